@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Shared helpers for the project's shell scripts: progress lines, the cache root.
+# Sourced, never run.
+
+# The project root, whatever the caller's working directory.
+RDMA_INTEROP_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+export RDMA_INTEROP_ROOT
+# Everything the set-up produces lives here (git-ignored), so a clean clone starts cold
+# and a second run finds it warm.
+RDMA_INTEROP_CACHE="${RDMA_INTEROP_CACHE:-$RDMA_INTEROP_ROOT/.cache}"
+export RDMA_INTEROP_CACHE
+
+step_started_at=0
+
+# step "what": announce a long step so nobody stares at a silent terminal.
+step() {
+  step_started_at=$(date +%s.%N)
+  printf '[setup] %s ...\n' "$*" >&2
+}
+
+# step_done "what": close the step with its duration.
+step_done() {
+  local now
+  now=$(date +%s.%N)
+  printf '[setup] %s: done in %.1f s\n' "$*" "$(echo "$now - $step_started_at" | bc 2>/dev/null || echo 0)" >&2
+}
+
+note() {
+  printf '[setup] %s\n' "$*" >&2
+}
+
+die() {
+  printf '[setup] error: %s\n' "$*" >&2
+  exit 1
+}

@@ -1,0 +1,38 @@
+import type { Command } from 'commander';
+
+/**
+ * Benchmarks, one module per layer under `src/bench/`. Each prints its figures as ratios
+ * against an anchor measured in the same run (never absolute speed targets in tests).
+ */
+const suites = {
+  codec: () => import('../../bench/codec.js'),
+  engine: () => import('../../bench/engine.js'),
+  verbs: () => import('../../bench/verbs.js'),
+} as const;
+
+type SuiteName = keyof typeof suites;
+
+function isSuiteName(name: string): name is SuiteName {
+  return Object.hasOwn(suites, name);
+}
+
+export function registerBench(program: Command): void {
+  program
+    .command('bench')
+    .description(`run benchmarks: ${Object.keys(suites).join(', ')} (default: all)`)
+    .argument('[suites...]', 'which benchmark suites to run')
+    .action(async (names: string[]) => {
+      const chosen = names.length > 0 ? names : Object.keys(suites);
+      for (const name of chosen) {
+        if (!isSuiteName(name)) {
+          throw new Error(
+            `unknown benchmark suite '${name}' (known: ${Object.keys(suites).join(', ')})`,
+          );
+        }
+      }
+      for (const name of chosen as SuiteName[]) {
+        const suite = await suites[name]();
+        await suite.runBenchmark();
+      }
+    });
+}

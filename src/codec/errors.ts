@@ -1,0 +1,69 @@
+/**
+ * Typed errors of the codec. Decoders return `DecodeError` values (never throw them
+ * past the public API); encoders throw `EncodeError` for out-of-range fields before
+ * writing anything, so nothing is half-encoded.
+ */
+
+/** The protocol layer a field belongs to. */
+export type CodecLayer =
+  | 'pcap'
+  | 'pcapng'
+  | 'ethernet'
+  | 'ipv4'
+  | 'ipv6'
+  | 'udp'
+  | 'tcp'
+  | 'mpa'
+  | 'ddp'
+  | 'rdmap'
+  | 'rdmap-ext'
+  | 'bth'
+  | 'roce';
+
+/** Why a decode failed. */
+export type DecodeReason =
+  | 'truncated'
+  | 'bad-value'
+  | 'reserved-nonzero'
+  | 'unknown-opcode'
+  | 'wrong-profile'
+  | 'bad-crc'
+  | 'bad-length';
+
+/** Malformed wire bytes: which layer and field, at which byte offset, and why. */
+export class DecodeError extends Error {
+  override readonly name = 'DecodeError';
+  constructor(
+    readonly layer: CodecLayer,
+    readonly field: string,
+    /** Byte offset of the field, relative to the buffer handed to the decoder. */
+    readonly offset: number,
+    readonly reason: DecodeReason,
+    detail: string,
+  ) {
+    super(`${layer}.${field} at offset ${offset}: ${reason}: ${detail}`);
+  }
+}
+
+/** A field value an encoder cannot put on the wire (out of range, wrong size, ...). */
+export class EncodeError extends Error {
+  override readonly name = 'EncodeError';
+  constructor(
+    readonly layer: CodecLayer,
+    readonly field: string,
+    detail: string,
+  ) {
+    super(`${layer}.${field}: ${detail}`);
+  }
+}
+
+/** The result of every decoder: a value or a typed error, never an exception. */
+export type DecodeResult<T> = { ok: true; value: T } | { ok: false; error: DecodeError };
+
+export function decoded<T>(value: T): DecodeResult<T> {
+  return { ok: true, value };
+}
+
+export function failed<T>(error: DecodeError): DecodeResult<T> {
+  return { ok: false, error };
+}

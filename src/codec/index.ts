@@ -1,0 +1,2 @@
+/** `rdma-interop/codec`: wire formats, pure TypeScript, no I/O. */
+export * from './errors.js';

@@ -1,0 +1,2 @@
+/** rdma-interop: each layer is also importable on its own (`rdma-interop/codec`, ...). */
+export * as codec from './codec/index.js';

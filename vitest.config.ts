@@ -1,0 +1,28 @@
+import { defineConfig } from 'vitest/config';
+
+// Two projects: `host` runs anywhere (pure TypeScript, the codec, the engine, tshark
+// cross-checks); `kernel` needs real rxe/siw devices and runs inside the QEMU guest
+// (or on a host that has them), driven by scripts/test.sh.
+export default defineConfig({
+  test: {
+    projects: [
+      {
+        test: {
+          name: 'host',
+          include: ['test/host/**/*.test.ts'],
+          testTimeout: 60_000,
+        },
+      },
+      {
+        test: {
+          name: 'kernel',
+          include: ['test/kernel/**/*.test.ts'],
+          // rxe is unreliable under concurrency (rust-ibverbs CI runs serially too).
+          fileParallelism: false,
+          testTimeout: 120_000,
+          hookTimeout: 120_000,
+        },
+      },
+    ],
+  },
+});
