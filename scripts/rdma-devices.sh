@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# Creates the soft RDMA devices the suite runs on. One code path for both runtimes: the
+# QEMU guest's stage2 and the Docker image's entrypoint call this script.
+#   rxe0 (Soft-RoCE, RoCEv2)  on dummy netdev dum0, 192.0.2.1/24    (RFC 5737 TEST-NET-1)
+#   siw0 (Soft-iWARP)         on dummy netdev dum1, 198.51.100.1/24 (RFC 5737 TEST-NET-2)
+# Each device gets its own netdev: with both on one netdev rdma_cm picks the first one
+# registered, on lo rdma_cm fails for rxe and siw is unusable (kernel-runtime.md).
+# Idempotent: existing links and devices are kept.
+set -euo pipefail
+
+log() { printf '[devices] %s\n' "$*" >&2; }
+
+# modprobe: the modules may live in a non-standard root (the guest points /lib/modules at
+# the extracted Debian kernel; a container uses the host's /lib/modules).
+for m in rdma_rxe siw rdma_ucm ib_uverbs dummy; do
+  if ! modprobe "$m" 2>/dev/null; then
+    [ -d "/sys/module/$m" ] || log "warning: modprobe $m failed (not available in this kernel?)"
+  fi
+done
+
+add_dummy() { # name address
+  if ! ip link show "$1" >/dev/null 2>&1; then
+    ip link add "$1" type dummy
+  fi
+  ip addr replace "$2" dev "$1"
+  ip link set "$1" up
+}
+
+add_rdma_link() { # device type netdev
+  if [ -e "/sys/class/infiniband/$1" ]; then
+    return 0
+  fi
+  if [ ! -d "/sys/module/$( [ "$2" = rxe ] && echo rdma_rxe || echo siw)" ]; then
+    log "warning: $2 is not loaded; $1 not created"
+    return 0
+  fi
+  rdma link add "$1" type "$2" netdev "$3"
+}
+
+ip link set lo up
+add_dummy dum0 192.0.2.1/24
+add_dummy dum1 198.51.100.1/24
+add_rdma_link rxe0 rxe dum0
+add_rdma_link siw0 siw dum1
+
+devices=$(cd /sys/class/infiniband 2>/dev/null && echo *)
+log "devices: ${devices:-none}"

@@ -1,0 +1,22 @@
+/** Why the guest runtime could not give a result. */
+export type RuntimeFailure =
+  | 'assets-missing'
+  | 'qemu-missing'
+  | 'boot-failed'
+  | 'timeout'
+  | 'no-exit-code';
+
+/**
+ * The guest did not run the command to completion. `consoleTail` quotes the last lines
+ * of the guest's console (kernel messages, panics) so the cause is visible.
+ */
+export class GuestRuntimeError extends Error {
+  override readonly name = 'GuestRuntimeError';
+  constructor(
+    readonly failure: RuntimeFailure,
+    message: string,
+    readonly consoleTail: string = '',
+  ) {
+    super(consoleTail ? `${message}\n--- guest console (last lines) ---\n${consoleTail}` : message);
+  }
+}
