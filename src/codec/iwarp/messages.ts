@@ -1,0 +1,304 @@
+/**
+ * The typed message model of the iWARP codec: DDP segments (RFC 5041), RDMAP messages
+ * (RFC 5040, RFC 7306, draft-wood-storm-rdmap-ext-v2-00) and MPA frames (RFC 5044,
+ * RFC 6581). Plain readonly objects: bigint for 64-bit fields, number for fields of
+ * 32 bits or less, Uint8Array for payloads. Each RDMAP message value describes ONE DDP
+ * segment (one FPDU), so a multi-segment message is a sequence of values whose `ddp`
+ * placement fields differ.
+ *
+ * Reserved bits are kept as fields so that `encode(decode(bytes))` reproduces the bytes;
+ * the `make*` helpers in `build.ts` fill them with their transmit values.
+ */
+import type { AtomicOperationKind, RdmapMessageKind } from './opcodes.js';
+
+export type { AtomicOperationKind, RdmapMessageKind } from './opcodes.js';
+
+// ---------------------------------------------------------------------------------------
+// DDP (RFC 5041)
+
+/** Tagged buffer placement fields of a DDP header (RFC 5041 §4.2). */
+export interface TaggedPlacement {
+  readonly tagged: true;
+  /** L bit: last segment of a DDP message. */
+  readonly last: boolean;
+  /** Steering Tag, 32 bits. */
+  readonly stag: number;
+  /** Tagged Offset, 64 bits. */
+  readonly taggedOffset: bigint;
+}
+
+/** Untagged buffer placement fields of a DDP header (RFC 5041 §4.3). */
+export interface UntaggedPlacement {
+  readonly tagged: false;
+  /** L bit: last segment of a DDP message. */
+  readonly last: boolean;
+  /** Queue Number, 32 bits. */
+  readonly queueNumber: number;
+  /** Message Sequence Number, 32 bits. */
+  readonly messageSequenceNumber: number;
+  /** Message Offset, 32 bits. */
+  readonly messageOffset: number;
+}
+
+/** Either placement. */
+export type DdpPlacement = TaggedPlacement | UntaggedPlacement;
+
+/** The bits of the DDP and RDMAP control fields that are not placement or opcode. */
+export interface ControlBits {
+  /** DDP Control Resrv, 4 bits (RFC 5041 §4.1: zero on transmit, ignored on receive). */
+  readonly ddpReserved: number;
+  /** DDP Version DV, 2 bits (RFC 5041 §4.1: 01b). */
+  readonly ddpVersion: number;
+  /** RDMAP Version RV, 2 bits (RFC 5040 §4.2: 01b; V2 draft: 10b). */
+  readonly rdmaVersion: number;
+  /** RDMAP Control Rsv, 2 bits (RV 1) or 1 bit (RV 2). */
+  readonly rdmapReserved: number;
+}
+
+/** A DDP header as DDP sees it; RsvdULP is opaque (8 bits tagged, 40 bits untagged). */
+export type DdpHeader =
+  | (TaggedPlacement & {
+      readonly ddpReserved: number;
+      readonly ddpVersion: number;
+      /** RsvdULP, 8 bits (holds the RDMAP control field). */
+      readonly rsvdUlp: number;
+    })
+  | (UntaggedPlacement & {
+      readonly ddpReserved: number;
+      readonly ddpVersion: number;
+      /** RsvdULP, 40 bits (RDMAP control field and Invalidate STag). */
+      readonly rsvdUlp: number;
+    });
+
+/** One DDP segment: header plus the bytes after it (the ULP's header and payload). */
+export interface DdpSegment {
+  readonly header: DdpHeader;
+  readonly payload: Uint8Array;
+}
+
+// ---------------------------------------------------------------------------------------
+// RDMAP messages
+
+interface TaggedBase {
+  readonly ddp: TaggedPlacement;
+  readonly control: ControlBits;
+}
+
+interface UntaggedBase {
+  readonly ddp: UntaggedPlacement;
+  readonly control: ControlBits;
+  /**
+   * Invalidate STag (second part of the untagged RsvdULP, RFC 5040 §4.2). Meaningful for
+   * the invalidate variants; "set to zero by the sender, ignored by the receiver" otherwise
+   * (RFC 7306 §4.1), kept for exact round trips.
+   */
+  readonly invalidateSTag: number;
+}
+
+/** RDMA Write, opcode 0x0 (RFC 5040 §4.3). Tagged. */
+export interface RdmaWrite extends TaggedBase {
+  readonly kind: 'rdma-write';
+  readonly payload: Uint8Array;
+}
+
+/** RDMA Read Request, opcode 0x1, QN 1 (RFC 5040 §4.4). */
+export interface RdmaReadRequest extends UntaggedBase {
+  readonly kind: 'rdma-read-request';
+  /** Data Sink STag. */
+  readonly sinkSTag: number;
+  /** Data Sink Tagged Offset. */
+  readonly sinkTaggedOffset: bigint;
+  /** RDMA Read Message Size (RDMARDSZ), 32 bits. */
+  readonly readSize: number;
+  /** Data Source STag. */
+  readonly sourceSTag: number;
+  /** Data Source Tagged Offset. */
+  readonly sourceTaggedOffset: bigint;
+}
+
+/** RDMA Read Response, opcode 0x2 (RFC 5040 §4.3). Tagged. */
+export interface RdmaReadResponse extends TaggedBase {
+  readonly kind: 'rdma-read-response';
+  readonly payload: Uint8Array;
+}
+
+/** Send variants, opcodes 0x3-0x6, QN 0 (RFC 5040 §4.3). */
+export interface Send extends UntaggedBase {
+  readonly kind: 'send' | 'send-invalidate' | 'send-se' | 'send-se-invalidate';
+  readonly payload: Uint8Array;
+}
+
+/** Terminate, opcode 0x7, QN 2 (RFC 5040 §4.8). */
+export interface Terminate extends UntaggedBase {
+  readonly kind: 'terminate';
+  /** Layer, 4 bits (see `TerminateLayer`). */
+  readonly layer: number;
+  /** Error Type, 4 bits. */
+  readonly errorType: number;
+  /** Error Code, 8 bits. */
+  readonly errorCode: number;
+  /** Hdrct M bit: the DDP Segment Length field is valid. */
+  readonly segmentLengthValid: boolean;
+  /** Hdrct D bit: Terminated DDP Header included. */
+  readonly ddpHeaderIncluded: boolean;
+  /** Hdrct R bit: Terminated RDMA Header included. */
+  readonly rdmaHeaderIncluded: boolean;
+  /** The 13 reserved bits of the Terminate Control field. */
+  readonly terminateReserved: number;
+  /**
+   * DDP Segment Length (16 bits, the MPA ULPDU Length of the terminated segment); present
+   * on the wire together with the terminated DDP header (D bit), else undefined.
+   */
+  readonly ddpSegmentLength: number | undefined;
+  /** The copied DDP header (14 bytes tagged, 18 untagged) when D is set, else undefined. */
+  readonly terminatedDdpHeader: Uint8Array | undefined;
+  /** The copied RDMA header (e.g. 28-byte Read Request header) when R is set. */
+  readonly terminatedRdmaHeader: Uint8Array | undefined;
+}
+
+/** Immediate Data 0x8 / Immediate Data with SE 0x9, QN 0 (RFC 7306 §6.3). */
+export interface ImmediateData extends UntaggedBase {
+  readonly kind: 'immediate-data' | 'immediate-data-se';
+  /** The 8 bytes of Immediate Data, read big-endian. */
+  readonly immediateData: bigint;
+}
+
+/** Atomic Request 0xA, QN 1 (RFC 7306 §5.2.1, Figure 4: 52-byte header). */
+export interface AtomicRequest extends UntaggedBase {
+  readonly kind: 'atomic-request';
+  /** Reserved (Not Used), 28 bits: zero on transmit, ignored on receive. */
+  readonly atomicReserved: number;
+  /** Atomic Operation Code, 4 bits (see `ATOMIC_OPCODES`). */
+  readonly aOpCode: number;
+  readonly requestIdentifier: number;
+  readonly remoteSTag: number;
+  readonly remoteTaggedOffset: bigint;
+  /** Add Data (FetchAdd) or Swap Data (Swap, CmpSwap). */
+  readonly addOrSwapData: bigint;
+  /** Add Mask (FetchAdd) or Swap Mask (CmpSwap); all ones for Swap. */
+  readonly addOrSwapMask: bigint;
+  /** Compare Data (CmpSwap); zero otherwise. */
+  readonly compareData: bigint;
+  /** Compare Mask (CmpSwap); all ones otherwise. */
+  readonly compareMask: bigint;
+}
+
+/** Atomic Response 0xB, QN 3 (RFC 7306 §5.2.2, Figure 5). */
+export interface AtomicResponse extends UntaggedBase {
+  readonly kind: 'atomic-response';
+  readonly originalRequestIdentifier: number;
+  readonly originalRemoteDataValue: bigint;
+}
+
+/** RDMA Read V2 Request 0x11, QN 1 (draft-wood-storm-rdmap-ext-v2-00 §6.1). */
+export interface ReadV2Request extends UntaggedBase {
+  readonly kind: 'read-v2-request';
+  /** RDMARDSZ, 32 bits. */
+  readonly readSize: number;
+  readonly sourceSTag: number;
+  readonly sourceTaggedOffset: bigint;
+}
+
+/** RDMA Read V2 Response 0x12, QN 3 (draft-wood-storm-rdmap-ext-v2-00 §6.2). */
+export interface ReadV2Response extends UntaggedBase {
+  readonly kind: 'read-v2-response';
+  readonly payload: Uint8Array;
+}
+
+/**
+ * Send with Immediate Data variants 0x13-0x16, QN 0 (draft-wood-storm-rdmap-ext-v2-00
+ * §5.3): a segment with L = 0 carries payload only; the segment with L = 1 carries the
+ * 8 bytes of immediate data and nothing else.
+ */
+export interface SendWithImmediate extends UntaggedBase {
+  readonly kind:
+    | 'send-immediate'
+    | 'send-invalidate-immediate'
+    | 'send-se-immediate'
+    | 'send-invalidate-se-immediate';
+  /** ULP payload (only when `ddp.last` is false; empty otherwise). */
+  readonly payload: Uint8Array;
+  /** The immediate data (only when `ddp.last` is true; undefined otherwise). */
+  readonly immediateData: bigint | undefined;
+}
+
+/** Every RDMAP message (one DDP segment each). Discriminated by `kind`. */
+export type RdmapMessage =
+  | RdmaWrite
+  | RdmaReadRequest
+  | RdmaReadResponse
+  | Send
+  | Terminate
+  | ImmediateData
+  | AtomicRequest
+  | AtomicResponse
+  | ReadV2Request
+  | ReadV2Response
+  | SendWithImmediate;
+
+/** The message type of a given kind. */
+export type RdmapMessageOf<K extends RdmapMessageKind> = Extract<RdmapMessage, { kind: K }>;
+
+// ---------------------------------------------------------------------------------------
+// MPA (RFC 5044, RFC 6581)
+
+/** RFC 6581 §5 enhanced connection parameters (first 4 bytes of the private data). */
+export interface MpaEnhancedParameters {
+  /** IRD, 14 bits. */
+  readonly ird: number;
+  /** ORD, 14 bits. */
+  readonly ord: number;
+  /** A bit (IRD word): peer-to-peer (ready-to-receive) model. */
+  readonly peerToPeer: boolean;
+  /** B bit (IRD word): zero-length Send (FPDU) is an acceptable RTR message. */
+  readonly sendRtr: boolean;
+  /** C bit (ORD word): zero-length RDMA Write is an acceptable RTR message. */
+  readonly writeRtr: boolean;
+  /** D bit (ORD word): zero-length RDMA Read is an acceptable RTR message. */
+  readonly readRtr: boolean;
+}
+
+/** An MPA Request or Reply frame (RFC 5044 §7.1; RFC 6581 §5 for revision 2). */
+export interface MpaRequestReply {
+  readonly kind: 'mpa-request' | 'mpa-reply';
+  /** M: markers wanted by the sender (Request) / in use (Reply). */
+  readonly markers: boolean;
+  /** C: CRC wanted / in use. */
+  readonly crc: boolean;
+  /** R: reject (Reply only; zero in a Request). */
+  readonly reject: boolean;
+  /** RFC 6581 enhanced-mode bit (revision 2 only). */
+  readonly enhanced: boolean;
+  /** The remaining 4 reserved bits of the flags byte. */
+  readonly reserved: number;
+  /** Rev, 8 bits: 1 (RFC 5044) or 2 (RFC 6581). */
+  readonly revision: number;
+  /**
+   * Private data as on the wire (including the 4-byte enhanced parameters when
+   * `enhanced` is set and revision is 2).
+   */
+  readonly privateData: Uint8Array;
+  /** Decoded enhanced parameters when revision 2 and `enhanced`; else undefined. */
+  readonly enhancedParameters: MpaEnhancedParameters | undefined;
+}
+
+/** CRC state of a received FPDU. */
+export type MpaCrcState = 'valid' | 'invalid' | 'not-in-use';
+
+/** One FPDU (RFC 5044 §4): markers already removed. */
+export interface MpaFpdu {
+  /** ULPDU Length, 16 bits. */
+  readonly ulpduLength: number;
+  /** The ULPDU (a DDP segment). */
+  readonly ulpdu: Uint8Array;
+  /** Pad bytes as received (0-3 bytes, zero on transmit). */
+  readonly pad: Uint8Array;
+  /** The CRC field as on the wire. */
+  readonly crc: number;
+}
+
+/** The MPA settings of one direction after negotiation (RFC 5044 §7.1). */
+export interface MpaNegotiated {
+  readonly markers: boolean;
+  readonly crc: boolean;
+}
