@@ -62,5 +62,7 @@ export HOME=/root TERM=dumb CI="${CI:-}" RDMA_INTEROP_GUEST=1 RDMA_INTEROP_SHARE
 echo "devices-ready $(cut -d' ' -f1 /proc/uptime)" >"$share/timing"
 
 cd "$WORKDIR" || exit 1
-bash "$share/run.sh" >"$out" 2>&1 </dev/null
-echo $? >"$share/exit-code"
+# Through a pipe, so programs see a plain stream rather than a terminal (no progress
+# animations over a slow emulated serial line).
+bash "$share/run.sh" 2>&1 </dev/null | cat >"$out"
+echo "${PIPESTATUS[0]}" >"$share/exit-code"

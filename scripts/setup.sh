@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# The project's whole set-up, idempotent: a second run with nothing changed only checks.
+#   1. Debian packages (apt.sh)
+#   2. npm ci, when package-lock.json changed since the last install
+#   3. the TypeScript build and the N-API addon (node-gyp, incremental)
+#   4. the guest kernel, modules, siw.ko and initramfs (guest-assets.sh), cached by version
+# Set RDMA_INTEROP_SKIP_GUEST_ASSETS=1 on a host that has its own RDMA devices.
+set -euo pipefail
+# shellcheck source=scripts/lib/common.sh
+source "$(dirname "$0")/lib/common.sh"
+cd "$RDMA_INTEROP_ROOT"
+setup_started=$(date +%s.%N)
+
+bash scripts/setup/apt.sh
+
+mkdir -p "$RDMA_INTEROP_CACHE"
+lock_hash=$(sha256sum package-lock.json | cut -d' ' -f1)
+if [ ! -d node_modules ] || [ "$(cat "$RDMA_INTEROP_CACHE/npm-ci.stamp" 2>/dev/null)" != "$lock_hash" ]; then
+  step "npm ci"
+  npm ci --no-audit --no-fund --loglevel=error
+  echo "$lock_hash" >"$RDMA_INTEROP_CACHE/npm-ci.stamp"
+  step_done "npm ci"
+else
+  note "npm packages: up to date"
+fi
+
+bash scripts/setup/build.sh
+
+if [ "${RDMA_INTEROP_SKIP_GUEST_ASSETS:-0}" != 1 ]; then
+  bash scripts/setup/guest-assets.sh
+fi
+
+note "set-up complete in $(printf '%.1f' "$(echo "$(date +%s.%N) - $setup_started" | bc)") s"

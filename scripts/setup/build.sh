@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Builds the TypeScript (tsc) and the N-API addon (node-gyp), both incrementally.
+set -euo pipefail
+# shellcheck source=scripts/lib/common.sh
+source "$(dirname "$0")/../lib/common.sh"
+cd "$RDMA_INTEROP_ROOT"
+
+step "TypeScript build"
+npx tsc -p tsconfig.build.json
+chmod +x dist/cli/main.js
+step_done "TypeScript build"
+
+if [ -f binding.gyp ]; then
+  # Build against the Node headers on this machine (no header download: no network).
+  gyp_args=()
+  if [ -f /usr/include/node/node_api.h ]; then
+    gyp_args+=(--nodedir=/usr)
+  fi
+  step "addon build (node-gyp)"
+  if [ ! -f build/config.gypi ] || [ binding.gyp -nt build/config.gypi ]; then
+    npx node-gyp configure "${gyp_args[@]}" --loglevel=warn
+  fi
+  npx node-gyp build "${gyp_args[@]}" --loglevel=warn -j 2
+  step_done "addon build"
+fi

@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# The project's test command (`npm test`; .ci/run calls exactly this). Does its own set-up,
+# then: lint (biome, tsc, shellcheck), host tests, kernel tests on real rxe/siw devices
+# (on this host if it has them, else in the throwaway QEMU guest), and one closing line
+# `N passed, N failed[, N skipped]` counting every test, host and guest.
+#
+# RDMA_INTEROP_SKIP_KERNEL_TESTS=1 is the only way to run without the guest (e.g. a
+# machine without QEMU): the kernel tests are then reported loudly as NOT RUN and counted
+# as skipped. CI must not set it.
+set -uo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+cd "$root" || exit 1
+
+bash scripts/setup.sh || { echo "test: set-up failed" >&2; exit 1; }
+
+results="${RDMA_INTEROP_CACHE:-$root/.cache}/results"
+rm -rf "$results"
+mkdir -p "$results"
+status=0
+
+echo "== lint: biome, tsc --noEmit, shellcheck"
+lint_ok=1
+npx biome check . || lint_ok=0
+npx tsc -p tsconfig.json --noEmit || lint_ok=0
+mapfile -t shell_scripts < <(git ls-files --cached --others --exclude-standard -- '*.sh' .ci/run scripts/guest/initramfs-init)
+shellcheck -x "${shell_scripts[@]}" || lint_ok=0
+if [ "$lint_ok" = 1 ]; then echo "lint: ok"; else echo "lint: FAILED"; status=1; fi
+
+echo "== host tests"
+npx vitest run --project host --reporter=default --reporter=json \
+  --outputFile.json="$results/host.json" || status=1
+
+reports=("host=$results/host.json")
+if [ "${RDMA_INTEROP_SKIP_KERNEL_TESTS:-0}" = 1 ]; then
+  echo "########################################################################"
+  echo "# KERNEL TESTS NOT RUN: RDMA_INTEROP_SKIP_KERNEL_TESTS=1 is set."
+  echo "# Nothing was checked against real rxe/siw devices in this run."
+  echo "########################################################################"
+else
+  reports+=("kernel=$results/kernel.json")
+  kernel_tests=(node node_modules/vitest/vitest.mjs run --project kernel --reporter=default --reporter=json
+    --outputFile.json="$results/kernel.json")
+  if [ -n "$(ls /sys/class/infiniband 2>/dev/null)" ]; then
+    echo "== kernel tests on this host's devices: $(cd /sys/class/infiniband && echo *)"
+    "${kernel_tests[@]}" || status=1
+  else
+    echo "== kernel tests in the QEMU guest (this host has no RDMA devices)"
+    node dist/cli/main.js vm --share "$results" -- "${kernel_tests[@]}" || status=1
+  fi
+fi
+
+echo "== summary"
+node dist/testing/summary.js test/expected-skips.json "${reports[@]}" || status=1
+exit "$status"
