@@ -9,9 +9,7 @@
  * Reserved bits are kept as fields so that `encode(decode(bytes))` reproduces the bytes;
  * the `make*` helpers in `build.ts` fill them with their transmit values.
  */
-import type { AtomicOperationKind, RdmapMessageKind } from './opcodes.js';
-
-export type { AtomicOperationKind, RdmapMessageKind } from './opcodes.js';
+import type { RdmapMessageKind } from './opcodes.js';
 
 // ---------------------------------------------------------------------------------------
 // DDP (RFC 5041)
