@@ -1,0 +1,212 @@
+/**
+ * Every failure the engine can detect, as data: the Terminate code it becomes (by id
+ * into the codec's RFC 5040 §4.8 table), which headers the Terminate copies, and the
+ * RoCE NAK / verbs status the same failure produces on the other transport.
+ */
+
+import {
+  RFC7306_HEADER_COPY_RULES,
+  type TerminateCodeInfo,
+  terminateCodeById,
+} from '../../codec/iwarp/terminate-codes.js';
+import type { AethNakCodeName } from '../../codec/roce/aeth.js';
+import type { WcStatus } from '../verbs-model/wc-status.js';
+
+/** Failures detected by the Responder / Data Sink on an incoming message. */
+export type EngineFailure =
+  | 'invalid-rdmap-version'
+  | 'unexpected-opcode'
+  | 'unsupported-atomic-opcode'
+  | 'ird-exceeded'
+  | 'no-receive-buffer'
+  | 'immediate-data-length'
+  | 'message-too-long'
+  | 'invalid-stag'
+  | 'stag-not-associated'
+  | 'access-rights'
+  | 'to-wrap'
+  | 'base-bounds'
+  | 'misaligned-atomic'
+  | 'unexpected-atomic-response';
+
+/** One row: what the failure becomes on each transport, with its justification. */
+export interface FailureRow {
+  readonly failure: EngineFailure;
+  /** Stable id of the RFC 5040 §4.8 code in the codec's `TERMINATE_CODES`. */
+  readonly terminateCodeId: string;
+  /** Why this code (spec section). */
+  readonly source: string;
+  /** RFC 7306 §8.1: the D bit (Terminated DDP Header included). */
+  readonly copiesDdpHeader: boolean;
+  /** The R bit (Terminated RDMA Header included); RFC 7306 §8.1 item 2 says no. */
+  readonly copiesRdmaHeader: boolean;
+  /**
+   * The IBTA NAK a RoCE responder sends for the same failure (IBTA Vol. 1 §9.7.5.2.8,
+   * Table 44; rxe_resp.c `rxe_responder` error switch), when RoCE has such a case.
+   */
+  readonly roceNak: AethNakCodeName | undefined;
+  /** The requester's IBV_WC status on RoCE for that NAK. */
+  readonly roceRequesterStatus: WcStatus | undefined;
+}
+
+// RFC 7306 §8.1 item 2: errors on an incoming new-opcode message copy the DDP header only.
+const INCOMING = RFC7306_HEADER_COPY_RULES[1]!;
+
+/**
+ * The failure table. Order of rows is the order of checks at the Responder (RFC 7306
+ * §8.2: DDP fields, RDMA OpCode, RDMA Version, then the atomic-specific checks).
+ */
+export const FAILURE_TABLE: readonly FailureRow[] = [
+  {
+    failure: 'invalid-rdmap-version',
+    terminateCodeId: 'rdmap.operation.invalid-version',
+    source: 'RFC 7306 §8.2 ("The RDMA Version MUST be valid"), RFC 5040 §4.8 code 0x05',
+    copiesDdpHeader: INCOMING.ddpHeader,
+    copiesRdmaHeader: INCOMING.rdmaHeader,
+    roceNak: 'INVALID_REQUEST',
+    roceRequesterStatus: 'IBV_WC_REM_INV_REQ_ERR',
+  },
+  {
+    failure: 'unexpected-opcode',
+    terminateCodeId: 'rdmap.operation.unexpected-opcode',
+    source:
+      'RFC 7306 §8.2 ("The RDMA OpCode MUST be valid") and §1.1 (capability probe sees Remote Operation Error / Unexpected OpCode); siw_qp_rx.c siw_get_hdr does the same for opcodes > 7',
+    copiesDdpHeader: INCOMING.ddpHeader,
+    copiesRdmaHeader: INCOMING.rdmaHeader,
+    roceNak: 'INVALID_REQUEST',
+    roceRequesterStatus: 'IBV_WC_REM_INV_REQ_ERR',
+  },
+  {
+    failure: 'unsupported-atomic-opcode',
+    terminateCodeId: 'rdmap.operation.unexpected-opcode',
+    source:
+      'RFC 7306 §5.2.1 ("an error MUST be surfaced" for an unsupported AOpCode; no code named, §1.1 names Unexpected OpCode for unsupported operations)',
+    copiesDdpHeader: INCOMING.ddpHeader,
+    copiesRdmaHeader: INCOMING.rdmaHeader,
+    roceNak: 'INVALID_REQUEST',
+    roceRequesterStatus: 'IBV_WC_REM_INV_REQ_ERR',
+  },
+  {
+    failure: 'ird-exceeded',
+    terminateCodeId: 'ddp.untagged.invalid-msn-no-buffer',
+    source:
+      'RFC 7306 §5.2 (atomics share QN 1 and its IRD), RFC 5040 §5.4/§4.8: a Request with no QN 1 buffer is a DDP Untagged Buffer Error, no buffer available',
+    copiesDdpHeader: true,
+    copiesRdmaHeader: false,
+    roceNak: 'INVALID_REQUEST',
+    roceRequesterStatus: 'IBV_WC_REM_INV_REQ_ERR',
+  },
+  {
+    failure: 'no-receive-buffer',
+    terminateCodeId: 'ddp.untagged.invalid-msn-no-buffer',
+    source:
+      'RFC 7306 §6.3 (Immediate Data MUST consume one Untagged Buffer on QN 0), RFC 5041 §7.2 (no buffer: Untagged Buffer Error 0x02)',
+    copiesDdpHeader: true,
+    copiesRdmaHeader: false,
+    roceNak: undefined,
+    roceRequesterStatus: 'IBV_WC_RNR_RETRY_EXC_ERR',
+  },
+  {
+    failure: 'immediate-data-length',
+    terminateCodeId: 'rdmap.operation.unspecified',
+    source:
+      'RFC 7306 §6.3 ("The Remote Peer MUST check that ... include exactly 8 bytes"); no code named, so Remote Operation Error / Unspecified',
+    copiesDdpHeader: INCOMING.ddpHeader,
+    copiesRdmaHeader: INCOMING.rdmaHeader,
+    roceNak: 'INVALID_REQUEST',
+    roceRequesterStatus: 'IBV_WC_REM_INV_REQ_ERR',
+  },
+  {
+    failure: 'message-too-long',
+    terminateCodeId: 'ddp.untagged.message-too-long',
+    source: 'RFC 5041 §7.2 / RFC 5040 §4.8 DDP Untagged Buffer Error 0x05',
+    copiesDdpHeader: true,
+    copiesRdmaHeader: false,
+    roceNak: 'INVALID_REQUEST',
+    roceRequesterStatus: 'IBV_WC_REM_INV_REQ_ERR',
+  },
+  {
+    failure: 'invalid-stag',
+    terminateCodeId: 'rdmap.protection.invalid-stag',
+    source: 'RFC 5040 §4.8 Remote Protection Error 0x00',
+    copiesDdpHeader: INCOMING.ddpHeader,
+    copiesRdmaHeader: INCOMING.rdmaHeader,
+    roceNak: 'REMOTE_ACCESS_ERROR',
+    roceRequesterStatus: 'IBV_WC_REM_ACCESS_ERR',
+  },
+  {
+    failure: 'stag-not-associated',
+    terminateCodeId: 'rdmap.protection.stag-not-associated',
+    source: 'RFC 5040 §4.8 Remote Protection Error 0x03',
+    copiesDdpHeader: INCOMING.ddpHeader,
+    copiesRdmaHeader: INCOMING.rdmaHeader,
+    roceNak: 'REMOTE_ACCESS_ERROR',
+    roceRequesterStatus: 'IBV_WC_REM_ACCESS_ERR',
+  },
+  {
+    failure: 'access-rights',
+    terminateCodeId: 'rdmap.protection.access-rights',
+    source: 'RFC 5040 §4.8 Remote Protection Error 0x02',
+    copiesDdpHeader: INCOMING.ddpHeader,
+    copiesRdmaHeader: INCOMING.rdmaHeader,
+    roceNak: 'REMOTE_ACCESS_ERROR',
+    roceRequesterStatus: 'IBV_WC_REM_ACCESS_ERR',
+  },
+  {
+    failure: 'to-wrap',
+    terminateCodeId: 'rdmap.protection.to-wrap',
+    source: 'RFC 5040 §4.8 Remote Protection Error 0x04',
+    copiesDdpHeader: INCOMING.ddpHeader,
+    copiesRdmaHeader: INCOMING.rdmaHeader,
+    roceNak: 'REMOTE_ACCESS_ERROR',
+    roceRequesterStatus: 'IBV_WC_REM_ACCESS_ERR',
+  },
+  {
+    failure: 'base-bounds',
+    terminateCodeId: 'rdmap.protection.base-or-bounds',
+    source: 'RFC 5040 §4.8 Remote Protection Error 0x01',
+    copiesDdpHeader: INCOMING.ddpHeader,
+    copiesRdmaHeader: INCOMING.rdmaHeader,
+    roceNak: 'REMOTE_ACCESS_ERROR',
+    roceRequesterStatus: 'IBV_WC_REM_ACCESS_ERR',
+  },
+  {
+    failure: 'misaligned-atomic',
+    terminateCodeId: 'rdmap.operation.catastrophic-stream',
+    source:
+      'RFC 7306 §8.2: RDMA Layer Remote Operation Error, "Catastrophic error, localized to RDMAP Stream"; IBTA: misaligned atomic is NAK Invalid Request (rxe_resp.c RESPST_ERR_MISALIGNED_ATOMIC)',
+    copiesDdpHeader: INCOMING.ddpHeader,
+    copiesRdmaHeader: INCOMING.rdmaHeader,
+    roceNak: 'INVALID_REQUEST',
+    roceRequesterStatus: 'IBV_WC_REM_INV_REQ_ERR',
+  },
+  {
+    failure: 'unexpected-atomic-response',
+    terminateCodeId: 'rdmap.operation.unexpected-opcode',
+    source:
+      'RFC 7306 §5.2.2 ("when an invalid Atomic Operation Response Message is delivered ... an error is surfaced"): no outstanding request with that MSN',
+    copiesDdpHeader: INCOMING.ddpHeader,
+    copiesRdmaHeader: INCOMING.rdmaHeader,
+    roceNak: undefined,
+    roceRequesterStatus: undefined,
+  },
+];
+
+const BY_FAILURE: ReadonlyMap<EngineFailure, FailureRow> = new Map(
+  FAILURE_TABLE.map((row) => [row.failure, row]),
+);
+
+/** The row of `failure`. Every failure has exactly one row (a test checks it). */
+export function failureRow(failure: EngineFailure): FailureRow {
+  const row = BY_FAILURE.get(failure);
+  if (row === undefined) throw new Error(`no failure row for '${failure}'`);
+  return row;
+}
+
+/** The RFC 5040 §4.8 Terminate code of `failure`, from the codec's table. */
+export function terminateCodeOf(failure: EngineFailure): TerminateCodeInfo {
+  const id = failureRow(failure).terminateCodeId;
+  const code = terminateCodeById(id);
+  if (code === undefined) throw new Error(`terminate code '${id}' missing from the codec table`);
+  return code;
+}

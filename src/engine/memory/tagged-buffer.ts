@@ -1,0 +1,168 @@
+/**
+ * The Responder's Tagged Buffers (RFC 5040 §2.1, §5.1; RFC 5041 §3, §7.1): an STag names
+ * a region with a base Tagged Offset, a length, access rights, a protection domain and
+ * optionally the one RDMAP Stream it is bound to. Lookups return a typed failure, never
+ * throw, so a protocol outcome is never an exception.
+ */
+import { type AccessFlag, hasAccess } from '../verbs-model/access-flags.js';
+import type { MemoryByteOrder } from './byte-order.js';
+
+/** 2^64: Tagged Offsets are 64-bit and must not wrap (RFC 5041 §7.1, RFC 5040 §4.8). */
+const TWO_POW_64 = 1n << 64n;
+
+/** What a caller supplies to register a Tagged Buffer. */
+export interface TaggedBufferRegistration {
+  /** 32-bit Steering Tag. */
+  readonly stag: number;
+  /** Tagged Offset of the first byte (64-bit). */
+  readonly baseTaggedOffset: bigint;
+  /** Length in bytes; the memory is this long. */
+  readonly length: number;
+  /** libibverbs access mask (`ACCESS_FLAGS`). */
+  readonly access: number;
+  /** Protection domain handle; the STag is usable only by streams of the same PD. */
+  readonly protectionDomain: number;
+  /**
+   * When set, the STag is associated with this one RDMAP Stream only (a memory window
+   * bound to a QP); otherwise with every stream of the protection domain.
+   */
+  readonly streamId?: number;
+  /**
+   * Address of the first byte in the Responder's address space, used for the 64-bit
+   * alignment rule of RFC 7306 §5.1 ("ULP Buffer address"). Defaults to the base
+   * Tagged Offset (a VA-based registration, as libibverbs does without ZERO_BASED).
+   */
+  readonly baseAddress?: bigint;
+  /** Byte order of this memory (RFC 7306 §5.1.1); little-endian by default. */
+  readonly byteOrder?: MemoryByteOrder;
+  /** Initial contents; copied. Zero-filled when absent. */
+  readonly contents?: Uint8Array;
+}
+
+/** A registered Tagged Buffer. `memory` is the live target memory. */
+export interface TaggedBuffer {
+  readonly stag: number;
+  readonly baseTaggedOffset: bigint;
+  readonly length: number;
+  readonly access: number;
+  readonly protectionDomain: number;
+  readonly streamId: number | undefined;
+  readonly baseAddress: bigint;
+  readonly byteOrder: MemoryByteOrder;
+  readonly memory: Uint8Array;
+  /** False after invalidation (RFC 5040 §5.2 Send with Invalidate, local invalidate). */
+  valid: boolean;
+}
+
+/**
+ * Why a tagged access was refused. Each maps to one RFC 5040 §4.8 Remote Protection
+ * Error code (see `../errors/failure-table.ts`).
+ */
+export type TaggedAccessFailure =
+  | 'invalid-stag'
+  | 'stag-not-associated'
+  | 'access-rights'
+  | 'to-wrap'
+  | 'base-bounds';
+
+/** The accessing side: which stream, in which protection domain. */
+export interface StreamIdentity {
+  readonly streamId: number;
+  readonly protectionDomain: number;
+}
+
+/** A granted access: the buffer and the byte offset into its memory. */
+export interface TaggedAccess {
+  readonly buffer: TaggedBuffer;
+  readonly offset: number;
+  /** Address of the first accessed byte (for alignment checks). */
+  readonly address: bigint;
+}
+
+/** Result of a tagged access check. */
+export type TaggedAccessResult =
+  | { readonly ok: true; readonly access: TaggedAccess }
+  | { readonly ok: false; readonly failure: TaggedAccessFailure };
+
+/** Thrown only for programming errors of the caller (bad registration arguments). */
+export class TaggedBufferRegistrationError extends Error {
+  override readonly name = 'TaggedBufferRegistrationError';
+}
+
+/** The STag table of one Responder. */
+export class TaggedBufferTable {
+  readonly #buffers = new Map<number, TaggedBuffer>();
+
+  /** Registers a buffer; throws `TaggedBufferRegistrationError` on invalid arguments. */
+  register(registration: TaggedBufferRegistration): TaggedBuffer {
+    const { stag, baseTaggedOffset, length } = registration;
+    if (!Number.isInteger(stag) || stag < 0 || stag > 0xffff_ffff)
+      throw new TaggedBufferRegistrationError(`STag ${stag} is not a 32-bit value`);
+    if (baseTaggedOffset < 0n || baseTaggedOffset >= TWO_POW_64)
+      throw new TaggedBufferRegistrationError('base Tagged Offset is not a 64-bit value');
+    if (!Number.isSafeInteger(length) || length < 0)
+      throw new TaggedBufferRegistrationError(`length ${length} is not a byte count`);
+    if (this.#buffers.has(stag))
+      throw new TaggedBufferRegistrationError(`STag 0x${stag.toString(16)} already registered`);
+    if (registration.contents !== undefined && registration.contents.length !== length)
+      throw new TaggedBufferRegistrationError('contents length differs from length');
+    const memory = new Uint8Array(length);
+    if (registration.contents !== undefined) memory.set(registration.contents);
+    const buffer: TaggedBuffer = {
+      stag,
+      baseTaggedOffset,
+      length,
+      access: registration.access,
+      protectionDomain: registration.protectionDomain,
+      streamId: registration.streamId,
+      baseAddress: registration.baseAddress ?? baseTaggedOffset,
+      byteOrder: registration.byteOrder ?? 'little-endian',
+      memory,
+      valid: true,
+    };
+    this.#buffers.set(stag, buffer);
+    return buffer;
+  }
+
+  /** The buffer registered under `stag`, valid or not. */
+  get(stag: number): TaggedBuffer | undefined {
+    return this.#buffers.get(stag);
+  }
+
+  /** Invalidates `stag` (RFC 5040 §6.3 Send with Invalidate). False when unknown. */
+  invalidate(stag: number): boolean {
+    const buffer = this.#buffers.get(stag);
+    if (buffer === undefined || !buffer.valid) return false;
+    buffer.valid = false;
+    return true;
+  }
+
+  /**
+   * Checks a remote access of `length` bytes at Tagged Offset `taggedOffset`. The order
+   * of checks follows RFC 5041 §7.1 / RFC 5040 §4.8 (STag valid, associated with the
+   * stream, access rights, TO wrap, base and bounds); the first failing check is reported.
+   */
+  check(
+    stream: StreamIdentity,
+    stag: number,
+    taggedOffset: bigint,
+    length: number,
+    right: AccessFlag,
+  ): TaggedAccessResult {
+    const buffer = this.#buffers.get(stag);
+    if (buffer === undefined || !buffer.valid) return { ok: false, failure: 'invalid-stag' };
+    if (
+      buffer.protectionDomain !== stream.protectionDomain ||
+      (buffer.streamId !== undefined && buffer.streamId !== stream.streamId)
+    )
+      return { ok: false, failure: 'stag-not-associated' };
+    if (!hasAccess(buffer.access, right)) return { ok: false, failure: 'access-rights' };
+    // RFC 5041 §7.1 / RFC 5040 §4.8 code 0x04: the access would run past 2^64 - 1.
+    if (taggedOffset + BigInt(length) > TWO_POW_64) return { ok: false, failure: 'to-wrap' };
+    const start = taggedOffset - buffer.baseTaggedOffset;
+    if (start < 0n || start + BigInt(length) > BigInt(buffer.length))
+      return { ok: false, failure: 'base-bounds' };
+    const offset = Number(start);
+    return { ok: true, access: { buffer, offset, address: buffer.baseAddress + start } };
+  }
+}

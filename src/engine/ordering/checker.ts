@@ -1,0 +1,95 @@
+/**
+ * Judges an observed sequence of events against the ordering rules: for every pair of
+ * operations (in issue order) it applies the pair's rule and reports each constraint
+ * whose `later` event was observed before (or without) its `earlier` event.
+ */
+import {
+  type OrderedOperation,
+  type OrderingConstraint,
+  type OrderingEventKind,
+  type OrderingRule,
+  orderingRule,
+} from './rules.js';
+
+/** One operation of the trace, in the order the Local Peer's ULP submitted it. */
+export interface TracedOperation {
+  readonly id: string;
+  readonly kind: OrderedOperation;
+}
+
+/** One observed event. Events are given in the order they happened. */
+export interface TracedEvent {
+  readonly op: string;
+  readonly event: OrderingEventKind;
+}
+
+/** A broken rule: which rule, which constraint, between which two operations. */
+export interface OrderingViolation {
+  readonly rule: OrderingRule;
+  readonly constraint: OrderingConstraint;
+  readonly first: string;
+  readonly second: string;
+  /** Index of the offending `later` event in the trace. */
+  readonly at: number;
+  readonly message: string;
+}
+
+/** Bad trace input (unknown operation id): a typed error value, not an exception. */
+export interface TraceError {
+  readonly reason: 'unknown-operation' | 'duplicate-operation';
+  readonly detail: string;
+}
+
+/** The checker's verdict. */
+export type OrderingVerdict =
+  | { readonly ok: true; readonly violations: readonly OrderingViolation[] }
+  | { readonly ok: false; readonly error: TraceError };
+
+/**
+ * Checks `events` against the rules for the operations `operations` (issue order).
+ * `violations` is empty when the trace obeys every rule.
+ */
+export function checkOrdering(
+  operations: readonly TracedOperation[],
+  events: readonly TracedEvent[],
+): OrderingVerdict {
+  const ids = new Set<string>();
+  for (const op of operations) {
+    if (ids.has(op.id))
+      return { ok: false, error: { reason: 'duplicate-operation', detail: op.id } };
+    ids.add(op.id);
+  }
+  // First index of each (op, event); an event seen twice counts from its first time.
+  const firstSeen = new Map<string, number>();
+  for (const [index, e] of events.entries()) {
+    if (!ids.has(e.op)) return { ok: false, error: { reason: 'unknown-operation', detail: e.op } };
+    const key = `${e.op}\u0000${e.event}`;
+    if (!firstSeen.has(key)) firstSeen.set(key, index);
+  }
+  const at = (op: string, event: OrderingEventKind) => firstSeen.get(`${op}\u0000${event}`);
+
+  const violations: OrderingViolation[] = [];
+  for (let i = 0; i < operations.length; i++) {
+    for (let j = i + 1; j < operations.length; j++) {
+      const first = operations[i]!;
+      const second = operations[j]!;
+      const rule = orderingRule(first.kind, second.kind);
+      for (const constraint of rule.constraints) {
+        const pick = (which: 'first' | 'second') => (which === 'first' ? first.id : second.id);
+        const laterAt = at(pick(constraint.later.op), constraint.later.event);
+        if (laterAt === undefined) continue;
+        const earlierAt = at(pick(constraint.earlier.op), constraint.earlier.event);
+        if (earlierAt !== undefined && earlierAt < laterAt) continue;
+        violations.push({
+          rule,
+          constraint,
+          first: first.id,
+          second: second.id,
+          at: laterAt,
+          message: `${rule.source} ${rule.id}: ${constraint.text} (${pick(constraint.later.op)} ${constraint.later.event} at event ${laterAt}, ${pick(constraint.earlier.op)} ${constraint.earlier.event} ${earlierAt === undefined ? 'never' : `at event ${earlierAt}`})`,
+        });
+      }
+    }
+  }
+  return { ok: true, violations };
+}

@@ -1,0 +1,338 @@
+/**
+ * The ordering and completion rules as data: RFC 7306 §7 (the table, "from the
+ * standpoint of the Local Peer issuing the Operations") and the RFC 5040 §5.5 base rules
+ * it refers to. A rule constrains two operations issued in that order on one stream.
+ */
+
+/** Operation kinds of the table. Send covers all four Send variants, Immediate Data both. */
+export type OrderedOperation = 'send' | 'immediate' | 'write' | 'read' | 'atomic';
+
+/**
+ * Observable events. `remote` is the Remote Peer (Data Sink / Responder), `local` the
+ * Local Peer (Data Source / Requester).
+ * - `placed@remote`: payload / Immediate Data / atomic result Placed at the Remote Peer.
+ * - `delivered@remote`: Message Delivered to the Remote Peer's RDMAP.
+ * - `completed@remote`: the operation Completed at the Remote Peer (receive completion).
+ * - `processed@remote`: an Atomic / Read Request starts processing at the Responder.
+ * - `response-generated@remote`: the Read Response / Atomic Response is generated.
+ * - `placed@local`: the Read Response data / Atomic Response Placed at the Local Peer.
+ * - `completed@local`: the work request Completed at the Local Peer.
+ */
+export type OrderingEventKind =
+  | 'placed@remote'
+  | 'delivered@remote'
+  | 'completed@remote'
+  | 'processed@remote'
+  | 'response-generated@remote'
+  | 'placed@local'
+  | 'completed@local';
+
+/** "`later` of one operation happens only after `earlier` of the other." */
+export interface HappensBefore {
+  readonly earlier: { readonly op: 'first' | 'second'; readonly event: OrderingEventKind };
+  readonly later: { readonly op: 'first' | 'second'; readonly event: OrderingEventKind };
+}
+
+/** The column of the RFC 7306 §7 table a constraint comes from. */
+export type TableColumn =
+  | 'placement at Remote Peer'
+  | 'placement at Local Peer'
+  | 'ordering at Remote Peer';
+
+/** One constraint of a row, with the table's own words. */
+export interface OrderingConstraint extends HappensBefore {
+  readonly column: TableColumn;
+  readonly text: string;
+}
+
+/** One row: a pair of operations and what is (and is not) guaranteed. */
+export interface OrderingRule {
+  /** Stable id used in violation reports and the traceability table. */
+  readonly id: string;
+  readonly source: 'RFC 7306 §7' | 'RFC 5040 §5.5';
+  readonly first: OrderedOperation;
+  readonly second: OrderedOperation;
+  /** Guarantees; an empty list means the table row grants none ("No Placement Guarantee"). */
+  readonly constraints: readonly OrderingConstraint[];
+}
+
+const completedInOrder = (text: string): OrderingConstraint => ({
+  column: 'ordering at Remote Peer',
+  text,
+  earlier: { op: 'first', event: 'completed@remote' },
+  later: { op: 'second', event: 'completed@remote' },
+});
+
+const responseAfterFirstCompleted = (text: string): OrderingConstraint => ({
+  column: 'ordering at Remote Peer',
+  text,
+  earlier: { op: 'first', event: 'completed@remote' },
+  later: { op: 'second', event: 'response-generated@remote' },
+});
+
+const responsePlacedAfterFirstPlaced = (text: string): OrderingConstraint => ({
+  column: 'placement at Local Peer',
+  text,
+  earlier: { op: 'first', event: 'placed@remote' },
+  later: { op: 'second', event: 'placed@local' },
+});
+
+const responseAfterFirstResponse = (text: string): OrderingConstraint => ({
+  column: 'ordering at Remote Peer',
+  text,
+  earlier: { op: 'first', event: 'response-generated@remote' },
+  later: { op: 'second', event: 'response-generated@remote' },
+});
+
+/** RFC 7306 §7, row by row (draft-ietf-storm-rdmap-ext-2014-03 §7 has the same table). */
+export const RFC7306_ORDERING_TABLE: readonly OrderingRule[] = [
+  {
+    id: 'T7-imm-send',
+    source: 'RFC 7306 §7',
+    first: 'immediate',
+    second: 'send',
+    constraints: [completedInOrder('Completed in Order')],
+  },
+  {
+    id: 'T7-imm-write',
+    source: 'RFC 7306 §7',
+    first: 'immediate',
+    second: 'write',
+    constraints: [],
+  },
+  {
+    id: 'T7-imm-read',
+    source: 'RFC 7306 §7',
+    first: 'immediate',
+    second: 'read',
+    constraints: [
+      responsePlacedAfterFirstPlaced(
+        'RDMA Read Response will not be Placed until Immediate Data is Placed at Remote Peer',
+      ),
+      responseAfterFirstCompleted(
+        'RDMA Read Response Message will not be generated until Immediate Data has been Completed',
+      ),
+    ],
+  },
+  {
+    id: 'T7-imm-atomic',
+    source: 'RFC 7306 §7',
+    first: 'immediate',
+    second: 'atomic',
+    constraints: [
+      responsePlacedAfterFirstPlaced(
+        'Atomic Response will not be Placed until Immediate Data is Placed at Remote Peer',
+      ),
+      responseAfterFirstCompleted(
+        'Atomic Response Message will not be generated until Immediate Data has been Completed',
+      ),
+    ],
+  },
+  {
+    id: 'T7-imm-imm',
+    source: 'RFC 7306 §7',
+    first: 'immediate',
+    second: 'immediate',
+    constraints: [completedInOrder('Completed in Order')],
+  },
+  {
+    id: 'T7-send-imm',
+    source: 'RFC 7306 §7',
+    first: 'send',
+    second: 'immediate',
+    constraints: [completedInOrder('Completed in Order')],
+  },
+  {
+    id: 'T7-write-imm',
+    source: 'RFC 7306 §7',
+    first: 'write',
+    second: 'immediate',
+    constraints: [
+      {
+        column: 'ordering at Remote Peer',
+        text: 'Immediate Data is Completed after RDMA Write is Placed and Delivered',
+        earlier: { op: 'first', event: 'placed@remote' },
+        later: { op: 'second', event: 'completed@remote' },
+      },
+      {
+        column: 'ordering at Remote Peer',
+        text: 'Immediate Data is Completed after RDMA Write is Placed and Delivered',
+        earlier: { op: 'first', event: 'delivered@remote' },
+        later: { op: 'second', event: 'completed@remote' },
+      },
+    ],
+  },
+  // "Immediate Data MAY be Placed before RDMA Read Response is generated": no guarantee.
+  { id: 'T7-read-imm', source: 'RFC 7306 §7', first: 'read', second: 'immediate', constraints: [] },
+  // "Immediate Data MAY be Placed before Atomic Response is generated": no guarantee.
+  {
+    id: 'T7-atomic-imm',
+    source: 'RFC 7306 §7',
+    first: 'atomic',
+    second: 'immediate',
+    constraints: [],
+  },
+  // "Send Payload MAY be Placed before Atomic Response is generated"; RFC 7306 §5.4 also
+  // lets Sends Complete before prior Atomic Requests finish their response processing.
+  { id: 'T7-atomic-send', source: 'RFC 7306 §7', first: 'atomic', second: 'send', constraints: [] },
+  {
+    id: 'T7-atomic-write',
+    source: 'RFC 7306 §7',
+    first: 'atomic',
+    second: 'write',
+    constraints: [],
+  },
+  {
+    id: 'T7-atomic-read',
+    source: 'RFC 7306 §7',
+    first: 'atomic',
+    second: 'read',
+    constraints: [
+      responseAfterFirstResponse(
+        'RDMA Read Response Message will not be generated until Atomic Response Message has been generated',
+      ),
+    ],
+  },
+  {
+    id: 'T7-atomic-atomic',
+    source: 'RFC 7306 §7',
+    first: 'atomic',
+    second: 'atomic',
+    constraints: [
+      {
+        column: 'placement at Remote Peer',
+        text: 'Placed in order',
+        earlier: { op: 'first', event: 'placed@remote' },
+        later: { op: 'second', event: 'placed@remote' },
+      },
+      {
+        column: 'ordering at Remote Peer',
+        text: 'Second Atomic Request Message will not be processed until first Atomic Response has been generated',
+        earlier: { op: 'first', event: 'response-generated@remote' },
+        later: { op: 'second', event: 'processed@remote' },
+      },
+    ],
+  },
+  {
+    id: 'T7-send-atomic',
+    source: 'RFC 7306 §7',
+    first: 'send',
+    second: 'atomic',
+    constraints: [
+      responsePlacedAfterFirstPlaced(
+        'Atomic Response will not be Placed at the Local Peer until Send Payload is Placed at the Remote Peer',
+      ),
+      responseAfterFirstCompleted(
+        'Atomic Response Message will not be generated until Send has been Completed',
+      ),
+    ],
+  },
+  {
+    id: 'T7-write-atomic',
+    source: 'RFC 7306 §7',
+    first: 'write',
+    second: 'atomic',
+    constraints: [
+      responsePlacedAfterFirstPlaced(
+        'Atomic Response will not be Placed at the Local Peer until RDMA Write Payload is Placed at the Remote Peer',
+      ),
+    ],
+  },
+  {
+    id: 'T7-read-atomic',
+    source: 'RFC 7306 §7',
+    first: 'read',
+    second: 'atomic',
+    constraints: [
+      responseAfterFirstResponse(
+        'Atomic Response Message will not be generated until RDMA Read Response has been generated',
+      ),
+    ],
+  },
+];
+
+/**
+ * The RFC 5040 §5.5 base rules for the pairs the RFC 7306 table does not list (Send,
+ * RDMA Write and RDMA Read among themselves). RFC 7306 §6.4 makes Immediate Data follow
+ * the Send rules.
+ */
+export const RFC5040_ORDERING_RULES: readonly OrderingRule[] = [
+  {
+    id: 'B5-send-send',
+    source: 'RFC 5040 §5.5',
+    first: 'send',
+    second: 'send',
+    constraints: [
+      completedInOrder('Send Messages are Completed at the Data Sink in the order sent'),
+    ],
+  },
+  {
+    id: 'B5-write-send',
+    source: 'RFC 5040 §5.5',
+    first: 'write',
+    second: 'send',
+    constraints: [
+      {
+        column: 'ordering at Remote Peer',
+        text: 'a Send is Completed at the Data Sink only after earlier RDMA Write data is Placed',
+        earlier: { op: 'first', event: 'placed@remote' },
+        later: { op: 'second', event: 'completed@remote' },
+      },
+    ],
+  },
+  {
+    id: 'B5-send-read',
+    source: 'RFC 5040 §5.5',
+    first: 'send',
+    second: 'read',
+    constraints: [
+      responseAfterFirstCompleted(
+        'an RDMA Read Request is processed only after earlier Messages are Delivered; its Response follows the Send',
+      ),
+    ],
+  },
+  {
+    id: 'B5-write-read',
+    source: 'RFC 5040 §5.5',
+    first: 'write',
+    second: 'read',
+    constraints: [
+      responsePlacedAfterFirstPlaced(
+        'RDMA Read Response data is Placed at the Local Peer only after earlier RDMA Write data is Placed at the Remote Peer',
+      ),
+    ],
+  },
+  {
+    id: 'B5-read-read',
+    source: 'RFC 5040 §5.5',
+    first: 'read',
+    second: 'read',
+    constraints: [
+      responseAfterFirstResponse('RDMA Read Responses are generated in the order of the Requests'),
+    ],
+  },
+  { id: 'B5-send-write', source: 'RFC 5040 §5.5', first: 'send', second: 'write', constraints: [] },
+  {
+    id: 'B5-write-write',
+    source: 'RFC 5040 §5.5',
+    first: 'write',
+    second: 'write',
+    constraints: [],
+  },
+  { id: 'B5-read-send', source: 'RFC 5040 §5.5', first: 'read', second: 'send', constraints: [] },
+  { id: 'B5-read-write', source: 'RFC 5040 §5.5', first: 'read', second: 'write', constraints: [] },
+];
+
+/** Every rule, RFC 7306 rows first. Exactly one rule per ordered pair of operations. */
+export const ORDERING_RULES: readonly OrderingRule[] = [
+  ...RFC7306_ORDERING_TABLE,
+  ...RFC5040_ORDERING_RULES,
+];
+
+/** The rule for an ordered pair of operations. */
+export function orderingRule(first: OrderedOperation, second: OrderedOperation): OrderingRule {
+  const rule = ORDERING_RULES.find((r) => r.first === first && r.second === second);
+  // The table is complete over the 5x5 pairs (a test checks it); reaching this is a bug.
+  if (rule === undefined) throw new Error(`no ordering rule for ${first} then ${second}`);
+  return rule;
+}
