@@ -1,0 +1,25 @@
+{
+  "targets": [
+    {
+      "target_name": "rdma_interop",
+      "sources": [
+        "native/module.cc",
+        "native/errors.cc",
+        "native/device.cc",
+        "native/pd.cc",
+        "native/mr.cc",
+        "native/cq.cc",
+        "native/qp.cc",
+        "native/fd_watcher.cc",
+        "native/cm.cc",
+        "native/crc32c.cc"
+      ],
+      "include_dirs": ["<!(node -p \"require('node-addon-api').include_dir\")"],
+      "defines": ["NAPI_VERSION=8", "NAPI_CPP_EXCEPTIONS"],
+      "cflags!": ["-fno-exceptions"],
+      "cflags_cc!": ["-fno-exceptions", "-fno-rtti"],
+      "cflags_cc": ["-std=c++17", "-fexceptions", "-Wall", "-Wextra", "-Wno-missing-field-initializers"],
+      "libraries": ["-libverbs", "-lrdmacm"]
+    }
+  ]
+}

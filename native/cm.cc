@@ -1,0 +1,418 @@
+// rdma_cm: the event channel (non-blocking fd, watched on the libuv loop by the JS
+// side) and the connection identifier. Required for iWARP, where a QP reaches RTS only
+// through the connection manager. rdma_disconnect runs on the libuv thread pool, since
+// it can block for a long time (measured: 100 s on rxe when both ends disconnect in turn).
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+
+#include <vector>
+
+#include "common.h"
+
+namespace rdma_interop {
+
+namespace {
+
+std::string DeviceOf(const rdma_cm_id *id) {
+  if (id != nullptr && id->verbs != nullptr && id->verbs->device != nullptr)
+    return ibv_get_device_name(id->verbs->device);
+  return "rdma_cm";
+}
+
+// Parses an IPv4 or IPv6 literal; the caller reports a failure as EINVAL.
+bool ParseAddress(const std::string &ip, uint16_t port, sockaddr_storage &out) {
+  std::memset(&out, 0, sizeof out);
+  auto *v4 = reinterpret_cast<sockaddr_in *>(&out);
+  if (inet_pton(AF_INET, ip.c_str(), &v4->sin_addr) == 1) {
+    v4->sin_family = AF_INET;
+    v4->sin_port = htons(port);
+    return true;
+  }
+  auto *v6 = reinterpret_cast<sockaddr_in6 *>(&out);
+  if (inet_pton(AF_INET6, ip.c_str(), &v6->sin6_addr) == 1) {
+    v6->sin6_family = AF_INET6;
+    v6->sin6_port = htons(port);
+    return true;
+  }
+  return false;
+}
+
+std::string ReadString(const Napi::Value &v, const char *what) {
+  if (!v.IsString()) throw Napi::TypeError::New(v.Env(), std::string(what) + " must be a string");
+  return v.As<Napi::String>();
+}
+
+// Connection parameters; `privateData` must stay alive until the call returns.
+rdma_conn_param ReadConnParam(const Napi::Value &v, std::vector<uint8_t> &privateData) {
+  rdma_conn_param p{};
+  p.responder_resources = 1;
+  p.initiator_depth = 1;
+  p.retry_count = 7;
+  p.rnr_retry_count = 7;
+  if (!v.IsObject()) return p;
+  Napi::Object o = v.As<Napi::Object>();
+  Napi::Value pd = o.Get("privateData");
+  if (!pd.IsUndefined()) {
+    if (!pd.IsBuffer()) throw Napi::TypeError::New(v.Env(), "privateData must be a Buffer");
+    auto b = pd.As<Napi::Buffer<uint8_t>>();
+    if (b.Length() > 255) throw Napi::RangeError::New(v.Env(), "privateData is limited to 255 bytes");
+    privateData.assign(b.Data(), b.Data() + b.Length());
+  }
+  p.private_data = privateData.empty() ? nullptr : privateData.data();
+  p.private_data_len = static_cast<uint8_t>(privateData.size());
+  p.responder_resources = static_cast<uint8_t>(ReadU32Prop(o, "responderResources", 1, 255));
+  p.initiator_depth = static_cast<uint8_t>(ReadU32Prop(o, "initiatorDepth", 1, 255));
+  p.retry_count = static_cast<uint8_t>(ReadU32Prop(o, "retryCount", 7, 7));
+  p.rnr_retry_count = static_cast<uint8_t>(ReadU32Prop(o, "rnrRetryCount", 7, 7));
+  return p;
+}
+
+class EventChannel : public Napi::ObjectWrap<EventChannel> {
+ public:
+  static Napi::Function Init(Napi::Env env) {
+    return DefineClass(env, "NativeEventChannel",
+                       {
+                           InstanceMethod<&EventChannel::Close>("close"),
+                           InstanceMethod<&EventChannel::GetEvent>("getEvent"),
+                           InstanceAccessor<&EventChannel::Fd>("fd"),
+                           InstanceAccessor<&EventChannel::Closed>("closed"),
+                       });
+  }
+
+  explicit EventChannel(const Napi::CallbackInfo &info) : Napi::ObjectWrap<EventChannel>(info) {
+    Napi::Env env = info.Env();
+    auto h = std::make_shared<EventChannelHandle>();
+    h->channel = rdma_create_event_channel();
+    if (h->channel == nullptr) ThrowVerbs(env, "rdma_create_event_channel", "", errno != 0 ? errno : ENODEV);
+    int flags = fcntl(h->channel->fd, F_GETFL);
+    if (flags < 0 || fcntl(h->channel->fd, F_SETFL, flags | O_NONBLOCK) < 0)
+      ThrowVerbs(env, "fcntl", "", errno);
+    handle_ = h;
+  }
+
+  EventChannelPtr Handle(const char *call) {
+    if (!handle_) ThrowClosed(Env(), call, "", "event channel");
+    return handle_;
+  }
+
+ private:
+  Napi::Value Fd(const Napi::CallbackInfo &info) {
+    return Napi::Number::New(info.Env(), handle_ ? handle_->channel->fd : -1);
+  }
+  Napi::Value Closed(const Napi::CallbackInfo &info) {
+    return Napi::Boolean::New(info.Env(), !handle_);
+  }
+
+  Napi::Value Close(const Napi::CallbackInfo &info) {
+    Napi::Env env = info.Env();
+    if (!handle_) return env.Undefined();
+    if (handle_.use_count() > 1)
+      ThrowVerbs(env, "rdma_destroy_event_channel", "", EBUSY, "cm_ids still use this channel");
+    handle_.reset();
+    return env.Undefined();
+  }
+
+  // getEvent() -> null when nothing is pending, else the event (already acknowledged).
+  Napi::Value GetEvent(const Napi::CallbackInfo &info) {
+    Napi::Env env = info.Env();
+    EventChannelPtr h = Handle("rdma_get_cm_event");
+    rdma_cm_event *ev = nullptr;
+    if (rdma_get_cm_event(h->channel, &ev) != 0) {
+      if (errno == EAGAIN || errno == EWOULDBLOCK) return env.Null();
+      ThrowVerbs(env, "rdma_get_cm_event", "", errno != 0 ? errno : EIO);
+    }
+    Napi::Object o = Napi::Object::New(env);
+    o.Set("event", static_cast<double>(ev->event));
+    o.Set("status", ev->status);
+    o.Set("id", U64(env, reinterpret_cast<uintptr_t>(ev->id)));
+    o.Set("listenId", U64(env, reinterpret_cast<uintptr_t>(ev->listen_id)));
+    const rdma_conn_param &c = ev->param.conn;
+    o.Set("privateData", c.private_data != nullptr
+                             ? Napi::Buffer<uint8_t>::Copy(env, static_cast<const uint8_t *>(c.private_data),
+                                                           c.private_data_len)
+                             : Napi::Buffer<uint8_t>::New(env, 0));
+    o.Set("responderResources", c.responder_resources);
+    o.Set("initiatorDepth", c.initiator_depth);
+    if (ev->event == RDMA_CM_EVENT_CONNECT_REQUEST) {
+      // The kernel made a new cm_id for this request; it is ours to own from now on.
+      auto idh = std::make_shared<CmIdHandle>();
+      idh->id = ev->id;
+      idh->channel = h;
+      o.Set("newId", NewCmIdObject(env, idh));
+    }
+    // Acknowledge at once (private data copied above): rdma_destroy_id waits for it.
+    rdma_ack_cm_event(ev);
+    return o;
+  }
+
+  EventChannelPtr handle_;
+
+  friend EventChannelPtr ChannelFromJs(const Napi::Value &v, const char *call);
+};
+
+EventChannelPtr ChannelFromJs(const Napi::Value &v, const char *call) {
+  AddonData *data = v.Env().GetInstanceData<AddonData>();
+  if (!v.IsObject() || !v.As<Napi::Object>().InstanceOf(data->eventChannelCtor.Value()))
+    throw Napi::TypeError::New(v.Env(), std::string(call) + ": expected a NativeEventChannel");
+  return EventChannel::Unwrap(v.As<Napi::Object>())->Handle(call);
+}
+
+class DisconnectWorker : public Napi::AsyncWorker {
+ public:
+  DisconnectWorker(Napi::Env env, CmIdPtr id)
+      : Napi::AsyncWorker(env, "rdma_interop.disconnect"), id_(std::move(id)), deferred_(env) {}
+  Napi::Promise Promise() { return deferred_.Promise(); }
+
+ protected:
+  void Execute() override {
+    if (rdma_disconnect(id_->id) != 0) err_ = errno != 0 ? errno : EIO;
+  }
+  void OnOK() override {
+    Napi::Env env = Env();
+    if (err_ == 0) {
+      deferred_.Resolve(env.Undefined());
+      return;
+    }
+    try {
+      ThrowVerbs(env, "rdma_disconnect", DeviceOf(id_->id), err_);
+    } catch (const Napi::Error &e) {
+      deferred_.Reject(e.Value());
+    }
+  }
+
+ private:
+  CmIdPtr id_;
+  Napi::Promise::Deferred deferred_;
+  int err_ = 0;
+};
+
+class CmId : public Napi::ObjectWrap<CmId> {
+ public:
+  static Napi::Function Init(Napi::Env env) {
+    return DefineClass(env, "NativeCmId",
+                       {
+                           InstanceMethod<&CmId::Close>("close"),
+                           InstanceMethod<&CmId::BindAddr>("bindAddr"),
+                           InstanceMethod<&CmId::Listen>("listen"),
+                           InstanceMethod<&CmId::ResolveAddr>("resolveAddr"),
+                           InstanceMethod<&CmId::ResolveRoute>("resolveRoute"),
+                           InstanceMethod<&CmId::CreateQp>("createQp"),
+                           InstanceMethod<&CmId::Connect>("connect"),
+                           InstanceMethod<&CmId::Accept>("accept"),
+                           InstanceMethod<&CmId::Reject>("reject"),
+                           InstanceMethod<&CmId::Disconnect>("disconnect"),
+                           InstanceMethod<&CmId::Context>("context"),
+                           InstanceAccessor<&CmId::Key>("key"),
+                           InstanceAccessor<&CmId::Closed>("closed"),
+                           InstanceAccessor<&CmId::LocalPort>("localPort"),
+                       });
+  }
+
+  // new NativeCmId(eventChannel) or new NativeCmId(External<CmIdPtr>)
+  explicit CmId(const Napi::CallbackInfo &info) : Napi::ObjectWrap<CmId>(info) {
+    Napi::Env env = info.Env();
+    if (info[0].IsExternal()) {
+      handle_ = *info[0].As<Napi::External<CmIdPtr>>().Data();
+      key_ = reinterpret_cast<uintptr_t>(handle_->id);
+      return;
+    }
+    EventChannelPtr ch = ChannelFromJs(info[0], "rdma_create_id");
+    auto h = std::make_shared<CmIdHandle>();
+    h->channel = ch;
+    if (rdma_create_id(ch->channel, &h->id, nullptr, RDMA_PS_TCP) != 0) {
+      h->id = nullptr;
+      ThrowVerbs(env, "rdma_create_id", "", errno != 0 ? errno : ENODEV);
+    }
+    handle_ = h;
+    key_ = reinterpret_cast<uintptr_t>(h->id);
+  }
+
+ private:
+  CmIdPtr Handle(const char *call) {
+    if (!handle_) ThrowClosed(Env(), call, "rdma_cm", "cm_id");
+    return handle_;
+  }
+
+  Napi::Value Key(const Napi::CallbackInfo &info) { return U64(info.Env(), key_); }
+  Napi::Value Closed(const Napi::CallbackInfo &info) {
+    return Napi::Boolean::New(info.Env(), !handle_);
+  }
+  Napi::Value LocalPort(const Napi::CallbackInfo &info) {
+    if (!handle_) return Napi::Number::New(info.Env(), 0);
+    return Napi::Number::New(info.Env(), ntohs(rdma_get_src_port(handle_->id)));
+  }
+
+  Napi::Value Close(const Napi::CallbackInfo &info) {
+    Napi::Env env = info.Env();
+    if (!handle_) return env.Undefined();
+    if (handle_.use_count() > 1)
+      ThrowVerbs(env, "rdma_destroy_id", DeviceOf(handle_->id), EBUSY,
+                 "the cm_id still has a QP or a disconnect in progress");
+    if (handle_->hasQp) {
+      rdma_destroy_qp(handle_->id);
+      handle_->hasQp = false;
+    }
+    CheckErrno(env, "rdma_destroy_id", DeviceOf(handle_->id), rdma_destroy_id(handle_->id));
+    handle_->id = nullptr;
+    handle_.reset();
+    return env.Undefined();
+  }
+
+  Napi::Value BindAddr(const Napi::CallbackInfo &info) {
+    Napi::Env env = info.Env();
+    CmIdPtr h = Handle("rdma_bind_addr");
+    std::string ip = ReadString(info[0], "address");
+    uint16_t port = static_cast<uint16_t>(ReadU32(info[1], "port", 65535));
+    sockaddr_storage sa{};
+    if (!ParseAddress(ip, port, sa)) ThrowVerbs(env, "rdma_bind_addr", "rdma_cm", EINVAL, "bad address " + ip);
+    CheckErrno(env, "rdma_bind_addr", DeviceOf(h->id), rdma_bind_addr(h->id, reinterpret_cast<sockaddr *>(&sa)));
+    return env.Undefined();
+  }
+
+  Napi::Value Listen(const Napi::CallbackInfo &info) {
+    Napi::Env env = info.Env();
+    CmIdPtr h = Handle("rdma_listen");
+    int backlog = static_cast<int>(ReadU32(info[0], "backlog", 1024));
+    CheckErrno(env, "rdma_listen", DeviceOf(h->id), rdma_listen(h->id, backlog));
+    return env.Undefined();
+  }
+
+  // resolveAddr(src | undefined, dst, port, timeoutMs): completes with ADDR_RESOLVED.
+  Napi::Value ResolveAddr(const Napi::CallbackInfo &info) {
+    Napi::Env env = info.Env();
+    CmIdPtr h = Handle("rdma_resolve_addr");
+    uint16_t port = static_cast<uint16_t>(ReadU32(info[2], "port", 65535));
+    int timeout = static_cast<int>(ReadU32(info[3], "timeoutMs", 600000));
+    sockaddr_storage src{}, dst{};
+    bool haveSrc = !info[0].IsUndefined();
+    if (haveSrc) {
+      std::string s = ReadString(info[0], "source address");
+      if (!ParseAddress(s, 0, src)) ThrowVerbs(env, "rdma_resolve_addr", "rdma_cm", EINVAL, "bad address " + s);
+    }
+    std::string d = ReadString(info[1], "destination address");
+    if (!ParseAddress(d, port, dst)) ThrowVerbs(env, "rdma_resolve_addr", "rdma_cm", EINVAL, "bad address " + d);
+    CheckErrno(env, "rdma_resolve_addr", "rdma_cm",
+               rdma_resolve_addr(h->id, haveSrc ? reinterpret_cast<sockaddr *>(&src) : nullptr,
+                                 reinterpret_cast<sockaddr *>(&dst), timeout));
+    return env.Undefined();
+  }
+
+  Napi::Value ResolveRoute(const Napi::CallbackInfo &info) {
+    Napi::Env env = info.Env();
+    CmIdPtr h = Handle("rdma_resolve_route");
+    int timeout = static_cast<int>(ReadU32(info[0], "timeoutMs", 600000));
+    CheckErrno(env, "rdma_resolve_route", DeviceOf(h->id), rdma_resolve_route(h->id, timeout));
+    return env.Undefined();
+  }
+
+  // The device context rdma_cm bound this id to (not owned: librdmacm keeps it open).
+  Napi::Value Context(const Napi::CallbackInfo &info) {
+    Napi::Env env = info.Env();
+    CmIdPtr h = Handle("rdma_cm_id.verbs");
+    if (h->id->verbs == nullptr)
+      ThrowVerbs(env, "rdma_cm_id.verbs", "rdma_cm", ENODEV, "the cm_id is not bound to a device yet");
+    auto ctx = std::make_shared<ContextHandle>();
+    ctx->ctx = h->id->verbs;
+    ctx->owned = false;
+    ctx->name = DeviceOf(h->id);
+    return NewContextObject(env, ctx);
+  }
+
+  // createQp(pd, sendCq, recvCq, init) -> NativeQp owned by this cm_id.
+  Napi::Value CreateQp(const Napi::CallbackInfo &info) {
+    Napi::Env env = info.Env();
+    CmIdPtr h = Handle("rdma_create_qp");
+    PdPtr pd = PdFromJs(info[0], "rdma_create_qp");
+    CqPtr send = CqFromJs(info[1], "rdma_create_qp");
+    CqPtr recv = CqFromJs(info[2], "rdma_create_qp");
+    if (h->hasQp) ThrowVerbs(env, "rdma_create_qp", DeviceOf(h->id), EEXIST, "the cm_id already has a QP");
+    if (!info[3].IsObject()) throw Napi::TypeError::New(env, "init attributes must be an object");
+    Napi::Object init = info[3].As<Napi::Object>();
+    ibv_qp_init_attr a{};
+    a.send_cq = send->cq;
+    a.recv_cq = recv->cq;
+    a.qp_type = IBV_QPT_RC;
+    a.sq_sig_all = ReadBoolProp(init, "sqSigAll", false) ? 1 : 0;
+    a.cap.max_send_wr = ReadU32Prop(init, "maxSendWr", 16);
+    a.cap.max_recv_wr = ReadU32Prop(init, "maxRecvWr", 16);
+    a.cap.max_send_sge = ReadU32Prop(init, "maxSendSge", 1);
+    a.cap.max_recv_sge = ReadU32Prop(init, "maxRecvSge", 1);
+    a.cap.max_inline_data = ReadU32Prop(init, "maxInlineData", 0);
+    CheckErrno(env, "rdma_create_qp", DeviceOf(h->id), rdma_create_qp(h->id, pd->pd, &a));
+    h->hasQp = true;
+    return NewCmQpObject(env, h, pd, send, recv);
+  }
+
+  Napi::Value Connect(const Napi::CallbackInfo &info) {
+    Napi::Env env = info.Env();
+    CmIdPtr h = Handle("rdma_connect");
+    std::vector<uint8_t> pd;
+    rdma_conn_param p = ReadConnParam(info[0], pd);
+    CheckErrno(env, "rdma_connect", DeviceOf(h->id), rdma_connect(h->id, &p));
+    return env.Undefined();
+  }
+
+  Napi::Value Accept(const Napi::CallbackInfo &info) {
+    Napi::Env env = info.Env();
+    CmIdPtr h = Handle("rdma_accept");
+    std::vector<uint8_t> pd;
+    rdma_conn_param p = ReadConnParam(info[0], pd);
+    CheckErrno(env, "rdma_accept", DeviceOf(h->id), rdma_accept(h->id, &p));
+    return env.Undefined();
+  }
+
+  Napi::Value Reject(const Napi::CallbackInfo &info) {
+    Napi::Env env = info.Env();
+    CmIdPtr h = Handle("rdma_reject");
+    std::vector<uint8_t> pd;
+    if (info[0].IsBuffer()) {
+      auto b = info[0].As<Napi::Buffer<uint8_t>>();
+      pd.assign(b.Data(), b.Data() + std::min<size_t>(b.Length(), 255));
+    }
+    CheckErrno(env, "rdma_reject", DeviceOf(h->id),
+               rdma_reject(h->id, pd.empty() ? nullptr : pd.data(), static_cast<uint8_t>(pd.size())));
+    return env.Undefined();
+  }
+
+  // disconnect() -> Promise<void>, run off the JS thread.
+  Napi::Value Disconnect(const Napi::CallbackInfo &info) {
+    CmIdPtr h = Handle("rdma_disconnect");
+    auto *worker = new DisconnectWorker(info.Env(), h);
+    Napi::Promise p = worker->Promise();
+    worker->Queue();
+    return p;
+  }
+
+  CmIdPtr handle_;
+  uint64_t key_ = 0;
+
+  friend CmIdPtr rdma_interop::CmIdFromJs(const Napi::Value &v, const char *call);
+};
+
+}  // namespace
+
+CmIdPtr CmIdFromJs(const Napi::Value &v, const char *call) {
+  AddonData *data = v.Env().GetInstanceData<AddonData>();
+  if (!v.IsObject() || !v.As<Napi::Object>().InstanceOf(data->cmIdCtor.Value()))
+    throw Napi::TypeError::New(v.Env(), std::string(call) + ": expected a NativeCmId");
+  return CmId::Unwrap(v.As<Napi::Object>())->Handle(call);
+}
+
+Napi::Object NewCmIdObject(Napi::Env env, const CmIdPtr &id) {
+  AddonData *data = env.GetInstanceData<AddonData>();
+  CmIdPtr copy = id;
+  return data->cmIdCtor.New({Napi::External<CmIdPtr>::New(env, &copy)});
+}
+
+void RegisterCm(Napi::Env env, Napi::Object exports) {
+  AddonData *data = env.GetInstanceData<AddonData>();
+  Napi::Function channel = EventChannel::Init(env);
+  data->eventChannelCtor = Napi::Persistent(channel);
+  exports.Set("NativeEventChannel", channel);
+  Napi::Function cmId = CmId::Init(env);
+  data->cmIdCtor = Napi::Persistent(cmId);
+  exports.Set("NativeCmId", cmId);
+}
+
+}  // namespace rdma_interop

@@ -1,0 +1,170 @@
+// Shared plumbing of the rdma_interop addon: the owned-handle types (one per verbs
+// object, RAII, shared by children so a parent outlives them whatever order the
+// garbage collector finalises things in), the VerbsError helpers that normalise
+// libibverbs' three return conventions, and small argument readers.
+#pragma once
+
+#include <napi.h>
+
+#include <infiniband/verbs.h>
+#include <rdma/rdma_cma.h>
+
+#include <cerrno>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <string>
+
+namespace rdma_interop {
+
+// ---------------------------------------------------------------- errors
+
+/// Per-environment state: the JS VerbsError constructor registered by the TS layer.
+struct AddonData {
+  Napi::FunctionReference verbsErrorCtor;
+  Napi::FunctionReference contextCtor;
+  Napi::FunctionReference pdCtor;
+  Napi::FunctionReference cqCtor;
+  Napi::FunctionReference qpCtor;
+  Napi::FunctionReference cmIdCtor;
+  Napi::FunctionReference eventChannelCtor;
+};
+
+/// The symbolic name of an errno value ("EINVAL"), or "E<n>" when unknown.
+const char *ErrnoName(int err);
+
+/// Throws a VerbsError for `err` (a positive errno value) raised by `call`.
+[[noreturn]] void ThrowVerbs(Napi::Env env, const char *call, const std::string &device, int err,
+                             const std::string &detail = std::string());
+
+/// libibverbs calls return 0, a positive errno (the documented convention), or a
+/// NEGATIVE errno (libsiw's ibv_post_send returns -EINVAL): both are accepted here.
+inline void CheckIbv(Napi::Env env, const char *call, const std::string &device, int ret) {
+  if (ret == 0) return;
+  ThrowVerbs(env, call, device, ret > 0 ? ret : -ret);
+}
+
+/// librdmacm and a few libibverbs calls return -1 and set errno.
+inline void CheckErrno(Napi::Env env, const char *call, const std::string &device, int ret) {
+  if (ret == 0) return;
+  int err = errno;
+  ThrowVerbs(env, call, device, err != 0 ? err : EIO);
+}
+
+/// Calls on an object that was closed get EBADF rather than a crash.
+[[noreturn]] inline void ThrowClosed(Napi::Env env, const char *call, const std::string &device,
+                                     const char *what) {
+  ThrowVerbs(env, call, device, EBADF, std::string(what) + " is closed");
+}
+
+// ---------------------------------------------------------------- handles
+// Each handle owns one verbs resource and releases it in its destructor (the
+// safety net used by finalizers); explicit close() runs the same release and
+// reports its error. Children hold shared_ptrs to their parents' handles.
+
+struct ContextHandle {
+  ibv_context *ctx = nullptr;
+  bool owned = true;  // false for the context librdmacm opened (never closed by us)
+  std::string name;
+  ~ContextHandle() {
+    if (ctx != nullptr && owned) ibv_close_device(ctx);
+  }
+};
+using ContextPtr = std::shared_ptr<ContextHandle>;
+
+struct PdHandle {
+  ibv_pd *pd = nullptr;
+  ContextPtr ctx;
+  ~PdHandle() {
+    if (pd != nullptr) ibv_dealloc_pd(pd);
+  }
+};
+using PdPtr = std::shared_ptr<PdHandle>;
+
+struct CompChannelHandle {
+  ibv_comp_channel *channel = nullptr;
+  ContextPtr ctx;
+  ~CompChannelHandle() {
+    if (channel != nullptr) ibv_destroy_comp_channel(channel);
+  }
+};
+using CompChannelPtr = std::shared_ptr<CompChannelHandle>;
+
+struct CqHandle {
+  ibv_cq *cq = nullptr;
+  CompChannelPtr channel;  // may be null
+  ContextPtr ctx;
+  unsigned unacked = 0;  // completion events read but not yet acknowledged
+  ~CqHandle() {
+    if (cq != nullptr) {
+      if (unacked != 0) ibv_ack_cq_events(cq, unacked);
+      ibv_destroy_cq(cq);
+    }
+  }
+};
+using CqPtr = std::shared_ptr<CqHandle>;
+
+struct EventChannelHandle {
+  rdma_event_channel *channel = nullptr;
+  ~EventChannelHandle() {
+    if (channel != nullptr) rdma_destroy_event_channel(channel);
+  }
+};
+using EventChannelPtr = std::shared_ptr<EventChannelHandle>;
+
+struct CmIdHandle {
+  rdma_cm_id *id = nullptr;
+  EventChannelPtr channel;
+  bool hasQp = false;
+  ~CmIdHandle() {
+    if (id != nullptr) {
+      if (hasQp) rdma_destroy_qp(id);
+      rdma_destroy_id(id);
+    }
+  }
+};
+using CmIdPtr = std::shared_ptr<CmIdHandle>;
+
+// ---------------------------------------------------------------- arguments
+
+/// Reads a bigint argument as uint64 (TypeError unless a bigint that fits losslessly).
+uint64_t ReadU64(const Napi::Value &v, const char *what);
+/// Reads a number that must be an integer in [0, max] (TypeError / RangeError).
+uint32_t ReadU32(const Napi::Value &v, const char *what, uint64_t max = 0xffffffffULL);
+/// Reads an optional property (undefined -> fallback).
+uint32_t ReadU32Prop(const Napi::Object &o, const char *key, uint32_t fallback,
+                     uint64_t max = 0xffffffffULL);
+uint64_t ReadU64Prop(const Napi::Object &o, const char *key, uint64_t fallback);
+bool ReadBoolProp(const Napi::Object &o, const char *key, bool fallback);
+
+/// A uint64 as a JS bigint.
+inline Napi::Value U64(Napi::Env env, uint64_t v) { return Napi::BigInt::New(env, v); }
+
+// ---------------------------------------------------------------- cross-object access
+// Each returns the live handle behind a wrapped JS object, throwing TypeError for a
+// wrong type and a VerbsError EBADF for a closed object.
+
+ContextPtr ContextFromJs(const Napi::Value &v, const char *call);
+PdPtr PdFromJs(const Napi::Value &v, const char *call);
+CqPtr CqFromJs(const Napi::Value &v, const char *call);
+CmIdPtr CmIdFromJs(const Napi::Value &v, const char *call);
+/// A new JS Context object around an existing handle (used for rdma_cm's context).
+Napi::Object NewContextObject(Napi::Env env, const ContextPtr &ctx);
+/// A new JS Qp object around a QP that rdma_create_qp made on `id`.
+Napi::Object NewCmQpObject(Napi::Env env, const CmIdPtr &id, const PdPtr &pd, const CqPtr &send,
+                           const CqPtr &recv);
+/// A new JS CmId object around a cm_id delivered by a CONNECT_REQUEST event.
+Napi::Object NewCmIdObject(Napi::Env env, const CmIdPtr &id);
+
+// ---------------------------------------------------------------- registration
+
+void RegisterErrors(Napi::Env env, Napi::Object exports);
+void RegisterDevice(Napi::Env env, Napi::Object exports);
+void RegisterPd(Napi::Env env, Napi::Object exports);
+void RegisterMr(Napi::Env env, Napi::Object exports);
+void RegisterCq(Napi::Env env, Napi::Object exports);
+void RegisterQp(Napi::Env env, Napi::Object exports);
+void RegisterFdWatcher(Napi::Env env, Napi::Object exports);
+void RegisterCm(Napi::Env env, Napi::Object exports);
+
+}  // namespace rdma_interop

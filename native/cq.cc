@@ -1,0 +1,168 @@
+// Completion queue, optionally with its own completion channel. poll(n) drains up to
+// n work completions synchronously; the channel fd (non-blocking) is what the JS side
+// watches on the libuv loop (see fd_watcher.cc) to await completions without a thread.
+#include <arpa/inet.h>
+#include <fcntl.h>
+
+#include <vector>
+
+#include "common.h"
+
+namespace rdma_interop {
+
+namespace {
+
+class Cq : public Napi::ObjectWrap<Cq> {
+ public:
+  static Napi::Function Init(Napi::Env env) {
+    return DefineClass(env, "NativeCq",
+                       {
+                           InstanceMethod<&Cq::Close>("close"),
+                           InstanceMethod<&Cq::Poll>("poll"),
+                           InstanceMethod<&Cq::RequestNotify>("requestNotify"),
+                           InstanceMethod<&Cq::GetEvent>("getEvent"),
+                           InstanceAccessor<&Cq::Closed>("closed"),
+                           InstanceAccessor<&Cq::ChannelFd>("channelFd"),
+                           InstanceAccessor<&Cq::Cqe>("cqe"),
+                       });
+  }
+
+  // new NativeCq(context, cqe, withChannel)
+  explicit Cq(const Napi::CallbackInfo &info) : Napi::ObjectWrap<Cq>(info) {
+    Napi::Env env = info.Env();
+    ContextPtr ctx = ContextFromJs(info[0], "ibv_create_cq");
+    uint32_t cqe = ReadU32(info[1], "cqe", 0x7fffffff);
+    if (!info[2].IsBoolean()) throw Napi::TypeError::New(env, "withChannel must be a boolean");
+    bool withChannel = info[2].As<Napi::Boolean>().Value();
+    device_ = ctx->name;
+    auto h = std::make_shared<CqHandle>();
+    h->ctx = ctx;
+    if (withChannel) {
+      auto ch = std::make_shared<CompChannelHandle>();
+      ch->ctx = ctx;
+      ch->channel = ibv_create_comp_channel(ctx->ctx);
+      if (ch->channel == nullptr)
+        ThrowVerbs(env, "ibv_create_comp_channel", device_, errno != 0 ? errno : ENOMEM);
+      // Non-blocking, so that reading an event on the JS thread can never stall it.
+      int flags = fcntl(ch->channel->fd, F_GETFL);
+      if (flags < 0 || fcntl(ch->channel->fd, F_SETFL, flags | O_NONBLOCK) < 0)
+        ThrowVerbs(env, "fcntl", device_, errno);
+      h->channel = ch;
+    }
+    h->cq = ibv_create_cq(ctx->ctx, static_cast<int>(cqe), nullptr,
+                          h->channel ? h->channel->channel : nullptr, 0);
+    if (h->cq == nullptr) ThrowVerbs(env, "ibv_create_cq", device_, errno != 0 ? errno : ENOMEM);
+    handle_ = h;
+  }
+
+  CqPtr Handle(const char *call) {
+    if (!handle_) ThrowClosed(Env(), call, device_, "completion queue");
+    return handle_;
+  }
+
+ private:
+  Napi::Value Closed(const Napi::CallbackInfo &info) {
+    return Napi::Boolean::New(info.Env(), !handle_);
+  }
+  Napi::Value ChannelFd(const Napi::CallbackInfo &info) {
+    if (!handle_ || !handle_->channel) return Napi::Number::New(info.Env(), -1);
+    return Napi::Number::New(info.Env(), handle_->channel->channel->fd);
+  }
+  Napi::Value Cqe(const Napi::CallbackInfo &info) {
+    return Napi::Number::New(info.Env(), handle_ ? handle_->cq->cqe : 0);
+  }
+
+  Napi::Value Close(const Napi::CallbackInfo &info) {
+    Napi::Env env = info.Env();
+    if (!handle_) return env.Undefined();
+    // A QP still using this CQ holds its handle: refuse, as ibv_destroy_cq would (EBUSY).
+    if (handle_.use_count() > 1)
+      ThrowVerbs(env, "ibv_destroy_cq", device_, EBUSY, "a QP still uses this CQ");
+    if (handle_->unacked != 0) ibv_ack_cq_events(handle_->cq, handle_->unacked);
+    handle_->unacked = 0;
+    CheckIbv(env, "ibv_destroy_cq", device_, ibv_destroy_cq(handle_->cq));
+    handle_->cq = nullptr;
+    handle_.reset();
+    return env.Undefined();
+  }
+
+  // poll(max) -> WorkCompletion[] (raw numbers; named in src/verbs/completion.ts)
+  Napi::Value Poll(const Napi::CallbackInfo &info) {
+    Napi::Env env = info.Env();
+    CqPtr h = Handle("ibv_poll_cq");
+    uint32_t max = ReadU32(info[0], "max", 65536);
+    if (max == 0) throw Napi::RangeError::New(env, "max must be at least 1");
+    std::vector<ibv_wc> wcs(max);
+    int n = ibv_poll_cq(h->cq, static_cast<int>(max), wcs.data());
+    if (n < 0) ThrowVerbs(env, "ibv_poll_cq", device_, n == -1 ? EIO : -n);
+    Napi::Array out = Napi::Array::New(env, static_cast<size_t>(n));
+    for (int i = 0; i < n; i++) {
+      const ibv_wc &wc = wcs[static_cast<size_t>(i)];
+      Napi::Object o = Napi::Object::New(env);
+      o.Set("wrId", U64(env, wc.wr_id));
+      o.Set("status", static_cast<double>(wc.status));
+      o.Set("opcode", static_cast<double>(wc.opcode));
+      o.Set("vendorErr", wc.vendor_err);
+      o.Set("byteLen", wc.byte_len);
+      // The union's raw 32 bits as this host reads them, and (for immediate data) the
+      // value the wire carried, i.e. converted from network order.
+      o.Set("immDataRaw", wc.imm_data);
+      o.Set("immData", ntohl(wc.imm_data));
+      o.Set("qpNum", wc.qp_num);
+      o.Set("srcQp", wc.src_qp);
+      o.Set("wcFlags", wc.wc_flags);
+      o.Set("pkeyIndex", wc.pkey_index);
+      o.Set("slid", wc.slid);
+      o.Set("sl", wc.sl);
+      o.Set("dlidPathBits", wc.dlid_path_bits);
+      out.Set(static_cast<uint32_t>(i), o);
+    }
+    return out;
+  }
+
+  Napi::Value RequestNotify(const Napi::CallbackInfo &info) {
+    Napi::Env env = info.Env();
+    CqPtr h = Handle("ibv_req_notify_cq");
+    if (!h->channel) ThrowVerbs(env, "ibv_req_notify_cq", device_, EINVAL, "the CQ has no completion channel");
+    bool solicitedOnly = info[0].IsBoolean() && info[0].As<Napi::Boolean>().Value();
+    CheckIbv(env, "ibv_req_notify_cq", device_, ibv_req_notify_cq(h->cq, solicitedOnly ? 1 : 0));
+    return env.Undefined();
+  }
+
+  // Reads one completion event if one is pending (non-blocking); true if one was read.
+  Napi::Value GetEvent(const Napi::CallbackInfo &info) {
+    Napi::Env env = info.Env();
+    CqPtr h = Handle("ibv_get_cq_event");
+    if (!h->channel) ThrowVerbs(env, "ibv_get_cq_event", device_, EINVAL, "the CQ has no completion channel");
+    ibv_cq *evCq = nullptr;
+    void *evCtx = nullptr;
+    if (ibv_get_cq_event(h->channel->channel, &evCq, &evCtx) != 0) {
+      if (errno == EAGAIN || errno == EWOULDBLOCK) return Napi::Boolean::New(env, false);
+      ThrowVerbs(env, "ibv_get_cq_event", device_, errno != 0 ? errno : EIO);
+    }
+    // Acknowledge at once: ibv_destroy_cq waits for every event to be acknowledged.
+    ibv_ack_cq_events(evCq, 1);
+    return Napi::Boolean::New(env, true);
+  }
+
+  CqPtr handle_;
+  std::string device_;
+};
+
+}  // namespace
+
+CqPtr CqFromJs(const Napi::Value &v, const char *call) {
+  AddonData *data = v.Env().GetInstanceData<AddonData>();
+  if (!v.IsObject() || !v.As<Napi::Object>().InstanceOf(data->cqCtor.Value()))
+    throw Napi::TypeError::New(v.Env(), std::string(call) + ": expected a NativeCq");
+  return Cq::Unwrap(v.As<Napi::Object>())->Handle(call);
+}
+
+void RegisterCq(Napi::Env env, Napi::Object exports) {
+  AddonData *data = env.GetInstanceData<AddonData>();
+  Napi::Function ctor = Cq::Init(env);
+  data->cqCtor = Napi::Persistent(ctor);
+  exports.Set("NativeCq", ctor);
+}
+
+}  // namespace rdma_interop

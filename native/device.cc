@@ -1,0 +1,266 @@
+// Devices: listing, and the Context class (an opened ibv_context) with device, port
+// and GID-table queries. Numbers come back raw; src/verbs/constants.ts names them.
+#include <arpa/inet.h>
+#include <endian.h>
+
+#include <vector>
+
+#include "common.h"
+
+namespace rdma_interop {
+
+namespace {
+
+Napi::Object DescribeDevice(Napi::Env env, ibv_device *dev) {
+  Napi::Object o = Napi::Object::New(env);
+  o.Set("name", ibv_get_device_name(dev));
+  // ibv_get_device_guid returns the GUID in network order; as a number it is read
+  // big-endian so that it prints the way ibv_devinfo prints it.
+  o.Set("nodeGuid", U64(env, be64toh(ibv_get_device_guid(dev))));
+  o.Set("transportType", static_cast<double>(dev->transport_type));
+  o.Set("nodeType", static_cast<double>(dev->node_type));
+  return o;
+}
+
+Napi::Value ListDevices(const Napi::CallbackInfo &info) {
+  Napi::Env env = info.Env();
+  int count = 0;
+  ibv_device **list = ibv_get_device_list(&count);
+  Napi::Array out = Napi::Array::New(env);
+  if (list == nullptr) {
+    // No RDMA subsystem at all (ENOSYS) or no devices: an empty list, not an error.
+    if (errno == ENOSYS || errno == ENODEV || errno == ENOENT || errno == 0) return out;
+    ThrowVerbs(env, "ibv_get_device_list", "", errno);
+  }
+  for (int i = 0; i < count; i++) out.Set(static_cast<uint32_t>(i), DescribeDevice(env, list[i]));
+  ibv_free_device_list(list);
+  return out;
+}
+
+class Context : public Napi::ObjectWrap<Context> {
+ public:
+  static Napi::Function Init(Napi::Env env) {
+    return DefineClass(env, "NativeContext",
+                       {
+                           InstanceMethod<&Context::Close>("close"),
+                           InstanceMethod<&Context::QueryDevice>("queryDevice"),
+                           InstanceMethod<&Context::QueryPort>("queryPort"),
+                           InstanceMethod<&Context::QueryGidTable>("queryGidTable"),
+                           InstanceAccessor<&Context::Name>("name"),
+                           InstanceAccessor<&Context::Closed>("closed"),
+                           InstanceAccessor<&Context::Owned>("owned"),
+                       });
+  }
+
+  // new NativeContext(deviceName) opens the device; new NativeContext(External) adopts.
+  explicit Context(const Napi::CallbackInfo &info) : Napi::ObjectWrap<Context>(info) {
+    Napi::Env env = info.Env();
+    if (info[0].IsExternal()) {
+      handle_ = *info[0].As<Napi::External<ContextPtr>>().Data();
+      return;
+    }
+    if (!info[0].IsString()) throw Napi::TypeError::New(env, "device name must be a string");
+    std::string wanted = info[0].As<Napi::String>();
+    int count = 0;
+    ibv_device **list = ibv_get_device_list(&count);
+    if (list == nullptr) ThrowVerbs(env, "ibv_get_device_list", wanted, errno != 0 ? errno : ENODEV);
+    ibv_device *found = nullptr;
+    for (int i = 0; i < count; i++)
+      if (wanted == ibv_get_device_name(list[i])) found = list[i];
+    if (found == nullptr) {
+      ibv_free_device_list(list);
+      ThrowVerbs(env, "ibv_open_device", wanted, ENODEV, "no such device");
+    }
+    ibv_context *ctx = ibv_open_device(found);
+    int err = errno;
+    ibv_free_device_list(list);
+    if (ctx == nullptr) ThrowVerbs(env, "ibv_open_device", wanted, err != 0 ? err : ENODEV);
+    handle_ = std::make_shared<ContextHandle>();
+    handle_->ctx = ctx;
+    handle_->name = wanted;
+  }
+
+  ContextPtr Handle(const char *call) {
+    if (!handle_) ThrowClosed(Env(), call, name_after_close_, "context");
+    return handle_;
+  }
+
+ private:
+  Napi::Value Name(const Napi::CallbackInfo &info) {
+    return Napi::String::New(info.Env(), handle_ ? handle_->name : name_after_close_);
+  }
+  Napi::Value Closed(const Napi::CallbackInfo &info) {
+    return Napi::Boolean::New(info.Env(), !handle_);
+  }
+  Napi::Value Owned(const Napi::CallbackInfo &info) {
+    return Napi::Boolean::New(info.Env(), handle_ ? handle_->owned : true);
+  }
+
+  // Refuses (EBUSY) while children hold the handle: closing under them would leave
+  // dangling ibv_* pointers. Idempotent once closed.
+  Napi::Value Close(const Napi::CallbackInfo &info) {
+    Napi::Env env = info.Env();
+    if (!handle_) return env.Undefined();
+    if (handle_.use_count() > 1)
+      ThrowVerbs(env, "ibv_close_device", handle_->name, EBUSY, "the context still has live children");
+    if (handle_->owned) {
+      int ret = ibv_close_device(handle_->ctx);
+      if (ret != 0) CheckErrno(env, "ibv_close_device", handle_->name, ret);
+    }
+    handle_->ctx = nullptr;
+    name_after_close_ = handle_->name;
+    handle_.reset();
+    return env.Undefined();
+  }
+
+  Napi::Value QueryDevice(const Napi::CallbackInfo &info) {
+    Napi::Env env = info.Env();
+    ContextPtr h = Handle("ibv_query_device");
+    ibv_device_attr_ex ex{};
+    bool haveEx = ibv_query_device_ex(h->ctx, nullptr, &ex) == 0;
+    if (!haveEx) CheckIbv(env, "ibv_query_device", h->name, ibv_query_device(h->ctx, &ex.orig_attr));
+    const ibv_device_attr &a = ex.orig_attr;
+    Napi::Object o = Napi::Object::New(env);
+    o.Set("fwVer", a.fw_ver);
+    o.Set("nodeGuid", U64(env, be64toh(a.node_guid)));
+    o.Set("sysImageGuid", U64(env, be64toh(a.sys_image_guid)));
+    o.Set("maxMrSize", U64(env, a.max_mr_size));
+    o.Set("pageSizeCap", U64(env, a.page_size_cap));
+    o.Set("vendorId", a.vendor_id);
+    o.Set("vendorPartId", a.vendor_part_id);
+    o.Set("hwVer", a.hw_ver);
+    o.Set("maxQp", a.max_qp);
+    o.Set("maxQpWr", a.max_qp_wr);
+    o.Set("deviceCapFlags", a.device_cap_flags);
+    o.Set("maxSge", a.max_sge);
+    o.Set("maxSgeRd", a.max_sge_rd);
+    o.Set("maxCq", a.max_cq);
+    o.Set("maxCqe", a.max_cqe);
+    o.Set("maxMr", a.max_mr);
+    o.Set("maxPd", a.max_pd);
+    o.Set("maxQpRdAtom", a.max_qp_rd_atom);
+    o.Set("maxEeRdAtom", a.max_ee_rd_atom);
+    o.Set("maxResRdAtom", a.max_res_rd_atom);
+    o.Set("maxQpInitRdAtom", a.max_qp_init_rd_atom);
+    o.Set("maxEeInitRdAtom", a.max_ee_init_rd_atom);
+    o.Set("atomicCap", static_cast<double>(a.atomic_cap));
+    o.Set("maxEe", a.max_ee);
+    o.Set("maxRdd", a.max_rdd);
+    o.Set("maxMw", a.max_mw);
+    o.Set("maxRawIpv6Qp", a.max_raw_ipv6_qp);
+    o.Set("maxRawEthyQp", a.max_raw_ethy_qp);
+    o.Set("maxMcastGrp", a.max_mcast_grp);
+    o.Set("maxMcastQpAttach", a.max_mcast_qp_attach);
+    o.Set("maxTotalMcastQpAttach", a.max_total_mcast_qp_attach);
+    o.Set("maxAh", a.max_ah);
+    o.Set("maxFmr", a.max_fmr);
+    o.Set("maxMapPerFmr", a.max_map_per_fmr);
+    o.Set("maxSrq", a.max_srq);
+    o.Set("maxSrqWr", a.max_srq_wr);
+    o.Set("maxSrqSge", a.max_srq_sge);
+    o.Set("maxPkeys", a.max_pkeys);
+    o.Set("localCaAckDelay", a.local_ca_ack_delay);
+    o.Set("physPortCnt", a.phys_port_cnt);
+    if (haveEx) {
+      Napi::Object e = Napi::Object::New(env);
+      e.Set("deviceCapFlagsEx", U64(env, ex.device_cap_flags_ex));
+      e.Set("completionTimestampMask", U64(env, ex.completion_timestamp_mask));
+      e.Set("hcaCoreClock", U64(env, ex.hca_core_clock));
+      e.Set("odpGeneralCaps", U64(env, ex.odp_caps.general_caps));
+      e.Set("maxDmSize", U64(env, ex.max_dm_size));
+      e.Set("pciAtomicFetchAdd", ex.pci_atomic_caps.fetch_add);
+      e.Set("pciAtomicSwap", ex.pci_atomic_caps.swap);
+      e.Set("pciAtomicCompareSwap", ex.pci_atomic_caps.compare_swap);
+      o.Set("ex", e);
+    }
+    return o;
+  }
+
+  Napi::Value QueryPort(const Napi::CallbackInfo &info) {
+    Napi::Env env = info.Env();
+    ContextPtr h = Handle("ibv_query_port");
+    uint32_t port = ReadU32(info[0], "port", 255);
+    ibv_port_attr p{};
+    CheckIbv(env, "ibv_query_port", h->name, ibv_query_port(h->ctx, static_cast<uint8_t>(port), &p));
+    Napi::Object o = Napi::Object::New(env);
+    o.Set("state", static_cast<double>(p.state));
+    o.Set("maxMtu", static_cast<double>(p.max_mtu));
+    o.Set("activeMtu", static_cast<double>(p.active_mtu));
+    o.Set("gidTblLen", p.gid_tbl_len);
+    o.Set("portCapFlags", p.port_cap_flags);
+    o.Set("maxMsgSz", p.max_msg_sz);
+    o.Set("pkeyTblLen", p.pkey_tbl_len);
+    o.Set("lid", p.lid);
+    o.Set("smLid", p.sm_lid);
+    o.Set("lmc", p.lmc);
+    o.Set("maxVlNum", p.max_vl_num);
+    o.Set("activeWidth", p.active_width);
+    o.Set("activeSpeed", p.active_speed);
+    o.Set("physState", p.phys_state);
+    o.Set("linkLayer", p.link_layer);
+    return o;
+  }
+
+  // Every valid GID of a port with its type (IB / RoCE v1 / RoCE v2) and netdev.
+  Napi::Value QueryGidTable(const Napi::CallbackInfo &info) {
+    Napi::Env env = info.Env();
+    ContextPtr h = Handle("ibv_query_gid_ex");
+    uint32_t port = ReadU32(info[0], "port", 255);
+    ibv_port_attr p{};
+    CheckIbv(env, "ibv_query_port", h->name, ibv_query_port(h->ctx, static_cast<uint8_t>(port), &p));
+    Napi::Array out = Napi::Array::New(env);
+    uint32_t n = 0;
+    for (int i = 0; i < p.gid_tbl_len; i++) {
+      ibv_gid_entry e{};
+      int ret = ibv_query_gid_ex(h->ctx, port, static_cast<uint32_t>(i), &e, 0);
+      if (ret == ENODATA || ret == -ENODATA) continue;  // an empty slot
+      if (ret != 0) {
+        // Providers without GID types (pure IB, old kernels): fall back to the raw GID.
+        ibv_gid g{};
+        if (ibv_query_gid(h->ctx, static_cast<uint8_t>(port), i, &g) != 0) continue;
+        bool zero = true;
+        for (uint8_t b : g.raw) zero = zero && b == 0;
+        if (zero) continue;
+        std::memcpy(e.gid.raw, g.raw, 16);
+        e.gid_index = static_cast<uint32_t>(i);
+        e.gid_type = IBV_GID_TYPE_IB;
+        e.ndev_ifindex = 0;
+      }
+      Napi::Object o = Napi::Object::New(env);
+      o.Set("index", e.gid_index);
+      o.Set("gid", Napi::Buffer<uint8_t>::Copy(env, e.gid.raw, 16));
+      o.Set("gidType", e.gid_type);
+      o.Set("ifindex", e.ndev_ifindex);
+      out.Set(n++, o);
+    }
+    return out;
+  }
+
+  ContextPtr handle_;
+  std::string name_after_close_;
+};
+
+}  // namespace
+
+ContextPtr ContextFromJs(const Napi::Value &v, const char *call) {
+  AddonData *data = v.Env().GetInstanceData<AddonData>();
+  if (!v.IsObject() || !v.As<Napi::Object>().InstanceOf(data->contextCtor.Value()))
+    throw Napi::TypeError::New(v.Env(), std::string(call) + ": expected a NativeContext");
+  return Context::Unwrap(v.As<Napi::Object>())->Handle(call);
+}
+
+Napi::Object NewContextObject(Napi::Env env, const ContextPtr &ctx) {
+  AddonData *data = env.GetInstanceData<AddonData>();
+  ContextPtr copy = ctx;
+  return data->contextCtor.New({Napi::External<ContextPtr>::New(env, &copy)});
+}
+
+void RegisterDevice(Napi::Env env, Napi::Object exports) {
+  AddonData *data = env.GetInstanceData<AddonData>();
+  Napi::Function ctor = Context::Init(env);
+  data->contextCtor = Napi::Persistent(ctor);
+  exports.Set("NativeContext", ctor);
+  exports.Set("listDevices", Napi::Function::New(env, ListDevices));
+}
+
+}  // namespace rdma_interop

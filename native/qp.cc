@@ -1,0 +1,429 @@
+// Queue pair: creation (legacy ibv_create_qp, or ibv_create_qp_ex with send_ops_flags
+// for the ibv_wr_* path), state transitions (ibv_modify_qp from a typed attribute
+// object), query, and posting (ibv_post_send / ibv_wr_* / ibv_post_recv), each post
+// list with a single doorbell. QPs made by rdma_create_qp are adopted (NewCmQpObject).
+#include <arpa/inet.h>
+
+#include <vector>
+
+#include "common.h"
+
+namespace rdma_interop {
+
+namespace {
+
+struct QpHandle {
+  ibv_qp *qp = nullptr;
+  ibv_qp_ex *qpx = nullptr;  // non-null when created for the ibv_wr_* API
+  PdPtr pd;
+  CqPtr sendCq, recvCq;
+  CmIdPtr cmId;  // set when rdma_cm owns the QP (destroyed with rdma_destroy_qp)
+  int Destroy() {
+    if (qp == nullptr) return 0;
+    int ret = 0;
+    if (cmId) {
+      rdma_destroy_qp(cmId->id);
+      cmId->hasQp = false;
+    } else {
+      ret = ibv_destroy_qp(qp);
+    }
+    if (ret == 0) qp = nullptr;
+    return ret;
+  }
+  ~QpHandle() { Destroy(); }
+};
+
+// Every IBV_QP_EX_WITH_* flag the RC ibv_wr_* path may use; the provider refuses the
+// ones it lacks (EOPNOTSUPP / EINVAL), which the caller sees as a typed error.
+constexpr uint64_t kRcSendOps = IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM |
+                                IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM |
+                                IBV_QP_EX_WITH_RDMA_READ | IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP |
+                                IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD;
+
+void ReadSges(const Napi::Value &v, std::vector<ibv_sge> &out) {
+  if (v.IsUndefined()) return;
+  if (!v.IsArray()) throw Napi::TypeError::New(v.Env(), "sgList must be an array");
+  Napi::Array arr = v.As<Napi::Array>();
+  for (uint32_t i = 0; i < arr.Length(); i++) {
+    Napi::Value e = arr.Get(i);
+    if (!e.IsObject()) throw Napi::TypeError::New(v.Env(), "an SGE must be an object");
+    Napi::Object o = e.As<Napi::Object>();
+    ibv_sge s{};
+    s.addr = ReadU64(o.Get("addr"), "sge.addr");
+    s.length = ReadU32(o.Get("length"), "sge.length");
+    s.lkey = ReadU32(o.Get("lkey"), "sge.lkey");
+    out.push_back(s);
+  }
+}
+
+class Qp : public Napi::ObjectWrap<Qp> {
+ public:
+  static Napi::Function Init(Napi::Env env) {
+    return DefineClass(env, "NativeQp",
+                       {
+                           InstanceMethod<&Qp::Close>("close"),
+                           InstanceMethod<&Qp::Modify>("modify"),
+                           InstanceMethod<&Qp::Query>("query"),
+                           InstanceMethod<&Qp::PostSend>("postSend"),
+                           InstanceMethod<&Qp::PostSendEx>("postSendEx"),
+                           InstanceMethod<&Qp::PostRecv>("postRecv"),
+                           InstanceAccessor<&Qp::Closed>("closed"),
+                           InstanceAccessor<&Qp::QpNum>("qpNum"),
+                           InstanceAccessor<&Qp::Extended>("extended"),
+                           InstanceAccessor<&Qp::CmOwned>("cmOwned"),
+                           InstanceAccessor<&Qp::Cap>("cap"),
+                       });
+  }
+
+  // new NativeQp(pd, sendCq, recvCq, init) or new NativeQp(External<QpHandle>)
+  explicit Qp(const Napi::CallbackInfo &info) : Napi::ObjectWrap<Qp>(info) {
+    Napi::Env env = info.Env();
+    if (info[0].IsExternal()) {
+      handle_ = *info[0].As<Napi::External<std::shared_ptr<QpHandle>>>().Data();
+      device_ = handle_->pd->ctx->name;
+      qpNum_ = handle_->qp->qp_num;
+      return;
+    }
+    PdPtr pd = PdFromJs(info[0], "ibv_create_qp");
+    CqPtr send = CqFromJs(info[1], "ibv_create_qp");
+    CqPtr recv = CqFromJs(info[2], "ibv_create_qp");
+    if (!info[3].IsObject()) throw Napi::TypeError::New(env, "init attributes must be an object");
+    Napi::Object init = info[3].As<Napi::Object>();
+    device_ = pd->ctx->name;
+    ibv_qp_init_attr_ex a{};
+    a.send_cq = send->cq;
+    a.recv_cq = recv->cq;
+    a.qp_type = static_cast<ibv_qp_type>(ReadU32Prop(init, "qpType", IBV_QPT_RC, 255));
+    a.sq_sig_all = ReadBoolProp(init, "sqSigAll", false) ? 1 : 0;
+    a.cap.max_send_wr = ReadU32Prop(init, "maxSendWr", 16);
+    a.cap.max_recv_wr = ReadU32Prop(init, "maxRecvWr", 16);
+    a.cap.max_send_sge = ReadU32Prop(init, "maxSendSge", 1);
+    a.cap.max_recv_sge = ReadU32Prop(init, "maxRecvSge", 1);
+    a.cap.max_inline_data = ReadU32Prop(init, "maxInlineData", 0);
+    a.comp_mask = IBV_QP_INIT_ATTR_PD;
+    a.pd = pd->pd;
+    bool extended = ReadBoolProp(init, "extended", false);
+    auto h = std::make_shared<QpHandle>();
+    h->pd = pd;
+    h->sendCq = send;
+    h->recvCq = recv;
+    if (extended) {
+      a.comp_mask |= IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
+      a.send_ops_flags = ReadU64Prop(init, "sendOpsFlags", kRcSendOps);
+      h->qp = ibv_create_qp_ex(pd->ctx->ctx, &a);
+      if (h->qp == nullptr)
+        ThrowVerbs(env, "ibv_create_qp_ex", device_, errno != 0 ? errno : EOPNOTSUPP);
+      h->qpx = ibv_qp_to_qp_ex(h->qp);
+      if (h->qpx == nullptr) ThrowVerbs(env, "ibv_qp_to_qp_ex", device_, EOPNOTSUPP);
+    } else {
+      ibv_qp_init_attr legacy{};
+      legacy.send_cq = a.send_cq;
+      legacy.recv_cq = a.recv_cq;
+      legacy.qp_type = a.qp_type;
+      legacy.sq_sig_all = a.sq_sig_all;
+      legacy.cap = a.cap;
+      h->qp = ibv_create_qp(pd->pd, &legacy);
+      if (h->qp == nullptr) ThrowVerbs(env, "ibv_create_qp", device_, errno != 0 ? errno : ENOMEM);
+      a.cap = legacy.cap;  // the provider writes back the capacities it granted
+    }
+    cap_ = a.cap;
+    qpNum_ = h->qp->qp_num;
+    handle_ = h;
+  }
+
+ private:
+  std::shared_ptr<QpHandle> Handle(const char *call) {
+    if (!handle_ || handle_->qp == nullptr) ThrowClosed(Env(), call, device_, "queue pair");
+    return handle_;
+  }
+
+  Napi::Value Closed(const Napi::CallbackInfo &info) {
+    return Napi::Boolean::New(info.Env(), !handle_ || handle_->qp == nullptr);
+  }
+  Napi::Value QpNum(const Napi::CallbackInfo &info) { return Napi::Number::New(info.Env(), qpNum_); }
+  Napi::Value Extended(const Napi::CallbackInfo &info) {
+    return Napi::Boolean::New(info.Env(), handle_ && handle_->qpx != nullptr);
+  }
+  Napi::Value CmOwned(const Napi::CallbackInfo &info) {
+    return Napi::Boolean::New(info.Env(), handle_ && handle_->cmId != nullptr);
+  }
+  Napi::Value Cap(const Napi::CallbackInfo &info) {
+    Napi::Object o = Napi::Object::New(info.Env());
+    o.Set("maxSendWr", cap_.max_send_wr);
+    o.Set("maxRecvWr", cap_.max_recv_wr);
+    o.Set("maxSendSge", cap_.max_send_sge);
+    o.Set("maxRecvSge", cap_.max_recv_sge);
+    o.Set("maxInlineData", cap_.max_inline_data);
+    return o;
+  }
+
+  Napi::Value Close(const Napi::CallbackInfo &info) {
+    Napi::Env env = info.Env();
+    if (!handle_ || handle_->qp == nullptr) return env.Undefined();
+    CheckIbv(env, "ibv_destroy_qp", device_, handle_->Destroy());
+    handle_.reset();  // releases the PD and CQs
+    return env.Undefined();
+  }
+
+  // modify(attr, mask): the mask is computed by the TS layer from the same table
+  // (src/verbs/qp-attr.ts) that names the fields; here every present field is read.
+  Napi::Value Modify(const Napi::CallbackInfo &info) {
+    Napi::Env env = info.Env();
+    auto h = Handle("ibv_modify_qp");
+    if (!info[0].IsObject()) throw Napi::TypeError::New(env, "attr must be an object");
+    Napi::Object o = info[0].As<Napi::Object>();
+    uint32_t mask = ReadU32(info[1], "mask");
+    ibv_qp_attr a{};
+    a.qp_state = static_cast<ibv_qp_state>(ReadU32Prop(o, "qpState", 0, 255));
+    a.cur_qp_state = static_cast<ibv_qp_state>(ReadU32Prop(o, "curQpState", 0, 255));
+    a.path_mtu = static_cast<ibv_mtu>(ReadU32Prop(o, "pathMtu", IBV_MTU_1024, 5));
+    a.qkey = ReadU32Prop(o, "qkey", 0);
+    a.rq_psn = ReadU32Prop(o, "rqPsn", 0, 0xffffff);
+    a.sq_psn = ReadU32Prop(o, "sqPsn", 0, 0xffffff);
+    a.dest_qp_num = ReadU32Prop(o, "destQpNum", 0, 0xffffff);
+    a.qp_access_flags = ReadU32Prop(o, "qpAccessFlags", 0);
+    a.pkey_index = static_cast<uint16_t>(ReadU32Prop(o, "pkeyIndex", 0, 0xffff));
+    a.port_num = static_cast<uint8_t>(ReadU32Prop(o, "portNum", 1, 255));
+    a.max_rd_atomic = static_cast<uint8_t>(ReadU32Prop(o, "maxRdAtomic", 0, 255));
+    a.max_dest_rd_atomic = static_cast<uint8_t>(ReadU32Prop(o, "maxDestRdAtomic", 0, 255));
+    a.min_rnr_timer = static_cast<uint8_t>(ReadU32Prop(o, "minRnrTimer", 0, 31));
+    a.timeout = static_cast<uint8_t>(ReadU32Prop(o, "timeout", 0, 31));
+    a.retry_cnt = static_cast<uint8_t>(ReadU32Prop(o, "retryCnt", 0, 7));
+    a.rnr_retry = static_cast<uint8_t>(ReadU32Prop(o, "rnrRetry", 0, 7));
+    Napi::Value ahv = o.Get("ahAttr");
+    if (ahv.IsObject()) {
+      Napi::Object ah = ahv.As<Napi::Object>();
+      a.ah_attr.dlid = static_cast<uint16_t>(ReadU32Prop(ah, "dlid", 0, 0xffff));
+      a.ah_attr.sl = static_cast<uint8_t>(ReadU32Prop(ah, "sl", 0, 15));
+      a.ah_attr.src_path_bits = static_cast<uint8_t>(ReadU32Prop(ah, "srcPathBits", 0, 127));
+      a.ah_attr.static_rate = static_cast<uint8_t>(ReadU32Prop(ah, "staticRate", 0, 255));
+      a.ah_attr.port_num = static_cast<uint8_t>(ReadU32Prop(ah, "portNum", 1, 255));
+      Napi::Value grhv = ah.Get("grh");
+      if (grhv.IsObject()) {
+        Napi::Object grh = grhv.As<Napi::Object>();
+        a.ah_attr.is_global = 1;
+        Napi::Value dgid = grh.Get("dgid");
+        if (!dgid.IsBuffer() || dgid.As<Napi::Buffer<uint8_t>>().Length() != 16)
+          throw Napi::TypeError::New(env, "grh.dgid must be a 16-byte Buffer");
+        std::memcpy(a.ah_attr.grh.dgid.raw, dgid.As<Napi::Buffer<uint8_t>>().Data(), 16);
+        a.ah_attr.grh.flow_label = ReadU32Prop(grh, "flowLabel", 0, 0xfffff);
+        a.ah_attr.grh.sgid_index = static_cast<uint8_t>(ReadU32Prop(grh, "sgidIndex", 0, 255));
+        a.ah_attr.grh.hop_limit = static_cast<uint8_t>(ReadU32Prop(grh, "hopLimit", 64, 255));
+        a.ah_attr.grh.traffic_class = static_cast<uint8_t>(ReadU32Prop(grh, "trafficClass", 0, 255));
+      }
+    }
+    CheckIbv(env, "ibv_modify_qp", device_, ibv_modify_qp(h->qp, &a, static_cast<int>(mask)));
+    return env.Undefined();
+  }
+
+  Napi::Value Query(const Napi::CallbackInfo &info) {
+    Napi::Env env = info.Env();
+    auto h = Handle("ibv_query_qp");
+    ibv_qp_attr a{};
+    ibv_qp_init_attr init{};
+    int mask = IBV_QP_STATE | IBV_QP_CUR_STATE | IBV_QP_PATH_MTU | IBV_QP_ACCESS_FLAGS |
+               IBV_QP_PORT | IBV_QP_PKEY_INDEX | IBV_QP_RQ_PSN | IBV_QP_SQ_PSN |
+               IBV_QP_DEST_QPN | IBV_QP_MAX_QP_RD_ATOMIC | IBV_QP_MAX_DEST_RD_ATOMIC |
+               IBV_QP_MIN_RNR_TIMER | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+               IBV_QP_CAP;
+    CheckIbv(env, "ibv_query_qp", device_, ibv_query_qp(h->qp, &a, mask, &init));
+    Napi::Object o = Napi::Object::New(env);
+    o.Set("qpState", static_cast<double>(a.qp_state));
+    o.Set("curQpState", static_cast<double>(a.cur_qp_state));
+    o.Set("pathMtu", static_cast<double>(a.path_mtu));
+    o.Set("qpAccessFlags", a.qp_access_flags);
+    o.Set("portNum", a.port_num);
+    o.Set("pkeyIndex", a.pkey_index);
+    o.Set("rqPsn", a.rq_psn);
+    o.Set("sqPsn", a.sq_psn);
+    o.Set("destQpNum", a.dest_qp_num);
+    o.Set("maxRdAtomic", a.max_rd_atomic);
+    o.Set("maxDestRdAtomic", a.max_dest_rd_atomic);
+    o.Set("minRnrTimer", a.min_rnr_timer);
+    o.Set("timeout", a.timeout);
+    o.Set("retryCnt", a.retry_cnt);
+    o.Set("rnrRetry", a.rnr_retry);
+    return o;
+  }
+
+  // postSend(wrs): one ibv_post_send for the whole chain (one doorbell). Throws a
+  // VerbsError whose message names the index of the refused request; the requests
+  // before it were posted (that is what the verbs contract says).
+  Napi::Value PostSend(const Napi::CallbackInfo &info) {
+    Napi::Env env = info.Env();
+    auto h = Handle("ibv_post_send");
+    if (!info[0].IsArray()) throw Napi::TypeError::New(env, "expected an array of work requests");
+    Napi::Array arr = info[0].As<Napi::Array>();
+    uint32_t n = arr.Length();
+    if (n == 0) return env.Undefined();
+    std::vector<ibv_send_wr> wrs(n);
+    std::vector<std::vector<ibv_sge>> sges(n);
+    for (uint32_t i = 0; i < n; i++) {
+      Napi::Value v = arr.Get(i);
+      if (!v.IsObject()) throw Napi::TypeError::New(env, "a work request must be an object");
+      Napi::Object o = v.As<Napi::Object>();
+      ibv_send_wr &wr = wrs[i];
+      wr.wr_id = ReadU64(o.Get("wrId"), "wrId");
+      wr.opcode = static_cast<ibv_wr_opcode>(ReadU32(o.Get("opcode"), "opcode", 255));
+      wr.send_flags = ReadU32Prop(o, "sendFlags", 0);
+      ReadSges(o.Get("sgList"), sges[i]);
+      wr.sg_list = sges[i].empty() ? nullptr : sges[i].data();
+      wr.num_sge = static_cast<int>(sges[i].size());
+      wr.imm_data = htonl(ReadU32Prop(o, "immData", 0));  // the wire carries it big-endian
+      switch (wr.opcode) {
+        case IBV_WR_ATOMIC_CMP_AND_SWP:
+        case IBV_WR_ATOMIC_FETCH_AND_ADD:
+          wr.wr.atomic.remote_addr = ReadU64Prop(o, "remoteAddr", 0);
+          wr.wr.atomic.rkey = ReadU32Prop(o, "rkey", 0);
+          wr.wr.atomic.compare_add = ReadU64Prop(o, "compareAdd", 0);
+          wr.wr.atomic.swap = ReadU64Prop(o, "swap", 0);
+          break;
+        default:
+          wr.wr.rdma.remote_addr = ReadU64Prop(o, "remoteAddr", 0);
+          wr.wr.rdma.rkey = ReadU32Prop(o, "rkey", 0);
+          break;
+      }
+      wr.next = i + 1 < n ? &wrs[i + 1] : nullptr;
+    }
+    ibv_send_wr *bad = nullptr;
+    int ret = ibv_post_send(h->qp, wrs.data(), &bad);
+    if (ret != 0) {
+      long index = bad != nullptr ? bad - wrs.data() : 0;
+      ThrowVerbs(env, "ibv_post_send", device_, ret > 0 ? ret : -ret,
+                 "work request #" + std::to_string(index) + " refused");
+    }
+    return env.Undefined();
+  }
+
+  // postSendEx(wrs): the ibv_wr_* path (ibv_wr_start .. ibv_wr_complete), extended QPs only.
+  Napi::Value PostSendEx(const Napi::CallbackInfo &info) {
+    Napi::Env env = info.Env();
+    auto h = Handle("ibv_wr_complete");
+    if (h->qpx == nullptr)
+      ThrowVerbs(env, "ibv_wr_start", device_, EOPNOTSUPP, "the QP was not created as extended");
+    if (!info[0].IsArray()) throw Napi::TypeError::New(env, "expected an array of work requests");
+    Napi::Array arr = info[0].As<Napi::Array>();
+    uint32_t n = arr.Length();
+    // Parse everything first so a bad argument never leaves a half-built batch.
+    struct Parsed {
+      uint64_t wrId, remoteAddr, compareAdd, swap;
+      uint32_t opcode, flags, rkey, imm;
+      std::vector<ibv_sge> sges;
+      uint64_t atomicValue;
+    };
+    std::vector<Parsed> ps(n);
+    for (uint32_t i = 0; i < n; i++) {
+      Napi::Value v = arr.Get(i);
+      if (!v.IsObject()) throw Napi::TypeError::New(env, "a work request must be an object");
+      Napi::Object o = v.As<Napi::Object>();
+      Parsed &p = ps[i];
+      p.wrId = ReadU64(o.Get("wrId"), "wrId");
+      p.opcode = ReadU32(o.Get("opcode"), "opcode", 255);
+      p.flags = ReadU32Prop(o, "sendFlags", 0);
+      p.remoteAddr = ReadU64Prop(o, "remoteAddr", 0);
+      p.rkey = ReadU32Prop(o, "rkey", 0);
+      p.compareAdd = ReadU64Prop(o, "compareAdd", 0);
+      p.swap = ReadU64Prop(o, "swap", 0);
+      p.imm = ReadU32Prop(o, "immData", 0);
+      p.atomicValue = ReadU64Prop(o, "atomicValue", 0);
+      ReadSges(o.Get("sgList"), p.sges);
+    }
+    if (n == 0) return env.Undefined();
+    ibv_qp_ex *q = h->qpx;
+    ibv_wr_start(q);
+    for (uint32_t i = 0; i < n; i++) {
+      Parsed &p = ps[i];
+      q->wr_id = p.wrId;
+      q->wr_flags = p.flags & ~static_cast<unsigned>(IBV_SEND_INLINE);
+      switch (p.opcode) {
+        case IBV_WR_RDMA_WRITE: ibv_wr_rdma_write(q, p.rkey, p.remoteAddr); break;
+        case IBV_WR_RDMA_WRITE_WITH_IMM: ibv_wr_rdma_write_imm(q, p.rkey, p.remoteAddr, htonl(p.imm)); break;
+        case IBV_WR_SEND: ibv_wr_send(q); break;
+        case IBV_WR_SEND_WITH_IMM: ibv_wr_send_imm(q, htonl(p.imm)); break;
+        case IBV_WR_RDMA_READ: ibv_wr_rdma_read(q, p.rkey, p.remoteAddr); break;
+        case IBV_WR_ATOMIC_CMP_AND_SWP:
+          ibv_wr_atomic_cmp_swp(q, p.rkey, p.remoteAddr, p.compareAdd, p.swap);
+          break;
+        case IBV_WR_ATOMIC_FETCH_AND_ADD:
+          ibv_wr_atomic_fetch_add(q, p.rkey, p.remoteAddr, p.compareAdd);
+          break;
+        case IBV_WR_ATOMIC_WRITE:
+          // The provider copies the 8 bytes into the WQE now (host order in memory).
+          ibv_wr_atomic_write(q, p.rkey, p.remoteAddr, &p.atomicValue);
+          break;
+        default:
+          ibv_wr_abort(q);
+          ThrowVerbs(env, "ibv_wr_start", device_, EINVAL,
+                     "opcode " + std::to_string(p.opcode) + " has no ibv_wr_* builder here");
+      }
+      if (p.opcode == IBV_WR_ATOMIC_WRITE) continue;  // carries its payload itself
+      if (p.flags & IBV_SEND_INLINE) {
+        std::vector<ibv_data_buf> bufs;
+        for (const ibv_sge &s : p.sges)
+          bufs.push_back({reinterpret_cast<void *>(static_cast<uintptr_t>(s.addr)), s.length});
+        ibv_wr_set_inline_data_list(q, bufs.size(), bufs.data());
+      } else {
+        ibv_wr_set_sge_list(q, p.sges.size(), p.sges.data());
+      }
+    }
+    CheckIbv(env, "ibv_wr_complete", device_, ibv_wr_complete(q));
+    return env.Undefined();
+  }
+
+  Napi::Value PostRecv(const Napi::CallbackInfo &info) {
+    Napi::Env env = info.Env();
+    auto h = Handle("ibv_post_recv");
+    if (!info[0].IsArray()) throw Napi::TypeError::New(env, "expected an array of receive requests");
+    Napi::Array arr = info[0].As<Napi::Array>();
+    uint32_t n = arr.Length();
+    if (n == 0) return env.Undefined();
+    std::vector<ibv_recv_wr> wrs(n);
+    std::vector<std::vector<ibv_sge>> sges(n);
+    for (uint32_t i = 0; i < n; i++) {
+      Napi::Value v = arr.Get(i);
+      if (!v.IsObject()) throw Napi::TypeError::New(env, "a receive request must be an object");
+      Napi::Object o = v.As<Napi::Object>();
+      wrs[i].wr_id = ReadU64(o.Get("wrId"), "wrId");
+      ReadSges(o.Get("sgList"), sges[i]);
+      wrs[i].sg_list = sges[i].empty() ? nullptr : sges[i].data();
+      wrs[i].num_sge = static_cast<int>(sges[i].size());
+      wrs[i].next = i + 1 < n ? &wrs[i + 1] : nullptr;
+    }
+    ibv_recv_wr *bad = nullptr;
+    int ret = ibv_post_recv(h->qp, wrs.data(), &bad);
+    if (ret != 0) {
+      long index = bad != nullptr ? bad - wrs.data() : 0;
+      ThrowVerbs(env, "ibv_post_recv", device_, ret > 0 ? ret : -ret,
+                 "receive request #" + std::to_string(index) + " refused");
+    }
+    return env.Undefined();
+  }
+
+  std::shared_ptr<QpHandle> handle_;
+  std::string device_;
+  uint32_t qpNum_ = 0;
+  ibv_qp_cap cap_{};
+};
+
+}  // namespace
+
+Napi::Object NewCmQpObject(Napi::Env env, const CmIdPtr &id, const PdPtr &pd, const CqPtr &send,
+                           const CqPtr &recv) {
+  AddonData *data = env.GetInstanceData<AddonData>();
+  auto h = std::make_shared<QpHandle>();
+  h->qp = id->id->qp;
+  h->pd = pd;
+  h->sendCq = send;
+  h->recvCq = recv;
+  h->cmId = id;
+  return data->qpCtor.New({Napi::External<std::shared_ptr<QpHandle>>::New(env, &h)});
+}
+
+void RegisterQp(Napi::Env env, Napi::Object exports) {
+  AddonData *data = env.GetInstanceData<AddonData>();
+  Napi::Function ctor = Qp::Init(env);
+  data->qpCtor = Napi::Persistent(ctor);
+  exports.Set("NativeQp", ctor);
+}
+
+}  // namespace rdma_interop
