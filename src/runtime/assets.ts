@@ -31,8 +31,10 @@ export function findGuestAssets(kernelDir?: string): GuestAssets {
   const real = realpathSync(dir);
   return {
     kernelRelease: basename(real),
-    packageVersion: readFileSync(stamp, 'utf8').trim(),
-    kernel: join(real, 'vmlinuz'),
+    packageVersion: readFileSync(stamp, 'utf8').trim().split(' ')[0] ?? '',
+    // The ELF vmlinux boots through its PVH entry, about twice as fast under TCG; the
+    // bzImage is the fallback when no ELF payload could be extracted.
+    kernel: existsSync(join(real, 'vmlinux')) ? join(real, 'vmlinux') : join(real, 'vmlinuz'),
     initramfs: join(real, 'initramfs.cpio.gz'),
     modulesRoot: join(real, 'root'),
   };
