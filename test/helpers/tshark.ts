@@ -33,15 +33,38 @@ export interface TsharkOptions {
   readonly decodeAs?: readonly string[];
   /** A display filter (`-Y`). */
   readonly filter?: string;
-  /** Enable heuristic dissectors (`--enable-heuristic`), e.g. `iwarp_mpa_tcp`... */
+  /** Heuristic dissectors to enable (`--enable-heuristic`). */
   readonly enableHeuristics?: readonly string[];
+  /**
+   * Protocols to disable (`--disable-protocol`). Payload heuristics such as `rpcordma`
+   * or `iser` may claim test payloads: see {@link INFINIBAND_PAYLOAD_PROTOCOLS}.
+   */
+  readonly disableProtocols?: readonly string[];
 }
+
+/**
+ * Protocols whose heuristics tshark 4.0 tries on InfiniBand/RoCE payloads
+ * (`tshark -G heuristic-decodes`, minus `ethertype`, which Ethernet needs); disable them so
+ * arbitrary test payloads stay `data` (RPCoRDMA otherwise throws "Malformed Packet").
+ */
+export const INFINIBAND_PAYLOAD_PROTOCOLS: readonly string[] = [
+  'smc',
+  'smb_direct',
+  'rpcordma',
+  'nvme-rdma',
+  'lnet',
+  'iser',
+  'eoib',
+  'infiniband_sdp',
+  'fcoib',
+];
 
 function commonArgs(file: string, o: TsharkOptions): string[] {
   const args = ['-r', file, '-n'];
   for (const p of o.prefs ?? []) args.push('-o', p);
   for (const d of o.decodeAs ?? []) args.push('-d', d);
   for (const h of o.enableHeuristics ?? []) args.push('--enable-heuristic', h);
+  for (const p of o.disableProtocols ?? []) args.push('--disable-protocol', p);
   if (o.filter !== undefined) args.push('-Y', o.filter);
   return args;
 }
