@@ -426,3 +426,24 @@ export function atomicOpcodeOf(kind: AtomicOperationKind): AtomicOpcodeInfo {
   if (row === undefined) throw new Error(`no AOpCode row for kind '${kind}'`);
   return row;
 }
+
+/**
+ * Fixed length of each RDMAP header after the DDP header, in bytes (undefined: variable,
+ * parsed field by field). RFC 5040 §4.4 (Read Request, 28), RFC 7306 §5.2.1 Figure 4
+ * (Atomic Request, 52), §5.2.2 (Atomic Response: Original Request Identifier + Original
+ * Remote Data Value, 12), §6.3 (Immediate Data, 8), V2 draft §6.1 (Read V2 Request, 16).
+ */
+export const RDMAP_HEADER_LENGTHS: Readonly<Record<RdmapHeaderKind, number | undefined>> = {
+  none: 0,
+  'read-request': 28,
+  terminate: undefined,
+  'immediate-data': 8,
+  'atomic-request': 52,
+  'atomic-response': 12,
+  'read-v2-request': 16,
+  // V2 draft §5.3: the L = 1 segment carries exactly the 8 bytes of immediate data.
+  'send-immediate': undefined,
+};
+
+/** Length of the Immediate Data (RFC 7306 §6.3, V2 draft §5.3). */
+export const IMMEDIATE_DATA_LENGTH = 8;
