@@ -14,6 +14,9 @@ import type { WcStatus } from '../verbs-model/wc-status.js';
 
 /** Failures detected by the Responder / Data Sink on an incoming message. */
 export type EngineFailure =
+  | 'invalid-ddp-version'
+  | 'invalid-qn'
+  | 'msn-out-of-range'
   | 'invalid-rdmap-version'
   | 'unexpected-opcode'
   | 'unsupported-atomic-opcode'
@@ -26,8 +29,13 @@ export type EngineFailure =
   | 'access-rights'
   | 'to-wrap'
   | 'base-bounds'
+  | 'ddp-invalid-stag'
+  | 'ddp-stag-not-associated'
+  | 'ddp-to-wrap'
+  | 'ddp-base-bounds'
+  | 'stag-cannot-be-invalidated'
   | 'misaligned-atomic'
-  | 'unexpected-atomic-response';
+  | 'unexpected-response';
 
 /** One row: what the failure becomes on each transport, with its justification. */
 export interface FailureRow {
@@ -57,6 +65,35 @@ const INCOMING = RFC7306_HEADER_COPY_RULES[1]!;
  * §8.2: DDP fields, RDMA OpCode, RDMA Version, then the atomic-specific checks).
  */
 export const FAILURE_TABLE: readonly FailureRow[] = [
+  {
+    failure: 'invalid-ddp-version',
+    terminateCodeId: 'ddp.untagged.invalid-version',
+    source: 'RFC 7306 §8.2 ("The DDP layer MUST validate all DDP Segment fields"), RFC 5041 §7.2',
+    copiesDdpHeader: true,
+    copiesRdmaHeader: false,
+    roceNak: 'INVALID_REQUEST',
+    roceRequesterStatus: 'IBV_WC_REM_INV_REQ_ERR',
+  },
+  {
+    failure: 'invalid-qn',
+    terminateCodeId: 'ddp.untagged.invalid-qn',
+    source:
+      'RFC 7306 §8.2 (DDP fields), RFC 7306 §4.1 Figure 2 (queue of each opcode), RFC 5041 §7.2 Invalid QN',
+    copiesDdpHeader: true,
+    copiesRdmaHeader: false,
+    roceNak: 'INVALID_REQUEST',
+    roceRequesterStatus: 'IBV_WC_REM_INV_REQ_ERR',
+  },
+  {
+    failure: 'msn-out-of-range',
+    terminateCodeId: 'ddp.untagged.invalid-msn-range',
+    source:
+      'RFC 5041 §5.3/§7.2: untagged messages are sequenced by MSN per queue; an MSN outside the expected range is Untagged Buffer Error 0x03',
+    copiesDdpHeader: true,
+    copiesRdmaHeader: false,
+    roceNak: 'PSN_SEQUENCE_ERROR',
+    roceRequesterStatus: undefined,
+  },
   {
     failure: 'invalid-rdmap-version',
     terminateCodeId: 'rdmap.operation.invalid-version',
@@ -171,6 +208,53 @@ export const FAILURE_TABLE: readonly FailureRow[] = [
     roceRequesterStatus: 'IBV_WC_REM_ACCESS_ERR',
   },
   {
+    failure: 'ddp-invalid-stag',
+    terminateCodeId: 'ddp.tagged.invalid-stag',
+    source:
+      'RFC 5041 §7.1 (tagged placement of an RDMA Write is checked by DDP), Tagged Buffer Error 0x00',
+    copiesDdpHeader: true,
+    copiesRdmaHeader: false,
+    roceNak: 'REMOTE_ACCESS_ERROR',
+    roceRequesterStatus: 'IBV_WC_REM_ACCESS_ERR',
+  },
+  {
+    failure: 'ddp-stag-not-associated',
+    terminateCodeId: 'ddp.tagged.stag-not-associated',
+    source: 'RFC 5041 §7.1 Tagged Buffer Error 0x02',
+    copiesDdpHeader: true,
+    copiesRdmaHeader: false,
+    roceNak: 'REMOTE_ACCESS_ERROR',
+    roceRequesterStatus: 'IBV_WC_REM_ACCESS_ERR',
+  },
+  {
+    failure: 'ddp-to-wrap',
+    terminateCodeId: 'ddp.tagged.to-wrap',
+    source: 'RFC 5041 §7.1 Tagged Buffer Error 0x03',
+    copiesDdpHeader: true,
+    copiesRdmaHeader: false,
+    roceNak: 'REMOTE_ACCESS_ERROR',
+    roceRequesterStatus: 'IBV_WC_REM_ACCESS_ERR',
+  },
+  {
+    failure: 'ddp-base-bounds',
+    terminateCodeId: 'ddp.tagged.base-or-bounds',
+    source: 'RFC 5041 §7.1 Tagged Buffer Error 0x01',
+    copiesDdpHeader: true,
+    copiesRdmaHeader: false,
+    roceNak: 'REMOTE_ACCESS_ERROR',
+    roceRequesterStatus: 'IBV_WC_REM_ACCESS_ERR',
+  },
+  {
+    failure: 'stag-cannot-be-invalidated',
+    terminateCodeId: 'rdmap.operation.stag-cannot-be-invalidated',
+    source:
+      'RFC 5040 §4.8 Remote Operation Error 0x09 (Send with Invalidate of an unknown or invalid STag)',
+    copiesDdpHeader: true,
+    copiesRdmaHeader: false,
+    roceNak: 'INVALID_REQUEST',
+    roceRequesterStatus: 'IBV_WC_REM_INV_REQ_ERR',
+  },
+  {
     failure: 'misaligned-atomic',
     terminateCodeId: 'rdmap.operation.catastrophic-stream',
     source:
@@ -181,7 +265,7 @@ export const FAILURE_TABLE: readonly FailureRow[] = [
     roceRequesterStatus: 'IBV_WC_REM_INV_REQ_ERR',
   },
   {
-    failure: 'unexpected-atomic-response',
+    failure: 'unexpected-response',
     terminateCodeId: 'rdmap.operation.unexpected-opcode',
     source:
       'RFC 7306 §5.2.2 ("when an invalid Atomic Operation Response Message is delivered ... an error is surfaced"): no outstanding request with that MSN',
@@ -209,4 +293,18 @@ export function terminateCodeOf(failure: EngineFailure): TerminateCodeInfo {
   const code = terminateCodeById(id);
   if (code === undefined) throw new Error(`terminate code '${id}' missing from the codec table`);
   return code;
+}
+
+/**
+ * The failure for a refused tagged access, by the layer that checks it: STag and offset
+ * of RDMA Write / Read Response segments are DDP fields (RFC 5041 §7.1); those of Read
+ * and Atomic Requests are RDMAP header fields (RFC 5040 §4.8 Remote Protection Error).
+ * Access rights are an RDMAP notion on both paths (RFC 5040 §4.8 code 0x02).
+ */
+export function taggedAccessFailure(
+  failure: 'invalid-stag' | 'stag-not-associated' | 'access-rights' | 'to-wrap' | 'base-bounds',
+  checkedBy: 'ddp' | 'rdmap',
+): EngineFailure {
+  if (checkedBy === 'rdmap' || failure === 'access-rights') return failure;
+  return `ddp-${failure}`;
 }

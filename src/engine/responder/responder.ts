@@ -1,0 +1,490 @@
+/**
+ * The reference Responder / Data Sink of one RDMAP Stream: takes incoming RDMAP messages
+ * (already decoded by the codec) and produces what an RFC 7306 RNIC does — placements,
+ * receive completions, Atomic / Read Responses, or a Terminate. Deterministic, no I/O.
+ *
+ * Processing order per message (RFC 7306 §8.2): DDP fields (version, queue number, MSN),
+ * RDMA OpCode, RDMA Version, then the operation's own checks. The first failure ends the
+ * stream with a Terminate (RFC 5040 §7); nothing is half-applied.
+ */
+
+import { makeAtomicResponse, makeReadResponse } from '../../codec/iwarp/build.js';
+import { DDP_VERSION } from '../../codec/iwarp/ddp.js';
+import type {
+  AtomicRequest,
+  ImmediateData,
+  RdmapMessage,
+  RdmaReadRequest,
+  RdmaWrite,
+  ReadV2Request,
+  Send,
+  SendWithImmediate,
+  Terminate,
+} from '../../codec/iwarp/messages.js';
+import {
+  acceptedQueueNumbers,
+  atomicOpcodeInfo,
+  rdmapOpcodeOf,
+} from '../../codec/iwarp/opcodes.js';
+import {
+  DEFAULT_IWARP_PROFILE,
+  type IwarpProfile,
+  PROFILE_RDMA_VERSION,
+} from '../../codec/iwarp/profiles.js';
+import { type EngineFailure, taggedAccessFailure } from '../errors/failure-table.js';
+import { buildTerminate } from '../errors/terminate.js';
+import type { StreamIdentity, TaggedBufferTable } from '../memory/tagged-buffer.js';
+import { makeReadV2Response } from '../wire/build.js';
+import { executeAtomic } from './execute-atomic.js';
+import type { Placement, ReceiveBuffer, ReceiveCompletion, ResponderResult } from './types.js';
+
+/** How a Responder is set up. */
+export interface ResponderOptions {
+  /** Which document to follow; `rfc7306` by default. */
+  readonly profile?: IwarpProfile;
+  readonly stream: StreamIdentity;
+  /** The Tagged Buffers (shared by every stream of the RNIC). */
+  readonly buffers: TaggedBufferTable;
+  /**
+   * Inbound RDMA Read Queue Depth: QN 1 buffers for Read *and* Atomic Requests together
+   * (RFC 7306 §5.2: atomics reuse the ORD/IRD flow control of RDMA Reads).
+   */
+  readonly ird: number;
+  /** False models a peer without RFC 7306 Atomics (e.g. Linux siw). Default true. */
+  readonly supportsAtomics?: boolean;
+  /** False models a peer without RFC 7306 Immediate Data (e.g. Linux siw). Default true. */
+  readonly supportsImmediateData?: boolean;
+  /**
+   * When false, Read / Atomic Requests stay queued until `processRequests()`, so a test
+   * can observe the IRD limit. Default true (processed as soon as Delivered).
+   */
+  readonly processOnDelivery?: boolean;
+}
+
+/** A queued inbound Read / Atomic Request (one QN 1 buffer each). */
+interface PendingRequest {
+  readonly message: AtomicRequest | RdmaReadRequest | ReadV2Request;
+  readonly bytes: Uint8Array | undefined;
+}
+
+/** One message being assembled on QN 0 (segments share an MSN until L = 1). */
+interface InboundUntagged {
+  readonly buffer: ReceiveBuffer;
+  readonly data: Uint8Array;
+  length: number;
+}
+
+const IMMEDIATE_KINDS = new Set<RdmapMessage['kind']>([
+  'immediate-data',
+  'immediate-data-se',
+  'send-immediate',
+  'send-invalidate-immediate',
+  'send-se-immediate',
+  'send-invalidate-se-immediate',
+]);
+
+/** The Responder of one RDMAP Stream. */
+export class Responder {
+  readonly profile: IwarpProfile;
+  readonly #options: ResponderOptions;
+  readonly #receiveQueue: ReceiveBuffer[] = [];
+  readonly #pending: PendingRequest[] = [];
+  /** Next expected MSN per incoming untagged queue (RFC 5041 §5.3: MSN starts at 1). */
+  readonly #expectedMsn = new Map<number, number>([
+    [0, 1],
+    [1, 1],
+    [2, 1],
+  ]);
+  /** Next MSN per outgoing untagged queue. */
+  readonly #outgoingMsn = new Map<number, number>([
+    [2, 1],
+    [3, 1],
+  ]);
+  #inbound: InboundUntagged | undefined;
+  #terminated = false;
+  #peerTerminate: Terminate | undefined;
+
+  constructor(options: ResponderOptions) {
+    this.#options = options;
+    this.profile = options.profile ?? DEFAULT_IWARP_PROFILE;
+  }
+
+  /** True once a Terminate was sent or received: the stream accepts nothing more. */
+  get terminated(): boolean {
+    return this.#terminated;
+  }
+
+  /** The Terminate received from the peer, if any. */
+  get peerTerminate(): Terminate | undefined {
+    return this.#peerTerminate;
+  }
+
+  /** Number of Read / Atomic Requests holding a QN 1 buffer. */
+  get pendingRequests(): number {
+    return this.#pending.length;
+  }
+
+  /** Posts an untagged receive buffer on QN 0 (consumed in order by Sends / Immediate Data). */
+  postReceive(buffer: ReceiveBuffer): void {
+    this.#receiveQueue.push(buffer);
+  }
+
+  /** Number of posted, unconsumed receive buffers. */
+  get postedReceives(): number {
+    return this.#receiveQueue.length;
+  }
+
+  /**
+   * Handles one incoming DDP segment. `bytes` is the segment as received (optional; used
+   * for the exact Immediate Data length check and the Terminate header copy).
+   */
+  receive(message: RdmapMessage, bytes?: Uint8Array): ResponderResult {
+    if (this.#terminated) return ignored();
+    const out = new Collector();
+    const failure = this.#validate(message, bytes);
+    if (failure !== undefined) return this.#terminate(out, failure, message, bytes);
+    const result = this.#dispatch(message, bytes, out);
+    if (result !== undefined) return this.#terminate(out, result, message, bytes);
+    if (message.kind === 'terminate') return out.result('peer-terminated');
+    if (this.#options.processOnDelivery !== false) return this.#process(out);
+    return out.result('accepted');
+  }
+
+  /** Processes every queued Read / Atomic Request in the order Delivered (RFC 7306 §5.2.1). */
+  processRequests(): ResponderResult {
+    if (this.#terminated) return ignored();
+    return this.#process(new Collector());
+  }
+
+  // ------------------------------------------------------------------------------------
+
+  #validate(message: RdmapMessage, bytes: Uint8Array | undefined): EngineFailure | undefined {
+    // RFC 7306 §8.2: "The DDP layer MUST validate all DDP Segment fields."
+    if (message.control.ddpVersion !== DDP_VERSION) return 'invalid-ddp-version';
+    const info = rdmapOpcodeOf(message.kind);
+    if (!message.ddp.tagged) {
+      if (!acceptedQueueNumbers(info.opcode, this.profile).includes(message.ddp.queueNumber))
+        return 'invalid-qn';
+      const expected = this.#expectedMsn.get(message.ddp.queueNumber);
+      if (expected !== message.ddp.messageSequenceNumber) return 'msn-out-of-range';
+    }
+    // RFC 7306 §8.2: "The RDMA OpCode MUST be valid." An opcode outside the profile, or an
+    // extension this RNIC does not implement, is Unexpected OpCode (RFC 7306 §1.1).
+    if (!info.profiles.includes(this.profile)) return 'unexpected-opcode';
+    if (message.kind === 'atomic-request' || message.kind === 'atomic-response') {
+      if (this.#options.supportsAtomics === false) return 'unexpected-opcode';
+    }
+    if (IMMEDIATE_KINDS.has(message.kind) && this.#options.supportsImmediateData === false)
+      return 'unexpected-opcode';
+    // RFC 7306 §8.2: "The RDMA Version MUST be valid."
+    if (message.control.rdmaVersion !== PROFILE_RDMA_VERSION[this.profile])
+      return 'invalid-rdmap-version';
+    // RFC 7306 §6.3: "The Remote Peer MUST check that Immediate Data ... include exactly
+    // 8 bytes of data from the DDP layer." Only checkable on the raw segment.
+    if (
+      (message.kind === 'immediate-data' || message.kind === 'immediate-data-se') &&
+      bytes !== undefined &&
+      bytes.length !== 18 + 8
+    )
+      return 'immediate-data-length';
+    return undefined;
+  }
+
+  #dispatch(
+    message: RdmapMessage,
+    bytes: Uint8Array | undefined,
+    out: Collector,
+  ): EngineFailure | undefined {
+    switch (message.kind) {
+      case 'rdma-write':
+        return this.#write(message, out);
+      case 'send':
+      case 'send-invalidate':
+      case 'send-se':
+      case 'send-se-invalidate':
+        return this.#send(message, out);
+      case 'immediate-data':
+      case 'immediate-data-se':
+        return this.#immediate(message, out);
+      case 'send-immediate':
+      case 'send-invalidate-immediate':
+      case 'send-se-immediate':
+      case 'send-invalidate-se-immediate':
+        return this.#sendWithImmediate(message, out);
+      case 'atomic-request':
+      case 'rdma-read-request':
+      case 'read-v2-request':
+        return this.#queueRequest(message, bytes);
+      case 'terminate':
+        this.#advanceMsn(message.ddp);
+        this.#terminated = true;
+        this.#peerTerminate = message;
+        return undefined;
+      // Responses travel to the Requester; arriving here they answer nothing.
+      case 'atomic-response':
+      case 'rdma-read-response':
+      case 'read-v2-response':
+        return 'unexpected-response';
+    }
+  }
+
+  #write(message: RdmaWrite, out: Collector): EngineFailure | undefined {
+    const { stag, taggedOffset } = message.ddp;
+    const check = this.#options.buffers.check(
+      this.#options.stream,
+      stag,
+      taggedOffset,
+      message.payload.length,
+      'IBV_ACCESS_REMOTE_WRITE',
+    );
+    if (!check.ok) return taggedAccessFailure(check.failure, 'ddp');
+    check.access.buffer.memory.set(message.payload, check.access.offset);
+    out.placements.push({ stag, taggedOffset, length: message.payload.length });
+    return undefined;
+  }
+
+  /** Takes (or continues) the receive buffer of the current QN 0 message. */
+  #inboundBuffer(): InboundUntagged | undefined {
+    if (this.#inbound !== undefined) return this.#inbound;
+    const buffer = this.#receiveQueue.shift();
+    if (buffer === undefined) return undefined;
+    this.#inbound = { buffer, data: new Uint8Array(buffer.length), length: 0 };
+    return this.#inbound;
+  }
+
+  /** Places untagged payload at its Message Offset (RFC 5041 §4.3). */
+  #placeUntagged(
+    inbound: InboundUntagged,
+    messageOffset: number,
+    payload: Uint8Array,
+  ): EngineFailure | undefined {
+    // RFC 5041 §7.2 code 0x05: DDP Message too long for available buffer.
+    if (messageOffset + payload.length > inbound.buffer.length) return 'message-too-long';
+    inbound.data.set(payload, messageOffset);
+    inbound.length = Math.max(inbound.length, messageOffset + payload.length);
+    return undefined;
+  }
+
+  #send(message: Send, out: Collector): EngineFailure | undefined {
+    const inbound = this.#inboundBuffer();
+    if (inbound === undefined) return 'no-receive-buffer';
+    const placed = this.#placeUntagged(inbound, message.ddp.messageOffset, message.payload);
+    if (placed !== undefined) return placed;
+    if (!message.ddp.last) return undefined;
+    const invalidates = rdmapOpcodeOf(message.kind).invalidatesSTag;
+    let invalidatedSTag: number | undefined;
+    if (invalidates) {
+      const target = this.#options.buffers.get(message.invalidateSTag);
+      if (target === undefined || target.protectionDomain !== this.#options.stream.protectionDomain)
+        return 'stag-cannot-be-invalidated';
+      if (!this.#options.buffers.invalidate(message.invalidateSTag))
+        return 'stag-cannot-be-invalidated';
+      invalidatedSTag = message.invalidateSTag;
+    }
+    this.#complete(out, message, inbound, undefined, invalidatedSTag);
+    return undefined;
+  }
+
+  #immediate(message: ImmediateData, out: Collector): EngineFailure | undefined {
+    // RFC 7306 §6.3: one Immediate Data Message consumes one Untagged Buffer on QN 0.
+    const inbound = this.#inboundBuffer();
+    if (inbound === undefined) return 'no-receive-buffer';
+    const bytes = new Uint8Array(8);
+    new DataView(bytes.buffer).setBigUint64(0, message.immediateData, false);
+    const placed = this.#placeUntagged(inbound, 0, bytes);
+    if (placed !== undefined) return placed;
+    this.#complete(out, message, inbound, message.immediateData, undefined);
+    return undefined;
+  }
+
+  #sendWithImmediate(message: SendWithImmediate, out: Collector): EngineFailure | undefined {
+    const inbound = this.#inboundBuffer();
+    if (inbound === undefined) return 'no-receive-buffer';
+    if (!message.ddp.last) {
+      return this.#placeUntagged(inbound, message.ddp.messageOffset, message.payload);
+    }
+    // V2 draft §5.3: the segment with L = 1 carries the immediate data and nothing else.
+    if (message.immediateData === undefined || message.payload.length > 0)
+      return 'immediate-data-length';
+    let invalidatedSTag: number | undefined;
+    if (rdmapOpcodeOf(message.kind).invalidatesSTag) {
+      const target = this.#options.buffers.get(message.invalidateSTag);
+      if (
+        target === undefined ||
+        target.protectionDomain !== this.#options.stream.protectionDomain ||
+        !this.#options.buffers.invalidate(message.invalidateSTag)
+      )
+        return 'stag-cannot-be-invalidated';
+      invalidatedSTag = message.invalidateSTag;
+    }
+    this.#complete(out, message, inbound, message.immediateData, invalidatedSTag);
+    return undefined;
+  }
+
+  #complete(
+    out: Collector,
+    message: Send | ImmediateData | SendWithImmediate,
+    inbound: InboundUntagged,
+    immediateData: bigint | undefined,
+    invalidatedSTag: number | undefined,
+  ): void {
+    this.#inbound = undefined;
+    this.#advanceMsn(message.ddp);
+    out.completions.push({
+      receiveId: inbound.buffer.id,
+      messageKind: message.kind,
+      byteLength: inbound.length,
+      data: inbound.data.slice(0, inbound.length),
+      immediateData,
+      invalidatedSTag,
+      solicitedEvent: rdmapOpcodeOf(message.kind).solicitedEvent,
+    });
+  }
+
+  #advanceMsn(ddp: RdmapMessage['ddp']): void {
+    if (ddp.tagged || !ddp.last) return;
+    const next = ((this.#expectedMsn.get(ddp.queueNumber) ?? 1) + 1) >>> 0;
+    this.#expectedMsn.set(ddp.queueNumber, next);
+  }
+
+  #queueRequest(
+    message: AtomicRequest | RdmaReadRequest | ReadV2Request,
+    bytes: Uint8Array | undefined,
+  ): EngineFailure | undefined {
+    // RFC 7306 §5.2 / §5.2.2: Read and Atomic Requests share the QN 1 buffers (IRD).
+    if (this.#pending.length >= this.#options.ird) return 'ird-exceeded';
+    if (message.kind === 'atomic-request') {
+      // RFC 7306 §5.2.1 item 5: an unsupported AOpCode MUST surface an error.
+      const aop = atomicOpcodeInfo(message.aOpCode);
+      if (aop === undefined || !aop.profiles.includes(this.profile))
+        return 'unsupported-atomic-opcode';
+    }
+    this.#advanceMsn(message.ddp);
+    this.#pending.push({ message, bytes });
+    return undefined;
+  }
+
+  /** Runs queued requests in order; RFC 7306 §5.2.2 item 6: responses leave in that order. */
+  #process(out: Collector): ResponderResult {
+    while (this.#pending.length > 0) {
+      const request = this.#pending[0]!;
+      const failure = this.#execute(request.message, out);
+      if (failure !== undefined)
+        return this.#terminate(out, failure, request.message, request.bytes);
+      this.#pending.shift();
+    }
+    return out.result('accepted');
+  }
+
+  #execute(
+    message: AtomicRequest | RdmaReadRequest | ReadV2Request,
+    out: Collector,
+  ): EngineFailure | undefined {
+    const { buffers, stream } = this.#options;
+    if (message.kind === 'atomic-request') {
+      const check = buffers.check(
+        stream,
+        message.remoteSTag,
+        message.remoteTaggedOffset,
+        8,
+        'IBV_ACCESS_REMOTE_ATOMIC',
+      );
+      if (!check.ok) return taggedAccessFailure(check.failure, 'rdmap');
+      // RFC 7306 §8.2: the ULP Buffer address MUST be 64-bit aligned, else Remote
+      // Operation Error / Catastrophic error, localized to RDMAP Stream; memory untouched.
+      if ((check.access.address & 7n) !== 0n) return 'misaligned-atomic';
+      const kind = atomicOpcodeInfo(message.aOpCode)!.kind;
+      const { original } = executeAtomic(kind, check.access, message);
+      out.sent.push(
+        makeAtomicResponse(
+          {
+            messageSequenceNumber: this.#nextOutgoingMsn(3),
+            originalRequestIdentifier: message.requestIdentifier,
+            originalRemoteDataValue: original,
+          },
+          this.profile,
+        ),
+      );
+      return undefined;
+    }
+    const check = buffers.check(
+      stream,
+      message.sourceSTag,
+      message.sourceTaggedOffset,
+      message.readSize,
+      'IBV_ACCESS_REMOTE_READ',
+    );
+    if (!check.ok) return taggedAccessFailure(check.failure, 'rdmap');
+    const { memory } = check.access.buffer;
+    const data = memory.slice(check.access.offset, check.access.offset + message.readSize);
+    if (message.kind === 'rdma-read-request') {
+      out.sent.push(
+        makeReadResponse(
+          { stag: message.sinkSTag, taggedOffset: message.sinkTaggedOffset, payload: data },
+          this.profile,
+        ),
+      );
+    } else {
+      // V2 draft §6: the Read V2 Response is untagged on QN 3.
+      out.sent.push(makeReadV2Response(this.#nextOutgoingMsn(3), data));
+    }
+    return undefined;
+  }
+
+  #nextOutgoingMsn(queue: number): number {
+    const msn = this.#outgoingMsn.get(queue) ?? 1;
+    this.#outgoingMsn.set(queue, (msn + 1) >>> 0);
+    return msn;
+  }
+
+  #terminate(
+    out: Collector,
+    failure: EngineFailure,
+    message: RdmapMessage,
+    bytes: Uint8Array | undefined,
+  ): ResponderResult {
+    const terminate = buildTerminate(this.profile, this.#nextOutgoingMsn(2), failure, {
+      message,
+      ...(bytes === undefined ? {} : { bytes }),
+    });
+    this.#terminated = true;
+    this.#pending.length = 0;
+    out.sent.push(terminate);
+    return out.result('terminated', failure, terminate);
+  }
+}
+
+/** Accumulates one call's outputs. */
+class Collector {
+  readonly sent: RdmapMessage[] = [];
+  readonly completions: ReceiveCompletion[] = [];
+  readonly placements: Placement[] = [];
+
+  result(
+    outcome: ResponderResult['outcome'],
+    failure?: EngineFailure,
+    terminate?: Terminate,
+  ): ResponderResult {
+    return {
+      outcome,
+      sent: this.sent,
+      completions: this.completions,
+      placements: this.placements,
+      failure,
+      terminate,
+      ignoredReason: undefined,
+    };
+  }
+}
+
+function ignored(): ResponderResult {
+  return {
+    outcome: 'ignored',
+    sent: [],
+    completions: [],
+    placements: [],
+    failure: undefined,
+    terminate: undefined,
+    ignoredReason: 'stream-terminated',
+  };
+}
