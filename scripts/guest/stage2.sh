@@ -19,7 +19,8 @@ mountpoint -q /dev || mount -t devtmpfs dev /dev
 mkdir -p /dev/pts /dev/shm
 mount -t devpts devpts /dev/pts
 mount -t tmpfs tmpfs /dev/shm
-mount -t tmpfs tmpfs /tmp
+# No tmpfs over /tmp: the project may live there on the host (a CI clone), and the
+# overlay root is writable already.
 mount -t tmpfs tmpfs /run
 # devtmpfs has no /dev/fd links; bash process substitution and node need them.
 ln -sf /proc/self/fd /dev/fd
