@@ -1,3 +1,5 @@
 /** Capture files: classic pcap and pcapng, read and write. */
+export * from './capture.js';
 export * from './linktype.js';
 export * from './pcap.js';
+export * from './pcapng.js';

@@ -1,0 +1,130 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import {
+  reassembleTcp,
+  type TcpSegmentInput,
+} from '../../../../src/codec/capture/tcp-reassembly.js';
+import { TcpFlag } from '../../../../src/codec/net/tcp.js';
+
+const A = { source: '10.0.0.1', sourcePort: 40000, destination: '10.0.0.2', destinationPort: 4000 };
+const B = { source: '10.0.0.2', sourcePort: 4000, destination: '10.0.0.1', destinationPort: 40000 };
+const bytes = (...xs: number[]) => Uint8Array.from(xs);
+let frame = 0;
+const seg = (
+  dir: typeof A,
+  seq: number,
+  payload: Uint8Array,
+  flags: number = TcpFlag.ACK | TcpFlag.PSH,
+): TcpSegmentInput => ({ ...dir, frameIndex: frame++, sequenceNumber: seq >>> 0, flags, payload });
+
+describe('TCP reassembly', () => {
+  it('uses the SYN to fix the ISN and reassembles both directions', () => {
+    const [c] = reassembleTcp([
+      seg(A, 0x1000, bytes(), TcpFlag.SYN),
+      seg(B, 0x9000, bytes(), TcpFlag.SYN | TcpFlag.ACK),
+      seg(A, 0x1001, bytes(1, 2, 3)),
+      seg(B, 0x9001, bytes(9)),
+      seg(A, 0x1004, bytes(4, 5)),
+    ]);
+    expect(c?.client).toEqual({ address: '10.0.0.1', port: 40000 });
+    expect(c?.clientToServer.initialSequenceNumber).toBe(0x1000);
+    expect(c?.clientToServer.runs).toHaveLength(1);
+    expect(c?.clientToServer.runs[0]?.startSequence).toBe(0x1001);
+    expect(c?.clientToServer.runs[0]?.bytes).toEqual(bytes(1, 2, 3, 4, 5));
+    expect(c?.serverToClient.runs[0]?.bytes).toEqual(bytes(9));
+    expect(c?.clientToServer.runs[0]?.pieces.map((p) => p.length)).toEqual([3, 2]);
+  });
+
+  it('orders out-of-order segments', () => {
+    const [c] = reassembleTcp([
+      seg(A, 100, bytes(1, 2)),
+      seg(A, 104, bytes(5, 6)),
+      seg(A, 102, bytes(3, 4)),
+    ]);
+    expect(c?.clientToServer.runs[0]?.bytes).toEqual(bytes(1, 2, 3, 4, 5, 6));
+    expect(c?.clientToServer.gaps).toEqual([]);
+  });
+
+  it('drops retransmissions and counts them', () => {
+    const [c] = reassembleTcp([
+      seg(A, 100, bytes(1, 2, 3)),
+      seg(A, 100, bytes(1, 2, 3)),
+      seg(A, 103, bytes(4)),
+    ]);
+    expect(c?.clientToServer.runs[0]?.bytes).toEqual(bytes(1, 2, 3, 4));
+    expect(c?.clientToServer.duplicateBytes).toBe(3);
+    expect(c?.clientToServer.conflictingBytes).toBe(0);
+  });
+
+  it('keeps the first bytes of an overlap and counts conflicting ones', () => {
+    const [c] = reassembleTcp([seg(A, 100, bytes(1, 2, 3, 4)), seg(A, 102, bytes(0x33, 4, 5, 6))]);
+    expect(c?.clientToServer.runs[0]?.bytes).toEqual(bytes(1, 2, 3, 4, 5, 6));
+    expect(c?.clientToServer.duplicateBytes).toBe(2);
+    expect(c?.clientToServer.conflictingBytes).toBe(1);
+  });
+
+  it('reports gaps and splits the stream into runs', () => {
+    const [c] = reassembleTcp([seg(A, 100, bytes(1, 2)), seg(A, 110, bytes(7, 8))]);
+    expect(c?.clientToServer.runs.map((r) => [r.startSequence, [...r.bytes]])).toEqual([
+      [100, [1, 2]],
+      [110, [7, 8]],
+    ]);
+    expect(c?.clientToServer.gaps).toEqual([{ startSequence: 102, length: 8 }]);
+  });
+
+  it('follows 32-bit sequence wraparound', () => {
+    const [c] = reassembleTcp([
+      seg(A, 0xfffffffe, bytes(), TcpFlag.SYN),
+      seg(A, 0x00000002, bytes(3, 4)),
+      seg(A, 0xffffffff, bytes(0, 1, 2)),
+    ]);
+    expect(c?.clientToServer.runs).toHaveLength(1);
+    expect(c?.clientToServer.runs[0]?.startSequence).toBe(0xffffffff);
+    expect(c?.clientToServer.runs[0]?.bytes).toEqual(bytes(0, 1, 2, 3, 4));
+  });
+
+  it('without a SYN starts at the lowest sequence number seen', () => {
+    const [c] = reassembleTcp([seg(A, 0x00000001, bytes(2)), seg(A, 0xffffffff, bytes(0, 1))]);
+    expect(c?.clientToServer.runs[0]?.startSequence).toBe(0xffffffff);
+    expect(c?.clientToServer.runs[0]?.bytes).toEqual(bytes(0, 1, 2));
+  });
+
+  it('property: any shuffle, duplication and re-segmentation rebuilds the stream', () => {
+    fc.assert(
+      fc.property(
+        fc.uint8Array({ minLength: 1, maxLength: 300 }),
+        fc.integer({ min: 0, max: 0xffffffff }),
+        fc.array(fc.integer({ min: 1, max: 40 }), { minLength: 1, maxLength: 30 }),
+        fc.array(fc.nat(), { maxLength: 20 }),
+        fc.boolean(),
+        (stream, isn, cuts, dups, withSyn) => {
+          const segments: TcpSegmentInput[] = [];
+          let at = 0;
+          let i = 0;
+          while (at < stream.length) {
+            const n = Math.min(cuts[i++ % cuts.length]!, stream.length - at);
+            segments.push(seg(A, isn + 1 + at, stream.subarray(at, at + n)));
+            at += n;
+          }
+          for (const d of dups) {
+            const s = segments[d % segments.length]!;
+            segments.push({ ...s, frameIndex: frame++ });
+          }
+          // Deterministic shuffle from the duplicate list.
+          for (let k = segments.length - 1; k > 0; k--) {
+            const j = (dups[k % Math.max(1, dups.length)] ?? k) % (k + 1);
+            [segments[k], segments[j]] = [segments[j]!, segments[k]!];
+          }
+          if (withSyn) segments.unshift(seg(A, isn, bytes(), TcpFlag.SYN));
+          const [c] = reassembleTcp(segments);
+          const dir = c!.clientToServer;
+          expect(dir.gaps).toEqual([]);
+          expect(dir.runs).toHaveLength(1);
+          expect(dir.runs[0]!.startSequence).toBe((isn + 1) >>> 0);
+          expect(dir.runs[0]!.bytes).toEqual(stream);
+          expect(dir.conflictingBytes).toBe(0);
+        },
+      ),
+    );
+  });
+});
