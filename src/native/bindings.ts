@@ -1,0 +1,409 @@
+/**
+ * The whole native surface of the `rdma_interop` addon (native/*.cc), declared in one
+ * place, and its loader. Numbers cross the boundary raw; `src/verbs/` names them.
+ * Nothing outside `src/verbs/` should touch these classes directly: the TS classes there
+ * own one native handle each and add validation, in-flight tracking and async waiting.
+ */
+import { existsSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/** One entry of `ibv_get_device_list()`. */
+export interface NativeDeviceInfo {
+  readonly name: string;
+  /** Node GUID read big-endian, as `ibv_devinfo` prints it. */
+  readonly nodeGuid: bigint;
+  /** `enum ibv_transport_type`. */
+  readonly transportType: number;
+  /** `enum ibv_node_type`. */
+  readonly nodeType: number;
+}
+
+/** The fields of `ibv_query_device_ex()` beyond `struct ibv_device_attr`. */
+export interface NativeDeviceAttrEx {
+  readonly deviceCapFlagsEx: bigint;
+  readonly completionTimestampMask: bigint;
+  readonly hcaCoreClock: bigint;
+  readonly odpGeneralCaps: bigint;
+  readonly maxDmSize: bigint;
+  readonly pciAtomicFetchAdd: number;
+  readonly pciAtomicSwap: number;
+  readonly pciAtomicCompareSwap: number;
+}
+
+/** `struct ibv_device_attr` (all fields), plus `ex` when `ibv_query_device_ex` works. */
+export interface NativeDeviceAttr {
+  readonly fwVer: string;
+  readonly nodeGuid: bigint;
+  readonly sysImageGuid: bigint;
+  readonly maxMrSize: bigint;
+  readonly pageSizeCap: bigint;
+  readonly vendorId: number;
+  readonly vendorPartId: number;
+  readonly hwVer: number;
+  readonly maxQp: number;
+  readonly maxQpWr: number;
+  readonly deviceCapFlags: number;
+  readonly maxSge: number;
+  readonly maxSgeRd: number;
+  readonly maxCq: number;
+  readonly maxCqe: number;
+  readonly maxMr: number;
+  readonly maxPd: number;
+  readonly maxQpRdAtom: number;
+  readonly maxEeRdAtom: number;
+  readonly maxResRdAtom: number;
+  readonly maxQpInitRdAtom: number;
+  readonly maxEeInitRdAtom: number;
+  /** `enum ibv_atomic_cap`. */
+  readonly atomicCap: number;
+  readonly maxEe: number;
+  readonly maxRdd: number;
+  readonly maxMw: number;
+  readonly maxRawIpv6Qp: number;
+  readonly maxRawEthyQp: number;
+  readonly maxMcastGrp: number;
+  readonly maxMcastQpAttach: number;
+  readonly maxTotalMcastQpAttach: number;
+  readonly maxAh: number;
+  readonly maxFmr: number;
+  readonly maxMapPerFmr: number;
+  readonly maxSrq: number;
+  readonly maxSrqWr: number;
+  readonly maxSrqSge: number;
+  readonly maxPkeys: number;
+  readonly localCaAckDelay: number;
+  readonly physPortCnt: number;
+  readonly ex?: NativeDeviceAttrEx;
+}
+
+/** `struct ibv_port_attr` (the fields a user of RC/UD QPs needs). */
+export interface NativePortAttr {
+  readonly state: number;
+  readonly maxMtu: number;
+  readonly activeMtu: number;
+  readonly gidTblLen: number;
+  readonly portCapFlags: number;
+  readonly maxMsgSz: number;
+  readonly pkeyTblLen: number;
+  readonly lid: number;
+  readonly smLid: number;
+  readonly lmc: number;
+  readonly maxVlNum: number;
+  readonly activeWidth: number;
+  readonly activeSpeed: number;
+  readonly physState: number;
+  readonly linkLayer: number;
+}
+
+/** One valid GID table entry (`struct ibv_gid_entry`). */
+export interface NativeGidEntry {
+  readonly index: number;
+  readonly gid: Buffer;
+  /** `enum ibv_gid_type`. */
+  readonly gidType: number;
+  readonly ifindex: number;
+}
+
+/** An opened `ibv_context` (or, with `owned` false, librdmacm's context for a device). */
+export interface NativeContext {
+  readonly name: string;
+  readonly closed: boolean;
+  readonly owned: boolean;
+  close(): void;
+  queryDevice(): NativeDeviceAttr;
+  queryPort(port: number): NativePortAttr;
+  queryGidTable(port: number): NativeGidEntry[];
+}
+
+/** `ibv_pd`. */
+export interface NativePd {
+  readonly closed: boolean;
+  close(): void;
+}
+
+/** `ibv_mr` over a Buffer (which it keeps alive until closed). */
+export interface NativeMr {
+  readonly closed: boolean;
+  readonly lkey: number;
+  readonly rkey: number;
+  readonly addr: bigint;
+  readonly length: number;
+  close(): void;
+}
+
+/** `struct ibv_wc`, numbers raw. */
+export interface NativeWorkCompletion {
+  readonly wrId: bigint;
+  readonly status: number;
+  readonly opcode: number;
+  readonly vendorErr: number;
+  readonly byteLen: number;
+  /** The union's 32 bits as this host reads them from memory. */
+  readonly immDataRaw: number;
+  /** `ntohl(imm_data)`: the value the wire carried. */
+  readonly immData: number;
+  readonly qpNum: number;
+  readonly srcQp: number;
+  readonly wcFlags: number;
+  readonly pkeyIndex: number;
+  readonly slid: number;
+  readonly sl: number;
+  readonly dlidPathBits: number;
+}
+
+/** `ibv_cq`, optionally with its own non-blocking completion channel. */
+export interface NativeCq {
+  readonly closed: boolean;
+  /** The completion channel's fd, or -1. */
+  readonly channelFd: number;
+  readonly cqe: number;
+  close(): void;
+  poll(max: number): NativeWorkCompletion[];
+  requestNotify(solicitedOnly: boolean): void;
+  /** Reads (and acknowledges) one pending completion event; false if none. */
+  getEvent(): boolean;
+}
+
+/** `struct ibv_sge`. */
+export interface NativeSge {
+  addr: bigint;
+  length: number;
+  lkey: number;
+}
+
+/** A send work request (legacy `ibv_send_wr` or one `ibv_wr_*` call). */
+export interface NativeSendWr {
+  wrId: bigint;
+  /** `enum ibv_wr_opcode`. */
+  opcode: number;
+  sendFlags: number;
+  sgList: NativeSge[];
+  /** The 32-bit immediate value as the wire carries it (the addon applies htonl). */
+  immData?: number;
+  remoteAddr?: bigint;
+  rkey?: number;
+  compareAdd?: bigint;
+  swap?: bigint;
+  /** ATOMIC_WRITE payload (extended path only). */
+  atomicValue?: bigint;
+}
+
+/** An `ibv_recv_wr`. */
+export interface NativeRecvWr {
+  wrId: bigint;
+  sgList: NativeSge[];
+}
+
+/** `struct ibv_qp_init_attr(_ex)` as the addon reads it. */
+export interface NativeQpInit {
+  qpType?: number;
+  sqSigAll?: boolean;
+  maxSendWr?: number;
+  maxRecvWr?: number;
+  maxSendSge?: number;
+  maxRecvSge?: number;
+  maxInlineData?: number;
+  /** Create with `ibv_create_qp_ex` and `send_ops_flags` (the `ibv_wr_*` path). */
+  extended?: boolean;
+  sendOpsFlags?: bigint;
+}
+
+/** `struct ibv_global_route`. */
+export interface NativeGrh {
+  dgid: Buffer;
+  flowLabel?: number;
+  sgidIndex?: number;
+  hopLimit?: number;
+  trafficClass?: number;
+}
+
+/** `struct ibv_ah_attr`. */
+export interface NativeAhAttr {
+  dlid?: number;
+  sl?: number;
+  srcPathBits?: number;
+  staticRate?: number;
+  portNum?: number;
+  grh?: NativeGrh;
+}
+
+/** `struct ibv_qp_attr` fields the addon reads for `ibv_modify_qp`. */
+export interface NativeQpAttr {
+  qpState?: number;
+  curQpState?: number;
+  pathMtu?: number;
+  qkey?: number;
+  rqPsn?: number;
+  sqPsn?: number;
+  destQpNum?: number;
+  qpAccessFlags?: number;
+  pkeyIndex?: number;
+  portNum?: number;
+  maxRdAtomic?: number;
+  maxDestRdAtomic?: number;
+  minRnrTimer?: number;
+  timeout?: number;
+  retryCnt?: number;
+  rnrRetry?: number;
+  ahAttr?: NativeAhAttr;
+}
+
+/** What `ibv_query_qp` returns. */
+export interface NativeQpQuery {
+  readonly qpState: number;
+  readonly curQpState: number;
+  readonly pathMtu: number;
+  readonly qpAccessFlags: number;
+  readonly portNum: number;
+  readonly pkeyIndex: number;
+  readonly rqPsn: number;
+  readonly sqPsn: number;
+  readonly destQpNum: number;
+  readonly maxRdAtomic: number;
+  readonly maxDestRdAtomic: number;
+  readonly minRnrTimer: number;
+  readonly timeout: number;
+  readonly retryCnt: number;
+  readonly rnrRetry: number;
+}
+
+/** `struct ibv_qp_cap` as granted. */
+export interface NativeQpCap {
+  readonly maxSendWr: number;
+  readonly maxRecvWr: number;
+  readonly maxSendSge: number;
+  readonly maxRecvSge: number;
+  readonly maxInlineData: number;
+}
+
+/** `ibv_qp` (made by `ibv_create_qp(_ex)` or adopted from `rdma_create_qp`). */
+export interface NativeQp {
+  readonly closed: boolean;
+  readonly qpNum: number;
+  readonly extended: boolean;
+  readonly cmOwned: boolean;
+  readonly cap: NativeQpCap;
+  close(): void;
+  modify(attr: NativeQpAttr, mask: number): void;
+  query(): NativeQpQuery;
+  postSend(wrs: NativeSendWr[]): void;
+  postSendEx(wrs: NativeSendWr[]): void;
+  postRecv(wrs: NativeRecvWr[]): void;
+}
+
+/** A libuv readability watcher on a file descriptor. */
+export interface NativeFdWatcher {
+  readonly active: boolean;
+  start(): void;
+  stop(): void;
+  close(): void;
+}
+
+/** An `rdma_cm_event`, copied and already acknowledged. */
+export interface NativeCmEvent {
+  /** `enum rdma_cm_event_type`. */
+  readonly event: number;
+  readonly status: number;
+  /** The `rdma_cm_id` address (matches `NativeCmId.key`). */
+  readonly id: bigint;
+  readonly listenId: bigint;
+  readonly privateData: Buffer;
+  readonly responderResources: number;
+  readonly initiatorDepth: number;
+  /** For CONNECT_REQUEST: the new id, owned by the caller. */
+  readonly newId?: NativeCmId;
+}
+
+/** A non-blocking `rdma_event_channel`. */
+export interface NativeEventChannel {
+  readonly fd: number;
+  readonly closed: boolean;
+  close(): void;
+  getEvent(): NativeCmEvent | null;
+}
+
+/** `struct rdma_conn_param`. */
+export interface NativeConnParam {
+  privateData?: Buffer;
+  responderResources?: number;
+  initiatorDepth?: number;
+  retryCount?: number;
+  rnrRetryCount?: number;
+}
+
+/** An `rdma_cm_id` (port space TCP, RC). */
+export interface NativeCmId {
+  readonly key: bigint;
+  readonly closed: boolean;
+  readonly localPort: number;
+  close(): void;
+  bindAddr(address: string, port: number): void;
+  listen(backlog: number): void;
+  resolveAddr(src: string | undefined, dst: string, port: number, timeoutMs: number): void;
+  resolveRoute(timeoutMs: number): void;
+  context(): NativeContext;
+  createQp(pd: NativePd, sendCq: NativeCq, recvCq: NativeCq, init: NativeQpInit): NativeQp;
+  connect(param: NativeConnParam): void;
+  accept(param: NativeConnParam): void;
+  reject(privateData?: Buffer): void;
+  disconnect(): Promise<void>;
+}
+
+/** The constructor the addon uses to throw typed errors. */
+export type VerbsErrorConstructor = new (
+  code: string,
+  errno: number,
+  call: string,
+  device: string | undefined,
+  message: string,
+) => Error;
+
+/** Everything the addon exports. */
+export interface NativeAddon {
+  setVerbsErrorClass(ctor: VerbsErrorConstructor): void;
+  errnoName(errno: number): string | undefined;
+  listDevices(): NativeDeviceInfo[];
+  NativeContext: new (deviceName: string) => NativeContext;
+  NativePd: new (context: NativeContext) => NativePd;
+  NativeMr: new (pd: NativePd, buffer: Buffer, access: number) => NativeMr;
+  NativeCq: new (context: NativeContext, cqe: number, withChannel: boolean) => NativeCq;
+  NativeQp: new (pd: NativePd, sendCq: NativeCq, recvCq: NativeCq, init: NativeQpInit) => NativeQp;
+  NativeFdWatcher: new (fd: number, onReadable: (status: number) => void) => NativeFdWatcher;
+  NativeEventChannel: new () => NativeEventChannel;
+  NativeCmId: new (channel: NativeEventChannel) => NativeCmId;
+}
+
+/** Where node-gyp puts the addon, relative to the package root. */
+const ADDON_PATH = join('build', 'Release', 'rdma_interop.node');
+
+/** The package root: this file is `src/native/` or `dist/native/`, two levels below. */
+function packageRoot(): string {
+  return join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+}
+
+let loaded: NativeAddon | undefined;
+
+/** The addon is missing: tells the user how to build it. */
+export class AddonNotBuiltError extends Error {
+  override readonly name = 'AddonNotBuiltError';
+  constructor(readonly path: string) {
+    super(`the rdma_interop addon is not built (${path} missing): run \`npx node-gyp rebuild\``);
+  }
+}
+
+/**
+ * Loads the addon once and registers `errorClass` as the class native code throws.
+ * Throws {@link AddonNotBuiltError} when `build/Release/rdma_interop.node` is absent.
+ */
+export function loadNative(errorClass: VerbsErrorConstructor): NativeAddon {
+  if (loaded !== undefined) return loaded;
+  const path = join(packageRoot(), ADDON_PATH);
+  if (!existsSync(path)) throw new AddonNotBuiltError(path);
+  const require = createRequire(import.meta.url);
+  const addon = require(path) as NativeAddon;
+  addon.setVerbsErrorClass(errorClass);
+  loaded = addon;
+  return addon;
+}

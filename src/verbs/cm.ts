@@ -1,0 +1,357 @@
+/**
+ * rdma_cm (librdmacm): event channel and connection identifiers, with events delivered
+ * on the libuv loop (the channel fd is non-blocking and watched, never read by a
+ * blocked thread). Required for iWARP: siw QPs reach RTS only through the CM.
+ * `disconnect()` runs `rdma_disconnect` on the libuv thread pool: it can block for a
+ * long time on rxe (measured 100 s when both ends disconnect one after the other).
+ */
+import type {
+  NativeCmEvent,
+  NativeCmId,
+  NativeEventChannel,
+  NativeFdWatcher,
+} from '../native/bindings.js';
+import { CM_EVENT, type CmEventType, nameOf } from './constants.js';
+import type { Cq, WaitOptions } from './cq.js';
+import { Context } from './device.js';
+import { VerbsError } from './errors.js';
+import { addon } from './native.js';
+import type { Pd, QpOptions } from './pd.js';
+import { Qp } from './qp.js';
+
+/** An rdma_cm event, named. */
+export interface CmEvent {
+  readonly type: CmEventType;
+  /** 0 on success; a negative errno or a reject reason otherwise. */
+  readonly status: number;
+  readonly privateData: Buffer;
+  readonly responderResources: number;
+  readonly initiatorDepth: number;
+  /** CONNECT_REQUEST: the new connection's id (the caller owns it). */
+  readonly id?: CmId;
+}
+
+/** `struct rdma_conn_param`. */
+export interface ConnParams {
+  /** Up to 56 bytes on RoCE, 512 minus MPA overhead on iWARP (the CM enforces). */
+  readonly privateData?: Buffer;
+  /** Incoming RDMA Reads / atomics this side accepts (IRD). */
+  readonly responderResources?: number;
+  /** Outstanding RDMA Reads / atomics this side may issue (ORD). */
+  readonly initiatorDepth?: number;
+  readonly retryCount?: number;
+  readonly rnrRetryCount?: number;
+}
+
+interface CmWaiter {
+  readonly accept: readonly CmEventType[];
+  readonly fail: readonly CmEventType[];
+  resolve(ev: CmEvent): void;
+  reject(e: unknown): void;
+}
+
+/** An `rdma_event_channel`: the source of every event of the ids made on it. */
+export class EventChannel {
+  /** @internal */
+  readonly native: NativeEventChannel;
+  readonly #ids = new Map<bigint, CmId>();
+  #watcher: NativeFdWatcher | undefined;
+  #waiting = 0;
+
+  constructor() {
+    this.native = new (addon().NativeEventChannel)();
+  }
+
+  /** True once closed. */
+  get closed(): boolean {
+    return this.native.closed;
+  }
+
+  /** A new connection identifier (port space TCP, RC QPs). */
+  createId(): CmId {
+    const id = new CmId(new (addon().NativeCmId)(this.native), this);
+    this.#ids.set(id.native.key, id);
+    return id;
+  }
+
+  /** @internal */
+  adopt(native: NativeCmId): CmId {
+    const id = new CmId(native, this);
+    this.#ids.set(native.key, id);
+    return id;
+  }
+
+  /** @internal */
+  forget(key: bigint): void {
+    this.#ids.delete(key);
+  }
+
+  /** @internal a CmId starts or stops waiting; the fd is watched only while someone waits. */
+  wait(delta: 1 | -1): void {
+    this.#waiting += delta;
+    if (this.#waiting > 0) {
+      if (this.#watcher === undefined)
+        this.#watcher = new (addon().NativeFdWatcher)(this.native.fd, () => this.drain());
+      this.#watcher.start();
+    } else {
+      this.#watcher?.stop();
+    }
+  }
+
+  /** @internal reads every pending event and hands each to its id. */
+  drain(): void {
+    for (;;) {
+      let ev: NativeCmEvent | null;
+      try {
+        ev = this.native.getEvent();
+      } catch (e) {
+        for (const id of this.#ids.values()) id.fail(e);
+        return;
+      }
+      if (ev === null) return;
+      const type = nameOf(CM_EVENT, ev.event) ?? 'CONNECT_ERROR';
+      const newId = ev.newId !== undefined ? this.adopt(ev.newId) : undefined;
+      const event: CmEvent = {
+        type,
+        status: ev.status,
+        privateData: ev.privateData,
+        responderResources: ev.responderResources,
+        initiatorDepth: ev.initiatorDepth,
+        ...(newId !== undefined ? { id: newId } : {}),
+      };
+      const target = type === 'CONNECT_REQUEST' ? this.#ids.get(ev.listenId) : this.#ids.get(ev.id);
+      target?.deliver(event);
+    }
+  }
+
+  /** `rdma_destroy_event_channel`; refuses with EBUSY while ids of it are open. */
+  close(): void {
+    if (this.closed) return;
+    this.#watcher?.close();
+    this.#watcher = undefined;
+    this.native.close();
+  }
+
+  /** Same as {@link close}. */
+  [Symbol.dispose](): void {
+    this.close();
+  }
+}
+
+function eventError(call: string, ev: CmEvent): VerbsError {
+  const errno = ev.type === 'REJECTED' ? 111 : Math.abs(ev.status) || 5;
+  const code = ev.type === 'REJECTED' ? 'ECONNREFUSED' : (addon().errnoName(errno) ?? `E${errno}`);
+  return new VerbsError(code, errno, call, undefined, `${call}: ${ev.type} (status ${ev.status})`);
+}
+
+/** An `rdma_cm_id`. */
+export class CmId {
+  /** @internal */
+  readonly native: NativeCmId;
+  readonly channel: EventChannel;
+  readonly #events: CmEvent[] = [];
+  readonly #waiters: CmWaiter[] = [];
+  #context: Context | undefined;
+
+  /** @internal use `EventChannel.createId` */
+  constructor(native: NativeCmId, channel: EventChannel) {
+    this.native = native;
+    this.channel = channel;
+  }
+
+  /** True once closed. */
+  get closed(): boolean {
+    return this.native.closed;
+  }
+  /** The local TCP port (after bind / resolve). */
+  get localPort(): number {
+    return this.native.localPort;
+  }
+
+  /** @internal */
+  deliver(ev: CmEvent): void {
+    const i = this.#waiters.findIndex(
+      (w) => w.accept.includes(ev.type) || w.fail.includes(ev.type),
+    );
+    const w = i >= 0 ? this.#waiters[i] : undefined;
+    if (w === undefined) {
+      this.#events.push(ev);
+      return;
+    }
+    if (w.accept.includes(ev.type)) w.resolve(ev);
+    else w.reject(eventError(`rdma_cm ${w.accept.join('/')}`, ev));
+  }
+
+  /** @internal */
+  fail(e: unknown): void {
+    for (const w of [...this.#waiters]) w.reject(e);
+  }
+
+  /** Waits for one of `accept` (rejecting on one of `fail`), from the queue or the channel. */
+  waitFor(
+    accept: readonly CmEventType[],
+    fail: readonly CmEventType[] = [],
+    options: WaitOptions = {},
+  ): Promise<CmEvent> {
+    const queued = this.#events.findIndex((e) => accept.includes(e.type) || fail.includes(e.type));
+    if (queued >= 0) {
+      const [ev] = this.#events.splice(queued, 1);
+      if (ev !== undefined) {
+        return accept.includes(ev.type)
+          ? Promise.resolve(ev)
+          : Promise.reject(eventError(`rdma_cm ${accept.join('/')}`, ev));
+      }
+    }
+    return new Promise<CmEvent>((resolve, reject) => {
+      const { signal, timeoutMs } = options;
+      let timer: NodeJS.Timeout | undefined;
+      const done = (): void => {
+        if (timer !== undefined) clearTimeout(timer);
+        signal?.removeEventListener('abort', onAbort);
+        const i = this.#waiters.indexOf(waiter);
+        if (i >= 0) {
+          this.#waiters.splice(i, 1);
+          this.channel.wait(-1);
+        }
+      };
+      const waiter: CmWaiter = {
+        accept,
+        fail,
+        resolve: (ev) => {
+          done();
+          resolve(ev);
+        },
+        reject: (e) => {
+          done();
+          reject(e);
+        },
+      };
+      const onAbort = (): void => waiter.reject(signal?.reason);
+      if (signal?.aborted) {
+        reject(signal.reason);
+        return;
+      }
+      signal?.addEventListener('abort', onAbort, { once: true });
+      if (timeoutMs !== undefined)
+        timer = setTimeout(
+          () =>
+            waiter.reject(
+              new VerbsError(
+                'ETIMEDOUT',
+                110,
+                'rdma_get_cm_event',
+                undefined,
+                `no ${accept.join('/')} in ${timeoutMs} ms`,
+              ),
+            ),
+          timeoutMs,
+        );
+      this.#waiters.push(waiter);
+      this.channel.wait(1);
+      this.channel.drain();
+    });
+  }
+
+  /** `rdma_bind_addr` on an IPv4/IPv6 literal (port 0: any). */
+  bindAddr(address: string, port = 0): void {
+    this.native.bindAddr(address, port);
+  }
+
+  /** `rdma_listen`. */
+  listen(backlog = 16): void {
+    this.native.listen(backlog);
+  }
+
+  /** `rdma_resolve_addr`, awaiting ADDR_RESOLVED. */
+  async resolveAddr(
+    dst: string,
+    port: number,
+    options: { src?: string; timeoutMs?: number } = {},
+  ): Promise<void> {
+    const timeoutMs = options.timeoutMs ?? 2000;
+    this.native.resolveAddr(options.src, dst, port, timeoutMs);
+    await this.waitFor(['ADDR_RESOLVED'], ['ADDR_ERROR'], { timeoutMs: timeoutMs + 5000 });
+  }
+
+  /** `rdma_resolve_route`, awaiting ROUTE_RESOLVED. */
+  async resolveRoute(timeoutMs = 2000): Promise<void> {
+    this.native.resolveRoute(timeoutMs);
+    await this.waitFor(['ROUTE_RESOLVED'], ['ROUTE_ERROR'], { timeoutMs: timeoutMs + 5000 });
+  }
+
+  /** The device this id is bound to (librdmacm's context: closing it is a no-op). */
+  context(): Context {
+    if (this.#context === undefined || this.#context.closed)
+      this.#context = new Context(this.native.context());
+    return this.#context;
+  }
+
+  /** `rdma_create_qp`: an RC QP the CM moves through its states. */
+  createQp(pd: Pd, options: QpOptions): Qp {
+    const sendCq: Cq = options.sendCq;
+    const recvCq: Cq = options.recvCq ?? sendCq;
+    const sqSigAll = options.sqSigAll ?? false;
+    const native = this.native.createQp(pd.native, sendCq.native, recvCq.native, {
+      sqSigAll,
+      maxSendWr: options.maxSendWr ?? 64,
+      maxRecvWr: options.maxRecvWr ?? 64,
+      maxSendSge: options.maxSendSge ?? 1,
+      maxRecvSge: options.maxRecvSge ?? 1,
+      maxInlineData: options.maxInlineData ?? 0,
+    });
+    return new Qp(native, pd, sendCq, recvCq, pd.context.name, sqSigAll);
+  }
+
+  /** `rdma_connect`, awaiting ESTABLISHED; resolves with the peer's private data. */
+  async connect(params: ConnParams = {}, options: WaitOptions = {}): Promise<CmEvent> {
+    this.native.connect(params);
+    return this.waitFor(['ESTABLISHED'], ['REJECTED', 'UNREACHABLE', 'CONNECT_ERROR'], {
+      timeoutMs: 30_000,
+      ...options,
+    });
+  }
+
+  /** On a listening id: the next CONNECT_REQUEST (its `id` is the new connection). */
+  async nextConnectRequest(options: WaitOptions = {}): Promise<CmEvent & { id: CmId }> {
+    const ev = await this.waitFor(['CONNECT_REQUEST'], [], options);
+    if (ev.id === undefined)
+      throw new VerbsError('EPROTO', 71, 'rdma_get_cm_event', undefined, 'request without an id');
+    return ev as CmEvent & { id: CmId };
+  }
+
+  /** `rdma_accept`, awaiting ESTABLISHED. */
+  async accept(params: ConnParams = {}, options: WaitOptions = {}): Promise<CmEvent> {
+    this.native.accept(params);
+    return this.waitFor(['ESTABLISHED'], ['CONNECT_ERROR', 'UNREACHABLE'], {
+      timeoutMs: 30_000,
+      ...options,
+    });
+  }
+
+  /** `rdma_reject` with optional private data. */
+  reject(privateData?: Buffer): void {
+    this.native.reject(privateData);
+  }
+
+  /** `rdma_disconnect` on the thread pool (never blocks the event loop). */
+  disconnect(): Promise<void> {
+    return this.native.disconnect();
+  }
+
+  /**
+   * `rdma_destroy_id`. Refuses with VerbsError EBUSY while its QP is open (close the QP
+   * first). Pending waits are rejected with EBADF. Idempotent.
+   */
+  close(): void {
+    if (this.closed) return;
+    const key = this.native.key;
+    this.native.close();
+    this.channel.forget(key);
+    this.fail(new VerbsError('EBADF', 9, 'rdma_get_cm_event', undefined, 'the cm_id was closed'));
+  }
+
+  /** Same as {@link close}. */
+  [Symbol.dispose](): void {
+    this.close();
+  }
+}

@@ -1,0 +1,73 @@
+/**
+ * Work completions: the addon's raw `struct ibv_wc` named with the engine's tables
+ * (`WC_STATUS`, `WC_OPCODE`, `WC_FLAGS`), so kernel results and the engine's
+ * projection speak the same names.
+ */
+import {
+  WC_FLAGS,
+  WC_OPCODE,
+  WC_STATUS,
+  type WcFlag,
+  type WcOpcode,
+  type WcStatus,
+} from '../engine/verbs-model/index.js';
+import type { NativeWorkCompletion } from '../native/bindings.js';
+import { flagNames, nameOf } from './constants.js';
+
+/** A typed work completion. */
+export interface WorkCompletion {
+  readonly wrId: bigint;
+  /** `IBV_WC_SUCCESS`, `IBV_WC_REM_ACCESS_ERR`, ... */
+  readonly status: WcStatus;
+  readonly statusCode: number;
+  /** True when the status is `IBV_WC_SUCCESS`. */
+  readonly ok: boolean;
+  /** Valid only for successful completions (libibverbs leaves it undefined otherwise). */
+  readonly opcode: WcOpcode | undefined;
+  readonly opcodeCode: number;
+  readonly byteLen: number;
+  /** With `IBV_WC_WITH_IMM`: the immediate value as sent (host order, i.e. ntohl). */
+  readonly immData: number | undefined;
+  /** The raw 32-bit field as this host reads it (network order bytes). */
+  readonly immDataRaw: number;
+  readonly flags: WcFlag[];
+  readonly wcFlags: number;
+  readonly qpNum: number;
+  readonly srcQp: number;
+  readonly vendorErr: number;
+  readonly pkeyIndex: number;
+  readonly slid: number;
+  readonly sl: number;
+  readonly dlidPathBits: number;
+}
+
+/** Names a raw completion. */
+export function toWorkCompletion(wc: NativeWorkCompletion): WorkCompletion {
+  const withImm = (wc.wcFlags & WC_FLAGS.IBV_WC_WITH_IMM) !== 0;
+  const status = nameOf(WC_STATUS, wc.status) ?? 'IBV_WC_GENERAL_ERR';
+  return {
+    wrId: wc.wrId,
+    status,
+    statusCode: wc.status,
+    ok: wc.status === WC_STATUS.IBV_WC_SUCCESS,
+    opcode: nameOf(WC_OPCODE, wc.opcode),
+    opcodeCode: wc.opcode,
+    byteLen: wc.byteLen,
+    immData: withImm ? wc.immData : undefined,
+    immDataRaw: wc.immDataRaw,
+    flags: flagNames(WC_FLAGS, wc.wcFlags),
+    wcFlags: wc.wcFlags,
+    qpNum: wc.qpNum,
+    srcQp: wc.srcQp,
+    vendorErr: wc.vendorErr,
+    pkeyIndex: wc.pkeyIndex,
+    slid: wc.slid,
+    sl: wc.sl,
+    dlidPathBits: wc.dlidPathBits,
+  };
+}
+
+/** True for receive-side completions (`IBV_WC_RECV` bit 0x80 set). */
+export function isReceiveCompletion(opcodeCode: number): boolean {
+  return (opcodeCode & WC_OPCODE.IBV_WC_RECV) !== 0;
+}

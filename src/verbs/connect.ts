@@ -1,0 +1,70 @@
+/**
+ * Connecting RC QPs by hand (InfiniBand / RoCE): RESET -> INIT -> RTR -> RTS with the
+ * peer's GID, QPN and PSN exchanged out of band. Not possible on iWARP (siw), where a QP
+ * reaches RTS only through rdma_cm (see `cm.ts`).
+ */
+import type { Mtu } from './constants.js';
+import type { Access } from './mr.js';
+import type { Qp } from './qp.js';
+
+/** What one side tells the other. */
+export interface RcEndpoint {
+  readonly qpNum: number;
+  /** The first PSN this side sends with. */
+  readonly psn: number;
+  /** The side's GID (16 bytes; for RoCE v2 the IPv4-mapped one). */
+  readonly gid: Buffer;
+}
+
+/** Parameters of {@link connectRcByHand}. */
+export interface RcConnectParams {
+  /** The peer. */
+  readonly remote: RcEndpoint;
+  /** This side's first send PSN. */
+  readonly localPsn: number;
+  /** This side's GID index (RoCE v2 on rxe: the IPv4-mapped entry, usually 1). */
+  readonly sgidIndex: number;
+  readonly port?: number;
+  readonly mtu?: Mtu;
+  /** Outstanding reads/atomics this side may issue (ORD). */
+  readonly maxRdAtomic?: number;
+  /** Incoming reads/atomics this side accepts (IRD). */
+  readonly maxDestRdAtomic?: number;
+  /** Remote access this QP grants. */
+  readonly access?: readonly Access[];
+  readonly timeout?: number;
+  readonly retryCnt?: number;
+  readonly rnrRetry?: number;
+  readonly minRnrTimer?: number;
+}
+
+/** Moves `qp` from RESET to RTS facing `params.remote`. */
+export function connectRcByHand(qp: Qp, params: RcConnectParams): void {
+  const port = params.port ?? 1;
+  qp.modify({
+    state: 'INIT',
+    pkeyIndex: 0,
+    port,
+    access: params.access ?? ['LOCAL_WRITE', 'REMOTE_WRITE', 'REMOTE_READ', 'REMOTE_ATOMIC'],
+  });
+  qp.modify({
+    state: 'RTR',
+    pathMtu: params.mtu ?? 1024,
+    destQpNum: params.remote.qpNum,
+    rqPsn: params.remote.psn,
+    maxDestRdAtomic: params.maxDestRdAtomic ?? 16,
+    minRnrTimer: params.minRnrTimer ?? 12,
+    av: {
+      port,
+      grh: { dgid: params.remote.gid, sgidIndex: params.sgidIndex, hopLimit: 64 },
+    },
+  });
+  qp.modify({
+    state: 'RTS',
+    sqPsn: params.localPsn,
+    maxRdAtomic: params.maxRdAtomic ?? 16,
+    timeout: params.timeout ?? 14,
+    retryCnt: params.retryCnt ?? 7,
+    rnrRetry: params.rnrRetry ?? 7,
+  });
+}

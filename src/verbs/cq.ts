@@ -1,0 +1,221 @@
+/**
+ * Completion queues: synchronous `poll(n)`, and `await cq.next()` / `for await` driven by
+ * the completion channel's fd on the libuv loop (no thread blocks, no busy loop).
+ */
+import type { NativeCq, NativeFdWatcher } from '../native/bindings.js';
+import { toWorkCompletion, type WorkCompletion } from './completion.js';
+import { VerbsError } from './errors.js';
+import { addon } from './native.js';
+
+/** Options of {@link Cq.next}. */
+export interface WaitOptions {
+  /** Rejects with the signal's reason when aborted. */
+  readonly signal?: AbortSignal;
+  /** Rejects with a VerbsError ETIMEDOUT after this many milliseconds. */
+  readonly timeoutMs?: number;
+}
+
+/** A QP as the CQ sees it: where completions are routed to retire in-flight requests. */
+export interface CompletionSink {
+  /** @internal */
+  retire(wc: WorkCompletion): void;
+}
+
+interface Waiter {
+  resolve(wc: WorkCompletion): void;
+  reject(e: unknown): void;
+}
+
+/** A completion queue (`ibv_cq`), optionally with a completion channel for async waits. */
+export class Cq {
+  /** @internal */
+  readonly native: NativeCq;
+  /** Keeps the device context reachable while this CQ lives. */
+  readonly context: object;
+  readonly #device: string;
+  readonly #ready: WorkCompletion[] = [];
+  readonly #waiters: Waiter[] = [];
+  readonly #sinks = new Map<number, WeakRef<CompletionSink>>();
+  #watcher: NativeFdWatcher | undefined;
+
+  /** @internal use `Context.createCq` */
+  constructor(native: NativeCq, context: object, device: string) {
+    this.native = native;
+    this.context = context;
+    this.#device = device;
+  }
+
+  /** True once closed. */
+  get closed(): boolean {
+    return this.native.closed;
+  }
+  /** The number of entries the provider granted. */
+  get cqe(): number {
+    return this.native.cqe;
+  }
+  /** True when created with a completion channel (async waits possible). */
+  get hasChannel(): boolean {
+    return this.native.channelFd >= 0;
+  }
+
+  /** @internal a QP registers itself to have its in-flight requests retired. */
+  attach(qpNum: number, sink: CompletionSink): void {
+    this.#sinks.set(qpNum, new WeakRef(sink));
+  }
+  /** @internal */
+  detach(qpNum: number): void {
+    this.#sinks.delete(qpNum);
+  }
+
+  #route(wcs: readonly WorkCompletion[]): void {
+    for (const wc of wcs) this.#sinks.get(wc.qpNum)?.deref()?.retire(wc);
+  }
+
+  /** Up to `max` completions, without waiting (`ibv_poll_cq`). */
+  poll(max = 16): WorkCompletion[] {
+    if (!Number.isInteger(max) || max < 1 || max > 65536)
+      throw new RangeError('max must be an integer in [1, 65536]');
+    const out = this.#ready.splice(0, max);
+    if (out.length < max) {
+      const fresh = this.native.poll(max - out.length).map(toWorkCompletion);
+      this.#route(fresh);
+      out.push(...fresh);
+    }
+    return out;
+  }
+
+  /** Busy-polls until `count` completions arrived (or `spinLimit` empty polls passed). */
+  pollUntil(count: number, spinLimit = 50_000_000): WorkCompletion[] {
+    const out: WorkCompletion[] = [];
+    let spins = 0;
+    while (out.length < count) {
+      const got = this.poll(count - out.length);
+      if (got.length === 0 && ++spins > spinLimit)
+        throw new VerbsError('ETIMEDOUT', 110, 'ibv_poll_cq', this.#device, 'no completion');
+      out.push(...got);
+    }
+    return out;
+  }
+
+  /**
+   * The next completion. Uses the completion channel: arms the CQ, re-polls (a
+   * completion may have slipped in before arming), then waits for the channel's fd.
+   */
+  next(options: WaitOptions = {}): Promise<WorkCompletion> {
+    const [first] = this.poll(1);
+    if (first !== undefined) return Promise.resolve(first);
+    if (!this.hasChannel)
+      return Promise.reject(
+        new VerbsError('EINVAL', 22, 'ibv_req_notify_cq', this.#device, 'the CQ has no channel'),
+      );
+    return new Promise<WorkCompletion>((resolve, reject) => {
+      const { signal, timeoutMs } = options;
+      let timer: NodeJS.Timeout | undefined;
+      const cleanup = (): void => {
+        if (timer !== undefined) clearTimeout(timer);
+        signal?.removeEventListener('abort', onAbort);
+        const i = this.#waiters.indexOf(waiter);
+        if (i >= 0) this.#waiters.splice(i, 1);
+        if (this.#waiters.length === 0) this.#watcher?.stop();
+      };
+      const waiter: Waiter = {
+        resolve: (wc) => {
+          cleanup();
+          resolve(wc);
+        },
+        reject: (e) => {
+          cleanup();
+          reject(e);
+        },
+      };
+      const onAbort = (): void => waiter.reject(signal?.reason);
+      if (signal?.aborted) {
+        reject(signal.reason);
+        return;
+      }
+      signal?.addEventListener('abort', onAbort, { once: true });
+      if (timeoutMs !== undefined)
+        timer = setTimeout(
+          () =>
+            waiter.reject(
+              new VerbsError(
+                'ETIMEDOUT',
+                110,
+                'ibv_get_cq_event',
+                this.#device,
+                `no completion in ${timeoutMs} ms`,
+              ),
+            ),
+          timeoutMs,
+        );
+      this.#waiters.push(waiter);
+      try {
+        this.#arm();
+      } catch (e) {
+        waiter.reject(e);
+      }
+    });
+  }
+
+  /** Completions forever (until the CQ is closed, which ends the iteration). */
+  async *[Symbol.asyncIterator](): AsyncGenerator<WorkCompletion> {
+    while (!this.closed) {
+      try {
+        yield await this.next();
+      } catch (e) {
+        if (this.closed) return;
+        throw e;
+      }
+    }
+  }
+
+  // Arm the CQ and watch the channel, then deliver whatever is already there.
+  #arm(): void {
+    if (this.#watcher === undefined)
+      this.#watcher = new (addon().NativeFdWatcher)(this.native.channelFd, () =>
+        this.#onReadable(),
+      );
+    this.native.requestNotify(false);
+    this.#watcher.start();
+    this.#deliver();
+  }
+
+  #onReadable(): void {
+    try {
+      while (this.native.getEvent()) {
+        // each event was acknowledged by the addon
+      }
+      if (this.#waiters.length > 0) this.native.requestNotify(false);
+      this.#deliver();
+    } catch (e) {
+      for (const w of [...this.#waiters]) w.reject(e);
+    }
+  }
+
+  #deliver(): void {
+    while (this.#waiters.length > 0) {
+      const [wc] = this.poll(1);
+      if (wc === undefined) return;
+      this.#waiters[0]?.resolve(wc);
+    }
+  }
+
+  /**
+   * `ibv_destroy_cq`. Refuses with VerbsError EBUSY while a QP uses this CQ (close the
+   * QP first); pending `next()` calls are rejected with EBADF. Idempotent.
+   */
+  close(): void {
+    if (this.closed) return;
+    // Stop watching before the channel fd goes away (recreated lazily if close refuses).
+    this.#watcher?.close();
+    this.#watcher = undefined;
+    this.native.close();
+    const err = new VerbsError('EBADF', 9, 'ibv_get_cq_event', this.#device, 'the CQ was closed');
+    for (const w of [...this.#waiters]) w.reject(err);
+  }
+
+  /** Same as {@link close}. */
+  [Symbol.dispose](): void {
+    this.close();
+  }
+}

@@ -1,0 +1,99 @@
+/**
+ * Memory regions over Node Buffers. The native MR holds its Buffer until deregistered;
+ * a QP also keeps every MR a work request uses until that request completes, so
+ * neither the registration nor the memory can disappear under the device.
+ */
+import { ACCESS_FLAGS, type AccessFlag } from '../engine/verbs-model/index.js';
+import type { NativeMr } from '../native/bindings.js';
+
+/** An access flag without its `IBV_ACCESS_` prefix, e.g. `'REMOTE_ATOMIC'`. */
+export type Access = AccessFlag extends `IBV_ACCESS_${infer S}` ? S : never;
+
+/** The `ibv_access_flags` mask of a list of names (from the engine's table). */
+export function accessMaskOf(access: readonly Access[]): number {
+  let mask = 0;
+  for (const name of access) {
+    const bit = (ACCESS_FLAGS as Record<string, number>)[`IBV_ACCESS_${name}`];
+    if (bit === undefined) throw new RangeError(`unknown access flag '${String(name)}'`);
+    mask |= bit;
+  }
+  return mask;
+}
+
+/** Where a remote peer's memory is: the address and rkey of (part of) an MR. */
+export interface RemoteRef {
+  readonly addr: bigint;
+  readonly rkey: number;
+}
+
+/** A scatter/gather element over a registered MR (bounds checked before posting). */
+export interface Sge {
+  readonly mr: Mr;
+  /** Byte offset into the MR; 0 by default. */
+  readonly offset?: number;
+  /** Byte count; the rest of the MR by default. */
+  readonly length?: number;
+}
+
+/** A memory region (`ibv_mr`) over a Buffer. */
+export class Mr {
+  /** @internal */
+  readonly native: NativeMr;
+  /** The registered memory. */
+  readonly buffer: Buffer;
+  /** The access flags it was registered with. */
+  readonly access: readonly Access[];
+  /** Keeps the PD (and through it the device) reachable while this MR lives. */
+  readonly pd: object;
+
+  /** @internal use `Pd.regMr` */
+  constructor(native: NativeMr, buffer: Buffer, access: readonly Access[], pd: object) {
+    this.native = native;
+    this.buffer = buffer;
+    this.access = access;
+    this.pd = pd;
+  }
+
+  /** Local key. */
+  get lkey(): number {
+    return this.native.lkey;
+  }
+  /** Remote key (0 on some providers when no remote access was asked for). */
+  get rkey(): number {
+    return this.native.rkey;
+  }
+  /** The registered start address (the Buffer's address). */
+  get addr(): bigint {
+    return this.native.addr;
+  }
+  /** The registered length in bytes. */
+  get length(): number {
+    return this.native.length;
+  }
+  /** True once deregistered. */
+  get closed(): boolean {
+    return this.native.closed;
+  }
+
+  /** An SGE over `[offset, offset + length)` of this MR. */
+  sge(offset = 0, length?: number): Sge {
+    return length === undefined ? { mr: this, offset } : { mr: this, offset, length };
+  }
+
+  /** What a peer needs to target this MR at `offset`. */
+  remote(offset = 0): RemoteRef {
+    if (!Number.isInteger(offset) || offset < 0 || offset > this.length)
+      throw new RangeError(`offset ${offset} is outside the MR (length ${this.length})`);
+    return { addr: this.addr + BigInt(offset), rkey: this.rkey };
+  }
+
+  /** `ibv_dereg_mr`; idempotent. The Buffer is released only after deregistration. */
+  close(): void {
+    this.native.close();
+  }
+
+  /** Same as {@link close}. */
+  [Symbol.dispose](): void {
+    this.close();
+  }
+}

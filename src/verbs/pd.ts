@@ -1,0 +1,93 @@
+/** Protection domains: the parent of memory regions and queue pairs. */
+import type { NativePd } from '../native/bindings.js';
+import { QP_TYPE, type QpType } from './constants.js';
+import type { Cq } from './cq.js';
+import { type Access, accessMaskOf, Mr } from './mr.js';
+import { addon } from './native.js';
+import { Qp } from './qp.js';
+
+/** Options of {@link Pd.createQp}. */
+export interface QpOptions {
+  readonly sendCq: Cq;
+  /** Defaults to the send CQ. */
+  readonly recvCq?: Cq;
+  /** RC by default (UC/UD where the device supports them). */
+  readonly type?: QpType;
+  readonly maxSendWr?: number;
+  readonly maxRecvWr?: number;
+  readonly maxSendSge?: number;
+  readonly maxRecvSge?: number;
+  readonly maxInlineData?: number;
+  /** Every send request completes (sq_sig_all). */
+  readonly sqSigAll?: boolean;
+  /**
+   * Create with `ibv_create_qp_ex` for the `ibv_wr_*` API (VerbsError EOPNOTSUPP on
+   * providers without it, e.g. libsiw).
+   */
+  readonly extended?: boolean;
+}
+
+function count(name: string, v: number | undefined, fallback: number): number {
+  const n = v ?? fallback;
+  if (!Number.isInteger(n) || n < 0 || n > 0xffffffff)
+    throw new RangeError(`${name} must be a u32`);
+  return n;
+}
+
+/** A protection domain (`ibv_pd`). */
+export class Pd {
+  /** @internal */
+  readonly native: NativePd;
+  /** The device context (kept reachable while this PD lives). */
+  readonly context: { readonly name: string };
+
+  /** @internal use `Context.allocPd` */
+  constructor(native: NativePd, context: { readonly name: string }) {
+    this.native = native;
+    this.context = context;
+  }
+
+  /** True once closed. */
+  get closed(): boolean {
+    return this.native.closed;
+  }
+
+  /** Registers `buffer` with the given access (`ibv_reg_mr`). Allocate it with `Buffer.alloc`. */
+  regMr(buffer: Buffer, access: readonly Access[]): Mr {
+    if (!Buffer.isBuffer(buffer)) throw new TypeError('regMr needs a Buffer');
+    if (!Array.isArray(access)) throw new TypeError('access must be an array of flag names');
+    const mask = accessMaskOf(access);
+    return new Mr(new (addon().NativeMr)(this.native, buffer, mask), buffer, [...access], this);
+  }
+
+  /** Creates a QP in RESET state. */
+  createQp(options: QpOptions): Qp {
+    const sendCq = options.sendCq;
+    const recvCq = options.recvCq ?? sendCq;
+    const type = options.type ?? 'RC';
+    const qpType = QP_TYPE[type];
+    if (qpType === undefined) throw new RangeError(`unknown QP type '${String(type)}'`);
+    const sqSigAll = options.sqSigAll ?? false;
+    const native = new (addon().NativeQp)(this.native, sendCq.native, recvCq.native, {
+      qpType,
+      sqSigAll,
+      maxSendWr: count('maxSendWr', options.maxSendWr, 64),
+      maxRecvWr: count('maxRecvWr', options.maxRecvWr, 64),
+      maxSendSge: count('maxSendSge', options.maxSendSge, 1),
+      maxRecvSge: count('maxRecvSge', options.maxRecvSge, 1),
+      maxInlineData: count('maxInlineData', options.maxInlineData, 0),
+      extended: options.extended ?? false,
+    });
+    return new Qp(native, this, sendCq, recvCq, this.context.name, sqSigAll);
+  }
+
+  /** `ibv_dealloc_pd`. Refuses with VerbsError EBUSY while MRs or QPs of it are open. */
+  close(): void {
+    this.native.close();
+  }
+
+  /** Same as {@link close}. */
+  [Symbol.dispose](): void {
+    this.close();
+  }
+}

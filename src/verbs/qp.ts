@@ -1,0 +1,308 @@
+/**
+ * Queue pairs: typed state transitions, posting (legacy `ibv_post_send` or the
+ * extended `ibv_wr_*` path, one doorbell per list), receive posting, and in-flight
+ * tracking: every MR a posted request uses stays referenced until its completion is
+ * polled (unsignaled requests retire with the next signaled one, in send-queue order).
+ */
+import { QP_STATE, WR_OPCODE, type WrOpcode } from '../engine/verbs-model/index.js';
+import type {
+  NativeQp,
+  NativeQpQuery,
+  NativeRecvWr,
+  NativeSendWr,
+  NativeSge,
+} from '../native/bindings.js';
+import { isReceiveCompletion, type WorkCompletion } from './completion.js';
+import { MTU, type Mtu, nameOf, SEND_FLAGS, type SendFlag } from './constants.js';
+import type { CompletionSink, Cq } from './cq.js';
+import { VerbsError } from './errors.js';
+import type { Mr, RemoteRef, Sge } from './mr.js';
+import { type QpAttr, type QpStateName, toNativeQpAttr } from './qp-attr.js';
+
+/** A work-request opcode without its `IBV_WR_` prefix, e.g. `'ATOMIC_FETCH_AND_ADD'`. */
+export type SendOpcode = WrOpcode extends `IBV_WR_${infer S}` ? S : never;
+
+/** An SGE given by raw address and key: no bounds check and no keep-alive (tests only). */
+export interface RawSge {
+  readonly addr: bigint;
+  readonly length: number;
+  readonly lkey: number;
+}
+
+/** A send work request. */
+export interface SendWr {
+  /** Echoed in the completion; auto-numbered when absent. */
+  readonly wrId?: bigint;
+  readonly opcode: SendOpcode;
+  readonly sgList?: readonly (Sge | RawSge)[];
+  /** Ask for a completion (default true). */
+  readonly signaled?: boolean;
+  readonly solicited?: boolean;
+  readonly fence?: boolean;
+  /** Copy the payload into the WQE at post time. */
+  readonly inline?: boolean;
+  /** SEND_WITH_IMM / RDMA_WRITE_WITH_IMM: the 32-bit value (sent big-endian). */
+  readonly immData?: number;
+  /** RDMA and atomic operations: the target. */
+  readonly remote?: RemoteRef;
+  /** FETCH_AND_ADD: the addend. */
+  readonly add?: bigint;
+  /** CMP_AND_SWP: the compare value. */
+  readonly compare?: bigint;
+  /** CMP_AND_SWP: the swap value. */
+  readonly swap?: bigint;
+  /** ATOMIC_WRITE (extended path): the 8-byte value. */
+  readonly atomicValue?: bigint;
+}
+
+/** A receive work request. */
+export interface RecvWr {
+  readonly wrId?: bigint;
+  readonly sgList?: readonly (Sge | RawSge)[];
+}
+
+/** Which posting API to use. */
+export type PostPath = 'legacy' | 'ex';
+
+/** A QP query with named state and MTU. */
+export interface QpInfo extends NativeQpQuery {
+  readonly state: QpStateName | undefined;
+  readonly pathMtuBytes: Mtu | undefined;
+}
+
+interface InFlight {
+  readonly wrId: bigint;
+  readonly signaled: boolean;
+  readonly keep: readonly Mr[];
+}
+
+const U64_MAX = (1n << 64n) - 1n;
+
+function u64(name: string, v: unknown): bigint {
+  if (typeof v !== 'bigint') throw new TypeError(`${name} must be a bigint`);
+  if (v < 0n || v > U64_MAX) throw new RangeError(`${name} must fit in 64 unsigned bits`);
+  return v;
+}
+
+function u32(name: string, v: unknown): number {
+  if (typeof v !== 'number' || !Number.isInteger(v))
+    throw new TypeError(`${name} must be an integer`);
+  if (v < 0 || v > 0xffffffff) throw new RangeError(`${name} must be in [0, 2^32 - 1]`);
+  return v;
+}
+
+function isRawSge(s: Sge | RawSge): s is RawSge {
+  return typeof (s as RawSge).addr === 'bigint';
+}
+
+/** Validates SGEs and collects the MRs to keep alive. */
+function nativeSges(list: readonly (Sge | RawSge)[] | undefined, keep: Mr[]): NativeSge[] {
+  if (list === undefined) return [];
+  if (!Array.isArray(list)) throw new TypeError('sgList must be an array');
+  return list.map((s, i) => {
+    if (typeof s !== 'object' || s === null) throw new TypeError(`sgList[${i}] must be an object`);
+    if (isRawSge(s))
+      return {
+        addr: u64('sge.addr', s.addr),
+        length: u32('sge.length', s.length),
+        lkey: u32('sge.lkey', s.lkey),
+      };
+    const mr = s.mr;
+    if (mr === undefined || typeof mr !== 'object' || !('native' in mr))
+      throw new TypeError(`sgList[${i}].mr must be an Mr (register the Buffer first)`);
+    if (mr.closed)
+      throw new VerbsError('EBADF', 9, 'ibv_post_send', undefined, `sgList[${i}] uses a closed MR`);
+    const offset = s.offset ?? 0;
+    if (!Number.isInteger(offset) || offset < 0)
+      throw new RangeError(`sgList[${i}].offset must be a non-negative integer`);
+    const length = s.length ?? mr.length - offset;
+    if (!Number.isInteger(length) || length < 0)
+      throw new RangeError(`sgList[${i}].length must be a non-negative integer`);
+    if (offset + length > mr.length)
+      throw new RangeError(
+        `sgList[${i}] [${offset}, ${offset + length}) runs past the end of the MR (length ${mr.length})`,
+      );
+    keep.push(mr);
+    return { addr: mr.addr + BigInt(offset), length, lkey: mr.lkey };
+  });
+}
+
+/** A queue pair (`ibv_qp`). */
+export class Qp implements CompletionSink {
+  /** @internal */
+  readonly native: NativeQp;
+  /** The PD, send CQ and receive CQ (kept reachable while this QP lives). */
+  readonly pd: object;
+  readonly sendCq: Cq;
+  readonly recvCq: Cq;
+  readonly #device: string;
+  readonly #sqSigAll: boolean;
+  readonly #sendQueue: InFlight[] = [];
+  readonly #recvQueue: InFlight[] = [];
+  #nextWrId = 1n;
+
+  /** @internal use `Pd.createQp` or `CmId.createQp` */
+  constructor(
+    native: NativeQp,
+    pd: object,
+    sendCq: Cq,
+    recvCq: Cq,
+    device: string,
+    sqSigAll: boolean,
+  ) {
+    this.native = native;
+    this.pd = pd;
+    this.sendCq = sendCq;
+    this.recvCq = recvCq;
+    this.#device = device;
+    this.#sqSigAll = sqSigAll;
+    sendCq.attach(native.qpNum, this);
+    recvCq.attach(native.qpNum, this);
+  }
+
+  /** The QP number. */
+  get qpNum(): number {
+    return this.native.qpNum;
+  }
+  /** True when created for the `ibv_wr_*` API. */
+  get extended(): boolean {
+    return this.native.extended;
+  }
+  /** True once closed. */
+  get closed(): boolean {
+    return this.native.closed;
+  }
+  /** Work requests posted and not yet retired by a polled completion. */
+  get inFlight(): { send: number; recv: number } {
+    return { send: this.#sendQueue.length, recv: this.#recvQueue.length };
+  }
+
+  /** `ibv_modify_qp` with a typed attribute object; the mask follows the fields given. */
+  modify(attr: QpAttr): void {
+    const { attr: native, mask } = toNativeQpAttr(attr);
+    this.native.modify(native, mask);
+  }
+
+  /** `ibv_query_qp`. */
+  query(): QpInfo {
+    const q = this.native.query();
+    return {
+      ...q,
+      state: nameOf(QP_STATE, q.qpState)?.replace('IBV_QPS_', '') as QpStateName | undefined,
+      pathMtuBytes: nameOf(MTU, q.pathMtu),
+    };
+  }
+
+  #toNativeSend(wr: SendWr, keep: Mr[]): { native: NativeSendWr; signaled: boolean } {
+    if (typeof wr !== 'object' || wr === null)
+      throw new TypeError('a work request must be an object');
+    const opcode = (WR_OPCODE as Record<string, number>)[`IBV_WR_${String(wr.opcode)}`];
+    if (opcode === undefined) throw new RangeError(`unknown opcode '${String(wr.opcode)}'`);
+    const wrId = wr.wrId === undefined ? this.#nextWrId++ : u64('wrId', wr.wrId);
+    const signaled = wr.signaled ?? true;
+    const flags: SendFlag[] = [];
+    if (signaled) flags.push('SIGNALED');
+    if (wr.solicited) flags.push('SOLICITED');
+    if (wr.fence) flags.push('FENCE');
+    if (wr.inline) flags.push('INLINE');
+    let sendFlags = 0;
+    for (const f of flags) sendFlags |= SEND_FLAGS[f];
+    const native: NativeSendWr = { wrId, opcode, sendFlags, sgList: nativeSges(wr.sgList, keep) };
+    if (wr.immData !== undefined) native.immData = u32('immData', wr.immData);
+    if (wr.remote !== undefined) {
+      native.remoteAddr = u64('remote.addr', wr.remote.addr);
+      native.rkey = u32('remote.rkey', wr.remote.rkey);
+    }
+    if (wr.add !== undefined) native.compareAdd = u64('add', wr.add);
+    if (wr.compare !== undefined) native.compareAdd = u64('compare', wr.compare);
+    if (wr.swap !== undefined) native.swap = u64('swap', wr.swap);
+    if (wr.atomicValue !== undefined) native.atomicValue = u64('atomicValue', wr.atomicValue);
+    return { native, signaled: signaled || this.#sqSigAll };
+  }
+
+  /**
+   * Posts a list of send requests with one doorbell and returns their wrIds. Arguments
+   * are validated before anything is posted. `path` defaults to `'ex'` on an extended
+   * QP. On a VerbsError from the provider, the requests before the refused one were
+   * posted (the verbs contract); they stay tracked.
+   */
+  postSend(wrs: SendWr | readonly SendWr[], path?: PostPath): bigint[] {
+    const list = Array.isArray(wrs) ? (wrs as readonly SendWr[]) : [wrs as SendWr];
+    const natives: NativeSendWr[] = [];
+    const entries: InFlight[] = [];
+    for (const wr of list) {
+      const keep: Mr[] = [];
+      const { native, signaled } = this.#toNativeSend(wr, keep);
+      natives.push(native);
+      entries.push({ wrId: native.wrId, signaled, keep });
+    }
+    const usePath = path ?? (this.extended ? 'ex' : 'legacy');
+    try {
+      if (usePath === 'ex') this.native.postSendEx(natives);
+      else this.native.postSend(natives);
+    } catch (e) {
+      // The legacy call names the refused request; those before it are on the wire.
+      const m =
+        e instanceof VerbsError && usePath === 'legacy' ? /#(\d+) refused/.exec(e.message) : null;
+      const posted = m?.[1] !== undefined ? Number(m[1]) : 0;
+      this.#sendQueue.push(...entries.slice(0, posted));
+      throw e;
+    }
+    this.#sendQueue.push(...entries);
+    return entries.map((e) => e.wrId);
+  }
+
+  /** Posts receive requests (one call); returns their wrIds. */
+  postRecv(wrs: RecvWr | readonly RecvWr[]): bigint[] {
+    const list = Array.isArray(wrs) ? (wrs as readonly RecvWr[]) : [wrs as RecvWr];
+    const natives: NativeRecvWr[] = [];
+    const entries: InFlight[] = [];
+    for (const wr of list) {
+      if (typeof wr !== 'object' || wr === null)
+        throw new TypeError('a receive request must be an object');
+      const keep: Mr[] = [];
+      const wrId = wr.wrId === undefined ? this.#nextWrId++ : u64('wrId', wr.wrId);
+      natives.push({ wrId, sgList: nativeSges(wr.sgList, keep) });
+      entries.push({ wrId, signaled: true, keep });
+    }
+    this.native.postRecv(natives);
+    this.#recvQueue.push(...entries);
+    return entries.map((e) => e.wrId);
+  }
+
+  /** @internal called by the CQ for each polled completion of this QP. */
+  retire(wc: WorkCompletion): void {
+    const fromRecv = wc.ok && isReceiveCompletion(wc.opcodeCode);
+    const queues = fromRecv ? [this.#recvQueue] : [this.#sendQueue, this.#recvQueue];
+    for (const q of queues) {
+      const i = q.findIndex((e) => e.wrId === wc.wrId);
+      if (i >= 0) {
+        // Send queue: earlier unsignaled requests completed too (in-order retirement).
+        if (q === this.#sendQueue) q.splice(0, i + 1);
+        else q.splice(i, 1);
+        return;
+      }
+    }
+  }
+
+  /** `ibv_destroy_qp` (or `rdma_destroy_qp`); idempotent. Releases in-flight MRs. */
+  close(): void {
+    if (this.closed) return;
+    const qpNum = this.qpNum;
+    this.native.close();
+    this.sendCq.detach(qpNum);
+    this.recvCq.detach(qpNum);
+    this.#sendQueue.length = 0;
+    this.#recvQueue.length = 0;
+  }
+
+  /** Same as {@link close}. */
+  [Symbol.dispose](): void {
+    this.close();
+  }
+
+  /** The device name (for messages). */
+  get device(): string {
+    return this.#device;
+  }
+}

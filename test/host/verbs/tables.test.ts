@@ -1,0 +1,147 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { WC_FLAGS, WC_STATUS } from '../../../src/engine/verbs-model/index.js';
+import {
+  accessMaskOf,
+  DEVICE_CAP_FLAGS,
+  flagMask,
+  flagNames,
+  formatGuid,
+  gidText,
+  nameOf,
+  QP_ATTR_FIELDS,
+  QP_ATTR_MASK,
+  SEND_FLAGS,
+  toNativeQpAttr,
+  toWorkCompletion,
+} from '../../../src/verbs/index.js';
+
+describe('enum tables', () => {
+  it('round-trips every flag mask through names', () => {
+    const all = Object.values(DEVICE_CAP_FLAGS).reduce((a, b) => a | b, 0);
+    fc.assert(
+      fc.property(fc.integer({ min: 0, max: 0x7fffffff }), (mask) => {
+        const names = flagNames(DEVICE_CAP_FLAGS, mask);
+        expect(flagMask(DEVICE_CAP_FLAGS, names)).toBe(mask & all);
+      }),
+    );
+  });
+
+  it('names values and reports unknown ones as undefined', () => {
+    expect(nameOf(SEND_FLAGS, 8)).toBe('INLINE');
+    expect(nameOf(SEND_FLAGS, 3)).toBeUndefined();
+  });
+
+  it('builds access masks from the engine table', () => {
+    expect(accessMaskOf(['LOCAL_WRITE', 'REMOTE_ATOMIC'])).toBe(0b1001);
+    expect(accessMaskOf(['REMOTE_READ', 'REMOTE_WRITE'])).toBe(0b0110);
+    expect(() => accessMaskOf(['NOPE' as never])).toThrow(RangeError);
+  });
+});
+
+describe('GIDs and GUIDs', () => {
+  it('prints an IPv4-mapped RoCE v2 GID and its address', () => {
+    const gid = Buffer.from('00000000000000000000ffffc0000201', 'hex');
+    expect(gidText(gid)).toEqual({ text: '::ffff:192.0.2.1', ipv4: '192.0.2.1' });
+  });
+
+  it('prints a link-local GID group by group', () => {
+    const gid = Buffer.from('fe80000000000000ccd26bfffead9b2a', 'hex');
+    expect(gidText(gid)).toEqual({ text: 'fe80:0:0:0:ccd2:6bff:fead:9b2a', ipv4: undefined });
+  });
+
+  it('formats a node GUID as ibv_devinfo does', () => {
+    expect(formatGuid(0xccd26bfffead9b2an)).toBe('ccd2:6bff:fead:9b2a');
+    expect(formatGuid(0x1n)).toBe('0000:0000:0000:0001');
+  });
+});
+
+describe('QP attributes', () => {
+  it('computes the mask from the fields present', () => {
+    const { attr, mask } = toNativeQpAttr({ state: 'RTS', sqPsn: 0x123456, maxRdAtomic: 4 });
+    expect(attr).toEqual({ qpState: 3, sqPsn: 0x123456, maxRdAtomic: 4 });
+    expect(mask).toBe(QP_ATTR_MASK.STATE | QP_ATTR_MASK.SQ_PSN | QP_ATTR_MASK.MAX_QP_RD_ATOMIC);
+  });
+
+  it('maps access names, MTUs and the address vector', () => {
+    const dgid = Buffer.from('00000000000000000000ffffc0000201', 'hex');
+    const { attr, mask } = toNativeQpAttr({
+      state: 'RTR',
+      pathMtu: 1024,
+      access: ['REMOTE_ATOMIC'],
+      av: { port: 1, grh: { dgid, sgidIndex: 1 } },
+    });
+    expect(attr.qpState).toBe(2);
+    expect(attr.pathMtu).toBe(3);
+    expect(attr.qpAccessFlags).toBe(8);
+    expect(attr.ahAttr?.grh?.dgid).toBe(dgid);
+    expect(attr.ahAttr?.grh?.sgidIndex).toBe(1);
+    expect(mask).toBe(
+      QP_ATTR_MASK.STATE | QP_ATTR_MASK.PATH_MTU | QP_ATTR_MASK.ACCESS_FLAGS | QP_ATTR_MASK.AV,
+    );
+  });
+
+  it('sets one mask bit per field given (property)', () => {
+    const keys = Object.keys(QP_ATTR_FIELDS).filter(
+      (k) => !['state', 'pathMtu', 'access', 'av'].includes(k),
+    ) as (keyof typeof QP_ATTR_FIELDS)[];
+    fc.assert(
+      fc.property(fc.subarray(keys), (chosen) => {
+        const attr = Object.fromEntries(chosen.map((k) => [k, 1]));
+        const { mask } = toNativeQpAttr(attr);
+        let bits = 0;
+        for (let m = mask; m !== 0; m >>>= 1) bits += m & 1;
+        expect(bits).toBe(chosen.length);
+      }),
+    );
+  });
+
+  it('refuses out-of-range and unknown values before any native call', () => {
+    expect(() => toNativeQpAttr({ sqPsn: 0x1000000 })).toThrow(RangeError);
+    expect(() => toNativeQpAttr({ retryCnt: 8 })).toThrow(RangeError);
+    expect(() => toNativeQpAttr({ timeout: 1.5 })).toThrow(TypeError);
+    expect(() => toNativeQpAttr({ state: 'FLYING' as never })).toThrow(RangeError);
+    expect(() => toNativeQpAttr({ pathMtu: 1500 as never })).toThrow(RangeError);
+    expect(() => toNativeQpAttr({ bogus: 1 } as never)).toThrow(TypeError);
+    expect(() => toNativeQpAttr({ av: { grh: { dgid: Buffer.alloc(15), sgidIndex: 1 } } })).toThrow(
+      TypeError,
+    );
+  });
+});
+
+describe('work completions', () => {
+  const raw = {
+    wrId: 0x0123456789abcdefn,
+    status: 0,
+    opcode: 129,
+    vendorErr: 0,
+    byteLen: 24,
+    immDataRaw: 0x78563412,
+    immData: 0x12345678,
+    qpNum: 17,
+    srcQp: 0,
+    wcFlags: WC_FLAGS.IBV_WC_WITH_IMM | WC_FLAGS.IBV_WC_GRH,
+    pkeyIndex: 0,
+    slid: 0,
+    sl: 0,
+    dlidPathBits: 0,
+  };
+
+  it('names status, opcode and flags, and keeps both byte orders of imm_data', () => {
+    const wc = toWorkCompletion(raw);
+    expect(wc.status).toBe('IBV_WC_SUCCESS');
+    expect(wc.ok).toBe(true);
+    expect(wc.opcode).toBe('IBV_WC_RECV_RDMA_WITH_IMM');
+    expect(wc.flags).toEqual(['IBV_WC_GRH', 'IBV_WC_WITH_IMM']);
+    expect(wc.immData).toBe(0x12345678);
+    expect(wc.immDataRaw).toBe(0x78563412);
+    expect(wc.wrId).toBe(0x0123456789abcdefn);
+  });
+
+  it('reports no immediate value without IBV_WC_WITH_IMM, and names error statuses', () => {
+    const wc = toWorkCompletion({ ...raw, wcFlags: 0, status: WC_STATUS.IBV_WC_REM_ACCESS_ERR });
+    expect(wc.immData).toBeUndefined();
+    expect(wc.status).toBe('IBV_WC_REM_ACCESS_ERR');
+    expect(wc.ok).toBe(false);
+  });
+});
