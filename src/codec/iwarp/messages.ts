@@ -272,12 +272,22 @@ export interface MpaRequestReply {
   /** Rev, 8 bits: 1 (RFC 5044) or 2 (RFC 6581). */
   readonly revision: number;
   /**
-   * Private data as on the wire (including the 4-byte enhanced parameters when
-   * `enhanced` is set and revision is 2).
+   * The ULP's private data. When `enhancedParameters` is present (revision 2 with the
+   * enhanced bit) the wire's Private Data is those 4 bytes followed by this.
    */
   readonly privateData: Uint8Array;
-  /** Decoded enhanced parameters when revision 2 and `enhanced`; else undefined. */
+  /** RFC 6581 parameters: present exactly when revision is 2 and `enhanced` is set. */
   readonly enhancedParameters: MpaEnhancedParameters | undefined;
+}
+
+/** A marker found in (or put into) an MPA stream (RFC 5044 §5). */
+export interface MpaMarker {
+  /** Byte offset of the marker in the bytes handed to the decoder. */
+  readonly offset: number;
+  /** The 16 reserved bits (zero on transmit). */
+  readonly reserved: number;
+  /** FPDUPTR: octets from the start of the FPDU back to this marker. */
+  readonly fpduPointer: number;
 }
 
 /** CRC state of a received FPDU. */
