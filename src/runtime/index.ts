@@ -31,6 +31,8 @@ export interface GuestRunOptions {
   readonly shareDir?: string;
   readonly env?: Readonly<Record<string, string>>;
   readonly onOutput?: (chunk: Buffer) => void;
+  /** Appended to the guest kernel's command line (diagnostics, failure tests). */
+  readonly extraKernelArgs?: readonly string[];
   /** Progress lines (boot, accelerator choice, result). */
   readonly onProgress?: (line: string) => void;
 }
@@ -93,6 +95,7 @@ export async function runInGuest(options: GuestRunOptions): Promise<BootResult> 
     timeoutMs: (options.timeoutSeconds ?? 600) * 1000,
     ...(options.shareDir === undefined ? {} : { shareDir: options.shareDir }),
     ...(options.onOutput === undefined ? {} : { onOutput: options.onOutput }),
+    ...(options.extraKernelArgs === undefined ? {} : { extraKernelArgs: options.extraKernelArgs }),
   });
   const ready =
     result.devicesReadySeconds === undefined

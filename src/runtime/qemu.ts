@@ -27,6 +27,8 @@ export interface BootOptions {
   readonly probe?: boolean;
   /** Where the command's output goes (default: this process's stdout). */
   readonly onOutput?: (chunk: Buffer) => void;
+  /** Appended to the kernel command line (later words win), for diagnostics and tests. */
+  readonly extraKernelArgs?: readonly string[];
 }
 
 export interface BootResult {
@@ -58,6 +60,7 @@ function qemuArgs(options: BootOptions, shareDir: string, consoleLog: string): s
     `rdma_interop.stage2=${stage2}`,
     `rdma_interop.share=${shareDir}`,
     ...(options.probe ? ['rdma_interop.probe=1'] : []),
+    ...(options.extraKernelArgs ?? []),
   ].join(' ');
   const accel =
     options.accel === 'kvm'
