@@ -1,0 +1,243 @@
+/**
+ * Turns a capture file into per-message decodes: every RoCEv2 frame (UDP port 4791) as a
+ * RoCE packet with its ICRC checked, and every TCP connection that starts with an MPA
+ * Request/Reply as iWARP (MPA frames, FPDUs and RDMAP messages, via the iWARP codec's
+ * stream decoder) after TCP reassembly. Items are returned in capture order.
+ */
+import { DecodeError, type DecodeResult, decoded } from '../errors.js';
+import type { MpaRequestReply } from '../iwarp/messages.js';
+import { decodeMpaFrame, mpaFrameKind } from '../iwarp/mpa-frames.js';
+import type { IwarpProfile } from '../iwarp/profiles.js';
+import { decodeMpaStream, type StreamFpdu } from '../iwarp/stream.js';
+import { type DecodedFrame, decodeFrame } from '../net/frame.js';
+import { decodeCapture } from '../pcap/capture.js';
+import { checkRoceIcrc, type IcrcCheck } from '../roce/icrc.js';
+import { decodeRocePacket, ROCE_V2_UDP_PORT, type RocePacket } from '../roce/packet.js';
+import {
+  reassembleTcp,
+  type TcpConnection,
+  type TcpDirection,
+  type TcpSegmentInput,
+} from './tcp-reassembly.js';
+
+/** Options of {@link decodeCaptureMessages}. */
+export interface CaptureDecodeOptions {
+  /** RDMAP profile for iWARP ULPDUs [rfc7306]. */
+  readonly profile?: IwarpProfile;
+  /** UDP destination port treated as RoCEv2 [4791]. */
+  readonly rocePort?: number;
+}
+
+/** Where a decoded item came from. */
+export interface ItemOrigin {
+  /** 0-based index of the capture record (tshark's frame number minus one). */
+  readonly frameIndex: number;
+  readonly timestampNs: bigint;
+}
+
+/** A RoCEv2 frame. */
+export interface RoceItem extends ItemOrigin {
+  readonly kind: 'roce';
+  readonly frame: DecodedFrame;
+  readonly packet: DecodeResult<RocePacket>;
+  /** Present when the packet decoded far enough to locate the ICRC. */
+  readonly icrc?: IcrcCheck;
+}
+
+/** An MPA Request or Reply frame. */
+export interface MpaFrameItem extends ItemOrigin {
+  readonly kind: 'mpa-frame';
+  readonly connection: number;
+  readonly direction: 'client-to-server' | 'server-to-client';
+  readonly frame: MpaRequestReply;
+}
+
+/** One FPDU and its RDMAP message. */
+export interface FpduItem extends ItemOrigin {
+  readonly kind: 'fpdu';
+  readonly connection: number;
+  readonly direction: 'client-to-server' | 'server-to-client';
+  readonly fpdu: StreamFpdu;
+}
+
+/** Something that stopped or limited decoding: a bad frame, an MPA error, a TCP gap. */
+export interface ProblemItem extends ItemOrigin {
+  readonly kind: 'problem';
+  readonly error: DecodeError;
+  readonly connection?: number;
+  readonly direction?: 'client-to-server' | 'server-to-client';
+}
+
+/** One line of a capture decode. */
+export type CaptureItem = RoceItem | MpaFrameItem | FpduItem | ProblemItem;
+
+/** A decoded capture. */
+export interface CaptureDecode {
+  readonly format: 'pcap' | 'pcapng';
+  readonly frameCount: number;
+  /** iWARP connections found (index = `connection` of the items). */
+  readonly connections: readonly TcpConnection[];
+  /** Frames that were neither RoCEv2 nor part of an MPA connection. */
+  readonly otherFrames: number;
+  readonly items: readonly CaptureItem[];
+}
+
+/** The frame that supplied byte `offset` of a direction's first run. */
+function frameAt(dir: TcpDirection, offset: number): number {
+  const run = dir.runs[0];
+  if (run === undefined) return 0;
+  let best = run.pieces[0]?.frameIndex ?? 0;
+  for (const p of run.pieces) {
+    if (p.offset > offset) break;
+    best = p.frameIndex;
+  }
+  return best;
+}
+
+function startsWithMpaFrame(dir: TcpDirection): boolean {
+  const run = dir.runs[0];
+  return run !== undefined && mpaFrameKind(run.bytes, 0) !== undefined;
+}
+
+/** Decodes every message of a pcap/pcapng file. Fails only when the file itself is malformed. */
+export function decodeCaptureMessages(
+  bytes: Uint8Array,
+  options: CaptureDecodeOptions = {},
+): DecodeResult<CaptureDecode> {
+  const file = decodeCapture(bytes);
+  if (!file.ok) return file;
+  const rocePort = options.rocePort ?? ROCE_V2_UDP_PORT;
+  const records = file.value.records;
+  const timeOf = (i: number) => records[i]?.timestampNs ?? 0n;
+  const items: CaptureItem[] = [];
+  const segments: TcpSegmentInput[] = [];
+  const tcpFrames = new Set<number>();
+  let otherFrames = 0;
+  records.forEach((record, frameIndex) => {
+    const origin = { frameIndex, timestampNs: record.timestampNs };
+    const f = decodeFrame(record.linkType, record.data);
+    if (!f.ok) {
+      items.push({ kind: 'problem', ...origin, error: f.error });
+      return;
+    }
+    const frame = f.value;
+    const t = frame.transport;
+    if (t?.kind === 'udp' && t.header.destinationPort === rocePort) {
+      const packet = decodeRocePacket(frame.payload);
+      const icrc =
+        packet.ok && frame.ipPacket !== undefined && frame.ipHeaderLength !== undefined
+          ? checkRoceIcrc(frame.ipPacket, frame.ipHeaderLength)
+          : undefined;
+      items.push({ kind: 'roce', ...origin, frame, packet, ...(icrc ? { icrc } : {}) });
+      return;
+    }
+    if (t?.kind === 'tcp' && frame.network !== undefined) {
+      segments.push({
+        frameIndex,
+        source: frame.network.header.source,
+        sourcePort: t.header.sourcePort,
+        destination: frame.network.header.destination,
+        destinationPort: t.header.destinationPort,
+        sequenceNumber: t.header.sequenceNumber,
+        flags: t.header.flags,
+        payload: frame.payload,
+      });
+      tcpFrames.add(frameIndex);
+      return;
+    }
+    otherFrames++;
+  });
+  const connections = reassembleTcp(segments).filter(
+    (c) => startsWithMpaFrame(c.clientToServer) || startsWithMpaFrame(c.serverToClient),
+  );
+  const mpaFrameCount = new Set<number>();
+  connections.forEach((c, connection) => {
+    const dirs = [
+      ['client-to-server', c.clientToServer, c.serverToClient],
+      ['server-to-client', c.serverToClient, c.clientToServer],
+    ] as const;
+    for (const [direction, dir, peer] of dirs) {
+      for (const r of dir.runs) for (const p of r.pieces) mpaFrameCount.add(p.frameIndex);
+      const run = dir.runs[0];
+      if (run === undefined) continue;
+      const peerRun = peer.runs[0];
+      const peerFrame = peerRun ? decodeMpaFrame(peerRun.bytes, 0) : undefined;
+      const stream = decodeMpaStream(run.bytes, {
+        startSequence: run.startSequence,
+        ...(options.profile ? { profile: options.profile } : {}),
+        ...(peerFrame?.ok ? { peerFrame: peerFrame.value.frame } : {}),
+      });
+      const first = frameAt(dir, 0);
+      if (!stream.ok) {
+        items.push({
+          kind: 'problem',
+          frameIndex: first,
+          timestampNs: timeOf(first),
+          error: stream.error,
+          connection,
+          direction,
+        });
+        continue;
+      }
+      if (stream.value.frame)
+        items.push({
+          kind: 'mpa-frame',
+          frameIndex: first,
+          timestampNs: timeOf(first),
+          connection,
+          direction,
+          frame: stream.value.frame,
+        });
+      for (const fpdu of stream.value.fpdus) {
+        const at = frameAt(dir, fpdu.offset);
+        items.push({
+          kind: 'fpdu',
+          frameIndex: at,
+          timestampNs: timeOf(at),
+          connection,
+          direction,
+          fpdu,
+        });
+      }
+      const e = stream.value.error;
+      if (e) {
+        const at = frameAt(dir, e.offset);
+        items.push({
+          kind: 'problem',
+          frameIndex: at,
+          timestampNs: timeOf(at),
+          error: e,
+          connection,
+          direction,
+        });
+      }
+      for (const gap of dir.gaps) {
+        const last = dir.runs[0]!.pieces.at(-1)?.frameIndex ?? first;
+        items.push({
+          kind: 'problem',
+          frameIndex: last,
+          timestampNs: timeOf(last),
+          connection,
+          direction,
+          error: new DecodeError(
+            'tcp',
+            'sequenceNumber',
+            0,
+            'truncated',
+            `${gap.length} bytes missing at sequence ${gap.startSequence}; later bytes not decoded`,
+          ),
+        });
+      }
+    }
+  });
+  for (const i of tcpFrames) if (!mpaFrameCount.has(i)) otherFrames++;
+  // Stable sort keeps stream order within a frame.
+  items.sort((a, b) => a.frameIndex - b.frameIndex);
+  return decoded({
+    format: file.value.format,
+    frameCount: records.length,
+    connections,
+    otherFrames,
+    items,
+  });
+}

@@ -1,0 +1,4 @@
+/** From capture files to per-message decodes: TCP reassembly and the capture decoder. */
+export * from './decode-capture.js';
+export * from './render.js';
+export * from './tcp-reassembly.js';

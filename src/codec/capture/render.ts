@@ -1,0 +1,203 @@
+/**
+ * Presentation of a capture decode: a JSON-safe plain value (bigint as a `0x`-prefixed
+ * 16-digit hex string, byte arrays as lowercase hex strings, decode errors as objects with
+ * layer/field/offset/reason/message) and an indented text tree in the manner of
+ * `tshark -V`, with names for opcodes and error codes.
+ */
+import { DecodeError } from '../errors.js';
+import { describeAethSyndrome } from '../roce/aeth.js';
+import type { CaptureDecode, CaptureItem } from './decode-capture.js';
+
+/** A JSON-compatible value. */
+export type PlainValue =
+  | string
+  | number
+  | boolean
+  | null
+  | readonly PlainValue[]
+  | { readonly [key: string]: PlainValue };
+
+function hexBytes(b: Uint8Array): string {
+  return Array.from(b, (x) => x.toString(16).padStart(2, '0')).join('');
+}
+
+/** Converts decoder output into JSON-safe data (see the module comment for the rules). */
+export function toPlain(value: unknown): PlainValue {
+  if (value === null || value === undefined) return null;
+  if (typeof value === 'bigint') return `0x${value.toString(16).padStart(16, '0')}`;
+  if (typeof value === 'number' || typeof value === 'string' || typeof value === 'boolean')
+    return value;
+  if (value instanceof Uint8Array) return hexBytes(value);
+  if (value instanceof DecodeError)
+    return {
+      layer: value.layer,
+      field: value.field,
+      offset: value.offset,
+      reason: value.reason,
+      message: value.message,
+    };
+  if (Array.isArray(value)) return value.map(toPlain);
+  if (typeof value === 'object') {
+    const out: Record<string, PlainValue> = {};
+    for (const [k, v] of Object.entries(value as Record<string, unknown>))
+      if (v !== undefined) out[k] = toPlain(v);
+    return out;
+  }
+  return String(value);
+}
+
+/** The JSON document `rdma-interop decode --json` prints. */
+export function captureToJson(d: CaptureDecode): PlainValue {
+  return toPlain({
+    format: d.format,
+    frameCount: d.frameCount,
+    otherFrames: d.otherFrames,
+    connections: d.connections.map((c) => ({
+      client: c.client,
+      server: c.server,
+      firstFrame: c.firstFrame,
+    })),
+    items: d.items.map((item) => {
+      if (item.kind === 'roce') {
+        const { frame, ...rest } = item;
+        return {
+          ...rest,
+          network: frame.network,
+          transport: frame.transport,
+          packet: item.packet.ok ? item.packet.value : { error: item.packet.error },
+        };
+      }
+      if (item.kind === 'fpdu')
+        return {
+          ...item,
+          fpdu: {
+            ...item.fpdu,
+            message: item.fpdu.message.ok
+              ? item.fpdu.message.value
+              : { error: item.fpdu.message.error },
+          },
+        };
+      return item;
+    }),
+  });
+}
+
+const MAX_TEXT_BYTES = 32;
+
+function scalar(value: unknown): string {
+  if (typeof value === 'bigint') return `0x${value.toString(16).padStart(16, '0')}`;
+  if (typeof value === 'number')
+    return Number.isInteger(value) && value > 9
+      ? `${value} (0x${value.toString(16)})`
+      : String(value);
+  if (value instanceof Uint8Array) {
+    if (value.length === 0) return '(empty)';
+    const shown = hexBytes(value.subarray(0, MAX_TEXT_BYTES));
+    return value.length > MAX_TEXT_BYTES
+      ? `${shown}... (${value.length} bytes)`
+      : `${shown} (${value.length} bytes)`;
+  }
+  return String(value);
+}
+
+/** Appends `value` as an indented tree. */
+function tree(lines: string[], indent: string, name: string, value: unknown): void {
+  if (value === undefined) return;
+  if (value instanceof DecodeError) {
+    lines.push(`${indent}${name}: DecodeError ${value.message}`);
+    return;
+  }
+  if (value !== null && typeof value === 'object' && !(value instanceof Uint8Array)) {
+    lines.push(`${indent}${name}`);
+    const entries = Array.isArray(value)
+      ? value.map((v, i) => [`[${i}]`, v] as const)
+      : Object.entries(value);
+    for (const [k, v] of entries) tree(lines, `${indent}  `, k, v);
+    return;
+  }
+  lines.push(`${indent}${name}: ${scalar(value)}`);
+}
+
+function frameLine(item: CaptureItem): string {
+  const seconds = item.timestampNs / 1_000_000_000n;
+  const nanos = (item.timestampNs % 1_000_000_000n).toString().padStart(9, '0');
+  return `Frame ${item.frameIndex + 1} (${seconds}.${nanos})`;
+}
+
+function renderItem(lines: string[], item: CaptureItem): void {
+  const head = frameLine(item);
+  switch (item.kind) {
+    case 'roce': {
+      const n = item.frame.network?.header;
+      const t = item.frame.transport?.header;
+      lines.push(
+        `${head} RoCEv2 ${n?.source}:${t?.sourcePort} -> ${n?.destination}:${t?.destinationPort}`,
+      );
+      if (!item.packet.ok) {
+        lines.push(`  DecodeError ${item.packet.error.message}`);
+        return;
+      }
+      const p = item.packet.value;
+      const hex = p.bth.opcode.toString(16).padStart(2, '0');
+      lines.push(`  BTH ${p.opcode.name} (0x${hex})`);
+      for (const [k, v] of Object.entries(p.bth)) if (k !== 'opcode') tree(lines, '    ', k, v);
+      for (const h of p.opcode.headers) {
+        lines.push(`  ${h}`);
+        for (const [k, v] of Object.entries(p.headers[h] ?? {})) tree(lines, '    ', k, v);
+        if (h === 'AETH' && p.aethSyndrome)
+          lines.push(`    meaning: ${describeAethSyndrome(p.aethSyndrome)}`);
+      }
+      if (p.payload.length > 0) lines.push(`  payload: ${scalar(p.payload)}`);
+      if (p.pad.length > 0) lines.push(`  pad: ${scalar(p.pad)}`);
+      const icrc = `0x${p.icrc.toString(16).padStart(8, '0')}`;
+      const verdict = item.icrc
+        ? item.icrc.valid
+          ? 'valid'
+          : `INVALID, computed 0x${item.icrc.computed.toString(16).padStart(8, '0')}`
+        : 'not checked';
+      lines.push(`  ICRC: ${icrc} [${verdict}]`);
+      return;
+    }
+    case 'mpa-frame':
+      lines.push(
+        `${head} iWARP connection ${item.connection} ${item.direction} MPA ${item.frame.kind === 'mpa-request' ? 'Request' : 'Reply'}`,
+      );
+      for (const [k, v] of Object.entries(item.frame)) tree(lines, '  ', k, v);
+      return;
+    case 'fpdu': {
+      const m = item.fpdu.message;
+      const label = m.ok ? m.value.kind : 'undecodable ULPDU';
+      lines.push(`${head} iWARP connection ${item.connection} ${item.direction} FPDU ${label}`);
+      lines.push(`  tcpSequence: ${item.fpdu.sequence}`);
+      lines.push(`  ulpduLength: ${item.fpdu.fpdu.ulpduLength}`);
+      lines.push(
+        `  crc: 0x${item.fpdu.fpdu.crc.toString(16).padStart(8, '0')} [${item.fpdu.crcState}]`,
+      );
+      if (item.fpdu.markers.length > 0) lines.push(`  markers: ${item.fpdu.markers.length}`);
+      if (m.ok) for (const [k, v] of Object.entries(m.value)) tree(lines, '  ', k, v);
+      else lines.push(`  DecodeError ${m.error.message}`);
+      return;
+    }
+    case 'problem': {
+      const where =
+        item.connection === undefined
+          ? ''
+          : ` iWARP connection ${item.connection} ${item.direction}`;
+      lines.push(`${head}${where} DecodeError ${item.error.message}`);
+      return;
+    }
+  }
+}
+
+/** The text `rdma-interop decode` prints: one tree per message, then a summary line. */
+export function captureToText(d: CaptureDecode): string {
+  const lines: string[] = [];
+  for (const item of d.items) renderItem(lines, item);
+  const roce = d.items.filter((i) => i.kind === 'roce').length;
+  const fpdus = d.items.filter((i) => i.kind === 'fpdu').length;
+  const problems = d.items.filter((i) => i.kind === 'problem').length;
+  lines.push(
+    `${d.format}: ${d.frameCount} frames, ${roce} RoCEv2 packets, ${d.connections.length} iWARP connections, ${fpdus} FPDUs, ${problems} problems, ${d.otherFrames} other frames`,
+  );
+  return `${lines.join('\n')}\n`;
+}
