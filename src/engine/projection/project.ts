@@ -1,0 +1,318 @@
+/**
+ * The verbs projection: for a scenario (responder memory, posted receives, a list of work
+ * requests), what a verbs user sees on each side — completions (opcode, status, byte_len,
+ * imm_data, flags) and the QP state afterwards — on iWARP and on RoCEv2.
+ *
+ * Both projections run the same reference engine (Requester + Responder) for the
+ * semantics (memory effects, which check fails), then speak the transport's language:
+ * iWARP answers a failure with a Terminate (RFC 5040 §4.8, RFC 7306 §8), RoCE with an
+ * IBTA NAK whose class gives the requester's status (failure table, rxe_resp.c).
+ */
+
+import type { RdmapMessage, Terminate } from '../../codec/iwarp/messages.js';
+import { DEFAULT_IWARP_PROFILE, type IwarpProfile } from '../../codec/iwarp/profiles.js';
+import type { AethNakCodeName } from '../../codec/roce/aeth.js';
+import type { RocePacketFields } from '../../codec/roce/packet.js';
+import { type EngineFailure, failureRow } from '../errors/failure-table.js';
+import { type TaggedBufferRegistration, TaggedBufferTable } from '../memory/tagged-buffer.js';
+import { Requester } from '../requester/requester.js';
+import { type RoceSendState, workRequestToRoce } from '../requester/to-roce.js';
+import type { NotExpressible, WorkRequest } from '../requester/work-request.js';
+import { Responder } from '../responder/responder.js';
+import type { ReceiveBuffer, ReceiveCompletion } from '../responder/types.js';
+import type { QpState } from '../verbs-model/qp-state.js';
+import { type TerminateStatusModel, terminateStatus } from './terminate-status.js';
+import {
+  errorCompletion,
+  immediateValue,
+  type SideOutcome,
+  type WorkCompletion,
+} from './work-completion.js';
+
+/** A scenario, transport-neutral. */
+export interface VerbsScenario {
+  /** iWARP profile (default `rfc7306`). */
+  readonly profile?: IwarpProfile;
+  readonly responder: {
+    readonly buffers: readonly TaggedBufferRegistration[];
+    readonly receives?: readonly ReceiveBuffer[];
+    /** Default 16. */
+    readonly ird?: number;
+    /** iWARP only: false models a peer without RFC 7306 atomics (siw). */
+    readonly supportsAtomics?: boolean;
+    /** iWARP only: false models a peer without RFC 7306 Immediate Data (siw). */
+    readonly supportsImmediateData?: boolean;
+    readonly protectionDomain?: number;
+  };
+  readonly requester?: {
+    /** Default 16. */
+    readonly ord?: number;
+    /** Buffers RDMA Read data lands in. */
+    readonly localBuffers?: readonly TaggedBufferRegistration[];
+  };
+  readonly workRequests: readonly WorkRequest[];
+  /** How an iWARP Requester reports a received Terminate (default `reference`). */
+  readonly iwarpStatusModel?: TerminateStatusModel;
+}
+
+/** A message on the iWARP wire and its direction. */
+export interface WireMessage {
+  readonly from: 'requester' | 'responder';
+  readonly message: RdmapMessage;
+}
+
+/** What one transport shows for a scenario. */
+export interface TransportOutcome {
+  readonly transport: 'iwarp' | 'roce';
+  readonly requester: SideOutcome;
+  readonly responder: SideOutcome;
+  /** Work requests the transport cannot carry (typed, with the reason). */
+  readonly notExpressible: readonly NotExpressible[];
+  readonly failure: EngineFailure | undefined;
+  /** iWARP: the Terminate sent by the Responder. */
+  readonly terminate: Terminate | undefined;
+  /** RoCE: the NAK the responder sends (undefined for RNR, which is not a NAK code). */
+  readonly nak: AethNakCodeName | undefined;
+  /** Responder memory after the scenario, per STag. */
+  readonly memory: ReadonlyMap<number, Uint8Array>;
+  /** iWARP: every message both ways, in order. */
+  readonly iwarpWire: readonly WireMessage[];
+  /** RoCE: the requester's request packets, in order. */
+  readonly roceRequests: readonly RocePacketFields[];
+}
+
+/** The engine run shared by both projections. */
+interface EngineRun {
+  readonly requester: WorkCompletion[];
+  readonly responderCompletions: Array<{ wrIndex: number; completion: ReceiveCompletion }>;
+  readonly failure: EngineFailure | undefined;
+  readonly failedWrIndex: number | undefined;
+  readonly terminate: Terminate | undefined;
+  readonly wire: WireMessage[];
+  readonly notExpressible: NotExpressible[];
+  readonly memory: Map<number, Uint8Array>;
+  readonly unconsumedReceives: readonly ReceiveBuffer[];
+  readonly requesterState: QpState;
+}
+
+const PD = 1;
+
+function runEngine(
+  scenario: VerbsScenario,
+  profile: IwarpProfile,
+  capabilities: { atomics: boolean; immediate: boolean },
+  statusModel: TerminateStatusModel,
+): EngineRun {
+  const pd = scenario.responder.protectionDomain ?? PD;
+  const buffers = new TaggedBufferTable();
+  for (const b of scenario.responder.buffers) buffers.register(b);
+  const local = new TaggedBufferTable();
+  for (const b of scenario.requester?.localBuffers ?? []) local.register(b);
+  const responder = new Responder({
+    profile,
+    stream: { streamId: 1, protectionDomain: pd },
+    buffers,
+    ird: scenario.responder.ird ?? 16,
+    supportsAtomics: capabilities.atomics,
+    supportsImmediateData: capabilities.immediate,
+  });
+  const receives = [...(scenario.responder.receives ?? [])];
+  for (const r of receives) responder.postReceive(r);
+  let consumed = 0;
+  const requester = new Requester({
+    profile,
+    ord: scenario.requester?.ord ?? 16,
+    localBuffers: local,
+    stream: { streamId: 2, protectionDomain: PD },
+    terminateStatus: (t) => terminateStatus(t, statusModel),
+  });
+  const run: EngineRun = {
+    requester: [],
+    responderCompletions: [],
+    failure: undefined,
+    failedWrIndex: undefined,
+    terminate: undefined,
+    wire: [],
+    notExpressible: [],
+    memory: new Map(),
+    unconsumedReceives: [],
+    requesterState: 'IBV_QPS_RTS',
+  };
+  let failure: EngineFailure | undefined;
+  let failedWrIndex: number | undefined;
+  let terminate: Terminate | undefined;
+  // Messages the Responder sends go straight back to the Requester; its Terminate too.
+  const deliver = (messages: readonly RdmapMessage[], wrIndex: number) => {
+    for (const m of messages) {
+      run.wire.push({ from: 'requester', message: m });
+      const result = responder.receive(m);
+      for (const c of result.completions) {
+        consumed++;
+        run.responderCompletions.push({ wrIndex, completion: c });
+      }
+      if (result.failure !== undefined && failure === undefined) {
+        failure = result.failure;
+        failedWrIndex = wrIndex;
+        terminate = result.terminate;
+      }
+      for (const back of result.sent) {
+        run.wire.push({ from: 'responder', message: back });
+        const r = requester.receive(back);
+        run.requester.push(...r.completions);
+        deliverBack(r.sent, wrIndex);
+      }
+    }
+  };
+  const deliverBack = (messages: readonly RdmapMessage[], wrIndex: number) => {
+    if (messages.length > 0) deliver(messages, wrIndex);
+  };
+  scenario.workRequests.forEach((wr, index) => {
+    const posted = requester.post(wr);
+    if (!posted.ok) {
+      if (posted.error.reason === 'not-expressible') run.notExpressible.push(posted.error);
+      return;
+    }
+    run.requester.push(...posted.result.completions);
+    deliver(posted.result.sent, index);
+  });
+  for (const b of scenario.responder.buffers) {
+    const live = buffers.get(b.stag);
+    if (live !== undefined) run.memory.set(b.stag, live.memory.slice());
+  }
+  return {
+    ...run,
+    failure,
+    failedWrIndex,
+    terminate,
+    unconsumedReceives: receives.slice(consumed),
+    requesterState: requester.qpState,
+  };
+}
+
+/** Maps an engine receive completion to the verbs receive completion. */
+function receiveCompletion(
+  completion: ReceiveCompletion,
+  wr: WorkRequest | undefined,
+): WorkCompletion {
+  const withImm = completion.immediateData !== undefined;
+  // RFC 7306 §6: RDMA Write + Immediate Data "has the same behavior as the RDMA Write with
+  // Immediate Data operation found in InfiniBand": IBV_WC_RECV_RDMA_WITH_IMM, byte_len the
+  // Write's length (as rxe reports qp->resp.length).
+  const writeImm = wr?.opcode === 'IBV_WR_RDMA_WRITE_WITH_IMM';
+  return {
+    wrId: completion.receiveId,
+    status: 'IBV_WC_SUCCESS',
+    opcode: writeImm ? 'IBV_WC_RECV_RDMA_WITH_IMM' : 'IBV_WC_RECV',
+    byteLen: writeImm && 'payload' in wr ? wr.payload.length : completion.byteLength,
+    immData:
+      completion.immediateData === undefined
+        ? undefined
+        : immediateValue(Number(completion.immediateData & 0xffff_ffffn)),
+    flags: [
+      ...(withImm ? (['IBV_WC_WITH_IMM'] as const) : []),
+      ...(completion.invalidatedSTag !== undefined ? (['IBV_WC_WITH_INV'] as const) : []),
+    ],
+    ...(writeImm ? {} : { data: completion.data }),
+  };
+}
+
+/** iWARP: Terminate on failure; Sends / Writes complete locally on post (RFC 5040 §5.5). */
+export function projectIwarp(scenario: VerbsScenario): TransportOutcome {
+  const profile = scenario.profile ?? DEFAULT_IWARP_PROFILE;
+  const run = runEngine(
+    scenario,
+    profile,
+    {
+      atomics: scenario.responder.supportsAtomics ?? true,
+      immediate: scenario.responder.supportsImmediateData ?? true,
+    },
+    scenario.iwarpStatusModel ?? 'reference',
+  );
+  const responderCompletions = run.responderCompletions.map(({ wrIndex, completion }) =>
+    receiveCompletion(completion, scenario.workRequests[wrIndex]),
+  );
+  // RFC 5040 §7: the Terminate ends the stream; remaining receives are flushed.
+  if (run.failure !== undefined)
+    for (const r of run.unconsumedReceives)
+      responderCompletions.push(errorCompletion(r.id, 'IBV_WC_WR_FLUSH_ERR'));
+  return {
+    transport: 'iwarp',
+    requester: { completions: run.requester, qpState: run.requesterState },
+    responder: {
+      completions: responderCompletions,
+      qpState: run.failure === undefined ? 'IBV_QPS_RTS' : 'IBV_QPS_ERR',
+    },
+    notExpressible: run.notExpressible,
+    failure: run.failure,
+    terminate: run.terminate,
+    nak: undefined,
+    memory: run.memory,
+    iwarpWire: run.wire,
+    roceRequests: [],
+  };
+}
+
+/**
+ * RoCEv2: the same semantics (every verbs operation exists, so the engine runs the
+ * V2-draft profile, which has Send with Immediate), a NAK on failure. The failing WR gets
+ * the NAK class's status (IBTA §9.7.5.2.8; rxe_comp.c), later WRs IBV_WC_WR_FLUSH_ERR,
+ * the requester QP goes to ERR; a class C NAK also moves the responder QP to ERR
+ * (rxe_resp.c do_class_ac_error). A missing receive buffer is an RNR NAK: the requester
+ * retries and ends with IBV_WC_RNR_RETRY_EXC_ERR; the responder QP stays in RTS.
+ */
+export function projectRoce(scenario: VerbsScenario, destinationQp = 0x000123): TransportOutcome {
+  const run = runEngine(scenario, 'v2-draft', { atomics: true, immediate: true }, 'reference');
+  const state: RoceSendState = { destinationQp, psn: 0, mtu: 1024 };
+  const packets: RocePacketFields[] = [];
+  for (const wr of scenario.workRequests) {
+    const encoded = workRequestToRoce(wr, state);
+    if (encoded.ok) packets.push(...encoded.packets);
+  }
+  const row = run.failure === undefined ? undefined : failureRow(run.failure);
+  const requester: WorkCompletion[] = [];
+  scenario.workRequests.forEach((wr, index) => {
+    if (run.failedWrIndex !== undefined && index > run.failedWrIndex) {
+      requester.push(errorCompletion(wr.wrId, 'IBV_WC_WR_FLUSH_ERR'));
+      return;
+    }
+    if (index === run.failedWrIndex) {
+      requester.push(errorCompletion(wr.wrId, row?.roceRequesterStatus ?? 'IBV_WC_REM_OP_ERR'));
+      return;
+    }
+    const done = run.requester.find((c) => c.wrId === wr.wrId && c.status === 'IBV_WC_SUCCESS');
+    if (done !== undefined) requester.push(done);
+  });
+  const rnr = run.failure === 'no-receive-buffer';
+  const responderCompletions = run.responderCompletions.map(({ wrIndex, completion }) =>
+    receiveCompletion(completion, scenario.workRequests[wrIndex]),
+  );
+  if (run.failure !== undefined && !rnr)
+    for (const r of run.unconsumedReceives)
+      responderCompletions.push(errorCompletion(r.id, 'IBV_WC_WR_FLUSH_ERR'));
+  return {
+    transport: 'roce',
+    requester: {
+      completions: requester,
+      qpState: run.failure === undefined ? 'IBV_QPS_RTS' : 'IBV_QPS_ERR',
+    },
+    responder: {
+      completions: responderCompletions,
+      qpState: run.failure === undefined || rnr ? 'IBV_QPS_RTS' : 'IBV_QPS_ERR',
+    },
+    notExpressible: [],
+    failure: run.failure,
+    terminate: undefined,
+    nak: row?.roceNak,
+    memory: run.memory,
+    iwarpWire: [],
+    roceRequests: packets,
+  };
+}
+
+/** Both projections of one scenario. */
+export function projectVerbs(scenario: VerbsScenario): {
+  readonly iwarp: TransportOutcome;
+  readonly roce: TransportOutcome;
+} {
+  return { iwarp: projectIwarp(scenario), roce: projectRoce(scenario) };
+}

@@ -1,0 +1,52 @@
+/** A work completion as a verbs consumer sees it (`struct ibv_wc`), in table names. */
+import type { QpState } from '../verbs-model/qp-state.js';
+import type { WcFlag, WcOpcode } from '../verbs-model/wc-opcode.js';
+import type { WcStatus } from '../verbs-model/wc-status.js';
+
+/** The 32-bit immediate in both forms a program meets. */
+export interface ImmediateValue {
+  /** `ntohl(wc.imm_data)`: the value the sender put in. */
+  readonly host: number;
+  /**
+   * `wc.imm_data` as the raw field reads on a little-endian host (the field is __be32,
+   * so this is the byte-swapped value).
+   */
+  readonly network: number;
+}
+
+/** One `ibv_wc`. */
+export interface WorkCompletion {
+  readonly wrId: bigint;
+  readonly status: WcStatus;
+  /**
+   * `wc.opcode`; undefined for error completions, where libibverbs leaves it undefined
+   * (ibv_poll_cq(3): only wr_id, status, qp_num and vendor_err are valid on error).
+   */
+  readonly opcode: WcOpcode | undefined;
+  readonly byteLen: number;
+  readonly immData: ImmediateValue | undefined;
+  readonly flags: readonly WcFlag[];
+  /** For atomics: the Original Remote Data Value placed in the local buffer. */
+  readonly atomicOriginal?: bigint;
+  /** For receives: the bytes placed. */
+  readonly data?: Uint8Array;
+}
+
+/** What one side sees after a scenario: its completions in poll order and its QP state. */
+export interface SideOutcome {
+  readonly completions: readonly WorkCompletion[];
+  readonly qpState: QpState;
+}
+
+/** Both forms of a 32-bit immediate given its host value. */
+export function immediateValue(host: number): ImmediateValue {
+  const h = host >>> 0;
+  const network =
+    (((h & 0xff) << 24) | ((h & 0xff00) << 8) | ((h >>> 8) & 0xff00) | (h >>> 24)) >>> 0;
+  return { host: h, network };
+}
+
+/** An error completion (opcode undefined, length 0). */
+export function errorCompletion(wrId: bigint, status: WcStatus): WorkCompletion {
+  return { wrId, status, opcode: undefined, byteLen: 0, immData: undefined, flags: [] };
+}

@@ -1,0 +1,261 @@
+/**
+ * The reference Requester of one iWARP RDMAP Stream: posts work requests as RDMAP
+ * messages, keeps Read and Atomic Requests within ORD (RFC 7306 §5.2: atomics share the
+ * RDMA Read ORD), matches Atomic Responses and Read V2 Responses on QN 3 by MSN (RFC 7306
+ * §5.1, V2 draft §6), Read Responses by order (RFC 5040 §5.5), and turns a received
+ * Terminate into error completions.
+ */
+import type {
+  AtomicResponse,
+  RdmapMessage,
+  RdmaReadResponse,
+  Terminate,
+} from '../../codec/iwarp/messages.js';
+import { DEFAULT_IWARP_PROFILE, type IwarpProfile } from '../../codec/iwarp/profiles.js';
+import { type EngineFailure, taggedAccessFailure } from '../errors/failure-table.js';
+import { buildTerminate } from '../errors/terminate.js';
+import type { StreamIdentity, TaggedBufferTable } from '../memory/tagged-buffer.js';
+import { errorCompletion, type WorkCompletion } from '../projection/work-completion.js';
+import type { QpState } from '../verbs-model/qp-state.js';
+import type { WcStatus } from '../verbs-model/wc-status.js';
+import { type IwarpSendState, newIwarpSendState, workRequestToIwarp } from './to-iwarp.js';
+import type { WorkRequest, WorkRequestError } from './work-request.js';
+
+/** How a Requester is set up. */
+export interface RequesterOptions {
+  readonly profile?: IwarpProfile;
+  /** Outbound RDMA Read Queue Depth, shared by Reads and Atomics. */
+  readonly ord: number;
+  /** Local buffers that RDMA Read Responses are placed into. */
+  readonly localBuffers?: TaggedBufferTable;
+  readonly stream?: StreamIdentity;
+  /**
+   * Status given to work requests cut short by a received Terminate: a function of the
+   * Terminate (see `projection/terminate-status.ts`); default IBV_WC_REM_OP_ERR for the
+   * request in progress and IBV_WC_WR_FLUSH_ERR for the rest.
+   */
+  readonly terminateStatus?: (terminate: Terminate) => WcStatus;
+}
+
+/** One posted work request awaiting its completion. */
+interface Outstanding {
+  readonly wr: WorkRequest;
+  /** QN 3 MSN its response will carry (atomics); undefined for Reads (tagged response). */
+  readonly responseMsn: number | undefined;
+  readonly requestIdentifier: number | undefined;
+  readonly messages: readonly RdmapMessage[];
+}
+
+/** What one call into the Requester produced. */
+export interface RequesterResult {
+  /** Messages to transmit now, in order. */
+  readonly sent: readonly RdmapMessage[];
+  /** Send-side completions, in order. */
+  readonly completions: readonly WorkCompletion[];
+  /** Set when this call found a protocol error (and `sent` ends with the Terminate). */
+  readonly failure: EngineFailure | undefined;
+}
+
+/** The Requester of one RDMAP Stream. */
+export class Requester {
+  readonly profile: IwarpProfile;
+  readonly #options: RequesterOptions;
+  readonly #send: IwarpSendState = newIwarpSendState();
+  /** Read / Atomic requests on the wire, in order. */
+  readonly #inFlight: Outstanding[] = [];
+  /** Requests waiting for an ORD slot, in order (verbs does not fail them, it waits). */
+  readonly #waiting: Outstanding[] = [];
+  #expectedQn3Msn = 1;
+  #nextQn3Msn = 1;
+  #qpState: QpState = 'IBV_QPS_RTS';
+  #outgoingQn2Msn = 1;
+
+  constructor(options: RequesterOptions) {
+    this.#options = options;
+    this.profile = options.profile ?? DEFAULT_IWARP_PROFILE;
+  }
+
+  /** The QP state a verbs user would query. */
+  get qpState(): QpState {
+    return this.#qpState;
+  }
+
+  /** Read / Atomic requests on the wire (at most ORD). */
+  get outstanding(): number {
+    return this.#inFlight.length;
+  }
+
+  /**
+   * Posts `wr`. Returns the messages to send now (possibly none while ORD is full) and
+   * any immediate send-side completions, or a typed error when the profile cannot carry
+   * the request. Posting to a QP in error flushes (IBV_WC_WR_FLUSH_ERR), like verbs.
+   */
+  post(
+    wr: WorkRequest,
+  ):
+    | { readonly ok: true; readonly result: RequesterResult }
+    | { readonly ok: false; readonly error: WorkRequestError } {
+    if (this.#qpState === 'IBV_QPS_ERR')
+      return ok({
+        sent: [],
+        completions: [errorCompletion(wr.wrId, 'IBV_WC_WR_FLUSH_ERR')],
+        failure: undefined,
+      });
+    const encoded = workRequestToIwarp(wr, this.profile, this.#send);
+    if (!encoded.ok) return { ok: false, error: encoded.error };
+    const needsResponse = wr.opcode === 'IBV_WR_RDMA_READ' || wr.opcode.startsWith('IBV_WR_ATOMIC');
+    if (!needsResponse)
+      // RFC 5040 §5.5: a Send / RDMA Write completes at the Local Peer once handed to the
+      // LLP; the engine's LLP is reliable, so it completes on post.
+      return ok({ sent: encoded.messages, completions: [sendCompletion(wr)], failure: undefined });
+    const atomic = wr.opcode !== 'IBV_WR_RDMA_READ';
+    const first = encoded.messages[0];
+    const entry: Outstanding = {
+      wr,
+      responseMsn: atomic ? this.#allocateQn3Msn() : undefined,
+      requestIdentifier:
+        first !== undefined && first.kind === 'atomic-request'
+          ? first.requestIdentifier
+          : undefined,
+      messages: encoded.messages,
+    };
+    if (this.#inFlight.length >= this.#options.ord) {
+      this.#waiting.push(entry);
+      return ok({ sent: [], completions: [], failure: undefined });
+    }
+    this.#inFlight.push(entry);
+    return ok({ sent: entry.messages, completions: [], failure: undefined });
+  }
+
+  /** Handles an incoming message (responses, Terminate). */
+  receive(message: RdmapMessage): RequesterResult {
+    if (this.#qpState === 'IBV_QPS_ERR') return { sent: [], completions: [], failure: undefined };
+    switch (message.kind) {
+      case 'atomic-response':
+        return this.#atomicResponse(message);
+      case 'rdma-read-response':
+        return this.#readResponse(message);
+      case 'terminate':
+        return this.#terminated(message);
+      default:
+        return this.#fail('unexpected-response', message);
+    }
+  }
+
+  #allocateQn3Msn(): number {
+    const msn = this.#nextQn3Msn;
+    this.#nextQn3Msn = (msn + 1) >>> 0;
+    return msn;
+  }
+
+  #atomicResponse(message: AtomicResponse): RequesterResult {
+    // RFC 7306 §5.1: "the Message Sequence Number (MSN) will be used to locate the
+    // corresponding Atomic Operation request".
+    const index = this.#inFlight.findIndex(
+      (o) => o.responseMsn === message.ddp.messageSequenceNumber,
+    );
+    const entry = this.#inFlight[index];
+    if (
+      entry === undefined ||
+      message.ddp.messageSequenceNumber !== this.#expectedQn3Msn ||
+      entry.requestIdentifier !== message.originalRequestIdentifier
+    )
+      // RFC 7306 §5.2.2: an invalid Atomic Response surfaces an error at the Requester.
+      return this.#fail('unexpected-response', message);
+    this.#expectedQn3Msn = (this.#expectedQn3Msn + 1) >>> 0;
+    this.#inFlight.splice(index, 1);
+    const completion: WorkCompletion = {
+      wrId: entry.wr.wrId,
+      status: 'IBV_WC_SUCCESS',
+      opcode:
+        entry.wr.opcode === 'IBV_WR_ATOMIC_FETCH_AND_ADD' ? 'IBV_WC_FETCH_ADD' : 'IBV_WC_COMP_SWAP',
+      byteLen: 8,
+      immData: undefined,
+      flags: [],
+      atomicOriginal: message.originalRemoteDataValue,
+    };
+    return { sent: this.#release(), completions: [completion], failure: undefined };
+  }
+
+  #readResponse(message: RdmaReadResponse): RequesterResult {
+    // RFC 5040 §5.5: Read Responses come back in the order of the Read Requests.
+    const index = this.#inFlight.findIndex((o) => o.wr.opcode === 'IBV_WR_RDMA_READ');
+    const entry = this.#inFlight[index];
+    if (entry === undefined || entry.wr.opcode !== 'IBV_WR_RDMA_READ')
+      return this.#fail('unexpected-response', message);
+    const local = this.#options.localBuffers;
+    if (local !== undefined && this.#options.stream !== undefined) {
+      const check = local.check(
+        this.#options.stream,
+        message.ddp.stag,
+        message.ddp.taggedOffset,
+        message.payload.length,
+        'IBV_ACCESS_LOCAL_WRITE',
+      );
+      if (!check.ok) return this.#fail(taggedAccessFailure(check.failure, 'ddp'), message);
+      check.access.buffer.memory.set(message.payload, check.access.offset);
+    }
+    if (!message.ddp.last) return { sent: [], completions: [], failure: undefined };
+    this.#inFlight.splice(index, 1);
+    const completion: WorkCompletion = {
+      wrId: entry.wr.wrId,
+      status: 'IBV_WC_SUCCESS',
+      opcode: 'IBV_WC_RDMA_READ',
+      byteLen: entry.wr.length,
+      immData: undefined,
+      flags: [],
+    };
+    return { sent: this.#release(), completions: [completion], failure: undefined };
+  }
+
+  /** Moves waiting requests into freed ORD slots; returns their messages. */
+  #release(): RdmapMessage[] {
+    const sent: RdmapMessage[] = [];
+    while (this.#waiting.length > 0 && this.#inFlight.length < this.#options.ord) {
+      const next = this.#waiting.shift()!;
+      this.#inFlight.push(next);
+      sent.push(...next.messages);
+    }
+    return sent;
+  }
+
+  /** RFC 5040 §7 / RFC 7306 §6.1: the peer's Terminate ends the stream; WRs complete in error. */
+  #terminated(terminate: Terminate): RequesterResult {
+    const first = this.#options.terminateStatus?.(terminate) ?? 'IBV_WC_REM_OP_ERR';
+    const completions = this.#flushAll(first);
+    return { sent: [], completions, failure: undefined };
+  }
+
+  #flushAll(firstStatus: WcStatus): WorkCompletion[] {
+    this.#qpState = 'IBV_QPS_ERR';
+    const all = [...this.#inFlight, ...this.#waiting];
+    this.#inFlight.length = 0;
+    this.#waiting.length = 0;
+    return all.map((o, i) =>
+      errorCompletion(o.wr.wrId, i === 0 ? firstStatus : 'IBV_WC_WR_FLUSH_ERR'),
+    );
+  }
+
+  #fail(failure: EngineFailure, message: RdmapMessage): RequesterResult {
+    const terminate = buildTerminate(this.profile, this.#outgoingQn2Msn++, failure, { message });
+    const completions = this.#flushAll('IBV_WC_BAD_RESP_ERR');
+    return { sent: [terminate], completions, failure };
+  }
+}
+
+function ok(result: RequesterResult): { readonly ok: true; readonly result: RequesterResult } {
+  return { ok: true, result };
+}
+
+/** The local completion of a Send / RDMA Write (signaled). */
+function sendCompletion(wr: WorkRequest): WorkCompletion {
+  const write = wr.opcode === 'IBV_WR_RDMA_WRITE' || wr.opcode === 'IBV_WR_RDMA_WRITE_WITH_IMM';
+  return {
+    wrId: wr.wrId,
+    status: 'IBV_WC_SUCCESS',
+    opcode: write ? 'IBV_WC_RDMA_WRITE' : 'IBV_WC_SEND',
+    byteLen: 'payload' in wr ? wr.payload.length : 0,
+    immData: undefined,
+    flags: [],
+  };
+}

@@ -1,0 +1,114 @@
+/**
+ * Work requests as RoCEv2 packets (IBTA Vol. 1 §9, BTH opcodes from the RoCE codec's
+ * table): RETH for RDMA, AtomicETH for atomics, ImmDt for immediates. RC service.
+ * Messages longer than the path MTU are split into FIRST / MIDDLE / LAST packets (§9.4);
+ * an RDMA Read Request consumes one PSN per expected response packet (§9.7.1).
+ */
+import type { ExtensionHeaders } from '../../codec/roce/headers.js';
+import { BthOpcode, type BthOpcodeName } from '../../codec/roce/opcodes.js';
+import type { RocePacketFields } from '../../codec/roce/packet.js';
+import type { WorkRequest, WorkRequestError } from './work-request.js';
+import { validateWorkRequest } from './work-request.js';
+
+/** Where the requester's packets go and the PSN it is at. */
+export interface RoceSendState {
+  readonly destinationQp: number;
+  /** Next PSN (24 bits). */
+  psn: number;
+  /** Path MTU in bytes (256..4096). */
+  readonly mtu: number;
+}
+
+/** Result of turning one work request into packets. */
+export type RoceEncoding =
+  | { readonly ok: true; readonly packets: readonly RocePacketFields[] }
+  | { readonly ok: false; readonly error: WorkRequestError };
+
+const PSN_MASK = 0xff_ffff;
+
+/** The RoCEv2 packets of `wr`; advances `state.psn` only on success. */
+export function workRequestToRoce(wr: WorkRequest, state: RoceSendState): RoceEncoding {
+  const invalid = validateWorkRequest(wr);
+  if (invalid !== undefined) return { ok: false, error: invalid };
+  const packets: RocePacketFields[] = [];
+  let psn = state.psn;
+  const push = (name: BthOpcodeName, headers: ExtensionHeaders, payload?: Uint8Array) => {
+    packets.push({
+      bth: { opcode: BthOpcode[name], destinationQp: state.destinationQp, psn },
+      headers,
+      ...(payload === undefined ? {} : { payload }),
+    });
+    psn = (psn + 1) & PSN_MASK;
+  };
+  switch (wr.opcode) {
+    case 'IBV_WR_ATOMIC_FETCH_AND_ADD':
+      // IBTA §9.3.4: AtomicETH carries VA, R_Key, Add Data (in SwapOrAdd), Compare unused.
+      push('RC_FETCH_ADD', {
+        AtomicETH: {
+          virtualAddress: wr.remoteAddr,
+          rKey: wr.rkey,
+          swapOrAddData: wr.compareAdd,
+          compareData: 0n,
+        },
+      });
+      break;
+    case 'IBV_WR_ATOMIC_CMP_AND_SWP':
+      push('RC_COMPARE_SWAP', {
+        AtomicETH: {
+          virtualAddress: wr.remoteAddr,
+          rKey: wr.rkey,
+          swapOrAddData: wr.swap,
+          compareData: wr.compareAdd,
+        },
+      });
+      break;
+    case 'IBV_WR_RDMA_READ':
+      push('RC_RDMA_READ_REQUEST', {
+        RETH: { virtualAddress: wr.remoteAddr, rKey: wr.rkey, dmaLength: wr.length },
+      });
+      // §9.7.1: the responder uses one PSN per response packet.
+      psn = (psn + Math.max(1, Math.ceil(wr.length / state.mtu)) - 1) & PSN_MASK;
+      break;
+    case 'IBV_WR_RDMA_WRITE':
+    case 'IBV_WR_RDMA_WRITE_WITH_IMM':
+    case 'IBV_WR_SEND':
+    case 'IBV_WR_SEND_WITH_IMM': {
+      const write = wr.opcode.startsWith('IBV_WR_RDMA_WRITE');
+      const withImm = wr.opcode.endsWith('_WITH_IMM');
+      const reth =
+        'remoteAddr' in wr
+          ? { virtualAddress: wr.remoteAddr, rKey: wr.rkey, dmaLength: wr.payload.length }
+          : undefined;
+      // ImmDt holds the 32-bit immediate as its big-endian wire value (IBTA §9.3.7).
+      const imm = withImm ? { immediateData: wr.immData ?? 0 } : undefined;
+      const chunks: Uint8Array[] = [];
+      for (let at = 0; at < wr.payload.length; at += state.mtu)
+        chunks.push(wr.payload.subarray(at, at + state.mtu));
+      if (chunks.length === 0) chunks.push(new Uint8Array(0));
+      const op = write ? 'RDMA_WRITE' : 'SEND';
+      const immSuffix = withImm ? '_WITH_IMMEDIATE' : '';
+      if (chunks.length === 1) {
+        push(`RC_${op}_ONLY${immSuffix}` as BthOpcodeName, headersOf(reth, imm), chunks[0]);
+      } else {
+        chunks.forEach((chunk, i) => {
+          if (i === 0) push(`RC_${op}_FIRST` as BthOpcodeName, headersOf(reth, undefined), chunk);
+          else if (i < chunks.length - 1) push(`RC_${op}_MIDDLE` as BthOpcodeName, {}, chunk);
+          else push(`RC_${op}_LAST${immSuffix}` as BthOpcodeName, headersOf(undefined, imm), chunk);
+        });
+      }
+      break;
+    }
+  }
+  state.psn = psn;
+  return { ok: true, packets };
+}
+
+function headersOf(
+  reth: { virtualAddress: bigint; rKey: number; dmaLength: number } | undefined,
+  imm: { immediateData: number } | undefined,
+): ExtensionHeaders {
+  return {
+    ...(reth === undefined ? {} : { RETH: reth }),
+    ...(imm === undefined ? {} : { ImmDt: imm }),
+  };
+}

@@ -1,0 +1,111 @@
+/**
+ * Work requests in verbs terms (`struct ibv_send_wr`), the input of the Requester and of
+ * the verbs projection. 64-bit values are bigint; `immData` is the 32-bit immediate in
+ * host order (what `ntohl(wr.imm_data)` gives).
+ */
+import type { WrOpcode } from '../verbs-model/wr-opcode.js';
+
+interface Base {
+  /** The verbs `wr_id`. */
+  readonly wrId: bigint;
+}
+
+/** `IBV_WR_ATOMIC_FETCH_AND_ADD`: add `compareAdd` to the 64-bit word at `remoteAddr`. */
+export interface FetchAndAddRequest extends Base {
+  readonly opcode: 'IBV_WR_ATOMIC_FETCH_AND_ADD';
+  readonly remoteAddr: bigint;
+  readonly rkey: number;
+  readonly compareAdd: bigint;
+}
+
+/** `IBV_WR_ATOMIC_CMP_AND_SWP`: if the word equals `compareAdd`, store `swap`. */
+export interface CompareAndSwapRequest extends Base {
+  readonly opcode: 'IBV_WR_ATOMIC_CMP_AND_SWP';
+  readonly remoteAddr: bigint;
+  readonly rkey: number;
+  readonly compareAdd: bigint;
+  readonly swap: bigint;
+}
+
+/** `IBV_WR_RDMA_WRITE` / `IBV_WR_RDMA_WRITE_WITH_IMM`. */
+export interface RdmaWriteRequest extends Base {
+  readonly opcode: 'IBV_WR_RDMA_WRITE' | 'IBV_WR_RDMA_WRITE_WITH_IMM';
+  readonly remoteAddr: bigint;
+  readonly rkey: number;
+  readonly payload: Uint8Array;
+  /** Required for `IBV_WR_RDMA_WRITE_WITH_IMM`. */
+  readonly immData?: number;
+}
+
+/** `IBV_WR_SEND` / `IBV_WR_SEND_WITH_IMM`. */
+export interface SendRequest extends Base {
+  readonly opcode: 'IBV_WR_SEND' | 'IBV_WR_SEND_WITH_IMM';
+  readonly payload: Uint8Array;
+  /** Required for `IBV_WR_SEND_WITH_IMM`. */
+  readonly immData?: number;
+}
+
+/** `IBV_WR_RDMA_READ` of `length` bytes into the local buffer `localSTag` at `localAddr`. */
+export interface RdmaReadRequestWr extends Base {
+  readonly opcode: 'IBV_WR_RDMA_READ';
+  readonly remoteAddr: bigint;
+  readonly rkey: number;
+  readonly length: number;
+  readonly localSTag: number;
+  readonly localAddr: bigint;
+}
+
+/** Every work request the engine models. */
+export type WorkRequest =
+  | FetchAndAddRequest
+  | CompareAndSwapRequest
+  | RdmaWriteRequest
+  | SendRequest
+  | RdmaReadRequestWr;
+
+/** The opcodes above (a subset of `WR_OPCODE`). */
+export type ModelledWrOpcode = WorkRequest['opcode'] & WrOpcode;
+
+/** A work request the transport / profile cannot carry (typed result, not an exception). */
+export interface NotExpressible {
+  readonly reason: 'not-expressible';
+  readonly wrId: bigint;
+  readonly opcode: ModelledWrOpcode;
+  /** Why, with the spec section. */
+  readonly detail: string;
+}
+
+/** A work request with out-of-range fields (e.g. a 33-bit immediate). */
+export interface InvalidWorkRequest {
+  readonly reason: 'invalid-work-request';
+  readonly wrId: bigint;
+  readonly field: string;
+  readonly detail: string;
+}
+
+/** Why a work request could not be turned into wire messages. */
+export type WorkRequestError = NotExpressible | InvalidWorkRequest;
+
+/** Checks the fields every encoding needs; undefined when fine. */
+export function validateWorkRequest(wr: WorkRequest): InvalidWorkRequest | undefined {
+  const bad = (field: string, detail: string): InvalidWorkRequest => ({
+    reason: 'invalid-work-request',
+    wrId: wr.wrId,
+    field,
+    detail,
+  });
+  const u64 = (v: bigint) => v >= 0n && v <= 0xffff_ffff_ffff_ffffn;
+  const u32 = (v: number) => Number.isInteger(v) && v >= 0 && v <= 0xffff_ffff;
+  if (!u64(wr.wrId)) return bad('wrId', 'not a 64-bit value');
+  if ('remoteAddr' in wr && !u64(wr.remoteAddr)) return bad('remoteAddr', 'not a 64-bit value');
+  if ('rkey' in wr && !u32(wr.rkey)) return bad('rkey', 'not a 32-bit value');
+  if ('compareAdd' in wr && !u64(wr.compareAdd)) return bad('compareAdd', 'not a 64-bit value');
+  if ('swap' in wr && !u64(wr.swap)) return bad('swap', 'not a 64-bit value');
+  if (wr.opcode === 'IBV_WR_RDMA_WRITE_WITH_IMM' || wr.opcode === 'IBV_WR_SEND_WITH_IMM') {
+    if (wr.immData === undefined || !u32(wr.immData))
+      return bad('immData', 'a 32-bit immediate is required');
+  }
+  if (wr.opcode === 'IBV_WR_RDMA_READ' && (!u32(wr.length) || !u32(wr.localSTag)))
+    return bad('length', 'length and local STag must be 32-bit values');
+  return undefined;
+}
