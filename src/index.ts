@@ -1,3 +1,4 @@
 /** rdma-interop: each layer is also importable on its own (`rdma-interop/codec`, ...). */
 export * as codec from './codec/index.js';
 export * as verbs from './verbs/index.js';
+export * as engine from './engine/index.js';
