@@ -301,7 +301,11 @@ export interface MpaFpdu {
   readonly ulpdu: Uint8Array;
   /** Pad bytes as received (0-3 bytes, zero on transmit). */
   readonly pad: Uint8Array;
-  /** The CRC field as on the wire. */
+  /**
+   * The CRC field's 4 bytes read in network order (as Wireshark's iwarp_mpa.crc_check
+   * shows it). MPA sends the CRC32c least significant byte first (iSCSI convention), so
+   * the CRC32c value is this byte-swapped: see `crcFieldValue`.
+   */
   readonly crc: number;
 }
 

@@ -14,7 +14,30 @@
 import { crc32c } from '../crc32c.js';
 import { DecodeError, type DecodeResult, decoded, EncodeError, failed } from '../errors.js';
 import type { MpaCrcState, MpaFpdu, MpaMarker } from './messages.js';
-import { checkBytes, readU16, readU32, writeU16, writeU32 } from './wire.js';
+import { checkBytes, readU16, readU32, writeU16 } from './wire.js';
+
+/**
+ * The CRC field carries the CRC32c value least significant byte first, the iSCSI
+ * convention MPA adopts (RFC 3720 §12.1 and its B.4 vectors; RFC 5044 §4.4). Linux siw
+ * writes it with the crypto API's little-endian final, and Wireshark checks it the same way.
+ */
+function writeCrcField(b: Uint8Array, at: number, crc: number): void {
+  b[at] = crc & 0xff;
+  b[at + 1] = (crc >>> 8) & 0xff;
+  b[at + 2] = (crc >>> 16) & 0xff;
+  b[at + 3] = crc >>> 24;
+}
+
+/** The CRC32c value a CRC field holds (see `writeCrcField`). */
+export function crcFieldValue(field: number): number {
+  return (
+    (((field & 0xff) << 24) |
+      ((field & 0xff00) << 8) |
+      ((field >>> 8) & 0xff00) |
+      (field >>> 24)) >>>
+    0
+  );
+}
 
 /** Marker spacing in TCP sequence space (RFC 5044 §5). */
 export const MPA_MARKER_INTERVAL = 512;
@@ -84,7 +107,7 @@ export function encodeFpdu(ulpdu: Uint8Array, options: FpduOptions): Uint8Array 
     const out = new Uint8Array(bodyLength + MPA_CRC_LENGTH);
     writeU16(out, 0, ulpdu.length);
     out.set(ulpdu, MPA_ULPDU_LENGTH_LENGTH);
-    if (options.crc) writeU32(out, bodyLength, crc32c(out.subarray(0, bodyLength)));
+    if (options.crc) writeCrcField(out, bodyLength, crc32c(out.subarray(0, bodyLength)));
     return out;
   }
   // Unmarked body (length, ULPDU, pad), then copy it in around the markers.
@@ -115,7 +138,7 @@ export function encodeFpdu(ulpdu: Uint8Array, options: FpduOptions): Uint8Array 
     i += chunk;
   }
   if (crcMarker > 0) putMarker();
-  if (options.crc) writeU32(out, o, crc32c(out.subarray(0, o)));
+  if (options.crc) writeCrcField(out, o, crc32c(out.subarray(0, o)));
   return out;
 }
 
@@ -239,7 +262,7 @@ export function decodeFpdu(
   const crc = readU32(bytes, i);
   let crcState: MpaCrcState = 'not-in-use';
   if (options.crc) {
-    crcState = crc32c(bytes.subarray(offset, i)) === crc ? 'valid' : 'invalid';
+    crcState = crc32c(bytes.subarray(offset, i)) === crcFieldValue(crc) ? 'valid' : 'invalid';
   }
   i += MPA_CRC_LENGTH;
   return decoded({

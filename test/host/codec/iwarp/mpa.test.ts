@@ -20,7 +20,8 @@ const immUlpdu = hex('4148 00000000 00000000 00000002 00000000 0123456789abcdef'
 describe('MPA FPDU (RFC 5044 §4)', () => {
   it('length + ULPDU + no pad + CRC32c (CRC from an independent bitwise implementation)', () => {
     const f = encodeFpdu(immUlpdu, { crc: true, markers: false });
-    expect(toHex(f)).toBe(`001a${toHex(immUlpdu)}3da59a08`);
+    // CRC32c 0x3da59a08, sent least significant byte first (RFC 3720 B.4 convention).
+    expect(toHex(f)).toBe(`001a${toHex(immUlpdu)}089aa53d`);
     const d = decodeFpdu(f, 0, { crc: true, markers: false });
     expect(d.ok && d.value.crcState).toBe('valid');
     expect(d.ok && toHex(d.value.fpdu.ulpdu)).toBe(toHex(immUlpdu));
@@ -31,7 +32,7 @@ describe('MPA FPDU (RFC 5044 §4)', () => {
     expect(send.length).toBe(21);
     expect(mpaPadLength(21)).toBe(1);
     expect(toHex(encodeFpdu(send, { crc: true, markers: false }))).toBe(
-      `0015${toHex(send)}00aa657044`,
+      `0015${toHex(send)}00447065aa`,
     );
   });
 
