@@ -84,7 +84,7 @@ function expectedFields(f: StreamFpdu): Map<string, Expected[]> {
   put('iwarp_ddp.mo', m.ddp.messageOffset);
   if (m.kind === 'send-invalidate' || m.kind === 'send-se-invalidate') {
     put('iwarp_rdma.inval_stag', m.invalidateSTag);
-  } else if (RFC5040_OPCODES.has(m.kind)) {
+  } else if (RFC5040_OPCODES.has(m.kind) && 'invalidateSTag' in m) {
     // tshark shows the Invalidate STag octets as "reserved" for RFC 5040 opcodes only.
     put('iwarp_rdma.reserved', u32(m.invalidateSTag));
   }
