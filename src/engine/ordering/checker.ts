@@ -8,7 +8,9 @@ import {
   type OrderingConstraint,
   type OrderingEventKind,
   type OrderingRule,
-  orderingRule,
+  orderingRules,
+  SINGLE_OPERATION_RULES,
+  type SingleOperationRule,
 } from './rules.js';
 
 /** One operation of the trace, in the order the Local Peer's ULP submitted it. */
@@ -25,9 +27,13 @@ export interface TracedEvent {
 
 /** A broken rule: which rule, which constraint, between which two operations. */
 export interface OrderingViolation {
-  readonly rule: OrderingRule;
-  readonly constraint: OrderingConstraint;
+  /** Id of the broken rule (pair rule or single-operation rule). */
+  readonly ruleId: string;
+  readonly rule: OrderingRule | SingleOperationRule;
+  /** The pair constraint, for pair rules. */
+  readonly constraint: OrderingConstraint | undefined;
   readonly first: string;
+  /** The second operation; equals `first` for a single-operation rule. */
   readonly second: string;
   /** Index of the offending `later` event in the trace. */
   readonly at: number;
@@ -69,26 +75,45 @@ export function checkOrdering(
   const at = (op: string, event: OrderingEventKind) => firstSeen.get(`${op}\u0000${event}`);
 
   const violations: OrderingViolation[] = [];
+  for (const op of operations) {
+    for (const rule of SINGLE_OPERATION_RULES) {
+      if (rule.operation !== op.kind) continue;
+      const laterAt = at(op.id, rule.later);
+      if (laterAt === undefined) continue;
+      const earlierAt = at(op.id, rule.earlier);
+      if (earlierAt !== undefined && earlierAt < laterAt) continue;
+      violations.push({
+        ruleId: rule.id,
+        rule,
+        constraint: undefined,
+        first: op.id,
+        second: op.id,
+        at: laterAt,
+        message: `${rule.source} ${rule.id}: ${rule.text} (${op.id} ${rule.later} at event ${laterAt}, ${rule.earlier} ${earlierAt === undefined ? 'never' : `at event ${earlierAt}`})`,
+      });
+    }
+  }
   for (let i = 0; i < operations.length; i++) {
     for (let j = i + 1; j < operations.length; j++) {
       const first = operations[i]!;
       const second = operations[j]!;
-      const rule = orderingRule(first.kind, second.kind);
-      for (const constraint of rule.constraints) {
-        const pick = (which: 'first' | 'second') => (which === 'first' ? first.id : second.id);
-        const laterAt = at(pick(constraint.later.op), constraint.later.event);
-        if (laterAt === undefined) continue;
-        const earlierAt = at(pick(constraint.earlier.op), constraint.earlier.event);
-        if (earlierAt !== undefined && earlierAt < laterAt) continue;
-        violations.push({
-          rule,
-          constraint,
-          first: first.id,
-          second: second.id,
-          at: laterAt,
-          message: `${rule.source} ${rule.id}: ${constraint.text} (${pick(constraint.later.op)} ${constraint.later.event} at event ${laterAt}, ${pick(constraint.earlier.op)} ${constraint.earlier.event} ${earlierAt === undefined ? 'never' : `at event ${earlierAt}`})`,
-        });
-      }
+      for (const rule of orderingRules(first.kind, second.kind))
+        for (const constraint of rule.constraints) {
+          const pick = (which: 'first' | 'second') => (which === 'first' ? first.id : second.id);
+          const laterAt = at(pick(constraint.later.op), constraint.later.event);
+          if (laterAt === undefined) continue;
+          const earlierAt = at(pick(constraint.earlier.op), constraint.earlier.event);
+          if (earlierAt !== undefined && earlierAt < laterAt) continue;
+          violations.push({
+            ruleId: rule.id,
+            rule,
+            constraint,
+            first: first.id,
+            second: second.id,
+            at: laterAt,
+            message: `${rule.source} ${rule.id}: ${constraint.text} (${pick(constraint.later.op)} ${constraint.later.event} at event ${laterAt}, ${pick(constraint.earlier.op)} ${constraint.earlier.event} ${earlierAt === undefined ? 'never' : `at event ${earlierAt}`})`,
+          });
+        }
     }
   }
   return { ok: true, violations };
