@@ -253,7 +253,9 @@ class CmId : public Napi::ObjectWrap<CmId> {
       rdma_destroy_qp(handle_->id);
       handle_->hasQp = false;
     }
-    CheckErrno(env, "rdma_destroy_id", DeviceOf(handle_->id), rdma_destroy_id(handle_->id));
+    // Name the device before the id is freed (argument evaluation order is unspecified).
+    const std::string device = DeviceOf(handle_->id);
+    CheckErrno(env, "rdma_destroy_id", device, rdma_destroy_id(handle_->id));
     handle_->id = nullptr;
     handle_.reset();
     return env.Undefined();

@@ -1,0 +1,91 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import type { PostPath } from '../../../src/verbs/index.js';
+import { type Loopback, rxeLoopback, u64Buffer } from './fixtures.js';
+
+// RFC 7306 §5.1 semantics as RoCE carries them; rxe operates on the target word as a
+// host-order (little-endian on x86) u64 and returns the original value in host order.
+const ORIGINAL = 0x0123456789abcdefn;
+const ADD = 0x1111111111111111n;
+const SUM = 0x123456789abcdf00n & 0xffffffffffffffffn;
+
+describe.each([
+  { path: 'legacy' as PostPath, extended: false },
+  { path: 'ex' as PostPath, extended: true },
+])('atomics on rxe0 in loopback ($path post path)', ({ path, extended }) => {
+  let lo: Loopback | undefined;
+  afterEach(() => lo?.close());
+
+  function setUp() {
+    lo = rxeLoopback({ extended });
+    const target = lo.pd.regMr(u64Buffer(ORIGINAL), ['LOCAL_WRITE', 'REMOTE_ATOMIC']);
+    const result = lo.pd.regMr(Buffer.alloc(8), ['LOCAL_WRITE']);
+    return { lo, target, result };
+  }
+
+  it('FetchAdd returns the old value and leaves the exact sum in memory', async () => {
+    const { lo, target, result } = setUp();
+    expect(ORIGINAL + ADD).toBe(SUM);
+    const [wrId] = lo.a.postSend(
+      {
+        wrId: 0xfedcba9876543210n,
+        opcode: 'ATOMIC_FETCH_AND_ADD',
+        sgList: [result.sge(0, 8)],
+        remote: target.remote(0),
+        add: ADD,
+      },
+      path,
+    );
+    const wc = await lo.cq.next({ timeoutMs: 10_000 });
+    expect(wc.wrId).toBe(wrId);
+    expect(wc.status).toBe('IBV_WC_SUCCESS');
+    expect(wc.opcode).toBe('IBV_WC_FETCH_ADD');
+    expect(wc.byteLen).toBe(8);
+    expect(wc.qpNum).toBe(lo.a.qpNum);
+    expect(result.buffer.readBigUInt64LE(0)).toBe(ORIGINAL);
+    expect(target.buffer.readBigUInt64LE(0)).toBe(SUM);
+    result.close();
+    target.close();
+  });
+
+  it('CmpSwap swaps when the compare value matches and reports the old value', async () => {
+    const { lo, target, result } = setUp();
+    const SWAP = 0x0f1e2d3c4b5a6978n;
+    lo.a.postSend(
+      {
+        opcode: 'ATOMIC_CMP_AND_SWP',
+        sgList: [result.sge(0, 8)],
+        remote: target.remote(0),
+        compare: ORIGINAL,
+        swap: SWAP,
+      },
+      path,
+    );
+    const wc = await lo.cq.next({ timeoutMs: 10_000 });
+    expect(wc.status).toBe('IBV_WC_SUCCESS');
+    expect(wc.opcode).toBe('IBV_WC_COMP_SWAP');
+    expect(result.buffer.readBigUInt64LE(0)).toBe(ORIGINAL);
+    expect(target.buffer.readBigUInt64LE(0)).toBe(SWAP);
+    result.close();
+    target.close();
+  });
+
+  it('CmpSwap leaves memory alone when the compare value differs', async () => {
+    const { lo, target, result } = setUp();
+    lo.a.postSend(
+      {
+        opcode: 'ATOMIC_CMP_AND_SWP',
+        sgList: [result.sge(0, 8)],
+        remote: target.remote(0),
+        compare: 0x0123456789abcdeen,
+        swap: 0x7766554433221100n,
+      },
+      path,
+    );
+    const wc = await lo.cq.next({ timeoutMs: 10_000 });
+    expect(wc.status).toBe('IBV_WC_SUCCESS');
+    expect(result.buffer.readBigUInt64LE(0)).toBe(ORIGINAL);
+    expect(target.buffer.readBigUInt64LE(0)).toBe(ORIGINAL);
+    result.close();
+    target.close();
+  });
+});
