@@ -46,7 +46,15 @@ export function toPlain(value: unknown): PlainValue {
   return String(value);
 }
 
-/** The JSON document `rdma-interop decode --json` prints. */
+/** `seconds.nanoseconds` text of a capture timestamp. */
+export function formatTimestamp(ns: bigint): string {
+  return `${ns / 1_000_000_000n}.${(ns % 1_000_000_000n).toString().padStart(9, '0')}`;
+}
+
+/**
+ * The JSON document `rdma-interop decode --json` prints. Capture timestamps appear as
+ * `time` (`"seconds.nanoseconds"` text), not as a hex bigint.
+ */
 export function captureToJson(d: CaptureDecode): PlainValue {
   return toPlain({
     format: d.format,
@@ -57,11 +65,13 @@ export function captureToJson(d: CaptureDecode): PlainValue {
       server: c.server,
       firstFrame: c.firstFrame,
     })),
-    items: d.items.map((item) => {
+    items: d.items.map(({ timestampNs, ...item }) => {
+      const time = formatTimestamp(timestampNs);
       if (item.kind === 'roce') {
         const { frame, ...rest } = item;
         return {
           ...rest,
+          time,
           network: frame.network,
           transport: frame.transport,
           packet: item.packet.ok ? item.packet.value : { error: item.packet.error },
@@ -70,6 +80,7 @@ export function captureToJson(d: CaptureDecode): PlainValue {
       if (item.kind === 'fpdu')
         return {
           ...item,
+          time,
           fpdu: {
             ...item.fpdu,
             message: item.fpdu.message.ok
@@ -77,7 +88,7 @@ export function captureToJson(d: CaptureDecode): PlainValue {
               : { error: item.fpdu.message.error },
           },
         };
-      return item;
+      return { ...item, time };
     }),
   });
 }
@@ -119,9 +130,7 @@ function tree(lines: string[], indent: string, name: string, value: unknown): vo
 }
 
 function frameLine(item: CaptureItem): string {
-  const seconds = item.timestampNs / 1_000_000_000n;
-  const nanos = (item.timestampNs % 1_000_000_000n).toString().padStart(9, '0');
-  return `Frame ${item.frameIndex + 1} (${seconds}.${nanos})`;
+  return `Frame ${item.frameIndex + 1} (${formatTimestamp(item.timestampNs)})`;
 }
 
 function renderItem(lines: string[], item: CaptureItem): void {

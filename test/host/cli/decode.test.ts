@@ -144,6 +144,7 @@ describe('rdma-interop decode', () => {
     expect(fpdus.map((f) => f.fpdu?.message.kind)).toEqual(['atomic-request', 'atomic-response']);
     expect(fpdus[0]?.fpdu?.message.remoteTaggedOffset).toBe('0x0123456789abcdef');
     expect(fpdus[1]?.fpdu?.message.originalRemoteDataValue).toBe('0xfedcba9876543210');
+    expect((roce[1] as unknown as { time: string }).time).toBe('1700000000.001000000');
   });
 
   it('reads pcapng too and reports a truncated file as a typed error', () => {
