@@ -145,10 +145,11 @@ export function rdmapMessage(profile: IwarpProfile): fc.Arbitrary<RdmapMessage> 
       case 'send-immediate':
       case 'send-invalidate-immediate':
       case 'send-se-immediate':
-      case 'send-invalidate-se-immediate':
+      case 'send-invalidate-se-immediate': {
+        const kind = row.kind;
         return fc.boolean().chain((last) =>
           fc.record({
-            kind: fc.constant(row.kind),
+            kind: fc.constant(kind),
             ddp: u(last),
             control: c,
             invalidateSTag: u32,
@@ -156,10 +157,12 @@ export function rdmapMessage(profile: IwarpProfile): fc.Arbitrary<RdmapMessage> 
             immediateData: last ? u64 : fc.constant(undefined),
           }),
         );
-      case 'terminate':
+      }
+      case 'terminate': {
+        const kind = row.kind;
         return fc.record({ d: fc.boolean(), r: fc.boolean() }).chain(({ d, r }) =>
           fc.record({
-            kind: fc.constant(row.kind),
+            kind: fc.constant(kind),
             ddp: u(),
             control: c,
             invalidateSTag: u32,
@@ -177,6 +180,7 @@ export function rdmapMessage(profile: IwarpProfile): fc.Arbitrary<RdmapMessage> 
               : fc.constant(undefined),
           }),
         );
+      }
     }
   });
 }
