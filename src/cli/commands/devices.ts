@@ -1,12 +1,98 @@
+import Table from 'cli-table3';
 import type { Command } from 'commander';
+import { type DeviceInfo, listDevices, openDevice, VerbsError } from '../../verbs/index.js';
 
-/** Registers `rdma-interop devices`. Placeholder until its layer lands. */
+/** One row of `rdma-interop devices`: the listing plus the queried attributes. */
+export interface DeviceRow {
+  readonly name: string;
+  readonly transport: string;
+  readonly nodeGuid: string;
+  readonly atomicCap: string | undefined;
+  readonly maxQpRdAtom: number | undefined;
+  readonly maxQpInitRdAtom: number | undefined;
+  readonly maxSge: number | undefined;
+  readonly portState: string | undefined;
+  readonly linkLayer: string | undefined;
+  readonly gids: string[];
+  /** Why the device could not be queried, if it could not. */
+  readonly error: string | undefined;
+}
+
+/** Opens each device and queries it; a device that refuses is reported, not fatal. */
+export function describeDevices(devices: readonly DeviceInfo[] = listDevices()): DeviceRow[] {
+  return devices.map((d) => {
+    const base = { name: d.name, transport: d.transport, nodeGuid: d.nodeGuidHex };
+    try {
+      using ctx = openDevice(d.name);
+      const attr = ctx.queryDevice();
+      const port = ctx.queryPort(1);
+      return {
+        ...base,
+        atomicCap: attr.atomic,
+        maxQpRdAtom: attr.maxQpRdAtom,
+        maxQpInitRdAtom: attr.maxQpInitRdAtom,
+        maxSge: attr.maxSge,
+        portState: port.stateName,
+        linkLayer: port.linkLayerName,
+        gids: ctx.gidTable(1).map((g) => `${g.index}: ${g.text} (${g.type ?? '?'})`),
+        error: undefined,
+      };
+    } catch (e) {
+      if (!(e instanceof VerbsError)) throw e;
+      return {
+        ...base,
+        atomicCap: undefined,
+        maxQpRdAtom: undefined,
+        maxQpInitRdAtom: undefined,
+        maxSge: undefined,
+        portState: undefined,
+        linkLayer: undefined,
+        gids: [],
+        error: e.message,
+      };
+    }
+  });
+}
+
+/** The rows as a cli-table3 table. */
+export function renderDevices(rows: readonly DeviceRow[]): string {
+  if (rows.length === 0) return 'no RDMA devices on this machine\n';
+  const table = new Table({
+    head: [
+      'device',
+      'transport',
+      'node GUID',
+      'atomic_cap',
+      'max_qp_rd_atom',
+      'max_qp_init_rd_atom',
+      'max_sge',
+      'port 1',
+      'GIDs',
+    ],
+  });
+  for (const r of rows)
+    table.push([
+      r.name,
+      r.transport,
+      r.nodeGuid,
+      r.atomicCap ?? '-',
+      r.maxQpRdAtom ?? '-',
+      r.maxQpInitRdAtom ?? '-',
+      r.maxSge ?? '-',
+      r.error ?? `${r.portState ?? '?'} ${r.linkLayer ?? ''}`,
+      r.gids.join('\n'),
+    ]);
+  return `${table.toString()}\n`;
+}
+
+/** Registers `rdma-interop devices [--json]`. */
 export function registerDevices(program: Command): void {
   program
     .command('devices')
-    .description('(not implemented yet)')
-    .action(() => {
-      process.stderr.write('rdma-interop devices: not implemented yet\n');
-      process.exitCode = 2;
+    .description('list RDMA devices with their queried attributes (atomic_cap, GIDs, ...)')
+    .option('--json', 'print JSON instead of a table')
+    .action((opts: { json?: boolean }) => {
+      const rows = describeDevices();
+      process.stdout.write(opts.json ? `${JSON.stringify(rows, null, 2)}\n` : renderDevices(rows));
     });
 }
