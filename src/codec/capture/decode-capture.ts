@@ -77,7 +77,10 @@ export interface CaptureDecode {
   readonly frameCount: number;
   /** iWARP connections found (index = `connection` of the items). */
   readonly connections: readonly TcpConnection[];
-  /** Frames that were neither RoCEv2 nor part of an MPA connection. */
+  /**
+   * Frames that carried no decoded message: not RoCEv2, not in an MPA connection, or TCP
+   * segments without payload (handshake, pure ACKs).
+   */
   readonly otherFrames: number;
   readonly items: readonly CaptureItem[];
 }
@@ -124,9 +127,13 @@ export function decodeCaptureMessages(
     const t = frame.transport;
     if (t?.kind === 'udp' && t.header.destinationPort === rocePort) {
       const packet = decodeRocePacket(frame.payload);
+      // The ICRC ends the UDP datagram, which may end before the IP packet does.
       const icrc =
         packet.ok && frame.ipPacket !== undefined && frame.ipHeaderLength !== undefined
-          ? checkRoceIcrc(frame.ipPacket, frame.ipHeaderLength)
+          ? checkRoceIcrc(
+              frame.ipPacket.subarray(0, frame.ipHeaderLength + t.header.length),
+              frame.ipHeaderLength,
+            )
           : undefined;
       items.push({ kind: 'roce', ...origin, frame, packet, ...(icrc ? { icrc } : {}) });
       return;
