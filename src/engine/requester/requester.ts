@@ -9,6 +9,7 @@ import type {
   AtomicResponse,
   RdmapMessage,
   RdmaReadResponse,
+  ReadV2Response,
   Terminate,
 } from '../../codec/iwarp/messages.js';
 import { DEFAULT_IWARP_PROFILE, type IwarpProfile } from '../../codec/iwarp/profiles.js';
@@ -108,11 +109,13 @@ export class Requester {
       // RFC 5040 §5.5: a Send / RDMA Write completes at the Local Peer once handed to the
       // LLP; the engine's LLP is reliable, so it completes on post.
       return ok({ sent: encoded.messages, completions: [sendCompletion(wr)], failure: undefined });
-    const atomic = wr.opcode !== 'IBV_WR_RDMA_READ';
+    // Atomic Responses and Read V2 Responses come back untagged on QN 3 (RFC 7306 §5.1,
+    // V2 draft §6): their MSN is fixed now, in posting order.
+    const qn3 = wr.opcode !== 'IBV_WR_RDMA_READ' || wr.readV2 === true;
     const first = encoded.messages[0];
     const entry: Outstanding = {
       wr,
-      responseMsn: atomic ? this.#allocateQn3Msn() : undefined,
+      responseMsn: qn3 ? this.#allocateQn3Msn() : undefined,
       requestIdentifier:
         first !== undefined && first.kind === 'atomic-request'
           ? first.requestIdentifier
@@ -135,6 +138,8 @@ export class Requester {
         return this.#atomicResponse(message);
       case 'rdma-read-response':
         return this.#readResponse(message);
+      case 'read-v2-response':
+        return this.#readV2Response(message);
       case 'terminate':
         return this.#terminated(message);
       default:
@@ -179,7 +184,9 @@ export class Requester {
 
   #readResponse(message: RdmaReadResponse): RequesterResult {
     // RFC 5040 §5.5: Read Responses come back in the order of the Read Requests.
-    const index = this.#inFlight.findIndex((o) => o.wr.opcode === 'IBV_WR_RDMA_READ');
+    const index = this.#inFlight.findIndex(
+      (o) => o.wr.opcode === 'IBV_WR_RDMA_READ' && o.responseMsn === undefined,
+    );
     const entry = this.#inFlight[index];
     if (entry === undefined || entry.wr.opcode !== 'IBV_WR_RDMA_READ')
       return this.#fail('unexpected-response', message);
@@ -202,6 +209,45 @@ export class Requester {
       status: 'IBV_WC_SUCCESS',
       opcode: 'IBV_WC_RDMA_READ',
       byteLen: entry.wr.length,
+      immData: undefined,
+      flags: [],
+    };
+    return { sent: this.#release(), completions: [completion], failure: undefined };
+  }
+
+  #readV2Response(message: ReadV2Response): RequesterResult {
+    // V2 draft §6: "the MSN MUST be used to locate the corresponding RDMA Read V2 request".
+    const index = this.#inFlight.findIndex(
+      (o) => o.responseMsn === message.ddp.messageSequenceNumber,
+    );
+    const entry = this.#inFlight[index];
+    if (
+      entry === undefined ||
+      entry.wr.opcode !== 'IBV_WR_RDMA_READ' ||
+      message.ddp.messageSequenceNumber !== this.#expectedQn3Msn
+    )
+      return this.#fail('unexpected-response', message);
+    const wr = entry.wr;
+    const local = this.#options.localBuffers;
+    if (local !== undefined && this.#options.stream !== undefined) {
+      const check = local.check(
+        this.#options.stream,
+        wr.localSTag,
+        wr.localAddr + BigInt(message.ddp.messageOffset),
+        message.payload.length,
+        'IBV_ACCESS_LOCAL_WRITE',
+      );
+      if (!check.ok) return this.#fail('message-too-long', message);
+      check.access.buffer.memory.set(message.payload, check.access.offset);
+    }
+    if (!message.ddp.last) return { sent: [], completions: [], failure: undefined };
+    this.#expectedQn3Msn = (this.#expectedQn3Msn + 1) >>> 0;
+    this.#inFlight.splice(index, 1);
+    const completion: WorkCompletion = {
+      wrId: wr.wrId,
+      status: 'IBV_WC_SUCCESS',
+      opcode: 'IBV_WC_RDMA_READ',
+      byteLen: wr.length,
       immData: undefined,
       flags: [],
     };

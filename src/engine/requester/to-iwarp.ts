@@ -19,7 +19,7 @@ import {
 } from '../../codec/iwarp/build.js';
 import type { RdmapMessage } from '../../codec/iwarp/messages.js';
 import type { IwarpProfile } from '../../codec/iwarp/profiles.js';
-import { sendWithImmediateSegments } from '../wire/build.js';
+import { makeReadV2Request, sendWithImmediateSegments } from '../wire/build.js';
 import { validateWorkRequest, type WorkRequest, type WorkRequestError } from './work-request.js';
 
 /** Sequence state the Requester owns: next MSN per outgoing queue, next Request Identifier. */
@@ -125,6 +125,25 @@ export function workRequestToIwarp(
       return { ok: true, messages: segments };
     }
     case 'IBV_WR_RDMA_READ': {
+      if (wr.readV2 === true) {
+        if (profile !== 'v2-draft')
+          return {
+            ok: false,
+            error: {
+              reason: 'not-expressible',
+              wrId: wr.wrId,
+              opcode: wr.opcode,
+              detail: `profile ${profile}: RDMA Read V2 exists only in the V2 draft (§6)`,
+            },
+          };
+        const v2 = makeReadV2Request(state.qn1, {
+          readSize: wr.length,
+          sourceSTag: wr.rkey,
+          sourceTaggedOffset: wr.remoteAddr,
+        });
+        state.qn1 = (state.qn1 + 1) >>> 0;
+        return { ok: true, messages: [v2] };
+      }
       const message = makeReadRequest(
         {
           messageSequenceNumber: state.qn1,

@@ -53,6 +53,11 @@ export interface RdmaReadRequestWr extends Base {
   readonly length: number;
   readonly localSTag: number;
   readonly localAddr: bigint;
+  /**
+   * Use RDMA Read V2 (V2 draft §6: no Data Sink STag on the wire, untagged response on
+   * QN 3). Only in the `v2-draft` profile.
+   */
+  readonly readV2?: boolean;
 }
 
 /** Every work request the engine models. */

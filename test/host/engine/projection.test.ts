@@ -279,7 +279,7 @@ describe('verbs projection', () => {
     }
   });
 
-  it('[R7306-6.3-4] [R7306-6.1-1] RDMA_WRITE_WITH_IMM without a posted receive: iWARP DDP no-buffer Terminate; RoCE RNR, requester RNR_RETRY_EXC_ERR', () => {
+  it('[R7306-6.3-3] RDMA_WRITE_WITH_IMM without a posted receive: iWARP DDP no-buffer Terminate; RoCE RNR, requester RNR_RETRY_EXC_ERR', () => {
     const scenario: VerbsScenario = {
       responder: { buffers: [target()] },
       workRequests: [
@@ -309,7 +309,7 @@ describe('verbs projection', () => {
     expect(roce.responder.qpState).toBe('IBV_QPS_RTS');
   });
 
-  it('[R7306-6.3-7] SEND_WITH_IMM is not expressible in the rfc7306 profile, is a V2 Send with Immediate Data in v2-draft, and a RoCE SEND_ONLY_WITH_IMMEDIATE', () => {
+  it('SEND_WITH_IMM is not expressible in the rfc7306 profile, is a V2 Send with Immediate Data in v2-draft, and a RoCE SEND_ONLY_WITH_IMMEDIATE', () => {
     const payload = new Uint8Array([1, 2, 3, 4, 5]);
     const scenario: VerbsScenario = {
       responder: { buffers: [], receives: [{ id: 0x600n, length: 64 }] },
@@ -348,6 +348,52 @@ describe('verbs projection', () => {
     const roce = projectRoce(scenario);
     expect(roce.roceRequests[0]?.bth.opcode).toBe(0x05);
     expect(roce.responder.completions).toEqual([expected]);
+  });
+
+  it('[R7306-6.3-7] [R7306-6.3-4] two RDMA_WRITE_WITH_IMM: Immediate Data issued and delivered in the order submitted', () => {
+    const iwarp = projectIwarp({
+      responder: {
+        buffers: [target()],
+        receives: [
+          { id: 0xa1n, length: 8 },
+          { id: 0xa2n, length: 8 },
+        ],
+      },
+      workRequests: [
+        {
+          opcode: 'IBV_WR_RDMA_WRITE_WITH_IMM',
+          wrId: 1n,
+          remoteAddr: VA,
+          rkey: RKEY,
+          payload: new Uint8Array([1]),
+          immData: 0x01020304,
+        },
+        {
+          opcode: 'IBV_WR_RDMA_WRITE_WITH_IMM',
+          wrId: 2n,
+          remoteAddr: VA,
+          rkey: RKEY,
+          payload: new Uint8Array([2]),
+          immData: 0x05060708,
+        },
+      ],
+    });
+    const imms = iwarp.iwarpWire
+      .filter((w) => w.message.kind === 'immediate-data')
+      .map((w) => w.message);
+    expect(
+      imms.map((m) => [
+        !m.ddp.tagged && m.ddp.messageSequenceNumber,
+        'immediateData' in m && m.immediateData,
+      ]),
+    ).toEqual([
+      [1, 0x01020304n],
+      [2, 0x05060708n],
+    ]);
+    expect(iwarp.responder.completions.map((c) => [c.wrId, c.immData?.host])).toEqual([
+      [0xa1n, 0x01020304],
+      [0xa2n, 0x05060708],
+    ]);
   });
 
   it('RDMA_READ: Read Request on QN 1, Read Response placed into the local buffer', () => {

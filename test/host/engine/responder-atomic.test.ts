@@ -30,7 +30,7 @@ function onlyResponse(sent: readonly RdmapMessage[]): AtomicResponse {
 
 describe('Responder: Atomic Requests (RFC 7306 §5)', () => {
   for (const order of ['little-endian', 'big-endian'] as const) {
-    it(`[R7306-5.1.1-1] [R7306-5.2.2-1] [R7306-5.2.2-3] FetchAdd in ${order} memory returns the original and stores the sum`, () => {
+    it(`[R7306-5.1.1-1] [R7306-5.1-1] [R7306-5.2-2] [R7306-5.2.2-1] [R7306-5.2.2-2] [R7306-5.2.2-3] [R7306-5.2.2-4] [R7306-5.2.1-13] FetchAdd in ${order} memory returns the original and stores the sum`, () => {
       const { responder, word, buffer } = setup({ order, words: [0n, ORIGINAL] });
       const result = responder.receive(fetchAdd(1, 8n, ADD));
       expect(result.outcome).toBe('accepted');
