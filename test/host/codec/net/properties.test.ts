@@ -180,6 +180,41 @@ describe('network layer codecs', () => {
     ]);
   });
 
+  it('keeps IPv4 options and skips IPv6 extension headers', () => {
+    // Router Alert (RFC 2113): type 0x94, length 4, value 0.
+    const options = Uint8Array.of(0x94, 0x04, 0x00, 0x00);
+    const udp = Uint8Array.of(0x12, 0x34, 0x12, 0xb7, 0x00, 0x08, 0x00, 0x00);
+    const v4 = decodeIpv4(
+      encodeIpv4({ source: '192.0.2.1', destination: '192.0.2.2', protocol: 17, options }, udp),
+    );
+    expect(
+      v4.ok && [
+        v4.value.header.headerLength,
+        [...v4.value.header.options],
+        v4.value.header.checksumValid,
+      ],
+    ).toEqual([24, [...options], true]);
+    expect(v4.ok && v4.value.payload).toEqual(udp);
+    // IPv6 + Hop-by-Hop (8 bytes: next header 60) + Destination Options (16 bytes: next 17) + UDP.
+    const hbh = Uint8Array.of(60, 0, 1, 4, 0, 0, 0, 0);
+    const dst = Uint8Array.of(17, 1, 1, 12, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0);
+    const body = new Uint8Array([...hbh, ...dst, ...udp]);
+    const fixed = new Uint8Array(40);
+    fixed.set([0x60, 0, 0, 0, 0, body.length, 0, 64]);
+    fixed.set(parseIpv6('2001:db8::1'), 8);
+    fixed.set(parseIpv6('2001:db8::2'), 24);
+    const v6 = decodeIpv6(new Uint8Array([...fixed, ...body]));
+    if (!v6.ok) throw v6.error;
+    expect(v6.value.header.extensionHeaders).toEqual([0, 60]);
+    expect(v6.value.header.upperProtocol).toBe(17);
+    expect(v6.value.payloadOffset).toBe(64);
+    expect(v6.value.payload).toEqual(udp);
+    const cut = decodeIpv6(
+      new Uint8Array([...fixed.slice(0, 5), 20, ...fixed.slice(6), ...body.slice(0, 20)]),
+    );
+    expect(!cut.ok && [cut.error.field, cut.error.reason]).toEqual(['extension', 'truncated']);
+  });
+
   it('parses and prints IPv6 addresses in RFC 5952 form', () => {
     expect(formatIpv6(parseIpv6('2001:db8:0:0:1:0:0:1'))).toBe('2001:db8::1:0:0:1');
     expect(formatIpv6(parseIpv6('::1'))).toBe('::1');
