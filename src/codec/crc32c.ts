@@ -1,6 +1,6 @@
 /**
  * CRC32c (Castagnoli, reflected polynomial 0x82F63B78), as used by MPA (RFC 5044 §4.4)
- * and iSCSI (RFC 3720 §12.1, check vectors in Appendix B.4). A portable slicing-by-8
+ * and iSCSI (RFC 3720 §12.1, check vectors in Appendix B.4). A portable slicing-by-16
  * implementation, plus the native addon's SSE4.2 path when `build/Release/rdma_interop.node`
  * loads and exports `crc32c` (its absence is normal: the TS path is then used).
  */
@@ -9,53 +9,94 @@ import { createRequire } from 'node:module';
 /** Reflected Castagnoli polynomial. */
 const POLY = 0x82f63b78;
 
-/** 8 tables of 256 entries: table k maps a byte seen k positions early. */
-const TABLES: Uint32Array = buildTables();
+/** Slicing-by-16: table k maps a byte seen k positions before the end of a 16-byte block. */
+const SLICES = 16;
+const TABLES: readonly Int32Array[] = buildTables();
+const [T0, T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13, T14, T15] = TABLES as [
+  Int32Array,
+  Int32Array,
+  Int32Array,
+  Int32Array,
+  Int32Array,
+  Int32Array,
+  Int32Array,
+  Int32Array,
+  Int32Array,
+  Int32Array,
+  Int32Array,
+  Int32Array,
+  Int32Array,
+  Int32Array,
+  Int32Array,
+  Int32Array,
+];
 
-function buildTables(): Uint32Array {
-  const t = new Uint32Array(8 * 256);
+function buildTables(): Int32Array[] {
+  const t = Array.from({ length: SLICES }, () => new Int32Array(256));
+  const t0 = t[0]!;
   for (let n = 0; n < 256; n++) {
     let c = n;
     for (let k = 0; k < 8; k++) c = c & 1 ? (c >>> 1) ^ POLY : c >>> 1;
-    t[n] = c >>> 0;
+    t0[n] = c;
   }
   for (let n = 0; n < 256; n++) {
-    let c = t[n]!;
-    for (let k = 1; k < 8; k++) {
-      c = t[c & 0xff]! ^ (c >>> 8);
-      t[k * 256 + n] = c >>> 0;
+    let c = t0[n]!;
+    for (let k = 1; k < SLICES; k++) {
+      c = t0[c & 0xff]! ^ (c >>> 8);
+      t[k]![n] = c;
     }
   }
   return t;
 }
+
+/** The 16-byte blocks are read as little-endian 32-bit words; big-endian hosts go bytewise. */
+const LITTLE_ENDIAN = new Uint8Array(Uint32Array.of(1).buffer)[0] === 1;
+/** Below this, creating the word view costs more than it saves. */
+const WORD_PATH_MIN = 64;
 
 /**
  * Portable CRC32c of `data`. `seed` is a previous result, so that
  * `crc32cPortable(b, crc32cPortable(a)) === crc32cPortable(a ++ b)`.
  */
 export function crc32cPortable(data: Uint8Array, seed = 0): number {
-  const t = TABLES;
-  let crc = ~seed >>> 0;
+  let crc = ~seed;
   let i = 0;
   const n = data.length;
-  // Slicing-by-8: fold 8 input bytes per step through 8 tables.
-  const end8 = n - (n % 8);
-  while (i < end8) {
-    const lo =
-      (crc ^ (data[i]! | (data[i + 1]! << 8) | (data[i + 2]! << 16) | (data[i + 3]! << 24))) >>> 0;
-    crc =
-      t[7 * 256 + (lo & 0xff)]! ^
-      t[6 * 256 + ((lo >>> 8) & 0xff)]! ^
-      t[5 * 256 + ((lo >>> 16) & 0xff)]! ^
-      t[4 * 256 + (lo >>> 24)]! ^
-      t[3 * 256 + data[i + 4]!]! ^
-      t[2 * 256 + data[i + 5]!]! ^
-      t[256 + data[i + 6]!]! ^
-      t[data[i + 7]!]!;
-    i += 8;
+  if (LITTLE_ENDIAN && n >= WORD_PATH_MIN) {
+    // Byte steps up to a 4-aligned address, then 16 bytes per step through 16 tables.
+    while (((data.byteOffset + i) & 3) !== 0) {
+      crc = T0[(crc ^ data[i]!) & 0xff]! ^ (crc >>> 8);
+      i++;
+    }
+    const blocks = (n - i) >>> 4;
+    const w = new Uint32Array(data.buffer, data.byteOffset + i, blocks * 4);
+    for (let j = 0; j < w.length; j += 4) {
+      const a = crc ^ w[j]!;
+      const b = w[j + 1]!;
+      const c = w[j + 2]!;
+      const d = w[j + 3]!;
+      crc =
+        T15[a & 0xff]! ^
+        T14[(a >>> 8) & 0xff]! ^
+        T13[(a >>> 16) & 0xff]! ^
+        T12[a >>> 24]! ^
+        T11[b & 0xff]! ^
+        T10[(b >>> 8) & 0xff]! ^
+        T9[(b >>> 16) & 0xff]! ^
+        T8[b >>> 24]! ^
+        T7[c & 0xff]! ^
+        T6[(c >>> 8) & 0xff]! ^
+        T5[(c >>> 16) & 0xff]! ^
+        T4[c >>> 24]! ^
+        T3[d & 0xff]! ^
+        T2[(d >>> 8) & 0xff]! ^
+        T1[(d >>> 16) & 0xff]! ^
+        T0[d >>> 24]!;
+    }
+    i += blocks * 16;
   }
   while (i < n) {
-    crc = t[(crc ^ data[i]!) & 0xff]! ^ (crc >>> 8);
+    crc = T0[(crc ^ data[i]!) & 0xff]! ^ (crc >>> 8);
     i++;
   }
   return ~crc >>> 0;
