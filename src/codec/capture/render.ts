@@ -5,6 +5,13 @@
  * `tshark -V`, with names for opcodes and error codes.
  */
 import { DecodeError } from '../errors.js';
+import type { RdmapMessage } from '../iwarp/messages.js';
+import { atomicOpcodeInfo, rdmapOpcodeOf } from '../iwarp/opcodes.js';
+import {
+  TERMINATE_LAYER_NAMES,
+  terminateCodeInfo,
+  terminateErrorTypeName,
+} from '../iwarp/terminate-codes.js';
 import { describeAethSyndrome } from '../roce/aeth.js';
 import type { CaptureDecode, CaptureItem } from './decode-capture.js';
 
@@ -129,6 +136,22 @@ function tree(lines: string[], indent: string, name: string, value: unknown): vo
   lines.push(`${indent}${name}: ${scalar(value)}`);
 }
 
+/** Names for the coded fields of an RDMAP message, from the iWARP codec's tables. */
+function rdmapMeanings(m: RdmapMessage): string[] {
+  const out = [`opcode: ${rdmapOpcodeOf(m.kind).name}`];
+  if (m.kind === 'atomic-request') {
+    const a = atomicOpcodeInfo(m.aOpCode);
+    out.push(`aOpCode: ${a ? a.name : 'reserved'}`);
+  }
+  if (m.kind === 'terminate') {
+    out.push(`layer: ${TERMINATE_LAYER_NAMES[m.layer] ?? 'reserved'}`);
+    out.push(`errorType: ${terminateErrorTypeName(m.layer, m.errorType) ?? 'reserved'}`);
+    const code = terminateCodeInfo(m.layer, m.errorType, m.errorCode);
+    out.push(`errorCode: ${code ? `${code.name} (${code.id})` : 'not defined'}`);
+  }
+  return out;
+}
+
 function frameLine(item: CaptureItem): string {
   return `Frame ${item.frameIndex + 1} (${formatTimestamp(item.timestampNs)})`;
 }
@@ -183,8 +206,11 @@ function renderItem(lines: string[], item: CaptureItem): void {
         `  crc: 0x${item.fpdu.fpdu.crc.toString(16).padStart(8, '0')} [${item.fpdu.crcState}]`,
       );
       if (item.fpdu.markers.length > 0) lines.push(`  markers: ${item.fpdu.markers.length}`);
-      if (m.ok) for (const [k, v] of Object.entries(m.value)) tree(lines, '  ', k, v);
-      else lines.push(`  DecodeError ${m.error.message}`);
+      if (m.ok) {
+        for (const [k, v] of Object.entries(m.value)) tree(lines, '  ', k, v);
+        lines.push('  meaning');
+        for (const line of rdmapMeanings(m.value)) lines.push(`    ${line}`);
+      } else lines.push(`  DecodeError ${m.error.message}`);
       return;
     }
     case 'problem': {

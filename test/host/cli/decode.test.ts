@@ -8,9 +8,14 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runDecode } from '../../../src/cli/commands/decode.js';
-import { makeAtomicRequest, makeAtomicResponse } from '../../../src/codec/iwarp/build.js';
+import {
+  makeAtomicRequest,
+  makeAtomicResponse,
+  makeTerminate,
+} from '../../../src/codec/iwarp/build.js';
 import { makeMpaFrame } from '../../../src/codec/iwarp/mpa-frames.js';
 import { encodeMpaStream } from '../../../src/codec/iwarp/stream.js';
+import { terminateCodeById } from '../../../src/codec/iwarp/terminate-codes.js';
 import { TcpFlag } from '../../../src/codec/net/tcp.js';
 import { encodePcapng } from '../../../src/codec/pcap/pcapng.js';
 import { buildRoceFrame } from '../../../src/codec/roce/frame.js';
@@ -73,6 +78,7 @@ function iwarpFrames(): Uint8Array[] {
     ],
     { peerFrame: reply },
   );
+  const unexpected = terminateCodeById('rdmap.operation.unexpected-opcode')!;
   const server = encodeMpaStream(
     reply,
     [
@@ -80,6 +86,12 @@ function iwarpFrames(): Uint8Array[] {
         messageSequenceNumber: 1,
         originalRequestIdentifier: 0x11223344,
         originalRemoteDataValue: 0xfedcba9876543210n,
+      }),
+      makeTerminate({
+        messageSequenceNumber: 1,
+        layer: unexpected.layer,
+        errorType: unexpected.errorType,
+        errorCode: unexpected.errorCode,
       }),
     ],
     { peerFrame: request },
@@ -95,6 +107,7 @@ function iwarpFrames(): Uint8Array[] {
   conv.sendRaw('client', { seq: start }, fpdu.subarray(0, cut));
   conv.next.client = (start + fpdu.length) >>> 0;
   conv.send('server', server.fpdus[0]!);
+  conv.send('server', server.fpdus[1]!);
   conv.sendRaw('client', { flags: TcpFlag.FIN | TcpFlag.ACK }, new Uint8Array(0));
   return conv.frames();
 }
@@ -112,15 +125,20 @@ describe('rdma-interop decode', () => {
     expect(r.stdout).toContain('meaning: NAK REMOTE_ACCESS_ERROR');
     expect(r.stdout).toContain('originalRemoteData: 0xfedcba9876543210');
     expect(r.stdout.match(/ICRC: 0x[0-9a-f]{8} \[valid\]/g)).toHaveLength(2);
-    expect(r.stdout.match(/crc: 0x[0-9a-f]{8} \[valid\]/g)).toHaveLength(2); // MPA CRC32c
+    expect(r.stdout.match(/crc: 0x[0-9a-f]{8} \[valid\]/g)).toHaveLength(3); // MPA CRC32c
     expect(r.stdout).toMatch(/ICRC: 0x[0-9a-f]{8} \[INVALID, computed 0x[0-9a-f]{8}\]/);
     expect(r.stdout).toContain('MPA Request');
     expect(r.stdout).toContain('MPA Reply');
     expect(r.stdout).toContain('FPDU atomic-request');
+    expect(r.stdout).toContain('opcode: Atomic Request');
+    expect(r.stdout).toContain('aOpCode: FetchAdd');
+    expect(r.stdout).toContain('FPDU terminate');
+    expect(r.stdout).toContain('errorType: Remote Operation Error');
+    expect(r.stdout).toContain('(rdmap.operation.unexpected-opcode)');
     expect(r.stdout).toContain('FPDU atomic-response');
     expect(r.stdout).toContain('crc: ');
     expect(r.stdout).not.toContain('DecodeError');
-    expect(r.stdout).toMatch(/3 RoCEv2 packets, 1 iWARP connections, 2 FPDUs, 0 problems/);
+    expect(r.stdout).toMatch(/3 RoCEv2 packets, 1 iWARP connections, 3 FPDUs, 0 problems/);
   });
 
   it('prints JSON with bigint as 0x hex strings', () => {
@@ -141,7 +159,11 @@ describe('rdma-interop decode', () => {
     expect(roce[0]?.packet?.headers?.AtomicETH?.rKey).toBe(0x1a2b3c4d);
     expect(roce.map((i) => i.icrc?.valid)).toEqual([true, true, false]);
     const fpdus = doc.items.filter((i) => i.kind === 'fpdu');
-    expect(fpdus.map((f) => f.fpdu?.message.kind)).toEqual(['atomic-request', 'atomic-response']);
+    expect(fpdus.map((f) => f.fpdu?.message.kind)).toEqual([
+      'atomic-request',
+      'atomic-response',
+      'terminate',
+    ]);
     expect(fpdus[0]?.fpdu?.message.remoteTaggedOffset).toBe('0x0123456789abcdef');
     expect(fpdus[1]?.fpdu?.message.originalRemoteDataValue).toBe('0xfedcba9876543210');
     expect((roce[1] as unknown as { time: string }).time).toBe('1700000000.001000000');
