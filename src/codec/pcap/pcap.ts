@@ -7,8 +7,9 @@
 import { DecodeError, type DecodeResult, decoded, EncodeError, failed } from '../errors.js';
 import type { CaptureRecord } from './linktype.js';
 
-/** Magic numbers as read in the file's own byte order. */
+/** Magic number of microsecond-resolution files, as read in the file's own byte order. */
 export const PCAP_MAGIC_MICRO = 0xa1b2c3d4;
+/** Magic number of nanosecond-resolution files, as read in the file's own byte order. */
 export const PCAP_MAGIC_NANO = 0xa1b23c4d;
 const FILE_HEADER_LENGTH = 24;
 const RECORD_HEADER_LENGTH = 16;
