@@ -199,7 +199,7 @@ describe('Requester (RFC 7306 §5.2)', () => {
     expect(rfc.ok === false && rfc.error.reason).toBe('not-expressible');
   });
 
-  it('[RV2-4.1-1] [RV2-4.1-2] [RV2-4.1-3] [RV2-4.1-5] [RV2-4.1-8] [RV2-4.1-4] [RV2-4.2-1] V2 messages carry RV 2, the 5-bit opcode in the RDMAP control octet, DV 1 and their table queue', () => {
+  it('[RV2-4.1-1] [RV2-4.1-2] [RV2-4.1-3] [RV2-4.1-5] [RV2-4.1-8] [RV2-4.1-4] [RV2-4.1-9] [RV2-4.2-1] V2 messages carry RV 2, the 5-bit opcode in the RDMAP control octet, DV 1 and their table queue', () => {
     const requester = new Requester({ profile: 'v2-draft', ord: 2 });
     const send = posted(requester, {
       opcode: 'IBV_WR_SEND_WITH_IMM',
