@@ -8,10 +8,14 @@
 import { execFileSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import {
+  controlBitsFor,
+  decodeMpaFrame,
   decodeMpaStream,
   encodeFpdu,
   encodeMpaFrame,
+  encodeMpaStream,
   encodeRdmapMessage,
+  type MpaRequestReply,
   type MpaStream,
   makeAtomicRequest,
   makeAtomicResponse,
@@ -25,6 +29,7 @@ import {
   type RdmapMessage,
   type StreamFpdu,
   terminatedHeadersOf,
+  untaggedPlacementFor,
 } from '../../../src/codec/iwarp/index.js';
 import { TcpConversation, writeTempPcap } from '../../helpers/pcap.js';
 import {
@@ -150,6 +155,45 @@ function expectedFields(f: StreamFpdu): Map<string, Expected[]> {
   return e;
 }
 
+/** The tshark fields of an MPA Request/Reply. */
+function expectedFrameFields(f: MpaRequestReply, wire: Uint8Array): Map<string, Expected[]> {
+  const e = new Map<string, Expected[]>();
+  e.set(f.kind === 'mpa-request' ? 'iwarp_mpa.key.req' : 'iwarp_mpa.key.rep', [
+    wire.subarray(0, 16),
+  ]);
+  e.set('iwarp_mpa.marker_flag', [f.markers]);
+  e.set('iwarp_mpa.crc_flag', [f.crc]);
+  e.set('iwarp_mpa.rej_flag', [f.reject]);
+  // tshark's "res" covers the low 5 bits, RFC 6581's enhanced bit included.
+  e.set('iwarp_mpa.res', [(f.enhanced ? 0x10 : 0) | f.reserved]);
+  e.set('iwarp_mpa.rev', [f.revision]);
+  const pd = wire.subarray(20);
+  e.set('iwarp_mpa.pdlength', [pd.length]);
+  // tshark 4.0 shows RFC 6581's IRD/ORD words as part of the opaque private data.
+  if (pd.length > 0) e.set('iwarp_mpa.privatedata', [pd]);
+  return e;
+}
+
+function compareFields(t: TsharkFrame, expected: Map<string, Expected[]>, what: string): number {
+  let compared = 0;
+  const printed = [...t.keys()].filter((k) => k.startsWith('iwarp_') && !PAYLOAD_FIELDS.has(k));
+  for (const k of printed) {
+    const want = expected.get(k);
+    expect(want, `tshark field ${k} (${what}) has no counterpart`).toBeDefined();
+    const got = t.get(k)!;
+    expect(got.length, `${k} occurrences (${what})`).toBe(want!.length);
+    got.forEach((g, j) => {
+      expect(sameValue(g, want![j]!), `${k} (${what}): tshark ${g}, ours ${String(want![j])}`).toBe(
+        true,
+      );
+      compared++;
+    });
+  }
+  for (const k of expected.keys())
+    expect(printed, `missing in tshark (${what}): ${k}`).toContain(k);
+  return compared;
+}
+
 /** RFC 5040 opcodes whose untagged header tshark dissects with a "reserved" field. */
 const RFC5040_OPCODES = new Set<RdmapMessage['kind']>([
   'rdma-read-request',
@@ -179,7 +223,21 @@ function crcVerdicts(file: string): string[] {
 interface Scenario {
   readonly markers: boolean;
   readonly crc: boolean;
+  /** MPA revision 2 with RFC 6581 IRD/ORD and private data. */
+  readonly enhanced?: boolean;
 }
+
+const ENHANCED = {
+  enhancedParameters: {
+    ird: 0x10,
+    ord: 0x08,
+    peerToPeer: true,
+    sendRtr: false,
+    writeRtr: true,
+    readRtr: false,
+  },
+  privateData: Uint8Array.of(0xde, 0xad, 0xbe, 0xef, 0x01),
+} as const;
 
 function buildConversation(s: Scenario): { file: string; client: Uint8Array; server: Uint8Array } {
   const conv = new TcpConversation({
@@ -189,8 +247,9 @@ function buildConversation(s: Scenario): { file: string; client: Uint8Array; ser
     serverPort: 4000,
   });
   conv.handshake();
-  const request = makeMpaFrame('mpa-request', { markers: s.markers, crc: s.crc });
-  const reply = makeMpaFrame('mpa-reply', { markers: s.markers, crc: s.crc });
+  const extra = s.enhanced === true ? ENHANCED : {};
+  const request = makeMpaFrame('mpa-request', { markers: s.markers, crc: s.crc, ...extra });
+  const reply = makeMpaFrame('mpa-reply', { markers: s.markers, crc: s.crc, ...extra });
   const readRequest = makeReadRequest({
     messageSequenceNumber: 1,
     sinkSTag: 0x0a0b0c0d,
@@ -317,11 +376,11 @@ function decodeDirection(bytes: Uint8Array, peerFrameBytes: Uint8Array): MpaStre
 describe.skipIf(!TSHARK_AVAILABLE)('iWARP codec vs tshark 4.0', () => {
   const scenarios: Scenario[] = [
     { markers: false, crc: true },
-    { markers: true, crc: true },
+    { markers: true, crc: true, enhanced: true },
     { markers: false, crc: false },
   ];
   for (const s of scenarios) {
-    it(`every iwarp_* field agrees (markers ${s.markers ? 'on' : 'off'}, CRC ${s.crc ? 'on' : 'off'})`, () => {
+    it(`every iwarp_* field agrees (markers ${s.markers ? 'on' : 'off'}, CRC ${s.crc ? 'on' : 'off'}, MPA rev ${s.enhanced === true ? 2 : 1})`, () => {
       const { file, client, server } = buildConversation(s);
       const ours = {
         40000: decodeDirection(client, server),
@@ -343,30 +402,27 @@ describe.skipIf(!TSHARK_AVAILABLE)('iWARP codec vs tshark 4.0', () => {
         const mine = ours[port].fpdus;
         expect(theirs.length).toBe(mine.length);
         mine.forEach((fpdu, i) => {
-          const t = theirs[i]!;
-          const expected = expectedFields(fpdu);
-          const printed = [...t.keys()].filter(
-            (k) => k.startsWith('iwarp_') && !PAYLOAD_FIELDS.has(k),
+          compared += compareFields(
+            theirs[i]!,
+            expectedFields(fpdu),
+            `FPDU ${i} from port ${port}`,
           );
-          // Every field tshark printed is one we produce, with the same value(s) ...
-          for (const k of printed) {
-            const want = expected.get(k);
-            expect(
-              want,
-              `tshark field ${k} (frame of FPDU ${i} from port ${port}) has no counterpart`,
-            ).toBeDefined();
-            const got = t.get(k)!;
-            expect(got.length, `${k} occurrences`).toBe(want!.length);
-            got.forEach((g, j) => {
-              expect(sameValue(g, want![j]!), `${k}: tshark ${g}, ours ${String(want![j])}`).toBe(
-                true,
-              );
-              compared++;
-            });
-          }
-          // ... and every field we produce is one tshark printed.
-          for (const k of expected.keys()) expect(printed, `missing in tshark: ${k}`).toContain(k);
         });
+      }
+      // The MPA Request and Reply.
+      for (const [key, bytes] of [
+        ['iwarp_mpa.key.req', client],
+        ['iwarp_mpa.key.rep', server],
+      ] as const) {
+        const t = frames.find((f) => f.has(key));
+        expect(t, key).toBeDefined();
+        const d = decodeMpaFrame(bytes);
+        if (!d.ok) throw d.error;
+        compared += compareFields(
+          t!,
+          expectedFrameFields(d.value.frame, bytes.subarray(0, d.value.length)),
+          key,
+        );
       }
       expect(compared).toBeGreaterThan(200);
       // CRC verdicts: tshark's Good/Bad in FPDU order vs our crcState.
@@ -377,4 +433,74 @@ describe.skipIf(!TSHARK_AVAILABLE)('iWARP codec vs tshark 4.0', () => {
       if (s.crc) expect(oursVerdicts.filter((v) => v === 'Bad').length).toBe(1);
     });
   }
+
+  it('V2 draft messages: tshark 4.0 reads RV 2 with the RFC 5040 layout (documented gap)', () => {
+    const conv = new TcpConversation({
+      clientIp: '10.0.0.1',
+      serverIp: '10.0.0.2',
+      clientPort: 40001,
+      serverPort: 4000,
+    });
+    conv.handshake();
+    const request = makeMpaFrame('mpa-request', { crc: true, ...ENHANCED });
+    const reply = makeMpaFrame('mpa-reply', { crc: true, ...ENHANCED });
+    const c = controlBitsFor('v2-draft');
+    const messages: RdmapMessage[] = [
+      {
+        kind: 'read-v2-request',
+        ddp: untaggedPlacementFor('read-v2-request', 1),
+        control: c,
+        invalidateSTag: 0,
+        readSize: 0x100,
+        sourceSTag: 0x0a0b0c0d,
+        sourceTaggedOffset: 0x0102030405060708n,
+      },
+      {
+        kind: 'send-invalidate-immediate',
+        ddp: untaggedPlacementFor('send-invalidate-immediate', 2, { last: false }),
+        control: c,
+        invalidateSTag: 0x55667788,
+        payload: Uint8Array.of(1, 2, 3, 4),
+        immediateData: undefined,
+      },
+      {
+        kind: 'send-invalidate-immediate',
+        ddp: untaggedPlacementFor('send-invalidate-immediate', 2, { messageOffset: 4 }),
+        control: c,
+        invalidateSTag: 0x55667788,
+        payload: new Uint8Array(0),
+        immediateData: 0x0123456789abcdefn,
+      },
+    ];
+    const enc = encodeMpaStream(request, messages, { peerFrame: reply, profile: 'v2-draft' });
+    conv.send('client', enc.frame);
+    conv.send('server', encodeMpaFrame(reply));
+    for (const f of enc.fpdus) conv.send('client', f);
+    const theirs = tsharkFields(writeTempPcap(conv.frames())).filter((f) =>
+      f.has('iwarp_mpa.ulpdulength'),
+    );
+    const bytes = new Uint8Array([...enc.frame, ...enc.fpdus.flatMap((f) => [...f])]);
+    const ours = decodeMpaStream(bytes, { peerFrame: reply, profile: 'v2-draft' });
+    if (!ours.ok) throw ours.error;
+    expect(
+      ours.value.fpdus.map((f) => (f.message.ok ? f.message.value.kind : f.message.error.reason)),
+    ).toEqual(['read-v2-request', 'send-invalidate-immediate', 'send-invalidate-immediate']);
+    expect(theirs.length).toBe(3);
+    for (const [i, t] of theirs.entries()) {
+      const m = ours.value.fpdus[i]!.message;
+      if (!m.ok) throw m.error;
+      const opcode = encodeRdmapMessage(m.value, { profile: 'v2-draft' })[1]! & 0x1f;
+      // tshark agrees on RV, but splits the V2 control octet as Rsv(2) + Opcode(4): the
+      // 5-bit opcode's top bit shows up as rsv = 1 and the opcode as its low 4 bits.
+      expect(t.get('iwarp_rdma.version')).toEqual(['2']);
+      expect(t.get('iwarp_rdma.rsv')).toEqual(['0x01']);
+      expect(Number(t.get('iwarp_rdma.opcode')?.[0])).toBe(opcode & 0x0f);
+      expect(t.get('iwarp_ddp.msn')).toEqual([
+        String(m.value.ddp.tagged ? '' : m.value.ddp.messageSequenceNumber),
+      ]);
+    }
+    // Read V2 Request is taken for an RDMA Read Request (opcode 1): tshark's sink fields
+    // are our RDMARDSZ/SrcSTag/SrcTO bytes shifted, and the segment is "malformed".
+    expect(theirs[0]!.get('iwarp_rdma.sinkstag')).toEqual(['0x00000100']);
+  });
 });
