@@ -1,0 +1,144 @@
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
+import { afterAll, describe, expect, it } from 'vitest';
+import { type Mr, openDevice, VerbsError } from '../../../src/verbs/index.js';
+import { rxeLoopback } from './fixtures.js';
+import { NONE, ownResources } from './resources.js';
+
+// `gc` without restarting node with --expose-gc: flip the flag, then fetch the function
+// from a fresh context (the flag is read when a context is created).
+setFlagsFromString('--expose-gc');
+const gc = runInNewContext('gc') as () => void;
+
+async function collect(): Promise<void> {
+  for (let i = 0; i < 6; i++) {
+    gc();
+    await new Promise((r) => setImmediate(r));
+  }
+}
+
+function code(fn: () => unknown): string | undefined {
+  try {
+    fn();
+  } catch (e) {
+    return e instanceof VerbsError ? e.code : (e as Error).name;
+  }
+  return undefined;
+}
+
+describe('misuse of the verbs wrapper on rxe0', () => {
+  afterAll(async () => {
+    await collect();
+    expect(ownResources()).toEqual(NONE);
+  });
+
+  it('use after close throws VerbsError EBADF on every object', () => {
+    const lo = rxeLoopback();
+    const mr = lo.pd.regMr(Buffer.alloc(8), ['LOCAL_WRITE']);
+    const sge = mr.sge();
+    mr.close();
+    expect(code(() => lo.a.postSend({ opcode: 'SEND', sgList: [sge] }))).toBe('EBADF');
+    lo.a.close();
+    expect(code(() => lo.a.postSend({ opcode: 'SEND' }))).toBe('EBADF');
+    expect(code(() => lo.a.postRecv({}))).toBe('EBADF');
+    expect(code(() => lo.a.query())).toBe('EBADF');
+    expect(code(() => lo.a.modify({ state: 'ERR' }))).toBe('EBADF');
+    lo.b.close();
+    lo.cq.close();
+    expect(code(() => lo.cq.poll())).toBe('EBADF');
+    expect(code(() => lo.pd.createQp({ sendCq: lo.cq }))).toBe('EBADF');
+    lo.pd.close();
+    expect(code(() => lo.pd.regMr(Buffer.alloc(8), []))).toBe('EBADF');
+    lo.ctx.close();
+    expect(code(() => lo.ctx.queryDevice())).toBe('EBADF');
+    expect(code(() => lo.ctx.allocPd())).toBe('EBADF');
+  });
+
+  it('double close is idempotent and leaves the objects closed', () => {
+    const lo = rxeLoopback();
+    lo.close();
+    lo.close();
+    for (const o of [lo.a, lo.b, lo.cq, lo.pd, lo.ctx]) expect(o.closed).toBe(true);
+    expect(ownResources()).toEqual(NONE);
+  });
+
+  it('closing a parent with live children is refused with EBUSY, nothing released', async () => {
+    const lo = rxeLoopback();
+    const mr = lo.pd.regMr(Buffer.alloc(8), ['LOCAL_WRITE']);
+    expect(code(() => lo.cq.close())).toBe('EBUSY'); // a QP still uses the CQ
+    expect(lo.cq.closed).toBe(false);
+    expect(lo.cq.poll()).toEqual([]);
+    expect(code(() => lo.pd.close())).toBe('EBUSY');
+    expect(code(() => lo.ctx.close())).toBe('EBUSY');
+    // The QPs still work after the refusals.
+    lo.a.postSend({
+      opcode: 'RDMA_WRITE',
+      sgList: [mr.sge()],
+      remote: { addr: mr.addr, rkey: mr.rkey },
+    });
+    expect((await lo.cq.next({ timeoutMs: 10_000 })).wrId).toBeTypeOf('bigint');
+    mr.close();
+    lo.close();
+    expect(lo.ctx.closed).toBe(true);
+  });
+
+  it('wrong argument types and out-of-range values are refused before posting', () => {
+    const lo = rxeLoopback();
+    const mr = lo.pd.regMr(Buffer.alloc(16), ['LOCAL_WRITE']);
+    const post = (wr: unknown) => code(() => lo.a.postSend(wr as never));
+    expect(post({ opcode: 'NOPE' })).toBe('RangeError');
+    expect(post({ opcode: 'SEND', wrId: 1 })).toBe('TypeError');
+    expect(post({ opcode: 'ATOMIC_FETCH_AND_ADD', add: 1 })).toBe('TypeError');
+    expect(post({ opcode: 'ATOMIC_FETCH_AND_ADD', add: -1n })).toBe('RangeError');
+    expect(post({ opcode: 'ATOMIC_FETCH_AND_ADD', add: 1n << 64n })).toBe('RangeError');
+    expect(post({ opcode: 'SEND_WITH_IMM', immData: 2 ** 32 })).toBe('RangeError');
+    expect(post({ opcode: 'SEND', sgList: [{ mr: Buffer.alloc(8) }] })).toBe('TypeError'); // unregistered Buffer
+    expect(post({ opcode: 'SEND', sgList: [mr.sge(8, 9)] })).toBe('RangeError'); // past the MR
+    expect(post({ opcode: 'SEND', sgList: [mr.sge(-1, 2)] })).toBe('RangeError');
+    expect(post(null)).toBe('TypeError');
+    expect(code(() => lo.pd.regMr('not a buffer' as never, []))).toBe('TypeError');
+    expect(code(() => lo.pd.regMr(Buffer.alloc(8), ['EVERYTHING' as never]))).toBe('RangeError');
+    expect(code(() => lo.ctx.createCq({ cqe: 0 }))).toBe('RangeError');
+    expect(code(() => lo.ctx.queryPort(7))).toBe('EINVAL');
+    expect(lo.a.inFlight.send).toBe(0);
+    mr.close();
+    lo.close();
+  });
+
+  it('a forgotten MR stays registered while a request using it is in flight', async () => {
+    const lo = rxeLoopback();
+    const remote = lo.pd.regMr(Buffer.alloc(8), ['LOCAL_WRITE', 'REMOTE_WRITE']);
+    (() => {
+      // The only reference to this MR is the in-flight request.
+      const src: Mr = lo.pd.regMr(Buffer.from('kept!!!!'), ['LOCAL_WRITE']);
+      lo.a.postSend({ opcode: 'RDMA_WRITE', sgList: [src.sge()], remote: remote.remote() });
+    })();
+    await collect();
+    expect(ownResources().mr).toBe(2);
+    const wc = await lo.cq.next({ timeoutMs: 10_000 });
+    expect(wc.status).toBe('IBV_WC_SUCCESS');
+    expect(remote.buffer.toString()).toBe('kept!!!!');
+    expect(lo.a.inFlight.send).toBe(0);
+    await collect();
+    expect(ownResources().mr).toBe(1); // retired, collected, deregistered by its finalizer
+    remote.close();
+    lo.close();
+  });
+
+  it('finalizers free forgotten objects (GC pressure) without crashing', async () => {
+    const before = ownResources();
+    (() => {
+      for (let i = 0; i < 20; i++) {
+        const ctx = openDevice('rxe0');
+        const pd = ctx.allocPd();
+        const cq = ctx.createCq({ cqe: 16 });
+        pd.createQp({ sendCq: cq });
+        pd.regMr(Buffer.alloc(4096), ['LOCAL_WRITE']);
+      }
+    })();
+    expect(ownResources().qp).toBe(before.qp + 20);
+    await collect();
+    await collect();
+    expect(ownResources()).toEqual(before);
+  });
+});
