@@ -38,6 +38,8 @@ export function isPcap(bytes: Uint8Array): boolean {
 
 /** Decodes a classic pcap file. Record bytes are views into `bytes`, not copies. */
 export function decodePcap(bytes: Uint8Array): DecodeResult<PcapFile> {
+  // A Node Buffer's subarray is a Buffer; record data is always a plain Uint8Array view.
+  bytes = new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   if (bytes.length < FILE_HEADER_LENGTH)
     return failed(new DecodeError('pcap', 'header', 0, 'truncated', `${bytes.length} < 24`));
   const v = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);

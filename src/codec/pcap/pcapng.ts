@@ -76,6 +76,8 @@ function readTsresol(v: DataView, start: number, end: number, le: boolean): Deco
 
 /** Decodes a pcapng file. Packet bytes are views into `bytes`. */
 export function decodePcapng(bytes: Uint8Array): DecodeResult<PcapngFile> {
+  // A Node Buffer's subarray is a Buffer; record data is always a plain Uint8Array view.
+  bytes = new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const v = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   if (!isPcapng(bytes) || bytes.length < 28)
     return failed(
