@@ -1,0 +1,147 @@
+/**
+ * The reference side of a scenario: the engine's verbs projection for the scenario's
+ * transport (RoCEv2 for rxe, iWARP per RFC 7306 for siw), reduced to the same Outcome
+ * fields the kernel side reports.
+ */
+
+import { projectIwarp, projectRoce, type VerbsScenario } from '../engine/projection/project.js';
+import type { WorkRequest } from '../engine/requester/work-request.js';
+import { ACCESS_FLAGS } from '../engine/verbs-model/access-flags.js';
+import { DEVICES, type Outcome, type Scenario } from './scenario.js';
+
+/** The engine's stand-ins for what the kernel assigns (any values do; these are fixed). */
+const REMOTE_STAG = 0x1a2b3c4d;
+/** An 8-aligned virtual address, as a registered Buffer has. */
+const REMOTE_BASE = 0x7f3a_1000_0000n;
+const REMOTE_LENGTH = 32;
+const PROTECTION_DOMAIN = 1;
+const RECEIVE_ID = 0x52n;
+const WR_ID = 0x57n;
+
+function littleEndianWord(value: bigint): Uint8Array {
+  const bytes = new Uint8Array(8);
+  new DataView(bytes.buffer).setBigUint64(0, value, true);
+  return bytes;
+}
+
+function workRequestOf(scenario: Scenario): WorkRequest {
+  const op = scenario.operation;
+  const remoteAddr = REMOTE_BASE + BigInt(scenario.remoteOffset);
+  switch (op.kind) {
+    case 'FETCH_AND_ADD':
+      return {
+        wrId: WR_ID,
+        opcode: 'IBV_WR_ATOMIC_FETCH_AND_ADD',
+        remoteAddr,
+        rkey: REMOTE_STAG,
+        compareAdd: op.add,
+      };
+    case 'CMP_AND_SWP':
+      return {
+        wrId: WR_ID,
+        opcode: 'IBV_WR_ATOMIC_CMP_AND_SWP',
+        remoteAddr,
+        rkey: REMOTE_STAG,
+        compareAdd: op.compare,
+        swap: op.swap,
+      };
+    case 'RDMA_WRITE_WITH_IMM':
+      return {
+        wrId: WR_ID,
+        opcode: 'IBV_WR_RDMA_WRITE_WITH_IMM',
+        remoteAddr,
+        rkey: REMOTE_STAG,
+        payload: littleEndianWord(op.payload),
+        immData: op.imm,
+      };
+    case 'SEND_WITH_IMM':
+      return {
+        wrId: WR_ID,
+        opcode: 'IBV_WR_SEND_WITH_IMM',
+        payload: littleEndianWord(op.payload),
+        immData: op.imm,
+      };
+  }
+}
+
+/** The engine's VerbsScenario for a scenario. */
+export function verbsScenarioOf(scenario: Scenario): VerbsScenario {
+  const contents = new Uint8Array(REMOTE_LENGTH);
+  contents.set(littleEndianWord(scenario.initial), scenario.remoteOffset);
+  const op = scenario.operation.kind;
+  // Write-with-immediate consumes a receive too; 8 bytes suit both transports (an RFC 7306
+  // Immediate Data message delivers 8 bytes into it, RoCE does not use its SGEs).
+  const receiveLength = 8;
+  return {
+    responder: {
+      buffers: [
+        {
+          stag: REMOTE_STAG,
+          baseTaggedOffset: REMOTE_BASE,
+          length: REMOTE_LENGTH,
+          access: scenario.remoteAccess.reduce(
+            (mask, name) => mask | ACCESS_FLAGS[`IBV_ACCESS_${name}`],
+            0,
+          ),
+          protectionDomain: PROTECTION_DOMAIN,
+          contents,
+        },
+      ],
+      receives:
+        op === 'SEND_WITH_IMM' || op === 'RDMA_WRITE_WITH_IMM'
+          ? [{ id: RECEIVE_ID, length: receiveLength }]
+          : [],
+      protectionDomain: PROTECTION_DOMAIN,
+    },
+    workRequests: [workRequestOf(scenario)],
+  };
+}
+
+/** What the reference engine says a verbs user sees for `scenario`. */
+export function expectedOutcome(scenario: Scenario): Outcome {
+  const projected =
+    DEVICES[scenario.device].transport === 'roce'
+      ? projectRoce(verbsScenarioOf(scenario))
+      : projectIwarp(verbsScenarioOf(scenario));
+  const [received] = projected.responder.completions;
+  // A Send lands in the receive buffer, which the kernel side places over the target word.
+  const memory =
+    scenario.operation.kind === 'SEND_WITH_IMM' && received?.data !== undefined
+      ? received.data
+      : projected.memory.get(REMOTE_STAG)?.subarray(scenario.remoteOffset);
+  const memoryAfter =
+    memory === undefined || memory.byteLength < 8
+      ? scenario.initial
+      : new DataView(memory.buffer, memory.byteOffset, memory.byteLength).getBigUint64(0, true);
+  const [notExpressible] = projected.notExpressible;
+  if (notExpressible !== undefined) {
+    return {
+      post: 'not-expressible',
+      note: notExpressible.detail,
+      memoryAfter,
+      requesterQpState: projected.requester.qpState,
+    };
+  }
+  const [sent] = projected.requester.completions;
+  const atomic =
+    scenario.operation.kind === 'FETCH_AND_ADD' || scenario.operation.kind === 'CMP_AND_SWP';
+  const ok = sent?.status === 'IBV_WC_SUCCESS';
+  return {
+    post: 'ok',
+    requesterStatus: sent?.status ?? 'no completion',
+    ...(ok && sent.opcode !== undefined ? { requesterOpcode: sent.opcode } : {}),
+    ...(ok && atomic ? { requesterByteLen: sent.byteLen } : {}),
+    ...(ok && atomic && sent.atomicOriginal !== undefined ? { fetched: sent.atomicOriginal } : {}),
+    ...(received === undefined
+      ? {}
+      : {
+          responderStatus: received.status,
+          ...(received.status === 'IBV_WC_SUCCESS' && received.opcode !== undefined
+            ? { responderOpcode: received.opcode, responderByteLen: received.byteLen }
+            : {}),
+          ...(received.immData === undefined ? {} : { responderImm: received.immData.host }),
+        }),
+    memoryAfter,
+    requesterQpState: projected.requester.qpState,
+  };
+}

@@ -1,0 +1,152 @@
+/**
+ * A requester QP and a responder QP on one real device, connected to each other: by hand
+ * on rxe (RoCE: INIT/RTR/RTS with the IPv4-mapped RoCE v2 GID), through rdma_cm on siw
+ * (an iWARP QP reaches RTS only with an LLP socket from iw_cm, kernel-runtime.md).
+ */
+import { EventChannel } from '../../verbs/cm.js';
+import { connectRcByHand } from '../../verbs/connect.js';
+import type { Cq } from '../../verbs/cq.js';
+import { type Context, openDevice } from '../../verbs/device.js';
+import type { Access, Mr } from '../../verbs/mr.js';
+import type { Pd } from '../../verbs/pd.js';
+import type { Qp } from '../../verbs/qp.js';
+import type { DeviceName } from '../scenario.js';
+
+export interface LoopbackPair {
+  readonly context: Context;
+  readonly pd: Pd;
+  readonly requesterCq: Cq;
+  readonly responderCq: Cq;
+  readonly requester: Qp;
+  readonly responder: Qp;
+  /** Registers memory that lives until {@link close}, after the QPs are gone. */
+  registerMemory(buffer: Buffer, access: readonly Access[]): Mr;
+  /**
+   * Tears everything down: disconnect (both CM ends concurrently), QPs, then memory, CQs,
+   * PD, CM ids. Memory goes after the QPs so that no posted request still refers to it.
+   */
+  close(): Promise<void>;
+}
+
+/** The LoopbackPair around connected resources, with the teardown order above. */
+function pairOf(
+  parts: Omit<LoopbackPair, 'registerMemory' | 'close'>,
+  teardown: Teardown,
+  disconnect: () => Promise<void>,
+): LoopbackPair {
+  const memory: Mr[] = [];
+  return {
+    ...parts,
+    registerMemory: (buffer, access) => {
+      const mr = parts.pd.regMr(buffer, access);
+      memory.push(mr);
+      return mr;
+    },
+    close: async () => {
+      await disconnect().catch(() => {});
+      parts.requester.close();
+      parts.responder.close();
+      for (const mr of memory) mr.close();
+      await teardown.run();
+    },
+  };
+}
+
+/** The address siw0's netdev carries (scripts/rdma-devices.sh). */
+const SIW_ADDRESS = '198.51.100.1';
+const IRD_ORD = 4;
+
+/** Connects a loopback pair on `device`; `extended` asks for an ibv_wr_* requester. */
+export async function connectLoopback(
+  device: DeviceName,
+  extended: boolean,
+): Promise<LoopbackPair> {
+  return device === 'rxe0' ? connectByHand(device, extended) : connectThroughCm(extended);
+}
+
+async function connectByHand(device: DeviceName, extended: boolean): Promise<LoopbackPair> {
+  const teardown = new Teardown();
+  try {
+    const context = teardown.add(openDevice(device), (c) => c.close());
+    const pd = teardown.add(context.allocPd(), (p) => p.close());
+    const requesterCq = teardown.add(context.createCq({ cqe: 16 }), (c) => c.close());
+    const responderCq = teardown.add(context.createCq({ cqe: 16 }), (c) => c.close());
+    const requester = teardown.add(pd.createQp({ sendCq: requesterCq, extended }), (q) =>
+      q.close(),
+    );
+    const responder = teardown.add(pd.createQp({ sendCq: responderCq }), (q) => q.close());
+    const gid = context.findGid();
+    // Distinct, non-zero PSNs so that a PSN mix-up cannot pass unnoticed.
+    const requesterPsn = 0x1234;
+    const responderPsn = 0x5678;
+    const common = { sgidIndex: gid.index, maxRdAtomic: IRD_ORD, maxDestRdAtomic: IRD_ORD };
+    connectRcByHand(requester, {
+      ...common,
+      remote: { qpNum: responder.qpNum, psn: responderPsn, gid: gid.gid },
+      localPsn: requesterPsn,
+    });
+    connectRcByHand(responder, {
+      ...common,
+      remote: { qpNum: requester.qpNum, psn: requesterPsn, gid: gid.gid },
+      localPsn: responderPsn,
+    });
+    const parts = { context, pd, requesterCq, responderCq, requester, responder };
+    return pairOf(parts, teardown, async () => {});
+  } catch (error) {
+    await teardown.run();
+    throw error;
+  }
+}
+
+/** Closers run in reverse order of creation, each at most once, errors ignored. */
+class Teardown {
+  readonly #steps: (() => void | Promise<void>)[] = [];
+  add<T>(resource: T, close: (r: T) => void | Promise<void>): T {
+    this.#steps.push(() => close(resource));
+    return resource;
+  }
+  async run(): Promise<void> {
+    for (const step of this.#steps.splice(0).reverse()) {
+      try {
+        await step();
+      } catch {
+        // Best effort: an earlier error is the one worth reporting.
+      }
+    }
+  }
+}
+
+async function connectThroughCm(extended: boolean): Promise<LoopbackPair> {
+  if (extended) {
+    throw new Error('siw has no extended QPs (libsiw implements no create_qp_ex)');
+  }
+  const teardown = new Teardown();
+  try {
+    const channel = teardown.add(new EventChannel(), (c) => c.close());
+    const listener = teardown.add(channel.createId(), (id) => id.close());
+    listener.bindAddr(SIW_ADDRESS, 0);
+    listener.listen();
+    const client = teardown.add(channel.createId(), (id) => id.close());
+    await client.resolveAddr(SIW_ADDRESS, listener.localPort);
+    await client.resolveRoute();
+    const context = client.context();
+    const pd = teardown.add(context.allocPd(), (p) => p.close());
+    const requesterCq = teardown.add(context.createCq({ cqe: 16 }), (c) => c.close());
+    const responderCq = teardown.add(context.createCq({ cqe: 16 }), (c) => c.close());
+    const requester = teardown.add(client.createQp(pd, { sendCq: requesterCq }), (q) => q.close());
+    const connected = client.connect({ initiatorDepth: IRD_ORD, responderResources: IRD_ORD });
+    const request = await listener.nextConnectRequest({ timeoutMs: 30_000 });
+    const server = teardown.add(request.id, (id) => id.close());
+    const responder = teardown.add(server.createQp(pd, { sendCq: responderCq }), (q) => q.close());
+    await server.accept({ initiatorDepth: IRD_ORD, responderResources: IRD_ORD });
+    await connected;
+    const parts = { context, pd, requesterCq, responderCq, requester, responder };
+    // Both ends at once: one after the other can stall for ~100 s (kernel-runtime.md).
+    return pairOf(parts, teardown, async () => {
+      await Promise.all([client.disconnect(), server.disconnect()]);
+    });
+  } catch (error) {
+    await teardown.run();
+    throw error;
+  }
+}

@@ -1,0 +1,76 @@
+/** The interop suite's human report: a table per scenario and one closing line. */
+import Table from 'cli-table3';
+import { formatValue } from './compare.js';
+import type { ScenarioResult } from './runner.js';
+
+const VERDICT_LABEL = {
+  match: 'match',
+  known: 'known difference',
+  divergence: 'DIVERGENCE',
+  error: 'ERROR',
+} as const;
+
+function details(result: ScenarioResult): string {
+  if (result.error !== undefined) return result.error;
+  const lines: string[] = [];
+  let consequences = 0;
+  for (const d of result.differences) {
+    const finding = result.findings.find((f) => f.field === d.field && f.kernel === d.kernel);
+    if (finding === undefined && result.verdict === 'known') {
+      consequences += 1; // absent completion fields / untouched memory after a refused post
+      continue;
+    }
+    const mark = finding === undefined ? '!' : '~';
+    lines.push(
+      `${mark} ${d.field}: engine ${d.engine}, kernel ${d.kernel}${finding ? ` [${finding.id}]` : ''}`,
+    );
+  }
+  if (consequences > 0)
+    lines.push(`~ ${consequences} more: nothing happened after the refused post`);
+  for (const s of result.stale)
+    lines.push(`! recorded ${s.field}=${s.kernel} [${s.id}] did not happen`);
+  if (lines.length === 0 && result.kernel !== undefined) {
+    const k = result.kernel;
+    lines.push(
+      [
+        k.requesterStatus,
+        k.fetched === undefined ? undefined : `fetched ${formatValue(k.fetched)}`,
+        `memory ${formatValue(k.memoryAfter)}`,
+      ]
+        .filter((x) => x !== undefined)
+        .join(', '),
+    );
+  }
+  return lines.join('\n');
+}
+
+/** Each recorded behaviour that explained a difference in this run, once. */
+export function renderFindings(results: readonly ScenarioResult[]): string {
+  const seen = new Map(results.flatMap((r) => r.findings.map((f) => [f.id, f] as const)));
+  return [...seen.values()].map((f) => `[${f.id}] ${f.why}`).join('\n');
+}
+
+export function renderReport(results: readonly ScenarioResult[]): string {
+  const table = new Table({
+    head: ['scenario', 'device', 'post API', 'verdict', 'details'],
+    colWidths: [26, 8, 11, 18, 78],
+    wordWrap: true,
+    style: { head: [], border: [] },
+  });
+  for (const r of results) {
+    table.push([
+      r.scenario.id,
+      r.scenario.device,
+      r.scenario.postPath === 'ex' ? 'ibv_wr_*' : 'post_send',
+      VERDICT_LABEL[r.verdict],
+      details(r),
+    ]);
+  }
+  return table.toString();
+}
+
+/** `N passed, N failed`: a scenario passes when it matches or differs only as recorded. */
+export function summaryLine(results: readonly ScenarioResult[]): string {
+  const passed = results.filter((r) => r.verdict === 'match' || r.verdict === 'known').length;
+  return `${passed} passed, ${results.length - passed} failed`;
+}
