@@ -7,19 +7,17 @@
 /** Byte order of the Responder's memory (little-endian is the default, as on x86). */
 export type MemoryByteOrder = 'little-endian' | 'big-endian';
 
-/** Reads the 64-bit value at `offset` of `bytes` in `order`. The caller checks bounds. */
-export function readU64(bytes: Uint8Array, offset: number, order: MemoryByteOrder): bigint {
-  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+/** Reads the 64-bit value at `offset` of `view` in `order`. The caller checks bounds. */
+export function readU64(view: DataView, offset: number, order: MemoryByteOrder): bigint {
   return view.getBigUint64(offset, order === 'little-endian');
 }
 
-/** Writes the 64-bit `value` at `offset` of `bytes` in `order`. The caller checks bounds. */
+/** Writes the 64-bit `value` at `offset` of `view` in `order`. The caller checks bounds. */
 export function writeU64(
-  bytes: Uint8Array,
+  view: DataView,
   offset: number,
   value: bigint,
   order: MemoryByteOrder,
 ): void {
-  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   view.setBigUint64(offset, value, order === 'little-endian');
 }

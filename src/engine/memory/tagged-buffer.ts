@@ -50,6 +50,8 @@ export interface TaggedBuffer {
   readonly baseAddress: bigint;
   readonly byteOrder: MemoryByteOrder;
   readonly memory: Uint8Array;
+  /** A view of `memory`, kept so atomics do not create one per operation. */
+  readonly view: DataView;
   /** False after invalidation (RFC 5040 §5.2 Send with Invalidate, local invalidate). */
   valid: boolean;
 }
@@ -118,6 +120,7 @@ export class TaggedBufferTable {
       baseAddress: registration.baseAddress ?? baseTaggedOffset,
       byteOrder: registration.byteOrder ?? 'little-endian',
       memory,
+      view: new DataView(memory.buffer, memory.byteOffset, memory.byteLength),
       valid: true,
     };
     this.#buffers.set(stag, buffer);

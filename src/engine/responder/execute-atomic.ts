@@ -29,8 +29,8 @@ export function executeAtomic(
   access: TaggedAccess,
   operands: AtomicOperands,
 ): AtomicExecution {
-  const { memory, byteOrder } = access.buffer;
-  const original = readU64(memory, access.offset, byteOrder);
+  const { view, byteOrder } = access.buffer;
+  const original = readU64(view, access.offset, byteOrder);
   let stored: bigint;
   switch (kind) {
     case 'fetch-add':
@@ -49,6 +49,6 @@ export function executeAtomic(
       stored = swap(original, operands.addOrSwapData);
       break;
   }
-  if (stored !== original) writeU64(memory, access.offset, stored, byteOrder);
+  if (stored !== original) writeU64(view, access.offset, stored, byteOrder);
   return { original, stored };
 }

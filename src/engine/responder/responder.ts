@@ -8,10 +8,11 @@
  * stream with a Terminate (RFC 5040 §7); nothing is half-applied.
  */
 
-import { makeAtomicResponse, makeReadResponse } from '../../codec/iwarp/build.js';
+import { controlBitsFor, makeReadResponse } from '../../codec/iwarp/build.js';
 import { DDP_VERSION } from '../../codec/iwarp/ddp.js';
 import type {
   AtomicRequest,
+  ControlBits,
   ImmediateData,
   RdmapMessage,
   RdmaReadRequest,
@@ -22,8 +23,12 @@ import type {
   Terminate,
 } from '../../codec/iwarp/messages.js';
 import {
+  ATOMIC_OPCODES,
+  type AtomicOperationKind,
   acceptedQueueNumbers,
-  atomicOpcodeInfo,
+  RDMAP_OPCODES,
+  type RdmapMessageKind,
+  type RdmapOpcodeInfo,
   rdmapOpcodeOf,
 } from '../../codec/iwarp/opcodes.js';
 import {
@@ -104,9 +109,27 @@ export class Responder {
   #terminated = false;
   #peerTerminate: Terminate | undefined;
 
+  /** Per-profile lookups, computed once from the codec's tables (hot path). */
+  readonly #queues: ReadonlyMap<RdmapMessageKind, readonly number[]>;
+  readonly #atomicKinds: ReadonlyMap<number, AtomicOperationKind>;
+  readonly #rdmaVersion: number;
+  readonly #control: ControlBits;
+
   constructor(options: ResponderOptions) {
     this.#options = options;
     this.profile = options.profile ?? DEFAULT_IWARP_PROFILE;
+    const profile = this.profile;
+    this.#queues = new Map(
+      RDMAP_OPCODES.map((row) => [row.kind, acceptedQueueNumbers(row.opcode, profile)]),
+    );
+    this.#atomicKinds = new Map(
+      ATOMIC_OPCODES.filter((row) => row.profiles.includes(profile)).map((row) => [
+        row.aOpCode,
+        row.kind,
+      ]),
+    );
+    this.#rdmaVersion = PROFILE_RDMA_VERSION[profile];
+    this.#control = controlBitsFor(profile);
   }
 
   /** True once a Terminate was sent or received: the stream accepts nothing more. */
@@ -141,9 +164,10 @@ export class Responder {
   receive(message: RdmapMessage, bytes?: Uint8Array): ResponderResult {
     if (this.#terminated) return ignored();
     const out = new Collector();
-    const failure = this.#validate(message, bytes);
+    const info = rdmapOpcodeOf(message.kind);
+    const failure = this.#validate(message, info, bytes);
     if (failure !== undefined) return this.#terminate(out, failure, message, bytes);
-    const result = this.#dispatch(message, bytes, out);
+    const result = this.#dispatch(message, info, bytes, out);
     if (result !== undefined) return this.#terminate(out, result, message, bytes);
     if (message.kind === 'terminate') return out.result('peer-terminated');
     if (this.#options.processOnDelivery !== false) return this.#process(out);
@@ -158,13 +182,16 @@ export class Responder {
 
   // ------------------------------------------------------------------------------------
 
-  #validate(message: RdmapMessage, bytes: Uint8Array | undefined): EngineFailure | undefined {
+  #validate(
+    message: RdmapMessage,
+    info: RdmapOpcodeInfo,
+    bytes: Uint8Array | undefined,
+  ): EngineFailure | undefined {
     // RFC 7306 §8.2: "The DDP layer MUST validate all DDP Segment fields."
     if (message.control.ddpVersion !== DDP_VERSION) return 'invalid-ddp-version';
-    const info = rdmapOpcodeOf(message.kind);
     if (!message.ddp.tagged) {
-      if (!acceptedQueueNumbers(info.opcode, this.profile).includes(message.ddp.queueNumber))
-        return 'invalid-qn';
+      const queues = this.#queues.get(message.kind) ?? [];
+      if (!queues.includes(message.ddp.queueNumber)) return 'invalid-qn';
       const expected = this.#expectedMsn.get(message.ddp.queueNumber);
       if (expected !== message.ddp.messageSequenceNumber) return 'msn-out-of-range';
     }
@@ -177,8 +204,7 @@ export class Responder {
     if (IMMEDIATE_KINDS.has(message.kind) && this.#options.supportsImmediateData === false)
       return 'unexpected-opcode';
     // RFC 7306 §8.2: "The RDMA Version MUST be valid."
-    if (message.control.rdmaVersion !== PROFILE_RDMA_VERSION[this.profile])
-      return 'invalid-rdmap-version';
+    if (message.control.rdmaVersion !== this.#rdmaVersion) return 'invalid-rdmap-version';
     // RFC 7306 §6.3: "The Remote Peer MUST check that Immediate Data ... include exactly
     // 8 bytes of data from the DDP layer." Only checkable on the raw segment.
     if (
@@ -192,6 +218,7 @@ export class Responder {
 
   #dispatch(
     message: RdmapMessage,
+    info: RdmapOpcodeInfo,
     bytes: Uint8Array | undefined,
     out: Collector,
   ): EngineFailure | undefined {
@@ -202,7 +229,7 @@ export class Responder {
       case 'send-invalidate':
       case 'send-se':
       case 'send-se-invalidate':
-        return this.#send(message, out);
+        return this.#send(message, info, out);
       case 'immediate-data':
       case 'immediate-data-se':
         return this.#immediate(message, out);
@@ -265,13 +292,13 @@ export class Responder {
     return undefined;
   }
 
-  #send(message: Send, out: Collector): EngineFailure | undefined {
+  #send(message: Send, info: RdmapOpcodeInfo, out: Collector): EngineFailure | undefined {
     const inbound = this.#inboundBuffer();
     if (inbound === undefined) return 'no-receive-buffer';
     const placed = this.#placeUntagged(inbound, message.ddp.messageOffset, message.payload);
     if (placed !== undefined) return placed;
     if (!message.ddp.last) return undefined;
-    const invalidates = rdmapOpcodeOf(message.kind).invalidatesSTag;
+    const invalidates = info.invalidatesSTag;
     let invalidatedSTag: number | undefined;
     if (invalidates) {
       const target = this.#options.buffers.get(message.invalidateSTag);
@@ -353,12 +380,9 @@ export class Responder {
   ): EngineFailure | undefined {
     // RFC 7306 §5.2 / §5.2.2: Read and Atomic Requests share the QN 1 buffers (IRD).
     if (this.#pending.length >= this.#options.ird) return 'ird-exceeded';
-    if (message.kind === 'atomic-request') {
-      // RFC 7306 §5.2.1 item 5: an unsupported AOpCode MUST surface an error.
-      const aop = atomicOpcodeInfo(message.aOpCode);
-      if (aop === undefined || !aop.profiles.includes(this.profile))
-        return 'unsupported-atomic-opcode';
-    }
+    // RFC 7306 §5.2.1 item 5: an unsupported AOpCode MUST surface an error.
+    if (message.kind === 'atomic-request' && !this.#atomicKinds.has(message.aOpCode))
+      return 'unsupported-atomic-opcode';
     this.#advanceMsn(message.ddp);
     this.#pending.push({ message, bytes });
     return undefined;
@@ -393,18 +417,25 @@ export class Responder {
       // RFC 7306 §8.2: the ULP Buffer address MUST be 64-bit aligned, else Remote
       // Operation Error / Catastrophic error, localized to RDMAP Stream; memory untouched.
       if ((check.access.address & 7n) !== 0n) return 'misaligned-atomic';
-      const kind = atomicOpcodeInfo(message.aOpCode)!.kind;
+      const kind = this.#atomicKinds.get(message.aOpCode)!;
       const { original } = executeAtomic(kind, check.access, message);
-      out.sent.push(
-        makeAtomicResponse(
-          {
-            messageSequenceNumber: this.#nextOutgoingMsn(3),
-            originalRequestIdentifier: message.requestIdentifier,
-            originalRemoteDataValue: original,
-          },
-          this.profile,
-        ),
-      );
+      // RFC 7306 §5.2.2: untagged, QN 3, the request's identifier and the original value.
+      // Built inline (same values as the codec's makeAtomicResponse) to keep the hot
+      // path free of per-message table lookups.
+      out.sent.push({
+        kind: 'atomic-response',
+        ddp: {
+          tagged: false,
+          last: true,
+          queueNumber: 3,
+          messageSequenceNumber: this.#nextOutgoingMsn(3),
+          messageOffset: 0,
+        },
+        control: this.#control,
+        invalidateSTag: 0,
+        originalRequestIdentifier: message.requestIdentifier,
+        originalRemoteDataValue: original,
+      });
       return undefined;
     }
     const check = buffers.check(
