@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { buildUdpFrame } from '../../../../src/codec/net/build.js';
 import { decodeEthernet } from '../../../../src/codec/net/ethernet.js';
 import { decodeIpv4 } from '../../../../src/codec/net/ipv4.js';
 import { decodeAethSyndrome, encodeAethSyndrome } from '../../../../src/codec/roce/aeth.js';
@@ -152,6 +153,36 @@ describe('RoCEv2 ICRC', () => {
     const roce = decodeRocePacket(ip.value.payload.subarray(8));
     expect(roce.ok && roce.value.opcode.name).toBe('CNP');
     expect(roce.ok && roce.value.bth.becn).toBe(true);
+  });
+
+  it("matches Scapy's independent ICRC for its UC_SEND_ONLY example", () => {
+    // Scapy test/contrib/roce.uts "RoCE layer": IPv4 ToS 0x01, id 1144, DF, TTL 64,
+    // 192.168.0.7 -> 192.168.0.7, UDP 49152 -> 4791, BTH UC_SEND_ONLY (0x24), MigReq,
+    // PadCnt 2, P_Key 0xffff, DestQP 211, PSN 13571856, 18 payload bytes + 2 pad bytes.
+    // Scapy asserts IP checksum 0xb4d5 and ICRC 0x78f353f3 (its XIntField reads the wire
+    // bytes big-endian, so the wire bytes are 78 f3 53 f3).
+    const raw = hex('46 30 81 8b e2 89 35 d9 0e 9a 95 50 54 01 be 88 5e 50 00 00');
+    const transport = encodeRocePacket({
+      bth: { opcode: 0x24, migrationRequest: true, padCount: 2, destinationQp: 211, psn: 13571856 },
+      headers: {},
+      payload: raw.subarray(0, 18),
+      pad: raw.subarray(18),
+    });
+    const frame = buildUdpFrame(
+      {
+        sourceIp: '192.168.0.7',
+        destinationIp: '192.168.0.7',
+        ipv4: { ecn: 1, identification: 1144, ttl: 64 },
+      },
+      { sourcePort: 49152, destinationPort: 4791 },
+      transport,
+    );
+    const ip = frame.subarray(14);
+    expect([ip[10], ip[11]]).toEqual([0xb4, 0xd5]);
+    const icrc = computeRoceIcrc(ip.subarray(0, ip.length - 4), 20);
+    const wire = new Uint8Array(4);
+    new DataView(wire.buffer).setUint32(0, icrc, true);
+    expect(wire).toEqual(hex('78 f3 53 f3'));
   });
 
   it('ignores the masked fields and sees every unmasked bit', () => {
