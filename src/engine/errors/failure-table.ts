@@ -156,7 +156,8 @@ export const FAILURE_TABLE: readonly FailureRow[] = [
   {
     failure: 'message-too-long',
     terminateCodeId: 'ddp.untagged.message-too-long',
-    source: 'RFC 5041 §7.2 / RFC 5040 §4.8 DDP Untagged Buffer Error 0x05',
+    source:
+      'RFC 5041 §7.2 / RFC 5040 §4.8 DDP Untagged Buffer Error 0x05. Divergence: Linux siw (siw_qp_rx.c siw_send_check_ntoh, "receive space short") sends 0x02 "no buffer available" and completes the receive with IBV_WC_LOC_LEN_ERR',
     copiesDdpHeader: true,
     copiesRdmaHeader: false,
     roceNak: 'INVALID_REQUEST',
