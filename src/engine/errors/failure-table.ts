@@ -35,6 +35,7 @@ export type EngineFailure =
   | 'ddp-base-bounds'
   | 'stag-cannot-be-invalidated'
   | 'misaligned-atomic'
+  | 'malformed-segment'
   | 'unexpected-response';
 
 /** One row: what the failure becomes on each transport, with its justification. */
@@ -262,6 +263,16 @@ export const FAILURE_TABLE: readonly FailureRow[] = [
       'RFC 7306 §8.2: RDMA Layer Remote Operation Error, "Catastrophic error, localized to RDMAP Stream"; IBTA: misaligned atomic is NAK Invalid Request (rxe_resp.c RESPST_ERR_MISALIGNED_ATOMIC)',
     copiesDdpHeader: INCOMING.ddpHeader,
     copiesRdmaHeader: INCOMING.rdmaHeader,
+    roceNak: 'INVALID_REQUEST',
+    roceRequesterStatus: 'IBV_WC_REM_INV_REQ_ERR',
+  },
+  {
+    failure: 'malformed-segment',
+    terminateCodeId: 'rdmap.operation.unspecified',
+    source:
+      'RFC 7306 §8.2 ("The DDP layer MUST validate all DDP Segment fields"): a segment too short for its headers has no more specific code; Remote Operation Error / Unspecified',
+    copiesDdpHeader: true,
+    copiesRdmaHeader: false,
     roceNak: 'INVALID_REQUEST',
     roceRequesterStatus: 'IBV_WC_REM_INV_REQ_ERR',
   },

@@ -17,7 +17,8 @@ import { type EngineFailure, failureRow, terminateCodeOf } from './failure-table
 
 /** The incoming segment a Terminate reports on. */
 export interface TerminatedSegment {
-  readonly message: RdmapMessage;
+  /** The decoded message; absent when the segment could not be decoded. */
+  readonly message?: RdmapMessage;
   /** The raw DDP segment as received, when the caller has it (preferred for the copy). */
   readonly bytes?: Uint8Array;
 }
@@ -25,6 +26,7 @@ export interface TerminatedSegment {
 /** The segment's bytes: as received, else re-encoded (non-strict: it may be invalid). */
 function segmentBytes(segment: TerminatedSegment, profile: IwarpProfile): Uint8Array | undefined {
   if (segment.bytes !== undefined) return segment.bytes;
+  if (segment.message === undefined) return undefined;
   try {
     return encodeRdmapMessage(segment.message, { profile, strict: false });
   } catch {
@@ -60,7 +62,10 @@ export function buildTerminate(
       ...(headers === undefined ? {} : { headers }),
       // RFC 7306 §8.1 item 2: the Terminated RDMA Header is zero for the new messages;
       // RFC 5040 §4.8 keeps it for a Read Request (the only case the codec copies it).
-      includeRdmaHeader: row.copiesRdmaHeader || segment?.message.kind === 'rdma-read-request',
+      includeRdmaHeader:
+        row.copiesRdmaHeader ||
+        (segment !== undefined &&
+          (segment.message === undefined || segment.message.kind === 'rdma-read-request')),
     },
     profile,
   );

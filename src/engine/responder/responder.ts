@@ -36,6 +36,8 @@ import {
   type IwarpProfile,
   PROFILE_RDMA_VERSION,
 } from '../../codec/iwarp/profiles.js';
+import { decodeRdmapMessage } from '../../codec/iwarp/rdmap.js';
+import { failureOfDecodeError } from '../errors/decode-failure.js';
 import { type EngineFailure, taggedAccessFailure } from '../errors/failure-table.js';
 import { buildTerminate } from '../errors/terminate.js';
 import type { StreamIdentity, TaggedBufferTable } from '../memory/tagged-buffer.js';
@@ -172,6 +174,28 @@ export class Responder {
     if (message.kind === 'terminate') return out.result('peer-terminated');
     if (this.#options.processOnDelivery !== false) return this.#process(out);
     return out.result('accepted');
+  }
+
+  /**
+   * Handles one DDP segment as bytes: decodes it with the codec (in this Responder's
+   * profile) and, when the codec refuses it, answers with the Terminate the failed
+   * validation calls for (RFC 7306 §8.2), copying the segment's DDP header.
+   */
+  receiveSegment(bytes: Uint8Array): ResponderResult {
+    if (this.#terminated) return ignored();
+    const decoded = decodeRdmapMessage(bytes, { profile: this.profile });
+    if (decoded.ok) return this.receive(decoded.value, bytes);
+    const out = new Collector();
+    const terminate = buildTerminate(
+      this.profile,
+      this.#nextOutgoingMsn(2),
+      failureOfDecodeError(decoded.error),
+      { bytes },
+    );
+    this.#terminated = true;
+    this.#pending.length = 0;
+    out.sent.push(terminate);
+    return out.result('terminated', failureOfDecodeError(decoded.error), terminate);
   }
 
   /** Processes every queued Read / Atomic Request in the order Delivered (RFC 7306 §5.2.1). */

@@ -242,3 +242,64 @@ describe('Responder: V2 draft (draft-wood-storm-rdmap-ext-v2-00)', () => {
     });
   });
 });
+
+describe('Responder: segments the codec refuses (RFC 7306 §8.2)', () => {
+  const imm = () =>
+    encodeRdmapMessage(makeImmediateData({ messageSequenceNumber: 1, immediateData: IMM }));
+
+  it('[R7306-8.2-3] an undefined opcode (0xC) is Unexpected OpCode, with the DDP header copied', () => {
+    const bytes = imm();
+    bytes[1] = (bytes[1]! & 0xf0) | 0x0c;
+    const { responder } = setup();
+    const r = responder.receiveSegment(bytes);
+    expect(r.failure).toBe('unexpected-opcode');
+    expect(r.terminate).toMatchObject({
+      layer: 0,
+      errorType: 2,
+      errorCode: 6,
+      ddpHeaderIncluded: true,
+      rdmaHeaderIncluded: false,
+    });
+    expect(r.terminate?.terminatedDdpHeader).toEqual(bytes.slice(0, 18));
+  });
+
+  it('[R7306-8.2-4] RV 2 in the rfc7306 profile is Invalid RDMAP version; DV 2 is a DDP version error', () => {
+    const rv = imm();
+    rv[1] = (rv[1]! & 0x3f) | 0x80;
+    expect(setup().responder.receiveSegment(rv).terminate).toMatchObject({
+      layer: 0,
+      errorType: 2,
+      errorCode: 5,
+    });
+    const dv = imm();
+    dv[0] = (dv[0]! & 0xfc) | 0x2;
+    expect(setup().responder.receiveSegment(dv).terminate).toMatchObject({
+      layer: 1,
+      errorType: 2,
+      errorCode: 6,
+    });
+  });
+
+  it('[R7306-6.3-8] Immediate Data with 9 bytes of data is refused without delivery', () => {
+    const long = new Uint8Array(27);
+    long.set(imm());
+    const { responder } = setup();
+    responder.postReceive({ id: 1n, length: 16 });
+    const r = responder.receiveSegment(long);
+    expect(r.failure).toBe('immediate-data-length');
+    expect(r.completions).toEqual([]);
+    expect(r.terminate?.ddpSegmentLength).toBe(27);
+  });
+
+  it('a truncated segment is a Terminate, never an exception', () => {
+    const r = setup().responder.receiveSegment(imm().slice(0, 5));
+    expect(r.failure).toBe('malformed-segment');
+    expect(r.terminate).toMatchObject({ layer: 0, errorType: 2, errorCode: 0xff });
+  });
+
+  it('a decodable segment goes through receive()', () => {
+    const { responder } = setup();
+    responder.postReceive({ id: 1n, length: 8 });
+    expect(responder.receiveSegment(imm()).completions[0]?.immediateData).toBe(IMM);
+  });
+});
