@@ -4,9 +4,16 @@
  */
 import { EncodeError } from '../errors.js';
 
-/** `00:11:22:33:44:55` from six bytes. */
+/** Two-digit lowercase hex of every byte value (formatting is on every frame's path). */
+const HEX2: readonly string[] = Array.from({ length: 256 }, (_, b) =>
+  b.toString(16).padStart(2, '0'),
+);
+
+/** `00:11:22:33:44:55` from six bytes (any length is accepted and joined the same way). */
 export function formatMac(bytes: Uint8Array): string {
-  return Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join(':');
+  let out = '';
+  for (let i = 0; i < bytes.length; i++) out += i === 0 ? HEX2[bytes[i]!] : `:${HEX2[bytes[i]!]}`;
+  return out;
 }
 
 /** Six bytes from `00:11:22:33:44:55`. */
@@ -19,7 +26,7 @@ export function parseMac(text: string): Uint8Array {
 
 /** `192.0.2.1` from four bytes. */
 export function formatIpv4(bytes: Uint8Array): string {
-  return Array.from(bytes).join('.');
+  return `${bytes[0]}.${bytes[1]}.${bytes[2]}.${bytes[3]}`;
 }
 
 /** Four bytes from `192.0.2.1`. */

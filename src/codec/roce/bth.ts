@@ -74,9 +74,11 @@ const BTH_FIELD_MAX: Readonly<Record<string, number>> = {
   psn: 0xffffff,
 };
 
+const BTH_FIELD_RANGES = Object.entries(BTH_FIELD_MAX);
+
 /** Throws `EncodeError` naming the first out-of-range field. */
 export function validateBth(b: Bth): void {
-  for (const [field, max] of Object.entries(BTH_FIELD_MAX)) {
+  for (const [field, max] of BTH_FIELD_RANGES) {
     const value = (b as unknown as Record<string, unknown>)[field];
     if (typeof value !== 'number' || !Number.isInteger(value) || value < 0 || value > max)
       throw new EncodeError('bth', field, `${String(value)} not in 0..${max}`);
