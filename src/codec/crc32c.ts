@@ -5,6 +5,7 @@
  * loads and exports `crc32c` (its absence is normal: the TS path is then used).
  */
 import { createRequire } from 'node:module';
+import { fileURLToPath } from 'node:url';
 
 /** Reflected Castagnoli polynomial. */
 const POLY = 0x82f63b78;
@@ -119,7 +120,7 @@ export function nativeCrc32c(): NativeCrc32c | undefined {
   try {
     const require = createRequire(import.meta.url);
     const addonPath = new URL('../../build/Release/rdma_interop.node', import.meta.url);
-    const addon: unknown = require(addonPath.pathname);
+    const addon: unknown = require(fileURLToPath(addonPath));
     if (typeof addon === 'object' && addon !== null && 'crc32c' in addon) {
       const fn = (addon as { crc32c: unknown }).crc32c;
       if (typeof fn === 'function') nativeCrc = fn as NativeCrc32c;

@@ -20,11 +20,13 @@ import type {
 import {
   type AtomicOperationKind,
   atomicOpcodeOf,
+  RDMAP_HEADER_LENGTHS,
   type RdmapMessageKind,
+  rdmapOpcodeInfo,
   rdmapOpcodeOf,
 } from './opcodes.js';
 import { DEFAULT_IWARP_PROFILE, type IwarpProfile, PROFILE_RDMA_VERSION } from './profiles.js';
-import { readU32 } from './wire.js';
+import { parseRdmapControl } from './rdmap.js';
 
 /** All ones in 64 bits: the transmit value of unused masks (RFC 7306 §5.2.1). */
 export const ALL_ONES_64 = 0xffffffffffffffffn;
@@ -227,14 +229,20 @@ export function terminatedHeadersOf(segment: Uint8Array): TerminatedHeaders | un
   if (segment.length < 1) return undefined;
   const h = ddpHeaderLength(segment[0]!);
   if (segment.length < h || segment.length > 0xffff) return undefined;
-  // RFC 5040 §4.8: the RDMA header is copied only for an RDMA Read Request (opcode 1, RV 1).
-  const isReadRequest = h === 18 && (segment[1]! & 0xcf) === 0x41 && readU32(segment, 6) === 1;
-  const rdmaLength = 28;
+  // RFC 5040 §4.8: the RDMA header is copied only for an RDMA Read Request; a V2 Read V2
+  // Request (V2 draft §6.1) gets its 16-byte header copied the same way.
+  const control = parseRdmapControl(segment[1] ?? 0);
+  const header =
+    h === 18 && control !== undefined ? rdmapOpcodeInfo(control.opcode)?.header : undefined;
+  const rdmaLength =
+    header === 'read-request' || header === 'read-v2-request'
+      ? RDMAP_HEADER_LENGTHS[header]
+      : undefined;
   return {
     ddpSegmentLength: segment.length,
     terminatedDdpHeader: segment.slice(0, h),
     terminatedRdmaHeader:
-      isReadRequest && segment.length >= h + rdmaLength
+      rdmaLength !== undefined && segment.length >= h + rdmaLength
         ? segment.slice(h, h + rdmaLength)
         : undefined,
   };

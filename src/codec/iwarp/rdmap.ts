@@ -62,6 +62,22 @@ const RDMAP_CONTROL_LAYOUT: Readonly<
   2: { reservedBits: 1, opcodeBits: 5 },
 };
 
+/** The fields of an RDMAP control octet, or undefined for an RV with no defined layout. */
+export function parseRdmapControl(
+  octet: number,
+):
+  | { readonly rdmaVersion: number; readonly rdmapReserved: number; readonly opcode: number }
+  | undefined {
+  const rdmaVersion = octet >> 6;
+  const layout = RDMAP_CONTROL_LAYOUT[rdmaVersion];
+  if (layout === undefined) return undefined;
+  return {
+    rdmaVersion,
+    rdmapReserved: (octet >> layout.opcodeBits) & ((1 << layout.reservedBits) - 1),
+    opcode: octet & ((1 << layout.opcodeBits) - 1),
+  };
+}
+
 /** Terminate Control field bits (RFC 5040 §4.8). */
 const TERMINATE_BITS = { m: 0x8000, d: 0x4000, r: 0x2000, reservedMask: 0x1fff } as const;
 /** Terminate Control (4) then, with D, DDP Segment Length (2) and the copied DDP header. */

@@ -104,6 +104,8 @@ describe('MPA properties', () => {
           expect(r.value.fpdu.ulpdu).toEqual(ulpdu);
           expect(r.value.length).toBe(f.length);
           expect(r.value.crcState).toBe(crc ? 'valid' : 'not-in-use');
+          // encode(decode(b)) reproduces the FPDU, markers and CRC included.
+          expect(encodeFpdu(r.value.fpdu.ulpdu, o)).toEqual(f);
           const expectedMarkers = markers
             ? Array.from({ length: f.length }, (_, i) => i).filter(
                 (i) => (position + i) % 512 === 0,

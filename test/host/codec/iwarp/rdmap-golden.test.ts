@@ -185,6 +185,32 @@ describe('RDMAP golden vectors (bytes written out field by field)', () => {
   });
 });
 
+describe('terminatedHeadersOf', () => {
+  it('copies the 16-byte Read V2 Request header and nothing for an Atomic Request', () => {
+    const v2 = hex('41 91 00000000 00000001 00000005 00000000 00001000 a0b0c0d0 0102030405060708');
+    const h = terminatedHeadersOf(v2)!;
+    expect(toHex(h.terminatedDdpHeader)).toBe(toHex(v2.subarray(0, 18)));
+    expect(toHex(h.terminatedRdmaHeader!)).toBe(toHex(v2.subarray(18)));
+    const atomic = encodeRdmapMessage(
+      makeAtomicRequest({
+        operation: 'fetch-add',
+        messageSequenceNumber: 1,
+        requestIdentifier: 1,
+        remoteSTag: 2,
+        remoteTaggedOffset: 8n,
+        addOrSwapData: 1n,
+      }),
+    );
+    // RFC 7306 §8.1 item 2: DDP header only.
+    expect(terminatedHeadersOf(atomic)!.terminatedRdmaHeader).toBeUndefined();
+    expect(terminatedHeadersOf(atomic)!.ddpSegmentLength).toBe(70);
+    const tagged = encodeRdmapMessage(
+      makeRdmaWrite({ stag: 1, taggedOffset: 2n, payload: hex('00') }),
+    );
+    expect(terminatedHeadersOf(tagged)!.terminatedDdpHeader.length).toBe(14);
+  });
+});
+
 describe('RDMAP decode errors', () => {
   it('Swap (AOpCode 1) is wrong-profile in rfc7306 and valid in draft-01', () => {
     const swap = makeAtomicRequest(
