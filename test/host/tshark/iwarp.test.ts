@@ -503,4 +503,38 @@ describe.skipIf(!TSHARK_AVAILABLE)('iWARP codec vs tshark 4.0', () => {
     // are our RDMARDSZ/SrcSTag/SrcTO bytes shifted, and the segment is "malformed".
     expect(theirs[0]!.get('iwarp_rdma.sinkstag')).toEqual(['0x00000100']);
   });
+  it('draft-01 Swap (AOpCode 1): tshark 4.0 skips the add/swap pair (documented gap)', () => {
+    const conv = new TcpConversation({
+      clientIp: '10.0.0.1',
+      serverIp: '10.0.0.2',
+      clientPort: 40002,
+      serverPort: 4000,
+    });
+    conv.handshake();
+    const request = makeMpaFrame('mpa-request', { crc: true });
+    const reply = makeMpaFrame('mpa-reply', { crc: true });
+    const swap = makeAtomicRequest(
+      {
+        operation: 'swap',
+        messageSequenceNumber: 1,
+        requestIdentifier: 7,
+        remoteSTag: 8,
+        remoteTaggedOffset: 0x40n,
+        addOrSwapData: 0x0123456789abcdefn,
+      },
+      'draft-01',
+    );
+    const enc = encodeMpaStream(request, [swap], { peerFrame: reply, profile: 'draft-01' });
+    conv.send('client', enc.frame);
+    conv.send('server', encodeMpaFrame(reply));
+    for (const f of enc.fpdus) conv.send('client', f);
+    const t = tsharkFields(writeTempPcap(conv.frames())).find((f) =>
+      f.has('iwarp_rdma.atomic.opcode'),
+    )!;
+    expect(t.get('iwarp_rdma.atomic.opcode')).toEqual(['1']);
+    expect(t.has('iwarp_rdma.atomic.swap_data')).toBe(false);
+    // Our Swap Data and Swap Mask appear under tshark's compare_data / compare_mask names.
+    expect(BigInt(t.get('iwarp_rdma.atomic.compare_data')![0]!)).toBe(swap.addOrSwapData);
+    expect(BigInt(t.get('iwarp_rdma.atomic.compare_mask')![0]!)).toBe(swap.addOrSwapMask);
+  });
 });
