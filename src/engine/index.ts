@@ -5,6 +5,7 @@
  * deterministic, no I/O.
  */
 export * from './atomic/masked-arith.js';
+export * from './errors/decode-failure.js';
 export * from './errors/failure-table.js';
 export * from './errors/terminate.js';
 export * from './memory/byte-order.js';
@@ -18,6 +19,9 @@ export * from './requester/requester.js';
 export * from './requester/to-iwarp.js';
 export * from './requester/to-roce.js';
 export * from './requester/work-request.js';
+export * from './requirements/extract.js';
+export * from './requirements/requirements.js';
+export * from './requirements/traceability.js';
 export * from './responder/execute-atomic.js';
 export * from './responder/responder.js';
 export * from './responder/types.js';
