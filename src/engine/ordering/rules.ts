@@ -254,7 +254,8 @@ export const RFC7306_ORDERING_TABLE: readonly OrderingRule[] = [
 /**
  * The RFC 5040 §5.5 base rules for the pairs the RFC 7306 table does not list (Send,
  * RDMA Write and RDMA Read among themselves). RFC 7306 §6.4 makes Immediate Data follow
- * the Send rules.
+ * the Send rules. RFC 5040 is not among the stored spec texts: the `text` of these rows
+ * paraphrases §5.5 rather than quoting it (the RFC 7306 rows above are quotes).
  */
 export const RFC5040_ORDERING_RULES: readonly OrderingRule[] = [
   {
