@@ -5,6 +5,7 @@
  * are not IP, or IP that is not UDP/TCP, decode with the missing layers left undefined.
  */
 import { DecodeError, type DecodeResult, decoded, failed } from '../errors.js';
+import { LinkType } from '../pcap/linktype.js';
 import { ipv4PseudoHeader, ipv6PseudoHeader } from './checksum.js';
 import { decodeEthernet, type EthernetHeader, EtherType } from './ethernet.js';
 import { decodeIpv4, IpProtocol, type Ipv4Header, isIpv4Fragment } from './ipv4.js';
@@ -13,8 +14,8 @@ import { decodeSll, decodeSll2, type SllHeader } from './sll.js';
 import { decodeTcp, type TcpHeader } from './tcp.js';
 import { decodeUdp, type UdpHeader } from './udp.js';
 
-/** LINKTYPE_* values understood here (mirrors `pcap/linktype.ts`). */
-const LINK = { ETHERNET: 1, RAW: 101, LINUX_SLL: 113, LINUX_SLL2: 276 } as const;
+// LINKTYPE_* values come from the one registry table in pcap/linktype.ts.
+const LINK = LinkType;
 
 /** The link layer of a frame. */
 export type LinkLayer =
