@@ -122,12 +122,11 @@ export function decodeRdmapMessage(
     return rdmapError('dv', 0, 'bad-value', `DDP version ${ddpVersion}, expected 1`, 'ddp');
   }
   // RDMAP control field: the first octet of RsvdULP (RFC 5040 §4.2).
-  const rdmaCtl = bytes[1]!;
-  const rdmaVersion = rdmaCtl >> 6;
-  const layout = RDMAP_CONTROL_LAYOUT[rdmaVersion];
-  if (layout === undefined) {
-    return rdmapError('rv', 1, 'bad-value', `RDMAP version ${rdmaVersion} is not defined`);
+  const parsed = parseRdmapControl(bytes[1]!);
+  if (parsed === undefined) {
+    return rdmapError('rv', 1, 'bad-value', `RDMAP version ${bytes[1]! >> 6} is not defined`);
   }
+  const { rdmaVersion, rdmapReserved, opcode } = parsed;
   const expectedRv = PROFILE_RDMA_VERSION[profile];
   if (rdmaVersion !== expectedRv) {
     const where = profileOfRdmaVersion(rdmaVersion);
@@ -138,8 +137,6 @@ export function decodeRdmapMessage(
       `RDMAP version ${rdmaVersion} is valid in profile '${where}', not '${profile}'`,
     );
   }
-  const opcode = rdmaCtl & ((1 << layout.opcodeBits) - 1);
-  const rdmapReserved = (rdmaCtl >> layout.opcodeBits) & ((1 << layout.reservedBits) - 1);
   const info = rdmapOpcodeInfo(opcode);
   if (info === undefined) {
     return rdmapError(
