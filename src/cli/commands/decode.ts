@@ -2,11 +2,16 @@ import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import { decodeCaptureMessages } from '../../codec/capture/decode-capture.js';
 import { captureToJson, captureToText } from '../../codec/capture/render.js';
-import { IWARP_PROFILES, isIwarpProfile } from '../../codec/iwarp/profiles.js';
+import {
+  DEFAULT_IWARP_PROFILE,
+  IWARP_PROFILES,
+  isIwarpProfile,
+} from '../../codec/iwarp/profiles.js';
+import { ROCE_V2_UDP_PORT } from '../../codec/roce/packet.js';
 
 /** Options of {@link runDecode}. */
 export interface DecodeCommandOptions {
-  /** RDMAP profile for iWARP messages (default `rfc7306`). */
+  /** RDMAP profile for iWARP messages (default `DEFAULT_IWARP_PROFILE`, rfc7306). */
   readonly profile?: string;
   /** Print JSON instead of the text tree. */
   readonly json?: boolean;
@@ -27,14 +32,14 @@ export interface DecodeCommandResult {
  * 1 when the file is not a readable capture, 2 for bad arguments.
  */
 export function runDecode(file: string, options: DecodeCommandOptions = {}): DecodeCommandResult {
-  const profile = options.profile ?? 'rfc7306';
+  const profile = options.profile ?? DEFAULT_IWARP_PROFILE;
   if (!isIwarpProfile(profile))
     return {
       exitCode: 2,
       stdout: '',
       stderr: `unknown profile '${profile}' (known: ${IWARP_PROFILES.join(', ')})\n`,
     };
-  const rocePort = options.rocePort === undefined ? 4791 : Number(options.rocePort);
+  const rocePort = options.rocePort === undefined ? ROCE_V2_UDP_PORT : Number(options.rocePort);
   if (!Number.isInteger(rocePort) || rocePort < 0 || rocePort > 0xffff)
     return { exitCode: 2, stdout: '', stderr: `bad --roce-port '${options.rocePort}'\n` };
   let bytes: Uint8Array;
@@ -63,9 +68,13 @@ export function registerDecode(program: Command): void {
     .command('decode')
     .description('decode the RoCEv2 and iWARP (MPA/DDP/RDMAP) messages of a pcap or pcapng file')
     .argument('<file>', 'capture file (pcap or pcapng)')
-    .option('--profile <profile>', `RDMAP profile: ${IWARP_PROFILES.join(', ')}`, 'rfc7306')
+    .option(
+      '--profile <profile>',
+      `RDMAP profile: ${IWARP_PROFILES.join(', ')}`,
+      DEFAULT_IWARP_PROFILE,
+    )
     .option('--json', 'print JSON (bigint as 0x-prefixed hex strings, bytes as hex strings)')
-    .option('--roce-port <port>', 'UDP destination port of RoCEv2', '4791')
+    .option('--roce-port <port>', 'UDP destination port of RoCEv2', String(ROCE_V2_UDP_PORT))
     .action((file: string, options: DecodeCommandOptions) => {
       const r = runDecode(file, options);
       process.stdout.write(r.stdout);
