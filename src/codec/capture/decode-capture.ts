@@ -157,14 +157,14 @@ export function decodeCaptureMessages(
   const connections = reassembleTcp(segments).filter(
     (c) => startsWithMpaFrame(c.clientToServer) || startsWithMpaFrame(c.serverToClient),
   );
-  const mpaFrameCount = new Set<number>();
+  const framesInMpaConnections = new Set<number>();
   connections.forEach((c, connection) => {
     const dirs = [
       ['client-to-server', c.clientToServer, c.serverToClient],
       ['server-to-client', c.serverToClient, c.clientToServer],
     ] as const;
     for (const [direction, dir, peer] of dirs) {
-      for (const r of dir.runs) for (const p of r.pieces) mpaFrameCount.add(p.frameIndex);
+      for (const r of dir.runs) for (const p of r.pieces) framesInMpaConnections.add(p.frameIndex);
       const run = dir.runs[0];
       if (run === undefined) continue;
       const peerRun = peer.runs[0];
@@ -237,7 +237,7 @@ export function decodeCaptureMessages(
       }
     }
   });
-  for (const i of tcpFrames) if (!mpaFrameCount.has(i)) otherFrames++;
+  for (const i of tcpFrames) if (!framesInMpaConnections.has(i)) otherFrames++;
   // Stable sort keeps stream order within a frame.
   items.sort((a, b) => a.frameIndex - b.frameIndex);
   return decoded({
