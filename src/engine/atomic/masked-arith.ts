@@ -18,9 +18,11 @@ export const U64_MASK = 0xffff_ffff_ffff_ffffn;
  * bit-by-bit pseudocode, which the tests use as the oracle.
  */
 export function maskedFetchAdd(original: bigint, addData: bigint, addMask: bigint): bigint {
-  const notTop = ~addMask & U64_MASK;
+  // Add Mask 0: one 64-bit field (the verbs FETCH_AND_ADD case).
+  if (addMask === 0n) return BigInt.asUintN(64, original + addData);
+  const notTop = U64_MASK ^ addMask;
   const low = (original & notTop) + (addData & notTop);
-  return (low ^ (original & addMask) ^ (addData & addMask)) & U64_MASK;
+  return BigInt.asUintN(64, low ^ ((original ^ addData) & addMask));
 }
 
 /**
