@@ -4,13 +4,15 @@
 #include <arpa/inet.h>
 #include <fcntl.h>
 
-#include <vector>
 
 #include "common.h"
 
 namespace rdma_interop {
 
 namespace {
+
+// u32 words per work completion in poll()'s output (layout in src/native/bindings.ts).
+constexpr size_t kWcWords = 14;
 
 class Cq : public Napi::ObjectWrap<Cq> {
  public:
@@ -86,38 +88,41 @@ class Cq : public Napi::ObjectWrap<Cq> {
     return env.Undefined();
   }
 
-  // poll(max) -> WorkCompletion[] (raw numbers; named in src/verbs/completion.ts)
+  // poll(words: Uint32Array) -> n. Fills WC_WORDS u32 per completion, as many as fit:
+  // building JS objects field by field through N-API cost more than the poll itself, so
+  // the TS side (src/verbs/completion.ts) decodes this fixed layout instead.
   Napi::Value Poll(const Napi::CallbackInfo &info) {
     Napi::Env env = info.Env();
     CqPtr h = Handle("ibv_poll_cq");
-    uint32_t max = ReadU32(info[0], "max", 65536);
-    if (max == 0) throw Napi::RangeError::New(env, "max must be at least 1");
-    std::vector<ibv_wc> wcs(max);
-    int n = ibv_poll_cq(h->cq, static_cast<int>(max), wcs.data());
+    if (!info[0].IsTypedArray() || info[0].As<Napi::TypedArray>().TypedArrayType() != napi_uint32_array)
+      throw Napi::TypeError::New(env, "poll needs a Uint32Array");
+    auto words = info[0].As<Napi::Uint32Array>();
+    size_t max = words.ElementLength() / kWcWords;
+    if (max == 0) throw Napi::RangeError::New(env, "the Uint32Array holds no completion");
+    if (max > 256) max = 256;
+    ibv_wc wcs[256];
+    int n = ibv_poll_cq(h->cq, static_cast<int>(max), wcs);
     if (n < 0) ThrowVerbs(env, "ibv_poll_cq", device_, n == -1 ? EIO : -n);
-    Napi::Array out = Napi::Array::New(env, static_cast<size_t>(n));
+    uint32_t *out = words.Data();
     for (int i = 0; i < n; i++) {
-      const ibv_wc &wc = wcs[static_cast<size_t>(i)];
-      Napi::Object o = Napi::Object::New(env);
-      o.Set("wrId", U64(env, wc.wr_id));
-      o.Set("status", static_cast<double>(wc.status));
-      o.Set("opcode", static_cast<double>(wc.opcode));
-      o.Set("vendorErr", wc.vendor_err);
-      o.Set("byteLen", wc.byte_len);
-      // The union's raw 32 bits as this host reads them, and (for immediate data) the
-      // value the wire carried, i.e. converted from network order.
-      o.Set("immDataRaw", wc.imm_data);
-      o.Set("immData", ntohl(wc.imm_data));
-      o.Set("qpNum", wc.qp_num);
-      o.Set("srcQp", wc.src_qp);
-      o.Set("wcFlags", wc.wc_flags);
-      o.Set("pkeyIndex", wc.pkey_index);
-      o.Set("slid", wc.slid);
-      o.Set("sl", wc.sl);
-      o.Set("dlidPathBits", wc.dlid_path_bits);
-      out.Set(static_cast<uint32_t>(i), o);
+      const ibv_wc &wc = wcs[i];
+      uint32_t *w = out + static_cast<size_t>(i) * kWcWords;
+      w[0] = static_cast<uint32_t>(wc.wr_id);
+      w[1] = static_cast<uint32_t>(wc.wr_id >> 32);
+      w[2] = wc.status;
+      w[3] = wc.opcode;
+      w[4] = wc.vendor_err;
+      w[5] = wc.byte_len;
+      w[6] = wc.imm_data;  // raw: network-order bytes read as a host u32
+      w[7] = wc.qp_num;
+      w[8] = wc.src_qp;
+      w[9] = wc.wc_flags;
+      w[10] = wc.pkey_index;
+      w[11] = wc.slid;
+      w[12] = wc.sl;
+      w[13] = wc.dlid_path_bits;
     }
-    return out;
+    return Napi::Number::New(env, n);
   }
 
   Napi::Value RequestNotify(const Napi::CallbackInfo &info) {

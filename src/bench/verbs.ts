@@ -1,4 +1,268 @@
-/** `npm run bench -- verbs`. Placeholder until the verbs layer lands. */
+/**
+ * `rdma-interop bench verbs`: the cost of the N-API wrapper on real rxe0, each figure
+ * printed with its ratio to perftest measured in the same run (same guest boot).
+ *
+ * - FetchAdd round-trip latency, busy polling (`cq.poll` in a loop), typical (median) of
+ *   1000 iterations; anchor `ib_atomic_lat -A FETCH_AND_ADD` t_typical.
+ * - FetchAdd message rate: post lists of 16 (one doorbell, one signaled) kept in flight;
+ *   anchor `ib_atomic_bw` MsgRate.
+ * - RDMA Write with Immediate ping-pong latency (half round trip, busy polling); anchor
+ *   `ib_write_lat` (perftest 6.06 has no --write_with_imm: plain write is the closest).
+ *
+ * Run it where rxe0 exists: `node dist/cli/main.js vm -- node dist/cli/main.js bench verbs`.
+ */
+import { spawn } from 'node:child_process';
+import { setTimeout as sleep } from 'node:timers/promises';
+import {
+  type Context,
+  type Cq,
+  connectRcByHand,
+  listDevices,
+  openDevice,
+  type Pd,
+  type Qp,
+} from '../verbs/index.js';
+
+const DEVICE = 'rxe0';
+const ITERATIONS = 1000;
+
+interface Pair {
+  readonly ctx: Context;
+  readonly pd: Pd;
+  readonly cq: Cq;
+  readonly a: Qp;
+  readonly b: Qp;
+  close(): void;
+}
+
+function loopback(): Pair {
+  const ctx = openDevice(DEVICE);
+  const gid = ctx.findGid({ type: 'RoCEv2' });
+  const pd = ctx.allocPd();
+  const cq = ctx.createCq({ cqe: 1024, channel: false });
+  const opts = { sendCq: cq, maxSendWr: 256, maxRecvWr: 256 };
+  const a = pd.createQp(opts);
+  const b = pd.createQp(opts);
+  connectRcByHand(a, {
+    remote: { qpNum: b.qpNum, psn: 2, gid: gid.gid },
+    localPsn: 1,
+    sgidIndex: gid.index,
+  });
+  connectRcByHand(b, {
+    remote: { qpNum: a.qpNum, psn: 1, gid: gid.gid },
+    localPsn: 2,
+    sgidIndex: gid.index,
+  });
+  return {
+    ctx,
+    pd,
+    cq,
+    a,
+    b,
+    close() {
+      a.close();
+      b.close();
+      cq.close();
+      pd.close();
+      ctx.close();
+    },
+  };
+}
+
+function median(xs: number[]): number {
+  const s = [...xs].sort((x, y) => x - y);
+  return s[Math.floor(s.length / 2)] ?? Number.NaN;
+}
+
+/** FetchAdd latency in microseconds (median over ITERATIONS, busy polling). */
+function fetchAddLatency(p: Pair): number {
+  const target = p.pd.regMr(Buffer.alloc(8), ['LOCAL_WRITE', 'REMOTE_ATOMIC']);
+  const old = p.pd.regMr(Buffer.alloc(8), ['LOCAL_WRITE']);
+  const wr = {
+    opcode: 'ATOMIC_FETCH_AND_ADD' as const,
+    sgList: [old.sge()],
+    remote: target.remote(),
+    add: 1n,
+  };
+  const samples: number[] = [];
+  for (let i = 0; i < ITERATIONS + 50; i++) {
+    const t0 = process.hrtime.bigint();
+    p.a.postSend(wr);
+    p.cq.pollUntil(1);
+    if (i >= 50) samples.push(Number(process.hrtime.bigint() - t0) / 1000);
+  }
+  target.close();
+  old.close();
+  return median(samples);
+}
+
+/** FetchAdd message rate in Mpps with batched posts. */
+function fetchAddRate(p: Pair): number {
+  const target = p.pd.regMr(Buffer.alloc(8), ['LOCAL_WRITE', 'REMOTE_ATOMIC']);
+  const old = p.pd.regMr(Buffer.alloc(8 * 16), ['LOCAL_WRITE']);
+  const batch = Array.from({ length: 16 }, (_, i) => ({
+    opcode: 'ATOMIC_FETCH_AND_ADD' as const,
+    sgList: [old.sge(i * 8, 8)],
+    remote: target.remote(),
+    add: 1n,
+    signaled: i === 15,
+  }));
+  const batches = 200;
+  const t0 = process.hrtime.bigint();
+  for (let i = 0; i < batches; i++) {
+    p.a.postSend(batch);
+    p.cq.pollUntil(1);
+  }
+  const seconds = Number(process.hrtime.bigint() - t0) / 1e9;
+  target.close();
+  old.close();
+  return (batches * 16) / seconds / 1e6;
+}
+
+/** Write-with-immediate ping-pong, half round trip in microseconds. */
+function writeImmLatency(p: Pair): number {
+  const bufA = p.pd.regMr(Buffer.alloc(8), ['LOCAL_WRITE', 'REMOTE_WRITE']);
+  const bufB = p.pd.regMr(Buffer.alloc(8), ['LOCAL_WRITE', 'REMOTE_WRITE']);
+  const samples: number[] = [];
+  for (let i = 0; i < ITERATIONS + 50; i++) {
+    p.b.postRecv({ sgList: [] });
+    p.a.postRecv({ sgList: [] });
+    const t0 = process.hrtime.bigint();
+    p.a.postSend({
+      opcode: 'RDMA_WRITE_WITH_IMM',
+      sgList: [bufA.sge()],
+      remote: bufB.remote(),
+      immData: i,
+      signaled: false,
+    });
+    waitRecv(p.cq, p.b.qpNum);
+    p.b.postSend({
+      opcode: 'RDMA_WRITE_WITH_IMM',
+      sgList: [bufB.sge()],
+      remote: bufA.remote(),
+      immData: i,
+      signaled: false,
+    });
+    waitRecv(p.cq, p.a.qpNum);
+    if (i >= 50) samples.push(Number(process.hrtime.bigint() - t0) / 2000);
+    // Unsignaled sends retire with a periodic signaled one; keep the SQ from filling.
+    if (i % 64 === 63) {
+      p.a.postSend({ opcode: 'RDMA_WRITE', sgList: [bufA.sge()], remote: bufB.remote() });
+      p.cq.pollUntil(1);
+    }
+  }
+  bufA.close();
+  bufB.close();
+  return median(samples);
+}
+
+function waitRecv(cq: Cq, qpNum: number): void {
+  for (;;) {
+    const [wc] = cq.pollUntil(1);
+    if (wc !== undefined && wc.qpNum === qpNum && wc.opcode === 'IBV_WC_RECV_RDMA_WITH_IMM') return;
+  }
+}
+
+/** Runs a perftest server and client on DEVICE and returns the client's stdout. */
+async function perftest(tool: string, args: string[], port: number): Promise<string> {
+  const common = ['-d', DEVICE, '-x', '1', '-F', '-p', String(port), ...args];
+  const server = spawn(tool, common, { stdio: ['ignore', 'pipe', 'pipe'] });
+  await sleep(1500);
+  const client = spawn(tool, [...common, '127.0.0.1'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  client.stdout.on('data', (d: Buffer) => {
+    out += d.toString();
+  });
+  const code = await new Promise<number | null>((resolve) => client.on('close', resolve));
+  await new Promise((resolve) => {
+    if (server.exitCode !== null) resolve(null);
+    else server.on('close', resolve);
+    setTimeout(() => {
+      server.kill();
+      resolve(null);
+    }, 5000).unref();
+  });
+  if (code !== 0) throw new Error(`${tool} exited ${code}: ${out}`);
+  return out;
+}
+
+/**
+ * The columns of perftest's result line (the one after the header starting `#bytes`).
+ * Header names may contain one space (`BW peak[MB/sec]`, `99% percentile[usec]`), so they
+ * are matched as tokens, not split on whitespace.
+ */
+export function perftestColumns(out: string): Map<string, number> {
+  const lines = out.split('\n').map((l) => l.trim());
+  const h = lines.findIndex((l) => l.startsWith('#bytes'));
+  const header = (lines[h] ?? '').match(/#\w+|[\w.%]+(?: \w+)?\[[^\]]+\]/g) ?? [];
+  const values = (lines[h + 1] ?? '').split(/\s+/).map(Number);
+  const cols = new Map<string, number>();
+  header.forEach((name, i) => {
+    const v = values[i];
+    if (v !== undefined) cols.set(name, v);
+  });
+  return cols;
+}
+
+function column(cols: Map<string, number>, prefix: string): number {
+  for (const [name, v] of cols) if (name.startsWith(prefix)) return v;
+  return Number.NaN;
+}
+
+/** Prints each of our figures with its perftest anchor and the ratio. */
 export async function runBenchmark(): Promise<void> {
-  process.stdout.write('bench verbs: not implemented yet\n');
+  if (!listDevices().some((d) => d.name === DEVICE)) {
+    process.stdout.write(
+      `bench verbs: skipped, no ${DEVICE} here (run: node dist/cli/main.js vm -- node dist/cli/main.js bench verbs)\n`,
+    );
+    return;
+  }
+  const p = loopback();
+  let ours: { faLat: number; faRate: number; immLat: number };
+  try {
+    ours = { faLat: fetchAddLatency(p), faRate: fetchAddRate(p), immLat: writeImmLatency(p) };
+  } finally {
+    p.close();
+  }
+  const atomicLat = perftestColumns(
+    await perftest('ib_atomic_lat', ['-A', 'FETCH_AND_ADD', '-n', String(ITERATIONS)], 18515),
+  );
+  const atomicBw = perftestColumns(
+    await perftest('ib_atomic_bw', ['-A', 'FETCH_AND_ADD', '-n', '3200'], 18516),
+  );
+  const writeLat = perftestColumns(
+    await perftest('ib_write_lat', ['-n', String(ITERATIONS)], 18517),
+  );
+  const rows: [string, number, string, number, boolean][] = [
+    [
+      'FetchAdd latency (us, typical)',
+      ours.faLat,
+      'ib_atomic_lat t_typical',
+      column(atomicLat, 't_typical'),
+      false,
+    ],
+    [
+      'FetchAdd rate (Mpps, lists of 16)',
+      ours.faRate,
+      'ib_atomic_bw MsgRate',
+      column(atomicBw, 'MsgRate'),
+      true,
+    ],
+    [
+      'write-with-imm latency (us, typical)',
+      ours.immLat,
+      'ib_write_lat t_typical',
+      column(writeLat, 't_typical'),
+      false,
+    ],
+  ];
+  process.stdout.write(
+    `bench verbs on ${DEVICE} (ratio = ours / perftest; latency: lower is better)\n`,
+  );
+  for (const [name, value, anchorName, anchor, higherBetter] of rows) {
+    const ratio = value / anchor;
+    process.stdout.write(
+      `  ${name.padEnd(38)} ${value.toFixed(3).padStart(10)}   ${anchorName.padEnd(24)} ${anchor.toFixed(3).padStart(10)}   ratio ${ratio.toFixed(2)}${higherBetter ? ' (higher is better)' : ''}\n`,
+    );
+  }
 }

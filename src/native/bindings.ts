@@ -133,25 +133,30 @@ export interface NativeMr {
   close(): void;
 }
 
-/** `struct ibv_wc`, numbers raw. */
-export interface NativeWorkCompletion {
-  readonly wrId: bigint;
-  readonly status: number;
-  readonly opcode: number;
-  readonly vendorErr: number;
-  readonly byteLen: number;
-  /** The union's 32 bits as this host reads them from memory. */
-  readonly immDataRaw: number;
-  /** `ntohl(imm_data)`: the value the wire carried. */
-  readonly immData: number;
-  readonly qpNum: number;
-  readonly srcQp: number;
-  readonly wcFlags: number;
-  readonly pkeyIndex: number;
-  readonly slid: number;
-  readonly sl: number;
-  readonly dlidPathBits: number;
-}
+/**
+ * `struct ibv_wc` as `NativeCq.poll` lays it out: WC_WORDS u32 words per completion, at
+ * these indices (wr_id split in two halves; imm_data raw, i.e. network-order bytes read
+ * as a host u32).
+ */
+export const WC_LAYOUT = {
+  wrIdLow: 0,
+  wrIdHigh: 1,
+  status: 2,
+  opcode: 3,
+  vendorErr: 4,
+  byteLen: 5,
+  immDataRaw: 6,
+  qpNum: 7,
+  srcQp: 8,
+  wcFlags: 9,
+  pkeyIndex: 10,
+  slid: 11,
+  sl: 12,
+  dlidPathBits: 13,
+} as const;
+
+/** u32 words per completion in `NativeCq.poll`'s output (must match native/cq.cc). */
+export const WC_WORDS = 14;
 
 /** `ibv_cq`, optionally with its own non-blocking completion channel. */
 export interface NativeCq {
@@ -160,7 +165,8 @@ export interface NativeCq {
   readonly channelFd: number;
   readonly cqe: number;
   close(): void;
-  poll(max: number): NativeWorkCompletion[];
+  /** Polls at most `words.length / WC_WORDS` (and 256) completions into `words`; returns the count. */
+  poll(words: Uint32Array): number;
   requestNotify(solicitedOnly: boolean): void;
   /** Reads (and acknowledges) one pending completion event; false if none. */
   getEvent(): boolean;

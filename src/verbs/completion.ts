@@ -3,6 +3,8 @@
  * (`WC_STATUS`, `WC_OPCODE`, `WC_FLAGS`), so kernel results and the engine's
  * projection speak the same names.
  */
+
+import { endianness } from 'node:os';
 import {
   WC_FLAGS,
   WC_OPCODE,
@@ -11,8 +13,61 @@ import {
   type WcOpcode,
   type WcStatus,
 } from '../engine/verbs-model/index.js';
-import type { NativeWorkCompletion } from '../native/bindings.js';
+import { WC_LAYOUT, WC_WORDS } from '../native/bindings.js';
 import { flagNames, nameOf } from './constants.js';
+
+/** `struct ibv_wc` with raw numbers, as decoded from the addon's poll output. */
+export interface RawWorkCompletion {
+  readonly wrId: bigint;
+  readonly status: number;
+  readonly opcode: number;
+  readonly vendorErr: number;
+  readonly byteLen: number;
+  /** The union's 32 bits as this host reads them from memory. */
+  readonly immDataRaw: number;
+  /** `ntohl(imm_data)`: the value the wire carried. */
+  readonly immData: number;
+  readonly qpNum: number;
+  readonly srcQp: number;
+  readonly wcFlags: number;
+  readonly pkeyIndex: number;
+  readonly slid: number;
+  readonly sl: number;
+  readonly dlidPathBits: number;
+}
+
+const LITTLE_ENDIAN_HOST = endianness() === 'LE';
+
+/** ntohl on this host. */
+export function ntohl(raw: number): number {
+  if (!LITTLE_ENDIAN_HOST) return raw >>> 0;
+  return (
+    (((raw & 0xff) << 24) | ((raw & 0xff00) << 8) | ((raw >>> 8) & 0xff00) | (raw >>> 24)) >>> 0
+  );
+}
+
+/** Decodes completion `index` of the addon's poll output (see `WC_LAYOUT`). */
+export function decodeWorkCompletion(words: Uint32Array, index: number): RawWorkCompletion {
+  const base = index * WC_WORDS;
+  const at = (k: keyof typeof WC_LAYOUT): number => words[base + WC_LAYOUT[k]] ?? 0;
+  const immDataRaw = at('immDataRaw');
+  return {
+    wrId: (BigInt(at('wrIdHigh')) << 32n) | BigInt(at('wrIdLow')),
+    status: at('status'),
+    opcode: at('opcode'),
+    vendorErr: at('vendorErr'),
+    byteLen: at('byteLen'),
+    immDataRaw,
+    immData: ntohl(immDataRaw),
+    qpNum: at('qpNum'),
+    srcQp: at('srcQp'),
+    wcFlags: at('wcFlags'),
+    pkeyIndex: at('pkeyIndex'),
+    slid: at('slid'),
+    sl: at('sl'),
+    dlidPathBits: at('dlidPathBits'),
+  };
+}
 
 /** A typed work completion. */
 export interface WorkCompletion {
@@ -42,7 +97,7 @@ export interface WorkCompletion {
 }
 
 /** Names a raw completion. */
-export function toWorkCompletion(wc: NativeWorkCompletion): WorkCompletion {
+export function toWorkCompletion(wc: RawWorkCompletion): WorkCompletion {
   const withImm = (wc.wcFlags & WC_FLAGS.IBV_WC_WITH_IMM) !== 0;
   const status = nameOf(WC_STATUS, wc.status) ?? 'IBV_WC_GENERAL_ERR';
   return {

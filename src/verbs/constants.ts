@@ -158,6 +158,9 @@ export const CM_EVENT = {
 /** An rdma_cm event name. */
 export type CmEventType = keyof typeof CM_EVENT;
 
+// Reverse maps, built once per table (lookups sit on the completion hot path).
+const reverseMaps = new WeakMap<object, Map<number, string>>();
+
 /**
  * The name of `value` in `table`, or `undefined`: the reverse lookup every raw number
  * from the addon goes through, so names come from the same table as the values.
@@ -166,8 +169,13 @@ export function nameOf<T extends Record<string, number>>(
   table: T,
   value: number,
 ): keyof T | undefined {
-  for (const [name, v] of Object.entries(table)) if (v === value) return name as keyof T;
-  return undefined;
+  let reverse = reverseMaps.get(table);
+  if (reverse === undefined) {
+    reverse = new Map();
+    for (const [name, v] of Object.entries(table)) if (!reverse.has(v)) reverse.set(v, name);
+    reverseMaps.set(table, reverse);
+  }
+  return reverse.get(value) as keyof T | undefined;
 }
 
 /** The names of the bits set in `mask`, from a table of single-bit flags. */

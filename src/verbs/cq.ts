@@ -2,8 +2,8 @@
  * Completion queues: synchronous `poll(n)`, and `await cq.next()` / `for await` driven by
  * the completion channel's fd on the libuv loop (no thread blocks, no busy loop).
  */
-import type { NativeCq, NativeFdWatcher } from '../native/bindings.js';
-import { toWorkCompletion, type WorkCompletion } from './completion.js';
+import { type NativeCq, type NativeFdWatcher, WC_WORDS } from '../native/bindings.js';
+import { decodeWorkCompletion, toWorkCompletion, type WorkCompletion } from './completion.js';
 import { VerbsError } from './errors.js';
 import { addon } from './native.js';
 
@@ -37,6 +37,8 @@ export class Cq {
   readonly #waiters: Waiter[] = [];
   readonly #sinks = new Map<number, WeakRef<CompletionSink>>();
   #watcher: NativeFdWatcher | undefined;
+  // Reused output area of the native poll (at most 256 completions per call).
+  readonly #words = new Uint32Array(256 * WC_WORDS);
 
   /** @internal use `Context.createCq` */
   constructor(native: NativeCq, context: object, device: string) {
@@ -75,11 +77,18 @@ export class Cq {
   poll(max = 16): WorkCompletion[] {
     if (!Number.isInteger(max) || max < 1 || max > 65536)
       throw new RangeError('max must be an integer in [1, 65536]');
-    const out = this.#ready.splice(0, max);
-    if (out.length < max) {
-      const fresh = this.native.poll(max - out.length).map(toWorkCompletion);
+    const out = this.#ready.length > 0 ? this.#ready.splice(0, max) : [];
+    while (out.length < max) {
+      const want = Math.min(max - out.length, 256);
+      const n = this.native.poll(
+        want === 256 ? this.#words : this.#words.subarray(0, want * WC_WORDS),
+      );
+      const fresh: WorkCompletion[] = [];
+      for (let i = 0; i < n; i++)
+        fresh.push(toWorkCompletion(decodeWorkCompletion(this.#words, i)));
       this.#route(fresh);
       out.push(...fresh);
+      if (n < want) break;
     }
     return out;
   }

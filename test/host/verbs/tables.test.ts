@@ -145,3 +145,53 @@ describe('work completions', () => {
     expect(wc.ok).toBe(false);
   });
 });
+
+describe('perftest output parsing (bench verbs)', () => {
+  it('reads t_typical and MsgRate by column name', async () => {
+    const { perftestColumns } = await import('../../../src/bench/verbs.js');
+    const lat = perftestColumns(
+      [
+        '---------------------------------------------------------------------------------------',
+        ' #bytes #iterations    t_min[usec]    t_max[usec]  t_typical[usec]    t_avg[usec]    t_stdev[usec]   99% percentile[usec]   99.9% percentile[usec] ',
+        ' 8       1000          30.12          210.55       34.87              36.20          8.11             70.02                  190.40',
+      ].join('\n'),
+    );
+    expect(lat.get('t_typical[usec]')).toBe(34.87);
+    expect(lat.get('99% percentile[usec]')).toBe(70.02);
+    const bw = perftestColumns(
+      [
+        ' #bytes     #iterations    BW peak[MB/sec]    BW average[MB/sec]   MsgRate[Mpps]',
+        ' 8          3200             0.21               0.21                0.027001',
+      ].join('\n'),
+    );
+    expect(bw.get('MsgRate[Mpps]')).toBe(0.027001);
+    expect(bw.get('BW peak[MB/sec]')).toBe(0.21);
+  });
+});
+
+describe('the addon poll layout', () => {
+  it('decodes wr_id halves and converts imm_data from network order', async () => {
+    const { decodeWorkCompletion, ntohl } = await import('../../../src/verbs/completion.js');
+    const { WC_LAYOUT, WC_WORDS } = await import('../../../src/native/bindings.js');
+    const words = new Uint32Array(2 * WC_WORDS);
+    const second = WC_WORDS;
+    words[second + WC_LAYOUT.wrIdLow] = 0x89abcdef;
+    words[second + WC_LAYOUT.wrIdHigh] = 0x01234567;
+    words[second + WC_LAYOUT.opcode] = 129;
+    words[second + WC_LAYOUT.byteLen] = 4096;
+    words[second + WC_LAYOUT.immDataRaw] = 0x78563412;
+    words[second + WC_LAYOUT.qpNum] = 0x11;
+    const wc = decodeWorkCompletion(words, 1);
+    expect(wc.wrId).toBe(0x0123456789abcdefn);
+    expect(wc.opcode).toBe(129);
+    expect(wc.byteLen).toBe(4096);
+    expect(wc.qpNum).toBe(0x11);
+    expect(wc.immData).toBe(0x12345678); // x86: little-endian host
+    expect(ntohl(0xd4c3b2a1)).toBe(0xa1b2c3d4);
+    fc.assert(
+      fc.property(fc.nat({ max: 0xffffffff }), (x) => {
+        expect(ntohl(ntohl(x))).toBe(x);
+      }),
+    );
+  });
+});
