@@ -17,7 +17,7 @@ import { type EngineFailure, failureRow } from '../errors/failure-table.js';
 import { type TaggedBufferRegistration, TaggedBufferTable } from '../memory/tagged-buffer.js';
 import { Requester } from '../requester/requester.js';
 import { type RoceSendState, workRequestToRoce } from '../requester/to-roce.js';
-import type { NotExpressible, WorkRequest } from '../requester/work-request.js';
+import type { InvalidWorkRequest, NotExpressible, WorkRequest } from '../requester/work-request.js';
 import { Responder } from '../responder/responder.js';
 import type { ReceiveBuffer, ReceiveCompletion } from '../responder/types.js';
 import type { QpState } from '../verbs-model/qp-state.js';
@@ -53,6 +53,12 @@ export interface VerbsScenario {
   readonly workRequests: readonly WorkRequest[];
   /** How an iWARP Requester reports a received Terminate (default `reference`). */
   readonly iwarpStatusModel?: TerminateStatusModel;
+  /**
+   * RoCE receive-completion flags: `reference` (IBTA: no GRH flag on RC) or `rxe`, which
+   * sets IBV_WC_GRH on every user receive completion (rxe_resp.c `do_complete`:
+   * `uwc->wc_flags = IB_WC_GRH`). Default `reference`.
+   */
+  readonly roceModel?: 'reference' | 'rxe';
 }
 
 /** A message on the iWARP wire and its direction. */
@@ -68,6 +74,8 @@ export interface TransportOutcome {
   readonly responder: SideOutcome;
   /** Work requests the transport cannot carry (typed, with the reason). */
   readonly notExpressible: readonly NotExpressible[];
+  /** Work requests refused for out-of-range fields (typed; nothing was sent for them). */
+  readonly invalid: readonly InvalidWorkRequest[];
   readonly failure: EngineFailure | undefined;
   /** iWARP: the Terminate sent by the Responder. */
   readonly terminate: Terminate | undefined;
@@ -90,6 +98,7 @@ interface EngineRun {
   readonly terminate: Terminate | undefined;
   readonly wire: WireMessage[];
   readonly notExpressible: NotExpressible[];
+  readonly invalid: InvalidWorkRequest[];
   readonly memory: Map<number, Uint8Array>;
   readonly unconsumedReceives: readonly ReceiveBuffer[];
   readonly requesterState: QpState;
@@ -134,6 +143,7 @@ function runEngine(
     terminate: undefined,
     wire: [],
     notExpressible: [],
+    invalid: [],
     memory: new Map(),
     unconsumedReceives: [],
     requesterState: 'IBV_QPS_RTS',
@@ -170,6 +180,7 @@ function runEngine(
     const posted = requester.post(wr);
     if (!posted.ok) {
       if (posted.error.reason === 'not-expressible') run.notExpressible.push(posted.error);
+      else run.invalid.push(posted.error);
       return;
     }
     run.requester.push(...posted.result.completions);
@@ -243,6 +254,7 @@ export function projectIwarp(scenario: VerbsScenario): TransportOutcome {
       qpState: run.failure === undefined ? 'IBV_QPS_RTS' : 'IBV_QPS_ERR',
     },
     notExpressible: run.notExpressible,
+    invalid: run.invalid,
     failure: run.failure,
     terminate: run.terminate,
     nak: undefined,
@@ -283,9 +295,11 @@ export function projectRoce(scenario: VerbsScenario, destinationQp = 0x000123): 
     if (done !== undefined) requester.push(done);
   });
   const rnr = run.failure === 'no-receive-buffer';
-  const responderCompletions = run.responderCompletions.map(({ wrIndex, completion }) =>
-    receiveCompletion(completion, scenario.workRequests[wrIndex]),
-  );
+  const grh = scenario.roceModel === 'rxe';
+  const responderCompletions = run.responderCompletions.map(({ wrIndex, completion }) => {
+    const wc = receiveCompletion(completion, scenario.workRequests[wrIndex]);
+    return grh ? { ...wc, flags: ['IBV_WC_GRH' as const, ...wc.flags] } : wc;
+  });
   if (run.failure !== undefined && !rnr)
     for (const r of run.unconsumedReceives)
       responderCompletions.push(errorCompletion(r.id, 'IBV_WC_WR_FLUSH_ERR'));
@@ -300,6 +314,7 @@ export function projectRoce(scenario: VerbsScenario, destinationQp = 0x000123): 
       qpState: run.failure === undefined || rnr ? 'IBV_QPS_RTS' : 'IBV_QPS_ERR',
     },
     notExpressible: [],
+    invalid: run.invalid,
     failure: run.failure,
     terminate: undefined,
     nak: row?.roceNak,
