@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ALL_ONES_64, makeAtomicRequest } from '../../../src/codec/iwarp/build.js';
+import { ALL_ONES_64, makeAtomicRequest, makeReadRequest } from '../../../src/codec/iwarp/build.js';
 import type { AtomicResponse, RdmapMessage } from '../../../src/codec/iwarp/messages.js';
 import { decodeRdmapMessage, encodeRdmapMessage } from '../../../src/codec/iwarp/rdmap.js';
 import { Responder } from '../../../src/engine/responder/responder.js';
@@ -251,7 +251,15 @@ describe('Responder: Atomic Requests (RFC 7306 §5)', () => {
 
   it('[R7306-5.2.1-5] [R7306-5.2.2-5] [R7306-5.2-1] IRD: Read and Atomic Requests share the QN 1 buffers; one more is a DDP no-buffer error', () => {
     const { responder, word } = setup({ ird: 2, processOnDelivery: false, words: [ORIGINAL] });
-    expect(responder.receive(fetchAdd(1, 0n, 1n)).outcome).toBe('accepted');
+    const read = makeReadRequest({
+      messageSequenceNumber: 1,
+      sinkSTag: 0x42,
+      sinkTaggedOffset: 0n,
+      readSize: 8,
+      sourceSTag: STAG,
+      sourceTaggedOffset: BASE_TO,
+    });
+    expect(responder.receive(read).outcome).toBe('accepted');
     expect(responder.receive(fetchAdd(2, 0n, 1n)).outcome).toBe('accepted');
     expect(responder.pendingRequests).toBe(2);
     const third = responder.receive(fetchAdd(3, 0n, 1n));
