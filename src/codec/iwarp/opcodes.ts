@@ -358,11 +358,22 @@ export const QUEUE_NUMBER_VARIANTS: readonly QueueNumberVariant[] = [
 
 /** The queue numbers `opcode` may use in `profile`; empty for tagged opcodes. */
 export function acceptedQueueNumbers(opcode: number, profile: IwarpProfile): readonly number[] {
-  const info = rdmapOpcodeInfo(opcode);
-  if (info === undefined || info.queueNumber === undefined) return [];
-  const extra = QUEUE_NUMBER_VARIANTS.filter((v) => v.opcode === opcode && v.profile === profile);
-  return [info.queueNumber, ...extra.map((v) => v.queueNumber)];
+  const key = `${profile}:${opcode}`;
+  let cached = ACCEPTED_QN_CACHE.get(key);
+  if (cached === undefined) {
+    const info = rdmapOpcodeInfo(opcode);
+    const extra = QUEUE_NUMBER_VARIANTS.filter((v) => v.opcode === opcode && v.profile === profile);
+    cached =
+      info === undefined || info.queueNumber === undefined
+        ? []
+        : [info.queueNumber, ...extra.map((v) => v.queueNumber)];
+    ACCEPTED_QN_CACHE.set(key, cached);
+  }
+  return cached;
 }
+
+/** Derived from the two tables above on first use (decoders call this per segment). */
+const ACCEPTED_QN_CACHE = new Map<string, readonly number[]>();
 
 /** The RDMAP untagged queues (RFC 7306 §10.3 "RDMAP DDP Untagged Queue Numbers"). */
 export const RDMAP_QUEUE_NUMBERS = [
