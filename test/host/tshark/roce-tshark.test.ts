@@ -118,6 +118,34 @@ const CASES: readonly Case[] = [
   },
   { name: 'UC_SEND_ONLY', headers: {}, payload: payload(4) },
   {
+    name: 'RD_SEND_ONLY',
+    headers: {
+      RDETH: { reserved: 0, eeContext: 0x00abcd },
+      DETH: { qKey: 0x80010002, reserved: 0, sourceQp: 0x000777 },
+    },
+    payload: payload(8),
+  },
+  {
+    name: 'RD_RDMA_READ_REQUEST',
+    headers: {
+      RDETH: { reserved: 0, eeContext: 0x00abce },
+      DETH: { qKey: 0x80010003, reserved: 0, sourceQp: 0x000778 },
+      RETH: reth,
+    },
+  },
+  {
+    name: 'RD_RDMA_READ_RESPONSE_MIDDLE',
+    headers: { RDETH: { reserved: 0, eeContext: 0x00abcf } },
+    payload: payload(8),
+  },
+  {
+    name: 'RD_ACKNOWLEDGE',
+    headers: {
+      RDETH: { reserved: 0, eeContext: 0x00abd0 },
+      AETH: { syndrome: 0x1f, msn: 0x000009 },
+    },
+  },
+  {
     name: 'UC_RDMA_WRITE_ONLY_WITH_IMMEDIATE',
     headers: { RETH: reth, ImmDt: imm },
     payload: payload(4),
@@ -207,6 +235,12 @@ function ourFields(p: RocePacket, udpPayload: Uint8Array): Map<string, string[]>
         add('infiniband.ieth', hexBytes(raw));
         add('infiniband.ieth', hexBytes(raw));
         break;
+      case 'RDETH':
+        // tshark shows the reserved byte under the generic `infiniband.reserved`.
+        add('infiniband.rdeth', hexBytes(raw));
+        add('infiniband.reserved', hexBytes(Uint8Array.of(hd.RDETH!.reserved)));
+        add('infiniband.rdeth.eecnxt', String(hd.RDETH!.eeContext));
+        break;
       case 'DETH':
         add('infiniband.deth', hexBytes(raw));
         // tshark 4.0 declares Q_Key as FT_UINT64 and SrcQP as FT_UINT32 (hex widths), and
@@ -266,6 +300,20 @@ describe.skipIf(!TSHARK_AVAILABLE)('RoCEv2 codec vs tshark 4.0', () => {
       expect(checkRoceIcrc(eth.value.payload, CASES[i]!.ipv6 ? 40 : 20).valid).toBe(true);
       const mine = ourFields(ours.value, udpPayload);
       const tsharkIb = new Map([...theirs[i]!].filter(([k]) => k.startsWith('infiniband')));
+      if (ours.value.opcode.transport === 'RD') {
+        // tshark 4.0 reads every RD extension header 8 bytes too late: its BTH item spans
+        // 20 bytes and its RDETH is the 4 bytes at offset 20. For RD_ACKNOWLEDGE it shows
+        // no RDETH at all (packet-infiniband.c's RDETH_AETH case calls only parse_AETH).
+        // IBTA §9.2 and Wireshark's own header-sequence table put RDETH right after the
+        // 12-byte BTH. So for RD only the BTH fields are compared, and the shift itself is
+        // pinned down, so that a fixed tshark makes this test fail and get revisited.
+        for (const [k, v] of mine)
+          if (k.startsWith('infiniband.bth.')) expect([k, tsharkIb.get(k)]).toEqual([k, v]);
+        expect(tsharkIb.get('infiniband.bth')).toEqual([hexBytes(udpPayload.subarray(0, 20))]);
+        if (ours.value.opcode.name !== 'RD_ACKNOWLEDGE')
+          expect(tsharkIb.get('infiniband.rdeth')).toEqual([hexBytes(udpPayload.subarray(20, 24))]);
+        return;
+      }
       expect({ frame: i, name: CASES[i]!.name, fields: Object.fromEntries(tsharkIb) }).toEqual({
         frame: i,
         name: CASES[i]!.name,
