@@ -71,4 +71,18 @@ describe('crc32c', () => {
       ),
     );
   });
+
+  it('the native addon, when built, throws typed errors for bad arguments', () => {
+    const native = nativeCrc32c() as unknown as ((...args: unknown[]) => number) | undefined;
+    if (native === undefined) {
+      expect(crc32c(new Uint8Array(300))).toBe(crc32cPortable(new Uint8Array(300)));
+      return;
+    }
+    expect(() => native('123456789')).toThrow(TypeError);
+    expect(() => native(new Uint16Array(4))).toThrow(TypeError);
+    expect(() => native(new Uint8Array(4), 'seed')).toThrow(TypeError);
+    expect(() => native(new Uint8Array(4), -1)).toThrow(RangeError);
+    expect(() => native(new Uint8Array(4), 2 ** 32)).toThrow(RangeError);
+    expect(native(new TextEncoder().encode('123456789'))).toBe(0xe3069283);
+  });
 });
