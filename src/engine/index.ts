@@ -14,6 +14,7 @@ export * from './ordering/checker.js';
 export * from './ordering/rules.js';
 export * from './projection/project.js';
 export * from './projection/terminate-status.js';
+export * from './projection/trace.js';
 export * from './projection/work-completion.js';
 export * from './requester/requester.js';
 export * from './requester/to-iwarp.js';

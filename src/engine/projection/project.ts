@@ -15,6 +15,7 @@ import type { AethNakCodeName } from '../../codec/roce/aeth.js';
 import type { RocePacketFields } from '../../codec/roce/packet.js';
 import { type EngineFailure, failureRow } from '../errors/failure-table.js';
 import { type TaggedBufferRegistration, TaggedBufferTable } from '../memory/tagged-buffer.js';
+import type { TracedEvent, TracedOperation } from '../ordering/checker.js';
 import { Requester } from '../requester/requester.js';
 import { type RoceSendState, workRequestToRoce } from '../requester/to-roce.js';
 import type { InvalidWorkRequest, NotExpressible, WorkRequest } from '../requester/work-request.js';
@@ -22,6 +23,7 @@ import { Responder } from '../responder/responder.js';
 import type { ReceiveBuffer, ReceiveCompletion } from '../responder/types.js';
 import type { QpState } from '../verbs-model/qp-state.js';
 import { type TerminateStatusModel, terminateStatus } from './terminate-status.js';
+import { TraceRecorder } from './trace.js';
 import {
   errorCompletion,
   immediateValue,
@@ -87,6 +89,11 @@ export interface TransportOutcome {
   readonly iwarpWire: readonly WireMessage[];
   /** RoCE: the requester's request packets, in order. */
   readonly roceRequests: readonly RocePacketFields[];
+  /** The engine run as an ordering trace (iWARP), for `checkOrdering`. */
+  readonly trace: {
+    readonly operations: readonly TracedOperation[];
+    readonly events: readonly TracedEvent[];
+  };
 }
 
 /** The engine run shared by both projections. */
@@ -99,6 +106,7 @@ interface EngineRun {
   readonly wire: WireMessage[];
   readonly notExpressible: NotExpressible[];
   readonly invalid: InvalidWorkRequest[];
+  readonly trace: TraceRecorder;
   readonly memory: Map<number, Uint8Array>;
   readonly unconsumedReceives: readonly ReceiveBuffer[];
   readonly requesterState: QpState;
@@ -144,6 +152,7 @@ function runEngine(
     wire: [],
     notExpressible: [],
     invalid: [],
+    trace: new TraceRecorder(),
     memory: new Map(),
     unconsumedReceives: [],
     requesterState: 'IBV_QPS_RTS',
@@ -152,13 +161,28 @@ function runEngine(
   let failedWrIndex: number | undefined;
   let terminate: Terminate | undefined;
   // Messages the Responder sends go straight back to the Requester; its Terminate too.
-  const deliver = (messages: readonly RdmapMessage[], wrIndex: number) => {
+  // Which work request each Requester message belongs to (ORD can delay a request, so
+  // messages released later still carry their own work request).
+  const owner = new Map<RdmapMessage, number>();
+  const trace = run.trace;
+  const deliver = (messages: readonly RdmapMessage[]) => {
     for (const m of messages) {
+      const wrIndex = owner.get(m) ?? -1;
+      const op = trace.operationOf(m, wrIndex);
       run.wire.push({ from: 'requester', message: m });
       const result = responder.receive(m);
+      if (result.outcome === 'accepted') {
+        if (m.ddp.last) trace.record(op, 'delivered@remote');
+        if (m.kind === 'atomic-request')
+          trace.record(op, 'processed@remote', 'placed@remote', 'response-generated@remote');
+        else if (m.kind === 'rdma-read-request' || m.kind === 'read-v2-request')
+          trace.record(op, 'processed@remote', 'response-generated@remote');
+      }
+      if (result.placements.length > 0) trace.record(op, 'placed@remote');
       for (const c of result.completions) {
         consumed++;
         run.responderCompletions.push({ wrIndex, completion: c });
+        trace.record(op, 'placed@remote', 'completed@remote');
       }
       if (result.failure !== undefined && failure === undefined) {
         failure = result.failure;
@@ -168,13 +192,14 @@ function runEngine(
       for (const back of result.sent) {
         run.wire.push({ from: 'responder', message: back });
         const r = requester.receive(back);
+        if (back.kind !== 'terminate') {
+          trace.record(op, 'placed@local');
+          if (r.completions.length > 0) trace.record(op, 'completed@local');
+        }
         run.requester.push(...r.completions);
-        deliverBack(r.sent, wrIndex);
+        deliver(r.sent);
       }
     }
-  };
-  const deliverBack = (messages: readonly RdmapMessage[], wrIndex: number) => {
-    if (messages.length > 0) deliver(messages, wrIndex);
   };
   scenario.workRequests.forEach((wr, index) => {
     const posted = requester.post(wr);
@@ -183,8 +208,10 @@ function runEngine(
       else run.invalid.push(posted.error);
       return;
     }
+    for (const m of posted.result.sent) owner.set(m, index);
+    for (const m of posted.result.sent) run.trace.operationOf(m, index);
     run.requester.push(...posted.result.completions);
-    deliver(posted.result.sent, index);
+    deliver(posted.result.sent);
   });
   for (const b of scenario.responder.buffers) {
     const live = buffers.get(b.stag);
@@ -261,6 +288,7 @@ export function projectIwarp(scenario: VerbsScenario): TransportOutcome {
     memory: run.memory,
     iwarpWire: run.wire,
     roceRequests: [],
+    trace: { operations: run.trace.operations, events: run.trace.events },
   };
 }
 
@@ -321,6 +349,7 @@ export function projectRoce(scenario: VerbsScenario, destinationQp = 0x000123): 
     memory: run.memory,
     iwarpWire: [],
     roceRequests: packets,
+    trace: { operations: [], events: [] },
   };
 }
 

@@ -155,3 +155,101 @@ describe('ordering rules as data (RFC 7306 §7, RFC 5040 §5.5)', () => {
     ).toEqual({ ok: false, error: { reason: 'duplicate-operation', detail: 'a' } });
   });
 });
+
+describe('the engine obeys its own ordering rules', () => {
+  it('[R7306-7-table] [R7306-5.4-3] a mixed run (write, write+imm, send, read, atomics) traced from the engine has no violation', async () => {
+    const { projectIwarp } = await import('../../../src/engine/projection/project.js');
+    const { accessMask } = await import('../../../src/engine/verbs-model/access-flags.js');
+    const va = 0x10000n;
+    const outcome = projectIwarp({
+      responder: {
+        buffers: [
+          {
+            stag: 5,
+            baseTaggedOffset: va,
+            length: 64,
+            access: accessMask([
+              'IBV_ACCESS_REMOTE_WRITE',
+              'IBV_ACCESS_REMOTE_READ',
+              'IBV_ACCESS_REMOTE_ATOMIC',
+            ]),
+            protectionDomain: 1,
+          },
+        ],
+        receives: [
+          { id: 1n, length: 16 },
+          { id: 2n, length: 16 },
+        ],
+      },
+      requester: {
+        ord: 1,
+        localBuffers: [
+          { stag: 6, baseTaggedOffset: 0n, length: 16, access: 1, protectionDomain: 1 },
+        ],
+      },
+      workRequests: [
+        {
+          opcode: 'IBV_WR_RDMA_WRITE',
+          wrId: 1n,
+          remoteAddr: va,
+          rkey: 5,
+          payload: new Uint8Array([1]),
+        },
+        {
+          opcode: 'IBV_WR_RDMA_WRITE_WITH_IMM',
+          wrId: 2n,
+          remoteAddr: va + 8n,
+          rkey: 5,
+          payload: new Uint8Array([2]),
+          immData: 7,
+        },
+        {
+          opcode: 'IBV_WR_ATOMIC_FETCH_AND_ADD',
+          wrId: 3n,
+          remoteAddr: va + 16n,
+          rkey: 5,
+          compareAdd: 3n,
+        },
+        { opcode: 'IBV_WR_SEND', wrId: 4n, payload: new Uint8Array([4]) },
+        {
+          opcode: 'IBV_WR_RDMA_READ',
+          wrId: 5n,
+          remoteAddr: va,
+          rkey: 5,
+          length: 8,
+          localSTag: 6,
+          localAddr: 0n,
+        },
+        {
+          opcode: 'IBV_WR_ATOMIC_CMP_AND_SWP',
+          wrId: 6n,
+          remoteAddr: va + 16n,
+          rkey: 5,
+          compareAdd: 3n,
+          swap: 9n,
+        },
+      ],
+    });
+    expect(outcome.failure).toBeUndefined();
+    expect(outcome.trace.operations.map((o) => o.kind)).toEqual([
+      'write',
+      'write',
+      'immediate',
+      'atomic',
+      'send',
+      'read',
+      'atomic',
+    ]);
+    expect(checkOrdering(outcome.trace.operations, outcome.trace.events)).toEqual({
+      ok: true,
+      violations: [],
+    });
+    // The same trace with the second atomic's processing moved first is caught.
+    const events = [...outcome.trace.events];
+    const at = events.findIndex((e) => e.op === 'wr5.atomic' && e.event === 'processed@remote');
+    const [moved] = events.splice(at, 1);
+    events.unshift(moved!);
+    const verdict = checkOrdering(outcome.trace.operations, events);
+    expect(verdict.ok && verdict.violations.length).toBeGreaterThan(0);
+  });
+});
