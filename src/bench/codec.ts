@@ -348,3 +348,189 @@ export function printFigures(section: string, figures: readonly BenchFigure[]): 
 export async function runBenchmark(): Promise<void> {
   for (const section of SECTIONS) printFigures(section.name, await section.run());
 }
+
+// ---------------------------------------------------------------------------------------
+// RoCEv2, capture files and TCP reassembly (the RoCE/pcap layer's section). Imports are
+// dynamic so that this section stays one appended block.
+
+/**
+ * RoCEv2 / capture figures, each against the anchor closest to its floor:
+ * - RoCE packet decode (BTH + AtomicETH, table-driven, with validation); anchor: the same
+ *   fields read with DataView, no checks, no objects.
+ * - ICRC (masked copy of the headers + CRC-32); anchor: zlib's CRC-32 over the same bytes
+ *   unmasked, so the ratio is the cost of the masking.
+ * - Whole-frame decode (Ethernet/IPv4/UDP with both checksums verified); anchor: copying
+ *   the frame (`slice`).
+ * - TCP reassembly of 1 KiB segments, half of them out of order; anchor: copying the same
+ *   payloads, in order, into one buffer.
+ * - The `decode` command's capture decoder (pcap read, frame decode, RoCE decode, ICRC
+ *   check, TCP reassembly, MPA/RDMAP decode) per frame; anchor: the pcap reader alone.
+ */
+async function runRoce(): Promise<readonly BenchFigure[]> {
+  const { buildRoceFrame } = await import('../codec/roce/frame.js');
+  const { decodeRocePacket } = await import('../codec/roce/packet.js');
+  const { computeRoceIcrc } = await import('../codec/roce/icrc.js');
+  const { decodeFrame } = await import('../codec/net/frame.js');
+  const { buildTcpFrame } = await import('../codec/net/build.js');
+  const { encodePcap, decodePcap } = await import('../codec/pcap/pcap.js');
+  const { reassembleTcp } = await import('../codec/capture/tcp-reassembly.js');
+  const { decodeCaptureMessages } = await import('../codec/capture/decode-capture.js');
+  const { crc32: zlibCrc32 } = await import('node:zlib');
+
+  const count = 1024;
+  const frames = Array.from({ length: count }, (_, i) =>
+    buildRoceFrame(
+      { sourceIp: '192.0.2.1', destinationIp: '192.0.2.2' },
+      {
+        bth: { opcode: 0x14, destinationQp: 0x000123, psn: i, ackRequest: true },
+        headers: {
+          AtomicETH: {
+            virtualAddress: 0x7f3a12345000n + BigInt(i * 8),
+            rKey: 0x1a2b3c4d,
+            swapOrAddData: 0x0000000100000011n,
+            compareData: 0n,
+          },
+        },
+      },
+    ),
+  );
+  const transports = frames.map((f) => f.subarray(14 + 20 + 8));
+  const ipPackets = frames.map((f) => f.subarray(14, f.length - 4));
+  const segmentSize = 1024;
+  const stream = Uint8Array.from({ length: count * segmentSize }, (_, i) => (i * 7) & 0xff);
+  const segments = Array.from({ length: count }, (_, i) => {
+    const k = i ^ 1; // pairs swapped: every other segment arrives early
+    return {
+      frameIndex: i,
+      source: '10.0.0.1',
+      sourcePort: 40000,
+      destination: '10.0.0.2',
+      destinationPort: 4000,
+      sequenceNumber: (0xfff00000 + k * segmentSize) >>> 0,
+      flags: 0x18,
+      payload: stream.subarray(k * segmentSize, (k + 1) * segmentSize),
+    };
+  });
+  const tcpFrames = segments.slice(0, 64).map((s) =>
+    buildTcpFrame(
+      { sourceIp: s.source, destinationIp: s.destination },
+      {
+        sourcePort: s.sourcePort,
+        destinationPort: s.destinationPort,
+        sequenceNumber: s.sequenceNumber,
+      },
+      s.payload,
+    ),
+  );
+  const capture = encodePcap(
+    { linkType: 1 },
+    [...frames, ...tcpFrames].map((data, i) => ({ timestampNs: BigInt(i) * 1000n, data })),
+  );
+  const captureFrames = frames.length + tcpFrames.length;
+
+  let sink = 0;
+  const figures: BenchFigure[] = [];
+  const add = (
+    name: string,
+    unit: string,
+    anchorName: string,
+    r: { subject: number; anchor: number },
+  ) =>
+    figures.push({
+      name,
+      value: r.subject,
+      unit,
+      anchorName,
+      anchorValue: r.anchor,
+      ratio: r.subject / r.anchor,
+    });
+
+  add(
+    'RoCE packet decode (BTH + AtomicETH)',
+    'packets/s',
+    'DataView field reads',
+    bestInterleaved(
+      () =>
+        rate(() => {
+          for (const t of transports) if (decodeRocePacket(t).ok) sink++;
+        }, count),
+      () =>
+        rate(() => {
+          for (const t of transports) {
+            const v = new DataView(t.buffer, t.byteOffset, t.byteLength);
+            sink ^= v.getUint8(0) ^ v.getUint32(4) ^ v.getUint32(8) ^ v.getUint32(20);
+            sink ^= Number(v.getBigUint64(12) & 0xffn) ^ Number(v.getBigUint64(24) & 0xffn);
+            sink ^= Number(v.getBigUint64(32) & 0xffn) ^ v.getUint32(t.length - 4, true);
+          }
+        }, count),
+    ),
+  );
+  add(
+    'ICRC (masked pseudo-header + CRC-32)',
+    'packets/s',
+    'zlib CRC-32 of the same bytes',
+    bestInterleaved(
+      () =>
+        rate(() => {
+          for (const p of ipPackets) sink ^= computeRoceIcrc(p, 20);
+        }, count),
+      () =>
+        rate(() => {
+          for (const p of ipPackets) sink ^= zlibCrc32(p);
+        }, count),
+    ),
+  );
+  add(
+    'frame decode (Ethernet/IPv4/UDP, checksums verified)',
+    'frames/s',
+    'frame copy',
+    bestInterleaved(
+      () =>
+        rate(() => {
+          for (const f of frames) if (decodeFrame(1, f).ok) sink++;
+        }, count),
+      () =>
+        rate(() => {
+          for (const f of frames) sink += f.slice().length;
+        }, count),
+    ),
+  );
+  add(
+    'TCP reassembly (1 KiB segments, half out of order)',
+    'segments/s',
+    'in-order copy into one buffer',
+    bestInterleaved(
+      () =>
+        rate(() => {
+          sink += reassembleTcp(segments).length;
+        }, count),
+      () =>
+        rate(() => {
+          const out = new Uint8Array(stream.length);
+          for (const s of segments) out.set(s.payload, (s.frameIndex ^ 1) * segmentSize);
+          sink += out[7]!;
+        }, count),
+    ),
+  );
+  add(
+    'capture decode, as `rdma-interop decode`',
+    'frames/s',
+    'pcap read alone',
+    bestInterleaved(
+      () =>
+        rate(() => {
+          const r = decodeCaptureMessages(capture);
+          if (r.ok) sink += r.value.items.length;
+        }, captureFrames),
+      () =>
+        rate(() => {
+          const r = decodePcap(capture);
+          if (r.ok) sink += r.value.records.length;
+        }, captureFrames),
+    ),
+  );
+  if (sink === Number.MIN_VALUE) process.stdout.write(''); // keep the work observable
+  return figures;
+}
+
+SECTIONS.push({ name: 'RoCEv2, capture files, TCP reassembly', run: runRoce });
