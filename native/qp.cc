@@ -15,6 +15,7 @@ namespace {
 struct QpHandle {
   ibv_qp *qp = nullptr;
   ibv_qp_ex *qpx = nullptr;  // non-null when created for the ibv_wr_* API
+  uint64_t sendOps = 0;      // the IBV_QP_EX_WITH_* flags it was created with
   PdPtr pd;
   CqPtr sendCq, recvCq;
   CmIdPtr cmId;  // set when rdma_cm owns the QP (destroyed with rdma_destroy_qp)
@@ -39,6 +40,24 @@ constexpr uint64_t kRcSendOps = IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_
                                 IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM |
                                 IBV_QP_EX_WITH_RDMA_READ | IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP |
                                 IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD;
+
+// Whether the ibv_wr_* builder for `opcode` exists on this extended QP.
+bool ExOpAvailable(const ibv_qp_ex *q, uint64_t ops, uint32_t opcode) {
+  switch (opcode) {
+    case IBV_WR_RDMA_WRITE: return (ops & IBV_QP_EX_WITH_RDMA_WRITE) && q->wr_rdma_write;
+    case IBV_WR_RDMA_WRITE_WITH_IMM:
+      return (ops & IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM) && q->wr_rdma_write_imm;
+    case IBV_WR_SEND: return (ops & IBV_QP_EX_WITH_SEND) && q->wr_send;
+    case IBV_WR_SEND_WITH_IMM: return (ops & IBV_QP_EX_WITH_SEND_WITH_IMM) && q->wr_send_imm;
+    case IBV_WR_RDMA_READ: return (ops & IBV_QP_EX_WITH_RDMA_READ) && q->wr_rdma_read;
+    case IBV_WR_ATOMIC_CMP_AND_SWP:
+      return (ops & IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP) && q->wr_atomic_cmp_swp;
+    case IBV_WR_ATOMIC_FETCH_AND_ADD:
+      return (ops & IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD) && q->wr_atomic_fetch_add;
+    case IBV_WR_ATOMIC_WRITE: return (ops & IBV_QP_EX_WITH_ATOMIC_WRITE) && q->wr_atomic_write;
+    default: return false;
+  }
+}
 
 void ReadSges(const Napi::Value &v, std::vector<ibv_sge> &out) {
   if (v.IsUndefined()) return;
@@ -115,6 +134,7 @@ class Qp : public Napi::ObjectWrap<Qp> {
         ThrowVerbs(env, "ibv_create_qp_ex", device_, errno != 0 ? errno : EOPNOTSUPP);
       h->qpx = ibv_qp_to_qp_ex(h->qp);
       if (h->qpx == nullptr) ThrowVerbs(env, "ibv_qp_to_qp_ex", device_, EOPNOTSUPP);
+      h->sendOps = a.send_ops_flags;
     } else {
       ibv_qp_init_attr legacy{};
       legacy.send_cq = a.send_cq;
@@ -330,6 +350,14 @@ class Qp : public Napi::ObjectWrap<Qp> {
     }
     if (n == 0) return env.Undefined();
     ibv_qp_ex *q = h->qpx;
+    // An op the QP was not created for has no builder (a NULL function pointer in the
+    // provider): refuse the whole list before starting it, never call through NULL.
+    for (uint32_t i = 0; i < n; i++) {
+      if (!ExOpAvailable(q, h->sendOps, ps[i].opcode))
+        ThrowVerbs(env, "ibv_wr_start", device_, EOPNOTSUPP,
+                   "work request #" + std::to_string(i) + ": opcode " + std::to_string(ps[i].opcode) +
+                       " is not among this QP's send_ops_flags");
+    }
     ibv_wr_start(q);
     for (uint32_t i = 0; i < n; i++) {
       Parsed &p = ps[i];
@@ -352,9 +380,7 @@ class Qp : public Napi::ObjectWrap<Qp> {
           ibv_wr_atomic_write(q, p.rkey, p.remoteAddr, &p.atomicValue);
           break;
         default:
-          ibv_wr_abort(q);
-          ThrowVerbs(env, "ibv_wr_start", device_, EINVAL,
-                     "opcode " + std::to_string(p.opcode) + " has no ibv_wr_* builder here");
+          break;  // unreachable: ExOpAvailable refused it above
       }
       if (p.opcode == IBV_WR_ATOMIC_WRITE) continue;  // carries its payload itself
       if (p.flags & IBV_SEND_INLINE) {

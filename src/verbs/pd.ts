@@ -25,7 +25,34 @@ export interface QpOptions {
    * providers without it, e.g. libsiw).
    */
   readonly extended?: boolean;
+  /**
+   * With `extended`: also ask for IBV_QP_EX_WITH_ATOMIC_WRITE (rdma-core >= 43; the
+   * kernel driver decides whether the operation works).
+   */
+  readonly atomicWrite?: boolean;
 }
+
+/** IBV_QP_EX_WITH_* (libibverbs `enum ibv_qp_create_send_ops_flags`) for RC. */
+export const SEND_OPS_FLAGS = {
+  RDMA_WRITE: 1n << 0n,
+  RDMA_WRITE_WITH_IMM: 1n << 1n,
+  SEND: 1n << 2n,
+  SEND_WITH_IMM: 1n << 3n,
+  RDMA_READ: 1n << 4n,
+  ATOMIC_CMP_AND_SWP: 1n << 5n,
+  ATOMIC_FETCH_AND_ADD: 1n << 6n,
+  ATOMIC_WRITE: 1n << 12n,
+} as const;
+
+/** The RC send ops an extended QP asks for by default (everything but ATOMIC_WRITE). */
+const DEFAULT_SEND_OPS =
+  SEND_OPS_FLAGS.RDMA_WRITE |
+  SEND_OPS_FLAGS.RDMA_WRITE_WITH_IMM |
+  SEND_OPS_FLAGS.SEND |
+  SEND_OPS_FLAGS.SEND_WITH_IMM |
+  SEND_OPS_FLAGS.RDMA_READ |
+  SEND_OPS_FLAGS.ATOMIC_CMP_AND_SWP |
+  SEND_OPS_FLAGS.ATOMIC_FETCH_AND_ADD;
 
 function count(name: string, v: number | undefined, fallback: number): number {
   const n = v ?? fallback;
@@ -77,6 +104,7 @@ export class Pd {
       maxRecvSge: count('maxRecvSge', options.maxRecvSge, 1),
       maxInlineData: count('maxInlineData', options.maxInlineData, 0),
       extended: options.extended ?? false,
+      sendOpsFlags: DEFAULT_SEND_OPS | (options.atomicWrite ? SEND_OPS_FLAGS.ATOMIC_WRITE : 0n),
     });
     return new Qp(native, this, sendCq, recvCq, this.context.name, sqSigAll);
   }

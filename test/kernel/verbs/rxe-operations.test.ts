@@ -171,4 +171,51 @@ describe('RC operations on rxe0', () => {
     target.close();
     result.close();
   });
+
+  it('refuses an ibv_wr_* op the QP was not created for (EOPNOTSUPP), nothing posted', () => {
+    lo = rxeLoopback({ extended: true });
+    expect(() =>
+      lo?.a.postSend({
+        opcode: 'ATOMIC_WRITE',
+        remote: { addr: 0x1000n, rkey: 1 },
+        atomicValue: 1n,
+      }),
+    ).toThrow(expect.objectContaining({ code: 'EOPNOTSUPP', call: 'ibv_wr_start' }));
+    expect(lo.a.inFlight.send).toBe(0);
+    expect(lo.a.query().state).toBe('RTS');
+  });
+
+  it('ATOMIC_WRITE: librxe accepts the QP, the 6.1 kernel completes it with LOC_QP_OP_ERR', async () => {
+    // Measured on Debian 6.1 (rxe gained IB_WR_ATOMIC_WRITE in 6.2); memory is untouched.
+    const ctx = (lo = rxeLoopback()).ctx;
+    const pd = lo.pd;
+    const cq = ctx.createCq({ cqe: 16 });
+    const gid = lo.gid;
+    const writer = pd.createQp({ sendCq: cq, extended: true, atomicWrite: true });
+    const peer = pd.createQp({ sendCq: cq });
+    const { connectRcByHand } = await import('../../../src/verbs/index.js');
+    connectRcByHand(writer, {
+      remote: { qpNum: peer.qpNum, psn: 5, gid: gid.gid },
+      localPsn: 6,
+      sgidIndex: gid.index,
+    });
+    connectRcByHand(peer, {
+      remote: { qpNum: writer.qpNum, psn: 6, gid: gid.gid },
+      localPsn: 5,
+      sgidIndex: gid.index,
+    });
+    const target = pd.regMr(Buffer.alloc(8), ['LOCAL_WRITE', 'REMOTE_WRITE', 'REMOTE_ATOMIC']);
+    writer.postSend({
+      opcode: 'ATOMIC_WRITE',
+      remote: target.remote(),
+      atomicValue: 0x0123456789abcdefn,
+    });
+    const wc = await cq.next({ timeoutMs: 10_000 });
+    expect(wc.status).toBe('IBV_WC_LOC_QP_OP_ERR');
+    expect(target.buffer.readBigUInt64LE()).toBe(0n);
+    writer.close();
+    peer.close();
+    target.close();
+    cq.close();
+  });
 });
