@@ -187,7 +187,8 @@ describe('RC operations on rxe0', () => {
 
   it('ATOMIC_WRITE: librxe accepts the QP, the 6.1 kernel completes it with LOC_QP_OP_ERR', async () => {
     // Measured on Debian 6.1 (rxe gained IB_WR_ATOMIC_WRITE in 6.2); memory is untouched.
-    const ctx = (lo = rxeLoopback()).ctx;
+    lo = rxeLoopback();
+    const ctx = lo.ctx;
     const pd = lo.pd;
     const cq = ctx.createCq({ cqe: 16 });
     const gid = lo.gid;
