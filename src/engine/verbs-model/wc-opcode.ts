@@ -15,6 +15,14 @@ export const WC_OPCODE = {
   IBV_WC_ATOMIC_WRITE: 9,
   IBV_WC_RECV: 128,
   IBV_WC_RECV_RDMA_WITH_IMM: 129,
+  IBV_WC_TM_ADD: 130,
+  IBV_WC_TM_DEL: 131,
+  IBV_WC_TM_SYNC: 132,
+  IBV_WC_TM_RECV: 133,
+  IBV_WC_TM_NO_TAG: 134,
+  IBV_WC_DRIVER1: 135,
+  IBV_WC_DRIVER2: 136,
+  IBV_WC_DRIVER3: 137,
 } as const;
 
 /** A libibverbs work-completion opcode name, e.g. `IBV_WC_RECV_RDMA_WITH_IMM`. */
