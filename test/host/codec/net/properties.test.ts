@@ -96,6 +96,77 @@ describe('network layer codecs', () => {
     );
   });
 
+  it('encode(decode(b)) == b for Ethernet, IPv4, UDP and TCP headers', () => {
+    fc.assert(
+      fc.property(
+        fc.record({
+          ttl: fc.nat(255),
+          dscp: fc.nat(63),
+          ecn: fc.nat(3),
+          identification: fc.nat(0xffff),
+          dontFragment: fc.boolean(),
+          checksum: fc.nat(0xffff),
+          options: fc
+            .uint8Array({ maxLength: 3 })
+            .map((o) => Uint8Array.from([...o, 0, 0, 0, 0].slice(0, 4 * Math.ceil(o.length / 4)))),
+        }),
+        fc.integer({ min: 0, max: 0xffffffff }),
+        fc.nat(0xff),
+        fc.uint8Array({ maxLength: 24 }),
+        fc.nat(0xfff),
+        (ip, seq, flags, payload, vlanId) => {
+          const tcp = encodeTcp(
+            {
+              sourcePort: 4000,
+              destinationPort: 40000,
+              sequenceNumber: seq,
+              flags,
+              checksum: 0x1234,
+              options: [{ kind: 8, data: new Uint8Array(8).fill(3) }],
+            },
+            payload,
+          );
+          const t = decodeTcp(tcp);
+          if (!t.ok) throw t.error;
+          const h = t.value.header;
+          expect(
+            encodeTcp({ ...h, acknowledgementNumber: h.acknowledgementNumber }, t.value.payload),
+          ).toEqual(tcp);
+          const v4 = encodeIpv4(
+            { source: '198.51.100.3', destination: '203.0.113.4', protocol: 6, ...ip },
+            tcp,
+          );
+          const d = decodeIpv4(v4);
+          if (!d.ok) throw d.error;
+          const x = d.value.header;
+          const again = encodeIpv4(
+            {
+              ...x,
+              moreFragments: x.moreFragments,
+              fragmentOffset: x.fragmentOffset,
+              options: x.options,
+            },
+            d.value.payload,
+          );
+          expect(again).toEqual(v4);
+          const eth = encodeEthernet(
+            {
+              source: '02:00:00:00:00:0a',
+              destination: '02:00:00:00:00:0b',
+              etherType: EtherType.IPv4,
+              vlans: [{ tpid: 0x8100, priority: 3, dropEligible: true, vlanId }],
+            },
+            v4,
+          );
+          const e = decodeEthernet(eth);
+          if (!e.ok) throw e.error;
+          expect(encodeEthernet(e.value.header, e.value.payload)).toEqual(eth);
+        },
+      ),
+      { numRuns: 200 },
+    );
+  });
+
   it('reports (does not enforce) bad checksums', () => {
     const frame = buildUdpFrame(
       { sourceIp: '192.0.2.1', destinationIp: '192.0.2.2' },
