@@ -9,7 +9,7 @@ import { decodeIpv4, encodeIpv4 } from '../../../../src/codec/net/ipv4.js';
 import { decodeIpv6 } from '../../../../src/codec/net/ipv6.js';
 import { encodeSll, encodeSll2 } from '../../../../src/codec/net/sll.js';
 import { decodeTcp, encodeTcp, TcpFlag } from '../../../../src/codec/net/tcp.js';
-import { decodeUdp } from '../../../../src/codec/net/udp.js';
+import { decodeUdp, encodeUdp } from '../../../../src/codec/net/udp.js';
 
 const ipv4Arb = fc
   .tuple(fc.nat(255), fc.nat(255), fc.nat(255), fc.nat(255))
@@ -132,6 +132,13 @@ describe('network layer codecs', () => {
           expect(
             encodeTcp({ ...h, acknowledgementNumber: h.acknowledgementNumber }, t.value.payload),
           ).toEqual(tcp);
+          const udp = encodeUdp(
+            { sourcePort: seq & 0xffff, destinationPort: 4791, checksum: ip.checksum },
+            payload,
+          );
+          const u = decodeUdp(udp);
+          if (!u.ok) throw u.error;
+          expect(encodeUdp(u.value.header, u.value.payload)).toEqual(udp);
           const v4 = encodeIpv4(
             { source: '198.51.100.3', destination: '203.0.113.4', protocol: 6, ...ip },
             tcp,
