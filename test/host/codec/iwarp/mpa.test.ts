@@ -12,6 +12,7 @@ import {
   makeMpaFrame,
   makeSend,
   mpaPadLength,
+  negotiateMpa,
 } from '../../../../src/codec/iwarp/index.js';
 import { hex, toHex } from './hex.js';
 
@@ -233,5 +234,32 @@ describe('MPA stream decoder', () => {
     expect(r.ok && r.value.fpdus[0]?.crcState).toBe('valid');
     const r2 = decodeMpaStream(f);
     expect(r2.ok ? 'ok' : `${r2.error.field} ${r2.error.reason}`).toBe('key bad-value');
+  });
+});
+
+describe('MPA negotiation (RFC 5044 §7.1)', () => {
+  const frame = (kind: 'mpa-request' | 'mpa-reply', markers: boolean, crc: boolean) =>
+    makeMpaFrame(kind, { markers, crc });
+
+  it('CRC if either side sets C; markers towards a receiver that set M', () => {
+    // Initiator asks for markers (to be sent to it) and no CRC; Responder asks for CRC only.
+    const req = frame('mpa-request', true, false);
+    const rep = frame('mpa-reply', false, true);
+    expect(negotiateMpa(req, rep)).toEqual({ crc: true, markers: false });
+    expect(negotiateMpa(rep, req)).toEqual({ crc: true, markers: true });
+    // Without the peer's frame a direction falls back to its own bits.
+    expect(negotiateMpa(req, undefined)).toEqual({ crc: false, markers: true });
+  });
+
+  it('a rejecting Reply ends the direction: no FPDUs are decoded after it', () => {
+    const rep = makeMpaFrame('mpa-reply', { reject: true, privateData: Uint8Array.of(1, 2) });
+    const bytes = new Uint8Array([
+      ...encodeMpaFrame(rep),
+      ...encodeFpdu(immUlpdu, { crc: false, markers: false }),
+    ]);
+    const r = decodeMpaStream(bytes);
+    if (!r.ok) throw r.error;
+    expect(r.value.frame?.reject).toBe(true);
+    expect(r.value.fpdus.length).toBe(0);
   });
 });
