@@ -42,6 +42,22 @@ export interface RoceItem extends ItemOrigin {
   readonly packet: DecodeResult<RocePacket>;
   /** Present when the packet decoded far enough to locate the ICRC. */
   readonly icrc?: IcrcCheck;
+  /** Which message of its flow the packet belongs to (see {@link RoceMessagePosition}). */
+  readonly message?: RoceMessagePosition;
+}
+
+/**
+ * A RoCE packet's place in a multi-packet message. Packets are grouped per flow (source
+ * address, destination address, destination QP): a FIRST or ONLY packet opens a message
+ * (IBTA §9.4 packet sequences), MIDDLE and LAST packets continue the open one.
+ */
+export interface RoceMessagePosition {
+  /** 0-based index of the message within its flow. */
+  readonly index: number;
+  /** 0-based index of the packet within the message. */
+  readonly packet: number;
+  /** False when a MIDDLE or LAST packet arrived with no FIRST before it in the capture. */
+  readonly complete: boolean;
 }
 
 /** An MPA Request or Reply frame. */
@@ -102,6 +118,36 @@ function startsWithMpaFrame(dir: TcpDirection): boolean {
   return run !== undefined && mpaFrameKind(run.bytes, 0) !== undefined;
 }
 
+interface FlowState {
+  messages: number;
+  /** Packets so far in the open message, or undefined when none is open. */
+  open: { packet: number; complete: boolean } | undefined;
+}
+
+/** Places a packet in its flow's current message (first/middle/last/only from the opcode table). */
+function placeInMessage(
+  flows: Map<string, FlowState>,
+  frame: DecodedFrame,
+  p: RocePacket,
+): RoceMessagePosition {
+  const n = frame.network?.header;
+  const key = `${n?.source}>${n?.destination}#${p.bth.destinationQp}`;
+  let flow = flows.get(key);
+  if (flow === undefined) {
+    flow = { messages: 0, open: undefined };
+    flows.set(key, flow);
+  }
+  const position = p.opcode.position;
+  if (position === 'first' || position === 'only' || flow.open === undefined) {
+    const complete = position === 'first' || position === 'only';
+    flow.open = { packet: 0, complete };
+    flow.messages++;
+  } else flow.open.packet++;
+  const at = { index: flow.messages - 1, packet: flow.open.packet, complete: flow.open.complete };
+  if (position === 'last' || position === 'only') flow.open = undefined;
+  return at;
+}
+
 /** Decodes every message of a pcap/pcapng file. Fails only when the file itself is malformed. */
 export function decodeCaptureMessages(
   bytes: Uint8Array,
@@ -116,6 +162,7 @@ export function decodeCaptureMessages(
   const segments: TcpSegmentInput[] = [];
   const tcpFrames = new Set<number>();
   let otherFrames = 0;
+  const flows = new Map<string, FlowState>();
   records.forEach((record, frameIndex) => {
     const origin = { frameIndex, timestampNs: record.timestampNs };
     const f = decodeFrame(record.linkType, record.data);
@@ -135,7 +182,15 @@ export function decodeCaptureMessages(
               frame.ipHeaderLength,
             )
           : undefined;
-      items.push({ kind: 'roce', ...origin, frame, packet, ...(icrc ? { icrc } : {}) });
+      const message = packet.ok ? placeInMessage(flows, frame, packet.value) : undefined;
+      items.push({
+        kind: 'roce',
+        ...origin,
+        frame,
+        packet,
+        ...(icrc ? { icrc } : {}),
+        ...(message ? { message } : {}),
+      });
       return;
     }
     if (t?.kind === 'tcp' && frame.network !== undefined) {

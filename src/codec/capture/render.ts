@@ -172,6 +172,10 @@ function renderItem(lines: string[], item: CaptureItem): void {
       const p = item.packet.value;
       const hex = p.bth.opcode.toString(16).padStart(2, '0');
       lines.push(`  BTH ${p.opcode.name} (0x${hex})`);
+      if (item.message)
+        lines.push(
+          `    message: ${item.message.index}, packet ${item.message.packet} (${p.opcode.position})${item.message.complete ? '' : ', started before the capture'}`,
+        );
       for (const [k, v] of Object.entries(p.bth)) if (k !== 'opcode') tree(lines, '    ', k, v);
       for (const h of p.opcode.headers) {
         lines.push(`  ${h}`);

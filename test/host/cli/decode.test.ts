@@ -194,3 +194,42 @@ describe('rdma-interop decode', () => {
     expect(runDecode(ng, { profile: 'nope' }).exitCode).toBe(2);
   });
 });
+
+describe('RoCE message grouping in the capture decode', () => {
+  it('groups FIRST/MIDDLE/LAST packets of a flow into one message', async () => {
+    const { decodeCaptureMessages } = await import('../../../src/codec/capture/decode-capture.js');
+    const { encodePcap } = await import('../../../src/codec/pcap/pcap.js');
+    const send = (opcode: number, psn: number, qp = 0x000321) =>
+      buildRoceFrame(ADDR, {
+        bth: { opcode, destinationQp: qp, psn },
+        headers: {},
+        payload: new Uint8Array(8).fill(psn),
+      });
+    const frames = [
+      send(BthOpcode.RC_SEND_MIDDLE, 1), // its FIRST was before the capture
+      send(BthOpcode.RC_SEND_LAST, 2),
+      send(BthOpcode.RC_SEND_FIRST, 3),
+      send(BthOpcode.RC_SEND_ONLY, 1, 0x000999), // another flow, interleaved
+      send(BthOpcode.RC_SEND_MIDDLE, 4),
+      send(BthOpcode.RC_SEND_LAST, 5),
+      send(BthOpcode.RC_SEND_ONLY, 6),
+    ];
+    const r = decodeCaptureMessages(
+      encodePcap(
+        { linkType: 1 },
+        frames.map((data, i) => ({ timestampNs: BigInt(i), data })),
+      ),
+    );
+    if (!r.ok) throw r.error;
+    const positions = r.value.items.map((i) => (i.kind === 'roce' ? i.message : undefined));
+    expect(positions).toEqual([
+      { index: 0, packet: 0, complete: false },
+      { index: 0, packet: 1, complete: false },
+      { index: 1, packet: 0, complete: true },
+      { index: 0, packet: 0, complete: true },
+      { index: 1, packet: 1, complete: true },
+      { index: 1, packet: 2, complete: true },
+      { index: 2, packet: 0, complete: true },
+    ]);
+  });
+});
