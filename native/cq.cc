@@ -4,6 +4,8 @@
 #include <arpa/inet.h>
 #include <fcntl.h>
 
+#include <algorithm>
+
 
 #include "common.h"
 
@@ -88,7 +90,7 @@ class Cq : public Napi::ObjectWrap<Cq> {
     return env.Undefined();
   }
 
-  // poll(words: Uint32Array) -> n. Fills WC_WORDS u32 per completion, as many as fit:
+  // poll(words: Uint32Array, max?) -> n. Fills WC_WORDS u32 per completion, as many as fit:
   // building JS objects field by field through N-API cost more than the poll itself, so
   // the TS side (src/verbs/completion.ts) decodes this fixed layout instead.
   Napi::Value Poll(const Napi::CallbackInfo &info) {
@@ -98,6 +100,7 @@ class Cq : public Napi::ObjectWrap<Cq> {
       throw Napi::TypeError::New(env, "poll needs a Uint32Array");
     auto words = info[0].As<Napi::Uint32Array>();
     size_t max = words.ElementLength() / kWcWords;
+    if (!info[1].IsUndefined()) max = std::min<size_t>(max, ReadU32(info[1], "max", 256));
     if (max == 0) throw Napi::RangeError::New(env, "the Uint32Array holds no completion");
     if (max > 256) max = 256;
     ibv_wc wcs[256];

@@ -4,6 +4,7 @@
 // list with a single doorbell. QPs made by rdma_create_qp are adopted (NewCmQpObject).
 #include <arpa/inet.h>
 
+#include <map>
 #include <vector>
 
 #include "common.h"
@@ -86,6 +87,9 @@ class Qp : public Napi::ObjectWrap<Qp> {
                            InstanceMethod<&Qp::PostSend>("postSend"),
                            InstanceMethod<&Qp::PostSendEx>("postSendEx"),
                            InstanceMethod<&Qp::PostRecv>("postRecv"),
+                           InstanceMethod<&Qp::Prepare>("prepare"),
+                           InstanceMethod<&Qp::PostPrepared>("postPrepared"),
+                           InstanceMethod<&Qp::Unprepare>("unprepare"),
                            InstanceAccessor<&Qp::Closed>("closed"),
                            InstanceAccessor<&Qp::QpNum>("qpNum"),
                            InstanceAccessor<&Qp::Extended>("extended"),
@@ -266,29 +270,35 @@ class Qp : public Napi::ObjectWrap<Qp> {
     return o;
   }
 
-  // postSend(wrs): one ibv_post_send for the whole chain (one doorbell). Throws a
-  // VerbsError whose message names the index of the refused request; the requests
-  // before it were posted (that is what the verbs contract says).
-  Napi::Value PostSend(const Napi::CallbackInfo &info) {
-    Napi::Env env = info.Env();
-    auto h = Handle("ibv_post_send");
-    if (!info[0].IsArray()) throw Napi::TypeError::New(env, "expected an array of work requests");
-    Napi::Array arr = info[0].As<Napi::Array>();
+  // A parsed chain of legacy send requests (the SGE vectors own the memory sg_list
+  // points into, so the struct must not be copied after Link()).
+  struct SendChain {
+    std::vector<ibv_send_wr> wrs;
+    std::vector<std::vector<ibv_sge>> sges;
+    void Link() {
+      for (size_t i = 0; i < wrs.size(); i++) {
+        wrs[i].sg_list = sges[i].empty() ? nullptr : sges[i].data();
+        wrs[i].num_sge = static_cast<int>(sges[i].size());
+        wrs[i].next = i + 1 < wrs.size() ? &wrs[i + 1] : nullptr;
+      }
+    }
+  };
+
+  static void ParseSendChain(Napi::Env env, const Napi::Value &v, SendChain &chain) {
+    if (!v.IsArray()) throw Napi::TypeError::New(env, "expected an array of work requests");
+    Napi::Array arr = v.As<Napi::Array>();
     uint32_t n = arr.Length();
-    if (n == 0) return env.Undefined();
-    std::vector<ibv_send_wr> wrs(n);
-    std::vector<std::vector<ibv_sge>> sges(n);
+    chain.wrs.assign(n, ibv_send_wr{});
+    chain.sges.assign(n, {});
     for (uint32_t i = 0; i < n; i++) {
-      Napi::Value v = arr.Get(i);
-      if (!v.IsObject()) throw Napi::TypeError::New(env, "a work request must be an object");
-      Napi::Object o = v.As<Napi::Object>();
-      ibv_send_wr &wr = wrs[i];
+      Napi::Value e = arr.Get(i);
+      if (!e.IsObject()) throw Napi::TypeError::New(env, "a work request must be an object");
+      Napi::Object o = e.As<Napi::Object>();
+      ibv_send_wr &wr = chain.wrs[i];
       wr.wr_id = ReadU64(o.Get("wrId"), "wrId");
       wr.opcode = static_cast<ibv_wr_opcode>(ReadU32(o.Get("opcode"), "opcode", 255));
       wr.send_flags = ReadU32Prop(o, "sendFlags", 0);
-      ReadSges(o.Get("sgList"), sges[i]);
-      wr.sg_list = sges[i].empty() ? nullptr : sges[i].data();
-      wr.num_sge = static_cast<int>(sges[i].size());
+      ReadSges(o.Get("sgList"), chain.sges[i]);
       wr.imm_data = htonl(ReadU32Prop(o, "immData", 0));  // the wire carries it big-endian
       switch (wr.opcode) {
         case IBV_WR_ATOMIC_CMP_AND_SWP:
@@ -303,16 +313,57 @@ class Qp : public Napi::ObjectWrap<Qp> {
           wr.wr.rdma.rkey = ReadU32Prop(o, "rkey", 0);
           break;
       }
-      wr.next = i + 1 < n ? &wrs[i + 1] : nullptr;
     }
+    chain.Link();
+  }
+
+  void PostChain(Napi::Env env, const std::shared_ptr<QpHandle> &h, SendChain &chain) {
+    if (chain.wrs.empty()) return;
     ibv_send_wr *bad = nullptr;
-    int ret = ibv_post_send(h->qp, wrs.data(), &bad);
+    int ret = ibv_post_send(h->qp, chain.wrs.data(), &bad);
     if (ret != 0) {
-      long index = bad != nullptr ? bad - wrs.data() : 0;
+      long index = bad != nullptr ? bad - chain.wrs.data() : 0;
       ThrowVerbs(env, "ibv_post_send", device_, ret > 0 ? ret : -ret,
                  "work request #" + std::to_string(index) + " refused");
     }
+  }
+
+  // postSend(wrs): one ibv_post_send for the whole chain (one doorbell). Throws a
+  // VerbsError whose message names the index of the refused request; the requests
+  // before it were posted (that is what the verbs contract says).
+  Napi::Value PostSend(const Napi::CallbackInfo &info) {
+    Napi::Env env = info.Env();
+    auto h = Handle("ibv_post_send");
+    SendChain chain;
+    ParseSendChain(env, info[0], chain);
+    PostChain(env, h, chain);
     return env.Undefined();
+  }
+
+  // prepare(wrs) -> id: parses a chain once; postPrepared(id) posts it again and again
+  // with no per-post argument reading (the hot loop of a benchmark or a poller).
+  Napi::Value Prepare(const Napi::CallbackInfo &info) {
+    Napi::Env env = info.Env();
+    Handle("ibv_post_send");
+    auto chain = std::make_unique<SendChain>();
+    ParseSendChain(env, info[0], *chain);
+    uint32_t id = nextPrepared_++;
+    prepared_.emplace(id, std::move(chain));
+    return Napi::Number::New(env, id);
+  }
+
+  Napi::Value PostPrepared(const Napi::CallbackInfo &info) {
+    Napi::Env env = info.Env();
+    auto h = Handle("ibv_post_send");
+    auto it = prepared_.find(ReadU32(info[0], "id"));
+    if (it == prepared_.end()) ThrowVerbs(env, "ibv_post_send", device_, EINVAL, "no such prepared chain");
+    PostChain(env, h, *it->second);
+    return env.Undefined();
+  }
+
+  Napi::Value Unprepare(const Napi::CallbackInfo &info) {
+    prepared_.erase(ReadU32(info[0], "id"));
+    return info.Env().Undefined();
   }
 
   // postSendEx(wrs): the ibv_wr_* path (ibv_wr_start .. ibv_wr_complete), extended QPs only.
@@ -426,6 +477,8 @@ class Qp : public Napi::ObjectWrap<Qp> {
   }
 
   std::shared_ptr<QpHandle> handle_;
+  std::map<uint32_t, std::unique_ptr<SendChain>> prepared_;
+  uint32_t nextPrepared_ = 1;
   std::string device_;
   uint32_t qpNum_ = 0;
   ibv_qp_cap cap_{};

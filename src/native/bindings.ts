@@ -165,8 +165,8 @@ export interface NativeCq {
   readonly channelFd: number;
   readonly cqe: number;
   close(): void;
-  /** Polls at most `words.length / WC_WORDS` (and 256) completions into `words`; returns the count. */
-  poll(words: Uint32Array): number;
+  /** Polls at most `max`, `words.length / WC_WORDS` and 256 completions into `words`; returns the count. */
+  poll(words: Uint32Array, max?: number): number;
   requestNotify(solicitedOnly: boolean): void;
   /** Reads (and acknowledges) one pending completion event; false if none. */
   getEvent(): boolean;
@@ -297,6 +297,12 @@ export interface NativeQp {
   postSend(wrs: NativeSendWr[]): void;
   postSendEx(wrs: NativeSendWr[]): void;
   postRecv(wrs: NativeRecvWr[]): void;
+  /** Parses a legacy send chain once; returns its id for `postPrepared`. */
+  prepare(wrs: NativeSendWr[]): number;
+  /** `ibv_post_send` of a prepared chain (no argument reading). */
+  postPrepared(id: number): void;
+  /** Forgets a prepared chain. */
+  unprepare(id: number): void;
 }
 
 /** A libuv readability watcher on a file descriptor. */

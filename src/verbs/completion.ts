@@ -96,6 +96,17 @@ export interface WorkCompletion {
   readonly dlidPathBits: number;
 }
 
+// wc_flags values repeat (0, GRH, GRH|WITH_IMM): name each mask once.
+const flagNameCache = new Map<number, WcFlag[]>();
+function wcFlagNames(mask: number): WcFlag[] {
+  let names = flagNameCache.get(mask);
+  if (names === undefined) {
+    names = flagNames(WC_FLAGS, mask);
+    if (flagNameCache.size < 64) flagNameCache.set(mask, names);
+  }
+  return [...names];
+}
+
 /** Names a raw completion. */
 export function toWorkCompletion(wc: RawWorkCompletion): WorkCompletion {
   const withImm = (wc.wcFlags & WC_FLAGS.IBV_WC_WITH_IMM) !== 0;
@@ -110,7 +121,7 @@ export function toWorkCompletion(wc: RawWorkCompletion): WorkCompletion {
     byteLen: wc.byteLen,
     immData: withImm ? wc.immData : undefined,
     immDataRaw: wc.immDataRaw,
-    flags: flagNames(WC_FLAGS, wc.wcFlags),
+    flags: wcFlagNames(wc.wcFlags),
     wcFlags: wc.wcFlags,
     qpNum: wc.qpNum,
     srcQp: wc.srcQp,

@@ -80,9 +80,7 @@ export class Cq {
     const out = this.#ready.length > 0 ? this.#ready.splice(0, max) : [];
     while (out.length < max) {
       const want = Math.min(max - out.length, 256);
-      const n = this.native.poll(
-        want === 256 ? this.#words : this.#words.subarray(0, want * WC_WORDS),
-      );
+      const n = this.native.poll(this.#words, want);
       const fresh: WorkCompletion[] = [];
       for (let i = 0; i < n; i++)
         fresh.push(toWorkCompletion(decodeWorkCompletion(this.#words, i)));

@@ -252,6 +252,25 @@ export class Qp implements CompletionSink {
     return entries.map((e) => e.wrId);
   }
 
+  /**
+   * Parses a list of send requests once (legacy path) for repeated posting with
+   * {@link PreparedSend.post}: the per-post cost is one native call. The wrIds are fixed
+   * (auto-numbered once when absent).
+   */
+  prepare(wrs: SendWr | readonly SendWr[]): PreparedSend {
+    const list = Array.isArray(wrs) ? (wrs as readonly SendWr[]) : [wrs as SendWr];
+    const natives: NativeSendWr[] = [];
+    const entries: InFlight[] = [];
+    for (const wr of list) {
+      const keep: Mr[] = [];
+      const { native, signaled } = this.#toNativeSend(wr, keep);
+      natives.push(native);
+      entries.push({ wrId: native.wrId, signaled, keep });
+    }
+    const id = this.native.prepare(natives);
+    return new PreparedSend(this, id, entries, (e) => this.#sendQueue.push(...e));
+  }
+
   /** Posts receive requests (one call); returns their wrIds. */
   postRecv(wrs: RecvWr | readonly RecvWr[]): bigint[] {
     const list = Array.isArray(wrs) ? (wrs as readonly RecvWr[]) : [wrs as RecvWr];
@@ -304,5 +323,68 @@ export class Qp implements CompletionSink {
   /** The device name (for messages). */
   get device(): string {
     return this.#device;
+  }
+}
+
+/** A send list parsed once by {@link Qp.prepare}; `post()` rings one doorbell for it. */
+export class PreparedSend {
+  readonly #qp: Qp;
+  readonly #id: number;
+  readonly #entries: readonly InFlight[];
+  readonly #track: (entries: readonly InFlight[]) => void;
+  #released = false;
+
+  /** @internal */
+  constructor(
+    qp: Qp,
+    id: number,
+    entries: readonly InFlight[],
+    track: (e: readonly InFlight[]) => void,
+  ) {
+    this.#qp = qp;
+    this.#id = id;
+    this.#entries = entries;
+    this.#track = track;
+  }
+
+  /** The wrIds of the list. */
+  get wrIds(): bigint[] {
+    return this.#entries.map((e) => e.wrId);
+  }
+
+  /** `ibv_post_send` of the whole list. EBADF if released or if one of its MRs was closed. */
+  post(): void {
+    if (this.#released)
+      throw new VerbsError(
+        'EBADF',
+        9,
+        'ibv_post_send',
+        this.#qp.device,
+        'the prepared list was released',
+      );
+    for (const e of this.#entries)
+      for (const mr of e.keep)
+        if (mr.closed)
+          throw new VerbsError(
+            'EBADF',
+            9,
+            'ibv_post_send',
+            this.#qp.device,
+            'a prepared request uses a closed MR',
+          );
+    this.#qp.native.postPrepared(this.#id);
+    this.#track(this.#entries);
+  }
+
+  /** Frees the parsed list; idempotent. */
+  release(): void {
+    if (this.#released) return;
+    this.#released = true;
+    if (!this.#qp.closed) this.#qp.native.unprepare(this.#id);
+  }
+
+  /** Same as {@link release}. */
+  [Symbol.dispose](): void {
+    this.release();
   }
 }

@@ -219,4 +219,31 @@ describe('RC operations on rxe0', () => {
     target.close();
     cq.close();
   });
+
+  it('a prepared list posts again and again, and refuses after release or a closed MR', async () => {
+    lo = rxeLoopback();
+    const target = lo.pd.regMr(u64Buffer(0x0123456789abcdefn), ['LOCAL_WRITE', 'REMOTE_ATOMIC']);
+    const old = lo.pd.regMr(Buffer.alloc(8), ['LOCAL_WRITE']);
+    const fa = lo.a.prepare({
+      wrId: 0x5a5a0001n,
+      opcode: 'ATOMIC_FETCH_AND_ADD',
+      sgList: [old.sge()],
+      remote: target.remote(),
+      add: 0x100n,
+    });
+    expect(fa.wrIds).toEqual([0x5a5a0001n]);
+    for (let i = 0; i < 3; i++) {
+      fa.post();
+      const wc = await lo.cq.next({ timeoutMs: 10_000 });
+      expect(wc.wrId).toBe(0x5a5a0001n);
+      expect(old.buffer.readBigUInt64LE()).toBe(0x0123456789abcdefn + BigInt(i) * 0x100n);
+    }
+    expect(target.buffer.readBigUInt64LE()).toBe(0x0123456789abcdefn + 0x300n);
+    old.close();
+    expect(() => fa.post()).toThrow(expect.objectContaining({ code: 'EBADF' }));
+    fa.release();
+    expect(() => fa.post()).toThrow(expect.objectContaining({ code: 'EBADF' }));
+    expect(lo.a.inFlight.send).toBe(0);
+    target.close();
+  });
 });
