@@ -101,16 +101,19 @@ export interface CaptureDecode {
   readonly items: readonly CaptureItem[];
 }
 
-/** The frame that supplied byte `offset` of a direction's first run. */
+/** The frame that supplied byte `offset` of a direction's first run (binary search). */
 function frameAt(dir: TcpDirection, offset: number): number {
-  const run = dir.runs[0];
-  if (run === undefined) return 0;
-  let best = run.pieces[0]?.frameIndex ?? 0;
-  for (const p of run.pieces) {
-    if (p.offset > offset) break;
-    best = p.frameIndex;
+  const pieces = dir.runs[0]?.pieces ?? [];
+  let lo = 0;
+  let hi = pieces.length - 1;
+  if (hi < 0) return 0;
+  // Last piece whose offset is <= `offset` (pieces are in stream order).
+  while (lo < hi) {
+    const mid = (lo + hi + 1) >> 1;
+    if (pieces[mid]!.offset <= offset) lo = mid;
+    else hi = mid - 1;
   }
-  return best;
+  return pieces[lo]!.frameIndex;
 }
 
 function startsWithMpaFrame(dir: TcpDirection): boolean {
