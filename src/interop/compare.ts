@@ -14,6 +14,7 @@ export const COMPARED_FIELDS = [
   'responderImm',
   'memoryAfter',
   'requesterQpState',
+  'wire',
 ] as const satisfies readonly (keyof Outcome)[];
 
 export type ComparedField = (typeof COMPARED_FIELDS)[number];

@@ -8,6 +8,7 @@ import { projectIwarp, projectRoce, type VerbsScenario } from '../engine/project
 import type { WorkRequest } from '../engine/requester/work-request.js';
 import { ACCESS_FLAGS } from '../engine/verbs-model/access-flags.js';
 import { DEVICES, type Outcome, type Scenario } from './scenario.js';
+import { type WireRegion, wireLine } from './wire.js';
 
 /** The engine's stand-ins for what the kernel assigns (any values do; these are fixed). */
 const REMOTE_STAG = 0x1a2b3c4d;
@@ -16,6 +17,9 @@ const REMOTE_BASE = 0x7f3a_1000_0000n;
 const REMOTE_LENGTH = 32;
 const PROTECTION_DOMAIN = 1;
 const RECEIVE_ID = 0x52n;
+/** The requester's buffer (RDMA Read lands there). */
+const LOCAL_STAG = 0x5e6f7a8b;
+const LOCAL_BASE = 0x7f3a_2000_0000n;
 const WR_ID = 0x57n;
 
 function littleEndianWord(value: bigint): Uint8Array {
@@ -61,14 +65,41 @@ function workRequestOf(scenario: Scenario): WorkRequest {
         payload: littleEndianWord(op.payload),
         immData: op.imm,
       };
+    case 'RDMA_WRITE':
+      return {
+        wrId: WR_ID,
+        opcode: 'IBV_WR_RDMA_WRITE',
+        remoteAddr,
+        rkey: REMOTE_STAG,
+        payload: littleEndianWord(op.payload),
+      };
+    case 'SEND':
+      return { wrId: WR_ID, opcode: 'IBV_WR_SEND', payload: littleEndianWord(op.payload) };
+    case 'RDMA_READ':
+      return {
+        wrId: WR_ID,
+        opcode: 'IBV_WR_RDMA_READ',
+        remoteAddr,
+        rkey: REMOTE_STAG,
+        length: 8,
+        localSTag: LOCAL_STAG,
+        localAddr: LOCAL_BASE,
+      };
   }
 }
+
+/** The engine's memory regions, named as the wire lines name them. */
+export const ENGINE_REGIONS: readonly WireRegion[] = [
+  { name: 'remote', stag: REMOTE_STAG, base: REMOTE_BASE },
+  { name: 'local', stag: LOCAL_STAG, base: LOCAL_BASE },
+];
 
 /** The engine's VerbsScenario for a scenario. */
 export function verbsScenarioOf(scenario: Scenario): VerbsScenario {
   const contents = new Uint8Array(REMOTE_LENGTH);
   contents.set(littleEndianWord(scenario.initial), scenario.remoteOffset);
   const op = scenario.operation.kind;
+  const receives = op === 'SEND_WITH_IMM' || op === 'RDMA_WRITE_WITH_IMM' || op === 'SEND';
   // Write-with-immediate consumes a receive too; 8 bytes suit both transports (an RFC 7306
   // Immediate Data message delivers 8 bytes into it, RoCE does not use its SGEs).
   const receiveLength = 8;
@@ -87,11 +118,19 @@ export function verbsScenarioOf(scenario: Scenario): VerbsScenario {
           contents,
         },
       ],
-      receives:
-        op === 'SEND_WITH_IMM' || op === 'RDMA_WRITE_WITH_IMM'
-          ? [{ id: RECEIVE_ID, length: receiveLength }]
-          : [],
+      receives: receives ? [{ id: RECEIVE_ID, length: receiveLength }] : [],
       protectionDomain: PROTECTION_DOMAIN,
+    },
+    requester: {
+      localBuffers: [
+        {
+          stag: LOCAL_STAG,
+          baseTaggedOffset: LOCAL_BASE,
+          length: 8,
+          access: ACCESS_FLAGS.IBV_ACCESS_LOCAL_WRITE,
+          protectionDomain: PROTECTION_DOMAIN,
+        },
+      ],
     },
     workRequests: [workRequestOf(scenario)],
   };
@@ -105,14 +144,23 @@ export function expectedOutcome(scenario: Scenario): Outcome {
       : projectIwarp(verbsScenarioOf(scenario));
   const [received] = projected.responder.completions;
   // A Send lands in the receive buffer, which the kernel side places over the target word.
+  const sendLike =
+    scenario.operation.kind === 'SEND_WITH_IMM' || scenario.operation.kind === 'SEND';
   const memory =
-    scenario.operation.kind === 'SEND_WITH_IMM' && received?.data !== undefined
+    sendLike && received?.data !== undefined
       ? received.data
       : projected.memory.get(REMOTE_STAG)?.subarray(scenario.remoteOffset);
   const memoryAfter =
     memory === undefined || memory.byteLength < 8
       ? scenario.initial
       : new DataView(memory.buffer, memory.byteOffset, memory.byteLength).getBigUint64(0, true);
+  const wire = scenario.captureWire
+    ? {
+        wire: projected.iwarpWire
+          .map((w) => wireLine(w.from, w.message, ENGINE_REGIONS))
+          .join('\n'),
+      }
+    : {};
   const [notExpressible] = projected.notExpressible;
   if (notExpressible !== undefined) {
     return {
@@ -120,6 +168,7 @@ export function expectedOutcome(scenario: Scenario): Outcome {
       note: notExpressible.detail,
       memoryAfter,
       requesterQpState: projected.requester.qpState,
+      ...wire,
     };
   }
   const [sent] = projected.requester.completions;
@@ -132,6 +181,7 @@ export function expectedOutcome(scenario: Scenario): Outcome {
     ...(ok && sent.opcode !== undefined ? { requesterOpcode: sent.opcode } : {}),
     ...(ok && atomic ? { requesterByteLen: sent.byteLen } : {}),
     ...(ok && atomic && sent.atomicOriginal !== undefined ? { fetched: sent.atomicOriginal } : {}),
+    ...(ok && scenario.operation.kind === 'RDMA_READ' ? { fetched: readData(projected) } : {}),
     ...(received === undefined
       ? {}
       : {
@@ -143,5 +193,21 @@ export function expectedOutcome(scenario: Scenario): Outcome {
         }),
     memoryAfter,
     requesterQpState: projected.requester.qpState,
+    ...wire,
   };
+}
+
+/**
+ * The 8 bytes an RDMA Read brought back. The projection keeps the requester's memory to
+ * itself, so: on iWARP the Read Response payload the engine emitted; on RoCE the remote
+ * word (a Read does not change it, and the engine's responder sends exactly it).
+ */
+function readData(projected: ReturnType<typeof projectIwarp>): bigint {
+  const response = projected.iwarpWire.find((w) => w.message.kind === 'rdma-read-response');
+  const bytes =
+    response !== undefined && 'payload' in response.message
+      ? response.message.payload
+      : projected.memory.get(REMOTE_STAG)?.subarray(8);
+  if (bytes === undefined || bytes.byteLength < 8) return 0n;
+  return new DataView(bytes.buffer, bytes.byteOffset, 8).getBigUint64(0, true);
 }

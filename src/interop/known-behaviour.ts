@@ -28,7 +28,14 @@ const SIW_ATOMICS = [
   'siw-cmp-swap-match',
   'siw-cmp-swap-mismatch',
 ];
-const SIW_ALL = [...SIW_ATOMICS, 'siw-write-imm', 'siw-send-imm'];
+const SIW_ALL = [
+  'siw-write',
+  'siw-send',
+  'siw-read',
+  ...SIW_ATOMICS,
+  'siw-write-imm',
+  'siw-send-imm',
+];
 
 export const KNOWN_BEHAVIOUR: readonly KnownBehaviour[] = [
   {

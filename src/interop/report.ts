@@ -36,6 +36,9 @@ function details(result: ScenarioResult): string {
         k.requesterStatus,
         k.fetched === undefined ? undefined : `fetched ${formatValue(k.fetched)}`,
         `memory ${formatValue(k.memoryAfter)}`,
+        k.wire === undefined
+          ? undefined
+          : `${k.wire.split('\n').filter(Boolean).length} wire messages identical`,
       ]
         .filter((x) => x !== undefined)
         .join(', '),

@@ -36,6 +36,7 @@ const ABSENT_AFTER_REFUSED_POST: readonly FieldDifference['field'][] = [
   'responderOpcode',
   'responderByteLen',
   'responderImm',
+  'wire',
 ];
 
 export function judge(
@@ -54,7 +55,8 @@ export function judge(
   const explained = (d: FieldDifference): boolean =>
     findings.some((k) => k.field === d.field && k.kernel === d.kernel) ||
     (refusedPost &&
-      ((ABSENT_AFTER_REFUSED_POST.includes(d.field) && d.kernel === formatValue(undefined)) ||
+      ((ABSENT_AFTER_REFUSED_POST.includes(d.field) &&
+        (d.kernel === formatValue(undefined) || d.kernel === '')) ||
         (d.field === 'memoryAfter' && d.kernel === formatValue(scenario.initial))));
   const unexplained = differences.filter((d) => !explained(d));
   const verdict: Verdict =

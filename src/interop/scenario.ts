@@ -21,7 +21,10 @@ export type ScenarioOperation =
   | { readonly kind: 'FETCH_AND_ADD'; readonly add: bigint }
   | { readonly kind: 'CMP_AND_SWP'; readonly compare: bigint; readonly swap: bigint }
   | { readonly kind: 'RDMA_WRITE_WITH_IMM'; readonly payload: bigint; readonly imm: number }
-  | { readonly kind: 'SEND_WITH_IMM'; readonly payload: bigint; readonly imm: number };
+  | { readonly kind: 'SEND_WITH_IMM'; readonly payload: bigint; readonly imm: number }
+  | { readonly kind: 'RDMA_WRITE'; readonly payload: bigint }
+  | { readonly kind: 'SEND'; readonly payload: bigint }
+  | { readonly kind: 'RDMA_READ' };
 
 export interface Scenario {
   /** Stable identifier, used to record known provider behaviour. */
@@ -37,6 +40,11 @@ export interface Scenario {
   readonly remoteOffset: number;
   /** Access rights of the responder's memory region. */
   readonly remoteAccess: readonly Access[];
+  /**
+   * Capture the connection and compare the messages on the wire too. Only siw traffic is
+   * visible (kernel TCP on lo); rxe delivers between its own QPs without touching a netdev.
+   */
+  readonly captureWire: boolean;
 }
 
 /**
@@ -53,7 +61,7 @@ export interface Outcome {
   readonly requesterStatus?: string;
   readonly requesterOpcode?: string;
   readonly requesterByteLen?: number;
-  /** Atomics: the value fetched into the requester's buffer. */
+  /** Atomics and RDMA Read: the value that landed in the requester's buffer. */
   readonly fetched?: bigint;
   /** The responder's completion (receives, write-with-immediate). */
   readonly responderStatus?: string;
@@ -65,6 +73,8 @@ export interface Outcome {
   readonly memoryAfter: bigint;
   /** The requester QP's state after the operation completed. */
   readonly requesterQpState: string;
+  /** With `captureWire`: the iWARP messages, one line each (wire.ts), joined by newlines. */
+  readonly wire?: string;
   /** Explanation shown with the outcome; not compared. */
   readonly note?: string;
 }

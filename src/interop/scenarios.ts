@@ -19,7 +19,36 @@ const ALIGNED = 8;
 const MISALIGNED = 12;
 
 function forDevice(device: 'rxe0' | 'siw0', prefix: string): Scenario[] {
+  const captureWire = device === 'siw0';
+  const common = {
+    device,
+    postPath: 'legacy',
+    initial: WORD,
+    remoteAccess: ATOMIC_MR,
+    captureWire,
+  } as const;
   return [
+    {
+      ...common,
+      id: `${prefix}-write`,
+      title: 'RDMA Write',
+      operation: { kind: 'RDMA_WRITE', payload: PAYLOAD },
+      remoteOffset: ALIGNED,
+    },
+    {
+      ...common,
+      id: `${prefix}-send`,
+      title: 'Send',
+      operation: { kind: 'SEND', payload: PAYLOAD },
+      remoteOffset: ALIGNED,
+    },
+    {
+      ...common,
+      id: `${prefix}-read`,
+      title: 'RDMA Read',
+      operation: { kind: 'RDMA_READ' },
+      remoteOffset: ALIGNED,
+    },
     {
       id: `${prefix}-fetch-add`,
       title: 'FetchAdd',
@@ -29,6 +58,7 @@ function forDevice(device: 'rxe0' | 'siw0', prefix: string): Scenario[] {
       initial: WORD,
       remoteOffset: ALIGNED,
       remoteAccess: ATOMIC_MR,
+      captureWire,
     },
     {
       id: `${prefix}-fetch-add-wrap`,
@@ -39,6 +69,7 @@ function forDevice(device: 'rxe0' | 'siw0', prefix: string): Scenario[] {
       initial: WORD,
       remoteOffset: ALIGNED,
       remoteAccess: ATOMIC_MR,
+      captureWire,
     },
     {
       id: `${prefix}-cmp-swap-match`,
@@ -49,6 +80,7 @@ function forDevice(device: 'rxe0' | 'siw0', prefix: string): Scenario[] {
       initial: WORD,
       remoteOffset: ALIGNED,
       remoteAccess: ATOMIC_MR,
+      captureWire,
     },
     {
       id: `${prefix}-cmp-swap-mismatch`,
@@ -59,6 +91,7 @@ function forDevice(device: 'rxe0' | 'siw0', prefix: string): Scenario[] {
       initial: WORD,
       remoteOffset: ALIGNED,
       remoteAccess: ATOMIC_MR,
+      captureWire,
     },
     {
       id: `${prefix}-write-imm`,
@@ -69,6 +102,7 @@ function forDevice(device: 'rxe0' | 'siw0', prefix: string): Scenario[] {
       initial: WORD,
       remoteOffset: ALIGNED,
       remoteAccess: ATOMIC_MR,
+      captureWire,
     },
     {
       id: `${prefix}-send-imm`,
@@ -79,6 +113,7 @@ function forDevice(device: 'rxe0' | 'siw0', prefix: string): Scenario[] {
       initial: WORD,
       remoteOffset: ALIGNED,
       remoteAccess: ATOMIC_MR,
+      captureWire,
     },
   ];
 }
@@ -94,6 +129,7 @@ const RXE_ERRORS: Scenario[] = [
     initial: WORD,
     remoteOffset: ALIGNED,
     remoteAccess: ATOMIC_MR,
+    captureWire: false,
   },
   {
     id: 'rxe-misaligned-legacy',
@@ -104,6 +140,7 @@ const RXE_ERRORS: Scenario[] = [
     initial: WORD,
     remoteOffset: MISALIGNED,
     remoteAccess: ATOMIC_MR,
+    captureWire: false,
   },
   {
     id: 'rxe-misaligned-ex',
@@ -114,6 +151,7 @@ const RXE_ERRORS: Scenario[] = [
     initial: WORD,
     remoteOffset: MISALIGNED,
     remoteAccess: ATOMIC_MR,
+    captureWire: false,
   },
   {
     id: 'rxe-no-remote-atomic',
@@ -124,6 +162,7 @@ const RXE_ERRORS: Scenario[] = [
     initial: WORD,
     remoteOffset: ALIGNED,
     remoteAccess: NO_ATOMIC_MR,
+    captureWire: false,
   },
 ];
 

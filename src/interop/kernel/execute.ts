@@ -9,6 +9,8 @@ import type { Cq } from '../../verbs/cq.js';
 import { VerbsError } from '../../verbs/errors.js';
 import type { SendWr } from '../../verbs/qp.js';
 import type { Outcome, Scenario } from '../scenario.js';
+import { type WireRegion, wireLine } from '../wire.js';
+import { type Capture, startCapture } from './capture.js';
 import { connectLoopback } from './loopback.js';
 
 /** Where write-with-immediate's receive buffer sits in the responder's 32-byte buffer. */
@@ -45,25 +47,48 @@ function sendWrOf(scenario: Scenario, local: SendWr['sgList'], remote: SendWr['r
       return { opcode: 'RDMA_WRITE_WITH_IMM', sgList: local, remote, immData: op.imm };
     case 'SEND_WITH_IMM':
       return { opcode: 'SEND_WITH_IMM', sgList: local, immData: op.imm };
+    case 'RDMA_WRITE':
+      return { opcode: 'RDMA_WRITE', sgList: local, remote };
+    case 'SEND':
+      return { opcode: 'SEND', sgList: local };
+    case 'RDMA_READ':
+      return { opcode: 'RDMA_READ', sgList: local, remote };
   }
 }
 
 /** Runs `scenario` on its device; connection failures are thrown, protocol outcomes returned. */
 export async function runOnKernel(scenario: Scenario): Promise<Outcome> {
-  const pair = await connectLoopback(scenario.device, scenario.postPath === 'ex');
+  let capture: Capture | undefined;
+  const pair = await connectLoopback(
+    scenario.device,
+    scenario.postPath === 'ex',
+    scenario.captureWire
+      ? async (port) => {
+          capture = await startCapture(port);
+        }
+      : undefined,
+  );
   try {
     const op = scenario.operation;
     // Responder memory: the 64-bit word in host (little-endian) order at remoteOffset.
     const remoteBuffer = Buffer.alloc(32);
     remoteBuffer.writeBigUInt64LE(scenario.initial, scenario.remoteOffset);
     const remoteMr = pair.registerMemory(remoteBuffer, scenario.remoteAccess);
-    // Requester memory: where a fetched value lands, or the payload to send.
+    // Requester memory: where a fetched or read value lands, or the payload to send.
     const localBuffer = Buffer.alloc(8);
-    if (op.kind === 'RDMA_WRITE_WITH_IMM' || op.kind === 'SEND_WITH_IMM') {
-      localBuffer.writeBigUInt64LE(op.payload);
-    }
+    if ('payload' in op) localBuffer.writeBigUInt64LE(op.payload);
     const localMr = pair.registerMemory(localBuffer, ['LOCAL_WRITE']);
-    if (op.kind === 'SEND_WITH_IMM') {
+    const regions: WireRegion[] = [
+      { name: 'remote', stag: remoteMr.rkey, base: remoteMr.addr },
+      { name: 'local', stag: localMr.lkey, base: localMr.addr },
+    ];
+    const wire = async (): Promise<Pick<Outcome, 'wire'>> => {
+      if (capture === undefined) return {};
+      const messages = await capture.stop();
+      capture = undefined;
+      return { wire: messages.map((m) => wireLine(m.from, m.message, regions)).join('\n') };
+    };
+    if (op.kind === 'SEND_WITH_IMM' || op.kind === 'SEND') {
       pair.responder.postRecv({ sgList: [remoteMr.sge(scenario.remoteOffset, 8)] });
     } else if (op.kind === 'RDMA_WRITE_WITH_IMM') {
       // Write-with-immediate consumes a receive WQE (8 bytes, clear of the target word:
@@ -79,17 +104,20 @@ export async function runOnKernel(scenario: Scenario): Promise<Outcome> {
         post: error.code,
         memoryAfter: remoteBuffer.readBigUInt64LE(scenario.remoteOffset),
         requesterQpState: `IBV_QPS_${pair.requester.query().state ?? 'UNKNOWN'}`,
+        ...(await wire()),
       };
     }
     const requesterWc = await pollOne(pair.requesterCq, COMPLETION_TIMEOUT_MS);
     const responderWc = await pollOne(pair.responderCq, RESPONDER_GRACE_MS);
+    const fetches =
+      op.kind === 'FETCH_AND_ADD' || op.kind === 'CMP_AND_SWP' || op.kind === 'RDMA_READ';
     const atomic = op.kind === 'FETCH_AND_ADD' || op.kind === 'CMP_AND_SWP';
     return {
       post: 'ok',
       requesterStatus: requesterWc?.status ?? 'no completion',
       ...(requesterWc?.ok ? { requesterOpcode: requesterWc.opcode ?? 'unknown' } : {}),
       ...(requesterWc?.ok && atomic ? { requesterByteLen: requesterWc.byteLen } : {}),
-      ...(requesterWc?.ok && atomic ? { fetched: localBuffer.readBigUInt64LE(0) } : {}),
+      ...(requesterWc?.ok && fetches ? { fetched: localBuffer.readBigUInt64LE(0) } : {}),
       ...(responderWc === undefined
         ? {}
         : {
@@ -100,8 +128,10 @@ export async function runOnKernel(scenario: Scenario): Promise<Outcome> {
           }),
       memoryAfter: remoteBuffer.readBigUInt64LE(scenario.remoteOffset),
       requesterQpState: `IBV_QPS_${pair.requester.query().state ?? 'UNKNOWN'}`,
+      ...(await wire()),
     };
   } finally {
+    await (capture as Capture | undefined)?.stop().catch(() => []);
     await pair.close();
   }
 }

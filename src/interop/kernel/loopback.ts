@@ -56,12 +56,19 @@ function pairOf(
 const SIW_ADDRESS = '198.51.100.1';
 const IRD_ORD = 4;
 
-/** Connects a loopback pair on `device`; `extended` asks for an ibv_wr_* requester. */
+/**
+ * Connects a loopback pair on `device`; `extended` asks for an ibv_wr_* requester.
+ * `beforeConnect` runs once the rdma_cm listener has its port (siw only), e.g. to start a
+ * capture.
+ */
 export async function connectLoopback(
   device: DeviceName,
   extended: boolean,
+  beforeConnect: (port: number) => Promise<void> = async () => {},
 ): Promise<LoopbackPair> {
-  return device === 'rxe0' ? connectByHand(device, extended) : connectThroughCm(extended);
+  return device === 'rxe0'
+    ? connectByHand(device, extended)
+    : connectThroughCm(extended, beforeConnect);
 }
 
 async function connectByHand(device: DeviceName, extended: boolean): Promise<LoopbackPair> {
@@ -116,7 +123,10 @@ class Teardown {
   }
 }
 
-async function connectThroughCm(extended: boolean): Promise<LoopbackPair> {
+async function connectThroughCm(
+  extended: boolean,
+  beforeConnect: (port: number) => Promise<void>,
+): Promise<LoopbackPair> {
   if (extended) {
     throw new Error('siw has no extended QPs (libsiw implements no create_qp_ex)');
   }
@@ -126,6 +136,7 @@ async function connectThroughCm(extended: boolean): Promise<LoopbackPair> {
     const listener = teardown.add(channel.createId(), (id) => id.close());
     listener.bindAddr(SIW_ADDRESS, 0);
     listener.listen();
+    await beforeConnect(listener.localPort);
     const client = teardown.add(channel.createId(), (id) => id.close());
     await client.resolveAddr(SIW_ADDRESS, listener.localPort);
     await client.resolveRoute();

@@ -1,0 +1,89 @@
+/**
+ * tcpdump around one siw connection: started after the listener is bound (so the filter
+ * can name its port) and before the client connects (so the MPA Request/Reply is in the
+ * capture, which the stream decoder needs to know the CRC and marker settings).
+ */
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { decodeCaptureMessages, type FpduItem } from '../../codec/capture/index.js';
+import type { RdmapMessage } from '../../codec/iwarp/messages.js';
+import type { WireDirection } from '../wire.js';
+
+export interface CapturedMessage {
+  readonly from: WireDirection;
+  readonly message: RdmapMessage;
+}
+
+export interface Capture {
+  /** Stops tcpdump and decodes what it saw; client-to-server is the requester. */
+  stop(): Promise<CapturedMessage[]>;
+}
+
+const READY_TIMEOUT_MS = 20_000;
+const SETTLE_MS = 300;
+
+/** Starts tcpdump on `lo` for TCP `port`; resolves once it is listening. */
+export async function startCapture(port: number): Promise<Capture> {
+  const dir = mkdtempSync(join(tmpdir(), 'rdma-interop-capture-'));
+  const file = join(dir, 'capture.pcap');
+  // --immediate-mode: hand each packet over at once (TPACKET_V3 otherwise holds packets in
+  // a block until it fills or times out, and SIGINT can end tcpdump before they arrive).
+  const tcpdump = spawn(
+    'tcpdump',
+    ['-i', 'lo', '--immediate-mode', '-U', '-s', '0', '-w', file, `tcp port ${port}`],
+    {
+      stdio: ['ignore', 'ignore', 'pipe'],
+    },
+  );
+  const exited = new Promise<void>((resolve) => tcpdump.on('exit', () => resolve()));
+  await new Promise<void>((resolve, reject) => {
+    let stderr = '';
+    const timer = setTimeout(() => {
+      tcpdump.kill('SIGKILL');
+      reject(new Error(`tcpdump did not start within ${READY_TIMEOUT_MS} ms: ${stderr}`));
+    }, READY_TIMEOUT_MS);
+    tcpdump.stderr.on('data', (chunk: Buffer) => {
+      stderr += chunk.toString();
+      // tcpdump announces "listening on lo, link-type ..." once the socket is open.
+      if (stderr.includes('listening on')) {
+        clearTimeout(timer);
+        resolve();
+      }
+    });
+    tcpdump.on('error', (error) => {
+      clearTimeout(timer);
+      reject(error);
+    });
+  });
+  return {
+    stop: async () => {
+      // The last segments were sent before the completion we just reaped; give the
+      // capture a moment to write them.
+      await new Promise((resolve) => setTimeout(resolve, SETTLE_MS));
+      tcpdump.kill('SIGINT');
+      await exited;
+      try {
+        const decoded = decodeCaptureMessages(readFileSync(file));
+        if (!decoded.ok) throw decoded.error;
+        const problem = decoded.value.items.find((i) => i.kind === 'problem');
+        if (problem !== undefined && problem.kind === 'problem') throw problem.error;
+        return decoded.value.items
+          .filter((i): i is FpduItem => i.kind === 'fpdu')
+          .flatMap((i) =>
+            i.fpdu.message.ok
+              ? [
+                  {
+                    from: i.direction === 'client-to-server' ? 'requester' : 'responder',
+                    message: i.fpdu.message.value,
+                  } as const,
+                ]
+              : [],
+          );
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    },
+  };
+}

@@ -1,0 +1,64 @@
+/**
+ * The iWARP messages of a scenario as comparable lines, the same for the engine's emitted
+ * messages and for a capture decoded by the codec. STags and tagged offsets are named
+ * relative to the scenario's memory regions (`remote`, `local`), because the engine's
+ * stand-in keys and addresses differ from the ones the kernel assigns; everything else
+ * (queue numbers, MSN, MO, L bit, sizes, payload bytes) is compared as it is.
+ */
+import type { RdmapMessage } from '../codec/iwarp/messages.js';
+
+/** A memory region as the wire refers to it. */
+export interface WireRegion {
+  readonly name: string;
+  readonly stag: number;
+  /** Tagged offset of the region's first byte (its address, without ZERO_BASED). */
+  readonly base: bigint;
+}
+
+export type WireDirection = 'requester' | 'responder';
+
+function hexBytes(bytes: Uint8Array): string {
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('hex');
+}
+
+function stagName(stag: number, regions: readonly WireRegion[]): string {
+  return regions.find((r) => r.stag === stag)?.name ?? `0x${stag.toString(16).padStart(8, '0')}`;
+}
+
+function offsetName(stag: number, to: bigint, regions: readonly WireRegion[]): string {
+  const region = regions.find((r) => r.stag === stag);
+  return region === undefined ? `0x${to.toString(16)}` : `${region.name}+${to - region.base}`;
+}
+
+/** One line per message: direction, kind, DDP placement, the message's own fields. */
+export function wireLine(
+  from: WireDirection,
+  message: RdmapMessage,
+  regions: readonly WireRegion[],
+): string {
+  const ddp = message.ddp;
+  const placement = ddp.tagged
+    ? `stag=${stagName(ddp.stag, regions)} to=${offsetName(ddp.stag, ddp.taggedOffset, regions)}`
+    : `qn=${ddp.queueNumber} msn=${ddp.messageSequenceNumber} mo=${ddp.messageOffset}`;
+  const parts = [`${from}>`, message.kind, placement, ddp.last ? 'L' : 'notL'];
+  switch (message.kind) {
+    case 'rdma-read-request':
+      parts.push(
+        `sink=${stagName(message.sinkSTag, regions)}@${offsetName(message.sinkSTag, message.sinkTaggedOffset, regions)}`,
+        `size=${message.readSize}`,
+        `source=${stagName(message.sourceSTag, regions)}@${offsetName(message.sourceSTag, message.sourceTaggedOffset, regions)}`,
+      );
+      break;
+    case 'rdma-write':
+    case 'rdma-read-response':
+    case 'send':
+    case 'send-se':
+    case 'send-invalidate':
+    case 'send-se-invalidate':
+      parts.push(`payload=${hexBytes(message.payload)}`);
+      break;
+    default:
+      break;
+  }
+  return parts.join(' ');
+}
