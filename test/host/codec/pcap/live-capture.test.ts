@@ -18,9 +18,13 @@ import { decodeCapture } from '../../../../src/codec/pcap/capture.js';
 import { decodePcapng } from '../../../../src/codec/pcap/pcapng.js';
 import { encodeRocePacket } from '../../../../src/codec/roce/packet.js';
 import { makeTempDir } from '../../../helpers/pcap.js';
+import { tsharkColumns } from '../../../helpers/tshark.js';
 
 const CAN_CAPTURE =
-  process.getuid?.() === 0 && existsSync('/usr/bin/tcpdump') && existsSync('/usr/bin/dumpcap');
+  process.getuid?.() === 0 &&
+  existsSync('/usr/bin/tcpdump') &&
+  existsSync('/usr/bin/dumpcap') &&
+  existsSync('/usr/bin/tshark');
 
 const PACKET = encodeRocePacket({
   bth: { opcode: 0x05, destinationQp: 0x00c0de, psn: 0x0a0b0c, solicitedEvent: true },
@@ -120,9 +124,49 @@ describe.skipIf(!CAN_CAPTURE)('captures written by tcpdump and dumpcap', () => {
     ).toBe('00:00:00:00:00:00');
   });
 
-  it('tcpdump -i any: Linux cooked v2', () => expectRoce(files.any, 276));
+  // tshark decodes the cooked headers independently; ours must agree field by field.
+  const expectSllLikeTshark = (file: string) => {
+    const r = decodeCaptureMessages(readFileSync(file));
+    if (!r.ok) throw r.error;
+    const ours = r.value.items.flatMap((i) =>
+      i.kind === 'roce' && i.frame.link.kind === 'sll'
+        ? [
+            [
+              String(i.frame.link.header.packetType),
+              String(i.frame.link.header.hardwareType),
+              `0x${i.frame.link.header.protocol.toString(16).padStart(4, '0')}`,
+              i.frame.link.header.address,
+              i.frame.link.header.interfaceIndex === undefined
+                ? ''
+                : String(i.frame.link.header.interfaceIndex),
+            ],
+          ]
+        : [],
+    );
+    const theirs = tsharkColumns(file, [
+      'sll.pkttype',
+      'sll.hatype',
+      'sll.etype',
+      'sll.src.eth',
+      'sll.ifindex',
+    ]).map((row) =>
+      ['sll.pkttype', 'sll.hatype', 'sll.etype', 'sll.src.eth', 'sll.ifindex'].map(
+        (f) => row[f]?.[0] ?? '',
+      ),
+    );
+    expect(ours.length).toBeGreaterThanOrEqual(2);
+    expect(ours).toEqual(theirs);
+  };
 
-  it('tcpdump -i any -y LINUX_SLL: Linux cooked v1', () => expectRoce(files.sll1, 113));
+  it('tcpdump -i any: Linux cooked v2', () => {
+    expectRoce(files.any, 276);
+    expectSllLikeTshark(files.any);
+  });
+
+  it('tcpdump -i any -y LINUX_SLL: Linux cooked v1', () => {
+    expectRoce(files.sll1, 113);
+    expectSllLikeTshark(files.sll1);
+  });
 
   it('dumpcap: pcapng with options and statistics blocks', () => {
     expectRoce(files.ng, 1);
