@@ -27,6 +27,10 @@ function details(result: ScenarioResult): string {
   }
   if (consequences > 0)
     lines.push(`~ ${consequences} more: nothing happened after the refused post`);
+  const wire = result.kernel?.wire;
+  if (lines.length > 0 && wire && !result.differences.some((d) => d.field === 'wire')) {
+    lines.push(`= ${wire.split('\n').length} wire messages identical to the engine's`);
+  }
   for (const s of result.stale)
     lines.push(`! recorded ${s.field}=${s.kernel} [${s.id}] did not happen`);
   if (lines.length === 0 && result.kernel !== undefined) {
