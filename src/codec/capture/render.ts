@@ -165,6 +165,24 @@ function renderItem(lines: string[], item: CaptureItem): void {
       lines.push(
         `${head} RoCEv2 ${n?.source}:${t?.sourcePort} -> ${n?.destination}:${t?.destinationPort}`,
       );
+      const network = item.frame.network;
+      const checksumVerdict = (valid: boolean | undefined) =>
+        valid === undefined ? 'not checked' : valid ? 'valid' : 'INVALID (offloaded?)';
+      if (network?.kind === 'ipv4') {
+        const h = network.header;
+        lines.push(
+          `  IPv4 ttl ${h.ttl}, dscp ${h.dscp}, ecn ${h.ecn}, id ${h.identification}, checksum 0x${h.checksum.toString(16).padStart(4, '0')} [${checksumVerdict(h.checksumValid)}]`,
+        );
+      } else if (network?.kind === 'ipv6') {
+        const h = network.header;
+        lines.push(
+          `  IPv6 hop limit ${h.hopLimit}, traffic class ${h.trafficClass} (ecn ${h.trafficClass & 3}), flow label ${h.flowLabel}`,
+        );
+      }
+      if (t !== undefined && 'length' in t)
+        lines.push(
+          `  UDP length ${t.length}, checksum 0x${t.checksum.toString(16).padStart(4, '0')} [${t.checksum === 0 ? 'none' : checksumVerdict(t.checksumValid)}]`,
+        );
       if (!item.packet.ok) {
         lines.push(`  DecodeError ${item.packet.error.message}`);
         return;
