@@ -120,6 +120,8 @@ describe('rdma-interop decode', () => {
     expect(r.stderr).toBe('');
     expect(r.exitCode).toBe(0);
     expect(r.stdout).toContain('BTH RC_FETCH_ADD (0x14)');
+    expect(r.stdout).toMatch(/IPv4 ttl 64, dscp 0, ecn 0, id 0, checksum 0x[0-9a-f]{4} \[valid\]/);
+    expect(r.stdout).toMatch(/UDP length 52, checksum 0x[0-9a-f]{4} \[valid\]/);
     expect(r.stdout).toContain('virtualAddress: 0x0123456789abcdef');
     expect(r.stdout).toContain('BTH RC_ATOMIC_ACKNOWLEDGE (0x12)');
     expect(r.stdout).toContain('meaning: NAK REMOTE_ACCESS_ERROR');
