@@ -1,5 +1,11 @@
 /** Runs scenarios through the engine and the kernel and judges each comparison. */
-import { compareOutcomes, type FieldDifference, formatValue } from './compare.js';
+import {
+  COMPARED_FIELDS,
+  type ComparedField,
+  compareOutcomes,
+  type FieldDifference,
+  formatValue,
+} from './compare.js';
 import { expectedOutcome } from './expected.js';
 import { runOnKernel } from './kernel/execute.js';
 import { KNOWN_BEHAVIOUR, type KnownBehaviour } from './known-behaviour.js';
@@ -26,18 +32,13 @@ export interface ScenarioResult {
   readonly seconds: number;
 }
 
-/** Fields that a refused post leaves absent (nothing reached the wire). */
-const ABSENT_AFTER_REFUSED_POST: readonly FieldDifference['field'][] = [
-  'requesterStatus',
-  'requesterOpcode',
-  'requesterByteLen',
-  'fetched',
-  'responderStatus',
-  'responderOpcode',
-  'responderByteLen',
-  'responderImm',
-  'wire',
-];
+/**
+ * Fields that a refused post leaves absent (nothing reached the wire): everything but the
+ * post result itself, the memory (checked against its initial value) and the QP state.
+ */
+const ABSENT_AFTER_REFUSED_POST: readonly ComparedField[] = COMPARED_FIELDS.filter(
+  (f) => f !== 'post' && f !== 'memoryAfter' && f !== 'requesterQpState',
+);
 
 export function judge(
   scenario: Scenario,

@@ -2,7 +2,7 @@
  * The interop scenarios, as data. Values are exact 64-bit numbers that are not byte
  * palindromes, so that a byte-order slip anywhere (wire, memory, completion) shows.
  */
-import type { Scenario } from './scenario.js';
+import type { Scenario, ScenarioOperation } from './scenario.js';
 
 const WORD = 0x0123456789abcdefn;
 const ADDEND = 0x1111111122222222n;
@@ -18,157 +18,83 @@ const ALIGNED = 8;
 /** Not a multiple of 8: RFC 7306 §5.1 and IBTA o9-21 want naturally aligned atomics. */
 const MISALIGNED = 12;
 
+/** The operations every device is asked to do: [id suffix, title, operation]. */
+const COMMON_OPERATIONS: readonly (readonly [string, string, ScenarioOperation])[] = [
+  ['write', 'RDMA Write', { kind: 'RDMA_WRITE', payload: PAYLOAD }],
+  ['send', 'Send', { kind: 'SEND', payload: PAYLOAD }],
+  ['read', 'RDMA Read', { kind: 'RDMA_READ' }],
+  ['fetch-add', 'FetchAdd', { kind: 'FETCH_AND_ADD', add: ADDEND }],
+  ['fetch-add-wrap', 'FetchAdd wrapping at 2^64', { kind: 'FETCH_AND_ADD', add: WRAPPING_ADDEND }],
+  [
+    'cmp-swap-match',
+    'CmpSwap, compare matches',
+    { kind: 'CMP_AND_SWP', compare: WORD, swap: SWAP },
+  ],
+  [
+    'cmp-swap-mismatch',
+    'CmpSwap, compare differs in one bit',
+    { kind: 'CMP_AND_SWP', compare: WORD ^ 1n, swap: SWAP },
+  ],
+  [
+    'write-imm',
+    'RDMA Write with Immediate',
+    { kind: 'RDMA_WRITE_WITH_IMM', payload: PAYLOAD, imm: IMM },
+  ],
+  ['send-imm', 'Send with Immediate', { kind: 'SEND_WITH_IMM', payload: PAYLOAD, imm: IMM }],
+];
+
 function forDevice(device: 'rxe0' | 'siw0', prefix: string): Scenario[] {
-  const captureWire = device === 'siw0';
-  const common = {
+  return COMMON_OPERATIONS.map(([suffix, title, operation]) => ({
+    id: `${prefix}-${suffix}`,
+    title,
     device,
     postPath: 'legacy',
+    operation,
     initial: WORD,
+    remoteOffset: ALIGNED,
     remoteAccess: ATOMIC_MR,
-    captureWire,
-  } as const;
-  return [
-    {
-      ...common,
-      id: `${prefix}-write`,
-      title: 'RDMA Write',
-      operation: { kind: 'RDMA_WRITE', payload: PAYLOAD },
-      remoteOffset: ALIGNED,
-    },
-    {
-      ...common,
-      id: `${prefix}-send`,
-      title: 'Send',
-      operation: { kind: 'SEND', payload: PAYLOAD },
-      remoteOffset: ALIGNED,
-    },
-    {
-      ...common,
-      id: `${prefix}-read`,
-      title: 'RDMA Read',
-      operation: { kind: 'RDMA_READ' },
-      remoteOffset: ALIGNED,
-    },
-    {
-      id: `${prefix}-fetch-add`,
-      title: 'FetchAdd',
-      device,
-      postPath: 'legacy',
-      operation: { kind: 'FETCH_AND_ADD', add: ADDEND },
-      initial: WORD,
-      remoteOffset: ALIGNED,
-      remoteAccess: ATOMIC_MR,
-      captureWire,
-    },
-    {
-      id: `${prefix}-fetch-add-wrap`,
-      title: 'FetchAdd wrapping at 2^64',
-      device,
-      postPath: 'legacy',
-      operation: { kind: 'FETCH_AND_ADD', add: WRAPPING_ADDEND },
-      initial: WORD,
-      remoteOffset: ALIGNED,
-      remoteAccess: ATOMIC_MR,
-      captureWire,
-    },
-    {
-      id: `${prefix}-cmp-swap-match`,
-      title: 'CmpSwap, compare matches',
-      device,
-      postPath: 'legacy',
-      operation: { kind: 'CMP_AND_SWP', compare: WORD, swap: SWAP },
-      initial: WORD,
-      remoteOffset: ALIGNED,
-      remoteAccess: ATOMIC_MR,
-      captureWire,
-    },
-    {
-      id: `${prefix}-cmp-swap-mismatch`,
-      title: 'CmpSwap, compare differs in one bit',
-      device,
-      postPath: 'legacy',
-      operation: { kind: 'CMP_AND_SWP', compare: WORD ^ 1n, swap: SWAP },
-      initial: WORD,
-      remoteOffset: ALIGNED,
-      remoteAccess: ATOMIC_MR,
-      captureWire,
-    },
-    {
-      id: `${prefix}-write-imm`,
-      title: 'RDMA Write with Immediate',
-      device,
-      postPath: 'legacy',
-      operation: { kind: 'RDMA_WRITE_WITH_IMM', payload: PAYLOAD, imm: IMM },
-      initial: WORD,
-      remoteOffset: ALIGNED,
-      remoteAccess: ATOMIC_MR,
-      captureWire,
-    },
-    {
-      id: `${prefix}-send-imm`,
-      title: 'Send with Immediate',
-      device,
-      postPath: 'legacy',
-      operation: { kind: 'SEND_WITH_IMM', payload: PAYLOAD, imm: IMM },
-      initial: WORD,
-      remoteOffset: ALIGNED,
-      remoteAccess: ATOMIC_MR,
-      captureWire,
-    },
-  ];
+    // Only siw traffic can be captured: rxe loops QP-to-QP traffic back internally.
+    captureWire: device === 'siw0',
+  }));
 }
 
-/** Error paths that only a device that accepts atomics can reach. */
-const RXE_ERRORS: Scenario[] = [
-  {
-    id: 'rxe-fetch-add-ex',
-    title: 'FetchAdd through ibv_wr_*',
-    device: 'rxe0',
-    postPath: 'ex',
-    operation: { kind: 'FETCH_AND_ADD', add: ADDEND },
-    initial: WORD,
-    remoteOffset: ALIGNED,
-    remoteAccess: ATOMIC_MR,
-    captureWire: false,
-  },
-  {
-    id: 'rxe-misaligned-legacy',
-    title: 'misaligned FetchAdd, ibv_post_send',
-    device: 'rxe0',
-    postPath: 'legacy',
-    operation: { kind: 'FETCH_AND_ADD', add: ADDEND },
-    initial: WORD,
-    remoteOffset: MISALIGNED,
-    remoteAccess: ATOMIC_MR,
-    captureWire: false,
-  },
-  {
-    id: 'rxe-misaligned-ex',
-    title: 'misaligned FetchAdd, ibv_wr_*',
-    device: 'rxe0',
-    postPath: 'ex',
-    operation: { kind: 'FETCH_AND_ADD', add: ADDEND },
-    initial: WORD,
-    remoteOffset: MISALIGNED,
-    remoteAccess: ATOMIC_MR,
-    captureWire: false,
-  },
-  {
-    id: 'rxe-no-remote-atomic',
-    title: 'FetchAdd on an MR without REMOTE_ATOMIC',
-    device: 'rxe0',
-    postPath: 'legacy',
-    operation: { kind: 'FETCH_AND_ADD', add: ADDEND },
-    initial: WORD,
-    remoteOffset: ALIGNED,
-    remoteAccess: NO_ATOMIC_MR,
-    captureWire: false,
-  },
-];
+const FETCH_ADD: ScenarioOperation = { kind: 'FETCH_AND_ADD', add: ADDEND };
+
+/** Error paths, and the second post API, that only a device accepting atomics can reach. */
+const RXE_ATOMIC_PATHS: Scenario[] = (
+  [
+    ['rxe-fetch-add-ex', 'FetchAdd through ibv_wr_*', 'ex', ALIGNED, ATOMIC_MR],
+    [
+      'rxe-misaligned-legacy',
+      'misaligned FetchAdd, ibv_post_send',
+      'legacy',
+      MISALIGNED,
+      ATOMIC_MR,
+    ],
+    ['rxe-misaligned-ex', 'misaligned FetchAdd, ibv_wr_*', 'ex', MISALIGNED, ATOMIC_MR],
+    [
+      'rxe-no-remote-atomic',
+      'FetchAdd on an MR without REMOTE_ATOMIC',
+      'legacy',
+      ALIGNED,
+      NO_ATOMIC_MR,
+    ],
+  ] as const
+).map(([id, title, postPath, remoteOffset, remoteAccess]) => ({
+  id,
+  title,
+  device: 'rxe0',
+  postPath,
+  operation: FETCH_ADD,
+  initial: WORD,
+  remoteOffset,
+  remoteAccess,
+  captureWire: false,
+}));
 
 /** Every scenario, rxe first (the faster device to fail on), then siw. */
 export const SCENARIOS: readonly Scenario[] = [
   ...forDevice('rxe0', 'rxe'),
-  ...RXE_ERRORS,
+  ...RXE_ATOMIC_PATHS,
   ...forDevice('siw0', 'siw'),
 ];
