@@ -12,6 +12,7 @@
         "native/qp.cc",
         "native/fd_watcher.cc",
         "native/cm.cc",
+        "native/ah.cc",
         "native/crc32c.cc"
       ],
       "include_dirs": ["<!(node -p \"require('node-addon-api').include_dir\")"],

@@ -28,6 +28,7 @@ struct AddonData {
   Napi::FunctionReference qpCtor;
   Napi::FunctionReference cmIdCtor;
   Napi::FunctionReference eventChannelCtor;
+  Napi::FunctionReference ahCtor;
 };
 
 /// The symbolic name of an errno value ("EINVAL"), or "E<n>" when unknown.
@@ -104,6 +105,15 @@ struct CqHandle {
 };
 using CqPtr = std::shared_ptr<CqHandle>;
 
+struct AhHandle {
+  ibv_ah *ah = nullptr;
+  PdPtr pd;
+  ~AhHandle() {
+    if (ah != nullptr) ibv_destroy_ah(ah);
+  }
+};
+using AhPtr = std::shared_ptr<AhHandle>;
+
 struct EventChannelHandle {
   rdma_event_channel *channel = nullptr;
   ~EventChannelHandle() {
@@ -148,6 +158,9 @@ ContextPtr ContextFromJs(const Napi::Value &v, const char *call);
 PdPtr PdFromJs(const Napi::Value &v, const char *call);
 CqPtr CqFromJs(const Napi::Value &v, const char *call);
 CmIdPtr CmIdFromJs(const Napi::Value &v, const char *call);
+AhPtr AhFromJs(const Napi::Value &v, const char *call);
+/// Reads a JS address vector ({ dlid, sl, portNum, grh: { dgid, sgidIndex, ... } }).
+void ReadAhAttr(const Napi::Object &ah, ibv_ah_attr &out);
 /// A new JS Context object around an existing handle (used for rdma_cm's context).
 Napi::Object NewContextObject(Napi::Env env, const ContextPtr &ctx);
 /// A new JS Qp object around a QP that rdma_create_qp made on `id`.
@@ -166,5 +179,6 @@ void RegisterCq(Napi::Env env, Napi::Object exports);
 void RegisterQp(Napi::Env env, Napi::Object exports);
 void RegisterFdWatcher(Napi::Env env, Napi::Object exports);
 void RegisterCm(Napi::Env env, Napi::Object exports);
+void RegisterAh(Napi::Env env, Napi::Object exports);
 
 }  // namespace rdma_interop

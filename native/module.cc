@@ -14,6 +14,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   RegisterQp(env, exports);
   RegisterFdWatcher(env, exports);
   RegisterCm(env, exports);
+  RegisterAh(env, exports);
   RegisterCrc32c(env, exports);
   return exports;
 }

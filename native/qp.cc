@@ -215,27 +215,7 @@ class Qp : public Napi::ObjectWrap<Qp> {
     a.retry_cnt = static_cast<uint8_t>(ReadU32Prop(o, "retryCnt", 0, 7));
     a.rnr_retry = static_cast<uint8_t>(ReadU32Prop(o, "rnrRetry", 0, 7));
     Napi::Value ahv = o.Get("ahAttr");
-    if (ahv.IsObject()) {
-      Napi::Object ah = ahv.As<Napi::Object>();
-      a.ah_attr.dlid = static_cast<uint16_t>(ReadU32Prop(ah, "dlid", 0, 0xffff));
-      a.ah_attr.sl = static_cast<uint8_t>(ReadU32Prop(ah, "sl", 0, 15));
-      a.ah_attr.src_path_bits = static_cast<uint8_t>(ReadU32Prop(ah, "srcPathBits", 0, 127));
-      a.ah_attr.static_rate = static_cast<uint8_t>(ReadU32Prop(ah, "staticRate", 0, 255));
-      a.ah_attr.port_num = static_cast<uint8_t>(ReadU32Prop(ah, "portNum", 1, 255));
-      Napi::Value grhv = ah.Get("grh");
-      if (grhv.IsObject()) {
-        Napi::Object grh = grhv.As<Napi::Object>();
-        a.ah_attr.is_global = 1;
-        Napi::Value dgid = grh.Get("dgid");
-        if (!dgid.IsBuffer() || dgid.As<Napi::Buffer<uint8_t>>().Length() != 16)
-          throw Napi::TypeError::New(env, "grh.dgid must be a 16-byte Buffer");
-        std::memcpy(a.ah_attr.grh.dgid.raw, dgid.As<Napi::Buffer<uint8_t>>().Data(), 16);
-        a.ah_attr.grh.flow_label = ReadU32Prop(grh, "flowLabel", 0, 0xfffff);
-        a.ah_attr.grh.sgid_index = static_cast<uint8_t>(ReadU32Prop(grh, "sgidIndex", 0, 255));
-        a.ah_attr.grh.hop_limit = static_cast<uint8_t>(ReadU32Prop(grh, "hopLimit", 64, 255));
-        a.ah_attr.grh.traffic_class = static_cast<uint8_t>(ReadU32Prop(grh, "trafficClass", 0, 255));
-      }
-    }
+    if (ahv.IsObject()) ReadAhAttr(ahv.As<Napi::Object>(), a.ah_attr);
     CheckIbv(env, "ibv_modify_qp", device_, ibv_modify_qp(h->qp, &a, static_cast<int>(mask)));
     return env.Undefined();
   }
@@ -275,6 +255,7 @@ class Qp : public Napi::ObjectWrap<Qp> {
   struct SendChain {
     std::vector<ibv_send_wr> wrs;
     std::vector<std::vector<ibv_sge>> sges;
+    std::vector<AhPtr> ahs;  // UD destinations, alive as long as the chain
     void Link() {
       for (size_t i = 0; i < wrs.size(); i++) {
         wrs[i].sg_list = sges[i].empty() ? nullptr : sges[i].data();
@@ -312,6 +293,15 @@ class Qp : public Napi::ObjectWrap<Qp> {
           wr.wr.rdma.remote_addr = ReadU64Prop(o, "remoteAddr", 0);
           wr.wr.rdma.rkey = ReadU32Prop(o, "rkey", 0);
           break;
+      }
+      Napi::Value ah = o.Get("ah");
+      if (!ah.IsUndefined()) {
+        // UD: the union's ud member replaces rdma/atomic (SEND and SEND_WITH_IMM only).
+        AhPtr handle = AhFromJs(ah, "ibv_post_send");
+        chain.ahs.push_back(handle);
+        wr.wr.ud.ah = handle->ah;
+        wr.wr.ud.remote_qpn = ReadU32Prop(o, "remoteQpn", 0, 0xffffff);
+        wr.wr.ud.remote_qkey = ReadU32Prop(o, "remoteQkey", 0);
       }
     }
     chain.Link();

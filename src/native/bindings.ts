@@ -194,6 +194,16 @@ export interface NativeSendWr {
   swap?: bigint;
   /** ATOMIC_WRITE payload (extended path only). */
   atomicValue?: bigint;
+  /** UD: the destination's address handle, QPN and Q_Key (legacy path). */
+  ah?: NativeAh;
+  remoteQpn?: number;
+  remoteQkey?: number;
+}
+
+/** `ibv_ah`: a UD destination. */
+export interface NativeAh {
+  readonly closed: boolean;
+  close(): void;
 }
 
 /** An `ibv_recv_wr`. */
@@ -384,6 +394,7 @@ export interface NativeAddon {
   NativeQp: new (pd: NativePd, sendCq: NativeCq, recvCq: NativeCq, init: NativeQpInit) => NativeQp;
   NativeFdWatcher: new (fd: number, onReadable: (status: number) => void) => NativeFdWatcher;
   NativeEventChannel: new () => NativeEventChannel;
+  NativeAh: new (pd: NativePd, attr: NativeAhAttr) => NativeAh;
   NativeCmId: new (channel: NativeEventChannel) => NativeCmId;
 }
 

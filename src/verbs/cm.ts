@@ -94,7 +94,9 @@ export class EventChannel {
         this.#watcher = new (addon().NativeFdWatcher)(this.native.fd, () => this.drain());
       this.#watcher.start();
     } else {
-      this.#watcher?.stop();
+      // Dropped, not just stopped: its callback reference would keep this channel alive.
+      this.#watcher?.close();
+      this.#watcher = undefined;
     }
   }
 

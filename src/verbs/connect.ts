@@ -68,3 +68,10 @@ export function connectRcByHand(qp: Qp, params: RcConnectParams): void {
     rnrRetry: params.rnrRetry ?? 7,
   });
 }
+
+/** Moves a UD `qp` from RESET to RTS (no peer: each send names its destination). */
+export function readyUd(qp: Qp, params: { qkey: number; port?: number; sqPsn?: number }): void {
+  qp.modify({ state: 'INIT', pkeyIndex: 0, port: params.port ?? 1, qkey: params.qkey });
+  qp.modify({ state: 'RTR' });
+  qp.modify({ state: 'RTS', sqPsn: params.sqPsn ?? 0 });
+}

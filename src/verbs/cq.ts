@@ -123,7 +123,7 @@ export class Cq {
         signal?.removeEventListener('abort', onAbort);
         const i = this.#waiters.indexOf(waiter);
         if (i >= 0) this.#waiters.splice(i, 1);
-        if (this.#waiters.length === 0) this.#watcher?.stop();
+        if (this.#waiters.length === 0) this.#unwatch();
       };
       const waiter: Waiter = {
         resolve: (wc) => {
@@ -185,6 +185,13 @@ export class Cq {
     this.native.requestNotify(false);
     this.#watcher.start();
     this.#deliver();
+  }
+
+  // Drop the watcher once nobody waits: it holds a strong reference to its callback
+  // (and so to this CQ), which would keep a forgotten CQ from ever being collected.
+  #unwatch(): void {
+    this.#watcher?.close();
+    this.#watcher = undefined;
   }
 
   #onReadable(): void {

@@ -1,10 +1,40 @@
 /** Protection domains: the parent of memory regions and queue pairs. */
-import type { NativePd } from '../native/bindings.js';
+import type { NativeAh, NativePd } from '../native/bindings.js';
 import { QP_TYPE, type QpType } from './constants.js';
 import type { Cq } from './cq.js';
 import { type Access, accessMaskOf, Mr } from './mr.js';
 import { addon } from './native.js';
 import { Qp } from './qp.js';
+import { type AddressVector, nativeAv } from './qp-attr.js';
+
+/** An address handle (`ibv_ah`): the destination of UD sends. */
+export class Ah {
+  /** @internal */
+  readonly native: NativeAh;
+  /** The PD (kept reachable while this AH lives). */
+  readonly pd: Pd;
+
+  /** @internal use `Pd.createAh` */
+  constructor(native: NativeAh, pd: Pd) {
+    this.native = native;
+    this.pd = pd;
+  }
+
+  /** True once destroyed. */
+  get closed(): boolean {
+    return this.native.closed;
+  }
+
+  /** `ibv_destroy_ah`; idempotent (EBUSY while a prepared list uses it). */
+  close(): void {
+    this.native.close();
+  }
+
+  /** Same as {@link close}. */
+  [Symbol.dispose](): void {
+    this.close();
+  }
+}
 
 /** Options of {@link Pd.createQp}. */
 export interface QpOptions {
@@ -107,6 +137,11 @@ export class Pd {
       sendOpsFlags: DEFAULT_SEND_OPS | (options.atomicWrite ? SEND_OPS_FLAGS.ATOMIC_WRITE : 0n),
     });
     return new Qp(native, this, sendCq, recvCq, this.context.name, sqSigAll);
+  }
+
+  /** An address handle for UD sends (RoCE: give `grh` with the peer's GID). */
+  createAh(av: AddressVector): Ah {
+    return new Ah(new (addon().NativeAh)(this.native, nativeAv(av)), this);
   }
 
   /** `ibv_dealloc_pd`. Refuses with VerbsError EBUSY while MRs or QPs of it are open. */

@@ -81,7 +81,8 @@ function checkInt(name: string, v: unknown, max: number): number {
   return v;
 }
 
-function nativeAv(av: AddressVector): NativeAhAttr {
+/** Validates an address vector and gives its native form (also used for UD AHs). */
+export function nativeAv(av: AddressVector): NativeAhAttr {
   const out: NativeAhAttr = {
     dlid: checkInt('av.dlid', av.dlid ?? 0, 0xffff),
     sl: checkInt('av.sl', av.sl ?? 0, 15),

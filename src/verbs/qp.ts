@@ -16,7 +16,8 @@ import { isReceiveCompletion, type WorkCompletion } from './completion.js';
 import { MTU, type Mtu, nameOf, SEND_FLAGS, type SendFlag } from './constants.js';
 import type { CompletionSink, Cq } from './cq.js';
 import { VerbsError } from './errors.js';
-import type { Mr, RemoteRef, Sge } from './mr.js';
+import type { RemoteRef, Sge } from './mr.js';
+import type { Ah } from './pd.js';
 import { type QpAttr, type QpStateName, toNativeQpAttr } from './qp-attr.js';
 
 /** A work-request opcode without its `IBV_WR_` prefix, e.g. `'ATOMIC_FETCH_AND_ADD'`. */
@@ -53,6 +54,15 @@ export interface SendWr {
   readonly swap?: bigint;
   /** ATOMIC_WRITE (extended path): the 8-byte value. */
   readonly atomicValue?: bigint;
+  /** UD QPs (SEND / SEND_WITH_IMM, legacy path): where the datagram goes. */
+  readonly ud?: UdDestination;
+}
+
+/** The destination of a UD send. */
+export interface UdDestination {
+  readonly ah: Ah;
+  readonly remoteQpn: number;
+  readonly remoteQkey: number;
 }
 
 /** A receive work request. */
@@ -70,10 +80,15 @@ export interface QpInfo extends NativeQpQuery {
   readonly pathMtuBytes: Mtu | undefined;
 }
 
+/** Something a posted request needs until it completes (an MR, a UD address handle). */
+interface Resource {
+  readonly closed: boolean;
+}
+
 interface InFlight {
   readonly wrId: bigint;
   readonly signaled: boolean;
-  readonly keep: readonly Mr[];
+  readonly keep: readonly Resource[];
 }
 
 const U64_MAX = (1n << 64n) - 1n;
@@ -96,7 +111,7 @@ function isRawSge(s: Sge | RawSge): s is RawSge {
 }
 
 /** Validates SGEs and collects the MRs to keep alive. */
-function nativeSges(list: readonly (Sge | RawSge)[] | undefined, keep: Mr[]): NativeSge[] {
+function nativeSges(list: readonly (Sge | RawSge)[] | undefined, keep: Resource[]): NativeSge[] {
   if (list === undefined) return [];
   if (!Array.isArray(list)) throw new TypeError('sgList must be an array');
   return list.map((s, i) => {
@@ -193,7 +208,7 @@ export class Qp implements CompletionSink {
     };
   }
 
-  #toNativeSend(wr: SendWr, keep: Mr[]): { native: NativeSendWr; signaled: boolean } {
+  #toNativeSend(wr: SendWr, keep: Resource[]): { native: NativeSendWr; signaled: boolean } {
     if (typeof wr !== 'object' || wr === null)
       throw new TypeError('a work request must be an object');
     const opcode = (WR_OPCODE as Record<string, number>)[`IBV_WR_${String(wr.opcode)}`];
@@ -217,6 +232,17 @@ export class Qp implements CompletionSink {
     if (wr.compare !== undefined) native.compareAdd = u64('compare', wr.compare);
     if (wr.swap !== undefined) native.swap = u64('swap', wr.swap);
     if (wr.atomicValue !== undefined) native.atomicValue = u64('atomicValue', wr.atomicValue);
+    if (wr.ud !== undefined) {
+      const ah = wr.ud.ah;
+      if (typeof ah !== 'object' || ah === null || !('native' in ah))
+        throw new TypeError('ud.ah must be an Ah (Pd.createAh)');
+      if (ah.closed)
+        throw new VerbsError('EBADF', 9, 'ibv_post_send', this.#device, 'ud.ah is closed');
+      native.ah = ah.native;
+      native.remoteQpn = u32('ud.remoteQpn', wr.ud.remoteQpn);
+      native.remoteQkey = u32('ud.remoteQkey', wr.ud.remoteQkey);
+      keep.push(ah);
+    }
     return { native, signaled: signaled || this.#sqSigAll };
   }
 
@@ -231,7 +257,7 @@ export class Qp implements CompletionSink {
     const natives: NativeSendWr[] = [];
     const entries: InFlight[] = [];
     for (const wr of list) {
-      const keep: Mr[] = [];
+      const keep: Resource[] = [];
       const { native, signaled } = this.#toNativeSend(wr, keep);
       natives.push(native);
       entries.push({ wrId: native.wrId, signaled, keep });
@@ -262,7 +288,7 @@ export class Qp implements CompletionSink {
     const natives: NativeSendWr[] = [];
     const entries: InFlight[] = [];
     for (const wr of list) {
-      const keep: Mr[] = [];
+      const keep: Resource[] = [];
       const { native, signaled } = this.#toNativeSend(wr, keep);
       natives.push(native);
       entries.push({ wrId: native.wrId, signaled, keep });
@@ -279,7 +305,7 @@ export class Qp implements CompletionSink {
     for (const wr of list) {
       if (typeof wr !== 'object' || wr === null)
         throw new TypeError('a receive request must be an object');
-      const keep: Mr[] = [];
+      const keep: Resource[] = [];
       const wrId = wr.wrId === undefined ? this.#nextWrId++ : u64('wrId', wr.wrId);
       natives.push({ wrId, sgList: nativeSges(wr.sgList, keep) });
       entries.push({ wrId, signaled: true, keep });

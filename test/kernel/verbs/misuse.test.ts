@@ -141,4 +141,17 @@ describe('misuse of the verbs wrapper on rxe0', () => {
     await collect();
     expect(ownResources()).toEqual(before);
   });
+
+  it('a CQ that was awaited and then forgotten is collected (its fd watcher does not pin it)', async () => {
+    const before = ownResources();
+    await (async () => {
+      const ctx = openDevice('rxe0');
+      const cq = ctx.createCq({ cqe: 8 });
+      await expect(cq.next({ timeoutMs: 20 })).rejects.toMatchObject({ code: 'ETIMEDOUT' });
+    })();
+    expect(ownResources().cq).toBe(before.cq + 1);
+    await collect();
+    await collect();
+    expect(ownResources()).toEqual(before);
+  });
 });
