@@ -534,3 +534,10 @@ async function runRoce(): Promise<readonly BenchFigure[]> {
 }
 
 SECTIONS.push({ name: 'RoCEv2, capture files, TCP reassembly', run: runRoce });
+
+// ---------------------------------------------------------------------------------------
+// The same capture decoded by our decoder and by tshark (codec-vs-tshark.ts).
+SECTIONS.push({
+  name: 'capture decode vs tshark',
+  run: async () => (await import('./codec-vs-tshark.js')).runVersusTshark(),
+});

@@ -1,0 +1,222 @@
+/**
+ * `bench codec`, last section: the same capture decoded by our capture decoder (what
+ * `rdma-interop decode` runs) and by Debian's tshark, in messages per second, measured in
+ * the same run. The capture holds RoCEv2 FetchAdd requests and one iWARP connection (MPA
+ * Request/Reply, then Atomic Requests and Sends in FPDUs with CRC), so both decoders
+ * walk Ethernet, IP, UDP/TCP and the RDMA layers of every frame. Target: at least 100x
+ * tshark's message rate (the codec issue).
+ *
+ * Three figures: the RDMA layers alone (BTH and its extension headers from the UDP payload,
+ * DDP/RDMAP from the ULPDU), the whole capture path, and the whole path against tshark
+ * without its start-up.
+ *
+ * tshark's whole run includes its start-up (about a second: dissector registration), so a
+ * second ratio subtracts the start-up measured on a one-frame capture of the same kind.
+ */
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { decodeCaptureMessages } from '../codec/capture/decode-capture.js';
+import {
+  makeAtomicRequest,
+  makeMpaFrame,
+  makeSend,
+  type RdmapMessage,
+} from '../codec/iwarp/index.js';
+import { decodeRdmapMessage, encodeRdmapMessage } from '../codec/iwarp/rdmap.js';
+import { encodeMpaStream } from '../codec/iwarp/stream.js';
+import { buildTcpFrame } from '../codec/net/build.js';
+import { encodePcap } from '../codec/pcap/pcap.js';
+import { buildRoceFrame } from '../codec/roce/frame.js';
+import { decodeRocePacket } from '../codec/roce/packet.js';
+import type { BenchFigure } from './codec.js';
+
+const TSHARK = '/usr/bin/tshark';
+const ROCE_FRAMES = 10_000;
+const IWARP_MESSAGES = 10_000;
+
+function roceFrames(count: number): Uint8Array[] {
+  return Array.from({ length: count }, (_, i) =>
+    buildRoceFrame(
+      { sourceIp: '192.0.2.1', destinationIp: '192.0.2.2' },
+      {
+        bth: { opcode: 0x14, destinationQp: 0x000123, psn: i, ackRequest: true },
+        headers: {
+          AtomicETH: {
+            virtualAddress: 0x7f3a12345000n + BigInt(i * 8),
+            rKey: 0x1a2b3c4d,
+            swapOrAddData: 0x1111111122222222n,
+            compareData: 0n,
+          },
+        },
+      },
+    ),
+  );
+}
+
+/** Alternating FetchAdd Atomic Requests and 8-byte Sends. */
+function iwarpMessages(count: number): RdmapMessage[] {
+  return Array.from({ length: count }, (_, i) =>
+    i % 2 === 0
+      ? makeAtomicRequest({
+          operation: 'fetch-add',
+          messageSequenceNumber: i / 2 + 1,
+          requestIdentifier: i,
+          remoteSTag: 0x1a2b3c4d,
+          remoteTaggedOffset: 0x0123456789abcde8n,
+          addOrSwapData: 0x1111111122222222n,
+        })
+      : makeSend({
+          messageSequenceNumber: (i + 1) / 2,
+          payload: Uint8Array.of(1, 2, 3, 4, 5, 6, 7, 8),
+        }),
+  );
+}
+
+/** One iWARP connection: Request, Reply, then `count` FPDUs from the client, one per segment. */
+function iwarpFrames(count: number): Uint8Array[] {
+  const request = makeMpaFrame('mpa-request', { crc: true });
+  const reply = makeMpaFrame('mpa-reply', { crc: true });
+  const messages = iwarpMessages(count);
+  const client = encodeMpaStream(request, messages, { peerFrame: reply });
+  const server = encodeMpaStream(reply, [], { peerFrame: request });
+  const a = { sourceIp: '198.51.100.1', destinationIp: '198.51.100.2' };
+  const b = { sourceIp: '198.51.100.2', destinationIp: '198.51.100.1' };
+  let clientSeq = 0x1a2b3c4d;
+  let serverSeq = 0x5e6f7081;
+  const tcp = (from: 'client' | 'server', payload: Uint8Array): Uint8Array => {
+    const client = from === 'client';
+    const frame = buildTcpFrame(
+      client ? a : b,
+      {
+        sourcePort: client ? 40000 : 4000,
+        destinationPort: client ? 4000 : 40000,
+        sequenceNumber: client ? clientSeq : serverSeq,
+        acknowledgementNumber: client ? serverSeq : clientSeq,
+        flags: 0x18,
+      },
+      payload,
+    );
+    if (client) clientSeq = (clientSeq + payload.length) >>> 0;
+    else serverSeq = (serverSeq + payload.length) >>> 0;
+    return frame;
+  };
+  return [
+    tcp('client', client.frame),
+    tcp('server', server.frame),
+    ...client.fpdus.map((f) => tcp('client', f)),
+  ];
+}
+
+function pcapOf(frames: readonly Uint8Array[]): Uint8Array {
+  return encodePcap(
+    { linkType: 1 },
+    frames.map((data, i) => ({ timestampNs: BigInt(i) * 1000n, data })),
+  );
+}
+
+function seconds(fn: () => void): number {
+  const start = process.hrtime.bigint();
+  fn();
+  return Number(process.hrtime.bigint() - start) / 1e9;
+}
+
+function tsharkSeconds(file: string): number {
+  // -T fields with the RDMA fields: tshark dissects every layer to fill them.
+  return seconds(() =>
+    execFileSync(
+      TSHARK,
+      ['-r', file, '-T', 'fields', '-e', 'infiniband.bth.opcode', '-e', 'iwarp_rdma.opcode'],
+      { stdio: ['ignore', 'ignore', 'ignore'], maxBuffer: 1 << 28 },
+    ),
+  );
+}
+
+/** The benchmark's capture (pcap bytes) and how many RDMA messages it holds. */
+export function buildBenchCapture(): { readonly capture: Uint8Array; readonly messages: number } {
+  return {
+    capture: pcapOf([...roceFrames(ROCE_FRAMES), ...iwarpFrames(IWARP_MESSAGES)]),
+    messages: ROCE_FRAMES + IWARP_MESSAGES,
+  };
+}
+
+/** The figures; none when tshark is not installed (said in the output). */
+export async function runVersusTshark(): Promise<readonly BenchFigure[]> {
+  if (!existsSync(TSHARK)) {
+    process.stdout.write('  (tshark not installed: no comparison; run npm run setup)\n');
+    return [];
+  }
+  const { capture, messages } = buildBenchCapture();
+  const small = pcapOf([...roceFrames(1), ...iwarpFrames(1)]);
+  const dir = mkdtempSync(join(tmpdir(), 'rdma-interop-bench-'));
+  try {
+    const file = join(dir, 'capture.pcap');
+    const smallFile = join(dir, 'small.pcap');
+    writeFileSync(file, capture);
+    writeFileSync(smallFile, small);
+    // The RDMA layers alone, on the same messages: RoCE packets from their UDP payload,
+    // RDMAP/DDP from the ULPDUs (what a stream decoder hands over).
+    const rocePackets = roceFrames(ROCE_FRAMES).map((f) => f.subarray(14 + 20 + 8));
+    const ulpdus = iwarpMessages(IWARP_MESSAGES).map((m) => encodeRdmapMessage(m));
+    let layer = Number.POSITIVE_INFINITY;
+    let ours = Number.POSITIVE_INFINITY;
+    let theirs = Number.POSITIVE_INFINITY;
+    let startup = Number.POSITIVE_INFINITY;
+    for (let round = 0; round < 3; round++) {
+      ours = Math.min(
+        ours,
+        seconds(() => {
+          const result = decodeCaptureMessages(capture);
+          if (!result.ok || result.value.items.length !== messages + 2) {
+            throw new Error('bench capture did not decode to the expected messages');
+          }
+        }),
+      );
+      layer = Math.min(
+        layer,
+        seconds(() => {
+          for (const p of rocePackets) if (!decodeRocePacket(p).ok) throw new Error('roce');
+          for (const u of ulpdus) if (!decodeRdmapMessage(u).ok) throw new Error('rdmap');
+        }),
+      );
+      theirs = Math.min(theirs, tsharkSeconds(file));
+      startup = Math.min(startup, tsharkSeconds(smallFile));
+    }
+    const oursRate = messages / ours;
+    const theirRate = messages / theirs;
+    const theirSteadyRate = messages / Math.max(theirs - startup, 1e-6);
+    const layerRate = messages / layer;
+    return [
+      {
+        name: `RDMA-layer decode (BTH+AtomicETH, DDP/RDMAP) of the ${messages} messages`,
+        value: layerRate,
+        unit: 'messages/s',
+        anchorName: 'tshark -T fields, whole run',
+        anchorValue: theirRate,
+        ratio: layerRate / theirRate,
+        target: 100,
+      },
+      {
+        name: `capture decode, ${messages} messages (RoCEv2 + iWARP)`,
+        value: oursRate,
+        unit: 'messages/s',
+        anchorName: 'tshark -T fields, whole run',
+        anchorValue: theirRate,
+        ratio: oursRate / theirRate,
+        target: 100,
+      },
+      {
+        name: 'capture decode, same capture',
+        value: oursRate,
+        unit: 'messages/s',
+        anchorName: `tshark minus its ${startup.toFixed(2)} s start-up`,
+        anchorValue: theirSteadyRate,
+        ratio: oursRate / theirSteadyRate,
+        target: 100,
+      },
+    ];
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
