@@ -6,7 +6,11 @@ source "$(dirname "$0")/../lib/common.sh"
 cd "$RDMA_INTEROP_ROOT"
 
 step "TypeScript build"
-npx tsc -p tsconfig.build.json
+# Incremental: a warm run with nothing changed only compares hashes. tsc does not notice
+# deleted outputs, so the build info goes when dist/ does.
+buildinfo="$RDMA_INTEROP_CACHE/tsc-build.tsbuildinfo"
+[ -f dist/cli/main.js ] || rm -f "$buildinfo"
+npx tsc -p tsconfig.build.json --incremental --tsBuildInfoFile "$buildinfo"
 chmod +x dist/cli/main.js
 step_done "TypeScript build"
 
