@@ -46,7 +46,7 @@ class FdWatcher : public Napi::ObjectWrap<FdWatcher> {
  private:
   static void OnPoll(uv_poll_t *handle, int status, int /*events*/) {
     auto *self = static_cast<FdWatcher *>(handle->data);
-    if (self == nullptr) return;
+    if (self == nullptr || self->callback_.IsEmpty()) return;
     Napi::Env env = self->Env();
     Napi::HandleScope scope(env);
     try {
@@ -85,8 +85,11 @@ class FdWatcher : public Napi::ObjectWrap<FdWatcher> {
     return info.Env().Undefined();
   }
 
+  // Also drops the callback: a persistent reference to it would keep whatever it closes
+  // over (a CQ, an event channel) from ever being collected.
   Napi::Value Close(const Napi::CallbackInfo &info) {
     Release();
+    callback_.Reset();
     return info.Env().Undefined();
   }
 
