@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { describeDevices, renderDevices } from '../../../src/cli/commands/devices.js';
 import { listDevices, openDevice } from '../../../src/verbs/index.js';
 
 describe('device queries on rxe0 and siw0', () => {
@@ -46,5 +47,27 @@ describe('device queries on rxe0 and siw0', () => {
     expect(one?.type).toBe('RoCEv2');
     expect(one?.ipv4).toBe('192.0.2.1');
     expect(table.find((g) => g.index === 0)?.text).toMatch(/^fe80:/);
+  });
+
+  it('feeds `rdma-interop devices` with the queried attributes', () => {
+    const rows = describeDevices();
+    const rxe = rows.find((r) => r.name === 'rxe0');
+    const siw = rows.find((r) => r.name === 'siw0');
+    expect(rxe).toMatchObject({
+      transport: 'InfiniBand',
+      atomicCap: 'HCA',
+      maxQpRdAtom: 128,
+      error: undefined,
+    });
+    expect(siw).toMatchObject({
+      transport: 'iWARP',
+      atomicCap: 'NONE',
+      maxQpRdAtom: 128,
+      error: undefined,
+    });
+    expect(rxe?.gids).toContain('1: ::ffff:192.0.2.1 (RoCEv2)');
+    const table = renderDevices(rows);
+    expect(table).toContain('rxe0');
+    expect(table).toContain('siw0');
   });
 });
