@@ -121,4 +121,33 @@ describe('async completions and rdma_cm on rxe0', () => {
       channel.close();
     }
   });
+
+  it('a rejected connection request reaches the client as ECONNREFUSED with no QP left', async () => {
+    const { EventChannel } = await import('../../../src/verbs/index.js');
+    const channel = new EventChannel();
+    const listener = channel.createId();
+    const client = channel.createId();
+    try {
+      listener.bindAddr('198.51.100.1', 0);
+      listener.listen();
+      await client.resolveAddr('198.51.100.1', listener.localPort);
+      await client.resolveRoute();
+      const pd = client.context().allocPd();
+      const cq = client.context().createCq({ cqe: 8 });
+      const qp = client.createQp(pd, { sendCq: cq });
+      const connecting = client.connect({ privateData: Buffer.from('may I?') });
+      const request = await listener.nextConnectRequest({ timeoutMs: 20_000 });
+      expect(request.privateData.subarray(0, 6).toString()).toBe('may I?');
+      request.id.reject(Buffer.from('no'));
+      await expect(connecting).rejects.toMatchObject({ name: 'VerbsError', code: 'ECONNREFUSED' });
+      request.id.close();
+      qp.close();
+      cq.close();
+      pd.close();
+    } finally {
+      client.close();
+      listener.close();
+      channel.close();
+    }
+  });
 });
