@@ -33,7 +33,6 @@ export class Cq {
   /** Keeps the device context reachable while this CQ lives. */
   readonly context: object;
   readonly #device: string;
-  readonly #ready: WorkCompletion[] = [];
   readonly #waiters: Waiter[] = [];
   readonly #sinks = new Map<number, WeakRef<CompletionSink>>();
   #watcher: NativeFdWatcher | undefined;
@@ -77,7 +76,7 @@ export class Cq {
   poll(max = 16): WorkCompletion[] {
     if (!Number.isInteger(max) || max < 1 || max > 65536)
       throw new RangeError('max must be an integer in [1, 65536]');
-    const out = this.#ready.length > 0 ? this.#ready.splice(0, max) : [];
+    const out: WorkCompletion[] = [];
     while (out.length < max) {
       const want = Math.min(max - out.length, 256);
       const n = this.native.poll(this.#words, want);
@@ -95,7 +94,7 @@ export class Cq {
   pollUntil(count: number, spinLimit = 50_000_000): WorkCompletion[] {
     if (!Number.isInteger(count) || count < 0)
       throw new RangeError('count must be a non-negative integer');
-    const out = this.#ready.length > 0 ? this.#ready.splice(0, count) : [];
+    const out: WorkCompletion[] = [];
     let spins = 0;
     // The busy loop calls the addon directly: an empty poll is the hot path.
     while (out.length < count) {
