@@ -104,4 +104,21 @@ describe('atomics on siw0', () => {
     cq.close();
     pd.close();
   });
+
+  it('has RC only: a UD QP is refused with a typed error', () => {
+    using ctx = openDevice('siw0');
+    const pd = ctx.allocPd();
+    const cq = ctx.createCq({ cqe: 16 });
+    let caught: unknown;
+    try {
+      pd.createQp({ sendCq: cq, type: 'UD' }).close();
+    } catch (e) {
+      caught = e;
+    }
+    expect(caught).toBeInstanceOf(VerbsError);
+    expect((caught as VerbsError).call).toBe('ibv_create_qp');
+    expect((caught as VerbsError).code).toBe('EOPNOTSUPP');
+    cq.close();
+    pd.close();
+  });
 });
