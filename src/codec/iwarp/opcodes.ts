@@ -358,8 +358,14 @@ export const QUEUE_NUMBER_VARIANTS: readonly QueueNumberVariant[] = [
 
 /** The queue numbers `opcode` may use in `profile`; empty for tagged opcodes. */
 export function acceptedQueueNumbers(opcode: number, profile: IwarpProfile): readonly number[] {
-  const key = `${profile}:${opcode}`;
-  let cached = ACCEPTED_QN_CACHE.get(key);
+  // Per-profile maps keyed by the opcode number: this runs for every untagged segment
+  // decoded, so no key strings are built on the way.
+  let byOpcode = ACCEPTED_QN_CACHE.get(profile);
+  if (byOpcode === undefined) {
+    byOpcode = new Map();
+    ACCEPTED_QN_CACHE.set(profile, byOpcode);
+  }
+  let cached = byOpcode.get(opcode);
   if (cached === undefined) {
     const info = rdmapOpcodeInfo(opcode);
     const extra = QUEUE_NUMBER_VARIANTS.filter((v) => v.opcode === opcode && v.profile === profile);
@@ -367,13 +373,13 @@ export function acceptedQueueNumbers(opcode: number, profile: IwarpProfile): rea
       info === undefined || info.queueNumber === undefined
         ? []
         : [info.queueNumber, ...extra.map((v) => v.queueNumber)];
-    ACCEPTED_QN_CACHE.set(key, cached);
+    byOpcode.set(opcode, cached);
   }
   return cached;
 }
 
 /** Derived from the two tables above on first use (decoders call this per segment). */
-const ACCEPTED_QN_CACHE = new Map<string, readonly number[]>();
+const ACCEPTED_QN_CACHE = new Map<IwarpProfile, Map<number, readonly number[]>>();
 
 /** The RDMAP untagged queues (RFC 7306 §10.3 "RDMAP DDP Untagged Queue Numbers"). */
 export const RDMAP_QUEUE_NUMBERS = [
