@@ -12,5 +12,6 @@ export * from './device.js';
 export * from './errors.js';
 export * from './mr.js';
 export * from './pd.js';
+export * from './probe.js';
 export * from './qp.js';
 export * from './qp-attr.js';

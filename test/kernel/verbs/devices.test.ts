@@ -71,3 +71,23 @@ describe('device queries on rxe0 and siw0', () => {
     expect(table).toContain('siw0');
   });
 });
+
+describe('capability probing', () => {
+  it('tells rxe0 and siw0 apart by what they do', async () => {
+    const { probeCapabilities } = await import('../../../src/verbs/index.js');
+    expect(probeCapabilities('rxe0')).toMatchObject({
+      transport: 'InfiniBand',
+      atomics: true,
+      connectByHand: true,
+      extendedQp: true,
+      ud: true,
+    });
+    expect(probeCapabilities('siw0')).toMatchObject({
+      transport: 'iWARP',
+      atomics: false,
+      connectByHand: false,
+      extendedQp: false,
+      ud: false,
+    });
+  });
+});
