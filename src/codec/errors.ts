@@ -9,6 +9,7 @@ export type CodecLayer =
   | 'pcap'
   | 'pcapng'
   | 'ethernet'
+  | 'sll'
   | 'ipv4'
   | 'ipv6'
   | 'udp'

@@ -31,7 +31,7 @@ export interface SllFrame {
 /** Decodes an SLL (v1) frame. */
 export function decodeSll(bytes: Uint8Array): DecodeResult<SllFrame> {
   if (bytes.length < 16)
-    return failed(new DecodeError('ethernet', 'sll', 0, 'truncated', `${bytes.length} < 16`));
+    return failed(new DecodeError('sll', 'header', 0, 'truncated', `${bytes.length} < 16`));
   const v = viewOf(bytes);
   const addressLength = Math.min(v.getUint16(4), 8);
   return decoded({
@@ -51,7 +51,7 @@ export function decodeSll(bytes: Uint8Array): DecodeResult<SllFrame> {
 /** Decodes an SLL2 frame. */
 export function decodeSll2(bytes: Uint8Array): DecodeResult<SllFrame> {
   if (bytes.length < 20)
-    return failed(new DecodeError('ethernet', 'sll2', 0, 'truncated', `${bytes.length} < 20`));
+    return failed(new DecodeError('sll', 'sll2-header', 0, 'truncated', `${bytes.length} < 20`));
   const v = viewOf(bytes);
   const addressLength = Math.min(v.getUint8(11), 8);
   return decoded({
