@@ -12,12 +12,13 @@ import type {
   NativeFdWatcher,
 } from '../native/bindings.js';
 import { CM_EVENT, type CmEventType, nameOf } from './constants.js';
-import type { Cq, WaitOptions } from './cq.js';
+import type { Cq } from './cq.js';
 import { Context } from './device.js';
 import { VerbsError } from './errors.js';
 import { addon } from './native.js';
 import type { Pd, QpOptions } from './pd.js';
 import { Qp } from './qp.js';
+import { type Pending, type WaitOptions, waitFor } from './wait.js';
 
 /** An rdma_cm event, named. */
 export interface CmEvent {
@@ -43,11 +44,9 @@ export interface ConnParams {
   readonly rnrRetryCount?: number;
 }
 
-interface CmWaiter {
+interface CmWaiter extends Pending<CmEvent> {
   readonly accept: readonly CmEventType[];
   readonly fail: readonly CmEventType[];
-  resolve(ev: CmEvent): void;
-  reject(e: unknown): void;
 }
 
 /** An `rdma_event_channel`: the source of every event of the ids made on it. */
@@ -204,54 +203,30 @@ export class CmId {
           : Promise.reject(eventError(`rdma_cm ${accept.join('/')}`, ev));
       }
     }
-    return new Promise<CmEvent>((resolve, reject) => {
-      const { signal, timeoutMs } = options;
-      let timer: NodeJS.Timeout | undefined;
-      const done = (): void => {
-        if (timer !== undefined) clearTimeout(timer);
-        signal?.removeEventListener('abort', onAbort);
-        const i = this.#waiters.indexOf(waiter);
-        if (i >= 0) {
-          this.#waiters.splice(i, 1);
-          this.channel.wait(-1);
-        }
-      };
-      const waiter: CmWaiter = {
-        accept,
-        fail,
-        resolve: (ev) => {
-          done();
-          resolve(ev);
-        },
-        reject: (e) => {
-          done();
-          reject(e);
-        },
-      };
-      const onAbort = (): void => waiter.reject(signal?.reason);
-      if (signal?.aborted) {
-        reject(signal.reason);
-        return;
-      }
-      signal?.addEventListener('abort', onAbort, { once: true });
-      if (timeoutMs !== undefined)
-        timer = setTimeout(
-          () =>
-            waiter.reject(
-              new VerbsError(
-                'ETIMEDOUT',
-                110,
-                'rdma_get_cm_event',
-                undefined,
-                `no ${accept.join('/')} in ${timeoutMs} ms`,
-              ),
-            ),
-          timeoutMs,
-        );
-      this.#waiters.push(waiter);
-      this.channel.wait(1);
-      this.channel.drain();
-    });
+    return waitFor<CmEvent>(
+      options,
+      (ms) =>
+        new VerbsError(
+          'ETIMEDOUT',
+          110,
+          'rdma_get_cm_event',
+          undefined,
+          `no ${accept.join('/')} in ${ms} ms`,
+        ),
+      (pending) => {
+        const waiter: CmWaiter = { accept, fail, ...pending };
+        this.#waiters.push(waiter);
+        this.channel.wait(1);
+        this.channel.drain();
+        return () => {
+          const i = this.#waiters.indexOf(waiter);
+          if (i >= 0) {
+            this.#waiters.splice(i, 1);
+            this.channel.wait(-1);
+          }
+        };
+      },
+    );
   }
 
   /** `rdma_bind_addr` on an IPv4/IPv6 literal (port 0: any). */

@@ -6,14 +6,9 @@ import { type NativeCq, type NativeFdWatcher, WC_WORDS } from '../native/binding
 import { decodeWorkCompletion, toWorkCompletion, type WorkCompletion } from './completion.js';
 import { VerbsError } from './errors.js';
 import { addon } from './native.js';
+import { type Pending, type WaitOptions, waitFor } from './wait.js';
 
-/** Options of {@link Cq.next}. */
-export interface WaitOptions {
-  /** Rejects with the signal's reason when aborted. */
-  readonly signal?: AbortSignal;
-  /** Rejects with a VerbsError ETIMEDOUT after this many milliseconds. */
-  readonly timeoutMs?: number;
-}
+export type { WaitOptions } from './wait.js';
 
 /** A QP as the CQ sees it: where completions are routed to retire in-flight requests. */
 export interface CompletionSink {
@@ -21,10 +16,7 @@ export interface CompletionSink {
   retire(wc: WorkCompletion): void;
 }
 
-interface Waiter {
-  resolve(wc: WorkCompletion): void;
-  reject(e: unknown): void;
-}
+type Waiter = Pending<WorkCompletion>;
 
 /** A completion queue (`ibv_cq`), optionally with a completion channel for async waits. */
 export class Cq {
@@ -124,53 +116,30 @@ export class Cq {
       return Promise.reject(
         new VerbsError('EINVAL', 22, 'ibv_req_notify_cq', this.#device, 'the CQ has no channel'),
       );
-    return new Promise<WorkCompletion>((resolve, reject) => {
-      const { signal, timeoutMs } = options;
-      let timer: NodeJS.Timeout | undefined;
-      const cleanup = (): void => {
-        if (timer !== undefined) clearTimeout(timer);
-        signal?.removeEventListener('abort', onAbort);
-        const i = this.#waiters.indexOf(waiter);
-        if (i >= 0) this.#waiters.splice(i, 1);
-        if (this.#waiters.length === 0) this.#unwatch();
-      };
-      const waiter: Waiter = {
-        resolve: (wc) => {
-          cleanup();
-          resolve(wc);
-        },
-        reject: (e) => {
-          cleanup();
-          reject(e);
-        },
-      };
-      const onAbort = (): void => waiter.reject(signal?.reason);
-      if (signal?.aborted) {
-        reject(signal.reason);
-        return;
-      }
-      signal?.addEventListener('abort', onAbort, { once: true });
-      if (timeoutMs !== undefined)
-        timer = setTimeout(
-          () =>
-            waiter.reject(
-              new VerbsError(
-                'ETIMEDOUT',
-                110,
-                'ibv_get_cq_event',
-                this.#device,
-                `no completion in ${timeoutMs} ms`,
-              ),
-            ),
-          timeoutMs,
-        );
-      this.#waiters.push(waiter);
-      try {
-        this.#arm();
-      } catch (e) {
-        waiter.reject(e);
-      }
-    });
+    return waitFor<WorkCompletion>(
+      options,
+      (ms) =>
+        new VerbsError(
+          'ETIMEDOUT',
+          110,
+          'ibv_get_cq_event',
+          this.#device,
+          `no completion in ${ms} ms`,
+        ),
+      (pending) => {
+        this.#waiters.push(pending);
+        try {
+          this.#arm();
+        } catch (e) {
+          pending.reject(e);
+        }
+        return () => {
+          const i = this.#waiters.indexOf(pending);
+          if (i >= 0) this.#waiters.splice(i, 1);
+          if (this.#waiters.length === 0) this.#unwatch();
+        };
+      },
+    );
   }
 
   /** Completions forever (until the CQ is closed, which ends the iteration). */
