@@ -9,7 +9,7 @@ export function packageRoot(): string {
     if (existsSync(join(dir, 'package.json')) && existsSync(join(dir, 'scripts'))) return dir;
     dir = dirname(dir);
   }
-  throw new Error('rdma-interop: cannot find the package root above ' + import.meta.url);
+  throw new Error(`rdma-interop: cannot find the package root above ${import.meta.url}`);
 }
 
 /** The git-ignored cache of set-up results (guest kernel, initramfs, probes). */
