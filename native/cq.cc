@@ -90,7 +90,7 @@ class Cq : public Napi::ObjectWrap<Cq> {
     return env.Undefined();
   }
 
-  // poll(words: Uint32Array, max?) -> n. Fills WC_WORDS u32 per completion, as many as fit:
+  // poll(words: Uint32Array, max?, spinLimit?) -> n. Fills WC_WORDS u32 per completion, as many as fit:
   // building JS objects field by field through N-API cost more than the poll itself, so
   // the TS side (src/verbs/completion.ts) decodes this fixed layout instead.
   Napi::Value Poll(const Napi::CallbackInfo &info) {
@@ -103,8 +103,18 @@ class Cq : public Napi::ObjectWrap<Cq> {
     if (!info[1].IsUndefined()) max = std::min<size_t>(max, ReadU32(info[1], "max", 256));
     if (max == 0) throw Napi::RangeError::New(env, "the Uint32Array holds no completion");
     if (max > 256) max = 256;
+    // spinLimit: busy-poll here, in C++, until something arrives or this many empty polls
+    // passed. A busy loop in JS pays an N-API transition per empty poll, which under
+    // emulation costs more than the round trip being waited for.
+    uint32_t spinLimit = 0;
+    if (info.Length() > 2 && !info[2].IsUndefined())
+      spinLimit = ReadU32(info[2], "spinLimit", 0xffffffffu);
     ibv_wc wcs[256];
-    int n = ibv_poll_cq(h->cq, static_cast<int>(max), wcs);
+    int n = 0;
+    for (uint32_t spins = 0;; ++spins) {
+      n = ibv_poll_cq(h->cq, static_cast<int>(max), wcs);
+      if (n != 0 || spins >= spinLimit) break;
+    }
     if (n < 0) ThrowVerbs(env, "ibv_poll_cq", device_, n == -1 ? EIO : -n);
     uint32_t *out = words.Data();
     for (int i = 0; i < n; i++) {

@@ -165,8 +165,12 @@ export interface NativeCq {
   readonly channelFd: number;
   readonly cqe: number;
   close(): void;
-  /** Polls at most `max`, `words.length / WC_WORDS` and 256 completions into `words`; returns the count. */
-  poll(words: Uint32Array, max?: number): number;
+  /**
+   * Polls at most `max`, `words.length / WC_WORDS` and 256 completions into `words`;
+   * returns the count. With `spinLimit`, busy-polls natively until at least one arrives or
+   * `spinLimit` empty polls passed (then 0).
+   */
+  poll(words: Uint32Array, max?: number, spinLimit?: number): number;
   requestNotify(solicitedOnly: boolean): void;
   /** Reads (and acknowledges) one pending completion event; false if none. */
   getEvent(): boolean;
