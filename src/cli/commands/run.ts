@@ -1,11 +1,13 @@
-import { writeFileSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { copyFileSync, existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
 import { type Command, Option } from 'commander';
 import { formatValue } from '../../interop/compare.js';
 import { renderFindings, renderReport, summaryLine } from '../../interop/report.js';
 import { runScenarios, type ScenarioResult } from '../../interop/runner.js';
 import { SCENARIOS } from '../../interop/scenarios.js';
-import { GuestRuntimeError, hostRdmaDevices, runInGuest } from '../../runtime/index.js';
+import { hostRdmaDevices } from '../../runtime/index.js';
+import { onDevicesOrGuest } from '../devices-or-guest.js';
 
 interface RunOptions {
   readonly runtime: 'auto' | 'host' | 'guest';
@@ -71,28 +73,29 @@ export function registerRun(program: Command): void {
         for (const s of SCENARIOS) process.stdout.write(`${s.id}\t${s.device}\t${s.title}\n`);
         return;
       }
-      const onHost =
-        options.runtime === 'host' || (options.runtime === 'auto' && hostRdmaDevices().length > 0);
-      if (onHost) {
-        process.exitCode = await runHere(options);
-        return;
-      }
-      process.stderr.write('interop: this host has no RDMA devices; running in the QEMU guest\n');
-      const args = [process.argv[1] ?? '', 'run', '--runtime', 'host'];
-      if (options.filter !== undefined) args.push('--filter', options.filter);
-      if (options.json !== undefined) args.push('--json', resolve(options.json));
+      const guestArgs = ['run', '--runtime', 'host'];
+      if (options.filter !== undefined) guestArgs.push('--filter', options.filter);
+      // In the guest, the JSON goes to a private share first (the guest writes nothing else
+      // the host keeps), and is copied to its place afterwards.
+      const share =
+        options.json === undefined ? undefined : mkdtempSync(join(tmpdir(), 'rdma-interop-run-'));
+      if (share !== undefined) guestArgs.push('--json', join(share, 'interop.json'));
       try {
-        const result = await runInGuest({
-          command: [process.execPath, ...args],
-          timeoutSeconds: options.timeout,
-          onProgress: (line) => process.stderr.write(`[vm] ${line}\n`),
-          ...(options.json === undefined ? {} : { shareDir: resolve(options.json, '..') }),
-        });
-        process.exitCode = result.exitCode;
-      } catch (error) {
-        if (!(error instanceof GuestRuntimeError)) throw error;
-        process.stderr.write(`[vm] error (${error.failure}): ${error.message}\n`);
-        process.exitCode = 125;
+        process.exitCode = await onDevicesOrGuest(
+          {
+            where: options.runtime,
+            guestArgs,
+            timeoutSeconds: options.timeout,
+            ...(share === undefined ? {} : { shareDir: share }),
+          },
+          () => runHere(options),
+        );
+        const fromGuest = share === undefined ? undefined : join(share, 'interop.json');
+        if (fromGuest !== undefined && options.json !== undefined && existsSync(fromGuest)) {
+          copyFileSync(fromGuest, resolve(options.json));
+        }
+      } finally {
+        if (share !== undefined) rmSync(share, { recursive: true, force: true });
       }
     });
 }
