@@ -1,6 +1,7 @@
 /** The interop suite's human report: a table per scenario and one closing line. */
 import Table from 'cli-table3';
 import { formatValue } from './compare.js';
+import type { ProbeResult } from './peer/run-probes.js';
 import type { ScenarioResult } from './runner.js';
 
 const VERDICT_LABEL = {
@@ -52,9 +53,34 @@ function details(result: ScenarioResult): string {
 }
 
 /** Each recorded behaviour that explained a difference in this run, once. */
-export function renderFindings(results: readonly ScenarioResult[]): string {
-  const seen = new Map(results.flatMap((r) => r.findings.map((f) => [f.id, f] as const)));
-  return [...seen.values()].map((f) => `[${f.id}] ${f.why}`).join('\n');
+export function renderFindings(
+  results: readonly ScenarioResult[],
+  probes: readonly ProbeResult[] = [],
+): string {
+  const seen = new Map<string, string>();
+  for (const f of results.flatMap((r) => r.findings)) seen.set(f.id, f.why);
+  for (const p of probes) if (p.finding !== undefined) seen.set(p.finding.id, p.finding.why);
+  return [...seen].map(([id, why]) => `[${id}] ${why}`).join('\n');
+}
+
+/** The wire probes: what the engine and siw answered to our peer's message. */
+export function renderProbeReport(results: readonly ProbeResult[]): string {
+  const table = new Table({
+    head: ['wire probe', 'verdict', 'engine answer / siw answer'],
+    colWidths: [26, 18, 110],
+    wordWrap: true,
+    style: { head: [], border: [] },
+  });
+  for (const r of results) {
+    const answers =
+      r.error ??
+      [
+        `engine: ${r.engine || '(nothing)'}${r.engineDelivered ? ` delivered=${r.engineDelivered}` : ''}`,
+        `siw:    ${r.kernel || '(nothing)'}${r.kernelDelivered ? ` delivered=${r.kernelDelivered}` : ''}${r.finding ? ` [${r.finding.id}]` : ''}`,
+      ].join('\n');
+    table.push([r.probe.id, VERDICT_LABEL[r.verdict], answers]);
+  }
+  return table.toString();
 }
 
 export function renderReport(results: readonly ScenarioResult[]): string {
@@ -76,8 +102,8 @@ export function renderReport(results: readonly ScenarioResult[]): string {
   return table.toString();
 }
 
-/** `N passed, N failed`: a scenario passes when it matches or differs only as recorded. */
-export function summaryLine(results: readonly ScenarioResult[]): string {
-  const passed = results.filter((r) => r.verdict === 'match' || r.verdict === 'known').length;
-  return `${passed} passed, ${results.length - passed} failed`;
+/** `N passed, N failed`: a check passes when it matches or differs only as recorded. */
+export function summaryLine(verdicts: readonly string[]): string {
+  const passed = verdicts.filter((v) => v === 'match' || v === 'known').length;
+  return `${passed} passed, ${verdicts.length - passed} failed`;
 }

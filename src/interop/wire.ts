@@ -57,6 +57,21 @@ export function wireLine(
     case 'send-se-invalidate':
       parts.push(`payload=${hexBytes(message.payload)}`);
       break;
+    case 'terminate': {
+      // RFC 5040 §4.8: Layer, Error Type, Error Code, then the M/D/R header-control bits
+      // and whatever was copied of the terminated message.
+      const flags = `${message.segmentLengthValid ? 'M' : '-'}${message.ddpHeaderIncluded ? 'D' : '-'}${message.rdmaHeaderIncluded ? 'R' : '-'}`;
+      parts.push(
+        `layer=${message.layer} type=${message.errorType} code=0x${message.errorCode.toString(16).padStart(2, '0')}`,
+        `hdrct=${flags}`,
+      );
+      if (message.ddpSegmentLength !== undefined) parts.push(`seglen=${message.ddpSegmentLength}`);
+      if (message.terminatedDdpHeader !== undefined)
+        parts.push(`ddp=${hexBytes(message.terminatedDdpHeader)}`);
+      if (message.terminatedRdmaHeader !== undefined)
+        parts.push(`rdma=${hexBytes(message.terminatedRdmaHeader)}`);
+      break;
+    }
     default:
       break;
   }

@@ -3,8 +3,15 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { type Command, Option } from 'commander';
 import { formatValue } from '../../interop/compare.js';
-import { renderFindings, renderReport, summaryLine } from '../../interop/report.js';
-import { runScenarios, type ScenarioResult } from '../../interop/runner.js';
+import { WIRE_PROBES } from '../../interop/peer/probes.js';
+import { type ProbeResult, runProbe } from '../../interop/peer/run-probes.js';
+import {
+  renderFindings,
+  renderProbeReport,
+  renderReport,
+  summaryLine,
+} from '../../interop/report.js';
+import { runScenarios } from '../../interop/runner.js';
 import { SCENARIOS } from '../../interop/scenarios.js';
 import { hostRdmaDevices } from '../../runtime/index.js';
 import { onDevicesOrGuest } from '../devices-or-guest.js';
@@ -18,7 +25,7 @@ interface RunOptions {
 }
 
 /** JSON-safe: bigint as 0x-prefixed 16-digit hex strings. */
-function toJson(results: readonly ScenarioResult[]): string {
+function toJson(results: unknown): string {
   return JSON.stringify(
     results,
     (_key, value: unknown) => (typeof value === 'bigint' ? formatValue(value) : value),
@@ -27,26 +34,38 @@ function toJson(results: readonly ScenarioResult[]): string {
 }
 
 async function runHere(options: RunOptions): Promise<number> {
-  const chosen = SCENARIOS.filter(
-    (s) => options.filter === undefined || s.id.includes(options.filter),
-  );
-  if (chosen.length === 0) {
-    process.stderr.write(`no scenario matches '${options.filter}'\n`);
+  const wanted = (id: string) => options.filter === undefined || id.includes(options.filter);
+  const chosen = SCENARIOS.filter((s) => wanted(s.id));
+  // The wire probes need siw0 (our userspace iWARP peer talks to it over TCP).
+  const probes = hostRdmaDevices().includes('siw0') ? WIRE_PROBES.filter((p) => wanted(p.id)) : [];
+  if (chosen.length + probes.length === 0) {
+    process.stderr.write(`no scenario or probe matches '${options.filter}'\n`);
     return 2;
   }
-  process.stderr.write(`interop: ${chosen.length} scenarios on ${hostRdmaDevices().join(', ')}\n`);
+  process.stderr.write(
+    `interop: ${chosen.length} scenarios, ${probes.length} wire probes on ${hostRdmaDevices().join(', ')}\n`,
+  );
   const results = await runScenarios(chosen, (result, index) => {
     process.stderr.write(
       `  [${index + 1}/${chosen.length}] ${result.scenario.id}: ${result.verdict} (${result.seconds.toFixed(2)} s)\n`,
     );
   });
-  process.stdout.write(`${renderReport(results)}\n`);
-  const findings = renderFindings(results);
+  const probeResults: ProbeResult[] = [];
+  for (const probe of probes) {
+    const result = await runProbe(probe);
+    probeResults.push(result);
+    process.stderr.write(`  [probe] ${probe.id}: ${result.verdict}\n`);
+  }
+  if (results.length > 0) process.stdout.write(`${renderReport(results)}\n`);
+  if (probeResults.length > 0) process.stdout.write(`${renderProbeReport(probeResults)}\n`);
+  const findings = renderFindings(results, probeResults);
   if (findings !== '')
     process.stdout.write(`Known provider behaviour seen in this run:\n${findings}\n`);
-  if (options.json !== undefined) writeFileSync(options.json, toJson(results));
-  process.stdout.write(`interop: ${summaryLine(results)}\n`);
-  return results.every((r) => r.verdict === 'match' || r.verdict === 'known') ? 0 : 1;
+  if (options.json !== undefined)
+    writeFileSync(options.json, toJson({ scenarios: results, probes: probeResults }));
+  const verdicts = [...results, ...probeResults].map((r) => r.verdict);
+  process.stdout.write(`interop: ${summaryLine(verdicts)}\n`);
+  return verdicts.every((v) => v === 'match' || v === 'known') ? 0 : 1;
 }
 
 /** `rdma-interop run`: the interop suite on the default runtime. */

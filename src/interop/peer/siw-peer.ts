@@ -1,0 +1,125 @@
+/**
+ * Our own iWARP peer, in userspace: a plain TCP socket that speaks MPA (RFC 5044/6581)
+ * and RDMAP with the codec, connected to a real siw QP accepted through rdma_cm. It sends
+ * one probe message and records what siw sends back (e.g. a Terminate) and what siw
+ * delivered to its receive queue. Only the codec stands between us and the kernel.
+ */
+import { once } from 'node:events';
+import { connect, type Socket } from 'node:net';
+import type { RdmapMessage } from '../../codec/iwarp/messages.js';
+import { decodeMpaFrame, encodeMpaFrame, makeMpaFrame } from '../../codec/iwarp/mpa-frames.js';
+import { decodeMpaStream, encodeMpaStream } from '../../codec/iwarp/stream.js';
+import { EventChannel } from '../../verbs/cm.js';
+import type { WorkCompletion } from '../../verbs/completion.js';
+
+/** siw0's address (scripts/rdma-devices.sh). */
+const SIW_ADDRESS = '198.51.100.1';
+/** How long siw gets to answer (it runs under TCG in the guest). */
+const ANSWER_WAIT_MS = 3000;
+
+export interface SiwAnswer {
+  /** RDMAP messages siw sent after its MPA Reply, decoded by the codec. */
+  readonly sent: readonly RdmapMessage[];
+  /** What the siw QP's receive queue completed (a delivered Send), if anything. */
+  readonly completion: WorkCompletion | undefined;
+  /** The bytes in siw's receive buffer afterwards (first 8). */
+  readonly received: Uint8Array;
+  /** Whether siw closed the TCP connection after answering. */
+  readonly closedBySiw: boolean;
+}
+
+function bytesOf(chunks: readonly Buffer[]): Uint8Array {
+  const joined = Buffer.concat(chunks);
+  return new Uint8Array(joined.buffer, joined.byteOffset, joined.byteLength);
+}
+
+async function waitUntil(check: () => boolean, ms: number): Promise<boolean> {
+  const deadline = Date.now() + ms;
+  while (!check()) {
+    if (Date.now() > deadline) return false;
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  return true;
+}
+
+/** Connects to a fresh siw QP, sends `probe` as the first FPDU, returns siw's answer. */
+export async function probeSiw(probe: RdmapMessage): Promise<SiwAnswer> {
+  const channel = new EventChannel();
+  const listener = channel.createId();
+  const cleanup: (() => void | Promise<void>)[] = [() => channel.close(), () => listener.close()];
+  let socket: Socket | undefined;
+  try {
+    listener.bindAddr(SIW_ADDRESS, 0);
+    listener.listen();
+    socket = connect({ host: SIW_ADDRESS, port: listener.localPort });
+    await once(socket, 'connect');
+    const chunks: Buffer[] = [];
+    let closedBySiw = false;
+    socket.on('data', (c: Buffer) => chunks.push(c));
+    socket.on('end', () => {
+      closedBySiw = true;
+    });
+    socket.on('error', () => {
+      closedBySiw = true;
+    });
+    // RFC 6581 enhanced MPA (revision 2), as siw's own initiator sends it; no CRC, no
+    // markers, not peer-to-peer: siw then needs no RTR message.
+    const request = makeMpaFrame('mpa-request', {
+      enhancedParameters: {
+        ird: 4,
+        ord: 4,
+        peerToPeer: false,
+        sendRtr: false,
+        writeRtr: false,
+        readRtr: false,
+      },
+    });
+    socket.write(encodeMpaFrame(request));
+
+    const connectRequest = await listener.nextConnectRequest({ timeoutMs: 20_000 });
+    const id = connectRequest.id;
+    cleanup.push(() => id.close());
+    const context = id.context();
+    const pd = context.allocPd();
+    cleanup.push(() => pd.close());
+    const cq = context.createCq({ cqe: 8 });
+    cleanup.push(() => cq.close());
+    const qp = id.createQp(pd, { sendCq: cq });
+    const buffer = Buffer.alloc(64);
+    const mr = pd.regMr(buffer, ['LOCAL_WRITE']);
+    // Closed after the QP (it may still hold the posted receive).
+    cleanup.push(() => mr.close());
+    cleanup.push(() => qp.close());
+    qp.postRecv({ sgList: [mr.sge(0, 64)] });
+    await id.accept({ responderResources: 4, initiatorDepth: 4 });
+
+    // The MPA Reply: decode it as soon as it is whole, then speak RDMAP.
+    let reply: ReturnType<typeof decodeMpaFrame> | undefined;
+    const gotReply = await waitUntil(() => {
+      reply = decodeMpaFrame(bytesOf(chunks));
+      return reply.ok;
+    }, 10_000);
+    if (!gotReply || reply === undefined || !reply.ok) throw new Error('siw sent no MPA Reply');
+    const replyFrame = reply.value.frame;
+    const [fpdu] = encodeMpaStream(request, [probe], { peerFrame: replyFrame }).fpdus;
+    if (fpdu === undefined) throw new Error('the probe did not encode');
+    socket.write(fpdu);
+
+    await waitUntil(() => closedBySiw, ANSWER_WAIT_MS);
+    const completion = cq.poll(1)[0];
+    const stream = decodeMpaStream(bytesOf(chunks));
+    if (!stream.ok) throw stream.error;
+    if (stream.value.error !== undefined) throw stream.value.error;
+    const sent = stream.value.fpdus.flatMap((f) => (f.message.ok ? [f.message.value] : []));
+    return { sent, completion, received: new Uint8Array(buffer.subarray(0, 8)), closedBySiw };
+  } finally {
+    socket?.destroy();
+    for (const step of cleanup.reverse()) {
+      try {
+        await step();
+      } catch {
+        // Best effort: the first error is the one worth reporting.
+      }
+    }
+  }
+}
