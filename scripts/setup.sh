@@ -34,4 +34,4 @@ if [ "${RDMA_INTEROP_SKIP_GUEST_ASSETS:-0}" != 1 ]; then
   bash scripts/setup/guest-assets.sh
 fi
 
-note "set-up complete in $(printf '%.1f' "$(echo "$(date +%s.%N) - $setup_started" | bc)") s"
+note "set-up complete in $(elapsed "$setup_started" "$(date +%s.%N)") s"

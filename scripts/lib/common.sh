@@ -12,6 +12,12 @@ export RDMA_INTEROP_CACHE
 
 step_started_at=0
 
+# elapsed START END: seconds between two `date +%s.%N` readings, one decimal (awk: no bc
+# needed before the packages are installed).
+elapsed() {
+  awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", b - a }'
+}
+
 # step "what": announce a long step so nobody stares at a silent terminal.
 step() {
   step_started_at=$(date +%s.%N)
@@ -22,7 +28,7 @@ step() {
 step_done() {
   local now
   now=$(date +%s.%N)
-  printf '[setup] %s: done in %.1f s\n' "$*" "$(echo "$now - $step_started_at" | bc 2>/dev/null || echo 0)" >&2
+  printf '[setup] %s: done in %s s\n' "$*" "$(elapsed "$step_started_at" "$now")" >&2
 }
 
 note() {

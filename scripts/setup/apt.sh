@@ -11,7 +11,7 @@ packages=(
   libibverbs-dev librdmacm-dev rdma-core ibverbs-providers ibverbs-utils rdmacm-utils
   perftest
   # the guest runtime
-  qemu-system-x86 busybox-static kmod iproute2 cpio xz-utils bc
+  qemu-system-x86 busybox-static kmod iproute2 cpio xz-utils
   # building siw.ko out of tree
   make gcc libelf-dev
   # captures and the independent decoder
