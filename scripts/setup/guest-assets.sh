@@ -18,7 +18,18 @@ mkdir -p "$guest_cache"
 
 # --- resolve the kernel ------------------------------------------------------------------
 # "Depends: linux-image-6.1.0-56-amd64 (= 6.1.192-2)" of the candidate metapackage.
-depends=$(apt-cache show --no-all-versions linux-image-amd64 2>/dev/null | sed -n 's/^Depends: //p' | head -n1)
+resolve_depends() {
+  apt-cache show --no-all-versions linux-image-amd64 2>/dev/null | sed -n 's/^Depends: //p' | head -n1
+}
+depends=$(resolve_depends)
+if [ -z "$depends" ]; then
+  # No package lists yet (a machine whose packages were all present, so apt.sh did not
+  # update): fetch them once.
+  step "apt-get update (to resolve linux-image-amd64)"
+  apt-get update -qq
+  step_done "apt-get update"
+  depends=$(resolve_depends)
+fi
 image_pkg=$(sed -E 's/^(linux-image-[^ ,]+).*/\1/' <<<"$depends")
 pkg_version=$(sed -E 's/.*\(= ([^)]+)\).*/\1/' <<<"$depends")
 [[ "$image_pkg" =~ ^linux-image-(.+)-amd64$ ]] || die "cannot resolve linux-image-amd64 (got '$depends'); run apt-get update?"
