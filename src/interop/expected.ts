@@ -7,7 +7,7 @@
 import { projectIwarp, projectRoce, type VerbsScenario } from '../engine/projection/project.js';
 import type { WorkRequest } from '../engine/requester/work-request.js';
 import { ACCESS_FLAGS } from '../engine/verbs-model/access-flags.js';
-import { DEVICES, type Outcome, type Scenario } from './scenario.js';
+import { DEVICES, type Outcome, type Scenario, writeImmediateReceiveLength } from './scenario.js';
 import { type WireRegion, wireLine } from './wire.js';
 
 /** The engine's stand-ins for what the kernel assigns (any values do; these are fixed). */
@@ -100,9 +100,7 @@ export function verbsScenarioOf(scenario: Scenario): VerbsScenario {
   contents.set(littleEndianWord(scenario.initial), scenario.remoteOffset);
   const op = scenario.operation.kind;
   const receives = op === 'SEND_WITH_IMM' || op === 'RDMA_WRITE_WITH_IMM' || op === 'SEND';
-  // Write-with-immediate consumes a receive too; 8 bytes suit both transports (an RFC 7306
-  // Immediate Data message delivers 8 bytes into it, RoCE does not use its SGEs).
-  const receiveLength = 8;
+  const receiveLength = op === 'RDMA_WRITE_WITH_IMM' ? writeImmediateReceiveLength(scenario) : 8;
   return {
     responder: {
       buffers: [

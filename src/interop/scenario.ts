@@ -78,3 +78,13 @@ export interface Outcome {
   /** Explanation shown with the outcome; not compared. */
   readonly note?: string;
 }
+
+/**
+ * Bytes of the receive a write-with-immediate consumes, as a program for the transport
+ * posts it: none on RoCE (the immediate rides in the ImmDt header; the receive's SGEs are
+ * not used), 8 on iWARP (RFC 7306 §6.3: the Immediate Data Message places its 8 bytes in
+ * the untagged buffer).
+ */
+export function writeImmediateReceiveLength(scenario: Scenario): 0 | 8 {
+  return DEVICES[scenario.device].transport === 'roce' ? 0 : 8;
+}

@@ -117,7 +117,11 @@ const PD = 1;
 function runEngine(
   scenario: VerbsScenario,
   profile: IwarpProfile,
-  capabilities: { atomics: boolean; immediate: boolean },
+  capabilities: {
+    atomics: boolean;
+    immediate: boolean;
+    immediateCarrier: 'receive-buffer' | 'header';
+  },
   statusModel: TerminateStatusModel,
 ): EngineRun {
   const pd = scenario.responder.protectionDomain ?? PD;
@@ -132,6 +136,7 @@ function runEngine(
     ird: scenario.responder.ird ?? 16,
     supportsAtomics: capabilities.atomics,
     supportsImmediateData: capabilities.immediate,
+    immediateCarrier: capabilities.immediateCarrier,
   });
   const receives = [...(scenario.responder.receives ?? [])];
   for (const r of receives) responder.postReceive(r);
@@ -263,6 +268,7 @@ export function projectIwarp(scenario: VerbsScenario): TransportOutcome {
     {
       atomics: scenario.responder.supportsAtomics ?? true,
       immediate: scenario.responder.supportsImmediateData ?? true,
+      immediateCarrier: 'receive-buffer',
     },
     scenario.iwarpStatusModel ?? 'reference',
   );
@@ -301,7 +307,13 @@ export function projectIwarp(scenario: VerbsScenario): TransportOutcome {
  * retries and ends with IBV_WC_RNR_RETRY_EXC_ERR; the responder QP stays in RTS.
  */
 export function projectRoce(scenario: VerbsScenario, destinationQp = 0x000123): TransportOutcome {
-  const run = runEngine(scenario, 'v2-draft', { atomics: true, immediate: true }, 'reference');
+  // IBTA: ImmDt rides in the packet header; the consumed receive's SGEs are not used.
+  const run = runEngine(
+    scenario,
+    'v2-draft',
+    { atomics: true, immediate: true, immediateCarrier: 'header' },
+    'reference',
+  );
   const state: RoceSendState = { destinationQp, psn: 0, mtu: 1024 };
   const packets: RocePacketFields[] = [];
   for (const wr of scenario.workRequests) {

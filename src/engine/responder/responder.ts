@@ -62,6 +62,14 @@ export interface ResponderOptions {
   /** False models a peer without RFC 7306 Immediate Data (e.g. Linux siw). Default true. */
   readonly supportsImmediateData?: boolean;
   /**
+   * Where the immediate value of write-with-immediate travels. `receive-buffer` (default,
+   * iWARP): RFC 7306 §6.3, the Immediate Data Message's 8 bytes are placed in the untagged
+   * buffer it consumes, which must hold them. `header` (RoCE): the IBTA ImmDt header
+   * carries the value and the consumed receive WQE's SGEs are not used, so a receive of
+   * any length (even none) completes it.
+   */
+  readonly immediateCarrier?: 'receive-buffer' | 'header';
+  /**
    * When false, Read / Atomic Requests stay queued until `processRequests()`, so a test
    * can observe the IRD limit. Default true (processed as soon as Delivered).
    */
@@ -340,10 +348,12 @@ export class Responder {
     // RFC 7306 §6.3: one Immediate Data Message consumes one Untagged Buffer on QN 0.
     const inbound = this.#inboundBuffer();
     if (inbound === undefined) return 'no-receive-buffer';
-    const bytes = new Uint8Array(8);
-    new DataView(bytes.buffer).setBigUint64(0, message.immediateData, false);
-    const placed = this.#placeUntagged(inbound, 0, bytes);
-    if (placed !== undefined) return placed;
+    if (this.#options.immediateCarrier !== 'header') {
+      const bytes = new Uint8Array(8);
+      new DataView(bytes.buffer).setBigUint64(0, message.immediateData, false);
+      const placed = this.#placeUntagged(inbound, 0, bytes);
+      if (placed !== undefined) return placed;
+    }
     this.#complete(out, message, inbound, message.immediateData, undefined);
     return undefined;
   }

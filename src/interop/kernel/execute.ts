@@ -8,7 +8,7 @@ import type { WorkCompletion } from '../../verbs/completion.js';
 import type { Cq } from '../../verbs/cq.js';
 import { VerbsError } from '../../verbs/errors.js';
 import type { SendWr } from '../../verbs/qp.js';
-import type { Outcome, Scenario } from '../scenario.js';
+import { type Outcome, type Scenario, writeImmediateReceiveLength } from '../scenario.js';
 import { type WireRegion, wireLine } from '../wire.js';
 import { type Capture, startCapture } from './capture.js';
 import { connectLoopback } from './loopback.js';
@@ -91,9 +91,12 @@ export async function runOnKernel(scenario: Scenario): Promise<Outcome> {
     if (op.kind === 'SEND_WITH_IMM' || op.kind === 'SEND') {
       pair.responder.postRecv({ sgList: [remoteMr.sge(scenario.remoteOffset, 8)] });
     } else if (op.kind === 'RDMA_WRITE_WITH_IMM') {
-      // Write-with-immediate consumes a receive WQE (8 bytes, clear of the target word:
-      // an RFC 7306 Immediate Data message would deliver its 8 bytes there).
-      pair.responder.postRecv({ sgList: [remoteMr.sge(IMMEDIATE_RECEIVE_OFFSET, 8)] });
+      // Write-with-immediate consumes a receive WQE: none on RoCE, 8 bytes on iWARP, clear
+      // of the target word (an RFC 7306 Immediate Data message delivers its 8 bytes there).
+      const length = writeImmediateReceiveLength(scenario);
+      pair.responder.postRecv({
+        sgList: length === 0 ? [] : [remoteMr.sge(IMMEDIATE_RECEIVE_OFFSET, length)],
+      });
     }
     const wr = sendWrOf(scenario, [localMr.sge(0, 8)], remoteMr.remote(scenario.remoteOffset));
     try {
