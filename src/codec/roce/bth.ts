@@ -116,23 +116,23 @@ export function encodeBth(b: Bth): Uint8Array {
 export function decodeBth(bytes: Uint8Array): DecodeResult<Bth> {
   if (bytes.length < BTH_LENGTH)
     return failed(new DecodeError('bth', 'header', 0, 'truncated', `${bytes.length} < 12`));
-  const v = new DataView(bytes.buffer, bytes.byteOffset, BTH_LENGTH);
-  const b1 = v.getUint8(1);
-  const b4 = v.getUint8(4);
-  const b8 = v.getUint8(8);
+  // Plain byte reads (big-endian, IBTA §9.2): no DataView to allocate per packet.
+  const b1 = bytes[1]!;
+  const b4 = bytes[4]!;
+  const b8 = bytes[8]!;
   return decoded({
-    opcode: v.getUint8(0),
+    opcode: bytes[0]!,
     solicitedEvent: (b1 & 0x80) !== 0,
     migrationRequest: (b1 & 0x40) !== 0,
     padCount: (b1 >> 4) & 0x3,
     transportVersion: b1 & 0xf,
-    partitionKey: v.getUint16(2),
+    partitionKey: (bytes[2]! << 8) | bytes[3]!,
     fecn: (b4 & 0x80) !== 0,
     becn: (b4 & 0x40) !== 0,
     reserved6: b4 & 0x3f,
-    destinationQp: v.getUint32(4) & 0xffffff,
+    destinationQp: (bytes[5]! << 16) | (bytes[6]! << 8) | bytes[7]!,
     ackRequest: (b8 & 0x80) !== 0,
     reserved7: b8 & 0x7f,
-    psn: v.getUint32(8) & 0xffffff,
+    psn: (bytes[9]! << 16) | (bytes[10]! << 8) | bytes[11]!,
   });
 }

@@ -87,15 +87,20 @@ export function decodeRocePacket(bytes: Uint8Array): DecodeResult<RocePacket> {
     return failed(
       new DecodeError('roce', 'payload', at, 'bad-length', `${info.name} carries no payload`),
     );
-  return decoded({
+  const packet: { -readonly [K in keyof RocePacket]: RocePacket[K] } = {
     bth: bth.value,
     opcode: info,
     headers: headers as ExtensionHeaders,
-    ...(aethSyndrome === undefined ? {} : { aethSyndrome }),
     payload: bytes.subarray(at, end - padCount),
     pad: bytes.subarray(end - padCount, end),
-    icrc: new DataView(bytes.buffer, bytes.byteOffset + end, 4).getUint32(0, true),
-  });
+    // The ICRC is stored least significant byte first (rxe_icrc.c).
+    icrc:
+      (bytes[end]! | (bytes[end + 1]! << 8) | (bytes[end + 2]! << 16) | (bytes[end + 3]! << 24)) >>>
+      0,
+  };
+  // Set only when present (no spread of a temporary object on this per-packet path).
+  if (aethSyndrome !== undefined) packet.aethSyndrome = aethSyndrome;
+  return decoded(packet);
 }
 
 /** Input of {@link encodeRocePacket}. */
