@@ -246,13 +246,11 @@ export class Qp implements CompletionSink {
     return { native, signaled: signaled || this.#sqSigAll };
   }
 
-  /**
-   * Posts a list of send requests with one doorbell and returns their wrIds. Arguments
-   * are validated before anything is posted. `path` defaults to `'ex'` on an extended
-   * QP. On a VerbsError from the provider, the requests before the refused one were
-   * posted (the verbs contract); they stay tracked.
-   */
-  postSend(wrs: SendWr | readonly SendWr[], path?: PostPath): bigint[] {
+  /** Validates and converts a send list, with what each request keeps alive in flight. */
+  #toNativeList(wrs: SendWr | readonly SendWr[]): {
+    natives: NativeSendWr[];
+    entries: InFlight[];
+  } {
     const list = Array.isArray(wrs) ? (wrs as readonly SendWr[]) : [wrs as SendWr];
     const natives: NativeSendWr[] = [];
     const entries: InFlight[] = [];
@@ -262,6 +260,17 @@ export class Qp implements CompletionSink {
       natives.push(native);
       entries.push({ wrId: native.wrId, signaled, keep });
     }
+    return { natives, entries };
+  }
+
+  /**
+   * Posts a list of send requests with one doorbell and returns their wrIds. Arguments
+   * are validated before anything is posted. `path` defaults to `'ex'` on an extended
+   * QP. On a VerbsError from the provider, the requests before the refused one were
+   * posted (the verbs contract); they stay tracked.
+   */
+  postSend(wrs: SendWr | readonly SendWr[], path?: PostPath): bigint[] {
+    const { natives, entries } = this.#toNativeList(wrs);
     const usePath = path ?? (this.extended ? 'ex' : 'legacy');
     try {
       if (usePath === 'ex') this.native.postSendEx(natives);
@@ -284,15 +293,7 @@ export class Qp implements CompletionSink {
    * (auto-numbered once when absent).
    */
   prepare(wrs: SendWr | readonly SendWr[]): PreparedSend {
-    const list = Array.isArray(wrs) ? (wrs as readonly SendWr[]) : [wrs as SendWr];
-    const natives: NativeSendWr[] = [];
-    const entries: InFlight[] = [];
-    for (const wr of list) {
-      const keep: Resource[] = [];
-      const { native, signaled } = this.#toNativeSend(wr, keep);
-      natives.push(native);
-      entries.push({ wrId: native.wrId, signaled, keep });
-    }
+    const { natives, entries } = this.#toNativeList(wrs);
     const id = this.native.prepare(natives);
     return new PreparedSend(this, id, entries, (e) => this.#sendQueue.push(...e));
   }
