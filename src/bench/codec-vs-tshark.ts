@@ -37,7 +37,8 @@ const TSHARK = '/usr/bin/tshark';
 const ROCE_FRAMES = 10_000;
 const IWARP_MESSAGES = 10_000;
 
-function roceFrames(count: number): Uint8Array[] {
+/** `count` RoCEv2 FetchAdd request frames (PSN and address advance per frame). */
+export function roceFetchAddFrames(count: number, addend: bigint): Uint8Array[] {
   return Array.from({ length: count }, (_, i) =>
     buildRoceFrame(
       { sourceIp: '192.0.2.1', destinationIp: '192.0.2.2' },
@@ -47,7 +48,7 @@ function roceFrames(count: number): Uint8Array[] {
           AtomicETH: {
             virtualAddress: 0x7f3a12345000n + BigInt(i * 8),
             rKey: 0x1a2b3c4d,
-            swapOrAddData: 0x1111111122222222n,
+            swapOrAddData: addend,
             compareData: 0n,
           },
         },
@@ -108,6 +109,10 @@ function iwarpFrames(count: number): Uint8Array[] {
     tcp('server', server.frame),
     ...client.fpdus.map((f) => tcp('client', f)),
   ];
+}
+
+function roceFrames(count: number): Uint8Array[] {
+  return roceFetchAddFrames(count, 0x1111111122222222n);
 }
 
 function pcapOf(frames: readonly Uint8Array[]): Uint8Array {

@@ -367,7 +367,7 @@ export async function runBenchmark(): Promise<void> {
  *   check, TCP reassembly, MPA/RDMAP decode) per frame; anchor: the pcap reader alone.
  */
 async function runRoce(): Promise<readonly BenchFigure[]> {
-  const { buildRoceFrame } = await import('../codec/roce/frame.js');
+  const { roceFetchAddFrames } = await import('./codec-vs-tshark.js');
   const { decodeRocePacket } = await import('../codec/roce/packet.js');
   const { computeRoceIcrc } = await import('../codec/roce/icrc.js');
   const { decodeFrame } = await import('../codec/net/frame.js');
@@ -378,22 +378,7 @@ async function runRoce(): Promise<readonly BenchFigure[]> {
   const { crc32: zlibCrc32 } = await import('node:zlib');
 
   const count = 1024;
-  const frames = Array.from({ length: count }, (_, i) =>
-    buildRoceFrame(
-      { sourceIp: '192.0.2.1', destinationIp: '192.0.2.2' },
-      {
-        bth: { opcode: 0x14, destinationQp: 0x000123, psn: i, ackRequest: true },
-        headers: {
-          AtomicETH: {
-            virtualAddress: 0x7f3a12345000n + BigInt(i * 8),
-            rKey: 0x1a2b3c4d,
-            swapOrAddData: 0x0000000100000011n,
-            compareData: 0n,
-          },
-        },
-      },
-    ),
-  );
+  const frames = roceFetchAddFrames(count, 0x0000000100000011n);
   const transports = frames.map((f) => f.subarray(14 + 20 + 8));
   const ipPackets = frames.map((f) => f.subarray(14, f.length - 4));
   const segmentSize = 1024;
