@@ -179,7 +179,9 @@ export function expectedOutcome(scenario: Scenario): Outcome {
     ...(ok && sent.opcode !== undefined ? { requesterOpcode: sent.opcode } : {}),
     ...(ok && atomic ? { requesterByteLen: sent.byteLen } : {}),
     ...(ok && atomic && sent.atomicOriginal !== undefined ? { fetched: sent.atomicOriginal } : {}),
-    ...(ok && scenario.operation.kind === 'RDMA_READ' ? { fetched: readData(projected) } : {}),
+    ...(ok && scenario.operation.kind === 'RDMA_READ'
+      ? { fetched: readData(projected, scenario.remoteOffset) }
+      : {}),
     ...(received === undefined
       ? {}
       : {
@@ -200,12 +202,12 @@ export function expectedOutcome(scenario: Scenario): Outcome {
  * itself, so: on iWARP the Read Response payload the engine emitted; on RoCE the remote
  * word (a Read does not change it, and the engine's responder sends exactly it).
  */
-function readData(projected: ReturnType<typeof projectIwarp>): bigint {
+function readData(projected: ReturnType<typeof projectIwarp>, remoteOffset: number): bigint {
   const response = projected.iwarpWire.find((w) => w.message.kind === 'rdma-read-response');
   const bytes =
     response !== undefined && 'payload' in response.message
       ? response.message.payload
-      : projected.memory.get(REMOTE_STAG)?.subarray(8);
+      : projected.memory.get(REMOTE_STAG)?.subarray(remoteOffset);
   if (bytes === undefined || bytes.byteLength < 8) return 0n;
   return new DataView(bytes.buffer, bytes.byteOffset, 8).getBigUint64(0, true);
 }

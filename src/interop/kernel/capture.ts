@@ -67,8 +67,7 @@ export async function startCapture(port: number): Promise<Capture> {
       try {
         const decoded = decodeCaptureMessages(readFileSync(file));
         if (!decoded.ok) throw decoded.error;
-        const problem = decoded.value.items.find((i) => i.kind === 'problem');
-        if (problem !== undefined && problem.kind === 'problem') throw problem.error;
+        for (const item of decoded.value.items) if (item.kind === 'problem') throw item.error;
         return decoded.value.items
           .filter((i): i is FpduItem => i.kind === 'fpdu')
           .flatMap((i) =>
