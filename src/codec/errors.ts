@@ -4,6 +4,8 @@
  * writing anything, so nothing is half-encoded.
  */
 
+import { RdmaInteropError } from '../errors.js';
+
 /** The protocol layer a field belongs to. */
 export type CodecLayer =
   | 'pcap'
@@ -32,8 +34,9 @@ export type DecodeReason =
   | 'bad-length';
 
 /** Malformed wire bytes: which layer and field, at which byte offset, and why. */
-export class DecodeError extends Error {
+export class DecodeError extends RdmaInteropError {
   override readonly name = 'DecodeError';
+  readonly origin = 'codec';
   constructor(
     readonly layer: CodecLayer,
     readonly field: string,
@@ -47,8 +50,9 @@ export class DecodeError extends Error {
 }
 
 /** A field value an encoder cannot put on the wire (out of range, wrong size, ...). */
-export class EncodeError extends Error {
+export class EncodeError extends RdmaInteropError {
   override readonly name = 'EncodeError';
+  readonly origin = 'codec';
   constructor(
     readonly layer: CodecLayer,
     readonly field: string,

@@ -8,6 +8,7 @@ import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { RdmaInteropError } from '../errors.js';
 
 /** One entry of `ibv_get_device_list()`. */
 export interface NativeDeviceInfo {
@@ -413,8 +414,9 @@ function packageRoot(): string {
 let loaded: NativeAddon | undefined;
 
 /** The addon is missing: tells the user how to build it. */
-export class AddonNotBuiltError extends Error {
+export class AddonNotBuiltError extends RdmaInteropError {
   override readonly name = 'AddonNotBuiltError';
+  readonly origin = 'verbs';
   constructor(readonly path: string) {
     super(`the rdma_interop addon is not built (${path} missing): run \`npx node-gyp rebuild\``);
   }

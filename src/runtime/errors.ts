@@ -1,3 +1,5 @@
+import { RdmaInteropError } from '../errors.js';
+
 /** Why the guest runtime could not give a result. */
 export type RuntimeFailure =
   | 'assets-missing'
@@ -10,8 +12,9 @@ export type RuntimeFailure =
  * The guest did not run the command to completion. `consoleTail` quotes the last lines
  * of the guest's console (kernel messages, panics) so the cause is visible.
  */
-export class GuestRuntimeError extends Error {
+export class GuestRuntimeError extends RdmaInteropError {
   override readonly name = 'GuestRuntimeError';
+  readonly origin = 'runtime';
   constructor(
     readonly failure: RuntimeFailure,
     message: string,

@@ -1,11 +1,14 @@
+import { RdmaInteropError } from '../errors.js';
+
 /**
  * The one error class of the verbs layer. libibverbs reports failures three ways
  * (a positive errno return, a NEGATIVE errno return as libsiw's `ibv_post_send` does,
  * or NULL/-1 with `errno` set); the addon normalises all three into this class.
  * Argument mistakes caught before any native call are `TypeError` / `RangeError`.
  */
-export class VerbsError extends Error {
+export class VerbsError extends RdmaInteropError {
   override readonly name = 'VerbsError';
+  readonly origin = 'verbs';
   /**
    * @param code - the errno name, e.g. `'EINVAL'` (`'E<n>'` when the name is unknown)
    * @param errno - the positive errno number

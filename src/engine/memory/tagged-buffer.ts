@@ -4,6 +4,8 @@
  * optionally the one RDMAP Stream it is bound to. Lookups return a typed failure, never
  * throw, so a protocol outcome is never an exception.
  */
+
+import { RdmaInteropError } from '../../errors.js';
 import { type AccessFlag, hasAccess } from '../verbs-model/access-flags.js';
 import type { MemoryByteOrder } from './byte-order.js';
 
@@ -87,8 +89,9 @@ export type TaggedAccessResult =
   | { readonly ok: false; readonly failure: TaggedAccessFailure };
 
 /** Thrown only for programming errors of the caller (bad registration arguments). */
-export class TaggedBufferRegistrationError extends Error {
+export class TaggedBufferRegistrationError extends RdmaInteropError {
   override readonly name = 'TaggedBufferRegistrationError';
+  readonly origin = 'engine';
 }
 
 /** The STag table of one Responder. */
