@@ -1,44 +1,37 @@
-/** Field-by-field comparison of the engine's and the kernel's outcome of a scenario. */
-import type { Outcome } from './scenario.js';
+/** Field-by-field comparison of the engine's and the device's observations of a scenario. */
+import { ABSENT, type Outcome } from './scenario.js';
 
-/** The fields compared, in report order (everything but the note). */
-export const COMPARED_FIELDS = [
-  'post',
-  'requesterStatus',
-  'requesterOpcode',
-  'requesterByteLen',
-  'fetched',
-  'responderStatus',
-  'responderOpcode',
-  'responderByteLen',
-  'responderImm',
-  'memoryAfter',
-  'requesterQpState',
-  'wire',
-] as const satisfies readonly (keyof Outcome)[];
-
-export type ComparedField = (typeof COMPARED_FIELDS)[number];
+export { formatValue } from './compare-format.js';
 
 /** One field where the two sides differ, values formatted for people. */
 export interface FieldDifference {
-  readonly field: ComparedField;
+  /** The observation field, e.g. `requester.wc1.status`, `post1`, `mem[8]`. */
+  readonly field: string;
   readonly engine: string;
   readonly kernel: string;
 }
 
-/** Formats a field value: 64-bit values as 16-digit hex, absent as an em dash. */
-export function formatValue(value: unknown): string {
-  if (value === undefined) return '—';
-  if (typeof value === 'bigint') return `0x${value.toString(16).padStart(16, '0')}`;
-  if (typeof value === 'number' && value > 0xffff) return `0x${value.toString(16)}`;
-  return String(value);
+/** Orders fields as a program meets them: posts, completions, queries, memory, wire. */
+function fieldRank(field: string): number {
+  if (field.startsWith('post') || field.startsWith('modify')) return 0;
+  if (field.startsWith('requester.')) return 1;
+  if (field.startsWith('responder.')) return 2;
+  if (field.startsWith('q')) return 3;
+  if (field.startsWith('mem[')) return 4;
+  return 5;
+}
+
+/** Every field either side observed, in report order. */
+export function fieldsOf(engine: Outcome, kernel: Outcome): string[] {
+  const names = new Set([...Object.keys(engine.fields), ...Object.keys(kernel.fields)]);
+  return [...names].sort((a, b) => fieldRank(a) - fieldRank(b) || (a < b ? -1 : a > b ? 1 : 0));
 }
 
 export function compareOutcomes(engine: Outcome, kernel: Outcome): FieldDifference[] {
   const differences: FieldDifference[] = [];
-  for (const field of COMPARED_FIELDS) {
-    const e = formatValue(engine[field]);
-    const k = formatValue(kernel[field]);
+  for (const field of fieldsOf(engine, kernel)) {
+    const e = engine.fields[field] ?? ABSENT;
+    const k = kernel.fields[field] ?? ABSENT;
     if (e !== k) differences.push({ field, engine: e, kernel: k });
   }
   return differences;

@@ -1,91 +1,82 @@
 /**
- * The reference side of a scenario: the engine's verbs projection for the scenario's
- * transport (RoCEv2 for rxe, iWARP per RFC 7306 for siw), reduced to the same Outcome
- * fields the kernel side reports.
+ * The reference side of a scenario: the program compiled into the engine's verbs
+ * projection for the scenario's transport (RoCEv2 for rxe, iWARP per RFC 7306 for siw),
+ * then walked step by step to produce the same observation fields the device side
+ * reports. Everything operation-specific comes from the traits table (operations.ts).
  */
 
-import { projectIwarp, projectRoce, type VerbsScenario } from '../engine/projection/project.js';
+import {
+  projectIwarp,
+  projectRoce,
+  type TransportOutcome,
+  type VerbsScenario,
+} from '../engine/projection/project.js';
+import type { WorkCompletion } from '../engine/projection/work-completion.js';
 import type { WorkRequest } from '../engine/requester/work-request.js';
 import { ACCESS_FLAGS } from '../engine/verbs-model/access-flags.js';
-import { DEVICES, type Outcome, type Scenario, writeImmediateReceiveLength } from './scenario.js';
+import type { Access } from '../verbs/mr.js';
+import { formatValue } from './compare-format.js';
+import { completionFields, missingCompletionField, type ObservedCompletion } from './observe.js';
+import { operandsOf, traitsOf } from './operations.js';
+import {
+  DEFAULT_TARGET,
+  DEVICES,
+  GUARD,
+  initialBuffer,
+  LOCAL_SLOT,
+  MR_LENGTH,
+  type Operation,
+  type Outcome,
+  payloadBytes,
+  recvIdOf,
+  type Scenario,
+  type Side,
+  watchedOffsets,
+  wordAt,
+  workRequestsOf,
+  wrIdOf,
+  writeImmediateReceiveLength,
+} from './scenario.js';
 import { type WireRegion, wireLine } from './wire.js';
 
 /** The engine's stand-ins for what the kernel assigns (any values do; these are fixed). */
 const REMOTE_STAG = 0x1a2b3c4d;
-/** An 8-aligned virtual address, as a registered Buffer has. */
-const REMOTE_BASE = 0x7f3a_1000_0000n;
-const REMOTE_LENGTH = 32;
+/** A key the responder never issued (invalid-rkey scenarios). */
+const UNKNOWN_STAG = 0x1a2b3cff;
+/** An 8-aligned virtual address for the MR's first byte, as a registered Buffer has. */
+const REMOTE_BASE = 0x7f3a_1000_0008n;
 const PROTECTION_DOMAIN = 1;
-const RECEIVE_ID = 0x52n;
-/** The requester's buffer (RDMA Read lands there). */
+/** The requester's buffer: one 8-byte slot per work request. */
 const LOCAL_STAG = 0x5e6f7a8b;
 const LOCAL_BASE = 0x7f3a_2000_0000n;
-const WR_ID = 0x57n;
+const REMOTE_RIGHTS: readonly Access[] = ['REMOTE_READ', 'REMOTE_WRITE', 'REMOTE_ATOMIC'];
+const DEFAULT_IRD_ORD = 4;
 
-function littleEndianWord(value: bigint): Uint8Array {
-  const bytes = new Uint8Array(8);
-  new DataView(bytes.buffer).setBigUint64(0, value, true);
-  return bytes;
+/** The engine's WorkRequest for operation `op`, the `index`-th of the program. */
+export function engineWorkRequest(op: Operation, index: number): WorkRequest {
+  const traits = traitsOf(op.kind);
+  const remoteAddr = REMOTE_BASE + BigInt(op.target ?? DEFAULT_TARGET);
+  const rkey = op.rkey === 'invalid' ? UNKNOWN_STAG : REMOTE_STAG;
+  return {
+    wrId: wrIdOf(index),
+    opcode: traits.opcode,
+    ...(traits.remote ? { remoteAddr, rkey } : {}),
+    ...(traits.carriesPayload ? { payload: payloadBytes(op) } : {}),
+    ...(traits.opcode === 'RDMA_READ'
+      ? { length: 8, localSTag: LOCAL_STAG, localAddr: LOCAL_BASE + BigInt(LOCAL_SLOT * index) }
+      : {}),
+    ...operandsOf(op.kind, op),
+  } as WorkRequest;
 }
 
-function workRequestOf(scenario: Scenario): WorkRequest {
-  const op = scenario.operation;
-  const remoteAddr = REMOTE_BASE + BigInt(scenario.remoteOffset);
-  switch (op.kind) {
-    case 'FETCH_AND_ADD':
-      return {
-        wrId: WR_ID,
-        opcode: 'ATOMIC_FETCH_AND_ADD',
-        remoteAddr,
-        rkey: REMOTE_STAG,
-        add: op.add,
-      };
-    case 'CMP_AND_SWP':
-      return {
-        wrId: WR_ID,
-        opcode: 'ATOMIC_CMP_AND_SWP',
-        remoteAddr,
-        rkey: REMOTE_STAG,
-        compare: op.compare,
-        swap: op.swap,
-      };
-    case 'RDMA_WRITE_WITH_IMM':
-      return {
-        wrId: WR_ID,
-        opcode: 'RDMA_WRITE_WITH_IMM',
-        remoteAddr,
-        rkey: REMOTE_STAG,
-        payload: littleEndianWord(op.payload),
-        immData: op.imm,
-      };
-    case 'SEND_WITH_IMM':
-      return {
-        wrId: WR_ID,
-        opcode: 'SEND_WITH_IMM',
-        payload: littleEndianWord(op.payload),
-        immData: op.imm,
-      };
-    case 'RDMA_WRITE':
-      return {
-        wrId: WR_ID,
-        opcode: 'RDMA_WRITE',
-        remoteAddr,
-        rkey: REMOTE_STAG,
-        payload: littleEndianWord(op.payload),
-      };
-    case 'SEND':
-      return { wrId: WR_ID, opcode: 'SEND', payload: littleEndianWord(op.payload) };
-    case 'RDMA_READ':
-      return {
-        wrId: WR_ID,
-        opcode: 'RDMA_READ',
-        remoteAddr,
-        rkey: REMOTE_STAG,
-        length: 8,
-        localSTag: LOCAL_STAG,
-        localAddr: LOCAL_BASE,
-      };
+/** The remote access in force at the first post: the bring-up's, or a modify's before it. */
+function responderQpAccessAtFirstPost(scenario: Scenario): readonly Access[] {
+  let access = scenario.responderQpAccess ?? REMOTE_RIGHTS;
+  for (const step of scenario.program) {
+    if (step.do === 'post-send') break;
+    if (step.do === 'modify' && step.side === 'responder') access = step.access;
   }
+  return access;
 }
 
 /** The engine's memory regions, named as the wire lines name them. */
@@ -94,117 +85,163 @@ export const ENGINE_REGIONS: readonly WireRegion[] = [
   { name: 'local', stag: LOCAL_STAG, base: LOCAL_BASE },
 ];
 
-/** The engine's VerbsScenario for a scenario. */
-export function verbsScenarioOf(scenario: Scenario): VerbsScenario {
-  const contents = new Uint8Array(REMOTE_LENGTH);
-  contents.set(littleEndianWord(scenario.initial), scenario.remoteOffset);
-  const op = scenario.operation.kind;
-  const receives = op === 'SEND_WITH_IMM' || op === 'RDMA_WRITE_WITH_IMM' || op === 'SEND';
-  const receiveLength = op === 'RDMA_WRITE_WITH_IMM' ? writeImmediateReceiveLength(scenario) : 8;
+/**
+ * The engine's VerbsScenario for a scenario (the first `wrCount` work requests). The MR's
+ * remote rights are those both the MR and the responder QP grant (IBTA 10.6.3.3: a remote
+ * access needs the QP's enable as well as the region's).
+ */
+export function verbsScenarioOf(
+  scenario: Scenario,
+  wrCount = Number.POSITIVE_INFINITY,
+): VerbsScenario {
+  const buffer = initialBuffer(scenario);
+  const qpAccess = responderQpAccessAtFirstPost(scenario);
+  const access = scenario.remoteAccess
+    .filter((a) => !REMOTE_RIGHTS.includes(a) || qpAccess.includes(a))
+    .reduce((mask, name) => mask | ACCESS_FLAGS[name], 0);
+  const receives = scenario.program
+    .filter((s) => s.do === 'post-recv')
+    .map((s, j) => ({
+      id: recvIdOf(j),
+      length: s.for === 'write-imm' ? writeImmediateReceiveLength(scenario.device) : 8,
+    }));
+  const operations = workRequestsOf(scenario).slice(0, wrCount);
+  const depth = scenario.initiatorDepth ?? DEFAULT_IRD_ORD;
   return {
     responder: {
       buffers: [
         {
           stag: REMOTE_STAG,
           baseTaggedOffset: REMOTE_BASE,
-          length: REMOTE_LENGTH,
-          access: scenario.remoteAccess.reduce((mask, name) => mask | ACCESS_FLAGS[name], 0),
+          length: MR_LENGTH,
+          access,
           protectionDomain: PROTECTION_DOMAIN,
-          contents,
+          contents: buffer.slice(GUARD, GUARD + MR_LENGTH),
         },
       ],
-      receives: receives ? [{ id: RECEIVE_ID, length: receiveLength }] : [],
+      receives,
+      ird: DEFAULT_IRD_ORD,
       protectionDomain: PROTECTION_DOMAIN,
     },
     requester: {
+      ord: depth,
       localBuffers: [
         {
           stag: LOCAL_STAG,
           baseTaggedOffset: LOCAL_BASE,
-          length: 8,
+          length: LOCAL_SLOT * Math.max(1, operations.length),
           access: ACCESS_FLAGS.LOCAL_WRITE,
           protectionDomain: PROTECTION_DOMAIN,
         },
       ],
     },
-    workRequests: [workRequestOf(scenario)],
+    workRequests: operations.map(engineWorkRequest),
   };
 }
 
-/** What the reference engine says a verbs user sees for `scenario`. */
-export function expectedOutcome(scenario: Scenario): Outcome {
-  const projected =
-    DEVICES[scenario.device].transport === 'roce'
-      ? projectRoce(verbsScenarioOf(scenario))
-      : projectIwarp(verbsScenarioOf(scenario));
-  const [received] = projected.responder.completions;
-  // A Send lands in the receive buffer, which the kernel side places over the target word.
-  const sendLike =
-    scenario.operation.kind === 'SEND_WITH_IMM' || scenario.operation.kind === 'SEND';
-  const memory =
-    sendLike && received?.data !== undefined
-      ? received.data
-      : projected.memory.get(REMOTE_STAG)?.subarray(scenario.remoteOffset);
-  const memoryAfter =
-    memory === undefined || memory.byteLength < 8
-      ? scenario.initial
-      : new DataView(memory.buffer, memory.byteOffset, memory.byteLength).getBigUint64(0, true);
-  const wire = scenario.captureWire
-    ? {
-        wire: projected.iwarpWire
-          .map((w) => wireLine(w.from, w.message, ENGINE_REGIONS))
-          .join('\n'),
-      }
-    : {};
-  const [notExpressible] = projected.notExpressible;
-  if (notExpressible !== undefined) {
-    return {
-      post: 'not-expressible',
-      note: notExpressible.detail,
-      memoryAfter,
-      requesterQpState: projected.requester.qpState,
-      ...wire,
-    };
-  }
-  const [sent] = projected.requester.completions;
-  const atomic =
-    scenario.operation.kind === 'FETCH_AND_ADD' || scenario.operation.kind === 'CMP_AND_SWP';
-  const ok = sent?.status === 'SUCCESS';
+function project(scenario: Scenario, wrCount?: number): TransportOutcome {
+  const verbs = verbsScenarioOf(scenario, wrCount);
+  return DEVICES[scenario.device].transport === 'roce' ? projectRoce(verbs) : projectIwarp(verbs);
+}
+
+/** The responder buffer after the run: the MR as the engine left it, Sends placed, guards. */
+function memoryAfter(scenario: Scenario, projected: TransportOutcome): Uint8Array {
+  const buffer = initialBuffer(scenario);
+  const region = projected.memory.get(REMOTE_STAG);
+  if (region !== undefined) buffer.set(region, GUARD);
+  // A Send's receive buffer is the target word (kernel/execute.ts posts it there).
+  for (const wc of projected.responder.completions)
+    if (wc.data !== undefined && wc.data.byteLength > 0)
+      buffer.set(wc.data.subarray(0, 8), GUARD + DEFAULT_TARGET);
+  return buffer;
+}
+
+function observed(wc: WorkCompletion, fetched: bigint | undefined): ObservedCompletion {
   return {
-    post: 'ok',
-    requesterStatus: sent?.status ?? 'no completion',
-    ...(ok && sent.opcode !== undefined ? { requesterOpcode: sent.opcode } : {}),
-    ...(ok && atomic ? { requesterByteLen: sent.byteLen } : {}),
-    ...(ok && atomic && sent.atomicOriginal !== undefined ? { fetched: sent.atomicOriginal } : {}),
-    ...(ok && scenario.operation.kind === 'RDMA_READ'
-      ? { fetched: readData(projected, scenario.remoteOffset) }
-      : {}),
-    ...(received === undefined
-      ? {}
-      : {
-          responderStatus: received.status,
-          ...(received.status === 'SUCCESS' && received.opcode !== undefined
-            ? { responderOpcode: received.opcode, responderByteLen: received.byteLen }
-            : {}),
-          ...(received.immData === undefined ? {} : { responderImm: received.immData.host }),
-        }),
-    memoryAfter,
-    requesterQpState: projected.requester.qpState,
-    ...wire,
+    wrId: wc.wrId,
+    status: wc.status,
+    opcode: wc.opcode,
+    byteLen: wc.byteLen,
+    flags: wc.flags,
+    imm: wc.immData?.host,
+    immRaw: wc.immData?.network,
+    vendorErr: 0,
+    fetched,
   };
 }
 
-/**
- * The 8 bytes an RDMA Read brought back. The projection keeps the requester's memory to
- * itself, so: on iWARP the Read Response payload the engine emitted; on RoCE the remote
- * word (a Read does not change it, and the engine's responder sends exactly it).
- */
-function readData(projected: ReturnType<typeof projectIwarp>, remoteOffset: number): bigint {
-  const response = projected.iwarpWire.find((w) => w.message.kind === 'rdma-read-response');
-  const bytes =
-    response !== undefined && 'payload' in response.message
-      ? response.message.payload
-      : projected.memory.get(REMOTE_STAG)?.subarray(remoteOffset);
-  if (bytes === undefined || bytes.byteLength < 8) return 0n;
-  return new DataView(bytes.buffer, bytes.byteOffset, 8).getBigUint64(0, true);
+/** What the reference engine says a verbs program sees for `scenario`. */
+export function expectedOutcome(scenario: Scenario): Outcome {
+  const projected = project(scenario);
+  const operations = workRequestsOf(scenario);
+  const fields: Record<string, string> = {};
+  const notes: string[] = [];
+  const taken: Record<Side, number> = { requester: 0, responder: 0 };
+  const refused = new Set<bigint>([
+    ...projected.notExpressible.map((e) => e.wrId),
+    ...projected.invalid.map((e) => e.wrId),
+  ]);
+  // The value a Read brought back: the target word after the work requests before it.
+  const readData = (index: number, op: Operation): bigint =>
+    wordAt(memoryAfter(scenario, project(scenario, index)), op.target ?? DEFAULT_TARGET);
+  let posted = 0;
+  let postStep = 0;
+  let queryStep = 0;
+  let modifyStep = 0;
+  for (const step of scenario.program) {
+    switch (step.do) {
+      case 'post-send': {
+        postStep += 1;
+        const ids = step.wrs.map((_, i) => wrIdOf(posted + i));
+        posted += step.wrs.length;
+        const bad = ids.findIndex((id) => refused.has(id));
+        fields[`post${postStep}`] = bad === -1 ? 'ok' : 'not-expressible';
+        if (bad !== -1) {
+          const detail = projected.notExpressible.find((e) => e.wrId === ids[bad]);
+          if (detail !== undefined) notes.push(detail.detail);
+        }
+        break;
+      }
+      case 'wait': {
+        const list = projected[step.side].completions;
+        for (let k = 0; k < step.count; k++) {
+          const n = ++taken[step.side];
+          const wc = list[n - 1];
+          if (wc === undefined) {
+            Object.assign(fields, missingCompletionField(step.side, n));
+            continue;
+          }
+          const index = operations.findIndex((_, i) => wrIdOf(i) === wc.wrId);
+          const op = step.side === 'requester' ? operations[index] : undefined;
+          const fetched =
+            op === undefined || wc.status !== 'SUCCESS' || !traitsOf(op.kind).fetches
+              ? undefined
+              : traitsOf(op.kind).atomic
+                ? wc.atomicOriginal
+                : readData(index, op);
+          Object.assign(fields, completionFields(step.side, n, observed(wc, fetched), op));
+        }
+        break;
+      }
+      case 'query':
+        queryStep += 1;
+        fields[`q${queryStep}.${step.side}.state`] = projected[step.side].qpState;
+        break;
+      case 'modify':
+        modifyStep += 1;
+        fields[`modify${modifyStep}`] = 'ok';
+        break;
+      case 'post-recv':
+      case 'sleep':
+        break;
+    }
+  }
+  const memory = memoryAfter(scenario, projected);
+  for (const offset of watchedOffsets(scenario))
+    fields[`mem[${offset}]`] = formatValue(wordAt(memory, offset));
+  if (scenario.captureWire)
+    fields.wire = projected.iwarpWire
+      .map((w) => wireLine(w.from, w.message, ENGINE_REGIONS))
+      .join('\n');
+  return notes.length === 0 ? { fields } : { fields, note: notes.join('; ') };
 }

@@ -1,94 +1,261 @@
 /**
  * What the real providers do where they differ from the reference engine, recorded as
- * data with the reason and its source. A difference listed here is a named finding, not
- * a failure; a difference not listed fails the run, and so does an entry that no longer
- * happens (so this table stays true).
+ * data with the reason and its source, keyed by provider and kernel version (and the
+ * rdma-core version where the userspace library decides). A difference listed here is a
+ * named finding, not a failure; a difference not listed fails the run, and so does an
+ * entry that no longer happens (so this table stays true). On a device with no records
+ * for its provider and kernel, differences are unrecorded findings (`--strict` fails them).
  *
- * A post that the provider refuses (`post` = an errno) means nothing reached the wire:
- * the completion fields are then absent and memory is untouched. Those consequences are
- * explained by the `post` entry itself (runner.ts) and are not listed one by one.
+ * A post that the provider refuses (`post1` = an errno) means nothing reached the wire:
+ * the completions are then missing and memory is untouched. An entry with
+ * `nothingHappened` explains those consequences too (runner.ts judge).
  */
-import type { ComparedField } from './compare.js';
+import picomatch from 'picomatch';
 
-export interface KnownBehaviour {
-  /** Short name shown in reports, e.g. `libsiw-no-rfc7306`. */
-  readonly id: string;
-  /** Scenario ids (src/interop/scenarios.ts) this applies to. */
-  readonly scenarios: readonly string[];
-  readonly field: ComparedField;
-  /** The kernel's value, formatted as in reports (compare.ts formatValue). */
+/** Where the suite runs: which provider, which kernel, which rdma-core. */
+export interface Environment {
+  /** The provider (kernel driver / libibverbs provider): `rxe`, `siw`, `mlx5`, ... */
+  readonly provider: string;
+  /** `uname -r`. */
   readonly kernel: string;
-  /** Why, with the source that shows it. */
-  readonly why: string;
+  /** rdma-core's version (libibverbs), or `unknown`. */
+  readonly rdmaCore: string;
 }
 
-const SIW_ATOMICS = [
-  'siw-fetch-add',
-  'siw-fetch-add-wrap',
-  'siw-cmp-swap-match',
-  'siw-cmp-swap-mismatch',
-];
-const SIW_ALL = [
-  'siw-write',
-  'siw-send',
-  'siw-read',
-  ...SIW_ATOMICS,
-  'siw-write-imm',
-  'siw-send-imm',
-];
+export interface KnownBehaviour {
+  /** Short name shown in reports, e.g. `libsiw-no-atomics`. */
+  readonly id: string;
+  readonly provider: string;
+  /** Kernel releases it was seen on: a prefix of `uname -r` (e.g. `6.1.`). */
+  readonly kernel: string;
+  /** rdma-core versions (prefix), where the userspace provider decides. */
+  readonly rdmaCore?: string;
+  /** Scenario ids (src/interop/scenarios.ts), as globs. */
+  readonly scenarios: readonly string[];
+  /**
+   * What the device shows: observation field (a glob: `post1`, `responder.wc*.flags`) to
+   * its value, formatted as in reports (compare-format.ts), or a pattern.
+   */
+  readonly observed: Readonly<Record<string, string | RegExp>>;
+  /**
+   * `provider`: the device departs from the spec the engine follows. `engine`: a gap in
+   * the engine, recorded so the run stays green until it is fixed (reports flag it).
+   */
+  readonly side?: 'provider' | 'engine';
+  /** Explains the missing completions and untouched memory after a refused post. */
+  readonly nothingHappened?: boolean;
+  /** Why, with the source that shows it. */
+  readonly why: string;
+  /** The spec sections the engine follows here. */
+  readonly spec?: string;
+}
+
+/** True when `k` applies in `env`. */
+export function appliesIn(k: KnownBehaviour, env: Environment): boolean {
+  return (
+    k.provider === env.provider &&
+    env.kernel.startsWith(k.kernel) &&
+    (k.rdmaCore === undefined || env.rdmaCore.startsWith(k.rdmaCore))
+  );
+}
+
+/** True when the records know this provider on this kernel at all. */
+export function hasRecordsFor(env: Environment, known: readonly KnownBehaviour[]): boolean {
+  return known.some((k) => appliesIn(k, env));
+}
+
+const matchers = new Map<string, (s: string) => boolean>();
+function glob(pattern: string): (s: string) => boolean {
+  let m = matchers.get(pattern);
+  if (m === undefined) {
+    m = picomatch(pattern, { dot: true, literalBrackets: true });
+    matchers.set(pattern, m);
+  }
+  return m;
+}
+
+/** True when `k` names scenario `id`. */
+export function coversScenario(k: KnownBehaviour, id: string): boolean {
+  return k.scenarios.some((p) => glob(p)(id));
+}
+
+/** True when `k` is about `field`. */
+export function namesField(k: KnownBehaviour, field: string): boolean {
+  return Object.keys(k.observed).some((pattern) => glob(pattern)(field));
+}
+
+/** True when `k` explains the device value `value` of `field`. */
+export function explainsField(k: KnownBehaviour, field: string, value: string): boolean {
+  return Object.entries(k.observed).some(
+    ([pattern, expected]) =>
+      glob(pattern)(field) &&
+      (typeof expected === 'string' ? expected === value : expected.test(value)),
+  );
+}
+
+/** The record's observations as one line (reports). */
+export function observedText(k: KnownBehaviour): string {
+  return Object.entries(k.observed)
+    .map(([field, value]) => `${field}=${String(value)}`)
+    .join(', ');
+}
+
+/** The kernel line the records were taken on (Debian bookworm, kernel-runtime.md). */
+const BOOKWORM = '6.1.';
+/** rdma-core as Debian bookworm ships it. */
+const RDMA_CORE_44 = '44.';
 
 export const KNOWN_BEHAVIOUR: readonly KnownBehaviour[] = [
   {
     id: 'librxe-atomic-alignment',
-    scenarios: ['rxe-misaligned-legacy'],
-    field: 'post',
-    kernel: 'EINVAL',
+    provider: 'rxe',
+    kernel: BOOKWORM,
+    rdmaCore: RDMA_CORE_44,
+    scenarios: ['rxe-misaligned'],
+    observed: { post1: 'EINVAL', 'post1.bad_wr': 'wr1' },
+    nothingHappened: true,
     why:
       'librxe checks atomic alignment before posting (rdma-core providers/rxe/rxe.c validate_send_wr: ' +
-      'remote_addr & 7 -> EINVAL); the ibv_wr_* path has no such check and gets the NAK (rxe-misaligned-ex)',
+      'remote_addr & 7 -> EINVAL, bad_wr = the request); the ibv_wr_* path has no such check and gets ' +
+      'the NAK (rxe-misaligned-ex)',
+    spec: 'IBTA o9-21 (atomic alignment); RFC 7306 §5.1',
   },
   {
     id: 'refused-post-keeps-rts',
-    scenarios: ['rxe-misaligned-legacy'],
-    field: 'requesterQpState',
-    kernel: 'RTS',
-    why: 'the refused post never reached the wire, so no NAK moved the QP to ERR',
+    provider: 'rxe',
+    kernel: BOOKWORM,
+    rdmaCore: RDMA_CORE_44,
+    scenarios: ['rxe-misaligned'],
+    // The aligned FetchAdd posted next executes on the untouched QP: it fetches the word at
+    // offset 8 as initialised and adds to it (so the misaligned word at 12 changes too).
+    observed: {
+      'q*.*.state': 'RTS',
+      'requester.wc2.status': 'SUCCESS',
+      'requester.wc2.opcode': 'FETCH_ADD',
+      'requester.wc2.byte_len': '8',
+      'requester.wc2.fetched': '0x89abcdef000000b5',
+      'mem[8]': '0x9abcdf00222222d7',
+      'mem[12]': '0x012345679abcdf00',
+    },
+    why:
+      'the refused post never reached the wire, so no NAK moved either QP to ERR, and the next ' +
+      'FetchAdd on the requester succeeds where the engine (which sent the misaligned request) flushes it',
+  },
+  {
+    id: 'rxe-qp-access-is-invalid-request',
+    provider: 'rxe',
+    kernel: BOOKWORM,
+    scenarios: ['rxe-qp-no-atomic*', 'rxe-qp-atomic-removed*'],
+    observed: { 'requester.wc1.status': 'REM_INV_REQ_ERR' },
+    why:
+      'rxe checks the QP access flags in check_op_valid (drivers/infiniband/sw/rxe/rxe_resp.c): an ' +
+      'atomic to a QP without IB_ACCESS_REMOTE_ATOMIC is RESPST_ERR_UNSUPPORTED_OPCODE, a NAK Invalid ' +
+      'Request (REM_INV_REQ_ERR); the engine treats the QP enable like the MR right, a Remote Access ' +
+      'Error (REM_ACCESS_ERR). Both QPs go to ERR either way',
+    spec: 'IBTA 9.7.5.2.8 (NAK codes), 10.6.3.3 (QP remote access enables)',
+  },
+  {
+    id: 'rxe-grh-on-rc-receive',
+    provider: 'rxe',
+    kernel: BOOKWORM,
+    scenarios: ['rxe-*'],
+    observed: { 'responder.wc*.flags': /^GRH(\|.+)?$/ },
+    why:
+      'rxe sets IB_WC_GRH on every receive completion of a RoCE QP, RC included (rxe_resp.c do_complete: ' +
+      'wc_flags = IB_WC_GRH for RoCE), where the engine follows IBTA (a GRH flag only when a GRH was ' +
+      'received into the buffer, which RC receives do not report)',
+    spec: 'IBTA 11.4.2.1 (ibv_wc wc_flags)',
+  },
+  {
+    id: 'rxe-send-cqe-with-imm',
+    provider: 'rxe',
+    kernel: BOOKWORM,
+    scenarios: ['rxe-write-imm*', 'rxe-send-imm*'],
+    observed: {
+      'requester.wc*.flags': 'WITH_IMM',
+      'requester.wc*.imm': '0',
+      'requester.wc*.imm_raw': '0',
+    },
+    why:
+      'rxe reports IB_WC_WITH_IMM on the requester completion of RDMA_WRITE_WITH_IMM and SEND_WITH_IMM ' +
+      '(rxe_comp.c make_send_cqe sets wc_flags from the work request opcode), with imm_data 0; in ' +
+      'libibverbs the flag says imm_data is valid, which is meant for the receive side',
+    spec: 'ibv_poll_cq(3): IBV_WC_WITH_IMM',
+  },
+  {
+    id: 'engine-write-imm-places-before-rnr',
+    side: 'engine',
+    provider: 'rxe',
+    kernel: BOOKWORM,
+    scenarios: ['rxe-write-imm-no-recv*'],
+    observed: { 'mem[8]': '0x0123456789abcdef' },
+    why:
+      'engine gap: the engine responder places a Write with Immediate before it finds no receive, ' +
+      'then answers RNR; rxe (rightly) checks for a receive first (rxe_resp.c check_resource) and ' +
+      'places nothing, since an RNR NAK means the request was not executed',
+    spec: 'IBTA 9.7.5.2.8 (RNR NAK)',
   },
   {
     id: 'libsiw-no-atomics',
-    scenarios: SIW_ATOMICS,
-    field: 'post',
-    kernel: 'EINVAL',
+    provider: 'siw',
+    kernel: BOOKWORM,
+    rdmaCore: RDMA_CORE_44,
+    scenarios: ['siw-fetch-add*', 'siw-cmp-swap*', 'siw-atomic-*'],
+    observed: { post1: 'EINVAL', 'post1.bad_wr': 'wr1' },
+    nothingHappened: true,
     why:
       'siw implements no RFC 7306 (atomic_cap NONE; iwarp.h knows RDMAP opcodes 0-7 only); libsiw maps ' +
-      'ATOMIC_* to an unsupported opcode and ibv_post_send returns -EINVAL (rdma-core providers/siw/siw.c)',
+      'ATOMIC_* to an unsupported opcode and ibv_post_send returns -EINVAL with bad_wr = the request ' +
+      '(rdma-core providers/siw/siw.c)',
+    spec: 'RFC 7306 §5',
   },
   {
     id: 'libsiw-no-write-imm',
-    scenarios: ['siw-write-imm'],
-    field: 'post',
-    kernel: 'EINVAL',
+    provider: 'siw',
+    kernel: BOOKWORM,
+    rdmaCore: RDMA_CORE_44,
+    scenarios: ['siw-write-imm*'],
+    observed: { post1: 'EINVAL', 'post1.bad_wr': 'wr1' },
+    nothingHappened: true,
     why:
       'libsiw maps RDMA_WRITE_WITH_IMM to an unsupported opcode (providers/siw/siw.c): siw sends no ' +
       'RFC 7306 Immediate Data message',
+    spec: 'RFC 7306 §6',
   },
   {
     id: 'libsiw-no-send-imm',
-    scenarios: ['siw-send-imm'],
-    field: 'post',
-    kernel: 'EINVAL',
+    provider: 'siw',
+    kernel: BOOKWORM,
+    rdmaCore: RDMA_CORE_44,
+    scenarios: ['siw-send-imm*'],
+    observed: { post1: 'EINVAL', 'post1.bad_wr': 'wr1' },
+    nothingHappened: true,
     why:
       'RFC 7306 has no Send with Immediate (only the V2 draft does); libsiw refuses SEND_WITH_IMM ' +
       'with -EINVAL (providers/siw/siw.c)',
+    spec: 'RFC 7306 §6; draft-hilland-iwarp-verbs-v2',
   },
   {
     id: 'siw-query-qp-state',
-    scenarios: SIW_ALL,
-    field: 'requesterQpState',
-    kernel: 'RESET',
+    provider: 'siw',
+    kernel: BOOKWORM,
+    scenarios: ['siw-*'],
+    observed: { 'q*.*.state': 'RESET' },
     why:
       "siw_query_qp in Debian's 6.1 kernel does not fill qp_state (it reads as 0 = RESET although the QP is " +
-      'in RTS); a later upstream patch adds siw_qp_state_to_ib_qp_state',
+      'in RTS); a later upstream patch (about 6.8) adds siw_qp_state_to_ib_qp_state',
+  },
+  {
+    id: 'engine-no-solicited-flag',
+    side: 'engine',
+    provider: 'siw',
+    kernel: BOOKWORM,
+    scenarios: ['siw-send-solicited'],
+    observed: { wire: 'requester> send-se qn=0 msn=1 mo=0 L payload=1122334455667788' },
+    why:
+      'engine gap: the engine work requests carry no solicited flag (src/engine/requester/work-request.ts), ' +
+      'so it sends a plain Send; siw sends Send with Solicited Event as RFC 5040 §5.3 asks for IBV_SEND_SOLICITED',
+    spec: 'RFC 5040 §4.4, §5.3',
   },
 ];
 

@@ -1,55 +1,103 @@
-/** The interop suite's human report: a table per scenario and one closing line. */
+/**
+ * The interop suite's reports for people: the terminal summary (a scenario × device/API
+ * matrix that fits 100 columns, then every difference on its own line) and report.md.
+ */
 import Table from 'cli-table3';
-import { formatValue } from './compare.js';
+import type { RunEnvironment } from './environment.js';
+import { observedText } from './known-behaviour.js';
 import type { ProbeResult } from './peer/run-probes.js';
-import type { ScenarioResult } from './runner.js';
+import type { JudgedDifference, ScenarioResult, Verdict } from './runner.js';
+import { passed } from './runner.js';
+import type { Scenario } from './scenario.js';
 
-const VERDICT_LABEL = {
+const VERDICT_CELL: Record<Verdict, string> = {
   match: 'match',
-  known: 'known difference',
-  divergence: 'DIVERGENCE',
+  known: 'known',
+  finding: 'finding',
+  divergence: 'FAIL',
   error: 'ERROR',
-} as const;
+};
 
-function details(result: ScenarioResult): string {
-  if (result.error !== undefined) return result.error;
+/** A matrix column: one device through one post API. */
+export function columnOf(scenario: Scenario): string {
+  return `${scenario.device} ${scenario.postPath === 'ex' ? 'ibv_wr_*' : 'post_send'}`;
+}
+
+interface Matrix {
+  readonly columns: string[];
+  readonly rows: { readonly name: string; readonly cells: Map<string, ScenarioResult> }[];
+}
+
+function matrixOf(results: readonly ScenarioResult[]): Matrix {
+  const columns = [...new Set(results.map((r) => columnOf(r.scenario)))];
+  const rows: Matrix['rows'] = [];
+  for (const r of results) {
+    let row = rows.find((x) => x.name === r.scenario.name);
+    if (row === undefined) {
+      row = { name: r.scenario.name, cells: new Map() };
+      rows.push(row);
+    }
+    row.cells.set(columnOf(r.scenario), r);
+  }
+  return { columns, rows };
+}
+
+/** The summary matrix for a terminal: at most 100 columns wide. */
+export function renderMatrix(results: readonly ScenarioResult[]): string {
+  const { columns, rows } = matrixOf(results);
+  const cellWidth = 16;
+  const nameWidth = Math.min(
+    28,
+    Math.max(10, ...rows.map((r) => r.name.length + 2)),
+    99 - columns.length * (cellWidth + 1) - 1,
+  );
+  const table = new Table({
+    head: ['scenario', ...columns],
+    colWidths: [nameWidth, ...columns.map(() => cellWidth)],
+    wordWrap: true,
+    style: { head: [], border: [] },
+  });
+  for (const row of rows)
+    table.push([
+      row.name,
+      ...columns.map((c) => {
+        const r = row.cells.get(c);
+        return r === undefined ? '' : VERDICT_CELL[r.verdict];
+      }),
+    ]);
+  return table.toString();
+}
+
+function explanation(d: JudgedDifference): string {
+  if (d.explainedBy === 'consequence') return 'after the refused post';
+  if (d.explainedBy === undefined) return 'UNRECORDED';
+  return d.explainedBy.side === 'engine'
+    ? `[${d.explainedBy.id}, ENGINE GAP]`
+    : `[${d.explainedBy.id}]`;
+}
+
+/** One line per difference (refusal consequences folded into a count). */
+export function differenceLines(result: ScenarioResult): string[] {
+  if (result.error !== undefined) return [`${result.scenario.id}: ERROR ${result.error}`];
   const lines: string[] = [];
   let consequences = 0;
   for (const d of result.differences) {
-    const finding = result.findings.find((f) => f.field === d.field && f.kernel === d.kernel);
-    if (finding === undefined && result.verdict === 'known') {
-      consequences += 1; // absent completion fields / untouched memory after a refused post
+    if (d.explainedBy === 'consequence') {
+      consequences += 1;
       continue;
     }
-    const mark = finding === undefined ? '!' : '~';
+    const one = (v: string) => (v.includes('\n') ? `${v.split('\n').length} lines` : v);
     lines.push(
-      `${mark} ${d.field}: engine ${d.engine}, kernel ${d.kernel}${finding ? ` [${finding.id}]` : ''}`,
+      `${result.scenario.id}: ${d.field} engine ${one(d.engine)}, device ${one(d.kernel)} ${explanation(d)}`,
     );
   }
   if (consequences > 0)
-    lines.push(`~ ${consequences} more: nothing happened after the refused post`);
-  const wire = result.kernel?.wire;
-  if (lines.length > 0 && wire && !result.differences.some((d) => d.field === 'wire')) {
-    lines.push(`= ${wire.split('\n').length} wire messages identical to the engine's`);
-  }
-  for (const s of result.stale)
-    lines.push(`! recorded ${s.field}=${s.kernel} [${s.id}] did not happen`);
-  if (lines.length === 0 && result.kernel !== undefined) {
-    const k = result.kernel;
     lines.push(
-      [
-        k.requesterStatus,
-        k.fetched === undefined ? undefined : `fetched ${formatValue(k.fetched)}`,
-        `memory ${formatValue(k.memoryAfter)}`,
-        k.wire === undefined
-          ? undefined
-          : `${k.wire.split('\n').filter(Boolean).length} wire messages identical`,
-      ]
-        .filter((x) => x !== undefined)
-        .join(', '),
+      `${result.scenario.id}: ${consequences} more fields: nothing happened after the refused post`,
     );
-  }
-  return lines.join('\n');
+  for (const s of result.stale)
+    lines.push(`${result.scenario.id}: recorded ${observedText(s)} [${s.id}] did not happen`);
+  return lines;
 }
 
 /** Each recorded behaviour that explained a difference in this run, once. */
@@ -65,45 +113,99 @@ export function renderFindings(
 
 /** The wire probes: what the engine and siw answered to our peer's message. */
 export function renderProbeReport(results: readonly ProbeResult[]): string {
-  const table = new Table({
-    head: ['wire probe', 'verdict', 'engine answer / siw answer'],
-    colWidths: [26, 18, 110],
-    wordWrap: true,
-    style: { head: [], border: [] },
-  });
+  const lines: string[] = [];
   for (const r of results) {
-    const answers =
-      r.error ??
-      [
-        `engine: ${r.engine || '(nothing)'}${r.engineDelivered ? ` delivered=${r.engineDelivered}` : ''}`,
-        `siw:    ${r.kernel || '(nothing)'}${r.kernelDelivered ? ` delivered=${r.kernelDelivered}` : ''}${r.finding ? ` [${r.finding.id}]` : ''}`,
-      ].join('\n');
-    table.push([r.probe.id, VERDICT_LABEL[r.verdict], answers]);
+    lines.push(`${r.probe.id}: ${r.verdict}${r.finding ? ` [${r.finding.id}]` : ''}`);
+    if (r.error !== undefined) lines.push(`  ${r.error}`);
+    else if (r.verdict !== 'match') {
+      lines.push(`  engine: ${r.engine || '(nothing)'}`);
+      lines.push(`  siw:    ${r.kernel || '(nothing)'}`);
+    }
   }
-  return table.toString();
+  return lines.join('\n');
 }
 
+/** The whole terminal report. */
 export function renderReport(results: readonly ScenarioResult[]): string {
-  const table = new Table({
-    head: ['scenario', 'device', 'post API', 'verdict', 'details'],
-    colWidths: [26, 8, 11, 18, 78],
-    wordWrap: true,
-    style: { head: [], border: [] },
-  });
-  for (const r of results) {
-    table.push([
-      r.scenario.id,
-      r.scenario.device,
-      r.scenario.postPath === 'ex' ? 'ibv_wr_*' : 'post_send',
-      VERDICT_LABEL[r.verdict],
-      details(r),
-    ]);
-  }
-  return table.toString();
+  const lines = results.flatMap(differenceLines);
+  return [renderMatrix(results), ...(lines.length > 0 ? ['', 'Differences:', ...lines] : [])].join(
+    '\n',
+  );
 }
 
-/** `N passed, N failed`: a check passes when it matches or differs only as recorded. */
-export function summaryLine(verdicts: readonly string[]): string {
-  const passed = verdicts.filter((v) => v === 'match' || v === 'known').length;
-  return `${passed} passed, ${verdicts.length - passed} failed`;
+/** `N passed, N failed`. */
+export function summaryLine(verdicts: readonly Verdict[], strict = false): string {
+  const ok = verdicts.filter((v) => passed(v, strict)).length;
+  return `${ok} passed, ${verdicts.length - ok} failed`;
+}
+
+function mdEscape(text: string): string {
+  return text.replace(/\|/g, '\\|').replace(/\n/g, '<br>');
+}
+
+/** report.md: environment, the matrix, every difference with its reason and spec sections. */
+export function renderMarkdown(
+  results: readonly ScenarioResult[],
+  env: RunEnvironment,
+  strict = false,
+): string {
+  const { columns, rows } = matrixOf(results);
+  const out: string[] = ['# rdma-interop: engine vs devices', ''];
+  out.push(`Kernel ${env.kernel}, rdma-core ${env.rdmaCore}, Node ${env.node}.`, '');
+  if (env.devices.length > 0) {
+    out.push(
+      '| device | provider | transport | atomic_cap | max_qp_rd_atom | max_qp_init_rd_atom |',
+    );
+    out.push('|---|---|---|---|---|---|');
+    for (const d of env.devices)
+      out.push(
+        `| ${d.name} | ${d.provider} | ${d.transport} | ${d.atomicCap} | ${d.maxQpRdAtom} | ${d.maxQpInitRdAtom} |`,
+      );
+    out.push('');
+  }
+  out.push(
+    `**${summaryLine(
+      results.map((r) => r.verdict),
+      strict,
+    )}**`,
+    '',
+  );
+  out.push(`| scenario | ${columns.join(' | ')} |`, `|---|${columns.map(() => '---').join('|')}|`);
+  for (const row of rows)
+    out.push(
+      `| ${row.name} | ${columns
+        .map((c) => {
+          const r = row.cells.get(c);
+          return r === undefined ? '' : VERDICT_CELL[r.verdict];
+        })
+        .join(' | ')} |`,
+    );
+  out.push('', '## Differences', '');
+  const withDifferences = results.filter(
+    (r) => r.differences.length > 0 || r.error !== undefined || r.stale.length > 0,
+  );
+  if (withDifferences.length === 0) out.push('None: every field of every scenario matched.');
+  for (const r of withDifferences) {
+    out.push(`### ${r.scenario.id} (${r.scenario.title})`, '');
+    if (r.error !== undefined) {
+      out.push(`Error: ${r.error}`, '');
+      continue;
+    }
+    out.push('| field | engine | device | reason |', '|---|---|---|---|');
+    for (const d of r.differences) {
+      const reason =
+        d.explainedBy === 'consequence'
+          ? 'nothing happened after the refused post'
+          : d.explainedBy === undefined
+            ? '**unrecorded**'
+            : `${d.explainedBy.id}: ${d.explainedBy.why}${d.explainedBy.spec ? ` (spec: ${d.explainedBy.spec})` : ''}`;
+      out.push(
+        `| ${d.field} | ${mdEscape(d.engine)} | ${mdEscape(d.kernel)} | ${mdEscape(reason)} |`,
+      );
+    }
+    for (const s of r.stale)
+      out.push(`| ${mdEscape(observedText(s))} | | | **stale record** ${s.id} did not happen |`);
+    out.push('');
+  }
+  return out.join('\n');
 }

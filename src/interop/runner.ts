@@ -1,29 +1,40 @@
 /** Runs scenarios through the engine and the kernel and judges each comparison. */
-import {
-  COMPARED_FIELDS,
-  type ComparedField,
-  compareOutcomes,
-  type FieldDifference,
-  formatValue,
-} from './compare.js';
+import { compareOutcomes, type FieldDifference } from './compare.js';
+import { formatValue } from './compare-format.js';
 import { expectedOutcome } from './expected.js';
 import { runOnKernel } from './kernel/execute.js';
-import { KNOWN_BEHAVIOUR, type KnownBehaviour } from './known-behaviour.js';
-import type { Outcome, Scenario } from './scenario.js';
+import {
+  appliesIn,
+  coversScenario,
+  type Environment,
+  explainsField,
+  hasRecordsFor,
+  KNOWN_BEHAVIOUR,
+  type KnownBehaviour,
+  namesField,
+} from './known-behaviour.js';
+import { ABSENT, initialBuffer, type Outcome, type Scenario, wordAt } from './scenario.js';
 
 /**
  * `match`: every field equal. `known`: the differences are all recorded provider
- * behaviour. `divergence`: an unrecorded difference, or a recorded one that did not
- * happen. `error`: the scenario could not run (connection, resources).
+ * behaviour. `finding`: differences on a provider/kernel the records do not cover
+ * (reported; `--strict` fails them). `divergence`: an unrecorded difference on a recorded
+ * provider, or a recorded one that did not happen. `error`: the scenario could not run.
  */
-export type Verdict = 'match' | 'known' | 'divergence' | 'error';
+export type Verdict = 'match' | 'known' | 'finding' | 'divergence' | 'error';
+
+/** One difference and what explains it. */
+export interface JudgedDifference extends FieldDifference {
+  /** The recorded behaviour it is, or `consequence` of a recorded refused post. */
+  readonly explainedBy: KnownBehaviour | 'consequence' | undefined;
+}
 
 export interface ScenarioResult {
   readonly scenario: Scenario;
   readonly verdict: Verdict;
   readonly engine: Outcome;
   readonly kernel: Outcome | undefined;
-  readonly differences: readonly FieldDifference[];
+  readonly differences: readonly JudgedDifference[];
   /** Recorded behaviour that explains differences. */
   readonly findings: readonly KnownBehaviour[];
   /** Recorded behaviour for this scenario that did not occur. */
@@ -32,45 +43,59 @@ export interface ScenarioResult {
   readonly seconds: number;
 }
 
+/** Passed: matched, or differed only as recorded (or, without `strict`, on an unrecorded device). */
+export function passed(verdict: Verdict, strict = false): boolean {
+  return verdict === 'match' || verdict === 'known' || (verdict === 'finding' && !strict);
+}
+
 /**
- * Fields that a refused post leaves absent (nothing reached the wire): everything but the
- * post result itself, the memory (checked against its initial value) and the QP state.
+ * A field a refused post explains: no completion arrived (absent / `none`), nothing was
+ * captured, memory kept its initial value.
  */
-const ABSENT_AFTER_REFUSED_POST: readonly ComparedField[] = COMPARED_FIELDS.filter(
-  (f) => f !== 'post' && f !== 'memoryAfter' && f !== 'requesterQpState',
-);
+function consequenceOfRefusal(scenario: Scenario, d: FieldDifference): boolean {
+  if (d.kernel === ABSENT || d.kernel === 'none' || d.kernel === '') return true;
+  const mem = /^mem\[(-?\d+)\]$/.exec(d.field)?.[1];
+  return (
+    mem !== undefined && d.kernel === formatValue(wordAt(initialBuffer(scenario), Number(mem)))
+  );
+}
 
 export function judge(
   scenario: Scenario,
   engine: Outcome,
   kernel: Outcome,
+  env: Environment,
   known: readonly KnownBehaviour[] = KNOWN_BEHAVIOUR,
 ): Pick<ScenarioResult, 'verdict' | 'differences' | 'findings' | 'stale'> {
-  const differences = compareOutcomes(engine, kernel);
-  const recorded = known.filter((k) => k.scenarios.includes(scenario.id));
-  const findings = recorded.filter((k) =>
-    differences.some((d) => d.field === k.field && d.kernel === k.kernel),
+  const raw = compareOutcomes(engine, kernel);
+  const recorded = known.filter((k) => appliesIn(k, env) && coversScenario(k, scenario.id));
+  const findings = recorded.filter((k) => raw.some((d) => explainsField(k, d.field, d.kernel)));
+  // Stale: the field a record names was observed, with another value. (A record whose
+  // field was not observed at all, e.g. bad_wr after an accepted post, is not stale.)
+  const stale = recorded.filter(
+    (k) => !findings.includes(k) && Object.keys(kernel.fields).some((f) => namesField(k, f)),
   );
-  const stale = recorded.filter((k) => !findings.includes(k));
-  const refusedPost = findings.some((k) => k.field === 'post');
-  const explained = (d: FieldDifference): boolean =>
-    findings.some((k) => k.field === d.field && k.kernel === d.kernel) ||
-    (refusedPost &&
-      ((ABSENT_AFTER_REFUSED_POST.includes(d.field) &&
-        (d.kernel === formatValue(undefined) || d.kernel === '')) ||
-        (d.field === 'memoryAfter' && d.kernel === formatValue(scenario.initial))));
-  const unexplained = differences.filter((d) => !explained(d));
+  const refusal = findings.some((k) => k.nothingHappened === true);
+  const differences: JudgedDifference[] = raw.map((d) => ({
+    ...d,
+    explainedBy:
+      findings.find((k) => explainsField(k, d.field, d.kernel)) ??
+      (refusal && consequenceOfRefusal(scenario, d) ? 'consequence' : undefined),
+  }));
+  const unexplained = differences.filter((d) => d.explainedBy === undefined);
   const verdict: Verdict =
-    unexplained.length > 0 || stale.length > 0
-      ? 'divergence'
-      : differences.length > 0
+    unexplained.length === 0 && stale.length === 0
+      ? differences.length > 0
         ? 'known'
-        : 'match';
+        : 'match'
+      : hasRecordsFor(env, known)
+        ? 'divergence'
+        : 'finding';
   return { verdict, differences, findings, stale };
 }
 
 /** Runs one scenario on both sides. */
-export async function runScenario(scenario: Scenario): Promise<ScenarioResult> {
+export async function runScenario(scenario: Scenario, env: Environment): Promise<ScenarioResult> {
   const started = performance.now();
   const engine = expectedOutcome(scenario);
   try {
@@ -79,7 +104,7 @@ export async function runScenario(scenario: Scenario): Promise<ScenarioResult> {
       scenario,
       engine,
       kernel,
-      ...judge(scenario, engine, kernel),
+      ...judge(scenario, engine, kernel, env),
       seconds: (performance.now() - started) / 1000,
     };
   } catch (error) {
@@ -100,11 +125,14 @@ export async function runScenario(scenario: Scenario): Promise<ScenarioResult> {
 /** Runs scenarios one after the other (rxe misbehaves under concurrency). */
 export async function runScenarios(
   scenarios: readonly Scenario[],
+  environmentOf: (scenario: Scenario) => Environment,
   onResult: (result: ScenarioResult, index: number) => void = () => {},
+  onStart: (scenario: Scenario, index: number) => void = () => {},
 ): Promise<ScenarioResult[]> {
   const results: ScenarioResult[] = [];
   for (const [index, scenario] of scenarios.entries()) {
-    const result = await runScenario(scenario);
+    onStart(scenario, index);
+    const result = await runScenario(scenario, environmentOf(scenario));
     results.push(result);
     onResult(result, index);
   }

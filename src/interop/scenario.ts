@@ -1,45 +1,108 @@
 /**
- * An interop scenario: one work request against one remote buffer on one device, described
- * as data so that the same description runs through the reference engine and through a
- * real kernel device, and the two outcomes can be compared field by field.
+ * An interop scenario: a short program of verbs steps on a connected pair of QPs (post a
+ * send list, post a receive, wait for completions, query or modify a QP, sleep, post
+ * again), described as data so that the same program runs through the reference engine
+ * (expected.ts) and on a real kernel device (kernel/execute.ts), and the two sets of
+ * observations can be compared field by field (compare.ts).
  */
 import type { Access } from '../verbs/mr.js';
+import type { OperandValues, OperationKind } from './operations.js';
 
 /** The soft devices the runtime creates (scripts/rdma-devices.sh). */
 export type DeviceName = 'rxe0' | 'siw0';
 
-/** How a device's QPs are connected and which transport it speaks. */
+/** How a device's QPs are connected, which transport it speaks and its provider. */
 export const DEVICES = {
-  rxe0: { transport: 'roce', connect: 'by-hand' },
-  siw0: { transport: 'iwarp', connect: 'rdma-cm' },
-} as const satisfies Record<DeviceName, { transport: 'roce' | 'iwarp'; connect: string }>;
+  rxe0: { transport: 'roce', connect: 'by-hand', provider: 'rxe' },
+  siw0: { transport: 'iwarp', connect: 'rdma-cm', provider: 'siw' },
+} as const satisfies Record<
+  DeviceName,
+  { transport: 'roce' | 'iwarp'; connect: string; provider: string }
+>;
 
 export type Transport = (typeof DEVICES)[DeviceName]['transport'];
 
-/** The operation a scenario posts on the requester. */
-export type ScenarioOperation =
-  | { readonly kind: 'FETCH_AND_ADD'; readonly add: bigint }
-  | { readonly kind: 'CMP_AND_SWP'; readonly compare: bigint; readonly swap: bigint }
-  | { readonly kind: 'RDMA_WRITE_WITH_IMM'; readonly payload: bigint; readonly imm: number }
-  | { readonly kind: 'SEND_WITH_IMM'; readonly payload: bigint; readonly imm: number }
-  | { readonly kind: 'RDMA_WRITE'; readonly payload: bigint }
-  | { readonly kind: 'SEND'; readonly payload: bigint }
-  | { readonly kind: 'RDMA_READ' };
+/** The two QPs of a pair: the requester posts the scenario's operations. */
+export type Side = 'requester' | 'responder';
+
+/**
+ * The responder's memory region: 32 bytes (four words at MR offsets 0, 8, 16, 24) inside
+ * a 48-byte buffer, with one guard word on each side (offsets -8 and 32), so that a write
+ * just outside the region shows.
+ */
+export const MR_LENGTH = 32;
+export const GUARD = 8;
+/** The word a scenario targets unless it says otherwise (MR offset). */
+export const DEFAULT_TARGET = 8;
+/** Where a write-with-immediate's receive buffer sits (iWARP places the 8 bytes there). */
+export const IMMEDIATE_RECEIVE_OFFSET = 24;
+
+/** One work request of a post-send step. */
+export interface Operation extends OperandValues {
+  readonly kind: OperationKind;
+  /** Target offset inside the responder's MR (remote operations); default 8. */
+  readonly target?: number;
+  /** The first word the local buffer holds before the post (what a Write or Send carries). */
+  readonly payload?: bigint;
+  /** Bytes a Write or Send carries: 0, 8 (default) or 16 (see {@link payloadBytes}). */
+  readonly length?: 0 | 8 | 16;
+  /** `invalid`: an rkey the responder never issued. */
+  readonly rkey?: 'valid' | 'invalid';
+  /**
+   * The local SGE: `valid` (8 bytes of the local buffer), `invalid-lkey`, `short` (4
+   * bytes), `none` (no SGE at all).
+   */
+  readonly local?: 'valid' | 'invalid-lkey' | 'short' | 'none';
+  /** IBV_SEND_SOLICITED. */
+  readonly solicited?: boolean;
+}
+
+/** One step of a scenario's program. */
+export type Step =
+  /** One ibv_post_send (or one ibv_wr_start..complete batch) on the requester. */
+  | { readonly do: 'post-send'; readonly wrs: readonly Operation[] }
+  /**
+   * One receive on the responder: `send` = 8 bytes over the target word; `write-imm` = what
+   * write-with-immediate consumes on the transport (none on RoCE, 8 bytes on iWARP).
+   */
+  | { readonly do: 'post-recv'; readonly for: 'send' | 'write-imm' }
+  /** Polls `count` completions from the side's CQ (fewer if `timeoutMs` passes). */
+  | {
+      readonly do: 'wait';
+      readonly side: Side;
+      readonly count: number;
+      readonly timeoutMs?: number;
+    }
+  /** ibv_query_qp on one side: its state. */
+  | { readonly do: 'query'; readonly side: Side }
+  /** ibv_modify_qp at RTS: the side's remote access flags. */
+  | { readonly do: 'modify'; readonly side: Side; readonly access: readonly Access[] }
+  | { readonly do: 'sleep'; readonly ms: number };
 
 export interface Scenario {
   /** Stable identifier, used to record known provider behaviour. */
   readonly id: string;
+  /** The program's name, the same on every device and post API (a report matrix row). */
+  readonly name: string;
   readonly title: string;
+  /** The family (docs/interop.md): `basic`, `atomics`, `atomic-errors`, `immediate`, ... */
+  readonly family: string;
   readonly device: DeviceName;
   /** `legacy` = ibv_post_send, `ex` = the ibv_wr_* extended-QP API. */
   readonly postPath: 'legacy' | 'ex';
-  readonly operation: ScenarioOperation;
-  /** The responder's 64-bit word before the operation (host byte order in memory). */
+  /** The target word's value before the program (the other words get fixed patterns). */
   readonly initial: bigint;
-  /** Byte offset of the target inside the responder's buffer (8 = aligned, 12 = not). */
-  readonly remoteOffset: number;
+  /** MR offset the initial value is written at (the default target unless misaligned). */
+  readonly initialAt?: number;
   /** Access rights of the responder's memory region. */
   readonly remoteAccess: readonly Access[];
+  /** Remote access the responder QP grants at bring-up (rxe; default all three). */
+  readonly responderQpAccess?: readonly Access[];
+  /** Outstanding reads/atomics the requester may issue (initiator depth); default 4. */
+  readonly initiatorDepth?: number;
+  /** The requester's rnr_retry (7 = infinite); default 7. */
+  readonly rnrRetry?: number;
+  readonly program: readonly Step[];
   /**
    * Capture the connection and compare the messages on the wire too. Only siw traffic is
    * visible (kernel TCP on lo); rxe delivers between its own QPs without touching a netdev.
@@ -48,36 +111,20 @@ export interface Scenario {
 }
 
 /**
- * What a scenario produced, in the terms a verbs user sees. Everything here is compared
- * field by field between the engine and the kernel.
+ * What a scenario produced, in the terms a verbs program sees: one formatted value per
+ * observed field (`post1`, `requester.wc1.status`, `responder.wc1.imm`, `q1.responder.state`,
+ * `mem[8]`, `wire`, ...). Fields are compared by name between the engine and the device.
  */
 export interface Outcome {
-  /**
-   * `ok`; the errno name ibv_post_send returned (the request never reached the wire); or
-   * `not-expressible` when the transport's protocol has no message for the operation.
-   */
-  readonly post: string;
-  /** The requester's completion status (`IBV_WC_*`), absent when the post failed. */
-  readonly requesterStatus?: string;
-  readonly requesterOpcode?: string;
-  readonly requesterByteLen?: number;
-  /** Atomics and RDMA Read: the value that landed in the requester's buffer. */
-  readonly fetched?: bigint;
-  /** The responder's completion (receives, write-with-immediate). */
-  readonly responderStatus?: string;
-  readonly responderOpcode?: string;
-  readonly responderByteLen?: number;
-  /** The immediate data as the responder's program reads it (ntohl). */
-  readonly responderImm?: number;
-  /** The responder's 64-bit word afterwards. */
-  readonly memoryAfter: bigint;
-  /** The requester QP's state after the operation completed. */
-  readonly requesterQpState: string;
-  /** With `captureWire`: the iWARP messages, one line each (wire.ts), joined by newlines. */
-  readonly wire?: string;
+  readonly fields: Readonly<Record<string, string>>;
   /** Explanation shown with the outcome; not compared. */
   readonly note?: string;
+  /** The capture (pcap file bytes) of a captured scenario; not compared. */
+  readonly pcap?: Uint8Array;
 }
+
+/** The value a field reads when it was not observed (no completion, refused post). */
+export const ABSENT = '—';
 
 /**
  * Bytes of the receive a write-with-immediate consumes, as a program for the transport
@@ -85,6 +132,76 @@ export interface Outcome {
  * not used), 8 on iWARP (RFC 7306 §6.3: the Immediate Data Message places its 8 bytes in
  * the untagged buffer).
  */
-export function writeImmediateReceiveLength(scenario: Scenario): 0 | 8 {
-  return DEVICES[scenario.device].transport === 'roce' ? 0 : 8;
+export function writeImmediateReceiveLength(device: DeviceName): 0 | 8 {
+  return DEVICES[device].transport === 'roce' ? 0 : 8;
+}
+
+/** The MR offsets whose words are observed after the program (guards included). */
+export function watchedOffsets(scenario: Scenario): number[] {
+  const offsets = new Set<number>([-GUARD, 0, 8, 16, 24, MR_LENGTH]);
+  for (const step of scenario.program)
+    if (step.do === 'post-send')
+      for (const wr of step.wrs) offsets.add(wr.target ?? DEFAULT_TARGET);
+  if (scenario.initialAt !== undefined) offsets.add(scenario.initialAt);
+  return [...offsets].sort((a, b) => a - b);
+}
+
+/**
+ * The responder buffer's contents before the program: each aligned word a distinct
+ * non-palindromic pattern, then the scenario's initial value at its offset. Index 0 of
+ * the result is the guard word before the MR.
+ */
+export function initialBuffer(scenario: Scenario): Uint8Array {
+  const bytes = new Uint8Array(GUARD + MR_LENGTH + GUARD);
+  const view = new DataView(bytes.buffer);
+  for (let at = 0; at < bytes.length; at += 8)
+    view.setBigUint64(at, 0x5a00_0000_0000_00a5n + (BigInt(at) << 40n) + BigInt(at), true);
+  view.setBigUint64(GUARD + (scenario.initialAt ?? DEFAULT_TARGET), scenario.initial, true);
+  return bytes;
+}
+
+/** Reads the 64-bit little-endian word at MR offset `offset` of a responder buffer. */
+export function wordAt(buffer: Uint8Array, offset: number): bigint {
+  return new DataView(buffer.buffer, buffer.byteOffset, buffer.byteLength).getBigUint64(
+    GUARD + offset,
+    true,
+  );
+}
+
+/** Bytes of the requester's buffer each work request owns (its payload or fetched value). */
+export const LOCAL_SLOT = 16;
+
+/**
+ * The bytes a Write or Send of `op` carries: `payload` little-endian, then (16 bytes) its
+ * complement, so both words differ and neither is a palindrome.
+ */
+export function payloadBytes(op: Operation): Uint8Array {
+  const bytes = new Uint8Array(16);
+  const view = new DataView(bytes.buffer);
+  const first = op.payload ?? 0n;
+  view.setBigUint64(0, first, true);
+  view.setBigUint64(8, first ^ 0xffff_ffff_ffff_ffffn, true);
+  return bytes.subarray(0, op.length ?? 8);
+}
+
+/** All the work requests of the program, in post order (their index names them: wr1, ...). */
+export function workRequestsOf(scenario: Scenario): Operation[] {
+  return scenario.program.flatMap((s) => (s.do === 'post-send' ? s.wrs : []));
+}
+
+/** The wr_id the n-th work request (0-based) carries on both sides. */
+export function wrIdOf(index: number): bigint {
+  return 0x5700n + BigInt(index + 1);
+}
+
+/** The wr_id the n-th receive (0-based) carries on both sides. */
+export function recvIdOf(index: number): bigint {
+  return 0x5200n + BigInt(index + 1);
+}
+
+/** Names a wr_id as the reports do: `wr1`, `recv1`, or hex when unknown. */
+export function wrName(wrId: bigint): string {
+  if (wrId > 0x5700n && wrId < 0x5800n) return `wr${wrId - 0x5700n}`;
+  if (wrId > 0x5200n && wrId < 0x5300n) return `recv${wrId - 0x5200n}`;
+  return `0x${wrId.toString(16)}`;
 }

@@ -1,8 +1,11 @@
 /**
- * The interop scenarios, as data. Values are exact 64-bit numbers that are not byte
- * palindromes, so that a byte-order slip anywhere (wire, memory, completion) shows.
+ * The interop scenarios, as data: families of short verbs programs (docs/interop.md).
+ * Values are exact 64-bit numbers that are not byte palindromes, so that a byte-order
+ * slip anywhere (wire, memory, completion) shows.
  */
-import type { Scenario, ScenarioOperation } from './scenario.js';
+import type { Access } from '../verbs/mr.js';
+import { traitsOf } from './operations.js';
+import type { DeviceName, Operation, Scenario, Step } from './scenario.js';
 
 const WORD = 0x0123456789abcdefn;
 const ADDEND = 0x1111111122222222n;
@@ -14,87 +17,279 @@ const IMM = 0x12345678;
 
 const ATOMIC_MR = ['LOCAL_WRITE', 'REMOTE_READ', 'REMOTE_WRITE', 'REMOTE_ATOMIC'] as const;
 const NO_ATOMIC_MR = ['LOCAL_WRITE', 'REMOTE_READ', 'REMOTE_WRITE'] as const;
-const ALIGNED = 8;
+const NO_ATOMIC_QP: readonly Access[] = ['REMOTE_READ', 'REMOTE_WRITE'];
 /** Not a multiple of 8: RFC 7306 §5.1 and IBTA o9-21 want naturally aligned atomics. */
 const MISALIGNED = 12;
+/** The last word of the 32-byte MR, and the word just past its end. */
+const LAST_WORD = 24;
+const PAST_END = 32;
 
-/** The operations every device is asked to do: [id suffix, title, operation]. */
-const COMMON_OPERATIONS: readonly (readonly [string, string, ScenarioOperation])[] = [
-  ['write', 'RDMA Write', { kind: 'RDMA_WRITE', payload: PAYLOAD }],
-  ['send', 'Send', { kind: 'SEND', payload: PAYLOAD }],
-  ['read', 'RDMA Read', { kind: 'RDMA_READ' }],
-  ['fetch-add', 'FetchAdd', { kind: 'FETCH_AND_ADD', add: ADDEND }],
-  ['fetch-add-wrap', 'FetchAdd wrapping at 2^64', { kind: 'FETCH_AND_ADD', add: WRAPPING_ADDEND }],
-  [
-    'cmp-swap-match',
-    'CmpSwap, compare matches',
-    { kind: 'CMP_AND_SWP', compare: WORD, swap: SWAP },
-  ],
-  [
-    'cmp-swap-mismatch',
-    'CmpSwap, compare differs in one bit',
-    { kind: 'CMP_AND_SWP', compare: WORD ^ 1n, swap: SWAP },
-  ],
-  [
-    'write-imm',
-    'RDMA Write with Immediate',
-    { kind: 'RDMA_WRITE_WITH_IMM', payload: PAYLOAD, imm: IMM },
-  ],
-  ['send-imm', 'Send with Immediate', { kind: 'SEND_WITH_IMM', payload: PAYLOAD, imm: IMM }],
-];
+const FETCH_ADD: Operation = { kind: 'ATOMIC_FETCH_AND_ADD', add: ADDEND };
 
-function forDevice(device: 'rxe0' | 'siw0', prefix: string): Scenario[] {
-  return COMMON_OPERATIONS.map(([suffix, title, operation]) => ({
-    id: `${prefix}-${suffix}`,
-    title,
-    device,
-    postPath: 'legacy',
-    operation,
-    initial: WORD,
-    remoteOffset: ALIGNED,
-    remoteAccess: ATOMIC_MR,
-    // Only siw traffic can be captured: rxe loops QP-to-QP traffic back internally.
-    captureWire: device === 'siw0',
-  }));
+/** A device and post API a family runs on. */
+interface Target {
+  readonly device: DeviceName;
+  readonly postPath: 'legacy' | 'ex';
 }
 
-const FETCH_ADD: ScenarioOperation = { kind: 'FETCH_AND_ADD', add: ADDEND };
+/** rxe through both post APIs; siw through ibv_post_send (libsiw has no ibv_wr_*). */
+const EVERY_TARGET: readonly Target[] = [
+  { device: 'rxe0', postPath: 'legacy' },
+  { device: 'rxe0', postPath: 'ex' },
+  { device: 'siw0', postPath: 'legacy' },
+];
+const RXE_TARGETS = EVERY_TARGET.filter((t) => t.device === 'rxe0');
 
-/** Error paths, and the second post API, that only a device accepting atomics can reach. */
-const RXE_ATOMIC_PATHS: Scenario[] = (
-  [
-    ['rxe-fetch-add-ex', 'FetchAdd through ibv_wr_*', 'ex', ALIGNED, ATOMIC_MR],
-    [
-      'rxe-misaligned-legacy',
-      'misaligned FetchAdd, ibv_post_send',
-      'legacy',
-      MISALIGNED,
-      ATOMIC_MR,
+function prefix(t: Target): string {
+  return t.device === 'rxe0' ? 'rxe' : 'siw';
+}
+
+/**
+ * The program of one work request: its receive (if it consumes one), the post, both
+ * sides' completions, both QPs' states.
+ */
+function single(op: Operation): Step[] {
+  const consumes = traitsOf(op.kind).consumesReceive;
+  return [
+    ...(consumes
+      ? [
+          {
+            do: 'post-recv',
+            for: op.kind === 'RDMA_WRITE_WITH_IMM' ? 'write-imm' : 'send',
+          } as const,
+        ]
+      : []),
+    { do: 'post-send', wrs: [op] },
+    { do: 'wait', side: 'requester', count: 1 },
+    { do: 'wait', side: 'responder', count: 1 },
+    { do: 'query', side: 'requester' },
+    { do: 'query', side: 'responder' },
+  ];
+}
+
+/**
+ * An error program: the failing request, both completions and QP states, then a further
+ * FetchAdd on the requester and what it gets (a flush once the QP is in ERR).
+ */
+function failing(op: Operation): Step[] {
+  return [
+    ...single(op),
+    { do: 'post-send', wrs: [FETCH_ADD] },
+    { do: 'wait', side: 'requester', count: 1 },
+    { do: 'query', side: 'requester' },
+  ];
+}
+
+interface Row {
+  readonly suffix: string;
+  readonly title: string;
+  readonly program: readonly Step[];
+  readonly initialAt?: number;
+  readonly remoteAccess?: readonly Access[];
+  readonly responderQpAccess?: readonly Access[];
+  readonly initiatorDepth?: number;
+  readonly rnrRetry?: number;
+  /** Ids keep the first suite's names: `rxe-fetch-add` for ibv_post_send, `-ex` for ibv_wr_*. */
+  readonly capture?: boolean;
+}
+
+function family(name: string, targets: readonly Target[], rows: readonly Row[]): Scenario[] {
+  return targets.flatMap((t) =>
+    rows.map((row) => ({
+      id: `${prefix(t)}-${row.suffix}${t.postPath === 'ex' ? '-ex' : ''}`,
+      name: row.suffix,
+      title: `${row.title}${t.postPath === 'ex' ? ', ibv_wr_*' : ''}`,
+      family: name,
+      device: t.device,
+      postPath: t.postPath,
+      initial: WORD,
+      ...(row.initialAt === undefined ? {} : { initialAt: row.initialAt }),
+      remoteAccess: row.remoteAccess ?? ATOMIC_MR,
+      ...(row.responderQpAccess === undefined ? {} : { responderQpAccess: row.responderQpAccess }),
+      ...(row.initiatorDepth === undefined ? {} : { initiatorDepth: row.initiatorDepth }),
+      ...(row.rnrRetry === undefined ? {} : { rnrRetry: row.rnrRetry }),
+      program: row.program,
+      // Only siw traffic can be captured: rxe loops QP-to-QP traffic back internally.
+      captureWire: t.device === 'siw0' && (row.capture ?? true),
+    })),
+  );
+}
+
+/** One operation of each kind, as the first suite had them. */
+const BASIC: readonly Row[] = [
+  {
+    suffix: 'write',
+    title: 'RDMA Write',
+    program: single({ kind: 'RDMA_WRITE', payload: PAYLOAD }),
+  },
+  { suffix: 'send', title: 'Send', program: single({ kind: 'SEND', payload: PAYLOAD }) },
+  { suffix: 'read', title: 'RDMA Read', program: single({ kind: 'RDMA_READ' }) },
+];
+
+const ATOMICS: readonly Row[] = [
+  { suffix: 'fetch-add', title: 'FetchAdd', program: single(FETCH_ADD) },
+  {
+    suffix: 'fetch-add-zero',
+    title: 'FetchAdd of 0 (the RFC 7306 capability probe)',
+    program: single({ kind: 'ATOMIC_FETCH_AND_ADD', add: 0n }),
+  },
+  {
+    suffix: 'fetch-add-wrap',
+    title: 'FetchAdd wrapping at 2^64',
+    program: single({ kind: 'ATOMIC_FETCH_AND_ADD', add: WRAPPING_ADDEND }),
+  },
+  {
+    suffix: 'cmp-swap-match',
+    title: 'CmpSwap, compare matches',
+    program: single({ kind: 'ATOMIC_CMP_AND_SWP', compare: WORD, swap: SWAP }),
+  },
+  {
+    suffix: 'cmp-swap-mismatch',
+    title: 'CmpSwap, compare differs in one bit',
+    program: single({ kind: 'ATOMIC_CMP_AND_SWP', compare: WORD ^ 1n, swap: SWAP }),
+  },
+  {
+    suffix: 'atomic-first-word',
+    title: 'FetchAdd on the first word of the MR',
+    initialAt: 0,
+    program: single({ ...FETCH_ADD, target: 0 }),
+  },
+  {
+    suffix: 'atomic-last-word',
+    title: 'FetchAdd on the last word of the MR',
+    initialAt: LAST_WORD,
+    program: single({ ...FETCH_ADD, target: LAST_WORD }),
+  },
+  {
+    suffix: 'atomic-burst',
+    title: 'six FetchAdds in one post, initiator depth 1',
+    initiatorDepth: 1,
+    capture: false,
+    program: [
+      {
+        do: 'post-send',
+        wrs: Array.from({ length: 6 }, (_, i) => ({ ...FETCH_ADD, add: ADDEND * BigInt(i + 1) })),
+      },
+      { do: 'wait', side: 'requester', count: 6 },
+      { do: 'query', side: 'requester' },
+      { do: 'query', side: 'responder' },
     ],
-    ['rxe-misaligned-ex', 'misaligned FetchAdd, ibv_wr_*', 'ex', MISALIGNED, ATOMIC_MR],
-    [
-      'rxe-no-remote-atomic',
-      'FetchAdd on an MR without REMOTE_ATOMIC',
-      'legacy',
-      ALIGNED,
-      NO_ATOMIC_MR,
+  },
+];
+
+const ATOMIC_ERRORS: readonly Row[] = [
+  {
+    suffix: 'misaligned',
+    title: 'misaligned FetchAdd',
+    initialAt: MISALIGNED,
+    program: failing({ ...FETCH_ADD, target: MISALIGNED }),
+  },
+  {
+    suffix: 'no-remote-atomic',
+    title: 'FetchAdd on an MR without REMOTE_ATOMIC',
+    remoteAccess: NO_ATOMIC_MR,
+    program: failing(FETCH_ADD),
+  },
+  {
+    suffix: 'qp-no-atomic',
+    title: 'FetchAdd to a QP brought up without remote atomic access',
+    responderQpAccess: NO_ATOMIC_QP,
+    program: failing(FETCH_ADD),
+  },
+  {
+    suffix: 'qp-atomic-removed',
+    title: 'FetchAdd after a modify at RTS removed remote atomic access',
+    program: [{ do: 'modify', side: 'responder', access: NO_ATOMIC_QP }, ...failing(FETCH_ADD)],
+  },
+  {
+    suffix: 'atomic-invalid-rkey',
+    title: 'FetchAdd with an rkey the responder never issued',
+    program: failing({ ...FETCH_ADD, rkey: 'invalid' }),
+  },
+  {
+    suffix: 'atomic-past-end',
+    title: 'FetchAdd one word past the end of the MR',
+    program: failing({ ...FETCH_ADD, target: PAST_END }),
+  },
+];
+
+const IMMEDIATE: readonly Row[] = [
+  {
+    suffix: 'write-imm',
+    title: 'RDMA Write with Immediate, 8 bytes',
+    program: single({ kind: 'RDMA_WRITE_WITH_IMM', payload: PAYLOAD, immData: IMM }),
+  },
+  {
+    suffix: 'write-imm-16',
+    title: 'RDMA Write with Immediate, 16 bytes',
+    program: single({ kind: 'RDMA_WRITE_WITH_IMM', payload: PAYLOAD, immData: IMM, length: 16 }),
+  },
+  {
+    suffix: 'write-imm-0',
+    title: 'RDMA Write with Immediate, 0 bytes',
+    program: single({ kind: 'RDMA_WRITE_WITH_IMM', payload: PAYLOAD, immData: IMM, length: 0 }),
+  },
+  {
+    suffix: 'send-imm',
+    title: 'Send with Immediate',
+    program: single({ kind: 'SEND_WITH_IMM', payload: PAYLOAD, immData: IMM }),
+  },
+  {
+    suffix: 'send-solicited',
+    title: 'Send with the solicited-event flag',
+    program: single({ kind: 'SEND', payload: PAYLOAD, solicited: true }),
+  },
+];
+
+/** RNR needs a by-hand connection (rnr_retry); rxe only. */
+const RNR: readonly Row[] = [
+  {
+    suffix: 'send-imm-no-recv',
+    title: 'Send with Immediate, no receive posted, rnr_retry 0',
+    rnrRetry: 0,
+    program: failing({ kind: 'SEND_WITH_IMM', payload: PAYLOAD, immData: IMM }).filter(
+      (s) => s.do !== 'post-recv',
+    ),
+  },
+  {
+    suffix: 'write-imm-no-recv',
+    title: 'RDMA Write with Immediate, no receive posted, rnr_retry 0',
+    rnrRetry: 0,
+    program: failing({ kind: 'RDMA_WRITE_WITH_IMM', payload: PAYLOAD, immData: IMM }).filter(
+      (s) => s.do !== 'post-recv',
+    ),
+  },
+  {
+    suffix: 'rnr-retry-2',
+    title: 'Send, no receive posted, rnr_retry 2',
+    rnrRetry: 2,
+    program: single({ kind: 'SEND', payload: PAYLOAD }).filter((s) => s.do !== 'post-recv'),
+  },
+  {
+    suffix: 'rnr-infinite-late-recv',
+    title: 'Send, rnr_retry 7 (infinite), receive posted 50 ms late',
+    rnrRetry: 7,
+    program: [
+      { do: 'post-send', wrs: [{ kind: 'SEND', payload: PAYLOAD }] },
+      { do: 'sleep', ms: 50 },
+      { do: 'post-recv', for: 'send' },
+      { do: 'wait', side: 'requester', count: 1 },
+      { do: 'wait', side: 'responder', count: 1 },
+      { do: 'query', side: 'requester' },
+      { do: 'query', side: 'responder' },
     ],
-  ] as const
-).map(([id, title, postPath, remoteOffset, remoteAccess]) => ({
-  id,
-  title,
-  device: 'rxe0',
-  postPath,
-  operation: FETCH_ADD,
-  initial: WORD,
-  remoteOffset,
-  remoteAccess,
-  captureWire: false,
-}));
+  },
+];
 
 /** Every scenario, rxe first (the faster device to fail on), then siw. */
 export const SCENARIOS: readonly Scenario[] = [
-  ...forDevice('rxe0', 'rxe'),
-  ...RXE_ATOMIC_PATHS,
-  ...forDevice('siw0', 'siw'),
-];
+  ...family(
+    'basic',
+    EVERY_TARGET.filter((t) => t.postPath === 'legacy'),
+    BASIC,
+  ),
+  ...family('atomics', EVERY_TARGET, ATOMICS),
+  ...family('atomic-errors', RXE_TARGETS, ATOMIC_ERRORS),
+  ...family('immediate', EVERY_TARGET, IMMEDIATE),
+  ...family('rnr', RXE_TARGETS, RNR),
+].sort((a, b) => (a.device === b.device ? 0 : a.device === 'rxe0' ? -1 : 1));

@@ -1,8 +1,10 @@
-import { copyFileSync, existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { type Command, Option } from 'commander';
-import { formatValue } from '../../interop/compare.js';
+import { SingleBar } from 'cli-progress';
+import { type Command, InvalidArgumentError, Option } from 'commander';
+import picomatch from 'picomatch';
+import { collectEnvironment, environmentFor } from '../../interop/environment.js';
 import { WIRE_PROBES } from '../../interop/peer/probes.js';
 import { type ProbeResult, runProbe } from '../../interop/peer/run-probes.js';
 import {
@@ -11,45 +13,106 @@ import {
   renderReport,
   summaryLine,
 } from '../../interop/report.js';
-import { runScenarios } from '../../interop/runner.js';
+import { writeReport } from '../../interop/report-files.js';
+import { passed, runScenarios } from '../../interop/runner.js';
+import { DEVICES, type DeviceName, type Scenario } from '../../interop/scenario.js';
 import { SCENARIOS } from '../../interop/scenarios.js';
 import { hostRdmaDevices } from '../../runtime/index.js';
 import { onDevicesOrGuest } from '../devices-or-guest.js';
 
 interface RunOptions {
   readonly runtime: 'auto' | 'host' | 'guest';
-  readonly filter?: string;
-  readonly json?: string;
+  readonly device?: DeviceName[];
+  readonly scenario?: string;
+  readonly report?: string;
+  readonly strict?: boolean;
   readonly list?: boolean;
   readonly timeout: number;
 }
 
-/** JSON-safe: bigint as 0x-prefixed 16-digit hex strings. */
-function toJson(results: unknown): string {
-  return JSON.stringify(
-    results,
-    (_key, value: unknown) => (typeof value === 'bigint' ? formatValue(value) : value),
-    2,
-  );
+const DEVICE_NAMES = Object.keys(DEVICES) as DeviceName[];
+
+/** commander argument parser for `--device rxe0,siw0`. */
+function parseDevices(value: string): DeviceName[] {
+  const names = value
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '');
+  const unknown = names.filter((n) => !DEVICE_NAMES.includes(n as DeviceName));
+  if (names.length === 0 || unknown.length > 0)
+    throw new InvalidArgumentError(
+      `unknown device ${unknown.join(', ') || '(none)'}; the suite's devices are ${DEVICE_NAMES.join(', ')}`,
+    );
+  return names as DeviceName[];
 }
 
-async function runHere(options: RunOptions): Promise<number> {
-  const wanted = (id: string) => options.filter === undefined || id.includes(options.filter);
-  const chosen = SCENARIOS.filter((s) => wanted(s.id));
-  // The wire probes need siw0 (our userspace iWARP peer talks to it over TCP).
-  const probes = hostRdmaDevices().includes('siw0') ? WIRE_PROBES.filter((p) => wanted(p.id)) : [];
-  if (chosen.length + probes.length === 0) {
-    process.stderr.write(`no scenario or probe matches '${options.filter}'\n`);
+/** The scenarios and wire probes the filters select. */
+export function selectScenarios(options: Pick<RunOptions, 'device' | 'scenario'>): {
+  scenarios: Scenario[];
+  probes: typeof WIRE_PROBES;
+} {
+  const match = options.scenario === undefined ? () => true : picomatch(options.scenario);
+  const onDevice = (d: DeviceName) => options.device === undefined || options.device.includes(d);
+  return {
+    scenarios: SCENARIOS.filter((s) => onDevice(s.device) && match(s.id)),
+    // The wire probes talk to siw0 from our userspace iWARP peer.
+    probes: onDevice('siw0') ? WIRE_PROBES.filter((p) => match(p.id)) : [],
+  };
+}
+
+/** Progress: a bar on a terminal, a plain line per scenario otherwise. */
+function progress(total: number): {
+  start: (s: Scenario, i: number) => void;
+  done: (line: string) => void;
+  stop: () => void;
+} {
+  if (process.stderr.isTTY) {
+    const bar = new SingleBar({
+      format: 'interop [{bar}] {value}/{total} {device} {scenario}',
+      stream: process.stderr,
+      hideCursor: true,
+    });
+    bar.start(total, 0, { device: '', scenario: '' });
+    return {
+      start: (s, i) => bar.update(i, { device: s.device, scenario: s.id }),
+      done: () => bar.increment(),
+      stop: () => bar.stop(),
+    };
+  }
+  return { start: () => {}, done: (line) => process.stderr.write(`${line}\n`), stop: () => {} };
+}
+
+async function runHere(options: RunOptions, reportDir: string | undefined): Promise<number> {
+  const available = hostRdmaDevices();
+  const { scenarios: wanted, probes: wantedProbes } = selectScenarios(options);
+  const scenarios = wanted.filter((s) => available.includes(s.device));
+  const missing = [
+    ...new Set(wanted.filter((s) => !available.includes(s.device)).map((s) => s.device)),
+  ];
+  if (missing.length > 0)
+    process.stderr.write(
+      `interop: no device ${missing.join(', ')} here; its scenarios are left out\n`,
+    );
+  const probes = available.includes('siw0') ? wantedProbes : [];
+  if (scenarios.length + probes.length === 0) {
+    process.stderr.write('interop: nothing to run on the devices here\n');
     return 2;
   }
+  const env = collectEnvironment([...new Set(scenarios.map((s) => s.device))]);
   process.stderr.write(
-    `interop: ${chosen.length} scenarios, ${probes.length} wire probes on ${hostRdmaDevices().join(', ')}\n`,
+    `interop: ${scenarios.length} scenarios, ${probes.length} wire probes on ${available.join(', ')} (kernel ${env.kernel}, rdma-core ${env.rdmaCore})\n`,
   );
-  const results = await runScenarios(chosen, (result, index) => {
-    process.stderr.write(
-      `  [${index + 1}/${chosen.length}] ${result.scenario.id}: ${result.verdict} (${result.seconds.toFixed(2)} s)\n`,
-    );
-  });
+  const shown = progress(scenarios.length);
+  const results = await runScenarios(
+    scenarios,
+    (s) => environmentFor(env, s.device),
+    (result, index) =>
+      shown.done(
+        `  [${index + 1}/${scenarios.length}] ${result.scenario.device} ${result.scenario.id}: ${result.verdict} (${result.seconds.toFixed(2)} s)`,
+      ),
+    shown.start,
+  );
+  shown.stop();
   const probeResults: ProbeResult[] = [];
   for (const probe of probes) {
     const result = await runProbe(probe);
@@ -57,15 +120,16 @@ async function runHere(options: RunOptions): Promise<number> {
     process.stderr.write(`  [probe] ${probe.id}: ${result.verdict}\n`);
   }
   if (results.length > 0) process.stdout.write(`${renderReport(results)}\n`);
-  if (probeResults.length > 0) process.stdout.write(`${renderProbeReport(probeResults)}\n`);
+  if (probeResults.length > 0)
+    process.stdout.write(`\nWire probes:\n${renderProbeReport(probeResults)}\n`);
   const findings = renderFindings(results, probeResults);
   if (findings !== '')
-    process.stdout.write(`Known provider behaviour seen in this run:\n${findings}\n`);
-  if (options.json !== undefined)
-    writeFileSync(options.json, toJson({ scenarios: results, probes: probeResults }));
-  const verdicts = [...results, ...probeResults].map((r) => r.verdict);
-  process.stdout.write(`interop: ${summaryLine(verdicts)}\n`);
-  return verdicts.every((v) => v === 'match' || v === 'known') ? 0 : 1;
+    process.stdout.write(`\nKnown provider behaviour seen in this run:\n${findings}\n`);
+  const strict = options.strict === true;
+  if (reportDir !== undefined) writeReport(reportDir, results, probeResults, env, strict);
+  const verdicts = [...results.map((r) => r.verdict), ...probeResults.map((r) => r.verdict)];
+  process.stdout.write(`interop: ${summaryLine(verdicts, strict)}\n`);
+  return verdicts.every((v) => passed(v, strict)) ? 0 : 1;
 }
 
 /** `rdma-interop run`: the interop suite on the default runtime. */
@@ -83,22 +147,52 @@ export function registerRun(program: Command): void {
         .choices(['auto', 'host', 'guest'])
         .default('auto'),
     )
-    .option('--filter <text>', 'only scenarios whose id contains <text>')
-    .option('--json <file>', 'also write the results as JSON')
-    .option('--list', 'list the scenarios and exit')
-    .option('--timeout <seconds>', 'guest runtime limit', (v) => Number(v), 900)
+    .addOption(
+      new Option(
+        '--device <names>',
+        `only these devices, comma-separated (${DEVICE_NAMES.join(', ')})`,
+      ).argParser(parseDevices),
+    )
+    .option('--scenario <glob>', "only scenarios whose id matches the glob (e.g. 'rxe-*atomic*')")
+    .option('--report <dir>', 'write results.json, junit.xml, report.md and the pcaps into <dir>')
+    .option('--strict', 'fail on differences the records do not cover (devices without records)')
+    .option('--list', 'list the scenarios the filters select and exit')
+    .addOption(
+      new Option('--timeout <seconds>', 'guest runtime limit')
+        .argParser((v) => {
+          const n = Number(v);
+          if (!Number.isFinite(n) || n <= 0)
+            throw new InvalidArgumentError('a positive number of seconds');
+          return n;
+        })
+        .default(900),
+    )
     .action(async (options: RunOptions) => {
+      const { scenarios, probes } = selectScenarios(options);
+      if (scenarios.length + probes.length === 0) {
+        process.stderr.write(
+          `interop: no scenario matches${options.scenario === undefined ? '' : ` '${options.scenario}'`}${options.device === undefined ? '' : ` on ${options.device.join(',')}`}\n`,
+        );
+        process.exitCode = 2;
+        return;
+      }
       if (options.list) {
-        for (const s of SCENARIOS) process.stdout.write(`${s.id}\t${s.device}\t${s.title}\n`);
+        for (const s of scenarios)
+          process.stdout.write(
+            `${s.id}\t${s.device}\t${s.postPath === 'ex' ? 'ibv_wr_*' : 'post_send'}\t${s.family}\t${s.title}\n`,
+          );
+        for (const p of probes) process.stdout.write(`${p.id}\tsiw0\tprobe\twire\t${p.title}\n`);
         return;
       }
       const guestArgs = ['run', '--runtime', 'host'];
-      if (options.filter !== undefined) guestArgs.push('--filter', options.filter);
-      // In the guest, the JSON goes to a private share first (the guest writes nothing else
-      // the host keeps), and is copied to its place afterwards.
+      if (options.device !== undefined) guestArgs.push('--device', options.device.join(','));
+      if (options.scenario !== undefined) guestArgs.push('--scenario', options.scenario);
+      if (options.strict) guestArgs.push('--strict');
+      // In the guest, the report goes to a private share first (the guest writes nothing
+      // else the host keeps), and is copied to its place afterwards.
       const share =
-        options.json === undefined ? undefined : mkdtempSync(join(tmpdir(), 'rdma-interop-run-'));
-      if (share !== undefined) guestArgs.push('--json', join(share, 'interop.json'));
+        options.report === undefined ? undefined : mkdtempSync(join(tmpdir(), 'rdma-interop-run-'));
+      if (share !== undefined) guestArgs.push('--report', join(share, 'report'));
       try {
         process.exitCode = await onDevicesOrGuest(
           {
@@ -107,12 +201,11 @@ export function registerRun(program: Command): void {
             timeoutSeconds: options.timeout,
             ...(share === undefined ? {} : { shareDir: share }),
           },
-          () => runHere(options),
+          () => runHere(options, share === undefined ? undefined : join(share, 'report')),
         );
-        const fromGuest = share === undefined ? undefined : join(share, 'interop.json');
-        if (fromGuest !== undefined && options.json !== undefined && existsSync(fromGuest)) {
-          copyFileSync(fromGuest, resolve(options.json));
-        }
+        const produced = share === undefined ? undefined : join(share, 'report');
+        if (produced !== undefined && options.report !== undefined && existsSync(produced))
+          cpSync(produced, resolve(options.report), { recursive: true });
       } finally {
         if (share !== undefined) rmSync(share, { recursive: true, force: true });
       }

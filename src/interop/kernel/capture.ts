@@ -17,8 +17,11 @@ export interface CapturedMessage {
 }
 
 export interface Capture {
-  /** Stops tcpdump and decodes what it saw; client-to-server is the requester. */
-  stop(): Promise<CapturedMessage[]>;
+  /**
+   * Stops tcpdump and decodes what it saw (client-to-server is the requester); also hands
+   * back the pcap file itself, for the report.
+   */
+  stop(): Promise<{ readonly messages: CapturedMessage[]; readonly pcap: Uint8Array }>;
 }
 
 const READY_TIMEOUT_MS = 20_000;
@@ -65,10 +68,11 @@ export async function startCapture(port: number): Promise<Capture> {
       tcpdump.kill('SIGINT');
       await exited;
       try {
-        const decoded = decodeCaptureMessages(readFileSync(file));
+        const pcap = readFileSync(file);
+        const decoded = decodeCaptureMessages(pcap);
         if (!decoded.ok) throw decoded.error;
         for (const item of decoded.value.items) if (item.kind === 'problem') throw item.error;
-        return decoded.value.items
+        const messages = decoded.value.items
           .filter((i): i is FpduItem => i.kind === 'fpdu')
           .flatMap((i) =>
             i.fpdu.message.ok
@@ -80,6 +84,7 @@ export async function startCapture(port: number): Promise<Capture> {
                 ]
               : [],
           );
+        return { messages, pcap: new Uint8Array(pcap) };
       } finally {
         rmSync(dir, { recursive: true, force: true });
       }

@@ -1,24 +1,48 @@
 /**
- * Runs one scenario on a real device and reports what a verbs user observes: whether the
- * post was accepted, both sides' completions, the fetched value, the responder's memory
- * and the requester QP's state afterwards.
+ * Runs a scenario's program on a real device, step by step, and reports the same
+ * observation fields as the engine side (expected.ts): each post's return and the work
+ * request bad_wr names, every completion field a program reads, QP states, the responder's
+ * memory inside and just outside the MR, and (siw) the messages on the wire.
  */
 
 import type { WorkCompletion } from '../../verbs/completion.js';
 import type { Cq } from '../../verbs/cq.js';
 import { VerbsError } from '../../verbs/errors.js';
-import type { SendWr } from '../../verbs/qp.js';
-import { type Outcome, type Scenario, writeImmediateReceiveLength } from '../scenario.js';
+import type { Mr, RemoteRef } from '../../verbs/mr.js';
+import type { RawSge, SendWr } from '../../verbs/qp.js';
+import { formatValue } from '../compare-format.js';
+import { completionFields, missingCompletionField } from '../observe.js';
+import { operandsOf, traitsOf } from '../operations.js';
+import {
+  DEFAULT_TARGET,
+  GUARD,
+  IMMEDIATE_RECEIVE_OFFSET,
+  initialBuffer,
+  LOCAL_SLOT,
+  MR_LENGTH,
+  type Operation,
+  type Outcome,
+  payloadBytes,
+  recvIdOf,
+  type Scenario,
+  type Side,
+  watchedOffsets,
+  wordAt,
+  workRequestsOf,
+  wrIdOf,
+  writeImmediateReceiveLength,
+} from '../scenario.js';
 import { type WireRegion, wireLine } from '../wire.js';
 import { type Capture, startCapture } from './capture.js';
-import { connectLoopback } from './loopback.js';
+import { connectLoopback, type LoopbackPair } from './loopback.js';
 
-/** Where write-with-immediate's receive buffer sits in the responder's 32-byte buffer. */
-const IMMEDIATE_RECEIVE_OFFSET = 24;
-/** How long to wait for a completion; generous, since the guest runs under TCG. */
+/** How long a wait step waits by default; generous, since the guest runs under TCG. */
 const COMPLETION_TIMEOUT_MS = 10_000;
-/** After the requester completes, how long a responder completion may still take. */
-const RESPONDER_GRACE_MS = 200;
+/**
+ * How long a wait waits for a completion nothing accepted can produce (a refused post, a
+ * receive no accepted request consumes): long enough to see a stray one.
+ */
+const GRACE_MS = 200;
 
 async function pollOne(cq: Cq, timeoutMs: number): Promise<WorkCompletion | undefined> {
   const deadline = Date.now() + timeoutMs;
@@ -30,111 +54,193 @@ async function pollOne(cq: Cq, timeoutMs: number): Promise<WorkCompletion | unde
   }
 }
 
-function sendWrOf(scenario: Scenario, local: SendWr['sgList'], remote: SendWr['remote']): SendWr {
-  const op = scenario.operation;
-  switch (op.kind) {
-    case 'FETCH_AND_ADD':
-      return { opcode: 'ATOMIC_FETCH_AND_ADD', sgList: local, remote, add: op.add };
-    case 'CMP_AND_SWP':
-      return {
-        opcode: 'ATOMIC_CMP_AND_SWP',
-        sgList: local,
-        remote,
-        compare: op.compare,
-        swap: op.swap,
-      };
-    case 'RDMA_WRITE_WITH_IMM':
-      return { opcode: 'RDMA_WRITE_WITH_IMM', sgList: local, remote, immData: op.imm };
-    case 'SEND_WITH_IMM':
-      return { opcode: 'SEND_WITH_IMM', sgList: local, immData: op.imm };
-    case 'RDMA_WRITE':
-      return { opcode: 'RDMA_WRITE', sgList: local, remote };
-    case 'SEND':
-      return { opcode: 'SEND', sgList: local };
-    case 'RDMA_READ':
-      return { opcode: 'RDMA_READ', sgList: local, remote };
-  }
+/** The verbs SendWr for `op`, the `index`-th work request of the program. */
+function sendWrOf(op: Operation, index: number, local: Mr, remote: Mr): SendWr {
+  const traits = traitsOf(op.kind);
+  const slot = LOCAL_SLOT * index;
+  const length = traits.carriesPayload ? (op.length ?? 8) : 8;
+  const sgList: (RawSge | ReturnType<Mr['sge']>)[] =
+    op.local === 'none' || length === 0
+      ? []
+      : op.local === 'short'
+        ? [local.sge(slot, 4)]
+        : op.local === 'invalid-lkey'
+          ? [{ addr: local.addr + BigInt(slot), length, lkey: (local.lkey ^ 0x00ff_0000) >>> 0 }]
+          : [local.sge(slot, length)];
+  const target: RemoteRef = {
+    addr: remote.addr + BigInt(op.target ?? DEFAULT_TARGET),
+    rkey: op.rkey === 'invalid' ? (remote.rkey ^ 0x00ff_0000) >>> 0 : remote.rkey,
+  };
+  return {
+    wrId: wrIdOf(index),
+    opcode: traits.opcode,
+    sgList,
+    ...(traits.remote ? { remote: target } : {}),
+    ...(op.solicited ? { solicited: true } : {}),
+    ...operandsOf(op.kind, op),
+  };
 }
 
 /** Runs `scenario` on its device; connection failures are thrown, protocol outcomes returned. */
 export async function runOnKernel(scenario: Scenario): Promise<Outcome> {
   let capture: Capture | undefined;
-  const pair = await connectLoopback(
-    scenario.device,
-    scenario.postPath === 'ex',
-    scenario.captureWire
-      ? async (port) => {
-          capture = await startCapture(port);
+  const pair = await connectLoopback(scenario.device, {
+    extended: scenario.postPath === 'ex',
+    ...(scenario.responderQpAccess === undefined
+      ? {}
+      : { responderAccess: scenario.responderQpAccess }),
+    ...(scenario.initiatorDepth === undefined ? {} : { initiatorDepth: scenario.initiatorDepth }),
+    ...(scenario.rnrRetry === undefined ? {} : { rnrRetry: scenario.rnrRetry }),
+    ...(scenario.captureWire
+      ? {
+          beforeConnect: async (port: number) => {
+            capture = await startCapture(port);
+          },
         }
-      : undefined,
-  );
+      : {}),
+  });
   try {
-    const op = scenario.operation;
-    // Responder memory: the 64-bit word in host (little-endian) order at remoteOffset.
-    const remoteBuffer = Buffer.alloc(32);
-    remoteBuffer.writeBigUInt64LE(scenario.initial, scenario.remoteOffset);
-    const remoteMr = pair.registerMemory(remoteBuffer, scenario.remoteAccess);
-    // Requester memory: where a fetched or read value lands, or the payload to send.
-    const localBuffer = Buffer.alloc(8);
-    if ('payload' in op) localBuffer.writeBigUInt64LE(op.payload);
-    const localMr = pair.registerMemory(localBuffer, ['LOCAL_WRITE']);
-    const regions: WireRegion[] = [
-      { name: 'remote', stag: remoteMr.rkey, base: remoteMr.addr },
-      { name: 'local', stag: localMr.lkey, base: localMr.addr },
-    ];
-    const wire = async (): Promise<Pick<Outcome, 'wire'>> => {
-      if (capture === undefined) return {};
-      const messages = await capture.stop();
+    let pcap: Uint8Array | undefined;
+    const outcome = await runProgram(scenario, pair, async (regions) => {
+      if (capture === undefined) return undefined;
+      const stopped = await capture.stop();
       capture = undefined;
-      return { wire: messages.map((m) => wireLine(m.from, m.message, regions)).join('\n') };
-    };
-    if (op.kind === 'SEND_WITH_IMM' || op.kind === 'SEND') {
-      pair.responder.postRecv({ sgList: [remoteMr.sge(scenario.remoteOffset, 8)] });
-    } else if (op.kind === 'RDMA_WRITE_WITH_IMM') {
-      // Write-with-immediate consumes a receive WQE: none on RoCE, 8 bytes on iWARP, clear
-      // of the target word (an RFC 7306 Immediate Data message delivers its 8 bytes there).
-      const length = writeImmediateReceiveLength(scenario);
-      pair.responder.postRecv({
-        sgList: length === 0 ? [] : [remoteMr.sge(IMMEDIATE_RECEIVE_OFFSET, length)],
-      });
-    }
-    const wr = sendWrOf(scenario, [localMr.sge(0, 8)], remoteMr.remote(scenario.remoteOffset));
-    try {
-      pair.requester.postSend(wr, scenario.postPath);
-    } catch (error) {
-      if (!(error instanceof VerbsError)) throw error;
-      return {
-        post: error.code,
-        memoryAfter: remoteBuffer.readBigUInt64LE(scenario.remoteOffset),
-        requesterQpState: pair.requester.query().state ?? 'UNKNOWN',
-        ...(await wire()),
-      };
-    }
-    const requesterWc = await pollOne(pair.requesterCq, COMPLETION_TIMEOUT_MS);
-    const responderWc = await pollOne(pair.responderCq, RESPONDER_GRACE_MS);
-    const fetches =
-      op.kind === 'FETCH_AND_ADD' || op.kind === 'CMP_AND_SWP' || op.kind === 'RDMA_READ';
-    const atomic = op.kind === 'FETCH_AND_ADD' || op.kind === 'CMP_AND_SWP';
-    return {
-      post: 'ok',
-      requesterStatus: requesterWc?.status ?? 'no completion',
-      ...(requesterWc?.ok ? { requesterOpcode: requesterWc.opcode ?? 'unknown' } : {}),
-      ...(requesterWc?.ok && atomic ? { requesterByteLen: requesterWc.byteLen } : {}),
-      ...(requesterWc?.ok && fetches ? { fetched: localBuffer.readBigUInt64LE(0) } : {}),
-      ...(responderWc === undefined
-        ? {}
-        : {
-            responderStatus: responderWc.status,
-            ...(responderWc.ok ? { responderOpcode: responderWc.opcode ?? 'unknown' } : {}),
-            ...(responderWc.ok ? { responderByteLen: responderWc.byteLen } : {}),
-            ...(responderWc.immData === undefined ? {} : { responderImm: responderWc.immData }),
-          }),
-      memoryAfter: remoteBuffer.readBigUInt64LE(scenario.remoteOffset),
-      requesterQpState: pair.requester.query().state ?? 'UNKNOWN',
-      ...(await wire()),
-    };
+      pcap = stopped.pcap;
+      return stopped.messages.map((m) => wireLine(m.from, m.message, regions)).join('\n');
+    });
+    return pcap === undefined ? outcome : { ...outcome, pcap };
   } finally {
-    await (capture as Capture | undefined)?.stop().catch(() => []);
+    await (capture as Capture | undefined)?.stop().catch(() => undefined);
     await pair.close();
   }
+}
+
+async function runProgram(
+  scenario: Scenario,
+  pair: LoopbackPair,
+  stopCapture: (regions: WireRegion[]) => Promise<string | undefined>,
+): Promise<Outcome> {
+  const operations = workRequestsOf(scenario);
+  // Responder memory: the MR is the middle 32 bytes, a guard word on each side.
+  const remoteBuffer = Buffer.from(initialBuffer(scenario));
+  const remoteMr = pair.registerMemory(
+    remoteBuffer.subarray(GUARD, GUARD + MR_LENGTH),
+    scenario.remoteAccess,
+  );
+  // Requester memory: one 8-byte slot per work request (payload out, fetched value in).
+  const localBuffer = Buffer.alloc(LOCAL_SLOT * Math.max(1, operations.length));
+  operations.forEach((op, i) => {
+    localBuffer.set(payloadBytes({ ...op, length: 16 }), LOCAL_SLOT * i);
+  });
+  const localMr = pair.registerMemory(localBuffer, ['LOCAL_WRITE']);
+  const qp = { requester: pair.requester, responder: pair.responder };
+  const cq = { requester: pair.requesterCq, responder: pair.responderCq };
+  const fields: Record<string, string> = {};
+  const taken: Record<Side, number> = { requester: 0, responder: 0 };
+  let posted = 0;
+  let accepted = 0;
+  let acceptedConsumers = 0;
+  let received = 0;
+  let postStep = 0;
+  let queryStep = 0;
+  let modifyStep = 0;
+  for (const step of scenario.program) {
+    switch (step.do) {
+      case 'post-send': {
+        postStep += 1;
+        const first = posted;
+        const wrs = step.wrs.map((op, i) => sendWrOf(op, first + i, localMr, remoteMr));
+        posted += step.wrs.length;
+        try {
+          pair.requester.postSend(wrs, scenario.postPath);
+          fields[`post${postStep}`] = 'ok';
+          accepted += step.wrs.length;
+          acceptedConsumers += step.wrs.filter((op) => traitsOf(op.kind).consumesReceive).length;
+        } catch (error) {
+          if (!(error instanceof VerbsError)) throw error;
+          fields[`post${postStep}`] = error.code;
+          // ibv_post_send names the refused request in bad_wr (the wrapper reports its index).
+          const refused = /#(\d+) refused/.exec(error.message)?.[1];
+          if (refused !== undefined) {
+            fields[`post${postStep}.bad_wr`] = `wr${first + Number(refused) + 1}`;
+            accepted += Number(refused); // those before bad_wr were posted
+          }
+        }
+        break;
+      }
+      case 'post-recv': {
+        const length = step.for === 'write-imm' ? writeImmediateReceiveLength(scenario.device) : 8;
+        const at = step.for === 'write-imm' ? IMMEDIATE_RECEIVE_OFFSET : DEFAULT_TARGET;
+        pair.responder.postRecv({
+          wrId: recvIdOf(received++),
+          sgList: length === 0 ? [] : [remoteMr.sge(at, length)],
+        });
+        break;
+      }
+      case 'wait':
+        for (let k = 0; k < step.count; k++) {
+          const n = ++taken[step.side];
+          const producible =
+            step.side === 'requester' ? accepted : Math.min(received, acceptedConsumers);
+          const timeout = n > producible ? GRACE_MS : (step.timeoutMs ?? COMPLETION_TIMEOUT_MS);
+          const wc = await pollOne(cq[step.side], timeout);
+          if (wc === undefined) {
+            Object.assign(fields, missingCompletionField(step.side, n));
+            // Later completions of this wait cannot come either.
+            for (let rest = k + 1; rest < step.count; rest++)
+              Object.assign(fields, missingCompletionField(step.side, ++taken[step.side]));
+            break;
+          }
+          const index = operations.findIndex((_, i) => wrIdOf(i) === wc.wrId);
+          const op = step.side === 'requester' ? operations[index] : undefined;
+          const fetches = op !== undefined && wc.ok && traitsOf(op.kind).fetches;
+          Object.assign(
+            fields,
+            completionFields(
+              step.side,
+              n,
+              {
+                wrId: wc.wrId,
+                status: wc.status,
+                opcode: wc.opcode,
+                byteLen: wc.byteLen,
+                flags: wc.flags,
+                imm: wc.immData,
+                immRaw: wc.immData === undefined ? undefined : wc.immDataRaw,
+                vendorErr: wc.vendorErr,
+                fetched: fetches ? localBuffer.readBigUInt64LE(LOCAL_SLOT * index) : undefined,
+              },
+              op,
+            ),
+          );
+        }
+        break;
+      case 'query':
+        queryStep += 1;
+        fields[`q${queryStep}.${step.side}.state`] = qp[step.side].query().state ?? 'UNKNOWN';
+        break;
+      case 'modify':
+        modifyStep += 1;
+        try {
+          qp[step.side].modify({ access: ['LOCAL_WRITE', ...step.access] });
+          fields[`modify${modifyStep}`] = 'ok';
+        } catch (error) {
+          if (!(error instanceof VerbsError)) throw error;
+          fields[`modify${modifyStep}`] = error.code;
+        }
+        break;
+      case 'sleep':
+        await new Promise((resolve) => setTimeout(resolve, step.ms));
+        break;
+    }
+  }
+  const memory = new Uint8Array(remoteBuffer);
+  for (const offset of watchedOffsets(scenario))
+    fields[`mem[${offset}]`] = formatValue(wordAt(memory, offset));
+  const wire = await stopCapture([
+    { name: 'remote', stag: remoteMr.rkey, base: remoteMr.addr },
+    { name: 'local', stag: localMr.lkey, base: localMr.addr },
+  ]);
+  if (wire !== undefined) fields.wire = wire;
+  return { fields };
 }

@@ -56,22 +56,36 @@ function pairOf(
 const SIW_ADDRESS = '198.51.100.1';
 const IRD_ORD = 4;
 
-/**
- * Connects a loopback pair on `device`; `extended` asks for an ibv_wr_* requester.
- * `beforeConnect` runs once the rdma_cm listener has its port (siw only), e.g. to start a
- * capture.
- */
-export async function connectLoopback(
-  device: DeviceName,
-  extended: boolean,
-  beforeConnect: (port: number) => Promise<void> = async () => {},
-): Promise<LoopbackPair> {
-  return device === 'rxe0'
-    ? connectByHand(device, extended)
-    : connectThroughCm(extended, beforeConnect);
+/** How a pair is brought up. */
+export interface PairOptions {
+  /** An ibv_wr_* (extended) requester QP. */
+  readonly extended: boolean;
+  /** Remote access the responder QP grants (by-hand bring-up only); default all. */
+  readonly responderAccess?: readonly Access[];
+  /** The requester's initiator depth (max_rd_atomic / rdma_cm initiator_depth); default 4. */
+  readonly initiatorDepth?: number;
+  /** The requester's rnr_retry (7 = infinite; by-hand bring-up only); default 7. */
+  readonly rnrRetry?: number;
+  /** Runs once the rdma_cm listener has its port (siw only), e.g. to start a capture. */
+  readonly beforeConnect?: (port: number) => Promise<void>;
 }
 
-async function connectByHand(device: DeviceName, extended: boolean): Promise<LoopbackPair> {
+/** Connects a loopback pair on `device`. */
+export async function connectLoopback(
+  device: DeviceName,
+  options: PairOptions,
+): Promise<LoopbackPair> {
+  return device === 'rxe0'
+    ? connectByHand(device, options)
+    : connectThroughCm(
+        options.extended,
+        options.initiatorDepth ?? IRD_ORD,
+        options.beforeConnect ?? (async () => {}),
+      );
+}
+
+async function connectByHand(device: DeviceName, options: PairOptions): Promise<LoopbackPair> {
+  const extended = options.extended;
   const teardown = new Teardown();
   try {
     const context = teardown.add(openDevice(device), (c) => c.close());
@@ -86,14 +100,20 @@ async function connectByHand(device: DeviceName, extended: boolean): Promise<Loo
     // Distinct, non-zero PSNs so that a PSN mix-up cannot pass unnoticed.
     const requesterPsn = 0x1234;
     const responderPsn = 0x5678;
-    const common = { sgidIndex: gid.index, maxRdAtomic: IRD_ORD, maxDestRdAtomic: IRD_ORD };
+    const common = { sgidIndex: gid.index, maxDestRdAtomic: IRD_ORD };
     connectRcByHand(requester, {
       ...common,
+      maxRdAtomic: options.initiatorDepth ?? IRD_ORD,
+      rnrRetry: options.rnrRetry ?? 7,
       remote: { qpNum: responder.qpNum, psn: responderPsn, gid: gid.gid },
       localPsn: requesterPsn,
     });
     connectRcByHand(responder, {
       ...common,
+      maxRdAtomic: IRD_ORD,
+      ...(options.responderAccess === undefined
+        ? {}
+        : { access: ['LOCAL_WRITE', ...options.responderAccess] }),
       remote: { qpNum: requester.qpNum, psn: requesterPsn, gid: gid.gid },
       localPsn: responderPsn,
     });
@@ -125,6 +145,7 @@ class Teardown {
 
 async function connectThroughCm(
   extended: boolean,
+  initiatorDepth: number,
   beforeConnect: (port: number) => Promise<void>,
 ): Promise<LoopbackPair> {
   if (extended) {
@@ -145,7 +166,7 @@ async function connectThroughCm(
     const requesterCq = teardown.add(context.createCq({ cqe: 16 }), (c) => c.close());
     const responderCq = teardown.add(context.createCq({ cqe: 16 }), (c) => c.close());
     const requester = teardown.add(client.createQp(pd, { sendCq: requesterCq }), (q) => q.close());
-    const connected = client.connect({ initiatorDepth: IRD_ORD, responderResources: IRD_ORD });
+    const connected = client.connect({ initiatorDepth, responderResources: IRD_ORD });
     const request = await listener.nextConnectRequest({ timeoutMs: 30_000 });
     const server = teardown.add(request.id, (id) => id.close());
     const responder = teardown.add(server.createQp(pd, { sendCq: responderCq }), (q) => q.close());

@@ -1,31 +1,67 @@
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { WIRE_PROBES } from '../../../src/interop/peer/probes.js';
 import { SCENARIOS } from '../../../src/interop/scenarios.js';
 
 const CLI = join(process.cwd(), 'dist', 'cli', 'main.js');
 
+function run(args: string[]): { status: number; stdout: string; stderr: string } {
+  try {
+    const stdout = execFileSync(process.execPath, [CLI, 'run', ...args], {
+      encoding: 'utf8',
+      stdio: 'pipe',
+    });
+    return { status: 0, stdout, stderr: '' };
+  } catch (e) {
+    const failure = e as { status: number; stdout: string; stderr: string };
+    return { status: failure.status, stdout: failure.stdout, stderr: failure.stderr };
+  }
+}
+
+const rowsOf = (out: string) =>
+  out
+    .trimEnd()
+    .split('\n')
+    .map((line) => line.split('\t'));
+
 describe('rdma-interop run --list', () => {
-  it('lists every scenario with its device and title, in suite order', () => {
-    const out = execFileSync(process.execPath, [CLI, 'run', '--list'], { encoding: 'utf8' });
-    const rows = out
-      .trimEnd()
-      .split('\n')
-      .map((line) => line.split('\t'));
-    expect(rows).toEqual(SCENARIOS.map((s) => [s.id, s.device, s.title]));
-    expect(rows).toContainEqual(['siw-fetch-add', 'siw0', 'FetchAdd']);
+  it('lists every scenario with device, post API, family and title, then the wire probes', () => {
+    const rows = rowsOf(run(['--list']).stdout);
+    expect(rows).toEqual([
+      ...SCENARIOS.map((s) => [
+        s.id,
+        s.device,
+        s.postPath === 'ex' ? 'ibv_wr_*' : 'post_send',
+        s.family,
+        s.title,
+      ]),
+      ...WIRE_PROBES.map((p) => [p.id, 'siw0', 'probe', 'wire', p.title]),
+    ]);
+    expect(rows).toContainEqual(['siw-fetch-add', 'siw0', 'post_send', 'atomics', 'FetchAdd']);
   });
 
-  it('rejects an unknown runtime with a usage error', () => {
-    const failure = (() => {
-      try {
-        execFileSync(process.execPath, [CLI, 'run', '--runtime', 'moon'], { stdio: 'pipe' });
-        return undefined;
-      } catch (e) {
-        return e as { status: number; stderr: Buffer };
-      }
-    })();
-    expect(failure?.status).toBe(1);
-    expect(failure?.stderr.toString()).toMatch(/Allowed choices are auto, host, guest/);
+  it('honours --scenario (a glob) and --device', () => {
+    const ids = rowsOf(run(['--list', '--scenario', 'rxe-*-ex', '--device', 'rxe0']).stdout).map(
+      (r) => r[0],
+    );
+    expect(ids).toEqual(SCENARIOS.filter((s) => s.postPath === 'ex').map((s) => s.id));
+    const siw = rowsOf(run(['--list', '--device', 'siw0']).stdout).map((r) => r[1]);
+    expect(new Set(siw)).toEqual(new Set(['siw0']));
+  });
+
+  it('a filter that matches nothing says so and boots nothing (exit 2)', () => {
+    const result = run(['--scenario', 'no-such-*']);
+    expect(result.status).toBe(2);
+    expect(result.stderr).toBe("interop: no scenario matches 'no-such-*'\n");
+  });
+
+  it('rejects an unknown device and an unknown runtime with usage errors', () => {
+    const device = run(['--device', 'mlx5_0']);
+    expect(device.status).toBe(1);
+    expect(device.stderr).toMatch(/unknown device mlx5_0; the suite's devices are rxe0, siw0/);
+    const runtime = run(['--runtime', 'moon']);
+    expect(runtime.status).toBe(1);
+    expect(runtime.stderr).toMatch(/Allowed choices are auto, host, guest/);
   });
 });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { expectedOutcome } from '../../../src/interop/expected.js';
-import type { KnownBehaviour } from '../../../src/interop/known-behaviour.js';
+import type { Environment, KnownBehaviour } from '../../../src/interop/known-behaviour.js';
 import { KNOWN_BEHAVIOUR } from '../../../src/interop/known-behaviour.js';
 import { judge } from '../../../src/interop/runner.js';
 import type { Outcome, Scenario } from '../../../src/interop/scenario.js';
@@ -12,111 +12,203 @@ function scenario(id: string): Scenario {
   return found;
 }
 
-describe('the reference side of the scenarios (engine projection)', () => {
-  it('FetchAdd on RoCE: old value fetched, exact sum in memory', () => {
-    const outcome = expectedOutcome(scenario('rxe-fetch-add'));
-    expect(outcome).toMatchObject({
-      post: 'ok',
-      requesterStatus: 'SUCCESS',
-      requesterOpcode: 'FETCH_ADD',
-      fetched: 0x0123456789abcdefn,
-      memoryAfter: 0x0123456789abcdefn + 0x1111111122222222n,
-      requesterQpState: 'RTS',
+const RXE_BOOKWORM: Environment = { provider: 'rxe', kernel: '6.1.0-56-amd64', rdmaCore: '44.0-2' };
+
+describe('the reference side of the scenarios (engine projection of the program)', () => {
+  it('FetchAdd on RoCE: old value fetched, exact sum in memory, guards untouched', () => {
+    const { fields } = expectedOutcome(scenario('rxe-fetch-add'));
+    expect(fields).toMatchObject({
+      post1: 'ok',
+      'requester.wc1.wr': 'wr1',
+      'requester.wc1.status': 'SUCCESS',
+      'requester.wc1.opcode': 'FETCH_ADD',
+      'requester.wc1.byte_len': '8',
+      'requester.wc1.fetched': '0x0123456789abcdef',
+      'responder.wc1.status': 'none',
+      'mem[8]': `0x${(0x0123456789abcdefn + 0x1111111122222222n).toString(16).padStart(16, '0')}`,
+      'q1.requester.state': 'RTS',
+      'q2.responder.state': 'RTS',
     });
+    expect(fields['mem[-8]']).toBe('0x5a000000000000a5');
+    expect(fields['mem[32]']).toBe('0x5a002800000000cd');
   });
 
-  it('FetchAdd wraps at 2^64 to exactly zero', () => {
-    expect(expectedOutcome(scenario('rxe-fetch-add-wrap')).memoryAfter).toBe(0n);
+  it('FetchAdd wraps at 2^64 to exactly zero; add 0 leaves the word', () => {
+    expect(expectedOutcome(scenario('rxe-fetch-add-wrap')).fields['mem[8]']).toBe(
+      '0x0000000000000000',
+    );
+    expect(expectedOutcome(scenario('rxe-fetch-add-zero')).fields['mem[8]']).toBe(
+      '0x0123456789abcdef',
+    );
   });
 
   it('CmpSwap swaps only when all 64 bits match', () => {
-    expect(expectedOutcome(scenario('rxe-cmp-swap-match')).memoryAfter).toBe(0x0fedcba987654321n);
-    expect(expectedOutcome(scenario('rxe-cmp-swap-mismatch')).memoryAfter).toBe(
-      0x0123456789abcdefn,
+    expect(expectedOutcome(scenario('rxe-cmp-swap-match')).fields['mem[8]']).toBe(
+      '0x0fedcba987654321',
+    );
+    expect(expectedOutcome(scenario('rxe-cmp-swap-mismatch')).fields['mem[8]']).toBe(
+      '0x0123456789abcdef',
     );
   });
 
-  it('misaligned atomic on RoCE: NAK Invalid Request, memory untouched, QP in error', () => {
-    expect(expectedOutcome(scenario('rxe-misaligned-ex'))).toMatchObject({
-      requesterStatus: 'REM_INV_REQ_ERR',
-      memoryAfter: 0x0123456789abcdefn,
-      requesterQpState: 'ERR',
+  it('a burst beyond initiator depth 1 completes in order with chained fetched values', () => {
+    const { fields } = expectedOutcome(scenario('rxe-atomic-burst'));
+    let value = 0x0123456789abcdefn;
+    for (let i = 1; i <= 6; i++) {
+      expect(fields[`requester.wc${i}.wr`]).toBe(`wr${i}`);
+      expect(fields[`requester.wc${i}.fetched`]).toBe(`0x${value.toString(16).padStart(16, '0')}`);
+      value = (value + 0x1111111122222222n * BigInt(i)) & 0xffff_ffff_ffff_ffffn;
+    }
+    expect(fields['mem[8]']).toBe(`0x${value.toString(16).padStart(16, '0')}`);
+  });
+
+  it('misaligned atomic on RoCE: NAK Invalid Request, both QPs in error, a later post flushed', () => {
+    expect(expectedOutcome(scenario('rxe-misaligned-ex')).fields).toMatchObject({
+      'requester.wc1.status': 'REM_INV_REQ_ERR',
+      'mem[12]': '0x0123456789abcdef',
+      'q1.requester.state': 'ERR',
+      'q2.responder.state': 'ERR',
+      'requester.wc2.status': 'WR_FLUSH_ERR',
     });
   });
 
-  it('MR without REMOTE_ATOMIC on RoCE: NAK Remote Access Error', () => {
-    expect(expectedOutcome(scenario('rxe-no-remote-atomic')).requesterStatus).toBe(
-      'REM_ACCESS_ERR',
-    );
+  it('access errors: the MR right, the QP enable (at bring-up or removed at RTS), the rkey, the bounds', () => {
+    for (const id of [
+      'rxe-no-remote-atomic',
+      'rxe-qp-no-atomic',
+      'rxe-qp-atomic-removed',
+      'rxe-atomic-invalid-rkey',
+      'rxe-atomic-past-end',
+    ])
+      expect(expectedOutcome(scenario(id)).fields['requester.wc1.status'], id).toBe(
+        'REM_ACCESS_ERR',
+      );
   });
 
-  it('write with immediate: the responder sees the immediate in host order', () => {
-    expect(expectedOutcome(scenario('rxe-write-imm'))).toMatchObject({
-      responderOpcode: 'RECV_RDMA_WITH_IMM',
-      responderImm: 0x12345678,
-      memoryAfter: 0x8877665544332211n,
+  it('write with immediate: the responder sees the immediate in host and network order', () => {
+    expect(expectedOutcome(scenario('rxe-write-imm')).fields).toMatchObject({
+      'responder.wc1.opcode': 'RECV_RDMA_WITH_IMM',
+      'responder.wc1.flags': 'WITH_IMM',
+      'responder.wc1.imm': '0x12345678',
+      'responder.wc1.imm_raw': '0x78563412',
+      'mem[8]': '0x8877665544332211',
+    });
+    expect(expectedOutcome(scenario('rxe-write-imm-16')).fields).toMatchObject({
+      'responder.wc1.byte_len': '16',
+      'mem[16]': '0x778899aabbccddee',
+    });
+    expect(expectedOutcome(scenario('rxe-write-imm-0')).fields['responder.wc1.byte_len']).toBe('0');
+  });
+
+  it('no receive and rnr_retry 0: RNR retries exceeded, responder stays in RTS', () => {
+    expect(expectedOutcome(scenario('rxe-send-imm-no-recv')).fields).toMatchObject({
+      'requester.wc1.status': 'RNR_RETRY_EXC_ERR',
+      'q1.requester.state': 'ERR',
+      'q2.responder.state': 'RTS',
     });
   });
 
   it('Send with Immediate cannot be expressed in RFC 7306 (only in the V2 draft)', () => {
-    expect(expectedOutcome(scenario('siw-send-imm')).post).toBe('not-expressible');
+    expect(expectedOutcome(scenario('siw-send-imm')).fields.post1).toBe('not-expressible');
   });
 });
 
-describe('judging engine against kernel', () => {
+describe('judging engine against device', () => {
   const fetchAdd = scenario('rxe-fetch-add');
   const engine = expectedOutcome(fetchAdd);
+  const withFields = (extra: Record<string, string>): Outcome => ({
+    fields: { ...engine.fields, ...extra },
+  });
 
   it('equal outcomes match', () => {
-    expect(judge(fetchAdd, engine, { ...engine }).verdict).toBe('match');
+    expect(judge(fetchAdd, engine, withFields({}), RXE_BOOKWORM).verdict).toBe('match');
   });
 
   it('a byte-swapped fetched value is a divergence naming the field', () => {
-    const swapped: Outcome = { ...engine, fetched: 0xefcdab8967452301n };
-    const result = judge(fetchAdd, engine, swapped, []);
-    expect(result.verdict).toBe('divergence');
-    expect(result.differences).toEqual([
-      { field: 'fetched', engine: '0x0123456789abcdef', kernel: '0xefcdab8967452301' },
+    const result = judge(
+      fetchAdd,
+      engine,
+      withFields({ 'requester.wc1.fetched': '0xefcdab8967452301' }),
+      RXE_BOOKWORM,
+      [],
+    );
+    expect(result.verdict).toBe('finding'); // no records at all: an unrecorded finding
+    const recorded = judge(
+      fetchAdd,
+      engine,
+      withFields({ 'requester.wc1.fetched': '0xefcdab8967452301' }),
+      RXE_BOOKWORM,
+    );
+    expect(recorded.verdict).toBe('divergence');
+    expect(recorded.differences).toEqual([
+      {
+        field: 'requester.wc1.fetched',
+        engine: '0x0123456789abcdef',
+        kernel: '0xefcdab8967452301',
+        explainedBy: undefined,
+      },
     ]);
   });
 
   const refused: KnownBehaviour = {
     id: 'test-refusal',
-    scenarios: [fetchAdd.id],
-    field: 'post',
-    kernel: 'EINVAL',
+    provider: 'rxe',
+    kernel: '6.1.',
+    scenarios: ['rxe-fetch-add'],
+    observed: { post1: 'EINVAL' },
+    nothingHappened: true,
     why: 'test',
   };
   const refusedOutcome: Outcome = {
-    post: 'EINVAL',
-    memoryAfter: fetchAdd.initial,
-    requesterQpState: engine.requesterQpState,
+    fields: {
+      post1: 'EINVAL',
+      'requester.wc1.status': 'none',
+      'responder.wc1.status': 'none',
+      'q1.requester.state': 'RTS',
+      'q2.responder.state': 'RTS',
+      ...Object.fromEntries(Object.entries(engine.fields).filter(([k]) => k.startsWith('mem['))),
+      'mem[8]': '0x0123456789abcdef',
+    },
   };
 
-  it('a recorded refusal explains its absent completion and untouched memory', () => {
-    expect(judge(fetchAdd, engine, refusedOutcome, [refused]).verdict).toBe('known');
+  it('a recorded refusal explains its missing completion and untouched memory', () => {
+    const result = judge(fetchAdd, engine, refusedOutcome, RXE_BOOKWORM, [refused]);
+    expect(result.verdict).toBe('known');
+    expect(result.differences.find((d) => d.field === 'mem[8]')?.explainedBy).toBe('consequence');
   });
 
   it('a refusal does not excuse memory that changed anyway', () => {
-    const changed = { ...refusedOutcome, memoryAfter: 0x1n };
-    expect(judge(fetchAdd, engine, changed, [refused]).verdict).toBe('divergence');
+    const changed = { fields: { ...refusedOutcome.fields, 'mem[8]': '0x0000000000000001' } };
+    expect(judge(fetchAdd, engine, changed, RXE_BOOKWORM, [refused]).verdict).toBe('divergence');
   });
 
-  it('a recorded behaviour that did not happen is stale, and fails', () => {
-    const result = judge(fetchAdd, engine, { ...engine }, [refused]);
+  it('a recorded behaviour whose field shows another value is stale, and fails', () => {
+    const result = judge(fetchAdd, engine, withFields({}), RXE_BOOKWORM, [refused]);
     expect(result.verdict).toBe('divergence');
     expect(result.stale).toEqual([refused]);
+  });
+
+  it('records apply only to their provider and kernel line', () => {
+    const newer: Environment = { ...RXE_BOOKWORM, kernel: '6.12.48-amd64' };
+    const result = judge(fetchAdd, engine, refusedOutcome, newer, [refused]);
+    expect(result.findings).toEqual([]);
+    expect(result.verdict).toBe('finding');
   });
 });
 
 describe('the recorded provider behaviour', () => {
-  it('names only scenarios that exist, under unique ids', () => {
-    const ids = new Set(SCENARIOS.map((s) => s.id));
-    for (const k of KNOWN_BEHAVIOUR) for (const s of k.scenarios) expect(ids).toContain(s);
-    expect(new Set(KNOWN_BEHAVIOUR.map((k) => k.id)).size).toBe(KNOWN_BEHAVIOUR.length);
+  it('every record names at least one scenario that exists, on its provider', () => {
+    for (const k of KNOWN_BEHAVIOUR) {
+      const covered = SCENARIOS.filter((s) =>
+        k.scenarios.some((p) => new RegExp(`^${p.replace(/\*/g, '.*')}$`).test(s.id)),
+      );
+      expect(covered.length, k.id).toBeGreaterThan(0);
+      for (const s of covered) expect(s.id.startsWith(k.provider), k.id).toBe(true);
+    }
   });
 
-  it('scenario ids are unique', () => {
+  it('ids are unique, and so are scenario ids', () => {
+    expect(new Set(KNOWN_BEHAVIOUR.map((k) => k.id)).size).toBe(KNOWN_BEHAVIOUR.length);
     expect(new Set(SCENARIOS.map((s) => s.id)).size).toBe(SCENARIOS.length);
   });
 });

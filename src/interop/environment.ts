@@ -1,0 +1,93 @@
+/**
+ * Where the suite runs, as the reports record it and as recorded provider behaviour is
+ * keyed: the kernel release, rdma-core's version, each device's provider and attributes.
+ */
+import { execFileSync } from 'node:child_process';
+import { release } from 'node:os';
+import { openDevice } from '../verbs/device.js';
+import type { Environment } from './known-behaviour.js';
+import { DEVICES, type DeviceName } from './scenario.js';
+
+/** The device attributes a report shows (a subset of ibv_query_device). */
+export interface DeviceFacts {
+  readonly name: string;
+  readonly provider: string;
+  readonly transport: string;
+  readonly firmware: string;
+  readonly atomicCap: string;
+  readonly maxQpRdAtom: number;
+  readonly maxQpInitRdAtom: number;
+  readonly maxQpWr: number;
+}
+
+export interface RunEnvironment {
+  readonly kernel: string;
+  readonly rdmaCore: string;
+  readonly node: string;
+  readonly devices: readonly DeviceFacts[];
+}
+
+/** rdma-core's version as the package manager knows it, else `unknown`. */
+export function rdmaCoreVersion(): string {
+  for (const pkg of ['libibverbs1', 'rdma-core']) {
+    try {
+      // dpkg-query's own field syntax, not a template placeholder.
+      const format = ['-f=$', '{Version}'].join('');
+      const v = execFileSync('dpkg-query', ['-W', format, pkg], {
+        encoding: 'utf8',
+        stdio: ['ignore', 'pipe', 'ignore'],
+      }).trim();
+      if (v !== '') return v;
+    } catch {
+      // not a Debian system, or not installed: try the next name
+    }
+  }
+  return 'unknown';
+}
+
+/** The provider behind a device: the suite's own soft devices by name, else the name's stem. */
+export function providerOf(device: string): string {
+  return device in DEVICES ? DEVICES[device as DeviceName].provider : device.replace(/_?\d+$/, '');
+}
+
+/** The device's attributes, or undefined when it cannot be opened. */
+function deviceFacts(name: string): DeviceFacts | undefined {
+  try {
+    const context = openDevice(name);
+    try {
+      const a = context.queryDevice();
+      return {
+        name,
+        provider: providerOf(name),
+        transport: name in DEVICES ? DEVICES[name as DeviceName].transport : 'unknown',
+        firmware: a.fwVer,
+        atomicCap: a.atomic,
+        maxQpRdAtom: a.maxQpRdAtom,
+        maxQpInitRdAtom: a.maxQpInitRdAtom,
+        maxQpWr: a.maxQpWr,
+      };
+    } finally {
+      context.close();
+    }
+  } catch {
+    return undefined;
+  }
+}
+
+/** Collects the environment for `devices` (run where the devices are). */
+export function collectEnvironment(devices: readonly string[]): RunEnvironment {
+  return {
+    kernel: release(),
+    rdmaCore: rdmaCoreVersion(),
+    node: process.version,
+    devices: devices.flatMap((d) => deviceFacts(d) ?? []),
+  };
+}
+
+/** The key recorded behaviour is looked up with, for one device. */
+export function environmentFor(
+  run: Pick<RunEnvironment, 'kernel' | 'rdmaCore'>,
+  device: string,
+): Environment {
+  return { provider: providerOf(device), kernel: run.kernel, rdmaCore: run.rdmaCore };
+}

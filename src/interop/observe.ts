@@ -1,0 +1,61 @@
+/**
+ * Observations as comparable fields. Both sides (engine and device) describe what a
+ * program saw with these functions, so a field means the same thing on both.
+ */
+import { formatValue } from './compare-format.js';
+import { traitsOf } from './operations.js';
+import { type Operation, type Side, wrName } from './scenario.js';
+
+/** A completion as both sides report it (a subset of `struct ibv_wc` plus the fetched word). */
+export interface ObservedCompletion {
+  readonly wrId: bigint;
+  readonly status: string;
+  readonly opcode: string | undefined;
+  readonly byteLen: number;
+  readonly flags: readonly string[];
+  /** ntohl(imm_data). */
+  readonly imm: number | undefined;
+  /** imm_data as a little-endian host reads the raw field. */
+  readonly immRaw: number | undefined;
+  readonly vendorErr: number;
+  /** The local 8 bytes after a successful fetching operation (Read data, atomic original). */
+  readonly fetched: bigint | undefined;
+}
+
+/**
+ * The fields of completion number `n` (1-based) of `side`. libibverbs defines only
+ * wr_id, status, qp_num and vendor_err on an error completion (ibv_poll_cq(3)), so the
+ * rest is compared only on success; byte_len only where it is defined (receives and
+ * atomics; a Write's or Send's requester byte_len is unspecified by IBTA).
+ */
+export function completionFields(
+  side: Side,
+  n: number,
+  wc: ObservedCompletion,
+  operation: Operation | undefined,
+): Record<string, string> {
+  const p = `${side}.wc${n}`;
+  const fields: Record<string, string> = {
+    [`${p}.wr`]: wrName(wc.wrId),
+    [`${p}.status`]: wc.status,
+  };
+  if (wc.status !== 'SUCCESS') {
+    fields[`${p}.vendor_err`] = formatValue(wc.vendorErr);
+    return fields;
+  }
+  const traits = operation === undefined ? undefined : traitsOf(operation.kind);
+  fields[`${p}.opcode`] = wc.opcode ?? 'unknown';
+  if (side === 'responder' || traits?.reportsByteLen) fields[`${p}.byte_len`] = String(wc.byteLen);
+  fields[`${p}.flags`] = wc.flags.length === 0 ? 'none' : wc.flags.join('|');
+  if (wc.imm !== undefined) {
+    fields[`${p}.imm`] = formatValue(wc.imm);
+    fields[`${p}.imm_raw`] = formatValue(wc.immRaw);
+  }
+  if (side === 'requester' && traits?.fetches) fields[`${p}.fetched`] = formatValue(wc.fetched);
+  return fields;
+}
+
+/** The field of a wait that got fewer completions than it asked for. */
+export function missingCompletionField(side: Side, n: number): Record<string, string> {
+  return { [`${side}.wc${n}.status`]: 'none' };
+}

@@ -1,0 +1,138 @@
+/**
+ * The operation kinds a scenario can post, as one table of traits. Both sides of the
+ * suite read it: the engine side (expected.ts) builds the engine's WorkRequest from it,
+ * the device side (kernel/execute.ts) the verbs SendWr. Adding an operation kind is one
+ * row here; neither side has a switch over kinds.
+ */
+import type { ModelledWrOpcode } from '../engine/requester/work-request.js';
+import type { WcOpcode } from '../engine/verbs-model/wc-opcode.js';
+
+/** The operands a work request can carry besides its memory references. */
+export type Operand = 'add' | 'compare' | 'swap' | 'immData';
+
+export interface OperationTraits {
+  /** The work-request opcode: the same name in the engine and in libibverbs (`IBV_WR_*`). */
+  readonly opcode: ModelledWrOpcode;
+  /** The requester's completion opcode (`IBV_WC_*`) when it succeeds. */
+  readonly completes: WcOpcode;
+  /** Targets remote memory (carries remote_addr and rkey). */
+  readonly remote: boolean;
+  /** Carries the local buffer's 8 bytes to the responder. */
+  readonly carriesPayload: boolean;
+  /** Brings 8 bytes back into the local buffer (Read data, the atomic's original value). */
+  readonly fetches: boolean;
+  /** Is an 8-byte atomic (RFC 7306 §5.1 / IBTA 9.4.5): alignment and REMOTE_ATOMIC apply. */
+  readonly atomic: boolean;
+  /** Consumes a receive at the responder. */
+  readonly consumesReceive: boolean;
+  /** The operands copied from the scenario's operation into the work request. */
+  readonly operands: readonly Operand[];
+  /** The requester completion's byte_len is meaningful (IBTA: atomics report 8). */
+  readonly reportsByteLen: boolean;
+}
+
+export const OPERATION_TRAITS = {
+  RDMA_WRITE: {
+    opcode: 'RDMA_WRITE',
+    completes: 'RDMA_WRITE',
+    remote: true,
+    carriesPayload: true,
+    fetches: false,
+    atomic: false,
+    consumesReceive: false,
+    operands: [],
+    reportsByteLen: false,
+  },
+  RDMA_WRITE_WITH_IMM: {
+    opcode: 'RDMA_WRITE_WITH_IMM',
+    completes: 'RDMA_WRITE',
+    remote: true,
+    carriesPayload: true,
+    fetches: false,
+    atomic: false,
+    consumesReceive: true,
+    operands: ['immData'],
+    reportsByteLen: false,
+  },
+  SEND: {
+    opcode: 'SEND',
+    completes: 'SEND',
+    remote: false,
+    carriesPayload: true,
+    fetches: false,
+    atomic: false,
+    consumesReceive: true,
+    operands: [],
+    reportsByteLen: false,
+  },
+  SEND_WITH_IMM: {
+    opcode: 'SEND_WITH_IMM',
+    completes: 'SEND',
+    remote: false,
+    carriesPayload: true,
+    fetches: false,
+    atomic: false,
+    consumesReceive: true,
+    operands: ['immData'],
+    reportsByteLen: false,
+  },
+  RDMA_READ: {
+    opcode: 'RDMA_READ',
+    completes: 'RDMA_READ',
+    remote: true,
+    carriesPayload: false,
+    fetches: true,
+    atomic: false,
+    consumesReceive: false,
+    operands: [],
+    reportsByteLen: false,
+  },
+  ATOMIC_FETCH_AND_ADD: {
+    opcode: 'ATOMIC_FETCH_AND_ADD',
+    completes: 'FETCH_ADD',
+    remote: true,
+    carriesPayload: false,
+    fetches: true,
+    atomic: true,
+    consumesReceive: false,
+    operands: ['add'],
+    reportsByteLen: true,
+  },
+  ATOMIC_CMP_AND_SWP: {
+    opcode: 'ATOMIC_CMP_AND_SWP',
+    completes: 'COMP_SWAP',
+    remote: true,
+    carriesPayload: false,
+    fetches: true,
+    atomic: true,
+    consumesReceive: false,
+    operands: ['compare', 'swap'],
+    reportsByteLen: true,
+  },
+} as const satisfies Record<string, OperationTraits>;
+
+export type OperationKind = keyof typeof OPERATION_TRAITS;
+
+/** The traits of `kind`. */
+export function traitsOf(kind: OperationKind): OperationTraits {
+  return OPERATION_TRAITS[kind];
+}
+
+/** The operand values of an operation, by the traits' operand names. */
+export type OperandValues = {
+  readonly add?: bigint;
+  readonly compare?: bigint;
+  readonly swap?: bigint;
+  readonly immData?: number;
+};
+
+/** Copies the operands the traits name from `operation` (nothing else). */
+export function operandsOf(kind: OperationKind, operation: OperandValues): OperandValues {
+  const out: { add?: bigint; compare?: bigint; swap?: bigint; immData?: number } = {};
+  for (const name of traitsOf(kind).operands) {
+    const value = operation[name];
+    if (value === undefined) throw new RangeError(`${kind} needs its operand '${name}'`);
+    (out as Record<Operand, bigint | number>)[name] = value;
+  }
+  return out;
+}

@@ -1,0 +1,136 @@
+/**
+ * `run --report <dir>`: results.json (versioned schema), junit.xml (one test case per
+ * scenario and device/API, the differences in the failure text), report.md and the pcap
+ * of every captured scenario.
+ */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { join } from 'node:path';
+import type { Builder } from 'junit-report-builder';
+import type { RunEnvironment } from './environment.js';
+import type { ProbeResult } from './peer/run-probes.js';
+import { columnOf, differenceLines, renderMarkdown } from './report.js';
+import { passed, type ScenarioResult } from './runner.js';
+
+// The package is CommonJS whose module.exports is the builder itself (its typings say
+// `export default`, which an ESM default import would see as `.default`).
+const junit = createRequire(import.meta.url)('junit-report-builder') as Builder;
+
+/** Bumped on any incompatible change to results.json. */
+export const RESULTS_SCHEMA = 'rdma-interop/results@2';
+
+/** results.json as a JSON value: bigints never appear (fields are formatted strings). */
+export function resultsDocument(
+  results: readonly ScenarioResult[],
+  probes: readonly ProbeResult[],
+  env: RunEnvironment,
+  strict: boolean,
+): unknown {
+  const count = (v: string) => results.filter((r) => r.verdict === v).length;
+  return {
+    schema: RESULTS_SCHEMA,
+    environment: env,
+    strict,
+    totals: {
+      scenarios: results.length,
+      passed: results.filter((r) => passed(r.verdict, strict)).length,
+      match: count('match'),
+      known: count('known'),
+      finding: count('finding'),
+      divergence: count('divergence'),
+      error: count('error'),
+      fieldsCompared: results.reduce(
+        (n, r) =>
+          n +
+          new Set([...Object.keys(r.engine.fields), ...Object.keys(r.kernel?.fields ?? {})]).size,
+        0,
+      ),
+    },
+    scenarios: results.map((r) => ({
+      id: r.scenario.id,
+      name: r.scenario.name,
+      family: r.scenario.family,
+      title: r.scenario.title,
+      device: r.scenario.device,
+      postApi: r.scenario.postPath === 'ex' ? 'ibv_wr_*' : 'ibv_post_send',
+      verdict: r.verdict,
+      seconds: Number(r.seconds.toFixed(3)),
+      engine: r.engine.fields,
+      device_fields: r.kernel?.fields ?? null,
+      differences: r.differences.map((d) => ({
+        field: d.field,
+        engine: d.engine,
+        device: d.kernel,
+        explainedBy:
+          d.explainedBy === undefined
+            ? null
+            : d.explainedBy === 'consequence'
+              ? 'consequence-of-refused-post'
+              : d.explainedBy.id,
+      })),
+      stale: r.stale.map((s) => s.id),
+      ...(r.error === undefined ? {} : { error: r.error }),
+      ...(r.kernel?.pcap === undefined ? {} : { pcap: `pcap/${r.scenario.id}.pcap` }),
+    })),
+    findings: [
+      ...new Map(
+        results
+          .flatMap((r) => r.findings)
+          .map((f) => [f.id, { id: f.id, why: f.why, spec: f.spec ?? null }]),
+      ).values(),
+    ],
+    probes: probes.map((p) => ({
+      id: p.probe.id,
+      verdict: p.verdict,
+      engine: p.engine,
+      device: p.kernel,
+      ...(p.error === undefined ? {} : { error: p.error }),
+    })),
+  };
+}
+
+/** junit.xml: a suite per device/API column, a case per scenario. */
+export function junitXml(results: readonly ScenarioResult[], strict: boolean): string {
+  const builder = junit.newBuilder();
+  const suites = new Map<string, ReturnType<typeof builder.testSuite>>();
+  for (const r of results) {
+    const column = columnOf(r.scenario);
+    let suite = suites.get(column);
+    if (suite === undefined) {
+      suite = builder.testSuite().name(`interop ${column}`);
+      suites.set(column, suite);
+    }
+    const test = suite
+      .testCase()
+      .className(`interop.${r.scenario.device}.${r.scenario.postPath}`)
+      .name(r.scenario.id)
+      .time(r.seconds);
+    const text = differenceLines(r).join('\n');
+    if (r.verdict === 'error') test.error(r.error ?? 'error', 'error', text);
+    else if (!passed(r.verdict, strict)) test.failure(`${r.verdict}: ${text}`, r.verdict);
+    else if (text !== '') test.standardOutput(text);
+  }
+  return builder.build();
+}
+
+/** Writes the four kinds of report file into `dir`. */
+export function writeReport(
+  dir: string,
+  results: readonly ScenarioResult[],
+  probes: readonly ProbeResult[],
+  env: RunEnvironment,
+  strict: boolean,
+): void {
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(
+    join(dir, 'results.json'),
+    `${JSON.stringify(resultsDocument(results, probes, env, strict), null, 2)}\n`,
+  );
+  writeFileSync(join(dir, 'junit.xml'), junitXml(results, strict));
+  writeFileSync(join(dir, 'report.md'), `${renderMarkdown(results, env, strict)}\n`);
+  const captured = results.filter((r) => r.kernel?.pcap !== undefined);
+  if (captured.length > 0) mkdirSync(join(dir, 'pcap'), { recursive: true });
+  for (const r of captured)
+    if (r.kernel?.pcap !== undefined)
+      writeFileSync(join(dir, 'pcap', `${r.scenario.id}.pcap`), r.kernel.pcap);
+}
