@@ -18,6 +18,7 @@ import type { Access } from '../verbs/mr.js';
 import { formatValue } from './compare-format.js';
 import { completionFields, missingCompletionField, type ObservedCompletion } from './observe.js';
 import { operandsOf, traitsOf } from './operations.js';
+import { orderingField } from './ordering-trace.js';
 import {
   DEFAULT_TARGET,
   DEVICES,
@@ -239,6 +240,7 @@ export function expectedOutcome(scenario: Scenario): Outcome {
   const memory = memoryAfter(scenario, projected);
   for (const offset of watchedOffsets(scenario))
     fields[`mem[${offset}]`] = formatValue(wordAt(memory, offset));
+  if (workRequestsOf(scenario).length > 1) fields.ordering = orderingField(scenario, fields);
   if (scenario.captureWire)
     fields.wire = projected.iwarpWire
       .map((w) => wireLine(w.from, w.message, ENGINE_REGIONS))

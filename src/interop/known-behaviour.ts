@@ -170,7 +170,7 @@ export const KNOWN_BEHAVIOUR: readonly KnownBehaviour[] = [
     id: 'rxe-send-cqe-with-imm',
     provider: 'rxe',
     kernel: BOOKWORM,
-    scenarios: ['rxe-write-imm*', 'rxe-send-imm*'],
+    scenarios: ['rxe-write-imm*', 'rxe-send-imm*', 'rxe-order-write-then-write-imm*'],
     observed: {
       'requester.wc*.flags': 'WITH_IMM',
       'requester.wc*.imm': '0',
@@ -200,7 +200,13 @@ export const KNOWN_BEHAVIOUR: readonly KnownBehaviour[] = [
     provider: 'siw',
     kernel: BOOKWORM,
     rdmaCore: RDMA_CORE_44,
-    scenarios: ['siw-fetch-add*', 'siw-cmp-swap*', 'siw-atomic-*'],
+    scenarios: [
+      'siw-fetch-add*',
+      'siw-cmp-swap*',
+      'siw-atomic-*',
+      'siw-order-atomic-*',
+      'siw-order-two-atomics',
+    ],
     observed: { post1: 'EINVAL', 'post1.bad_wr': 'wr1' },
     nothingHappened: true,
     why:
@@ -221,6 +227,25 @@ export const KNOWN_BEHAVIOUR: readonly KnownBehaviour[] = [
       'libsiw maps RDMA_WRITE_WITH_IMM to an unsupported opcode (providers/siw/siw.c): siw sends no ' +
       'RFC 7306 Immediate Data message',
     spec: 'RFC 7306 §6',
+  },
+  {
+    id: 'libsiw-list-refusal-lost',
+    provider: 'siw',
+    kernel: BOOKWORM,
+    rdmaCore: RDMA_CORE_44,
+    scenarios: ['siw-order-write-then-write-imm', 'siw-order-send-then-atomic'],
+    // Only the first request of the list reaches the wire; the second never completes.
+    observed: {
+      'requester.wc2.status': 'none',
+      wire: /^requester> (rdma-write|send) [^\n]*$/,
+    },
+    nothingHappened: true,
+    why:
+      'libsiw bug: when a later request of a list has an opcode it cannot carry, siw_post_send sets ' +
+      'bad_wr and rv = -EINVAL, but then rings the doorbell for the requests before it and overwrites ' +
+      'rv with the doorbell result (rdma-core providers/siw/siw.c siw_post_send: rv = siw_db(qp)), so ' +
+      'ibv_post_send returns 0: the refused request is silently dropped (no error, no completion)',
+    spec: 'ibv_post_send(3): on failure returns an errno and bad_wr names the first request not posted',
   },
   {
     id: 'libsiw-no-send-imm',

@@ -4,6 +4,8 @@
  * the device side (kernel/execute.ts) the verbs SendWr. Adding an operation kind is one
  * row here; neither side has a switch over kinds.
  */
+
+import type { OrderedOperation } from '../engine/ordering/rules.js';
 import type { ModelledWrOpcode } from '../engine/requester/work-request.js';
 import type { WcOpcode } from '../engine/verbs-model/wc-opcode.js';
 
@@ -29,6 +31,8 @@ export interface OperationTraits {
   readonly operands: readonly Operand[];
   /** The requester completion's byte_len is meaningful (IBTA: atomics report 8). */
   readonly reportsByteLen: boolean;
+  /** Its row in the ordering rules (RFC 7306 §7, RFC 5040 §5.5). */
+  readonly ordering: OrderedOperation;
 }
 
 export const OPERATION_TRAITS = {
@@ -42,6 +46,7 @@ export const OPERATION_TRAITS = {
     consumesReceive: false,
     operands: [],
     reportsByteLen: false,
+    ordering: 'write',
   },
   RDMA_WRITE_WITH_IMM: {
     opcode: 'RDMA_WRITE_WITH_IMM',
@@ -53,6 +58,7 @@ export const OPERATION_TRAITS = {
     consumesReceive: true,
     operands: ['immData'],
     reportsByteLen: false,
+    ordering: 'immediate',
   },
   SEND: {
     opcode: 'SEND',
@@ -64,6 +70,7 @@ export const OPERATION_TRAITS = {
     consumesReceive: true,
     operands: [],
     reportsByteLen: false,
+    ordering: 'send',
   },
   SEND_WITH_IMM: {
     opcode: 'SEND_WITH_IMM',
@@ -75,6 +82,7 @@ export const OPERATION_TRAITS = {
     consumesReceive: true,
     operands: ['immData'],
     reportsByteLen: false,
+    ordering: 'send',
   },
   RDMA_READ: {
     opcode: 'RDMA_READ',
@@ -86,6 +94,7 @@ export const OPERATION_TRAITS = {
     consumesReceive: false,
     operands: [],
     reportsByteLen: false,
+    ordering: 'read',
   },
   ATOMIC_FETCH_AND_ADD: {
     opcode: 'ATOMIC_FETCH_AND_ADD',
@@ -97,6 +106,7 @@ export const OPERATION_TRAITS = {
     consumesReceive: false,
     operands: ['add'],
     reportsByteLen: true,
+    ordering: 'atomic',
   },
   ATOMIC_CMP_AND_SWP: {
     opcode: 'ATOMIC_CMP_AND_SWP',
@@ -108,6 +118,7 @@ export const OPERATION_TRAITS = {
     consumesReceive: false,
     operands: ['compare', 'swap'],
     reportsByteLen: true,
+    ordering: 'atomic',
   },
 } as const satisfies Record<string, OperationTraits>;
 

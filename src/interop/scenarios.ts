@@ -241,6 +241,61 @@ const IMMEDIATE: readonly Row[] = [
   },
 ];
 
+/** RFC 7306 §7 sequences, in one post list; the trace is judged by the ordering checker. */
+const ORDERING: readonly Row[] = [
+  {
+    suffix: 'order-write-then-write-imm',
+    title: 'RDMA Write then Write with Immediate (RFC 7306 §7)',
+    program: [
+      { do: 'post-recv', for: 'write-imm' },
+      {
+        do: 'post-send',
+        wrs: [
+          { kind: 'RDMA_WRITE', payload: SWAP, target: 16 },
+          { kind: 'RDMA_WRITE_WITH_IMM', payload: PAYLOAD, immData: IMM },
+        ],
+      },
+      { do: 'wait', side: 'requester', count: 2 },
+      { do: 'wait', side: 'responder', count: 1 },
+    ],
+  },
+  {
+    suffix: 'order-atomic-then-read',
+    title: 'FetchAdd then RDMA Read of the same word (RFC 7306 §7)',
+    program: [
+      { do: 'post-send', wrs: [FETCH_ADD, { kind: 'RDMA_READ' }] },
+      { do: 'wait', side: 'requester', count: 2 },
+    ],
+  },
+  {
+    suffix: 'order-send-then-atomic',
+    title: 'Send then FetchAdd (RFC 7306 §7)',
+    program: [
+      { do: 'post-recv', for: 'send' },
+      {
+        do: 'post-send',
+        wrs: [
+          { kind: 'SEND', payload: PAYLOAD },
+          { ...FETCH_ADD, target: 16 },
+        ],
+      },
+      { do: 'wait', side: 'requester', count: 2 },
+      { do: 'wait', side: 'responder', count: 1 },
+    ],
+  },
+  {
+    suffix: 'order-two-atomics',
+    title: 'FetchAdd then CmpSwap expecting its sum (RFC 7306 §7)',
+    program: [
+      {
+        do: 'post-send',
+        wrs: [FETCH_ADD, { kind: 'ATOMIC_CMP_AND_SWP', compare: WORD + ADDEND, swap: SWAP }],
+      },
+      { do: 'wait', side: 'requester', count: 2 },
+    ],
+  },
+];
+
 /** RNR needs a by-hand connection (rnr_retry); rxe only. */
 const RNR: readonly Row[] = [
   {
@@ -291,5 +346,6 @@ export const SCENARIOS: readonly Scenario[] = [
   ...family('atomics', EVERY_TARGET, ATOMICS),
   ...family('atomic-errors', RXE_TARGETS, ATOMIC_ERRORS),
   ...family('immediate', EVERY_TARGET, IMMEDIATE),
+  ...family('ordering', EVERY_TARGET, ORDERING),
   ...family('rnr', RXE_TARGETS, RNR),
 ].sort((a, b) => (a.device === b.device ? 0 : a.device === 'rxe0' ? -1 : 1));

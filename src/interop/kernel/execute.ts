@@ -13,6 +13,7 @@ import type { RawSge, SendWr } from '../../verbs/qp.js';
 import { formatValue } from '../compare-format.js';
 import { completionFields, missingCompletionField } from '../observe.js';
 import { operandsOf, traitsOf } from '../operations.js';
+import { orderingField } from '../ordering-trace.js';
 import {
   DEFAULT_TARGET,
   GUARD,
@@ -237,6 +238,7 @@ async function runProgram(
   const memory = new Uint8Array(remoteBuffer);
   for (const offset of watchedOffsets(scenario))
     fields[`mem[${offset}]`] = formatValue(wordAt(memory, offset));
+  if (workRequestsOf(scenario).length > 1) fields.ordering = orderingField(scenario, fields);
   const wire = await stopCapture([
     { name: 'remote', stag: remoteMr.rkey, base: remoteMr.addr },
     { name: 'local', stag: localMr.lkey, base: localMr.addr },

@@ -1,0 +1,154 @@
+import { describe, expect, it } from 'vitest';
+import { WC_OPCODE } from '../../../src/engine/verbs-model/wc-opcode.js';
+import { WR_OPCODE } from '../../../src/engine/verbs-model/wr-opcode.js';
+import { engineWorkRequest, expectedOutcome } from '../../../src/interop/expected.js';
+import { OPERATION_TRAITS, operandsOf, traitsOf } from '../../../src/interop/operations.js';
+import { orderingField } from '../../../src/interop/ordering-trace.js';
+import {
+  initialBuffer,
+  payloadBytes,
+  type Scenario,
+  watchedOffsets,
+  wordAt,
+  wrName,
+} from '../../../src/interop/scenario.js';
+import { SCENARIOS } from '../../../src/interop/scenarios.js';
+
+function scenario(id: string): Scenario {
+  const found = SCENARIOS.find((s) => s.id === id);
+  if (found === undefined) throw new Error(`no scenario ${id}`);
+  return found;
+}
+
+describe('the operation-traits table', () => {
+  it('names libibverbs opcodes that exist, for requests and for their completions', () => {
+    for (const [kind, traits] of Object.entries(OPERATION_TRAITS)) {
+      expect(traits.opcode).toBe(kind);
+      expect(WR_OPCODE).toHaveProperty(traits.opcode);
+      expect(WC_OPCODE).toHaveProperty(traits.completes);
+    }
+  });
+
+  it('atomics fetch and report byte_len; only sends and write-with-immediate consume receives', () => {
+    expect(traitsOf('ATOMIC_FETCH_AND_ADD')).toMatchObject({
+      atomic: true,
+      fetches: true,
+      reportsByteLen: true,
+    });
+    const consumers = Object.values(OPERATION_TRAITS)
+      .filter((t) => t.consumesReceive)
+      .map((t) => t.opcode)
+      .sort();
+    expect(consumers).toEqual(['RDMA_WRITE_WITH_IMM', 'SEND', 'SEND_WITH_IMM']);
+  });
+
+  it('copies exactly the operands the row names, and refuses a missing one', () => {
+    expect(
+      operandsOf('ATOMIC_CMP_AND_SWP', { compare: 1n, swap: 2n, add: 3n, immData: 4 }),
+    ).toEqual({ compare: 1n, swap: 2n });
+    expect(() => operandsOf('ATOMIC_FETCH_AND_ADD', {})).toThrow(/needs its operand 'add'/);
+  });
+
+  it('the engine work request is built from the row alone', () => {
+    expect(
+      engineWorkRequest(
+        {
+          kind: 'ATOMIC_CMP_AND_SWP',
+          compare: 0x0123456789abcdefn,
+          swap: 0x0fedcba987654321n,
+          target: 16,
+        },
+        2,
+      ),
+    ).toMatchObject({
+      wrId: 0x5703n,
+      opcode: 'ATOMIC_CMP_AND_SWP',
+      compare: 0x0123456789abcdefn,
+      swap: 0x0fedcba987654321n,
+    });
+    const write = engineWorkRequest(
+      {
+        kind: 'RDMA_WRITE_WITH_IMM',
+        payload: 0x8877665544332211n,
+        immData: 0x12345678,
+        length: 16,
+      },
+      0,
+    );
+    expect(write).toMatchObject({ opcode: 'RDMA_WRITE_WITH_IMM', immData: 0x12345678 });
+    expect('payload' in write && Buffer.from(write.payload).toString('hex')).toBe(
+      '1122334455667788eeddccbbaa998877',
+    );
+  });
+});
+
+describe('the scenario model', () => {
+  it('every aligned word of the responder buffer starts distinct and non-palindromic', () => {
+    const buffer = initialBuffer(scenario('rxe-fetch-add'));
+    const words = [-8, 0, 8, 16, 24, 32].map((o) => wordAt(buffer, o));
+    expect(new Set(words).size).toBe(6);
+    for (const w of words) {
+      const hex = w.toString(16).padStart(16, '0');
+      const swapped = Buffer.from(hex, 'hex').reverse().toString('hex');
+      expect(swapped).not.toBe(hex);
+    }
+    expect(words[2]).toBe(0x0123456789abcdefn);
+  });
+
+  it('watches the guard words and every target, misaligned ones included', () => {
+    expect(watchedOffsets(scenario('rxe-misaligned'))).toEqual([-8, 0, 8, 12, 16, 24, 32]);
+  });
+
+  it('payloads of 0, 8 and 16 bytes', () => {
+    expect(payloadBytes({ kind: 'SEND', payload: 1n, length: 0 }).length).toBe(0);
+    expect(Buffer.from(payloadBytes({ kind: 'SEND', payload: 0x0102n })).toString('hex')).toBe(
+      '0201000000000000',
+    );
+    expect(payloadBytes({ kind: 'SEND', payload: 0n, length: 16 })[15]).toBe(0xff);
+  });
+
+  it('wr ids name work requests and receives the same way on both sides', () => {
+    expect(wrName(0x5701n)).toBe('wr1');
+    expect(wrName(0x5203n)).toBe('recv3');
+    expect(wrName(0x99n)).toBe('0x99');
+  });
+
+  it('each family runs on rxe0 through both post APIs and on siw0 (no ibv_wr_* in libsiw)', () => {
+    for (const family of ['atomics', 'immediate', 'ordering']) {
+      const targets = new Set(
+        SCENARIOS.filter((s) => s.family === family).map((s) => `${s.device}/${s.postPath}`),
+      );
+      expect(targets, family).toEqual(new Set(['rxe0/legacy', 'rxe0/ex', 'siw0/legacy']));
+    }
+  });
+});
+
+describe('ordering judged on the observed trace', () => {
+  const twoAtomics = scenario('rxe-order-two-atomics');
+  const fields = expectedOutcome(twoAtomics).fields;
+
+  it('the engine: the CmpSwap sees FetchAdd’s sum and swaps, completions in order', () => {
+    expect(fields).toMatchObject({
+      'requester.wc1.wr': 'wr1',
+      'requester.wc2.wr': 'wr2',
+      'requester.wc2.fetched': '0x12345678abcdf011',
+      'mem[8]': '0x0fedcba987654321',
+      ordering: 'ok',
+    });
+  });
+
+  it('a device completing the second atomic first breaks RFC 7306 §7', () => {
+    const swapped = {
+      ...fields,
+      'requester.wc1.wr': 'wr2',
+      'requester.wc2.wr': 'wr1',
+    };
+    expect(orderingField(twoAtomics, swapped)).toMatch(/T7-atomic-atomic\(wr1,wr2\)/);
+  });
+
+  it('atomic then read: the Read returns the word after the FetchAdd', () => {
+    expect(
+      expectedOutcome(scenario('rxe-order-atomic-then-read')).fields['requester.wc2.fetched'],
+    ).toBe('0x12345678abcdf011');
+  });
+});
