@@ -11,12 +11,17 @@ import {
   type TransportOutcome,
   type VerbsScenario,
 } from '../engine/projection/project.js';
-import type { WorkCompletion } from '../engine/projection/work-completion.js';
+import { errorCompletion, type WorkCompletion } from '../engine/projection/work-completion.js';
 import type { WorkRequest } from '../engine/requester/work-request.js';
 import { ACCESS_FLAGS } from '../engine/verbs-model/access-flags.js';
 import type { Access } from '../verbs/mr.js';
 import { formatValue } from './compare-format.js';
-import { completionFields, missingCompletionField, type ObservedCompletion } from './observe.js';
+import {
+  completionFields,
+  hammerFields,
+  missingCompletionField,
+  type ObservedCompletion,
+} from './observe.js';
 import { operandsOf, traitsOf } from './operations.js';
 import { orderingField } from './ordering-trace.js';
 import {
@@ -32,6 +37,7 @@ import {
   recvIdOf,
   type Scenario,
   type Side,
+  type Step,
   watchedOffsets,
   wordAt,
   workRequestsOf,
@@ -171,9 +177,82 @@ function observed(wc: WorkCompletion, fetched: bigint | undefined): ObservedComp
   };
 }
 
+/**
+ * The concurrency step on the engine: every QP's FetchAdds as one serialisation (any
+ * serialisation of atomics gives the same sum and the same set of fetched values),
+ * starting from the memory the program left. A `hammer` step comes last in a program.
+ */
+function engineHammer(
+  scenario: Scenario,
+  memory: Uint8Array,
+  step: Extract<Step, { do: 'hammer' }>,
+): { succeeded: number; fetched: bigint[]; memory: Uint8Array } {
+  const base = verbsScenarioOf(scenario, 0);
+  const [region] = base.responder.buffers;
+  if (region === undefined) throw new Error('the responder has no region');
+  const total = step.qps * step.count;
+  const verbs: VerbsScenario = {
+    ...base,
+    responder: {
+      ...base.responder,
+      buffers: [{ ...region, contents: memory.slice(GUARD, GUARD + MR_LENGTH) }],
+    },
+    workRequests: Array.from({ length: total }, (_, i) => ({
+      wrId: BigInt(i),
+      opcode: 'ATOMIC_FETCH_AND_ADD' as const,
+      remoteAddr: REMOTE_BASE + BigInt(DEFAULT_TARGET),
+      rkey: REMOTE_STAG,
+      add: step.add,
+    })),
+  };
+  const out =
+    DEVICES[scenario.device].transport === 'roce' ? projectRoce(verbs) : projectIwarp(verbs);
+  const done = out.requester.completions.filter((c) => c.status === 'SUCCESS');
+  const after = memory.slice();
+  const live = out.memory.get(REMOTE_STAG);
+  if (live !== undefined) after.set(live, GUARD);
+  return {
+    succeeded: done.length,
+    fetched: done.flatMap((c) => (c.atomicOriginal === undefined ? [] : [c.atomicOriginal])),
+    memory: after,
+  };
+}
+
+/**
+ * The requester's own SGE checks, which the engine's projection leaves out (it does not
+ * model the requester's local memory for atomics): a fetching request whose local SGE
+ * has an lkey never issued completes with LOC_PROT_ERR, one shorter than the 8 bytes it
+ * must place (or with no SGE at all) with LOC_LEN_ERR, when its response arrives: the
+ * responder has executed it (IBTA 10.7.3: local errors are found as the data is
+ * placed). The QP goes to ERR and later requests are flushed, never sent; so memory is
+ * the projection of the requests up to the failing one.
+ */
+function withLocalChecks(scenario: Scenario, projected: TransportOutcome): TransportOutcome {
+  const operations = workRequestsOf(scenario);
+  const failing = operations.findIndex(
+    (op) => traitsOf(op.kind).fetches && op.local !== undefined && op.local !== 'valid',
+  );
+  if (failing === -1) return projected;
+  const prefix = project(scenario, failing + 1);
+  const op = operations[failing];
+  const status = op?.local === 'invalid-lkey' ? 'LOC_PROT_ERR' : 'LOC_LEN_ERR';
+  const failedId = wrIdOf(failing);
+  const before = prefix.requester.completions.filter((c) => c.wrId !== failedId);
+  const after = operations
+    .slice(failing + 1)
+    .map((_, i) => errorCompletion(wrIdOf(failing + 1 + i), 'WR_FLUSH_ERR'));
+  return {
+    ...prefix,
+    requester: {
+      completions: [...before, errorCompletion(failedId, status), ...after],
+      qpState: 'ERR',
+    },
+  };
+}
+
 /** What the reference engine says a verbs program sees for `scenario`. */
 export function expectedOutcome(scenario: Scenario): Outcome {
-  const projected = project(scenario);
+  const projected = withLocalChecks(scenario, project(scenario));
   const operations = workRequestsOf(scenario);
   const fields: Record<string, string> = {};
   const notes: string[] = [];
@@ -189,6 +268,8 @@ export function expectedOutcome(scenario: Scenario): Outcome {
   let postStep = 0;
   let queryStep = 0;
   let modifyStep = 0;
+  let hammerStep = 0;
+  let memory = memoryAfter(scenario, projected);
   for (const step of scenario.program) {
     switch (step.do) {
       case 'post-send': {
@@ -232,12 +313,22 @@ export function expectedOutcome(scenario: Scenario): Outcome {
         modifyStep += 1;
         fields[`modify${modifyStep}`] = 'ok';
         break;
+      case 'hammer': {
+        hammerStep += 1;
+        const result = engineHammer(scenario, memory, step);
+        const target = wordAt(memory, DEFAULT_TARGET);
+        Object.assign(
+          fields,
+          hammerFields(hammerStep, result.succeeded, result.fetched, target, step.add),
+        );
+        memory = result.memory;
+        break;
+      }
       case 'post-recv':
       case 'sleep':
         break;
     }
   }
-  const memory = memoryAfter(scenario, projected);
   for (const offset of watchedOffsets(scenario))
     fields[`mem[${offset}]`] = formatValue(wordAt(memory, offset));
   if (workRequestsOf(scenario).length > 1) fields.ordering = orderingField(scenario, fields);

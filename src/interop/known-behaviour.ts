@@ -142,6 +142,52 @@ export const KNOWN_BEHAVIOUR: readonly KnownBehaviour[] = [
       'FetchAdd on the requester succeeds where the engine (which sent the misaligned request) flushes it',
   },
   {
+    id: 'librxe-atomic-sge-length',
+    provider: 'rxe',
+    kernel: BOOKWORM,
+    rdmaCore: RDMA_CORE_44,
+    scenarios: ['rxe-atomic-short-sge', 'rxe-atomic-no-sge'],
+    observed: { post1: 'EINVAL', 'post1.bad_wr': 'wr1' },
+    nothingHappened: true,
+    why:
+      'librxe refuses an atomic whose SGE list holds fewer than 8 bytes before posting ' +
+      '(rdma-core providers/rxe/rxe.c validate_send_wr: atomic length < 8 -> EINVAL); the ibv_wr_* ' +
+      'path has no such check and the request executes remotely (rxe-atomic-short-sge-ex)',
+    spec: 'IBTA 10.7.3 (local errors)',
+  },
+  {
+    id: 'librxe-refused-sge-keeps-rts',
+    provider: 'rxe',
+    kernel: BOOKWORM,
+    rdmaCore: RDMA_CORE_44,
+    scenarios: ['rxe-atomic-short-sge', 'rxe-atomic-no-sge'],
+    // Nothing was sent for the refused request; the next FetchAdd executes on the intact QP,
+    // which leaves the word where the engine's executed-then-failed request leaves it.
+    observed: {
+      'q*.requester.state': 'RTS',
+      'requester.wc2.status': 'SUCCESS',
+      'requester.wc2.opcode': 'FETCH_ADD',
+      'requester.wc2.byte_len': '8',
+      'requester.wc2.fetched': '0x0123456789abcdef',
+    },
+    why:
+      'the refused post moved nothing to ERR, so the FetchAdd posted next succeeds (fetching the ' +
+      'untouched word) where the engine flushes it',
+  },
+  {
+    id: 'rxe-short-sge-is-protection-error',
+    provider: 'rxe',
+    kernel: BOOKWORM,
+    scenarios: ['rxe-atomic-short-sge-ex', 'rxe-atomic-no-sge-ex'],
+    observed: { 'requester.wc1.status': 'LOC_PROT_ERR' },
+    why:
+      'rxe finds the short (or missing) local SGE when it copies the atomic response into it ' +
+      '(the atomic response copy in rxe_comp.c) and reports that copy failure as ' +
+      'IB_WC_LOC_PROT_ERR; the engine follows IBTA and reports a length error (LOC_LEN_ERR). ' +
+      'As in the engine, the responder has executed the atomic (the word changed) and the QP is in ERR',
+    spec: 'IBTA 10.7.3; ibv_poll_cq(3) IBV_WC_LOC_LEN_ERR',
+  },
+  {
     id: 'rxe-qp-access-is-invalid-request',
     provider: 'rxe',
     kernel: BOOKWORM,

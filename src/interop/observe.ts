@@ -59,3 +59,26 @@ export function completionFields(
 export function missingCompletionField(side: Side, n: number): Record<string, string> {
   return { [`${side}.wc${n}.status`]: 'none' };
 }
+
+/**
+ * The fields of the `k`-th concurrency step: successful completions, distinct fetched
+ * values, and whether the fetched values are exactly initial, initial+add, ... (every
+ * intermediate sum seen once: the atomics were serialised without loss).
+ */
+export function hammerFields(
+  k: number,
+  succeeded: number,
+  fetched: readonly bigint[],
+  initial: bigint,
+  add: bigint,
+): Record<string, string> {
+  const mask = 0xffff_ffff_ffff_ffffn;
+  const expected = new Set(fetched.map((_, i) => (initial + BigInt(i) * add) & mask));
+  const seen = new Set(fetched);
+  const complete = seen.size === expected.size && [...seen].every((v) => expected.has(v));
+  return {
+    [`hammer${k}.succeeded`]: String(succeeded),
+    [`hammer${k}.distinct`]: String(seen.size),
+    [`hammer${k}.sequence`]: complete ? 'every intermediate sum once' : 'gaps or repeats',
+  };
+}

@@ -77,7 +77,19 @@ export type Step =
   | { readonly do: 'query'; readonly side: Side }
   /** ibv_modify_qp at RTS: the side's remote access flags. */
   | { readonly do: 'modify'; readonly side: Side; readonly access: readonly Access[] }
-  | { readonly do: 'sleep'; readonly ms: number };
+  | { readonly do: 'sleep'; readonly ms: number }
+  /**
+   * Concurrency: `qps` further requester QPs (each connected to its own responder QP in
+   * the same PD) each post `count` FetchAdd(`add`) to the target word, all at once, and
+   * wait for every completion. Observed: how many succeeded, how many fetched values are
+   * distinct, and the word afterwards.
+   */
+  | {
+      readonly do: 'hammer';
+      readonly qps: number;
+      readonly count: number;
+      readonly add: bigint;
+    };
 
 export interface Scenario {
   /** Stable identifier, used to record known provider behaviour. */

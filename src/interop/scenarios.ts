@@ -207,6 +207,21 @@ const ATOMIC_ERRORS: readonly Row[] = [
     program: failing({ ...FETCH_ADD, rkey: 'invalid' }),
   },
   {
+    suffix: 'atomic-invalid-lkey',
+    title: 'FetchAdd whose local SGE has an lkey never issued',
+    program: failing({ ...FETCH_ADD, local: 'invalid-lkey' }),
+  },
+  {
+    suffix: 'atomic-short-sge',
+    title: 'FetchAdd whose local SGE is 4 bytes',
+    program: failing({ ...FETCH_ADD, local: 'short' }),
+  },
+  {
+    suffix: 'atomic-no-sge',
+    title: 'FetchAdd without a local SGE',
+    program: failing({ ...FETCH_ADD, local: 'none' }),
+  },
+  {
     suffix: 'atomic-past-end',
     title: 'FetchAdd one word past the end of the MR',
     program: failing({ ...FETCH_ADD, target: PAST_END }),
@@ -336,6 +351,15 @@ const RNR: readonly Row[] = [
   },
 ];
 
+/** Several QPs hammering one word; rxe only (connecting more QPs by hand). */
+const CONCURRENCY: readonly Row[] = [
+  {
+    suffix: 'concurrent-fetch-add',
+    title: 'four QPs, 1000 FetchAdd(+1) each, on one word',
+    program: [{ do: 'hammer', qps: 4, count: 1000, add: 1n }],
+  },
+];
+
 /** Every scenario, rxe first (the faster device to fail on), then siw. */
 export const SCENARIOS: readonly Scenario[] = [
   ...family(
@@ -348,4 +372,5 @@ export const SCENARIOS: readonly Scenario[] = [
   ...family('immediate', EVERY_TARGET, IMMEDIATE),
   ...family('ordering', EVERY_TARGET, ORDERING),
   ...family('rnr', RXE_TARGETS, RNR),
+  ...family('concurrency', RXE_TARGETS, CONCURRENCY),
 ].sort((a, b) => (a.device === b.device ? 0 : a.device === 'rxe0' ? -1 : 1));

@@ -11,7 +11,7 @@ import { VerbsError } from '../../verbs/errors.js';
 import type { Mr, RemoteRef } from '../../verbs/mr.js';
 import type { RawSge, SendWr } from '../../verbs/qp.js';
 import { formatValue } from '../compare-format.js';
-import { completionFields, missingCompletionField } from '../observe.js';
+import { completionFields, hammerFields, missingCompletionField } from '../observe.js';
 import { operandsOf, traitsOf } from '../operations.js';
 import { orderingField } from '../ordering-trace.js';
 import {
@@ -35,6 +35,7 @@ import {
 } from '../scenario.js';
 import { type WireRegion, wireLine } from '../wire.js';
 import { type Capture, startCapture } from './capture.js';
+import { hammer } from './hammer.js';
 import { connectLoopback, type LoopbackPair } from './loopback.js';
 
 /** How long a wait step waits by default; generous, since the guest runs under TCG. */
@@ -145,6 +146,7 @@ async function runProgram(
   let postStep = 0;
   let queryStep = 0;
   let modifyStep = 0;
+  let hammerStep = 0;
   for (const step of scenario.program) {
     switch (step.do) {
       case 'post-send': {
@@ -233,6 +235,16 @@ async function runProgram(
       case 'sleep':
         await new Promise((resolve) => setTimeout(resolve, step.ms));
         break;
+      case 'hammer': {
+        hammerStep += 1;
+        const before = remoteBuffer.readBigUInt64LE(GUARD + DEFAULT_TARGET);
+        const result = await hammer(scenario, pair, remoteMr, step);
+        Object.assign(
+          fields,
+          hammerFields(hammerStep, result.succeeded, result.fetched, before, step.add),
+        );
+        break;
+      }
     }
   }
   const memory = new Uint8Array(remoteBuffer);
