@@ -270,8 +270,8 @@ const ORDERING: readonly Row[] = [
           { kind: 'RDMA_WRITE_WITH_IMM', payload: PAYLOAD, immData: IMM },
         ],
       },
-      { do: 'wait', side: 'requester', count: 2 },
-      { do: 'wait', side: 'responder', count: 1 },
+      { do: 'wait', side: 'requester', count: 2, timeoutMs: ORDERING_WAIT_MS },
+      { do: 'wait', side: 'responder', count: 1, timeoutMs: ORDERING_WAIT_MS },
     ],
   },
   {
@@ -279,7 +279,7 @@ const ORDERING: readonly Row[] = [
     title: 'FetchAdd then RDMA Read of the same word (RFC 7306 §7)',
     program: [
       { do: 'post-send', wrs: [FETCH_ADD, { kind: 'RDMA_READ' }] },
-      { do: 'wait', side: 'requester', count: 2 },
+      { do: 'wait', side: 'requester', count: 2, timeoutMs: ORDERING_WAIT_MS },
     ],
   },
   {
@@ -294,8 +294,8 @@ const ORDERING: readonly Row[] = [
           { ...FETCH_ADD, target: 16 },
         ],
       },
-      { do: 'wait', side: 'requester', count: 2 },
-      { do: 'wait', side: 'responder', count: 1 },
+      { do: 'wait', side: 'requester', count: 2, timeoutMs: ORDERING_WAIT_MS },
+      { do: 'wait', side: 'responder', count: 1, timeoutMs: ORDERING_WAIT_MS },
     ],
   },
   {
@@ -306,7 +306,7 @@ const ORDERING: readonly Row[] = [
         do: 'post-send',
         wrs: [FETCH_ADD, { kind: 'ATOMIC_CMP_AND_SWP', compare: WORD + ADDEND, swap: SWAP }],
       },
-      { do: 'wait', side: 'requester', count: 2 },
+      { do: 'wait', side: 'requester', count: 2, timeoutMs: ORDERING_WAIT_MS },
     ],
   },
 ];
