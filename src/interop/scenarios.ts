@@ -256,6 +256,12 @@ const IMMEDIATE: readonly Row[] = [
   },
 ];
 
+/**
+ * How long an ordering program waits for each completion: libsiw silently drops the second
+ * request of a list it cannot carry (libsiw-list-refusal-lost), whose completion never comes.
+ */
+const ORDERING_WAIT_MS = 3000;
+
 /** RFC 7306 §7 sequences, in one post list; the trace is judged by the ordering checker. */
 const ORDERING: readonly Row[] = [
   {
