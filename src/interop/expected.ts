@@ -35,6 +35,7 @@ import {
   type Outcome,
   payloadBytes,
   recvIdOf,
+  responderWrIdOf,
   type Scenario,
   type Side,
   type Step,
@@ -250,6 +251,28 @@ function withLocalChecks(scenario: Scenario, projected: TransportOutcome): Trans
   };
 }
 
+/**
+ * An RDMA Write posted on the responder back into the requester's buffer: flushed when
+ * the responder QP is in ERR; when only the requester is, it drops the request (IBTA
+ * 10.3.1: a QP in the Error state discards incoming packets), so the responder retries
+ * until its retry count is exceeded and goes to ERR itself; else it succeeds.
+ */
+function responderWrite(wrId: bigint, state: Record<Side, string>): WorkCompletion {
+  if (state.responder === 'ERR') return errorCompletion(wrId, 'WR_FLUSH_ERR');
+  if (state.requester === 'ERR') {
+    state.responder = 'ERR';
+    return errorCompletion(wrId, 'RETRY_EXC_ERR');
+  }
+  return {
+    wrId,
+    status: 'SUCCESS',
+    opcode: 'RDMA_WRITE',
+    byteLen: 8,
+    immData: undefined,
+    flags: [],
+  };
+}
+
 /** What the reference engine says a verbs program sees for `scenario`. */
 export function expectedOutcome(scenario: Scenario): Outcome {
   const projected = withLocalChecks(scenario, project(scenario));
@@ -257,6 +280,16 @@ export function expectedOutcome(scenario: Scenario): Outcome {
   const fields: Record<string, string> = {};
   const notes: string[] = [];
   const taken: Record<Side, number> = { requester: 0, responder: 0 };
+  // Completions actually returned (a wait that got none consumed nothing).
+  const consumed: Record<Side, number> = { requester: 0, responder: 0 };
+  // QP states as the program goes; a responder post can change the responder's.
+  const state: Record<Side, string> = {
+    requester: projected.requester.qpState,
+    responder: projected.responder.qpState,
+  };
+  // Completions of requests posted on the responder, after the projection's own.
+  const responderPosts: WorkCompletion[] = [];
+  let responderPosted = 0;
   const refused = new Set<bigint>([
     ...projected.notExpressible.map((e) => e.wrId),
     ...projected.invalid.map((e) => e.wrId),
@@ -274,6 +307,12 @@ export function expectedOutcome(scenario: Scenario): Outcome {
     switch (step.do) {
       case 'post-send': {
         postStep += 1;
+        if (step.side === 'responder') {
+          fields[`post${postStep}`] = 'ok';
+          for (const _ of step.wrs)
+            responderPosts.push(responderWrite(responderWrIdOf(responderPosted++), state));
+          break;
+        }
         const ids = step.wrs.map((_, i) => wrIdOf(posted + i));
         posted += step.wrs.length;
         const bad = ids.findIndex((id) => refused.has(id));
@@ -285,14 +324,18 @@ export function expectedOutcome(scenario: Scenario): Outcome {
         break;
       }
       case 'wait': {
-        const list = projected[step.side].completions;
+        const list =
+          step.side === 'responder'
+            ? [...projected.responder.completions, ...responderPosts]
+            : projected.requester.completions;
         for (let k = 0; k < step.count; k++) {
           const n = ++taken[step.side];
-          const wc = list[n - 1];
+          const wc = list[consumed[step.side]];
           if (wc === undefined) {
             Object.assign(fields, missingCompletionField(step.side, n));
             continue;
           }
+          consumed[step.side] += 1;
           const index = operations.findIndex((_, i) => wrIdOf(i) === wc.wrId);
           const op = step.side === 'requester' ? operations[index] : undefined;
           const fetched =
@@ -307,7 +350,7 @@ export function expectedOutcome(scenario: Scenario): Outcome {
       }
       case 'query':
         queryStep += 1;
-        fields[`q${queryStep}.${step.side}.state`] = projected[step.side].qpState;
+        fields[`q${queryStep}.${step.side}.state`] = state[step.side];
         break;
       case 'modify':
         modifyStep += 1;

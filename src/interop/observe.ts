@@ -45,7 +45,8 @@ export function completionFields(
   }
   const traits = operation === undefined ? undefined : traitsOf(operation.kind);
   fields[`${p}.opcode`] = wc.opcode ?? 'unknown';
-  if (side === 'responder' || traits?.reportsByteLen) fields[`${p}.byte_len`] = String(wc.byteLen);
+  if (wc.opcode?.startsWith('RECV') || traits?.reportsByteLen)
+    fields[`${p}.byte_len`] = String(wc.byteLen);
   fields[`${p}.flags`] = wc.flags.length === 0 ? 'none' : wc.flags.join('|');
   if (wc.imm !== undefined) {
     fields[`${p}.imm`] = formatValue(wc.imm);

@@ -59,8 +59,12 @@ export interface Operation extends OperandValues {
 
 /** One step of a scenario's program. */
 export type Step =
-  /** One ibv_post_send (or one ibv_wr_start..complete batch) on the requester. */
-  | { readonly do: 'post-send'; readonly wrs: readonly Operation[] }
+  /**
+   * One ibv_post_send (or one ibv_wr_start..complete batch), on the requester unless
+   * `side` says `responder`: then each request is an 8-byte RDMA Write back into the
+   * requester's buffer (what a further post on the responder QP gets).
+   */
+  | { readonly do: 'post-send'; readonly wrs: readonly Operation[]; readonly side?: Side }
   /**
    * One receive on the responder: `send` = 8 bytes over the target word; `write-imm` = what
    * write-with-immediate consumes on the transport (none on RoCE, 8 bytes on iWARP).
@@ -152,7 +156,7 @@ export function writeImmediateReceiveLength(device: DeviceName): 0 | 8 {
 export function watchedOffsets(scenario: Scenario): number[] {
   const offsets = new Set<number>([-GUARD, 0, 8, 16, 24, MR_LENGTH]);
   for (const step of scenario.program)
-    if (step.do === 'post-send')
+    if (step.do === 'post-send' && step.side !== 'responder')
       for (const wr of step.wrs) offsets.add(wr.target ?? DEFAULT_TARGET);
   if (scenario.initialAt !== undefined) offsets.add(scenario.initialAt);
   return [...offsets].sort((a, b) => a - b);
@@ -198,7 +202,14 @@ export function payloadBytes(op: Operation): Uint8Array {
 
 /** All the work requests of the program, in post order (their index names them: wr1, ...). */
 export function workRequestsOf(scenario: Scenario): Operation[] {
-  return scenario.program.flatMap((s) => (s.do === 'post-send' ? s.wrs : []));
+  return scenario.program.flatMap((s) =>
+    s.do === 'post-send' && s.side !== 'responder' ? s.wrs : [],
+  );
+}
+
+/** The wr_id of the n-th (0-based) request posted on the responder. */
+export function responderWrIdOf(index: number): bigint {
+  return 0x5800n + BigInt(index + 1);
 }
 
 /** The wr_id the n-th work request (0-based) carries on both sides. */
@@ -214,6 +225,7 @@ export function recvIdOf(index: number): bigint {
 /** Names a wr_id as the reports do: `wr1`, `recv1`, or hex when unknown. */
 export function wrName(wrId: bigint): string {
   if (wrId > 0x5700n && wrId < 0x5800n) return `wr${wrId - 0x5700n}`;
+  if (wrId > 0x5800n && wrId < 0x5900n) return `rwr${wrId - 0x5800n}`;
   if (wrId > 0x5200n && wrId < 0x5300n) return `recv${wrId - 0x5200n}`;
   return `0x${wrId.toString(16)}`;
 }

@@ -69,7 +69,9 @@ function single(op: Operation): Step[] {
 
 /**
  * An error program: the failing request, both completions and QP states, then a further
- * FetchAdd on the requester and what it gets (a flush once the QP is in ERR).
+ * post on each QP and what it gets: a FetchAdd on the requester (a flush once the QP is
+ * in ERR), an RDMA Write back from the responder (flushed if the responder is in ERR,
+ * retried until it gives up if only the requester is).
  */
 function failing(op: Operation): Step[] {
   return [
@@ -77,6 +79,10 @@ function failing(op: Operation): Step[] {
     { do: 'post-send', wrs: [FETCH_ADD] },
     { do: 'wait', side: 'requester', count: 1 },
     { do: 'query', side: 'requester' },
+    { do: 'post-send', side: 'responder', wrs: [{ kind: 'RDMA_WRITE' }] },
+    // Retry exhaustion takes timeout 14 (67 ms) x (retry_cnt 7 + 1), about 0.5 s.
+    { do: 'wait', side: 'responder', count: 1, timeoutMs: 2000 },
+    { do: 'query', side: 'responder' },
   ];
 }
 

@@ -25,6 +25,7 @@ import {
   type Outcome,
   payloadBytes,
   recvIdOf,
+  responderWrIdOf,
   type Scenario,
   type Side,
   watchedOffsets,
@@ -134,12 +135,16 @@ async function runProgram(
   operations.forEach((op, i) => {
     localBuffer.set(payloadBytes({ ...op, length: 16 }), LOCAL_SLOT * i);
   });
-  const localMr = pair.registerMemory(localBuffer, ['LOCAL_WRITE']);
+  const localMr = pair.registerMemory(localBuffer, ['LOCAL_WRITE', 'REMOTE_WRITE']);
   const qp = { requester: pair.requester, responder: pair.responder };
   const cq = { requester: pair.requesterCq, responder: pair.responderCq };
   const fields: Record<string, string> = {};
   const taken: Record<Side, number> = { requester: 0, responder: 0 };
+  // Completions actually polled (a wait that got none consumed nothing).
+  const gotten: Record<Side, number> = { requester: 0, responder: 0 };
   let posted = 0;
+  let responderPosted = 0;
+  let responderAccepted = 0;
   let accepted = 0;
   let acceptedConsumers = 0;
   let received = 0;
@@ -151,6 +156,24 @@ async function runProgram(
     switch (step.do) {
       case 'post-send': {
         postStep += 1;
+        if (step.side === 'responder') {
+          // 8 bytes of the responder's buffer written into the requester's first slot.
+          const wrs = step.wrs.map(() => ({
+            wrId: responderWrIdOf(responderPosted++),
+            opcode: 'RDMA_WRITE' as const,
+            sgList: [remoteMr.sge(0, 8)],
+            remote: localMr.remote(0),
+          }));
+          try {
+            pair.responder.postSend(wrs);
+            fields[`post${postStep}`] = 'ok';
+            responderAccepted += wrs.length;
+          } catch (error) {
+            if (!(error instanceof VerbsError)) throw error;
+            fields[`post${postStep}`] = error.code;
+          }
+          break;
+        }
         const first = posted;
         const wrs = step.wrs.map((op, i) => sendWrOf(op, first + i, localMr, remoteMr));
         posted += step.wrs.length;
@@ -184,8 +207,11 @@ async function runProgram(
         for (let k = 0; k < step.count; k++) {
           const n = ++taken[step.side];
           const producible =
-            step.side === 'requester' ? accepted : Math.min(received, acceptedConsumers);
-          const timeout = n > producible ? GRACE_MS : (step.timeoutMs ?? COMPLETION_TIMEOUT_MS);
+            step.side === 'requester'
+              ? accepted
+              : Math.min(received, acceptedConsumers) + responderAccepted;
+          const timeout =
+            gotten[step.side] >= producible ? GRACE_MS : (step.timeoutMs ?? COMPLETION_TIMEOUT_MS);
           const wc = await pollOne(cq[step.side], timeout);
           if (wc === undefined) {
             Object.assign(fields, missingCompletionField(step.side, n));
@@ -194,6 +220,7 @@ async function runProgram(
               Object.assign(fields, missingCompletionField(step.side, ++taken[step.side]));
             break;
           }
+          gotten[step.side] += 1;
           const index = operations.findIndex((_, i) => wrIdOf(i) === wc.wrId);
           const op = step.side === 'requester' ? operations[index] : undefined;
           const fetches = op !== undefined && wc.ok && traitsOf(op.kind).fetches;
