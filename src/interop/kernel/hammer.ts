@@ -56,9 +56,10 @@ export async function hammer(
     const requesters = qps.filter((_, i) => i % 2 === 0);
     const posted = requesters.map(() => 0);
     const outstanding = requesters.map(() => 0);
-    const post = (q: number) => {
+    const sink = localMr;
+    const post = (q: number): void => {
       const requester = requesters[q];
-      if (requester === undefined || localMr === undefined) return;
+      if (requester === undefined) return;
       const room = Math.min(WINDOW - (outstanding[q] ?? 0), step.count - (posted[q] ?? 0));
       if (room <= 0) return;
       const wrs = Array.from({ length: room }, (_, k) => {
@@ -66,7 +67,7 @@ export async function hammer(
         return {
           wrId: BigInt(slot),
           opcode: 'ATOMIC_FETCH_AND_ADD' as const,
-          sgList: [localMr!.sge(slot * 8, 8)],
+          sgList: [sink.sge(slot * 8, 8)],
           remote: remote.remote(DEFAULT_TARGET),
           add: step.add,
         };
@@ -75,7 +76,7 @@ export async function hammer(
       posted[q] = (posted[q] ?? 0) + room;
       outstanding[q] = (outstanding[q] ?? 0) + room;
     };
-    requesters.forEach((_, q) => post(q));
+    for (let q = 0; q < requesters.length; q++) post(q);
     let done = 0;
     let succeeded = 0;
     const deadline = Date.now() + HAMMER_TIMEOUT_MS;
