@@ -178,13 +178,15 @@ export function decodeCaptureMessages(
     if (t?.kind === 'udp' && t.header.destinationPort === rocePort) {
       const packet = decodeRocePacket(frame.payload);
       // The ICRC ends the UDP datagram, which may end before the IP packet does.
-      const icrc =
+      const checked =
         packet.ok && frame.ipPacket !== undefined && frame.ipHeaderLength !== undefined
           ? checkRoceIcrc(
               frame.ipPacket.subarray(0, frame.ipHeaderLength + t.header.length),
               frame.ipHeaderLength,
             )
           : undefined;
+      // A packet that decoded holds its ICRC; a failed check is left out like a missing one.
+      const icrc = checked?.ok ? checked.value : undefined;
       const message = packet.ok ? placeInMessage(flows, frame, packet.value) : undefined;
       items.push({
         kind: 'roce',
