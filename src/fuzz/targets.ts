@@ -5,7 +5,8 @@
  * broken property. The harness (run.ts) does the rest: mutation, the two placements of
  * the input, the comparison.
  */
-import { decodeCaptureMessages } from '../codec/capture/decode-capture.js';
+import { type CaptureItem, decodeCaptureMessages } from '../codec/capture/decode-capture.js';
+import { CaptureStreamDecoder } from '../codec/capture/stream-decode.js';
 import { DecodeError } from '../codec/errors.js';
 import {
   makeAtomicRequest,
@@ -31,6 +32,7 @@ import { decodeUdp } from '../codec/net/udp.js';
 import { decodeCapture } from '../codec/pcap/capture.js';
 import { decodePcap } from '../codec/pcap/pcap.js';
 import { decodePcapng } from '../codec/pcap/pcapng.js';
+import { CaptureRecordStream } from '../codec/pcap/record-stream.js';
 import { decodeAethSyndrome } from '../codec/roce/aeth.js';
 import { decodeBth } from '../codec/roce/bth.js';
 import { decodeExtensionHeader } from '../codec/roce/headers.js';
@@ -451,8 +453,30 @@ export function fuzzTargets(): FuzzTarget[] {
     decoderTarget('capture-messages', randomCaptureFile, (b, v) =>
       decodeCaptureMessages(b, { profile: profileOf(v) }),
     ),
+    decoderTarget('capture-stream', randomCaptureFile, captureStreamDecode),
     { name: 'engine.receiveSegment', seed: engineSeed, run: engineRun },
   ];
+}
+
+/**
+ * The streaming decode of `rdma-interop decode`: the bytes in chunks of a size the variant
+ * picks, every record through the stream decoder; the result is a DecodeResult of the items.
+ */
+function captureStreamDecode(b: Uint8Array, variant: number): unknown {
+  const chunk = [13, 256, 4096, 1 << 20][variant % 4]!;
+  const records = new CaptureRecordStream();
+  const decoder = new CaptureStreamDecoder({ profile: profileOf(variant >>> 3) });
+  const items: CaptureItem[] = [];
+  for (let at = 0; at < b.length; at += chunk) {
+    const r = records.push(b.subarray(at, at + chunk));
+    if (!r.ok) return { ok: false, error: r.error, items };
+    for (const record of r.value) items.push(...decoder.push(record, record.frameIndex));
+  }
+  const end = records.finish();
+  items.push(...decoder.finish());
+  return end === undefined
+    ? { ok: true, value: { items, counts: decoder.counts } }
+    : { ok: false, error: end, items };
 }
 
 function pcapOnly(rng: FuzzRandom): Uint8Array {

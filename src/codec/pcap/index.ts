@@ -4,3 +4,4 @@ export * from './linktype.js';
 export * from './pcap.js';
 export * from './pcapng.js';
 export * from './record-length.js';
+export * from './record-stream.js';
