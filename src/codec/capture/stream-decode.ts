@@ -96,8 +96,13 @@ class DirectionState {
     readonly destination: TcpEndpoint,
   ) {}
 
-  /** Places a segment; returns true when it brought new in-order bytes. */
+  /**
+   * Places a segment: 'new' when it brought bytes (in order, or held until the hole before
+   * it fills), 'old' when it brought none, 'gap' when holding it would exceed MAX_HELD_BYTES.
+   */
   place(seq: number, flags: number, payload: Uint8Array, from: FrameRef): 'new' | 'old' | 'gap' {
+    // A direction that will not be decoded keeps nothing (not even segments held early).
+    if (this.state === 'not-mpa' || this.state === 'stopped') return 'old';
     const pos =
       this.lastSeq === undefined ? 2 ** 34 + seq : this.lastUnwrapped + seqDelta(this.lastSeq, seq);
     this.lastSeq = seq;
@@ -159,6 +164,7 @@ class DirectionState {
     this.buf.set(bytes, this.tail);
     this.tail += bytes.length;
     this.pieces.push({ offset: this.received, from });
+    this.lastAppended = from;
     this.received += bytes.length;
   }
 
@@ -206,10 +212,8 @@ class DirectionState {
     return { startSequence: (this.startSequence + this.received) >>> 0, length: first - next };
   }
 
-  /** The frame of the first segment held behind a hole. */
-  get heldFrame(): FrameRef {
-    return this.held[0]?.from ?? NO_FRAME;
-  }
+  /** The frame that supplied the last bytes before a hole (where the hole is reported). */
+  lastAppended: FrameRef = NO_FRAME;
 }
 
 const NO_FRAME: FrameRef = { frameIndex: 0, timestampNs: 0n };
@@ -349,7 +353,7 @@ export class CaptureStreamDecoder {
             out,
             c,
             d,
-            d.heldFrame,
+            d.lastAppended,
             new DecodeError(
               'tcp',
               'sequenceNumber',

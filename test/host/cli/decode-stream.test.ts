@@ -148,6 +148,44 @@ describe('streaming capture decode (issue 13)', () => {
     expect(streamed(ng, 100).items.map((i) => i.kind)).toEqual(items.map((i) => i.kind));
   });
 
+  it('reorders, drops retransmissions and reports a hole like the whole-capture decoder', () => {
+    const conv = new TcpConversation({
+      clientIp: '198.51.100.1',
+      serverIp: '198.51.100.2',
+      clientPort: 40000,
+      serverPort: 4000,
+    });
+    const request = makeMpaFrame('mpa-request', { crc: true });
+    const reply = makeMpaFrame('mpa-reply', { crc: true });
+    const messages = [1, 2, 3, 4].map((n) =>
+      makeSend({ messageSequenceNumber: n, payload: new Uint8Array(40).fill(n) }),
+    );
+    const c = encodeMpaStream(request, messages, { peerFrame: reply });
+    conv
+      .handshake()
+      .send('client', c.frame)
+      .send('server', encodeMpaStream(reply, [], { peerFrame: request }).frame);
+    const [f1, f2, f3, f4] = c.fpdus as [Uint8Array, Uint8Array, Uint8Array, Uint8Array];
+    const s1 = conv.next.client;
+    const s2 = (s1 + f1.length) >>> 0;
+    const s4 = (s2 + f2.length + f3.length) >>> 0;
+    conv
+      .sendRaw('client', { seq: s2 }, f2) // early
+      .sendRaw('client', { seq: s1 }, f1) // fills the hole
+      .sendRaw('client', { seq: s1 }, f1) // retransmission
+      .sendRaw('client', { seq: s4 }, f4); // f3 never arrives: a hole to the end
+    const file = pcapOf(conv.frames());
+    const whole = decodeCaptureMessages(file);
+    if (!whole.ok) throw whole.error;
+    const { items, decoder } = streamed(file, 50);
+    expect(normalized(items)).toEqual(normalized(whole.value.items));
+    expect(items.filter((i) => i.kind === 'fpdu')).toHaveLength(2);
+    expect(
+      items.filter((i) => i.kind === 'problem').map((i) => i.kind === 'problem' && i.error.field),
+    ).toEqual(['sequenceNumber']);
+    expect(decoder.counts.otherFrames).toBe(whole.value.otherFrames);
+  });
+
   it('--jsonl writes one JSON object per item, then a summary object', () => {
     const dir = makeTempDir();
     const file = join(dir, 'mixed.pcap');
