@@ -85,7 +85,12 @@ export function renderDevices(rows: readonly DeviceRow[]): string {
   return `${table.toString()}\n`;
 }
 
-/** Registers `rdma-interop devices [--json]`. */
+/** What `devices` says on stderr (and exits 1) when there is no device to list. */
+export function noDevicesMessage(cliPath: string): string {
+  return `no RDMA devices on this machine (the QEMU guest has rxe0 and siw0: rdma-interop vm -- node ${cliPath} devices)`;
+}
+
+/** Registers `rdma-interop devices [--json]`: exits 1 when there are no devices. */
 export function registerDevices(program: Command): void {
   program
     .command('devices')
@@ -93,6 +98,15 @@ export function registerDevices(program: Command): void {
     .option('--json', 'print JSON instead of a table')
     .action((opts: { json?: boolean }) => {
       const rows = describeDevices();
+      if (rows.length === 0) {
+        // --json still prints valid JSON (an empty list); the exit code says it failed.
+        if (opts.json) process.stdout.write('[]\n');
+        process.stderr.write(
+          `rdma-interop devices: ${noDevicesMessage(process.argv[1] ?? 'main.js')}\n`,
+        );
+        process.exitCode = 1;
+        return;
+      }
       process.stdout.write(opts.json ? `${JSON.stringify(rows, null, 2)}\n` : renderDevices(rows));
     });
 }
