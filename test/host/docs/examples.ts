@@ -129,14 +129,18 @@ export interface TypeCheckResult {
  * project's settings (tsconfig.json: strict, noUncheckedIndexedAccess, ...), emitting
  * JavaScript even where there are errors (each block's test reports its own).
  */
-export function typeCheck(blocks: readonly DocBlock[]): TypeCheckResult {
-  rmSync(EXAMPLES_DIR, { recursive: true, force: true });
-  mkdirSync(EXAMPLES_DIR, { recursive: true });
-  for (const b of blocks) writeFileSync(join(EXAMPLES_DIR, `${moduleName(b)}.ts`), b.code);
+export function typeCheck(
+  blocks: readonly DocBlock[],
+  // Its own directory: other test files write theirs under EXAMPLES_DIR in parallel.
+  dir: string = join(EXAMPLES_DIR, 'typecheck'),
+): TypeCheckResult {
+  rmSync(dir, { recursive: true, force: true });
+  mkdirSync(dir, { recursive: true });
+  for (const b of blocks) writeFileSync(join(dir, `${moduleName(b)}.ts`), b.code);
   writeFileSync(
-    join(EXAMPLES_DIR, 'tsconfig.json'),
+    join(dir, 'tsconfig.json'),
     JSON.stringify({
-      extends: relative(EXAMPLES_DIR, join(ROOT, 'tsconfig.json')),
+      extends: relative(dir, join(ROOT, 'tsconfig.json')),
       compilerOptions: {
         rootDir: '.',
         outDir: 'out',
@@ -152,7 +156,7 @@ export function typeCheck(blocks: readonly DocBlock[]): TypeCheckResult {
     [
       join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'),
       '-p',
-      EXAMPLES_DIR,
+      dir,
       '--pretty',
       'false',
     ],
@@ -170,9 +174,7 @@ export function typeCheck(blocks: readonly DocBlock[]): TypeCheckResult {
   }
   if (tsc.status !== 0 && [...errors.values()].every((e) => e.length === 0))
     throw new Error(`tsc failed outside the examples:\n${tsc.stdout}${tsc.stderr}`);
-  const outputs = new Map(
-    blocks.map((b) => [b.id, join(EXAMPLES_DIR, 'out', `${moduleName(b)}.js`)]),
-  );
+  const outputs = new Map(blocks.map((b) => [b.id, join(dir, 'out', `${moduleName(b)}.js`)]));
   return { errors, outputs };
 }
 
