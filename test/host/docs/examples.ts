@@ -153,13 +153,7 @@ export function typeCheck(
   );
   const tsc = spawnSync(
     process.execPath,
-    [
-      join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'),
-      '-p',
-      dir,
-      '--pretty',
-      'false',
-    ],
+    [join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', dir, '--pretty', 'false'],
     { cwd: ROOT, encoding: 'utf8' },
   );
   const errors = new Map<string, string[]>(blocks.map((b) => [b.id, []]));
