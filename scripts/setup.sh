@@ -2,7 +2,8 @@
 # The project's whole set-up, idempotent: a second run with nothing changed only checks.
 #   1. Debian packages (apt.sh)
 #   2. npm install of the locked versions, when package-lock.json changed since the last install
-#   3. the TypeScript build and the N-API addon (node-gyp, incremental)
+#   3. the prebuilt addon for the package and the lowest Node version (scripts/ci/), then
+#      the TypeScript build and the N-API addon (node-gyp, incremental)
 #   4. the guest kernel, modules, siw.ko and initramfs (guest-assets.sh), cached by version
 # Set RDMA_INTEROP_SKIP_GUEST_ASSETS=1 on a host that has its own RDMA devices.
 set -euo pipefail
@@ -27,6 +28,13 @@ if [ ! -d node_modules ] || [ "$(cat "$RDMA_INTEROP_CACHE/npm-install.stamp" 2>/
 else
   note "npm packages: up to date"
 fi
+
+# --- package checks (scripts/ci/): the prebuilt addon `npm pack` ships (before build.sh,
+# which then only relinks), and the lowest Node version engines.node claims, for
+# test/host/package/. Both cached; a warm run only checks.
+bash scripts/ci/prebuild.sh
+bash scripts/ci/min-node.sh >/dev/null
+# --- end of package checks
 
 bash scripts/setup/build.sh
 

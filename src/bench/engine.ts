@@ -68,7 +68,7 @@ export async function runBenchmark(): Promise<void> {
     stag: STAG,
     baseTaggedOffset: BASE,
     length: LENGTH,
-    access: accessMask(['IBV_ACCESS_REMOTE_ATOMIC']),
+    access: accessMask(['REMOTE_ATOMIC']),
     protectionDomain: 1,
   });
   const messages = requests();

@@ -173,7 +173,7 @@ function writeImmLatency(p: Pair): number {
 function waitRecv(cq: Cq, qpNum: number): void {
   for (;;) {
     const [wc] = cq.pollUntil(1);
-    if (wc !== undefined && wc.qpNum === qpNum && wc.opcode === 'IBV_WC_RECV_RDMA_WITH_IMM') return;
+    if (wc !== undefined && wc.qpNum === qpNum && wc.opcode === 'RECV_RDMA_WITH_IMM') return;
   }
 }
 

@@ -223,12 +223,7 @@ function transportDecode(
 const ENGINE_STAG = 0x1a2b3c4d;
 const ENGINE_BASE = 0x00007f3a12345000n;
 const ENGINE_LENGTH = 64;
-const ENGINE_ACCESS = accessMask([
-  'IBV_ACCESS_LOCAL_WRITE',
-  'IBV_ACCESS_REMOTE_WRITE',
-  'IBV_ACCESS_REMOTE_READ',
-  'IBV_ACCESS_REMOTE_ATOMIC',
-]);
+const ENGINE_ACCESS = accessMask(['LOCAL_WRITE', 'REMOTE_WRITE', 'REMOTE_READ', 'REMOTE_ATOMIC']);
 const ENGINE_INITIAL = Uint8Array.from({ length: ENGINE_LENGTH }, (_, i) => (i * 37 + 11) & 0xff);
 
 function engineSeed(rng: FuzzRandom): FuzzCase {

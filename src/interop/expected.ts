@@ -35,24 +35,24 @@ function workRequestOf(scenario: Scenario): WorkRequest {
     case 'FETCH_AND_ADD':
       return {
         wrId: WR_ID,
-        opcode: 'IBV_WR_ATOMIC_FETCH_AND_ADD',
+        opcode: 'ATOMIC_FETCH_AND_ADD',
         remoteAddr,
         rkey: REMOTE_STAG,
-        compareAdd: op.add,
+        add: op.add,
       };
     case 'CMP_AND_SWP':
       return {
         wrId: WR_ID,
-        opcode: 'IBV_WR_ATOMIC_CMP_AND_SWP',
+        opcode: 'ATOMIC_CMP_AND_SWP',
         remoteAddr,
         rkey: REMOTE_STAG,
-        compareAdd: op.compare,
+        compare: op.compare,
         swap: op.swap,
       };
     case 'RDMA_WRITE_WITH_IMM':
       return {
         wrId: WR_ID,
-        opcode: 'IBV_WR_RDMA_WRITE_WITH_IMM',
+        opcode: 'RDMA_WRITE_WITH_IMM',
         remoteAddr,
         rkey: REMOTE_STAG,
         payload: littleEndianWord(op.payload),
@@ -61,24 +61,24 @@ function workRequestOf(scenario: Scenario): WorkRequest {
     case 'SEND_WITH_IMM':
       return {
         wrId: WR_ID,
-        opcode: 'IBV_WR_SEND_WITH_IMM',
+        opcode: 'SEND_WITH_IMM',
         payload: littleEndianWord(op.payload),
         immData: op.imm,
       };
     case 'RDMA_WRITE':
       return {
         wrId: WR_ID,
-        opcode: 'IBV_WR_RDMA_WRITE',
+        opcode: 'RDMA_WRITE',
         remoteAddr,
         rkey: REMOTE_STAG,
         payload: littleEndianWord(op.payload),
       };
     case 'SEND':
-      return { wrId: WR_ID, opcode: 'IBV_WR_SEND', payload: littleEndianWord(op.payload) };
+      return { wrId: WR_ID, opcode: 'SEND', payload: littleEndianWord(op.payload) };
     case 'RDMA_READ':
       return {
         wrId: WR_ID,
-        opcode: 'IBV_WR_RDMA_READ',
+        opcode: 'RDMA_READ',
         remoteAddr,
         rkey: REMOTE_STAG,
         length: 8,
@@ -108,10 +108,7 @@ export function verbsScenarioOf(scenario: Scenario): VerbsScenario {
           stag: REMOTE_STAG,
           baseTaggedOffset: REMOTE_BASE,
           length: REMOTE_LENGTH,
-          access: scenario.remoteAccess.reduce(
-            (mask, name) => mask | ACCESS_FLAGS[`IBV_ACCESS_${name}`],
-            0,
-          ),
+          access: scenario.remoteAccess.reduce((mask, name) => mask | ACCESS_FLAGS[name], 0),
           protectionDomain: PROTECTION_DOMAIN,
           contents,
         },
@@ -125,7 +122,7 @@ export function verbsScenarioOf(scenario: Scenario): VerbsScenario {
           stag: LOCAL_STAG,
           baseTaggedOffset: LOCAL_BASE,
           length: 8,
-          access: ACCESS_FLAGS.IBV_ACCESS_LOCAL_WRITE,
+          access: ACCESS_FLAGS.LOCAL_WRITE,
           protectionDomain: PROTECTION_DOMAIN,
         },
       ],
@@ -172,7 +169,7 @@ export function expectedOutcome(scenario: Scenario): Outcome {
   const [sent] = projected.requester.completions;
   const atomic =
     scenario.operation.kind === 'FETCH_AND_ADD' || scenario.operation.kind === 'CMP_AND_SWP';
-  const ok = sent?.status === 'IBV_WC_SUCCESS';
+  const ok = sent?.status === 'SUCCESS';
   return {
     post: 'ok',
     requesterStatus: sent?.status ?? 'no completion',
@@ -186,7 +183,7 @@ export function expectedOutcome(scenario: Scenario): Outcome {
       ? {}
       : {
           responderStatus: received.status,
-          ...(received.status === 'IBV_WC_SUCCESS' && received.opcode !== undefined
+          ...(received.status === 'SUCCESS' && received.opcode !== undefined
             ? { responderOpcode: received.opcode, responderByteLen: received.byteLen }
             : {}),
           ...(received.immData === undefined ? {} : { responderImm: received.immData.host }),

@@ -51,7 +51,7 @@ export const KNOWN_BEHAVIOUR: readonly KnownBehaviour[] = [
     id: 'refused-post-keeps-rts',
     scenarios: ['rxe-misaligned-legacy'],
     field: 'requesterQpState',
-    kernel: 'IBV_QPS_RTS',
+    kernel: 'RTS',
     why: 'the refused post never reached the wire, so no NAK moved the QP to ERR',
   },
   {
@@ -61,7 +61,7 @@ export const KNOWN_BEHAVIOUR: readonly KnownBehaviour[] = [
     kernel: 'EINVAL',
     why:
       'siw implements no RFC 7306 (atomic_cap NONE; iwarp.h knows RDMAP opcodes 0-7 only); libsiw maps ' +
-      'IBV_WR_ATOMIC_* to an unsupported opcode and ibv_post_send returns -EINVAL (rdma-core providers/siw/siw.c)',
+      'ATOMIC_* to an unsupported opcode and ibv_post_send returns -EINVAL (rdma-core providers/siw/siw.c)',
   },
   {
     id: 'libsiw-no-write-imm',
@@ -69,7 +69,7 @@ export const KNOWN_BEHAVIOUR: readonly KnownBehaviour[] = [
     field: 'post',
     kernel: 'EINVAL',
     why:
-      'libsiw maps IBV_WR_RDMA_WRITE_WITH_IMM to an unsupported opcode (providers/siw/siw.c): siw sends no ' +
+      'libsiw maps RDMA_WRITE_WITH_IMM to an unsupported opcode (providers/siw/siw.c): siw sends no ' +
       'RFC 7306 Immediate Data message',
   },
   {
@@ -78,14 +78,14 @@ export const KNOWN_BEHAVIOUR: readonly KnownBehaviour[] = [
     field: 'post',
     kernel: 'EINVAL',
     why:
-      'RFC 7306 has no Send with Immediate (only the V2 draft does); libsiw refuses IBV_WR_SEND_WITH_IMM ' +
+      'RFC 7306 has no Send with Immediate (only the V2 draft does); libsiw refuses SEND_WITH_IMM ' +
       'with -EINVAL (providers/siw/siw.c)',
   },
   {
     id: 'siw-query-qp-state',
     scenarios: SIW_ALL,
     field: 'requesterQpState',
-    kernel: 'IBV_QPS_RESET',
+    kernel: 'RESET',
     why:
       "siw_query_qp in Debian's 6.1 kernel does not fill qp_state (it reads as 0 = RESET although the QP is " +
       'in RTS); a later upstream patch adds siw_qp_state_to_ib_qp_state',

@@ -72,16 +72,16 @@ export function decodeWorkCompletion(words: Uint32Array, index: number): RawWork
 /** A typed work completion. */
 export interface WorkCompletion {
   readonly wrId: bigint;
-  /** `IBV_WC_SUCCESS`, `IBV_WC_REM_ACCESS_ERR`, ... */
+  /** `SUCCESS`, `REM_ACCESS_ERR`, ... */
   readonly status: WcStatus;
   readonly statusCode: number;
-  /** True when the status is `IBV_WC_SUCCESS`. */
+  /** True when the status is `SUCCESS`. */
   readonly ok: boolean;
   /** Valid only for successful completions (libibverbs leaves it undefined otherwise). */
   readonly opcode: WcOpcode | undefined;
   readonly opcodeCode: number;
   readonly byteLen: number;
-  /** With `IBV_WC_WITH_IMM`: the immediate value as sent (host order, i.e. ntohl). */
+  /** With `WITH_IMM`: the immediate value as sent (host order, i.e. ntohl). */
   readonly immData: number | undefined;
   /** The raw 32-bit field as this host reads it (network order bytes). */
   readonly immDataRaw: number;
@@ -109,13 +109,13 @@ function wcFlagNames(mask: number): WcFlag[] {
 
 /** Names a raw completion. */
 export function toWorkCompletion(wc: RawWorkCompletion): WorkCompletion {
-  const withImm = (wc.wcFlags & WC_FLAGS.IBV_WC_WITH_IMM) !== 0;
-  const status = nameOf(WC_STATUS, wc.status) ?? 'IBV_WC_GENERAL_ERR';
+  const withImm = (wc.wcFlags & WC_FLAGS.WITH_IMM) !== 0;
+  const status = nameOf(WC_STATUS, wc.status) ?? 'GENERAL_ERR';
   return {
     wrId: wc.wrId,
     status,
     statusCode: wc.status,
-    ok: wc.status === WC_STATUS.IBV_WC_SUCCESS,
+    ok: wc.status === WC_STATUS.SUCCESS,
     opcode: nameOf(WC_OPCODE, wc.opcode),
     opcodeCode: wc.opcode,
     byteLen: wc.byteLen,
@@ -133,7 +133,7 @@ export function toWorkCompletion(wc: RawWorkCompletion): WorkCompletion {
   };
 }
 
-/** True for receive-side completions (`IBV_WC_RECV` bit 0x80 set). */
+/** True for receive-side completions (`RECV` bit 0x80 set). */
 export function isReceiveCompletion(opcodeCode: number): boolean {
-  return (opcodeCode & WC_OPCODE.IBV_WC_RECV) !== 0;
+  return (opcodeCode & WC_OPCODE.RECV) !== 0;
 }

@@ -6,14 +6,14 @@
 import { ACCESS_FLAGS, type AccessFlag } from '../engine/verbs-model/index.js';
 import type { NativeMr } from '../native/bindings.js';
 
-/** An access flag without its `IBV_ACCESS_` prefix, e.g. `'REMOTE_ATOMIC'`. */
-export type Access = AccessFlag extends `IBV_ACCESS_${infer S}` ? S : never;
+/** An access flag name (the C name without `IBV_ACCESS_`), e.g. `'REMOTE_ATOMIC'`. */
+export type Access = AccessFlag;
 
 /** The `ibv_access_flags` mask of a list of names (from the engine's table). */
 export function accessMaskOf(access: readonly Access[]): number {
   let mask = 0;
   for (const name of access) {
-    const bit = (ACCESS_FLAGS as Record<string, number>)[`IBV_ACCESS_${name}`];
+    const bit = (ACCESS_FLAGS as Record<string, number>)[name];
     if (bit === undefined) throw new RangeError(`unknown access flag '${String(name)}'`);
     mask |= bit;
   }

@@ -8,8 +8,8 @@ import type { NativeAhAttr, NativeQpAttr } from '../native/bindings.js';
 import { MTU, type Mtu, QP_ATTR_MASK, type QpAttrMaskBit } from './constants.js';
 import { type Access, accessMaskOf } from './mr.js';
 
-/** A QP state without the `IBV_QPS_` prefix. */
-export type QpStateName = QpState extends `IBV_QPS_${infer S}` ? S : never;
+/** A QP state name (the C name without `IBV_QPS_`), e.g. `'RTS'`. */
+export type QpStateName = QpState;
 
 /** The global routing header of an address vector (required for RoCE). */
 export interface Grh {
@@ -115,7 +115,7 @@ export function toNativeQpAttr(attr: QpAttr): { attr: NativeQpAttr; mask: number
     if (field === undefined) throw new TypeError(`unknown QP attribute '${key}'`);
     mask |= QP_ATTR_MASK[field.mask];
     if (key === 'state') {
-      const v = (QP_STATE as Record<string, number>)[`IBV_QPS_${String(value)}`];
+      const v = (QP_STATE as Record<string, number>)[String(value)];
       if (v === undefined) throw new RangeError(`unknown QP state '${String(value)}'`);
       out[field.native] = v;
     } else if (key === 'pathMtu') {

@@ -20,8 +20,8 @@ import type { RemoteRef, Sge } from './mr.js';
 import type { Ah } from './pd.js';
 import { type QpAttr, type QpStateName, toNativeQpAttr } from './qp-attr.js';
 
-/** A work-request opcode without its `IBV_WR_` prefix, e.g. `'ATOMIC_FETCH_AND_ADD'`. */
-export type SendOpcode = WrOpcode extends `IBV_WR_${infer S}` ? S : never;
+/** A work-request opcode name (the C name without `IBV_WR_`), e.g. `'ATOMIC_FETCH_AND_ADD'`. */
+export type SendOpcode = WrOpcode;
 
 /** An SGE given by raw address and key: no bounds check and no keep-alive (tests only). */
 export interface RawSge {
@@ -203,7 +203,7 @@ export class Qp implements CompletionSink {
     const q = this.native.query();
     return {
       ...q,
-      state: nameOf(QP_STATE, q.qpState)?.replace('IBV_QPS_', '') as QpStateName | undefined,
+      state: nameOf(QP_STATE, q.qpState),
       pathMtuBytes: nameOf(MTU, q.pathMtu),
     };
   }
@@ -211,7 +211,7 @@ export class Qp implements CompletionSink {
   #toNativeSend(wr: SendWr, keep: Resource[]): { native: NativeSendWr; signaled: boolean } {
     if (typeof wr !== 'object' || wr === null)
       throw new TypeError('a work request must be an object');
-    const opcode = (WR_OPCODE as Record<string, number>)[`IBV_WR_${String(wr.opcode)}`];
+    const opcode = (WR_OPCODE as Record<string, number>)[String(wr.opcode)];
     if (opcode === undefined) throw new RangeError(`unknown opcode '${String(wr.opcode)}'`);
     const wrId = wr.wrId === undefined ? this.#nextWrId++ : u64('wrId', wr.wrId);
     const signaled = wr.signaled ?? true;

@@ -73,7 +73,7 @@ export const FAILURE_TABLE: readonly FailureRow[] = [
     copiesDdpHeader: true,
     copiesRdmaHeader: false,
     roceNak: 'INVALID_REQUEST',
-    roceRequesterStatus: 'IBV_WC_REM_INV_REQ_ERR',
+    roceRequesterStatus: 'REM_INV_REQ_ERR',
   },
   {
     failure: 'invalid-qn',
@@ -83,7 +83,7 @@ export const FAILURE_TABLE: readonly FailureRow[] = [
     copiesDdpHeader: true,
     copiesRdmaHeader: false,
     roceNak: 'INVALID_REQUEST',
-    roceRequesterStatus: 'IBV_WC_REM_INV_REQ_ERR',
+    roceRequesterStatus: 'REM_INV_REQ_ERR',
   },
   {
     failure: 'msn-out-of-range',
@@ -102,7 +102,7 @@ export const FAILURE_TABLE: readonly FailureRow[] = [
     copiesDdpHeader: INCOMING.ddpHeader,
     copiesRdmaHeader: INCOMING.rdmaHeader,
     roceNak: 'INVALID_REQUEST',
-    roceRequesterStatus: 'IBV_WC_REM_INV_REQ_ERR',
+    roceRequesterStatus: 'REM_INV_REQ_ERR',
   },
   {
     failure: 'unexpected-opcode',
@@ -112,7 +112,7 @@ export const FAILURE_TABLE: readonly FailureRow[] = [
     copiesDdpHeader: INCOMING.ddpHeader,
     copiesRdmaHeader: INCOMING.rdmaHeader,
     roceNak: 'INVALID_REQUEST',
-    roceRequesterStatus: 'IBV_WC_REM_INV_REQ_ERR',
+    roceRequesterStatus: 'REM_INV_REQ_ERR',
   },
   {
     failure: 'unsupported-atomic-opcode',
@@ -122,7 +122,7 @@ export const FAILURE_TABLE: readonly FailureRow[] = [
     copiesDdpHeader: INCOMING.ddpHeader,
     copiesRdmaHeader: INCOMING.rdmaHeader,
     roceNak: 'INVALID_REQUEST',
-    roceRequesterStatus: 'IBV_WC_REM_INV_REQ_ERR',
+    roceRequesterStatus: 'REM_INV_REQ_ERR',
   },
   {
     failure: 'ird-exceeded',
@@ -132,7 +132,7 @@ export const FAILURE_TABLE: readonly FailureRow[] = [
     copiesDdpHeader: true,
     copiesRdmaHeader: false,
     roceNak: 'INVALID_REQUEST',
-    roceRequesterStatus: 'IBV_WC_REM_INV_REQ_ERR',
+    roceRequesterStatus: 'REM_INV_REQ_ERR',
   },
   {
     failure: 'no-receive-buffer',
@@ -142,7 +142,7 @@ export const FAILURE_TABLE: readonly FailureRow[] = [
     copiesDdpHeader: true,
     copiesRdmaHeader: false,
     roceNak: undefined,
-    roceRequesterStatus: 'IBV_WC_RNR_RETRY_EXC_ERR',
+    roceRequesterStatus: 'RNR_RETRY_EXC_ERR',
   },
   {
     failure: 'immediate-data-length',
@@ -152,17 +152,17 @@ export const FAILURE_TABLE: readonly FailureRow[] = [
     copiesDdpHeader: INCOMING.ddpHeader,
     copiesRdmaHeader: INCOMING.rdmaHeader,
     roceNak: 'INVALID_REQUEST',
-    roceRequesterStatus: 'IBV_WC_REM_INV_REQ_ERR',
+    roceRequesterStatus: 'REM_INV_REQ_ERR',
   },
   {
     failure: 'message-too-long',
     terminateCodeId: 'ddp.untagged.message-too-long',
     source:
-      'RFC 5041 §7.2 / RFC 5040 §4.8 DDP Untagged Buffer Error 0x05. Divergence: Linux siw (siw_qp_rx.c siw_send_check_ntoh, "receive space short") sends 0x02 "no buffer available" and completes the receive with IBV_WC_LOC_LEN_ERR',
+      'RFC 5041 §7.2 / RFC 5040 §4.8 DDP Untagged Buffer Error 0x05. Divergence: Linux siw (siw_qp_rx.c siw_send_check_ntoh, "receive space short") sends 0x02 "no buffer available" and completes the receive with LOC_LEN_ERR',
     copiesDdpHeader: true,
     copiesRdmaHeader: false,
     roceNak: 'INVALID_REQUEST',
-    roceRequesterStatus: 'IBV_WC_REM_INV_REQ_ERR',
+    roceRequesterStatus: 'REM_INV_REQ_ERR',
   },
   {
     failure: 'invalid-stag',
@@ -171,7 +171,7 @@ export const FAILURE_TABLE: readonly FailureRow[] = [
     copiesDdpHeader: INCOMING.ddpHeader,
     copiesRdmaHeader: INCOMING.rdmaHeader,
     roceNak: 'REMOTE_ACCESS_ERROR',
-    roceRequesterStatus: 'IBV_WC_REM_ACCESS_ERR',
+    roceRequesterStatus: 'REM_ACCESS_ERR',
   },
   {
     failure: 'stag-not-associated',
@@ -180,7 +180,7 @@ export const FAILURE_TABLE: readonly FailureRow[] = [
     copiesDdpHeader: INCOMING.ddpHeader,
     copiesRdmaHeader: INCOMING.rdmaHeader,
     roceNak: 'REMOTE_ACCESS_ERROR',
-    roceRequesterStatus: 'IBV_WC_REM_ACCESS_ERR',
+    roceRequesterStatus: 'REM_ACCESS_ERR',
   },
   {
     failure: 'access-rights',
@@ -189,7 +189,7 @@ export const FAILURE_TABLE: readonly FailureRow[] = [
     copiesDdpHeader: INCOMING.ddpHeader,
     copiesRdmaHeader: INCOMING.rdmaHeader,
     roceNak: 'REMOTE_ACCESS_ERROR',
-    roceRequesterStatus: 'IBV_WC_REM_ACCESS_ERR',
+    roceRequesterStatus: 'REM_ACCESS_ERR',
   },
   {
     failure: 'to-wrap',
@@ -198,7 +198,7 @@ export const FAILURE_TABLE: readonly FailureRow[] = [
     copiesDdpHeader: INCOMING.ddpHeader,
     copiesRdmaHeader: INCOMING.rdmaHeader,
     roceNak: 'REMOTE_ACCESS_ERROR',
-    roceRequesterStatus: 'IBV_WC_REM_ACCESS_ERR',
+    roceRequesterStatus: 'REM_ACCESS_ERR',
   },
   {
     failure: 'base-bounds',
@@ -207,7 +207,7 @@ export const FAILURE_TABLE: readonly FailureRow[] = [
     copiesDdpHeader: INCOMING.ddpHeader,
     copiesRdmaHeader: INCOMING.rdmaHeader,
     roceNak: 'REMOTE_ACCESS_ERROR',
-    roceRequesterStatus: 'IBV_WC_REM_ACCESS_ERR',
+    roceRequesterStatus: 'REM_ACCESS_ERR',
   },
   {
     failure: 'ddp-invalid-stag',
@@ -217,7 +217,7 @@ export const FAILURE_TABLE: readonly FailureRow[] = [
     copiesDdpHeader: true,
     copiesRdmaHeader: false,
     roceNak: 'REMOTE_ACCESS_ERROR',
-    roceRequesterStatus: 'IBV_WC_REM_ACCESS_ERR',
+    roceRequesterStatus: 'REM_ACCESS_ERR',
   },
   {
     failure: 'ddp-stag-not-associated',
@@ -226,7 +226,7 @@ export const FAILURE_TABLE: readonly FailureRow[] = [
     copiesDdpHeader: true,
     copiesRdmaHeader: false,
     roceNak: 'REMOTE_ACCESS_ERROR',
-    roceRequesterStatus: 'IBV_WC_REM_ACCESS_ERR',
+    roceRequesterStatus: 'REM_ACCESS_ERR',
   },
   {
     failure: 'ddp-to-wrap',
@@ -235,7 +235,7 @@ export const FAILURE_TABLE: readonly FailureRow[] = [
     copiesDdpHeader: true,
     copiesRdmaHeader: false,
     roceNak: 'REMOTE_ACCESS_ERROR',
-    roceRequesterStatus: 'IBV_WC_REM_ACCESS_ERR',
+    roceRequesterStatus: 'REM_ACCESS_ERR',
   },
   {
     failure: 'ddp-base-bounds',
@@ -244,7 +244,7 @@ export const FAILURE_TABLE: readonly FailureRow[] = [
     copiesDdpHeader: true,
     copiesRdmaHeader: false,
     roceNak: 'REMOTE_ACCESS_ERROR',
-    roceRequesterStatus: 'IBV_WC_REM_ACCESS_ERR',
+    roceRequesterStatus: 'REM_ACCESS_ERR',
   },
   {
     failure: 'stag-cannot-be-invalidated',
@@ -254,7 +254,7 @@ export const FAILURE_TABLE: readonly FailureRow[] = [
     copiesDdpHeader: true,
     copiesRdmaHeader: false,
     roceNak: 'INVALID_REQUEST',
-    roceRequesterStatus: 'IBV_WC_REM_INV_REQ_ERR',
+    roceRequesterStatus: 'REM_INV_REQ_ERR',
   },
   {
     failure: 'misaligned-atomic',
@@ -264,7 +264,7 @@ export const FAILURE_TABLE: readonly FailureRow[] = [
     copiesDdpHeader: INCOMING.ddpHeader,
     copiesRdmaHeader: INCOMING.rdmaHeader,
     roceNak: 'INVALID_REQUEST',
-    roceRequesterStatus: 'IBV_WC_REM_INV_REQ_ERR',
+    roceRequesterStatus: 'REM_INV_REQ_ERR',
   },
   {
     failure: 'malformed-segment',
@@ -274,7 +274,7 @@ export const FAILURE_TABLE: readonly FailureRow[] = [
     copiesDdpHeader: true,
     copiesRdmaHeader: false,
     roceNak: 'INVALID_REQUEST',
-    roceRequesterStatus: 'IBV_WC_REM_INV_REQ_ERR',
+    roceRequesterStatus: 'REM_INV_REQ_ERR',
   },
   {
     failure: 'unexpected-response',

@@ -57,7 +57,7 @@ export interface VerbsScenario {
   readonly iwarpStatusModel?: TerminateStatusModel;
   /**
    * RoCE receive-completion flags: `reference` (IBTA: no GRH flag on RC) or `rxe`, which
-   * sets IBV_WC_GRH on every user receive completion (rxe_resp.c `do_complete`:
+   * sets GRH on every user receive completion (rxe_resp.c `do_complete`:
    * `uwc->wc_flags = IB_WC_GRH`). Default `reference`.
    */
   readonly roceModel?: 'reference' | 'rxe';
@@ -160,7 +160,7 @@ function runEngine(
     trace: new TraceRecorder(),
     memory: new Map(),
     unconsumedReceives: [],
-    requesterState: 'IBV_QPS_RTS',
+    requesterState: 'RTS',
   };
   let failure: EngineFailure | undefined;
   let failedWrIndex: number | undefined;
@@ -239,21 +239,21 @@ function receiveCompletion(
 ): WorkCompletion {
   const withImm = completion.immediateData !== undefined;
   // RFC 7306 §6: RDMA Write + Immediate Data "has the same behavior as the RDMA Write with
-  // Immediate Data operation found in InfiniBand": IBV_WC_RECV_RDMA_WITH_IMM, byte_len the
+  // Immediate Data operation found in InfiniBand": RECV_RDMA_WITH_IMM, byte_len the
   // Write's length (as rxe reports qp->resp.length).
-  const writeImm = wr?.opcode === 'IBV_WR_RDMA_WRITE_WITH_IMM';
+  const writeImm = wr?.opcode === 'RDMA_WRITE_WITH_IMM';
   return {
     wrId: completion.receiveId,
-    status: 'IBV_WC_SUCCESS',
-    opcode: writeImm ? 'IBV_WC_RECV_RDMA_WITH_IMM' : 'IBV_WC_RECV',
+    status: 'SUCCESS',
+    opcode: writeImm ? 'RECV_RDMA_WITH_IMM' : 'RECV',
     byteLen: writeImm && 'payload' in wr ? wr.payload.length : completion.byteLength,
     immData:
       completion.immediateData === undefined
         ? undefined
         : immediateValue(Number(completion.immediateData & 0xffff_ffffn)),
     flags: [
-      ...(withImm ? (['IBV_WC_WITH_IMM'] as const) : []),
-      ...(completion.invalidatedSTag !== undefined ? (['IBV_WC_WITH_INV'] as const) : []),
+      ...(withImm ? (['WITH_IMM'] as const) : []),
+      ...(completion.invalidatedSTag !== undefined ? (['WITH_INV'] as const) : []),
     ],
     ...(writeImm ? {} : { data: completion.data }),
   };
@@ -278,13 +278,13 @@ export function projectIwarp(scenario: VerbsScenario): TransportOutcome {
   // RFC 5040 §7: the Terminate ends the stream; remaining receives are flushed.
   if (run.failure !== undefined)
     for (const r of run.unconsumedReceives)
-      responderCompletions.push(errorCompletion(r.id, 'IBV_WC_WR_FLUSH_ERR'));
+      responderCompletions.push(errorCompletion(r.id, 'WR_FLUSH_ERR'));
   return {
     transport: 'iwarp',
     requester: { completions: run.requester, qpState: run.requesterState },
     responder: {
       completions: responderCompletions,
-      qpState: run.failure === undefined ? 'IBV_QPS_RTS' : 'IBV_QPS_ERR',
+      qpState: run.failure === undefined ? 'RTS' : 'ERR',
     },
     notExpressible: run.notExpressible,
     invalid: run.invalid,
@@ -301,10 +301,10 @@ export function projectIwarp(scenario: VerbsScenario): TransportOutcome {
 /**
  * RoCEv2: the same semantics (every verbs operation exists, so the engine runs the
  * V2-draft profile, which has Send with Immediate), a NAK on failure. The failing WR gets
- * the NAK class's status (IBTA §9.7.5.2.8; rxe_comp.c), later WRs IBV_WC_WR_FLUSH_ERR,
+ * the NAK class's status (IBTA §9.7.5.2.8; rxe_comp.c), later WRs WR_FLUSH_ERR,
  * the requester QP goes to ERR; a class C NAK also moves the responder QP to ERR
  * (rxe_resp.c do_class_ac_error). A missing receive buffer is an RNR NAK: the requester
- * retries and ends with IBV_WC_RNR_RETRY_EXC_ERR; the responder QP stays in RTS.
+ * retries and ends with RNR_RETRY_EXC_ERR; the responder QP stays in RTS.
  */
 export function projectRoce(scenario: VerbsScenario, destinationQp = 0x000123): TransportOutcome {
   // IBTA: ImmDt rides in the packet header; the consumed receive's SGEs are not used.
@@ -324,34 +324,34 @@ export function projectRoce(scenario: VerbsScenario, destinationQp = 0x000123): 
   const requester: WorkCompletion[] = [];
   scenario.workRequests.forEach((wr, index) => {
     if (run.failedWrIndex !== undefined && index > run.failedWrIndex) {
-      requester.push(errorCompletion(wr.wrId, 'IBV_WC_WR_FLUSH_ERR'));
+      requester.push(errorCompletion(wr.wrId, 'WR_FLUSH_ERR'));
       return;
     }
     if (index === run.failedWrIndex) {
-      requester.push(errorCompletion(wr.wrId, row?.roceRequesterStatus ?? 'IBV_WC_REM_OP_ERR'));
+      requester.push(errorCompletion(wr.wrId, row?.roceRequesterStatus ?? 'REM_OP_ERR'));
       return;
     }
-    const done = run.requester.find((c) => c.wrId === wr.wrId && c.status === 'IBV_WC_SUCCESS');
+    const done = run.requester.find((c) => c.wrId === wr.wrId && c.status === 'SUCCESS');
     if (done !== undefined) requester.push(done);
   });
   const rnr = run.failure === 'no-receive-buffer';
   const grh = scenario.roceModel === 'rxe';
   const responderCompletions = run.responderCompletions.map(({ wrIndex, completion }) => {
     const wc = receiveCompletion(completion, scenario.workRequests[wrIndex]);
-    return grh ? { ...wc, flags: ['IBV_WC_GRH' as const, ...wc.flags] } : wc;
+    return grh ? { ...wc, flags: ['GRH' as const, ...wc.flags] } : wc;
   });
   if (run.failure !== undefined && !rnr)
     for (const r of run.unconsumedReceives)
-      responderCompletions.push(errorCompletion(r.id, 'IBV_WC_WR_FLUSH_ERR'));
+      responderCompletions.push(errorCompletion(r.id, 'WR_FLUSH_ERR'));
   return {
     transport: 'roce',
     requester: {
       completions: requester,
-      qpState: run.failure === undefined ? 'IBV_QPS_RTS' : 'IBV_QPS_ERR',
+      qpState: run.failure === undefined ? 'RTS' : 'ERR',
     },
     responder: {
       completions: responderCompletions,
-      qpState: run.failure === undefined || rnr ? 'IBV_QPS_RTS' : 'IBV_QPS_ERR',
+      qpState: run.failure === undefined || rnr ? 'RTS' : 'ERR',
     },
     notExpressible: [],
     invalid: run.invalid,

@@ -32,8 +32,8 @@ export interface RequesterOptions {
   readonly stream?: StreamIdentity;
   /**
    * Status given to work requests cut short by a received Terminate: a function of the
-   * Terminate (see `projection/terminate-status.ts`); default IBV_WC_REM_OP_ERR for the
-   * request in progress and IBV_WC_WR_FLUSH_ERR for the rest.
+   * Terminate (see `projection/terminate-status.ts`); default REM_OP_ERR for the
+   * request in progress and WR_FLUSH_ERR for the rest.
    */
   readonly terminateStatus?: (terminate: Terminate) => WcStatus;
 }
@@ -68,7 +68,7 @@ export class Requester {
   readonly #waiting: Outstanding[] = [];
   #expectedQn3Msn = 1;
   #nextQn3Msn = 1;
-  #qpState: QpState = 'IBV_QPS_RTS';
+  #qpState: QpState = 'RTS';
   #outgoingQn2Msn = 1;
 
   constructor(options: RequesterOptions) {
@@ -89,29 +89,29 @@ export class Requester {
   /**
    * Posts `wr`. Returns the messages to send now (possibly none while ORD is full) and
    * any immediate send-side completions, or a typed error when the profile cannot carry
-   * the request. Posting to a QP in error flushes (IBV_WC_WR_FLUSH_ERR), like verbs.
+   * the request. Posting to a QP in error flushes (WR_FLUSH_ERR), like verbs.
    */
   post(
     wr: WorkRequest,
   ):
     | { readonly ok: true; readonly result: RequesterResult }
     | { readonly ok: false; readonly error: WorkRequestError } {
-    if (this.#qpState === 'IBV_QPS_ERR')
+    if (this.#qpState === 'ERR')
       return ok({
         sent: [],
-        completions: [errorCompletion(wr.wrId, 'IBV_WC_WR_FLUSH_ERR')],
+        completions: [errorCompletion(wr.wrId, 'WR_FLUSH_ERR')],
         failure: undefined,
       });
     const encoded = workRequestToIwarp(wr, this.profile, this.#send);
     if (!encoded.ok) return { ok: false, error: encoded.error };
-    const needsResponse = wr.opcode === 'IBV_WR_RDMA_READ' || wr.opcode.startsWith('IBV_WR_ATOMIC');
+    const needsResponse = wr.opcode === 'RDMA_READ' || wr.opcode.startsWith('ATOMIC');
     if (!needsResponse)
       // RFC 5040 §5.5: a Send / RDMA Write completes at the Local Peer once handed to the
       // LLP; the engine's LLP is reliable, so it completes on post.
       return ok({ sent: encoded.messages, completions: [sendCompletion(wr)], failure: undefined });
     // Atomic Responses and Read V2 Responses come back untagged on QN 3 (RFC 7306 §5.1,
     // V2 draft §6): their MSN is fixed now, in posting order.
-    const qn3 = wr.opcode !== 'IBV_WR_RDMA_READ' || wr.readV2 === true;
+    const qn3 = wr.opcode !== 'RDMA_READ' || wr.readV2 === true;
     const first = encoded.messages[0];
     const entry: Outstanding = {
       wr,
@@ -132,7 +132,7 @@ export class Requester {
 
   /** Handles an incoming message (responses, Terminate). */
   receive(message: RdmapMessage): RequesterResult {
-    if (this.#qpState === 'IBV_QPS_ERR') return { sent: [], completions: [], failure: undefined };
+    if (this.#qpState === 'ERR') return { sent: [], completions: [], failure: undefined };
     switch (message.kind) {
       case 'atomic-response':
         return this.#atomicResponse(message);
@@ -171,9 +171,8 @@ export class Requester {
     this.#inFlight.splice(index, 1);
     const completion: WorkCompletion = {
       wrId: entry.wr.wrId,
-      status: 'IBV_WC_SUCCESS',
-      opcode:
-        entry.wr.opcode === 'IBV_WR_ATOMIC_FETCH_AND_ADD' ? 'IBV_WC_FETCH_ADD' : 'IBV_WC_COMP_SWAP',
+      status: 'SUCCESS',
+      opcode: entry.wr.opcode === 'ATOMIC_FETCH_AND_ADD' ? 'FETCH_ADD' : 'COMP_SWAP',
       byteLen: 8,
       immData: undefined,
       flags: [],
@@ -185,10 +184,10 @@ export class Requester {
   #readResponse(message: RdmaReadResponse): RequesterResult {
     // RFC 5040 §5.5: Read Responses come back in the order of the Read Requests.
     const index = this.#inFlight.findIndex(
-      (o) => o.wr.opcode === 'IBV_WR_RDMA_READ' && o.responseMsn === undefined,
+      (o) => o.wr.opcode === 'RDMA_READ' && o.responseMsn === undefined,
     );
     const entry = this.#inFlight[index];
-    if (entry === undefined || entry.wr.opcode !== 'IBV_WR_RDMA_READ')
+    if (entry === undefined || entry.wr.opcode !== 'RDMA_READ')
       return this.#fail('unexpected-response', message);
     const local = this.#options.localBuffers;
     if (local !== undefined && this.#options.stream !== undefined) {
@@ -197,7 +196,7 @@ export class Requester {
         message.ddp.stag,
         message.ddp.taggedOffset,
         message.payload.length,
-        'IBV_ACCESS_LOCAL_WRITE',
+        'LOCAL_WRITE',
       );
       if (!check.ok) return this.#fail(taggedAccessFailure(check.failure, 'ddp'), message);
       check.access.buffer.memory.set(message.payload, check.access.offset);
@@ -206,8 +205,8 @@ export class Requester {
     this.#inFlight.splice(index, 1);
     const completion: WorkCompletion = {
       wrId: entry.wr.wrId,
-      status: 'IBV_WC_SUCCESS',
-      opcode: 'IBV_WC_RDMA_READ',
+      status: 'SUCCESS',
+      opcode: 'RDMA_READ',
       byteLen: entry.wr.length,
       immData: undefined,
       flags: [],
@@ -223,7 +222,7 @@ export class Requester {
     const entry = this.#inFlight[index];
     if (
       entry === undefined ||
-      entry.wr.opcode !== 'IBV_WR_RDMA_READ' ||
+      entry.wr.opcode !== 'RDMA_READ' ||
       message.ddp.messageSequenceNumber !== this.#expectedQn3Msn
     )
       return this.#fail('unexpected-response', message);
@@ -235,7 +234,7 @@ export class Requester {
         wr.localSTag,
         wr.localAddr + BigInt(message.ddp.messageOffset),
         message.payload.length,
-        'IBV_ACCESS_LOCAL_WRITE',
+        'LOCAL_WRITE',
       );
       if (!check.ok) return this.#fail('message-too-long', message);
       check.access.buffer.memory.set(message.payload, check.access.offset);
@@ -245,8 +244,8 @@ export class Requester {
     this.#inFlight.splice(index, 1);
     const completion: WorkCompletion = {
       wrId: wr.wrId,
-      status: 'IBV_WC_SUCCESS',
-      opcode: 'IBV_WC_RDMA_READ',
+      status: 'SUCCESS',
+      opcode: 'RDMA_READ',
       byteLen: wr.length,
       immData: undefined,
       flags: [],
@@ -267,24 +266,22 @@ export class Requester {
 
   /** RFC 5040 §7 / RFC 7306 §6.1: the peer's Terminate ends the stream; WRs complete in error. */
   #terminated(terminate: Terminate): RequesterResult {
-    const first = this.#options.terminateStatus?.(terminate) ?? 'IBV_WC_REM_OP_ERR';
+    const first = this.#options.terminateStatus?.(terminate) ?? 'REM_OP_ERR';
     const completions = this.#flushAll(first);
     return { sent: [], completions, failure: undefined };
   }
 
   #flushAll(firstStatus: WcStatus): WorkCompletion[] {
-    this.#qpState = 'IBV_QPS_ERR';
+    this.#qpState = 'ERR';
     const all = [...this.#inFlight, ...this.#waiting];
     this.#inFlight.length = 0;
     this.#waiting.length = 0;
-    return all.map((o, i) =>
-      errorCompletion(o.wr.wrId, i === 0 ? firstStatus : 'IBV_WC_WR_FLUSH_ERR'),
-    );
+    return all.map((o, i) => errorCompletion(o.wr.wrId, i === 0 ? firstStatus : 'WR_FLUSH_ERR'));
   }
 
   #fail(failure: EngineFailure, message: RdmapMessage): RequesterResult {
     const terminate = buildTerminate(this.profile, this.#outgoingQn2Msn++, failure, { message });
-    const completions = this.#flushAll('IBV_WC_BAD_RESP_ERR');
+    const completions = this.#flushAll('BAD_RESP_ERR');
     return { sent: [terminate], completions, failure };
   }
 }
@@ -295,11 +292,11 @@ function ok(result: RequesterResult): { readonly ok: true; readonly result: Requ
 
 /** The local completion of a Send / RDMA Write (signaled). */
 function sendCompletion(wr: WorkRequest): WorkCompletion {
-  const write = wr.opcode === 'IBV_WR_RDMA_WRITE' || wr.opcode === 'IBV_WR_RDMA_WRITE_WITH_IMM';
+  const write = wr.opcode === 'RDMA_WRITE' || wr.opcode === 'RDMA_WRITE_WITH_IMM';
   return {
     wrId: wr.wrId,
-    status: 'IBV_WC_SUCCESS',
-    opcode: write ? 'IBV_WC_RDMA_WRITE' : 'IBV_WC_SEND',
+    status: 'SUCCESS',
+    opcode: write ? 'RDMA_WRITE' : 'SEND',
     byteLen: 'payload' in wr ? wr.payload.length : 0,
     immData: undefined,
     flags: [],

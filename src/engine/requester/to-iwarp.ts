@@ -56,9 +56,9 @@ export function workRequestToIwarp(
   const invalid = validateWorkRequest(wr);
   if (invalid !== undefined) return { ok: false, error: invalid };
   switch (wr.opcode) {
-    case 'IBV_WR_ATOMIC_FETCH_AND_ADD':
-    case 'IBV_WR_ATOMIC_CMP_AND_SWP': {
-      const fetchAdd = wr.opcode === 'IBV_WR_ATOMIC_FETCH_AND_ADD';
+    case 'ATOMIC_FETCH_AND_ADD':
+    case 'ATOMIC_CMP_AND_SWP': {
+      const fetchAdd = wr.opcode === 'ATOMIC_FETCH_AND_ADD';
       const message = makeAtomicRequest(
         {
           operation: fetchAdd ? 'fetch-add' : 'cmp-swap',
@@ -66,9 +66,9 @@ export function workRequestToIwarp(
           requestIdentifier: state.requestIdentifier,
           remoteSTag: wr.rkey,
           remoteTaggedOffset: wr.remoteAddr,
-          addOrSwapData: fetchAdd ? wr.compareAdd : wr.swap,
+          addOrSwapData: wr.opcode === 'ATOMIC_FETCH_AND_ADD' ? wr.add : wr.swap,
           addOrSwapMask: fetchAdd ? 0n : ALL_ONES_64,
-          compareData: fetchAdd ? 0n : wr.compareAdd,
+          compareData: wr.opcode === 'ATOMIC_FETCH_AND_ADD' ? 0n : wr.compare,
           compareMask: ALL_ONES_64,
         },
         profile,
@@ -77,13 +77,13 @@ export function workRequestToIwarp(
       state.requestIdentifier = (state.requestIdentifier + 1) >>> 0;
       return { ok: true, messages: [message] };
     }
-    case 'IBV_WR_RDMA_WRITE':
-    case 'IBV_WR_RDMA_WRITE_WITH_IMM': {
+    case 'RDMA_WRITE':
+    case 'RDMA_WRITE_WITH_IMM': {
       const write = makeRdmaWrite(
         { stag: wr.rkey, taggedOffset: wr.remoteAddr, payload: wr.payload },
         profile,
       );
-      if (wr.opcode === 'IBV_WR_RDMA_WRITE') return { ok: true, messages: [write] };
+      if (wr.opcode === 'RDMA_WRITE') return { ok: true, messages: [write] };
       const immediate = makeImmediateData(
         { messageSequenceNumber: state.qn0, immediateData: BigInt(wr.immData ?? 0) },
         profile,
@@ -91,9 +91,9 @@ export function workRequestToIwarp(
       state.qn0 = (state.qn0 + 1) >>> 0;
       return { ok: true, messages: [write, immediate] };
     }
-    case 'IBV_WR_SEND':
-    case 'IBV_WR_SEND_WITH_IMM': {
-      if (wr.opcode === 'IBV_WR_SEND') {
+    case 'SEND':
+    case 'SEND_WITH_IMM': {
+      if (wr.opcode === 'SEND') {
         const message = makeSend(
           { messageSequenceNumber: state.qn0, payload: wr.payload },
           profile,
@@ -112,7 +112,7 @@ export function workRequestToIwarp(
               `profile ${profile}: RFC 7306 has no Send with Immediate. A Send followed by Immediate Data ` +
               'would consume two receive buffers and produce two receive completions (RFC 7306 §6.3: ' +
               '"One Immediate Data ... Message MUST consume one Untagged Buffer"), not the single ' +
-              'IBV_WC_RECV with IBV_WC_WITH_IMM that verbs promises. Only the V2 draft (§5.3, opcode 0x13) carries it.',
+              'RECV with WITH_IMM that verbs promises. Only the V2 draft (§5.3, opcode 0x13) carries it.',
           },
         };
       const segments = sendWithImmediateSegments(
@@ -124,7 +124,7 @@ export function workRequestToIwarp(
       state.qn0 = (state.qn0 + 1) >>> 0;
       return { ok: true, messages: segments };
     }
-    case 'IBV_WR_RDMA_READ': {
+    case 'RDMA_READ': {
       if (wr.readV2 === true) {
         if (profile !== 'v2-draft')
           return {

@@ -41,39 +41,39 @@ export function workRequestToRoce(wr: WorkRequest, state: RoceSendState): RoceEn
     psn = (psn + 1) & PSN_MASK;
   };
   switch (wr.opcode) {
-    case 'IBV_WR_ATOMIC_FETCH_AND_ADD':
+    case 'ATOMIC_FETCH_AND_ADD':
       // IBTA §9.3.4: AtomicETH carries VA, R_Key, Add Data (in SwapOrAdd), Compare unused.
       push('RC_FETCH_ADD', {
         AtomicETH: {
           virtualAddress: wr.remoteAddr,
           rKey: wr.rkey,
-          swapOrAddData: wr.compareAdd,
+          swapOrAddData: wr.add,
           compareData: 0n,
         },
       });
       break;
-    case 'IBV_WR_ATOMIC_CMP_AND_SWP':
+    case 'ATOMIC_CMP_AND_SWP':
       push('RC_COMPARE_SWAP', {
         AtomicETH: {
           virtualAddress: wr.remoteAddr,
           rKey: wr.rkey,
           swapOrAddData: wr.swap,
-          compareData: wr.compareAdd,
+          compareData: wr.compare,
         },
       });
       break;
-    case 'IBV_WR_RDMA_READ':
+    case 'RDMA_READ':
       push('RC_RDMA_READ_REQUEST', {
         RETH: { virtualAddress: wr.remoteAddr, rKey: wr.rkey, dmaLength: wr.length },
       });
       // §9.7.1: the responder uses one PSN per response packet.
       psn = (psn + Math.max(1, Math.ceil(wr.length / state.mtu)) - 1) & PSN_MASK;
       break;
-    case 'IBV_WR_RDMA_WRITE':
-    case 'IBV_WR_RDMA_WRITE_WITH_IMM':
-    case 'IBV_WR_SEND':
-    case 'IBV_WR_SEND_WITH_IMM': {
-      const write = wr.opcode.startsWith('IBV_WR_RDMA_WRITE');
+    case 'RDMA_WRITE':
+    case 'RDMA_WRITE_WITH_IMM':
+    case 'SEND':
+    case 'SEND_WITH_IMM': {
+      const write = wr.opcode.startsWith('RDMA_WRITE');
       const withImm = wr.opcode.endsWith('_WITH_IMM');
       const reth =
         'remoteAddr' in wr

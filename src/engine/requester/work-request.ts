@@ -10,44 +10,44 @@ interface Base {
   readonly wrId: bigint;
 }
 
-/** `IBV_WR_ATOMIC_FETCH_AND_ADD`: add `compareAdd` to the 64-bit word at `remoteAddr`. */
+/** `ATOMIC_FETCH_AND_ADD`: add `add` to the 64-bit word at `remoteAddr` (verbs `compare_add`). */
 export interface FetchAndAddRequest extends Base {
-  readonly opcode: 'IBV_WR_ATOMIC_FETCH_AND_ADD';
+  readonly opcode: 'ATOMIC_FETCH_AND_ADD';
   readonly remoteAddr: bigint;
   readonly rkey: number;
-  readonly compareAdd: bigint;
+  readonly add: bigint;
 }
 
-/** `IBV_WR_ATOMIC_CMP_AND_SWP`: if the word equals `compareAdd`, store `swap`. */
+/** `ATOMIC_CMP_AND_SWP`: if the word equals `compare` (verbs `compare_add`), store `swap`. */
 export interface CompareAndSwapRequest extends Base {
-  readonly opcode: 'IBV_WR_ATOMIC_CMP_AND_SWP';
+  readonly opcode: 'ATOMIC_CMP_AND_SWP';
   readonly remoteAddr: bigint;
   readonly rkey: number;
-  readonly compareAdd: bigint;
+  readonly compare: bigint;
   readonly swap: bigint;
 }
 
-/** `IBV_WR_RDMA_WRITE` / `IBV_WR_RDMA_WRITE_WITH_IMM`. */
+/** `RDMA_WRITE` / `RDMA_WRITE_WITH_IMM`. */
 export interface RdmaWriteRequest extends Base {
-  readonly opcode: 'IBV_WR_RDMA_WRITE' | 'IBV_WR_RDMA_WRITE_WITH_IMM';
+  readonly opcode: 'RDMA_WRITE' | 'RDMA_WRITE_WITH_IMM';
   readonly remoteAddr: bigint;
   readonly rkey: number;
   readonly payload: Uint8Array;
-  /** Required for `IBV_WR_RDMA_WRITE_WITH_IMM`. */
+  /** Required for `RDMA_WRITE_WITH_IMM`. */
   readonly immData?: number;
 }
 
-/** `IBV_WR_SEND` / `IBV_WR_SEND_WITH_IMM`. */
+/** `SEND` / `SEND_WITH_IMM`. */
 export interface SendRequest extends Base {
-  readonly opcode: 'IBV_WR_SEND' | 'IBV_WR_SEND_WITH_IMM';
+  readonly opcode: 'SEND' | 'SEND_WITH_IMM';
   readonly payload: Uint8Array;
-  /** Required for `IBV_WR_SEND_WITH_IMM`. */
+  /** Required for `SEND_WITH_IMM`. */
   readonly immData?: number;
 }
 
-/** `IBV_WR_RDMA_READ` of `length` bytes into the local buffer `localSTag` at `localAddr`. */
+/** `RDMA_READ` of `length` bytes into the local buffer `localSTag` at `localAddr`. */
 export interface RdmaReadRequestWr extends Base {
-  readonly opcode: 'IBV_WR_RDMA_READ';
+  readonly opcode: 'RDMA_READ';
   readonly remoteAddr: bigint;
   readonly rkey: number;
   readonly length: number;
@@ -104,13 +104,14 @@ export function validateWorkRequest(wr: WorkRequest): InvalidWorkRequest | undef
   if (!u64(wr.wrId)) return bad('wrId', 'not a 64-bit value');
   if ('remoteAddr' in wr && !u64(wr.remoteAddr)) return bad('remoteAddr', 'not a 64-bit value');
   if ('rkey' in wr && !u32(wr.rkey)) return bad('rkey', 'not a 32-bit value');
-  if ('compareAdd' in wr && !u64(wr.compareAdd)) return bad('compareAdd', 'not a 64-bit value');
+  if ('add' in wr && !u64(wr.add)) return bad('add', 'not a 64-bit value');
+  if ('compare' in wr && !u64(wr.compare)) return bad('compare', 'not a 64-bit value');
   if ('swap' in wr && !u64(wr.swap)) return bad('swap', 'not a 64-bit value');
-  if (wr.opcode === 'IBV_WR_RDMA_WRITE_WITH_IMM' || wr.opcode === 'IBV_WR_SEND_WITH_IMM') {
+  if (wr.opcode === 'RDMA_WRITE_WITH_IMM' || wr.opcode === 'SEND_WITH_IMM') {
     if (wr.immData === undefined || !u32(wr.immData))
       return bad('immData', 'a 32-bit immediate is required');
   }
-  if (wr.opcode === 'IBV_WR_RDMA_READ' && (!u32(wr.length) || !u32(wr.localSTag)))
+  if (wr.opcode === 'RDMA_READ' && (!u32(wr.length) || !u32(wr.localSTag)))
     return bad('length', 'length and local STag must be 32-bit values');
   return undefined;
 }

@@ -294,7 +294,7 @@ export class Responder {
       stag,
       taggedOffset,
       message.payload.length,
-      'IBV_ACCESS_REMOTE_WRITE',
+      'REMOTE_WRITE',
     );
     if (!check.ok) return taggedAccessFailure(check.failure, 'ddp');
     check.access.buffer.memory.set(message.payload, check.access.offset);
@@ -445,7 +445,7 @@ export class Responder {
         message.remoteSTag,
         message.remoteTaggedOffset,
         8,
-        'IBV_ACCESS_REMOTE_ATOMIC',
+        'REMOTE_ATOMIC',
       );
       if (!check.ok) return taggedAccessFailure(check.failure, 'rdmap');
       // RFC 7306 §8.2: the ULP Buffer address MUST be 64-bit aligned, else Remote
@@ -477,7 +477,7 @@ export class Responder {
       message.sourceSTag,
       message.sourceTaggedOffset,
       message.readSize,
-      'IBV_ACCESS_REMOTE_READ',
+      'REMOTE_READ',
     );
     if (!check.ok) return taggedAccessFailure(check.failure, 'rdmap');
     const { memory } = check.access.buffer;

@@ -1,19 +1,22 @@
 /**
  * `enum ibv_access_flags` of libibverbs (rdma-core `libibverbs/verbs.h`), bit values.
- * `IBV_ACCESS_RELAXED_ORDERING` is `IBV_ACCESS_OPTIONAL_FIRST` (1 << 20).
+ * `RELAXED_ORDERING` is `OPTIONAL_FIRST` (1 << 20).
+ *
+ * Naming rule (the whole package): a key is the C name without its prefix (`IBV_ACCESS_`),
+ * so C's `IBV_ACCESS_X` is `ACCESS_FLAGS.X`; `C_NAME_PREFIX.ACCESS_FLAGS` records the prefix.
  */
 export const ACCESS_FLAGS = {
-  IBV_ACCESS_LOCAL_WRITE: 1,
-  IBV_ACCESS_REMOTE_WRITE: 2,
-  IBV_ACCESS_REMOTE_READ: 4,
-  IBV_ACCESS_REMOTE_ATOMIC: 8,
-  IBV_ACCESS_MW_BIND: 16,
-  IBV_ACCESS_ZERO_BASED: 32,
-  IBV_ACCESS_ON_DEMAND: 64,
-  IBV_ACCESS_HUGETLB: 128,
-  IBV_ACCESS_FLUSH_GLOBAL: 256,
-  IBV_ACCESS_FLUSH_PERSISTENT: 512,
-  IBV_ACCESS_RELAXED_ORDERING: 1 << 20,
+  LOCAL_WRITE: 1,
+  REMOTE_WRITE: 2,
+  REMOTE_READ: 4,
+  REMOTE_ATOMIC: 8,
+  MW_BIND: 16,
+  ZERO_BASED: 32,
+  ON_DEMAND: 64,
+  HUGETLB: 128,
+  FLUSH_GLOBAL: 256,
+  FLUSH_PERSISTENT: 512,
+  RELAXED_ORDERING: 1 << 20,
 } as const;
 
 /** A libibverbs access flag name. */

@@ -7,3 +7,17 @@ export * from './qp-state.js';
 export * from './wc-opcode.js';
 export * from './wc-status.js';
 export * from './wr-opcode.js';
+
+/**
+ * The C prefix each table's keys drop (one naming rule for the whole package: names are the
+ * libibverbs names without their prefix). Tests rebuild the C names from it to check every
+ * value against the constants the addon exports from `verbs.h`.
+ */
+export const C_NAME_PREFIX = {
+  ACCESS_FLAGS: 'IBV_ACCESS_',
+  QP_STATE: 'IBV_QPS_',
+  WC_FLAGS: 'IBV_WC_',
+  WC_OPCODE: 'IBV_WC_',
+  WC_STATUS: 'IBV_WC_',
+  WR_OPCODE: 'IBV_WR_',
+} as const;

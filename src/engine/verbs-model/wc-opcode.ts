@@ -1,42 +1,45 @@
 /**
  * `enum ibv_wc_opcode` of libibverbs (rdma-core `libibverbs/verbs.h`). Receive-side
- * opcodes start at `IBV_WC_RECV = 1 << 7`.
+ * opcodes start at `RECV = 1 << 7`.
+ *
+ * Naming rule (the whole package): a key is the C name without its prefix (`IBV_WC_`),
+ * so C's `IBV_WC_X` is `WC_OPCODE.X`; `C_NAME_PREFIX.WC_OPCODE` records the prefix.
  */
 export const WC_OPCODE = {
-  IBV_WC_SEND: 0,
-  IBV_WC_RDMA_WRITE: 1,
-  IBV_WC_RDMA_READ: 2,
-  IBV_WC_COMP_SWAP: 3,
-  IBV_WC_FETCH_ADD: 4,
-  IBV_WC_BIND_MW: 5,
-  IBV_WC_LOCAL_INV: 6,
-  IBV_WC_TSO: 7,
-  IBV_WC_FLUSH: 8,
-  IBV_WC_ATOMIC_WRITE: 9,
-  IBV_WC_RECV: 128,
-  IBV_WC_RECV_RDMA_WITH_IMM: 129,
-  IBV_WC_TM_ADD: 130,
-  IBV_WC_TM_DEL: 131,
-  IBV_WC_TM_SYNC: 132,
-  IBV_WC_TM_RECV: 133,
-  IBV_WC_TM_NO_TAG: 134,
-  IBV_WC_DRIVER1: 135,
-  IBV_WC_DRIVER2: 136,
-  IBV_WC_DRIVER3: 137,
+  SEND: 0,
+  RDMA_WRITE: 1,
+  RDMA_READ: 2,
+  COMP_SWAP: 3,
+  FETCH_ADD: 4,
+  BIND_MW: 5,
+  LOCAL_INV: 6,
+  TSO: 7,
+  FLUSH: 8,
+  ATOMIC_WRITE: 9,
+  RECV: 128,
+  RECV_RDMA_WITH_IMM: 129,
+  TM_ADD: 130,
+  TM_DEL: 131,
+  TM_SYNC: 132,
+  TM_RECV: 133,
+  TM_NO_TAG: 134,
+  DRIVER1: 135,
+  DRIVER2: 136,
+  DRIVER3: 137,
 } as const;
 
-/** A libibverbs work-completion opcode name, e.g. `IBV_WC_RECV_RDMA_WITH_IMM`. */
+/** A libibverbs work-completion opcode name, e.g. `RECV_RDMA_WITH_IMM`. */
 export type WcOpcode = keyof typeof WC_OPCODE;
 
 /**
- * `enum ibv_wc_flags` bits (verbs.h): `IBV_WC_GRH = 1 << 0`, `IBV_WC_WITH_IMM = 1 << 1`,
- * `IBV_WC_IP_CSUM_OK = 1 << 2`, `IBV_WC_WITH_INV = 1 << 3`.
+ * `enum ibv_wc_flags` bits (verbs.h): `GRH = 1 << 0`, `WITH_IMM = 1 << 1`,
+ * `IP_CSUM_OK = 1 << 2`, `WITH_INV = 1 << 3`.
  */
 export const WC_FLAGS = {
-  IBV_WC_GRH: 1,
-  IBV_WC_WITH_IMM: 2,
-  IBV_WC_IP_CSUM_OK: 4,
-  IBV_WC_WITH_INV: 8,
+  GRH: 1,
+  WITH_IMM: 2,
+  IP_CSUM_OK: 4,
+  WITH_INV: 8,
 } as const;
 
 /** A libibverbs work-completion flag name. */

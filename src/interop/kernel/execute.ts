@@ -106,7 +106,7 @@ export async function runOnKernel(scenario: Scenario): Promise<Outcome> {
       return {
         post: error.code,
         memoryAfter: remoteBuffer.readBigUInt64LE(scenario.remoteOffset),
-        requesterQpState: `IBV_QPS_${pair.requester.query().state ?? 'UNKNOWN'}`,
+        requesterQpState: pair.requester.query().state ?? 'UNKNOWN',
         ...(await wire()),
       };
     }
@@ -130,7 +130,7 @@ export async function runOnKernel(scenario: Scenario): Promise<Outcome> {
             ...(responderWc.immData === undefined ? {} : { responderImm: responderWc.immData }),
           }),
       memoryAfter: remoteBuffer.readBigUInt64LE(scenario.remoteOffset),
-      requesterQpState: `IBV_QPS_${pair.requester.query().state ?? 'UNKNOWN'}`,
+      requesterQpState: pair.requester.query().state ?? 'UNKNOWN',
       ...(await wire()),
     };
   } finally {

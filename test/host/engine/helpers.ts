@@ -10,10 +10,10 @@ export const STAG = 0x1a2b3c4d;
 export const BASE_TO = 0x00007f3a12345000n;
 export const STREAM = { streamId: 7, protectionDomain: 3 } as const;
 export const ALL_REMOTE = accessMask([
-  'IBV_ACCESS_LOCAL_WRITE',
-  'IBV_ACCESS_REMOTE_WRITE',
-  'IBV_ACCESS_REMOTE_READ',
-  'IBV_ACCESS_REMOTE_ATOMIC',
+  'LOCAL_WRITE',
+  'REMOTE_WRITE',
+  'REMOTE_READ',
+  'REMOTE_ATOMIC',
 ]);
 
 /** A Responder whose buffer STAG holds `initial` (8-byte words written in `order`). */

@@ -17,7 +17,7 @@ const scenario = (receiveLength: number): VerbsScenario => ({
         stag: 0x1a2b3c4d,
         baseTaggedOffset: 0x7f3a10000000n,
         length: 16,
-        access: ACCESS_FLAGS.IBV_ACCESS_REMOTE_WRITE,
+        access: ACCESS_FLAGS.REMOTE_WRITE,
         protectionDomain: 1,
       },
     ],
@@ -26,7 +26,7 @@ const scenario = (receiveLength: number): VerbsScenario => ({
   workRequests: [
     {
       wrId: 0x57n,
-      opcode: 'IBV_WR_RDMA_WRITE_WITH_IMM',
+      opcode: 'RDMA_WRITE_WITH_IMM',
       remoteAddr: 0x7f3a10000000n,
       rkey: 0x1a2b3c4d,
       payload: Uint8Array.of(0x11, 0x22, 0x33, 0x44, 0x55, 0x66, 0x77, 0x88),
@@ -41,8 +41,8 @@ describe('where the immediate of a write-with-immediate travels', () => {
     expect(roce.failure).toBeUndefined();
     expect(roce.responder.completions).toEqual([
       expect.objectContaining({
-        status: 'IBV_WC_SUCCESS',
-        opcode: 'IBV_WC_RECV_RDMA_WITH_IMM',
+        status: 'SUCCESS',
+        opcode: 'RECV_RDMA_WITH_IMM',
         byteLen: 8,
         immData: { host: 0x12345678, network: 0x78563412 },
       }),
@@ -59,7 +59,7 @@ describe('where the immediate of a write-with-immediate travels', () => {
     const iwarp = projectIwarp(scenario(8));
     expect(iwarp.failure).toBeUndefined();
     expect(iwarp.responder.completions[0]).toMatchObject({
-      opcode: 'IBV_WC_RECV_RDMA_WITH_IMM',
+      opcode: 'RECV_RDMA_WITH_IMM',
       immData: { host: 0x12345678 },
     });
   });

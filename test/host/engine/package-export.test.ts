@@ -10,23 +10,23 @@ describe('rdma-interop engine export', () => {
             stag: 0x1234,
             baseTaggedOffset: 0x7f0000001000n,
             length: 64,
-            access: engine.accessMask(['IBV_ACCESS_REMOTE_ATOMIC']),
+            access: engine.accessMask(['REMOTE_ATOMIC']),
             protectionDomain: 1,
           },
         ],
       },
       workRequests: [
         {
-          opcode: 'IBV_WR_ATOMIC_FETCH_AND_ADD',
+          opcode: 'ATOMIC_FETCH_AND_ADD',
           wrId: 1n,
           remoteAddr: 0x7f0000001004n,
           rkey: 0x1234,
-          compareAdd: 1n,
+          add: 1n,
         },
       ],
     });
     expect(iwarp.terminate).toMatchObject({ layer: 0, errorType: 2, errorCode: 7 });
-    expect(iwarp.requester.completions[0]?.status).toBe('IBV_WC_REM_INV_REQ_ERR');
+    expect(iwarp.requester.completions[0]?.status).toBe('REM_INV_REQ_ERR');
     expect(roce.nak).toBe('INVALID_REQUEST');
     expect(engine.checkOrdering(iwarp.trace.operations, iwarp.trace.events)).toEqual({
       ok: true,

@@ -16,12 +16,7 @@ const VA = 0x00007f0012345678n & ~7n;
 const ORIGINAL = 0x0123456789abcdefn;
 
 function target(
-  access = accessMask([
-    'IBV_ACCESS_LOCAL_WRITE',
-    'IBV_ACCESS_REMOTE_WRITE',
-    'IBV_ACCESS_REMOTE_READ',
-    'IBV_ACCESS_REMOTE_ATOMIC',
-  ]),
+  access = accessMask(['LOCAL_WRITE', 'REMOTE_WRITE', 'REMOTE_READ', 'REMOTE_ATOMIC']),
 ): TaggedBufferRegistration {
   const contents = new Uint8Array(64);
   new DataView(contents.buffer).setBigUint64(0, ORIGINAL, true);
@@ -32,16 +27,16 @@ const word = (memory: Uint8Array | undefined, index = 0) =>
   new DataView(memory!.buffer, memory!.byteOffset).getBigUint64(index * 8, true);
 
 describe('verbs projection', () => {
-  it('[R7306-5.4-1] [R7306-5.4-5] FETCH_AND_ADD: requester sees IBV_WC_FETCH_ADD with the original on both transports', () => {
+  it('[R7306-5.4-1] [R7306-5.4-5] FETCH_AND_ADD: requester sees FETCH_ADD with the original on both transports', () => {
     const scenario: VerbsScenario = {
       responder: { buffers: [target()] },
       workRequests: [
         {
-          opcode: 'IBV_WR_ATOMIC_FETCH_AND_ADD',
+          opcode: 'ATOMIC_FETCH_AND_ADD',
           wrId: 0x1001n,
           remoteAddr: VA,
           rkey: RKEY,
-          compareAdd: 0x0000000100000001n,
+          add: 0x0000000100000001n,
         },
       ],
     };
@@ -50,15 +45,15 @@ describe('verbs projection', () => {
       expect(outcome.requester.completions).toEqual([
         {
           wrId: 0x1001n,
-          status: 'IBV_WC_SUCCESS',
-          opcode: 'IBV_WC_FETCH_ADD',
+          status: 'SUCCESS',
+          opcode: 'FETCH_ADD',
           byteLen: 8,
           immData: undefined,
           flags: [],
           atomicOriginal: ORIGINAL,
         },
       ]);
-      expect(outcome.requester.qpState).toBe('IBV_QPS_RTS');
+      expect(outcome.requester.qpState).toBe('RTS');
       expect(outcome.responder.completions).toEqual([]);
       expect(word(outcome.memory.get(RKEY))).toBe(0x0123456889abcdf0n);
     }
@@ -93,11 +88,11 @@ describe('verbs projection', () => {
       responder: { buffers: [target()] },
       workRequests: [
         {
-          opcode: 'IBV_WR_ATOMIC_CMP_AND_SWP',
+          opcode: 'ATOMIC_CMP_AND_SWP',
           wrId: 7n,
           remoteAddr: VA,
           rkey: RKEY,
-          compareAdd: ORIGINAL,
+          compare: ORIGINAL,
           swap: 0xfedcba9876543210n,
         },
       ],
@@ -111,8 +106,8 @@ describe('verbs projection', () => {
     });
     for (const o of [iwarp, roce]) {
       expect(o.requester.completions[0]).toMatchObject({
-        status: 'IBV_WC_SUCCESS',
-        opcode: 'IBV_WC_COMP_SWAP',
+        status: 'SUCCESS',
+        opcode: 'COMP_SWAP',
         atomicOriginal: ORIGINAL,
       });
       expect(word(o.memory.get(RKEY))).toBe(0xfedcba9876543210n);
@@ -124,75 +119,75 @@ describe('verbs projection', () => {
       responder: { buffers: [target()], receives: [{ id: 0x77n, length: 16 }] },
       workRequests: [
         {
-          opcode: 'IBV_WR_ATOMIC_FETCH_AND_ADD',
+          opcode: 'ATOMIC_FETCH_AND_ADD',
           wrId: 1n,
           remoteAddr: VA + 4n,
           rkey: RKEY,
-          compareAdd: 1n,
+          add: 1n,
         },
         {
-          opcode: 'IBV_WR_ATOMIC_FETCH_AND_ADD',
+          opcode: 'ATOMIC_FETCH_AND_ADD',
           wrId: 2n,
           remoteAddr: VA,
           rkey: RKEY,
-          compareAdd: 1n,
+          add: 1n,
         },
       ],
     };
     const iwarp = projectIwarp(scenario);
     expect(iwarp.terminate).toMatchObject({ layer: 0, errorType: 2, errorCode: 7 });
     expect(iwarp.requester.completions.map((c) => [c.wrId, c.status])).toEqual([
-      [1n, 'IBV_WC_REM_INV_REQ_ERR'],
-      [2n, 'IBV_WC_WR_FLUSH_ERR'],
+      [1n, 'REM_INV_REQ_ERR'],
+      [2n, 'WR_FLUSH_ERR'],
     ]);
-    expect(iwarp.requester.qpState).toBe('IBV_QPS_ERR');
+    expect(iwarp.requester.qpState).toBe('ERR');
     expect(iwarp.responder).toEqual({
       completions: [
         {
           wrId: 0x77n,
-          status: 'IBV_WC_WR_FLUSH_ERR',
+          status: 'WR_FLUSH_ERR',
           opcode: undefined,
           byteLen: 0,
           immData: undefined,
           flags: [],
         },
       ],
-      qpState: 'IBV_QPS_ERR',
+      qpState: 'ERR',
     });
     expect(word(iwarp.memory.get(RKEY))).toBe(ORIGINAL);
     const siw = projectIwarp({ ...scenario, iwarpStatusModel: 'siw' });
     expect(siw.requester.completions.map((c) => c.status)).toEqual([
-      'IBV_WC_WR_FLUSH_ERR',
-      'IBV_WC_WR_FLUSH_ERR',
+      'WR_FLUSH_ERR',
+      'WR_FLUSH_ERR',
     ]);
     const roce = projectRoce(scenario);
     expect(roce.nak).toBe('INVALID_REQUEST');
     expect(roce.requester.completions.map((c) => c.status)).toEqual([
-      'IBV_WC_REM_INV_REQ_ERR',
-      'IBV_WC_WR_FLUSH_ERR',
+      'REM_INV_REQ_ERR',
+      'WR_FLUSH_ERR',
     ]);
-    expect(roce.responder.qpState).toBe('IBV_QPS_ERR');
+    expect(roce.responder.qpState).toBe('ERR');
   });
 
-  it('no remote-atomic right: iWARP Remote Protection / access rights; RoCE NAK Remote Access Error -> IBV_WC_REM_ACCESS_ERR', () => {
+  it('no remote-atomic right: iWARP Remote Protection / access rights; RoCE NAK Remote Access Error -> REM_ACCESS_ERR', () => {
     const scenario: VerbsScenario = {
-      responder: { buffers: [target(accessMask(['IBV_ACCESS_REMOTE_READ']))] },
+      responder: { buffers: [target(accessMask(['REMOTE_READ']))] },
       workRequests: [
         {
-          opcode: 'IBV_WR_ATOMIC_CMP_AND_SWP',
+          opcode: 'ATOMIC_CMP_AND_SWP',
           wrId: 3n,
           remoteAddr: VA,
           rkey: RKEY,
-          compareAdd: ORIGINAL,
+          compare: ORIGINAL,
           swap: 5n,
         },
       ],
     };
     const { iwarp, roce } = projectVerbs(scenario);
     expect(iwarp.terminate).toMatchObject({ layer: 0, errorType: 1, errorCode: 2 });
-    expect(iwarp.requester.completions[0]?.status).toBe('IBV_WC_REM_ACCESS_ERR');
+    expect(iwarp.requester.completions[0]?.status).toBe('REM_ACCESS_ERR');
     expect(roce.nak).toBe('REMOTE_ACCESS_ERROR');
-    expect(roce.requester.completions[0]?.status).toBe('IBV_WC_REM_ACCESS_ERR');
+    expect(roce.requester.completions[0]?.status).toBe('REM_ACCESS_ERR');
     expect(word(roce.memory.get(RKEY))).toBe(ORIGINAL);
   });
 
@@ -201,11 +196,11 @@ describe('verbs projection', () => {
       responder: { buffers: [target()], supportsAtomics: false },
       workRequests: [
         {
-          opcode: 'IBV_WR_ATOMIC_FETCH_AND_ADD',
+          opcode: 'ATOMIC_FETCH_AND_ADD',
           wrId: 9n,
           remoteAddr: VA,
           rkey: RKEY,
-          compareAdd: 0n,
+          add: 0n,
         },
       ],
       iwarpStatusModel: 'siw',
@@ -214,7 +209,7 @@ describe('verbs projection', () => {
     expect(iwarp.requester.completions).toEqual([
       {
         wrId: 9n,
-        status: 'IBV_WC_WR_FLUSH_ERR',
+        status: 'WR_FLUSH_ERR',
         opcode: undefined,
         byteLen: 0,
         immData: undefined,
@@ -229,7 +224,7 @@ describe('verbs projection', () => {
       responder: { buffers: [target()], receives: [{ id: 0x500n, length: 32 }] },
       workRequests: [
         {
-          opcode: 'IBV_WR_RDMA_WRITE_WITH_IMM',
+          opcode: 'RDMA_WRITE_WITH_IMM',
           wrId: 4n,
           remoteAddr: VA + 16n,
           rkey: RKEY,
@@ -252,8 +247,8 @@ describe('verbs projection', () => {
       expect(o.requester.completions).toEqual([
         {
           wrId: 4n,
-          status: 'IBV_WC_SUCCESS',
-          opcode: 'IBV_WC_RDMA_WRITE',
+          status: 'SUCCESS',
+          opcode: 'RDMA_WRITE',
           byteLen: 6,
           immData: undefined,
           flags: [],
@@ -262,11 +257,11 @@ describe('verbs projection', () => {
       expect(o.responder.completions).toEqual([
         {
           wrId: 0x500n,
-          status: 'IBV_WC_SUCCESS',
-          opcode: 'IBV_WC_RECV_RDMA_WITH_IMM',
+          status: 'SUCCESS',
+          opcode: 'RECV_RDMA_WITH_IMM',
           byteLen: 6,
           immData: { host: 0x12345678, network: 0x78563412 },
-          flags: ['IBV_WC_WITH_IMM'],
+          flags: ['WITH_IMM'],
         },
       ]);
       expect(o.memory.get(RKEY)?.slice(16, 22)).toEqual(payload);
@@ -284,7 +279,7 @@ describe('verbs projection', () => {
       responder: { buffers: [target()] },
       workRequests: [
         {
-          opcode: 'IBV_WR_RDMA_WRITE_WITH_IMM',
+          opcode: 'RDMA_WRITE_WITH_IMM',
           wrId: 5n,
           remoteAddr: VA,
           rkey: RKEY,
@@ -303,24 +298,24 @@ describe('verbs projection', () => {
       rdmaHeaderIncluded: false,
     });
     // iWARP completes the Write on post; the Terminate then moves the QP to error.
-    expect(iwarp.requester.completions[0]?.status).toBe('IBV_WC_SUCCESS');
-    expect(iwarp.requester.qpState).toBe('IBV_QPS_ERR');
-    expect(roce.requester.completions[0]?.status).toBe('IBV_WC_RNR_RETRY_EXC_ERR');
-    expect(roce.responder.qpState).toBe('IBV_QPS_RTS');
+    expect(iwarp.requester.completions[0]?.status).toBe('SUCCESS');
+    expect(iwarp.requester.qpState).toBe('ERR');
+    expect(roce.requester.completions[0]?.status).toBe('RNR_RETRY_EXC_ERR');
+    expect(roce.responder.qpState).toBe('RTS');
   });
 
   it('SEND_WITH_IMM is not expressible in the rfc7306 profile, is a V2 Send with Immediate Data in v2-draft, and a RoCE SEND_ONLY_WITH_IMMEDIATE', () => {
     const payload = new Uint8Array([1, 2, 3, 4, 5]);
     const scenario: VerbsScenario = {
       responder: { buffers: [], receives: [{ id: 0x600n, length: 64 }] },
-      workRequests: [{ opcode: 'IBV_WR_SEND_WITH_IMM', wrId: 6n, payload, immData: 0x0a0b0c0d }],
+      workRequests: [{ opcode: 'SEND_WITH_IMM', wrId: 6n, payload, immData: 0x0a0b0c0d }],
     };
     const rfc = projectIwarp(scenario);
     expect(rfc.notExpressible).toHaveLength(1);
     expect(rfc.notExpressible[0]).toMatchObject({
       reason: 'not-expressible',
       wrId: 6n,
-      opcode: 'IBV_WR_SEND_WITH_IMM',
+      opcode: 'SEND_WITH_IMM',
     });
     expect(rfc.notExpressible[0]?.detail).toContain('§6.3');
     expect(rfc.iwarpWire).toEqual([]);
@@ -331,11 +326,11 @@ describe('verbs projection', () => {
     ]);
     const expected = {
       wrId: 0x600n,
-      status: 'IBV_WC_SUCCESS',
-      opcode: 'IBV_WC_RECV',
+      status: 'SUCCESS',
+      opcode: 'RECV',
       byteLen: 5,
       immData: immediateValue(0x0a0b0c0d),
-      flags: ['IBV_WC_WITH_IMM'],
+      flags: ['WITH_IMM'],
       data: payload,
     };
     expect(v2.responder.completions).toEqual([expected]);
@@ -361,7 +356,7 @@ describe('verbs projection', () => {
       },
       workRequests: [
         {
-          opcode: 'IBV_WR_RDMA_WRITE_WITH_IMM',
+          opcode: 'RDMA_WRITE_WITH_IMM',
           wrId: 1n,
           remoteAddr: VA,
           rkey: RKEY,
@@ -369,7 +364,7 @@ describe('verbs projection', () => {
           immData: 0x01020304,
         },
         {
-          opcode: 'IBV_WR_RDMA_WRITE_WITH_IMM',
+          opcode: 'RDMA_WRITE_WITH_IMM',
           wrId: 2n,
           remoteAddr: VA,
           rkey: RKEY,
@@ -405,14 +400,14 @@ describe('verbs projection', () => {
             stag: 0x42,
             baseTaggedOffset: 0x1000n,
             length: 16,
-            access: accessMask(['IBV_ACCESS_LOCAL_WRITE']),
+            access: accessMask(['LOCAL_WRITE']),
             protectionDomain: 1,
           },
         ],
       },
       workRequests: [
         {
-          opcode: 'IBV_WR_RDMA_READ',
+          opcode: 'RDMA_READ',
           wrId: 8n,
           remoteAddr: VA,
           rkey: RKEY,
@@ -428,8 +423,8 @@ describe('verbs projection', () => {
     ]);
     for (const o of [iwarp, roce])
       expect(o.requester.completions[0]).toMatchObject({
-        status: 'IBV_WC_SUCCESS',
-        opcode: 'IBV_WC_RDMA_READ',
+        status: 'SUCCESS',
+        opcode: 'RDMA_READ',
         byteLen: 8,
       });
   });
@@ -437,11 +432,11 @@ describe('verbs projection', () => {
   it('SEND larger than the receive buffer: iWARP DDP message too long; RoCE NAK Invalid Request', () => {
     const scenario: VerbsScenario = {
       responder: { buffers: [], receives: [{ id: 1n, length: 4 }] },
-      workRequests: [{ opcode: 'IBV_WR_SEND', wrId: 2n, payload: new Uint8Array(9) }],
+      workRequests: [{ opcode: 'SEND', wrId: 2n, payload: new Uint8Array(9) }],
     };
     const { iwarp, roce } = projectVerbs(scenario);
     expect(iwarp.terminate).toMatchObject({ layer: 1, errorType: 2, errorCode: 5 });
-    expect(roce.requester.completions[0]?.status).toBe('IBV_WC_REM_INV_REQ_ERR');
+    expect(roce.requester.completions[0]?.status).toBe('REM_INV_REQ_ERR');
   });
 
   it('RoCE write larger than the MTU is split into FIRST / MIDDLE / LAST with consecutive PSNs', () => {
@@ -449,7 +444,7 @@ describe('verbs projection', () => {
       responder: { buffers: [{ ...target(), length: 4096, contents: new Uint8Array(4096) }] },
       workRequests: [
         {
-          opcode: 'IBV_WR_RDMA_WRITE_WITH_IMM',
+          opcode: 'RDMA_WRITE_WITH_IMM',
           wrId: 1n,
           remoteAddr: VA,
           rkey: RKEY,

@@ -9,11 +9,11 @@ import { accessMask } from '../../../src/engine/verbs-model/access-flags.js';
 import { makeReadV2Response } from '../../../src/engine/wire/build.js';
 
 const fetchAdd = (wrId: bigint, add: bigint): WorkRequest => ({
-  opcode: 'IBV_WR_ATOMIC_FETCH_AND_ADD',
+  opcode: 'ATOMIC_FETCH_AND_ADD',
   wrId,
   remoteAddr: 0x7f0000001000n,
   rkey: 0x1234,
-  compareAdd: add,
+  add: add,
 });
 
 function posted(requester: Requester, wr: WorkRequest) {
@@ -62,8 +62,8 @@ describe('Requester (RFC 7306 §5.2)', () => {
     expect(r.completions).toMatchObject([
       {
         wrId: 1n,
-        status: 'IBV_WC_SUCCESS',
-        opcode: 'IBV_WC_FETCH_ADD',
+        status: 'SUCCESS',
+        opcode: 'FETCH_ADD',
         atomicOriginal: 0x0102030405060708n,
       },
     ]);
@@ -115,10 +115,10 @@ describe('Requester (RFC 7306 §5.2)', () => {
       ddpHeaderIncluded: true,
       rdmaHeaderIncluded: false,
     });
-    expect(r.completions).toMatchObject([{ wrId: 10n, status: 'IBV_WC_BAD_RESP_ERR' }]);
-    expect(requester.qpState).toBe('IBV_QPS_ERR');
+    expect(r.completions).toMatchObject([{ wrId: 10n, status: 'BAD_RESP_ERR' }]);
+    expect(requester.qpState).toBe('ERR');
     expect(posted(requester, fetchAdd(12n, 1n)).completions).toMatchObject([
-      { wrId: 12n, status: 'IBV_WC_WR_FLUSH_ERR' },
+      { wrId: 12n, status: 'WR_FLUSH_ERR' },
     ]);
   });
 
@@ -137,15 +137,15 @@ describe('Requester (RFC 7306 §5.2)', () => {
   });
 
   it('a received Terminate completes the outstanding WR with the model status and flushes the rest', () => {
-    const requester = new Requester({ ord: 1, terminateStatus: () => 'IBV_WC_REM_ACCESS_ERR' });
+    const requester = new Requester({ ord: 1, terminateStatus: () => 'REM_ACCESS_ERR' });
     posted(requester, fetchAdd(1n, 1n));
     posted(requester, fetchAdd(2n, 1n));
     const r = requester.receive(
       makeTerminate({ messageSequenceNumber: 1, layer: 0, errorType: 1, errorCode: 2 }),
     );
     expect(r.completions.map((c) => [c.wrId, c.status])).toEqual([
-      [1n, 'IBV_WC_REM_ACCESS_ERR'],
-      [2n, 'IBV_WC_WR_FLUSH_ERR'],
+      [1n, 'REM_ACCESS_ERR'],
+      [2n, 'WR_FLUSH_ERR'],
     ]);
   });
 
@@ -155,7 +155,7 @@ describe('Requester (RFC 7306 §5.2)', () => {
       stag: 0x42,
       baseTaggedOffset: 0x1000n,
       length: 8,
-      access: accessMask(['IBV_ACCESS_LOCAL_WRITE']),
+      access: accessMask(['LOCAL_WRITE']),
       protectionDomain: 1,
     });
     const requester = new Requester({
@@ -165,7 +165,7 @@ describe('Requester (RFC 7306 §5.2)', () => {
       stream: { streamId: 1, protectionDomain: 1 },
     });
     const sent = posted(requester, {
-      opcode: 'IBV_WR_RDMA_READ',
+      opcode: 'RDMA_READ',
       wrId: 3n,
       remoteAddr: 0x9000n,
       rkey: 7,
@@ -183,11 +183,11 @@ describe('Requester (RFC 7306 §5.2)', () => {
     expect(sent[0]?.control.rdmaVersion).toBe(2);
     const r = requester.receive(makeReadV2Response(1, new Uint8Array([0xa1, 0xb2, 0xc3, 0xd4])));
     expect(r.completions).toMatchObject([
-      { wrId: 3n, status: 'IBV_WC_SUCCESS', opcode: 'IBV_WC_RDMA_READ', byteLen: 4 },
+      { wrId: 3n, status: 'SUCCESS', opcode: 'RDMA_READ', byteLen: 4 },
     ]);
     expect([...sink.memory]).toEqual([0, 0, 0xa1, 0xb2, 0xc3, 0xd4, 0, 0]);
     const rfc = new Requester({ ord: 2 }).post({
-      opcode: 'IBV_WR_RDMA_READ',
+      opcode: 'RDMA_READ',
       wrId: 3n,
       remoteAddr: 0n,
       rkey: 7,
@@ -202,13 +202,13 @@ describe('Requester (RFC 7306 §5.2)', () => {
   it('[RV2-4.1-1] [RV2-4.1-2] [RV2-4.1-3] [RV2-4.1-5] [RV2-4.1-8] [RV2-4.1-4] [RV2-4.1-9] [RV2-4.2-1] V2 messages carry RV 2, the 5-bit opcode in the RDMAP control octet, DV 1 and their table queue', () => {
     const requester = new Requester({ profile: 'v2-draft', ord: 2 });
     const send = posted(requester, {
-      opcode: 'IBV_WR_SEND_WITH_IMM',
+      opcode: 'SEND_WITH_IMM',
       wrId: 1n,
       payload: new Uint8Array(0),
       immData: 0xabcdef01,
     }).sent;
     const read = posted(requester, {
-      opcode: 'IBV_WR_RDMA_READ',
+      opcode: 'RDMA_READ',
       wrId: 2n,
       remoteAddr: 0n,
       rkey: 1,
@@ -230,7 +230,7 @@ describe('Requester (RFC 7306 §5.2)', () => {
   it('invalid work requests are typed errors and change nothing', () => {
     const requester = new Requester({ ord: 2 });
     const r = requester.post({
-      opcode: 'IBV_WR_SEND_WITH_IMM',
+      opcode: 'SEND_WITH_IMM',
       wrId: 1n,
       payload: new Uint8Array(0),
       immData: 0x1_0000_0000,

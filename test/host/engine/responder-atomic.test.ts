@@ -147,7 +147,7 @@ describe('Responder: Atomic Requests (RFC 7306 §5)', () => {
       stag: 0x99,
       baseTaggedOffset: 0n,
       length: 16,
-      access: accessMask(['IBV_ACCESS_REMOTE_ATOMIC']),
+      access: accessMask(['REMOTE_ATOMIC']),
       protectionDomain: 3,
       baseAddress: 0x7000_0000_0008n,
     });
@@ -158,7 +158,7 @@ describe('Responder: Atomic Requests (RFC 7306 §5)', () => {
       stag: 0x99,
       baseTaggedOffset: 0n,
       length: 16,
-      access: accessMask(['IBV_ACCESS_REMOTE_ATOMIC']),
+      access: accessMask(['REMOTE_ATOMIC']),
       protectionDomain: 3,
       baseAddress: 0x7000_0000_0004n,
     });
@@ -180,7 +180,7 @@ describe('Responder: Atomic Requests (RFC 7306 §5)', () => {
       expect(r.terminate).toMatchObject({ layer: 0, errorType: 1, errorCode: c.code });
       expect(buffer.memory).toEqual(before);
     }
-    const noAtomic = setup({ access: accessMask(['IBV_ACCESS_REMOTE_READ']), words: [ORIGINAL] });
+    const noAtomic = setup({ access: accessMask(['REMOTE_READ']), words: [ORIGINAL] });
     const r = noAtomic.responder.receive(fetchAdd(1, 0n, ADD));
     expect(r.failure).toBe('access-rights');
     expect(r.terminate).toMatchObject({ layer: 0, errorType: 1, errorCode: 0x02 });
@@ -193,7 +193,7 @@ describe('Responder: Atomic Requests (RFC 7306 §5)', () => {
       stag: 0x77,
       baseTaggedOffset: 0xfffffffffffffff0n,
       length: 16,
-      access: accessMask(['IBV_ACCESS_REMOTE_ATOMIC']),
+      access: accessMask(['REMOTE_ATOMIC']),
       protectionDomain: 3,
     });
     const ok = responder.receive({
@@ -207,7 +207,7 @@ describe('Responder: Atomic Requests (RFC 7306 §5)', () => {
       stag: 0x77,
       baseTaggedOffset: 0xfffffffffffffff0n,
       length: 16,
-      access: accessMask(['IBV_ACCESS_REMOTE_ATOMIC']),
+      access: accessMask(['REMOTE_ATOMIC']),
       protectionDomain: 3,
     });
     const r = wrap.responder.receive({
@@ -224,7 +224,7 @@ describe('Responder: Atomic Requests (RFC 7306 §5)', () => {
       stag: 0x55,
       baseTaggedOffset: 0n,
       length: 8,
-      access: accessMask(['IBV_ACCESS_REMOTE_ATOMIC']),
+      access: accessMask(['REMOTE_ATOMIC']),
       protectionDomain: 4,
     });
     const r = responder.receive({
@@ -239,7 +239,7 @@ describe('Responder: Atomic Requests (RFC 7306 §5)', () => {
       stag: 0x56,
       baseTaggedOffset: 0n,
       length: 8,
-      access: accessMask(['IBV_ACCESS_REMOTE_ATOMIC']),
+      access: accessMask(['REMOTE_ATOMIC']),
       protectionDomain: 3,
       streamId: 99,
     });

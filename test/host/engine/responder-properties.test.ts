@@ -59,9 +59,7 @@ describe('Responder properties', () => {
         fc.constantFrom(0x0, 0x1, 0x2, 0x5),
         u64,
         (offset, stag, atomicRight, aOpCode, data) => {
-          const access = atomicRight
-            ? accessMask(['IBV_ACCESS_REMOTE_ATOMIC'])
-            : accessMask(['IBV_ACCESS_REMOTE_READ']);
+          const access = atomicRight ? accessMask(['REMOTE_ATOMIC']) : accessMask(['REMOTE_READ']);
           const { responder, buffer } = setup({
             access,
             words: [0x0123456789abcdefn, 0x0f1e2d3c4b5a6978n],

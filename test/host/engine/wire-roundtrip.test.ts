@@ -16,55 +16,51 @@ const buffer = {
   stag: RKEY,
   baseTaggedOffset: VA,
   length: 256,
-  access: accessMask([
-    'IBV_ACCESS_REMOTE_WRITE',
-    'IBV_ACCESS_REMOTE_READ',
-    'IBV_ACCESS_REMOTE_ATOMIC',
-  ]),
+  access: accessMask(['REMOTE_WRITE', 'REMOTE_READ', 'REMOTE_ATOMIC']),
   protectionDomain: 1,
 };
 const local = {
   stag: 0x99,
   baseTaggedOffset: 0x5000n,
   length: 64,
-  access: accessMask(['IBV_ACCESS_LOCAL_WRITE']),
+  access: accessMask(['LOCAL_WRITE']),
   protectionDomain: 1,
 };
 
 const everyWr: WorkRequest[] = [
   {
-    opcode: 'IBV_WR_ATOMIC_FETCH_AND_ADD',
+    opcode: 'ATOMIC_FETCH_AND_ADD',
     wrId: 1n,
     remoteAddr: VA,
     rkey: RKEY,
-    compareAdd: 0x0102030405060708n,
+    add: 0x0102030405060708n,
   },
   {
-    opcode: 'IBV_WR_ATOMIC_CMP_AND_SWP',
+    opcode: 'ATOMIC_CMP_AND_SWP',
     wrId: 2n,
     remoteAddr: VA + 8n,
     rkey: RKEY,
-    compareAdd: 0n,
+    compare: 0n,
     swap: 0x1122334455667788n,
   },
   {
-    opcode: 'IBV_WR_RDMA_WRITE',
+    opcode: 'RDMA_WRITE',
     wrId: 3n,
     remoteAddr: VA + 16n,
     rkey: RKEY,
     payload: new Uint8Array([1, 2, 3]),
   },
   {
-    opcode: 'IBV_WR_RDMA_WRITE_WITH_IMM',
+    opcode: 'RDMA_WRITE_WITH_IMM',
     wrId: 4n,
     remoteAddr: VA + 32n,
     rkey: RKEY,
     payload: new Uint8Array([4, 5]),
     immData: 0xcafef00d,
   },
-  { opcode: 'IBV_WR_SEND', wrId: 5n, payload: new Uint8Array([6, 7, 8, 9]) },
+  { opcode: 'SEND', wrId: 5n, payload: new Uint8Array([6, 7, 8, 9]) },
   {
-    opcode: 'IBV_WR_RDMA_READ',
+    opcode: 'RDMA_READ',
     wrId: 6n,
     remoteAddr: VA,
     rkey: RKEY,
@@ -72,14 +68,14 @@ const everyWr: WorkRequest[] = [
     localSTag: 0x99,
     localAddr: 0x5000n,
   },
-  { opcode: 'IBV_WR_SEND_WITH_IMM', wrId: 7n, payload: new Uint8Array([10]), immData: 0x0badf00d },
+  { opcode: 'SEND_WITH_IMM', wrId: 7n, payload: new Uint8Array([10]), immData: 0x0badf00d },
   // Misaligned: ends the stream with a Terminate (also round-tripped).
   {
-    opcode: 'IBV_WR_ATOMIC_FETCH_AND_ADD',
+    opcode: 'ATOMIC_FETCH_AND_ADD',
     wrId: 8n,
     remoteAddr: VA + 4n,
     rkey: RKEY,
-    compareAdd: 1n,
+    add: 1n,
   },
 ];
 
@@ -127,11 +123,11 @@ describe('everything the engine emits survives the codec', () => {
     }
   });
 
-  it('rxe model: receive completions carry IBV_WC_GRH besides IBV_WC_WITH_IMM (rxe_resp.c do_complete)', () => {
+  it('rxe model: receive completions carry GRH besides WITH_IMM (rxe_resp.c do_complete)', () => {
     const outcome = projectRoce({ ...scenario('rfc7306'), roceModel: 'rxe' });
     expect(
-      outcome.responder.completions.find((c) => c.opcode === 'IBV_WC_RECV_RDMA_WITH_IMM')?.flags,
-    ).toEqual(['IBV_WC_GRH', 'IBV_WC_WITH_IMM']);
+      outcome.responder.completions.find((c) => c.opcode === 'RECV_RDMA_WITH_IMM')?.flags,
+    ).toEqual(['GRH', 'WITH_IMM']);
   });
 
   it('work requests with out-of-range fields are reported, not sent', () => {
@@ -139,11 +135,11 @@ describe('everything the engine emits survives the codec', () => {
       responder: { buffers: [buffer] },
       workRequests: [
         {
-          opcode: 'IBV_WR_ATOMIC_FETCH_AND_ADD',
+          opcode: 'ATOMIC_FETCH_AND_ADD',
           wrId: 1n,
           remoteAddr: 1n << 64n,
           rkey: RKEY,
-          compareAdd: 1n,
+          add: 1n,
         },
       ],
     });
