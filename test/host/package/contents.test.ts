@@ -60,9 +60,9 @@ describe('npm pack contents', () => {
     expect(unexplained).toEqual([]);
   });
 
-  it('no source maps, tests, test helpers or sources', () => {
+  it('no source maps, tests, test helpers, fuzzers or sources', () => {
     expect(files.filter((f) => f.endsWith('.map'))).toEqual([]);
-    expect(files.filter((f) => /^(test|bench|src)\/|^dist\/testing\//.test(f))).toEqual([]);
+    expect(files.filter((f) => /^(test|bench|src)\/|^dist\/(testing|fuzz)\//.test(f))).toEqual([]);
   });
 
   it('every compiled file comes from a current source (no stale outputs of deleted files)', () => {
