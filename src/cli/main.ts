@@ -8,6 +8,7 @@ import { registerBench } from './commands/bench.js';
 import { registerDecode } from './commands/decode.js';
 import { registerDevices } from './commands/devices.js';
 import { registerRun } from './commands/run.js';
+import { registerSetup } from './commands/setup.js';
 import { registerVm } from './commands/vm.js';
 
 const program = new Command()
@@ -20,5 +21,6 @@ registerRun(program);
 registerDecode(program);
 registerBench(program);
 registerVm(program);
+registerSetup(program);
 
 await program.parseAsync(process.argv);
