@@ -30,12 +30,20 @@ export function isCheckout(root: string = packageRoot()): boolean {
  * `npm ci`, and the assets are hundreds of megabytes.
  */
 export function cacheRoot(): string {
-  const fromEnv = process.env.RDMA_INTEROP_CACHE;
+  return resolveCacheRoot(process.env, packageRoot(), homedir());
+}
+
+/** The rule of cacheRoot() on given inputs (testable without touching the process). */
+export function resolveCacheRoot(
+  env: Readonly<Record<string, string | undefined>>,
+  root: string,
+  home: string,
+): string {
+  const fromEnv = env.RDMA_INTEROP_CACHE;
   if (fromEnv !== undefined && fromEnv !== '') return resolve(fromEnv);
-  const root = packageRoot();
   if (isCheckout(root)) return join(root, '.cache');
-  const xdg = process.env.XDG_CACHE_HOME;
-  const base = xdg !== undefined && isAbsolute(xdg) ? xdg : join(homedir(), '.cache');
+  const xdg = env.XDG_CACHE_HOME;
+  const base = xdg !== undefined && isAbsolute(xdg) ? xdg : join(home, '.cache');
   return join(base, 'rdma-interop');
 }
 
