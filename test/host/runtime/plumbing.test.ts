@@ -1,8 +1,9 @@
-import { spawn } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { promisify } from 'node:util';
 import { afterEach, describe, expect, it } from 'vitest';
 import { LineSplitter, parseGuestMessage } from '../../../src/runtime/guest-channel.js';
 import { resolveCacheRoot } from '../../../src/runtime/paths.js';
@@ -121,5 +122,34 @@ describe('stale runs', () => {
     expect(stale !== undefined && isAlive(stale)).toBe(false);
     expect(other !== undefined && isAlive(other)).toBe(true);
     expect(kept !== undefined && isAlive(kept)).toBe(true);
+  });
+});
+
+describe('rdma-interop setup', () => {
+  const cli = join(process.cwd(), 'dist', 'cli', 'main.js');
+  const run = promisify(execFile);
+
+  it('in a checkout, uses .cache/ and finds the assets already built', async () => {
+    const { stdout, stderr } = await run(process.execPath, [cli, 'setup'], {
+      env: { ...process.env, RDMA_INTEROP_CACHE: '' },
+    });
+    expect(stderr).toContain(`[setup] cache directory: ${join(process.cwd(), '.cache')}`);
+    expect(stderr).toMatch(/guest assets for \S+ \(\S+\): cached/);
+    expect(stdout).toMatch(/^guest kernel \S+-amd64 \(\S+\) ready: \S+$/m);
+  });
+
+  it('without root and with packages missing, names the apt command and exits 125', async () => {
+    // Stand-ins: every package reads as not installed, and we are not root.
+    const shims = mkdtempSync(join(tmpdir(), 'rdma-interop-shims-'));
+    writeFileSync(join(shims, 'dpkg-query'), '#!/bin/sh\nexit 1\n', { mode: 0o755 });
+    writeFileSync(join(shims, 'id'), '#!/bin/sh\necho 1000\n', { mode: 0o755 });
+    const failure = await run(process.execPath, [cli, 'setup'], {
+      env: { ...process.env, PATH: `${shims}:${process.env.PATH}` },
+    }).catch((e: { code: number; stdout: string; stderr: string }) => e);
+    expect(failure).toMatchObject({ code: 125, stdout: '' });
+    const stderr = (failure as { stderr: string }).stderr;
+    expect(stderr).toContain('[setup] error (packages-missing)');
+    expect(stderr).toContain('sudo apt-get install -y --no-install-recommends qemu-system-x86 ');
+    expect(stderr).not.toMatch(/^\s+at /m);
   });
 });
