@@ -37,6 +37,12 @@ export function registerVm(program: Command): void {
     .action(async (command: string[], opts: Record<string, unknown>) => {
       if (typeof opts.cacheDir === 'string') useCacheDir(opts.cacheDir);
       const interrupt = abortOnSignals();
+      // A reader that goes away (`vm -- cat big | head -1`) is not a crash: the rest of the
+      // output is dropped, the guest finishes, and its status is passed through.
+      let stdoutOpen = true;
+      process.stdout.on('error', () => {
+        stdoutOpen = false;
+      });
       try {
         const result = await runInGuest({
           command,
@@ -46,6 +52,9 @@ export function registerVm(program: Command): void {
           accel: opts.accel as 'auto' | 'kvm' | 'tcg',
           ...(typeof opts.kernel === 'string' ? { kernelDir: opts.kernel } : {}),
           ...(typeof opts.share === 'string' ? { shareDir: opts.share } : {}),
+          onOutput: (chunk) => {
+            if (stdoutOpen) process.stdout.write(chunk);
+          },
           onProgress: (line) => process.stderr.write(`[vm] ${line}\n`),
           signal: interrupt.signal,
           setup: 'if-missing',
