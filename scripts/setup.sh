@@ -6,7 +6,14 @@
 #      the TypeScript build and the N-API addon (node-gyp, incremental)
 #   4. the guest kernel, modules, siw.ko and initramfs (guest-assets.sh), cached by version
 # Set RDMA_INTEROP_SKIP_GUEST_ASSETS=1 on a host that has its own RDMA devices.
+# Outside a git checkout this is `rdma-interop setup` (guest runtime only, user cache).
 set -euo pipefail
+if [ ! -e "$(dirname "$0")/../.git" ]; then
+  # An installed package (e.g. under node_modules): no lock file, no npm install, nothing
+  # written into node_modules; the CLI's own set-up puts the guest assets in the user's
+  # cache directory.
+  exec node "$(dirname "$0")/../dist/cli/main.js" setup "$@"
+fi
 # shellcheck source=scripts/lib/common.sh
 source "$(dirname "$0")/lib/common.sh"
 cd "$RDMA_INTEROP_ROOT"

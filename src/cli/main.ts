@@ -16,6 +16,7 @@ import { registerBench } from './commands/bench.js';
 import { registerDecode } from './commands/decode.js';
 import { registerDevices } from './commands/devices.js';
 import { registerRun } from './commands/run.js';
+import { registerSetup } from './commands/setup.js';
 import { registerVm } from './commands/vm.js';
 
 /** Exit code of a usage error (bad arguments), as POSIX utilities use it. */
@@ -35,6 +36,7 @@ registerRun(program);
 registerDecode(program);
 registerBench(program);
 registerVm(program);
+registerSetup(program);
 
 // commander's usage message is one line ("error: ..."); say which command and where its
 // help is, still on that line.

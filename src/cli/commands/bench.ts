@@ -9,6 +9,7 @@ const suites = {
   codec: () => import('../../bench/codec.js'),
   engine: () => import('../../bench/engine.js'),
   verbs: () => import('../../bench/verbs.js'),
+  runtime: () => import('../../bench/runtime.js'),
 } as const;
 
 type SuiteName = keyof typeof suites;
