@@ -2,17 +2,16 @@
 # Issue 9's "done means", end to end: the packed tarball installed into a fresh project,
 # then `npx rdma-interop setup` (guest assets into the user's cache, not node_modules) and
 # `npx rdma-interop run` (one scenario per device, in the guest), both from that project.
-#   scripts/ci/installed-e2e.sh [run filter, default: fetch-add]
-# NOT YET WIRED INTO scripts/test.sh: it needs the `setup` command (issue 9, runtime part).
-# Once that command exists, add to scripts/test.sh after the host tests:
-#   bash scripts/ci/installed-e2e.sh || status=1
+#   scripts/ci/installed-e2e.sh [scenario glob, default: rxe-fetch-add*]
+# The host test test/host/package/installed-e2e.test.ts runs it (so CI does) and checks
+# what it prints.
 # Set RDMA_INTEROP_E2E_CACHE to reuse a guest-asset cache between runs (else a fresh one:
 # a cold set-up downloads and builds the guest kernel assets, minutes).
 set -euo pipefail
 # shellcheck source=scripts/lib/common.sh
 source "$(dirname "$0")/../lib/common.sh"
 cd "$RDMA_INTEROP_ROOT"
-filter="${1:-fetch-add}"
+filter="${1:-rxe-fetch-add*}"
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -27,18 +26,23 @@ step "installed-e2e: npm install $(basename "$tarball")"
 npm install --no-audit --no-fund --prefer-offline --loglevel=error "$tarball"
 step_done "npm install"
 
-if ! npx --no rdma-interop --help | grep -q '^  setup\b'; then
-  die "the installed CLI has no 'setup' command: this check waits for it (see the header)"
-fi
 cache="${RDMA_INTEROP_E2E_CACHE:-$work/cache}"
+# As a user: no project cache variable (common.sh exports the checkout's), the XDG one.
+unset RDMA_INTEROP_CACHE
 export XDG_CACHE_HOME="$cache"
 step "installed-e2e: npx rdma-interop setup (cache: $cache)"
 npx --no rdma-interop setup
 step_done "setup"
 [ ! -d node_modules/rdma-interop/.cache ] || die "set-up wrote into node_modules"
 
-step "installed-e2e: npx rdma-interop run --filter $filter --json run.json"
-npx --no rdma-interop run --filter "$filter" --json run.json
-node -e "const r = JSON.parse(require('fs').readFileSync('run.json', 'utf8')); if (r.scenarios.length === 0) process.exit(1)"
+step "installed-e2e: npx rdma-interop run --scenario '$filter' --report report"
+npx --no rdma-interop run --scenario "$filter" --report report
+# shellcheck disable=SC2016 # JavaScript, not shell, expands these
+node -e '
+const r = JSON.parse(require("fs").readFileSync("report/results.json", "utf8"));
+const t = r.totals;
+if (t.scenarios === 0 || t.passed !== t.scenarios) { console.error(JSON.stringify(t)); process.exit(1); }
+console.log(`installed-e2e: ${t.scenarios} scenario results, all passed`);
+'
 step_done "run"
 note "installed-e2e: ok"
