@@ -19,6 +19,7 @@ import { DEVICES, type DeviceName, type Scenario } from '../../interop/scenario.
 import { SCENARIOS } from '../../interop/scenarios.js';
 import { hostRdmaDevices } from '../../runtime/index.js';
 import { onDevicesOrGuest } from '../devices-or-guest.js';
+import { positiveSeconds } from '../options.js';
 
 interface RunOptions {
   readonly runtime: 'auto' | 'host' | 'guest';
@@ -157,16 +158,7 @@ export function registerRun(program: Command): void {
     .option('--report <dir>', 'write results.json, junit.xml, report.md and the pcaps into <dir>')
     .option('--strict', 'fail on differences the records do not cover (devices without records)')
     .option('--list', 'list the scenarios the filters select and exit')
-    .addOption(
-      new Option('--timeout <seconds>', 'guest runtime limit')
-        .argParser((v) => {
-          const n = Number(v);
-          if (!Number.isFinite(n) || n <= 0)
-            throw new InvalidArgumentError('a positive number of seconds');
-          return n;
-        })
-        .default(900),
-    )
+    .option('--timeout <seconds>', 'guest runtime limit', positiveSeconds, 900)
     .action(async (options: RunOptions) => {
       const { scenarios, probes } = selectScenarios(options);
       if (scenarios.length + probes.length === 0) {

@@ -58,10 +58,10 @@ describe('rdma-interop run --list', () => {
 
   it('rejects an unknown device and an unknown runtime with usage errors', () => {
     const device = run(['--device', 'mlx5_0']);
-    expect(device.status).toBe(1);
+    expect(device.status).toBe(2);
     expect(device.stderr).toMatch(/unknown device mlx5_0; the suite's devices are rxe0, siw0/);
     const runtime = run(['--runtime', 'moon']);
-    expect(runtime.status).toBe(1);
+    expect(runtime.status).toBe(2);
     expect(runtime.stderr).toMatch(/Allowed choices are auto, host, guest/);
   });
 });
