@@ -12,8 +12,10 @@
 #include <cerrno>
 #include <cstdint>
 #include <cstring>
+#include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace rdma_interop {
 
@@ -34,9 +36,10 @@ struct AddonData {
 /// The symbolic name of an errno value ("EINVAL"), or "E<n>" when unknown.
 const char *ErrnoName(int err);
 
-/// Throws a VerbsError for `err` (a positive errno value) raised by `call`.
+/// Throws a VerbsError for `err` (a positive errno value) raised by `call`; for a post
+/// call, `badWrIndex` (>= 0) is the index of the refused request in the list given.
 [[noreturn]] void ThrowVerbs(Napi::Env env, const char *call, const std::string &device, int err,
-                             const std::string &detail = std::string());
+                             const std::string &detail = std::string(), int badWrIndex = -1);
 
 /// libibverbs calls return 0, a positive errno (the documented convention), or a
 /// NEGATIVE errno (libsiw's ibv_post_send returns -EINVAL): both are accepted here.
@@ -76,6 +79,10 @@ using ContextPtr = std::shared_ptr<ContextHandle>;
 struct PdHandle {
   ibv_pd *pd = nullptr;
   ContextPtr ctx;
+  /// The live MRs of this PD by lkey: [addr, addr + length). An inline post makes the
+  /// provider memcpy from the SGE's address in this process, with no key check: the
+  /// addon allows it only inside one of these (see InlineSgesRegistered).
+  std::map<uint32_t, std::pair<uint64_t, uint64_t>> mrs;
   ~PdHandle() {
     if (pd != nullptr) ibv_dealloc_pd(pd);
   }
@@ -134,6 +141,24 @@ struct CmIdHandle {
   }
 };
 using CmIdPtr = std::shared_ptr<CmIdHandle>;
+
+/// True when every SGE lies inside a live MR of `pd` whose lkey it names. Used for
+/// inline sends only (the device checks keys itself for the others).
+inline bool InlineSgesRegistered(const PdHandle &pd, const std::vector<ibv_sge> &sges,
+                                 size_t *badIndex) {
+  for (size_t i = 0; i < sges.size(); i++) {
+    const ibv_sge &s = sges[i];
+    auto it = pd.mrs.find(s.lkey);
+    bool inside = it != pd.mrs.end() && s.addr >= it->second.first &&
+                  s.length <= it->second.second &&
+                  s.addr - it->second.first <= it->second.second - s.length;
+    if (!inside) {
+      *badIndex = i;
+      return false;
+    }
+  }
+  return true;
+}
 
 // ---------------------------------------------------------------- arguments
 

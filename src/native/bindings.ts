@@ -131,6 +131,8 @@ export interface NativeMr {
   readonly rkey: number;
   readonly addr: bigint;
   readonly length: number;
+  /** The Buffer over the registered memory (undefined once closed). */
+  readonly buffer: Buffer | undefined;
   close(): void;
 }
 
@@ -385,6 +387,7 @@ export type VerbsErrorConstructor = new (
   call: string,
   device: string | undefined,
   message: string,
+  badWrIndex: number | undefined,
 ) => Error;
 
 /** Everything the addon exports. */
@@ -394,7 +397,12 @@ export interface NativeAddon {
   listDevices(): NativeDeviceInfo[];
   NativeContext: new (deviceName: string) => NativeContext;
   NativePd: new (context: NativeContext) => NativePd;
-  NativeMr: new (pd: NativePd, buffer: Buffer, access: number) => NativeMr;
+  /** A Buffer registers it in place; a length registers that many bytes the addon owns. */
+  NativeMr: new (
+    pd: NativePd,
+    memory: Buffer | number,
+    access: number,
+  ) => NativeMr;
   NativeCq: new (context: NativeContext, cqe: number, withChannel: boolean) => NativeCq;
   NativeQp: new (pd: NativePd, sendCq: NativeCq, recvCq: NativeCq, init: NativeQpInit) => NativeQp;
   NativeFdWatcher: new (fd: number, onReadable: (status: number) => void) => NativeFdWatcher;

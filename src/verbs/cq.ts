@@ -4,7 +4,7 @@
  */
 import { type NativeCq, type NativeFdWatcher, WC_WORDS } from '../native/bindings.js';
 import { decodeWorkCompletion, toWorkCompletion, type WorkCompletion } from './completion.js';
-import { VerbsError } from './errors.js';
+import { VerbsArgumentError, VerbsError } from './errors.js';
 import { addon } from './native.js';
 import { type Pending, type WaitOptions, waitFor } from './wait.js';
 
@@ -67,7 +67,7 @@ export class Cq {
   /** Up to `max` completions, without waiting (`ibv_poll_cq`). */
   poll(max = 16): WorkCompletion[] {
     if (!Number.isInteger(max) || max < 1 || max > 65536)
-      throw new RangeError('max must be an integer in [1, 65536]');
+      throw new VerbsArgumentError('max', 'must be an integer in [1, 65536]');
     const out: WorkCompletion[] = [];
     while (out.length < max) {
       const want = Math.min(max - out.length, 256);
@@ -85,9 +85,9 @@ export class Cq {
   /** Busy-polls until `count` completions arrived (or `spinLimit` empty polls passed). */
   pollUntil(count: number, spinLimit = 50_000_000): WorkCompletion[] {
     if (!Number.isInteger(count) || count < 0)
-      throw new RangeError('count must be a non-negative integer');
+      throw new VerbsArgumentError('count', 'must be a non-negative integer');
     if (!Number.isInteger(spinLimit) || spinLimit < 0 || spinLimit > 0xffffffff)
-      throw new RangeError('spinLimit must be a u32');
+      throw new VerbsArgumentError('spinLimit', 'must be a u32');
     const out: WorkCompletion[] = [];
     // The addon spins in C++ until something arrives: no N-API transition per empty poll.
     while (out.length < count) {

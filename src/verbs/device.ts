@@ -24,7 +24,7 @@ import {
   type TransportType,
 } from './constants.js';
 import { Cq } from './cq.js';
-import { VerbsError } from './errors.js';
+import { VerbsArgumentError, VerbsError } from './errors.js';
 import { addon } from './native.js';
 import { Pd } from './pd.js';
 
@@ -112,7 +112,8 @@ export class Context {
 
   /** Opens a device by name; VerbsError ENODEV when it does not exist. */
   static open(name: string): Context {
-    if (typeof name !== 'string') throw new TypeError('device name must be a string');
+    if (typeof name !== 'string')
+      throw new VerbsArgumentError('name', 'device name must be a string');
     return new Context(new (addon().NativeContext)(name));
   }
 
@@ -184,7 +185,7 @@ export class Context {
   createCq(options: { cqe?: number; channel?: boolean } = {}): Cq {
     const cqe = options.cqe ?? 256;
     if (!Number.isInteger(cqe) || cqe < 1 || cqe > 0x7fffffff)
-      throw new RangeError('cqe must be an integer in [1, 2^31 - 1]');
+      throw new VerbsArgumentError('cqe', 'must be an integer in [1, 2^31 - 1]');
     const native = new (addon().NativeCq)(this.native, cqe, options.channel ?? true);
     return new Cq(native, this, this.name);
   }

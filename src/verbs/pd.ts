@@ -1,7 +1,9 @@
 /** Protection domains: the parent of memory regions and queue pairs. */
+import { markAsUntransferable } from 'node:worker_threads';
 import type { NativeAh, NativePd } from '../native/bindings.js';
 import { QP_TYPE, type QpType } from './constants.js';
 import type { Cq } from './cq.js';
+import { VerbsArgumentError } from './errors.js';
 import { type Access, accessMaskOf, Mr } from './mr.js';
 import { addon } from './native.js';
 import { Qp } from './qp.js';
@@ -84,10 +86,35 @@ const DEFAULT_SEND_OPS =
   SEND_OPS_FLAGS.ATOMIC_CMP_AND_SWP |
   SEND_OPS_FLAGS.ATOMIC_FETCH_AND_ADD;
 
+let transferIgnoresMark: boolean | undefined;
+
+/**
+ * Whether `ArrayBuffer.prototype.transfer()` (Node >= 21) can detach an ArrayBuffer
+ * marked untransferable on this Node: V8 honoured Node's detach key there only late
+ * (nodejs/node#61362). Probed once on a throwaway buffer.
+ */
+function transferIgnoresUntransferable(): boolean {
+  if (transferIgnoresMark !== undefined) return transferIgnoresMark;
+  const transfer = (ArrayBuffer.prototype as { transfer?: (this: ArrayBuffer) => ArrayBuffer })
+    .transfer;
+  transferIgnoresMark = false;
+  if (typeof transfer === 'function') {
+    const probe = new ArrayBuffer(8);
+    markAsUntransferable(probe);
+    try {
+      transfer.call(probe);
+      transferIgnoresMark = probe.byteLength === 0;
+    } catch {
+      // refused: the mark holds
+    }
+  }
+  return transferIgnoresMark;
+}
+
 function count(name: string, v: number | undefined, fallback: number): number {
   const n = v ?? fallback;
   if (!Number.isInteger(n) || n < 0 || n > 0xffffffff)
-    throw new RangeError(`${name} must be a u32`);
+    throw new VerbsArgumentError(name, 'must be a u32');
   return n;
 }
 
@@ -109,12 +136,41 @@ export class Pd {
     return this.native.closed;
   }
 
-  /** Registers `buffer` with the given access (`ibv_reg_mr`). Allocate it with `Buffer.alloc`. */
+  /**
+   * Registers `buffer` where it is (`ibv_reg_mr`): the device reads and writes that very
+   * memory. Its ArrayBuffer is marked untransferable first (node:worker_threads), so a
+   * transfer list cannot detach and free it under the registration (Node 20 copies
+   * instead of transferring, later Nodes throw DataCloneError). On a Node whose
+   * `ArrayBuffer.prototype.transfer()` ignores that mark, user memory cannot be
+   * protected and this refuses (VerbsArgumentError): use {@link allocMr} there.
+   */
   regMr(buffer: Buffer, access: readonly Access[]): Mr {
-    if (!Buffer.isBuffer(buffer)) throw new TypeError('regMr needs a Buffer');
-    if (!Array.isArray(access)) throw new TypeError('access must be an array of flag names');
+    if (!Buffer.isBuffer(buffer)) throw new VerbsArgumentError('buffer', 'regMr needs a Buffer');
     const mask = accessMaskOf(access);
+    if (transferIgnoresUntransferable())
+      throw new VerbsArgumentError(
+        'buffer',
+        "this Node's ArrayBuffer.prototype.transfer() can free a registered Buffer: use pd.allocMr(length, access)",
+      );
+    markAsUntransferable(buffer.buffer);
     return new Mr(new (addon().NativeMr)(this.native, buffer, mask), buffer, [...access], this);
+  }
+
+  /**
+   * Allocates `length` zeroed bytes owned by the addon and registers them. `mr.buffer`
+   * is a Buffer over that memory; the registration and that Buffer co-own it, so no JS
+   * operation (a transfer, `ArrayBuffer.prototype.transfer()`, a detach) can free it
+   * while registered, on any Node version.
+   */
+  allocMr(length: number, access: readonly Access[]): Mr {
+    if (!Number.isInteger(length) || length < 1 || length > 0xffffffff)
+      throw new VerbsArgumentError('length', 'must be an integer in [1, 2^32 - 1]');
+    const mask = accessMaskOf(access);
+    const native = new (addon().NativeMr)(this.native, length, mask);
+    const buffer = native.buffer;
+    if (buffer === undefined)
+      throw new VerbsArgumentError('length', 'the addon returned no buffer');
+    return new Mr(native, buffer, [...access], this);
   }
 
   /** Creates a QP in RESET state. */
@@ -123,7 +179,8 @@ export class Pd {
     const recvCq = options.recvCq ?? sendCq;
     const type = options.type ?? 'RC';
     const qpType = QP_TYPE[type];
-    if (qpType === undefined) throw new RangeError(`unknown QP type '${String(type)}'`);
+    if (qpType === undefined)
+      throw new VerbsArgumentError('type', `unknown QP type '${String(type)}'`);
     const sqSigAll = options.sqSigAll ?? false;
     const native = new (addon().NativeQp)(this.native, sendCq.native, recvCq.native, {
       qpType,

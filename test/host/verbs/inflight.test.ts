@@ -8,7 +8,7 @@ import {
   WC_LAYOUT,
   WC_WORDS,
 } from '../../../src/native/bindings.js';
-import { Cq, Mr, Qp, VerbsError } from '../../../src/verbs/index.js';
+import { Cq, Mr, Qp, VerbsArgumentError, VerbsError } from '../../../src/verbs/index.js';
 
 // The in-flight bookkeeping of Qp/Cq is TypeScript; the kernel tests run it against rxe
 // and siw. Here the native boundary is replaced by a scripted stand-in so that the
@@ -51,13 +51,9 @@ function scriptedQp(qpNum: number, refuseAt?: number): NativeQp & { posted: Nati
   const refuse = (wrs: NativeSendWr[]) => {
     posted.push(wrs);
     if (refuseAt !== undefined && refuseAt < wrs.length)
-      throw new VerbsError(
-        'ENOMEM',
-        12,
-        'ibv_post_send',
-        'fake0',
-        `work request #${refuseAt} refused`,
-      );
+      // The count comes from the structured field; the message deliberately says nothing
+      // a parser could use (issue 9: no text to parse).
+      throw new VerbsError('ENOMEM', 12, 'ibv_post_send', 'fake0', 'refused', refuseAt);
   };
   return {
     posted,
@@ -86,7 +82,15 @@ function fixture(refuseAt?: number) {
   const native = scriptedQp(7, refuseAt);
   const qp = new Qp(native, {}, cq, cq, 'fake0', false);
   const mr = new Mr(
-    { closed: false, lkey: 0x1234, rkey: 0x5678, addr: 0x7f0000001000n, length: 64, close() {} },
+    {
+      closed: false,
+      lkey: 0x1234,
+      rkey: 0x5678,
+      addr: 0x7f0000001000n,
+      length: 64,
+      buffer: undefined,
+      close() {},
+    },
     Buffer.alloc(64),
     ['LOCAL_WRITE'],
     {},
@@ -158,5 +162,35 @@ describe('in-flight tracking', () => {
       expect.objectContaining({ code: 'EBADF' }),
     );
     expect(native.posted).toEqual([]);
+  });
+
+  it('refuses a raw SGE with inline on both paths before calling the addon (issue 8)', () => {
+    const { qp, native } = fixture();
+    const raw = { addr: 0x10n, length: 8, lkey: 0x1234 };
+    for (const path of ['legacy', 'ex'] as const) {
+      let caught: unknown;
+      try {
+        qp.postSend({ opcode: 'SEND', inline: true, sgList: [raw] }, path);
+      } catch (e) {
+        caught = e;
+      }
+      expect(caught).toBeInstanceOf(VerbsArgumentError);
+      expect((caught as VerbsArgumentError).field).toBe('sgList[0]');
+      expect((caught as VerbsArgumentError).origin).toBe('verbs');
+    }
+    expect(native.posted).toEqual([]);
+    expect(qp.inFlight.send).toBe(0);
+  });
+
+  it('tracks the receives before a refused one, from badWrIndex', () => {
+    const { qp, native, mr } = fixture();
+    native.postRecv = () => {
+      throw new VerbsError('ENOMEM', 12, 'ibv_post_recv', 'fake0', 'refused', 3);
+    };
+    const wr = { sgList: [mr.sge(0, 8)] };
+    expect(() => qp.postRecv([wr, wr, wr, wr, wr])).toThrow(
+      expect.objectContaining({ badWrIndex: 3 }),
+    );
+    expect(qp.inFlight.recv).toBe(3);
   });
 });
