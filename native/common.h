@@ -61,6 +61,29 @@ inline void CheckErrno(Napi::Env env, const char *call, const std::string &devic
   ThrowVerbs(env, call, device, EBADF, std::string(what) + " is closed");
 }
 
+// ---------------------------------------------------------------- completion layout
+// NativeCq.poll writes each ibv_wc as kWcWords u32 words at these indices; the addon
+// exports the table (wcLayout) and a host test checks WC_LAYOUT in bindings.ts against it.
+namespace wc_word {
+enum : size_t {
+  kWrIdLow,
+  kWrIdHigh,
+  kStatus,
+  kOpcode,
+  kVendorErr,
+  kByteLen,
+  kImmDataRaw,  // network-order bytes read as a host u32
+  kQpNum,
+  kSrcQp,
+  kWcFlags,
+  kPkeyIndex,
+  kSlid,
+  kSl,
+  kDlidPathBits,
+  kCount,
+};
+}  // namespace wc_word
+
 // ---------------------------------------------------------------- handles
 // Each handle owns one verbs resource and releases it in its destructor (the
 // safety net used by finalizers); explicit close() runs the same release and
@@ -205,5 +228,6 @@ void RegisterQp(Napi::Env env, Napi::Object exports);
 void RegisterFdWatcher(Napi::Env env, Napi::Object exports);
 void RegisterCm(Napi::Env env, Napi::Object exports);
 void RegisterAh(Napi::Env env, Napi::Object exports);
+void RegisterConstants(Napi::Env env, Napi::Object exports);
 
 }  // namespace rdma_interop

@@ -2,6 +2,7 @@
 // and GID-table queries. Numbers come back raw; src/verbs/constants.ts names them.
 #include <arpa/inet.h>
 #include <endian.h>
+#include <fcntl.h>
 
 #include <vector>
 
@@ -46,6 +47,8 @@ class Context : public Napi::ObjectWrap<Context> {
                            InstanceMethod<&Context::QueryDevice>("queryDevice"),
                            InstanceMethod<&Context::QueryPort>("queryPort"),
                            InstanceMethod<&Context::QueryGidTable>("queryGidTable"),
+                           InstanceMethod<&Context::GetAsyncEvent>("getAsyncEvent"),
+                           InstanceAccessor<&Context::AsyncFd>("asyncFd"),
                            InstanceAccessor<&Context::Name>("name"),
                            InstanceAccessor<&Context::Closed>("closed"),
                            InstanceAccessor<&Context::Owned>("owned"),
@@ -86,6 +89,65 @@ class Context : public Napi::ObjectWrap<Context> {
   }
 
  private:
+  // The async event fd, made non-blocking once so that getAsyncEvent never stalls the
+  // JS thread (watched on the libuv loop by the TS layer).
+  Napi::Value AsyncFd(const Napi::CallbackInfo &info) {
+    Napi::Env env = info.Env();
+    ContextPtr h = Handle("ibv_get_async_event");
+    if (!asyncNonBlocking_) {
+      int flags = fcntl(h->ctx->async_fd, F_GETFL);
+      if (flags < 0 || fcntl(h->ctx->async_fd, F_SETFL, flags | O_NONBLOCK) < 0)
+        ThrowVerbs(env, "fcntl", h->name, errno);
+      asyncNonBlocking_ = true;
+    }
+    return Napi::Number::New(env, h->ctx->async_fd);
+  }
+
+  // getAsyncEvent() -> { eventType, cqKey | qpNum | srqKey | wqKey | portNum } or null:
+  // one ibv_get_async_event (non-blocking), acknowledged at once (ibv_destroy_cq/qp
+  // wait for the acknowledgement of every event they reported).
+  Napi::Value GetAsyncEvent(const Napi::CallbackInfo &info) {
+    Napi::Env env = info.Env();
+    ContextPtr h = Handle("ibv_get_async_event");
+    if (!asyncNonBlocking_) AsyncFd(info);
+    ibv_async_event ev{};
+    if (ibv_get_async_event(h->ctx, &ev) != 0) {
+      if (errno == EAGAIN || errno == EWOULDBLOCK) return env.Null();
+      ThrowVerbs(env, "ibv_get_async_event", h->name, errno != 0 ? errno : EIO);
+    }
+    Napi::Object o = Napi::Object::New(env);
+    o.Set("eventType", static_cast<double>(ev.event_type));
+    switch (ev.event_type) {
+      case IBV_EVENT_CQ_ERR:
+        o.Set("cqKey", U64(env, reinterpret_cast<uintptr_t>(ev.element.cq)));
+        break;
+      case IBV_EVENT_QP_FATAL:
+      case IBV_EVENT_QP_REQ_ERR:
+      case IBV_EVENT_QP_ACCESS_ERR:
+      case IBV_EVENT_COMM_EST:
+      case IBV_EVENT_SQ_DRAINED:
+      case IBV_EVENT_PATH_MIG:
+      case IBV_EVENT_PATH_MIG_ERR:
+      case IBV_EVENT_QP_LAST_WQE_REACHED:
+        o.Set("qpNum", ev.element.qp->qp_num);
+        break;
+      case IBV_EVENT_SRQ_ERR:
+      case IBV_EVENT_SRQ_LIMIT_REACHED:
+        o.Set("srqKey", U64(env, reinterpret_cast<uintptr_t>(ev.element.srq)));
+        break;
+      case IBV_EVENT_WQ_FATAL:
+        o.Set("wqKey", U64(env, reinterpret_cast<uintptr_t>(ev.element.wq)));
+        break;
+      case IBV_EVENT_DEVICE_FATAL:
+        break;
+      default:  // the port events
+        o.Set("portNum", ev.element.port_num);
+        break;
+    }
+    ibv_ack_async_event(&ev);
+    return o;
+  }
+
   Napi::Value Name(const Napi::CallbackInfo &info) {
     return Napi::String::New(info.Env(), handle_ ? handle_->name : name_after_close_);
   }
@@ -237,6 +299,7 @@ class Context : public Napi::ObjectWrap<Context> {
   }
 
   ContextPtr handle_;
+  bool asyncNonBlocking_ = false;
   std::string name_after_close_;
 };
 

@@ -53,6 +53,8 @@ class FdWatcher : public Napi::ObjectWrap<FdWatcher> {
                            InstanceMethod<&FdWatcher::Start>("start"),
                            InstanceMethod<&FdWatcher::Stop>("stop"),
                            InstanceMethod<&FdWatcher::Close>("close"),
+                           InstanceMethod<&FdWatcher::Ref>("ref"),
+                           InstanceMethod<&FdWatcher::Unref>("unref"),
                            InstanceAccessor<&FdWatcher::Active>("active"),
                        });
   }
@@ -135,6 +137,16 @@ class FdWatcher : public Napi::ObjectWrap<FdWatcher> {
   Napi::Value Close(const Napi::CallbackInfo &info) {
     Release();
     callback_.Reset();
+    return info.Env().Undefined();
+  }
+
+  // Whether the watcher keeps the event loop alive (it does by default, like a socket).
+  Napi::Value Ref(const Napi::CallbackInfo &info) {
+    if (box_ != nullptr) uv_ref(reinterpret_cast<uv_handle_t *>(&box_->poll));
+    return info.Env().Undefined();
+  }
+  Napi::Value Unref(const Napi::CallbackInfo &info) {
+    if (box_ != nullptr) uv_unref(reinterpret_cast<uv_handle_t *>(&box_->poll));
     return info.Env().Undefined();
   }
 

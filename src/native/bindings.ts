@@ -116,6 +116,24 @@ export interface NativeContext {
   queryDevice(): NativeDeviceAttr;
   queryPort(port: number): NativePortAttr;
   queryGidTable(port: number): NativeGidEntry[];
+  /** The async event fd (made non-blocking on first use). */
+  readonly asyncFd: number;
+  /** One acknowledged `ibv_get_async_event`, or null when none is pending. */
+  getAsyncEvent(): NativeAsyncEvent | null;
+}
+
+/** An `ibv_async_event`, acknowledged; the element that fits `eventType`. */
+export interface NativeAsyncEvent {
+  /** `enum ibv_event_type`. */
+  readonly eventType: number;
+  /** CQ_ERR: the CQ's key (`NativeCq.key`). */
+  readonly cqKey?: bigint;
+  /** QP events: the QP number. */
+  readonly qpNum?: number;
+  readonly srqKey?: bigint;
+  readonly wqKey?: bigint;
+  /** Port events. */
+  readonly portNum?: number;
 }
 
 /** `ibv_pd`. */
@@ -167,6 +185,8 @@ export interface NativeCq {
   /** The completion channel's fd, or -1. */
   readonly channelFd: number;
   readonly cqe: number;
+  /** The CQ's identity in async events. */
+  readonly key: bigint;
   close(): void;
   /**
    * Polls at most `max`, `words.length / WC_WORDS` and 256 completions into `words`;
@@ -328,6 +348,9 @@ export interface NativeFdWatcher {
   start(): void;
   stop(): void;
   close(): void;
+  /** Keep the event loop alive while watching (the default) or not. */
+  ref(): void;
+  unref(): void;
 }
 
 /** An `rdma_cm_event`, copied and already acknowledged. */
@@ -409,6 +432,13 @@ export interface NativeAddon {
   NativeEventChannel: new () => NativeEventChannel;
   NativeAh: new (pd: NativePd, attr: NativeAhAttr) => NativeAh;
   NativeCmId: new (channel: NativeEventChannel) => NativeCmId;
+  /**
+   * The libibverbs / librdmacm constants read from the headers at compile time, grouped
+   * by the TypeScript table that names them: `constants.WC_STATUS.IBV_WC_REM_ACCESS_ERR`.
+   */
+  readonly constants: Readonly<Record<string, Readonly<Record<string, number>>>>;
+  /** The completion layout NativeCq.poll writes: WC_LAYOUT's indices plus `words`. */
+  readonly wcLayout: Readonly<Record<keyof typeof WC_LAYOUT | 'words', number>>;
 }
 
 /** Where node-gyp puts the addon, relative to the package root. */

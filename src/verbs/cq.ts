@@ -3,7 +3,10 @@
  * the completion channel's fd on the libuv loop (no thread blocks, no busy loop).
  */
 import { type NativeCq, type NativeFdWatcher, WC_WORDS } from '../native/bindings.js';
+import { VerbsAsyncEventError } from './async-events.js';
 import { decodeWorkCompletion, toWorkCompletion, type WorkCompletion } from './completion.js';
+import type { AsyncEventType } from './constants.js';
+import type { Context } from './device.js';
 import { VerbsArgumentError, VerbsError } from './errors.js';
 import { addon } from './native.js';
 import { type Pending, type WaitOptions, waitFor } from './wait.js';
@@ -14,6 +17,8 @@ export type { WaitOptions } from './wait.js';
 export interface CompletionSink {
   /** @internal */
   retire(wc: WorkCompletion): void;
+  /** @internal the CQ failed: drop (and return) the requests whose completions it lost. */
+  abandon(cq: Cq): bigint[];
 }
 
 type Waiter = Pending<WorkCompletion>;
@@ -22,9 +27,10 @@ type Waiter = Pending<WorkCompletion>;
 export class Cq {
   /** @internal */
   readonly native: NativeCq;
-  /** Keeps the device context reachable while this CQ lives. */
-  readonly context: object;
+  /** The device context (kept reachable while this CQ lives). */
+  readonly context: Context;
   readonly #device: string;
+  #failure: VerbsAsyncEventError | undefined;
   readonly #waiters: Waiter[] = [];
   readonly #sinks = new Map<number, WeakRef<CompletionSink>>();
   #watcher: NativeFdWatcher | undefined;
@@ -32,7 +38,7 @@ export class Cq {
   readonly #words = new Uint32Array(256 * WC_WORDS);
 
   /** @internal use `Context.createCq` */
-  constructor(native: NativeCq, context: object, device: string) {
+  constructor(native: NativeCq, context: Context, device: string) {
     this.native = native;
     this.context = context;
     this.#device = device;
@@ -49,6 +55,26 @@ export class Cq {
   /** True when created with a completion channel (async waits possible). */
   get hasChannel(): boolean {
     return this.native.channelFd >= 0;
+  }
+
+  /**
+   * The error the device reported for this CQ (CQ_ERR, e.g. an overrun), once it did:
+   * pending and later `next()` calls reject with it.
+   */
+  get error(): VerbsAsyncEventError | undefined {
+    return this.#failure;
+  }
+
+  /**
+   * @internal the device reported `event` (CQ_ERR) for this CQ: the in-flight requests
+   * of its QPs are lost; release them and reject every wait with one error naming them.
+   */
+  fail(event: AsyncEventType): void {
+    const lost: bigint[] = [];
+    for (const sink of this.#sinks.values()) lost.push(...(sink.deref()?.abandon(this) ?? []));
+    const error = new VerbsAsyncEventError(event, this.#device, lost);
+    this.#failure ??= error;
+    for (const w of [...this.#waiters]) w.reject(error);
   }
 
   /** @internal a QP registers itself to have its in-flight requests retired. */
@@ -92,8 +118,12 @@ export class Cq {
     // The addon spins in C++ until something arrives: no N-API transition per empty poll.
     while (out.length < count) {
       const n = this.native.poll(this.#words, Math.min(count - out.length, 256), spinLimit);
-      if (n === 0)
+      if (n === 0) {
+        // Nothing came: the device may have reported this CQ in error (an overrun).
+        this.context.pollAsyncEvents();
+        if (this.#failure !== undefined) throw this.#failure;
         throw new VerbsError('ETIMEDOUT', 110, 'ibv_poll_cq', this.#device, 'no completion');
+      }
       const fresh: WorkCompletion[] = [];
       for (let i = 0; i < n; i++)
         fresh.push(toWorkCompletion(decodeWorkCompletion(this.#words, i)));
@@ -110,6 +140,7 @@ export class Cq {
   next(options: WaitOptions = {}): Promise<WorkCompletion> {
     const [first] = this.poll(1);
     if (first !== undefined) return Promise.resolve(first);
+    if (this.#failure !== undefined) return Promise.reject(this.#failure);
     if (!this.hasChannel)
       return Promise.reject(
         new VerbsError('EINVAL', 22, 'ibv_req_notify_cq', this.#device, 'the CQ has no channel'),
@@ -126,12 +157,15 @@ export class Cq {
         ),
       (pending) => {
         this.#waiters.push(pending);
+        // A CQ_ERR (overrun) arrives on the context's async fd, not on the channel.
+        this.context.watchAsyncEvents(1);
         try {
           this.#arm();
         } catch (e) {
           pending.reject(e);
         }
         return () => {
+          this.context.watchAsyncEvents(-1);
           const i = this.#waiters.indexOf(pending);
           if (i >= 0) this.#waiters.splice(i, 1);
           if (this.#waiters.length === 0) this.#unwatch();
@@ -199,7 +233,9 @@ export class Cq {
     // Stop watching before the channel fd goes away (recreated lazily if close refuses).
     this.#watcher?.close();
     this.#watcher = undefined;
+    const key = this.native.key;
     this.native.close();
+    this.context.untrackCq(key);
     const err = new VerbsError('EBADF', 9, 'ibv_get_cq_event', this.#device, 'the CQ was closed');
     for (const w of [...this.#waiters]) w.reject(err);
   }

@@ -11,7 +11,7 @@ import { RdmaInteropError } from '../errors.js';
  * requests before it were posted, the verbs contract).
  */
 export class VerbsError extends RdmaInteropError {
-  override readonly name = 'VerbsError';
+  override readonly name: string = 'VerbsError';
   readonly origin = 'verbs';
   /**
    * @param code - the errno name, e.g. `'EINVAL'` (`'E<n>'` when the name is unknown)

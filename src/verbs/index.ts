@@ -3,6 +3,7 @@
  * `native/`). Every object owns one native handle; `close()` / `Symbol.dispose` are
  * explicit and idempotent, finalizers free what was forgotten. See docs/verbs.md.
  */
+export * from './async-events.js';
 export * from './cm.js';
 export * from './completion.js';
 export * from './connect.js';

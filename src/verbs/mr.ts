@@ -6,6 +6,7 @@
 import { ACCESS_FLAGS, type AccessFlag } from '../engine/verbs-model/index.js';
 import type { NativeMr } from '../native/bindings.js';
 import { VerbsArgumentError } from './errors.js';
+import type { Pd } from './pd.js';
 
 /** An access flag name (the C name without `IBV_ACCESS_`), e.g. `'REMOTE_ATOMIC'`. */
 export type Access = AccessFlag;
@@ -47,12 +48,12 @@ export class Mr {
   readonly buffer: Buffer;
   /** The access flags it was registered with. */
   readonly access: readonly Access[];
-  /** Keeps the PD (and through it the device) reachable while this MR lives. */
-  readonly pd: object;
+  /** The protection domain (kept reachable, and with it the device, while this MR lives). */
+  readonly pd: Pd;
   #closed = false;
 
   /** @internal use `Pd.regMr` */
-  constructor(native: NativeMr, buffer: Buffer, access: readonly Access[], pd: object) {
+  constructor(native: NativeMr, buffer: Buffer, access: readonly Access[], pd: Pd) {
     this.native = native;
     this.buffer = buffer;
     this.access = access;

@@ -3,6 +3,7 @@ import { markAsUntransferable } from 'node:worker_threads';
 import type { NativeAh, NativePd } from '../native/bindings.js';
 import { QP_TYPE, type QpType } from './constants.js';
 import type { Cq } from './cq.js';
+import type { Context } from './device.js';
 import { VerbsArgumentError } from './errors.js';
 import { type Access, accessMaskOf, Mr } from './mr.js';
 import { addon } from './native.js';
@@ -123,10 +124,10 @@ export class Pd {
   /** @internal */
   readonly native: NativePd;
   /** The device context (kept reachable while this PD lives). */
-  readonly context: { readonly name: string };
+  readonly context: Context;
 
   /** @internal use `Context.allocPd` */
-  constructor(native: NativePd, context: { readonly name: string }) {
+  constructor(native: NativePd, context: Context) {
     this.native = native;
     this.context = context;
   }
@@ -193,7 +194,9 @@ export class Pd {
       extended: options.extended ?? false,
       sendOpsFlags: DEFAULT_SEND_OPS | (options.atomicWrite ? SEND_OPS_FLAGS.ATOMIC_WRITE : 0n),
     });
-    return new Qp(native, this, sendCq, recvCq, this.context.name, sqSigAll);
+    const qp = new Qp(native, this, sendCq, recvCq, this.context.name, sqSigAll);
+    this.context.trackQp(qp);
+    return qp;
   }
 
   /** An address handle for UD sends (RoCE: give `grh` with the peer's GID). */

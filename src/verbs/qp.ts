@@ -17,7 +17,7 @@ import { MTU, type Mtu, nameOf, SEND_FLAGS, type SendFlag } from './constants.js
 import type { CompletionSink, Cq } from './cq.js';
 import { VerbsArgumentError, VerbsError } from './errors.js';
 import type { RemoteRef, Sge } from './mr.js';
-import type { Ah } from './pd.js';
+import type { Ah, Pd } from './pd.js';
 import { type QpAttr, type QpStateName, toNativeQpAttr } from './qp-attr.js';
 
 /** A work-request opcode name (the C name without `IBV_WR_`), e.g. `'ATOMIC_FETCH_AND_ADD'`. */
@@ -161,30 +161,29 @@ export class Qp implements CompletionSink {
   /** @internal */
   readonly native: NativeQp;
   /** The PD, send CQ and receive CQ (kept reachable while this QP lives). */
-  readonly pd: object;
+  readonly pd: Pd;
   readonly sendCq: Cq;
   readonly recvCq: Cq;
   readonly #device: string;
   readonly #sqSigAll: boolean;
   readonly #sendQueue: InFlight[] = [];
   readonly #recvQueue: InFlight[] = [];
+  readonly #sendQueueDepth: number;
+  // Unsignaled requests posted since the last signaled one: their send-queue slots are
+  // freed only when a later signaled request completes, so more than the queue's depth
+  // would overflow it (hardware does not check; rxe happens not to care).
+  #unsignaledRun = 0;
   #nextWrId = 1n;
 
   /** @internal use `Pd.createQp` or `CmId.createQp` */
-  constructor(
-    native: NativeQp,
-    pd: object,
-    sendCq: Cq,
-    recvCq: Cq,
-    device: string,
-    sqSigAll: boolean,
-  ) {
+  constructor(native: NativeQp, pd: Pd, sendCq: Cq, recvCq: Cq, device: string, sqSigAll: boolean) {
     this.native = native;
     this.pd = pd;
     this.sendCq = sendCq;
     this.recvCq = recvCq;
     this.#device = device;
     this.#sqSigAll = sqSigAll;
+    this.#sendQueueDepth = native.cap.maxSendWr;
     sendCq.attach(native.qpNum, this);
     recvCq.attach(native.qpNum, this);
   }
@@ -284,6 +283,36 @@ export class Qp implements CompletionSink {
   }
 
   /**
+   * The unsignaled run after `entries`, refusing (VerbsArgumentError, nothing posted) a
+   * list that would leave more unsignaled requests in a row than the send queue holds.
+   */
+  #checkUnsignaled(entries: readonly InFlight[]): number {
+    let run = this.#unsignaledRun;
+    for (const e of entries) {
+      run = e.signaled ? 0 : run + 1;
+      if (run > this.#sendQueueDepth)
+        throw new VerbsArgumentError(
+          'signaled',
+          `more than ${this.#sendQueueDepth} unsignaled requests in a row (the send queue's depth) would overflow it: signal one of them`,
+        );
+    }
+    return run;
+  }
+
+  /** @internal records posted requests. */
+  track(entries: readonly InFlight[]): void {
+    for (const e of entries) {
+      this.#sendQueue.push(e);
+      this.#unsignaledRun = e.signaled ? 0 : this.#unsignaledRun + 1;
+    }
+  }
+
+  /** @internal the checks before posting a prepared list again. */
+  checkUnsignaled(entries: readonly InFlight[]): void {
+    this.#checkUnsignaled(entries);
+  }
+
+  /**
    * Posts a list of send requests with one doorbell and returns their wrIds. Arguments
    * are validated before anything is posted. `path` defaults to `'ex'` on an extended
    * QP. On a VerbsError from the provider, the requests before the refused one were
@@ -291,6 +320,7 @@ export class Qp implements CompletionSink {
    */
   postSend(wrs: SendWr | readonly SendWr[], path?: PostPath): bigint[] {
     const { natives, entries } = this.#toNativeList(wrs);
+    this.#checkUnsignaled(entries);
     const usePath = path ?? (this.extended ? 'ex' : 'legacy');
     try {
       if (usePath === 'ex') this.native.postSendEx(natives);
@@ -302,10 +332,10 @@ export class Qp implements CompletionSink {
         e instanceof VerbsError && usePath === 'legacy' && e.call === 'ibv_post_send'
           ? (e.badWrIndex ?? 0)
           : 0;
-      this.#sendQueue.push(...entries.slice(0, posted));
+      this.track(entries.slice(0, posted));
       throw e;
     }
-    this.#sendQueue.push(...entries);
+    this.track(entries);
     return entries.map((e) => e.wrId);
   }
 
@@ -317,7 +347,7 @@ export class Qp implements CompletionSink {
   prepare(wrs: SendWr | readonly SendWr[]): PreparedSend {
     const { natives, entries } = this.#toNativeList(wrs);
     const id = this.native.prepare(natives);
-    return new PreparedSend(this, id, entries, (e) => this.#sendQueue.push(...e));
+    return new PreparedSend(this, id, entries, (e) => this.track(e));
   }
 
   /** Posts receive requests (one call); returns their wrIds. */
@@ -360,15 +390,32 @@ export class Qp implements CompletionSink {
     }
   }
 
+  /** @internal the CQ `cq` failed (CQ_ERR): what it was to complete is lost. */
+  abandon(cq: Cq): bigint[] {
+    const lost: bigint[] = [];
+    if (cq === this.sendCq) {
+      lost.push(...this.#sendQueue.map((e) => e.wrId));
+      this.#sendQueue.length = 0;
+      this.#unsignaledRun = 0;
+    }
+    if (cq === this.recvCq) {
+      lost.push(...this.#recvQueue.map((e) => e.wrId));
+      this.#recvQueue.length = 0;
+    }
+    return lost;
+  }
+
   /** `ibv_destroy_qp` (or `rdma_destroy_qp`); idempotent. Releases in-flight MRs. */
   close(): void {
     if (this.closed) return;
     const qpNum = this.qpNum;
     this.native.close();
+    this.pd.context.untrackQp(qpNum);
     this.sendCq.detach(qpNum);
     this.recvCq.detach(qpNum);
     this.#sendQueue.length = 0;
     this.#recvQueue.length = 0;
+    this.#unsignaledRun = 0;
   }
 
   /** Same as {@link close}. */
@@ -428,6 +475,7 @@ export class PreparedSend {
             this.#qp.device,
             'a prepared request uses a closed MR',
           );
+    this.#qp.checkUnsignaled(this.#entries);
     this.#qp.native.postPrepared(this.#id);
     this.#track(this.#entries);
   }
