@@ -12,6 +12,7 @@
 #include <cerrno>
 #include <cstdint>
 #include <cstring>
+#include <initializer_list>
 #include <map>
 #include <memory>
 #include <string>
@@ -87,21 +88,70 @@ enum : size_t {
 // ---------------------------------------------------------------- handles
 // Each handle owns one verbs resource and releases it in its destructor (the
 // safety net used by finalizers); explicit close() runs the same release and
-// reports its error. Children hold shared_ptrs to their parents' handles.
+// reports its error. Children hold shared_ptrs to their parents' handles (a parent's
+// memory outlives them), and parents list their children weakly (as pyverbs does) so
+// that close() can release live children first, in order: context -> PDs (their QPs,
+// AHs, MRs) -> CQs. This includes children JS has forgotten but not yet finalized, so
+// a cascading close never depends on the garbage collector's timing.
+
+/// A verbs resource a parent can release before its own.
+struct Releasable {
+  virtual ~Releasable() = default;
+  /// Destroys the resource (its own children first); 0 or a positive errno. Idempotent.
+  virtual int Release() = 0;
+  virtual bool Live() const = 0;
+};
+using Children = std::vector<std::weak_ptr<Releasable>>;
+
+inline void AddChild(Children &children, const std::shared_ptr<Releasable> &child) {
+  Children kept;
+  for (auto &w : children)
+    if (!w.expired()) kept.push_back(w);
+  kept.push_back(child);
+  children.swap(kept);
+}
+
+inline bool AnyLive(const Children &children) {
+  for (const auto &w : children)
+    if (auto c = w.lock(); c && c->Live()) return true;
+  return false;
+}
+
+/// Releases every live child; the first error stops (the rest stays, as it was).
+inline int ReleaseAll(const Children &children) {
+  for (const auto &w : children)
+    if (auto c = w.lock(); c && c->Live()) {
+      int ret = c->Release();
+      if (ret != 0) return ret;
+    }
+  return 0;
+}
 
 struct ContextHandle {
   ibv_context *ctx = nullptr;
   bool owned = true;  // false for the context librdmacm opened (never closed by us)
   std::string name;
+  Children pds, cqs;
   ~ContextHandle() {
     if (ctx != nullptr && owned) ibv_close_device(ctx);
   }
 };
 using ContextPtr = std::shared_ptr<ContextHandle>;
 
-struct PdHandle {
+struct PdHandle : Releasable {
   ibv_pd *pd = nullptr;
   ContextPtr ctx;
+  Children qps, ahs, mrChildren;
+  int Release() override {
+    if (pd == nullptr) return 0;
+    for (const Children *c : {&qps, &ahs, &mrChildren})
+      if (int ret = ReleaseAll(*c); ret != 0) return ret;
+    int ret = ibv_dealloc_pd(pd);
+    if (ret == 0) pd = nullptr;
+    return ret;
+  }
+  bool Live() const override { return pd != nullptr; }
+  bool HasLiveChildren() const { return AnyLive(qps) || AnyLive(ahs) || AnyLive(mrChildren); }
   /// The live MRs of this PD by lkey: [addr, addr + length). An inline post makes the
   /// provider memcpy from the SGE's address in this process, with no key check: the
   /// addon allows it only inside one of these (see InlineSgesRegistered).
@@ -121,11 +171,27 @@ struct CompChannelHandle {
 };
 using CompChannelPtr = std::shared_ptr<CompChannelHandle>;
 
-struct CqHandle {
+struct CqHandle : Releasable {
   ibv_cq *cq = nullptr;
   CompChannelPtr channel;  // may be null
   ContextPtr ctx;
   unsigned unacked = 0;  // completion events read but not yet acknowledged
+  Children qps;          // the QPs using it (released first: a QP before its CQs)
+  int Release() override {
+    if (cq == nullptr) return 0;
+    if (int ret = ReleaseAll(qps); ret != 0) return ret;
+    if (unacked != 0) ibv_ack_cq_events(cq, unacked);
+    unacked = 0;
+    int ret = ibv_destroy_cq(cq);
+    if (ret != 0) return ret;
+    cq = nullptr;
+    if (channel && channel->channel != nullptr) {
+      ibv_destroy_comp_channel(channel->channel);
+      channel->channel = nullptr;
+    }
+    return 0;
+  }
+  bool Live() const override { return cq != nullptr; }
   ~CqHandle() {
     if (cq != nullptr) {
       if (unacked != 0) ibv_ack_cq_events(cq, unacked);
@@ -135,9 +201,16 @@ struct CqHandle {
 };
 using CqPtr = std::shared_ptr<CqHandle>;
 
-struct AhHandle {
+struct AhHandle : Releasable {
   ibv_ah *ah = nullptr;
   PdPtr pd;
+  int Release() override {
+    if (ah == nullptr) return 0;
+    int ret = ibv_destroy_ah(ah);
+    if (ret == 0) ah = nullptr;
+    return ret;
+  }
+  bool Live() const override { return ah != nullptr; }
   ~AhHandle() {
     if (ah != nullptr) ibv_destroy_ah(ah);
   }

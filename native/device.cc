@@ -158,13 +158,20 @@ class Context : public Napi::ObjectWrap<Context> {
     return Napi::Boolean::New(info.Env(), handle_ ? handle_->owned : true);
   }
 
-  // Refuses (EBUSY) while children hold the handle: closing under them would leave
-  // dangling ibv_* pointers. Idempotent once closed.
+  // close(cascade): with cascade, live children are released first (PDs with their QPs,
+  // AHs and MRs, then CQs); without, they make it refuse with EBUSY: closing under them
+  // would leave dangling ibv_* pointers. Idempotent once closed.
   Napi::Value Close(const Napi::CallbackInfo &info) {
     Napi::Env env = info.Env();
     if (!handle_) return env.Undefined();
-    if (handle_.use_count() > 1)
+    bool cascade = info[0].IsBoolean() && info[0].As<Napi::Boolean>().Value();
+    if (!cascade && (AnyLive(handle_->pds) || AnyLive(handle_->cqs)))
       ThrowVerbs(env, "ibv_close_device", handle_->name, EBUSY, "the context still has live children");
+    if (cascade) {
+      int ret = ReleaseAll(handle_->pds);
+      if (ret == 0) ret = ReleaseAll(handle_->cqs);
+      if (ret != 0) ThrowVerbs(env, "ibv_close_device", handle_->name, ret, "releasing a child failed");
+    }
     if (handle_->owned) {
       int ret = ibv_close_device(handle_->ctx);
       if (ret != 0) CheckErrno(env, "ibv_close_device", handle_->name, ret);

@@ -26,7 +26,7 @@ struct OwnedMemory {
 };
 using MemoryPtr = std::shared_ptr<OwnedMemory>;
 
-struct MrHandle {
+struct MrHandle : Releasable {
   ibv_mr *mr = nullptr;
   PdPtr pd;
   MemoryPtr memory;  // set for addon-owned memory; released after the deregistration
@@ -41,7 +41,9 @@ struct MrHandle {
     pd->mrs.erase(lkey);
     return 0;
   }
-  ~MrHandle() { Deregister(); }
+  int Release() override { return Deregister(); }
+  bool Live() const override { return mr != nullptr; }
+  ~MrHandle() override { Deregister(); }
 };
 
 constexpr size_t kMaxOwnedLength = size_t{1} << 40;
@@ -84,11 +86,12 @@ class Mr : public Napi::ObjectWrap<Mr> {
     size_t length = memory ? memory->length : buf.Length();
     ibv_mr *mr = ibv_reg_mr(pd->pd, addr, length, static_cast<int>(access));
     if (mr == nullptr) ThrowVerbs(env, "ibv_reg_mr", pd->ctx->name, errno != 0 ? errno : ENOMEM);
-    handle_ = std::make_unique<MrHandle>();
+    handle_ = std::make_shared<MrHandle>();
     handle_->mr = mr;
     handle_->pd = pd;
     handle_->memory = memory;
     pd->mrs[mr->lkey] = {reinterpret_cast<uintptr_t>(mr->addr), mr->length};
+    AddChild(pd->mrChildren, handle_);
     device_ = pd->ctx->name;
     buffer_ = Napi::Persistent(buf);
     lkey_ = mr->lkey;
@@ -119,7 +122,7 @@ class Mr : public Napi::ObjectWrap<Mr> {
   }
 
   Napi::Value Closed(const Napi::CallbackInfo &info) {
-    return Napi::Boolean::New(info.Env(), !handle_);
+    return Napi::Boolean::New(info.Env(), !handle_ || handle_->mr == nullptr);
   }
   Napi::Value Lkey(const Napi::CallbackInfo &info) { return Napi::Number::New(info.Env(), lkey_); }
   Napi::Value Rkey(const Napi::CallbackInfo &info) { return Napi::Number::New(info.Env(), rkey_); }
@@ -141,7 +144,7 @@ class Mr : public Napi::ObjectWrap<Mr> {
 
   // Declared before handle_ so that it is released after the deregistration.
   Napi::Reference<Napi::Buffer<uint8_t>> buffer_;
-  std::unique_ptr<MrHandle> handle_;
+  std::shared_ptr<MrHandle> handle_;
   std::string device_;
   uint32_t lkey_ = 0, rkey_ = 0;
   uint64_t addr_ = 0;

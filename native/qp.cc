@@ -14,7 +14,7 @@ namespace rdma_interop {
 
 namespace {
 
-struct QpHandle {
+struct QpHandle : Releasable {
   ibv_qp *qp = nullptr;
   ibv_qp_ex *qpx = nullptr;  // non-null when created for the ibv_wr_* API
   uint64_t sendOps = 0;      // the IBV_QP_EX_WITH_* flags it was created with
@@ -33,7 +33,15 @@ struct QpHandle {
     if (ret == 0) qp = nullptr;
     return ret;
   }
-  ~QpHandle() { Destroy(); }
+  int Release() override { return Destroy(); }
+  bool Live() const override { return qp != nullptr; }
+  /// Listed by its PD and CQs, which release it first when they close with cascade.
+  void Register(const std::shared_ptr<QpHandle> &self) {
+    AddChild(pd->qps, self);
+    AddChild(sendCq->qps, self);
+    if (recvCq != sendCq) AddChild(recvCq->qps, self);
+  }
+  ~QpHandle() override { Destroy(); }
 };
 
 // Every IBV_QP_EX_WITH_* flag the RC ibv_wr_* path may use; the provider refuses the
@@ -153,6 +161,7 @@ class Qp : public Napi::ObjectWrap<Qp> {
     }
     cap_ = a.cap;
     qpNum_ = h->qp->qp_num;
+    h->Register(h);
     handle_ = h;
   }
 
@@ -330,6 +339,10 @@ class Qp : public Napi::ObjectWrap<Qp> {
 
   void PostChain(Napi::Env env, const std::shared_ptr<QpHandle> &h, SendChain &chain) {
     if (chain.wrs.empty()) return;
+    // A prepared chain outlives nothing it points at: an AH released by its PD's
+    // cascading close would be a dangling pointer in the provider.
+    for (const AhPtr &ah : chain.ahs)
+      if (ah->ah == nullptr) ThrowClosed(env, "ibv_post_send", device_, "an address handle of the list");
     size_t badSge = 0;
     long badInline = FirstBadInline(
         h, chain.wrs.size(), [&](size_t i) { return chain.wrs[i].send_flags; },
@@ -532,6 +545,7 @@ Napi::Object NewCmQpObject(Napi::Env env, const CmIdPtr &id, const PdPtr &pd, co
   h->sendCq = send;
   h->recvCq = recv;
   h->cmId = id;
+  h->Register(h);
   return data->qpCtor.New({Napi::External<std::shared_ptr<QpHandle>>::New(env, &h)});
 }
 

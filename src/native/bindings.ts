@@ -112,7 +112,8 @@ export interface NativeContext {
   readonly name: string;
   readonly closed: boolean;
   readonly owned: boolean;
-  close(): void;
+  /** With `cascade`, live children are released first; without, they refuse it (EBUSY). */
+  close(cascade?: boolean): void;
   queryDevice(): NativeDeviceAttr;
   queryPort(port: number): NativePortAttr;
   queryGidTable(port: number): NativeGidEntry[];
@@ -139,7 +140,8 @@ export interface NativeAsyncEvent {
 /** `ibv_pd`. */
 export interface NativePd {
   readonly closed: boolean;
-  close(): void;
+  /** With `cascade`, live children are released first; without, they refuse it (EBUSY). */
+  close(cascade?: boolean): void;
 }
 
 /** `ibv_mr` over a Buffer (which it keeps alive until closed). */
@@ -187,7 +189,8 @@ export interface NativeCq {
   readonly cqe: number;
   /** The CQ's identity in async events. */
   readonly key: bigint;
-  close(): void;
+  /** With `cascade`, live children are released first; without, they refuse it (EBUSY). */
+  close(cascade?: boolean): void;
   /**
    * Polls at most `max`, `words.length / WC_WORDS` and 256 completions into `words`;
    * returns the count. With `spinLimit`, busy-polls natively until at least one arrives or

@@ -278,6 +278,7 @@ export class CmId {
     });
     const qp = new Qp(native, pd, sendCq, recvCq, pd.context.name, sqSigAll);
     pd.context.trackQp(qp);
+    pd.adoptQp(qp);
     return qp;
   }
 

@@ -8,6 +8,7 @@ import { decodeWorkCompletion, toWorkCompletion, type WorkCompletion } from './c
 import type { AsyncEventType } from './constants.js';
 import type { Context } from './device.js';
 import { VerbsArgumentError, VerbsError } from './errors.js';
+import type { CloseOptions } from './lifetime.js';
 import { addon } from './native.js';
 import { type Pending, type WaitOptions, waitFor } from './wait.js';
 
@@ -19,6 +20,8 @@ export interface CompletionSink {
   retire(wc: WorkCompletion): void;
   /** @internal the CQ failed: drop (and return) the requests whose completions it lost. */
   abandon(cq: Cq): bigint[];
+  /** @internal closed before its CQ (cascading close). */
+  close(): void;
 }
 
 type Waiter = Pending<WorkCompletion>;
@@ -225,16 +228,19 @@ export class Cq {
   }
 
   /**
-   * `ibv_destroy_cq`. Refuses with VerbsError EBUSY while a QP uses this CQ (close the
-   * QP first); pending `next()` calls are rejected with EBADF. Idempotent.
+   * `ibv_destroy_cq`, after closing the live QPs that use this CQ. `{ cascade: false }`:
+   * refuses with VerbsError EBUSY while a QP uses it. Pending `next()` calls are
+   * rejected with EBADF. Idempotent.
    */
-  close(): void {
+  close(options: CloseOptions = {}): void {
     if (this.closed) return;
+    const cascade = options.cascade ?? true;
+    if (cascade) for (const sink of [...this.#sinks.values()]) sink.deref()?.close();
     // Stop watching before the channel fd goes away (recreated lazily if close refuses).
     this.#watcher?.close();
     this.#watcher = undefined;
     const key = this.native.key;
-    this.native.close();
+    this.native.close(cascade);
     this.context.untrackCq(key);
     const err = new VerbsError('EBADF', 9, 'ibv_get_cq_event', this.#device, 'the CQ was closed');
     for (const w of [...this.#waiters]) w.reject(err);

@@ -31,6 +31,7 @@ import {
 } from './constants.js';
 import { Cq } from './cq.js';
 import { VerbsArgumentError, VerbsError } from './errors.js';
+import { Children, type CloseOptions } from './lifetime.js';
 import { addon } from './native.js';
 import { Pd } from './pd.js';
 import type { Qp } from './qp.js';
@@ -119,6 +120,8 @@ export class Context {
   // holds this context, which must stay collectable otherwise.
   #asyncWatcher: NativeFdWatcher | undefined;
   #asyncWaiters = 0;
+  readonly #pds = new Children<Pd>();
+  readonly #cqList = new Children<Cq>();
 
   /** @internal use {@link openDevice} */
   constructor(native: NativeContext) {
@@ -281,7 +284,9 @@ export class Context {
 
   /** Allocates a protection domain. */
   allocPd(): Pd {
-    return new Pd(new (addon().NativePd)(this.native), this);
+    const pd = new Pd(new (addon().NativePd)(this.native), this);
+    this.#pds.add(pd);
+    return pd;
   }
 
   /**
@@ -295,20 +300,27 @@ export class Context {
     const native = new (addon().NativeCq)(this.native, cqe, options.channel ?? true);
     const cq = new Cq(native, this, this.name);
     this.trackCq(cq);
+    this.#cqList.add(cq);
     return cq;
   }
 
   /**
-   * Closes the device. Refuses with VerbsError EBUSY while PDs or CQs of it are open
-   * (close children first). Idempotent.
+   * Closes the device, after its live children: PDs (with their QPs, AHs, MRs), then
+   * CQs. `{ cascade: false }`: refuses with VerbsError EBUSY while PDs or CQs of it are
+   * open. Idempotent.
    */
-  close(): void {
+  close(options: CloseOptions = {}): void {
     if (this.closed) return;
+    const cascade = options.cascade ?? true;
+    if (cascade) {
+      this.#pds.closeAll();
+      this.#cqList.closeAll();
+    }
     // Stop watching before the async fd goes away (re-armed lazily if close refuses).
     this.#asyncWatcher?.close();
     this.#asyncWatcher = undefined;
     try {
-      this.native.close();
+      this.native.close(cascade);
     } finally {
       if (this.closed) for (const listener of [...this.#listeners]) listener(CLOSED_SENTINEL);
       else if (this.#asyncWaiters > 0) {

@@ -5,6 +5,7 @@ import { QP_TYPE, type QpType } from './constants.js';
 import type { Cq } from './cq.js';
 import type { Context } from './device.js';
 import { VerbsArgumentError } from './errors.js';
+import { Children, type CloseOptions } from './lifetime.js';
 import { type Access, accessMaskOf, Mr } from './mr.js';
 import { addon } from './native.js';
 import { Qp } from './qp.js';
@@ -126,6 +127,10 @@ export class Pd {
   /** The device context (kept reachable while this PD lives). */
   readonly context: Context;
 
+  readonly #qps = new Children<Qp>();
+  readonly #ahs = new Children<Ah>();
+  readonly #mrs = new Children<Mr>();
+
   /** @internal use `Context.allocPd` */
   constructor(native: NativePd, context: Context) {
     this.native = native;
@@ -154,7 +159,9 @@ export class Pd {
         "this Node's ArrayBuffer.prototype.transfer() can free a registered Buffer: use pd.allocMr(length, access)",
       );
     markAsUntransferable(buffer.buffer);
-    return new Mr(new (addon().NativeMr)(this.native, buffer, mask), buffer, [...access], this);
+    const mr = new Mr(new (addon().NativeMr)(this.native, buffer, mask), buffer, [...access], this);
+    this.#mrs.add(mr);
+    return mr;
   }
 
   /**
@@ -171,7 +178,9 @@ export class Pd {
     const buffer = native.buffer;
     if (buffer === undefined)
       throw new VerbsArgumentError('length', 'the addon returned no buffer');
-    return new Mr(native, buffer, [...access], this);
+    const mr = new Mr(native, buffer, [...access], this);
+    this.#mrs.add(mr);
+    return mr;
   }
 
   /** Creates a QP in RESET state. */
@@ -196,17 +205,35 @@ export class Pd {
     });
     const qp = new Qp(native, this, sendCq, recvCq, this.context.name, sqSigAll);
     this.context.trackQp(qp);
+    this.#qps.add(qp);
     return qp;
   }
 
   /** An address handle for UD sends (RoCE: give `grh` with the peer's GID). */
   createAh(av: AddressVector): Ah {
-    return new Ah(new (addon().NativeAh)(this.native, nativeAv(av)), this);
+    const ah = new Ah(new (addon().NativeAh)(this.native, nativeAv(av)), this);
+    this.#ahs.add(ah);
+    return ah;
   }
 
-  /** `ibv_dealloc_pd`. Refuses with VerbsError EBUSY while MRs or QPs of it are open. */
-  close(): void {
-    this.native.close();
+  /** @internal a QP made on this PD elsewhere (rdma_cm). */
+  adoptQp(qp: Qp): void {
+    this.#qps.add(qp);
+  }
+
+  /**
+   * `ibv_dealloc_pd`, after closing this PD's live QPs, AHs and MRs (in that order).
+   * `{ cascade: false }`: refuses with VerbsError EBUSY while any is open. Idempotent.
+   */
+  close(options: CloseOptions = {}): void {
+    if (this.closed) return;
+    const cascade = options.cascade ?? true;
+    if (cascade) {
+      this.#qps.closeAll();
+      this.#ahs.closeAll();
+      this.#mrs.closeAll();
+    }
+    this.native.close(cascade);
   }
 
   /** Same as {@link close}. */

@@ -62,14 +62,14 @@ describe('misuse of the verbs wrapper on rxe0', () => {
     expect(ownResources()).toEqual(NONE);
   });
 
-  it('closing a parent with live children is refused with EBUSY, nothing released', async () => {
+  it('close({ cascade: false }) on a parent with live children is refused with EBUSY, nothing released', async () => {
     const lo = rxeLoopback();
     const mr = lo.pd.regMr(Buffer.alloc(8), ['LOCAL_WRITE']);
-    expect(code(() => lo.cq.close())).toBe('EBUSY'); // a QP still uses the CQ
+    expect(code(() => lo.cq.close({ cascade: false }))).toBe('EBUSY'); // a QP still uses the CQ
     expect(lo.cq.closed).toBe(false);
     expect(lo.cq.poll()).toEqual([]);
-    expect(code(() => lo.pd.close())).toBe('EBUSY');
-    expect(code(() => lo.ctx.close())).toBe('EBUSY');
+    expect(code(() => lo.pd.close({ cascade: false }))).toBe('EBUSY');
+    expect(code(() => lo.ctx.close({ cascade: false }))).toBe('EBUSY');
     // The QPs still work after the refusals.
     lo.a.postSend({
       opcode: 'RDMA_WRITE',
@@ -80,6 +80,27 @@ describe('misuse of the verbs wrapper on rxe0', () => {
     mr.close();
     lo.close();
     expect(lo.ctx.closed).toBe(true);
+  });
+
+  it('close() on a parent closes its children first, reachable or forgotten (issue 9)', async () => {
+    const lo = rxeLoopback();
+    const mr = lo.pd.regMr(Buffer.alloc(8), ['LOCAL_WRITE']);
+    const ah = lo.pd.createAh({ port: 1, grh: { dgid: lo.gid.gid, sgidIndex: lo.gid.index } });
+    // Forgotten children: unreachable from JS, perhaps collected, perhaps not finalized.
+    (() => {
+      const pd = lo.ctx.allocPd();
+      pd.regMr(Buffer.alloc(4096), ['LOCAL_WRITE']);
+      pd.createQp({ sendCq: lo.ctx.createCq({ cqe: 4 }) });
+    })();
+    gc(); // collected, finalizers perhaps not yet run: the addon closes them anyway
+    // A CQ closes the QPs using it first.
+    lo.cq.close();
+    expect([lo.a.closed, lo.b.closed, lo.cq.closed]).toEqual([true, true, true]);
+    expect(lo.pd.closed).toBe(false);
+    // The context closes its PDs (with their AHs and MRs), its CQs, then itself.
+    lo.ctx.close();
+    expect([mr.closed, ah.closed, lo.pd.closed, lo.ctx.closed]).toEqual([true, true, true, true]);
+    expect(code(() => lo.a.postSend({ opcode: 'SEND' }))).toBe('EBADF');
   });
 
   it('wrong argument types and out-of-range values are refused before posting', () => {
