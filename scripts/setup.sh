@@ -2,10 +2,18 @@
 # The project's whole set-up, idempotent: a second run with nothing changed only checks.
 #   1. Debian packages (apt.sh)
 #   2. npm install of the locked versions, when package-lock.json changed since the last install
-#   3. the TypeScript build and the N-API addon (node-gyp, incremental)
+#   3. the prebuilt addon for the package and the lowest Node version (scripts/ci/), then
+#      the TypeScript build and the N-API addon (node-gyp, incremental)
 #   4. the guest kernel, modules, siw.ko and initramfs (guest-assets.sh), cached by version
 # Set RDMA_INTEROP_SKIP_GUEST_ASSETS=1 on a host that has its own RDMA devices.
+# Outside a git checkout this is `rdma-interop setup` (guest runtime only, user cache).
 set -euo pipefail
+if [ ! -e "$(dirname "$0")/../.git" ]; then
+  # An installed package (e.g. under node_modules): no lock file, no npm install, nothing
+  # written into node_modules; the CLI's own set-up puts the guest assets in the user's
+  # cache directory.
+  exec node "$(dirname "$0")/../dist/cli/main.js" setup "$@"
+fi
 # shellcheck source=scripts/lib/common.sh
 source "$(dirname "$0")/lib/common.sh"
 cd "$RDMA_INTEROP_ROOT"
@@ -27,6 +35,13 @@ if [ ! -d node_modules ] || [ "$(cat "$RDMA_INTEROP_CACHE/npm-install.stamp" 2>/
 else
   note "npm packages: up to date"
 fi
+
+# --- package checks (scripts/ci/): the prebuilt addon `npm pack` ships (before build.sh,
+# which then only relinks), and the lowest Node version engines.node claims, for
+# test/host/package/. Both cached; a warm run only checks.
+bash scripts/ci/prebuild.sh
+bash scripts/ci/min-node.sh >/dev/null
+# --- end of package checks
 
 bash scripts/setup/build.sh
 

@@ -13,9 +13,16 @@ cd "$root" || exit 1
 
 bash scripts/setup.sh || { echo "test: set-up failed" >&2; exit 1; }
 
-results="${RDMA_INTEROP_CACHE:-$root/.cache}/results"
-rm -rf "$results"
-mkdir -p "$results"
+# This run's own results directory (shared with the guest): two test runs at once never
+# read each other's reports. Removed at the end unless RDMA_INTEROP_KEEP_RESULTS=1.
+results_root="${RDMA_INTEROP_CACHE:-$root/.cache}/results"
+mkdir -p "$results_root"
+results=$(mktemp -d "$results_root/run-XXXXXX")
+if [ "${RDMA_INTEROP_KEEP_RESULTS:-0}" = 1 ]; then
+  echo "test: reports kept in $results"
+else
+  trap 'rm -rf "$results"' EXIT
+fi
 status=0
 
 echo "== lint: biome, tsc --noEmit, shellcheck"

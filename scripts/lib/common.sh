@@ -5,9 +5,18 @@
 # The project root, whatever the caller's working directory.
 RDMA_INTEROP_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 export RDMA_INTEROP_ROOT
-# Everything the set-up produces lives here (git-ignored), so a clean clone starts cold
-# and a second run finds it warm.
-RDMA_INTEROP_CACHE="${RDMA_INTEROP_CACHE:-$RDMA_INTEROP_ROOT/.cache}"
+# Everything the set-up produces lives here. In a git checkout: the git-ignored .cache/,
+# so a clean clone starts cold and a second run finds it warm. An installed package has
+# no default here: the CLI (`rdma-interop setup`, src/runtime/paths.ts, the one place the
+# rule lives) resolves the user's cache directory and passes it in.
+if [ -z "${RDMA_INTEROP_CACHE:-}" ]; then
+  if [ -e "$RDMA_INTEROP_ROOT/.git" ]; then
+    RDMA_INTEROP_CACHE="$RDMA_INTEROP_ROOT/.cache"
+  else
+    printf '[setup] error: RDMA_INTEROP_CACHE is not set (run "npx rdma-interop setup")\n' >&2
+    exit 1
+  fi
+fi
 export RDMA_INTEROP_CACHE
 
 step_started_at=0

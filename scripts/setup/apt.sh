@@ -1,24 +1,40 @@
 #!/usr/bin/env bash
-# Installs the Debian packages the project needs, only those missing (idempotent).
+# apt.sh [all|runtime]: installs the Debian packages the project needs, only those missing
+# (idempotent).
+#   all      (default) everything a checkout needs: build, tests, captures, the guest
+#   runtime  only what the QEMU guest runtime needs (`rdma-interop setup` of an installed
+#            package): QEMU, the guest asset build, the device tools the guest uses
+# As root, missing packages are installed; otherwise the script lists them with the apt
+# command to run and exits 3.
 # The guest kernel packages are NOT installed here: guest-assets.sh downloads and
 # extracts them into the cache so the host's own kernel set-up is never touched.
 set -euo pipefail
 # shellcheck source=scripts/lib/common.sh
 source "$(dirname "$0")/../lib/common.sh"
 
-packages=(
-  # rdma-core: the libraries the addon links, the providers (librxe, libsiw), the tools
-  libibverbs-dev librdmacm-dev rdma-core ibverbs-providers ibverbs-utils rdmacm-utils
-  perftest
-  # the guest runtime
-  qemu-system-x86 busybox-static kmod iproute2 cpio xz-utils
+runtime_packages=(
+  # the guest runtime (setpriv, flock: util-linux, always there on Debian)
+  qemu-system-x86 busybox-static kmod iproute2 cpio xz-utils python3
   # building siw.ko out of tree
   make gcc libelf-dev
-  # captures and the independent decoder
-  tcpdump tshark
-  # script lint in the test command
-  shellcheck
+  # what the guest uses from the host's root: the providers (librxe, libsiw) and tools
+  rdma-core ibverbs-providers ibverbs-utils
 )
+packages=("${runtime_packages[@]}")
+case "${1:-all}" in
+  runtime) ;;
+  all)
+    packages+=(
+      # rdma-core: the libraries the addon links, the tools the tests compare against
+      libibverbs-dev librdmacm-dev rdmacm-utils perftest
+      # captures and the independent decoder
+      tcpdump tshark
+      # script lint in the test command
+      shellcheck
+    )
+    ;;
+  *) die "usage: apt.sh [all|runtime]" ;;
+esac
 
 missing=()
 for p in "${packages[@]}"; do
@@ -32,7 +48,12 @@ if [ ${#missing[@]} -eq 0 ]; then
   exit 0
 fi
 
-[ "$(id -u)" -eq 0 ] || die "installing ${missing[*]} needs root"
+if [ "$(id -u)" -ne 0 ]; then
+  note "error: missing Debian packages: ${missing[*]}"
+  note "install them as root, then run the set-up again:"
+  note "  sudo apt-get install -y --no-install-recommends ${missing[*]}"
+  exit 3
+fi
 step "apt-get install ${#missing[@]} packages (${missing[*]})"
 export DEBIAN_FRONTEND=noninteractive
 # tshark asks whether non-root users may capture; answer it up front.

@@ -15,6 +15,13 @@ source "$(dirname "$0")/../lib/common.sh"
 
 guest_cache="$RDMA_INTEROP_CACHE/guest"
 mkdir -p "$guest_cache"
+# One build at a time per cache (a first `vm` in two terminals at once): the second waits,
+# then finds the assets cached.
+exec 9>"$guest_cache/.lock"
+if ! flock -n 9; then
+  note "another set-up is building the guest assets in $guest_cache: waiting for it"
+  flock 9
+fi
 
 # --- resolve the kernel ------------------------------------------------------------------
 # "Depends: linux-image-6.1.0-56-amd64 (= 6.1.192-2)" of the candidate metapackage.
@@ -25,6 +32,8 @@ depends=$(resolve_depends)
 if [ -z "$depends" ]; then
   # No package lists yet (a machine whose packages were all present, so apt.sh did not
   # update): fetch them once.
+  [ "$(id -u)" -eq 0 ] ||
+    die "apt has no package lists to resolve linux-image-amd64: run 'sudo apt-get update', then the set-up again"
   step "apt-get update (to resolve linux-image-amd64)"
   apt-get update -qq
   step_done "apt-get update"

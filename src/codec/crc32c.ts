@@ -1,11 +1,12 @@
 /**
  * CRC32c (Castagnoli, reflected polynomial 0x82F63B78), as used by MPA (RFC 5044 §4.4)
  * and iSCSI (RFC 3720 §12.1, check vectors in Appendix B.4). A portable slicing-by-16
- * implementation, plus the native addon's SSE4.2 path when `build/Release/rdma_interop.node`
- * loads and exports `crc32c` (its absence is normal: the TS path is then used).
+ * implementation, plus the native addon's SSE4.2 path when the addon (a source build or the
+ * shipped prebuild, see src/native/load.ts) loads and exports `crc32c` (its absence is
+ * normal: the TS path is then used).
  */
 import { createRequire } from 'node:module';
-import { fileURLToPath } from 'node:url';
+import { packageRoot, resolveAddonFile } from '../native/load.js';
 
 /** Reflected Castagnoli polynomial. */
 const POLY = 0x82f63b78;
@@ -111,16 +112,14 @@ let nativeProbed = false;
 
 /**
  * The addon's `crc32c`, or undefined when the addon is not built (normal) or lacks the
- * export. Loaded once, relative to the package root (this file is two levels below it in
- * both `src/` and `dist/`).
+ * export. Loaded once, found as the verbs layer finds it.
  */
 export function nativeCrc32c(): NativeCrc32c | undefined {
   if (nativeProbed) return nativeCrc;
   nativeProbed = true;
   try {
     const require = createRequire(import.meta.url);
-    const addonPath = new URL('../../build/Release/rdma_interop.node', import.meta.url);
-    const addon: unknown = require(fileURLToPath(addonPath));
+    const addon: unknown = require(resolveAddonFile(packageRoot()));
     if (typeof addon === 'object' && addon !== null && 'crc32c' in addon) {
       const fn = (addon as { crc32c: unknown }).crc32c;
       if (typeof fn === 'function') nativeCrc = fn as NativeCrc32c;

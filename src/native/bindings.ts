@@ -1,14 +1,9 @@
 /**
  * The whole native surface of the `rdma_interop` addon (native/*.cc), declared in one
- * place, and its loader. Numbers cross the boundary raw; `src/verbs/` names them.
+ * place (the loader is ./load.ts). Numbers cross the boundary raw; `src/verbs/` names them.
  * Nothing outside `src/verbs/` should touch these classes directly: the TS classes there
  * own one native handle each and add validation, in-flight tracking and async waiting.
  */
-import { existsSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { RdmaInteropError } from '../errors.js';
 
 /** One entry of `ibv_get_device_list()`. */
 export interface NativeDeviceInfo {
@@ -444,36 +439,6 @@ export interface NativeAddon {
   readonly wcLayout: Readonly<Record<keyof typeof WC_LAYOUT | 'words', number>>;
 }
 
-/** Where node-gyp puts the addon, relative to the package root. */
-const ADDON_PATH = join('build', 'Release', 'rdma_interop.node');
-
-/** The package root: this file is `src/native/` or `dist/native/`, two levels below. */
-function packageRoot(): string {
-  return join(dirname(fileURLToPath(import.meta.url)), '..', '..');
-}
-
-let loaded: NativeAddon | undefined;
-
-/** The addon is missing: tells the user how to build it. */
-export class AddonNotBuiltError extends RdmaInteropError {
-  override readonly name = 'AddonNotBuiltError';
-  readonly origin = 'verbs';
-  constructor(readonly path: string) {
-    super(`the rdma_interop addon is not built (${path} missing): run \`npx node-gyp rebuild\``);
-  }
-}
-
-/**
- * Loads the addon once and registers `errorClass` as the class native code throws.
- * Throws {@link AddonNotBuiltError} when `build/Release/rdma_interop.node` is absent.
- */
-export function loadNative(errorClass: VerbsErrorConstructor): NativeAddon {
-  if (loaded !== undefined) return loaded;
-  const path = join(packageRoot(), ADDON_PATH);
-  if (!existsSync(path)) throw new AddonNotBuiltError(path);
-  const require = createRequire(import.meta.url);
-  const addon = require(path) as NativeAddon;
-  addon.setVerbsErrorClass(errorClass);
-  loaded = addon;
-  return addon;
-}
+// The loader lives in ./load.ts (node-gyp-build: a source build, else the shipped
+// prebuild); re-exported here so that `src/verbs/` keeps one import for the addon.
+export { AddonUnavailableError, loadNative } from './load.js';

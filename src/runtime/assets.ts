@@ -25,7 +25,7 @@ export function findGuestAssets(kernelDir?: string): GuestAssets {
   if (!existsSync(stamp)) {
     throw new GuestRuntimeError(
       'assets-missing',
-      `no guest kernel at ${dir}: run 'npm run setup' (scripts/setup.sh) first`,
+      `no guest kernel at ${dir}: run 'rdma-interop setup' first (in a checkout: npm run setup)`,
     );
   }
   const real = realpathSync(dir);

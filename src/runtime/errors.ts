@@ -3,10 +3,14 @@ import { RdmaInteropError } from '../errors.js';
 /** Why the guest runtime could not give a result. */
 export type RuntimeFailure =
   | 'assets-missing'
+  | 'packages-missing'
+  | 'setup-failed'
   | 'qemu-missing'
   | 'boot-failed'
   | 'timeout'
-  | 'no-exit-code';
+  | 'aborted'
+  | 'no-exit-code'
+  | 'output-incomplete';
 
 /**
  * The guest did not run the command to completion. `consoleTail` quotes the last lines

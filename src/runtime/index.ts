@@ -3,14 +3,22 @@
  * on this host; else a throwaway QEMU guest booting Debian's own kernel with rxe and siw.
  */
 import { existsSync, readdirSync } from 'node:fs';
-import { findGuestAssets } from './assets.js';
+import { findGuestAssets, type GuestAssets } from './assets.js';
+import { GuestRuntimeError } from './errors.js';
 import { type Accelerator, chooseAccelerator } from './kvm.js';
+import { cacheRoot } from './paths.js';
 import { type BootResult, bootGuest } from './qemu.js';
+import { cleanupStaleRuns } from './run-dir.js';
+import { setupGuestAssets } from './setup.js';
 
 export { findGuestAssets, type GuestAssets } from './assets.js';
 export { GuestRuntimeError, type RuntimeFailure } from './errors.js';
 export type { Accelerator } from './kvm.js';
+export { cacheRoot, useCacheDir } from './paths.js';
 export type { BootResult } from './qemu.js';
+export { cleanupStaleRuns, type StaleCleanup } from './run-dir.js';
+export { type SetupOptions, setupGuestAssets } from './setup.js';
+export { abortOnSignals, type SignalAbort, signalExitCode } from './signals.js';
 
 /** RDMA devices this host already has (`/sys/class/infiniband`), e.g. in a container. */
 export function hostRdmaDevices(): string[] {
@@ -28,13 +36,35 @@ export interface GuestRunOptions {
   readonly accel?: Accelerator | 'auto';
   readonly memoryMiB?: number;
   readonly cpus?: number;
+  /**
+   * Writable directory mounted at the same path in the guest (`RDMA_INTEROP_SHARE` there).
+   * Default: a fresh one of this run's own, removed after it. Runs sharing one directory
+   * see each other's files in it, never each other's exit status or output.
+   */
   readonly shareDir?: string;
   readonly env?: Readonly<Record<string, string>>;
+  /** The command's stdout, byte for byte (default: this process's stdout). */
   readonly onOutput?: (chunk: Buffer) => void;
+  /** The command's stderr, byte for byte (default: this process's stderr). */
+  readonly onErrorOutput?: (chunk: Buffer) => void;
   /** Appended to the guest kernel's command line (diagnostics, failure tests). */
   readonly extraKernelArgs?: readonly string[];
-  /** Progress lines (boot, accelerator choice, result). */
+  /**
+   * The runtime's own lines (set-up, stale clean-up, boot, device creation in the guest,
+   * result); never mixed into the command's output.
+   */
   readonly onProgress?: (line: string) => void;
+  /**
+   * Aborting stops the guest: QEMU is killed, the run's directory removed, and the
+   * promise rejects with a GuestRuntimeError whose failure is `aborted`.
+   */
+  readonly signal?: AbortSignal;
+  /**
+   * `if-missing`: build the guest assets first when there are none (what
+   * `rdma-interop setup` does; minutes, with progress lines). Default `never`: a missing
+   * asset is an `assets-missing` error.
+   */
+  readonly setup?: 'if-missing' | 'never';
 }
 
 /** Environment variables forwarded into the guest by default. */
@@ -52,8 +82,14 @@ function forwardedEnv(): Record<string, string> {
 /** Boots the guest, runs `command` as root with rxe0 and siw0 up, returns its exit code. */
 export async function runInGuest(options: GuestRunOptions): Promise<BootResult> {
   const progress = options.onProgress ?? (() => {});
-  const assets = findGuestAssets(options.kernelDir);
+  const stale = await cleanupStaleRuns(cacheRoot());
+  for (const dir of stale.removed) progress(`removed the directory of a dead run: ${dir}`);
+  if (stale.killed.length > 0) {
+    progress(`killed QEMU left by a dead run: pid ${stale.killed.join(', ')}`);
+  }
+  const assets = await guestAssets(options, progress);
   const base = {
+    ...(options.signal === undefined ? {} : { signal: options.signal }),
     assets,
     cwd: options.cwd ?? process.cwd(),
     memoryMiB: options.memoryMiB ?? 2048,
@@ -95,6 +131,8 @@ export async function runInGuest(options: GuestRunOptions): Promise<BootResult> 
     timeoutMs: (options.timeoutSeconds ?? 600) * 1000,
     ...(options.shareDir === undefined ? {} : { shareDir: options.shareDir }),
     ...(options.onOutput === undefined ? {} : { onOutput: options.onOutput }),
+    ...(options.onErrorOutput === undefined ? {} : { onErrorOutput: options.onErrorOutput }),
+    onGuestLog: progress,
     ...(options.extraKernelArgs === undefined ? {} : { extraKernelArgs: options.extraKernelArgs }),
   });
   const ready =
@@ -103,4 +141,24 @@ export async function runInGuest(options: GuestRunOptions): Promise<BootResult> 
       : `, devices ready ${result.devicesReadySeconds.toFixed(1)} s after boot`;
   progress(`guest exited ${result.exitCode} after ${result.wallSeconds.toFixed(1)} s${ready}`);
   return result;
+}
+
+/** The assets to boot; with `setup: 'if-missing'`, built first when there are none. */
+async function guestAssets(
+  options: GuestRunOptions,
+  progress: (line: string) => void,
+): Promise<GuestAssets> {
+  try {
+    return findGuestAssets(options.kernelDir);
+  } catch (error) {
+    const missing = error instanceof GuestRuntimeError && error.failure === 'assets-missing';
+    if (!missing || options.kernelDir !== undefined || options.setup !== 'if-missing') {
+      throw error;
+    }
+  }
+  progress(`no guest assets in ${cacheRoot()} yet: setting them up (a few minutes, once)`);
+  return setupGuestAssets({
+    onProgress: progress,
+    ...(options.signal === undefined ? {} : { signal: options.signal }),
+  });
 }

@@ -1,10 +1,13 @@
-import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { type ChildProcess, spawn } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import type { Socket } from 'node:net';
+import { delimiter, join, resolve } from 'node:path';
 import type { GuestAssets } from './assets.js';
 import { GuestRuntimeError } from './errors.js';
+import { LineSplitter, parseGuestMessage } from './guest-channel.js';
 import type { Accelerator } from './kvm.js';
 import { cacheRoot, packageRoot } from './paths.js';
+import { createRunDir, type RunDir, removeRunDir } from './run-dir.js';
 import { exportLines, shellQuote } from './shell.js';
 
 /** One boot of the throwaway guest. */
@@ -21,14 +24,23 @@ export interface BootOptions {
   readonly cpus: number;
   /** Environment passed to the command (on top of a minimal root environment). */
   readonly env: Readonly<Record<string, string>>;
-  /** Writable share, mounted at the same path in the guest. Default: a fresh temp dir. */
+  /**
+   * Writable share, mounted at the same path in the guest. Default: a fresh directory
+   * inside this run's own directory, removed with it.
+   */
   readonly shareDir?: string;
   /** Just check that the kernel reaches the initramfs (the KVM probe). */
   readonly probe?: boolean;
-  /** Where the command's output goes (default: this process's stdout). */
+  /** The command's stdout, byte for byte (default: this process's stdout). */
   readonly onOutput?: (chunk: Buffer) => void;
+  /** The command's stderr, byte for byte (default: this process's stderr). */
+  readonly onErrorOutput?: (chunk: Buffer) => void;
+  /** The guest runtime's own lines (device set-up, readiness). */
+  readonly onGuestLog?: (line: string) => void;
   /** Appended to the kernel command line (later words win), for diagnostics and tests. */
   readonly extraKernelArgs?: readonly string[];
+  /** Aborting stops the guest (QEMU killed, run directory removed) and rejects. */
+  readonly signal?: AbortSignal;
 }
 
 export interface BootResult {
@@ -38,10 +50,22 @@ export interface BootResult {
   readonly wallSeconds: number;
   /** Guest uptime (s) when the devices were ready, if the guest got that far. */
   readonly devicesReadySeconds: number | undefined;
+  /** The share the guest had (removed after the run when it was the run's own default). */
   readonly shareDir: string;
+  /** Bytes the command wrote to stdout and stderr (all delivered). */
+  readonly stdoutBytes: number;
+  readonly stderrBytes: number;
 }
 
 const CONSOLE_TAIL_LINES = 30;
+/** After the host's `ack`, the guest syncs and powers off; past this, QEMU is killed. */
+const POWER_OFF_GRACE_MS = 15_000;
+/** The guest's own deadline is the host's plus this, so the host's timer normally wins. */
+const GUEST_DEADLINE_SLACK_S = 10;
+
+/** The virtio-serial ports, in the order of their file descriptors in QEMU (3, 4, 5). */
+const PORTS = ['control', 'stdout', 'stderr'] as const;
+const FIRST_PORT_FD = 3;
 
 function consoleTail(file: string): string {
   if (!existsSync(file)) return '(no console output)';
@@ -49,8 +73,31 @@ function consoleTail(file: string): string {
   return lines.slice(-CONSOLE_TAIL_LINES).join('\n');
 }
 
-function qemuArgs(options: BootOptions, shareDir: string, consoleLog: string): string[] {
+/** Is `name` an executable on PATH? */
+function onPath(name: string): boolean {
+  return (process.env.PATH ?? '')
+    .split(delimiter)
+    .some((dir) => dir !== '' && existsSync(join(dir, name)));
+}
+
+/**
+ * The command that starts QEMU so that it dies with this process however this process
+ * dies, SIGKILL included: util-linux `setpriv --pdeathsig KILL` sets PR_SET_PDEATHSIG
+ * (prctl(2)) and execs QEMU, which keeps it. The signal fires when the THREAD that forked
+ * ends; Node spawns from the thread running its event loop (the main thread, or a
+ * worker's), which ends only with that event loop. Without setpriv the run still works;
+ * the next run's stale clean-up is then the only net (run-dir.ts).
+ */
+function qemuCommand(args: readonly string[]): { file: string; args: string[] } {
+  if (onPath('setpriv')) {
+    return { file: 'setpriv', args: ['--pdeathsig', 'KILL', '--', 'qemu-system-x86_64', ...args] };
+  }
+  return { file: 'qemu-system-x86_64', args: [...args] };
+}
+
+function qemuArgs(options: BootOptions, run: RunDir, shareDir: string): string[] {
   const stage2 = join(packageRoot(), 'scripts', 'guest', 'stage2.sh');
+  const deadline = Math.ceil(options.timeoutMs / 1000) + GUEST_DEADLINE_SLACK_S;
   const cmdline = [
     'console=ttyS0',
     'loglevel=4',
@@ -58,14 +105,28 @@ function qemuArgs(options: BootOptions, shareDir: string, consoleLog: string): s
     'panic=-1',
     'rdinit=/init',
     `rdma_interop.stage2=${stage2}`,
+    `rdma_interop.run=${run.path}`,
     `rdma_interop.share=${shareDir}`,
+    `rdma_interop.deadline=${deadline}`,
     ...(options.probe ? ['rdma_interop.probe=1'] : []),
     ...(options.extraKernelArgs ?? []),
   ].join(' ');
   const accel =
     options.accel === 'kvm'
       ? ['-accel', 'kvm', '-cpu', 'host']
-      : ['-accel', 'tcg,thread=multi', '-cpu', 'max'];
+      : // Without ERMS/FSRM the guest kernel copies with `rep movsq` instead of `rep movsb`,
+        // which TCG runs about 5 times faster (a 50 MB read from tmpfs: 2.0 s -> 0.35 s).
+        ['-accel', 'tcg,thread=multi', '-cpu', 'max,-erms,-fsrm'];
+  // The command's stdout and stderr and the control channel are virtio-serial ports
+  // (an ISA serial port moved about 89 KB/s under TCG). Each port's host side is one end
+  // of a socket pair Node created for the child (fds 3..5), so nothing is on the file
+  // system and nothing can be read before we are connected.
+  const ports = PORTS.flatMap((name, index) => [
+    '-chardev',
+    `socket,id=${name},fd=${FIRST_PORT_FD + index}`,
+    '-device',
+    `virtserialport,bus=ports.0,chardev=${name},name=rdma-interop.${name}`,
+  ]);
   return [
     ...accel,
     '-M',
@@ -81,6 +142,9 @@ function qemuArgs(options: BootOptions, shareDir: string, consoleLog: string): s
     'none',
     '-nic',
     'none',
+    // Its path in QEMU's command line is how a later run recognises a stale QEMU.
+    '-pidfile',
+    run.qemuPidFile,
     '-kernel',
     options.assets.kernel,
     '-initrd',
@@ -89,14 +153,12 @@ function qemuArgs(options: BootOptions, shareDir: string, consoleLog: string): s
     cmdline,
     // ttyS0: the kernel console, kept in a file for diagnostics.
     '-chardev',
-    `file,id=console,path=${consoleLog}`,
+    `file,id=console,path=${run.consoleLog}`,
     '-serial',
     'chardev:console',
-    // ttyS1: the command's output, streamed to our stdout.
-    '-chardev',
-    'stdio,id=output,signal=off',
-    '-serial',
-    'chardev:output',
+    '-device',
+    'virtio-serial-pci,id=ports',
+    ...ports,
     // The host's root, read-only; multidevs=remap because / spans several filesystems.
     '-fsdev',
     'local,id=hostroot,path=/,security_model=none,readonly=on,multidevs=remap',
@@ -109,22 +171,41 @@ function qemuArgs(options: BootOptions, shareDir: string, consoleLog: string): s
   ];
 }
 
+/** How QEMU's run ended, as seen from the host. */
+interface Outcome {
+  readonly code: number | null;
+  readonly why: 'exited' | 'timeout' | 'aborted' | 'spawn-error';
+  readonly spawnError?: Error;
+}
+
 /**
- * Boots the guest, runs the command, streams its output and resolves with its exit
- * code. A boot that fails, hangs or panics rejects with a GuestRuntimeError quoting the
- * tail of the guest console, within the timeout.
+ * Boots the guest, runs the command, streams its stdout and stderr separately and
+ * resolves with its exit code. A boot that fails, hangs or panics rejects with a
+ * GuestRuntimeError quoting the tail of the guest console, within the timeout. The run's
+ * directory (and its default share) is removed on every path.
  */
 export async function bootGuest(options: BootOptions): Promise<BootResult> {
-  const shareDir = resolve(
-    options.shareDir ?? mkdtempSync(join(mkdirTmp(), options.probe ? 'probe-' : 'run-')),
-  );
-  mkdirSync(shareDir, { recursive: true });
-  for (const stale of ['exit-code', 'timing', 'console.log']) {
-    rmSync(join(shareDir, stale), { force: true });
+  const run = createRunDir(cacheRoot());
+  try {
+    return await bootInRunDir(options, run);
+  } finally {
+    // RDMA_INTEROP_KEEP_RUN_DIR=1 keeps it (console log, run description) for a post-mortem;
+    // the next run's stale clean-up removes it.
+    if (process.env.RDMA_INTEROP_KEEP_RUN_DIR !== '1') removeRunDir(run);
   }
-  const consoleLog = join(shareDir, 'console.log');
+}
+
+function abortReason(signal: AbortSignal | undefined): string {
+  const reason: unknown = signal?.reason;
+  if (reason instanceof Error) return reason.message;
+  return typeof reason === 'string' ? reason : 'aborted';
+}
+
+async function bootInRunDir(options: BootOptions, run: RunDir): Promise<BootResult> {
+  const shareDir = resolve(options.shareDir ?? run.defaultShare);
+  mkdirSync(shareDir, { recursive: true });
   writeFileSync(
-    join(shareDir, 'env.sh'),
+    join(run.path, 'env.sh'),
     exportLines({
       ...options.env,
       MODULES_ROOT: options.assets.modulesRoot,
@@ -132,83 +213,176 @@ export async function bootGuest(options: BootOptions): Promise<BootResult> {
       RDMA_INTEROP_ROOT: packageRoot(),
     }),
   );
-  writeFileSync(join(shareDir, 'run.sh'), `${options.command.map(shellQuote).join(' ')}\n`);
+  writeFileSync(join(run.path, 'run.sh'), `${options.command.map(shellQuote).join(' ')}\n`);
+  if (options.signal?.aborted) {
+    throw new GuestRuntimeError('aborted', `stopped before boot: ${abortReason(options.signal)}`);
+  }
 
   const started = Date.now();
-  const child = spawn('qemu-system-x86_64', qemuArgs(options, shareDir, consoleLog), {
-    stdio: ['ignore', 'pipe', 'pipe'],
+  const qemu = qemuCommand(qemuArgs(options, run, shareDir));
+  const child = spawn(qemu.file, qemu.args, {
+    // fds 3..5: socket pairs, one per virtio-serial port (PORTS).
+    stdio: ['ignore', 'ignore', 'pipe', 'pipe', 'pipe', 'pipe'],
+    // Its own process group: a terminal's Ctrl-C reaches us, and we stop QEMU in order.
+    detached: true,
   });
-  const write = options.onOutput ?? ((chunk: Buffer) => process.stdout.write(chunk));
-  child.stdout.on('data', (chunk: Buffer) => write(chunk));
+  const [control, stdoutPort, stderrPort] = PORTS.map(
+    (_, index) => child.stdio[FIRST_PORT_FD + index] as Socket,
+  ) as [Socket, Socket, Socket];
+
   let qemuStderr = '';
-  child.stderr.on('data', (chunk: Buffer) => {
+  child.stderr?.on('data', (chunk: Buffer) => {
     qemuStderr += chunk.toString();
   });
 
-  const outcome = await new Promise<{ code: number | null; timedOut: boolean; spawnError?: Error }>(
-    (resolveOutcome) => {
-      const timer = setTimeout(() => {
-        child.kill('SIGKILL');
-        resolveOutcome({ code: null, timedOut: true });
-      }, options.timeoutMs);
-      child.on('error', (error) => {
-        clearTimeout(timer);
-        resolveOutcome({ code: null, timedOut: false, spawnError: error });
-      });
-      child.on('exit', (code) => {
-        clearTimeout(timer);
-        resolveOutcome({ code, timedOut: false });
-      });
-    },
-  );
+  const writeOut = options.onOutput ?? ((chunk: Buffer) => process.stdout.write(chunk));
+  const writeErr = options.onErrorOutput ?? ((chunk: Buffer) => process.stderr.write(chunk));
+  let stdoutBytes = 0;
+  let stderrBytes = 0;
+  let devicesReadySeconds: number | undefined;
+  let exit: { status: number; stdoutBytes: number; stderrBytes: number } | undefined;
+  let acked = false;
+  let graceTimer: NodeJS.Timeout | undefined;
+
+  const complete = () =>
+    exit !== undefined && stdoutBytes >= exit.stdoutBytes && stderrBytes >= exit.stderrBytes;
+  const ackIfComplete = () => {
+    if (acked || !complete()) return;
+    acked = true;
+    control.write('ack\n');
+    // The guest powers off on `ack`; should it not, we have everything and QEMU can go.
+    graceTimer = setTimeout(() => child.kill('SIGKILL'), POWER_OFF_GRACE_MS);
+  };
+
+  stdoutPort.on('data', (chunk: Buffer) => {
+    stdoutBytes += chunk.length;
+    writeOut(chunk);
+    ackIfComplete();
+  });
+  stderrPort.on('data', (chunk: Buffer) => {
+    stderrBytes += chunk.length;
+    writeErr(chunk);
+    ackIfComplete();
+  });
+  const lines = new LineSplitter((line) => {
+    const message = parseGuestMessage(line);
+    switch (message.kind) {
+      case 'log':
+        options.onGuestLog?.(message.text);
+        break;
+      case 'devices-ready':
+        devicesReadySeconds = message.uptimeSeconds;
+        options.onGuestLog?.(
+          `devices ready ${message.uptimeSeconds.toFixed(1)} s after boot; command started`,
+        );
+        break;
+      case 'exit':
+        exit = message;
+        ackIfComplete();
+        break;
+      case 'unknown':
+        options.onGuestLog?.(`(unexpected control line) ${message.line}`);
+        break;
+    }
+  });
+  control.on('data', (chunk: Buffer) => lines.push(chunk));
+  // A write to a port whose guest side is gone must not crash the process.
+  for (const port of [control, stdoutPort, stderrPort]) port.on('error', () => {});
+
+  const outcome = await waitForQemu(child, options.timeoutMs, options.signal);
+  clearTimeout(graceTimer);
   const wallSeconds = (Date.now() - started) / 1000;
 
-  if (outcome.spawnError) {
+  if (outcome.why === 'spawn-error') {
     throw new GuestRuntimeError(
       'qemu-missing',
-      `cannot start qemu-system-x86_64 (${outcome.spawnError.message}): run 'npm run setup'`,
+      `cannot start ${qemu.file} (${outcome.spawnError?.message}): run 'rdma-interop setup'`,
     );
   }
-  if (outcome.timedOut) {
+  if (outcome.why === 'aborted') {
+    throw new GuestRuntimeError(
+      'aborted',
+      `guest stopped after ${wallSeconds.toFixed(1)} s: ${abortReason(options.signal)}`,
+    );
+  }
+  if (outcome.why === 'timeout') {
     throw new GuestRuntimeError(
       'timeout',
       `the guest did not finish within ${options.timeoutMs / 1000} s (killed)`,
-      consoleTail(consoleLog),
+      consoleTail(run.consoleLog),
     );
   }
-  if (outcome.code !== 0) {
-    throw new GuestRuntimeError(
-      'boot-failed',
-      `qemu exited with status ${outcome.code}: ${qemuStderr.trim()}`,
-      consoleTail(consoleLog),
-    );
-  }
-  const timingFile = join(shareDir, 'timing');
-  const devicesReadySeconds = existsSync(timingFile)
-    ? Number(readFileSync(timingFile, 'utf8').split(' ')[1])
-    : undefined;
   if (options.probe) {
-    const reached = readFileSync(consoleLog, 'utf8').includes('probe reached initramfs');
-    return { exitCode: reached ? 0 : 1, wallSeconds, devicesReadySeconds, shareDir };
+    const reached =
+      existsSync(run.consoleLog) &&
+      readFileSync(run.consoleLog, 'utf8').includes('probe reached initramfs');
+    return {
+      exitCode: reached ? 0 : 1,
+      wallSeconds,
+      devicesReadySeconds,
+      shareDir,
+      stdoutBytes,
+      stderrBytes,
+    };
   }
-  const exitFile = join(shareDir, 'exit-code');
-  if (!existsSync(exitFile)) {
+  if (exit !== undefined && !complete()) {
+    throw new GuestRuntimeError(
+      'output-incomplete',
+      `the command exited ${exit.status} but only ${stdoutBytes} of ${exit.stdoutBytes} stdout bytes and ${stderrBytes} of ${exit.stderrBytes} stderr bytes arrived`,
+      consoleTail(run.consoleLog),
+    );
+  }
+  if (exit === undefined) {
+    if (outcome.code !== 0) {
+      throw new GuestRuntimeError(
+        'boot-failed',
+        `qemu exited with status ${outcome.code}: ${qemuStderr.trim()}`,
+        consoleTail(run.consoleLog),
+      );
+    }
     throw new GuestRuntimeError(
       'no-exit-code',
       'the guest powered off without running the command to completion (panic or early failure)',
-      consoleTail(consoleLog),
+      consoleTail(run.consoleLog),
     );
   }
   return {
-    exitCode: Number(readFileSync(exitFile, 'utf8').trim()),
+    exitCode: exit.status,
     wallSeconds,
     devicesReadySeconds,
     shareDir,
+    stdoutBytes,
+    stderrBytes,
   };
 }
 
-function mkdirTmp(): string {
-  const dir = join(cacheRoot(), 'vm');
-  mkdirSync(dir, { recursive: true });
-  return dir;
+/**
+ * Waits for QEMU to be gone: exited on its own, killed at the timeout, or killed because
+ * `signal` aborted. Resolves only after the process has been reaped and its streams are
+ * closed, so no QEMU of this run outlives the promise.
+ */
+function waitForQemu(
+  child: ChildProcess,
+  timeoutMs: number,
+  signal: AbortSignal | undefined,
+): Promise<Outcome> {
+  return new Promise<Outcome>((resolveOutcome) => {
+    let why: Outcome['why'] = 'exited';
+    const stop = (reason: 'timeout' | 'aborted') => {
+      if (why !== 'exited') return;
+      why = reason;
+      child.kill('SIGKILL');
+    };
+    const timer = setTimeout(() => stop('timeout'), timeoutMs);
+    const onAbort = () => stop('aborted');
+    signal?.addEventListener('abort', onAbort, { once: true });
+    const finish = (outcome: Outcome) => {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', onAbort);
+      resolveOutcome(outcome);
+    };
+    child.on('error', (error) => finish({ code: null, why: 'spawn-error', spawnError: error }));
+    // 'close': the process is reaped AND every stdio stream has delivered its last byte.
+    child.on('close', (code) => finish({ code, why }));
+  });
 }

@@ -1,6 +1,65 @@
 import Table from 'cli-table3';
 import type { Command } from 'commander';
-import { type DeviceInfo, listDevices, openDevice, VerbsError } from '../../verbs/index.js';
+import {
+  type DeviceAttr,
+  type DeviceInfo,
+  type GidEntry,
+  listDevices,
+  openDevice,
+  type PortAttr,
+  VerbsError,
+} from '../../verbs/index.js';
+
+/**
+ * One device of `rdma-interop devices --json`: the verbs layer's own types, as
+ * `listDevices()`, `queryDevice()`, `queryPort(1)` and `gidTable(1)` return them, so the
+ * JSON and the library never disagree. JSON encoding (toJson): bigint as a 0x-prefixed
+ * hex string, Buffer (a GID) as a hex string.
+ */
+export interface DeviceReport {
+  readonly device: DeviceInfo;
+  /** Undefined when the device could not be opened or queried (see `error`). */
+  readonly attributes: DeviceAttr | undefined;
+  readonly port: PortAttr | undefined;
+  readonly gids: readonly GidEntry[];
+  /** The VerbsError that stopped the queries, if one did. */
+  readonly error:
+    | { readonly code: string; readonly call: string; readonly message: string }
+    | undefined;
+}
+
+/** Opens each device and queries it; a device that refuses is reported, not fatal. */
+export function reportDevices(devices: readonly DeviceInfo[] = listDevices()): DeviceReport[] {
+  return devices.map((device) => {
+    try {
+      using ctx = openDevice(device.name);
+      return {
+        device,
+        attributes: ctx.queryDevice(),
+        port: ctx.queryPort(1),
+        gids: ctx.gidTable(1),
+        error: undefined,
+      };
+    } catch (e) {
+      if (!(e instanceof VerbsError)) throw e;
+      const error = { code: e.code, call: e.call, message: e.message };
+      return { device, attributes: undefined, port: undefined, gids: [], error };
+    }
+  });
+}
+
+/** The reports as JSON: bigint as 0x-prefixed hex, Buffers as hex strings. */
+export function toJson(reports: readonly DeviceReport[]): string {
+  return JSON.stringify(
+    reports,
+    function (this: Record<string, unknown>, key: string, value: unknown) {
+      const raw = this[key];
+      if (Buffer.isBuffer(raw)) return raw.toString('hex');
+      return typeof value === 'bigint' ? `0x${value.toString(16)}` : value;
+    },
+    2,
+  );
+}
 
 /** One row of `rdma-interop devices`: the listing plus the queried attributes. */
 export interface DeviceRow {
@@ -85,14 +144,30 @@ export function renderDevices(rows: readonly DeviceRow[]): string {
   return `${table.toString()}\n`;
 }
 
-/** Registers `rdma-interop devices [--json]`. */
+/** What `devices` says on stderr (and exits 1) when there is no device to list. */
+export function noDevicesMessage(cliPath: string): string {
+  return `no RDMA devices on this machine (the QEMU guest has rxe0 and siw0: rdma-interop vm -- node ${cliPath} devices)`;
+}
+
+/** Registers `rdma-interop devices [--json]`: exits 1 when there are no devices. */
 export function registerDevices(program: Command): void {
   program
     .command('devices')
     .description('list RDMA devices with their queried attributes (atomic_cap, GIDs, ...)')
-    .option('--json', 'print JSON instead of a table')
+    .option('--json', 'print JSON (DeviceReport[], the verbs types) instead of a table')
     .action((opts: { json?: boolean }) => {
-      const rows = describeDevices();
-      process.stdout.write(opts.json ? `${JSON.stringify(rows, null, 2)}\n` : renderDevices(rows));
+      const devices = listDevices();
+      if (devices.length === 0) {
+        // --json still prints valid JSON (an empty list); the exit code says it failed.
+        if (opts.json) process.stdout.write('[]\n');
+        process.stderr.write(
+          `rdma-interop devices: ${noDevicesMessage(process.argv[1] ?? 'main.js')}\n`,
+        );
+        process.exitCode = 1;
+        return;
+      }
+      process.stdout.write(
+        opts.json ? `${toJson(reportDevices(devices))}\n` : renderDevices(describeDevices(devices)),
+      );
     });
 }

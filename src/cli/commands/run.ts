@@ -15,6 +15,7 @@ import { runScenarios } from '../../interop/runner.js';
 import { SCENARIOS } from '../../interop/scenarios.js';
 import { hostRdmaDevices } from '../../runtime/index.js';
 import { onDevicesOrGuest } from '../devices-or-guest.js';
+import { positiveSeconds } from '../options.js';
 
 interface RunOptions {
   readonly runtime: 'auto' | 'host' | 'guest';
@@ -86,7 +87,7 @@ export function registerRun(program: Command): void {
     .option('--filter <text>', 'only scenarios whose id contains <text>')
     .option('--json <file>', 'also write the results as JSON')
     .option('--list', 'list the scenarios and exit')
-    .option('--timeout <seconds>', 'guest runtime limit', (v) => Number(v), 900)
+    .option('--timeout <seconds>', 'guest runtime limit', positiveSeconds, 900)
     .action(async (options: RunOptions) => {
       if (options.list) {
         for (const s of SCENARIOS) process.stdout.write(`${s.id}\t${s.device}\t${s.title}\n`);

@@ -1,5 +1,6 @@
 import { type Command, InvalidArgumentError, Option } from 'commander';
-import { GuestRuntimeError, runInGuest } from '../../runtime/index.js';
+import { abortOnSignals, GuestRuntimeError, runInGuest, useCacheDir } from '../../runtime/index.js';
+import { reportGuestFailure } from '../devices-or-guest.js';
 
 function positiveInteger(value: string): number {
   const parsed = Number(value);
@@ -9,14 +10,18 @@ function positiveInteger(value: string): number {
   return parsed;
 }
 
-/** `rdma-interop vm [options] -- <command...>`: run a command in the throwaway guest. */
+/**
+ * `rdma-interop vm [options] -- <command...>`: run a command in the throwaway guest. Its
+ * stdout and stderr arrive here byte for byte on stdout and stderr; the runtime's own
+ * lines go to stderr only, prefixed `[vm]`.
+ */
 export function registerVm(program: Command): void {
   program
     .command('vm')
     .description(
       'boot a throwaway QEMU guest (Debian kernel, rxe0 + siw0), run a command in it as root, exit with its status',
     )
-    .option('--kernel <dir>', 'guest assets directory (default: .cache/guest/current)')
+    .option('--kernel <dir>', 'guest assets directory (default: <cache>/guest/current)')
     .option('--timeout <seconds>', 'limit for boot + command', positiveInteger, 600)
     .option('--memory <MiB>', 'guest memory', positiveInteger, 2048)
     .option('--cpus <n>', 'guest CPUs', positiveInteger, 2)
@@ -24,8 +29,20 @@ export function registerVm(program: Command): void {
       new Option('--accel <accel>', 'accelerator').choices(['auto', 'kvm', 'tcg']).default('auto'),
     )
     .option('--share <dir>', 'writable directory shared with the guest at the same path')
+    .option(
+      '--cache-dir <dir>',
+      'guest assets and run directories (default: $RDMA_INTEROP_CACHE, else the user cache)',
+    )
     .argument('<command...>', 'the command to run (put it after --)')
     .action(async (command: string[], opts: Record<string, unknown>) => {
+      if (typeof opts.cacheDir === 'string') useCacheDir(opts.cacheDir);
+      const interrupt = abortOnSignals();
+      // A reader that goes away (`vm -- cat big | head -1`) is not a crash: the rest of the
+      // output is dropped, the guest finishes, and its status is passed through.
+      let stdoutOpen = true;
+      process.stdout.on('error', () => {
+        stdoutOpen = false;
+      });
       try {
         const result = await runInGuest({
           command,
@@ -35,16 +52,19 @@ export function registerVm(program: Command): void {
           accel: opts.accel as 'auto' | 'kvm' | 'tcg',
           ...(typeof opts.kernel === 'string' ? { kernelDir: opts.kernel } : {}),
           ...(typeof opts.share === 'string' ? { shareDir: opts.share } : {}),
+          onOutput: (chunk) => {
+            if (stdoutOpen) process.stdout.write(chunk);
+          },
           onProgress: (line) => process.stderr.write(`[vm] ${line}\n`),
+          signal: interrupt.signal,
+          setup: 'if-missing',
         });
         process.exitCode = result.exitCode;
       } catch (error) {
-        if (error instanceof GuestRuntimeError) {
-          process.stderr.write(`[vm] error (${error.failure}): ${error.message}\n`);
-          process.exitCode = 125;
-          return;
-        }
-        throw error;
+        if (!(error instanceof GuestRuntimeError)) throw error;
+        process.exitCode = reportGuestFailure(error, interrupt.received());
+      } finally {
+        interrupt.dispose();
       }
     });
 }

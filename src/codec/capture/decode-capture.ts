@@ -121,7 +121,8 @@ function startsWithMpaFrame(dir: TcpDirection): boolean {
   return run !== undefined && mpaFrameKind(run.bytes, 0) !== undefined;
 }
 
-interface FlowState {
+/** One RoCE flow's message state. */
+export interface FlowState {
   messages: number;
   /** Packets so far in the open message, or undefined when none is open. */
   open: { packet: number; complete: boolean } | undefined;
@@ -151,6 +152,37 @@ function placeInMessage(
   return at;
 }
 
+/** RoCE flows seen so far, for {@link roceItem}'s message grouping. */
+export type RoceFlows = Map<string, FlowState>;
+
+/** The item of a frame that carries RoCEv2 (UDP to the RoCE port): packet, ICRC, message. */
+export function roceItem(frame: DecodedFrame, origin: ItemOrigin, flows: RoceFlows): RoceItem {
+  const t = frame.transport;
+  const packet = decodeRocePacket(frame.payload);
+  // The ICRC ends the UDP datagram, which may end before the IP packet does.
+  const checked =
+    packet.ok &&
+    t?.kind === 'udp' &&
+    frame.ipPacket !== undefined &&
+    frame.ipHeaderLength !== undefined
+      ? checkRoceIcrc(
+          frame.ipPacket.subarray(0, frame.ipHeaderLength + t.header.length),
+          frame.ipHeaderLength,
+        )
+      : undefined;
+  // A packet that decoded holds its ICRC; a failed check is left out like a missing one.
+  const icrc = checked?.ok ? checked.value : undefined;
+  const message = packet.ok ? placeInMessage(flows, frame, packet.value) : undefined;
+  return {
+    kind: 'roce',
+    ...origin,
+    frame,
+    packet,
+    ...(icrc ? { icrc } : {}),
+    ...(message ? { message } : {}),
+  };
+}
+
 /** Decodes every message of a pcap/pcapng file. Fails only when the file itself is malformed. */
 export function decodeCaptureMessages(
   bytes: Uint8Array,
@@ -176,24 +208,7 @@ export function decodeCaptureMessages(
     const frame = f.value;
     const t = frame.transport;
     if (t?.kind === 'udp' && t.header.destinationPort === rocePort) {
-      const packet = decodeRocePacket(frame.payload);
-      // The ICRC ends the UDP datagram, which may end before the IP packet does.
-      const icrc =
-        packet.ok && frame.ipPacket !== undefined && frame.ipHeaderLength !== undefined
-          ? checkRoceIcrc(
-              frame.ipPacket.subarray(0, frame.ipHeaderLength + t.header.length),
-              frame.ipHeaderLength,
-            )
-          : undefined;
-      const message = packet.ok ? placeInMessage(flows, frame, packet.value) : undefined;
-      items.push({
-        kind: 'roce',
-        ...origin,
-        frame,
-        packet,
-        ...(icrc ? { icrc } : {}),
-        ...(message ? { message } : {}),
-      });
+      items.push(roceItem(frame, origin, flows));
       return;
     }
     if (t?.kind === 'tcp' && frame.network !== undefined) {

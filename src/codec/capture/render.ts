@@ -25,7 +25,7 @@ export type PlainValue =
   | { readonly [key: string]: PlainValue };
 
 function hexBytes(b: Uint8Array): string {
-  return Array.from(b, (x) => x.toString(16).padStart(2, '0')).join('');
+  return Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString('hex');
 }
 
 /** Converts decoder output into JSON-safe data (see the module comment for the rules). */
@@ -72,32 +72,40 @@ export function captureToJson(d: CaptureDecode): PlainValue {
       server: c.server,
       firstFrame: c.firstFrame,
     })),
-    items: d.items.map(({ timestampNs, ...item }) => {
-      const time = formatTimestamp(timestampNs);
-      if (item.kind === 'roce') {
-        const { frame, ...rest } = item;
-        return {
-          ...rest,
-          time,
-          network: frame.network,
-          transport: frame.transport,
-          packet: item.packet.ok ? item.packet.value : { error: item.packet.error },
-        };
-      }
-      if (item.kind === 'fpdu')
-        return {
-          ...item,
-          time,
-          fpdu: {
-            ...item.fpdu,
-            message: item.fpdu.message.ok
-              ? item.fpdu.message.value
-              : { error: item.fpdu.message.error },
-          },
-        };
-      return { ...item, time };
-    }),
+    items: d.items.map(itemShape),
   });
+}
+
+/** One item as `--json` and `--jsonl` show it (before the JSON-safe conversion). */
+function itemShape({ timestampNs, ...item }: CaptureItem): unknown {
+  const time = formatTimestamp(timestampNs);
+  if (item.kind === 'roce') {
+    const { frame, ...rest } = item;
+    return {
+      ...rest,
+      time,
+      network: frame.network,
+      transport: frame.transport,
+      packet: item.packet.ok ? item.packet.value : { error: item.packet.error },
+    };
+  }
+  if (item.kind === 'fpdu')
+    return {
+      ...item,
+      time,
+      fpdu: {
+        ...item.fpdu,
+        message: item.fpdu.message.ok
+          ? item.fpdu.message.value
+          : { error: item.fpdu.message.error },
+      },
+    };
+  return { ...item, time };
+}
+
+/** One item as a JSON-safe value: an element of `captureToJson(d).items`, a `--jsonl` line. */
+export function captureItemToJson(item: CaptureItem): PlainValue {
+  return toPlain(itemShape(item));
 }
 
 const MAX_TEXT_BYTES = 32;
@@ -246,15 +254,41 @@ function renderItem(lines: string[], item: CaptureItem): void {
   }
 }
 
+/** One item's text tree (lines ending in a newline). */
+export function captureItemToText(item: CaptureItem): string {
+  const lines: string[] = [];
+  renderItem(lines, item);
+  return `${lines.join('\n')}\n`;
+}
+
+/** What the summary line counts. */
+export interface CaptureSummary {
+  readonly format: 'pcap' | 'pcapng';
+  readonly frames: number;
+  readonly roce: number;
+  readonly connections: number;
+  readonly fpdus: number;
+  readonly problems: number;
+  readonly otherFrames: number;
+}
+
+/** The summary line that ends the text output. */
+export function captureSummaryLine(s: CaptureSummary): string {
+  return `${s.format}: ${s.frames} frames, ${s.roce} RoCEv2 packets, ${s.connections} iWARP connections, ${s.fpdus} FPDUs, ${s.problems} problems, ${s.otherFrames} other frames\n`;
+}
+
 /** The text `rdma-interop decode` prints: one tree per message, then a summary line. */
 export function captureToText(d: CaptureDecode): string {
-  const lines: string[] = [];
-  for (const item of d.items) renderItem(lines, item);
-  const roce = d.items.filter((i) => i.kind === 'roce').length;
-  const fpdus = d.items.filter((i) => i.kind === 'fpdu').length;
-  const problems = d.items.filter((i) => i.kind === 'problem').length;
-  lines.push(
-    `${d.format}: ${d.frameCount} frames, ${roce} RoCEv2 packets, ${d.connections.length} iWARP connections, ${fpdus} FPDUs, ${problems} problems, ${d.otherFrames} other frames`,
+  return (
+    d.items.map(captureItemToText).join('') +
+    captureSummaryLine({
+      format: d.format,
+      frames: d.frameCount,
+      roce: d.items.filter((i) => i.kind === 'roce').length,
+      connections: d.connections.length,
+      fpdus: d.items.filter((i) => i.kind === 'fpdu').length,
+      problems: d.items.filter((i) => i.kind === 'problem').length,
+      otherFrames: d.otherFrames,
+    })
   );
-  return `${lines.join('\n')}\n`;
 }

@@ -72,7 +72,10 @@ export interface TcpDirection {
   readonly bytesBeforeStart: number;
 }
 
-/** A reassembled TCP connection. */
+/**
+ * A reassembled TCP connection. When both ends are the same address and port, all of its
+ * bytes are in `clientToServer` and `serverToClient` is empty.
+ */
 export interface TcpConnection {
   /** The SYN sender, else the sender of the first captured segment. */
   readonly client: TcpEndpoint;
@@ -290,12 +293,19 @@ export function reassembleTcp(segments: Iterable<TcpSegmentInput>): TcpConnectio
   return [...connections.values()].map((c) => {
     const ck = endpointKey(c.client.address, c.client.port);
     const sk = endpointKey(c.server.address, c.server.port);
+    // A connection whose two ends are the same address and port (a socket connected to
+    // itself, RFC 9293 §3.5 simultaneous open) has one sequence space on the wire: every
+    // segment is both "from" and "to" the same end, so all of them form one direction.
+    // It is reported as client-to-server; the other direction is empty, not a copy.
+    const selfConnected = ck === sk;
     return {
       client: c.client,
       server: c.server,
       firstFrame: c.firstFrame,
       clientToServer: finish(c.dirs.get(ck) ?? newDirection(c.client, c.server)),
-      serverToClient: finish(c.dirs.get(sk) ?? newDirection(c.server, c.client)),
+      serverToClient: finish(
+        (selfConnected ? undefined : c.dirs.get(sk)) ?? newDirection(c.server, c.client),
+      ),
     };
   });
 }

@@ -69,23 +69,36 @@ export function mpaPadLength(ulpduLength: number): number {
   );
 }
 
-/** Number of marker bytes inserted in `length` unmarked bytes starting at `position`. */
-function markedLength(position: number, unmarkedLength: number): number {
+/**
+ * RFC 5044 §5 places markers in TCP sequence space, at every multiple of 512 from the first
+ * FPDU, whatever FPDU field is there. A stream whose FPDUs start where RFC 5044 puts them
+ * (4-aligned: FPDUs, markers and the grid are all multiples of 4) never has a field split
+ * by a marker; an FPDU at another position (this API accepts any) gets its ULPDU Length or
+ * CRC split around a marker like any other byte, and encode and decode agree on that.
+ * A marker belongs to the FPDU when it precedes one of the FPDU's bytes: a marker at the
+ * FPDU's first position leads it (FPDUPTR 0), a marker right after its last byte belongs
+ * to the next FPDU.
+ */
+function markersBefore(position: number, unmarkedLength: number): number {
+  // Stream positions of the marked FPDU grow by 4 per marker; count them by walking the
+  // intervals (at most unmarkedLength / 508 + 1 steps).
   let pos = position;
   let left = unmarkedLength;
-  let total = 0;
+  let count = 0;
   while (left > 0) {
     if (pos % MPA_MARKER_INTERVAL === 0) {
       pos += MPA_MARKER_LENGTH;
-      total += MPA_MARKER_LENGTH;
+      count++;
     }
     const chunk = Math.min(left, MPA_MARKER_INTERVAL - (pos % MPA_MARKER_INTERVAL));
     pos += chunk;
-    total += chunk;
     left -= chunk;
   }
-  return total;
+  return count;
 }
+
+/** The largest FPDUPTR (16 bits): a marker further into an FPDU cannot point back to it. */
+const MPA_MAX_FPDU_POINTER = 0xffff;
 
 /**
  * Encodes one FPDU carrying `ulpdu`, with markers inserted when `options.markers` (the
@@ -110,35 +123,51 @@ export function encodeFpdu(ulpdu: Uint8Array, options: FpduOptions): Uint8Array 
     if (options.crc) writeCrcField(out, bodyLength, crc32c(out.subarray(0, bodyLength)));
     return out;
   }
-  // Unmarked body (length, ULPDU, pad), then copy it in around the markers.
-  const body = new Uint8Array(bodyLength);
-  writeU16(body, 0, ulpdu.length);
-  body.set(ulpdu, MPA_ULPDU_LENGTH_LENGTH);
-  const markedBody = markedLength(position, bodyLength);
-  // A marker may also fall right before the CRC (Wireshark's pad_offset covers this case).
-  const crcPos = position + markedBody;
-  const crcMarker = crcPos % MPA_MARKER_INTERVAL === 0 ? MPA_MARKER_LENGTH : 0;
-  const out = new Uint8Array(markedBody + crcMarker + MPA_CRC_LENGTH);
+  // The unmarked FPDU (length, ULPDU, pad, CRC), then copied in around the markers.
+  const unmarked = new Uint8Array(bodyLength + MPA_CRC_LENGTH);
+  writeU16(unmarked, 0, ulpdu.length);
+  unmarked.set(ulpdu, MPA_ULPDU_LENGTH_LENGTH);
+  const out = new Uint8Array(
+    unmarked.length + MPA_MARKER_LENGTH * markersBefore(position, unmarked.length),
+  );
   let pos = position;
   let o = 0;
-  let i = 0;
-  const putMarker = (): void => {
-    // RFC 5044 §5: FPDUPTR = octets from the FPDU's first octet to the marker.
-    writeU16(out, o, 0);
-    writeU16(out, o + 2, pos - position);
-    o += MPA_MARKER_LENGTH;
-    pos += MPA_MARKER_LENGTH;
-  };
-  while (i < bodyLength) {
-    if (pos % MPA_MARKER_INTERVAL === 0) putMarker();
-    const chunk = Math.min(bodyLength - i, MPA_MARKER_INTERVAL - (pos % MPA_MARKER_INTERVAL));
-    out.set(body.subarray(i, i + chunk), o);
+  let crcAt = 0;
+  // Output offsets of the CRC field's bytes (a marker may split the field).
+  const crcOffsets: number[] = [];
+  for (let i = 0; i < unmarked.length; ) {
+    if (pos % MPA_MARKER_INTERVAL === 0) {
+      // RFC 5044 §5: FPDUPTR = octets from the FPDU's first octet to the marker.
+      if (o > MPA_MAX_FPDU_POINTER) {
+        throw new EncodeError(
+          'mpa',
+          'marker.fpduptr',
+          `a marker ${o} octets into the FPDU does not fit the 16-bit FPDUPTR`,
+        );
+      }
+      writeU16(out, o, 0);
+      writeU16(out, o + 2, o);
+      o += MPA_MARKER_LENGTH;
+      pos += MPA_MARKER_LENGTH;
+    }
+    // The CRC covers everything before its field, a marker right before it included.
+    if (i === bodyLength) crcAt = o;
+    // Chunks end at the next marker and at the body/CRC boundary.
+    const end = i < bodyLength ? bodyLength : unmarked.length;
+    const chunk = Math.min(end - i, MPA_MARKER_INTERVAL - (pos % MPA_MARKER_INTERVAL));
+    if (i >= bodyLength) for (let k = 0; k < chunk; k++) crcOffsets.push(o + k);
+    out.set(unmarked.subarray(i, i + chunk), o);
     o += chunk;
     pos += chunk;
     i += chunk;
   }
-  if (crcMarker > 0) putMarker();
-  if (options.crc) writeCrcField(out, o, crc32c(out.subarray(0, o)));
+  if (options.crc) {
+    const field = new Uint8Array(MPA_CRC_LENGTH);
+    writeCrcField(field, 0, crc32c(out.subarray(0, crcAt)));
+    crcOffsets.forEach((at, k) => {
+      out[at] = field[k]!;
+    });
+  }
   return out;
 }
 
@@ -167,6 +196,87 @@ export interface DecodedFpdu {
 }
 
 /**
+ * Reads the unmarked bytes of one FPDU from a marked stream, taking out the markers at
+ * every multiple of 512 of stream position (see `markersBefore`) and checking that each
+ * points back to the FPDU's first octet.
+ */
+class MarkedReader {
+  readonly markers: MpaMarker[] = [];
+  private pos: number;
+  constructor(
+    private readonly bytes: Uint8Array,
+    /** Input offset of the next byte. */
+    public at: number,
+    private readonly fpduStart: number,
+    position: number,
+    private readonly marked: boolean,
+  ) {
+    this.pos = position;
+  }
+
+  /** Takes the marker at the current position, if one is due there. */
+  takeDueMarker(): DecodeError | undefined {
+    if (!this.marked || this.pos % MPA_MARKER_INTERVAL !== 0) return undefined;
+    const { bytes, at } = this;
+    if (bytes.length - at < MPA_MARKER_LENGTH) {
+      return new DecodeError('mpa', 'marker', at, 'truncated', 'marker cut off');
+    }
+    const fpduPointer = readU16(bytes, at + 2);
+    if (fpduPointer !== at - this.fpduStart) {
+      return new DecodeError(
+        'mpa',
+        'marker.fpduptr',
+        at + 2,
+        'bad-value',
+        `FPDUPTR ${fpduPointer}, the FPDU starts ${at - this.fpduStart} octets before the marker`,
+      );
+    }
+    this.markers.push({ offset: at, reserved: readU16(bytes, at), fpduPointer });
+    this.at += MPA_MARKER_LENGTH;
+    this.pos += MPA_MARKER_LENGTH;
+    return undefined;
+  }
+
+  /**
+   * The next `n` unmarked bytes: a view of the input when no marker interrupts them, else
+   * a copy. `field` names them in a truncation error.
+   */
+  take(n: number, field: string): DecodeResult<Uint8Array> {
+    const out: Uint8Array[] = [];
+    let got = 0;
+    while (got < n) {
+      const e = this.takeDueMarker();
+      if (e !== undefined) return failed(e);
+      const chunk = Math.min(n - got, MPA_MARKER_INTERVAL - (this.pos % MPA_MARKER_INTERVAL));
+      const want = this.marked ? chunk : n - got;
+      if (this.bytes.length - this.at < want) {
+        return failed(
+          new DecodeError(
+            'mpa',
+            field,
+            this.at,
+            'truncated',
+            `${n} bytes needed, cut off after ${got + this.bytes.length - this.at}`,
+          ),
+        );
+      }
+      out.push(this.bytes.subarray(this.at, this.at + want));
+      got += want;
+      this.at += want;
+      this.pos += want;
+    }
+    if (out.length === 1) return decoded(out[0]!);
+    const joined = new Uint8Array(n);
+    let o = 0;
+    for (const part of out) {
+      joined.set(part, o);
+      o += part.length;
+    }
+    return decoded(joined);
+  }
+}
+
+/**
  * Decodes the FPDU starting at `bytes[offset]`. With markers, `options.position` is the
  * position of `bytes[offset]`. Never throws; a short input gives a 'truncated' error, a
  * marker whose FPDUPTR does not point at the FPDU start gives 'bad-value'. A CRC mismatch
@@ -177,99 +287,48 @@ export function decodeFpdu(
   offset: number,
   options: FpduOptions,
 ): DecodeResult<DecodedFpdu> {
-  const position = options.position ?? 0;
-  const markers: MpaMarker[] = [];
-  let i = offset;
-  let pos = position;
-  const atMarker = (): boolean => options.markers && pos % MPA_MARKER_INTERVAL === 0;
-  const takeMarker = (): DecodeError | undefined => {
-    if (bytes.length - i < MPA_MARKER_LENGTH) {
-      return new DecodeError('mpa', 'marker', i, 'truncated', 'marker cut off');
-    }
-    const fpduPointer = readU16(bytes, i + 2);
-    if (fpduPointer !== pos - position) {
-      return new DecodeError(
-        'mpa',
-        'marker.fpduptr',
-        i + 2,
-        'bad-value',
-        `FPDUPTR ${fpduPointer}, the FPDU starts ${pos - position} octets before the marker`,
-      );
-    }
-    markers.push({ offset: i, reserved: readU16(bytes, i), fpduPointer });
-    i += MPA_MARKER_LENGTH;
-    pos += MPA_MARKER_LENGTH;
-    return undefined;
-  };
-  if (atMarker()) {
-    const e = takeMarker();
-    if (e !== undefined) return failed(e);
-  }
-  if (bytes.length - i < MPA_ULPDU_LENGTH_LENGTH) {
-    return failed(new DecodeError('mpa', 'ulpduLength', i, 'truncated', 'FPDU header cut off'));
-  }
-  // The FPDU is 4-aligned, so the 2-byte length never straddles a marker.
-  const ulpduLength = readU16(bytes, i);
+  const reader = new MarkedReader(bytes, offset, offset, options.position ?? 0, options.markers);
+  const lengthField = reader.take(MPA_ULPDU_LENGTH_LENGTH, 'ulpduLength');
+  if (!lengthField.ok) return lengthField;
+  const ulpduLength = readU16(lengthField.value, 0);
   const pad = mpaPadLength(ulpduLength);
-  i += MPA_ULPDU_LENGTH_LENGTH;
-  pos += MPA_ULPDU_LENGTH_LENGTH;
   const rest = ulpduLength + pad;
-  // Check against the bytes present before allocating anything (markers only add bytes).
-  if (bytes.length - i < rest + MPA_CRC_LENGTH) {
+  // Check against the bytes present before copying anything (markers only add bytes).
+  if (bytes.length - reader.at < rest + MPA_CRC_LENGTH) {
     return failed(
       new DecodeError(
         'mpa',
         'ulpdu',
-        i,
+        reader.at,
         'truncated',
-        `ULPDU Length ${ulpduLength} (+${pad} pad, 4 CRC), ${bytes.length - i} bytes present`,
+        `ULPDU Length ${ulpduLength} (+${pad} pad, 4 CRC), ${bytes.length - reader.at} bytes present`,
       ),
     );
   }
-  let ulpdu: Uint8Array;
-  let padBytes: Uint8Array;
-  if (!options.markers) {
-    ulpdu = bytes.subarray(i, i + ulpduLength);
-    padBytes = bytes.subarray(i + ulpduLength, i + rest);
-    i += rest;
-  } else {
-    const body = new Uint8Array(rest);
-    let got = 0;
-    while (got < rest) {
-      if (atMarker()) {
-        const e = takeMarker();
-        if (e !== undefined) return failed(e);
-      }
-      const chunk = Math.min(rest - got, MPA_MARKER_INTERVAL - (pos % MPA_MARKER_INTERVAL));
-      if (bytes.length - i < chunk) {
-        return failed(new DecodeError('mpa', 'ulpdu', i, 'truncated', 'FPDU cut off'));
-      }
-      body.set(bytes.subarray(i, i + chunk), got);
-      got += chunk;
-      i += chunk;
-      pos += chunk;
-    }
-    if (atMarker()) {
-      const e = takeMarker();
-      if (e !== undefined) return failed(e);
-    }
-    ulpdu = body.subarray(0, ulpduLength);
-    padBytes = body.subarray(ulpduLength);
-  }
-  if (bytes.length - i < MPA_CRC_LENGTH) {
-    return failed(new DecodeError('mpa', 'crc', i, 'truncated', 'CRC cut off'));
-  }
-  const crc = readU32(bytes, i);
+  const body = reader.take(rest, 'ulpdu');
+  if (!body.ok) return body;
+  // The CRC covers everything before its field, a marker right before it included.
+  const markerBeforeCrc = reader.takeDueMarker();
+  if (markerBeforeCrc !== undefined) return failed(markerBeforeCrc);
+  const crcCovers = reader.at;
+  const crcField = reader.take(MPA_CRC_LENGTH, 'crc');
+  if (!crcField.ok) return crcField;
+  const crc = readU32(crcField.value, 0);
   let crcState: MpaCrcState = 'not-in-use';
   if (options.crc) {
-    crcState = crc32c(bytes.subarray(offset, i)) === crcFieldValue(crc) ? 'valid' : 'invalid';
+    crcState =
+      crc32c(bytes.subarray(offset, crcCovers)) === crcFieldValue(crc) ? 'valid' : 'invalid';
   }
-  i += MPA_CRC_LENGTH;
   return decoded({
-    fpdu: { ulpduLength, ulpdu, pad: padBytes, crc },
-    markers,
+    fpdu: {
+      ulpduLength,
+      ulpdu: body.value.subarray(0, ulpduLength),
+      pad: body.value.subarray(ulpduLength),
+      crc,
+    },
+    markers: reader.markers,
     crcState,
     offset,
-    length: i - offset,
+    length: reader.at - offset,
   });
 }

@@ -12,7 +12,7 @@ export const IWARP_PROFILES: readonly IwarpProfile[] = ['rfc7306', 'draft-01', '
 /** The profile used when a caller does not name one. */
 export const DEFAULT_IWARP_PROFILE: IwarpProfile = 'rfc7306';
 
-/** The document each profile follows (file names under /work/shared/specs/). */
+/** The document each profile follows (file names under specs/ in the repository). */
 export const IWARP_PROFILE_SOURCES: Readonly<Record<IwarpProfile, string>> = {
   rfc7306: 'RFC 7306 (rfc7306-rdmap-extensions.txt)',
   'draft-01':

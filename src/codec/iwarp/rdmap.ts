@@ -229,8 +229,11 @@ export function decodeRdmapMessage(
   const fixed = RDMAP_HEADER_LENGTHS[info.header];
   const layer = info.opcode >= 0x8 ? 'rdmap-ext' : 'rdmap';
   if (fixed !== undefined && info.header !== 'none' && rest !== fixed) {
+    // The Immediate Data header is one field (RFC 7306 §6.3: exactly 8 bytes), named as
+    // such so that a consumer can tell a wrong Immediate Data length from another header
+    // of the wrong size without reading the message.
     return rdmapError(
-      'header',
+      info.header === 'immediate-data' ? 'immediateData' : 'header',
       h,
       rest < fixed ? 'truncated' : 'bad-length',
       `${info.name} carries exactly ${fixed} bytes after the DDP header, got ${rest}`,

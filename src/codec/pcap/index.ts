@@ -3,3 +3,5 @@ export * from './capture.js';
 export * from './linktype.js';
 export * from './pcap.js';
 export * from './pcapng.js';
+export * from './record-length.js';
+export * from './record-stream.js';

@@ -6,6 +6,7 @@
  */
 import { DecodeError, type DecodeResult, decoded, EncodeError, failed } from '../errors.js';
 import type { CaptureRecord } from './linktype.js';
+import { isValidOriginalLength, originalLengthError } from './record-length.js';
 
 /** Magic number of microsecond-resolution files, as read in the file's own byte order. */
 export const PCAP_MAGIC_MICRO = 0xa1b2c3d4;
@@ -80,10 +81,14 @@ export function decodePcap(bytes: Uint8Array): DecodeResult<PcapFile> {
       return failed(
         new DecodeError('pcap', 'record.includedLength', at + 8, 'truncated', `${includedLength}`),
       );
-    if (originalLength < includedLength)
-      return failed(
-        new DecodeError('pcap', 'record.originalLength', at + 12, 'bad-length', 'below captured'),
-      );
+    const lengths = originalLengthError(
+      'pcap',
+      'record.originalLength',
+      at + 12,
+      includedLength,
+      originalLength,
+    );
+    if (lengths !== undefined) return failed(lengths);
     records.push({
       timestampNs: BigInt(seconds) * 1_000_000_000n + BigInt(fraction) * fractionsPerSecond,
       data: bytes.subarray(at + RECORD_HEADER_LENGTH, at + RECORD_HEADER_LENGTH + includedLength),
@@ -146,7 +151,7 @@ export function encodePcap(
     if (precision === 'micro' && r.timestampNs % 1000n !== 0n)
       throw new EncodeError('pcap', 'record.timestamp', 'not a whole microsecond');
     const orig = r.originalLength ?? r.data.length;
-    if (!Number.isInteger(orig) || orig < r.data.length || orig > 0xffffffff)
+    if (!isValidOriginalLength(r.data.length, orig) || orig > 0xffffffff)
       throw new EncodeError('pcap', 'record.originalLength', `${orig}`);
     total += RECORD_HEADER_LENGTH + r.data.length;
   }

@@ -6,6 +6,7 @@
  */
 import { DecodeError, type DecodeResult, decoded, EncodeError, failed } from '../errors.js';
 import type { CaptureRecord } from './linktype.js';
+import { isValidOriginalLength, originalLengthError } from './record-length.js';
 
 /** Block type codes (pcapng §4). */
 export const PcapngBlockType = {
@@ -186,6 +187,14 @@ export function decodePcapng(bytes: Uint8Array): DecodeResult<PcapngFile> {
           return failed(
             new DecodeError('pcapng', 'epb.capturedLength', body + 12, 'bad-length', `${captured}`),
           );
+        const lengths = originalLengthError(
+          'pcapng',
+          'epb.originalLength',
+          body + 16,
+          captured,
+          original,
+        );
+        if (lengths !== undefined) return failed(lengths);
         records.push({
           timestampNs: (ts * 1_000_000_000n) / iface.unitsPerSecond,
           data: bytes.subarray(body + 20, body + 20 + captured),
@@ -274,7 +283,7 @@ export function encodePcapng(
     if (r.timestampNs < 0n || r.timestampNs > 0xffffffffffffffffn)
       throw new EncodeError('pcapng', 'timestamp', `${r.timestampNs}`);
     const orig = r.originalLength ?? r.data.length;
-    if (!Number.isInteger(orig) || orig < r.data.length || orig > 0xffffffff)
+    if (!isValidOriginalLength(r.data.length, orig) || orig > 0xffffffff)
       throw new EncodeError('pcapng', 'originalLength', `${orig}`);
     if (o.simplePackets && orig !== r.data.length)
       throw new EncodeError('pcapng', 'originalLength', 'SPB cannot record truncation');

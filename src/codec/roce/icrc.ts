@@ -12,6 +12,7 @@
  * read and written little-endian.
  */
 import { crc32 } from 'node:zlib';
+import { DecodeError, type DecodeResult, decoded, failed } from '../errors.js';
 
 /** Bytes of 0xff standing in for the LRH (IBTA Annex A17.3.3). */
 const PSEUDO_LRH = new Uint8Array(8).fill(0xff);
@@ -54,13 +55,42 @@ export interface IcrcCheck {
   readonly valid: boolean;
 }
 
+/** Bytes of the UDP header and the BTH, which the ICRC masks partly. */
+const UDP_AND_BTH_LENGTH = 8 + 12;
+const ICRC_FIELD_LENGTH = 4;
+
 /**
- * Checks the ICRC of `ipPacket` (IP header through ICRC). The caller guarantees the
- * packet holds the IP header, UDP header, BTH and the 4-byte ICRC.
+ * Checks the ICRC of `ipPacket` (IP header through ICRC). A packet too short to hold the
+ * IP header, the UDP header, the BTH and the 4-byte ICRC, or an IP header length that is
+ * not 20 to 60 (IPv4) or 40 (IPv6), is a DecodeError, never an exception.
  */
-export function checkRoceIcrc(ipPacket: Uint8Array, ipHeaderLength: number): IcrcCheck {
-  const end = ipPacket.length - 4;
+export function checkRoceIcrc(
+  ipPacket: Uint8Array,
+  ipHeaderLength: number,
+): DecodeResult<IcrcCheck> {
+  if (!Number.isInteger(ipHeaderLength) || ipHeaderLength < 20 || ipHeaderLength > 60)
+    return failed(
+      new DecodeError(
+        'roce',
+        'ipHeaderLength',
+        0,
+        'bad-value',
+        `${ipHeaderLength} is not an IP header length`,
+      ),
+    );
+  const needed = ipHeaderLength + UDP_AND_BTH_LENGTH + ICRC_FIELD_LENGTH;
+  if (ipPacket.length < needed)
+    return failed(
+      new DecodeError(
+        'roce',
+        'icrc',
+        ipPacket.length,
+        'truncated',
+        `${ipPacket.length} bytes, the IP, UDP and BT headers and the ICRC need ${needed}`,
+      ),
+    );
+  const end = ipPacket.length - ICRC_FIELD_LENGTH;
   const stored = new DataView(ipPacket.buffer, ipPacket.byteOffset + end, 4).getUint32(0, true);
   const computed = computeRoceIcrc(ipPacket.subarray(0, end), ipHeaderLength);
-  return { stored, computed, valid: stored === computed };
+  return decoded({ stored, computed, valid: stored === computed });
 }

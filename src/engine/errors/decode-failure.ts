@@ -23,10 +23,12 @@ export function failureOfDecodeError(error: DecodeError): EngineFailure {
     case 'aOpCode':
       return 'unsupported-atomic-opcode';
     case 'immediateData':
+      // RFC 7306 §6.3: Immediate Data (and the V2 draft's last Send with Immediate segment)
+      // carries exactly 8 bytes; fewer or more is the same failure.
       return 'immediate-data-length';
-    case 'header':
-      return error.reason === 'bad-length' ? 'immediate-data-length' : 'malformed-segment';
     default:
+      // Any other header of the wrong size (a Read Request or Atomic header with a byte
+      // too many or too few, a DDP header cut off, ...): no more specific code.
       return 'malformed-segment';
   }
 }

@@ -1,7 +1,7 @@
 /**
  * The normative requirements of RFC 7306 §4-§8 and of draft-wood-storm-rdmap-ext-v2-00
  * §4-§8, one row per MUST / MUST NOT / REQUIRED sentence, quoted from the spec texts
- * (/work/shared/specs). Tests name the rows they check as `[id]` in their titles; the
+ * (specs/ in the repository). Tests name the rows they check as `[id]` in their titles; the
  * traceability test proves every sentence has a row and every row a test, and writes
  * docs/traceability.md. `behaviour` rows are non-MUST statements the engine also pins.
  */

@@ -25,7 +25,7 @@ describe('rdma-interop run --list', () => {
         return e as { status: number; stderr: Buffer };
       }
     })();
-    expect(failure?.status).toBe(1);
+    expect(failure?.status).toBe(2);
     expect(failure?.stderr.toString()).toMatch(/Allowed choices are auto, host, guest/);
   });
 });

@@ -107,6 +107,48 @@ describe('MPA markers (RFC 5044 §5)', () => {
     expect(d.ok && d.value.crcState).toBe('valid');
   });
 
+  // Issue 8: at 511 mod 512 the encoder split the ULPDU Length around the marker and the
+  // decoder read the length straight through it (ok, with the wrong length).
+  it('a marker inside the ULPDU Length (position 511 mod 512): split on encode, joined on decode', () => {
+    for (const position of [511, 1023, 512 * 9 + 511]) {
+      const f = encodeFpdu(immUlpdu, { crc: true, markers: true, position });
+      // Length high byte, marker (FPDUPTR 1), length low byte, ULPDU, CRC.
+      expect(toHex(f.subarray(0, 6))).toBe('00000000011a');
+      expect(f.length).toBe(2 + 26 + 4 + 4);
+      const d = decodeFpdu(f, 0, { crc: true, markers: true, position });
+      if (!d.ok) throw d.error;
+      expect(d.value.fpdu.ulpduLength).toBe(26);
+      expect(toHex(d.value.fpdu.ulpdu)).toBe(toHex(immUlpdu));
+      expect(d.value.markers.map((m) => [m.offset, m.fpduPointer])).toEqual([[1, 1]]);
+      expect(d.value.crcState).toBe('valid');
+      expect(d.value.length).toBe(f.length);
+    }
+  });
+
+  it('a marker inside the CRC field: split on encode, joined on decode, not covered by the CRC', () => {
+    // 28-byte body at position 482 ends at 510: the CRC occupies 510, 511, marker, 516, 517.
+    const f = encodeFpdu(immUlpdu, { crc: true, markers: true, position: 482 });
+    expect(f.length).toBe(28 + 4 + 4);
+    expect(toHex(f.subarray(30, 34))).toBe('0000001e');
+    const unmarked = encodeFpdu(immUlpdu, { crc: true, markers: false });
+    expect(toHex(f.subarray(0, 30))).toBe(toHex(unmarked.subarray(0, 30)));
+    expect(toHex(f.subarray(34))).toBe(toHex(unmarked.subarray(30)));
+    const d = decodeFpdu(f, 0, { crc: true, markers: true, position: 482 });
+    if (!d.ok) throw d.error;
+    expect(d.value.crcState).toBe('valid');
+    expect(d.value.fpdu.crc).toBe(0x089aa53d);
+    expect(d.value.length).toBe(36);
+  });
+
+  it('a marker more than 0xffff octets into an FPDU cannot be encoded (16-bit FPDUPTR)', () => {
+    const big = new Uint8Array(0xffff);
+    expect(() => encodeFpdu(big, { crc: false, markers: true, position: 0 })).toThrow(
+      expect.objectContaining({ name: 'EncodeError', field: 'marker.fpduptr' }),
+    );
+    // Without markers the same ULPDU is fine.
+    expect(encodeFpdu(big, { crc: false, markers: false }).length).toBe(2 + 0xffff + 3 + 4);
+  });
+
   it('a marker pointing elsewhere is a bad-value error naming marker.fpduptr', () => {
     const f = encodeFpdu(ulpdu, { crc: true, markers: true, position: 0 });
     f[515] = 0x01;

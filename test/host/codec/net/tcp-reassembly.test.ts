@@ -1,10 +1,15 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { decodeCaptureMessages } from '../../../../src/codec/capture/decode-capture.js';
 import {
   reassembleTcp,
   type TcpSegmentInput,
 } from '../../../../src/codec/capture/tcp-reassembly.js';
+import { encodeMpaStream, makeMpaFrame, makeSend } from '../../../../src/codec/iwarp/index.js';
+import { buildTcpFrame } from '../../../../src/codec/net/build.js';
 import { TcpFlag } from '../../../../src/codec/net/tcp.js';
+import { LinkType } from '../../../../src/codec/pcap/linktype.js';
+import { encodePcap } from '../../../../src/codec/pcap/pcap.js';
 
 const A = { source: '10.0.0.1', sourcePort: 40000, destination: '10.0.0.2', destinationPort: 4000 };
 const B = { source: '10.0.0.2', sourcePort: 4000, destination: '10.0.0.1', destinationPort: 40000 };
@@ -126,5 +131,70 @@ describe('TCP reassembly', () => {
         },
       ),
     );
+  });
+});
+
+// Issue 8: a connection whose two ends are identical reported every MPA frame twice (both
+// directions were the same reassembled stream).
+describe('TCP reassembly: a connection whose two ends are the same address and port', () => {
+  const SELF = {
+    source: '10.0.0.1',
+    sourcePort: 4000,
+    destination: '10.0.0.1',
+    destinationPort: 4000,
+  };
+
+  it('is one direction: every byte once in client-to-server, server-to-client empty', () => {
+    const [c, other] = reassembleTcp([
+      seg(SELF, 0x7000, bytes(), TcpFlag.SYN),
+      seg(SELF, 0x7001, bytes(1, 2, 3)),
+      seg(SELF, 0x7004, bytes(4, 5)),
+    ]);
+    expect(other).toBeUndefined();
+    expect(c?.client).toEqual(c?.server);
+    expect(c?.clientToServer.runs.map((r) => [...r.bytes])).toEqual([[1, 2, 3, 4, 5]]);
+    expect(c?.serverToClient.runs).toEqual([]);
+    expect(c?.serverToClient.gaps).toEqual([]);
+  });
+
+  it('decodes each MPA frame and FPDU of the capture once', () => {
+    const messages = [1, 2, 3].map((n) =>
+      makeSend({ messageSequenceNumber: n, payload: Uint8Array.of(n, n + 1, n + 2) }),
+    );
+    const stream = encodeMpaStream(makeMpaFrame('mpa-request', { crc: true }), messages);
+    let seq = 0x7001;
+    const frames = [stream.frame, ...stream.fpdus].map((payload) => {
+      const f = buildTcpFrame(
+        { sourceIp: '10.0.0.1', destinationIp: '10.0.0.1' },
+        {
+          sourcePort: 4000,
+          destinationPort: 4000,
+          sequenceNumber: seq,
+          acknowledgementNumber: seq,
+          flags: TcpFlag.PSH | TcpFlag.ACK,
+          options: [],
+        },
+        payload,
+      );
+      seq += payload.length;
+      return f;
+    });
+    const capture = encodePcap(
+      { linkType: LinkType.ETHERNET },
+      frames.map((data, i) => ({ timestampNs: BigInt(i + 1) * 1000n, data })),
+    );
+    const r = decodeCaptureMessages(capture);
+    if (!r.ok) throw r.error;
+    expect(r.value.items.map((i) => [i.kind, i.frameIndex])).toEqual([
+      ['mpa-frame', 0],
+      ['fpdu', 1],
+      ['fpdu', 2],
+      ['fpdu', 3],
+    ]);
+    expect(
+      r.value.items.map((i) =>
+        i.kind === 'fpdu' && i.fpdu.message.ok ? i.fpdu.message.value.kind : i.kind,
+      ),
+    ).toEqual(['mpa-frame', 'send', 'send', 'send']);
   });
 });

@@ -198,6 +198,55 @@ describe('pcapng', () => {
     );
   });
 
+  // Issue 8: pcapng accepted an EPB whose original length was below its captured length.
+  it('both formats refuse a record whose original length is below its captured length, the same way', () => {
+    const data = Uint8Array.of(1, 2, 3, 4, 5);
+    const ng = encodePcapng({ interfaces: [{ linkType: 1 }] }, [{ timestampNs: 7n, data }]);
+    const classic = encodePcap({ linkType: 1 }, [{ timestampNs: 7n, data }]);
+    // EPB at 28 + 32: original length at block body + 16 = 60 + 8 + 16; pcap record at 24 + 12.
+    const ngAt = 60 + 8 + 16;
+    const pcapAt = 24 + 12;
+    for (const original of [4, 0]) {
+      const badNg = ng.slice();
+      new DataView(badNg.buffer).setUint32(ngAt, original, true);
+      const badPcap = classic.slice();
+      new DataView(badPcap.buffer).setUint32(pcapAt, original, true);
+      const results = [
+        [decodePcapng(badNg), ngAt],
+        [decodePcap(badPcap), pcapAt],
+        [decodeCapture(badNg), ngAt],
+        [decodeCapture(badPcap), pcapAt],
+      ] as const;
+      for (const [r, at] of results) {
+        expect(
+          r.ok ? 'ok' : [r.error.field.split('.').at(-1), r.error.reason, r.error.offset],
+        ).toEqual(['originalLength', 'bad-length', at]);
+        expect(
+          r.ok ||
+            r.error.message.endsWith(`original length ${original} is below the captured length 5`),
+        ).toBe(true);
+      }
+    }
+    // Equal lengths and a longer original (a snapped packet) are fine in both.
+    for (const original of [5, 1514]) {
+      const okNg = ng.slice();
+      new DataView(okNg.buffer).setUint32(ngAt, original, true);
+      const okPcap = classic.slice();
+      new DataView(okPcap.buffer).setUint32(pcapAt, original, true);
+      for (const r of [decodePcapng(okNg), decodePcap(okPcap)])
+        expect(r.ok && r.value.records[0]?.originalLength).toBe(original);
+    }
+    // The encoders refuse to write such a record.
+    expect(() =>
+      encodePcapng({ interfaces: [{ linkType: 1 }] }, [
+        { timestampNs: 7n, data, originalLength: 4 },
+      ]),
+    ).toThrow(EncodeError);
+    expect(() =>
+      encodePcap({ linkType: 1 }, [{ timestampNs: 7n, data, originalLength: 4 }]),
+    ).toThrow(EncodeError);
+  });
+
   it.skipIf(!TSHARK_AVAILABLE)(
     'tshark reads our pcapng with the same timestamps and lengths',
     () => {

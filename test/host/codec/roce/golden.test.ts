@@ -143,7 +143,9 @@ describe('RoCEv2 ICRC', () => {
     const eth = decodeEthernet(cnpFrame);
     expect(eth.ok).toBe(true);
     if (!eth.ok) return;
-    const check = checkRoceIcrc(eth.value.payload, 20);
+    const checked = checkRoceIcrc(eth.value.payload, 20);
+    if (!checked.ok) throw checked.error;
+    const check = checked.value;
     expect(check.stored).toBe(0x2a00fd82); // bytes 82 fd 00 2a read little-endian
     expect(check.computed).toBe(check.stored);
     expect(check.valid).toBe(true);
@@ -153,6 +155,22 @@ describe('RoCEv2 ICRC', () => {
     const roce = decodeRocePacket(ip.value.payload.subarray(8));
     expect(roce.ok && roce.value.opcode.name).toBe('CNP');
     expect(roce.ok && roce.value.bth.becn).toBe(true);
+  });
+
+  // Found by the fuzzer (issue 8): a short packet or a wrong header length threw RangeError.
+  it('a packet too short for its headers and ICRC, or a bad IP header length, is a DecodeError', () => {
+    const eth = decodeEthernet(cnpFrame);
+    if (!eth.ok) throw eth.error;
+    const ip = eth.value.payload;
+    const short = checkRoceIcrc(ip.subarray(0, 20 + 8 + 12 + 3), 20);
+    expect(
+      short.ok ? 'ok' : `${short.error.field} ${short.error.reason} @${short.error.offset}`,
+    ).toBe('icrc truncated @43');
+    for (const length of [-1, 0, 19, 61, 1.5]) {
+      const r = checkRoceIcrc(ip, length);
+      expect(r.ok ? 'ok' : `${r.error.field} ${r.error.reason}`).toBe('ipHeaderLength bad-value');
+    }
+    expect(checkRoceIcrc(new Uint8Array(0), 40).ok).toBe(false);
   });
 
   it("matches Scapy's independent ICRC for its UC_SEND_ONLY example", () => {

@@ -1,0 +1,101 @@
+/**
+ * The guest runtime's set-up from wherever the package is (a checkout or node_modules):
+ * the Debian packages QEMU and the asset build need, then the guest kernel, modules, siw.ko
+ * and initramfs into the cache directory (paths.ts), never into the package itself.
+ * The work is done by the scripts under scripts/setup/ (the same ones `npm run setup`
+ * uses in a checkout); this module runs them, streams their progress and maps failures
+ * to typed errors.
+ */
+import { spawn } from 'node:child_process';
+import { join } from 'node:path';
+import { findGuestAssets, type GuestAssets } from './assets.js';
+import { GuestRuntimeError } from './errors.js';
+import { cacheRoot, packageRoot } from './paths.js';
+
+export interface SetupOptions {
+  /** One line per step (`[setup] ...`), as the scripts print them. */
+  readonly onProgress?: (line: string) => void;
+  /** Aborting stops the set-up scripts (their whole process group). */
+  readonly signal?: AbortSignal;
+}
+
+/** apt.sh's status for "packages missing and not root" (it prints the apt command). */
+const PACKAGES_MISSING_STATUS = 3;
+const TAIL_LINES = 20;
+
+/** Runs one set-up script; resolves when it succeeds, rejects with a typed error. */
+function runScript(script: string, args: readonly string[], options: SetupOptions): Promise<void> {
+  const progress = options.onProgress ?? (() => {});
+  return new Promise<void>((resolveRun, rejectRun) => {
+    if (options.signal?.aborted) {
+      rejectRun(new GuestRuntimeError('aborted', 'set-up stopped before it started'));
+      return;
+    }
+    const child = spawn('bash', [join(packageRoot(), 'scripts', 'setup', script), ...args], {
+      env: { ...process.env, RDMA_INTEROP_CACHE: cacheRoot() },
+      stdio: ['ignore', 'pipe', 'pipe'],
+      // Its own process group, so that an abort stops the script and what it started
+      // (apt-get, make) together.
+      detached: true,
+    });
+    const tail: string[] = [];
+    const onLine = (line: string) => {
+      if (line === '') return;
+      tail.push(line);
+      if (tail.length > TAIL_LINES) tail.shift();
+      progress(line);
+    };
+    for (const stream of [child.stdout, child.stderr]) {
+      let pending = '';
+      stream.on('data', (chunk: Buffer) => {
+        pending += chunk.toString();
+        const lines = pending.split('\n');
+        pending = lines.pop() ?? '';
+        for (const line of lines) onLine(line);
+      });
+      stream.on('end', () => onLine(pending));
+    }
+    let aborted = false;
+    const onAbort = () => {
+      aborted = true;
+      try {
+        if (child.pid !== undefined) process.kill(-child.pid, 'SIGTERM');
+      } catch {
+        // Already gone.
+      }
+    };
+    options.signal?.addEventListener('abort', onAbort, { once: true });
+    child.on('error', (error) => {
+      options.signal?.removeEventListener('abort', onAbort);
+      rejectRun(new GuestRuntimeError('setup-failed', `cannot run bash: ${error.message}`));
+    });
+    child.on('close', (code) => {
+      options.signal?.removeEventListener('abort', onAbort);
+      if (aborted) {
+        rejectRun(new GuestRuntimeError('aborted', `set-up stopped during ${script}`));
+      } else if (code === 0) {
+        resolveRun();
+      } else if (code === PACKAGES_MISSING_STATUS) {
+        rejectRun(new GuestRuntimeError('packages-missing', tail.join('\n')));
+      } else {
+        rejectRun(
+          new GuestRuntimeError(
+            'setup-failed',
+            `${script} failed (status ${code}):\n${tail.join('\n')}`,
+          ),
+        );
+      }
+    });
+  });
+}
+
+/**
+ * Makes the guest runtime ready: Debian packages (installed when root, else a
+ * `packages-missing` error naming the apt command), then the guest assets in the cache
+ * (cached by kernel version: a second call only checks). Resolves with the assets.
+ */
+export async function setupGuestAssets(options: SetupOptions = {}): Promise<GuestAssets> {
+  await runScript('apt.sh', ['runtime'], options);
+  await runScript('guest-assets.sh', [], options);
+  return findGuestAssets();
+}
