@@ -182,8 +182,7 @@ export function runModule(file: string, node: string = process.execPath, timeout
  * Examples known not to compile or run yet, with why; their tests are `it.fails`, so
  * fixing one makes its test fail until the entry goes (nobody forgets to remove it).
  */
-export const KNOWN_BROKEN: Readonly<Record<string, string>> = {
-};
+export const KNOWN_BROKEN: Readonly<Record<string, string>> = {};
 
 /**
  * Transpiles one ts block to JavaScript (no type-check: the host tests did that) into
