@@ -13,6 +13,7 @@
         "native/fd_watcher.cc",
         "native/cm.cc",
         "native/ah.cc",
+        "native/constants.cc",
         "native/crc32c.cc"
       ],
       "include_dirs": ["<!(node -p \"require('node-addon-api').include_dir\")"],

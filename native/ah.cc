@@ -28,26 +28,29 @@ class Ah : public Napi::ObjectWrap<Ah> {
     if (h->ah == nullptr) ThrowVerbs(env, "ibv_create_ah", device_, errno != 0 ? errno : EINVAL);
     h->pd = pd;
     handle_ = h;
+    AddChild(pd->ahs, h);
   }
 
   AhPtr Handle(const char *call) {
-    if (!handle_) ThrowClosed(Env(), call, device_, "address handle");
+    if (!handle_ || handle_->ah == nullptr) ThrowClosed(Env(), call, device_, "address handle");
     return handle_;
   }
 
  private:
   Napi::Value Closed(const Napi::CallbackInfo &info) {
-    return Napi::Boolean::New(info.Env(), !handle_);
+    return Napi::Boolean::New(info.Env(), !handle_ || handle_->ah == nullptr);
   }
 
   Napi::Value Close(const Napi::CallbackInfo &info) {
     Napi::Env env = info.Env();
-    if (!handle_) return env.Undefined();
+    if (!handle_ || handle_->ah == nullptr) {
+      handle_.reset();
+      return env.Undefined();
+    }
     // A prepared chain may still point at it.
     if (handle_.use_count() > 1)
       ThrowVerbs(env, "ibv_destroy_ah", device_, EBUSY, "a prepared send list still uses this AH");
-    CheckIbv(env, "ibv_destroy_ah", device_, ibv_destroy_ah(handle_->ah));
-    handle_->ah = nullptr;
+    CheckIbv(env, "ibv_destroy_ah", device_, handle_->Release());
     handle_.reset();
     return env.Undefined();
   }

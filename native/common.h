@@ -12,8 +12,11 @@
 #include <cerrno>
 #include <cstdint>
 #include <cstring>
+#include <initializer_list>
+#include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace rdma_interop {
 
@@ -34,9 +37,10 @@ struct AddonData {
 /// The symbolic name of an errno value ("EINVAL"), or "E<n>" when unknown.
 const char *ErrnoName(int err);
 
-/// Throws a VerbsError for `err` (a positive errno value) raised by `call`.
+/// Throws a VerbsError for `err` (a positive errno value) raised by `call`; for a post
+/// call, `badWrIndex` (>= 0) is the index of the refused request in the list given.
 [[noreturn]] void ThrowVerbs(Napi::Env env, const char *call, const std::string &device, int err,
-                             const std::string &detail = std::string());
+                             const std::string &detail = std::string(), int badWrIndex = -1);
 
 /// libibverbs calls return 0, a positive errno (the documented convention), or a
 /// NEGATIVE errno (libsiw's ibv_post_send returns -EINVAL): both are accepted here.
@@ -58,24 +62,100 @@ inline void CheckErrno(Napi::Env env, const char *call, const std::string &devic
   ThrowVerbs(env, call, device, EBADF, std::string(what) + " is closed");
 }
 
+// ---------------------------------------------------------------- completion layout
+// NativeCq.poll writes each ibv_wc as kWcWords u32 words at these indices; the addon
+// exports the table (wcLayout) and a host test checks WC_LAYOUT in bindings.ts against it.
+namespace wc_word {
+enum : size_t {
+  kWrIdLow,
+  kWrIdHigh,
+  kStatus,
+  kOpcode,
+  kVendorErr,
+  kByteLen,
+  kImmDataRaw,  // network-order bytes read as a host u32
+  kQpNum,
+  kSrcQp,
+  kWcFlags,
+  kPkeyIndex,
+  kSlid,
+  kSl,
+  kDlidPathBits,
+  kCount,
+};
+}  // namespace wc_word
+
 // ---------------------------------------------------------------- handles
 // Each handle owns one verbs resource and releases it in its destructor (the
 // safety net used by finalizers); explicit close() runs the same release and
-// reports its error. Children hold shared_ptrs to their parents' handles.
+// reports its error. Children hold shared_ptrs to their parents' handles (a parent's
+// memory outlives them), and parents list their children weakly (as pyverbs does) so
+// that close() can release live children first, in order: context -> PDs (their QPs,
+// AHs, MRs) -> CQs. This includes children JS has forgotten but not yet finalized, so
+// a cascading close never depends on the garbage collector's timing.
+
+/// A verbs resource a parent can release before its own.
+struct Releasable {
+  virtual ~Releasable() = default;
+  /// Destroys the resource (its own children first); 0 or a positive errno. Idempotent.
+  virtual int Release() = 0;
+  virtual bool Live() const = 0;
+};
+using Children = std::vector<std::weak_ptr<Releasable>>;
+
+inline void AddChild(Children &children, const std::shared_ptr<Releasable> &child) {
+  Children kept;
+  for (auto &w : children)
+    if (!w.expired()) kept.push_back(w);
+  kept.push_back(child);
+  children.swap(kept);
+}
+
+inline bool AnyLive(const Children &children) {
+  for (const auto &w : children)
+    if (auto c = w.lock(); c && c->Live()) return true;
+  return false;
+}
+
+/// Releases every live child; the first error stops (the rest stays, as it was).
+inline int ReleaseAll(const Children &children) {
+  for (const auto &w : children)
+    if (auto c = w.lock(); c && c->Live()) {
+      int ret = c->Release();
+      if (ret != 0) return ret;
+    }
+  return 0;
+}
 
 struct ContextHandle {
   ibv_context *ctx = nullptr;
   bool owned = true;  // false for the context librdmacm opened (never closed by us)
   std::string name;
+  Children pds, cqs;
   ~ContextHandle() {
     if (ctx != nullptr && owned) ibv_close_device(ctx);
   }
 };
 using ContextPtr = std::shared_ptr<ContextHandle>;
 
-struct PdHandle {
+struct PdHandle : Releasable {
   ibv_pd *pd = nullptr;
   ContextPtr ctx;
+  Children qps, ahs, mrChildren;
+  int Release() override {
+    if (pd == nullptr) return 0;
+    for (const Children *c : {&qps, &ahs, &mrChildren})
+      if (int ret = ReleaseAll(*c); ret != 0) return ret;
+    int ret = ibv_dealloc_pd(pd);
+    if (ret == 0) pd = nullptr;
+    return ret;
+  }
+  bool Live() const override { return pd != nullptr; }
+  bool HasLiveChildren() const { return AnyLive(qps) || AnyLive(ahs) || AnyLive(mrChildren); }
+  /// The live MRs of this PD by lkey: [addr, addr + length). An inline post makes the
+  /// provider memcpy from the SGE's address in this process, with no key check: the
+  /// addon allows it only inside one of these (see InlineSgesRegistered).
+  std::map<uint32_t, std::pair<uint64_t, uint64_t>> mrs;
   ~PdHandle() {
     if (pd != nullptr) ibv_dealloc_pd(pd);
   }
@@ -91,11 +171,27 @@ struct CompChannelHandle {
 };
 using CompChannelPtr = std::shared_ptr<CompChannelHandle>;
 
-struct CqHandle {
+struct CqHandle : Releasable {
   ibv_cq *cq = nullptr;
   CompChannelPtr channel;  // may be null
   ContextPtr ctx;
   unsigned unacked = 0;  // completion events read but not yet acknowledged
+  Children qps;          // the QPs using it (released first: a QP before its CQs)
+  int Release() override {
+    if (cq == nullptr) return 0;
+    if (int ret = ReleaseAll(qps); ret != 0) return ret;
+    if (unacked != 0) ibv_ack_cq_events(cq, unacked);
+    unacked = 0;
+    int ret = ibv_destroy_cq(cq);
+    if (ret != 0) return ret;
+    cq = nullptr;
+    if (channel && channel->channel != nullptr) {
+      ibv_destroy_comp_channel(channel->channel);
+      channel->channel = nullptr;
+    }
+    return 0;
+  }
+  bool Live() const override { return cq != nullptr; }
   ~CqHandle() {
     if (cq != nullptr) {
       if (unacked != 0) ibv_ack_cq_events(cq, unacked);
@@ -105,9 +201,16 @@ struct CqHandle {
 };
 using CqPtr = std::shared_ptr<CqHandle>;
 
-struct AhHandle {
+struct AhHandle : Releasable {
   ibv_ah *ah = nullptr;
   PdPtr pd;
+  int Release() override {
+    if (ah == nullptr) return 0;
+    int ret = ibv_destroy_ah(ah);
+    if (ret == 0) ah = nullptr;
+    return ret;
+  }
+  bool Live() const override { return ah != nullptr; }
   ~AhHandle() {
     if (ah != nullptr) ibv_destroy_ah(ah);
   }
@@ -134,6 +237,24 @@ struct CmIdHandle {
   }
 };
 using CmIdPtr = std::shared_ptr<CmIdHandle>;
+
+/// True when every SGE lies inside a live MR of `pd` whose lkey it names. Used for
+/// inline sends only (the device checks keys itself for the others).
+inline bool InlineSgesRegistered(const PdHandle &pd, const std::vector<ibv_sge> &sges,
+                                 size_t *badIndex) {
+  for (size_t i = 0; i < sges.size(); i++) {
+    const ibv_sge &s = sges[i];
+    auto it = pd.mrs.find(s.lkey);
+    bool inside = it != pd.mrs.end() && s.addr >= it->second.first &&
+                  s.length <= it->second.second &&
+                  s.addr - it->second.first <= it->second.second - s.length;
+    if (!inside) {
+      *badIndex = i;
+      return false;
+    }
+  }
+  return true;
+}
 
 // ---------------------------------------------------------------- arguments
 
@@ -180,5 +301,6 @@ void RegisterQp(Napi::Env env, Napi::Object exports);
 void RegisterFdWatcher(Napi::Env env, Napi::Object exports);
 void RegisterCm(Napi::Env env, Napi::Object exports);
 void RegisterAh(Napi::Env env, Napi::Object exports);
+void RegisterConstants(Napi::Env env, Napi::Object exports);
 
 }  // namespace rdma_interop

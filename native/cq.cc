@@ -13,8 +13,7 @@ namespace rdma_interop {
 
 namespace {
 
-// u32 words per work completion in poll()'s output (layout in src/native/bindings.ts).
-constexpr size_t kWcWords = 14;
+constexpr size_t kWcWords = wc_word::kCount;
 
 class Cq : public Napi::ObjectWrap<Cq> {
  public:
@@ -28,6 +27,7 @@ class Cq : public Napi::ObjectWrap<Cq> {
                            InstanceAccessor<&Cq::Closed>("closed"),
                            InstanceAccessor<&Cq::ChannelFd>("channelFd"),
                            InstanceAccessor<&Cq::Cqe>("cqe"),
+                           InstanceAccessor<&Cq::Key>("key"),
                        });
   }
 
@@ -57,35 +57,43 @@ class Cq : public Napi::ObjectWrap<Cq> {
                           h->channel ? h->channel->channel : nullptr, 0);
     if (h->cq == nullptr) ThrowVerbs(env, "ibv_create_cq", device_, errno != 0 ? errno : ENOMEM);
     handle_ = h;
+    AddChild(ctx->cqs, h);
   }
 
   CqPtr Handle(const char *call) {
-    if (!handle_) ThrowClosed(Env(), call, device_, "completion queue");
+    if (!handle_ || handle_->cq == nullptr) ThrowClosed(Env(), call, device_, "completion queue");
     return handle_;
   }
 
  private:
   Napi::Value Closed(const Napi::CallbackInfo &info) {
-    return Napi::Boolean::New(info.Env(), !handle_);
+    return Napi::Boolean::New(info.Env(), !handle_ || handle_->cq == nullptr);
   }
   Napi::Value ChannelFd(const Napi::CallbackInfo &info) {
-    if (!handle_ || !handle_->channel) return Napi::Number::New(info.Env(), -1);
+    if (!handle_ || !handle_->channel || handle_->channel->channel == nullptr)
+      return Napi::Number::New(info.Env(), -1);
     return Napi::Number::New(info.Env(), handle_->channel->channel->fd);
   }
+  // The CQ's identity in async events (IBV_EVENT_CQ_ERR names the ibv_cq pointer).
+  Napi::Value Key(const Napi::CallbackInfo &info) {
+    return U64(info.Env(), handle_ ? reinterpret_cast<uintptr_t>(handle_->cq) : 0);  // 0 once closed
+  }
   Napi::Value Cqe(const Napi::CallbackInfo &info) {
-    return Napi::Number::New(info.Env(), handle_ ? handle_->cq->cqe : 0);
+    return Napi::Number::New(info.Env(), handle_ && handle_->cq != nullptr ? handle_->cq->cqe : 0);
   }
 
+  // close(cascade): with cascade, the live QPs using this CQ are destroyed first; without,
+  // they make it refuse with EBUSY (ibv_destroy_cq's own answer).
   Napi::Value Close(const Napi::CallbackInfo &info) {
     Napi::Env env = info.Env();
-    if (!handle_) return env.Undefined();
-    // A QP still using this CQ holds its handle: refuse, as ibv_destroy_cq would (EBUSY).
-    if (handle_.use_count() > 1)
+    if (!handle_ || handle_->cq == nullptr) {
+      handle_.reset();
+      return env.Undefined();
+    }
+    bool cascade = info[0].IsBoolean() && info[0].As<Napi::Boolean>().Value();
+    if (!cascade && AnyLive(handle_->qps))
       ThrowVerbs(env, "ibv_destroy_cq", device_, EBUSY, "a QP still uses this CQ");
-    if (handle_->unacked != 0) ibv_ack_cq_events(handle_->cq, handle_->unacked);
-    handle_->unacked = 0;
-    CheckIbv(env, "ibv_destroy_cq", device_, ibv_destroy_cq(handle_->cq));
-    handle_->cq = nullptr;
+    CheckIbv(env, "ibv_destroy_cq", device_, handle_->Release());
     handle_.reset();
     return env.Undefined();
   }
@@ -120,20 +128,21 @@ class Cq : public Napi::ObjectWrap<Cq> {
     for (int i = 0; i < n; i++) {
       const ibv_wc &wc = wcs[i];
       uint32_t *w = out + static_cast<size_t>(i) * kWcWords;
-      w[0] = static_cast<uint32_t>(wc.wr_id);
-      w[1] = static_cast<uint32_t>(wc.wr_id >> 32);
-      w[2] = wc.status;
-      w[3] = wc.opcode;
-      w[4] = wc.vendor_err;
-      w[5] = wc.byte_len;
-      w[6] = wc.imm_data;  // raw: network-order bytes read as a host u32
-      w[7] = wc.qp_num;
-      w[8] = wc.src_qp;
-      w[9] = wc.wc_flags;
-      w[10] = wc.pkey_index;
-      w[11] = wc.slid;
-      w[12] = wc.sl;
-      w[13] = wc.dlid_path_bits;
+      using namespace wc_word;
+      w[kWrIdLow] = static_cast<uint32_t>(wc.wr_id);
+      w[kWrIdHigh] = static_cast<uint32_t>(wc.wr_id >> 32);
+      w[kStatus] = wc.status;
+      w[kOpcode] = wc.opcode;
+      w[kVendorErr] = wc.vendor_err;
+      w[kByteLen] = wc.byte_len;
+      w[kImmDataRaw] = wc.imm_data;  // raw: network-order bytes read as a host u32
+      w[kQpNum] = wc.qp_num;
+      w[kSrcQp] = wc.src_qp;
+      w[kWcFlags] = wc.wc_flags;
+      w[kPkeyIndex] = wc.pkey_index;
+      w[kSlid] = wc.slid;
+      w[kSl] = wc.sl;
+      w[kDlidPathBits] = wc.dlid_path_bits;
     }
     return Napi::Number::New(env, n);
   }

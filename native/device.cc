@@ -2,6 +2,7 @@
 // and GID-table queries. Numbers come back raw; src/verbs/constants.ts names them.
 #include <arpa/inet.h>
 #include <endian.h>
+#include <fcntl.h>
 
 #include <vector>
 
@@ -46,6 +47,8 @@ class Context : public Napi::ObjectWrap<Context> {
                            InstanceMethod<&Context::QueryDevice>("queryDevice"),
                            InstanceMethod<&Context::QueryPort>("queryPort"),
                            InstanceMethod<&Context::QueryGidTable>("queryGidTable"),
+                           InstanceMethod<&Context::GetAsyncEvent>("getAsyncEvent"),
+                           InstanceAccessor<&Context::AsyncFd>("asyncFd"),
                            InstanceAccessor<&Context::Name>("name"),
                            InstanceAccessor<&Context::Closed>("closed"),
                            InstanceAccessor<&Context::Owned>("owned"),
@@ -86,6 +89,65 @@ class Context : public Napi::ObjectWrap<Context> {
   }
 
  private:
+  // The async event fd, made non-blocking once so that getAsyncEvent never stalls the
+  // JS thread (watched on the libuv loop by the TS layer).
+  Napi::Value AsyncFd(const Napi::CallbackInfo &info) {
+    Napi::Env env = info.Env();
+    ContextPtr h = Handle("ibv_get_async_event");
+    if (!asyncNonBlocking_) {
+      int flags = fcntl(h->ctx->async_fd, F_GETFL);
+      if (flags < 0 || fcntl(h->ctx->async_fd, F_SETFL, flags | O_NONBLOCK) < 0)
+        ThrowVerbs(env, "fcntl", h->name, errno);
+      asyncNonBlocking_ = true;
+    }
+    return Napi::Number::New(env, h->ctx->async_fd);
+  }
+
+  // getAsyncEvent() -> { eventType, cqKey | qpNum | srqKey | wqKey | portNum } or null:
+  // one ibv_get_async_event (non-blocking), acknowledged at once (ibv_destroy_cq/qp
+  // wait for the acknowledgement of every event they reported).
+  Napi::Value GetAsyncEvent(const Napi::CallbackInfo &info) {
+    Napi::Env env = info.Env();
+    ContextPtr h = Handle("ibv_get_async_event");
+    if (!asyncNonBlocking_) AsyncFd(info);
+    ibv_async_event ev{};
+    if (ibv_get_async_event(h->ctx, &ev) != 0) {
+      if (errno == EAGAIN || errno == EWOULDBLOCK) return env.Null();
+      ThrowVerbs(env, "ibv_get_async_event", h->name, errno != 0 ? errno : EIO);
+    }
+    Napi::Object o = Napi::Object::New(env);
+    o.Set("eventType", static_cast<double>(ev.event_type));
+    switch (ev.event_type) {
+      case IBV_EVENT_CQ_ERR:
+        o.Set("cqKey", U64(env, reinterpret_cast<uintptr_t>(ev.element.cq)));
+        break;
+      case IBV_EVENT_QP_FATAL:
+      case IBV_EVENT_QP_REQ_ERR:
+      case IBV_EVENT_QP_ACCESS_ERR:
+      case IBV_EVENT_COMM_EST:
+      case IBV_EVENT_SQ_DRAINED:
+      case IBV_EVENT_PATH_MIG:
+      case IBV_EVENT_PATH_MIG_ERR:
+      case IBV_EVENT_QP_LAST_WQE_REACHED:
+        o.Set("qpNum", ev.element.qp->qp_num);
+        break;
+      case IBV_EVENT_SRQ_ERR:
+      case IBV_EVENT_SRQ_LIMIT_REACHED:
+        o.Set("srqKey", U64(env, reinterpret_cast<uintptr_t>(ev.element.srq)));
+        break;
+      case IBV_EVENT_WQ_FATAL:
+        o.Set("wqKey", U64(env, reinterpret_cast<uintptr_t>(ev.element.wq)));
+        break;
+      case IBV_EVENT_DEVICE_FATAL:
+        break;
+      default:  // the port events
+        o.Set("portNum", ev.element.port_num);
+        break;
+    }
+    ibv_ack_async_event(&ev);
+    return o;
+  }
+
   Napi::Value Name(const Napi::CallbackInfo &info) {
     return Napi::String::New(info.Env(), handle_ ? handle_->name : name_after_close_);
   }
@@ -96,13 +158,20 @@ class Context : public Napi::ObjectWrap<Context> {
     return Napi::Boolean::New(info.Env(), handle_ ? handle_->owned : true);
   }
 
-  // Refuses (EBUSY) while children hold the handle: closing under them would leave
-  // dangling ibv_* pointers. Idempotent once closed.
+  // close(cascade): with cascade, live children are released first (PDs with their QPs,
+  // AHs and MRs, then CQs); without, they make it refuse with EBUSY: closing under them
+  // would leave dangling ibv_* pointers. Idempotent once closed.
   Napi::Value Close(const Napi::CallbackInfo &info) {
     Napi::Env env = info.Env();
     if (!handle_) return env.Undefined();
-    if (handle_.use_count() > 1)
+    bool cascade = info[0].IsBoolean() && info[0].As<Napi::Boolean>().Value();
+    if (!cascade && (AnyLive(handle_->pds) || AnyLive(handle_->cqs)))
       ThrowVerbs(env, "ibv_close_device", handle_->name, EBUSY, "the context still has live children");
+    if (cascade) {
+      int ret = ReleaseAll(handle_->pds);
+      if (ret == 0) ret = ReleaseAll(handle_->cqs);
+      if (ret != 0) ThrowVerbs(env, "ibv_close_device", handle_->name, ret, "releasing a child failed");
+    }
     if (handle_->owned) {
       int ret = ibv_close_device(handle_->ctx);
       if (ret != 0) CheckErrno(env, "ibv_close_device", handle_->name, ret);
@@ -237,6 +306,7 @@ class Context : public Napi::ObjectWrap<Context> {
   }
 
   ContextPtr handle_;
+  bool asyncNonBlocking_ = false;
   std::string name_after_close_;
 };
 

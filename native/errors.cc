@@ -36,7 +36,7 @@ const char *ErrnoName(int err) {
 }
 
 void ThrowVerbs(Napi::Env env, const char *call, const std::string &device, int err,
-                const std::string &detail) {
+                const std::string &detail, int badWrIndex) {
   const char *known = ErrnoName(err);
   std::string name = known != nullptr ? known : "E" + std::to_string(err);
   std::string message = std::string(call) + " failed: " + name + " (" + std::strerror(err) + ")";
@@ -53,6 +53,7 @@ void ThrowVerbs(Napi::Env env, const char *call, const std::string &device, int 
       Napi::String::New(env, call),
       device.empty() ? env.Undefined() : Napi::String::New(env, device),
       Napi::String::New(env, message),
+      badWrIndex >= 0 ? Napi::Number::New(env, badWrIndex) : env.Undefined(),
   });
   throw Napi::Error(env, obj);
 }

@@ -1,6 +1,15 @@
 // Watches a file descriptor (a completion channel or an rdma_cm event channel) for
 // readability on the libuv loop, and calls a JS function when it becomes readable.
 // No thread ever blocks: the JS side then reads the event with a non-blocking call.
+//
+// Teardown: a worker thread's environment can end (process.exit in the worker,
+// worker.terminate()) while a watcher is open. Node then unloads the addon's shared
+// object once the environment is freed, so a uv_close callback still queued on the
+// loop would jump into unmapped code (the segfault in uv__finish_close under
+// node::worker::Worker::Run). Every uv handle therefore lives in a PollBox guarded by
+// an async environment cleanup hook (napi_add_async_cleanup_hook, N-API 8): on
+// teardown the hook closes the handle, and Node keeps running the loop until the close
+// callback has removed the hook, i.e. until nothing of ours is left on the loop.
 #include <uv.h>
 
 #include "common.h"
@@ -8,6 +17,33 @@
 namespace rdma_interop {
 
 namespace {
+
+class FdWatcher;
+
+/// The uv handle and its cleanup hook; freed by the close callback, never before.
+struct PollBox {
+  uv_poll_t poll{};
+  napi_async_cleanup_hook_handle hook = nullptr;
+  FdWatcher *owner = nullptr;  // null once the handle is closing
+  bool closing = false;
+};
+
+void OnBoxClosed(uv_handle_t *h) {
+  auto *box = reinterpret_cast<PollBox *>(h);
+  // Removing the hook both unregisters it (normal close) and tells Node that the
+  // teardown step it started is over (environment exit).
+  if (box->hook != nullptr) napi_remove_async_cleanup_hook(box->hook);
+  delete box;
+}
+
+/// Stops and closes the handle once; the box frees itself in OnBoxClosed.
+void CloseBox(PollBox *box) {
+  if (box->closing) return;
+  box->closing = true;
+  box->owner = nullptr;
+  uv_poll_stop(&box->poll);
+  uv_close(reinterpret_cast<uv_handle_t *>(&box->poll), OnBoxClosed);
+}
 
 class FdWatcher : public Napi::ObjectWrap<FdWatcher> {
  public:
@@ -17,6 +53,8 @@ class FdWatcher : public Napi::ObjectWrap<FdWatcher> {
                            InstanceMethod<&FdWatcher::Start>("start"),
                            InstanceMethod<&FdWatcher::Stop>("stop"),
                            InstanceMethod<&FdWatcher::Close>("close"),
+                           InstanceMethod<&FdWatcher::Ref>("ref"),
+                           InstanceMethod<&FdWatcher::Unref>("unref"),
                            InstanceAccessor<&FdWatcher::Active>("active"),
                        });
   }
@@ -31,21 +69,33 @@ class FdWatcher : public Napi::ObjectWrap<FdWatcher> {
     uv_loop_t *loop = nullptr;
     if (napi_get_uv_event_loop(env, &loop) != napi_ok || loop == nullptr)
       throw Napi::Error::New(env, "no libuv loop");
-    poll_ = new uv_poll_t;
-    int ret = uv_poll_init(loop, poll_, fd);
-    if (ret != 0) {
-      delete poll_;
-      poll_ = nullptr;
-      ThrowVerbs(env, "uv_poll_init", "", -ret);
+    auto box = std::make_unique<PollBox>();
+    int ret = uv_poll_init(loop, &box->poll, fd);
+    if (ret != 0) ThrowVerbs(env, "uv_poll_init", "", -ret);
+    box->owner = this;
+    box->poll.data = box.get();
+    if (napi_add_async_cleanup_hook(env, OnEnvExit, box.get(), &box->hook) != napi_ok) {
+      // The handle was initialised: it must be closed through the loop, not deleted.
+      CloseBox(box.release());
+      throw Napi::Error::New(env, "napi_add_async_cleanup_hook failed");
     }
-    poll_->data = this;
+    box_ = box.release();
   }
 
   ~FdWatcher() override { Release(); }
 
  private:
+  // The environment is ending: close the handle now; the JS object may be finalized
+  // later (or never) and must not touch the box again.
+  static void OnEnvExit(napi_async_cleanup_hook_handle /*hook*/, void *arg) {
+    auto *box = static_cast<PollBox *>(arg);
+    if (box->owner != nullptr) box->owner->box_ = nullptr;
+    CloseBox(box);
+  }
+
   static void OnPoll(uv_poll_t *handle, int status, int /*events*/) {
-    auto *self = static_cast<FdWatcher *>(handle->data);
+    auto *box = static_cast<PollBox *>(handle->data);
+    FdWatcher *self = box != nullptr ? box->owner : nullptr;
     if (self == nullptr || self->callback_.IsEmpty()) return;
     Napi::Env env = self->Env();
     Napi::HandleScope scope(env);
@@ -58,21 +108,18 @@ class FdWatcher : public Napi::ObjectWrap<FdWatcher> {
   }
 
   void Release() {
-    if (poll_ == nullptr) return;
-    poll_->data = nullptr;
-    uv_poll_stop(poll_);
-    // The handle memory must outlive uv_close; free it in the close callback.
-    uv_close(reinterpret_cast<uv_handle_t *>(poll_),
-             [](uv_handle_t *h) { delete reinterpret_cast<uv_poll_t *>(h); });
-    poll_ = nullptr;
     active_ = false;
+    if (box_ == nullptr) return;
+    PollBox *box = box_;
+    box_ = nullptr;
+    CloseBox(box);
   }
 
   Napi::Value Start(const Napi::CallbackInfo &info) {
     Napi::Env env = info.Env();
-    if (poll_ == nullptr) ThrowClosed(env, "uv_poll_start", "", "fd watcher");
+    if (box_ == nullptr) ThrowClosed(env, "uv_poll_start", "", "fd watcher");
     if (!active_) {
-      int ret = uv_poll_start(poll_, UV_READABLE, OnPoll);
+      int ret = uv_poll_start(&box_->poll, UV_READABLE, OnPoll);
       if (ret != 0) ThrowVerbs(env, "uv_poll_start", "", -ret);
       active_ = true;
     }
@@ -80,7 +127,7 @@ class FdWatcher : public Napi::ObjectWrap<FdWatcher> {
   }
 
   Napi::Value Stop(const Napi::CallbackInfo &info) {
-    if (poll_ != nullptr && active_) uv_poll_stop(poll_);
+    if (box_ != nullptr && active_) uv_poll_stop(&box_->poll);
     active_ = false;
     return info.Env().Undefined();
   }
@@ -93,13 +140,23 @@ class FdWatcher : public Napi::ObjectWrap<FdWatcher> {
     return info.Env().Undefined();
   }
 
+  // Whether the watcher keeps the event loop alive (it does by default, like a socket).
+  Napi::Value Ref(const Napi::CallbackInfo &info) {
+    if (box_ != nullptr) uv_ref(reinterpret_cast<uv_handle_t *>(&box_->poll));
+    return info.Env().Undefined();
+  }
+  Napi::Value Unref(const Napi::CallbackInfo &info) {
+    if (box_ != nullptr) uv_unref(reinterpret_cast<uv_handle_t *>(&box_->poll));
+    return info.Env().Undefined();
+  }
+
   Napi::Value Active(const Napi::CallbackInfo &info) {
     return Napi::Boolean::New(info.Env(), active_);
   }
 
   Napi::FunctionReference callback_;
   Napi::AsyncContext asyncContext_;
-  uv_poll_t *poll_ = nullptr;
+  PollBox *box_ = nullptr;  // null once closed (by close(), finalization or env exit)
   bool active_ = false;
 };
 

@@ -15,6 +15,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   RegisterFdWatcher(env, exports);
   RegisterCm(env, exports);
   RegisterAh(env, exports);
+  RegisterConstants(env, exports);
   RegisterCrc32c(env, exports);
   return exports;
 }

@@ -1,19 +1,52 @@
-// Memory region over a Node Buffer: ibv_reg_mr / ibv_dereg_mr. The MR holds a strong
-// reference to its Buffer, so the memory the device may touch cannot be collected
-// while the registration exists.
+// Memory region: ibv_reg_mr / ibv_dereg_mr, over a Node Buffer or over memory the addon
+// allocates itself.
+//
+// A Buffer's memory belongs to its ArrayBuffer, which JS can detach (a transfer list,
+// ArrayBuffer.prototype.transfer) and so free under a live registration; the TS layer
+// marks it untransferable, which is all N-API allows. Memory the addon allocates is
+// co-owned instead: the registration holds one reference, the external Buffer handed
+// to JS another (dropped by its finalizer, which Node runs when the last ArrayBuffer
+// over it goes, wherever it was transferred), and the pages are freed only when both
+// are gone, so no JS operation can free them under the device.
+#include <unistd.h>
+
+#include <cstdlib>
+
 #include "common.h"
 
 namespace rdma_interop {
 
 namespace {
 
-struct MrHandle {
+/// Page-aligned memory allocated by the addon (the device pins whole pages anyway).
+struct OwnedMemory {
+  void *data = nullptr;
+  size_t length = 0;
+  ~OwnedMemory() { std::free(data); }
+};
+using MemoryPtr = std::shared_ptr<OwnedMemory>;
+
+struct MrHandle : Releasable {
   ibv_mr *mr = nullptr;
   PdPtr pd;
-  ~MrHandle() {
-    if (mr != nullptr) ibv_dereg_mr(mr);
+  MemoryPtr memory;  // set for addon-owned memory; released after the deregistration
+  /// Deregisters and forgets the range in the PD's table; on failure the registration
+  /// (and so the range and the memory) stays.
+  int Deregister() {
+    if (mr == nullptr) return 0;
+    uint32_t lkey = mr->lkey;
+    int ret = ibv_dereg_mr(mr);
+    if (ret != 0) return ret;
+    mr = nullptr;
+    pd->mrs.erase(lkey);
+    return 0;
   }
+  int Release() override { return Deregister(); }
+  bool Live() const override { return mr != nullptr; }
+  ~MrHandle() override { Deregister(); }
 };
+
+constexpr size_t kMaxOwnedLength = size_t{1} << 40;
 
 class Mr : public Napi::ObjectWrap<Mr> {
  public:
@@ -26,21 +59,39 @@ class Mr : public Napi::ObjectWrap<Mr> {
                            InstanceAccessor<&Mr::Rkey>("rkey"),
                            InstanceAccessor<&Mr::Addr>("addr"),
                            InstanceAccessor<&Mr::Length>("length"),
+                           InstanceAccessor<&Mr::BufferOf>("buffer"),
                        });
   }
 
-  // new NativeMr(pd, buffer, accessFlags)
+  // new NativeMr(pd, buffer | length, accessFlags): a length asks for addon-owned memory.
   explicit Mr(const Napi::CallbackInfo &info) : Napi::ObjectWrap<Mr>(info) {
     Napi::Env env = info.Env();
     PdPtr pd = PdFromJs(info[0], "ibv_reg_mr");
-    if (!info[1].IsBuffer()) throw Napi::TypeError::New(env, "ibv_reg_mr: expected a Buffer");
     uint32_t access = ReadU32(info[2], "access");
-    auto buf = info[1].As<Napi::Buffer<uint8_t>>();
-    ibv_mr *mr = ibv_reg_mr(pd->pd, buf.Data(), buf.Length(), static_cast<int>(access));
+    MemoryPtr memory;
+    Napi::Buffer<uint8_t> buf;
+    if (info[1].IsNumber()) {
+      uint64_t length = ReadU64FromNumber(info[1]);
+      memory = Allocate(env, static_cast<size_t>(length));
+      auto *owner = new MemoryPtr(memory);  // the JS side's reference
+      buf = Napi::Buffer<uint8_t>::New(
+          env, static_cast<uint8_t *>(memory->data), memory->length,
+          [](Napi::Env, uint8_t *, MemoryPtr *ref) { delete ref; }, owner);
+    } else if (info[1].IsBuffer()) {
+      buf = info[1].As<Napi::Buffer<uint8_t>>();
+    } else {
+      throw Napi::TypeError::New(env, "ibv_reg_mr: expected a Buffer or a length");
+    }
+    void *addr = memory ? memory->data : buf.Data();
+    size_t length = memory ? memory->length : buf.Length();
+    ibv_mr *mr = ibv_reg_mr(pd->pd, addr, length, static_cast<int>(access));
     if (mr == nullptr) ThrowVerbs(env, "ibv_reg_mr", pd->ctx->name, errno != 0 ? errno : ENOMEM);
-    handle_ = std::make_unique<MrHandle>();
+    handle_ = std::make_shared<MrHandle>();
     handle_->mr = mr;
     handle_->pd = pd;
+    handle_->memory = memory;
+    pd->mrs[mr->lkey] = {reinterpret_cast<uintptr_t>(mr->addr), mr->length};
+    AddChild(pd->mrChildren, handle_);
     device_ = pd->ctx->name;
     buffer_ = Napi::Persistent(buf);
     lkey_ = mr->lkey;
@@ -50,8 +101,28 @@ class Mr : public Napi::ObjectWrap<Mr> {
   }
 
  private:
+  static uint64_t ReadU64FromNumber(const Napi::Value &v) { return ReadU32(v, "length"); }
+
+  static MemoryPtr Allocate(Napi::Env env, size_t length) {
+    if (length == 0 || length > kMaxOwnedLength)
+      throw Napi::RangeError::New(env, "length out of range");
+    long page = sysconf(_SC_PAGESIZE);
+    auto memory = std::make_shared<OwnedMemory>();
+    if (posix_memalign(&memory->data, page > 0 ? static_cast<size_t>(page) : 4096, length) != 0)
+      ThrowVerbs(env, "posix_memalign", "", ENOMEM);
+    std::memset(memory->data, 0, length);
+    memory->length = length;
+    return memory;
+  }
+
+  // The Buffer over the registered memory (the one given, or the addon's own).
+  Napi::Value BufferOf(const Napi::CallbackInfo &info) {
+    if (buffer_.IsEmpty()) return info.Env().Undefined();
+    return buffer_.Value();
+  }
+
   Napi::Value Closed(const Napi::CallbackInfo &info) {
-    return Napi::Boolean::New(info.Env(), !handle_);
+    return Napi::Boolean::New(info.Env(), !handle_ || handle_->mr == nullptr);
   }
   Napi::Value Lkey(const Napi::CallbackInfo &info) { return Napi::Number::New(info.Env(), lkey_); }
   Napi::Value Rkey(const Napi::CallbackInfo &info) { return Napi::Number::New(info.Env(), rkey_); }
@@ -63,17 +134,17 @@ class Mr : public Napi::ObjectWrap<Mr> {
   Napi::Value Close(const Napi::CallbackInfo &info) {
     Napi::Env env = info.Env();
     if (!handle_) return env.Undefined();
-    CheckIbv(env, "ibv_dereg_mr", device_, ibv_dereg_mr(handle_->mr));
-    handle_->mr = nullptr;
+    CheckIbv(env, "ibv_dereg_mr", device_, handle_->Deregister());
     handle_.reset();
-    // Only now may the Buffer go: the device can no longer reach it.
+    // Only now may the Buffer go: the device can no longer reach it. (Addon-owned
+    // memory then lives as long as the JS Buffer over it.)
     buffer_.Reset();
     return env.Undefined();
   }
 
   // Declared before handle_ so that it is released after the deregistration.
   Napi::Reference<Napi::Buffer<uint8_t>> buffer_;
-  std::unique_ptr<MrHandle> handle_;
+  std::shared_ptr<MrHandle> handle_;
   std::string device_;
   uint32_t lkey_ = 0, rkey_ = 0;
   uint64_t addr_ = 0;

@@ -29,26 +29,32 @@ class Pd : public Napi::ObjectWrap<Pd> {
     handle_ = std::make_shared<PdHandle>();
     handle_->pd = pd;
     handle_->ctx = ctx;
+    AddChild(ctx->pds, handle_);
     device_ = ctx->name;
   }
 
   PdPtr Handle(const char *call) {
-    if (!handle_) ThrowClosed(Env(), call, device_, "protection domain");
+    if (!handle_ || handle_->pd == nullptr) ThrowClosed(Env(), call, device_, "protection domain");
     return handle_;
   }
 
  private:
   Napi::Value Closed(const Napi::CallbackInfo &info) {
-    return Napi::Boolean::New(info.Env(), !handle_);
+    return Napi::Boolean::New(info.Env(), !handle_ || handle_->pd == nullptr);
   }
 
+  // close(cascade): with cascade, live QPs, AHs and MRs of this PD are released first;
+  // without, they make it refuse with EBUSY (ibv_dealloc_pd's own answer).
   Napi::Value Close(const Napi::CallbackInfo &info) {
     Napi::Env env = info.Env();
-    if (!handle_) return env.Undefined();
-    if (handle_.use_count() > 1)
-      ThrowVerbs(env, "ibv_dealloc_pd", device_, EBUSY, "the PD still has live MRs or QPs");
-    CheckIbv(env, "ibv_dealloc_pd", device_, ibv_dealloc_pd(handle_->pd));
-    handle_->pd = nullptr;
+    if (!handle_ || handle_->pd == nullptr) {
+      handle_.reset();
+      return env.Undefined();
+    }
+    bool cascade = info[0].IsBoolean() && info[0].As<Napi::Boolean>().Value();
+    if (!cascade && handle_->HasLiveChildren())
+      ThrowVerbs(env, "ibv_dealloc_pd", device_, EBUSY, "the PD still has live MRs, QPs or AHs");
+    CheckIbv(env, "ibv_dealloc_pd", device_, handle_->Release());
     handle_.reset();
     return env.Undefined();
   }

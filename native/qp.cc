@@ -4,6 +4,7 @@
 // list with a single doorbell. QPs made by rdma_create_qp are adopted (NewCmQpObject).
 #include <arpa/inet.h>
 
+#include <functional>
 #include <map>
 #include <vector>
 
@@ -13,7 +14,7 @@ namespace rdma_interop {
 
 namespace {
 
-struct QpHandle {
+struct QpHandle : Releasable {
   ibv_qp *qp = nullptr;
   ibv_qp_ex *qpx = nullptr;  // non-null when created for the ibv_wr_* API
   uint64_t sendOps = 0;      // the IBV_QP_EX_WITH_* flags it was created with
@@ -32,7 +33,15 @@ struct QpHandle {
     if (ret == 0) qp = nullptr;
     return ret;
   }
-  ~QpHandle() { Destroy(); }
+  int Release() override { return Destroy(); }
+  bool Live() const override { return qp != nullptr; }
+  /// Listed by its PD and CQs, which release it first when they close with cascade.
+  void Register(const std::shared_ptr<QpHandle> &self) {
+    AddChild(pd->qps, self);
+    AddChild(sendCq->qps, self);
+    if (recvCq != sendCq) AddChild(recvCq->qps, self);
+  }
+  ~QpHandle() override { Destroy(); }
 };
 
 // Every IBV_QP_EX_WITH_* flag the RC ibv_wr_* path may use; the provider refuses the
@@ -152,6 +161,7 @@ class Qp : public Napi::ObjectWrap<Qp> {
     }
     cap_ = a.cap;
     qpNum_ = h->qp->qp_num;
+    h->Register(h);
     handle_ = h;
   }
 
@@ -307,14 +317,57 @@ class Qp : public Napi::ObjectWrap<Qp> {
     chain.Link();
   }
 
+  // Inline requests make the provider copy from the SGE addresses in this process: each
+  // must lie in a live MR of the QP's PD, else a wrong address would crash the process.
+  // Returns the index of the first bad request, or -1.
+  static long FirstBadInline(const std::shared_ptr<QpHandle> &h, size_t n,
+                             const std::function<uint32_t(size_t)> &flags,
+                             const std::function<const std::vector<ibv_sge> &(size_t)> &sges,
+                             size_t *badSge) {
+    for (size_t i = 0; i < n; i++)
+      if ((flags(i) & IBV_SEND_INLINE) != 0 && !InlineSgesRegistered(*h->pd, sges(i), badSge))
+        return static_cast<long>(i);
+    return -1;
+  }
+
+  [[noreturn]] void ThrowBadInline(Napi::Env env, const char *call, long index, size_t sge) {
+    ThrowVerbs(env, call, device_, EINVAL,
+               "work request #" + std::to_string(index) + ": inline sgList[" + std::to_string(sge) +
+                   "] is not inside a registered MR of this QP's PD",
+               static_cast<int>(index));
+  }
+
   void PostChain(Napi::Env env, const std::shared_ptr<QpHandle> &h, SendChain &chain) {
     if (chain.wrs.empty()) return;
+    // A prepared chain outlives nothing it points at: an AH released by its PD's
+    // cascading close would be a dangling pointer in the provider.
+    for (const AhPtr &ah : chain.ahs)
+      if (ah->ah == nullptr) ThrowClosed(env, "ibv_post_send", device_, "an address handle of the list");
+    size_t badSge = 0;
+    long badInline = FirstBadInline(
+        h, chain.wrs.size(), [&](size_t i) { return chain.wrs[i].send_flags; },
+        [&](size_t i) -> const std::vector<ibv_sge> & { return chain.sges[i]; }, &badSge);
+    if (badInline >= 0) {
+      // As a provider refusing request #k does: the requests before it are posted.
+      if (badInline > 0) {
+        chain.wrs[badInline - 1].next = nullptr;
+        ibv_send_wr *bad = nullptr;
+        int ret = ibv_post_send(h->qp, chain.wrs.data(), &bad);
+        chain.wrs[badInline - 1].next = &chain.wrs[badInline];
+        if (ret != 0) {
+          long index = bad != nullptr ? bad - chain.wrs.data() : 0;
+          ThrowVerbs(env, "ibv_post_send", device_, ret > 0 ? ret : -ret,
+                     "work request #" + std::to_string(index) + " refused", static_cast<int>(index));
+        }
+      }
+      ThrowBadInline(env, "ibv_post_send", badInline, badSge);
+    }
     ibv_send_wr *bad = nullptr;
     int ret = ibv_post_send(h->qp, chain.wrs.data(), &bad);
     if (ret != 0) {
       long index = bad != nullptr ? bad - chain.wrs.data() : 0;
       ThrowVerbs(env, "ibv_post_send", device_, ret > 0 ? ret : -ret,
-                 "work request #" + std::to_string(index) + " refused");
+                 "work request #" + std::to_string(index) + " refused", static_cast<int>(index));
     }
   }
 
@@ -397,8 +450,15 @@ class Qp : public Napi::ObjectWrap<Qp> {
       if (!ExOpAvailable(q, h->sendOps, ps[i].opcode))
         ThrowVerbs(env, "ibv_wr_start", device_, EOPNOTSUPP,
                    "work request #" + std::to_string(i) + ": opcode " + std::to_string(ps[i].opcode) +
-                       " is not among this QP's send_ops_flags");
+                       " is not among this QP's send_ops_flags",
+                   static_cast<int>(i));
     }
+    // All or nothing on this path: a bad inline request refuses the whole list.
+    size_t badSge = 0;
+    long badInline = FirstBadInline(
+        h, n, [&](size_t i) { return ps[i].opcode == IBV_WR_ATOMIC_WRITE ? 0u : ps[i].flags; },
+        [&](size_t i) -> const std::vector<ibv_sge> & { return ps[i].sges; }, &badSge);
+    if (badInline >= 0) ThrowBadInline(env, "ibv_wr_set_inline_data_list", badInline, badSge);
     ibv_wr_start(q);
     for (uint32_t i = 0; i < n; i++) {
       Parsed &p = ps[i];
@@ -461,7 +521,7 @@ class Qp : public Napi::ObjectWrap<Qp> {
     if (ret != 0) {
       long index = bad != nullptr ? bad - wrs.data() : 0;
       ThrowVerbs(env, "ibv_post_recv", device_, ret > 0 ? ret : -ret,
-                 "receive request #" + std::to_string(index) + " refused");
+                 "receive request #" + std::to_string(index) + " refused", static_cast<int>(index));
     }
     return env.Undefined();
   }
@@ -485,6 +545,7 @@ Napi::Object NewCmQpObject(Napi::Env env, const CmIdPtr &id, const PdPtr &pd, co
   h->sendCq = send;
   h->recvCq = recv;
   h->cmId = id;
+  h->Register(h);
   return data->qpCtor.New({Napi::External<std::shared_ptr<QpHandle>>::New(env, &h)});
 }
 

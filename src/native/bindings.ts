@@ -107,16 +107,36 @@ export interface NativeContext {
   readonly name: string;
   readonly closed: boolean;
   readonly owned: boolean;
-  close(): void;
+  /** With `cascade`, live children are released first; without, they refuse it (EBUSY). */
+  close(cascade?: boolean): void;
   queryDevice(): NativeDeviceAttr;
   queryPort(port: number): NativePortAttr;
   queryGidTable(port: number): NativeGidEntry[];
+  /** The async event fd (made non-blocking on first use). */
+  readonly asyncFd: number;
+  /** One acknowledged `ibv_get_async_event`, or null when none is pending. */
+  getAsyncEvent(): NativeAsyncEvent | null;
+}
+
+/** An `ibv_async_event`, acknowledged; the element that fits `eventType`. */
+export interface NativeAsyncEvent {
+  /** `enum ibv_event_type`. */
+  readonly eventType: number;
+  /** CQ_ERR: the CQ's key (`NativeCq.key`). */
+  readonly cqKey?: bigint;
+  /** QP events: the QP number. */
+  readonly qpNum?: number;
+  readonly srqKey?: bigint;
+  readonly wqKey?: bigint;
+  /** Port events. */
+  readonly portNum?: number;
 }
 
 /** `ibv_pd`. */
 export interface NativePd {
   readonly closed: boolean;
-  close(): void;
+  /** With `cascade`, live children are released first; without, they refuse it (EBUSY). */
+  close(cascade?: boolean): void;
 }
 
 /** `ibv_mr` over a Buffer (which it keeps alive until closed). */
@@ -126,6 +146,8 @@ export interface NativeMr {
   readonly rkey: number;
   readonly addr: bigint;
   readonly length: number;
+  /** The Buffer over the registered memory (undefined once closed). */
+  readonly buffer: Buffer | undefined;
   close(): void;
 }
 
@@ -160,7 +182,10 @@ export interface NativeCq {
   /** The completion channel's fd, or -1. */
   readonly channelFd: number;
   readonly cqe: number;
-  close(): void;
+  /** The CQ's identity in async events. */
+  readonly key: bigint;
+  /** With `cascade`, live children are released first; without, they refuse it (EBUSY). */
+  close(cascade?: boolean): void;
   /**
    * Polls at most `max`, `words.length / WC_WORDS` and 256 completions into `words`;
    * returns the count. With `spinLimit`, busy-polls natively until at least one arrives or
@@ -321,6 +346,9 @@ export interface NativeFdWatcher {
   start(): void;
   stop(): void;
   close(): void;
+  /** Keep the event loop alive while watching (the default) or not. */
+  ref(): void;
+  unref(): void;
 }
 
 /** An `rdma_cm_event`, copied and already acknowledged. */
@@ -380,6 +408,7 @@ export type VerbsErrorConstructor = new (
   call: string,
   device: string | undefined,
   message: string,
+  badWrIndex: number | undefined,
 ) => Error;
 
 /** Everything the addon exports. */
@@ -389,13 +418,25 @@ export interface NativeAddon {
   listDevices(): NativeDeviceInfo[];
   NativeContext: new (deviceName: string) => NativeContext;
   NativePd: new (context: NativeContext) => NativePd;
-  NativeMr: new (pd: NativePd, buffer: Buffer, access: number) => NativeMr;
+  /** A Buffer registers it in place; a length registers that many bytes the addon owns. */
+  NativeMr: new (
+    pd: NativePd,
+    memory: Buffer | number,
+    access: number,
+  ) => NativeMr;
   NativeCq: new (context: NativeContext, cqe: number, withChannel: boolean) => NativeCq;
   NativeQp: new (pd: NativePd, sendCq: NativeCq, recvCq: NativeCq, init: NativeQpInit) => NativeQp;
   NativeFdWatcher: new (fd: number, onReadable: (status: number) => void) => NativeFdWatcher;
   NativeEventChannel: new () => NativeEventChannel;
   NativeAh: new (pd: NativePd, attr: NativeAhAttr) => NativeAh;
   NativeCmId: new (channel: NativeEventChannel) => NativeCmId;
+  /**
+   * The libibverbs / librdmacm constants read from the headers at compile time, grouped
+   * by the TypeScript table that names them: `constants.WC_STATUS.IBV_WC_REM_ACCESS_ERR`.
+   */
+  readonly constants: Readonly<Record<string, Readonly<Record<string, number>>>>;
+  /** The completion layout NativeCq.poll writes: WC_LAYOUT's indices plus `words`. */
+  readonly wcLayout: Readonly<Record<keyof typeof WC_LAYOUT | 'words', number>>;
 }
 
 // The loader lives in ./load.ts (node-gyp-build: a source build, else the shipped

@@ -276,7 +276,10 @@ export class CmId {
       maxRecvSge: options.maxRecvSge ?? 1,
       maxInlineData: options.maxInlineData ?? 0,
     });
-    return new Qp(native, pd, sendCq, recvCq, pd.context.name, sqSigAll);
+    const qp = new Qp(native, pd, sendCq, recvCq, pd.context.name, sqSigAll);
+    pd.context.trackQp(qp);
+    pd.adoptQp(qp);
+    return qp;
   }
 
   /** `rdma_connect`, awaiting ESTABLISHED; resolves with the peer's private data. */

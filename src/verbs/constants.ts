@@ -195,3 +195,66 @@ export function flagMask<T extends Record<string, number>>(
   for (const name of names) mask |= table[name] as number;
   return mask;
 }
+
+/** `enum ibv_event_type`: the asynchronous events of a device context. */
+export const ASYNC_EVENT = {
+  CQ_ERR: 0,
+  QP_FATAL: 1,
+  QP_REQ_ERR: 2,
+  QP_ACCESS_ERR: 3,
+  COMM_EST: 4,
+  SQ_DRAINED: 5,
+  PATH_MIG: 6,
+  PATH_MIG_ERR: 7,
+  DEVICE_FATAL: 8,
+  PORT_ACTIVE: 9,
+  PORT_ERR: 10,
+  LID_CHANGE: 11,
+  PKEY_CHANGE: 12,
+  SM_CHANGE: 13,
+  SRQ_ERR: 14,
+  SRQ_LIMIT_REACHED: 15,
+  QP_LAST_WQE_REACHED: 16,
+  CLIENT_REREGISTER: 17,
+  GID_CHANGE: 18,
+  WQ_FATAL: 19,
+} as const;
+/** An asynchronous event name (the C name without `IBV_EVENT_`). */
+export type AsyncEventType = keyof typeof ASYNC_EVENT;
+
+/**
+ * How each table of this file spells its names in C: the prefix, and the names that
+ * are not simply prefix + name (the engine's tables use `C_NAME_PREFIX`). Read by the
+ * test that checks every value against the headers the addon was built with.
+ */
+export const C_NAMES = {
+  ASYNC_EVENT: { prefix: 'IBV_EVENT_', rename: {} },
+  ATOMIC_CAP: { prefix: 'IBV_ATOMIC_', rename: {} },
+  CM_EVENT: { prefix: 'RDMA_CM_EVENT_', rename: {} },
+  DEVICE_CAP_FLAGS: { prefix: 'IBV_DEVICE_', rename: {} },
+  GID_TYPE: {
+    prefix: 'IBV_GID_TYPE_',
+    rename: { RoCEv1: 'IBV_GID_TYPE_ROCE_V1', RoCEv2: 'IBV_GID_TYPE_ROCE_V2' },
+  },
+  LINK_LAYER: {
+    prefix: 'IBV_LINK_LAYER_',
+    rename: { InfiniBand: 'IBV_LINK_LAYER_INFINIBAND', Ethernet: 'IBV_LINK_LAYER_ETHERNET' },
+  },
+  MTU: { prefix: 'IBV_MTU_', rename: {} },
+  NODE_TYPE: { prefix: 'IBV_NODE_', rename: {} },
+  PORT_STATE: { prefix: 'IBV_PORT_', rename: {} },
+  QP_ATTR_MASK: { prefix: 'IBV_QP_', rename: {} },
+  QP_TYPE: { prefix: 'IBV_QPT_', rename: {} },
+  SEND_FLAGS: { prefix: 'IBV_SEND_', rename: {} },
+  SEND_OPS_FLAGS: { prefix: 'IBV_QP_EX_WITH_', rename: {} },
+  TRANSPORT_TYPE: {
+    prefix: 'IBV_TRANSPORT_',
+    rename: {
+      InfiniBand: 'IBV_TRANSPORT_IB',
+      iWARP: 'IBV_TRANSPORT_IWARP',
+      usNIC: 'IBV_TRANSPORT_USNIC',
+      usNIC_UDP: 'IBV_TRANSPORT_USNIC_UDP',
+      Unspecified: 'IBV_TRANSPORT_UNSPECIFIED',
+    },
+  },
+} as const;

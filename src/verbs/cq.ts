@@ -3,8 +3,12 @@
  * the completion channel's fd on the libuv loop (no thread blocks, no busy loop).
  */
 import { type NativeCq, type NativeFdWatcher, WC_WORDS } from '../native/bindings.js';
+import { VerbsAsyncEventError } from './async-events.js';
 import { decodeWorkCompletion, toWorkCompletion, type WorkCompletion } from './completion.js';
-import { VerbsError } from './errors.js';
+import type { AsyncEventType } from './constants.js';
+import type { Context } from './device.js';
+import { VerbsArgumentError, VerbsError } from './errors.js';
+import type { CloseOptions } from './lifetime.js';
 import { addon } from './native.js';
 import { type Pending, type WaitOptions, waitFor } from './wait.js';
 
@@ -14,6 +18,10 @@ export type { WaitOptions } from './wait.js';
 export interface CompletionSink {
   /** @internal */
   retire(wc: WorkCompletion): void;
+  /** @internal the CQ failed: drop (and return) the requests whose completions it lost. */
+  abandon(cq: Cq): bigint[];
+  /** @internal closed before its CQ (cascading close). */
+  close(): void;
 }
 
 type Waiter = Pending<WorkCompletion>;
@@ -22,9 +30,10 @@ type Waiter = Pending<WorkCompletion>;
 export class Cq {
   /** @internal */
   readonly native: NativeCq;
-  /** Keeps the device context reachable while this CQ lives. */
-  readonly context: object;
+  /** The device context (kept reachable while this CQ lives). */
+  readonly context: Context;
   readonly #device: string;
+  #failure: VerbsAsyncEventError | undefined;
   readonly #waiters: Waiter[] = [];
   readonly #sinks = new Map<number, WeakRef<CompletionSink>>();
   #watcher: NativeFdWatcher | undefined;
@@ -32,7 +41,7 @@ export class Cq {
   readonly #words = new Uint32Array(256 * WC_WORDS);
 
   /** @internal use `Context.createCq` */
-  constructor(native: NativeCq, context: object, device: string) {
+  constructor(native: NativeCq, context: Context, device: string) {
     this.native = native;
     this.context = context;
     this.#device = device;
@@ -51,6 +60,26 @@ export class Cq {
     return this.native.channelFd >= 0;
   }
 
+  /**
+   * The error the device reported for this CQ (CQ_ERR, e.g. an overrun), once it did:
+   * pending and later `next()` calls reject with it.
+   */
+  get error(): VerbsAsyncEventError | undefined {
+    return this.#failure;
+  }
+
+  /**
+   * @internal the device reported `event` (CQ_ERR) for this CQ: the in-flight requests
+   * of its QPs are lost; release them and reject every wait with one error naming them.
+   */
+  fail(event: AsyncEventType): void {
+    const lost: bigint[] = [];
+    for (const sink of this.#sinks.values()) lost.push(...(sink.deref()?.abandon(this) ?? []));
+    const error = new VerbsAsyncEventError(event, this.#device, lost);
+    this.#failure ??= error;
+    for (const w of [...this.#waiters]) w.reject(error);
+  }
+
   /** @internal a QP registers itself to have its in-flight requests retired. */
   attach(qpNum: number, sink: CompletionSink): void {
     this.#sinks.set(qpNum, new WeakRef(sink));
@@ -67,7 +96,7 @@ export class Cq {
   /** Up to `max` completions, without waiting (`ibv_poll_cq`). */
   poll(max = 16): WorkCompletion[] {
     if (!Number.isInteger(max) || max < 1 || max > 65536)
-      throw new RangeError('max must be an integer in [1, 65536]');
+      throw new VerbsArgumentError('max', 'must be an integer in [1, 65536]');
     const out: WorkCompletion[] = [];
     while (out.length < max) {
       const want = Math.min(max - out.length, 256);
@@ -85,15 +114,19 @@ export class Cq {
   /** Busy-polls until `count` completions arrived (or `spinLimit` empty polls passed). */
   pollUntil(count: number, spinLimit = 50_000_000): WorkCompletion[] {
     if (!Number.isInteger(count) || count < 0)
-      throw new RangeError('count must be a non-negative integer');
+      throw new VerbsArgumentError('count', 'must be a non-negative integer');
     if (!Number.isInteger(spinLimit) || spinLimit < 0 || spinLimit > 0xffffffff)
-      throw new RangeError('spinLimit must be a u32');
+      throw new VerbsArgumentError('spinLimit', 'must be a u32');
     const out: WorkCompletion[] = [];
     // The addon spins in C++ until something arrives: no N-API transition per empty poll.
     while (out.length < count) {
       const n = this.native.poll(this.#words, Math.min(count - out.length, 256), spinLimit);
-      if (n === 0)
+      if (n === 0) {
+        // Nothing came: the device may have reported this CQ in error (an overrun).
+        this.context.pollAsyncEvents();
+        if (this.#failure !== undefined) throw this.#failure;
         throw new VerbsError('ETIMEDOUT', 110, 'ibv_poll_cq', this.#device, 'no completion');
+      }
       const fresh: WorkCompletion[] = [];
       for (let i = 0; i < n; i++)
         fresh.push(toWorkCompletion(decodeWorkCompletion(this.#words, i)));
@@ -110,6 +143,7 @@ export class Cq {
   next(options: WaitOptions = {}): Promise<WorkCompletion> {
     const [first] = this.poll(1);
     if (first !== undefined) return Promise.resolve(first);
+    if (this.#failure !== undefined) return Promise.reject(this.#failure);
     if (!this.hasChannel)
       return Promise.reject(
         new VerbsError('EINVAL', 22, 'ibv_req_notify_cq', this.#device, 'the CQ has no channel'),
@@ -126,12 +160,15 @@ export class Cq {
         ),
       (pending) => {
         this.#waiters.push(pending);
+        // A CQ_ERR (overrun) arrives on the context's async fd, not on the channel.
+        this.context.watchAsyncEvents(1);
         try {
           this.#arm();
         } catch (e) {
           pending.reject(e);
         }
         return () => {
+          this.context.watchAsyncEvents(-1);
           const i = this.#waiters.indexOf(pending);
           if (i >= 0) this.#waiters.splice(i, 1);
           if (this.#waiters.length === 0) this.#unwatch();
@@ -191,15 +228,20 @@ export class Cq {
   }
 
   /**
-   * `ibv_destroy_cq`. Refuses with VerbsError EBUSY while a QP uses this CQ (close the
-   * QP first); pending `next()` calls are rejected with EBADF. Idempotent.
+   * `ibv_destroy_cq`, after closing the live QPs that use this CQ. `{ cascade: false }`:
+   * refuses with VerbsError EBUSY while a QP uses it. Pending `next()` calls are
+   * rejected with EBADF. Idempotent.
    */
-  close(): void {
+  close(options: CloseOptions = {}): void {
     if (this.closed) return;
+    const cascade = options.cascade ?? true;
+    if (cascade) for (const sink of [...this.#sinks.values()]) sink.deref()?.close();
     // Stop watching before the channel fd goes away (recreated lazily if close refuses).
     this.#watcher?.close();
     this.#watcher = undefined;
-    this.native.close();
+    const key = this.native.key;
+    this.native.close(cascade);
+    this.context.untrackCq(key);
     const err = new VerbsError('EBADF', 9, 'ibv_get_cq_event', this.#device, 'the CQ was closed');
     for (const w of [...this.#waiters]) w.reject(err);
   }

@@ -2,7 +2,13 @@
  * Devices: the list, and `Context` (an opened device) with its queries. Query results
  * carry names from the tables in `constants.ts` next to the raw values.
  */
-import type { NativeContext, NativeDeviceAttr, NativePortAttr } from '../native/bindings.js';
+import type {
+  NativeContext,
+  NativeDeviceAttr,
+  NativeFdWatcher,
+  NativePortAttr,
+} from '../native/bindings.js';
+import { type AsyncEvent, toAsyncEvent } from './async-events.js';
 import {
   ATOMIC_CAP,
   type AtomicCap,
@@ -24,9 +30,11 @@ import {
   type TransportType,
 } from './constants.js';
 import { Cq } from './cq.js';
-import { VerbsError } from './errors.js';
+import { VerbsArgumentError, VerbsError } from './errors.js';
+import { Children, type CloseOptions } from './lifetime.js';
 import { addon } from './native.js';
 import { Pd } from './pd.js';
+import type { Qp } from './qp.js';
 
 /** One RDMA device as `ibv_get_device_list()` reports it. */
 export interface DeviceInfo {
@@ -104,15 +112,117 @@ export function gidText(gid: Buffer): { text: string; ipv4: string | undefined }
 export class Context {
   /** @internal */
   readonly native: NativeContext;
+  // The objects async events name, held weakly (an event never keeps one alive).
+  readonly #cqs = new Map<bigint, WeakRef<Cq>>();
+  readonly #qps = new Map<number, WeakRef<Qp>>();
+  readonly #listeners = new Set<(event: AsyncEvent) => void>();
+  // Watched only while someone waits (an iterator, a cq.next()): the watcher's callback
+  // holds this context, which must stay collectable otherwise.
+  #asyncWatcher: NativeFdWatcher | undefined;
+  #asyncWaiters = 0;
+  readonly #pds = new Children<Pd>();
+  readonly #cqList = new Children<Cq>();
 
   /** @internal use {@link openDevice} */
   constructor(native: NativeContext) {
     this.native = native;
   }
 
+  /** @internal a CQ of this context, to be found by CQ_ERR events. */
+  trackCq(cq: Cq): void {
+    this.#cqs.set(cq.native.key, new WeakRef(cq));
+  }
+  /** @internal */
+  untrackCq(key: bigint): void {
+    this.#cqs.delete(key);
+  }
+  /** @internal a QP of this context, to be found by QP events. */
+  trackQp(qp: Qp): void {
+    this.#qps.set(qp.qpNum, new WeakRef(qp));
+  }
+  /** @internal */
+  untrackQp(qpNum: number): void {
+    this.#qps.delete(qpNum);
+  }
+
+  /** @internal someone starts (+1) or stops (-1) waiting for async events. */
+  watchAsyncEvents(delta: 1 | -1): void {
+    this.#asyncWaiters += delta;
+    if (this.#asyncWaiters > 0 && this.#asyncWatcher === undefined && !this.closed) {
+      this.#asyncWatcher = new (addon().NativeFdWatcher)(this.native.asyncFd, () =>
+        this.pollAsyncEvents(),
+      );
+      this.#asyncWatcher.start();
+    } else if (this.#asyncWaiters <= 0) {
+      this.#asyncWaiters = 0;
+      this.#asyncWatcher?.close();
+      this.#asyncWatcher = undefined;
+    }
+  }
+
+  /**
+   * Reads every pending asynchronous event now (non-blocking) and dispatches it: a
+   * CQ_ERR fails its CQ (see {@link VerbsAsyncEventError}), then iterators get it. The
+   * wrapper calls this itself while it waits; call it when only polling synchronously.
+   */
+  pollAsyncEvents(): AsyncEvent[] {
+    const out: AsyncEvent[] = [];
+    if (this.closed) return out;
+    for (;;) {
+      const raw = this.native.getAsyncEvent();
+      if (raw === null) break;
+      const event = toAsyncEvent(
+        raw,
+        (key) => this.#cqs.get(key)?.deref(),
+        (qpNum) => this.#qps.get(qpNum)?.deref(),
+      );
+      if (event.type === 'CQ_ERR') event.cq?.fail(event.type);
+      out.push(event);
+      for (const listener of [...this.#listeners]) listener(event);
+    }
+    return out;
+  }
+
+  /**
+   * The asynchronous events of this device, as they come (`for await`); ends when
+   * `signal` aborts or the context is closed. Events are delivered to the iterators
+   * active when they arrive. Keeps the process alive while iterating, like a socket.
+   */
+  async *asyncEvents(options: { readonly signal?: AbortSignal } = {}): AsyncGenerator<AsyncEvent> {
+    const { signal } = options;
+    const queue: AsyncEvent[] = [];
+    let wake: (() => void) | undefined;
+    const listener = (event: AsyncEvent): void => {
+      queue.push(event);
+      wake?.();
+    };
+    const onAbort = (): void => wake?.();
+    this.#listeners.add(listener);
+    signal?.addEventListener('abort', onAbort);
+    this.watchAsyncEvents(1);
+    try {
+      while (!this.closed && signal?.aborted !== true) {
+        const event = queue.shift();
+        if (event !== undefined) {
+          yield event;
+          continue;
+        }
+        await new Promise<void>((resolve) => {
+          wake = resolve;
+        });
+        wake = undefined;
+      }
+    } finally {
+      signal?.removeEventListener('abort', onAbort);
+      this.#listeners.delete(listener);
+      this.watchAsyncEvents(-1);
+    }
+  }
+
   /** Opens a device by name; VerbsError ENODEV when it does not exist. */
   static open(name: string): Context {
-    if (typeof name !== 'string') throw new TypeError('device name must be a string');
+    if (typeof name !== 'string')
+      throw new VerbsArgumentError('name', 'device name must be a string');
     return new Context(new (addon().NativeContext)(name));
   }
 
@@ -174,7 +284,9 @@ export class Context {
 
   /** Allocates a protection domain. */
   allocPd(): Pd {
-    return new Pd(new (addon().NativePd)(this.native), this);
+    const pd = new Pd(new (addon().NativePd)(this.native), this);
+    this.#pds.add(pd);
+    return pd;
   }
 
   /**
@@ -184,17 +296,38 @@ export class Context {
   createCq(options: { cqe?: number; channel?: boolean } = {}): Cq {
     const cqe = options.cqe ?? 256;
     if (!Number.isInteger(cqe) || cqe < 1 || cqe > 0x7fffffff)
-      throw new RangeError('cqe must be an integer in [1, 2^31 - 1]');
+      throw new VerbsArgumentError('cqe', 'must be an integer in [1, 2^31 - 1]');
     const native = new (addon().NativeCq)(this.native, cqe, options.channel ?? true);
-    return new Cq(native, this, this.name);
+    const cq = new Cq(native, this, this.name);
+    this.trackCq(cq);
+    this.#cqList.add(cq);
+    return cq;
   }
 
   /**
-   * Closes the device. Refuses with VerbsError EBUSY while PDs or CQs of it are open
-   * (close children first). Idempotent.
+   * Closes the device, after its live children: PDs (with their QPs, AHs, MRs), then
+   * CQs. `{ cascade: false }`: refuses with VerbsError EBUSY while PDs or CQs of it are
+   * open. Idempotent.
    */
-  close(): void {
-    this.native.close();
+  close(options: CloseOptions = {}): void {
+    if (this.closed) return;
+    const cascade = options.cascade ?? true;
+    if (cascade) {
+      this.#pds.closeAll();
+      this.#cqList.closeAll();
+    }
+    // Stop watching before the async fd goes away (re-armed lazily if close refuses).
+    this.#asyncWatcher?.close();
+    this.#asyncWatcher = undefined;
+    try {
+      this.native.close(cascade);
+    } finally {
+      if (this.closed) for (const listener of [...this.#listeners]) listener(CLOSED_SENTINEL);
+      else if (this.#asyncWaiters > 0) {
+        this.#asyncWaiters -= 1;
+        this.watchAsyncEvents(1);
+      }
+    }
   }
 
   /** Same as {@link close}. */
@@ -202,6 +335,9 @@ export class Context {
     this.close();
   }
 }
+
+/** Wakes iterators on close (never yielded: the loop sees `closed` first). */
+const CLOSED_SENTINEL: AsyncEvent = { type: 'DEVICE_FATAL', typeCode: -1 };
 
 /** Opens a device by name. */
 export function openDevice(name: string): Context {

@@ -3,6 +3,7 @@
  * `native/`). Every object owns one native handle; `close()` / `Symbol.dispose` are
  * explicit and idempotent, finalizers free what was forgotten. See docs/verbs.md.
  */
+export * from './async-events.js';
 export * from './cm.js';
 export * from './completion.js';
 export * from './connect.js';
@@ -10,6 +11,7 @@ export * from './constants.js';
 export * from './cq.js';
 export * from './device.js';
 export * from './errors.js';
+export type { CloseOptions } from './lifetime.js';
 export * from './mr.js';
 export * from './pd.js';
 export * from './probe.js';

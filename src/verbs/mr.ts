@@ -5,16 +5,21 @@
  */
 import { ACCESS_FLAGS, type AccessFlag } from '../engine/verbs-model/index.js';
 import type { NativeMr } from '../native/bindings.js';
+import { VerbsArgumentError } from './errors.js';
+import type { Pd } from './pd.js';
 
 /** An access flag name (the C name without `IBV_ACCESS_`), e.g. `'REMOTE_ATOMIC'`. */
 export type Access = AccessFlag;
 
 /** The `ibv_access_flags` mask of a list of names (from the engine's table). */
 export function accessMaskOf(access: readonly Access[]): number {
+  if (!Array.isArray(access))
+    throw new VerbsArgumentError('access', 'must be an array of flag names');
   let mask = 0;
   for (const name of access) {
     const bit = (ACCESS_FLAGS as Record<string, number>)[name];
-    if (bit === undefined) throw new RangeError(`unknown access flag '${String(name)}'`);
+    if (bit === undefined)
+      throw new VerbsArgumentError('access', `unknown access flag '${String(name)}'`);
     mask |= bit;
   }
   return mask;
@@ -43,12 +48,12 @@ export class Mr {
   readonly buffer: Buffer;
   /** The access flags it was registered with. */
   readonly access: readonly Access[];
-  /** Keeps the PD (and through it the device) reachable while this MR lives. */
-  readonly pd: object;
+  /** The protection domain (kept reachable, and with it the device, while this MR lives). */
+  readonly pd: Pd;
   #closed = false;
 
   /** @internal use `Pd.regMr` */
-  constructor(native: NativeMr, buffer: Buffer, access: readonly Access[], pd: object) {
+  constructor(native: NativeMr, buffer: Buffer, access: readonly Access[], pd: Pd) {
     this.native = native;
     this.buffer = buffer;
     this.access = access;
@@ -85,7 +90,7 @@ export class Mr {
   /** What a peer needs to target this MR at `offset`. */
   remote(offset = 0): RemoteRef {
     if (!Number.isInteger(offset) || offset < 0 || offset > this.length)
-      throw new RangeError(`offset ${offset} is outside the MR (length ${this.length})`);
+      throw new VerbsArgumentError('offset', `${offset} is outside the MR (length ${this.length})`);
     return { addr: this.addr + BigInt(offset), rkey: this.rkey };
   }
 

@@ -2,7 +2,7 @@
 import { loadNative, type NativeAddon } from '../native/bindings.js';
 import { VerbsError } from './errors.js';
 
-/** The loaded addon (throws `AddonNotBuiltError` if it was never built). */
+/** The loaded addon (throws `AddonUnavailableError` when it is missing or cannot load). */
 export function addon(): NativeAddon {
   return loadNative(VerbsError);
 }

@@ -1,7 +1,11 @@
 /** Protection domains: the parent of memory regions and queue pairs. */
+import { markAsUntransferable } from 'node:worker_threads';
 import type { NativeAh, NativePd } from '../native/bindings.js';
 import { QP_TYPE, type QpType } from './constants.js';
 import type { Cq } from './cq.js';
+import type { Context } from './device.js';
+import { VerbsArgumentError } from './errors.js';
+import { Children, type CloseOptions } from './lifetime.js';
 import { type Access, accessMaskOf, Mr } from './mr.js';
 import { addon } from './native.js';
 import { Qp } from './qp.js';
@@ -84,10 +88,35 @@ const DEFAULT_SEND_OPS =
   SEND_OPS_FLAGS.ATOMIC_CMP_AND_SWP |
   SEND_OPS_FLAGS.ATOMIC_FETCH_AND_ADD;
 
+let transferIgnoresMark: boolean | undefined;
+
+/**
+ * Whether `ArrayBuffer.prototype.transfer()` (Node >= 21) can detach an ArrayBuffer
+ * marked untransferable on this Node: V8 honoured Node's detach key there only late
+ * (nodejs/node#61362). Probed once on a throwaway buffer.
+ */
+function transferIgnoresUntransferable(): boolean {
+  if (transferIgnoresMark !== undefined) return transferIgnoresMark;
+  const transfer = (ArrayBuffer.prototype as { transfer?: (this: ArrayBuffer) => ArrayBuffer })
+    .transfer;
+  transferIgnoresMark = false;
+  if (typeof transfer === 'function') {
+    const probe = new ArrayBuffer(8);
+    markAsUntransferable(probe);
+    try {
+      transfer.call(probe);
+      transferIgnoresMark = probe.byteLength === 0;
+    } catch {
+      // refused: the mark holds
+    }
+  }
+  return transferIgnoresMark;
+}
+
 function count(name: string, v: number | undefined, fallback: number): number {
   const n = v ?? fallback;
   if (!Number.isInteger(n) || n < 0 || n > 0xffffffff)
-    throw new RangeError(`${name} must be a u32`);
+    throw new VerbsArgumentError(name, 'must be a u32');
   return n;
 }
 
@@ -96,10 +125,14 @@ export class Pd {
   /** @internal */
   readonly native: NativePd;
   /** The device context (kept reachable while this PD lives). */
-  readonly context: { readonly name: string };
+  readonly context: Context;
+
+  readonly #qps = new Children<Qp>();
+  readonly #ahs = new Children<Ah>();
+  readonly #mrs = new Children<Mr>();
 
   /** @internal use `Context.allocPd` */
-  constructor(native: NativePd, context: { readonly name: string }) {
+  constructor(native: NativePd, context: Context) {
     this.native = native;
     this.context = context;
   }
@@ -109,12 +142,45 @@ export class Pd {
     return this.native.closed;
   }
 
-  /** Registers `buffer` with the given access (`ibv_reg_mr`). Allocate it with `Buffer.alloc`. */
+  /**
+   * Registers `buffer` where it is (`ibv_reg_mr`): the device reads and writes that very
+   * memory. Its ArrayBuffer is marked untransferable first (node:worker_threads), so a
+   * transfer list cannot detach and free it under the registration (Node 20 copies
+   * instead of transferring, later Nodes throw DataCloneError). On a Node whose
+   * `ArrayBuffer.prototype.transfer()` ignores that mark, user memory cannot be
+   * protected and this refuses (VerbsArgumentError): use {@link allocMr} there.
+   */
   regMr(buffer: Buffer, access: readonly Access[]): Mr {
-    if (!Buffer.isBuffer(buffer)) throw new TypeError('regMr needs a Buffer');
-    if (!Array.isArray(access)) throw new TypeError('access must be an array of flag names');
+    if (!Buffer.isBuffer(buffer)) throw new VerbsArgumentError('buffer', 'regMr needs a Buffer');
     const mask = accessMaskOf(access);
-    return new Mr(new (addon().NativeMr)(this.native, buffer, mask), buffer, [...access], this);
+    if (transferIgnoresUntransferable())
+      throw new VerbsArgumentError(
+        'buffer',
+        "this Node's ArrayBuffer.prototype.transfer() can free a registered Buffer: use pd.allocMr(length, access)",
+      );
+    markAsUntransferable(buffer.buffer);
+    const mr = new Mr(new (addon().NativeMr)(this.native, buffer, mask), buffer, [...access], this);
+    this.#mrs.add(mr);
+    return mr;
+  }
+
+  /**
+   * Allocates `length` zeroed bytes owned by the addon and registers them. `mr.buffer`
+   * is a Buffer over that memory; the registration and that Buffer co-own it, so no JS
+   * operation (a transfer, `ArrayBuffer.prototype.transfer()`, a detach) can free it
+   * while registered, on any Node version.
+   */
+  allocMr(length: number, access: readonly Access[]): Mr {
+    if (!Number.isInteger(length) || length < 1 || length > 0xffffffff)
+      throw new VerbsArgumentError('length', 'must be an integer in [1, 2^32 - 1]');
+    const mask = accessMaskOf(access);
+    const native = new (addon().NativeMr)(this.native, length, mask);
+    const buffer = native.buffer;
+    if (buffer === undefined)
+      throw new VerbsArgumentError('length', 'the addon returned no buffer');
+    const mr = new Mr(native, buffer, [...access], this);
+    this.#mrs.add(mr);
+    return mr;
   }
 
   /** Creates a QP in RESET state. */
@@ -123,7 +189,8 @@ export class Pd {
     const recvCq = options.recvCq ?? sendCq;
     const type = options.type ?? 'RC';
     const qpType = QP_TYPE[type];
-    if (qpType === undefined) throw new RangeError(`unknown QP type '${String(type)}'`);
+    if (qpType === undefined)
+      throw new VerbsArgumentError('type', `unknown QP type '${String(type)}'`);
     const sqSigAll = options.sqSigAll ?? false;
     const native = new (addon().NativeQp)(this.native, sendCq.native, recvCq.native, {
       qpType,
@@ -136,17 +203,37 @@ export class Pd {
       extended: options.extended ?? false,
       sendOpsFlags: DEFAULT_SEND_OPS | (options.atomicWrite ? SEND_OPS_FLAGS.ATOMIC_WRITE : 0n),
     });
-    return new Qp(native, this, sendCq, recvCq, this.context.name, sqSigAll);
+    const qp = new Qp(native, this, sendCq, recvCq, this.context.name, sqSigAll);
+    this.context.trackQp(qp);
+    this.#qps.add(qp);
+    return qp;
   }
 
   /** An address handle for UD sends (RoCE: give `grh` with the peer's GID). */
   createAh(av: AddressVector): Ah {
-    return new Ah(new (addon().NativeAh)(this.native, nativeAv(av)), this);
+    const ah = new Ah(new (addon().NativeAh)(this.native, nativeAv(av)), this);
+    this.#ahs.add(ah);
+    return ah;
   }
 
-  /** `ibv_dealloc_pd`. Refuses with VerbsError EBUSY while MRs or QPs of it are open. */
-  close(): void {
-    this.native.close();
+  /** @internal a QP made on this PD elsewhere (rdma_cm). */
+  adoptQp(qp: Qp): void {
+    this.#qps.add(qp);
+  }
+
+  /**
+   * `ibv_dealloc_pd`, after closing this PD's live QPs, AHs and MRs (in that order).
+   * `{ cascade: false }`: refuses with VerbsError EBUSY while any is open. Idempotent.
+   */
+  close(options: CloseOptions = {}): void {
+    if (this.closed) return;
+    const cascade = options.cascade ?? true;
+    if (cascade) {
+      this.#qps.closeAll();
+      this.#ahs.closeAll();
+      this.#mrs.closeAll();
+    }
+    this.native.close(cascade);
   }
 
   /** Same as {@link close}. */

@@ -6,6 +6,7 @@
 import { QP_STATE, type QpState } from '../engine/verbs-model/index.js';
 import type { NativeAhAttr, NativeQpAttr } from '../native/bindings.js';
 import { MTU, type Mtu, QP_ATTR_MASK, type QpAttrMaskBit } from './constants.js';
+import { VerbsArgumentError } from './errors.js';
 import { type Access, accessMaskOf } from './mr.js';
 
 /** A QP state name (the C name without `IBV_QPS_`), e.g. `'RTS'`. */
@@ -76,8 +77,8 @@ export const QP_ATTR_FIELDS = {
 
 function checkInt(name: string, v: unknown, max: number): number {
   if (typeof v !== 'number' || !Number.isInteger(v))
-    throw new TypeError(`${name} must be an integer`);
-  if (v < 0 || v > max) throw new RangeError(`${name} must be in [0, ${max}]`);
+    throw new VerbsArgumentError(name, 'must be an integer');
+  if (v < 0 || v > max) throw new VerbsArgumentError(name, `must be in [0, ${max}]`);
   return v;
 }
 
@@ -93,7 +94,7 @@ export function nativeAv(av: AddressVector): NativeAhAttr {
   if (av.grh !== undefined) {
     const g = av.grh;
     if (!Buffer.isBuffer(g.dgid) || g.dgid.length !== 16)
-      throw new TypeError('av.grh.dgid must be a 16-byte Buffer');
+      throw new VerbsArgumentError('av.grh.dgid', 'must be a 16-byte Buffer');
     out.grh = {
       dgid: g.dgid,
       sgidIndex: checkInt('av.grh.sgidIndex', g.sgidIndex, 255),
@@ -112,19 +113,21 @@ export function toNativeQpAttr(attr: QpAttr): { attr: NativeQpAttr; mask: number
   for (const [key, value] of Object.entries(attr)) {
     if (value === undefined) continue;
     const field = (QP_ATTR_FIELDS as Record<string, (typeof QP_ATTR_FIELDS)[keyof QpAttr]>)[key];
-    if (field === undefined) throw new TypeError(`unknown QP attribute '${key}'`);
+    if (field === undefined) throw new VerbsArgumentError(key, 'unknown QP attribute');
     mask |= QP_ATTR_MASK[field.mask];
     if (key === 'state') {
       const v = (QP_STATE as Record<string, number>)[String(value)];
-      if (v === undefined) throw new RangeError(`unknown QP state '${String(value)}'`);
+      if (v === undefined)
+        throw new VerbsArgumentError('state', `unknown QP state '${String(value)}'`);
       out[field.native] = v;
     } else if (key === 'pathMtu') {
       const v = (MTU as Record<string, number>)[String(value)];
       if (v === undefined)
-        throw new RangeError(`pathMtu must be one of ${Object.keys(MTU).join(', ')}`);
+        throw new VerbsArgumentError('pathMtu', `must be one of ${Object.keys(MTU).join(', ')}`);
       out[field.native] = v;
     } else if (key === 'access') {
-      if (!Array.isArray(value)) throw new TypeError('access must be an array of flag names');
+      if (!Array.isArray(value))
+        throw new VerbsArgumentError('access', 'must be an array of flag names');
       out[field.native] = accessMaskOf(value as Access[]);
     } else if (key === 'av') {
       out[field.native] = nativeAv(value as AddressVector);

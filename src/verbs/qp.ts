@@ -15,15 +15,18 @@ import type {
 import { isReceiveCompletion, type WorkCompletion } from './completion.js';
 import { MTU, type Mtu, nameOf, SEND_FLAGS, type SendFlag } from './constants.js';
 import type { CompletionSink, Cq } from './cq.js';
-import { VerbsError } from './errors.js';
+import { VerbsArgumentError, VerbsError } from './errors.js';
 import type { RemoteRef, Sge } from './mr.js';
-import type { Ah } from './pd.js';
+import type { Ah, Pd } from './pd.js';
 import { type QpAttr, type QpStateName, toNativeQpAttr } from './qp-attr.js';
 
 /** A work-request opcode name (the C name without `IBV_WR_`), e.g. `'ATOMIC_FETCH_AND_ADD'`. */
 export type SendOpcode = WrOpcode;
 
-/** An SGE given by raw address and key: no bounds check and no keep-alive (tests only). */
+/**
+ * An SGE given by raw address and key: no bounds check and no keep-alive (tests only).
+ * Refused with `inline` (the provider would copy from that address in this process).
+ */
 export interface RawSge {
   readonly addr: bigint;
   readonly length: number;
@@ -94,15 +97,14 @@ interface InFlight {
 const U64_MAX = (1n << 64n) - 1n;
 
 function u64(name: string, v: unknown): bigint {
-  if (typeof v !== 'bigint') throw new TypeError(`${name} must be a bigint`);
-  if (v < 0n || v > U64_MAX) throw new RangeError(`${name} must fit in 64 unsigned bits`);
+  if (typeof v !== 'bigint' || v < 0n || v > U64_MAX)
+    throw new VerbsArgumentError(name, 'must be a bigint in [0, 2^64 - 1]');
   return v;
 }
 
 function u32(name: string, v: unknown): number {
-  if (typeof v !== 'number' || !Number.isInteger(v))
-    throw new TypeError(`${name} must be an integer`);
-  if (v < 0 || v > 0xffffffff) throw new RangeError(`${name} must be in [0, 2^32 - 1]`);
+  if (typeof v !== 'number' || !Number.isInteger(v) || v < 0 || v > 0xffffffff)
+    throw new VerbsArgumentError(name, 'must be an integer in [0, 2^32 - 1]');
   return v;
 }
 
@@ -111,31 +113,43 @@ function isRawSge(s: Sge | RawSge): s is RawSge {
 }
 
 /** Validates SGEs and collects the MRs to keep alive. */
-function nativeSges(list: readonly (Sge | RawSge)[] | undefined, keep: Resource[]): NativeSge[] {
+function nativeSges(
+  list: readonly (Sge | RawSge)[] | undefined,
+  keep: Resource[],
+  inline = false,
+): NativeSge[] {
   if (list === undefined) return [];
-  if (!Array.isArray(list)) throw new TypeError('sgList must be an array');
+  if (!Array.isArray(list)) throw new VerbsArgumentError('sgList', 'must be an array');
   return list.map((s, i) => {
-    if (typeof s !== 'object' || s === null) throw new TypeError(`sgList[${i}] must be an object`);
-    if (isRawSge(s))
+    if (typeof s !== 'object' || s === null)
+      throw new VerbsArgumentError(`sgList[${i}]`, 'must be an object');
+    if (isRawSge(s)) {
+      if (inline)
+        throw new VerbsArgumentError(
+          `sgList[${i}]`,
+          'inline data must come from an Mr (a raw address is refused with inline)',
+        );
       return {
         addr: u64('sge.addr', s.addr),
         length: u32('sge.length', s.length),
         lkey: u32('sge.lkey', s.lkey),
       };
+    }
     const mr = s.mr;
     if (mr === undefined || typeof mr !== 'object' || !('native' in mr))
-      throw new TypeError(`sgList[${i}].mr must be an Mr (register the Buffer first)`);
+      throw new VerbsArgumentError(`sgList[${i}].mr`, 'must be an Mr (register the Buffer first)');
     if (mr.closed)
       throw new VerbsError('EBADF', 9, 'ibv_post_send', undefined, `sgList[${i}] uses a closed MR`);
     const offset = s.offset ?? 0;
     if (!Number.isInteger(offset) || offset < 0)
-      throw new RangeError(`sgList[${i}].offset must be a non-negative integer`);
+      throw new VerbsArgumentError(`sgList[${i}].offset`, 'must be a non-negative integer');
     const length = s.length ?? mr.length - offset;
     if (!Number.isInteger(length) || length < 0)
-      throw new RangeError(`sgList[${i}].length must be a non-negative integer`);
+      throw new VerbsArgumentError(`sgList[${i}].length`, 'must be a non-negative integer');
     if (offset + length > mr.length)
-      throw new RangeError(
-        `sgList[${i}] [${offset}, ${offset + length}) runs past the end of the MR (length ${mr.length})`,
+      throw new VerbsArgumentError(
+        `sgList[${i}]`,
+        `[${offset}, ${offset + length}) runs past the end of the MR (length ${mr.length})`,
       );
     keep.push(mr);
     return { addr: mr.addr + BigInt(offset), length, lkey: mr.lkey };
@@ -147,30 +161,29 @@ export class Qp implements CompletionSink {
   /** @internal */
   readonly native: NativeQp;
   /** The PD, send CQ and receive CQ (kept reachable while this QP lives). */
-  readonly pd: object;
+  readonly pd: Pd;
   readonly sendCq: Cq;
   readonly recvCq: Cq;
   readonly #device: string;
   readonly #sqSigAll: boolean;
   readonly #sendQueue: InFlight[] = [];
   readonly #recvQueue: InFlight[] = [];
+  readonly #sendQueueDepth: number;
+  // Unsignaled requests posted since the last signaled one: their send-queue slots are
+  // freed only when a later signaled request completes, so more than the queue's depth
+  // would overflow it (hardware does not check; rxe happens not to care).
+  #unsignaledRun = 0;
   #nextWrId = 1n;
 
   /** @internal use `Pd.createQp` or `CmId.createQp` */
-  constructor(
-    native: NativeQp,
-    pd: object,
-    sendCq: Cq,
-    recvCq: Cq,
-    device: string,
-    sqSigAll: boolean,
-  ) {
+  constructor(native: NativeQp, pd: Pd, sendCq: Cq, recvCq: Cq, device: string, sqSigAll: boolean) {
     this.native = native;
     this.pd = pd;
     this.sendCq = sendCq;
     this.recvCq = recvCq;
     this.#device = device;
     this.#sqSigAll = sqSigAll;
+    this.#sendQueueDepth = native.cap.maxSendWr;
     sendCq.attach(native.qpNum, this);
     recvCq.attach(native.qpNum, this);
   }
@@ -210,9 +223,10 @@ export class Qp implements CompletionSink {
 
   #toNativeSend(wr: SendWr, keep: Resource[]): { native: NativeSendWr; signaled: boolean } {
     if (typeof wr !== 'object' || wr === null)
-      throw new TypeError('a work request must be an object');
+      throw new VerbsArgumentError('wr', 'a work request must be an object');
     const opcode = (WR_OPCODE as Record<string, number>)[String(wr.opcode)];
-    if (opcode === undefined) throw new RangeError(`unknown opcode '${String(wr.opcode)}'`);
+    if (opcode === undefined)
+      throw new VerbsArgumentError('opcode', `unknown opcode '${String(wr.opcode)}'`);
     const wrId = wr.wrId === undefined ? this.#nextWrId++ : u64('wrId', wr.wrId);
     const signaled = wr.signaled ?? true;
     const flags: SendFlag[] = [];
@@ -222,7 +236,12 @@ export class Qp implements CompletionSink {
     if (wr.inline) flags.push('INLINE');
     let sendFlags = 0;
     for (const f of flags) sendFlags |= SEND_FLAGS[f];
-    const native: NativeSendWr = { wrId, opcode, sendFlags, sgList: nativeSges(wr.sgList, keep) };
+    const native: NativeSendWr = {
+      wrId,
+      opcode,
+      sendFlags,
+      sgList: nativeSges(wr.sgList, keep, wr.inline === true),
+    };
     if (wr.immData !== undefined) native.immData = u32('immData', wr.immData);
     if (wr.remote !== undefined) {
       native.remoteAddr = u64('remote.addr', wr.remote.addr);
@@ -235,7 +254,7 @@ export class Qp implements CompletionSink {
     if (wr.ud !== undefined) {
       const ah = wr.ud.ah;
       if (typeof ah !== 'object' || ah === null || !('native' in ah))
-        throw new TypeError('ud.ah must be an Ah (Pd.createAh)');
+        throw new VerbsArgumentError('ud.ah', 'must be an Ah (Pd.createAh)');
       if (ah.closed)
         throw new VerbsError('EBADF', 9, 'ibv_post_send', this.#device, 'ud.ah is closed');
       native.ah = ah.native;
@@ -264,6 +283,36 @@ export class Qp implements CompletionSink {
   }
 
   /**
+   * The unsignaled run after `entries`, refusing (VerbsArgumentError, nothing posted) a
+   * list that would leave more unsignaled requests in a row than the send queue holds.
+   */
+  #checkUnsignaled(entries: readonly InFlight[]): number {
+    let run = this.#unsignaledRun;
+    for (const e of entries) {
+      run = e.signaled ? 0 : run + 1;
+      if (run > this.#sendQueueDepth)
+        throw new VerbsArgumentError(
+          'signaled',
+          `more than ${this.#sendQueueDepth} unsignaled requests in a row (the send queue's depth) would overflow it: signal one of them`,
+        );
+    }
+    return run;
+  }
+
+  /** @internal records posted requests. */
+  track(entries: readonly InFlight[]): void {
+    for (const e of entries) {
+      this.#sendQueue.push(e);
+      this.#unsignaledRun = e.signaled ? 0 : this.#unsignaledRun + 1;
+    }
+  }
+
+  /** @internal the checks before posting a prepared list again. */
+  checkUnsignaled(entries: readonly InFlight[]): void {
+    this.#checkUnsignaled(entries);
+  }
+
+  /**
    * Posts a list of send requests with one doorbell and returns their wrIds. Arguments
    * are validated before anything is posted. `path` defaults to `'ex'` on an extended
    * QP. On a VerbsError from the provider, the requests before the refused one were
@@ -271,19 +320,22 @@ export class Qp implements CompletionSink {
    */
   postSend(wrs: SendWr | readonly SendWr[], path?: PostPath): bigint[] {
     const { natives, entries } = this.#toNativeList(wrs);
+    this.#checkUnsignaled(entries);
     const usePath = path ?? (this.extended ? 'ex' : 'legacy');
     try {
       if (usePath === 'ex') this.native.postSendEx(natives);
       else this.native.postSend(natives);
     } catch (e) {
-      // The legacy call names the refused request; those before it are on the wire.
-      const m =
-        e instanceof VerbsError && usePath === 'legacy' ? /#(\d+) refused/.exec(e.message) : null;
-      const posted = m?.[1] !== undefined ? Number(m[1]) : 0;
-      this.#sendQueue.push(...entries.slice(0, posted));
+      // ibv_post_send names the refused request; those before it are on the wire. The
+      // ibv_wr_* path posts all or nothing (ibv_wr_complete), so nothing is tracked.
+      const posted =
+        e instanceof VerbsError && usePath === 'legacy' && e.call === 'ibv_post_send'
+          ? (e.badWrIndex ?? 0)
+          : 0;
+      this.track(entries.slice(0, posted));
       throw e;
     }
-    this.#sendQueue.push(...entries);
+    this.track(entries);
     return entries.map((e) => e.wrId);
   }
 
@@ -295,7 +347,7 @@ export class Qp implements CompletionSink {
   prepare(wrs: SendWr | readonly SendWr[]): PreparedSend {
     const { natives, entries } = this.#toNativeList(wrs);
     const id = this.native.prepare(natives);
-    return new PreparedSend(this, id, entries, (e) => this.#sendQueue.push(...e));
+    return new PreparedSend(this, id, entries, (e) => this.track(e));
   }
 
   /** Posts receive requests (one call); returns their wrIds. */
@@ -305,13 +357,20 @@ export class Qp implements CompletionSink {
     const entries: InFlight[] = [];
     for (const wr of list) {
       if (typeof wr !== 'object' || wr === null)
-        throw new TypeError('a receive request must be an object');
+        throw new VerbsArgumentError('wr', 'a receive request must be an object');
       const keep: Resource[] = [];
       const wrId = wr.wrId === undefined ? this.#nextWrId++ : u64('wrId', wr.wrId);
       natives.push({ wrId, sgList: nativeSges(wr.sgList, keep) });
       entries.push({ wrId, signaled: true, keep });
     }
-    this.native.postRecv(natives);
+    try {
+      this.native.postRecv(natives);
+    } catch (e) {
+      // The requests before the refused one were posted: track them.
+      const posted = e instanceof VerbsError ? (e.badWrIndex ?? 0) : 0;
+      this.#recvQueue.push(...entries.slice(0, posted));
+      throw e;
+    }
     this.#recvQueue.push(...entries);
     return entries.map((e) => e.wrId);
   }
@@ -331,15 +390,32 @@ export class Qp implements CompletionSink {
     }
   }
 
+  /** @internal the CQ `cq` failed (CQ_ERR): what it was to complete is lost. */
+  abandon(cq: Cq): bigint[] {
+    const lost: bigint[] = [];
+    if (cq === this.sendCq) {
+      lost.push(...this.#sendQueue.map((e) => e.wrId));
+      this.#sendQueue.length = 0;
+      this.#unsignaledRun = 0;
+    }
+    if (cq === this.recvCq) {
+      lost.push(...this.#recvQueue.map((e) => e.wrId));
+      this.#recvQueue.length = 0;
+    }
+    return lost;
+  }
+
   /** `ibv_destroy_qp` (or `rdma_destroy_qp`); idempotent. Releases in-flight MRs. */
   close(): void {
     if (this.closed) return;
     const qpNum = this.qpNum;
     this.native.close();
+    this.pd.context.untrackQp(qpNum);
     this.sendCq.detach(qpNum);
     this.recvCq.detach(qpNum);
     this.#sendQueue.length = 0;
     this.#recvQueue.length = 0;
+    this.#unsignaledRun = 0;
   }
 
   /** Same as {@link close}. */
@@ -399,6 +475,7 @@ export class PreparedSend {
             this.#qp.device,
             'a prepared request uses a closed MR',
           );
+    this.#qp.checkUnsignaled(this.#entries);
     this.#qp.native.postPrepared(this.#id);
     this.#track(this.#entries);
   }

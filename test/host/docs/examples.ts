@@ -82,21 +82,13 @@ export function needsDevices(block: DocBlock): boolean {
 }
 
 /** ts examples that do not check their results with node:assert yet (same rule as above). */
-export const NO_ASSERT_YET: Readonly<Record<string, string>> = {
-  'docs/verbs.md ts#1': 'results shown as comments; docs/verbs.md is being rewritten (issue 9)',
-  'docs/verbs.md ts#2': 'results shown as comments; docs/verbs.md is being rewritten (issue 9)',
-};
+export const NO_ASSERT_YET: Readonly<Record<string, string>> = {};
 
 /**
  * sh blocks of files another change owns, not yet marked in the file itself, by ordinal
  * (`docs/verbs.md sh#1`): treated as marked. Move each mark into its file and drop it here.
  */
-export const PENDING_NOT_RUN: Readonly<Record<string, string>> = {
-  'docs/verbs.md sh#1':
-    'rebuilds the addon and lists devices (none on a host without RDMA: the command exits 1 there)',
-  'docs/verbs.md sh#2':
-    'rebuilds the addon, then runs the kernel tests in the QEMU guest (minutes)',
-};
+export const PENDING_NOT_RUN: Readonly<Record<string, string>> = {};
 
 /** The n-th (1-based) block of its file in `language`: `docs/verbs.md ts#2`. */
 export function ordinal(blocks: readonly DocBlock[], block: DocBlock): string {
@@ -182,10 +174,7 @@ export function runModule(file: string, node: string = process.execPath, timeout
  * Examples known not to compile or run yet, with why; their tests are `it.fails`, so
  * fixing one makes its test fail until the entry goes (nobody forgets to remove it).
  */
-export const KNOWN_BROKEN: Readonly<Record<string, string>> = {
-  'docs/verbs.md ts#2':
-    'uses old/counter from the first example and elides the atomic request (`/* ... */`); docs/verbs.md is being rewritten with the verbs naming convention (issue 9)',
-};
+export const KNOWN_BROKEN: Readonly<Record<string, string>> = {};
 
 /**
  * Transpiles one ts block to JavaScript (no type-check: the host tests did that) into

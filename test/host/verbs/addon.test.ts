@@ -11,7 +11,13 @@ import {
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { Context, isVerbsError, listDevices, VerbsError } from '../../../src/verbs/index.js';
+import {
+  Context,
+  isVerbsError,
+  listDevices,
+  VerbsArgumentError,
+  VerbsError,
+} from '../../../src/verbs/index.js';
 import { addon } from '../../../src/verbs/native.js';
 
 const hostHasRdma = existsSync('/sys/class/infiniband');
@@ -57,7 +63,7 @@ describe('the addon on a host', () => {
     expect(() => new native.NativeCq(fake, 16, true)).toThrow(TypeError);
     expect(() => new native.NativeMr(fake, Buffer.alloc(8), 1)).toThrow(TypeError);
     expect(() => new native.NativeQp(fake, fake, fake, {})).toThrow(TypeError);
-    expect(() => Context.open(undefined as unknown as string)).toThrow(TypeError);
+    expect(() => Context.open(undefined as unknown as string)).toThrow(VerbsArgumentError);
   });
 
   it('watches a file descriptor on the libuv loop and calls back when it is readable', async () => {

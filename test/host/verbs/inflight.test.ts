@@ -8,7 +8,26 @@ import {
   WC_LAYOUT,
   WC_WORDS,
 } from '../../../src/native/bindings.js';
-import { Cq, Mr, Qp, VerbsError } from '../../../src/verbs/index.js';
+import {
+  type Context,
+  Cq,
+  Mr,
+  type Pd,
+  Qp,
+  VerbsArgumentError,
+  VerbsAsyncEventError,
+  VerbsError,
+} from '../../../src/verbs/index.js';
+
+// The context and PD as a CQ and a QP use them (no device on the host).
+const fakeContext = {
+  pollAsyncEvents: () => [],
+  watchAsyncEvents() {},
+  trackQp() {},
+  untrackQp() {},
+  untrackCq() {},
+} as unknown as Context;
+const fakePd = { context: fakeContext } as unknown as Pd;
 
 // The in-flight bookkeeping of Qp/Cq is TypeScript; the kernel tests run it against rxe
 // and siw. Here the native boundary is replaced by a scripted stand-in so that the
@@ -25,6 +44,7 @@ function scriptedCq(queue: ScriptedWc[]): NativeCq {
   return {
     closed: false,
     channelFd: -1,
+    key: 0x5000n,
     cqe: 64,
     close() {},
     requestNotify() {},
@@ -51,13 +71,9 @@ function scriptedQp(qpNum: number, refuseAt?: number): NativeQp & { posted: Nati
   const refuse = (wrs: NativeSendWr[]) => {
     posted.push(wrs);
     if (refuseAt !== undefined && refuseAt < wrs.length)
-      throw new VerbsError(
-        'ENOMEM',
-        12,
-        'ibv_post_send',
-        'fake0',
-        `work request #${refuseAt} refused`,
-      );
+      // The count comes from the structured field; the message deliberately says nothing
+      // a parser could use (issue 9: no text to parse).
+      throw new VerbsError('ENOMEM', 12, 'ibv_post_send', 'fake0', 'refused', refuseAt);
   };
   return {
     posted,
@@ -82,14 +98,22 @@ function scriptedQp(qpNum: number, refuseAt?: number): NativeQp & { posted: Nati
 
 function fixture(refuseAt?: number) {
   const queue: ScriptedWc[] = [];
-  const cq = new Cq(scriptedCq(queue), {}, 'fake0');
+  const cq = new Cq(scriptedCq(queue), fakeContext, 'fake0');
   const native = scriptedQp(7, refuseAt);
-  const qp = new Qp(native, {}, cq, cq, 'fake0', false);
+  const qp = new Qp(native, fakePd, cq, cq, 'fake0', false);
   const mr = new Mr(
-    { closed: false, lkey: 0x1234, rkey: 0x5678, addr: 0x7f0000001000n, length: 64, close() {} },
+    {
+      closed: false,
+      lkey: 0x1234,
+      rkey: 0x5678,
+      addr: 0x7f0000001000n,
+      length: 64,
+      buffer: undefined,
+      close() {},
+    },
     Buffer.alloc(64),
     ['LOCAL_WRITE'],
-    {},
+    fakePd,
   );
   return { queue, cq, qp, native, mr };
 }
@@ -158,5 +182,121 @@ describe('in-flight tracking', () => {
       expect.objectContaining({ code: 'EBADF' }),
     );
     expect(native.posted).toEqual([]);
+  });
+
+  it('refuses a raw SGE with inline on both paths before calling the addon (issue 8)', () => {
+    const { qp, native } = fixture();
+    const raw = { addr: 0x10n, length: 8, lkey: 0x1234 };
+    for (const path of ['legacy', 'ex'] as const) {
+      let caught: unknown;
+      try {
+        qp.postSend({ opcode: 'SEND', inline: true, sgList: [raw] }, path);
+      } catch (e) {
+        caught = e;
+      }
+      expect(caught).toBeInstanceOf(VerbsArgumentError);
+      expect((caught as VerbsArgumentError).field).toBe('sgList[0]');
+      expect((caught as VerbsArgumentError).origin).toBe('verbs');
+    }
+    expect(native.posted).toEqual([]);
+    expect(qp.inFlight.send).toBe(0);
+  });
+
+  it('tracks the receives before a refused one, from badWrIndex', () => {
+    const { qp, native, mr } = fixture();
+    native.postRecv = () => {
+      throw new VerbsError('ENOMEM', 12, 'ibv_post_recv', 'fake0', 'refused', 3);
+    };
+    const wr = { sgList: [mr.sge(0, 8)] };
+    expect(() => qp.postRecv([wr, wr, wr, wr, wr])).toThrow(
+      expect.objectContaining({ badWrIndex: 3 }),
+    );
+    expect(qp.inFlight.recv).toBe(3);
+  });
+
+  it('refuses more unsignaled requests in a row than the send queue holds (issue 8)', () => {
+    const { queue, cq, qp, native, mr } = fixture();
+    const unsignaled = { opcode: 'RDMA_WRITE' as const, sgList: [mr.sge(0, 8)], signaled: false };
+    const depth = native.cap.maxSendWr;
+    qp.postSend(Array.from({ length: depth }, () => unsignaled));
+    const before = native.posted.length;
+    let caught: unknown;
+    try {
+      qp.postSend(unsignaled);
+    } catch (e) {
+      caught = e;
+    }
+    expect(caught).toBeInstanceOf(VerbsArgumentError);
+    expect((caught as VerbsArgumentError).field).toBe('signaled');
+    expect(native.posted.length).toBe(before); // nothing reached the addon
+    // A signaled request is accepted, and its completion retires the whole run.
+    const [id] = qp.postSend({ ...unsignaled, signaled: true });
+    expect(qp.inFlight.send).toBe(depth + 1);
+    queue.push({ wrId: id as bigint, qpNum: 7 });
+    cq.poll();
+    expect(qp.inFlight.send).toBe(0);
+  });
+
+  it('keeps in-flight bookkeeping bounded over 5,000 writes signaled once per queue depth', () => {
+    const { queue, cq, qp, native, mr } = fixture();
+    const depth = native.cap.maxSendWr;
+    let most = 0;
+    for (let i = 1; i <= 5000; i++) {
+      const signaled = i % depth === 0;
+      const [id] = qp.postSend({ opcode: 'RDMA_WRITE', sgList: [mr.sge(0, 8)], signaled });
+      most = Math.max(most, qp.inFlight.send);
+      if (signaled) {
+        queue.push({ wrId: id as bigint, qpNum: 7 });
+        cq.poll();
+      }
+    }
+    expect(most).toBe(depth);
+    expect(qp.inFlight.send).toBe(5000 % depth);
+  });
+
+  it('a CQ_ERR fails the CQ: waits reject naming it, the lost requests are released (issue 8)', async () => {
+    const queue: ScriptedWc[] = [];
+    let cq: Cq | undefined;
+    const context = {
+      ...fakeContext,
+      pollAsyncEvents: () => {
+        cq?.fail('CQ_ERR'); // what the device reports for an overrun
+        return [];
+      },
+    } as unknown as Context;
+    cq = new Cq({ ...scriptedCq(queue), poll: scriptedCq(queue).poll }, context, 'fake0');
+    const qp = new Qp(scriptedQp(7), { context } as unknown as Pd, cq, cq, 'fake0', false);
+    const mr = new Mr(
+      {
+        closed: false,
+        lkey: 1,
+        rkey: 2,
+        addr: 0x1000n,
+        length: 64,
+        buffer: undefined,
+        close() {},
+      },
+      Buffer.alloc(64),
+      ['LOCAL_WRITE'],
+      { context } as unknown as Pd,
+    );
+    const ids = qp.postSend(
+      Array.from({ length: 10 }, () => ({ opcode: 'RDMA_WRITE' as const, sgList: [mr.sge()] })),
+    );
+    for (const id of ids.slice(0, 3)) queue.push({ wrId: id, qpNum: 7 });
+    let caught: unknown;
+    try {
+      cq.pollUntil(10, 1);
+    } catch (e) {
+      caught = e;
+    }
+    expect(caught).toBeInstanceOf(VerbsAsyncEventError);
+    const error = caught as VerbsAsyncEventError;
+    expect(error.event).toBe('CQ_ERR');
+    expect(error.lostWrIds).toEqual(ids.slice(3));
+    expect(error.origin).toBe('verbs');
+    expect(qp.inFlight.send).toBe(0);
+    expect(cq.error).toBe(error);
+    await expect(cq.next()).rejects.toBe(error);
   });
 });

@@ -14,6 +14,7 @@ import {
   SEND_FLAGS,
   toNativeQpAttr,
   toWorkCompletion,
+  VerbsArgumentError,
 } from '../../../src/verbs/index.js';
 
 describe('enum tables', () => {
@@ -35,7 +36,7 @@ describe('enum tables', () => {
   it('builds access masks from the engine table', () => {
     expect(accessMaskOf(['LOCAL_WRITE', 'REMOTE_ATOMIC'])).toBe(0b1001);
     expect(accessMaskOf(['REMOTE_READ', 'REMOTE_WRITE'])).toBe(0b0110);
-    expect(() => accessMaskOf(['NOPE' as never])).toThrow(RangeError);
+    expect(() => accessMaskOf(['NOPE' as never])).toThrow(VerbsArgumentError);
   });
 });
 
@@ -97,14 +98,14 @@ describe('QP attributes', () => {
   });
 
   it('refuses out-of-range and unknown values before any native call', () => {
-    expect(() => toNativeQpAttr({ sqPsn: 0x1000000 })).toThrow(RangeError);
-    expect(() => toNativeQpAttr({ retryCnt: 8 })).toThrow(RangeError);
-    expect(() => toNativeQpAttr({ timeout: 1.5 })).toThrow(TypeError);
-    expect(() => toNativeQpAttr({ state: 'FLYING' as never })).toThrow(RangeError);
-    expect(() => toNativeQpAttr({ pathMtu: 1500 as never })).toThrow(RangeError);
-    expect(() => toNativeQpAttr({ bogus: 1 } as never)).toThrow(TypeError);
+    expect(() => toNativeQpAttr({ sqPsn: 0x1000000 })).toThrow(VerbsArgumentError);
+    expect(() => toNativeQpAttr({ retryCnt: 8 })).toThrow(VerbsArgumentError);
+    expect(() => toNativeQpAttr({ timeout: 1.5 })).toThrow(VerbsArgumentError);
+    expect(() => toNativeQpAttr({ state: 'FLYING' as never })).toThrow(VerbsArgumentError);
+    expect(() => toNativeQpAttr({ pathMtu: 1500 as never })).toThrow(VerbsArgumentError);
+    expect(() => toNativeQpAttr({ bogus: 1 } as never)).toThrow(VerbsArgumentError);
     expect(() => toNativeQpAttr({ av: { grh: { dgid: Buffer.alloc(15), sgidIndex: 1 } } })).toThrow(
-      TypeError,
+      VerbsArgumentError,
     );
   });
 });

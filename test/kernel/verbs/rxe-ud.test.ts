@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, it } from 'vitest';
-import { openDevice, readyUd, VerbsError } from '../../../src/verbs/index.js';
+import { openDevice, readyUd, VerbsArgumentError, VerbsError } from '../../../src/verbs/index.js';
 import { NONE, ownResources } from './resources.js';
 
 // UD on rxe0 (siw has RC only): datagrams through an address handle, with the 40-byte
@@ -51,7 +51,7 @@ describe('UD datagrams on rxe0', () => {
     );
     expect(() =>
       qp.postSend({ opcode: 'SEND', ud: { ah: {} as never, remoteQpn: 1, remoteQkey: 1 } }),
-    ).toThrow(TypeError);
+    ).toThrow(VerbsArgumentError);
     expect(qp.inFlight.send).toBe(0);
   });
 });
