@@ -185,11 +185,11 @@ async function runProgram(
         } catch (error) {
           if (!(error instanceof VerbsError)) throw error;
           fields[`post${postStep}`] = error.code;
-          // ibv_post_send names the refused request in bad_wr (the wrapper reports its index).
-          const refused = /#(\d+) refused/.exec(error.message)?.[1];
+          // ibv_post_send names the refused request in bad_wr (the wrapper's badWrIndex).
+          const refused = error.badWrIndex;
           if (refused !== undefined) {
-            fields[`post${postStep}.bad_wr`] = `wr${first + Number(refused) + 1}`;
-            accepted += Number(refused); // those before bad_wr were posted
+            fields[`post${postStep}.bad_wr`] = `wr${first + refused + 1}`;
+            accepted += refused; // those before bad_wr were posted
           }
         }
         break;
