@@ -54,7 +54,9 @@ describe(`the lowest Node version engines.node claims (${pkg.engines.node})`, ()
   it('runs the CLI: --version, run --list, decode of a real capture', () => {
     const cli = join(ROOT, 'dist', 'cli', 'main.js');
     expect(run([cli, '--version']).status).toBe(0);
-    expect(run([cli, 'run', '--list']).stdout).toMatch(/^siw-fetch-add\tsiw0\tpost_send\tatomics\tFetchAdd$/m);
+    expect(run([cli, 'run', '--list']).stdout).toMatch(
+      /^siw-fetch-add\tsiw0\tpost_send\tatomics\tFetchAdd$/m,
+    );
     const decoded = run([cli, 'decode', 'test/fixtures/siw-rping.pcap']);
     expect(decoded.stderr).toBe('');
     expect(decoded.stdout).toMatch(/1 iWARP connections, 7 FPDUs, 0 problems/);
