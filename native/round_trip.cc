@@ -34,6 +34,9 @@ struct Block {
   uint32_t immData = 0;  // host order; sent as htonl(immData)
   uint32_t reserved = 0;
   uint32_t wc[kWcWords] = {};  // the awaited completion, in NativeCq.poll's layout
+  // CLOCK_MONOTONIC microseconds just before the last ibv_post_send: consecutive values
+  // are a loop's period without a timer call in it (perftest stamps its posts the same way).
+  double postedAtUs = 0;
 };
 
 struct RoundTripState {
@@ -166,6 +169,7 @@ uint32_t Run(Napi::Env env, RoundTripState &s) {
       s.wr.send_flags &= ~static_cast<unsigned>(IBV_SEND_SIGNALED);
     }
     ibv_send_wr *badWr = nullptr;
+    s.block->postedAtUs = static_cast<double>(NowNs()) / 1000.0;
     int ret = ibv_post_send(s.qp.qp, &s.wr, &badWr);
     if (ret != 0) {
       if (!signaled) s.unsignaled--;
@@ -344,6 +348,7 @@ void RegisterRoundTrip(Napi::Env env, Napi::Object exports) {
   layout.Set("remoteAddr", static_cast<double>(offsetof(Block, remoteAddr)));
   layout.Set("immData", static_cast<double>(offsetof(Block, immData)));
   layout.Set("wc", static_cast<double>(offsetof(Block, wc)));
+  layout.Set("postedAtUs", static_cast<double>(offsetof(Block, postedAtUs)));
   layout.Set("bytes", static_cast<double>(sizeof(Block)));
   exports.Set("roundTripLayout", layout);
 }

@@ -359,7 +359,8 @@ export const ROUND_TRIP_LAYOUT = {
   remoteAddr: 16,
   immData: 24,
   wc: 32,
-  bytes: 32 + 4 * WC_WORDS,
+  postedAtUs: 32 + 4 * WC_WORDS,
+  bytes: 32 + 4 * WC_WORDS + 8,
 } as const;
 
 /** A libuv readability watcher on a file descriptor. */

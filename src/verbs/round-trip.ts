@@ -89,6 +89,7 @@ export class RoundTrip {
   readonly #run: () => number;
   readonly #u64: BigUint64Array;
   readonly #u32: Uint32Array;
+  readonly #posted: Float64Array;
   readonly #fetched: (() => bigint) | undefined;
   readonly #device: string;
   readonly #atomic: boolean;
@@ -141,6 +142,7 @@ export class RoundTrip {
     this.#run = this.#native.run;
     this.#u64 = new BigUint64Array(this.#native.block, 0, 3);
     this.#u32 = new Uint32Array(this.#native.block, ROUND_TRIP_LAYOUT.immData, 2 + 14);
+    this.#posted = new Float64Array(this.#native.block, ROUND_TRIP_LAYOUT.postedAtUs, 1);
     this.#device = qp.device;
     this.#peer = peer;
     this.keep = peer !== undefined ? [...keep, qp, peer] : [...keep, qp];
@@ -217,6 +219,14 @@ export class RoundTrip {
   /** The last awaited completion, as an object (allocates: for checks, not for the loop). */
   get completion(): WorkCompletion {
     return toWorkCompletion(this.#lastRaw());
+  }
+
+  /**
+   * When `run()` last posted, in microseconds of the monotonic clock: differences between
+   * runs are the loop's period with no timer call in it (as perftest stamps its posts).
+   */
+  get postedAt(): number {
+    return this.#posted[0] as number;
   }
 
   /** The last awaited completion's byte count (a receive: how much landed). */
