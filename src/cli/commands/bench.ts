@@ -1,7 +1,7 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { Argument, type Command } from 'commander';
+import { Argument, type Command, Option } from 'commander';
 import { type Figure, recordedFigures } from '../../bench/report.js';
 import { onDevicesOrGuest } from '../devices-or-guest.js';
 
@@ -31,7 +31,9 @@ export function registerBench(program: Command): void {
       new Argument('[suites...]', 'which benchmark suites to run').choices(Object.keys(suites)),
     )
     .option('--json <file>', 'also write every figure (value, p99, anchor, ratio, target) as JSON')
-    .action(async (names: string[], options: { json?: string }) => {
+    // The guest run of a host `bench` leaves the summary to the host (it has every figure).
+    .addOption(new Option('--no-summary', 'do not print the targets summary').hideHelp())
+    .action(async (names: string[], options: { json?: string; summary: boolean }) => {
       const chosen = (names.length > 0 ? names : Object.keys(suites)).filter(isSuiteName);
       const fromGuest: Figure[] = [];
       for (const name of chosen) {
@@ -48,7 +50,7 @@ export function registerBench(program: Command): void {
           const file = join(share, 'verbs.json');
           try {
             code = await onDevicesOrGuest(
-              { guestArgs: ['bench', 'verbs', '--json', file], shareDir: share },
+              { guestArgs: ['bench', 'verbs', '--no-summary', '--json', file], shareDir: share },
               run,
             );
             fromGuest.push(...readFigures(file));
@@ -62,7 +64,7 @@ export function registerBench(program: Command): void {
       }
       const figures = [...recordedFigures(), ...fromGuest];
       const targets = figures.filter((f) => f.target !== undefined);
-      if (targets.length > 0)
+      if (targets.length > 0 && options.summary)
         process.stdout.write(
           `targets: ${targets.filter((f) => f.pass === true).length} of ${targets.length} passed${
             targets.some((f) => f.pass !== true)
