@@ -204,7 +204,7 @@ export class LazyCaptureDecoder {
   private littleEndian = true;
   private nanosecondTime = false;
   private linkType = 1;
-  private records = 0;
+  private recordsRead = 0;
   private pcapng: CaptureRecordStream | undefined;
   private fatal = false;
 
@@ -217,7 +217,7 @@ export class LazyCaptureDecoder {
 
   /** Records read so far. */
   get recordCount(): number {
-    return this.pcapng?.records ?? this.records;
+    return this.pcapng?.records ?? this.recordsRead;
   }
 
   /** Feeds the next bytes of the file. */
@@ -228,13 +228,39 @@ export class LazyCaptureDecoder {
       return;
     }
     let bytes = chunk;
-    if (this.carry.length > 0) {
+    let at = 0;
+    if (this.carry.length > 0 && this.format === 'pcap') {
+      // Complete the record the previous chunk cut, copying only that record's bytes.
+      while (this.carry.length > 0) {
+        if (
+          this.carry.length >= PCAP_RECORD_HEADER_LENGTH &&
+          this.u32(this.carry, 8) > MAX_RECORD
+        ) {
+          this.readRecords(this.carry, 0); // reports the bad length
+          return;
+        }
+        const want =
+          this.carry.length < PCAP_RECORD_HEADER_LENGTH
+            ? PCAP_RECORD_HEADER_LENGTH
+            : PCAP_RECORD_HEADER_LENGTH + this.u32(this.carry, 8);
+        const take = Math.min(want - this.carry.length, chunk.length - at);
+        const joined = new Uint8Array(this.carry.length + take);
+        joined.set(this.carry, 0);
+        joined.set(chunk.subarray(at, at + take), this.carry.length);
+        this.carry = joined;
+        at += take;
+        if (this.carry.length < want) return;
+        if (want === PCAP_RECORD_HEADER_LENGTH) continue;
+        const used = this.readRecords(this.carry, 0);
+        if (this.fatal) return;
+        this.carry = this.carry.subarray(used).slice();
+      }
+    } else if (this.carry.length > 0) {
       const joined = new Uint8Array(this.carry.length + chunk.length);
       joined.set(this.carry, 0);
       joined.set(chunk, this.carry.length);
       bytes = joined;
     }
-    let at = 0;
     if (this.format === undefined) {
       if (bytes.length < 4) {
         this.carry = bytes.slice();
@@ -270,6 +296,14 @@ export class LazyCaptureDecoder {
       at = PCAP_HEADER_LENGTH;
       this.fileOffset = PCAP_HEADER_LENGTH;
     }
+    if (this.fatal) return;
+    at = this.readRecords(bytes, at);
+    if (this.fatal) return;
+    this.carry = at === bytes.length ? new Uint8Array(0) : bytes.slice(at);
+  }
+
+  /** Decodes the complete records of `bytes` from `at`; returns where the first incomplete one starts. */
+  private readRecords(bytes: Uint8Array, at: number): number {
     for (;;) {
       if (bytes.length - at < PCAP_RECORD_HEADER_LENGTH) break;
       const included = this.u32(bytes, at + 8);
@@ -282,7 +316,7 @@ export class LazyCaptureDecoder {
           'bad-length',
           `${included} bytes, more than the ${MAX_RECORD} a record may have`,
         );
-        return;
+        return at;
       }
       if (bytes.length - at < PCAP_RECORD_HEADER_LENGTH + included) break;
       const seconds = this.u32(bytes, at);
@@ -293,14 +327,14 @@ export class LazyCaptureDecoder {
         bytes,
         start,
         start + included,
-        this.records++,
+        this.recordsRead++,
         seconds,
         this.nanosecondTime ? fraction : fraction * 1000,
       );
       at = start + included;
       this.fileOffset += PCAP_RECORD_HEADER_LENGTH + included;
     }
-    this.carry = at === bytes.length ? new Uint8Array(0) : bytes.slice(at);
+    return at;
   }
 
   /** The end of the file: items only the end completes; sets `end` when it was cut or bad. */
