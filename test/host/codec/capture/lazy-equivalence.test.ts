@@ -166,7 +166,7 @@ function capture(
   if (at < stream.length) tcp.send('client', stream.subarray(at));
   const frames = [...tcp.frames()];
   // RoCEv2 packets interleaved after every other TCP frame.
-  roce.forEach((r, i) => frames.splice(Math.min(frames.length, 2 * i + 1), 0, r));
+  for (const [i, r] of roce.entries()) frames.splice(Math.min(frames.length, 2 * i + 1), 0, r);
   return encodePcap(
     { linkType: 1 },
     frames.map((data, i) => ({
