@@ -7,6 +7,7 @@
  * `HEADER.field` (headers.ts: `AtomicETH.swapOrAddData`), and the tshark 4.0 name of any
  * iWARP layout field (`iwarp_ddp.msn`).
  */
+import { RdmaInteropError } from '../../errors.js';
 import { IWARP_LAYOUTS } from '../iwarp/layouts.js';
 import { RDMAP_OPCODES } from '../iwarp/opcodes.js';
 import { EXTENSION_HEADER_LAYOUT } from '../roce/headers.js';
@@ -14,8 +15,16 @@ import { BTH_OPCODES, type ExtensionHeader } from '../roce/opcodes.js';
 import type { LazyItem } from './lazy-decode.js';
 
 /** A bad `--fields` or `--filter`: the one-line message of a usage error. */
-export class SummaryOptionError extends Error {
+export class SummaryOptionError extends RdmaInteropError {
   override readonly name = 'SummaryOptionError';
+  readonly origin = 'codec';
+  constructor(
+    /** Which option: `fields` or `filter`. */
+    readonly option: 'fields' | 'filter',
+    message: string,
+  ) {
+    super(message);
+  }
 }
 
 /** The generic columns and what they show. */
@@ -157,6 +166,7 @@ export function checkColumns(names: readonly string[]): void {
     )
       continue;
     throw new SummaryOptionError(
+      'fields',
       `unknown field '${name}' (known: ${Object.keys(SUMMARY_COLUMNS).join(', ')}, iWARP layout fields such as requestIdentifier, RoCE fields such as AtomicETH.swapOrAddData, tshark names such as iwarp_ddp.msn)`,
     );
   }
@@ -225,6 +235,7 @@ export function parseFilter(text: string): ItemFilter {
     const key = part.slice(0, eq).trim() as FilterKey;
     if (eq <= 0 || !FILTER_KEYS.includes(key))
       throw new SummaryOptionError(
+        'filter',
         `bad filter '${part}': expected key=value with key one of ${FILTER_KEYS.join(', ')}`,
       );
     const values = part
@@ -239,6 +250,7 @@ export function parseFilter(text: string): ItemFilter {
       )
         continue;
       throw new SummaryOptionError(
+        'filter',
         key === 'opcode'
           ? `bad filter '${part}': '${v}' is no opcode (iWARP kinds such as atomic-request, BTH names such as RC_FETCH_ADD, or a number)`
           : `bad filter '${part}': '${v}' is not a number`,

@@ -2,6 +2,7 @@
 export * from './build.js';
 export * from './ddp.js';
 export * from './layouts.js';
+export * from './lazy.js';
 export * from './messages.js';
 export * from './mpa.js';
 export * from './mpa-frames.js';
