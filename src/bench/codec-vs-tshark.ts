@@ -288,14 +288,19 @@ export async function runVersusTshark(): Promise<readonly BenchFigure[]> {
           ratio: rate(lazy) / tsharkRate,
           target: 50,
         },
-        {
-          name: `${bench.name}: whole capture, lazy streaming decode`,
-          value: rate(lazy),
-          unit: 'messages/s',
-          anchorName: `tshark minus its ${startup.toFixed(2)} s start-up`,
-          anchorValue: tsharkSteady,
-          ratio: rate(lazy) / tsharkSteady,
-        },
+        // Under heavy load the start-up run can take as long as the whole run: no figure then.
+        ...(theirs - startup > 0.1 * theirs
+          ? [
+              {
+                name: `${bench.name}: whole capture, lazy streaming decode`,
+                value: rate(lazy),
+                unit: 'messages/s',
+                anchorName: `tshark minus its ${startup.toFixed(2)} s start-up`,
+                anchorValue: tsharkSteady,
+                ratio: rate(lazy) / tsharkSteady,
+              },
+            ]
+          : []),
         {
           name: `${bench.name}: whole capture, eager decode (every field an object: the tree and JSON outputs)`,
           value: rate(ours),
