@@ -171,8 +171,14 @@ else
   # /usr/src/linux-headers-* and /usr/lib/linux-kbuild-* where the Makefiles expect them.
   cp -a "$chroot_dir/build/root/usr/." "$chroot_dir/usr/"
   cp -a "$siw_dir" "$chroot_dir/build/siw"
+  # objtool reads /proc/self (its stack limit): the build root needs a /proc for the build.
+  mkdir -p "$chroot_dir/proc"
+  mountpoint -q "$chroot_dir/proc" || mount -t proc proc "$chroot_dir/proc"
+  built_ok=1
   chroot "$chroot_dir" make -s -C "/usr/src/linux-headers-$kver" M=/build/siw CONFIG_RDMA_SIW=m $no_btf modules \
-    >"$dir/siw-build.log" 2>&1 ||
+    >"$dir/siw-build.log" 2>&1 || built_ok=0
+  umount "$chroot_dir/proc"
+  [ "$built_ok" = 1 ] ||
     { tail -n 30 "$dir/siw-build.log" >&2; die "siw.ko build failed in the $(kernel_line_compiler "$line") build root (log: $dir/siw-build.log)"; }
   built="$chroot_dir/build/siw/siw.ko"
 fi
