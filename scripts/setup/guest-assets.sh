@@ -88,7 +88,7 @@ stamp="$dir/.complete"
 # (still 2: the per-line recipe builds 6.1 exactly as before).
 recipe=2
 if [ "$(cat "$stamp" 2>/dev/null)" = "$pkg_version recipe-$recipe" ]; then
-  note "guest assets for $line: $kver ($pkg_version from $suite): cached"
+  note "guest assets for $kver ($pkg_version): cached (kernel line $line, from $suite)"
   ln -sfn "$kver" "$guest_cache/line-$line"
   [ "$line" = "$DEFAULT_KERNEL_LINE" ] && ln -sfn "$kver" "$guest_cache/current"
   exit 0
