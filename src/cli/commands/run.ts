@@ -1,4 +1,12 @@
-import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { SingleBar } from 'cli-progress';
@@ -221,6 +229,7 @@ async function runOnKernels(options: RunOptions, lines: readonly string[]): Prom
         kernelResultsOf(l, JSON.parse(readFileSync(join(dir, l, 'results.json'), 'utf8'))),
       );
     const comparison = compareKernels(runs);
+    mkdirSync(dir, { recursive: true });
     writeFileSync(join(dir, 'comparison.json'), `${JSON.stringify(comparison, null, 2)}\n`);
     writeFileSync(join(dir, 'comparison.md'), `${renderComparisonMarkdown(comparison)}\n`);
     process.stdout.write(
