@@ -1,6 +1,7 @@
 // Module entry of the rdma_interop addon: one Register* per native object family.
 #include "common.h"
 #include "crc32c.h"
+#include "flush.h"
 
 namespace rdma_interop {
 
@@ -17,6 +18,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   RegisterAh(env, exports);
   RegisterConstants(env, exports);
   RegisterCrc32c(env, exports);
+  RegisterFlush(env, exports);
   return exports;
 }
 

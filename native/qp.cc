@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "common.h"
+#include "flush.h"
 
 namespace rdma_interop {
 
@@ -65,6 +66,7 @@ bool ExOpAvailable(const ibv_qp_ex *q, uint64_t ops, uint32_t opcode) {
     case IBV_WR_ATOMIC_FETCH_AND_ADD:
       return (ops & IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD) && q->wr_atomic_fetch_add;
     case IBV_WR_ATOMIC_WRITE: return (ops & IBV_QP_EX_WITH_ATOMIC_WRITE) && q->wr_atomic_write;
+    case flush::kWrFlush: return flush::Available(q, ops);
     default: return false;
   }
 }
@@ -424,6 +426,8 @@ class Qp : public Napi::ObjectWrap<Qp> {
       uint32_t opcode, flags, rkey, imm;
       std::vector<ibv_sge> sges;
       uint64_t atomicValue;
+      uint64_t flushLength;
+      uint32_t flushType, flushLevel;
     };
     std::vector<Parsed> ps(n);
     for (uint32_t i = 0; i < n; i++) {
@@ -440,6 +444,11 @@ class Qp : public Napi::ObjectWrap<Qp> {
       p.swap = ReadU64Prop(o, "swap", 0);
       p.imm = ReadU32Prop(o, "immData", 0);
       p.atomicValue = ReadU64Prop(o, "atomicValue", 0);
+      p.flushLength = ReadU64Prop(o, "flushLength", 0);
+      p.flushType = ReadU32Prop(o, "flushType", flush::kPlacementGlobal);
+      p.flushLevel = ReadU32Prop(o, "flushLevel", flush::kSelectivityRange);
+      if (p.flushType > 0xff || p.flushLevel > 0xff)
+        throw Napi::RangeError::New(env, "flushType and flushLevel must fit in 8 bits");
       ReadSges(o.Get("sgList"), p.sges);
     }
     if (n == 0) return env.Undefined();
@@ -456,7 +465,10 @@ class Qp : public Napi::ObjectWrap<Qp> {
     // All or nothing on this path: a bad inline request refuses the whole list.
     size_t badSge = 0;
     long badInline = FirstBadInline(
-        h, n, [&](size_t i) { return ps[i].opcode == IBV_WR_ATOMIC_WRITE ? 0u : ps[i].flags; },
+        h, n,
+        [&](size_t i) {
+          return ps[i].opcode == IBV_WR_ATOMIC_WRITE || ps[i].opcode == flush::kWrFlush ? 0u : ps[i].flags;
+        },
         [&](size_t i) -> const std::vector<ibv_sge> & { return ps[i].sges; }, &badSge);
     if (badInline >= 0) ThrowBadInline(env, "ibv_wr_set_inline_data_list", badInline, badSge);
     ibv_wr_start(q);
@@ -480,10 +492,16 @@ class Qp : public Napi::ObjectWrap<Qp> {
           // The provider copies the 8 bytes into the WQE now (host order in memory).
           ibv_wr_atomic_write(q, p.rkey, p.remoteAddr, &p.atomicValue);
           break;
+        case flush::kWrFlush:
+          // IBTA 1.5 FLUSH: no local data; ExOpAvailable checked the 45+ layout.
+          flush::Post(q, p.rkey, p.remoteAddr, static_cast<size_t>(p.flushLength),
+                      static_cast<uint8_t>(p.flushType), static_cast<uint8_t>(p.flushLevel));
+          break;
         default:
           break;  // unreachable: ExOpAvailable refused it above
       }
-      if (p.opcode == IBV_WR_ATOMIC_WRITE) continue;  // carries its payload itself
+      // Atomic Write carries its payload itself; Flush has none.
+      if (p.opcode == IBV_WR_ATOMIC_WRITE || p.opcode == flush::kWrFlush) continue;
       if (p.flags & IBV_SEND_INLINE) {
         std::vector<ibv_data_buf> bufs;
         for (const ibv_sge &s : p.sges)

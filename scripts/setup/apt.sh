@@ -31,6 +31,8 @@ case "${1:-all}" in
       tcpdump tshark
       # script lint in the test command
       shellcheck
+      # rdma-core built from source for the guest runs that need a newer one (setup/rdma-core.sh)
+      cmake ninja-build pkg-config libnl-3-dev libnl-route-3-dev patch
     )
     ;;
   *) die "usage: apt.sh [all|runtime]" ;;

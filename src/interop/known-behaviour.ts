@@ -11,6 +11,9 @@
  * `nothingHappened` explains those consequences too (runner.ts judge).
  */
 import picomatch from 'picomatch';
+import { inRange, type VersionRange } from './version-range.js';
+
+export type { VersionRange } from './version-range.js';
 
 /** Where the suite runs: which provider, which kernel, which rdma-core. */
 export interface Environment {
@@ -26,10 +29,15 @@ export interface KnownBehaviour {
   /** Short name shown in reports, e.g. `libsiw-no-atomics`. */
   readonly id: string;
   readonly provider: string;
-  /** Kernel releases it was seen on: a prefix of `uname -r` (e.g. `6.1.`). */
-  readonly kernel: string;
-  /** rdma-core versions (prefix), where the userspace provider decides. */
-  readonly rdmaCore?: string;
+  /**
+   * The kernel lines it holds for (`uname -r`, compared by version: version-range.ts).
+   * Inside the range a record that stops happening fails that kernel's run; when a newer
+   * kernel changes the behaviour, end the range there (`before`) and add a record for the
+   * new behaviour, naming the upstream change.
+   */
+  readonly kernel: VersionRange;
+  /** The rdma-core versions it holds for, where the userspace provider decides. */
+  readonly rdmaCore?: VersionRange;
   /** Scenario ids (src/interop/scenarios.ts), as globs. */
   readonly scenarios: readonly string[];
   /**
@@ -54,8 +62,8 @@ export interface KnownBehaviour {
 export function appliesIn(k: KnownBehaviour, env: Environment): boolean {
   return (
     k.provider === env.provider &&
-    env.kernel.startsWith(k.kernel) &&
-    (k.rdmaCore === undefined || env.rdmaCore.startsWith(k.rdmaCore))
+    inRange(env.kernel, k.kernel) &&
+    (k.rdmaCore === undefined || inRange(env.rdmaCore, k.rdmaCore))
   );
 }
 
@@ -100,10 +108,10 @@ export function observedText(k: KnownBehaviour): string {
     .join(', ');
 }
 
-/** The kernel line the records were taken on (Debian bookworm, kernel-runtime.md). */
-const BOOKWORM = '6.1.';
+/** Debian bookworm's kernel line, where the first records were taken (kernel-runtime.md). */
+const BOOKWORM: VersionRange = { from: '6.1', before: '6.2' };
 /** rdma-core as Debian bookworm ships it. */
-const RDMA_CORE_44 = '44.';
+const RDMA_CORE_44: VersionRange = { from: '44', before: '45' };
 
 export const KNOWN_BEHAVIOUR: readonly KnownBehaviour[] = [
   {

@@ -219,6 +219,10 @@ export interface NativeSendWr {
   swap?: bigint;
   /** ATOMIC_WRITE payload (extended path only). */
   atomicValue?: bigint;
+  /** FLUSH (extended path, rdma-core >= 45): length, placement type, selectivity level. */
+  flushLength?: bigint;
+  flushType?: number;
+  flushLevel?: number;
   /** UD: the destination's address handle, QPN and Q_Key (legacy path). */
   ah?: NativeAh;
   remoteQpn?: number;
@@ -437,6 +441,13 @@ export interface NativeAddon {
   readonly constants: Readonly<Record<string, Readonly<Record<string, number>>>>;
   /** The completion layout NativeCq.poll writes: WC_LAYOUT's indices plus `words`. */
   readonly wcLayout: Readonly<Record<keyof typeof WC_LAYOUT | 'words', number>>;
+  /**
+   * The rdma-core >= 45 FLUSH names the addon uses although its headers (44) lack them
+   * (native/flush.h), C name -> value.
+   */
+  readonly rdmaCore45Constants: Readonly<Record<string, number>>;
+  /** rdma-core's version of the libibverbs this process loaded (`'44.0'`), or `''`. */
+  libibverbsVersion(): string;
 }
 
 // The loader lives in ./load.ts (node-gyp-build: a source build, else the shipped

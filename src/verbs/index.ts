@@ -11,6 +11,7 @@ export * from './constants.js';
 export * from './cq.js';
 export * from './device.js';
 export * from './errors.js';
+export * from './flush.js';
 export type { CloseOptions } from './lifetime.js';
 export * from './mr.js';
 export * from './pd.js';

@@ -5,6 +5,7 @@ import { QP_TYPE, type QpType } from './constants.js';
 import type { Cq } from './cq.js';
 import type { Context } from './device.js';
 import { VerbsArgumentError } from './errors.js';
+import { requireFlushLibrary } from './flush.js';
 import { Children, type CloseOptions } from './lifetime.js';
 import { type Access, accessMaskOf, Mr } from './mr.js';
 import { addon } from './native.js';
@@ -64,6 +65,12 @@ export interface QpOptions {
    * kernel driver decides whether the operation works).
    */
   readonly atomicWrite?: boolean;
+  /**
+   * With `extended`: also ask for IBV_QP_EX_WITH_FLUSH (IBTA 1.5 FLUSH). Needs rdma-core 45
+   * or later ({@link LibraryTooOldError} otherwise, before anything is created); the kernel
+   * driver decides whether the operation works (rxe: kernel 6.2 and later).
+   */
+  readonly flush?: boolean;
 }
 
 /** IBV_QP_EX_WITH_* (libibverbs `enum ibv_qp_create_send_ops_flags`) for RC. */
@@ -75,6 +82,7 @@ export const SEND_OPS_FLAGS = {
   RDMA_READ: 1n << 4n,
   ATOMIC_CMP_AND_SWP: 1n << 5n,
   ATOMIC_FETCH_AND_ADD: 1n << 6n,
+  FLUSH: 1n << 11n,
   ATOMIC_WRITE: 1n << 12n,
 } as const;
 
@@ -192,6 +200,7 @@ export class Pd {
     if (qpType === undefined)
       throw new VerbsArgumentError('type', `unknown QP type '${String(type)}'`);
     const sqSigAll = options.sqSigAll ?? false;
+    if (options.flush === true) requireFlushLibrary(this.context.name);
     const native = new (addon().NativeQp)(this.native, sendCq.native, recvCq.native, {
       qpType,
       sqSigAll,
@@ -201,7 +210,10 @@ export class Pd {
       maxRecvSge: count('maxRecvSge', options.maxRecvSge, 1),
       maxInlineData: count('maxInlineData', options.maxInlineData, 0),
       extended: options.extended ?? false,
-      sendOpsFlags: DEFAULT_SEND_OPS | (options.atomicWrite ? SEND_OPS_FLAGS.ATOMIC_WRITE : 0n),
+      sendOpsFlags:
+        DEFAULT_SEND_OPS |
+        (options.atomicWrite ? SEND_OPS_FLAGS.ATOMIC_WRITE : 0n) |
+        (options.flush ? SEND_OPS_FLAGS.FLUSH : 0n),
     });
     const qp = new Qp(native, this, sendCq, recvCq, this.context.name, sqSigAll);
     this.context.trackQp(qp);

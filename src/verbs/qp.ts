@@ -16,6 +16,7 @@ import { isReceiveCompletion, type WorkCompletion } from './completion.js';
 import { MTU, type Mtu, nameOf, SEND_FLAGS, type SendFlag } from './constants.js';
 import type { CompletionSink, Cq } from './cq.js';
 import { VerbsArgumentError, VerbsError } from './errors.js';
+import { FLUSH_PLACEMENT, FLUSH_SELECTIVITY, type FlushSpec } from './flush.js';
 import type { RemoteRef, Sge } from './mr.js';
 import type { Ah, Pd } from './pd.js';
 import { type QpAttr, type QpStateName, toNativeQpAttr } from './qp-attr.js';
@@ -57,6 +58,8 @@ export interface SendWr {
   readonly swap?: bigint;
   /** ATOMIC_WRITE (extended path): the 8-byte value. */
   readonly atomicValue?: bigint;
+  /** FLUSH (extended path, rdma-core >= 45, QP created with `flush`): what to flush. */
+  readonly flush?: FlushSpec;
   /** UD QPs (SEND / SEND_WITH_IMM, legacy path): where the datagram goes. */
   readonly ud?: UdDestination;
 }
@@ -251,6 +254,20 @@ export class Qp implements CompletionSink {
     if (wr.compare !== undefined) native.compareAdd = u64('compare', wr.compare);
     if (wr.swap !== undefined) native.swap = u64('swap', wr.swap);
     if (wr.atomicValue !== undefined) native.atomicValue = u64('atomicValue', wr.atomicValue);
+    if (wr.flush !== undefined) {
+      native.flushLength = u64('flush.length', wr.flush.length);
+      const placement = FLUSH_PLACEMENT[wr.flush.placement ?? 'GLOBAL'];
+      const selectivity = FLUSH_SELECTIVITY[wr.flush.selectivity ?? 'RANGE'];
+      if (placement === undefined)
+        throw new VerbsArgumentError('flush.placement', `unknown '${String(wr.flush.placement)}'`);
+      if (selectivity === undefined)
+        throw new VerbsArgumentError(
+          'flush.selectivity',
+          `unknown '${String(wr.flush.selectivity)}'`,
+        );
+      native.flushType = placement;
+      native.flushLevel = selectivity;
+    }
     if (wr.ud !== undefined) {
       const ah = wr.ud.ah;
       if (typeof ah !== 'object' || ah === null || !('native' in ah))

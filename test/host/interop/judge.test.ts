@@ -153,7 +153,7 @@ describe('judging engine against device', () => {
   const refused: KnownBehaviour = {
     id: 'test-refusal',
     provider: 'rxe',
-    kernel: '6.1.',
+    kernel: { from: '6.1', before: '6.2' },
     scenarios: ['rxe-fetch-add'],
     observed: { post1: 'EINVAL' },
     nothingHappened: true,
