@@ -47,6 +47,8 @@ bash scripts/setup/build.sh
 
 if [ "${RDMA_INTEROP_SKIP_GUEST_ASSETS:-0}" != 1 ]; then
   bash scripts/setup/guest-assets.sh
+  # The patched siw.ko (patches/siw/, RFC 7306) and its libsiw (patches/rdma-core/).
+  bash scripts/setup/siw-patched.sh
 fi
 
 note "set-up complete in $(elapsed "$setup_started" "$(date +%s.%N)") s"

@@ -5,6 +5,8 @@
 #   $RDMA_INTEROP_CACHE/siw-rfc7306/<kver>/siw.ko       the build, keyed by kernel + patches
 #   $RDMA_INTEROP_CACHE/guest/<kver>/siw-rfc7306.ko     link the guest loads it by
 #                                                       (scripts/guest/siw-module.sh)
+#   $RDMA_INTEROP_CACHE/guest/<kver>/siw-rfc7306-rdma-core  link to rdma-core 56.1 built
+#                                                       with patches/rdma-core/ (libsiw)
 # The stock siw.ko stays what modprobe loads; this one is insmod-ed on request only. Same
 # recipe as the stock build (kernel-runtime.md): linux-source + headers + kbuild of the
 # exact kernel version, downloaded with apt-get download and unpacked, never installed.
@@ -28,6 +30,11 @@ flock 9
 # Bump when the recipe below changes.
 recipe=1
 key=$( { echo "$pkg_version recipe-$recipe"; cat "$patch_dir"/*.patch; } | sha256sum | cut -c1-16)
+# The matching libsiw: rdma-core 56.1 with patches/rdma-core/ (its own cache and key).
+rdma_core=$(bash "$RDMA_INTEROP_ROOT/scripts/setup/rdma-core.sh" 56.1 "$RDMA_INTEROP_ROOT/patches/rdma-core" | tail -n1)
+[ -d "$rdma_core/lib" ] || die "the patched rdma-core build is missing ($rdma_core)"
+ln -sfn "$rdma_core" "$guest_cache/$kver/siw-rfc7306-rdma-core"
+
 if [ "$(cat "$out/.complete" 2>/dev/null)" = "$key" ] && [ -f "$out/siw.ko" ]; then
   ln -sfn "$out/siw.ko" "$guest_cache/$kver/siw-rfc7306.ko"
   note "patched siw.ko for $kver: cached"
