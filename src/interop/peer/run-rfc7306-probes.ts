@@ -46,7 +46,9 @@ function receiveLine(
   completion: { bytes: number; immediate: bigint | undefined; data: Uint8Array } | undefined,
 ): string {
   if (completion === undefined) return 'none';
-  const imm = completion.immediate === undefined ? '-' : completion.immediate.toString(16);
+  // Verbs exposes the low 32 bits of the 8 bytes (imm_data; the engine's projection too).
+  const imm =
+    completion.immediate === undefined ? '-' : (completion.immediate & 0xffff_ffffn).toString(16);
   return `ok bytes=${completion.bytes} imm=${imm} data=${hex(completion.data.subarray(0, 8))}`;
 }
 
@@ -78,7 +80,10 @@ export function engineRfc7306Answer(probe: Rfc7306Probe, target: SiwTarget): Rfc
     if (done !== undefined)
       completion = { bytes: done.byteLength, immediate: done.immediateData, data: done.data };
   }
-  return { wire: sent.join('\n'), memory: hex(buffer.memory), receive: receiveLine(completion) };
+  // siw's receive buffer is its MR: what the receive got lands in the same memory.
+  const memory = new Uint8Array(buffer.memory);
+  if (completion !== undefined) memory.set(completion.data.subarray(0, SIW_BUFFER_BYTES));
+  return { wire: sent.join('\n'), memory: hex(memory), receive: receiveLine(completion) };
 }
 
 /** Judges one probe's two answers against the recorded patched-siw behaviour. */
