@@ -4,7 +4,8 @@
 #   2. npm install of the locked versions, when package-lock.json changed since the last install
 #   3. the prebuilt addon for the package and the lowest Node version (scripts/ci/), then
 #      the TypeScript build and the N-API addon (node-gyp, incremental)
-#   4. the guest kernel, modules, siw.ko and initramfs (guest-assets.sh), cached by version
+#   4. the guest kernel, modules, siw.ko and initramfs (guest-assets.sh), cached by version,
+#      for every kernel line (kernel-matrix.sh: 6.12, 7.3 and their rdma-core 56.1)
 # Set RDMA_INTEROP_SKIP_GUEST_ASSETS=1 on a host that has its own RDMA devices.
 # Outside a git checkout this is `rdma-interop setup` (guest runtime only, user cache).
 set -euo pipefail
@@ -49,6 +50,8 @@ if [ "${RDMA_INTEROP_SKIP_GUEST_ASSETS:-0}" != 1 ]; then
   bash scripts/setup/guest-assets.sh
   # The patched siw.ko (patches/siw/, RFC 7306) and its libsiw (patches/rdma-core/).
   bash scripts/setup/siw-patched.sh
+  # the other kernel lines (6.12, 7.3) and their rdma-core, for the kernel matrix
+  bash scripts/setup/kernel-matrix.sh
 fi
 
 note "set-up complete in $(elapsed "$setup_started" "$(date +%s.%N)") s"

@@ -17,6 +17,9 @@ runtime_packages=(
   qemu-system-x86 busybox-static kmod iproute2 cpio xz-utils python3
   # building siw.ko out of tree
   make gcc libelf-dev
+  # the other kernel lines (guest-assets.sh 6.12|7.3): zstd kernels, 7.3's gcc-14 build
+  # root, and their rdma-core built from source (rdma-core.sh)
+  zstd debootstrap cmake ninja-build pkg-config libnl-3-dev libnl-route-3-dev patch
   # what the guest uses from the host's root: the providers (librxe, libsiw) and tools
   rdma-core ibverbs-providers ibverbs-utils
 )
@@ -31,8 +34,6 @@ case "${1:-all}" in
       tcpdump tshark
       # script lint in the test command
       shellcheck
-      # rdma-core built from source for the guest runs that need a newer one (setup/rdma-core.sh)
-      cmake ninja-build pkg-config libnl-3-dev libnl-route-3-dev patch
     )
     ;;
   *) die "usage: apt.sh [all|runtime]" ;;

@@ -20,6 +20,8 @@ export interface DevicesOrGuestOptions {
   readonly guestArgs: readonly string[];
   readonly timeoutSeconds?: number;
   readonly shareDir?: string;
+  /** The guest's kernel line or assets directory (runtime/assets.ts); default 6.1. */
+  readonly kernel?: string;
   /**
    * Stops the guest when aborted. SIGINT and SIGTERM always do (exit status 130, 143);
    * this is for a caller's own reasons on top of them.
@@ -68,6 +70,7 @@ export async function onDevicesOrGuest(
       setup: 'if-missing',
       ...(options.timeoutSeconds === undefined ? {} : { timeoutSeconds: options.timeoutSeconds }),
       ...(options.shareDir === undefined ? {} : { shareDir: options.shareDir }),
+      ...(options.kernel === undefined ? {} : { kernel: options.kernel }),
     });
     return result.exitCode;
   } catch (error) {

@@ -5,6 +5,7 @@
 import { execFileSync } from 'node:child_process';
 import { release } from 'node:os';
 import { openDevice } from '../verbs/device.js';
+import { libibverbsVersion } from '../verbs/flush.js';
 import type { Environment } from './known-behaviour.js';
 import { DEVICES, type DeviceName } from './scenario.js';
 
@@ -27,8 +28,18 @@ export interface RunEnvironment {
   readonly devices: readonly DeviceFacts[];
 }
 
-/** rdma-core's version as the package manager knows it, else `unknown`. */
+/**
+ * rdma-core's version: that of the libibverbs this process loaded (a guest run may load
+ * one built from source, runtime/userspace.ts), else as the package manager knows it,
+ * else `unknown`.
+ */
 export function rdmaCoreVersion(): string {
+  try {
+    const loaded = libibverbsVersion();
+    if (loaded !== 'unknown') return loaded;
+  } catch {
+    // no addon here: ask the package manager
+  }
   for (const pkg of ['libibverbs1', 'rdma-core']) {
     try {
       // dpkg-query's own field syntax, not a template placeholder.

@@ -108,17 +108,26 @@ export function observedText(k: KnownBehaviour): string {
     .join(', ');
 }
 
-/** Debian bookworm's kernel line, where the first records were taken (kernel-runtime.md). */
-const BOOKWORM: VersionRange = { from: '6.1', before: '6.2' };
-/** rdma-core as Debian bookworm ships it. */
-const RDMA_CORE_44: VersionRange = { from: '44', before: '45' };
+/**
+ * From Debian bookworm's 6.1, where the first records were taken (kernel-runtime.md), on:
+ * measured unchanged on 6.1.192, 6.12.95 and 7.3.4 (docs/kernels.md). Open-ended, so that
+ * a newer kernel that changes the behaviour fails its run instead of passing silently.
+ */
+const SINCE_6_1: VersionRange = { from: '6.1' };
+/** rdma-core from bookworm's 44 on: measured unchanged with 44.0 and 56.1. */
+const SINCE_RDMA_CORE_44: VersionRange = { from: '44' };
+/**
+ * siw's query_qp state: 6.1 up to the upstream fix "RDMA/siw: Set qp_state in
+ * siw_query_qp" (the 6.8 cycle); measured on 6.1.192 (RESET) and 6.12.95 (the real state).
+ */
+const SIW_QUERY_QP_STATE_UNSET: VersionRange = { from: '6.1', before: '6.8' };
 
 export const KNOWN_BEHAVIOUR: readonly KnownBehaviour[] = [
   {
     id: 'librxe-atomic-alignment',
     provider: 'rxe',
-    kernel: BOOKWORM,
-    rdmaCore: RDMA_CORE_44,
+    kernel: SINCE_6_1,
+    rdmaCore: SINCE_RDMA_CORE_44,
     scenarios: ['rxe-misaligned'],
     observed: { post1: 'EINVAL', 'post1.bad_wr': 'wr1' },
     nothingHappened: true,
@@ -131,8 +140,8 @@ export const KNOWN_BEHAVIOUR: readonly KnownBehaviour[] = [
   {
     id: 'refused-post-keeps-rts',
     provider: 'rxe',
-    kernel: BOOKWORM,
-    rdmaCore: RDMA_CORE_44,
+    kernel: SINCE_6_1,
+    rdmaCore: SINCE_RDMA_CORE_44,
     scenarios: ['rxe-misaligned'],
     // The aligned FetchAdd posted next executes on the untouched QP: it fetches the word at
     // offset 8 as initialised and adds to it (so the misaligned word at 12 changes too).
@@ -156,8 +165,8 @@ export const KNOWN_BEHAVIOUR: readonly KnownBehaviour[] = [
   {
     id: 'librxe-atomic-sge-length',
     provider: 'rxe',
-    kernel: BOOKWORM,
-    rdmaCore: RDMA_CORE_44,
+    kernel: SINCE_6_1,
+    rdmaCore: SINCE_RDMA_CORE_44,
     scenarios: ['rxe-atomic-short-sge', 'rxe-atomic-no-sge'],
     observed: { post1: 'EINVAL', 'post1.bad_wr': 'wr1' },
     nothingHappened: true,
@@ -170,8 +179,8 @@ export const KNOWN_BEHAVIOUR: readonly KnownBehaviour[] = [
   {
     id: 'librxe-refused-sge-keeps-rts',
     provider: 'rxe',
-    kernel: BOOKWORM,
-    rdmaCore: RDMA_CORE_44,
+    kernel: SINCE_6_1,
+    rdmaCore: SINCE_RDMA_CORE_44,
     scenarios: ['rxe-atomic-short-sge', 'rxe-atomic-no-sge'],
     // Nothing was sent for the refused request; the next FetchAdd executes on the intact QP,
     // which leaves the word where the engine's executed-then-failed request leaves it.
@@ -194,7 +203,7 @@ export const KNOWN_BEHAVIOUR: readonly KnownBehaviour[] = [
   {
     id: 'rxe-short-sge-is-protection-error',
     provider: 'rxe',
-    kernel: BOOKWORM,
+    kernel: SINCE_6_1,
     scenarios: ['rxe-atomic-short-sge-ex', 'rxe-atomic-no-sge-ex'],
     observed: { 'requester.wc1.status': 'LOC_PROT_ERR' },
     why:
@@ -207,7 +216,7 @@ export const KNOWN_BEHAVIOUR: readonly KnownBehaviour[] = [
   {
     id: 'rxe-no-retry-exhaustion-towards-err-qp',
     provider: 'rxe',
-    kernel: BOOKWORM,
+    kernel: SINCE_6_1,
     scenarios: [
       'rxe-atomic-invalid-lkey*',
       'rxe-atomic-short-sge-ex',
@@ -231,7 +240,7 @@ export const KNOWN_BEHAVIOUR: readonly KnownBehaviour[] = [
   {
     id: 'rxe-qp-access-is-invalid-request',
     provider: 'rxe',
-    kernel: BOOKWORM,
+    kernel: SINCE_6_1,
     scenarios: ['rxe-qp-no-atomic*', 'rxe-qp-atomic-removed*'],
     observed: { 'requester.wc1.status': 'REM_INV_REQ_ERR' },
     why:
@@ -244,7 +253,7 @@ export const KNOWN_BEHAVIOUR: readonly KnownBehaviour[] = [
   {
     id: 'rxe-grh-on-rc-receive',
     provider: 'rxe',
-    kernel: BOOKWORM,
+    kernel: SINCE_6_1,
     scenarios: ['rxe-*'],
     // Every program's receive is the responder's first completion.
     observed: { 'responder.wc1.flags': /^GRH(\|.+)?$/ },
@@ -257,7 +266,7 @@ export const KNOWN_BEHAVIOUR: readonly KnownBehaviour[] = [
   {
     id: 'rxe-send-cqe-with-imm',
     provider: 'rxe',
-    kernel: BOOKWORM,
+    kernel: SINCE_6_1,
     scenarios: ['rxe-write-imm*', 'rxe-send-imm*', 'rxe-order-write-then-write-imm*'],
     observed: {
       'requester.wc*.flags': 'WITH_IMM',
@@ -274,7 +283,7 @@ export const KNOWN_BEHAVIOUR: readonly KnownBehaviour[] = [
     id: 'engine-write-imm-places-before-rnr',
     side: 'engine',
     provider: 'rxe',
-    kernel: BOOKWORM,
+    kernel: SINCE_6_1,
     scenarios: ['rxe-write-imm-no-recv*'],
     observed: { 'mem[8]': '0x0123456789abcdef' },
     why:
@@ -286,8 +295,8 @@ export const KNOWN_BEHAVIOUR: readonly KnownBehaviour[] = [
   {
     id: 'libsiw-no-atomics',
     provider: 'siw',
-    kernel: BOOKWORM,
-    rdmaCore: RDMA_CORE_44,
+    kernel: SINCE_6_1,
+    rdmaCore: SINCE_RDMA_CORE_44,
     scenarios: [
       'siw-fetch-add*',
       'siw-cmp-swap*',
@@ -306,8 +315,8 @@ export const KNOWN_BEHAVIOUR: readonly KnownBehaviour[] = [
   {
     id: 'libsiw-no-write-imm',
     provider: 'siw',
-    kernel: BOOKWORM,
-    rdmaCore: RDMA_CORE_44,
+    kernel: SINCE_6_1,
+    rdmaCore: SINCE_RDMA_CORE_44,
     scenarios: ['siw-write-imm*'],
     observed: { post1: 'EINVAL', 'post1.bad_wr': 'wr1' },
     nothingHappened: true,
@@ -319,8 +328,8 @@ export const KNOWN_BEHAVIOUR: readonly KnownBehaviour[] = [
   {
     id: 'libsiw-list-refusal-lost',
     provider: 'siw',
-    kernel: BOOKWORM,
-    rdmaCore: RDMA_CORE_44,
+    kernel: SINCE_6_1,
+    rdmaCore: SINCE_RDMA_CORE_44,
     scenarios: ['siw-order-write-then-write-imm', 'siw-order-send-then-atomic'],
     // Only the first request of the list reaches the wire; the second never completes.
     observed: {
@@ -338,8 +347,8 @@ export const KNOWN_BEHAVIOUR: readonly KnownBehaviour[] = [
   {
     id: 'libsiw-no-send-imm',
     provider: 'siw',
-    kernel: BOOKWORM,
-    rdmaCore: RDMA_CORE_44,
+    kernel: SINCE_6_1,
+    rdmaCore: SINCE_RDMA_CORE_44,
     scenarios: ['siw-send-imm*'],
     observed: { post1: 'EINVAL', 'post1.bad_wr': 'wr1' },
     nothingHappened: true,
@@ -351,18 +360,19 @@ export const KNOWN_BEHAVIOUR: readonly KnownBehaviour[] = [
   {
     id: 'siw-query-qp-state',
     provider: 'siw',
-    kernel: BOOKWORM,
+    kernel: SIW_QUERY_QP_STATE_UNSET,
     scenarios: ['siw-*'],
     observed: { 'q*.*.state': 'RESET' },
     why:
       "siw_query_qp in Debian's 6.1 kernel does not fill qp_state (it reads as 0 = RESET although the QP is " +
-      'in RTS); a later upstream patch (about 6.8) adds siw_qp_state_to_ib_qp_state',
+      'in RTS); upstream "RDMA/siw: Set qp_state in siw_query_qp" (6.8 cycle) adds siw_qp_state_to_ib_qp_state, ' +
+      'and 6.12 and 7.3 report the real state (RTS, ERR), as the engine does',
   },
   {
     id: 'engine-no-solicited-flag',
     side: 'engine',
     provider: 'siw',
-    kernel: BOOKWORM,
+    kernel: SINCE_6_1,
     scenarios: ['siw-send-solicited'],
     observed: { wire: 'requester> send-se qn=0 msn=1 mo=0 L payload=1122334455667788' },
     why:

@@ -1,6 +1,7 @@
 import { existsSync, readFileSync, realpathSync } from 'node:fs';
-import { basename, join } from 'node:path';
+import { basename, join, resolve } from 'node:path';
 import { GuestRuntimeError } from './errors.js';
+import { DEFAULT_KERNEL_LINE, KERNEL_LINES, kernelLine } from './kernel-lines.js';
 import { cacheRoot } from './paths.js';
 
 /** The files a guest boots from, built by scripts/setup/guest-assets.sh. */
@@ -16,17 +17,42 @@ export interface GuestAssets {
 }
 
 /**
- * Finds the cached guest assets: `kernelDir` (a directory with vmlinuz, initramfs and
- * root/) or, by default, the one `guest/current` points at.
+ * What `--kernel` names: a kernel line (`6.1`, `6.12`, `7.3`: the cached assets of that
+ * line) or a directory of assets (vmlinuz, initramfs, root/). Anything else that is not
+ * a directory is a usage error naming the lines.
  */
-export function findGuestAssets(kernelDir?: string): GuestAssets {
-  const dir = kernelDir ?? join(cacheRoot(), 'guest', 'current');
+export type KernelSelection =
+  | { readonly kind: 'line'; readonly line: string; readonly dir: string }
+  | { readonly kind: 'dir'; readonly dir: string };
+
+export function selectKernel(kernel: string | undefined): KernelSelection {
+  const name = kernel ?? DEFAULT_KERNEL_LINE;
+  if (kernelLine(name) !== undefined) {
+    // The default line keeps its historical link `current`; the others have `line-<name>`.
+    const link = name === DEFAULT_KERNEL_LINE ? 'current' : `line-${name}`;
+    return { kind: 'line', line: name, dir: join(cacheRoot(), 'guest', link) };
+  }
+  if (existsSync(name)) return { kind: 'dir', dir: resolve(name) };
+  throw new GuestRuntimeError(
+    'assets-missing',
+    `--kernel ${name}: neither a kernel line (${KERNEL_LINES.map((l) => l.line).join(', ')}) nor a directory of guest assets`,
+  );
+}
+
+/**
+ * Finds the cached guest assets: `kernel` is a kernel line or a directory with vmlinuz,
+ * initramfs and root/; by default, the one `guest/current` points at (the 6.1 line).
+ */
+export function findGuestAssets(kernel?: string): GuestAssets {
+  const selected = selectKernel(kernel);
+  const dir = selected.dir;
   const stamp = join(dir, '.complete');
   if (!existsSync(stamp)) {
-    throw new GuestRuntimeError(
-      'assets-missing',
-      `no guest kernel at ${dir}: run 'rdma-interop setup' first (in a checkout: npm run setup)`,
-    );
+    const how =
+      selected.kind === 'line'
+        ? `run 'rdma-interop setup --kernel ${selected.line}' first (in a checkout: bash scripts/setup/guest-assets.sh ${selected.line})`
+        : `run 'rdma-interop setup' first (in a checkout: npm run setup)`;
+    throw new GuestRuntimeError('assets-missing', `no guest kernel at ${dir}: ${how}`);
   }
   const real = realpathSync(dir);
   return {

@@ -3,16 +3,19 @@
  * on this host; else a throwaway QEMU guest booting Debian's own kernel with rxe and siw.
  */
 import { existsSync, readdirSync } from 'node:fs';
-import { findGuestAssets, type GuestAssets } from './assets.js';
+import { findGuestAssets, type GuestAssets, selectKernel } from './assets.js';
 import { GuestRuntimeError } from './errors.js';
+import { kernelLine } from './kernel-lines.js';
 import { type Accelerator, chooseAccelerator } from './kvm.js';
 import { cacheRoot } from './paths.js';
 import { type BootResult, bootGuest } from './qemu.js';
 import { cleanupStaleRuns } from './run-dir.js';
 import { setupGuestAssets } from './setup.js';
+import { rdmaCoreEnv } from './userspace.js';
 
-export { findGuestAssets, type GuestAssets } from './assets.js';
+export { findGuestAssets, type GuestAssets, type KernelSelection, selectKernel } from './assets.js';
 export { GuestRuntimeError, type RuntimeFailure } from './errors.js';
+export { DEFAULT_KERNEL_LINE, KERNEL_LINES, type KernelLine, kernelLine } from './kernel-lines.js';
 export type { Accelerator } from './kvm.js';
 export { cacheRoot, useCacheDir } from './paths.js';
 export type { BootResult } from './qemu.js';
@@ -33,6 +36,16 @@ export interface GuestRunOptions {
   readonly timeoutSeconds?: number;
   /** A directory of guest assets (default: the cached current kernel). */
   readonly kernelDir?: string;
+  /**
+   * A kernel line (`6.1`, `6.12`, `7.3`: kernel-lines.ts) or a directory of guest assets;
+   * wins over `kernelDir`. A line runs with its own rdma-core (kernel-lines.ts).
+   */
+  readonly kernel?: string;
+  /**
+   * `line` (default): the rdma-core the kernel line pairs with; `host`: the host's own; a
+   * version: that one built by scripts/setup/rdma-core.sh.
+   */
+  readonly rdmaCore?: string;
   readonly accel?: Accelerator | 'auto';
   readonly memoryMiB?: number;
   readonly cpus?: number;
@@ -88,13 +101,19 @@ export async function runInGuest(options: GuestRunOptions): Promise<BootResult> 
     progress(`killed QEMU left by a dead run: pid ${stale.killed.join(', ')}`);
   }
   const assets = await guestAssets(options, progress);
+  const userspace = guestRdmaCore(options);
+  if (userspace !== undefined) progress(`rdma-core ${userspace} (built from source)`);
   const base = {
     ...(options.signal === undefined ? {} : { signal: options.signal }),
     assets,
     cwd: options.cwd ?? process.cwd(),
     memoryMiB: options.memoryMiB ?? 2048,
     cpus: options.cpus ?? 2,
-    env: { ...forwardedEnv(), ...options.env },
+    env: {
+      ...forwardedEnv(),
+      ...(userspace === undefined ? {} : rdmaCoreEnv(userspace)),
+      ...options.env,
+    },
   };
   let accel: Accelerator;
   if (options.accel === undefined || options.accel === 'auto') {
@@ -143,22 +162,38 @@ export async function runInGuest(options: GuestRunOptions): Promise<BootResult> 
   return result;
 }
 
+/** The rdma-core version built from source this run uses, `undefined` for the host's. */
+function guestRdmaCore(options: GuestRunOptions): string | undefined {
+  const choice = options.rdmaCore ?? 'line';
+  if (choice === 'host') return undefined;
+  if (choice !== 'line') return choice;
+  const selected = selectKernel(options.kernel ?? options.kernelDir);
+  return selected.kind === 'line' ? kernelLine(selected.line)?.rdmaCore : undefined;
+}
+
 /** The assets to boot; with `setup: 'if-missing'`, built first when there are none. */
 async function guestAssets(
   options: GuestRunOptions,
   progress: (line: string) => void,
 ): Promise<GuestAssets> {
+  const selected = selectKernel(options.kernel ?? options.kernelDir);
+  const rdmaCore = guestRdmaCore(options);
   try {
-    return findGuestAssets(options.kernelDir);
+    const assets = findGuestAssets(options.kernel ?? options.kernelDir);
+    if (rdmaCore !== undefined) rdmaCoreEnv(rdmaCore);
+    return assets;
   } catch (error) {
     const missing = error instanceof GuestRuntimeError && error.failure === 'assets-missing';
-    if (!missing || options.kernelDir !== undefined || options.setup !== 'if-missing') {
+    if (!missing || selected.kind !== 'line' || options.setup !== 'if-missing') {
       throw error;
     }
   }
-  progress(`no guest assets in ${cacheRoot()} yet: setting them up (a few minutes, once)`);
+  progress(
+    `no guest assets for kernel line ${selected.line} in ${cacheRoot()} yet: setting them up (a few minutes, once)`,
+  );
   return setupGuestAssets({
     onProgress: progress,
+    kernelLine: selected.line,
     ...(options.signal === undefined ? {} : { signal: options.signal }),
   });
 }

@@ -10,6 +10,7 @@ import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { findGuestAssets, type GuestAssets } from './assets.js';
 import { GuestRuntimeError } from './errors.js';
+import { DEFAULT_KERNEL_LINE, kernelLine } from './kernel-lines.js';
 import { cacheRoot, packageRoot } from './paths.js';
 
 export interface SetupOptions {
@@ -17,6 +18,8 @@ export interface SetupOptions {
   readonly onProgress?: (line: string) => void;
   /** Aborting stops the set-up scripts (their whole process group). */
   readonly signal?: AbortSignal;
+  /** The kernel line to set up (kernel-lines.ts); default 6.1. */
+  readonly kernelLine?: string;
 }
 
 /** apt.sh's status for "packages missing and not root" (it prints the apt command). */
@@ -24,7 +27,11 @@ const PACKAGES_MISSING_STATUS = 3;
 const TAIL_LINES = 20;
 
 /** Runs one set-up script; resolves when it succeeds, rejects with a typed error. */
-function runScript(script: string, args: readonly string[], options: SetupOptions): Promise<void> {
+export function runScript(
+  script: string,
+  args: readonly string[],
+  options: SetupOptions,
+): Promise<void> {
   const progress = options.onProgress ?? (() => {});
   return new Promise<void>((resolveRun, rejectRun) => {
     if (options.signal?.aborted) {
@@ -90,12 +97,18 @@ function runScript(script: string, args: readonly string[], options: SetupOption
 }
 
 /**
- * Makes the guest runtime ready: Debian packages (installed when root, else a
+ * Makes the guest runtime ready for one kernel line: Debian packages (installed when root, else a
  * `packages-missing` error naming the apt command), then the guest assets in the cache
  * (cached by kernel version: a second call only checks). Resolves with the assets.
  */
 export async function setupGuestAssets(options: SetupOptions = {}): Promise<GuestAssets> {
+  const line = options.kernelLine ?? DEFAULT_KERNEL_LINE;
+  const known = kernelLine(line);
+  if (known === undefined)
+    throw new GuestRuntimeError('setup-failed', `no kernel line '${line}' to set up`);
   await runScript('apt.sh', ['runtime'], options);
-  await runScript('guest-assets.sh', [], options);
-  return findGuestAssets();
+  await runScript('guest-assets.sh', [line], options);
+  // The line's own rdma-core (built from source), when it runs with one.
+  if (known.rdmaCore !== undefined) await runScript('rdma-core.sh', [known.rdmaCore], options);
+  return findGuestAssets(line);
 }

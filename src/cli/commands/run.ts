@@ -1,10 +1,15 @@
-import { cpSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { SingleBar } from 'cli-progress';
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import picomatch from 'picomatch';
 import { collectEnvironment, environmentFor } from '../../interop/environment.js';
+import {
+  compareKernels,
+  kernelResultsOf,
+  renderComparisonMarkdown,
+} from '../../interop/kernel-matrix/comparison.js';
 import { WIRE_PROBES } from '../../interop/peer/probes.js';
 import { type ProbeResult, runProbe } from '../../interop/peer/run-probes.js';
 import {
@@ -17,7 +22,12 @@ import { writeReport } from '../../interop/report-files.js';
 import { passed, runScenarios } from '../../interop/runner.js';
 import { DEVICES, type DeviceName, type Scenario } from '../../interop/scenario.js';
 import { SCENARIOS } from '../../interop/scenarios.js';
-import { hostRdmaDevices } from '../../runtime/index.js';
+import {
+  DEFAULT_KERNEL_LINE,
+  hostRdmaDevices,
+  KERNEL_LINES,
+  kernelLine,
+} from '../../runtime/index.js';
 import { onDevicesOrGuest } from '../devices-or-guest.js';
 import { positiveSeconds } from '../options.js';
 
@@ -29,6 +39,8 @@ interface RunOptions {
   readonly strict?: boolean;
   readonly list?: boolean;
   readonly timeout: number;
+  readonly kernel?: string;
+  readonly kernels?: string[];
 }
 
 const DEVICE_NAMES = Object.keys(DEVICES) as DeviceName[];
@@ -133,6 +145,96 @@ async function runHere(options: RunOptions, reportDir: string | undefined): Prom
   return verdicts.every((v) => passed(v, strict)) ? 0 : 1;
 }
 
+/** commander argument parser for `--kernels all` / `--kernels 6.1,7.3`. */
+function parseKernelLines(value: string): string[] {
+  if (value.trim() === 'all') return KERNEL_LINES.map((l) => l.line);
+  const names = value
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '');
+  const unknown = names.filter((n) => kernelLine(n) === undefined);
+  if (names.length === 0 || unknown.length > 0)
+    throw new InvalidArgumentError(
+      `unknown kernel line ${unknown.join(', ') || '(none)'}; the lines are ${KERNEL_LINES.map((l) => l.line).join(', ')} (or 'all')`,
+    );
+  return [...new Set(names)];
+}
+
+/** One suite run where the devices are (this host, or a guest booting `kernel`). */
+async function runOnce(
+  options: RunOptions,
+  kernel: string | undefined,
+  report: string | undefined,
+): Promise<number> {
+  const guestArgs = ['run', '--runtime', 'host'];
+  if (options.device !== undefined) guestArgs.push('--device', options.device.join(','));
+  if (options.scenario !== undefined) guestArgs.push('--scenario', options.scenario);
+  if (options.strict) guestArgs.push('--strict');
+  // In the guest, the report goes to a private share first (the guest writes nothing
+  // else the host keeps), and is copied to its place afterwards.
+  const share = report === undefined ? undefined : mkdtempSync(join(tmpdir(), 'rdma-interop-run-'));
+  if (share !== undefined) guestArgs.push('--report', join(share, 'report'));
+  try {
+    const status = await onDevicesOrGuest(
+      {
+        where: options.runtime,
+        guestArgs,
+        timeoutSeconds: options.timeout,
+        ...(share === undefined ? {} : { shareDir: share }),
+        ...(kernel === undefined ? {} : { kernel }),
+      },
+      () => runHere(options, share === undefined ? undefined : join(share, 'report')),
+    );
+    const produced = share === undefined ? undefined : join(share, 'report');
+    if (produced !== undefined && report !== undefined && existsSync(produced))
+      cpSync(produced, resolve(report), { recursive: true });
+    return status;
+  } finally {
+    if (share !== undefined) rmSync(share, { recursive: true, force: true });
+  }
+}
+
+/**
+ * The suite on each kernel line in turn (a guest each), then, with --report, the
+ * comparison of their results. Fails when any kernel's run fails (a record that stops
+ * holding on a kernel fails that kernel's run).
+ */
+async function runOnKernels(options: RunOptions, lines: readonly string[]): Promise<number> {
+  if (options.runtime === 'host') {
+    process.stderr.write(
+      'interop: --kernels boots a guest per kernel; it cannot run with --runtime host\n',
+    );
+    return 2;
+  }
+  const statuses: Record<string, number> = {};
+  for (const line of lines) {
+    process.stderr.write(`interop: kernel line ${line}\n`);
+    const report = options.report === undefined ? undefined : join(resolve(options.report), line);
+    statuses[line] = await runOnce({ ...options, runtime: 'guest' }, line, report);
+    process.stdout.write(`interop: kernel ${line}: exit status ${statuses[line]}\n`);
+  }
+  if (options.report !== undefined) {
+    const dir = resolve(options.report);
+    const runs = lines
+      .filter((l) => existsSync(join(dir, l, 'results.json')))
+      .map((l) =>
+        kernelResultsOf(l, JSON.parse(readFileSync(join(dir, l, 'results.json'), 'utf8'))),
+      );
+    const comparison = compareKernels(runs);
+    writeFileSync(join(dir, 'comparison.json'), `${JSON.stringify(comparison, null, 2)}\n`);
+    writeFileSync(join(dir, 'comparison.md'), `${renderComparisonMarkdown(comparison)}\n`);
+    process.stdout.write(
+      `interop: ${comparison.changedCount} observed values differ between kernels ${runs.map((r) => r.line).join(', ')} (${join(dir, 'comparison.md')})\n`,
+    );
+  }
+  const failed = Object.entries(statuses).filter(([, s]) => s !== 0);
+  if (failed.length > 0)
+    process.stdout.write(
+      `interop: failed on ${failed.map(([l, s]) => `${l} (status ${s})`).join(', ')}\n`,
+    );
+  return failed.length === 0 ? 0 : Math.max(...failed.map(([, s]) => s));
+}
+
 /** `rdma-interop run`: the interop suite on the default runtime. */
 export function registerRun(program: Command): void {
   program
@@ -159,6 +261,18 @@ export function registerRun(program: Command): void {
     .option('--strict', 'fail on differences the records do not cover (devices without records)')
     .option('--list', 'list the scenarios the filters select and exit')
     .option('--timeout <seconds>', 'guest runtime limit', positiveSeconds, 900)
+    .option(
+      '--kernel <line|dir>',
+      `the guest's kernel line (${KERNEL_LINES.map((l) => l.line).join(', ')}) or guest assets directory (default ${DEFAULT_KERNEL_LINE})`,
+    )
+    .addOption(
+      new Option(
+        '--kernels <lines>',
+        "run on several kernel lines, one guest each ('all' or e.g. 6.1,7.3); with --report: <dir>/<line>/ per kernel plus comparison.md and comparison.json",
+      )
+        .argParser(parseKernelLines)
+        .conflicts(['kernel']),
+    )
     .action(async (options: RunOptions) => {
       const { scenarios, probes } = selectScenarios(options);
       if (scenarios.length + probes.length === 0) {
@@ -176,30 +290,10 @@ export function registerRun(program: Command): void {
         for (const p of probes) process.stdout.write(`${p.id}\tsiw0\tprobe\twire\t${p.title}\n`);
         return;
       }
-      const guestArgs = ['run', '--runtime', 'host'];
-      if (options.device !== undefined) guestArgs.push('--device', options.device.join(','));
-      if (options.scenario !== undefined) guestArgs.push('--scenario', options.scenario);
-      if (options.strict) guestArgs.push('--strict');
-      // In the guest, the report goes to a private share first (the guest writes nothing
-      // else the host keeps), and is copied to its place afterwards.
-      const share =
-        options.report === undefined ? undefined : mkdtempSync(join(tmpdir(), 'rdma-interop-run-'));
-      if (share !== undefined) guestArgs.push('--report', join(share, 'report'));
-      try {
-        process.exitCode = await onDevicesOrGuest(
-          {
-            where: options.runtime,
-            guestArgs,
-            timeoutSeconds: options.timeout,
-            ...(share === undefined ? {} : { shareDir: share }),
-          },
-          () => runHere(options, share === undefined ? undefined : join(share, 'report')),
-        );
-        const produced = share === undefined ? undefined : join(share, 'report');
-        if (produced !== undefined && options.report !== undefined && existsSync(produced))
-          cpSync(produced, resolve(options.report), { recursive: true });
-      } finally {
-        if (share !== undefined) rmSync(share, { recursive: true, force: true });
+      if (options.kernels !== undefined) {
+        process.exitCode = await runOnKernels(options, options.kernels);
+        return;
       }
+      process.exitCode = await runOnce(options, options.kernel, options.report);
     });
 }

@@ -1,5 +1,12 @@
 import { type Command, InvalidArgumentError, Option } from 'commander';
-import { abortOnSignals, GuestRuntimeError, runInGuest, useCacheDir } from '../../runtime/index.js';
+import {
+  abortOnSignals,
+  DEFAULT_KERNEL_LINE,
+  GuestRuntimeError,
+  KERNEL_LINES,
+  runInGuest,
+  useCacheDir,
+} from '../../runtime/index.js';
 import { reportGuestFailure } from '../devices-or-guest.js';
 
 function positiveInteger(value: string): number {
@@ -21,7 +28,15 @@ export function registerVm(program: Command): void {
     .description(
       'boot a throwaway QEMU guest (Debian kernel, rxe0 + siw0), run a command in it as root, exit with its status',
     )
-    .option('--kernel <dir>', 'guest assets directory (default: <cache>/guest/current)')
+    .option(
+      '--kernel <line|dir>',
+      `kernel line (${KERNEL_LINES.map((l) => l.line).join(', ')}; set up on first use) or a guest assets directory (default: ${DEFAULT_KERNEL_LINE})`,
+    )
+    .option(
+      '--rdma-core <which>',
+      "userspace: 'line' (the kernel line's own: host 44 for 6.1, 56.1 built from source for 6.12 and 7.3), 'host', or a version built by scripts/setup/rdma-core.sh",
+      'line',
+    )
     .option('--timeout <seconds>', 'limit for boot + command', positiveInteger, 600)
     .option('--memory <MiB>', 'guest memory', positiveInteger, 2048)
     .option('--cpus <n>', 'guest CPUs', positiveInteger, 2)
@@ -50,7 +65,8 @@ export function registerVm(program: Command): void {
           memoryMiB: opts.memory as number,
           cpus: opts.cpus as number,
           accel: opts.accel as 'auto' | 'kvm' | 'tcg',
-          ...(typeof opts.kernel === 'string' ? { kernelDir: opts.kernel } : {}),
+          ...(typeof opts.kernel === 'string' ? { kernel: opts.kernel } : {}),
+          rdmaCore: opts.rdmaCore as string,
           ...(typeof opts.share === 'string' ? { shareDir: opts.share } : {}),
           onOutput: (chunk) => {
             if (stdoutOpen) process.stdout.write(chunk);
