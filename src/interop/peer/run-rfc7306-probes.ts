@@ -3,6 +3,7 @@
  * against the reference engine as an RNIC with the extensions, holding the same memory,
  * and judges the answers: wire lines, target memory afterwards, receive completion.
  */
+import type { RdmapMessage } from '../../codec/iwarp/messages.js';
 import { encodeRdmapMessage } from '../../codec/iwarp/rdmap.js';
 import { TaggedBufferTable } from '../../engine/memory/tagged-buffer.js';
 import { Responder } from '../../engine/responder/responder.js';
@@ -34,6 +35,16 @@ export interface Rfc7306ProbeResult {
 }
 
 const hex = (bytes: Uint8Array): string => Buffer.from(bytes).toString('hex');
+
+/**
+ * One wire line per message, plus what the shared wire line leaves out of an Atomic
+ * Response: the Original Request Identifier and the Original Remote Data Value.
+ */
+function line(message: RdmapMessage): string {
+  const base = wireLine('responder', message, []);
+  if (message.kind !== 'atomic-response') return base;
+  return `${base} req=0x${message.originalRequestIdentifier.toString(16)} orig=0x${message.originalRemoteDataValue.toString(16)}`;
+}
 
 /** The MR's first bytes: `word` in host (little-endian) order, the rest zero. */
 export function initialMemory(word: bigint): Uint8Array {
@@ -75,7 +86,7 @@ export function engineRfc7306Answer(probe: Rfc7306Probe, target: SiwTarget): Rfc
   let completion: Parameters<typeof receiveLine>[0];
   for (const message of probe.messages(target)) {
     const result = responder.receive(message, encodeRdmapMessage(message));
-    sent.push(...result.sent.map((m) => wireLine('responder', m, [])));
+    sent.push(...result.sent.map(line));
     const done = result.completions[0];
     if (done !== undefined)
       completion = { bytes: done.byteLength, immediate: done.immediateData, data: done.data };
@@ -116,7 +127,7 @@ export async function runRfc7306Probe(probe: Rfc7306Probe): Promise<Rfc7306Probe
     const engine = engineRfc7306Answer(probe, siw.target);
     const received = siw.completion;
     const kernel: Rfc7306Answer = {
-      wire: siw.sent.map((m) => wireLine('responder', m, [])).join('\n'),
+      wire: siw.sent.map(line).join('\n'),
       memory: hex(siw.memory),
       receive: receiveLine(
         received === undefined
