@@ -10,6 +10,12 @@ set -euo pipefail
 
 log() { printf '[devices] %s\n' "$*" >&2; }
 
+# RDMA_INTEROP_SIW=rfc7306: siw0 on the patched siw.ko (patches/siw/, RFC 7306), loaded
+# before the modprobe below would load the stock one.
+if [ "${RDMA_INTEROP_SIW:-stock}" = rfc7306 ]; then
+  bash "$(dirname "$0")/guest/siw-module.sh" rfc7306 || log "warning: the patched siw.ko did not load"
+fi
+
 # modprobe: the modules may live in a non-standard root (the guest points /lib/modules at
 # the extracted Debian kernel; a container uses the host's /lib/modules).
 for m in rdma_rxe siw rdma_ucm ib_uverbs dummy; do

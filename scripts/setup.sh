@@ -48,6 +48,8 @@ bash scripts/setup/build.sh
 
 if [ "${RDMA_INTEROP_SKIP_GUEST_ASSETS:-0}" != 1 ]; then
   bash scripts/setup/guest-assets.sh
+  # The patched siw.ko (patches/siw/, RFC 7306) and its libsiw (patches/rdma-core/).
+  bash scripts/setup/siw-patched.sh
   # the other kernel lines (6.12, 7.3) and their rdma-core, for the kernel matrix
   bash scripts/setup/kernel-matrix.sh
 fi

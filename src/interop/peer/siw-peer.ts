@@ -11,11 +11,36 @@ import { decodeMpaFrame, encodeMpaFrame, makeMpaFrame } from '../../codec/iwarp/
 import { decodeMpaStream, encodeMpaStream } from '../../codec/iwarp/stream.js';
 import { EventChannel } from '../../verbs/cm.js';
 import type { WorkCompletion } from '../../verbs/completion.js';
+import type { Access as AccessFlag } from '../../verbs/mr.js';
 
 /** siw0's address (scripts/rdma-devices.sh). */
 const SIW_ADDRESS = '198.51.100.1';
 /** How long siw gets to answer (it runs under TCG in the guest). */
 const ANSWER_WAIT_MS = 3000;
+
+/** Size of the siw QP's one memory region (receive buffer and atomic target). */
+export const SIW_BUFFER_BYTES = 64;
+
+/** Where the probe messages may point: the siw MR, as registered. */
+export interface SiwTarget {
+  readonly stag: number;
+  /** Address of the MR's first byte (siw is VA-based: this is its Tagged Offset). */
+  readonly address: bigint;
+}
+
+/** How one probe connection is set up and what it sends. */
+export interface SiwProbeSetup {
+  /** The MR's access flags. */
+  readonly access: readonly AccessFlag[];
+  /** The MR's contents before the probe (SIW_BUFFER_BYTES long; zeros by default). */
+  readonly initial?: Uint8Array;
+  /** Whether the QP gets one receive (the whole MR) before the probe. */
+  readonly postReceive: boolean;
+  /** The IRD siw accepts with (responder resources; default 4). */
+  readonly ird?: number;
+  /** The messages, sent back to back in one TCP write after the MPA exchange. */
+  readonly messages: (target: SiwTarget) => readonly RdmapMessage[];
+}
 
 export interface SiwAnswer {
   /** RDMAP messages siw sent after its MPA Reply, decoded by the codec. */
@@ -24,6 +49,10 @@ export interface SiwAnswer {
   readonly completion: WorkCompletion | undefined;
   /** The bytes in siw's receive buffer afterwards (first 8). */
   readonly received: Uint8Array;
+  /** The whole MR afterwards (SIW_BUFFER_BYTES). */
+  readonly memory: Uint8Array;
+  /** The MR the messages pointed at. */
+  readonly target: SiwTarget;
   /** Whether siw closed the TCP connection after answering. */
   readonly closedBySiw: boolean;
 }
@@ -43,7 +72,12 @@ async function waitUntil(check: () => boolean, ms: number): Promise<boolean> {
 }
 
 /** Connects to a fresh siw QP, sends `probe` as the first FPDU, returns siw's answer. */
-export async function probeSiw(probe: RdmapMessage): Promise<SiwAnswer> {
+export function probeSiw(probe: RdmapMessage): Promise<SiwAnswer> {
+  return probeSiwWith({ access: ['LOCAL_WRITE'], postReceive: true, messages: () => [probe] });
+}
+
+/** Connects to a fresh siw QP set up as `setup` says, sends its messages, returns siw's answer. */
+export async function probeSiwWith(setup: SiwProbeSetup): Promise<SiwAnswer> {
   const channel = new EventChannel();
   const listener = channel.createId();
   const cleanup: (() => void | Promise<void>)[] = [() => channel.close(), () => listener.close()];
@@ -85,13 +119,14 @@ export async function probeSiw(probe: RdmapMessage): Promise<SiwAnswer> {
     const cq = context.createCq({ cqe: 8 });
     cleanup.push(() => cq.close());
     const qp = id.createQp(pd, { sendCq: cq });
-    const buffer = Buffer.alloc(64);
-    const mr = pd.regMr(buffer, ['LOCAL_WRITE']);
+    const buffer = Buffer.alloc(SIW_BUFFER_BYTES);
+    if (setup.initial !== undefined) buffer.set(setup.initial);
+    const mr = pd.regMr(buffer, [...setup.access]);
     // Closed after the QP (it may still hold the posted receive).
     cleanup.push(() => mr.close());
     cleanup.push(() => qp.close());
-    qp.postRecv({ sgList: [mr.sge(0, 64)] });
-    await id.accept({ responderResources: 4, initiatorDepth: 4 });
+    if (setup.postReceive) qp.postRecv({ sgList: [mr.sge(0, SIW_BUFFER_BYTES)] });
+    await id.accept({ responderResources: setup.ird ?? 4, initiatorDepth: 4 });
 
     // The MPA Reply: decode it as soon as it is whole, then speak RDMAP.
     let reply: ReturnType<typeof decodeMpaFrame> | undefined;
@@ -101,9 +136,10 @@ export async function probeSiw(probe: RdmapMessage): Promise<SiwAnswer> {
     }, 10_000);
     if (!gotReply || reply === undefined || !reply.ok) throw new Error('siw sent no MPA Reply');
     const replyFrame = reply.value.frame;
-    const [fpdu] = encodeMpaStream(request, [probe], { peerFrame: replyFrame }).fpdus;
-    if (fpdu === undefined) throw new Error('the probe did not encode');
-    socket.write(fpdu);
+    const target: SiwTarget = { stag: mr.rkey, address: mr.addr };
+    const { fpdus } = encodeMpaStream(request, setup.messages(target), { peerFrame: replyFrame });
+    if (fpdus.length === 0) throw new Error('the probe did not encode');
+    socket.write(Buffer.concat(fpdus));
 
     await waitUntil(() => closedBySiw, ANSWER_WAIT_MS);
     const completion = cq.poll(1)[0];
@@ -111,7 +147,14 @@ export async function probeSiw(probe: RdmapMessage): Promise<SiwAnswer> {
     if (!stream.ok) throw stream.error;
     if (stream.value.error !== undefined) throw stream.value.error;
     const sent = stream.value.fpdus.flatMap((f) => (f.message.ok ? [f.message.value] : []));
-    return { sent, completion, received: new Uint8Array(buffer.subarray(0, 8)), closedBySiw };
+    return {
+      sent,
+      completion,
+      received: new Uint8Array(buffer.subarray(0, 8)),
+      memory: new Uint8Array(buffer),
+      target,
+      closedBySiw,
+    };
   } finally {
     socket?.destroy();
     for (const step of cleanup.reverse()) {

@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# siw-module.sh stock|rfc7306: makes siw0 run on the stock siw.ko or on the patched one
+# (patches/siw/, built by scripts/setup/siw-patched.sh) with rfc7306=1. Runs as root in
+# the guest, at device set-up (RDMA_INTEROP_SIW=rfc7306 in the environment) or between
+# tests (test/kernel/siw-rfc7306/). Idempotent: nothing happens when the wanted module
+# is loaded already. Switching deletes siw0, reloads siw and creates siw0 again on dum1
+# (scripts/rdma-devices.sh); no siw QP may be open then.
+set -euo pipefail
+
+want=${1:?usage: siw-module.sh stock|rfc7306}
+log() { printf '[siw-module] %s\n' "$*" >&2; }
+
+# The patched module sits next to the guest's modules root (a link into the cache).
+patched="${MODULES_ROOT:?MODULES_ROOT is not set (run in the guest)}/../siw-rfc7306.ko"
+
+loaded_kind() {
+  if [ ! -d /sys/module/siw ]; then
+    echo none
+  elif [ -e /sys/module/siw/parameters/rfc7306 ] &&
+    [ "$(cat /sys/module/siw/parameters/rfc7306)" = Y ]; then
+    echo rfc7306
+  else
+    echo stock
+  fi
+}
+
+case "$want" in
+  stock | rfc7306) ;;
+  *) log "unknown module kind '$want' (stock or rfc7306)"; exit 2 ;;
+esac
+[ "$(loaded_kind)" = "$want" ] && exit 0
+if [ "$want" = rfc7306 ] && [ ! -f "$patched" ]; then
+  log "no patched siw.ko at $patched (run scripts/setup/siw-patched.sh on the host)"
+  exit 1
+fi
+
+if [ -e /sys/class/infiniband/siw0 ]; then
+  rdma link delete siw0
+fi
+if [ -d /sys/module/siw ]; then
+  rmmod siw
+fi
+if [ "$want" = rfc7306 ]; then
+  # siw's dependencies (ib_core, libcrc32c, ...) come from the kernel's own tree.
+  modprobe --show-depends siw | sed -n 's/^insmod \([^ ]*\).*/\1/p' | grep -v '/siw\.ko' |
+    while read -r dep; do
+      name=$(basename "$dep" | sed 's/\.ko.*$//; s/-/_/g')
+      [ -d "/sys/module/$name" ] || insmod "$dep"
+    done
+  insmod "$patched" rfc7306=1
+else
+  modprobe siw
+fi
+ip link show dum1 >/dev/null 2>&1 && rdma link add siw0 type siw netdev dum1
+log "siw0 runs on the $(loaded_kind) siw.ko"
