@@ -263,19 +263,6 @@ export const KNOWN_BEHAVIOUR: readonly KnownBehaviour[] = [
     spec: 'ibv_poll_cq(3): IBV_WC_WITH_IMM',
   },
   {
-    id: 'engine-write-imm-places-before-rnr',
-    side: 'engine',
-    provider: 'rxe',
-    kernel: BOOKWORM,
-    scenarios: ['rxe-write-imm-no-recv*'],
-    observed: { 'mem[8]': '0x0123456789abcdef' },
-    why:
-      'engine gap: the engine responder places a Write with Immediate before it finds no receive, ' +
-      'then answers RNR; rxe (rightly) checks for a receive first (rxe_resp.c check_resource) and ' +
-      'places nothing, since an RNR NAK means the request was not executed',
-    spec: 'IBTA 9.7.5.2.8 (RNR NAK)',
-  },
-  {
     id: 'libsiw-no-atomics',
     provider: 'siw',
     kernel: BOOKWORM,
@@ -349,18 +336,6 @@ export const KNOWN_BEHAVIOUR: readonly KnownBehaviour[] = [
     why:
       "siw_query_qp in Debian's 6.1 kernel does not fill qp_state (it reads as 0 = RESET although the QP is " +
       'in RTS); a later upstream patch (about 6.8) adds siw_qp_state_to_ib_qp_state',
-  },
-  {
-    id: 'engine-no-solicited-flag',
-    side: 'engine',
-    provider: 'siw',
-    kernel: BOOKWORM,
-    scenarios: ['siw-send-solicited'],
-    observed: { wire: 'requester> send-se qn=0 msn=1 mo=0 L payload=1122334455667788' },
-    why:
-      'engine gap: the engine work requests carry no solicited flag (src/engine/requester/work-request.ts), ' +
-      'so it sends a plain Send; siw sends Send with Solicited Event as RFC 5040 §5.3 asks for IBV_SEND_SOLICITED',
-    spec: 'RFC 5040 §4.4, §5.3',
   },
 ];
 
