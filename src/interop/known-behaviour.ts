@@ -100,6 +100,18 @@ export function observedText(k: KnownBehaviour): string {
     .join(', ');
 }
 
+/** The siw atomic-error programs (each refused by libsiw at its first post). */
+const SIW_ATOMIC_ERRORS: readonly string[] = [
+  'siw-misaligned',
+  'siw-no-remote-atomic',
+  'siw-qp-atomic-removed',
+  'siw-atomic-invalid-rkey',
+  'siw-atomic-invalid-lkey',
+  'siw-atomic-short-sge',
+  'siw-atomic-no-sge',
+  'siw-atomic-past-end',
+];
+
 /** The kernel line the records were taken on (Debian bookworm, kernel-runtime.md). */
 const BOOKWORM = '6.1.';
 /** rdma-core as Debian bookworm ships it. */
@@ -206,6 +218,7 @@ export const KNOWN_BEHAVIOUR: readonly KnownBehaviour[] = [
       'rxe-atomic-no-sge-ex',
       'rxe-send-imm-no-recv*',
       'rxe-write-imm-no-recv*',
+      'rxe-send-no-recv*',
     ],
     // The responder's RDMA Write towards the requester QP that is in ERR.
     observed: {
@@ -273,6 +286,7 @@ export const KNOWN_BEHAVIOUR: readonly KnownBehaviour[] = [
       'siw-atomic-*',
       'siw-order-atomic-*',
       'siw-order-two-atomics',
+      ...SIW_ATOMIC_ERRORS,
     ],
     observed: { post1: 'EINVAL', 'post1.bad_wr': 'wr1' },
     nothingHappened: true,
@@ -281,6 +295,73 @@ export const KNOWN_BEHAVIOUR: readonly KnownBehaviour[] = [
       'ATOMIC_* to an unsupported opcode and ibv_post_send returns -EINVAL with bad_wr = the request ' +
       '(rdma-core providers/siw/siw.c)',
     spec: 'RFC 7306 §5',
+  },
+  {
+    id: 'libsiw-no-atomics-later-post',
+    provider: 'siw',
+    kernel: BOOKWORM,
+    rdmaCore: RDMA_CORE_44,
+    scenarios: [...SIW_ATOMIC_ERRORS, 'siw-send-no-recv'],
+    // The error programs' second post, a FetchAdd on the requester.
+    observed: { post2: 'EINVAL', 'post2.bad_wr': 'wr2' },
+    nothingHappened: true,
+    why:
+      'the FetchAdd an error program posts next is refused by libsiw like every atomic ' +
+      '(libsiw-no-atomics): -EINVAL, bad_wr = it, nothing sent, no completion',
+    spec: 'RFC 7306 §5',
+  },
+  {
+    id: 'libsiw-refused-atomic-keeps-rts',
+    provider: 'siw',
+    kernel: BOOKWORM,
+    rdmaCore: RDMA_CORE_44,
+    scenarios: SIW_ATOMIC_ERRORS,
+    // The RDMA Write the responder posts back into the requester's buffer.
+    observed: {
+      'responder.wc2.status': 'SUCCESS',
+      'responder.wc2.opcode': 'RDMA_WRITE',
+      'responder.wc2.flags': 'none',
+      wire: 'responder> rdma-write stag=local to=local+0 L payload=ad0000000008005a',
+    },
+    why:
+      'libsiw refused the failing atomic at the post, so nothing reached the wire, no Terminate ' +
+      'ended the stream, and the Write the responder posts next succeeds (the only message on ' +
+      'the wire) where the engine, whose responder Terminated the stream, flushes it',
+    spec: 'RFC 7306 §8, RFC 5040 §7 (Terminate ends the stream)',
+  },
+  {
+    id: 'libsiw-concurrency-refused',
+    provider: 'siw',
+    kernel: BOOKWORM,
+    rdmaCore: RDMA_CORE_44,
+    scenarios: ['siw-concurrent-fetch-add*'],
+    observed: { 'hammer1.post': 'EINVAL', 'hammer1.succeeded': '0', 'hammer1.distinct': '0' },
+    nothingHappened: true,
+    why:
+      "every QP's first FetchAdd is refused by libsiw (libsiw-no-atomics), in the suite's process " +
+      'and in the other processes alike: no atomic executes and the word keeps its value',
+    spec: 'RFC 7306 §5',
+  },
+  {
+    id: 'siw-send-without-receive-no-terminate',
+    provider: 'siw',
+    kernel: BOOKWORM,
+    scenarios: ['siw-send-no-recv'],
+    observed: {
+      wire: 'requester> send qn=0 msn=1 mo=0 L payload=1122334455667788',
+      'responder.wc2.status': 'none',
+      'responder.wc2.wr': '—',
+      'responder.wc2.vendor_err': '—',
+    },
+    why:
+      'iWARP has no RNR: a Send that finds no posted receive is a DDP error (RFC 5041 §7.2: ' +
+      'untagged buffer, "no buffer available"), and the engine answers it with that Terminate; ' +
+      'siw (siw_qp_rx.c siw_proc_send: no RQE -> siw_init_terminate(DDP, untagged buffer, ' +
+      'no buffer), -ENOENT) puts no Terminate on the wire in the capture, and the RDMA Write the ' +
+      'responder posts afterwards gets no completion within 2 s (the engine: flushed). The ' +
+      "requester's Send completed SUCCESS on both (RFC 5040 §5.5: completed once sent); why siw's " +
+      'Terminate never shows was not traced further',
+    spec: 'RFC 5041 §7.2, RFC 5040 §7',
   },
   {
     id: 'libsiw-no-write-imm',

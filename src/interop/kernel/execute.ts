@@ -134,11 +134,16 @@ async function runProgram(
     scenario.remoteAccess,
   );
   // Requester memory: one 8-byte slot per work request (payload out, fetched value in).
-  const localBuffer = Buffer.alloc(LOCAL_SLOT * Math.max(1, operations.length));
+  // Addon-owned memory (pd.allocMr), safe on every Node; the remote buffer still needs
+  // regMr, since its guard words sit just outside the registration.
+  const localMr = pair.allocateMemory(LOCAL_SLOT * Math.max(1, operations.length), [
+    'LOCAL_WRITE',
+    'REMOTE_WRITE',
+  ]);
+  const localBuffer = localMr.buffer;
   operations.forEach((op, i) => {
     localBuffer.set(payloadBytes({ ...op, length: 16 }), LOCAL_SLOT * i);
   });
-  const localMr = pair.registerMemory(localBuffer, ['LOCAL_WRITE', 'REMOTE_WRITE']);
   const qp = { requester: pair.requester, responder: pair.responder };
   const cq = { requester: pair.requesterCq, responder: pair.responderCq };
   const fields: Record<string, string> = {};

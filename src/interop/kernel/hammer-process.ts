@@ -61,8 +61,12 @@ async function main(): Promise<void> {
       : id.createQp(pd, { sendCq: cq });
   if (id !== undefined) await id.connect({ initiatorDepth: 4, responderResources: 4 });
   const lines = createInterface({ input: process.stdin })[Symbol.asyncIterator]();
-  const say = (value: unknown) => process.stdout.write(`${JSON.stringify(value)}\n`);
-  say({ qpNum: qp.qpNum, psn } satisfies HammerEndpoint);
+  // Resolves once the line is handed to the pipe (a pipe write is asynchronous).
+  const say = (value: unknown) =>
+    new Promise<void>((resolve) =>
+      process.stdout.write(`${JSON.stringify(value)}\n`, () => resolve()),
+    );
+  await say({ qpNum: qp.qpNum, psn } satisfies HammerEndpoint);
   const next = await lines.next();
   if (next.done === true) throw new Error('the suite closed stdin before sending the job');
   const job = JSON.parse(next.value) as HammerJob;
@@ -101,7 +105,7 @@ async function main(): Promise<void> {
     post();
   } catch (error) {
     if (!(error instanceof VerbsError)) throw error;
-    say({ post: error.code } satisfies HammerProcessResult);
+    await say({ post: error.code } satisfies HammerProcessResult);
     return;
   }
   const deadline = Date.now() + job.timeoutMs;
@@ -121,7 +125,7 @@ async function main(): Promise<void> {
   const fetched = ok.flatMap((good, i) =>
     good ? [`0x${mr.buffer.readBigUInt64LE(i * 8).toString(16)}`] : [],
   );
-  say({ succeeded: fetched.length, fetched } satisfies HammerProcessResult);
+  await say({ succeeded: fetched.length, fetched } satisfies HammerProcessResult);
   // No rdma_cm disconnect: the suite's end answers it only while it waits on its channel,
   // and one end disconnecting after the other can stall (kernel-runtime.md); the exit
   // tears the connection down.
@@ -132,7 +136,11 @@ async function main(): Promise<void> {
   if (id === undefined) ctx.close();
 }
 
-main().catch((error: unknown) => {
-  process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n`);
-  process.exit(1);
-});
+// Exit once the result is out: an rdma_cm channel or stdin would keep the process alive.
+main().then(
+  () => process.exit(0),
+  (error: unknown) => {
+    process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n`);
+    process.exit(1);
+  },
+);

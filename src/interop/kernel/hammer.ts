@@ -153,6 +153,19 @@ function startChild(args: {
   };
 }
 
+/** Ends a child's stdin and waits for it to exit (killed after 10 s). */
+async function stopChild(c: Child): Promise<void> {
+  c.process.stdin?.end();
+  if (c.process.exitCode !== null || c.process.signalCode !== null) return;
+  await new Promise((resolve) => {
+    const timer = setTimeout(() => c.process.kill('SIGKILL'), 10_000);
+    c.process.once('exit', () => {
+      clearTimeout(timer);
+      resolve(undefined);
+    });
+  });
+}
+
 async function hammerAcrossProcesses(
   scenario: Scenario,
   pair: LoopbackPair,
@@ -213,18 +226,7 @@ async function hammerAcrossProcesses(
     const fetched = results.flatMap((r) => ('fetched' in r ? r.fetched.map((v) => BigInt(v)) : []));
     return { post: 'ok', succeeded: fetched.length, fetched };
   } finally {
-    for (const c of children) {
-      c.process.stdin?.end();
-      if (c.process.exitCode === null && c.process.signalCode === null) {
-        await new Promise((resolve) => {
-          const timer = setTimeout(() => c.process.kill('SIGKILL'), 10_000);
-          c.process.once('exit', () => {
-            clearTimeout(timer);
-            resolve(undefined);
-          });
-        });
-      }
-    }
+    await Promise.all(children.map(stopChild));
     for (const r of responders) await r.close();
     cq.close();
   }

@@ -21,6 +21,8 @@ export interface LoopbackPair {
   readonly responder: Qp;
   /** Registers memory that lives until {@link close}, after the QPs are gone. */
   registerMemory(buffer: Buffer, access: readonly Access[]): Mr;
+  /** Allocates and registers addon-owned memory (pd.allocMr), living until {@link close}. */
+  allocateMemory(length: number, access: readonly Access[]): Mr;
   /**
    * One more requester QP connected to one more responder QP, both in this pair's PD and
    * on `cq`, brought up the way this device's pairs are (by hand, or through rdma_cm).
@@ -47,7 +49,7 @@ export interface ExtraPair {
   close(): Promise<void>;
 }
 
-type PairParts = Omit<LoopbackPair, 'registerMemory' | 'close'>;
+type PairParts = Omit<LoopbackPair, 'registerMemory' | 'allocateMemory' | 'close'>;
 
 /** The LoopbackPair around connected resources, with the teardown order above. */
 function pairOf(
@@ -60,6 +62,11 @@ function pairOf(
     ...parts,
     registerMemory: (buffer, access) => {
       const mr = parts.pd.regMr(buffer, access);
+      memory.push(mr);
+      return mr;
+    },
+    allocateMemory: (length, access) => {
+      const mr = parts.pd.allocMr(length, access);
       memory.push(mr);
       return mr;
     },
@@ -220,8 +227,9 @@ async function connectThroughCm(
     const responder = teardown.add(server.createQp(pd, { sendCq: responderCq }), (q) => q.close());
     await server.accept({ initiatorDepth: IRD_ORD, responderResources: IRD_ORD });
     await connected;
-    const acceptOne = async (cq: Cq): Promise<{ id: CmId; qp: Qp }> => {
-      const incoming = await listener.nextConnectRequest({ timeoutMs: 30_000 });
+    // Another process may take long to start under emulation (node, the addon, rdma_cm).
+    const acceptOne = async (cq: Cq, timeoutMs = 30_000): Promise<{ id: CmId; qp: Qp }> => {
+      const incoming = await listener.nextConnectRequest({ timeoutMs });
       const qp = incoming.id.createQp(pd, { sendCq: cq });
       await incoming.id.accept({ initiatorDepth: IRD_ORD, responderResources: IRD_ORD });
       return { id: incoming.id, qp };
@@ -235,7 +243,7 @@ async function connectThroughCm(
       responder,
       listenerPort: listener.localPort,
       acceptRemote: async (cq) => {
-        const { id, qp } = await acceptOne(cq);
+        const { id, qp } = await acceptOne(cq, 180_000);
         return {
           requester: undefined,
           responder: qp,

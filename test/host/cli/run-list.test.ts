@@ -52,7 +52,7 @@ describe('rdma-interop run --list', () => {
       'rxe0',
       'post_send',
       'rnr',
-      'Send, rnr_retry 3, receive posted 150 ms late (found by a retry)',
+      'Send, rnr_retry 3, receive posted 300 ms late (found by a retry)',
     ]);
     expect(rows.filter((r) => r[1] === 'siw0').map((r) => r[3])).toEqual(
       expect.arrayContaining(['atomic-errors', 'rnr', 'concurrency']),

@@ -26,9 +26,9 @@ describe('RNR timing', () => {
     expect(transportTimeoutMs(20)).toBeCloseTo(4294.967296, 6);
   });
 
-  it('classes a completion time against the scenario timers (122.88 ms RNR, 4.3 s transport)', () => {
+  it('classes a completion time against the scenario timers (245.76 ms RNR, 4.3 s transport)', () => {
     const s = byId('rxe-rnr-retry-3-late-recv');
-    expect([5, 122.87, 122.88, 300, 4294, 4295].map((ms) => timerClass(s, ms))).toEqual([
+    expect([5, 245.75, 245.76, 600, 4294, 4295].map((ms) => timerClass(s, ms))).toEqual([
       'no-timer',
       'no-timer',
       'rnr-timer',
@@ -40,12 +40,12 @@ describe('RNR timing', () => {
 
   it('a late receive is found by the retry after it, if rnr_retry allows that many', () => {
     const three = byId('rxe-rnr-retry-3-late-recv');
-    expect(receivePostTimes(three)).toEqual([150]);
-    expect(servedByRetry(three, 150)).toEqual({ served: true, atRetry: 2 });
+    expect(receivePostTimes(three)).toEqual([300]);
+    expect(servedByRetry(three, 300)).toEqual({ served: true, atRetry: 2 });
     const one = byId('rxe-rnr-retry-1-too-late');
-    expect(servedByRetry(one, 400)).toEqual({ served: false, atRetry: 4 });
+    expect(servedByRetry(one, 600)).toEqual({ served: false, atRetry: 3 });
     const infinite = byId('rxe-rnr-infinite-late-recv');
-    expect(servedByRetry(infinite, 10_000)).toEqual({ served: true, atRetry: 82 });
+    expect(servedByRetry(infinite, 10_000)).toEqual({ served: true, atRetry: 41 });
   });
 
   it('the engine side predicts status and timer class of each RNR program', () => {
