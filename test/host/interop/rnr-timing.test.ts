@@ -26,9 +26,9 @@ describe('RNR timing', () => {
     expect(transportTimeoutMs(20)).toBeCloseTo(4294.967296, 6);
   });
 
-  it('classes a completion time against the scenario timers (245.76 ms RNR, 4.3 s transport)', () => {
+  it('classes a completion time against the scenario timers (655.36 ms RNR, 4.3 s transport)', () => {
     const s = byId('rxe-rnr-retry-3-late-recv');
-    expect([5, 245.75, 245.76, 600, 4294, 4295].map((ms) => timerClass(s, ms))).toEqual([
+    expect([5, 655.35, 655.36, 1300, 4294, 4295].map((ms) => timerClass(s, ms))).toEqual([
       'no-timer',
       'no-timer',
       'rnr-timer',
@@ -41,11 +41,13 @@ describe('RNR timing', () => {
   it('a late receive is found by the retry after it, if rnr_retry allows that many', () => {
     const three = byId('rxe-rnr-retry-3-late-recv');
     expect(receivePostTimes(three)).toEqual([300]);
-    expect(servedByRetry(three, 300)).toEqual({ served: true, atRetry: 2 });
+    expect(servedByRetry(three, 300)).toEqual({ served: true, atRetry: 1 });
+    expect(servedByRetry(three, 1900)).toEqual({ served: true, atRetry: 3 });
+    expect(servedByRetry(three, 2000)).toEqual({ served: false, atRetry: 4 });
     const one = byId('rxe-rnr-retry-1-too-late');
-    expect(servedByRetry(one, 600)).toEqual({ served: false, atRetry: 3 });
+    expect(servedByRetry(one, 1000)).toEqual({ served: false, atRetry: 2 });
     const infinite = byId('rxe-rnr-infinite-late-recv');
-    expect(servedByRetry(infinite, 10_000)).toEqual({ served: true, atRetry: 41 });
+    expect(servedByRetry(infinite, 10_000)).toEqual({ served: true, atRetry: 16 });
   });
 
   it('the engine side predicts status and timer class of each RNR program', () => {
