@@ -24,7 +24,7 @@ import { fileURLToPath } from 'node:url';
 import {
   type Context,
   type Cq,
-  connectRcByHand,
+  connectPairByHand,
   listDevices,
   type Mr,
   openDevice,
@@ -53,16 +53,7 @@ function loopback(): Pair {
   const opts = { sendCq: cq, maxSendWr: 256, maxRecvWr: 256 };
   const a = pd.createQp(opts);
   const b = pd.createQp(opts);
-  connectRcByHand(a, {
-    remote: { qpNum: b.qpNum, psn: 2, gid: gid.gid },
-    localPsn: 1,
-    sgidIndex: gid.index,
-  });
-  connectRcByHand(b, {
-    remote: { qpNum: a.qpNum, psn: 1, gid: gid.gid },
-    localPsn: 2,
-    sgidIndex: gid.index,
-  });
+  connectPairByHand(a, b, gid, { aPsn: 1, bPsn: 2 });
   return {
     ctx,
     pd,

@@ -12,7 +12,7 @@ import {
   type VerbsScenario,
 } from '../engine/projection/project.js';
 import { errorCompletion, type WorkCompletion } from '../engine/projection/work-completion.js';
-import type { WorkRequest } from '../engine/requester/work-request.js';
+import type { LocalSge, WorkRequest } from '../engine/requester/work-request.js';
 import { ACCESS_FLAGS } from '../engine/verbs-model/access-flags.js';
 import type { Access } from '../verbs/mr.js';
 import { formatValue } from './compare-format.js';
@@ -24,6 +24,13 @@ import {
 } from './observe.js';
 import { operandsOf, traitsOf } from './operations.js';
 import { orderingField } from './ordering-trace.js';
+import {
+  DEFAULT_RNR_RETRY,
+  receivePostTimes,
+  servedByRetry,
+  timerClass,
+  timersOf,
+} from './rnr-timing.js';
 import {
   DEFAULT_TARGET,
   DEVICES,
@@ -60,6 +67,27 @@ const LOCAL_BASE = 0x7f3a_2000_0000n;
 const REMOTE_RIGHTS: readonly Access[] = ['REMOTE_READ', 'REMOTE_WRITE', 'REMOTE_ATOMIC'];
 const DEFAULT_IRD_ORD = 4;
 
+/** A local key the requester never issued (invalid-lkey scenarios). */
+const UNKNOWN_LOCAL_STAG = 0x5e6f7aff;
+
+/**
+ * The local SGE of a fetching operation as the engine models it (kernel/execute.ts posts
+ * the same shapes): the request's 8-byte slot, 4 bytes of it, none, or an unknown lkey.
+ */
+function localSgeOf(op: Operation, index: number): LocalSge | null {
+  const addr = LOCAL_BASE + BigInt(LOCAL_SLOT * index);
+  switch (op.local ?? 'valid') {
+    case 'none':
+      return null;
+    case 'short':
+      return { lkey: LOCAL_STAG, addr, length: 4 };
+    case 'invalid-lkey':
+      return { lkey: UNKNOWN_LOCAL_STAG, addr, length: 8 };
+    case 'valid':
+      return { lkey: LOCAL_STAG, addr, length: 8 };
+  }
+}
+
 /** The engine's WorkRequest for operation `op`, the `index`-th of the program. */
 export function engineWorkRequest(op: Operation, index: number): WorkRequest {
   const traits = traitsOf(op.kind);
@@ -73,6 +101,9 @@ export function engineWorkRequest(op: Operation, index: number): WorkRequest {
     ...(traits.opcode === 'RDMA_READ'
       ? { length: 8, localSTag: LOCAL_STAG, localAddr: LOCAL_BASE + BigInt(LOCAL_SLOT * index) }
       : {}),
+    ...(traits.atomic ? { local: localSgeOf(op, index) } : {}),
+    // IBV_SEND_SOLICITED means something only to a request that consumes a receive.
+    ...(op.solicited === true && traits.consumesReceive ? { solicited: true } : {}),
     ...operandsOf(op.kind, op),
   } as WorkRequest;
 }
@@ -107,12 +138,17 @@ export function verbsScenarioOf(
   const access = scenario.remoteAccess
     .filter((a) => !REMOTE_RIGHTS.includes(a) || qpAccess.includes(a))
     .reduce((mask, name) => mask | ACCESS_FLAGS[name], 0);
+  // A receive posted after the request met RNR NAKs counts if a retry finds it.
+  const postedAt = receivePostTimes(scenario);
   const receives = scenario.program
     .filter((s) => s.do === 'post-recv')
     .map((s, j) => ({
       id: recvIdOf(j),
       length: s.for === 'write-imm' ? writeImmediateReceiveLength(scenario.device) : 8,
-    }));
+      servedBy: servedByRetry(scenario, postedAt[j] ?? 0),
+    }))
+    .filter((r) => r.servedBy.served)
+    .map(({ id, length }) => ({ id, length }));
   const operations = workRequestsOf(scenario).slice(0, wrCount);
   const depth = scenario.initiatorDepth ?? DEFAULT_IRD_ORD;
   return {
@@ -220,38 +256,6 @@ function engineHammer(
 }
 
 /**
- * The requester's own SGE checks, which the engine's projection leaves out (it does not
- * model the requester's local memory for atomics): a fetching request whose local SGE
- * has an lkey never issued completes with LOC_PROT_ERR, one shorter than the 8 bytes it
- * must place (or with no SGE at all) with LOC_LEN_ERR, when its response arrives: the
- * responder has executed it (IBTA 10.7.3: local errors are found as the data is
- * placed). The QP goes to ERR and later requests are flushed, never sent; so memory is
- * the projection of the requests up to the failing one.
- */
-function withLocalChecks(scenario: Scenario, projected: TransportOutcome): TransportOutcome {
-  const operations = workRequestsOf(scenario);
-  const failing = operations.findIndex(
-    (op) => traitsOf(op.kind).fetches && op.local !== undefined && op.local !== 'valid',
-  );
-  if (failing === -1) return projected;
-  const prefix = project(scenario, failing + 1);
-  const op = operations[failing];
-  const status = op?.local === 'invalid-lkey' ? 'LOC_PROT_ERR' : 'LOC_LEN_ERR';
-  const failedId = wrIdOf(failing);
-  const before = prefix.requester.completions.filter((c) => c.wrId !== failedId);
-  const after = operations
-    .slice(failing + 1)
-    .map((_, i) => errorCompletion(wrIdOf(failing + 1 + i), 'WR_FLUSH_ERR'));
-  return {
-    ...prefix,
-    requester: {
-      completions: [...before, errorCompletion(failedId, status), ...after],
-      qpState: 'ERR',
-    },
-  };
-}
-
-/**
  * An RDMA Write posted on the responder back into the requester's buffer: flushed when
  * the responder QP is in ERR; when only the requester is, it drops the request (IBTA
  * 10.3.1: a QP in the Error state discards incoming packets), so the responder retries
@@ -273,9 +277,25 @@ function responderWrite(wrId: bigint, state: Record<Side, string>): WorkCompleti
   };
 }
 
+/**
+ * How long after its post the program's RNR'd request completes, by the timers: a
+ * request no receive served fails once its rnr_retry retries are spent (one RNR timer
+ * each); one a late receive served completes at the retry that found it; anything else
+ * at once.
+ */
+function predictedRnrElapsedMs(scenario: Scenario, projected: TransportOutcome): number {
+  const { rnr } = timersOf(scenario);
+  if (projected.failure === 'no-receive-buffer')
+    return (scenario.rnrRetry ?? DEFAULT_RNR_RETRY) * rnr;
+  const late = receivePostTimes(scenario)
+    .map((at) => servedByRetry(scenario, at))
+    .filter((s) => s.served && s.atRetry > 0);
+  return Math.max(0, ...late.map((s) => s.atRetry * rnr));
+}
+
 /** What the reference engine says a verbs program sees for `scenario`. */
 export function expectedOutcome(scenario: Scenario): Outcome {
-  const projected = withLocalChecks(scenario, project(scenario));
+  const projected = project(scenario);
   const operations = workRequestsOf(scenario);
   const fields: Record<string, string> = {};
   const notes: string[] = [];
@@ -345,6 +365,11 @@ export function expectedOutcome(scenario: Scenario): Outcome {
                 ? wc.atomicOriginal
                 : readData(index, op);
           Object.assign(fields, completionFields(step.side, n, observed(wc, fetched), op));
+          if (step.timed === true)
+            fields[`${step.side}.wc${n}.timer`] = timerClass(
+              scenario,
+              predictedRnrElapsedMs(scenario, projected),
+            );
         }
         break;
       }
@@ -362,7 +387,7 @@ export function expectedOutcome(scenario: Scenario): Outcome {
         const target = wordAt(memory, DEFAULT_TARGET);
         Object.assign(
           fields,
-          hammerFields(hammerStep, result.succeeded, result.fetched, target, step.add),
+          hammerFields(hammerStep, 'ok', result.succeeded, result.fetched, target, step.add),
         );
         memory = result.memory;
         break;

@@ -122,6 +122,18 @@ const SINCE_RDMA_CORE_44: VersionRange = { from: '44' };
  */
 const SIW_QUERY_QP_STATE_UNSET: VersionRange = { from: '6.1', before: '6.8' };
 
+/** The siw atomic-error programs (each refused by libsiw at its first post). */
+const SIW_ATOMIC_ERRORS: readonly string[] = [
+  'siw-misaligned',
+  'siw-no-remote-atomic',
+  'siw-qp-atomic-removed',
+  'siw-atomic-invalid-rkey',
+  'siw-atomic-invalid-lkey',
+  'siw-atomic-short-sge',
+  'siw-atomic-no-sge',
+  'siw-atomic-past-end',
+];
+
 export const KNOWN_BEHAVIOUR: readonly KnownBehaviour[] = [
   {
     id: 'librxe-atomic-alignment',
@@ -223,6 +235,7 @@ export const KNOWN_BEHAVIOUR: readonly KnownBehaviour[] = [
       'rxe-atomic-no-sge-ex',
       'rxe-send-imm-no-recv*',
       'rxe-write-imm-no-recv*',
+      'rxe-send-no-recv*',
     ],
     // The responder's RDMA Write towards the requester QP that is in ERR.
     observed: {
@@ -280,19 +293,6 @@ export const KNOWN_BEHAVIOUR: readonly KnownBehaviour[] = [
     spec: 'ibv_poll_cq(3): IBV_WC_WITH_IMM',
   },
   {
-    id: 'engine-write-imm-places-before-rnr',
-    side: 'engine',
-    provider: 'rxe',
-    kernel: SINCE_6_1,
-    scenarios: ['rxe-write-imm-no-recv*'],
-    observed: { 'mem[8]': '0x0123456789abcdef' },
-    why:
-      'engine gap: the engine responder places a Write with Immediate before it finds no receive, ' +
-      'then answers RNR; rxe (rightly) checks for a receive first (rxe_resp.c check_resource) and ' +
-      'places nothing, since an RNR NAK means the request was not executed',
-    spec: 'IBTA 9.7.5.2.8 (RNR NAK)',
-  },
-  {
     id: 'libsiw-no-atomics',
     provider: 'siw',
     kernel: SINCE_6_1,
@@ -303,6 +303,7 @@ export const KNOWN_BEHAVIOUR: readonly KnownBehaviour[] = [
       'siw-atomic-*',
       'siw-order-atomic-*',
       'siw-order-two-atomics',
+      ...SIW_ATOMIC_ERRORS,
     ],
     observed: { post1: 'EINVAL', 'post1.bad_wr': 'wr1' },
     nothingHappened: true,
@@ -311,6 +312,73 @@ export const KNOWN_BEHAVIOUR: readonly KnownBehaviour[] = [
       'ATOMIC_* to an unsupported opcode and ibv_post_send returns -EINVAL with bad_wr = the request ' +
       '(rdma-core providers/siw/siw.c)',
     spec: 'RFC 7306 §5',
+  },
+  {
+    id: 'libsiw-no-atomics-later-post',
+    provider: 'siw',
+    kernel: SINCE_6_1,
+    rdmaCore: SINCE_RDMA_CORE_44,
+    scenarios: [...SIW_ATOMIC_ERRORS, 'siw-send-no-recv'],
+    // The error programs' second post, a FetchAdd on the requester.
+    observed: { post2: 'EINVAL', 'post2.bad_wr': 'wr2' },
+    nothingHappened: true,
+    why:
+      'the FetchAdd an error program posts next is refused by libsiw like every atomic ' +
+      '(libsiw-no-atomics): -EINVAL, bad_wr = it, nothing sent, no completion',
+    spec: 'RFC 7306 §5',
+  },
+  {
+    id: 'libsiw-refused-atomic-keeps-rts',
+    provider: 'siw',
+    kernel: SINCE_6_1,
+    rdmaCore: SINCE_RDMA_CORE_44,
+    scenarios: SIW_ATOMIC_ERRORS,
+    // The RDMA Write the responder posts back into the requester's buffer.
+    observed: {
+      'responder.wc2.status': 'SUCCESS',
+      'responder.wc2.opcode': 'RDMA_WRITE',
+      'responder.wc2.flags': 'none',
+      wire: 'responder> rdma-write stag=local to=local+0 L payload=ad0000000008005a',
+    },
+    why:
+      'libsiw refused the failing atomic at the post, so nothing reached the wire, no Terminate ' +
+      'ended the stream, and the Write the responder posts next succeeds (the only message on ' +
+      'the wire) where the engine, whose responder Terminated the stream, flushes it',
+    spec: 'RFC 7306 §8, RFC 5040 §7 (Terminate ends the stream)',
+  },
+  {
+    id: 'libsiw-concurrency-refused',
+    provider: 'siw',
+    kernel: SINCE_6_1,
+    rdmaCore: SINCE_RDMA_CORE_44,
+    scenarios: ['siw-concurrent-fetch-add*'],
+    observed: { 'hammer1.post': 'EINVAL', 'hammer1.succeeded': '0', 'hammer1.distinct': '0' },
+    nothingHappened: true,
+    why:
+      "every QP's first FetchAdd is refused by libsiw (libsiw-no-atomics), in the suite's process " +
+      'and in the other processes alike: no atomic executes and the word keeps its value',
+    spec: 'RFC 7306 §5',
+  },
+  {
+    id: 'siw-send-without-receive-no-terminate',
+    provider: 'siw',
+    kernel: SINCE_6_1,
+    scenarios: ['siw-send-no-recv'],
+    observed: {
+      wire: 'requester> send qn=0 msn=1 mo=0 L payload=1122334455667788',
+      'responder.wc2.status': 'none',
+      'responder.wc2.wr': '—',
+      'responder.wc2.vendor_err': '—',
+    },
+    why:
+      'iWARP has no RNR: a Send that finds no posted receive is a DDP error (RFC 5041 §7.2: ' +
+      'untagged buffer, "no buffer available"), and the engine answers it with that Terminate; ' +
+      'siw (siw_qp_rx.c siw_proc_send: no RQE -> siw_init_terminate(DDP, untagged buffer, ' +
+      'no buffer), -ENOENT) puts no Terminate on the wire in the capture, and the RDMA Write the ' +
+      'responder posts afterwards gets no completion within 2 s (the engine: flushed). The ' +
+      "requester's Send completed SUCCESS on both (RFC 5040 §5.5: completed once sent); why siw's " +
+      'Terminate never shows was not traced further',
+    spec: 'RFC 5041 §7.2, RFC 5040 §7',
   },
   {
     id: 'libsiw-no-write-imm',
@@ -367,18 +435,6 @@ export const KNOWN_BEHAVIOUR: readonly KnownBehaviour[] = [
       "siw_query_qp in Debian's 6.1 kernel does not fill qp_state (it reads as 0 = RESET although the QP is " +
       'in RTS); upstream "RDMA/siw: Set qp_state in siw_query_qp" (6.8 cycle) adds siw_qp_state_to_ib_qp_state, ' +
       'and 6.12 and 7.3 report the real state (RTS, ERR), as the engine does',
-  },
-  {
-    id: 'engine-no-solicited-flag',
-    side: 'engine',
-    provider: 'siw',
-    kernel: SINCE_6_1,
-    scenarios: ['siw-send-solicited'],
-    observed: { wire: 'requester> send-se qn=0 msn=1 mo=0 L payload=1122334455667788' },
-    why:
-      'engine gap: the engine work requests carry no solicited flag (src/engine/requester/work-request.ts), ' +
-      'so it sends a plain Send; siw sends Send with Solicited Event as RFC 5040 §5.3 asks for IBV_SEND_SOLICITED',
-    spec: 'RFC 5040 §4.4, §5.3',
   },
 ];
 

@@ -68,6 +68,7 @@ export function missingCompletionField(side: Side, n: number): Record<string, st
  */
 export function hammerFields(
   k: number,
+  post: string,
   succeeded: number,
   fetched: readonly bigint[],
   initial: bigint,
@@ -78,6 +79,7 @@ export function hammerFields(
   const seen = new Set(fetched);
   const complete = seen.size === expected.size && [...seen].every((v) => expected.has(v));
   return {
+    [`hammer${k}.post`]: post,
     [`hammer${k}.succeeded`]: String(succeeded),
     [`hammer${k}.distinct`]: String(seen.size),
     [`hammer${k}.sequence`]: complete ? 'every intermediate sum once' : 'gaps or repeats',

@@ -70,12 +70,17 @@ export type Step =
    * write-with-immediate consumes on the transport (none on RoCE, 8 bytes on iWARP).
    */
   | { readonly do: 'post-recv'; readonly for: 'send' | 'write-imm' }
-  /** Polls `count` completions from the side's CQ (fewer if `timeoutMs` passes). */
+  /**
+   * Polls `count` completions from the side's CQ (fewer if `timeoutMs` passes). `timed`:
+   * also report the class of timer each completion came in (`wcN.timer`, rnr-timing.ts),
+   * timed from the side's last post.
+   */
   | {
       readonly do: 'wait';
       readonly side: Side;
       readonly count: number;
       readonly timeoutMs?: number;
+      readonly timed?: boolean;
     }
   /** ibv_query_qp on one side: its state. */
   | { readonly do: 'query'; readonly side: Side }
@@ -85,14 +90,17 @@ export type Step =
   /**
    * Concurrency: `qps` further requester QPs (each connected to its own responder QP in
    * the same PD) each post `count` FetchAdd(`add`) to the target word, all at once, and
-   * wait for every completion. Observed: how many succeeded, how many fetched values are
-   * distinct, and the word afterwards.
+   * wait for every completion. `across: 'processes'` puts each requester QP in a process
+   * of its own (its own context and PD), connected to a responder QP of the suite's
+   * process. Observed: the posts' return, how many succeeded, how many fetched values are
+   * distinct (across every QP and process), and the word afterwards.
    */
   | {
       readonly do: 'hammer';
       readonly qps: number;
       readonly count: number;
       readonly add: bigint;
+      readonly across?: 'qps' | 'processes';
     };
 
 export interface Scenario {
@@ -118,6 +126,10 @@ export interface Scenario {
   readonly initiatorDepth?: number;
   /** The requester's rnr_retry (7 = infinite); default 7. */
   readonly rnrRetry?: number;
+  /** The responder's min_rnr_timer, an IBTA Table 45 code (rnr-timing.ts); default 12. */
+  readonly minRnrTimer?: number;
+  /** The requester's transport timeout exponent (4.096 us x 2^timeout); default 14. */
+  readonly timeout?: number;
   readonly program: readonly Step[];
   /**
    * Capture the connection and compare the messages on the wire too. Only siw traffic is

@@ -5,7 +5,7 @@
  */
 import type { Access } from '../verbs/mr.js';
 import { traitsOf } from './operations.js';
-import type { DeviceName, Operation, Scenario, Step } from './scenario.js';
+import { DEVICES, type DeviceName, type Operation, type Scenario, type Step } from './scenario.js';
 
 const WORD = 0x0123456789abcdefn;
 const ADDEND = 0x1111111122222222n;
@@ -38,7 +38,6 @@ const EVERY_TARGET: readonly Target[] = [
   { device: 'rxe0', postPath: 'ex' },
   { device: 'siw0', postPath: 'legacy' },
 ];
-const RXE_TARGETS = EVERY_TARGET.filter((t) => t.device === 'rxe0');
 
 function prefix(t: Target): string {
   return t.device === 'rxe0' ? 'rxe' : 'siw';
@@ -95,29 +94,42 @@ interface Row {
   readonly responderQpAccess?: readonly Access[];
   readonly initiatorDepth?: number;
   readonly rnrRetry?: number;
+  readonly minRnrTimer?: number;
+  readonly timeout?: number;
+  /**
+   * The row needs a by-hand bring-up (QP attributes rdma_cm does not let a program set:
+   * the responder QP's access at bring-up, rnr_retry, min_rnr_timer): rxe only.
+   */
+  readonly byHand?: boolean;
   /** Ids keep the first suite's names: `rxe-fetch-add` for ibv_post_send, `-ex` for ibv_wr_*. */
   readonly capture?: boolean;
 }
 
 function family(name: string, targets: readonly Target[], rows: readonly Row[]): Scenario[] {
   return targets.flatMap((t) =>
-    rows.map((row) => ({
-      id: `${prefix(t)}-${row.suffix}${t.postPath === 'ex' ? '-ex' : ''}`,
-      name: row.suffix,
-      title: `${row.title}${t.postPath === 'ex' ? ', ibv_wr_*' : ''}`,
-      family: name,
-      device: t.device,
-      postPath: t.postPath,
-      initial: WORD,
-      ...(row.initialAt === undefined ? {} : { initialAt: row.initialAt }),
-      remoteAccess: row.remoteAccess ?? ATOMIC_MR,
-      ...(row.responderQpAccess === undefined ? {} : { responderQpAccess: row.responderQpAccess }),
-      ...(row.initiatorDepth === undefined ? {} : { initiatorDepth: row.initiatorDepth }),
-      ...(row.rnrRetry === undefined ? {} : { rnrRetry: row.rnrRetry }),
-      program: row.program,
-      // Only siw traffic can be captured: rxe loops QP-to-QP traffic back internally.
-      captureWire: t.device === 'siw0' && (row.capture ?? true),
-    })),
+    rows
+      .filter((row) => row.byHand !== true || DEVICES[t.device].connect === 'by-hand')
+      .map((row) => ({
+        id: `${prefix(t)}-${row.suffix}${t.postPath === 'ex' ? '-ex' : ''}`,
+        name: row.suffix,
+        title: `${row.title}${t.postPath === 'ex' ? ', ibv_wr_*' : ''}`,
+        family: name,
+        device: t.device,
+        postPath: t.postPath,
+        initial: WORD,
+        ...(row.initialAt === undefined ? {} : { initialAt: row.initialAt }),
+        remoteAccess: row.remoteAccess ?? ATOMIC_MR,
+        ...(row.responderQpAccess === undefined
+          ? {}
+          : { responderQpAccess: row.responderQpAccess }),
+        ...(row.initiatorDepth === undefined ? {} : { initiatorDepth: row.initiatorDepth }),
+        ...(row.rnrRetry === undefined ? {} : { rnrRetry: row.rnrRetry }),
+        ...(row.minRnrTimer === undefined ? {} : { minRnrTimer: row.minRnrTimer }),
+        ...(row.timeout === undefined ? {} : { timeout: row.timeout }),
+        program: row.program,
+        // Only siw traffic can be captured: rxe loops QP-to-QP traffic back internally.
+        captureWire: t.device === 'siw0' && (row.capture ?? true),
+      })),
   );
 }
 
@@ -200,6 +212,7 @@ const ATOMIC_ERRORS: readonly Row[] = [
     suffix: 'qp-no-atomic',
     title: 'FetchAdd to a QP brought up without remote atomic access',
     responderQpAccess: NO_ATOMIC_QP,
+    byHand: true,
     program: failing(FETCH_ADD),
   },
   {
@@ -259,6 +272,21 @@ const IMMEDIATE: readonly Row[] = [
     suffix: 'send-solicited',
     title: 'Send with the solicited-event flag',
     program: single({ kind: 'SEND', payload: PAYLOAD, solicited: true }),
+  },
+  {
+    suffix: 'send-imm-solicited',
+    title: 'Send with Immediate and the solicited-event flag',
+    program: single({ kind: 'SEND_WITH_IMM', payload: PAYLOAD, immData: IMM, solicited: true }),
+  },
+  {
+    suffix: 'write-imm-solicited',
+    title: 'RDMA Write with Immediate and the solicited-event flag (RFC 7306 §6, with SE)',
+    program: single({
+      kind: 'RDMA_WRITE_WITH_IMM',
+      payload: PAYLOAD,
+      immData: IMM,
+      solicited: true,
+    }),
   },
 ];
 
@@ -323,52 +351,123 @@ const ORDERING: readonly Row[] = [
   },
 ];
 
-/** RNR needs a by-hand connection (rnr_retry); rxe only. */
+/**
+ * The RNR timers: the longest RNR timer, 655.36 ms (IBTA Table 45 code 0), against a 4.3 s
+ * transport timer (timeout 20), far apart so the class a completion lands in cannot be
+ * mistaken even with the jitter of an emulated guest on a loaded host (rnr-timing.ts): an
+ * rnr_retry 0 answer took over 123 ms, then over 245 ms, at host load 17-21.
+ */
+const RNR_TIMERS = { minRnrTimer: 0, timeout: 20 } as const;
+
+/** `steps` with the requester's first wait timed (its completion's timer class). */
+function timed(steps: readonly Step[]): Step[] {
+  const first = steps.findIndex((s) => s.do === 'wait' && s.side === 'requester');
+  return steps.map((s, i) => (i === first && s.do === 'wait' ? { ...s, timed: true } : s));
+}
+
+/** `steps` without their receive (the request meets RNR NAKs). */
+function withoutReceive(steps: readonly Step[]): Step[] {
+  return steps.filter((s) => s.do !== 'post-recv');
+}
+
+/** A Send met by RNR NAKs, its receive posted `ms` after it. */
+function lateReceive(ms: number, responderWaitMs?: number): Step[] {
+  return [
+    { do: 'post-send', wrs: [{ kind: 'SEND', payload: PAYLOAD }] },
+    { do: 'sleep', ms },
+    { do: 'post-recv', for: 'send' },
+    { do: 'wait', side: 'requester', count: 1, timed: true },
+    {
+      do: 'wait',
+      side: 'responder',
+      count: 1,
+      ...(responderWaitMs === undefined ? {} : { timeoutMs: responderWaitMs }),
+    },
+    { do: 'query', side: 'requester' },
+    { do: 'query', side: 'responder' },
+  ];
+}
+
+/**
+ * RNR: rnr_retry and min_rnr_timer need a by-hand bring-up (rxe). iWARP has no RNR: a
+ * Send that finds no receive is a DDP error that ends the stream (RFC 5041 §7.2,
+ * RFC 5040 §7), which `send-no-recv` shows on both transports.
+ */
 const RNR: readonly Row[] = [
   {
+    suffix: 'send-no-recv',
+    title: 'Send, no receive posted (rnr_retry 0 on rxe; iWARP has no RNR)',
+    rnrRetry: 0,
+    ...RNR_TIMERS,
+    program: timed(withoutReceive(failing({ kind: 'SEND', payload: PAYLOAD }))),
+  },
+  {
     suffix: 'send-imm-no-recv',
+    byHand: true,
     title: 'Send with Immediate, no receive posted, rnr_retry 0',
     rnrRetry: 0,
-    program: failing({ kind: 'SEND_WITH_IMM', payload: PAYLOAD, immData: IMM }).filter(
-      (s) => s.do !== 'post-recv',
+    ...RNR_TIMERS,
+    program: timed(
+      withoutReceive(failing({ kind: 'SEND_WITH_IMM', payload: PAYLOAD, immData: IMM })),
     ),
   },
   {
     suffix: 'write-imm-no-recv',
+    byHand: true,
     title: 'RDMA Write with Immediate, no receive posted, rnr_retry 0',
     rnrRetry: 0,
-    program: failing({ kind: 'RDMA_WRITE_WITH_IMM', payload: PAYLOAD, immData: IMM }).filter(
-      (s) => s.do !== 'post-recv',
+    ...RNR_TIMERS,
+    program: timed(
+      withoutReceive(failing({ kind: 'RDMA_WRITE_WITH_IMM', payload: PAYLOAD, immData: IMM })),
     ),
   },
   {
     suffix: 'rnr-retry-2',
+    byHand: true,
     title: 'Send, no receive posted, rnr_retry 2',
     rnrRetry: 2,
-    program: single({ kind: 'SEND', payload: PAYLOAD }).filter((s) => s.do !== 'post-recv'),
+    ...RNR_TIMERS,
+    program: timed(withoutReceive(single({ kind: 'SEND', payload: PAYLOAD }))),
+  },
+  {
+    suffix: 'rnr-retry-3-late-recv',
+    byHand: true,
+    title: 'Send, rnr_retry 3, receive posted 300 ms late (found by a retry)',
+    rnrRetry: 3,
+    ...RNR_TIMERS,
+    program: lateReceive(300),
+  },
+  {
+    suffix: 'rnr-retry-1-too-late',
+    byHand: true,
+    title: 'Send, rnr_retry 1, receive posted 1000 ms late (after the retries ran out)',
+    rnrRetry: 1,
+    ...RNR_TIMERS,
+    program: lateReceive(1000, 500),
   },
   {
     suffix: 'rnr-infinite-late-recv',
+    byHand: true,
     title: 'Send, rnr_retry 7 (infinite), receive posted 50 ms late',
     rnrRetry: 7,
-    program: [
-      { do: 'post-send', wrs: [{ kind: 'SEND', payload: PAYLOAD }] },
-      { do: 'sleep', ms: 50 },
-      { do: 'post-recv', for: 'send' },
-      { do: 'wait', side: 'requester', count: 1 },
-      { do: 'wait', side: 'responder', count: 1 },
-      { do: 'query', side: 'requester' },
-      { do: 'query', side: 'responder' },
-    ],
+    ...RNR_TIMERS,
+    program: lateReceive(50),
   },
 ];
 
-/** Several QPs hammering one word; rxe only (connecting more QPs by hand). */
+/** Several QPs hammering one word, in the suite's process or one process each. */
 const CONCURRENCY: readonly Row[] = [
   {
     suffix: 'concurrent-fetch-add',
     title: 'four QPs, 1000 FetchAdd(+1) each, on one word',
+    capture: false,
     program: [{ do: 'hammer', qps: 4, count: 1000, add: 1n }],
+  },
+  {
+    suffix: 'concurrent-fetch-add-processes',
+    title: 'three processes, one QP each, 1000 FetchAdd(+1) each, on one word',
+    capture: false,
+    program: [{ do: 'hammer', qps: 3, count: 1000, add: 1n, across: 'processes' }],
   },
 ];
 
@@ -380,9 +479,9 @@ export const SCENARIOS: readonly Scenario[] = [
     BASIC,
   ),
   ...family('atomics', EVERY_TARGET, ATOMICS),
-  ...family('atomic-errors', RXE_TARGETS, ATOMIC_ERRORS),
+  ...family('atomic-errors', EVERY_TARGET, ATOMIC_ERRORS),
   ...family('immediate', EVERY_TARGET, IMMEDIATE),
   ...family('ordering', EVERY_TARGET, ORDERING),
-  ...family('rnr', RXE_TARGETS, RNR),
-  ...family('concurrency', RXE_TARGETS, CONCURRENCY),
+  ...family('rnr', EVERY_TARGET, RNR),
+  ...family('concurrency', EVERY_TARGET, CONCURRENCY),
 ].sort((a, b) => (a.device === b.device ? 0 : a.device === 'rxe0' ? -1 : 1));

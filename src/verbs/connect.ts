@@ -75,3 +75,44 @@ export function readyUd(qp: Qp, params: { qkey: number; port?: number; sqPsn?: n
   qp.modify({ state: 'RTR' });
   qp.modify({ state: 'RTS', sqPsn: params.sqPsn ?? 0 });
 }
+
+/** What differs between the two ends of {@link connectPairByHand}; the rest is shared. */
+export type PairSideParams = Omit<RcConnectParams, 'remote' | 'localPsn' | 'sgidIndex'>;
+
+/** Parameters of {@link connectPairByHand}. */
+export interface PairConnectParams extends PairSideParams {
+  /** `a`'s first send PSN (default 0x1234); `b`'s is `bPsn` (default 0x5678). */
+  readonly aPsn?: number;
+  readonly bPsn?: number;
+  /** Per-side settings over the shared ones (e.g. one side's access or rnr_retry). */
+  readonly a?: PairSideParams;
+  readonly b?: PairSideParams;
+}
+
+/**
+ * Connects two QPs of one device to each other (loopback through the device's own GID
+ * `gid`): both RESET -> INIT -> RTR -> RTS, each facing the other. Distinct PSNs by
+ * default, so that a PSN mix-up cannot pass unnoticed.
+ */
+export function connectPairByHand(
+  a: Qp,
+  b: Qp,
+  gid: { readonly index: number; readonly gid: Buffer },
+  params: PairConnectParams = {},
+): void {
+  const { aPsn = 0x1234, bPsn = 0x5678, a: onlyA, b: onlyB, ...shared } = params;
+  connectRcByHand(a, {
+    ...shared,
+    ...onlyA,
+    sgidIndex: gid.index,
+    remote: { qpNum: b.qpNum, psn: bPsn, gid: gid.gid },
+    localPsn: aPsn,
+  });
+  connectRcByHand(b, {
+    ...shared,
+    ...onlyB,
+    sgidIndex: gid.index,
+    remote: { qpNum: a.qpNum, psn: aPsn, gid: gid.gid },
+    localPsn: bPsn,
+  });
+}

@@ -175,6 +175,17 @@ function runEngine(
       const wrIndex = owner.get(m) ?? -1;
       const op = trace.operationOf(m, wrIndex);
       run.wire.push({ from: 'requester', message: m });
+      // IBTA (header carrier): a Write with Immediate is one request whose responder checks
+      // for a receive before executing it (9.7.5.2.8: an RNR NAK means "not executed"), so
+      // with none posted its data is not placed; the Immediate Data message then meets the
+      // empty receive queue. iWARP places the Write first (RFC 7306 §6: two messages).
+      if (
+        capabilities.immediateCarrier === 'header' &&
+        m.kind === 'rdma-write' &&
+        scenario.workRequests[wrIndex]?.opcode === 'RDMA_WRITE_WITH_IMM' &&
+        responder.postedReceives === 0
+      )
+        continue;
       const result = responder.receive(m);
       if (result.outcome === 'accepted') {
         if (m.ddp.last) trace.record(op, 'delivered@remote');
@@ -331,7 +342,9 @@ export function projectRoce(scenario: VerbsScenario, destinationQp = 0x000123): 
       requester.push(errorCompletion(wr.wrId, row?.roceRequesterStatus ?? 'REM_OP_ERR'));
       return;
     }
-    const done = run.requester.find((c) => c.wrId === wr.wrId && c.status === 'SUCCESS');
+    // Its own completion: success, or a local error (and the flushes after it) that the
+    // Requester found placing a response (requester.ts #localError).
+    const done = run.requester.find((c) => c.wrId === wr.wrId);
     if (done !== undefined) requester.push(done);
   });
   const rnr = run.failure === 'no-receive-buffer';
@@ -347,7 +360,7 @@ export function projectRoce(scenario: VerbsScenario, destinationQp = 0x000123): 
     transport: 'roce',
     requester: {
       completions: requester,
-      qpState: run.failure === undefined ? 'RTS' : 'ERR',
+      qpState: run.failure === undefined ? run.requesterState : 'ERR',
     },
     responder: {
       completions: responderCompletions,

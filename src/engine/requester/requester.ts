@@ -169,6 +169,8 @@ export class Requester {
       return this.#fail('unexpected-response', message);
     this.#expectedQn3Msn = (this.#expectedQn3Msn + 1) >>> 0;
     this.#inFlight.splice(index, 1);
+    const localError = this.#placeAtomicOriginal(entry.wr, message.originalRemoteDataValue);
+    if (localError !== undefined) return this.#localError(entry.wr, localError);
     const completion: WorkCompletion = {
       wrId: entry.wr.wrId,
       status: 'SUCCESS',
@@ -179,6 +181,41 @@ export class Requester {
       atomicOriginal: message.originalRemoteDataValue,
     };
     return { sent: this.#release(), completions: [completion], failure: undefined };
+  }
+
+  /**
+   * Places an atomic's original value into its local SGE (host byte order, little-endian
+   * here), or names the local error (IBTA 10.7.3; work-request.ts AtomicLocal).
+   */
+  #placeAtomicOriginal(wr: WorkRequest, original: bigint): WcStatus | undefined {
+    if (!('local' in wr) || wr.local === undefined) return undefined;
+    if (wr.local === null || wr.local.length < 8) return 'LOC_LEN_ERR';
+    const local = this.#options.localBuffers;
+    if (local === undefined || this.#options.stream === undefined) return 'LOC_PROT_ERR';
+    const check = local.check(this.#options.stream, wr.local.lkey, wr.local.addr, 8, 'LOCAL_WRITE');
+    if (!check.ok) return 'LOC_PROT_ERR';
+    new DataView(
+      check.access.buffer.memory.buffer,
+      check.access.buffer.memory.byteOffset,
+    ).setBigUint64(check.access.offset, original, true);
+    return undefined;
+  }
+
+  /**
+   * A local error: the request completes with `status`, the QP goes to ERR and every
+   * other outstanding request is flushed (verbs: later posts flush too, see `post`).
+   */
+  #localError(wr: WorkRequest, status: WcStatus): RequesterResult {
+    this.#qpState = 'ERR';
+    const rest = [...this.#inFlight.splice(0), ...this.#waiting.splice(0)];
+    return {
+      sent: [],
+      completions: [
+        errorCompletion(wr.wrId, status),
+        ...rest.map((o) => errorCompletion(o.wr.wrId, 'WR_FLUSH_ERR')),
+      ],
+      failure: undefined,
+    };
   }
 
   #readResponse(message: RdmaReadResponse): RequesterResult {

@@ -85,7 +85,11 @@ export function workRequestToIwarp(
       );
       if (wr.opcode === 'RDMA_WRITE') return { ok: true, messages: [write] };
       const immediate = makeImmediateData(
-        { messageSequenceNumber: state.qn0, immediateData: BigInt(wr.immData ?? 0) },
+        {
+          messageSequenceNumber: state.qn0,
+          immediateData: BigInt(wr.immData ?? 0),
+          solicitedEvent: wr.solicited === true,
+        },
         profile,
       );
       state.qn0 = (state.qn0 + 1) >>> 0;
@@ -95,7 +99,11 @@ export function workRequestToIwarp(
     case 'SEND_WITH_IMM': {
       if (wr.opcode === 'SEND') {
         const message = makeSend(
-          { messageSequenceNumber: state.qn0, payload: wr.payload },
+          {
+            messageSequenceNumber: state.qn0,
+            payload: wr.payload,
+            kind: wr.solicited === true ? 'send-se' : 'send',
+          },
           profile,
         );
         state.qn0 = (state.qn0 + 1) >>> 0;
@@ -117,7 +125,7 @@ export function workRequestToIwarp(
         };
       const segments = sendWithImmediateSegments(
         state.qn0,
-        'send-immediate',
+        wr.solicited === true ? 'send-se-immediate' : 'send-immediate',
         wr.payload,
         BigInt(wr.immData ?? 0),
       );

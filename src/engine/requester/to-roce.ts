@@ -32,9 +32,21 @@ export function workRequestToRoce(wr: WorkRequest, state: RoceSendState): RoceEn
   if (invalid !== undefined) return { ok: false, error: invalid };
   const packets: RocePacketFields[] = [];
   let psn = state.psn;
-  const push = (name: BthOpcodeName, headers: ExtensionHeaders, payload?: Uint8Array) => {
+  // IBTA 9.2.3: SE is set in the last (or only) packet of a solicited Send / Write with
+  // Immediate.
+  const push = (
+    name: BthOpcodeName,
+    headers: ExtensionHeaders,
+    payload?: Uint8Array,
+    solicitedEvent = false,
+  ) => {
     packets.push({
-      bth: { opcode: BthOpcode[name], destinationQp: state.destinationQp, psn },
+      bth: {
+        opcode: BthOpcode[name],
+        destinationQp: state.destinationQp,
+        psn,
+        ...(solicitedEvent ? { solicitedEvent } : {}),
+      },
       headers,
       ...(payload === undefined ? {} : { payload }),
     });
@@ -87,13 +99,20 @@ export function workRequestToRoce(wr: WorkRequest, state: RoceSendState): RoceEn
       if (chunks.length === 0) chunks.push(new Uint8Array(0));
       const op = write ? 'RDMA_WRITE' : 'SEND';
       const immSuffix = withImm ? '_WITH_IMMEDIATE' : '';
+      const se = wr.solicited === true && (!write || withImm);
       if (chunks.length === 1) {
-        push(`RC_${op}_ONLY${immSuffix}` as BthOpcodeName, headersOf(reth, imm), chunks[0]);
+        push(`RC_${op}_ONLY${immSuffix}` as BthOpcodeName, headersOf(reth, imm), chunks[0], se);
       } else {
         chunks.forEach((chunk, i) => {
           if (i === 0) push(`RC_${op}_FIRST` as BthOpcodeName, headersOf(reth, undefined), chunk);
           else if (i < chunks.length - 1) push(`RC_${op}_MIDDLE` as BthOpcodeName, {}, chunk);
-          else push(`RC_${op}_LAST${immSuffix}` as BthOpcodeName, headersOf(undefined, imm), chunk);
+          else
+            push(
+              `RC_${op}_LAST${immSuffix}` as BthOpcodeName,
+              headersOf(undefined, imm),
+              chunk,
+              se,
+            );
         });
       }
       break;

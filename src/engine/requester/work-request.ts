@@ -10,8 +10,26 @@ interface Base {
   readonly wrId: bigint;
 }
 
+/** A local scatter/gather element (verbs `struct ibv_sge`). */
+export interface LocalSge {
+  readonly lkey: number;
+  readonly addr: bigint;
+  readonly length: number;
+}
+
+/**
+ * Where an atomic's original value lands (verbs `sg_list`): an SGE, `null` for no SGE at
+ * all; omitted, the requester's local memory is not modelled for the request. Checked
+ * when the response arrives (IBTA 10.7.3: local errors are found as data is placed, after
+ * the responder has executed the atomic): an SGE list shorter than 8 bytes is
+ * LOC_LEN_ERR, an lkey no local buffer has (or one without LOCAL_WRITE) LOC_PROT_ERR.
+ */
+interface AtomicLocal {
+  readonly local?: LocalSge | null;
+}
+
 /** `ATOMIC_FETCH_AND_ADD`: add `add` to the 64-bit word at `remoteAddr` (verbs `compare_add`). */
-export interface FetchAndAddRequest extends Base {
+export interface FetchAndAddRequest extends Base, AtomicLocal {
   readonly opcode: 'ATOMIC_FETCH_AND_ADD';
   readonly remoteAddr: bigint;
   readonly rkey: number;
@@ -19,7 +37,7 @@ export interface FetchAndAddRequest extends Base {
 }
 
 /** `ATOMIC_CMP_AND_SWP`: if the word equals `compare` (verbs `compare_add`), store `swap`. */
-export interface CompareAndSwapRequest extends Base {
+export interface CompareAndSwapRequest extends Base, AtomicLocal {
   readonly opcode: 'ATOMIC_CMP_AND_SWP';
   readonly remoteAddr: bigint;
   readonly rkey: number;
@@ -35,6 +53,8 @@ export interface RdmaWriteRequest extends Base {
   readonly payload: Uint8Array;
   /** Required for `RDMA_WRITE_WITH_IMM`. */
   readonly immData?: number;
+  /** IBV_SEND_SOLICITED (`RDMA_WRITE_WITH_IMM` only); see {@link SendRequest}. */
+  readonly solicited?: boolean;
 }
 
 /** `SEND` / `SEND_WITH_IMM`. */
@@ -43,6 +63,12 @@ export interface SendRequest extends Base {
   readonly payload: Uint8Array;
   /** Required for `SEND_WITH_IMM`. */
   readonly immData?: number;
+  /**
+   * IBV_SEND_SOLICITED: ask the responder for a solicited event. iWARP carries it in the
+   * opcode (Send with Solicited Event, RFC 5040 §5.3; Immediate Data with Solicited Event,
+   * RFC 7306 §6), RoCE in the BTH SE bit of the last packet (IBTA 9.2.3).
+   */
+  readonly solicited?: boolean;
 }
 
 /** `RDMA_READ` of `length` bytes into the local buffer `localSTag` at `localAddr`. */

@@ -14,6 +14,7 @@ import { formatValue } from '../compare-format.js';
 import { completionFields, hammerFields, missingCompletionField } from '../observe.js';
 import { operandsOf, traitsOf } from '../operations.js';
 import { orderingField } from '../ordering-trace.js';
+import { timerClass } from '../rnr-timing.js';
 import {
   DEFAULT_TARGET,
   GUARD,
@@ -94,6 +95,8 @@ export async function runOnKernel(scenario: Scenario): Promise<Outcome> {
       : { responderAccess: scenario.responderQpAccess }),
     ...(scenario.initiatorDepth === undefined ? {} : { initiatorDepth: scenario.initiatorDepth }),
     ...(scenario.rnrRetry === undefined ? {} : { rnrRetry: scenario.rnrRetry }),
+    ...(scenario.minRnrTimer === undefined ? {} : { minRnrTimer: scenario.minRnrTimer }),
+    ...(scenario.timeout === undefined ? {} : { timeout: scenario.timeout }),
     ...(scenario.captureWire
       ? {
           beforeConnect: async (port: number) => {
@@ -131,11 +134,16 @@ async function runProgram(
     scenario.remoteAccess,
   );
   // Requester memory: one 8-byte slot per work request (payload out, fetched value in).
-  const localBuffer = Buffer.alloc(LOCAL_SLOT * Math.max(1, operations.length));
+  // Addon-owned memory (pd.allocMr), safe on every Node; the remote buffer still needs
+  // regMr, since its guard words sit just outside the registration.
+  const localMr = pair.allocateMemory(LOCAL_SLOT * Math.max(1, operations.length), [
+    'LOCAL_WRITE',
+    'REMOTE_WRITE',
+  ]);
+  const localBuffer = localMr.buffer;
   operations.forEach((op, i) => {
     localBuffer.set(payloadBytes({ ...op, length: 16 }), LOCAL_SLOT * i);
   });
-  const localMr = pair.registerMemory(localBuffer, ['LOCAL_WRITE', 'REMOTE_WRITE']);
   const qp = { requester: pair.requester, responder: pair.responder };
   const cq = { requester: pair.requesterCq, responder: pair.responderCq };
   const fields: Record<string, string> = {};
@@ -143,6 +151,8 @@ async function runProgram(
   // Completions actually polled (a wait that got none consumed nothing).
   const gotten: Record<Side, number> = { requester: 0, responder: 0 };
   let posted = 0;
+  // When each side last posted (timed waits measure from there).
+  const lastPost: Record<Side, number> = { requester: 0, responder: 0 };
   let responderPosted = 0;
   let responderAccepted = 0;
   let accepted = 0;
@@ -164,6 +174,7 @@ async function runProgram(
             sgList: [remoteMr.sge(0, 8)],
             remote: localMr.remote(0),
           }));
+          lastPost.responder = performance.now();
           try {
             pair.responder.postSend(wrs);
             fields[`post${postStep}`] = 'ok';
@@ -177,6 +188,7 @@ async function runProgram(
         const first = posted;
         const wrs = step.wrs.map((op, i) => sendWrOf(op, first + i, localMr, remoteMr));
         posted += step.wrs.length;
+        lastPost.requester = performance.now();
         try {
           pair.requester.postSend(wrs, scenario.postPath);
           fields[`post${postStep}`] = 'ok';
@@ -243,6 +255,11 @@ async function runProgram(
               op,
             ),
           );
+          if (step.timed === true)
+            fields[`${step.side}.wc${n}.timer`] = timerClass(
+              scenario,
+              performance.now() - lastPost[step.side],
+            );
         }
         break;
       case 'query':
@@ -268,7 +285,7 @@ async function runProgram(
         const result = await hammer(scenario, pair, remoteMr, step);
         Object.assign(
           fields,
-          hammerFields(hammerStep, result.succeeded, result.fetched, before, step.add),
+          hammerFields(hammerStep, result.post, result.succeeded, result.fetched, before, step.add),
         );
         break;
       }

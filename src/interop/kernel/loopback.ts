@@ -3,8 +3,8 @@
  * on rxe (RoCE: INIT/RTR/RTS with the IPv4-mapped RoCE v2 GID), through rdma_cm on siw
  * (an iWARP QP reaches RTS only with an LLP socket from iw_cm, kernel-runtime.md).
  */
-import { EventChannel } from '../../verbs/cm.js';
-import { connectRcByHand } from '../../verbs/connect.js';
+import { type CmId, EventChannel } from '../../verbs/cm.js';
+import { connectPairByHand } from '../../verbs/connect.js';
 import type { Cq } from '../../verbs/cq.js';
 import { type Context, openDevice } from '../../verbs/device.js';
 import type { Access, Mr } from '../../verbs/mr.js';
@@ -21,6 +21,20 @@ export interface LoopbackPair {
   readonly responder: Qp;
   /** Registers memory that lives until {@link close}, after the QPs are gone. */
   registerMemory(buffer: Buffer, access: readonly Access[]): Mr;
+  /** Allocates and registers addon-owned memory (pd.allocMr), living until {@link close}. */
+  allocateMemory(length: number, access: readonly Access[]): Mr;
+  /**
+   * One more requester QP connected to one more responder QP, both in this pair's PD and
+   * on `cq`, brought up the way this device's pairs are (by hand, or through rdma_cm).
+   * `index` keeps their PSNs distinct.
+   */
+  addPair(cq: Cq, index: number, extended: boolean): Promise<ExtraPair>;
+  /**
+   * Accepts a requester QP of another process through rdma_cm (siw): the listener's port
+   * to give it, and the responder QP once it has connected.
+   */
+  readonly listenerPort: number | undefined;
+  acceptRemote(cq: Cq): Promise<ExtraPair>;
   /**
    * Tears everything down: disconnect (both CM ends concurrently), QPs, then memory, CQs,
    * PD, CM ids. Memory goes after the QPs so that no posted request still refers to it.
@@ -28,9 +42,18 @@ export interface LoopbackPair {
   close(): Promise<void>;
 }
 
+/** A further pair of QPs; `close` disconnects (rdma_cm) and destroys both. */
+export interface ExtraPair {
+  readonly requester: Qp | undefined;
+  readonly responder: Qp;
+  close(): Promise<void>;
+}
+
+type PairParts = Omit<LoopbackPair, 'registerMemory' | 'allocateMemory' | 'close'>;
+
 /** The LoopbackPair around connected resources, with the teardown order above. */
 function pairOf(
-  parts: Omit<LoopbackPair, 'registerMemory' | 'close'>,
+  parts: PairParts,
   teardown: Teardown,
   disconnect: () => Promise<void>,
 ): LoopbackPair {
@@ -39,6 +62,11 @@ function pairOf(
     ...parts,
     registerMemory: (buffer, access) => {
       const mr = parts.pd.regMr(buffer, access);
+      memory.push(mr);
+      return mr;
+    },
+    allocateMemory: (length, access) => {
+      const mr = parts.pd.allocMr(length, access);
       memory.push(mr);
       return mr;
     },
@@ -66,6 +94,10 @@ export interface PairOptions {
   readonly initiatorDepth?: number;
   /** The requester's rnr_retry (7 = infinite; by-hand bring-up only); default 7. */
   readonly rnrRetry?: number;
+  /** The responder's min_rnr_timer (IBTA RNR timer code; by-hand only); default 12. */
+  readonly minRnrTimer?: number;
+  /** The requester's transport timeout (4.096 us x 2^timeout; by-hand only); default 14. */
+  readonly timeout?: number;
   /** Runs once the rdma_cm listener has its port (siw only), e.g. to start a capture. */
   readonly beforeConnect?: (port: number) => Promise<void>;
 }
@@ -97,27 +129,50 @@ async function connectByHand(device: DeviceName, options: PairOptions): Promise<
     );
     const responder = teardown.add(pd.createQp({ sendCq: responderCq }), (q) => q.close());
     const gid = context.findGid();
-    // Distinct, non-zero PSNs so that a PSN mix-up cannot pass unnoticed.
-    const requesterPsn = 0x1234;
-    const responderPsn = 0x5678;
-    const common = { sgidIndex: gid.index, maxDestRdAtomic: IRD_ORD };
-    connectRcByHand(requester, {
-      ...common,
-      maxRdAtomic: options.initiatorDepth ?? IRD_ORD,
-      rnrRetry: options.rnrRetry ?? 7,
-      remote: { qpNum: responder.qpNum, psn: responderPsn, gid: gid.gid },
-      localPsn: requesterPsn,
+    connectPairByHand(requester, responder, gid, {
+      maxDestRdAtomic: IRD_ORD,
+      a: {
+        maxRdAtomic: options.initiatorDepth ?? IRD_ORD,
+        rnrRetry: options.rnrRetry ?? 7,
+        ...(options.timeout === undefined ? {} : { timeout: options.timeout }),
+      },
+      b: {
+        maxRdAtomic: IRD_ORD,
+        ...(options.minRnrTimer === undefined ? {} : { minRnrTimer: options.minRnrTimer }),
+        ...(options.responderAccess === undefined
+          ? {}
+          : { access: ['LOCAL_WRITE', ...options.responderAccess] }),
+      },
     });
-    connectRcByHand(responder, {
-      ...common,
-      maxRdAtomic: IRD_ORD,
-      ...(options.responderAccess === undefined
-        ? {}
-        : { access: ['LOCAL_WRITE', ...options.responderAccess] }),
-      remote: { qpNum: requester.qpNum, psn: requesterPsn, gid: gid.gid },
-      localPsn: responderPsn,
-    });
-    const parts = { context, pd, requesterCq, responderCq, requester, responder };
+    const parts: PairParts = {
+      context,
+      pd,
+      requesterCq,
+      responderCq,
+      requester,
+      responder,
+      listenerPort: undefined,
+      acceptRemote: () => Promise.reject(new RangeError('rxe pairs are connected by hand')),
+      addPair: async (cq, index, extendedQp) => {
+        const a = pd.createQp({ sendCq: cq, extended: extendedQp });
+        const b = pd.createQp({ sendCq: cq });
+        const psn = 0x100 * (index + 1);
+        connectPairByHand(a, b, gid, {
+          aPsn: psn,
+          bPsn: psn + 1,
+          maxRdAtomic: IRD_ORD,
+          maxDestRdAtomic: IRD_ORD,
+        });
+        return {
+          requester: a,
+          responder: b,
+          close: async () => {
+            a.close();
+            b.close();
+          },
+        };
+      },
+    };
     return pairOf(parts, teardown, async () => {});
   } catch (error) {
     await teardown.run();
@@ -172,7 +227,60 @@ async function connectThroughCm(
     const responder = teardown.add(server.createQp(pd, { sendCq: responderCq }), (q) => q.close());
     await server.accept({ initiatorDepth: IRD_ORD, responderResources: IRD_ORD });
     await connected;
-    const parts = { context, pd, requesterCq, responderCq, requester, responder };
+    // Another process may take long to start under emulation (node, the addon, rdma_cm).
+    const acceptOne = async (cq: Cq, timeoutMs = 30_000): Promise<{ id: CmId; qp: Qp }> => {
+      const incoming = await listener.nextConnectRequest({ timeoutMs });
+      const qp = incoming.id.createQp(pd, { sendCq: cq });
+      await incoming.id.accept({ initiatorDepth: IRD_ORD, responderResources: IRD_ORD });
+      return { id: incoming.id, qp };
+    };
+    const parts: PairParts = {
+      context,
+      pd,
+      requesterCq,
+      responderCq,
+      requester,
+      responder,
+      listenerPort: listener.localPort,
+      acceptRemote: async (cq) => {
+        const { id, qp } = await acceptOne(cq, 180_000);
+        return {
+          requester: undefined,
+          responder: qp,
+          close: async () => {
+            // The other process may be gone already: bounded.
+            await Promise.race([
+              id.disconnect().catch(() => {}),
+              new Promise((resolve) => setTimeout(resolve, 1000)),
+            ]);
+            qp.close();
+            id.close();
+          },
+        };
+      },
+      addPair: async (cq, _index, extendedQp) => {
+        if (extendedQp)
+          throw new Error('siw has no extended QPs (libsiw implements no create_qp_ex)');
+        const id = channel.createId();
+        await id.resolveAddr(SIW_ADDRESS, listener.localPort);
+        await id.resolveRoute();
+        const a = id.createQp(pd, { sendCq: cq });
+        const connecting = id.connect({ initiatorDepth: IRD_ORD, responderResources: IRD_ORD });
+        const accepted = await acceptOne(cq);
+        await connecting;
+        return {
+          requester: a,
+          responder: accepted.qp,
+          close: async () => {
+            await Promise.all([id.disconnect(), accepted.id.disconnect()]).catch(() => {});
+            a.close();
+            accepted.qp.close();
+            id.close();
+            accepted.id.close();
+          },
+        };
+      },
+    };
     // Both ends at once: one after the other can stall for ~100 s (kernel-runtime.md).
     return pairOf(parts, teardown, async () => {
       await Promise.all([client.disconnect(), server.disconnect()]);

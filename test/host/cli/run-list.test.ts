@@ -39,6 +39,26 @@ describe('rdma-interop run --list', () => {
       ...WIRE_PROBES.map((p) => [p.id, 'siw0', 'probe', 'wire', p.title]),
     ]);
     expect(rows).toContainEqual(['siw-fetch-add', 'siw0', 'post_send', 'atomics', 'FetchAdd']);
+    // The families issue 10 added across processes, RNR timers and siw.
+    expect(rows).toContainEqual([
+      'rxe-concurrent-fetch-add-processes-ex',
+      'rxe0',
+      'ibv_wr_*',
+      'concurrency',
+      'three processes, one QP each, 1000 FetchAdd(+1) each, on one word, ibv_wr_*',
+    ]);
+    expect(rows).toContainEqual([
+      'rxe-rnr-retry-3-late-recv',
+      'rxe0',
+      'post_send',
+      'rnr',
+      'Send, rnr_retry 3, receive posted 300 ms late (found by a retry)',
+    ]);
+    expect(rows.filter((r) => r[1] === 'siw0').map((r) => r[3])).toEqual(
+      expect.arrayContaining(['atomic-errors', 'rnr', 'concurrency']),
+    );
+    // rnr_retry and min_rnr_timer need the by-hand bring-up: no such row on siw.
+    expect(rows.map((r) => r[0])).not.toContain('siw-rnr-retry-2');
   });
 
   it('honours --scenario (a glob) and --device', () => {

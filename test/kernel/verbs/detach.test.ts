@@ -21,8 +21,7 @@ import(verbsPath).then(async (v) => {
   const cq = ctx.createCq({ cqe: 64 });
   const a = pd.createQp({ sendCq: cq });
   const b = pd.createQp({ sendCq: cq });
-  v.connectRcByHand(a, { remote: { qpNum: b.qpNum, psn: 2, gid: gid.gid }, localPsn: 1, sgidIndex: gid.index });
-  v.connectRcByHand(b, { remote: { qpNum: a.qpNum, psn: 1, gid: gid.gid }, localPsn: 2, sgidIndex: gid.index });
+  v.connectPairByHand(a, b, gid, { aPsn: 1, bPsn: 2 });
   const SIZE = 1 << 20;
   const target = how === 'alloc'
     ? pd.allocMr(SIZE, ['LOCAL_WRITE', 'REMOTE_WRITE'])

@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, it } from 'vitest';
-import { connectRcByHand, EventChannel, openDevice } from '../../../src/verbs/index.js';
+import { connectPairByHand, EventChannel, openDevice } from '../../../src/verbs/index.js';
 import { NONE, ownResources } from './resources.js';
 
 // The worked examples of docs/verbs.md, verbatim in spirit: keep the two in step.
@@ -13,16 +13,7 @@ describe('docs/verbs.md worked examples', () => {
     using cq = ctx.createCq({ cqe: 64 });
     using a = pd.createQp({ sendCq: cq });
     using b = pd.createQp({ sendCq: cq });
-    connectRcByHand(a, {
-      remote: { qpNum: b.qpNum, psn: 200, gid: gid.gid },
-      localPsn: 100,
-      sgidIndex: gid.index,
-    });
-    connectRcByHand(b, {
-      remote: { qpNum: a.qpNum, psn: 100, gid: gid.gid },
-      localPsn: 200,
-      sgidIndex: gid.index,
-    });
+    connectPairByHand(a, b, gid, { aPsn: 100, bPsn: 200 });
 
     using counter = pd.regMr(Buffer.alloc(8), ['LOCAL_WRITE', 'REMOTE_ATOMIC', 'REMOTE_WRITE']);
     counter.buffer.writeBigUInt64LE(0x0123456789abcdefn);

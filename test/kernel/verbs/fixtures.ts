@@ -7,7 +7,7 @@ import {
   type CmId,
   type Context,
   type Cq,
-  connectRcByHand,
+  connectPairByHand,
   EventChannel,
   type GidEntry,
   openDevice,
@@ -37,16 +37,7 @@ export function rxeLoopback(options: { extended?: boolean } = {}): Loopback {
   const b = pd.createQp({ ...qpOptions, extended: options.extended ?? false });
   const psnA = 0x12a5c3;
   const psnB = 0x03c5a1;
-  connectRcByHand(a, {
-    remote: { qpNum: b.qpNum, psn: psnB, gid: gid.gid },
-    localPsn: psnA,
-    sgidIndex: gid.index,
-  });
-  connectRcByHand(b, {
-    remote: { qpNum: a.qpNum, psn: psnA, gid: gid.gid },
-    localPsn: psnB,
-    sgidIndex: gid.index,
-  });
+  connectPairByHand(a, b, gid, { aPsn: psnA, bPsn: psnB });
   return {
     ctx,
     pd,

@@ -21,8 +21,7 @@ import(verbsPath).then((v) => {
   const extended = path === 'ex';
   const a = pd.createQp({ sendCq: cq, maxInlineData: 64, extended });
   const b = pd.createQp({ sendCq: cq, maxInlineData: 64, extended });
-  v.connectRcByHand(a, { remote: { qpNum: b.qpNum, psn: 2, gid: gid.gid }, localPsn: 1, sgidIndex: gid.index });
-  v.connectRcByHand(b, { remote: { qpNum: a.qpNum, psn: 1, gid: gid.gid }, localPsn: 2, sgidIndex: gid.index });
+  v.connectPairByHand(a, b, gid, { aPsn: 1, bPsn: 2 });
   const dst = pd.regMr(Buffer.alloc(64), ['LOCAL_WRITE', 'REMOTE_WRITE']);
   const src = pd.regMr(Buffer.from('inline bytes'), ['LOCAL_WRITE']);
   const report = (name, f) => {

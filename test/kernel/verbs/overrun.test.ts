@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import {
   type AsyncEvent,
-  connectRcByHand,
+  connectPairByHand,
   openDevice,
   VerbsArgumentError,
   VerbsAsyncEventError,
@@ -19,16 +19,7 @@ function rxePair(cqe: number, maxSendWr = 128) {
   const other = ctx.createCq({ cqe: 16 });
   const a = pd.createQp({ sendCq: cq, recvCq: other, maxSendWr });
   const b = pd.createQp({ sendCq: other, maxSendWr });
-  connectRcByHand(a, {
-    remote: { qpNum: b.qpNum, psn: 2, gid: gid.gid },
-    localPsn: 1,
-    sgidIndex: gid.index,
-  });
-  connectRcByHand(b, {
-    remote: { qpNum: a.qpNum, psn: 1, gid: gid.gid },
-    localPsn: 2,
-    sgidIndex: gid.index,
-  });
+  connectPairByHand(a, b, gid, { aPsn: 1, bPsn: 2 });
   const src = pd.regMr(Buffer.alloc(8, 0x11), ['LOCAL_WRITE']);
   const dst = pd.regMr(Buffer.alloc(8), ['LOCAL_WRITE', 'REMOTE_WRITE']);
   return { ctx, pd, cq, other, a, b, src, dst };

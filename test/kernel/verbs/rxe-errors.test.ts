@@ -1,5 +1,5 @@
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { connectRcByHand, type Mr } from '../../../src/verbs/index.js';
+import { connectPairByHand, type Mr } from '../../../src/verbs/index.js';
 import { type Loopback, rxeLoopback, u64Buffer } from './fixtures.js';
 import { NONE, ownResources } from './resources.js';
 
@@ -48,17 +48,10 @@ describe('remote errors on rxe0', () => {
     // Re-connect b without atomic access: RESET, then by hand with WRITE/READ only.
     lo.b.modify({ state: 'RESET' });
     lo.a.modify({ state: 'RESET' });
-    const gid = lo.gid.gid;
-    connectRcByHand(lo.a, {
-      remote: { qpNum: lo.b.qpNum, psn: 9, gid },
-      localPsn: 8,
-      sgidIndex: lo.gid.index,
-    });
-    connectRcByHand(lo.b, {
-      remote: { qpNum: lo.a.qpNum, psn: 8, gid },
-      localPsn: 9,
-      sgidIndex: lo.gid.index,
-      access: ['LOCAL_WRITE', 'REMOTE_WRITE', 'REMOTE_READ'],
+    connectPairByHand(lo.a, lo.b, lo.gid, {
+      aPsn: 8,
+      bPsn: 9,
+      b: { access: ['LOCAL_WRITE', 'REMOTE_WRITE', 'REMOTE_READ'] },
     });
     const target = lo.pd.regMr(u64Buffer(0x0123456789abcdefn), ['LOCAL_WRITE', 'REMOTE_ATOMIC']);
     mrs.push(target);

@@ -194,17 +194,8 @@ describe('RC operations on rxe0', () => {
     const gid = lo.gid;
     const writer = pd.createQp({ sendCq: cq, extended: true, atomicWrite: true });
     const peer = pd.createQp({ sendCq: cq });
-    const { connectRcByHand } = await import('../../../src/verbs/index.js');
-    connectRcByHand(writer, {
-      remote: { qpNum: peer.qpNum, psn: 5, gid: gid.gid },
-      localPsn: 6,
-      sgidIndex: gid.index,
-    });
-    connectRcByHand(peer, {
-      remote: { qpNum: writer.qpNum, psn: 6, gid: gid.gid },
-      localPsn: 5,
-      sgidIndex: gid.index,
-    });
+    const { connectPairByHand } = await import('../../../src/verbs/index.js');
+    connectPairByHand(writer, peer, gid, { aPsn: 6, bPsn: 5 });
     const target = pd.regMr(Buffer.alloc(8), ['LOCAL_WRITE', 'REMOTE_WRITE', 'REMOTE_ATOMIC']);
     writer.postSend({
       opcode: 'ATOMIC_WRITE',
