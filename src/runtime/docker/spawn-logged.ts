@@ -1,0 +1,87 @@
+/**
+ * Runs one external step (the docker client, mkfs, the set-up script) with its output
+ * appended to a log file and, line by line, to a progress callback; an abort stops its
+ * whole process group. Resolves with the exit status and the last lines, never rejects
+ * for a non-zero status (the caller names the step that failed).
+ */
+import { spawn } from 'node:child_process';
+import { appendFileSync, mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+
+export interface LoggedRun {
+  readonly status: number | null;
+  readonly aborted: boolean;
+  /** The last lines of output (stdout and stderr interleaved as they came). */
+  readonly tail: readonly string[];
+}
+
+export interface SpawnLoggedOptions {
+  readonly log: string;
+  readonly env?: NodeJS.ProcessEnv;
+  readonly cwd?: string;
+  readonly onLine?: (line: string) => void;
+  readonly signal?: AbortSignal;
+  readonly tailLines?: number;
+}
+
+export function spawnLogged(
+  file: string,
+  args: readonly string[],
+  options: SpawnLoggedOptions,
+): Promise<LoggedRun> {
+  mkdirSync(dirname(options.log), { recursive: true });
+  appendFileSync(options.log, `$ ${file} ${args.join(' ')}\n`);
+  const keep = options.tailLines ?? 30;
+  return new Promise<LoggedRun>((resolveRun) => {
+    const tail: string[] = [];
+    if (options.signal?.aborted) {
+      resolveRun({ status: null, aborted: true, tail });
+      return;
+    }
+    const child = spawn(file, [...args], {
+      env: options.env ?? process.env,
+      ...(options.cwd === undefined ? {} : { cwd: options.cwd }),
+      stdio: ['ignore', 'pipe', 'pipe'],
+      // Its own process group: an abort stops it and what it started, together.
+      detached: true,
+    });
+    const onLine = (line: string) => {
+      appendFileSync(options.log, `${line}\n`);
+      if (line.trim() === '') return;
+      tail.push(line);
+      if (tail.length > keep) tail.shift();
+      options.onLine?.(line);
+    };
+    for (const stream of [child.stdout, child.stderr]) {
+      let pending = '';
+      stream.on('data', (chunk: Buffer) => {
+        pending += chunk.toString();
+        const lines = pending.split(/\r?\n|\r/);
+        pending = lines.pop() ?? '';
+        for (const line of lines) onLine(line);
+      });
+      stream.on('end', () => {
+        if (pending !== '') onLine(pending);
+      });
+    }
+    let aborted = false;
+    const onAbort = () => {
+      aborted = true;
+      try {
+        if (child.pid !== undefined) process.kill(-child.pid, 'SIGKILL');
+      } catch {
+        // Already gone.
+      }
+    };
+    options.signal?.addEventListener('abort', onAbort, { once: true });
+    child.on('error', (error) => {
+      options.signal?.removeEventListener('abort', onAbort);
+      onLine(`cannot run ${file}: ${error.message}`);
+      resolveRun({ status: null, aborted, tail });
+    });
+    child.on('close', (status) => {
+      options.signal?.removeEventListener('abort', onAbort);
+      resolveRun({ status, aborted, tail });
+    });
+  });
+}
