@@ -12,6 +12,8 @@
 #   DOCKER_MODE       privileged | devices (only the uverbs/rdma_cm nodes, no privileges)
 #   DOCKER_REPORT     directory on the share for the suite's report (mounted at /report)
 #   DOCKER_DIRECT_REPORT  if set: first the same suite directly in the guest, report there
+#   DOCKER_DEVICES_REPORT if set: then the same suite in a container with only the device
+#                     nodes (no privileges), report there
 # Timings and the clean-up check go to stderr as `[docker-guest] ...` lines.
 set -euo pipefail
 log() { printf '[docker-guest] %s\n' "$*" >&2; }
@@ -113,18 +115,32 @@ if [ "$handover" = load ]; then
 fi
 docker image inspect "$image" >/dev/null 2>&1 || { log "image $image is not in the guest's engine"; exit 69; }
 
-run_args=(--rm --network host --ulimit memlock=-1 -v "$report:/report")
-case "$mode" in
-  privileged) run_args+=(--privileged -v /lib/modules:/lib/modules:ro) ;;
-  devices)
-    # Only the device nodes the verbs need, as on a host whose administrator made them.
-    for node in /dev/infiniband/uverbs* /dev/infiniband/rdma_cm; do run_args+=(--device "$node"); done
-    ;;
-  *) log "unknown mode '$mode'"; exit 64 ;;
-esac
-mkdir -p "$report"
+# run_container MODE REPORT_DIR [suite args]: the suite in one container.
+run_container() {
+  local mode=$1 dir=$2
+  shift 2
+  local args=(--rm --network host --ulimit memlock=-1 -v "$dir:/report")
+  case "$mode" in
+    privileged) args+=(--privileged -v /lib/modules:/lib/modules:ro) ;;
+    devices)
+      # Only the device nodes the verbs need, as on a host whose administrator made them.
+      local node
+      for node in /dev/infiniband/uverbs* /dev/infiniband/rdma_cm; do args+=(--device "$node"); done
+      ;;
+    *) log "unknown mode '$mode'"; return 64 ;;
+  esac
+  mkdir -p "$dir"
+  docker run "${args[@]}" "$image" run --runtime host --report /report "$@"
+}
+
 t=$(now)
 status=0
-docker run "${run_args[@]}" "$image" run --runtime host --report /report "$@" || status=$?
+run_container "$mode" "$report" "$@" || status=$?
 log "timing container-suite $(since "$t") s (exit $status)"
+if [ -n "${DOCKER_DEVICES_REPORT:-}" ]; then
+  t=$(now)
+  devices_status=0
+  run_container devices "$DOCKER_DEVICES_REPORT" "$@" >/dev/null || devices_status=$?
+  log "timing devices-container-suite $(since "$t") s (exit $devices_status)"
+fi
 exit "$status"

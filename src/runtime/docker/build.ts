@@ -4,7 +4,7 @@
  * debootstrapped tar (scripts/setup/docker.sh) by default, since no registry may be
  * reachable; any image name otherwise (e.g. node:20-bookworm-slim where a registry is).
  */
-import { existsSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { packageRoot } from '../paths.js';
 import { docker, inspectImage } from './client.js';
@@ -16,6 +16,11 @@ import { spawnLogged } from './spawn-logged.js';
 export interface BuildOptions {
   /** The Dockerfile's BASE_IMAGE (default: the local debootstrapped base). */
   readonly baseImage?: string;
+  /**
+   * PEM files of extra certificate authorities for npm in the build (a TLS-intercepting
+   * proxy). Default: this host's local ones, /usr/local/share/ca-certificates/*.crt.
+   */
+  readonly caCertFiles?: readonly string[];
   readonly tag?: string;
   readonly onProgress?: (line: string) => void;
   readonly signal?: AbortSignal;
@@ -29,6 +34,17 @@ export interface BuildResult {
   readonly baseSeconds: number;
   readonly buildSeconds: number;
   readonly log: string;
+}
+
+/** Debian's place for locally added authorities (update-ca-certificates(8)). */
+const LOCAL_CA_DIR = '/usr/local/share/ca-certificates';
+
+function localCaFiles(): string[] {
+  if (!existsSync(LOCAL_CA_DIR)) return [];
+  return readdirSync(LOCAL_CA_DIR, { recursive: true, encoding: 'utf8' })
+    .filter((name) => name.endsWith('.crt'))
+    .sort()
+    .map((name) => join(LOCAL_CA_DIR, name));
 }
 
 function stamp(): string {
@@ -85,6 +101,10 @@ export async function buildImage(daemon: Daemon, options: BuildOptions = {}): Pr
   const base = options.baseImage ?? LOCAL_BASE_IMAGE;
   const baseSeconds = base === LOCAL_BASE_IMAGE ? await ensureLocalBase(daemon, options, log) : 0;
   const image = options.tag ?? IMAGE_NAME;
+  const caFiles = options.caCertFiles ?? localCaFiles();
+  const caPem = caFiles.map((file) => readFileSync(file, 'utf8').trim()).join('\n');
+  if (caFiles.length > 0)
+    progress(`trusting ${caFiles.length} extra CA file(s) for npm: ${caFiles.join(', ')}`);
   const started = Date.now();
   progress(`docker build ${image} from ${base} (log: ${log})`);
   let currentStep = '(before the first step)';
@@ -98,6 +118,7 @@ export async function buildImage(daemon: Daemon, options: BuildOptions = {}): Pr
       'host',
       '--build-arg',
       `BASE_IMAGE=${base}`,
+      ...(caPem === '' ? [] : ['--build-arg', `EXTRA_CA_CERTS=${caPem}`]),
       '-f',
       join(packageRoot(), 'docker', 'Dockerfile'),
       '-t',

@@ -7,11 +7,25 @@
  * command line naming our data root, and stopped before the next one starts.
  */
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
-import { closeSync, existsSync, mkdirSync, openSync, readFileSync, rmSync } from 'node:fs';
+import {
+  closeSync,
+  existsSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { request } from 'node:http';
 import { basename, delimiter, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { findProcesses, processArgv } from '../processes.js';
+import {
+  findProcesses,
+  isAlive,
+  type ProcessIdentity,
+  processArgv,
+  processIdentity,
+} from '../processes.js';
 import { DockerRuntimeError } from './errors.js';
 import { type DockerPaths, dockerPaths } from './paths.js';
 
@@ -174,6 +188,7 @@ export async function stopDaemon(paths: DockerPaths, pid?: number): Promise<Stop
   }
   rmSync(paths.pidFile, { force: true });
   rmSync(paths.socket, { force: true });
+  releaseOwnership(paths);
   return { killed, unmounted };
 }
 
@@ -183,6 +198,40 @@ function readPid(paths: DockerPaths): number | undefined {
     return Number.isInteger(pid) && pid > 0 ? pid : undefined;
   } catch {
     return undefined;
+  }
+}
+
+/**
+ * One command at a time uses a cache's dockerd: the owner file records the command's
+ * process (pid and start time); a live owner other than us is a clear error, a dead one
+ * is a run killed too hard, whose leftovers the caller then stops.
+ */
+function claimOwnership(paths: DockerPaths): void {
+  const ownerFile = join(paths.root, 'owner.json');
+  mkdirSync(paths.root, { recursive: true });
+  try {
+    const owner = JSON.parse(readFileSync(ownerFile, 'utf8')) as ProcessIdentity;
+    if (owner.pid !== process.pid && isAlive(owner)) {
+      throw new DockerRuntimeError(
+        'engine-start',
+        `another rdma-interop command (pid ${owner.pid}) is using the dockerd of ${paths.root}: wait for it, or use another --cache-dir`,
+      );
+    }
+  } catch (error) {
+    if (error instanceof DockerRuntimeError) throw error;
+    // No owner file, or an unreadable one: nobody owns it.
+  }
+  const me = processIdentity(process.pid);
+  if (me !== undefined) writeFileSync(ownerFile, JSON.stringify(me));
+}
+
+function releaseOwnership(paths: DockerPaths): void {
+  const ownerFile = join(paths.root, 'owner.json');
+  try {
+    const owner = JSON.parse(readFileSync(ownerFile, 'utf8')) as ProcessIdentity;
+    if (owner.pid === process.pid) rmSync(ownerFile, { force: true });
+  } catch {
+    // Not there.
   }
 }
 
@@ -212,6 +261,7 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<Daemon> 
       `the socket path ${paths.socket} is longer than ${MAX_SOCKET_PATH} bytes: use a shorter --cache-dir`,
     );
   }
+  claimOwnership(paths);
   const stale = readPid(paths);
   if (stale !== undefined || ourProcesses(paths).length > 0 || mountsUnder(paths.root).length > 0) {
     const report = await stopDaemon(paths, stale);
@@ -221,6 +271,8 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<Daemon> 
       );
     }
   }
+  // The clean-up above released a dead owner's claim: ours again.
+  claimOwnership(paths);
   for (const dir of [paths.dataRoot, paths.execRoot, paths.logs])
     mkdirSync(dir, { recursive: true });
   const args = [

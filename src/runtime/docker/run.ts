@@ -41,6 +41,11 @@ export interface DockerRunOptions {
    * comparison the tests make between the container and the guest).
    */
   readonly directReportDir?: string;
+  /**
+   * Guest only: afterwards the same suite in a container with only the device nodes (no
+   * privileges), its report here.
+   */
+  readonly devicesReportDir?: string;
   readonly onOutput?: (chunk: Buffer) => void;
   readonly onErrorOutput?: (chunk: Buffer) => void;
   readonly onProgress?: (line: string) => void;
@@ -232,6 +237,9 @@ async function runInGuestContainer(options: DockerRunOptions): Promise<DockerRun
         ...(options.directReportDir === undefined
           ? {}
           : { DOCKER_DIRECT_REPORT: join(share, 'direct') }),
+        ...(options.devicesReportDir === undefined
+          ? {}
+          : { DOCKER_DEVICES_REPORT: join(share, 'devices') }),
       },
       ...(disk === undefined ? {} : { dataDisk: disk }),
       onProgress: progress,
@@ -253,6 +261,7 @@ async function runInGuestContainer(options: DockerRunOptions): Promise<DockerRun
     };
     copy(join(share, 'report'), options.reportDir);
     copy(join(share, 'direct'), options.directReportDir);
+    copy(join(share, 'devices'), options.devicesReportDir);
     return {
       exitCode: result.exitCode,
       where: 'guest',

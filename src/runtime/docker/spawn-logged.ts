@@ -8,6 +8,8 @@ import { spawn } from 'node:child_process';
 import { appendFileSync, mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 
+const ANSI_COLOUR = new RegExp(`${String.fromCharCode(27)}\\[[0-9;]*m`, 'g');
+
 export interface LoggedRun {
   readonly status: number | null;
   readonly aborted: boolean;
@@ -45,7 +47,9 @@ export function spawnLogged(
       // Its own process group: an abort stops it and what it started, together.
       detached: true,
     });
-    const onLine = (line: string) => {
+    const onLine = (raw: string) => {
+      // The legacy builder colours a step's stderr (ESC[91m ... ESC[0m): plain text here.
+      const line = raw.replace(ANSI_COLOUR, '');
       appendFileSync(options.log, `${line}\n`);
       if (line.trim() === '') return;
       tail.push(line);
