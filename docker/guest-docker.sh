@@ -100,6 +100,8 @@ dockerd --data-root="$data" --exec-root="$state/exec" --pidfile="$pidfile" \
   >"$state/dockerd.log" 2>&1 &
 dockerd_pid=$!
 export DOCKER_HOST="unix://$socket"
+# Debian's client, which matches Debian's dockerd (a newer one may be first on PATH).
+docker() { if [ -x /usr/bin/docker ]; then /usr/bin/docker "$@"; else command docker "$@"; fi; }
 for _ in $(seq 600); do
   docker version >/dev/null 2>&1 && break
   [ -e "/proc/$dockerd_pid" ] || { tail -n 20 "$state/dockerd.log" >&2; log "dockerd exited during start-up"; exit 69; }

@@ -2,8 +2,10 @@
 # The container runtime's set-up (`rdma-interop docker build` / `docker run`), idempotent:
 #   1. Debian's docker.io (dockerd, containerd, runc) and debootstrap, only if missing;
 #   2. the local base image's root file system as a tar, made once with debootstrap
-#      (Debian trixie, minbase: its nodejs is 20, what engines.node asks for) and cached:
-#        $RDMA_INTEROP_CACHE/docker/base/debian-trixie-minbase.tar
+#      (Debian bookworm, minbase: the release of the guest's root, so the container has
+#      the same rdma-core as a run directly in the guest) and cached:
+#        $RDMA_INTEROP_CACHE/docker/base/debian-bookworm-minbase.tar
+#      (Node 20 comes into the image from the npm registry: docker/install-node.sh)
 #      `rdma-interop docker build` imports it (`docker import`) into the project's own
 #      dockerd when no registry is reachable; a machine with a registry can build
 #      FROM node:20-bookworm-slim instead (docs/docker.md) and never needs this tar.
@@ -14,7 +16,7 @@ set -euo pipefail
 # shellcheck source=scripts/lib/common.sh
 source "$(dirname "$0")/../lib/common.sh"
 
-suite=trixie
+suite=bookworm
 packages=(docker.io debootstrap)
 missing=()
 for p in "${packages[@]}"; do
@@ -60,7 +62,7 @@ exec 9>"$base_dir/.lock"
 flock 9
 rootfs="$base_dir/rootfs"
 rm -rf "$rootfs" "$tarball" "$tarball.stamp"
-step "debootstrap --variant=minbase $suite from $mirror (once; 1-4 min)"
+step "debootstrap --variant=minbase $suite from $mirror (once; 0.5-4 min)"
 log="$base_dir/debootstrap.log"
 # Progress: one line per debootstrap stage (its I: lines), the full log in a file.
 if ! debootstrap --variant=minbase "$suite" "$rootfs" "$mirror" 2>&1 | tee "$log" |

@@ -1,6 +1,6 @@
 /**
  * `rdma-interop docker build`: the project's image from docker/Dockerfile, on our own
- * dockerd. The base is a build argument: the local Debian trixie imported from the
+ * dockerd. The base is a build argument: the local Debian bookworm imported from the
  * debootstrapped tar (scripts/setup/docker.sh) by default, since no registry may be
  * reachable; any image name otherwise (e.g. node:20-bookworm-slim where a registry is).
  */
@@ -63,7 +63,7 @@ async function ensureLocalBase(
   const signal = options.signal === undefined ? {} : { signal: options.signal };
   const tar = daemon.paths.baseTar;
   if (!existsSync(tar)) {
-    progress('no local base yet: debootstrap of Debian trixie (once, cached)');
+    progress('no local base yet: debootstrap of Debian bookworm (once, cached)');
     const setup = await spawnLogged(
       'bash',
       [join(packageRoot(), 'scripts', 'setup', 'docker.sh')],

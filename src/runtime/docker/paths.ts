@@ -26,7 +26,7 @@ export function dockerPaths(cache: string = cacheRoot()): DockerPaths {
     socket: join(root, 'dockerd.sock'),
     daemonLog: join(root, 'dockerd.log'),
     logs: join(root, 'logs'),
-    baseTar: join(root, 'base', 'debian-trixie-minbase.tar'),
+    baseTar: join(root, 'base', 'debian-bookworm-minbase.tar'),
     handover: join(root, 'handover'),
   };
 }
@@ -34,4 +34,4 @@ export function dockerPaths(cache: string = cacheRoot()): DockerPaths {
 /** The image `docker build` tags and `docker run` runs. */
 export const IMAGE_NAME = 'rdma-interop:latest';
 /** The local base imported from the debootstrapped tar. */
-export const LOCAL_BASE_IMAGE = 'rdma-interop-base:trixie';
+export const LOCAL_BASE_IMAGE = 'rdma-interop-base:bookworm';

@@ -194,6 +194,9 @@ async function runInGuestContainer(options: DockerRunOptions): Promise<DockerRun
       const saved = await savedImage(daemon, IMAGE_NAME, id, { onProgress: progress, ...signal });
       timings['handover-host'] = saved.seconds;
       imageTar = saved.file;
+      progress(
+        `image tar ${saved.file} (${(saved.bytes / 2 ** 20).toFixed(0)} MiB, ${saved.seconds === 0 ? 'cached' : `saved in ${saved.seconds.toFixed(1)} s`})`,
+      );
     }
     return id;
   });
@@ -204,7 +207,7 @@ async function runInGuestContainer(options: DockerRunOptions): Promise<DockerRun
     timings['handover-host'] = made.seconds;
     disk = made.file;
     progress(
-      `data disk ${made.file} (${(made.bytes / 2 ** 20).toFixed(0)} MiB${made.seconds === 0 ? ', cached' : ''})`,
+      `data disk ${made.file} (${(made.bytes / 2 ** 20).toFixed(0)} MiB, ${made.seconds === 0 ? 'cached' : `made in ${made.seconds.toFixed(1)} s`})`,
     );
   }
 

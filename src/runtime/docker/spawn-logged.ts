@@ -32,7 +32,9 @@ export function spawnLogged(
   options: SpawnLoggedOptions,
 ): Promise<LoggedRun> {
   mkdirSync(dirname(options.log), { recursive: true });
-  appendFileSync(options.log, `$ ${file} ${args.join(' ')}\n`);
+  // Long arguments (a PEM build argument) shortened: the log shows the command, not data.
+  const shown = args.map((a) => (a.length > 200 ? `${a.slice(0, 40)}...(${a.length} chars)` : a));
+  appendFileSync(options.log, `$ ${file} ${shown.join(' ')}\n`);
   const keep = options.tailLines ?? 30;
   return new Promise<LoggedRun>((resolveRun) => {
     const tail: string[] = [];
