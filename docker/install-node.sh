@@ -21,4 +21,5 @@ mkdir -p /opt/npm
 curl -fsSL "$registry/npm/-/npm-$npm_version.tgz" | tar -xz -C /opt/npm --strip-components=1
 ln -sf /opt/node/bin/node /usr/local/bin/node
 ln -sf /opt/npm/bin/npm-cli.js /usr/local/bin/npm
+ln -sf /opt/npm/bin/npx-cli.js /usr/local/bin/npx
 echo "install-node.sh: Node $(node --version), npm $(npm --version) from $registry"

@@ -19,7 +19,7 @@ if [ -f binding.gyp ]; then
   gyp_args=()
   # Debian's libnode-dev puts them in /usr/include/node, the official Node builds (the
   # node:20 image) under their own prefix: take the prefix of the node that runs.
-  node_prefix=$(dirname "$(dirname "$(command -v node)")")
+  node_prefix=$(dirname "$(dirname "$(readlink -f "$(command -v node)")")")
   if [ -f "$node_prefix/include/node/node_api.h" ]; then
     gyp_args+=(--nodedir="$node_prefix")
   elif [ -f /usr/include/node/node_api.h ]; then

@@ -147,6 +147,9 @@ export async function buildImage(daemon: Daemon, options: BuildOptions = {}): Pr
       log,
     );
   }
+  // The previous image (now untagged) and its layers go: the data root is what the
+  // guest gets as its disk, so it holds the current image and its build cache only.
+  await docker(daemon, ['image', 'prune', '--force'], { log });
   const imageId = inspectImage(daemon, image, '{{.Id}}') ?? '';
   const sizeBytes = Number(inspectImage(daemon, image, '{{.Size}}') ?? '0');
   const buildSeconds = (Date.now() - started) / 1000;
