@@ -112,6 +112,8 @@ export async function buildImage(daemon: Daemon, options: BuildOptions = {}): Pr
     daemon,
     [
       'build',
+      // A failed step's container goes too (the data root becomes the guest's disk).
+      '--force-rm',
       // apt and npm reach their registries through the host's network; the default build
       // network of a daemon started with --bridge=none has none.
       '--network',
