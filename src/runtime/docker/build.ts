@@ -101,6 +101,7 @@ export async function buildImage(daemon: Daemon, options: BuildOptions = {}): Pr
   const base = options.baseImage ?? LOCAL_BASE_IMAGE;
   const baseSeconds = base === LOCAL_BASE_IMAGE ? await ensureLocalBase(daemon, options, log) : 0;
   const image = options.tag ?? IMAGE_NAME;
+  const previous = inspectImage(daemon, image, '{{.Id}}');
   const caFiles = options.caCertFiles ?? localCaFiles();
   const caPem = caFiles.map((file) => readFileSync(file, 'utf8').trim()).join('\n');
   if (caFiles.length > 0)
@@ -149,10 +150,13 @@ export async function buildImage(daemon: Daemon, options: BuildOptions = {}): Pr
       log,
     );
   }
-  // The previous image (now untagged) and its layers go: the data root is what the
-  // guest gets as its disk, so it holds the current image and its build cache only.
-  await docker(daemon, ['image', 'prune', '--force'], { log });
   const imageId = inspectImage(daemon, image, '{{.Id}}') ?? '';
+  // The previous image (now untagged) goes with its own layers: the data root becomes the
+  // guest's disk. Not `docker image prune`: the build stage's image is untagged too, and
+  // pruning it would take the build cache with it (every build cold again).
+  if (previous !== undefined && previous !== imageId) {
+    await docker(daemon, ['rmi', previous], { log });
+  }
   const sizeBytes = Number(inspectImage(daemon, image, '{{.Size}}') ?? '0');
   const buildSeconds = (Date.now() - started) / 1000;
   progress(
