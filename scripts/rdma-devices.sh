@@ -24,12 +24,16 @@ for m in rdma_rxe siw rdma_ucm ib_uverbs dummy; do
   fi
 done
 
+# Only what is missing is changed: a container without CAP_NET_ADMIN (the device nodes
+# only, devices made by the host) finds everything in place and changes nothing.
+is_up() { ip -o link show "$1" 2>/dev/null | grep -q '[<,]UP[,>]'; }
+
 add_dummy() { # name address
   if ! ip link show "$1" >/dev/null 2>&1; then
     ip link add "$1" type dummy
   fi
-  ip addr replace "$2" dev "$1"
-  ip link set "$1" up
+  ip -o addr show dev "$1" | grep -q " inet $2 " || ip addr replace "$2" dev "$1"
+  is_up "$1" || ip link set "$1" up
 }
 
 add_rdma_link() { # device type netdev
@@ -43,7 +47,7 @@ add_rdma_link() { # device type netdev
   rdma link add "$1" type "$2" netdev "$3"
 }
 
-ip link set lo up
+is_up lo || ip link set lo up
 add_dummy dum0 192.0.2.1/24
 add_dummy dum1 198.51.100.1/24
 add_rdma_link rxe0 rxe dum0

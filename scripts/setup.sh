@@ -5,7 +5,9 @@
 #   3. the prebuilt addon for the package and the lowest Node version (scripts/ci/), then
 #      the TypeScript build and the N-API addon (node-gyp, incremental)
 #   4. the guest kernel, modules, siw.ko and initramfs (guest-assets.sh), cached by version,
-#      for every kernel line (kernel-matrix.sh: 6.12, 7.3 and their rdma-core 56.1)
+#      for every kernel line (kernel-matrix.sh: 6.12, 7.3 and their rdma-core 56.1), and
+#      the patched siw (siw-patched.sh)
+#   5. the container runtime: docker.io, debootstrap, the local base image (docker.sh)
 # Set RDMA_INTEROP_SKIP_GUEST_ASSETS=1 on a host that has its own RDMA devices.
 # Outside a git checkout this is `rdma-interop setup` (guest runtime only, user cache).
 set -euo pipefail
@@ -53,5 +55,8 @@ if [ "${RDMA_INTEROP_SKIP_GUEST_ASSETS:-0}" != 1 ]; then
   # the other kernel lines (6.12, 7.3) and their rdma-core, for the kernel matrix
   bash scripts/setup/kernel-matrix.sh
 fi
+
+# The container runtime (`rdma-interop docker`): docker.io, debootstrap, the local base.
+bash scripts/setup/docker.sh
 
 note "set-up complete in $(elapsed "$setup_started" "$(date +%s.%N)") s"

@@ -17,7 +17,12 @@ step_done "TypeScript build"
 if [ -f binding.gyp ]; then
   # Build against the Node headers on this machine (no header download: no network).
   gyp_args=()
-  if [ -f /usr/include/node/node_api.h ]; then
+  # Debian's libnode-dev puts them in /usr/include/node, the official Node builds (the
+  # node:20 image) under their own prefix: take the prefix of the node that runs.
+  node_prefix=$(dirname "$(dirname "$(readlink -f "$(command -v node)")")")
+  if [ -f "$node_prefix/include/node/node_api.h" ]; then
+    gyp_args+=(--nodedir="$node_prefix")
+  elif [ -f /usr/include/node/node_api.h ]; then
     gyp_args+=(--nodedir=/usr)
   fi
   step "addon build (node-gyp)"

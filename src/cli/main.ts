@@ -15,6 +15,7 @@ import { isRdmaInteropError } from '../errors.js';
 import { registerBench } from './commands/bench.js';
 import { registerDecode } from './commands/decode.js';
 import { registerDevices } from './commands/devices.js';
+import { registerDocker } from './commands/docker.js';
 import { registerRun } from './commands/run.js';
 import { registerSetup } from './commands/setup.js';
 import { registerVm } from './commands/vm.js';
@@ -37,6 +38,7 @@ registerDecode(program);
 registerBench(program);
 registerVm(program);
 registerSetup(program);
+registerDocker(program);
 
 // commander's usage message is one line ("error: ..."); say which command and where its
 // help is, still on that line.

@@ -78,6 +78,8 @@ export interface GuestRunOptions {
    * asset is an `assets-missing` error.
    */
   readonly setup?: 'if-missing' | 'never';
+  /** A raw disk image for the guest's /dev/vda, copy-on-write (BootOptions.dataDisk). */
+  readonly dataDisk?: string;
 }
 
 /** Environment variables forwarded into the guest by default. */
@@ -153,6 +155,7 @@ export async function runInGuest(options: GuestRunOptions): Promise<BootResult> 
     ...(options.onErrorOutput === undefined ? {} : { onErrorOutput: options.onErrorOutput }),
     onGuestLog: progress,
     ...(options.extraKernelArgs === undefined ? {} : { extraKernelArgs: options.extraKernelArgs }),
+    ...(options.dataDisk === undefined ? {} : { dataDisk: options.dataDisk }),
   });
   const ready =
     result.devicesReadySeconds === undefined

@@ -41,6 +41,12 @@ export interface BootOptions {
   readonly extraKernelArgs?: readonly string[];
   /** Aborting stops the guest (QEMU killed, run directory removed) and rejects. */
   readonly signal?: AbortSignal;
+  /**
+   * A raw disk image attached as the guest's first virtio disk (/dev/vda), copy-on-write:
+   * the guest's writes go to a temporary overlay (`snapshot=on`), the file stays as it
+   * was. The container runtime hands its dockerd data root over this way.
+   */
+  readonly dataDisk?: string;
 }
 
 export interface BootResult {
@@ -172,6 +178,9 @@ function qemuArgs(options: BootOptions, run: RunDir, shareDir: string): string[]
     `local,id=share,path=${shareDir},security_model=none`,
     '-device',
     'virtio-9p-pci,fsdev=share,mount_tag=share',
+    ...(options.dataDisk === undefined
+      ? []
+      : ['-drive', `file=${options.dataDisk},if=virtio,format=raw,snapshot=on,cache=unsafe`]),
   ];
 }
 

@@ -1,0 +1,156 @@
+import { type Command, Option } from 'commander';
+import {
+  buildImage,
+  type ContainerMode,
+  DockerRuntimeError,
+  dockerRun,
+  type Handover,
+  withDaemon,
+} from '../../runtime/docker/index.js';
+import { abortOnSignals, useCacheDir } from '../../runtime/index.js';
+import { positiveSeconds } from '../options.js';
+
+/** Exit status when the container runtime itself failed (as `vm` uses for the guest). */
+const RUNTIME_FAILURE_STATUS = 125;
+
+function report(
+  error: unknown,
+  interrupted: NodeJS.Signals | undefined,
+  exit: () => number | undefined,
+): number {
+  if (!(error instanceof DockerRuntimeError)) throw error;
+  if (error.step === 'aborted' && interrupted !== undefined) {
+    process.stderr.write(
+      `[docker] interrupted by ${interrupted}: dockerd stopped, nothing left running\n`,
+    );
+    return exit() ?? 130;
+  }
+  process.stderr.write(`[docker] error (${error.step}): ${error.message}\n`);
+  return RUNTIME_FAILURE_STATUS;
+}
+
+/**
+ * The suite arguments with `--report <dir>` taken out: the report comes back to <dir> on
+ * this host whatever runs the suite (the container writes it to its own /report).
+ */
+export function splitReport(args: readonly string[]): { suiteArgs: string[]; reportDir?: string } {
+  const suiteArgs: string[] = [];
+  let reportDir: string | undefined;
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i] ?? '';
+    if (arg === '--report' && i + 1 < args.length) {
+      reportDir = args[++i];
+    } else if (arg.startsWith('--report=')) {
+      reportDir = arg.slice('--report='.length);
+    } else {
+      suiteArgs.push(arg);
+    }
+  }
+  return reportDir === undefined ? { suiteArgs } : { suiteArgs, reportDir };
+}
+
+const progress = (line: string) => process.stderr.write(`[docker] ${line}\n`);
+
+/** `rdma-interop docker build` / `docker run`: the suite in a container (docs/docker.md). */
+export function registerDocker(program: Command): void {
+  const docker = program
+    .command('docker')
+    .description(
+      'the interop suite in a container: build the image, run it (on this host or in the guest)',
+    );
+  docker
+    .command('build')
+    .description("build the project's image from docker/Dockerfile on the project's own dockerd")
+    .option(
+      '--base <image>',
+      'BASE_IMAGE build argument (default: a local Debian trixie made by debootstrap; e.g. node:20-bookworm-slim where a registry is reachable)',
+    )
+    .option('--cache-dir <dir>', 'dockerd data root, base and logs (default: the cache)')
+    .action(async (opts: { base?: string; cacheDir?: string }) => {
+      if (opts.cacheDir !== undefined) useCacheDir(opts.cacheDir);
+      const interrupt = abortOnSignals();
+      try {
+        await withDaemon({ onProgress: progress, signal: interrupt.signal }, (daemon) =>
+          buildImage(daemon, {
+            ...(opts.base === undefined ? {} : { baseImage: opts.base }),
+            onProgress: progress,
+            signal: interrupt.signal,
+          }),
+        );
+      } catch (error) {
+        process.exitCode = report(error, interrupt.received(), interrupt.exitCode);
+      } finally {
+        interrupt.dispose();
+      }
+    });
+  docker
+    .command('run')
+    .description(
+      'run the suite in a container: here if this host has RDMA devices, else in the QEMU guest (reports come back with --report)',
+    )
+    .addOption(
+      new Option(
+        '--where <where>',
+        'host: this machine; guest: in the QEMU guest; auto: host if it has devices',
+      )
+        .choices(['auto', 'host', 'guest'])
+        .default('auto'),
+    )
+    .addOption(
+      new Option(
+        '--mode <mode>',
+        'privileged: all capabilities; devices: only the uverbs and rdma_cm device nodes',
+      )
+        .choices(['privileged', 'devices'])
+        .default('privileged'),
+    )
+    .addOption(
+      new Option('--handover <how>', 'guest: how the image gets there (disk: faster, measured)')
+        .choices(['disk', 'load'])
+        .default('disk'),
+    )
+    .option('--base <image>', 'BASE_IMAGE if the image has to be built first')
+    .option('--timeout <seconds>', 'guest runtime limit', positiveSeconds, 1800)
+    .option('--cache-dir <dir>', 'dockerd data root, base and logs (default: the cache)')
+    .argument('[suite...]', "arguments for the suite, after -- (as for 'rdma-interop run')")
+    .action(
+      async (
+        suite: string[],
+        opts: {
+          where: 'auto' | 'host' | 'guest';
+          mode: ContainerMode;
+          handover: Handover;
+          base?: string;
+          timeout: number;
+          cacheDir?: string;
+        },
+      ) => {
+        if (opts.cacheDir !== undefined) useCacheDir(opts.cacheDir);
+        const { suiteArgs, reportDir } = splitReport(suite);
+        const interrupt = abortOnSignals();
+        try {
+          const result = await dockerRun({
+            suiteArgs,
+            ...(reportDir === undefined ? {} : { reportDir }),
+            where: opts.where,
+            mode: opts.mode,
+            handover: opts.handover,
+            ...(opts.base === undefined ? {} : { baseImage: opts.base }),
+            timeoutSeconds: opts.timeout,
+            onProgress: progress,
+            signal: interrupt.signal,
+          });
+          const timings = Object.entries(result.timings)
+            .map(([name, seconds]) => `${name} ${seconds.toFixed(1)} s`)
+            .join(', ');
+          progress(`container exited ${result.exitCode} (${result.where}; ${timings})`);
+          if (reportDir !== undefined) progress(`report in ${reportDir}`);
+          process.exitCode = result.exitCode;
+        } catch (error) {
+          process.exitCode = report(error, interrupt.received(), interrupt.exitCode);
+        } finally {
+          interrupt.dispose();
+        }
+      },
+    );
+}
