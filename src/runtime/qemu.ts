@@ -41,6 +41,11 @@ export interface BootOptions {
   readonly extraKernelArgs?: readonly string[];
   /** Aborting stops the guest (QEMU killed, run directory removed) and rejects. */
   readonly signal?: AbortSignal;
+  /**
+   * Appended to QEMU's command line: network devices and capture filters of a guest pair
+   * (src/runtime/pair.ts). Default none (`-nic none`: the guest has no network).
+   */
+  readonly extraQemuArgs?: readonly string[];
 }
 
 export interface BootResult {
@@ -172,6 +177,7 @@ function qemuArgs(options: BootOptions, run: RunDir, shareDir: string): string[]
     `local,id=share,path=${shareDir},security_model=none`,
     '-device',
     'virtio-9p-pci,fsdev=share,mount_tag=share',
+    ...(options.extraQemuArgs ?? []),
   ];
 }
 
