@@ -286,6 +286,8 @@ export const KNOWN_BEHAVIOUR: readonly KnownBehaviour[] = [
       'siw-atomic-*',
       'siw-order-atomic-*',
       'siw-order-two-atomics',
+      'link-siw-fetch-add',
+      'link-siw-cmp-swap',
     ],
     observed: { post1: 'EINVAL', 'post1.bad_wr': 'wr1' },
     nothingHappened: true,
@@ -300,7 +302,7 @@ export const KNOWN_BEHAVIOUR: readonly KnownBehaviour[] = [
     provider: 'siw',
     kernel: BOOKWORM,
     rdmaCore: RDMA_CORE_44,
-    scenarios: ['siw-write-imm*'],
+    scenarios: ['siw-write-imm*', 'link-siw-write-imm'],
     observed: { post1: 'EINVAL', 'post1.bad_wr': 'wr1' },
     nothingHappened: true,
     why:
@@ -332,7 +334,7 @@ export const KNOWN_BEHAVIOUR: readonly KnownBehaviour[] = [
     provider: 'siw',
     kernel: BOOKWORM,
     rdmaCore: RDMA_CORE_44,
-    scenarios: ['siw-send-imm*'],
+    scenarios: ['siw-send-imm*', 'link-siw-send-imm'],
     observed: { post1: 'EINVAL', 'post1.bad_wr': 'wr1' },
     nothingHappened: true,
     why:

@@ -20,6 +20,7 @@ import { SCENARIOS } from '../../interop/scenarios.js';
 import { hostRdmaDevices } from '../../runtime/index.js';
 import { onDevicesOrGuest } from '../devices-or-guest.js';
 import { positiveSeconds } from '../options.js';
+import { runLink, selectLinkScenarios } from './run-link.js';
 
 interface RunOptions {
   readonly runtime: 'auto' | 'host' | 'guest';
@@ -28,6 +29,7 @@ interface RunOptions {
   readonly report?: string;
   readonly strict?: boolean;
   readonly list?: boolean;
+  readonly link?: boolean;
   readonly timeout: number;
 }
 
@@ -48,10 +50,11 @@ function parseDevices(value: string): DeviceName[] {
 }
 
 /** The scenarios and wire probes the filters select. */
-export function selectScenarios(options: Pick<RunOptions, 'device' | 'scenario'>): {
+export function selectScenarios(options: Pick<RunOptions, 'device' | 'scenario' | 'link'>): {
   scenarios: Scenario[];
   probes: typeof WIRE_PROBES;
 } {
+  if (options.link) return { scenarios: selectLinkScenarios(options), probes: [] };
   const match = options.scenario === undefined ? () => true : picomatch(options.scenario);
   const onDevice = (d: DeviceName) => options.device === undefined || options.device.includes(d);
   return {
@@ -158,6 +161,10 @@ export function registerRun(program: Command): void {
     .option('--report <dir>', 'write results.json, junit.xml, report.md and the pcaps into <dir>')
     .option('--strict', 'fail on differences the records do not cover (devices without records)')
     .option('--list', 'list the scenarios the filters select and exit')
+    .option(
+      '--link',
+      'the wire scenarios across a link between two guests (RoCEv2 and iWARP frames captured and compared with the engine)',
+    )
     .option('--timeout <seconds>', 'guest runtime limit', positiveSeconds, 900)
     .action(async (options: RunOptions) => {
       const { scenarios, probes } = selectScenarios(options);
@@ -174,6 +181,10 @@ export function registerRun(program: Command): void {
             `${s.id}\t${s.device}\t${s.postPath === 'ex' ? 'ibv_wr_*' : 'post_send'}\t${s.family}\t${s.title}\n`,
           );
         for (const p of probes) process.stdout.write(`${p.id}\tsiw0\tprobe\twire\t${p.title}\n`);
+        return;
+      }
+      if (options.link) {
+        process.exitCode = await runLink(scenarios, options);
         return;
       }
       const guestArgs = ['run', '--runtime', 'host'];
