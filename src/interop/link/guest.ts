@@ -55,6 +55,12 @@ export const LINK_ADDRESSES = {
 } as const;
 
 const IRD_ORD = 4;
+/**
+ * The requester's local ACK timeout (IBTA 4.096 us x 2^18, about 1.07 s). The default 14
+ * (67 ms) is shorter than a round trip between two TCG guests on a loaded host (perftest
+ * measured up to 57 ms), so rxe retransmitted requests the responder had already answered.
+ */
+const ACK_TIMEOUT = 18;
 const COMPLETION_TIMEOUT_MS = 10_000;
 const MESSAGE_TIMEOUT_MS = 60_000;
 /** How long guest A keeps trying to reach guest B's control port (B may boot later). */
@@ -428,6 +434,7 @@ async function requestRxe(
       sgidIndex: gid.index,
       maxRdAtomic: IRD_ORD,
       maxDestRdAtomic: IRD_ORD,
+      timeout: ACK_TIMEOUT,
       rnrRetry: scenario.rnrRetry ?? 7,
     });
     const observed = await runRequests(scenario, { qp, cq, pd: device.pd }, ready, teardown);

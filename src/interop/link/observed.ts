@@ -20,7 +20,7 @@ import {
 } from '../scenario.js';
 import { type WireRegion, wireLine } from '../wire.js';
 import type { LinkObservation } from './protocol.js';
-import { type RocePacketView, roceWireFields } from './roce-fields.js';
+import { type RocePacketView, roceFields, roceWireFields } from './roce-fields.js';
 
 /** The guests' addresses on the RoCE link (A, B): requests come from A. */
 export interface LinkPeers {
@@ -87,7 +87,7 @@ function roceOutcome(
   observation: LinkObservation,
   capture: LinkCapture,
   peers: LinkPeers,
-): { fields: Record<string, string>; pcap: Uint8Array } {
+): { fields: Record<string, string>; pcap: Uint8Array; note?: string } {
   const requests: RocePacketView[] = [];
   const responses: RocePacketView[] = [];
   const frames = new Set<number>();
@@ -118,13 +118,33 @@ function roceOutcome(
     };
     (request ? requests : responses).push(view);
   }
-  const qps = {
+  // A retransmission (IBTA 9.7.6: after the local ACK timeout the requester sends the
+  // same packet again, same PSN; the responder answers a duplicate again) is timing, not
+  // protocol: identical packets count once, and the outcome's note says how many repeats.
+  const regions = regionsOf(observation);
+  const qpsOf = {
     requester: observation.requesterQpn ?? -1,
     responder: observation.responderQpn ?? -1,
   };
+  const once = (list: RocePacketView[], direction: 'req' | 'resp') => {
+    const seen = new Set<string>();
+    return list.filter((view) => {
+      const key = JSON.stringify(roceFields(direction, 0, view, qpsOf, regions));
+      if (seen.has(key)) return false;
+      seen.add(key);
+      return true;
+    });
+  };
+  const uniqueRequests = once(requests, 'req');
+  const uniqueResponses = once(responses, 'resp');
+  const repeats =
+    requests.length - uniqueRequests.length + responses.length - uniqueResponses.length;
   return {
-    fields: roceWireFields(requests, responses, qps, regionsOf(observation)),
+    fields: roceWireFields(uniqueRequests, uniqueResponses, qpsOf, regions),
     pcap: cutPcap(capture.bytes, (i) => frames.has(i)),
+    ...(repeats > 0
+      ? { note: `${repeats} retransmitted packet(s) on the wire (identical, counted once)` }
+      : {}),
   };
 }
 
@@ -164,9 +184,13 @@ export function observedLinkOutcome(
   capture: LinkCapture,
   peers: LinkPeers,
 ): Outcome {
-  const wire =
+  const wire: { fields: Record<string, string>; pcap: Uint8Array; note?: string } =
     DEVICES[scenario.device].transport === 'roce'
       ? roceOutcome(observation, capture, peers)
       : iwarpOutcome(observation, capture);
-  return { fields: { ...verbsFields(scenario, observation), ...wire.fields }, pcap: wire.pcap };
+  return {
+    fields: { ...verbsFields(scenario, observation), ...wire.fields },
+    pcap: wire.pcap,
+    ...(wire.note === undefined ? {} : { note: wire.note }),
+  };
 }
