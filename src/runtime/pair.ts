@@ -67,8 +67,11 @@ export interface GuestPairResult {
   readonly captures: Readonly<Record<string, string>>;
 }
 
-/** How long the other guest may take to finish once one has exited non-zero. */
-const PARTNER_GRACE_MS = 20_000;
+/**
+ * How long the other guest may take to finish once one has exited non-zero (its partner
+ * is gone, so it can only be finishing what it already had).
+ */
+const PARTNER_GRACE_MS = 5_000;
 
 /** A UDP port free right now on 127.0.0.1 (QEMU binds it moments later). */
 async function freeUdpPort(): Promise<number> {
