@@ -18,8 +18,9 @@ import { join } from 'node:path';
 import type { GuestAssets } from './assets.js';
 import { GuestRuntimeError } from './errors.js';
 import { type Accelerator, chooseAccelerator } from './kvm.js';
-import { packageRoot } from './paths.js';
+import { cacheRoot, packageRoot } from './paths.js';
 import { type BootResult, bootGuest } from './qemu.js';
+import { cleanupStaleRuns } from './run-dir.js';
 
 /** One link of the pair: a subnet from RFC 5737 and the soft device that rides on it. */
 export interface PairLink {
@@ -97,6 +98,11 @@ function macOf(index: number, guest: 0 | 1): string {
  */
 export async function runGuestPair(options: GuestPairOptions): Promise<GuestPairResult> {
   const progress = options.onProgress ?? (() => {});
+  // A run killed too hard to clean up (SIGKILL) left its directory and maybe a QEMU.
+  const stale = await cleanupStaleRuns(cacheRoot());
+  for (const dir of stale.removed) progress(`removed the directory of a dead run: ${dir}`);
+  if (stale.killed.length > 0)
+    progress(`killed QEMU left by a dead run: pid ${stale.killed.join(', ')}`);
   mkdirSync(options.captureDir, { recursive: true });
   mkdirSync(options.shareDir, { recursive: true });
   const ports = await Promise.all(PAIR_LINKS.flatMap(() => [freeUdpPort(), freeUdpPort()]));
