@@ -11,7 +11,16 @@ import { cacheRoot } from '../../../src/runtime/paths.js';
 // and each QEMU is gone and each run directory removed when the promise settles.
 
 const RUNS = join(cacheRoot(), 'runs');
-const runDirs = () => (existsSync(RUNS) ? readdirSync(RUNS) : []);
+/** This process's pair runs: other test files boot guests at the same time. */
+const TOKEN = `link-pair-test-${process.pid}`;
+const runDirs = () =>
+  (existsSync(RUNS) ? readdirSync(RUNS) : []).filter((dir) => {
+    try {
+      return readFileSync(join(RUNS, dir, 'env.sh'), 'utf8').includes(TOKEN);
+    } catch {
+      return false;
+    }
+  });
 
 /** Command lines of live processes that name `path` (QEMU's -pidfile is in its run dir). */
 function processesNaming(path: string): number[] {
@@ -40,7 +49,7 @@ function pair(commands: readonly [string[], string[]], signal?: AbortSignal) {
       timeoutSeconds: 300,
       shareDir: join(work, 'share'),
       captureDir: join(work, 'captures'),
-      env: {},
+      env: { RDMA_INTEROP_TEST_TOKEN: TOKEN },
       onOutput: () => {},
       onErrorOutput: () => {},
       onProgress: (line) => lines.push(line),
