@@ -357,12 +357,26 @@ export const KNOWN_BEHAVIOUR: readonly KnownBehaviour[] = [
     side: 'engine',
     provider: 'siw',
     kernel: BOOKWORM,
-    scenarios: ['siw-send-solicited'],
+    scenarios: ['siw-send-solicited', 'link-siw-send-solicited'],
     observed: { wire: 'requester> send-se qn=0 msn=1 mo=0 L payload=1122334455667788' },
     why:
       'engine gap: the engine work requests carry no solicited flag (src/engine/requester/work-request.ts), ' +
       'so it sends a plain Send; siw sends Send with Solicited Event as RFC 5040 §5.3 asks for IBV_SEND_SOLICITED',
     spec: 'RFC 5040 §4.4, §5.3',
+  },
+  {
+    id: 'engine-no-solicited-flag-roce',
+    side: 'engine',
+    provider: 'rxe',
+    kernel: BOOKWORM,
+    scenarios: ['link-rxe-send-solicited'],
+    observed: { 'wire.req1.se': '1' },
+    why:
+      'engine gap, seen on the link between two guests: the engine work requests carry no solicited ' +
+      'flag (src/engine/requester/work-request.ts), so its RoCEv2 encoding (to-roce.ts) leaves the BTH ' +
+      'SE bit clear; rxe sets it for IBV_SEND_SOLICITED (rxe_req.c init_req_packet: solicited = ' +
+      'IB_SEND_SOLICITED on the last packet) as IBTA asks',
+    spec: 'IBTA Vol. 1 §9.2.1 (BTH SE), §9.4 (Send with solicited event)',
   },
 ];
 

@@ -311,6 +311,7 @@ function sendWrOf(op: Operation, index: number, local: Mr, ready: ReadyMessage):
     ...(traits.remote
       ? { remote: { addr: BigInt(ready.addr) + BigInt(op.target ?? DEFAULT_TARGET), rkey } }
       : {}),
+    ...(op.solicited ? { solicited: true } : {}),
     ...operandsOf(op.kind, op),
   };
 }

@@ -115,6 +115,12 @@ const RXE_ROWS: readonly LinkRow[] = [
     wrs: [{ kind: 'SEND_WITH_IMM', payload: PAYLOAD, immData: IMM }],
   },
   {
+    suffix: 'send-solicited',
+    title: 'Send with IBV_SEND_SOLICITED (BTH SE bit)',
+    family: 'link-basic',
+    wrs: [{ kind: 'SEND', payload: PAYLOAD, solicited: true }],
+  },
+  {
     suffix: 'read',
     title: 'RDMA Read of the target word',
     family: 'link-basic',
@@ -171,6 +177,12 @@ const SIW_ROWS: readonly LinkRow[] = [
     title: 'Send',
     family: 'link-basic',
     wrs: [{ kind: 'SEND', payload: PAYLOAD }],
+  },
+  {
+    suffix: 'send-solicited',
+    title: 'Send with IBV_SEND_SOLICITED (Send with Solicited Event)',
+    family: 'link-basic',
+    wrs: [{ kind: 'SEND', payload: PAYLOAD, solicited: true }],
   },
   { suffix: 'read', title: 'RDMA Read', family: 'link-basic', wrs: [{ kind: 'RDMA_READ' }] },
   { suffix: 'fetch-add', title: 'FetchAdd', family: 'link-atomics', wrs: [FETCH_ADD] },
