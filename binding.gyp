@@ -14,7 +14,8 @@
         "native/cm.cc",
         "native/ah.cc",
         "native/constants.cc",
-        "native/crc32c.cc"
+        "native/crc32c.cc",
+        "native/round_trip.cc"
       ],
       "include_dirs": ["<!(node -p \"require('node-addon-api').include_dir\")"],
       "defines": ["NAPI_VERSION=8", "NAPI_CPP_EXCEPTIONS"],

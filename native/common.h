@@ -12,6 +12,7 @@
 #include <cerrno>
 #include <cstdint>
 #include <cstring>
+#include <deque>
 #include <initializer_list>
 #include <map>
 #include <memory>
@@ -176,6 +177,9 @@ struct CqHandle : Releasable {
   CompChannelPtr channel;  // may be null
   ContextPtr ctx;
   unsigned unacked = 0;  // completion events read but not yet acknowledged
+  /// Completions a round trip (round_trip.cc) polled that were not its own: poll()
+  /// returns these first, so busy-polling a shared CQ never loses a completion.
+  std::deque<ibv_wc> stash;
   Children qps;          // the QPs using it (released first: a QP before its CQs)
   int Release() override {
     if (cq == nullptr) return 0;
@@ -282,6 +286,16 @@ CmIdPtr CmIdFromJs(const Napi::Value &v, const char *call);
 AhPtr AhFromJs(const Napi::Value &v, const char *call);
 /// Reads a JS address vector ({ dlid, sl, portNum, grh: { dgid, sgidIndex, ... } }).
 void ReadAhAttr(const Napi::Object &ah, ibv_ah_attr &out);
+/// What a round trip (round_trip.cc) needs of a QP: the handle (`owner->Live()` is
+/// false once destroyed), the raw QP, its PD (the live MRs) and its CQs.
+struct QpRef {
+  std::shared_ptr<Releasable> owner;
+  ibv_qp *qp = nullptr;
+  PdPtr pd;
+  CqPtr sendCq, recvCq;
+  std::string device;
+};
+QpRef QpRefFromJs(const Napi::Value &v, const char *call);
 /// A new JS Context object around an existing handle (used for rdma_cm's context).
 Napi::Object NewContextObject(Napi::Env env, const ContextPtr &ctx);
 /// A new JS Qp object around a QP that rdma_create_qp made on `id`.
@@ -302,5 +316,6 @@ void RegisterFdWatcher(Napi::Env env, Napi::Object exports);
 void RegisterCm(Napi::Env env, Napi::Object exports);
 void RegisterAh(Napi::Env env, Napi::Object exports);
 void RegisterConstants(Napi::Env env, Napi::Object exports);
+void RegisterRoundTrip(Napi::Env env, Napi::Object exports);
 
 }  // namespace rdma_interop

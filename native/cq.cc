@@ -119,7 +119,12 @@ class Cq : public Napi::ObjectWrap<Cq> {
       spinLimit = ReadU32(info[2], "spinLimit", 0xffffffffu);
     ibv_wc wcs[256];
     int n = 0;
-    for (uint32_t spins = 0;; ++spins) {
+    // Completions a round trip set aside come first (they were polled earlier).
+    while (!h->stash.empty() && static_cast<size_t>(n) < max) {
+      wcs[n++] = h->stash.front();
+      h->stash.pop_front();
+    }
+    for (uint32_t spins = 0; n == 0; ++spins) {
       n = ibv_poll_cq(h->cq, static_cast<int>(max), wcs);
       if (n != 0 || spins >= spinLimit) break;
     }

@@ -16,6 +16,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   RegisterCm(env, exports);
   RegisterAh(env, exports);
   RegisterConstants(env, exports);
+  RegisterRoundTrip(env, exports);
   RegisterCrc32c(env, exports);
   return exports;
 }

@@ -165,6 +165,11 @@ class Qp : public Napi::ObjectWrap<Qp> {
     handle_ = h;
   }
 
+  QpRef Ref(const char *call) {
+    auto h = Handle(call);
+    return QpRef{h, h->qp, h->pd, h->sendCq, h->recvCq, device_};
+  }
+
  private:
   std::shared_ptr<QpHandle> Handle(const char *call) {
     if (!handle_ || handle_->qp == nullptr) ThrowClosed(Env(), call, device_, "queue pair");
@@ -535,6 +540,13 @@ class Qp : public Napi::ObjectWrap<Qp> {
 };
 
 }  // namespace
+
+QpRef QpRefFromJs(const Napi::Value &v, const char *call) {
+  AddonData *data = v.Env().GetInstanceData<AddonData>();
+  if (!v.IsObject() || !v.As<Napi::Object>().InstanceOf(data->qpCtor.Value()))
+    throw Napi::TypeError::New(v.Env(), std::string(call) + ": expected a NativeQp");
+  return Qp::Unwrap(v.As<Napi::Object>())->Ref(call);
+}
 
 Napi::Object NewCmQpObject(Napi::Env env, const CmIdPtr &id, const PdPtr &pd, const CqPtr &send,
                            const CqPtr &recv) {

@@ -27,6 +27,10 @@ case "${1:-all}" in
     packages+=(
       # rdma-core: the libraries the addon links, the tools the tests compare against
       libibverbs-dev librdmacm-dev rdmacm-utils perftest
+      # the scripting peer of `bench verbs` (pyverbs, the same FetchAdd loop)
+      python3-pyverbs
+      # /usr/bin/time: the peak RSS of a decode in `bench codec`
+      time
       # captures and the independent decoder
       tcpdump tshark
       # script lint in the test command

@@ -526,3 +526,10 @@ SECTIONS.push({
   name: 'capture decode vs tshark',
   run: async () => (await import('./codec-vs-tshark.js')).runVersusTshark(),
 });
+
+// ---------------------------------------------------------------------------------------
+// Peak memory of `decode` on a generated 1 GiB capture against 100 MB (codec-memory.ts).
+SECTIONS.push({
+  name: 'decode memory on a 1 GiB capture',
+  run: async () => (await import('./codec-memory.js')).runMemory(),
+});

@@ -1,19 +1,26 @@
 /**
- * `rdma-interop bench verbs`: the cost of the N-API wrapper on real rxe0, each figure
- * printed with its ratio to perftest measured in the same run (same guest boot).
+ * `rdma-interop bench verbs`: the verbs wrapper on real rxe0 against perftest, pyverbs and
+ * itself, all in one guest boot, every figure a ratio against its anchor (issue 13).
  *
- * - FetchAdd round-trip latency, busy polling (`cq.poll` in a loop), typical (median) of
- *   1000 iterations, once through `postSend` per iteration and once with a list prepared
- *   once (`Qp.prepare`); anchor `ib_atomic_lat -A FETCH_AND_ADD` t_typical.
- * - FetchAdd message rate: post lists of 16 (one doorbell, one signaled) kept in flight;
- *   anchor `ib_atomic_bw` MsgRate.
- * - RDMA Write with Immediate ping-pong latency (half round trip, busy polling); anchor
- *   `ib_write_lat` (perftest 6.06 has no --write_with_imm: plain write is the closest).
+ * - FetchAdd latency through a round trip (`Qp.prepareRoundTrip`: `run()` then `fetched`,
+ *   one native call per iteration): median and p99 of 1000 iterations after 1000 of warm-up,
+ *   each sample the time between consecutive posts (as perftest stamps its posts); anchor
+ *   `ib_atomic_lat -A FETCH_AND_ADD` t_typical / 99%. Target <= 1.5x.
+ * - the same loop through the general path (`postSend` + `pollUntil`), for reference.
+ * - the same loop in pyverbs (scripts/bench/pyverbs_fetch_add.py): ours must be faster.
+ * - FetchAdd message rate with prepared lists of 16 (one doorbell, one signaled),
+ *   four in flight; anchor `ib_atomic_bw` MsgRate. Target >= 1x.
+ * - write-with-immediate ping-pong through two round trips (each ends at the peer's
+ *   receive), half round trip; anchor `ib_write_lat` (perftest has no --write_with_imm:
+ *   plain write is the nearest). Target <= 1.5x.
  *
- * Run it where rxe0 exists: `node dist/cli/main.js vm -- node dist/cli/main.js bench verbs`.
+ * The perftest-anchored figures are measured in ROUNDS pairs (ours, then its anchor) and
+ * the pair with the median ratio is reported. Run it where rxe0 exists:
+ * `node dist/cli/main.js bench verbs` boots the guest when this host has none.
  */
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { fileURLToPath } from 'node:url';
 import {
   type Context,
   type Cq,
@@ -24,6 +31,7 @@ import {
   type Pd,
   type Qp,
 } from '../verbs/index.js';
+import { figure, percentile, printFigures } from './report.js';
 
 const DEVICE = 'rxe0';
 const ITERATIONS = 1000;
@@ -71,16 +79,36 @@ function loopback(): Pair {
   };
 }
 
-function median(xs: number[]): number {
-  const s = [...xs].sort((x, y) => x - y);
-  return s[Math.floor(s.length / 2)] ?? Number.NaN;
+/**
+ * Iterations run before the measured ones: V8 compiles a hot loop only after some
+ * thousand calls, and under TCG the interpreter's iterations are several times slower.
+ */
+const WARMUP = 1000;
+
+/** Per-iteration samples (us) from one clock read per iteration, as perftest takes them. */
+function samplesOf(stamps: Float64Array, scale = 1): number[] {
+  const out: number[] = [];
+  for (let i = WARMUP; i + 1 < stamps.length; i++)
+    out.push(((stamps[i + 1] ?? 0) - (stamps[i] ?? 0)) * 1000 * scale);
+  return out;
 }
 
+interface Latency {
+  readonly median: number;
+  readonly p99: number;
+}
+
+function latencyOf(samples: number[]): Latency {
+  return { median: percentile(samples, 50), p99: percentile(samples, 99) };
+}
+
+const ORIGINAL = 0x0123456789abcdefn;
+
 /**
- * FetchAdd latency in microseconds (median over ITERATIONS, busy polling); `prepared`
- * posts a list parsed once, otherwise each iteration goes through `postSend`.
+ * FetchAdd latency through the general path, as the docs' first example does it:
+ * `postSend`, busy-poll (`pollUntil`), read the fetched value from the MR.
  */
-function fetchAddLatency(p: Pair, prepared: boolean): number {
+function fetchAddLatencyGeneral(p: Pair): Latency {
   const target = p.pd.regMr(Buffer.alloc(8), ['LOCAL_WRITE', 'REMOTE_ATOMIC']);
   const old = p.pd.regMr(Buffer.alloc(8), ['LOCAL_WRITE']);
   const wr = {
@@ -89,20 +117,48 @@ function fetchAddLatency(p: Pair, prepared: boolean): number {
     remote: target.remote(),
     add: 1n,
   };
-  const once = p.a.prepare(wr);
-  const samples: number[] = [];
-  for (let i = 0; i < ITERATIONS + 50; i++) {
-    const t0 = process.hrtime.bigint();
-    if (prepared) once.post();
-    else p.a.postSend(wr);
+  const stamps = new Float64Array(ITERATIONS + WARMUP + 1);
+  let fetched = 0n;
+  for (let i = 0; i < stamps.length; i++) {
+    stamps[i] = performance.now();
+    p.a.postSend(wr);
     p.cq.pollUntil(1);
-    if (i >= 50) samples.push(Number(process.hrtime.bigint() - t0) / 1000);
+    fetched = old.buffer.readBigUInt64LE();
   }
-  once.release();
+  if (fetched !== BigInt(stamps.length - 1)) throw new Error(`FetchAdd fetched ${fetched}`);
   target.close();
   old.close();
-  return median(samples);
+  return latencyOf(samplesOf(stamps));
 }
+
+/** FetchAdd latency through the fast path: `run()` then `fetched`, one native call. */
+function fetchAddLatencyRoundTrip(p: Pair): Latency {
+  const target = p.pd.regMr(Buffer.alloc(8), ['LOCAL_WRITE', 'REMOTE_ATOMIC']);
+  target.buffer.writeBigUInt64LE(ORIGINAL);
+  const old = p.pd.regMr(Buffer.alloc(8), ['LOCAL_WRITE']);
+  const fa = p.a.prepareRoundTrip({
+    opcode: 'ATOMIC_FETCH_AND_ADD',
+    sgList: [old.sge()],
+    remote: target.remote(),
+    add: 1n,
+  });
+  const stamps = new Float64Array(ITERATIONS + WARMUP + 1);
+  let fetched = 0n;
+  for (let i = 0; i < stamps.length; i++) {
+    fa.run();
+    stamps[i] = fa.postedAt / 1000; // ms, as performance.now(); no timer call in the loop
+    fetched = fa.fetched;
+  }
+  if (fetched !== ORIGINAL + BigInt(stamps.length - 1))
+    throw new Error(`FetchAdd round trip fetched ${fetched.toString(16)}`);
+  fa.release();
+  target.close();
+  old.close();
+  return latencyOf(samplesOf(stamps));
+}
+
+/** Lists of 16 queued at once by the rate loop (64 requests, as perftest keeps its tx depth). */
+const LISTS_IN_FLIGHT = 4;
 
 /** FetchAdd message rate in Mpps with batched posts. */
 function fetchAddRate(p: Pair): number {
@@ -118,13 +174,13 @@ function fetchAddRate(p: Pair): number {
   const prepared = p.a.prepare(batch);
   const batches = 200;
   const t0 = process.hrtime.bigint();
-  // Two lists in flight: the next one is queued while the device works on the current.
-  prepared.post();
-  for (let i = 1; i < batches; i++) {
-    prepared.post();
+  // LISTS_IN_FLIGHT lists queued: the next ones wait while the device works on the first.
+  for (let i = 0; i < LISTS_IN_FLIGHT; i++) prepared.post();
+  for (let i = LISTS_IN_FLIGHT; i < batches; i++) {
     p.cq.pollUntil(1);
+    prepared.post();
   }
-  p.cq.pollUntil(1);
+  p.cq.pollUntil(LISTS_IN_FLIGHT);
   const seconds = Number(process.hrtime.bigint() - t0) / 1e9;
   prepared.release();
   target.close();
@@ -132,62 +188,94 @@ function fetchAddRate(p: Pair): number {
   return (batches * 16) / seconds / 1e6;
 }
 
-/** Write-with-immediate ping-pong, half round trip in microseconds. */
-function writeImmLatency(p: Pair): number {
+/**
+ * Write-with-immediate ping-pong through round trips (each `run()` ends at the peer's
+ * receive), half round trip in microseconds. Receives are posted ahead in lists of 100
+ * (one call each, in 1% of the iterations: it shows in p99, not in the median).
+ */
+function writeImmLatency(p: Pair): Latency {
   const bufA = p.pd.regMr(Buffer.alloc(8), ['LOCAL_WRITE', 'REMOTE_WRITE']);
   const bufB = p.pd.regMr(Buffer.alloc(8), ['LOCAL_WRITE', 'REMOTE_WRITE']);
-  // Unsignaled, with a signaled one every 64th iteration to retire the send queue (as
-  // perftest's CQ moderation does); waitRecv skips the send completions it meets.
-  const write = (from: Pair['a'], src: Mr, dst: Mr, signaled: boolean) =>
-    from.prepare({
-      opcode: 'RDMA_WRITE_WITH_IMM',
-      sgList: [src.sge()],
-      remote: dst.remote(),
-      immData: 7306,
-      signaled,
-    });
-  const ping = [write(p.a, bufA, bufB, false), write(p.a, bufA, bufB, true)] as const;
-  const pong = [write(p.b, bufB, bufA, false), write(p.b, bufB, bufA, true)] as const;
-  const samples: number[] = [];
-  // Receives are posted ahead in lists of 100 (one call each), outside the timed part.
+  const wr = (src: Mr, dst: Mr) => ({
+    opcode: 'RDMA_WRITE_WITH_IMM' as const,
+    sgList: [src.sge()],
+    remote: dst.remote(),
+    immData: 7306,
+  });
+  const ping = p.a.prepareRoundTrip(wr(bufA, bufB), { untilReceiveOn: p.b });
+  const pong = p.b.prepareRoundTrip(wr(bufB, bufA), { untilReceiveOn: p.a });
   const recvs = Array.from({ length: 100 }, () => ({ sgList: [] }));
-  for (let i = 0; i < ITERATIONS + 50; i++) {
+  const stamps = new Float64Array(ITERATIONS + WARMUP + 1);
+  for (let i = 0; i < stamps.length; i++) {
     if (i % 100 === 0) {
       p.b.postRecv(recvs);
       p.a.postRecv(recvs);
     }
-    const signaled = i % 64 === 63 ? 1 : 0;
-    const t0 = process.hrtime.bigint();
-    ping[signaled].post();
-    waitRecv(p.cq, p.b.qpNum);
-    pong[signaled].post();
-    waitRecv(p.cq, p.a.qpNum);
-    if (i >= 50) samples.push(Number(process.hrtime.bigint() - t0) / 2000);
+    ping.run();
+    stamps[i] = ping.postedAt / 1000;
+    pong.run();
   }
-  for (const prepared of [...ping, ...pong]) prepared.release();
+  ping.release();
+  pong.release();
   bufA.close();
   bufB.close();
-  return median(samples);
+  return latencyOf(samplesOf(stamps, 0.5));
 }
 
-function waitRecv(cq: Cq, qpNum: number): void {
-  for (;;) {
-    const [wc] = cq.pollUntil(1);
-    if (wc !== undefined && wc.qpNum === qpNum && wc.opcode === 'RECV_RDMA_WITH_IMM') return;
+const ROUNDS = 3;
+
+/** One figure measured with its anchor right after it. */
+interface Round<T> {
+  readonly ours: T;
+  readonly cols: Map<string, number>;
+  readonly ratio: number;
+}
+
+/** The round with the median ratio (NaN ratios last). */
+function medianRound<T>(rounds: readonly Round<T>[]): Round<T> {
+  const key = (r: Round<T>) => (Number.isFinite(r.ratio) ? r.ratio : Number.POSITIVE_INFINITY);
+  const sorted = [...rounds].sort((x, y) => key(x) - key(y));
+  const mid = sorted[Math.floor((sorted.length - 1) / 2)];
+  if (mid === undefined) throw new Error('no round measured');
+  return mid;
+}
+
+const PYVERBS_SCRIPT = fileURLToPath(
+  new URL('../../scripts/bench/pyverbs_fetch_add.py', import.meta.url),
+);
+
+/** The same FetchAdd loop in pyverbs (python3-pyverbs), or undefined when absent. */
+function pyverbsFetchAdd(): (Latency & { error?: string }) | undefined {
+  const r = spawnSync('/usr/bin/python3', [PYVERBS_SCRIPT, DEVICE, String(ITERATIONS)], {
+    encoding: 'utf8',
+    timeout: 300_000,
+  });
+  if (r.status !== 0) {
+    rawOutputs.push(`pyverbs (exit ${r.status}):\n${r.stdout}${r.stderr}`);
+    return undefined;
   }
+  const out = JSON.parse(r.stdout.trim().split('\n').pop() ?? '{}') as {
+    median_us?: number;
+    p99_us?: number;
+  };
+  return { median: out.median_us ?? Number.NaN, p99: out.p99_us ?? Number.NaN };
 }
 
 const rawOutputs: string[] = [];
 
-/** Runs a perftest server and client on DEVICE and returns the client's stdout. */
+/** Runs a perftest server and client on DEVICE: the client's stdout ('' if it failed). */
 async function perftest(tool: string, args: string[], port: number): Promise<string> {
   const common = ['-d', DEVICE, '-x', '1', '-F', '-p', String(port), ...args];
   const server = spawn(tool, common, { stdio: ['ignore', 'pipe', 'pipe'] });
   await sleep(1500);
   const client = spawn(tool, [...common, '127.0.0.1'], { stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
+  let err = '';
   client.stdout.on('data', (d: Buffer) => {
     out += d.toString();
+  });
+  client.stderr.on('data', (d: Buffer) => {
+    err += d.toString();
   });
   const code = await new Promise<number | null>((resolve) => client.on('close', resolve));
   await new Promise((resolve) => {
@@ -198,9 +286,10 @@ async function perftest(tool: string, args: string[], port: number): Promise<str
       resolve(null);
     }, 5000).unref();
   });
-  if (code !== 0) throw new Error(`${tool} exited ${code}: ${out}`);
-  rawOutputs.push(`${tool}:\n${out}`);
-  return out;
+  // A failed run (on a loaded host the client can start before the server listens) is a
+  // measurement failure for anchor() to retry, not a result.
+  rawOutputs.push(`${tool} (exit ${code}):\n${out}${err}`);
+  return code === 0 ? out : '';
 }
 
 /**
@@ -229,7 +318,7 @@ function column(cols: Map<string, number>, prefix: string): number {
 /**
  * Runs a perftest pair, retrying (up to twice, on the next port) when the wanted column
  * is not a finite number: under TCG perftest sometimes reports `inf` (its cycle-counter
- * calibration fails), which is a measurement failure, not a result.
+ * calibration fails) and on a loaded host a client may fail to connect: measurement failures, not results.
  */
 async function anchor(
   tool: string,
@@ -245,7 +334,7 @@ async function anchor(
   return cols;
 }
 
-/** Prints each of our figures with its perftest anchor and the ratio. */
+/** Measures ours, pyverbs and perftest in this boot; prints (and records) the figures. */
 export async function runBenchmark(): Promise<void> {
   if (!listDevices().some((d) => d.name === DEVICE)) {
     process.stdout.write(
@@ -253,70 +342,108 @@ export async function runBenchmark(): Promise<void> {
     );
     return;
   }
+  // Each figure and its anchor are measured back to back, ROUNDS times, and the round with
+  // the median ratio is reported: on a shared, loaded host the load changes within seconds,
+  // and a change landing between a figure and its anchor would otherwise decide the ratio.
   const p = loopback();
-  let ours: { faLat: number; faLatPrepared: number; faRate: number; immLat: number };
+  const lat: Round<Latency>[] = [];
+  const imm: Round<Latency>[] = [];
+  const rate: Round<number>[] = [];
+  let general: Latency;
+  let pyPair: { ours: Latency; py: Latency | undefined };
   try {
-    ours = {
-      faLat: fetchAddLatency(p, false),
-      faLatPrepared: fetchAddLatency(p, true),
-      faRate: fetchAddRate(p),
-      immLat: writeImmLatency(p),
-    };
+    for (let r = 0; r < ROUNDS; r++) {
+      const port = 18515 + 100 * r;
+      const l = fetchAddLatencyRoundTrip(p);
+      const la = await anchor(
+        'ib_atomic_lat',
+        ['-A', 'FETCH_AND_ADD', '-n', String(ITERATIONS)],
+        port,
+        't_typical',
+      );
+      lat.push({ ours: l, cols: la, ratio: l.median / column(la, 't_typical') });
+      const w = writeImmLatency(p);
+      const wa = await anchor('ib_write_lat', ['-n', String(ITERATIONS)], port + 1, 't_typical');
+      imm.push({ ours: w, cols: wa, ratio: w.median / column(wa, 't_typical') });
+      const m = fetchAddRate(p);
+      const ma = await anchor(
+        'ib_atomic_bw',
+        ['-A', 'FETCH_AND_ADD', '-n', '3200'],
+        port + 2,
+        'MsgRate',
+      );
+      rate.push({ ours: m, cols: ma, ratio: m / column(ma, 'MsgRate') });
+    }
+    general = fetchAddLatencyGeneral(p);
+    pyPair = { ours: fetchAddLatencyRoundTrip(p), py: pyverbsFetchAdd() };
   } finally {
     p.close();
   }
-  const atomicLat = await anchor(
-    'ib_atomic_lat',
-    ['-A', 'FETCH_AND_ADD', '-n', String(ITERATIONS)],
-    18515,
-    't_typical',
-  );
-  const atomicBw = await anchor(
-    'ib_atomic_bw',
-    ['-A', 'FETCH_AND_ADD', '-n', '3200'],
-    18516,
-    'MsgRate',
-  );
-  const writeLat = await anchor('ib_write_lat', ['-n', String(ITERATIONS)], 18517, 't_typical');
-  const rows: [string, number, string, number, boolean][] = [
-    [
-      'FetchAdd latency (us, typical)',
-      ours.faLat,
-      'ib_atomic_lat t_typical',
-      column(atomicLat, 't_typical'),
-      false,
-    ],
-    [
-      'FetchAdd latency, prepared (us)',
-      ours.faLatPrepared,
-      'ib_atomic_lat t_typical',
-      column(atomicLat, 't_typical'),
-      false,
-    ],
-    [
-      'FetchAdd rate (Mpps, lists of 16)',
-      ours.faRate,
-      'ib_atomic_bw MsgRate',
-      column(atomicBw, 'MsgRate'),
-      true,
-    ],
-    [
-      'write-with-imm latency (us, typical)',
-      ours.immLat,
-      'ib_write_lat t_typical',
-      column(writeLat, 't_typical'),
-      false,
-    ],
+  const ours = {
+    roundTrip: medianRound(lat),
+    imm: medianRound(imm),
+    rate: medianRound(rate),
+  };
+  const atomicLat = ours.roundTrip.cols;
+  const atomic = { anchor: column(atomicLat, 't_typical'), anchorP99: column(atomicLat, '99%') };
+  const py = pyPair.py;
+  const suite = 'verbs';
+  const figures = [
+    figure({
+      suite,
+      name: 'FetchAdd latency, round trip (run + fetched)',
+      unit: 'us',
+      value: ours.roundTrip.ours.median,
+      p99: ours.roundTrip.ours.p99,
+      anchorName: 'ib_atomic_lat',
+      ...atomic,
+      target: { op: '<=', ratio: 1.5 },
+    }),
+    figure({
+      suite,
+      name: 'FetchAdd latency, postSend + pollUntil',
+      unit: 'us',
+      value: general.median,
+      p99: general.p99,
+      anchorName: 'ib_atomic_lat',
+      ...atomic,
+    }),
+    figure({
+      suite,
+      name: 'FetchAdd latency, round trip vs pyverbs loop',
+      unit: 'us',
+      value: pyPair.ours.median,
+      p99: pyPair.ours.p99,
+      anchorName: 'pyverbs',
+      anchor: py?.median ?? Number.NaN,
+      anchorP99: py?.p99 ?? Number.NaN,
+      target: { op: '<', ratio: 1 },
+    }),
+    figure({
+      suite,
+      name: 'FetchAdd rate, prepared lists of 16',
+      unit: 'Mpps',
+      value: ours.rate.ours,
+      anchorName: 'ib_atomic_bw',
+      anchor: column(ours.rate.cols, 'MsgRate'),
+      target: { op: '>=', ratio: 1 },
+    }),
+    figure({
+      suite,
+      name: 'write-with-imm half round trip, round trips',
+      unit: 'us',
+      value: ours.imm.ours.median,
+      p99: ours.imm.ours.p99,
+      anchorName: 'ib_write_lat',
+      anchor: column(ours.imm.cols, 't_typical'),
+      anchorP99: column(ours.imm.cols, '99%'),
+      target: { op: '<=', ratio: 1.5 },
+    }),
   ];
-  process.stdout.write(
-    `bench verbs on ${DEVICE} (ratio = ours / perftest; latency: lower is better)\n`,
+  if (figures.some((f) => Number.isNaN(f.anchor)))
+    process.stdout.write(`  (an anchor was not measured; raw output:)\n${rawOutputs.join('\n')}\n`);
+  printFigures(
+    `bench verbs on ${DEVICE}, one guest boot (ratio = ours / anchor; latency: lower is better)`,
+    figures,
   );
-  if (rows.some((r) => Number.isNaN(r[3])))
-    process.stdout.write(`  (perftest output not parsed; raw:)\n${rawOutputs.join('\n')}\n`);
-  for (const [name, value, anchorName, anchor, higherBetter] of rows) {
-    const ratio = value / anchor;
-    process.stdout.write(
-      `  ${name.padEnd(38)} ${value.toFixed(3).padStart(10)}   ${anchorName.padEnd(24)} ${anchor.toFixed(3).padStart(10)}   ratio ${ratio.toFixed(2)}${higherBetter ? ' (higher is better)' : ''}\n`,
-    );
-  }
 }

@@ -340,6 +340,29 @@ export interface NativeQp {
   unprepare(id: number): void;
 }
 
+/**
+ * A send request prepared for the post-and-wait loop (native/round_trip.cc): `run()` posts
+ * it and busy-polls for the awaited completion in one native call, returning that
+ * completion's status; its fields land in `block` (ROUND_TRIP_LAYOUT), where JS also
+ * writes the fields that change between posts.
+ */
+export interface NativeRoundTrip {
+  run(): number;
+  release(): void;
+  readonly block: ArrayBuffer;
+}
+
+/** Byte offsets in `NativeRoundTrip.block` (must match native/round_trip.cc). */
+export const ROUND_TRIP_LAYOUT = {
+  compareAdd: 0,
+  swap: 8,
+  remoteAddr: 16,
+  immData: 24,
+  wc: 32,
+  postedAtUs: 32 + 4 * WC_WORDS,
+  bytes: 32 + 4 * WC_WORDS + 8,
+} as const;
+
 /** A libuv readability watcher on a file descriptor. */
 export interface NativeFdWatcher {
   readonly active: boolean;
@@ -435,6 +458,20 @@ export interface NativeAddon {
    * by the TypeScript table that names them: `constants.WC_STATUS.IBV_WC_REM_ACCESS_ERR`.
    */
   readonly constants: Readonly<Record<string, Readonly<Record<string, number>>>>;
+  /**
+   * A round trip on `qp`: `waitQpNum` -1 waits for the request's own completion on
+   * `waitCq`, else for the next receive completion of that QP there (one signaled send
+   * every `signalEvery`).
+   */
+  createRoundTrip(
+    qp: NativeQp,
+    wr: NativeSendWr,
+    waitCq: NativeCq,
+    waitQpNum: number,
+    timeoutMs: number,
+    signalEvery: number,
+  ): NativeRoundTrip;
+  readonly roundTripLayout: Readonly<Record<keyof typeof ROUND_TRIP_LAYOUT, number>>;
   /** The completion layout NativeCq.poll writes: WC_LAYOUT's indices plus `words`. */
   readonly wcLayout: Readonly<Record<keyof typeof WC_LAYOUT | 'words', number>>;
 }

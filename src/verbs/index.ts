@@ -17,3 +17,4 @@ export * from './pd.js';
 export * from './probe.js';
 export * from './qp.js';
 export * from './qp-attr.js';
+export * from './round-trip.js';

@@ -19,6 +19,7 @@ import { VerbsArgumentError, VerbsError } from './errors.js';
 import type { RemoteRef, Sge } from './mr.js';
 import type { Ah, Pd } from './pd.js';
 import { type QpAttr, type QpStateName, toNativeQpAttr } from './qp-attr.js';
+import { RoundTrip, type RoundTripOptions } from './round-trip.js';
 
 /** A work-request opcode name (the C name without `IBV_WR_`), e.g. `'ATOMIC_FETCH_AND_ADD'`. */
 export type SendOpcode = WrOpcode;
@@ -350,6 +351,24 @@ export class Qp implements CompletionSink {
     return new PreparedSend(this, id, entries, (e) => this.track(e));
   }
 
+  /**
+   * Prepares one request for the post-and-wait loop: {@link RoundTrip.run} posts it and
+   * waits for its completion (or, with `untilReceiveOn`, the peer's receive) in one native
+   * call. The fast form of "postSend, then poll": see docs/verbs.md, "Which form".
+   */
+  prepareRoundTrip(wr: SendWr, options: RoundTripOptions = {}): RoundTrip {
+    if (typeof wr !== 'object' || wr === null || Array.isArray(wr))
+      throw new VerbsArgumentError('wr', 'a round trip takes one work request object');
+    if (typeof options !== 'object' || options === null)
+      throw new VerbsArgumentError('options', 'must be an object');
+    const keep: Resource[] = [];
+    const { native } = this.#toNativeSend(
+      { ...wr, wrId: RoundTrip.wrIdFor(wr), signaled: true },
+      keep,
+    );
+    return new RoundTrip(this, wr, keep, native, options);
+  }
+
   /** Posts receive requests (one call); returns their wrIds. */
   postRecv(wrs: RecvWr | readonly RecvWr[]): bigint[] {
     const list = Array.isArray(wrs) ? (wrs as readonly RecvWr[]) : [wrs as RecvWr];
@@ -388,6 +407,14 @@ export class Qp implements CompletionSink {
         return;
       }
     }
+  }
+
+  /**
+   * @internal a round trip consumed this QP's next receive completion (receives of an RC
+   * QP without SRQ complete in posting order).
+   */
+  retireOldestRecv(): void {
+    this.#recvQueue.shift();
   }
 
   /** @internal the CQ `cq` failed (CQ_ERR): what it was to complete is lost. */

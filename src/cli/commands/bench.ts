@@ -1,4 +1,8 @@
-import { Argument, type Command } from 'commander';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { Argument, type Command, Option } from 'commander';
+import { type Figure, recordedFigures } from '../../bench/report.js';
 import { onDevicesOrGuest } from '../devices-or-guest.js';
 
 /**
@@ -26,20 +30,61 @@ export function registerBench(program: Command): void {
       // commander checks the names (a usage error, exit 2) before any suite starts.
       new Argument('[suites...]', 'which benchmark suites to run').choices(Object.keys(suites)),
     )
-    .action(async (names: string[]) => {
+    .option('--json <file>', 'also write every figure (value, p99, anchor, ratio, target) as JSON')
+    // The guest run of a host `bench` leaves the summary to the host (it has every figure).
+    .addOption(new Option('--no-summary', 'do not print the targets summary').hideHelp())
+    .action(async (names: string[], options: { json?: string; summary: boolean }) => {
       const chosen = (names.length > 0 ? names : Object.keys(suites)).filter(isSuiteName);
+      const fromGuest: Figure[] = [];
       for (const name of chosen) {
         const run = async () => {
           const suite = await suites[name]();
           await suite.runBenchmark();
           return 0;
         };
-        // verbs measures real devices against perftest: where there are none, in the guest.
-        const code =
-          name === 'verbs'
-            ? await onDevicesOrGuest({ guestArgs: ['bench', 'verbs'] }, run)
-            : await run();
+        // verbs measures real devices against perftest: where there are none, in the guest,
+        // whose figures come back through a shared directory (mounted at the same path).
+        let code: number;
+        if (name === 'verbs') {
+          const share = mkdtempSync(join(tmpdir(), 'rdma-interop-bench-'));
+          const file = join(share, 'verbs.json');
+          try {
+            code = await onDevicesOrGuest(
+              { guestArgs: ['bench', 'verbs', '--no-summary', '--json', file], shareDir: share },
+              run,
+            );
+            fromGuest.push(...readFigures(file));
+          } finally {
+            rmSync(share, { recursive: true, force: true });
+          }
+        } else {
+          code = await run();
+        }
         if (code !== 0) process.exitCode = code;
       }
+      const figures = [...recordedFigures(), ...fromGuest];
+      const targets = figures.filter((f) => f.target !== undefined);
+      if (targets.length > 0 && options.summary)
+        process.stdout.write(
+          `targets: ${targets.filter((f) => f.pass === true).length} of ${targets.length} passed${
+            targets.some((f) => f.pass !== true)
+              ? ` (not passed: ${targets
+                  .filter((f) => f.pass !== true)
+                  .map((f) => `${f.suite}: ${f.name}`)
+                  .join('; ')})`
+              : ''
+          }\n`,
+        );
+      if (options.json !== undefined)
+        writeFileSync(resolve(options.json), `${JSON.stringify({ figures }, null, 2)}\n`);
     });
+}
+
+/** The figures a guest run wrote (none when it wrote nothing). */
+function readFigures(file: string): Figure[] {
+  try {
+    return (JSON.parse(readFileSync(file, 'utf8')) as { figures: Figure[] }).figures;
+  } catch {
+    return [];
+  }
 }

@@ -12,7 +12,30 @@ import {
   ddpControlByte,
   ddpHeaderLength,
 } from './ddp.js';
-import type { ControlBits, RdmapMessage, Terminate } from './messages.js';
+import {
+  ATOMIC_REQUEST_LAYOUT,
+  ATOMIC_RESPONSE_LAYOUT,
+  checkHeader,
+  IMMEDIATE_DATA_LAYOUT,
+  layoutField,
+  READ_REQUEST_LAYOUT,
+  READ_V2_REQUEST_LAYOUT,
+  readFieldBigint,
+  readFieldNumber,
+  readHeader,
+  SEND_IMMEDIATE_LAYOUT,
+  TERMINATE_LAYOUT,
+  writeHeader,
+} from './layouts.js';
+import type {
+  AtomicRequest,
+  AtomicResponse,
+  ControlBits,
+  RdmapMessage,
+  RdmaReadRequest,
+  ReadV2Request,
+  Terminate,
+} from './messages.js';
 import {
   acceptedQueueNumbers,
   atomicOpcodeInfo,
@@ -36,6 +59,12 @@ import {
   writeU32,
   writeU64,
 } from './wire.js';
+
+/** The header fields a layout table yields for each message type (see layouts.ts). */
+type ReadRequestFields = Omit<RdmaReadRequest, 'kind' | 'ddp' | 'control' | 'invalidateSTag'>;
+type AtomicRequestFields = Omit<AtomicRequest, 'kind' | 'ddp' | 'control' | 'invalidateSTag'>;
+type AtomicResponseFields = Omit<AtomicResponse, 'kind' | 'ddp' | 'control' | 'invalidateSTag'>;
+type ReadV2RequestFields = Omit<ReadV2Request, 'kind' | 'ddp' | 'control' | 'invalidateSTag'>;
 
 /** Options of the RDMAP encoder and decoder. */
 export interface RdmapCodecOptions {
@@ -78,8 +107,9 @@ export function parseRdmapControl(
   };
 }
 
-/** Terminate Control field bits (RFC 5040 §4.8). */
-const TERMINATE_BITS = { m: 0x8000, d: 0x4000, r: 0x2000, reservedMask: 0x1fff } as const;
+/** Terminate Hdrct D and R (RFC 5040 §4.8), from the layout table. */
+const TERMINATE_D = layoutField(TERMINATE_LAYOUT, 'ddpHeaderIncluded');
+const TERMINATE_R = layoutField(TERMINATE_LAYOUT, 'rdmaHeaderIncluded');
 /** Terminate Control (4) then, with D, DDP Segment Length (2) and the copied DDP header. */
 const TERMINATE_CONTROL_LENGTH = 4;
 const TERMINATE_SEGMENT_LENGTH_LENGTH = 2;
@@ -256,17 +286,13 @@ export function decodeRdmapMessage(
       return decoded({
         kind: 'rdma-read-request',
         ...base,
-        sinkSTag: readU32(bytes, h),
-        sinkTaggedOffset: readU64(bytes, h + 4),
-        readSize: readU32(bytes, h + 12),
-        sourceSTag: readU32(bytes, h + 16),
-        sourceTaggedOffset: readU64(bytes, h + 20),
+        ...(readHeader(READ_REQUEST_LAYOUT, bytes, h) as unknown as ReadRequestFields),
       });
     case 'immediate-data':
       return decoded({
         kind: info.kind as 'immediate-data' | 'immediate-data-se',
         ...base,
-        immediateData: readU64(bytes, h),
+        immediateData: readFieldBigint(bytes, h, IMMEDIATE_DATA_LAYOUT.fields[0]!),
       });
     case 'atomic-request': {
       const word = readU32(bytes, h);
@@ -293,31 +319,20 @@ export function decodeRdmapMessage(
       return decoded({
         kind: 'atomic-request',
         ...base,
-        atomicReserved: word >>> 4,
-        aOpCode,
-        requestIdentifier: readU32(bytes, h + 4),
-        remoteSTag: readU32(bytes, h + 8),
-        remoteTaggedOffset: readU64(bytes, h + 12),
-        addOrSwapData: readU64(bytes, h + 20),
-        addOrSwapMask: readU64(bytes, h + 28),
-        compareData: readU64(bytes, h + 36),
-        compareMask: readU64(bytes, h + 44),
+        ...(readHeader(ATOMIC_REQUEST_LAYOUT, bytes, h) as unknown as AtomicRequestFields),
       });
     }
     case 'atomic-response':
       return decoded({
         kind: 'atomic-response',
         ...base,
-        originalRequestIdentifier: readU32(bytes, h),
-        originalRemoteDataValue: readU64(bytes, h + 4),
+        ...(readHeader(ATOMIC_RESPONSE_LAYOUT, bytes, h) as unknown as AtomicResponseFields),
       });
     case 'read-v2-request':
       return decoded({
         kind: 'read-v2-request',
         ...base,
-        readSize: readU32(bytes, h),
-        sourceSTag: readU32(bytes, h + 4),
-        sourceTaggedOffset: readU64(bytes, h + 8),
+        ...(readHeader(READ_V2_REQUEST_LAYOUT, bytes, h) as unknown as ReadV2RequestFields),
       });
     case 'send-immediate': {
       const kind = info.kind as
@@ -340,7 +355,7 @@ export function decodeRdmapMessage(
           kind,
           ...base,
           payload: bytes.subarray(bytes.length),
-          immediateData: readU64(bytes, h),
+          immediateData: readFieldBigint(bytes, h, SEND_IMMEDIATE_LAYOUT.fields[0]!),
         });
       }
       return decoded({ kind, ...base, payload: bytes.subarray(h), immediateData: undefined });
@@ -358,10 +373,8 @@ function decodeTerminateBody(
   if (bytes.length < at + TERMINATE_CONTROL_LENGTH) {
     return rdmapError('terminateControl', at, 'truncated', 'Terminate Control needs 4 bytes');
   }
-  const ctl = readU32(bytes, at);
-  const hdrct = ctl & 0xffff;
-  const ddpHeaderIncluded = (hdrct & TERMINATE_BITS.d) !== 0;
-  const rdmaHeaderIncluded = (hdrct & TERMINATE_BITS.r) !== 0;
+  const ddpHeaderIncluded = readFieldNumber(bytes, at, TERMINATE_D) !== 0;
+  const rdmaHeaderIncluded = readFieldNumber(bytes, at, TERMINATE_R) !== 0;
   at += TERMINATE_CONTROL_LENGTH;
   let ddpSegmentLength: number | undefined;
   let terminatedDdpHeader: Uint8Array | undefined;
@@ -410,13 +423,16 @@ function decodeTerminateBody(
   return decoded({
     kind: 'terminate',
     ...base,
-    layer: ctl >>> 28,
-    errorType: (ctl >>> 24) & 0xf,
-    errorCode: (ctl >>> 16) & 0xff,
-    segmentLengthValid: (hdrct & TERMINATE_BITS.m) !== 0,
-    ddpHeaderIncluded,
-    rdmaHeaderIncluded,
-    terminateReserved: hdrct & TERMINATE_BITS.reservedMask,
+    ...(readHeader(TERMINATE_LAYOUT, bytes, DDP_UNTAGGED_HEADER_LENGTH) as unknown as Pick<
+      Terminate,
+      | 'layer'
+      | 'errorType'
+      | 'errorCode'
+      | 'segmentLengthValid'
+      | 'ddpHeaderIncluded'
+      | 'rdmaHeaderIncluded'
+      | 'terminateReserved'
+    >),
     ddpSegmentLength,
     terminatedDdpHeader,
     terminatedRdmaHeader,
@@ -559,36 +575,18 @@ function encodeUntaggedBody(
       checkBytes('rdmap', 'payload', m.payload);
       return m.payload;
     case 'rdma-read-request': {
-      checkUint('rdmap', 'sinkSTag', m.sinkSTag, 32);
-      checkUint64('rdmap', 'sinkTaggedOffset', m.sinkTaggedOffset);
-      checkUint('rdmap', 'readSize', m.readSize, 32);
-      checkUint('rdmap', 'sourceSTag', m.sourceSTag, 32);
-      checkUint64('rdmap', 'sourceTaggedOffset', m.sourceTaggedOffset);
-      const b = new Uint8Array(28);
-      writeU32(b, 0, m.sinkSTag);
-      writeU64(b, 4, m.sinkTaggedOffset);
-      writeU32(b, 12, m.readSize);
-      writeU32(b, 16, m.sourceSTag);
-      writeU64(b, 20, m.sourceTaggedOffset);
+      const b = new Uint8Array(READ_REQUEST_LAYOUT.length);
+      writeHeader(READ_REQUEST_LAYOUT, m, b);
       return b;
     }
     case 'immediate-data':
     case 'immediate-data-se': {
-      checkUint64('rdmap-ext', 'immediateData', m.immediateData);
-      const b = new Uint8Array(IMMEDIATE_DATA_LENGTH);
-      writeU64(b, 0, m.immediateData);
+      const b = new Uint8Array(IMMEDIATE_DATA_LAYOUT.length);
+      writeHeader(IMMEDIATE_DATA_LAYOUT, m, b);
       return b;
     }
     case 'atomic-request': {
-      checkUint('rdmap-ext', 'atomicReserved', m.atomicReserved, 28);
-      checkUint('rdmap-ext', 'aOpCode', m.aOpCode, 4);
-      checkUint('rdmap-ext', 'requestIdentifier', m.requestIdentifier, 32);
-      checkUint('rdmap-ext', 'remoteSTag', m.remoteSTag, 32);
-      checkUint64('rdmap-ext', 'remoteTaggedOffset', m.remoteTaggedOffset);
-      checkUint64('rdmap-ext', 'addOrSwapData', m.addOrSwapData);
-      checkUint64('rdmap-ext', 'addOrSwapMask', m.addOrSwapMask);
-      checkUint64('rdmap-ext', 'compareData', m.compareData);
-      checkUint64('rdmap-ext', 'compareMask', m.compareMask);
+      checkHeader(ATOMIC_REQUEST_LAYOUT, m);
       if (strict) {
         const a = atomicOpcodeInfo(m.aOpCode);
         if (a === undefined || !a.profiles.includes(profile)) {
@@ -601,33 +599,18 @@ function encodeUntaggedBody(
           );
         }
       }
-      const b = new Uint8Array(52);
-      writeU32(b, 0, ((m.atomicReserved << 4) | m.aOpCode) >>> 0);
-      writeU32(b, 4, m.requestIdentifier);
-      writeU32(b, 8, m.remoteSTag);
-      writeU64(b, 12, m.remoteTaggedOffset);
-      writeU64(b, 20, m.addOrSwapData);
-      writeU64(b, 28, m.addOrSwapMask);
-      writeU64(b, 36, m.compareData);
-      writeU64(b, 44, m.compareMask);
+      const b = new Uint8Array(ATOMIC_REQUEST_LAYOUT.length);
+      writeHeader(ATOMIC_REQUEST_LAYOUT, m, b);
       return b;
     }
     case 'atomic-response': {
-      checkUint('rdmap-ext', 'originalRequestIdentifier', m.originalRequestIdentifier, 32);
-      checkUint64('rdmap-ext', 'originalRemoteDataValue', m.originalRemoteDataValue);
-      const b = new Uint8Array(12);
-      writeU32(b, 0, m.originalRequestIdentifier);
-      writeU64(b, 4, m.originalRemoteDataValue);
+      const b = new Uint8Array(ATOMIC_RESPONSE_LAYOUT.length);
+      writeHeader(ATOMIC_RESPONSE_LAYOUT, m, b);
       return b;
     }
     case 'read-v2-request': {
-      checkUint('rdmap', 'readSize', m.readSize, 32);
-      checkUint('rdmap', 'sourceSTag', m.sourceSTag, 32);
-      checkUint64('rdmap', 'sourceTaggedOffset', m.sourceTaggedOffset);
-      const b = new Uint8Array(16);
-      writeU32(b, 0, m.readSize);
-      writeU32(b, 4, m.sourceSTag);
-      writeU64(b, 8, m.sourceTaggedOffset);
+      const b = new Uint8Array(READ_V2_REQUEST_LAYOUT.length);
+      writeHeader(READ_V2_REQUEST_LAYOUT, m, b);
       return b;
     }
     case 'send-immediate':
@@ -651,9 +634,8 @@ function encodeUntaggedBody(
             'the last segment carries immediate data only',
           );
         }
-        checkUint64('rdmap-ext', 'immediateData', m.immediateData);
-        const b = new Uint8Array(IMMEDIATE_DATA_LENGTH);
-        writeU64(b, 0, m.immediateData);
+        const b = new Uint8Array(SEND_IMMEDIATE_LAYOUT.length);
+        writeHeader(SEND_IMMEDIATE_LAYOUT, m, b);
         return b;
       }
       if (m.immediateData !== undefined) {
@@ -671,13 +653,7 @@ function encodeUntaggedBody(
 }
 
 function encodeTerminateBody(m: Terminate): Uint8Array {
-  checkUint('rdmap', 'layer', m.layer, 4);
-  checkUint('rdmap', 'errorType', m.errorType, 4);
-  checkUint('rdmap', 'errorCode', m.errorCode, 8);
-  checkBool('rdmap', 'segmentLengthValid', m.segmentLengthValid);
-  checkBool('rdmap', 'ddpHeaderIncluded', m.ddpHeaderIncluded);
-  checkBool('rdmap', 'rdmaHeaderIncluded', m.rdmaHeaderIncluded);
-  checkUint('rdmap', 'terminateReserved', m.terminateReserved, 13);
+  checkHeader(TERMINATE_LAYOUT, m);
   let length = TERMINATE_CONTROL_LENGTH;
   if (m.ddpHeaderIncluded) {
     if (m.ddpSegmentLength === undefined || m.terminatedDdpHeader === undefined) {
@@ -715,12 +691,7 @@ function encodeTerminateBody(m: Terminate): Uint8Array {
     throw new EncodeError('rdmap', 'terminatedRdmaHeader', 'present but the R bit is clear');
   }
   const b = new Uint8Array(length);
-  const hdrct =
-    (m.segmentLengthValid ? TERMINATE_BITS.m : 0) |
-    (m.ddpHeaderIncluded ? TERMINATE_BITS.d : 0) |
-    (m.rdmaHeaderIncluded ? TERMINATE_BITS.r : 0) |
-    m.terminateReserved;
-  writeU32(b, 0, ((m.layer << 28) | (m.errorType << 24) | (m.errorCode << 16) | hdrct) >>> 0);
+  writeHeader(TERMINATE_LAYOUT, m, b);
   let at = TERMINATE_CONTROL_LENGTH;
   if (
     m.ddpHeaderIncluded &&

@@ -4,5 +4,6 @@ export * from './bth.js';
 export * from './frame.js';
 export * from './headers.js';
 export * from './icrc.js';
+export * from './lazy.js';
 export * from './opcodes.js';
 export * from './packet.js';

@@ -14,7 +14,7 @@ import {
   WC_STATUS,
   WR_OPCODE,
 } from '../../../src/engine/verbs-model/index.js';
-import { WC_LAYOUT, WC_WORDS } from '../../../src/native/bindings.js';
+import { ROUND_TRIP_LAYOUT, WC_LAYOUT, WC_WORDS } from '../../../src/native/bindings.js';
 import {
   ASYNC_EVENT,
   ATOMIC_CAP,
@@ -116,6 +116,10 @@ describe('TypeScript tables against the headers the addon was built with', () =>
     const { words, ...layout } = addon().wcLayout;
     expect(words).toBe(WC_WORDS);
     expect(layout).toEqual({ ...WC_LAYOUT });
+  });
+
+  it('ROUND_TRIP_LAYOUT is the layout of the memory a round trip shares (round_trip.cc)', () => {
+    expect(addon().roundTripLayout).toEqual({ ...ROUND_TRIP_LAYOUT });
   });
 
   it('a wrong value would be caught (the check is not vacuous)', () => {

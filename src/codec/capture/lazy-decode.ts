@@ -1,0 +1,893 @@
+/**
+ * The lazy capture decoder behind `decode --summary`, `--fields` and `--filter`: bytes of
+ * a pcap or pcapng file go in as they are read, and each RoCEv2 packet, MPA frame, FPDU
+ * and problem comes out as a view over the bytes (one `LazyItem`, re-pointed per item, so
+ * a consumer must not keep it past its callback). Fields are read on demand through the
+ * layout tables (RdmapView, RoceView); no object or bigint is made per frame unless a
+ * consumer asks for one (`item.rdmap.message()`, a 64-bit field).
+ *
+ * The rules are those of the eager decoders (CaptureStreamDecoder): RoCEv2 by UDP
+ * destination port; TCP reassembled per direction in sequence space (retransmitted bytes
+ * dropped, early segments held until the hole fills, at most MAX_HELD_BYTES); a direction
+ * that starts with an MPA Request/Reply is framed FPDU by FPDU with the settings negotiated
+ * from both frames (RFC 5044 §7.1) and the MPA CRC checked (RFC 5044 §4). In-order
+ * segments are framed where they lie (no copy); only an FPDU split across segments is
+ * copied. Checksums of IP/UDP/TCP and the RoCE ICRC are not verified on this path (as
+ * tshark does not by default); the eager decoders check them.
+ *
+ * Classic pcap records are read in place; pcapng goes through CaptureRecordStream.
+ */
+import { crc32c } from '../crc32c.js';
+import { DecodeError } from '../errors.js';
+import { RdmapView } from '../iwarp/lazy.js';
+import type { MpaNegotiated, MpaRequestReply } from '../iwarp/messages.js';
+import { crcFieldValue, decodeFpdu, mpaPadLength } from '../iwarp/mpa.js';
+import { decodeMpaFrame, MPA_KEY_LENGTH, mpaFrameKind } from '../iwarp/mpa-frames.js';
+import { negotiateMpa } from '../iwarp/stream.js';
+import { formatIpv6 } from '../net/address.js';
+import { decodeFrame } from '../net/frame.js';
+import { LinkType } from '../pcap/linktype.js';
+import { CaptureRecordStream } from '../pcap/record-stream.js';
+import { RoceView } from '../roce/lazy.js';
+import { ROCE_V2_UDP_PORT } from '../roce/packet.js';
+import { MAX_HELD_BYTES, type StreamCounts } from './stream-decode.js';
+
+/** The kinds of item the lazy decoder reports. */
+export type LazyItemKind = 'roce' | 'mpa-frame' | 'fpdu' | 'problem';
+
+/** One decoded item: a view valid during the callback only. */
+export class LazyItem {
+  kind: LazyItemKind = 'problem';
+  /** 0-based record index (tshark's frame number minus one). */
+  frameIndex = 0;
+  /** Capture time: whole seconds since the epoch and nanoseconds within the second. */
+  seconds = 0;
+  nanoseconds = 0;
+  /** "address" (RoCE) or "address:port" (iWARP) of the sender and the receiver. */
+  source = '';
+  destination = '';
+  /** iWARP: connection index (in order of first MPA frame) and direction. */
+  connection = -1;
+  direction: 'client-to-server' | 'server-to-client' = 'client-to-server';
+  /** RoCE items: the packet. */
+  readonly roce = new RoceView();
+  /** FPDU items: the ULPDU (DDP segment). */
+  readonly rdmap = new RdmapView();
+  /** FPDU items: the MPA CRC outcome. */
+  crcState: 'valid' | 'invalid' | 'not-in-use' = 'not-in-use';
+  /** MPA frame items: the Request or Reply. */
+  mpaFrame: MpaRequestReply | undefined;
+  /** Problem items: what went wrong. */
+  error: DecodeError | undefined;
+
+  /** Capture time in nanoseconds (allocates a bigint). */
+  get timestampNs(): bigint {
+    return BigInt(this.seconds) * 1_000_000_000n + BigInt(this.nanoseconds);
+  }
+}
+
+/** Options of {@link LazyCaptureDecoder}. */
+export interface LazyDecodeOptions {
+  readonly rocePort?: number;
+}
+
+interface FrameRef {
+  frameIndex: number;
+  seconds: number;
+  nanoseconds: number;
+}
+
+/** One TCP direction, reassembled and framed as it arrives. */
+class LazyDirection {
+  state: 'undecided' | 'mpa' | 'not-mpa' | 'stopped' = 'undecided';
+  started = false;
+  /** Sequence number of the next byte expected. */
+  next = 0;
+  /** Stream offset of the next byte expected (bytes received in order). */
+  received = 0;
+  /** Pending (received, not yet framed) bytes: buf[head, tail) = stream offsets consumed..received. */
+  buf = new Uint8Array(0);
+  head = 0;
+  tail = 0;
+  consumed = 0;
+  /** Where pending bytes came from: stream offsets and frames, in order. */
+  pieceOffsets: number[] = [];
+  pieceFrames: FrameRef[] = [];
+  held: { seq: number; payload: Uint8Array; from: FrameRef }[] = [];
+  heldBytes = 0;
+  frame: MpaRequestReply | undefined;
+  negotiated: MpaNegotiated | undefined;
+  firstFpduOffset = 0;
+  lastFrom: FrameRef = { frameIndex: 0, seconds: 0, nanoseconds: 0 };
+  undecidedFrames = 0;
+  peer: LazyDirection | undefined;
+
+  constructor(
+    readonly source: string,
+    readonly destination: string,
+    readonly connection: LazyConnection,
+  ) {}
+
+  get pendingLength(): number {
+    return this.tail - this.head;
+  }
+
+  append(bytes: Uint8Array, from: FrameRef): void {
+    if (this.tail + bytes.length > this.buf.length) {
+      const live = this.tail - this.head;
+      const size = Math.max(4096, this.buf.length, (live + bytes.length) * 2);
+      const next = size === this.buf.length ? this.buf : new Uint8Array(size);
+      next.set(this.buf.subarray(this.head, this.tail), 0);
+      this.buf = next;
+      this.head = 0;
+      this.tail = live;
+    }
+    this.buf.set(bytes, this.tail);
+    this.tail += bytes.length;
+    this.pieceOffsets.push(this.received);
+    this.pieceFrames.push(from);
+    this.received += bytes.length;
+  }
+
+  consume(n: number): void {
+    this.head += n;
+    this.consumed += n;
+    if (this.head === this.tail) {
+      this.head = 0;
+      this.tail = 0;
+    }
+    let drop = 0;
+    const offsets = this.pieceOffsets;
+    while (drop + 1 < offsets.length && offsets[drop + 1]! <= this.consumed) drop++;
+    if (drop > 0) {
+      offsets.splice(0, drop);
+      this.pieceFrames.splice(0, drop);
+    }
+  }
+
+  frameAt(offset: number): FrameRef {
+    let found = this.pieceFrames[0] ?? this.lastFrom;
+    for (let i = 0; i < this.pieceOffsets.length; i++) {
+      if (this.pieceOffsets[i]! > offset) break;
+      found = this.pieceFrames[i]!;
+    }
+    return found;
+  }
+
+  release(state: 'not-mpa' | 'stopped'): void {
+    this.state = state;
+    this.buf = new Uint8Array(0);
+    this.head = 0;
+    this.tail = 0;
+    this.pieceOffsets = [];
+    this.pieceFrames = [];
+    this.held = [];
+    this.heldBytes = 0;
+  }
+}
+
+interface LazyConnection {
+  index: number;
+  client: string;
+}
+
+/** Signed 32-bit distance from sequence number `a` to `b`. */
+function seqDelta(a: number, b: number): number {
+  return (b - a) | 0;
+}
+
+const PCAP_HEADER_LENGTH = 24;
+const PCAP_RECORD_HEADER_LENGTH = 16;
+/** Records larger than this are a corrupted length, not a packet. */
+const MAX_RECORD = 64 * 1024 * 1024;
+
+/** Decodes a capture lazily (see the module comment). */
+export class LazyCaptureDecoder {
+  readonly counts: StreamCounts = {
+    frames: 0,
+    roce: 0,
+    connections: 0,
+    fpdus: 0,
+    problems: 0,
+    otherFrames: 0,
+  };
+  /** The file format once known. */
+  format: 'pcap' | 'pcapng' | undefined;
+  /** Why reading stopped (a bad or cut record), once it has. */
+  end: DecodeError | undefined;
+  private readonly rocePort: number;
+  private readonly item = new LazyItem();
+  private readonly connections = new Map<string, LazyDirection>();
+  // Classic pcap state.
+  private carry = new Uint8Array(0);
+  private fileOffset = 0;
+  private littleEndian = true;
+  private nanosecondTime = false;
+  private linkType = 1;
+  private recordsRead = 0;
+  private pcapng: CaptureRecordStream | undefined;
+  private fatal = false;
+
+  constructor(
+    private readonly onItem: (item: LazyItem) => void,
+    options: LazyDecodeOptions = {},
+  ) {
+    this.rocePort = options.rocePort ?? ROCE_V2_UDP_PORT;
+  }
+
+  /** Records read so far. */
+  get recordCount(): number {
+    return this.pcapng?.records ?? this.recordsRead;
+  }
+
+  /** Feeds the next bytes of the file. */
+  push(chunk: Uint8Array): void {
+    if (this.fatal) return;
+    if (this.pcapng !== undefined) {
+      this.pushPcapng(chunk);
+      return;
+    }
+    let bytes = chunk;
+    let at = 0;
+    if (this.carry.length > 0 && this.format === 'pcap') {
+      // Complete the record the previous chunk cut, copying only that record's bytes.
+      while (this.carry.length > 0) {
+        if (
+          this.carry.length >= PCAP_RECORD_HEADER_LENGTH &&
+          this.u32(this.carry, 8) > MAX_RECORD
+        ) {
+          this.readRecords(this.carry, 0); // reports the bad length
+          return;
+        }
+        const want =
+          this.carry.length < PCAP_RECORD_HEADER_LENGTH
+            ? PCAP_RECORD_HEADER_LENGTH
+            : PCAP_RECORD_HEADER_LENGTH + this.u32(this.carry, 8);
+        const take = Math.min(want - this.carry.length, chunk.length - at);
+        const joined = new Uint8Array(this.carry.length + take);
+        joined.set(this.carry, 0);
+        joined.set(chunk.subarray(at, at + take), this.carry.length);
+        this.carry = joined;
+        at += take;
+        if (this.carry.length < want) return;
+        if (want === PCAP_RECORD_HEADER_LENGTH) continue;
+        const used = this.readRecords(this.carry, 0);
+        if (this.fatal) return;
+        this.carry = this.carry.subarray(used).slice();
+      }
+    } else if (this.carry.length > 0) {
+      const joined = new Uint8Array(this.carry.length + chunk.length);
+      joined.set(this.carry, 0);
+      joined.set(chunk, this.carry.length);
+      bytes = joined;
+    }
+    if (this.format === undefined) {
+      if (bytes.length < 4) {
+        this.carry = bytes.slice();
+        return;
+      }
+      const magic = bytes[0]! | (bytes[1]! << 8) | (bytes[2]! << 16) | (bytes[3]! << 24);
+      if (magic >>> 0 === 0x0a0d0d0a) {
+        this.format = 'pcapng';
+        this.pcapng = new CaptureRecordStream();
+        this.carry = new Uint8Array(0);
+        this.pushPcapng(bytes);
+        return;
+      }
+      if (bytes.length < PCAP_HEADER_LENGTH) {
+        this.carry = bytes.slice();
+        return;
+      }
+      const le = magic >>> 0;
+      const be = ((bytes[0]! << 24) | (bytes[1]! << 16) | (bytes[2]! << 8) | bytes[3]!) >>> 0;
+      if (le === 0xa1b2c3d4 || le === 0xa1b23c4d) {
+        this.littleEndian = true;
+        this.nanosecondTime = le === 0xa1b23c4d;
+      } else if (be === 0xa1b2c3d4 || be === 0xa1b23c4d) {
+        this.littleEndian = false;
+        this.nanosecondTime = be === 0xa1b23c4d;
+      } else {
+        this.fatal = true;
+        this.end = new DecodeError('pcap', 'magic', 0, 'bad-value', 'neither pcap nor pcapng');
+        return;
+      }
+      this.format = 'pcap';
+      this.linkType = this.u32(bytes, 20) & 0x0fffffff;
+      at = PCAP_HEADER_LENGTH;
+      this.fileOffset = PCAP_HEADER_LENGTH;
+    }
+    if (this.fatal) return;
+    at = this.readRecords(bytes, at);
+    if (this.fatal) return;
+    this.carry = at === bytes.length ? new Uint8Array(0) : bytes.slice(at);
+  }
+
+  /** Decodes the complete records of `bytes` from `at`; returns where the first incomplete one starts. */
+  private readRecords(bytes: Uint8Array, at: number): number {
+    for (;;) {
+      if (bytes.length - at < PCAP_RECORD_HEADER_LENGTH) break;
+      const included = this.u32(bytes, at + 8);
+      if (included > MAX_RECORD) {
+        this.fatal = true;
+        this.end = new DecodeError(
+          'pcap',
+          'includedLength',
+          this.fileOffset + 8,
+          'bad-length',
+          `${included} bytes, more than the ${MAX_RECORD} a record may have`,
+        );
+        return at;
+      }
+      if (bytes.length - at < PCAP_RECORD_HEADER_LENGTH + included) break;
+      const seconds = this.u32(bytes, at);
+      const fraction = this.u32(bytes, at + 4);
+      const start = at + PCAP_RECORD_HEADER_LENGTH;
+      this.frame(
+        this.linkType,
+        bytes,
+        start,
+        start + included,
+        this.recordsRead++,
+        seconds,
+        this.nanosecondTime ? fraction : fraction * 1000,
+      );
+      at = start + included;
+      this.fileOffset += PCAP_RECORD_HEADER_LENGTH + included;
+    }
+    return at;
+  }
+
+  /** The end of the file: items only the end completes; sets `end` when it was cut or bad. */
+  finish(): void {
+    if (this.pcapng !== undefined) {
+      this.end ??= this.pcapng.finish();
+    } else if (!this.fatal) {
+      if (this.format === undefined)
+        this.end =
+          this.carry.length === 0
+            ? new DecodeError('pcap', 'magic', 0, 'truncated', 'empty file')
+            : new DecodeError('pcap', 'magic', 0, 'truncated', 'shorter than a file header');
+      else if (this.carry.length > 0)
+        this.end = new DecodeError(
+          'pcap',
+          'record',
+          this.fileOffset,
+          'truncated',
+          `the last record is cut short (${this.carry.length} bytes of it present)`,
+        );
+    }
+    for (const d of this.connections.values()) this.finishDirection(d);
+  }
+
+  private pushPcapng(chunk: Uint8Array): void {
+    const r = this.pcapng!.push(chunk);
+    if (!r.ok) {
+      this.fatal = true;
+      this.end = r.error;
+      return;
+    }
+    for (const rec of r.value) {
+      const ns = rec.timestampNs;
+      this.frame(
+        rec.linkType,
+        rec.data,
+        0,
+        rec.data.length,
+        rec.frameIndex,
+        Number(ns / 1_000_000_000n),
+        Number(ns % 1_000_000_000n),
+      );
+    }
+  }
+
+  private u32(b: Uint8Array, at: number): number {
+    return this.littleEndian
+      ? (b[at]! | (b[at + 1]! << 8) | (b[at + 2]! << 16) | (b[at + 3]! << 24)) >>> 0
+      : ((b[at]! << 24) | (b[at + 1]! << 16) | (b[at + 2]! << 8) | b[at + 3]!) >>> 0;
+  }
+
+  private begin(kind: LazyItemKind, from: FrameRef): LazyItem {
+    const item = this.item;
+    item.kind = kind;
+    item.frameIndex = from.frameIndex;
+    item.seconds = from.seconds;
+    item.nanoseconds = from.nanoseconds;
+    item.error = undefined;
+    item.mpaFrame = undefined;
+    item.connection = -1;
+    return item;
+  }
+
+  /** A frame the fast parse does not follow: the eager decoder says whether it is malformed. */
+  private slowFrame(linkType: number, b: Uint8Array, start: number, end: number, from: FrameRef) {
+    const f = decodeFrame(linkType, b.subarray(start, end));
+    if (f.ok) {
+      this.counts.otherFrames++;
+      return;
+    }
+    const item = this.begin('problem', from);
+    item.source = '';
+    item.destination = '';
+    item.error = f.error;
+    this.counts.problems++;
+    this.onItem(item);
+  }
+
+  private frame(
+    linkType: number,
+    b: Uint8Array,
+    start: number,
+    end: number,
+    frameIndex: number,
+    seconds: number,
+    nanoseconds: number,
+  ): void {
+    this.counts.frames++;
+    const from: FrameRef = { frameIndex, seconds, nanoseconds };
+    let l3 = start;
+    let etherType: number;
+    switch (linkType) {
+      case LinkType.ETHERNET: {
+        if (end - start < 14) {
+          this.slowFrame(linkType, b, start, end, from);
+          return;
+        }
+        etherType = (b[start + 12]! << 8) | b[start + 13]!;
+        l3 = start + 14;
+        while ((etherType === 0x8100 || etherType === 0x88a8) && end - l3 >= 4) {
+          etherType = (b[l3 + 2]! << 8) | b[l3 + 3]!;
+          l3 += 4;
+        }
+        break;
+      }
+      case LinkType.RAW:
+        if (end - start < 1) {
+          this.slowFrame(linkType, b, start, end, from);
+          return;
+        }
+        etherType = b[start]! >> 4 === 6 ? 0x86dd : 0x0800;
+        break;
+      case LinkType.LINUX_SLL:
+        if (end - start < 16) {
+          this.slowFrame(linkType, b, start, end, from);
+          return;
+        }
+        etherType = (b[start + 14]! << 8) | b[start + 15]!;
+        l3 = start + 16;
+        break;
+      case LinkType.LINUX_SLL2:
+        if (end - start < 20) {
+          this.slowFrame(linkType, b, start, end, from);
+          return;
+        }
+        etherType = (b[start]! << 8) | b[start + 1]!;
+        l3 = start + 20;
+        break;
+      default: {
+        this.slowFrame(linkType, b, start, end, from);
+        return;
+      }
+    }
+    let protocol: number;
+    let l4: number;
+    let l4End: number;
+    let v6 = false;
+    if (etherType === 0x0800) {
+      if (end - l3 < 20 || b[l3]! >> 4 !== 4) {
+        this.slowFrame(linkType, b, start, end, from);
+        return;
+      }
+      const ihl = (b[l3]! & 0xf) * 4;
+      const total = (b[l3 + 2]! << 8) | b[l3 + 3]!;
+      // Fragments (MF or an offset) and short or cut packets: the eager decoder's rules.
+      if (
+        ihl < 20 ||
+        total < ihl ||
+        l3 + total > end ||
+        ((b[l3 + 6]! << 8) | b[l3 + 7]!) & 0x3fff
+      ) {
+        this.slowFrame(linkType, b, start, end, from);
+        return;
+      }
+      protocol = b[l3 + 9]!;
+      l4 = l3 + ihl;
+      l4End = l3 + total;
+    } else if (etherType === 0x86dd) {
+      if (end - l3 < 40 || b[l3]! >> 4 !== 6) {
+        this.slowFrame(linkType, b, start, end, from);
+        return;
+      }
+      const payloadLength = (b[l3 + 4]! << 8) | b[l3 + 5]!;
+      protocol = b[l3 + 6]!;
+      l4 = l3 + 40;
+      l4End = l4 + payloadLength;
+      if (l4End > end || (protocol !== 6 && protocol !== 17)) {
+        this.slowFrame(linkType, b, start, end, from);
+        return;
+      }
+      v6 = true;
+    } else {
+      this.counts.otherFrames++;
+      return;
+    }
+    if (protocol === 17) {
+      if (l4End - l4 < 8) {
+        this.slowFrame(linkType, b, start, end, from);
+        return;
+      }
+      const destinationPort = (b[l4 + 2]! << 8) | b[l4 + 3]!;
+      if (destinationPort !== this.rocePort) {
+        this.counts.otherFrames++;
+        return;
+      }
+      const item = this.begin('roce', from);
+      item.source = address(b, l3, v6, true);
+      item.destination = address(b, l3, v6, false);
+      item.roce.at(b, l4 + 8, l4End - l4 - 8);
+      this.counts.roce++;
+      this.onItem(item);
+      return;
+    }
+    if (protocol !== 6) {
+      this.counts.otherFrames++;
+      return;
+    }
+    if (l4End - l4 < 20) {
+      this.slowFrame(linkType, b, start, end, from);
+      return;
+    }
+    const dataOffset = (b[l4 + 12]! >> 4) * 4;
+    if (dataOffset < 20 || l4 + dataOffset > l4End) {
+      this.slowFrame(linkType, b, start, end, from);
+      return;
+    }
+    const sourcePort = (b[l4]! << 8) | b[l4 + 1]!;
+    const destinationPort = (b[l4 + 2]! << 8) | b[l4 + 3]!;
+    const seq = ((b[l4 + 4]! << 24) | (b[l4 + 5]! << 16) | (b[l4 + 6]! << 8) | b[l4 + 7]!) >>> 0;
+    const flags = b[l4 + 13]!;
+    const d = this.direction(b, l3, v6, sourcePort, destinationPort, flags);
+    this.tcp(d, seq, flags, b, l4 + dataOffset, l4End, from);
+  }
+
+  private lastKey = '';
+  private lastDirection: LazyDirection | undefined;
+
+  private direction(
+    b: Uint8Array,
+    l3: number,
+    v6: boolean,
+    sourcePort: number,
+    destinationPort: number,
+    flags: number,
+  ): LazyDirection {
+    const key = v6
+      ? `${address(b, l3, true, true)}|${sourcePort}|${address(b, l3, true, false)}|${destinationPort}`
+      : `${u32At(b, l3 + 12)}|${sourcePort}|${u32At(b, l3 + 16)}|${destinationPort}`;
+    if (key === this.lastKey && this.lastDirection !== undefined) return this.lastDirection;
+    let d = this.connections.get(key);
+    if (d === undefined) {
+      const source = endpoint(address(b, l3, v6, true), sourcePort, v6);
+      const destination = endpoint(address(b, l3, v6, false), destinationPort, v6);
+      const reverse = v6
+        ? `${address(b, l3, true, false)}|${destinationPort}|${address(b, l3, true, true)}|${sourcePort}`
+        : `${u32At(b, l3 + 16)}|${destinationPort}|${u32At(b, l3 + 12)}|${sourcePort}`;
+      const peer = this.connections.get(reverse);
+      const connection = peer?.connection ?? { index: -1, client: source };
+      d = new LazyDirection(source, destination, connection);
+      if (peer !== undefined) {
+        d.peer = peer;
+        peer.peer = d;
+      }
+      this.connections.set(key, d);
+    }
+    // SYN without ACK names the client (RFC 9293 §3.5).
+    if (flags & 0x02 && !(flags & 0x10)) d.connection.client = d.source;
+    this.lastKey = key;
+    this.lastDirection = d;
+    return d;
+  }
+
+  private tcp(
+    d: LazyDirection,
+    seq: number,
+    flags: number,
+    b: Uint8Array,
+    start: number,
+    end: number,
+    from: FrameRef,
+  ): void {
+    if (d.state === 'not-mpa' || d.state === 'stopped') {
+      this.counts.otherFrames++;
+      return;
+    }
+    let dataSeq = seq;
+    if (flags & 0x02) {
+      dataSeq = (seq + 1) >>> 0; // the SYN occupies one sequence number (RFC 9293 §3.4)
+      if (!d.started) {
+        d.started = true;
+        d.next = dataSeq;
+      }
+    }
+    const length = end - start;
+    if (length === 0) {
+      this.counts.otherFrames++;
+      return;
+    }
+    if (!d.started) {
+      d.started = true;
+      d.next = dataSeq;
+    }
+    const delta = seqDelta(d.next, dataSeq);
+    if (delta + length <= 0) {
+      this.counts.otherFrames++;
+      return;
+    }
+    if (delta > 0) {
+      if (d.heldBytes + length > MAX_HELD_BYTES) {
+        if (d.state === 'mpa')
+          this.problem(
+            d,
+            from,
+            new DecodeError(
+              'tcp',
+              'sequenceNumber',
+              0,
+              'truncated',
+              `more than ${MAX_HELD_BYTES} bytes held behind a hole at stream offset ${d.received}; later bytes not decoded`,
+            ),
+          );
+        d.release('stopped');
+        this.counts.otherFrames++;
+        return;
+      }
+      d.held.push({ seq: dataSeq, payload: b.slice(start, end), from });
+      d.heldBytes += length;
+      if (d.state === 'undecided') d.undecidedFrames++;
+      return;
+    }
+    if (d.state === 'undecided') d.undecidedFrames++;
+    d.lastFrom = from;
+    this.inOrder(d, b, start - delta, end, from);
+    this.drainHeld(d);
+    if (d.peer !== undefined && d.peer.state === 'mpa' && d.peer.negotiated === undefined)
+      this.advance(d.peer);
+  }
+
+  private drainHeld(d: LazyDirection): void {
+    while (d.held.length > 0 && (d.state === 'undecided' || d.state === 'mpa')) {
+      const i = d.held.findIndex((h) => seqDelta(d.next, h.seq) <= 0);
+      if (i < 0) return;
+      const h = d.held.splice(i, 1)[0]!;
+      d.heldBytes -= h.payload.length;
+      const skip = -seqDelta(d.next, h.seq);
+      if (skip < h.payload.length) {
+        d.lastFrom = h.from;
+        this.inOrder(d, h.payload, skip, h.payload.length, h.from);
+      }
+    }
+  }
+
+  /** In-order bytes b[start, end) of direction `d`. */
+  private inOrder(d: LazyDirection, b: Uint8Array, start: number, end: number, from: FrameRef) {
+    d.next = (d.next + (end - start)) >>> 0;
+    if (
+      d.state === 'mpa' &&
+      d.negotiated !== undefined &&
+      d.pendingLength === 0 &&
+      !d.negotiated.markers
+    ) {
+      // Framed in place: FPDUs wholly inside this segment are never copied.
+      const streamStart = d.received;
+      d.received += end - start;
+      d.consumed = streamStart;
+      const used = this.frameFpdus(d, b, start, end, from, streamStart);
+      if (d.state !== 'mpa') return;
+      d.consumed = streamStart + used;
+      if (start + used < end) {
+        // The cut-off FPDU waits in the buffer for its next bytes.
+        d.received = d.consumed;
+        d.append(b.subarray(start + used, end), from);
+      }
+      return;
+    }
+    d.append(b.subarray(start, end), from);
+    this.advance(d);
+  }
+
+  /**
+   * Frames the FPDUs of b[start, end) (no markers), reporting each; returns the bytes used.
+   * `streamStart` is the stream offset of b[start]. Stops at an incomplete FPDU.
+   */
+  private frameFpdus(
+    d: LazyDirection,
+    b: Uint8Array,
+    start: number,
+    end: number,
+    from: FrameRef | undefined,
+    streamStart: number,
+  ): number {
+    const crc = d.negotiated!.crc;
+    let at = start;
+    while (end - at >= 2) {
+      const ulpduLength = (b[at]! << 8) | b[at + 1]!;
+      const body = 2 + ulpduLength + mpaPadLength(ulpduLength);
+      const total = body + (crc ? 4 : 0);
+      if (end - at < total) break;
+      const origin = from ?? d.frameAt(streamStart + (at - start));
+      const item = this.begin('fpdu', origin);
+      item.source = d.source;
+      item.destination = d.destination;
+      item.connection = this.connectionIndex(d);
+      item.direction = d.source === d.connection.client ? 'client-to-server' : 'server-to-client';
+      if (crc) {
+        const p = at + body;
+        const field = ((b[p]! << 24) | (b[p + 1]! << 16) | (b[p + 2]! << 8) | b[p + 3]!) >>> 0;
+        item.crcState =
+          crc32c(b.subarray(at, at + body)) === crcFieldValue(field) ? 'valid' : 'invalid';
+      } else item.crcState = 'not-in-use';
+      item.rdmap.at(b, at + 2, ulpduLength);
+      this.counts.fpdus++;
+      this.onItem(item);
+      at += total;
+    }
+    return at - start;
+  }
+
+  private connectionIndex(d: LazyDirection): number {
+    if (d.connection.index < 0) d.connection.index = this.counts.connections++;
+    return d.connection.index;
+  }
+
+  private problem(d: LazyDirection, from: FrameRef, error: DecodeError): void {
+    const item = this.begin('problem', from);
+    item.source = d.source;
+    item.destination = d.destination;
+    item.connection = this.connectionIndex(d);
+    item.direction = d.source === d.connection.client ? 'client-to-server' : 'server-to-client';
+    item.error = error;
+    this.counts.problems++;
+    this.onItem(item);
+  }
+
+  /** Frames what the direction's pending bytes allow. */
+  private advance(d: LazyDirection): void {
+    if (d.state === 'undecided') {
+      if (d.pendingLength < MPA_KEY_LENGTH) return;
+      if (mpaFrameKind(d.buf.subarray(d.head, d.tail), 0) === undefined) {
+        this.counts.otherFrames += d.undecidedFrames;
+        d.release('not-mpa');
+        return;
+      }
+      d.state = 'mpa';
+      this.connectionIndex(d);
+    }
+    if (d.state !== 'mpa') return;
+    if (d.frame === undefined) {
+      const r = decodeMpaFrame(d.buf.subarray(d.head, d.tail), 0);
+      if (!r.ok) {
+        if (r.error.reason === 'truncated') return;
+        this.problem(d, d.frameAt(d.consumed), r.error);
+        d.release('stopped');
+        return;
+      }
+      const at = d.frameAt(d.consumed);
+      // A copy: the buffer is reused once consumed.
+      d.frame = { ...r.value.frame, privateData: r.value.frame.privateData.slice() };
+      d.firstFpduOffset = d.consumed + r.value.length;
+      d.consume(r.value.length);
+      const item = this.begin('mpa-frame', at);
+      item.source = d.source;
+      item.destination = d.destination;
+      item.connection = this.connectionIndex(d);
+      item.direction = d.source === d.connection.client ? 'client-to-server' : 'server-to-client';
+      item.mpaFrame = d.frame;
+      this.onItem(item);
+      const peer = d.peer;
+      if (peer?.frame !== undefined && peer.negotiated === undefined) this.advance(peer);
+    }
+    // A rejected connection carries no FPDUs (RFC 5044 §7.1.5).
+    if (d.frame.reject) {
+      d.release('stopped');
+      return;
+    }
+    if (d.negotiated === undefined) {
+      const peer = d.peer;
+      if (peer?.frame === undefined && peer?.state !== 'not-mpa' && peer?.state !== 'stopped')
+        return;
+      d.negotiated = negotiateMpa(d.frame, peer?.frame);
+    }
+    if (!d.negotiated.markers) {
+      const used = this.frameFpdus(d, d.buf, d.head, d.tail, undefined, d.consumed);
+      if (used > 0) d.consume(used);
+      return;
+    }
+    // Markers: the eager FPDU decoder removes them (RFC 5044 §5); the ULPDU is a copy.
+    for (;;) {
+      if (d.pendingLength === 0) return;
+      const position = d.consumed - d.firstFpduOffset;
+      const r = decodeFpdu(d.buf.subarray(d.head, d.tail), 0, { ...d.negotiated, position });
+      if (!r.ok) {
+        if (r.error.reason === 'truncated') return;
+        this.problem(d, d.frameAt(d.consumed), rebased(r.error, d.consumed));
+        d.release('stopped');
+        return;
+      }
+      const item = this.begin('fpdu', d.frameAt(d.consumed));
+      item.source = d.source;
+      item.destination = d.destination;
+      item.connection = this.connectionIndex(d);
+      item.direction = d.source === d.connection.client ? 'client-to-server' : 'server-to-client';
+      item.crcState = r.value.crcState;
+      const ulpdu = r.value.fpdu.ulpdu.slice();
+      item.rdmap.at(ulpdu, 0, ulpdu.length);
+      d.consume(r.value.length);
+      this.counts.fpdus++;
+      this.onItem(item);
+    }
+  }
+
+  private finishDirection(d: LazyDirection): void {
+    if (d.state === 'undecided') {
+      this.counts.otherFrames += d.undecidedFrames;
+      return;
+    }
+    if (d.state !== 'mpa') return;
+    if (d.frame !== undefined && d.negotiated === undefined && !d.frame.reject) {
+      d.negotiated = negotiateMpa(d.frame, d.peer?.frame);
+      this.advance(d);
+    }
+    if (d.state !== 'mpa') return;
+    const rest = d.buf.subarray(d.head, d.tail);
+    if (rest.length > 0 && d.negotiated !== undefined && !d.frame?.reject) {
+      const r = decodeFpdu(rest, 0, {
+        ...d.negotiated,
+        position: d.consumed - d.firstFpduOffset,
+      });
+      if (!r.ok) this.problem(d, d.frameAt(d.consumed), rebased(r.error, d.consumed));
+    } else if (rest.length > 0 && d.frame === undefined) {
+      const r = decodeMpaFrame(rest, 0);
+      if (!r.ok) this.problem(d, d.frameAt(d.consumed), r.error);
+    }
+    if (d.held.length > 0) {
+      let first = d.held[0]!.seq;
+      for (const h of d.held) if (seqDelta(first, h.seq) < 0) first = h.seq;
+      this.problem(
+        d,
+        d.lastFrom,
+        new DecodeError(
+          'tcp',
+          'sequenceNumber',
+          0,
+          'truncated',
+          `${seqDelta(d.next, first)} bytes missing at sequence ${d.next}; later bytes not decoded`,
+        ),
+      );
+    }
+    d.release('stopped');
+  }
+}
+
+function u32At(b: Uint8Array, at: number): number {
+  return ((b[at]! << 24) | (b[at + 1]! << 16) | (b[at + 2]! << 8) | b[at + 3]!) >>> 0;
+}
+
+/** The source (or destination) address of the IP header at `l3`, as text. */
+function address(b: Uint8Array, l3: number, v6: boolean, source: boolean): string {
+  if (v6) {
+    const at = l3 + (source ? 8 : 24);
+    return formatIpv6(b.subarray(at, at + 16));
+  }
+  const at = l3 + (source ? 12 : 16);
+  return `${b[at]}.${b[at + 1]}.${b[at + 2]}.${b[at + 3]}`;
+}
+
+function endpoint(address: string, port: number, v6: boolean): string {
+  return v6 ? `[${address}]:${port}` : `${address}:${port}`;
+}
+
+/** A DecodeError of a view at stream offset `base`, with its offset made a stream offset. */
+function rebased(e: DecodeError, base: number): DecodeError {
+  const prefix = `${e.layer}.${e.field} at offset ${e.offset}: ${e.reason}: `;
+  const detail = e.message.startsWith(prefix) ? e.message.slice(prefix.length) : e.message;
+  return new DecodeError(e.layer, e.field, e.offset + base, e.reason, detail);
+}

@@ -1,0 +1,298 @@
+/**
+ * What `decode --summary`, `--fields` and `--filter` print from lazy items (lazy-decode.ts):
+ * one line per packet in the manner of tshark's default output, chosen columns in the
+ * manner of `tshark -T fields`, and a filter on opcode, QP/QN, STag, PSN and MSN. Column
+ * names are the generic ones below, any field name of the iWARP layout tables (layouts.ts:
+ * `requestIdentifier`, `sinkTaggedOffset`, ...), any RoCE extension header field as
+ * `HEADER.field` (headers.ts: `AtomicETH.swapOrAddData`), and the tshark 4.0 name of any
+ * iWARP layout field (`iwarp_ddp.msn`).
+ */
+import { RdmaInteropError } from '../../errors.js';
+import { IWARP_LAYOUTS } from '../iwarp/layouts.js';
+import { RDMAP_OPCODES } from '../iwarp/opcodes.js';
+import { EXTENSION_HEADER_LAYOUT } from '../roce/headers.js';
+import { BTH_OPCODES, type ExtensionHeader } from '../roce/opcodes.js';
+import type { LazyItem } from './lazy-decode.js';
+
+/** A bad `--fields` or `--filter`: the one-line message of a usage error. */
+export class SummaryOptionError extends RdmaInteropError {
+  override readonly name = 'SummaryOptionError';
+  readonly origin = 'codec';
+  constructor(
+    /** Which option: `fields` or `filter`. */
+    readonly option: 'fields' | 'filter',
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** The generic columns and what they show. */
+export const SUMMARY_COLUMNS: Readonly<Record<string, string>> = {
+  frame: 'frame number (1-based, as tshark counts)',
+  time: 'capture time, ISO 8601 UTC with nanoseconds',
+  src: 'sender: IP address (RoCEv2) or address:port (iWARP)',
+  dst: 'receiver: IP address (RoCEv2) or address:port (iWARP)',
+  proto: 'RoCEv2, iWARP (an FPDU), MPA (a Request/Reply) or problem',
+  opcode: 'BTH opcode name (RoCEv2), RDMAP message kind (iWARP), frame kind (MPA)',
+  qp: 'RoCEv2 destination QP',
+  psn: 'RoCEv2 PSN',
+  qn: 'iWARP untagged queue number',
+  msn: 'iWARP untagged MSN, or RoCEv2 AETH MSN',
+  mo: 'iWARP untagged message offset',
+  stag: 'iWARP tagged STag, or RoCEv2 R_Key (RETH, AtomicETH, IETH)',
+  crc: 'iWARP MPA CRC: valid, invalid or not-in-use',
+  length: 'RDMA bytes: the ULPDU (iWARP) or the UDP payload (RoCEv2)',
+  info: 'the summary line after the protocol',
+};
+
+/** The item fields a filter may test. */
+export const FILTER_KEYS = ['opcode', 'qp', 'qn', 'stag', 'psn', 'msn'] as const;
+type FilterKey = (typeof FILTER_KEYS)[number];
+
+/** tshark field name to iWARP layout field name. */
+const TSHARK_TO_FIELD = new Map<string, string>();
+const IWARP_FIELD_NAMES = new Set<string>();
+for (const layout of IWARP_LAYOUTS)
+  for (const f of layout.fields) {
+    if (layout.layer === 'mpa') continue;
+    IWARP_FIELD_NAMES.add(f.name);
+    if (f.tshark !== undefined) TSHARK_TO_FIELD.set(f.tshark, f.name);
+  }
+
+function hex(n: number, digits: number): string {
+  return `0x${n.toString(16).padStart(digits, '0')}`;
+}
+
+function scalar(v: number | bigint | boolean | undefined): string {
+  if (v === undefined) return '';
+  if (typeof v === 'bigint') return `0x${v.toString(16).padStart(16, '0')}`;
+  return String(v);
+}
+
+/** ISO 8601 UTC with nanoseconds, e.g. 2026-11-23T06:00:00.000000123Z. */
+export function isoTime(seconds: number, nanoseconds: number): string {
+  const iso = new Date(seconds * 1000).toISOString();
+  return `${iso.slice(0, 19)}.${String(nanoseconds).padStart(9, '0')}Z`;
+}
+
+function protocol(item: LazyItem): string {
+  switch (item.kind) {
+    case 'roce':
+      return 'RoCEv2';
+    case 'fpdu':
+      return 'iWARP';
+    case 'mpa-frame':
+      return 'MPA';
+    default:
+      return 'problem';
+  }
+}
+
+function opcodeName(item: LazyItem): string {
+  if (item.kind === 'roce') {
+    if (!item.roce.bthPresent) return '';
+    return item.roce.info?.name ?? hex(item.roce.opcode, 2);
+  }
+  if (item.kind === 'fpdu') {
+    if (!item.rdmap.headerPresent) return '';
+    return item.rdmap.info?.kind ?? hex(item.rdmap.opcode, 2);
+  }
+  if (item.kind === 'mpa-frame') return item.mpaFrame?.kind ?? '';
+  return '';
+}
+
+/** The value of a column (empty when the item has no such field). */
+function column(item: LazyItem, name: string): string {
+  const roce = item.kind === 'roce' && item.roce.bthPresent ? item.roce : undefined;
+  const rdmap = item.kind === 'fpdu' && item.rdmap.headerPresent ? item.rdmap : undefined;
+  switch (name) {
+    case 'frame':
+      return String(item.frameIndex + 1);
+    case 'time':
+      return isoTime(item.seconds, item.nanoseconds);
+    case 'src':
+      return item.source;
+    case 'dst':
+      return item.destination;
+    case 'proto':
+      return protocol(item);
+    case 'opcode':
+      return opcodeName(item);
+    case 'qp':
+      return roce === undefined ? '' : String(roce.destinationQp);
+    case 'psn':
+      return roce === undefined ? '' : String(roce.psn);
+    case 'qn':
+      return scalar(rdmap?.queueNumber);
+    case 'msn':
+      return scalar(rdmap?.messageSequenceNumber ?? roce?.msn);
+    case 'mo':
+      return scalar(rdmap?.messageOffset);
+    case 'stag':
+      return scalar(rdmap?.stag ?? roce?.rKey);
+    case 'crc':
+      return item.kind === 'fpdu' ? item.crcState : '';
+    case 'length':
+      return item.kind === 'fpdu'
+        ? String(item.rdmap.length)
+        : item.kind === 'roce'
+          ? String(item.roce.length)
+          : '';
+    case 'info':
+      return info(item);
+  }
+  const dot = name.indexOf('.');
+  if (dot > 0 && !name.startsWith('iwarp_')) {
+    return roce === undefined
+      ? ''
+      : scalar(roce.field(name.slice(0, dot) as ExtensionHeader, name.slice(dot + 1)));
+  }
+  const field = TSHARK_TO_FIELD.get(name) ?? name;
+  return rdmap === undefined ? '' : scalar(rdmap.field(field));
+}
+
+/** Throws SummaryOptionError for a column name no table knows. */
+export function checkColumns(names: readonly string[]): void {
+  for (const name of names) {
+    if (name in SUMMARY_COLUMNS || IWARP_FIELD_NAMES.has(name) || TSHARK_TO_FIELD.has(name))
+      continue;
+    const dot = name.indexOf('.');
+    const header = name.slice(0, dot) as ExtensionHeader;
+    if (
+      dot > 0 &&
+      header in EXTENSION_HEADER_LAYOUT &&
+      EXTENSION_HEADER_LAYOUT[header].some((f) => f.name === name.slice(dot + 1))
+    )
+      continue;
+    throw new SummaryOptionError(
+      'fields',
+      `unknown field '${name}' (known: ${Object.keys(SUMMARY_COLUMNS).join(', ')}, iWARP layout fields such as requestIdentifier, RoCE fields such as AtomicETH.swapOrAddData, tshark names such as iwarp_ddp.msn)`,
+    );
+  }
+}
+
+/** The `--fields` line of an item: the columns separated by tabs. */
+export function fieldsLine(item: LazyItem, names: readonly string[]): string {
+  let line = '';
+  for (let i = 0; i < names.length; i++) {
+    if (i > 0) line += '\t';
+    line += column(item, names[i]!);
+  }
+  return `${line}\n`;
+}
+
+function info(item: LazyItem): string {
+  if (item.kind === 'problem') return item.error?.message ?? '';
+  if (item.kind === 'mpa-frame') {
+    const f = item.mpaFrame!;
+    return `${f.kind} rev ${f.revision} markers=${f.markers ? 1 : 0} crc=${f.crc ? 1 : 0}${f.reject ? ' reject' : ''}`;
+  }
+  const name = opcodeName(item);
+  if (name === '') return `(${item.kind === 'roce' ? 'no BTH' : 'no DDP header'})`;
+  if (item.kind === 'roce') {
+    const r = item.roce;
+    const stag = r.rKey;
+    return `${name} qp=${hex(r.destinationQp, 6)} psn=${r.psn}${stag === undefined ? '' : ` rkey=${hex(stag, 8)}`}`;
+  }
+  const v = item.rdmap;
+  const placement = v.tagged
+    ? `stag=${hex(v.stag!, 8)} to=${scalar(v.field('taggedOffset'))}`
+    : `qn=${v.queueNumber} msn=${v.messageSequenceNumber} mo=${v.messageOffset}`;
+  return `${name} ${placement}${v.last ? ' last' : ''} len=${v.length} crc=${item.crcState}`;
+}
+
+/** The `--summary` line of an item. */
+export function summaryLine(item: LazyItem): string {
+  return `${item.frameIndex + 1} ${isoTime(item.seconds, item.nanoseconds)} ${item.source || '-'} > ${item.destination || '-'} ${protocol(item)} ${info(item)}\n`;
+}
+
+/** A parsed `--filter`: every condition must hold. */
+export interface ItemFilter {
+  readonly conditions: readonly { readonly key: FilterKey; readonly values: readonly string[] }[];
+}
+
+const OPCODE_NAMES = new Set<string>([
+  ...RDMAP_OPCODES.map((r) => r.kind),
+  ...[...BTH_OPCODES.values()].map((r) => r.name.toLowerCase()),
+]);
+
+function parseNumber(text: string): number | undefined {
+  if (!/^(0x[0-9a-f]+|\d+)$/i.test(text)) return undefined;
+  const n = Number(text);
+  return Number.isSafeInteger(n) ? n : undefined;
+}
+
+/**
+ * Parses `key=value[|value...],key=value...` (keys: opcode, qp, qn, stag, psn, msn; numbers
+ * decimal or 0x hex; opcodes as iWARP message kinds, `atomic-request`, or BTH names,
+ * `RC_FETCH_ADD`, any case). Throws SummaryOptionError naming the bad part.
+ */
+export function parseFilter(text: string): ItemFilter {
+  const conditions: { key: FilterKey; values: string[] }[] = [];
+  for (const part of text.split(',')) {
+    const eq = part.indexOf('=');
+    const key = part.slice(0, eq).trim() as FilterKey;
+    if (eq <= 0 || !FILTER_KEYS.includes(key))
+      throw new SummaryOptionError(
+        'filter',
+        `bad filter '${part}': expected key=value with key one of ${FILTER_KEYS.join(', ')}`,
+      );
+    const values = part
+      .slice(eq + 1)
+      .split('|')
+      .map((v) => v.trim().toLowerCase());
+    for (const v of values) {
+      if (
+        key === 'opcode'
+          ? OPCODE_NAMES.has(v) || parseNumber(v) !== undefined
+          : parseNumber(v) !== undefined
+      )
+        continue;
+      throw new SummaryOptionError(
+        'filter',
+        key === 'opcode'
+          ? `bad filter '${part}': '${v}' is no opcode (iWARP kinds such as atomic-request, BTH names such as RC_FETCH_ADD, or a number)`
+          : `bad filter '${part}': '${v}' is not a number`,
+      );
+    }
+    conditions.push({ key, values });
+  }
+  return { conditions };
+}
+
+function numericValue(item: LazyItem, key: Exclude<FilterKey, 'opcode'>): number | undefined {
+  if (item.kind === 'roce' && item.roce.bthPresent) {
+    const r = item.roce;
+    if (key === 'qp') return r.destinationQp;
+    if (key === 'psn') return r.psn;
+    if (key === 'stag') return r.rKey;
+    if (key === 'msn') return r.msn;
+    return undefined;
+  }
+  if (item.kind === 'fpdu' && item.rdmap.headerPresent) {
+    const v = item.rdmap;
+    if (key === 'qn') return v.queueNumber;
+    if (key === 'msn') return v.messageSequenceNumber;
+    if (key === 'stag') return v.stag;
+  }
+  return undefined;
+}
+
+/** True when the item passes every condition (only RoCE packets and FPDUs can). */
+export function matchesFilter(item: LazyItem, filter: ItemFilter): boolean {
+  if (item.kind !== 'roce' && item.kind !== 'fpdu') return false;
+  for (const c of filter.conditions) {
+    let ok = false;
+    if (c.key === 'opcode') {
+      const name = opcodeName(item).toLowerCase();
+      const number = item.kind === 'roce' ? item.roce.opcode : item.rdmap.opcode;
+      ok = c.values.some((v) => v === name || parseNumber(v) === number);
+    } else {
+      const value = numericValue(item, c.key);
+      ok = value !== undefined && c.values.some((v) => parseNumber(v) === value);
+    }
+    if (!ok) return false;
+  }
+  return true;
+}
