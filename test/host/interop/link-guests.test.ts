@@ -20,6 +20,7 @@ interface ScenarioEntry {
   readonly device_fields: Record<string, string> | null;
   readonly differences: readonly { field: string; explainedBy: string | null }[];
   readonly pcap?: string;
+  readonly error?: string;
 }
 
 let reportDir = '';
@@ -65,6 +66,11 @@ afterAll(() => {
 
 describe('run --link: two guests, RoCEv2 and iWARP on a real link', () => {
   it('runs every link scenario and passes (matches, or recorded siw behaviour)', () => {
+    // First the scenarios that did not pass, with their error: the most useful failure text.
+    const failing = scenarios
+      .filter((s) => s.verdict !== 'match' && s.verdict !== 'known')
+      .map((s) => ({ id: s.id, verdict: s.verdict, error: s.error, differences: s.differences }));
+    expect(failing).toEqual([]);
     expect(output).toMatch(
       /interop: (\d+) passed, 0 failed \(\d+ frames on rxe0's link, \d+ frames on siw0's link\)/,
     );
