@@ -190,10 +190,13 @@ async function finish(
   receives: number,
   buffer: Buffer,
 ): Promise<void> {
-  await expect(lines, 'done');
-  // The requester has its completions, so the receives it consumed have completed too;
-  // a short wait catches one that is late, and shows a stray one.
-  const wcs = await poll(cq, Math.max(receives, 1), receives === 0 ? 200 : 2000);
+  const done = await expect(lines, 'done');
+  // siw completes a Send at the requester once TCP has it, before the responder has placed
+  // it: wait (up to the completion timeout) for every receive the requester's successful
+  // requests consumed; a short wait beyond them shows a stray completion.
+  const consumed = Math.min(done.consumed ?? 0, receives);
+  const wcs = await poll(cq, consumed, COMPLETION_TIMEOUT_MS);
+  wcs.push(...(await poll(cq, Math.max(receives, 1) - wcs.length, 200)));
   send(socket, {
     type: 'finished',
     id: scenario.id,
@@ -358,6 +361,15 @@ export async function driveRequester(ids: readonly string[], outFile: string): P
   }
 }
 
+/** How many of the requester's successful requests consumed a receive at the responder. */
+function consumedBy(scenario: Scenario, observed: Pick<LinkObservation, 'requester'>): number {
+  const operations = workRequestsOf(scenario);
+  return observed.requester.filter((wc) => {
+    const op = operations.find((_, i) => wrIdOf(i).toString() === wc.wrId);
+    return wc.status === 'SUCCESS' && op !== undefined && traitsOf(op.kind).consumesReceive;
+  }).length;
+}
+
 interface RequesterEnd {
   readonly qp: Qp;
   readonly cq: Cq;
@@ -439,7 +451,7 @@ async function requestRxe(
       rnrRetry: scenario.rnrRetry ?? 7,
     });
     const observed = await runRequests(scenario, { qp, cq, pd: device.pd }, ready, teardown);
-    send(socket, { type: 'done', id: scenario.id });
+    send(socket, { type: 'done', id: scenario.id, consumed: consumedBy(scenario, observed) });
     const finished = await expect(lines, 'finished');
     return {
       id: scenario.id,
@@ -474,7 +486,7 @@ async function requestSiw(
     const qp = teardown.add(client.createQp(pd, { sendCq: cq }), (q) => q.close());
     await client.connect({ initiatorDepth: IRD_ORD, responderResources: IRD_ORD });
     const observed = await runRequests(scenario, { qp, cq, pd }, ready, teardown);
-    send(socket, { type: 'done', id: scenario.id });
+    send(socket, { type: 'done', id: scenario.id, consumed: consumedBy(scenario, observed) });
     const finished = await expect(lines, 'finished');
     await client.disconnect().catch(() => {});
     return {

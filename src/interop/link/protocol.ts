@@ -34,6 +34,8 @@ export interface ReadyMessage {
 export interface DoneMessage {
   readonly type: 'done';
   readonly id: string;
+  /** Requests that completed successfully and consumed a receive: the responder waits for as many. */
+  readonly consumed?: number;
 }
 
 /** A completion as the link observation keeps it. */
