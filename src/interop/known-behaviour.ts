@@ -304,6 +304,8 @@ export const KNOWN_BEHAVIOUR: readonly KnownBehaviour[] = [
       'siw-order-atomic-*',
       'siw-order-two-atomics',
       ...SIW_ATOMIC_ERRORS,
+      'link-siw-fetch-add',
+      'link-siw-cmp-swap',
     ],
     observed: { post1: 'EINVAL', 'post1.bad_wr': 'wr1' },
     nothingHappened: true,
@@ -385,7 +387,7 @@ export const KNOWN_BEHAVIOUR: readonly KnownBehaviour[] = [
     provider: 'siw',
     kernel: SINCE_6_1,
     rdmaCore: SINCE_RDMA_CORE_44,
-    scenarios: ['siw-write-imm*'],
+    scenarios: ['siw-write-imm*', 'link-siw-write-imm'],
     observed: { post1: 'EINVAL', 'post1.bad_wr': 'wr1' },
     nothingHappened: true,
     why:
@@ -417,7 +419,7 @@ export const KNOWN_BEHAVIOUR: readonly KnownBehaviour[] = [
     provider: 'siw',
     kernel: SINCE_6_1,
     rdmaCore: SINCE_RDMA_CORE_44,
-    scenarios: ['siw-send-imm*'],
+    scenarios: ['siw-send-imm*', 'link-siw-send-imm'],
     observed: { post1: 'EINVAL', 'post1.bad_wr': 'wr1' },
     nothingHappened: true,
     why:

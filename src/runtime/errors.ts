@@ -10,7 +10,9 @@ export type RuntimeFailure =
   | 'timeout'
   | 'aborted'
   | 'no-exit-code'
-  | 'output-incomplete';
+  | 'output-incomplete'
+  /** One guest of a pair (pair.ts) exited non-zero and the other was stopped. */
+  | 'partner-failed';
 
 /**
  * The guest did not run the command to completion. `consoleTail` quotes the last lines

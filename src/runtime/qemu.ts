@@ -47,6 +47,11 @@ export interface BootOptions {
    * was. The container runtime hands its dockerd data root over this way.
    */
   readonly dataDisk?: string;
+  /**
+   * Appended to QEMU's command line: network devices and capture filters of a guest pair
+   * (src/runtime/pair.ts). Default none (`-nic none`: the guest has no network).
+   */
+  readonly extraQemuArgs?: readonly string[];
 }
 
 export interface BootResult {
@@ -181,6 +186,7 @@ function qemuArgs(options: BootOptions, run: RunDir, shareDir: string): string[]
     ...(options.dataDisk === undefined
       ? []
       : ['-drive', `file=${options.dataDisk},if=virtio,format=raw,snapshot=on,cache=unsafe`]),
+    ...(options.extraQemuArgs ?? []),
   ];
 }
 

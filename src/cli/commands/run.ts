@@ -38,6 +38,7 @@ import {
 } from '../../runtime/index.js';
 import { onDevicesOrGuest } from '../devices-or-guest.js';
 import { positiveSeconds } from '../options.js';
+import { runLink, selectLinkScenarios } from './run-link.js';
 
 interface RunOptions {
   readonly runtime: 'auto' | 'host' | 'guest';
@@ -46,6 +47,7 @@ interface RunOptions {
   readonly report?: string;
   readonly strict?: boolean;
   readonly list?: boolean;
+  readonly link?: boolean;
   readonly timeout: number;
   readonly kernel?: string;
   readonly kernels?: string[];
@@ -68,10 +70,11 @@ function parseDevices(value: string): DeviceName[] {
 }
 
 /** The scenarios and wire probes the filters select. */
-export function selectScenarios(options: Pick<RunOptions, 'device' | 'scenario'>): {
+export function selectScenarios(options: Pick<RunOptions, 'device' | 'scenario' | 'link'>): {
   scenarios: Scenario[];
   probes: typeof WIRE_PROBES;
 } {
+  if (options.link) return { scenarios: selectLinkScenarios(options), probes: [] };
   const match = options.scenario === undefined ? () => true : picomatch(options.scenario);
   const onDevice = (d: DeviceName) => options.device === undefined || options.device.includes(d);
   return {
@@ -269,6 +272,10 @@ export function registerRun(program: Command): void {
     .option('--report <dir>', 'write results.json, junit.xml, report.md and the pcaps into <dir>')
     .option('--strict', 'fail on differences the records do not cover (devices without records)')
     .option('--list', 'list the scenarios the filters select and exit')
+    .option(
+      '--link',
+      'the wire scenarios across a link between two guests (RoCEv2 and iWARP frames captured and compared with the engine)',
+    )
     .option('--timeout <seconds>', 'guest runtime limit', positiveSeconds, 900)
     .option(
       '--kernel <line|dir>',
@@ -297,6 +304,10 @@ export function registerRun(program: Command): void {
             `${s.id}\t${s.device}\t${s.postPath === 'ex' ? 'ibv_wr_*' : 'post_send'}\t${s.family}\t${s.title}\n`,
           );
         for (const p of probes) process.stdout.write(`${p.id}\tsiw0\tprobe\twire\t${p.title}\n`);
+        return;
+      }
+      if (options.link) {
+        process.exitCode = await runLink(scenarios, options);
         return;
       }
       if (options.kernels !== undefined) {

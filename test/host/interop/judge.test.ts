@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { expectedOutcome } from '../../../src/interop/expected.js';
 import type { Environment, KnownBehaviour } from '../../../src/interop/known-behaviour.js';
 import { KNOWN_BEHAVIOUR } from '../../../src/interop/known-behaviour.js';
+import { LINK_SCENARIOS } from '../../../src/interop/link/scenarios.js';
 import { judge } from '../../../src/interop/runner.js';
 import type { Outcome, Scenario } from '../../../src/interop/scenario.js';
 import { SCENARIOS } from '../../../src/interop/scenarios.js';
@@ -199,11 +200,13 @@ describe('judging engine against device', () => {
 describe('the recorded provider behaviour', () => {
   it('every record names at least one scenario that exists, on its provider', () => {
     for (const k of KNOWN_BEHAVIOUR) {
-      const covered = SCENARIOS.filter((s) =>
+      // The two-guest wire scenarios (src/interop/link/) are named `link-<provider>-...`.
+      const covered = [...SCENARIOS, ...LINK_SCENARIOS].filter((s) =>
         k.scenarios.some((p) => new RegExp(`^${p.replace(/\*/g, '.*')}$`).test(s.id)),
       );
       expect(covered.length, k.id).toBeGreaterThan(0);
-      for (const s of covered) expect(s.id.startsWith(k.provider), k.id).toBe(true);
+      for (const s of covered)
+        expect(s.id.replace(/^link-/, '').startsWith(k.provider), k.id).toBe(true);
     }
   });
 

@@ -1,0 +1,82 @@
+/**
+ * `rdma-interop run --link`: the wire scenarios across a real link between two guests
+ * (src/interop/link/), captured host-side and compared packet by packet with the engine.
+ */
+import picomatch from 'picomatch';
+import { runLinkScenarios } from '../../interop/link/run.js';
+import { LINK_SCENARIOS } from '../../interop/link/scenarios.js';
+import { renderFindings, renderReport, summaryLine } from '../../interop/report.js';
+import { writeReport } from '../../interop/report-files.js';
+import { passed } from '../../interop/runner.js';
+import type { DeviceName, Scenario } from '../../interop/scenario.js';
+import { abortOnSignals, GuestRuntimeError } from '../../runtime/index.js';
+import { reportGuestFailure } from '../devices-or-guest.js';
+
+export interface LinkCliOptions {
+  readonly device?: DeviceName[];
+  readonly scenario?: string;
+  readonly report?: string;
+  readonly strict?: boolean;
+  readonly timeout: number;
+}
+
+/** The link scenarios the filters select. */
+export function selectLinkScenarios(
+  options: Pick<LinkCliOptions, 'device' | 'scenario'>,
+): Scenario[] {
+  const match = options.scenario === undefined ? () => true : picomatch(options.scenario);
+  return LINK_SCENARIOS.filter(
+    (s) => (options.device === undefined || options.device.includes(s.device)) && match(s.id),
+  );
+}
+
+/** Boots the guest pair, runs `scenarios`, prints and writes the report; the exit status. */
+export async function runLink(
+  scenarios: readonly Scenario[],
+  options: LinkCliOptions,
+): Promise<number> {
+  const interrupt = abortOnSignals();
+  process.stderr.write(
+    `interop: ${scenarios.length} link scenarios on a guest pair (requester in A, responder in B)\n`,
+  );
+  try {
+    const run = await runLinkScenarios({
+      scenarios,
+      timeoutSeconds: options.timeout,
+      signal: interrupt.signal,
+      onProgress: (line) => process.stderr.write(`[link] ${line}\n`),
+      onGuestOutput: (guest, chunk) => {
+        for (const line of chunk.toString().split('\n'))
+          if (line !== '') process.stderr.write(`[${guest}] ${line}\n`);
+      },
+    });
+    const results = run.results;
+    results.forEach((r, i) => {
+      process.stderr.write(
+        `  [${i + 1}/${results.length}] ${r.scenario.device} ${r.scenario.id}: ${r.verdict}\n`,
+      );
+    });
+    process.stdout.write(`${renderReport(results)}\n`);
+    const findings = renderFindings(results);
+    if (findings !== '')
+      process.stdout.write(`\nKnown provider behaviour seen in this run:\n${findings}\n`);
+    const strict = options.strict === true;
+    if (options.report !== undefined)
+      writeReport(options.report, results, [], run.environment, strict);
+    const frames = Object.entries(run.frames)
+      .map(([device, n]) => `${n} frames on ${device}'s link`)
+      .join(', ');
+    process.stdout.write(
+      `interop: ${summaryLine(
+        results.map((r) => r.verdict),
+        strict,
+      )} (${frames})\n`,
+    );
+    return results.every((r) => passed(r.verdict, strict)) ? 0 : 1;
+  } catch (error) {
+    if (!(error instanceof GuestRuntimeError)) throw error;
+    return reportGuestFailure(error, interrupt.received(), '[link]');
+  } finally {
+    interrupt.dispose();
+  }
+}

@@ -1,0 +1,196 @@
+/**
+ * What the devices did in a link scenario, as the same fields the engine side gives
+ * (predict.ts): the verbs fields guest A recorded, and the scenario's frames cut out of
+ * the link capture and decoded by the codec (every RoCEv2 frame with its ICRC checked;
+ * siw's TCP stream reassembled into MPA/DDP/RDMAP).
+ */
+import { type CaptureDecode, decodeCaptureMessages } from '../../codec/capture/index.js';
+import { decodeFrame } from '../../codec/net/frame.js';
+import { decodeCapture } from '../../codec/pcap/capture.js';
+import { encodePcap } from '../../codec/pcap/pcap.js';
+import { formatValue } from '../compare-format.js';
+import {
+  DEVICES,
+  type Outcome,
+  type Scenario,
+  watchedOffsets,
+  wordAt,
+  workRequestsOf,
+  wrName,
+} from '../scenario.js';
+import { type WireRegion, wireLine } from '../wire.js';
+import type { LinkObservation } from './protocol.js';
+import { type RocePacketView, roceFields, roceWireFields } from './roce-fields.js';
+
+/** The guests' addresses on the RoCE link (A, B): requests come from A. */
+export interface LinkPeers {
+  readonly requester: string;
+  readonly responder: string;
+}
+
+function verbsFields(scenario: Scenario, observation: LinkObservation): Record<string, string> {
+  const fields: Record<string, string> = { post1: observation.post };
+  if (observation.badWr !== undefined) fields['post1.bad_wr'] = `wr${observation.badWr + 1}`;
+  const operations = workRequestsOf(scenario);
+  const waited = operations.length;
+  for (let n = 1; n <= waited; n++) {
+    const wc = observation.requester[n - 1];
+    if (wc === undefined) {
+      fields[`requester.wc${n}.status`] = 'none';
+      continue;
+    }
+    fields[`requester.wc${n}.wr`] = wrName(BigInt(wc.wrId));
+    fields[`requester.wc${n}.status`] = wc.status;
+    if (wc.fetched !== undefined)
+      fields[`requester.wc${n}.fetched`] = formatValue(BigInt(wc.fetched));
+  }
+  if (observation.memory !== '') {
+    const memory = new Uint8Array(Buffer.from(observation.memory, 'hex'));
+    for (const offset of watchedOffsets(scenario))
+      fields[`mem[${offset}]`] = formatValue(wordAt(memory, offset));
+  }
+  return fields;
+}
+
+function regionsOf(observation: LinkObservation): WireRegion[] {
+  return [
+    { name: 'remote', stag: observation.remote.rkey, base: BigInt(observation.remote.addr) },
+    { name: 'local', stag: observation.local.lkey, base: BigInt(observation.local.addr) },
+  ];
+}
+
+/** The capture's frames of one scenario, as a pcap of their own (opens in Wireshark). */
+function cutPcap(capture: Uint8Array, keep: (frameIndex: number) => boolean): Uint8Array {
+  const file = decodeCapture(capture);
+  if (!file.ok) throw file.error;
+  const records = file.value.records.filter((_, i) => keep(i));
+  const linkType = file.value.records[0]?.linkType ?? 1;
+  return encodePcap(
+    { linkType },
+    records.map((r) => ({ timestampNs: r.timestampNs, data: r.data })),
+  );
+}
+
+/** A decoded link capture, shared by every scenario of the run. */
+export interface LinkCapture {
+  readonly bytes: Uint8Array;
+  readonly decoded: CaptureDecode;
+}
+
+export function decodeLinkCapture(bytes: Uint8Array): LinkCapture {
+  const decoded = decodeCaptureMessages(bytes);
+  if (!decoded.ok) throw decoded.error;
+  return { bytes, decoded: decoded.value };
+}
+
+function roceOutcome(
+  observation: LinkObservation,
+  capture: LinkCapture,
+  peers: LinkPeers,
+): { fields: Record<string, string>; pcap: Uint8Array; note?: string } {
+  const requests: RocePacketView[] = [];
+  const responses: RocePacketView[] = [];
+  const frames = new Set<number>();
+  for (const item of capture.decoded.items) {
+    if (item.kind !== 'roce' || !item.packet.ok) continue;
+    const source = String(item.frame.network?.header.source ?? '');
+    const packet = item.packet.value;
+    const request =
+      source === peers.requester && packet.bth.destinationQp === observation.responderQpn;
+    const reply =
+      source === peers.responder && packet.bth.destinationQp === observation.requesterQpn;
+    if (!request && !reply) continue;
+    frames.add(item.frameIndex);
+    const view: RocePacketView = {
+      opcode: packet.bth.opcode,
+      psn: packet.bth.psn,
+      destinationQp: packet.bth.destinationQp,
+      solicitedEvent: packet.bth.solicitedEvent,
+      headers: packet.headers,
+      ...(packet.aethSyndrome === undefined ? {} : { aethSyndrome: packet.aethSyndrome }),
+      payload: packet.payload,
+      icrc:
+        item.icrc === undefined
+          ? 'unchecked'
+          : item.icrc.valid
+            ? 'valid'
+            : `bad stored=${formatValue(item.icrc.stored)} computed=${formatValue(item.icrc.computed)}`,
+    };
+    (request ? requests : responses).push(view);
+  }
+  // A retransmission (IBTA 9.7.6: after the local ACK timeout the requester sends the
+  // same packet again, same PSN; the responder answers a duplicate again) is timing, not
+  // protocol: identical packets count once, and the outcome's note says how many repeats.
+  const regions = regionsOf(observation);
+  const qpsOf = {
+    requester: observation.requesterQpn ?? -1,
+    responder: observation.responderQpn ?? -1,
+  };
+  const once = (list: RocePacketView[], direction: 'req' | 'resp') => {
+    const seen = new Set<string>();
+    return list.filter((view) => {
+      const key = JSON.stringify(roceFields(direction, 0, view, qpsOf, regions));
+      if (seen.has(key)) return false;
+      seen.add(key);
+      return true;
+    });
+  };
+  const uniqueRequests = once(requests, 'req');
+  const uniqueResponses = once(responses, 'resp');
+  const repeats =
+    requests.length - uniqueRequests.length + responses.length - uniqueResponses.length;
+  return {
+    fields: roceWireFields(uniqueRequests, uniqueResponses, qpsOf, regions),
+    pcap: cutPcap(capture.bytes, (i) => frames.has(i)),
+    ...(repeats > 0
+      ? { note: `${repeats} retransmitted packet(s) on the wire (identical, counted once)` }
+      : {}),
+  };
+}
+
+function iwarpOutcome(
+  observation: LinkObservation,
+  capture: LinkCapture,
+): { fields: Record<string, string>; pcap: Uint8Array } {
+  const port = observation.serverPort ?? -1;
+  const connection = capture.decoded.connections.findIndex((c) => c.server.port === port);
+  const lines = capture.decoded.items.flatMap((item) =>
+    item.kind === 'fpdu' && item.connection === connection && item.fpdu.message.ok
+      ? [
+          wireLine(
+            item.direction === 'client-to-server' ? 'requester' : 'responder',
+            item.fpdu.message.value,
+            regionsOf(observation),
+          ),
+        ]
+      : [],
+  );
+  const file = decodeCapture(capture.bytes);
+  const frames = new Set<number>();
+  if (file.ok)
+    file.value.records.forEach((record, i) => {
+      const frame = decodeFrame(record.linkType, record.data);
+      const t = frame.ok ? frame.value.transport : undefined;
+      if (t?.kind === 'tcp' && (t.header.sourcePort === port || t.header.destinationPort === port))
+        frames.add(i);
+    });
+  return { fields: { wire: lines.join('\n') }, pcap: cutPcap(capture.bytes, (i) => frames.has(i)) };
+}
+
+/** The device's outcome of `scenario` from guest A's observation and the link capture. */
+export function observedLinkOutcome(
+  scenario: Scenario,
+  observation: LinkObservation,
+  capture: LinkCapture,
+  peers: LinkPeers,
+): Outcome {
+  const wire: { fields: Record<string, string>; pcap: Uint8Array; note?: string } =
+    DEVICES[scenario.device].transport === 'roce'
+      ? roceOutcome(observation, capture, peers)
+      : iwarpOutcome(observation, capture);
+  return {
+    fields: { ...verbsFields(scenario, observation), ...wire.fields },
+    pcap: wire.pcap,
+    ...(wire.note === undefined ? {} : { note: wire.note }),
+  };
+}

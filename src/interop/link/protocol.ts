@@ -1,0 +1,131 @@
+/**
+ * How the two guests of the link mode agree on each scenario: one TCP connection across
+ * the RoCE link (guest B listens), one JSON object per line. Guest A (requester) drives:
+ * `setup` (its QP number and GID), B answers `ready` (its QP, or its rdma_cm port, and its
+ * MR's address and rkey) once its receives are posted; A posts and waits, then `done`;
+ * B answers `finished` (its completions, its memory) and both tear down. bigints travel as
+ * decimal strings.
+ */
+
+/** Guest B's control port on the link (any unprivileged port does). */
+export const CONTROL_PORT = 18515;
+
+export interface SetupMessage {
+  readonly type: 'setup';
+  readonly id: string;
+  /** rxe: the requester QP's number, first PSN and GID (hex). */
+  readonly qpNum?: number;
+  readonly psn?: number;
+  readonly gid?: string;
+}
+
+export interface ReadyMessage {
+  readonly type: 'ready';
+  readonly id: string;
+  readonly qpNum?: number;
+  readonly psn?: number;
+  readonly gid?: string;
+  /** siw: the rdma_cm listener's port on B's iWARP address. */
+  readonly port?: number;
+  readonly addr: string;
+  readonly rkey: number;
+}
+
+export interface DoneMessage {
+  readonly type: 'done';
+  readonly id: string;
+  /** Requests that completed successfully and consumed a receive: the responder waits for as many. */
+  readonly consumed?: number;
+}
+
+/** A completion as the link observation keeps it. */
+export interface LinkCompletion {
+  readonly wrId: string;
+  readonly status: string;
+  readonly opcode?: string;
+  readonly byteLen: number;
+  readonly imm?: number;
+  /** Atomics and Reads: the 8 bytes that came back into the local slot (decimal). */
+  readonly fetched?: string;
+}
+
+export interface FinishedMessage {
+  readonly type: 'finished';
+  readonly id: string;
+  readonly completions: readonly LinkCompletion[];
+  /** The responder buffer after the program (guards included), hex. */
+  readonly memory: string;
+}
+
+export interface ByeMessage {
+  readonly type: 'bye';
+}
+
+export type ControlMessage =
+  | SetupMessage
+  | ReadyMessage
+  | DoneMessage
+  | FinishedMessage
+  | ByeMessage;
+
+/** What guest A records of one scenario (share dir, `link-observations.json`). */
+export interface LinkObservation {
+  readonly id: string;
+  readonly requesterQpn?: number;
+  readonly responderQpn?: number;
+  /** siw: B's listening TCP port (the connection's server port). */
+  readonly serverPort?: number;
+  readonly remote: { readonly addr: string; readonly rkey: number };
+  readonly local: { readonly addr: string; readonly lkey: number };
+  readonly post: string;
+  /** The index of the request ibv_post_send's bad_wr named, when it refused the post. */
+  readonly badWr?: number;
+  readonly requester: readonly LinkCompletion[];
+  readonly responder: readonly LinkCompletion[];
+  readonly memory: string;
+  readonly error?: string;
+}
+
+/** Splits a byte stream into JSON messages, one per line. */
+export class MessageLines {
+  #pending = '';
+  readonly #queue: ControlMessage[] = [];
+  readonly #waiters: ((m: ControlMessage) => void)[] = [];
+
+  push(chunk: Buffer): void {
+    this.#pending += chunk.toString('utf8');
+    for (;;) {
+      const end = this.#pending.indexOf('\n');
+      if (end < 0) break;
+      const line = this.#pending.slice(0, end);
+      this.#pending = this.#pending.slice(end + 1);
+      if (line.trim() === '') continue;
+      const message = JSON.parse(line) as ControlMessage;
+      const waiter = this.#waiters.shift();
+      if (waiter) waiter(message);
+      else this.#queue.push(message);
+    }
+  }
+
+  /** The next message (rejects after `timeoutMs`). */
+  next(timeoutMs: number): Promise<ControlMessage> {
+    const queued = this.#queue.shift();
+    if (queued) return Promise.resolve(queued);
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        const at = this.#waiters.indexOf(waiter);
+        if (at >= 0) this.#waiters.splice(at, 1);
+        reject(new Error(`no control message within ${timeoutMs} ms`));
+      }, timeoutMs);
+      const waiter = (m: ControlMessage) => {
+        clearTimeout(timer);
+        resolve(m);
+      };
+      this.#waiters.push(waiter);
+    });
+  }
+}
+
+export function encodeMessage(message: ControlMessage): string {
+  return `${JSON.stringify(message)}\n`;
+}
