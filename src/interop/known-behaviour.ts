@@ -121,6 +121,8 @@ const SINCE_RDMA_CORE_44: VersionRange = { from: '44' };
  * siw_query_qp" (the 6.8 cycle); measured on 6.1.192 (RESET) and 6.12.95 (the real state).
  */
 const SIW_QUERY_QP_STATE_UNSET: VersionRange = { from: '6.1', before: '6.8' };
+/** siw's query_qp state from that fix on (measured on 6.12.95 and 7.3.4). */
+const SIW_QUERY_QP_STATE_REPORTED: VersionRange = { from: '6.8' };
 
 /** The siw atomic-error programs (each refused by libsiw at its first post). */
 const SIW_ATOMIC_ERRORS: readonly string[] = [
@@ -346,6 +348,21 @@ export const KNOWN_BEHAVIOUR: readonly KnownBehaviour[] = [
       'libsiw refused the failing atomic at the post, so nothing reached the wire, no Terminate ' +
       'ended the stream, and the Write the responder posts next succeeds (the only message on ' +
       'the wire) where the engine, whose responder Terminated the stream, flushes it',
+    spec: 'RFC 7306 §8, RFC 5040 §7 (Terminate ends the stream)',
+  },
+  {
+    id: 'libsiw-refused-atomic-qps-stay-rts',
+    provider: 'siw',
+    // From the kernel whose siw_query_qp reports the state at all (before it, the state
+    // reads RESET: siw-query-qp-state).
+    kernel: SIW_QUERY_QP_STATE_REPORTED,
+    rdmaCore: SINCE_RDMA_CORE_44,
+    scenarios: SIW_ATOMIC_ERRORS,
+    observed: { 'q*.*.state': 'RTS' },
+    why:
+      'libsiw refused the failing atomic at the post (libsiw-refused-atomic-keeps-rts), so no ' +
+      'error reached either QP: both stay in RTS where the engine, whose responder Terminated ' +
+      'the stream, has both in ERR; measured on 6.12.95 and 7.3.4 with rdma-core 56.1',
     spec: 'RFC 7306 §8, RFC 5040 §7 (Terminate ends the stream)',
   },
   {
