@@ -1,7 +1,7 @@
 /**
  * The iWARP layout tables against their origins: golden bytes laid out by hand from the
  * RFC figures (every field a distinct value, so a wrong offset, shift or width shows), the
- * tshark 4.0 field list (/work/shared/notes/tshark-4.0-fields.txt, copied into
+ * tshark 4.0 field list (the iwarp_* names `tshark -G fields` prints, copied into
  * tshark-4.0-iwarp-fields.ts), and the tables' own consistency (no overlapping bits, each
  * header's fields inside its length).
  */
