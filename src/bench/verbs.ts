@@ -100,8 +100,8 @@ const ORIGINAL = 0x0123456789abcdefn;
  * `postSend`, busy-poll (`pollUntil`), read the fetched value from the MR.
  */
 function fetchAddLatencyGeneral(p: Pair): Latency {
-  const target = p.pd.regMr(Buffer.alloc(8), ['LOCAL_WRITE', 'REMOTE_ATOMIC']);
-  const old = p.pd.regMr(Buffer.alloc(8), ['LOCAL_WRITE']);
+  const target = p.pd.allocMr(8, ['LOCAL_WRITE', 'REMOTE_ATOMIC']);
+  const old = p.pd.allocMr(8, ['LOCAL_WRITE']);
   const wr = {
     opcode: 'ATOMIC_FETCH_AND_ADD' as const,
     sgList: [old.sge()],
@@ -124,9 +124,9 @@ function fetchAddLatencyGeneral(p: Pair): Latency {
 
 /** FetchAdd latency through the fast path: `run()` then `fetched`, one native call. */
 function fetchAddLatencyRoundTrip(p: Pair): Latency {
-  const target = p.pd.regMr(Buffer.alloc(8), ['LOCAL_WRITE', 'REMOTE_ATOMIC']);
+  const target = p.pd.allocMr(8, ['LOCAL_WRITE', 'REMOTE_ATOMIC']);
   target.buffer.writeBigUInt64LE(ORIGINAL);
-  const old = p.pd.regMr(Buffer.alloc(8), ['LOCAL_WRITE']);
+  const old = p.pd.allocMr(8, ['LOCAL_WRITE']);
   const fa = p.a.prepareRoundTrip({
     opcode: 'ATOMIC_FETCH_AND_ADD',
     sgList: [old.sge()],
@@ -153,8 +153,8 @@ const LISTS_IN_FLIGHT = 4;
 
 /** FetchAdd message rate in Mpps with batched posts. */
 function fetchAddRate(p: Pair): number {
-  const target = p.pd.regMr(Buffer.alloc(8), ['LOCAL_WRITE', 'REMOTE_ATOMIC']);
-  const old = p.pd.regMr(Buffer.alloc(8 * 16), ['LOCAL_WRITE']);
+  const target = p.pd.allocMr(8, ['LOCAL_WRITE', 'REMOTE_ATOMIC']);
+  const old = p.pd.allocMr(8 * 16, ['LOCAL_WRITE']);
   const batch = Array.from({ length: 16 }, (_, i) => ({
     opcode: 'ATOMIC_FETCH_AND_ADD' as const,
     sgList: [old.sge(i * 8, 8)],
@@ -185,8 +185,8 @@ function fetchAddRate(p: Pair): number {
  * (one call each, in 1% of the iterations: it shows in p99, not in the median).
  */
 function writeImmLatency(p: Pair): Latency {
-  const bufA = p.pd.regMr(Buffer.alloc(8), ['LOCAL_WRITE', 'REMOTE_WRITE']);
-  const bufB = p.pd.regMr(Buffer.alloc(8), ['LOCAL_WRITE', 'REMOTE_WRITE']);
+  const bufA = p.pd.allocMr(8, ['LOCAL_WRITE', 'REMOTE_WRITE']);
+  const bufB = p.pd.allocMr(8, ['LOCAL_WRITE', 'REMOTE_WRITE']);
   const wr = (src: Mr, dst: Mr) => ({
     opcode: 'RDMA_WRITE_WITH_IMM' as const,
     sgList: [src.sge()],

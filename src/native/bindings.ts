@@ -146,7 +146,10 @@ export interface NativeMr {
   readonly rkey: number;
   readonly addr: bigint;
   readonly length: number;
-  /** The Buffer over the registered memory (undefined once closed). */
+  /**
+   * The Buffer over the registered memory (undefined once closed): the Buffer given, or
+   * the addon's whole allocation (which a registered range may be a part of).
+   */
   readonly buffer: Buffer | undefined;
   close(): void;
 }
@@ -429,6 +432,9 @@ export interface NativeCmId {
 }
 
 /** The constructor the addon uses to throw typed errors. */
+/** The argument error class native code throws (src/verbs/errors.ts VerbsArgumentError). */
+export type VerbsArgumentErrorConstructor = new (field: string, message: string) => Error;
+
 export type VerbsErrorConstructor = new (
   code: string,
   errno: number,
@@ -440,16 +446,25 @@ export type VerbsErrorConstructor = new (
 
 /** Everything the addon exports. */
 export interface NativeAddon {
-  setVerbsErrorClass(ctor: VerbsErrorConstructor): void;
+  /** The classes native code throws: failures, and (optional) wrong arguments. */
+  setVerbsErrorClass(
+    ctor: VerbsErrorConstructor,
+    argumentCtor?: VerbsArgumentErrorConstructor,
+  ): void;
   errnoName(errno: number): string | undefined;
   listDevices(): NativeDeviceInfo[];
   NativeContext: new (deviceName: string) => NativeContext;
   NativePd: new (context: NativeContext) => NativePd;
-  /** A Buffer registers it in place; a length registers that many bytes the addon owns. */
+  /**
+   * A Buffer registers it in place; a length allocates that many bytes the addon owns and
+   * registers `[offset, offset + registeredLength)` of them (all by default).
+   */
   NativeMr: new (
     pd: NativePd,
     memory: Buffer | number,
     access: number,
+    offset?: number,
+    registeredLength?: number,
   ) => NativeMr;
   NativeCq: new (context: NativeContext, cqe: number, withChannel: boolean) => NativeCq;
   NativeQp: new (pd: NativePd, sendCq: NativeCq, recvCq: NativeCq, init: NativeQpInit) => NativeQp;
