@@ -355,6 +355,8 @@ export interface NativeQp {
  */
 export interface NativeRoundTrip {
   run(): number;
+  /** Posts the request `count` times, at most `window` outstanding, `batch` per doorbell. */
+  repeat(count: number, window: number, batch: number): number;
   release(): void;
   readonly block: ArrayBuffer;
 }
@@ -367,7 +369,8 @@ export const ROUND_TRIP_LAYOUT = {
   immData: 24,
   wc: 32,
   postedAtUs: 32 + 4 * WC_WORDS,
-  bytes: 32 + 4 * WC_WORDS + 8,
+  completedAtUs: 32 + 4 * WC_WORDS + 8,
+  bytes: 32 + 4 * WC_WORDS + 16,
 } as const;
 
 /** A libuv readability watcher on a file descriptor. */
