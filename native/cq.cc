@@ -37,7 +37,7 @@ class Cq : public Napi::ObjectWrap<Cq> {
     Napi::Env env = info.Env();
     ContextPtr ctx = ContextFromJs(info[0], "ibv_create_cq");
     uint32_t cqe = ReadU32(info[1], "cqe", 0x7fffffff);
-    if (!info[2].IsBoolean()) throw Napi::TypeError::New(env, "withChannel must be a boolean");
+    if (!info[2].IsBoolean()) ThrowArgument(env, "withChannel", "must be a boolean");
     bool withChannel = info[2].As<Napi::Boolean>().Value();
     device_ = ctx->name;
     auto h = std::make_shared<CqHandle>();
@@ -106,11 +106,11 @@ class Cq : public Napi::ObjectWrap<Cq> {
     Napi::Env env = info.Env();
     CqPtr h = Handle("ibv_poll_cq");
     if (!info[0].IsTypedArray() || info[0].As<Napi::TypedArray>().TypedArrayType() != napi_uint32_array)
-      throw Napi::TypeError::New(env, "poll needs a Uint32Array");
+      ThrowArgument(env, "completions", "poll needs a Uint32Array");
     auto words = info[0].As<Napi::Uint32Array>();
     size_t max = words.ElementLength() / kWcWords;
     if (!info[1].IsUndefined()) max = std::min<size_t>(max, ReadU32(info[1], "max", 256));
-    if (max == 0) throw Napi::RangeError::New(env, "the Uint32Array holds no completion");
+    if (max == 0) ThrowArgument(env, "completions", "the Uint32Array holds no completion");
     if (max > 256) max = 256;
     // spinLimit: busy-poll here, in C++, until something arrives or this many empty polls
     // passed. A busy loop in JS pays an N-API transition per empty poll, which under
@@ -169,7 +169,7 @@ class Cq : public Napi::ObjectWrap<Cq> {
 CqPtr CqFromJs(const Napi::Value &v, const char *call) {
   AddonData *data = v.Env().GetInstanceData<AddonData>();
   if (!v.IsObject() || !v.As<Napi::Object>().InstanceOf(data->cqCtor.Value()))
-    throw Napi::TypeError::New(v.Env(), std::string(call) + ": expected a NativeCq");
+    ThrowArgument(v.Env(), "cq", std::string(call) + ": expected a NativeCq");
   return Cq::Unwrap(v.As<Napi::Object>())->Handle(call);
 }
 

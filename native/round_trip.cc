@@ -182,16 +182,16 @@ Napi::Value CreateRoundTrip(const Napi::CallbackInfo &info) {
   Napi::Env env = info.Env();
   auto s = std::make_shared<RoundTripState>();
   s->qp = QpRefFromJs(info[0], "ibv_post_send");
-  if (!info[1].IsObject()) throw Napi::TypeError::New(env, "the work request must be an object");
+  if (!info[1].IsObject()) ThrowArgument(env, "wr", "the work request must be an object");
   Napi::Object o = info[1].As<Napi::Object>();
   s->waitCq = CqFromJs(info[2], "ibv_poll_cq");
-  if (!info[3].IsNumber()) throw Napi::TypeError::New(env, "waitQpNum must be a number");
+  if (!info[3].IsNumber()) ThrowArgument(env, "waitQpNum", "must be a number");
   double waitQp = info[3].As<Napi::Number>().DoubleValue();
   s->waitRecv = waitQp >= 0;
   s->waitQpNum = s->waitRecv ? ReadU32(info[3], "waitQpNum", 0xffffff) : 0;
   s->timeoutNs = static_cast<int64_t>(ReadU32(info[4], "timeoutMs")) * 1000000;
   s->signalEvery = ReadU32(info[5], "signalEvery", 65536);
-  if (s->signalEvery == 0) throw Napi::RangeError::New(env, "signalEvery must be at least 1");
+  if (s->signalEvery == 0) ThrowArgument(env, "signalEvery", "must be at least 1");
 
   ibv_send_wr &wr = s->wr;
   wr.wr_id = ReadU64(o.Get("wrId"), "wrId");
@@ -210,11 +210,11 @@ Napi::Value CreateRoundTrip(const Napi::CallbackInfo &info) {
   }
   wr.send_flags = ReadU32Prop(o, "sendFlags", 0);
   Napi::Value sgl = o.Get("sgList");
-  if (!sgl.IsArray()) throw Napi::TypeError::New(env, "sgList must be an array");
+  if (!sgl.IsArray()) ThrowArgument(env, "sgList", "must be an array");
   Napi::Array arr = sgl.As<Napi::Array>();
   for (uint32_t i = 0; i < arr.Length(); i++) {
     Napi::Value e = arr.Get(i);
-    if (!e.IsObject()) throw Napi::TypeError::New(env, "an SGE must be an object");
+    if (!e.IsObject()) ThrowArgument(env, "sgList", "an SGE must be an object");
     Napi::Object so = e.As<Napi::Object>();
     ibv_sge sge{};
     sge.addr = ReadU64(so.Get("addr"), "sge.addr");

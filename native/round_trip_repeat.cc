@@ -169,11 +169,11 @@ napi_value RepeatCallback(napi_env env, napi_callback_info info) {
     double count = 0;
     if (argc < 3 || napi_get_value_double(env, argv[0], &count) != napi_ok || count < 1 ||
         count > 9007199254740991.0 || count != static_cast<double>(static_cast<uint64_t>(count)))
-      throw Napi::RangeError::New(e, "count must be an integer >= 1");
+      ThrowArgument(e, "count", "must be an integer >= 1");
     uint32_t window = ReadU32(Napi::Value(env, argv[1]), "window", 65536);
     uint32_t batch = ReadU32(Napi::Value(env, argv[2]), "batch", 65536);
     if (batch == 0 || window < batch)
-      throw Napi::RangeError::New(e, "batch must be at least 1 and at most window");
+      ThrowArgument(e, "batch", "must be at least 1 and at most window");
     uint32_t status = Repeat(e, **static_cast<RoundTripStatePtr *>(data),
                              static_cast<uint64_t>(count), window, batch);
     napi_value out = nullptr;

@@ -55,14 +55,25 @@ describe('the addon on a host', () => {
     expect(native.errnoName(4000)).toBeUndefined();
   });
 
-  it('refuses wrong argument types with TypeError, never a crash', () => {
+  it('refuses wrong argument types with a VerbsArgumentError naming the argument, never a crash', () => {
+    // addon() registers the package's error classes with the addon, so even a direct call of a
+    // native class gets the typed error (a bare addon with no classes registered throws TypeError).
     const native = addon();
-    expect(() => new native.NativeContext(42 as unknown as string)).toThrow(TypeError);
+    const fieldOf = (call: () => unknown): string => {
+      try {
+        call();
+      } catch (e) {
+        expect(e).toBeInstanceOf(VerbsArgumentError);
+        return (e as VerbsArgumentError).field;
+      }
+      throw new Error('expected the call to throw');
+    };
+    expect(fieldOf(() => new native.NativeContext(42 as unknown as string))).toBe('name');
     const fake = {} as never;
-    expect(() => new native.NativePd(fake)).toThrow(TypeError);
-    expect(() => new native.NativeCq(fake, 16, true)).toThrow(TypeError);
-    expect(() => new native.NativeMr(fake, Buffer.alloc(8), 1)).toThrow(TypeError);
-    expect(() => new native.NativeQp(fake, fake, fake, {})).toThrow(TypeError);
+    expect(fieldOf(() => new native.NativePd(fake))).toBe('context');
+    expect(fieldOf(() => new native.NativeCq(fake, 16, true))).toBe('context');
+    expect(fieldOf(() => new native.NativeMr(fake, Buffer.alloc(8), 1))).toBe('pd');
+    expect(fieldOf(() => new native.NativeQp(fake, fake, fake, {}))).toBe('pd');
     expect(() => Context.open(undefined as unknown as string)).toThrow(VerbsArgumentError);
   });
 
