@@ -52,7 +52,9 @@ cleanup() {
     kill -KILL "$containerd_pid" 2>/dev/null || true
   fi
   # Anything dockerd mounted below our state directory (overlay2 layers), then ours.
-  grep -o " ${state}[^ ]*" /proc/mounts | sort -r | while read -r m; do umount -l "$m" 2>/dev/null || true; done
+  # (grep finds none on a path that failed before any mount: no error under pipefail.)
+  { grep -o " ${state}[^ ]*" /proc/mounts || true; } | sort -r |
+    while read -r m; do umount -l "$m" 2>/dev/null || true; done
   for m in "${mounted[@]}"; do umount -l "$m" 2>/dev/null || true; done
   local left_pids left_mounts
   left_pids=$(pgrep -f -- "$state" || true)
