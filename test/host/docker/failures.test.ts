@@ -122,4 +122,27 @@ describe('docker: failures name their step and log', () => {
     expect(readFileSync(log, 'utf8')).toContain('fake engine');
     expect(r.stderr).not.toMatch(STACK_FRAME);
   });
+
+  it('a failed build (a base image that exists nowhere, for real): error (build) naming the failing Step and the build log, exit 125, dockerd stopped', () => {
+    // Its own cache: container.test.ts may own the default one's dockerd meanwhile.
+    const cache = join(scratch, 'build-cache');
+    const r = cli([
+      'docker',
+      'build',
+      '--cache-dir',
+      cache,
+      '--base',
+      'rdma-interop-no-such-base:none',
+    ]);
+    expect(r.status, r.stderr).toBe(125);
+    const failed =
+      /^\[docker\] error \(build\): docker build failed at (Step \d+\/\d+ : FROM \$\{BASE_IMAGE\} AS build)/m.exec(
+        r.stderr,
+      );
+    expect(failed, r.stderr).not.toBeNull();
+    const log = /\(log: (\S+build-[^)]+\.log)\)/.exec(r.stderr)?.[1] ?? '';
+    expect(readFileSync(log, 'utf8')).toContain(failed?.[1] ?? '?');
+    expect(r.stderr).toMatch(/dockerd \d+ stopped/);
+    expect(r.stderr).not.toMatch(STACK_FRAME);
+  });
 });
