@@ -14,9 +14,14 @@
 #   DOCKER_DIRECT_REPORT  if set: first the same suite directly in the guest, report there
 #   DOCKER_DEVICES_REPORT if set: then the same suite in a container with only the device
 #                     nodes (no privileges), report there
-# Timings and the clean-up check go to stderr as `[docker-guest] ...` lines.
+#   DOCKER_GUEST_MODULES  the kernel modules dockerd needs (default below; a test names a
+#                     missing one to see the failure)
+# Timings, failures and the clean-up check go to stderr as `[docker-guest] ...` lines: a
+# step that cannot go on prints `[docker-guest] failed <step>: <why>` and exits 69, which
+# src/runtime/docker/run.ts turns into an error naming that step.
 set -euo pipefail
 log() { printf '[docker-guest] %s\n' "$*" >&2; }
+fail() { local step=$1; shift; log "failed $step: $*"; exit 69; }
 now() { cut -d' ' -f1 /proc/uptime; }
 since() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.1f", b - a }'; }
 
@@ -47,7 +52,9 @@ cleanup() {
     kill -KILL "$containerd_pid" 2>/dev/null || true
   fi
   # Anything dockerd mounted below our state directory (overlay2 layers), then ours.
-  grep -o " ${state}[^ ]*" /proc/mounts | sort -r | while read -r m; do umount -l "$m" 2>/dev/null || true; done
+  # (grep finds none on a path that failed before any mount: no error under pipefail.)
+  { grep -o " ${state}[^ ]*" /proc/mounts || true; } | sort -r |
+    while read -r m; do umount -l "$m" 2>/dev/null || true; done
   for m in "${mounted[@]}"; do umount -l "$m" 2>/dev/null || true; done
   local left_pids left_mounts
   left_pids=$(pgrep -f -- "$state" || true)
@@ -74,13 +81,14 @@ fi
 
 # What dockerd needs from the kernel: overlay for overlay2, veth/bridge for a default
 # network (we use --network host, but dockerd probes them), and a cgroup2 hierarchy.
-for m in overlay veth bridge virtio_blk ext4; do
+for m in ${DOCKER_GUEST_MODULES:-overlay veth bridge virtio_blk ext4}; do
   modprobe "$m" 2>/dev/null || [ -d "/sys/module/$m" ] ||
-    { log "this guest kernel lacks module $m, which dockerd needs"; exit 69; }
+    fail guest-kernel "the guest kernel $(uname -r) lacks module $m, which dockerd needs"
 done
 mkdir -p /sys/fs/cgroup
 if ! grep -q ' /sys/fs/cgroup cgroup2 ' /proc/mounts; then
-  mount -t cgroup2 cgroup2 /sys/fs/cgroup || { log "cannot mount cgroup2 on /sys/fs/cgroup"; exit 69; }
+  mount -t cgroup2 cgroup2 /sys/fs/cgroup ||
+    fail guest-kernel "cannot mount cgroup2 on /sys/fs/cgroup (the guest kernel $(uname -r))"
   mounted+=(/sys/fs/cgroup)
 fi
 
@@ -89,8 +97,8 @@ t=$(now)
 case "$handover" in
   disk)
     for _ in $(seq 50); do [ -b /dev/vda ] && break; sleep 0.1; done
-    [ -b /dev/vda ] || { log "no data disk (/dev/vda)"; exit 69; }
-    mount -t ext4 /dev/vda "$data"
+    [ -b /dev/vda ] || fail handover "no data disk (/dev/vda)"
+    mount -t ext4 /dev/vda "$data" || fail handover "cannot mount the data disk /dev/vda"
     ;;
   load)
     # overlay2 cannot stack on the guest's overlay root: a tmpfs of its own.
@@ -99,6 +107,7 @@ case "$handover" in
   *) log "unknown hand-over '$handover'"; exit 64 ;;
 esac
 mounted+=("$data")
+handover_seconds=$(since "$t")
 
 # containerd first, waited for as long as it takes: dockerd gives the containerd it starts
 # itself a fixed time, which a guest under TCG on a loaded host can exceed ("failed to
@@ -109,7 +118,7 @@ containerd --address "$containerd_socket" --root "$data/containerd-root" --state
 containerd_pid=$!
 for _ in $(seq 3000); do
   ctr --address "$containerd_socket" version >/dev/null 2>&1 && break
-  [ -e "/proc/$containerd_pid" ] || { tail -n 20 "$state/containerd.log" >&2; log "containerd exited during start-up"; exit 69; }
+  [ -e "/proc/$containerd_pid" ] || { tail -n 20 "$state/containerd.log" >&2; fail engine-start "containerd exited during start-up"; }
   sleep 0.1
 done
 dockerd --data-root="$data" --exec-root="$state/exec" --pidfile="$pidfile" \
@@ -122,18 +131,21 @@ export DOCKER_HOST="unix://$socket"
 docker() { if [ -x /usr/bin/docker ]; then /usr/bin/docker "$@"; else command docker "$@"; fi; }
 for _ in $(seq 3000); do
   docker version >/dev/null 2>&1 && break
-  [ -e "/proc/$dockerd_pid" ] || { tail -n 20 "$state/dockerd.log" >&2; log "dockerd exited during start-up"; exit 69; }
+  [ -e "/proc/$dockerd_pid" ] || { tail -n 20 "$state/dockerd.log" >&2; fail engine-start "dockerd exited during start-up"; }
   sleep 0.1
 done
-docker version >/dev/null 2>&1 || { tail -n 20 "$state/dockerd.log" >&2; log "dockerd did not answer in 300 s"; exit 69; }
+docker version >/dev/null 2>&1 || { tail -n 20 "$state/dockerd.log" >&2; fail engine-start "dockerd did not answer in 300 s"; }
 log "timing dockerd-start $(since "$t") s"
 
 if [ "$handover" = load ]; then
   t=$(now)
-  docker load -q -i "${DOCKER_IMAGE_TAR:?}" >&2 || { log "docker load failed"; exit 69; }
-  log "timing docker-load $(since "$t") s"
+  log "docker load -i ${DOCKER_IMAGE_TAR:?} ($(du -m "$DOCKER_IMAGE_TAR" | cut -f1) MiB; unpacks every layer)"
+  docker load -q -i "$DOCKER_IMAGE_TAR" >&2 || fail handover "docker load of $DOCKER_IMAGE_TAR failed"
+  handover_seconds=$(awk -v a="$handover_seconds" -v b="$(since "$t")" 'BEGIN { printf "%.1f", a + b }')
 fi
-docker image inspect "$image" >/dev/null 2>&1 || { log "image $image is not in the guest's engine"; exit 69; }
+docker image inspect "$image" >/dev/null 2>&1 || fail handover "image $image is not in the guest's engine"
+# The guest's part of the hand-over (mount or load), dockerd's start aside.
+log "timing handover-guest $handover_seconds s"
 
 # run_container MODE REPORT_DIR [suite args]: the suite in one container.
 run_container() {

@@ -14,7 +14,12 @@ import { setupGuestAssets } from './setup.js';
 import { rdmaCoreEnv } from './userspace.js';
 
 export { findGuestAssets, type GuestAssets, type KernelSelection, selectKernel } from './assets.js';
-export { GuestRuntimeError, type RuntimeFailure } from './errors.js';
+export {
+  type ContainerStep,
+  GuestRuntimeError,
+  RuntimeError,
+  type RuntimeFailure,
+} from './errors.js';
 export { DEFAULT_KERNEL_LINE, KERNEL_LINES, type KernelLine, kernelLine } from './kernel-lines.js';
 export type { Accelerator } from './kvm.js';
 export { cacheRoot, useCacheDir } from './paths.js';

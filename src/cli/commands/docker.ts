@@ -2,13 +2,16 @@ import { type Command, Option } from 'commander';
 import {
   buildImage,
   type ContainerMode,
-  DockerRuntimeError,
   dockerRun,
+  HANDOVERS,
   type Handover,
+  handoverFromEnvironment,
+  RuntimeError,
   withDaemon,
 } from '../../runtime/docker/index.js';
 import { abortOnSignals, useCacheDir } from '../../runtime/index.js';
 import { positiveSeconds } from '../options.js';
+import { timingsTable } from './docker-timings.js';
 
 /** Exit status when the container runtime itself failed (as `vm` uses for the guest). */
 const RUNTIME_FAILURE_STATUS = 125;
@@ -18,14 +21,14 @@ function report(
   interrupted: NodeJS.Signals | undefined,
   exit: () => number | undefined,
 ): number {
-  if (!(error instanceof DockerRuntimeError)) throw error;
-  if (error.step === 'aborted' && interrupted !== undefined) {
+  if (!(error instanceof RuntimeError)) throw error;
+  if (error.failure === 'aborted' && interrupted !== undefined) {
     process.stderr.write(
       `[docker] interrupted by ${interrupted}: dockerd stopped, nothing left running\n`,
     );
     return exit() ?? 130;
   }
-  process.stderr.write(`[docker] error (${error.step}): ${error.message}\n`);
+  process.stderr.write(`[docker] error (${error.failure}): ${error.message}\n`);
   return RUNTIME_FAILURE_STATUS;
 }
 
@@ -70,12 +73,17 @@ export function registerDocker(program: Command): void {
       if (opts.cacheDir !== undefined) useCacheDir(opts.cacheDir);
       const interrupt = abortOnSignals();
       try {
-        await withDaemon({ onProgress: progress, signal: interrupt.signal }, (daemon) =>
-          buildImage(daemon, {
-            ...(opts.base === undefined ? {} : { baseImage: opts.base }),
-            onProgress: progress,
-            signal: interrupt.signal,
-          }),
+        const built = await withDaemon(
+          { onProgress: progress, signal: interrupt.signal },
+          (daemon) =>
+            buildImage(daemon, {
+              ...(opts.base === undefined ? {} : { baseImage: opts.base }),
+              onProgress: progress,
+              signal: interrupt.signal,
+            }),
+        );
+        progress(
+          `times: base image ${built.baseSeconds.toFixed(1)} s (0: there already), image build ${built.buildSeconds.toFixed(1)} s; image size ${(built.sizeBytes / 1e6).toFixed(0)} MB; build log ${built.log}`,
         );
       } catch (error) {
         process.exitCode = report(error, interrupt.received(), interrupt.exitCode);
@@ -105,9 +113,10 @@ export function registerDocker(program: Command): void {
         .default('privileged'),
     )
     .addOption(
-      new Option('--handover <how>', 'guest: how the image gets there (disk: faster, measured)')
-        .choices(['disk', 'load'])
-        .default('disk'),
+      new Option(
+        '--handover <how>',
+        'guest: how the image gets there: disk (a data disk of the data root) or load (docker save, docker load); default: $RDMA_INTEROP_DOCKER_HANDOVER, else the faster, measured',
+      ).choices(HANDOVERS),
     )
     .option('--base <image>', 'BASE_IMAGE if the image has to be built first')
     .option('--timeout <seconds>', 'guest runtime limit', positiveSeconds, 1800)
@@ -119,7 +128,7 @@ export function registerDocker(program: Command): void {
         opts: {
           where: 'auto' | 'host' | 'guest';
           mode: ContainerMode;
-          handover: Handover;
+          handover?: Handover;
           base?: string;
           timeout: number;
           cacheDir?: string;
@@ -129,22 +138,29 @@ export function registerDocker(program: Command): void {
         const { suiteArgs, reportDir } = splitReport(suite);
         const interrupt = abortOnSignals();
         try {
+          const handover = opts.handover ?? handoverFromEnvironment();
           const result = await dockerRun({
             suiteArgs,
             ...(reportDir === undefined ? {} : { reportDir }),
             where: opts.where,
             mode: opts.mode,
-            handover: opts.handover,
+            handover,
             ...(opts.base === undefined ? {} : { baseImage: opts.base }),
             timeoutSeconds: opts.timeout,
             onProgress: progress,
             signal: interrupt.signal,
           });
-          const timings = Object.entries(result.timings)
-            .map(([name, seconds]) => `${name} ${seconds.toFixed(1)} s`)
-            .join(', ');
-          progress(`container exited ${result.exitCode} (${result.where}; ${timings})`);
+          process.stderr.write(`${timingsTable(result)}\n`);
           if (reportDir !== undefined) progress(`report in ${reportDir}`);
+          if (result.exitCode === 0) {
+            progress(`container exited 0 (${result.where})`);
+          } else {
+            // The suite's own status (1: a scenario did not match) or the container's:
+            // passed through, with the step and the log that has its output.
+            progress(
+              `error (container): the container exited ${result.exitCode} (${result.where}; its output: ${result.log})`,
+            );
+          }
           process.exitCode = result.exitCode;
         } catch (error) {
           process.exitCode = report(error, interrupt.received(), interrupt.exitCode);

@@ -6,11 +6,11 @@
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { RuntimeError } from '../errors.js';
 import { packageRoot } from '../paths.js';
 import { docker, inspectImage } from './client.js';
 import type { Daemon } from './daemon.js';
-import { DockerRuntimeError } from './errors.js';
-import { IMAGE_NAME, LOCAL_BASE_IMAGE } from './paths.js';
+import { IMAGE_NAME, LOCAL_BASE_IMAGE, logStamp } from './paths.js';
 import { spawnLogged } from './spawn-logged.js';
 
 export interface BuildOptions {
@@ -47,10 +47,6 @@ function localCaFiles(): string[] {
     .map((name) => join(LOCAL_CA_DIR, name));
 }
 
-function stamp(): string {
-  return new Date().toISOString().replace(/[:.]/g, '-');
-}
-
 /** Imports the local base into the daemon, creating its tar first if needed. */
 async function ensureLocalBase(
   daemon: Daemon,
@@ -73,22 +69,24 @@ async function ensureLocalBase(
         ...signal,
       },
     );
-    if (setup.aborted) throw new DockerRuntimeError('aborted', 'stopped during the base set-up');
+    if (setup.aborted) throw new RuntimeError('aborted', 'stopped during the base set-up');
     if (setup.status !== 0 || !existsSync(tar)) {
-      throw new DockerRuntimeError(
+      throw new RuntimeError(
         'base-image',
         `the base image set-up (scripts/setup/docker.sh) failed:\n${setup.tail.join('\n')}`,
+        '',
         log,
       );
     }
   }
   progress(`docker import ${tar} ${LOCAL_BASE_IMAGE}`);
   const imported = await docker(daemon, ['import', tar, LOCAL_BASE_IMAGE], { log, ...signal });
-  if (imported.aborted) throw new DockerRuntimeError('aborted', 'stopped during docker import');
+  if (imported.aborted) throw new RuntimeError('aborted', 'stopped during docker import');
   if (imported.status !== 0) {
-    throw new DockerRuntimeError(
+    throw new RuntimeError(
       'base-image',
       `docker import of the base failed:\n${imported.tail.join('\n')}`,
+      '',
       log,
     );
   }
@@ -97,7 +95,7 @@ async function ensureLocalBase(
 
 export async function buildImage(daemon: Daemon, options: BuildOptions = {}): Promise<BuildResult> {
   const progress = options.onProgress ?? (() => {});
-  const log = join(daemon.paths.logs, `build-${stamp()}.log`);
+  const log = join(daemon.paths.logs, `build-${logStamp()}.log`);
   const base = options.baseImage ?? LOCAL_BASE_IMAGE;
   const baseSeconds = base === LOCAL_BASE_IMAGE ? await ensureLocalBase(daemon, options, log) : 0;
   const image = options.tag ?? IMAGE_NAME;
@@ -142,11 +140,12 @@ export async function buildImage(daemon: Daemon, options: BuildOptions = {}): Pr
       ...(options.signal === undefined ? {} : { signal: options.signal }),
     },
   );
-  if (built.aborted) throw new DockerRuntimeError('aborted', `stopped during ${currentStep}`);
+  if (built.aborted) throw new RuntimeError('aborted', `stopped during ${currentStep}`);
   if (built.status !== 0) {
-    throw new DockerRuntimeError(
+    throw new RuntimeError(
       'build',
       `docker build failed at ${currentStep}:\n${built.tail.slice(-15).join('\n')}`,
+      '',
       log,
     );
   }

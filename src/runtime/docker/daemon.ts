@@ -19,6 +19,7 @@ import {
 import { request } from 'node:http';
 import { basename, delimiter, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { RuntimeError } from '../errors.js';
 import {
   findProcesses,
   isAlive,
@@ -26,7 +27,6 @@ import {
   processArgv,
   processIdentity,
 } from '../processes.js';
-import { DockerRuntimeError } from './errors.js';
 import { type DockerPaths, dockerPaths } from './paths.js';
 
 /** sun_path is 108 bytes including the terminating NUL (unix(7)). */
@@ -65,7 +65,7 @@ export function dockerClient(): string {
   if (existsSync('/usr/bin/docker')) return '/usr/bin/docker';
   const found = onPath('docker');
   if (found === undefined) {
-    throw new DockerRuntimeError(
+    throw new RuntimeError(
       'engine-missing',
       "no docker client: install Debian's docker.io (bash scripts/setup/docker.sh)",
     );
@@ -212,13 +212,13 @@ function claimOwnership(paths: DockerPaths): void {
   try {
     const owner = JSON.parse(readFileSync(ownerFile, 'utf8')) as ProcessIdentity;
     if (owner.pid !== process.pid && isAlive(owner)) {
-      throw new DockerRuntimeError(
+      throw new RuntimeError(
         'engine-start',
         `another rdma-interop command (pid ${owner.pid}) is using the dockerd of ${paths.root}: wait for it, or use another --cache-dir`,
       );
     }
   } catch (error) {
-    if (error instanceof DockerRuntimeError) throw error;
+    if (error instanceof RuntimeError) throw error;
     // No owner file, or an unreadable one: nobody owns it.
   }
   const me = processIdentity(process.pid);
@@ -244,19 +244,19 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<Daemon> 
   const progress = options.onProgress ?? (() => {});
   const dockerd = onPath('dockerd');
   if (dockerd === undefined) {
-    throw new DockerRuntimeError(
+    throw new RuntimeError(
       'engine-missing',
       "no dockerd on this machine: install Debian's docker.io (bash scripts/setup/docker.sh, as root)",
     );
   }
   if (process.getuid?.() !== 0) {
-    throw new DockerRuntimeError(
+    throw new RuntimeError(
       'engine-start',
       'the project starts its own dockerd, which needs root (or use --docker-host with an engine you run)',
     );
   }
   if (paths.socket.length > MAX_SOCKET_PATH) {
-    throw new DockerRuntimeError(
+    throw new RuntimeError(
       'engine-start',
       `the socket path ${paths.socket} is longer than ${MAX_SOCKET_PATH} bytes: use a shorter --cache-dir`,
     );
@@ -313,21 +313,23 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<Daemon> 
   while (true) {
     if (exited !== undefined || pid === undefined) {
       await stopDaemon(paths);
-      throw new DockerRuntimeError(
+      throw new RuntimeError(
         'engine-start',
         `dockerd exited during start-up (status ${exited}):\n${logTail(paths.daemonLog)}`,
+        '',
         paths.daemonLog,
       );
     }
     if (options.signal?.aborted) {
       await stopDaemon(paths, pid);
-      throw new DockerRuntimeError('aborted', 'stopped while dockerd was starting');
+      throw new RuntimeError('aborted', 'stopped while dockerd was starting');
     }
     if (Date.now() - started > READY_TIMEOUT_MS) {
       await stopDaemon(paths, pid);
-      throw new DockerRuntimeError(
+      throw new RuntimeError(
         'engine-start',
         `dockerd did not answer within ${READY_TIMEOUT_MS / 1000} s:\n${logTail(paths.daemonLog)}`,
+        '',
         paths.daemonLog,
       );
     }

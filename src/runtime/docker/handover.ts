@@ -10,13 +10,31 @@
  */
 import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
+import { RuntimeError } from '../errors.js';
 import { docker } from './client.js';
 import type { Daemon } from './daemon.js';
-import { DockerRuntimeError } from './errors.js';
 import type { DockerPaths } from './paths.js';
 import { spawnLogged } from './spawn-logged.js';
 
 export type Handover = 'disk' | 'load';
+export const HANDOVERS: readonly Handover[] = ['disk', 'load'];
+
+/** The faster of the two, measured cold and warm (docker/README.md has the figures). */
+export const DEFAULT_HANDOVER: Handover = 'disk';
+
+/**
+ * The hand-over a command uses when none is given: RDMA_INTEROP_DOCKER_HANDOVER if set
+ * (disk or load), else the default. Anything else is a clear error, not a silent default.
+ */
+export function handoverFromEnvironment(env: NodeJS.ProcessEnv = process.env): Handover {
+  const value = env.RDMA_INTEROP_DOCKER_HANDOVER;
+  if (value === undefined || value === '') return DEFAULT_HANDOVER;
+  if ((HANDOVERS as readonly string[]).includes(value)) return value as Handover;
+  throw new RuntimeError(
+    'handover',
+    `RDMA_INTEROP_DOCKER_HANDOVER is '${value}': it must be one of ${HANDOVERS.join(', ')}`,
+  );
+}
 
 export interface HandoverProduct {
   readonly file: string;
@@ -80,11 +98,11 @@ export async function dataDisk(
   );
   if (made.aborted) {
     rmSync(partial, { force: true });
-    throw new DockerRuntimeError('aborted', 'stopped during mkfs.ext4');
+    throw new RuntimeError('aborted', 'stopped during mkfs.ext4');
   }
   if (made.status !== 0) {
     rmSync(partial, { force: true });
-    throw new DockerRuntimeError('handover', `mkfs.ext4 -d failed:\n${made.tail.join('\n')}`, log);
+    throw new RuntimeError('handover', `mkfs.ext4 -d failed:\n${made.tail.join('\n')}`, '', log);
   }
   renameSync(partial, file);
   pruneOthers(paths.handover, file, 'data-root-');
@@ -112,11 +130,11 @@ export async function savedImage(
   });
   if (saved.aborted) {
     rmSync(partial, { force: true });
-    throw new DockerRuntimeError('aborted', 'stopped during docker save');
+    throw new RuntimeError('aborted', 'stopped during docker save');
   }
   if (saved.status !== 0) {
     rmSync(partial, { force: true });
-    throw new DockerRuntimeError('handover', `docker save failed:\n${saved.tail.join('\n')}`, log);
+    throw new RuntimeError('handover', `docker save failed:\n${saved.tail.join('\n')}`, '', log);
   }
   renameSync(partial, file);
   pruneOthers(paths.handover, file, 'image-');

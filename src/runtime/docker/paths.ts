@@ -35,3 +35,8 @@ export function dockerPaths(cache: string = cacheRoot()): DockerPaths {
 export const IMAGE_NAME = 'rdma-interop:latest';
 /** The local base imported from the debootstrapped tar. */
 export const LOCAL_BASE_IMAGE = 'rdma-interop-base:bookworm';
+
+/** A log file's time stamp: 2026-11-23T10-02-03-456Z. */
+export function logStamp(): string {
+  return new Date().toISOString().replace(/[:.]/g, '-');
+}

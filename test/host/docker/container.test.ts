@@ -104,7 +104,15 @@ describe.sequential('docker: the suite in a container', () => {
       expect(result.where).toBe('guest');
       // The guest script stopped its dockerd by pid and unmounted everything it mounted.
       expect(result.guestClean, log).toBe(true);
-      for (const step of ['dockerd-start', 'container-suite', 'devices-container-suite'])
+      // The device-nodes-only container (no privileges) ran and exited 0 too.
+      expect(result.devicesExitCode, log).toBe(0);
+      for (const step of [
+        'guest-boot',
+        'dockerd-start',
+        'handover-guest',
+        'container-suite',
+        'devices-container-suite',
+      ])
         expect(result.timings[step], `${step} timing in:\n${log}`).toBeGreaterThan(0);
 
       const read = (dir: string) =>
@@ -126,6 +134,9 @@ describe.sequential('docker: the suite in a container', () => {
       // Field by field, timings aside (compare-results.ts says what else may differ).
       expect(resultDifferences(direct, container)).toEqual([]);
       expect(resultDifferences(direct, devices)).toEqual([]);
+      // The non-privileged container's results equal the privileged one's.
+      expect(resultDifferences(container, devices)).toEqual([]);
+      expect(devices.totals).toEqual(container.totals);
       // And the timings did differ somewhere, so the comparison saw two separate runs.
       expect(differingPaths(direct, container).length).toBeGreaterThan(0);
       // The report's pcaps came back with it.
