@@ -8,6 +8,7 @@ import { openDevice } from '../verbs/device.js';
 import { libibverbsVersion } from '../verbs/flush.js';
 import type { Environment } from './known-behaviour.js';
 import { DEVICES, type DeviceName } from './scenario.js';
+import { loadedSiwVariant, siwProvider } from './siw-variant.js';
 
 /** The device attributes a report shows (a subset of ibv_query_device). */
 export interface DeviceFacts {
@@ -56,8 +57,12 @@ export function rdmaCoreVersion(): string {
   return 'unknown';
 }
 
-/** The provider behind a device: the suite's own soft devices by name, else the name's stem. */
+/**
+ * The provider behind a device: the suite's own soft devices by name (siw0 on the patched
+ * module: `siw+rfc7306`, siw-variant.ts), else the name's stem.
+ */
 export function providerOf(device: string): string {
+  if (device === 'siw0') return siwProvider(loadedSiwVariant());
   return device in DEVICES ? DEVICES[device as DeviceName].provider : device.replace(/_?\d+$/, '');
 }
 

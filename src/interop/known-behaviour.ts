@@ -30,6 +30,11 @@ export interface KnownBehaviour {
   readonly id: string;
   readonly provider: string;
   /**
+   * Further providers it holds for: `siw+rfc7306` (siw-variant.ts) where the patched siw
+   * behaves as the stock one.
+   */
+  readonly alsoFor?: readonly string[];
+  /**
    * The kernel lines it holds for (`uname -r`, compared by version: version-range.ts).
    * Inside the range a record that stops happening fails that kernel's run; when a newer
    * kernel changes the behaviour, end the range there (`before`) and add a record for the
@@ -61,7 +66,7 @@ export interface KnownBehaviour {
 /** True when `k` applies in `env`. */
 export function appliesIn(k: KnownBehaviour, env: Environment): boolean {
   return (
-    k.provider === env.provider &&
+    (k.provider === env.provider || k.alsoFor?.includes(env.provider) === true) &&
     inRange(env.kernel, k.kernel) &&
     (k.rdmaCore === undefined || inRange(env.rdmaCore, k.rdmaCore))
   );
@@ -447,6 +452,8 @@ export const KNOWN_BEHAVIOUR: readonly KnownBehaviour[] = [
   {
     id: 'siw-query-qp-state',
     provider: 'siw',
+    // The patched siw (patches/siw/) leaves siw_query_qp as it is: measured on 6.1.192.
+    alsoFor: ['siw+rfc7306'],
     kernel: SIW_QUERY_QP_STATE_UNSET,
     scenarios: ['siw-*'],
     observed: { 'q*.*.state': 'RESET' },

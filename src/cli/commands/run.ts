@@ -30,6 +30,7 @@ import { writeReport } from '../../interop/report-files.js';
 import { passed, runScenarios } from '../../interop/runner.js';
 import { DEVICES, type DeviceName, type Scenario } from '../../interop/scenario.js';
 import { SCENARIOS } from '../../interop/scenarios.js';
+import { usesRfc7306 } from '../../interop/siw-variant.js';
 import {
   DEFAULT_KERNEL_LINE,
   hostRdmaDevices,
@@ -39,6 +40,7 @@ import {
 import { onDevicesOrGuest } from '../devices-or-guest.js';
 import { positiveSeconds } from '../options.js';
 import { runLink, selectLinkScenarios } from './run-link.js';
+import { inPatchedPass, runPatchedPass, SIW_CHOICES, type SiwChoice } from './run-siw.js';
 
 interface RunOptions {
   readonly runtime: 'auto' | 'host' | 'guest';
@@ -51,6 +53,7 @@ interface RunOptions {
   readonly timeout: number;
   readonly kernel?: string;
   readonly kernels?: string[];
+  readonly siw?: SiwChoice;
 }
 
 const DEVICE_NAMES = Object.keys(DEVICES) as DeviceName[];
@@ -70,13 +73,23 @@ function parseDevices(value: string): DeviceName[] {
 }
 
 /** The scenarios and wire probes the filters select. */
-export function selectScenarios(options: Pick<RunOptions, 'device' | 'scenario' | 'link'>): {
+export function selectScenarios(
+  options: Pick<RunOptions, 'device' | 'scenario' | 'link' | 'siw'>,
+): {
   scenarios: Scenario[];
   probes: typeof WIRE_PROBES;
 } {
   if (options.link) return { scenarios: selectLinkScenarios(options), probes: [] };
   const match = options.scenario === undefined ? () => true : picomatch(options.scenario);
   const onDevice = (d: DeviceName) => options.device === undefined || options.device.includes(d);
+  // The patched siw pass (run-siw.ts): siw0's scenarios that post RFC 7306 operations.
+  if (options.siw === 'rfc7306')
+    return {
+      scenarios: SCENARIOS.filter(
+        (s) => s.device === 'siw0' && onDevice(s.device) && usesRfc7306(s) && match(s.id),
+      ),
+      probes: [],
+    };
   return {
     scenarios: SCENARIOS.filter((s) => onDevice(s.device) && match(s.id)),
     // The wire probes talk to siw0 from our userspace iWARP peer.
@@ -107,6 +120,15 @@ function progress(total: number): {
 }
 
 async function runHere(options: RunOptions, reportDir: string | undefined): Promise<number> {
+  if (options.siw === 'rfc7306' && !inPatchedPass()) return runPatchedPass(options, reportDir);
+  if (options.siw === 'both' && !inPatchedPass()) {
+    const stock = await runHere({ ...options, siw: 'stock' }, reportDir);
+    const patched = runPatchedPass(
+      options,
+      reportDir === undefined ? undefined : join(reportDir, 'siw-rfc7306'),
+    );
+    return Math.max(stock, patched);
+  }
   const available = hostRdmaDevices();
   const { scenarios: wanted, probes: wantedProbes } = selectScenarios(options);
   const scenarios = wanted.filter((s) => available.includes(s.device));
@@ -181,6 +203,7 @@ async function runOnce(
   if (options.device !== undefined) guestArgs.push('--device', options.device.join(','));
   if (options.scenario !== undefined) guestArgs.push('--scenario', options.scenario);
   if (options.strict) guestArgs.push('--strict');
+  if (options.siw !== undefined) guestArgs.push('--siw', options.siw);
   // In the guest, the report goes to a private share first (the guest writes nothing
   // else the host keeps), and is copied to its place afterwards.
   const share = report === undefined ? undefined : mkdtempSync(join(tmpdir(), 'rdma-interop-run-'));
@@ -275,6 +298,14 @@ export function registerRun(program: Command): void {
     .option(
       '--link',
       'the wire scenarios across a link between two guests (RoCEv2 and iWARP frames captured and compared with the engine)',
+    )
+    .addOption(
+      new Option(
+        '--siw <variant>',
+        "which siw siw0 runs on: stock; rfc7306 (the project's patched siw, docs/siw-rfc7306.md: siw0's scenarios that post atomics or immediate data, keyed siw+rfc7306); both (stock, then the patched pass into <report>/siw-rfc7306/)",
+      )
+        .choices([...SIW_CHOICES])
+        .default('stock'),
     )
     .option('--timeout <seconds>', 'guest runtime limit', positiveSeconds, 900)
     .option(
