@@ -16,6 +16,7 @@
         "native/constants.cc",
         "native/crc32c.cc",
         "native/round_trip.cc",
+        "native/round_trip_repeat.cc",
         "native/flush.cc"
       ],
       "include_dirs": ["<!(node -p \"require('node-addon-api').include_dir\")"],

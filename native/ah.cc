@@ -19,7 +19,7 @@ class Ah : public Napi::ObjectWrap<Ah> {
   explicit Ah(const Napi::CallbackInfo &info) : Napi::ObjectWrap<Ah>(info) {
     Napi::Env env = info.Env();
     PdPtr pd = PdFromJs(info[0], "ibv_create_ah");
-    if (!info[1].IsObject()) throw Napi::TypeError::New(env, "ibv_create_ah: attributes must be an object");
+    if (!info[1].IsObject()) ThrowArgument(env, "attr", "ibv_create_ah: attributes must be an object");
     ibv_ah_attr a{};
     ReadAhAttr(info[1].As<Napi::Object>(), a);
     device_ = pd->ctx->name;
@@ -66,7 +66,7 @@ class Ah : public Napi::ObjectWrap<Ah> {
 AhPtr AhFromJs(const Napi::Value &v, const char *call) {
   AddonData *data = v.Env().GetInstanceData<AddonData>();
   if (!v.IsObject() || !v.As<Napi::Object>().InstanceOf(data->ahCtor.Value()))
-    throw Napi::TypeError::New(v.Env(), std::string(call) + ": expected a NativeAh");
+    ThrowArgument(v.Env(), "ah", std::string(call) + ": expected a NativeAh");
   return Ah::Unwrap(v.As<Napi::Object>())->Handle(call);
 }
 
@@ -83,7 +83,7 @@ void ReadAhAttr(const Napi::Object &ah, ibv_ah_attr &a) {
     a.is_global = 1;
     Napi::Value dgid = grh.Get("dgid");
     if (!dgid.IsBuffer() || dgid.As<Napi::Buffer<uint8_t>>().Length() != 16)
-      throw Napi::TypeError::New(env, "grh.dgid must be a 16-byte Buffer");
+      ThrowArgument(env, "grh.dgid", "must be a 16-byte Buffer");
     std::memcpy(a.grh.dgid.raw, dgid.As<Napi::Buffer<uint8_t>>().Data(), 16);
     a.grh.flow_label = ReadU32Prop(grh, "flowLabel", 0, 0xfffff);
     a.grh.sgid_index = static_cast<uint8_t>(ReadU32Prop(grh, "sgidIndex", 0, 255));

@@ -39,7 +39,7 @@ bool ParseAddress(const std::string &ip, uint16_t port, sockaddr_storage &out) {
 }
 
 std::string ReadString(const Napi::Value &v, const char *what) {
-  if (!v.IsString()) throw Napi::TypeError::New(v.Env(), std::string(what) + " must be a string");
+  if (!v.IsString()) ThrowArgument(v.Env(), what, "must be a string");
   return v.As<Napi::String>();
 }
 
@@ -54,9 +54,9 @@ rdma_conn_param ReadConnParam(const Napi::Value &v, std::vector<uint8_t> &privat
   Napi::Object o = v.As<Napi::Object>();
   Napi::Value pd = o.Get("privateData");
   if (!pd.IsUndefined()) {
-    if (!pd.IsBuffer()) throw Napi::TypeError::New(v.Env(), "privateData must be a Buffer");
+    if (!pd.IsBuffer()) ThrowArgument(v.Env(), "privateData", "must be a Buffer");
     auto b = pd.As<Napi::Buffer<uint8_t>>();
-    if (b.Length() > 255) throw Napi::RangeError::New(v.Env(), "privateData is limited to 255 bytes");
+    if (b.Length() > 255) ThrowArgument(v.Env(), "privateData", "is limited to 255 bytes");
     privateData.assign(b.Data(), b.Data() + b.Length());
   }
   p.private_data = privateData.empty() ? nullptr : privateData.data();
@@ -154,7 +154,7 @@ class EventChannel : public Napi::ObjectWrap<EventChannel> {
 EventChannelPtr ChannelFromJs(const Napi::Value &v, const char *call) {
   AddonData *data = v.Env().GetInstanceData<AddonData>();
   if (!v.IsObject() || !v.As<Napi::Object>().InstanceOf(data->eventChannelCtor.Value()))
-    throw Napi::TypeError::New(v.Env(), std::string(call) + ": expected a NativeEventChannel");
+    ThrowArgument(v.Env(), "channel", std::string(call) + ": expected a NativeEventChannel");
   return EventChannel::Unwrap(v.As<Napi::Object>())->Handle(call);
 }
 
@@ -329,7 +329,7 @@ class CmId : public Napi::ObjectWrap<CmId> {
     CqPtr send = CqFromJs(info[1], "rdma_create_qp");
     CqPtr recv = CqFromJs(info[2], "rdma_create_qp");
     if (h->hasQp) ThrowVerbs(env, "rdma_create_qp", DeviceOf(h->id), EEXIST, "the cm_id already has a QP");
-    if (!info[3].IsObject()) throw Napi::TypeError::New(env, "init attributes must be an object");
+    if (!info[3].IsObject()) ThrowArgument(env, "init", "init attributes must be an object");
     Napi::Object init = info[3].As<Napi::Object>();
     ibv_qp_init_attr a{};
     a.send_cq = send->cq;
@@ -397,7 +397,7 @@ class CmId : public Napi::ObjectWrap<CmId> {
 CmIdPtr CmIdFromJs(const Napi::Value &v, const char *call) {
   AddonData *data = v.Env().GetInstanceData<AddonData>();
   if (!v.IsObject() || !v.As<Napi::Object>().InstanceOf(data->cmIdCtor.Value()))
-    throw Napi::TypeError::New(v.Env(), std::string(call) + ": expected a NativeCmId");
+    ThrowArgument(v.Env(), "cmId", std::string(call) + ": expected a NativeCmId");
   return CmId::Unwrap(v.As<Napi::Object>())->Handle(call);
 }
 

@@ -26,6 +26,8 @@ namespace rdma_interop {
 /// Per-environment state: the JS VerbsError constructor registered by the TS layer.
 struct AddonData {
   Napi::FunctionReference verbsErrorCtor;
+  /// The JS VerbsArgumentError constructor (field, message): wrong arguments.
+  Napi::FunctionReference verbsArgumentErrorCtor;
   Napi::FunctionReference contextCtor;
   Napi::FunctionReference pdCtor;
   Napi::FunctionReference cqCtor;
@@ -42,6 +44,12 @@ const char *ErrnoName(int err);
 /// call, `badWrIndex` (>= 0) is the index of the refused request in the list given.
 [[noreturn]] void ThrowVerbs(Napi::Env env, const char *call, const std::string &device, int err,
                              const std::string &detail = std::string(), int badWrIndex = -1);
+
+/// Throws a VerbsArgumentError (src/verbs/errors.ts) for a wrong argument: `field` names
+/// it as the caller wrote it ('sgList[1]', 'access'), `message` says what is wrong. Every
+/// argument check of the addon throws this, so a wrong call is a typed error, not a
+/// plain TypeError or RangeError.
+[[noreturn]] void ThrowArgument(Napi::Env env, const std::string &field, const std::string &message);
 
 /// libibverbs calls return 0, a positive errno (the documented convention), or a
 /// NEGATIVE errno (libsiw's ibv_post_send returns -EINVAL): both are accepted here.
@@ -262,9 +270,9 @@ inline bool InlineSgesRegistered(const PdHandle &pd, const std::vector<ibv_sge> 
 
 // ---------------------------------------------------------------- arguments
 
-/// Reads a bigint argument as uint64 (TypeError unless a bigint that fits losslessly).
+/// Reads a bigint argument as uint64 (VerbsArgumentError unless a bigint that fits losslessly).
 uint64_t ReadU64(const Napi::Value &v, const char *what);
-/// Reads a number that must be an integer in [0, max] (TypeError / RangeError).
+/// Reads a number that must be an integer in [0, max] (VerbsArgumentError otherwise).
 uint32_t ReadU32(const Napi::Value &v, const char *what, uint64_t max = 0xffffffffULL);
 /// Reads an optional property (undefined -> fallback).
 uint32_t ReadU32Prop(const Napi::Object &o, const char *key, uint32_t fallback,
@@ -276,8 +284,8 @@ bool ReadBoolProp(const Napi::Object &o, const char *key, bool fallback);
 inline Napi::Value U64(Napi::Env env, uint64_t v) { return Napi::BigInt::New(env, v); }
 
 // ---------------------------------------------------------------- cross-object access
-// Each returns the live handle behind a wrapped JS object, throwing TypeError for a
-// wrong type and a VerbsError EBADF for a closed object.
+// Each returns the live handle behind a wrapped JS object, throwing VerbsArgumentError for
+// a wrong type and a VerbsError EBADF for a closed object.
 
 ContextPtr ContextFromJs(const Napi::Value &v, const char *call);
 PdPtr PdFromJs(const Napi::Value &v, const char *call);

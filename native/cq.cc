@@ -8,6 +8,7 @@
 
 
 #include "common.h"
+#include "wc_words.h"
 
 namespace rdma_interop {
 
@@ -130,25 +131,7 @@ class Cq : public Napi::ObjectWrap<Cq> {
     }
     if (n < 0) ThrowVerbs(env, "ibv_poll_cq", device_, n == -1 ? EIO : -n);
     uint32_t *out = words.Data();
-    for (int i = 0; i < n; i++) {
-      const ibv_wc &wc = wcs[i];
-      uint32_t *w = out + static_cast<size_t>(i) * kWcWords;
-      using namespace wc_word;
-      w[kWrIdLow] = static_cast<uint32_t>(wc.wr_id);
-      w[kWrIdHigh] = static_cast<uint32_t>(wc.wr_id >> 32);
-      w[kStatus] = wc.status;
-      w[kOpcode] = wc.opcode;
-      w[kVendorErr] = wc.vendor_err;
-      w[kByteLen] = wc.byte_len;
-      w[kImmDataRaw] = wc.imm_data;  // raw: network-order bytes read as a host u32
-      w[kQpNum] = wc.qp_num;
-      w[kSrcQp] = wc.src_qp;
-      w[kWcFlags] = wc.wc_flags;
-      w[kPkeyIndex] = wc.pkey_index;
-      w[kSlid] = wc.slid;
-      w[kSl] = wc.sl;
-      w[kDlidPathBits] = wc.dlid_path_bits;
-    }
+    for (int i = 0; i < n; i++) WriteWcWords(out + static_cast<size_t>(i) * kWcWords, wcs[i]);
     return Napi::Number::New(env, n);
   }
 

@@ -62,7 +62,7 @@ class Context : public Napi::ObjectWrap<Context> {
       handle_ = *info[0].As<Napi::External<ContextPtr>>().Data();
       return;
     }
-    if (!info[0].IsString()) throw Napi::TypeError::New(env, "device name must be a string");
+    if (!info[0].IsString()) ThrowArgument(env, "name", "device name must be a string");
     std::string wanted = info[0].As<Napi::String>();
     int count = 0;
     ibv_device **list = ibv_get_device_list(&count);
@@ -315,7 +315,7 @@ class Context : public Napi::ObjectWrap<Context> {
 ContextPtr ContextFromJs(const Napi::Value &v, const char *call) {
   AddonData *data = v.Env().GetInstanceData<AddonData>();
   if (!v.IsObject() || !v.As<Napi::Object>().InstanceOf(data->contextCtor.Value()))
-    throw Napi::TypeError::New(v.Env(), std::string(call) + ": expected a NativeContext");
+    ThrowArgument(v.Env(), "context", std::string(call) + ": expected a NativeContext");
   return Context::Unwrap(v.As<Napi::Object>())->Handle(call);
 }
 

@@ -58,21 +58,30 @@ void ThrowVerbs(Napi::Env env, const char *call, const std::string &device, int 
   throw Napi::Error(env, obj);
 }
 
+void ThrowArgument(Napi::Env env, const std::string &field, const std::string &message) {
+  AddonData *data = env.GetInstanceData<AddonData>();
+  if (data == nullptr || data->verbsArgumentErrorCtor.IsEmpty()) {
+    // The verbs loader always registers the class; an addon loaded bare gets a TypeError.
+    throw Napi::TypeError::New(env, field + ": " + message);
+  }
+  Napi::Object obj = data->verbsArgumentErrorCtor.New(
+      {Napi::String::New(env, field), Napi::String::New(env, message)});
+  throw Napi::Error(env, obj);
+}
+
 uint64_t ReadU64(const Napi::Value &v, const char *what) {
-  if (!v.IsBigInt()) throw Napi::TypeError::New(v.Env(), std::string(what) + " must be a bigint");
+  if (!v.IsBigInt()) ThrowArgument(v.Env(), what, "must be a bigint");
   bool lossless = false;
   uint64_t out = v.As<Napi::BigInt>().Uint64Value(&lossless);
-  if (!lossless)
-    throw Napi::RangeError::New(v.Env(), std::string(what) + " must fit in 64 unsigned bits");
+  if (!lossless) ThrowArgument(v.Env(), what, "must fit in 64 unsigned bits");
   return out;
 }
 
 uint32_t ReadU32(const Napi::Value &v, const char *what, uint64_t max) {
-  if (!v.IsNumber()) throw Napi::TypeError::New(v.Env(), std::string(what) + " must be a number");
+  if (!v.IsNumber()) ThrowArgument(v.Env(), what, "must be a number");
   double d = v.As<Napi::Number>().DoubleValue();
   if (!std::isfinite(d) || std::floor(d) != d || d < 0 || d > static_cast<double>(max))
-    throw Napi::RangeError::New(v.Env(), std::string(what) + " must be an integer in [0, " +
-                                             std::to_string(max) + "]");
+    ThrowArgument(v.Env(), what, "must be an integer in [0, " + std::to_string(max) + "]");
   return static_cast<uint32_t>(d);
 }
 
@@ -91,15 +100,18 @@ uint64_t ReadU64Prop(const Napi::Object &o, const char *key, uint64_t fallback) 
 bool ReadBoolProp(const Napi::Object &o, const char *key, bool fallback) {
   Napi::Value v = o.Get(key);
   if (v.IsUndefined()) return fallback;
-  if (!v.IsBoolean()) throw Napi::TypeError::New(o.Env(), std::string(key) + " must be a boolean");
+  if (!v.IsBoolean()) ThrowArgument(o.Env(), key, "must be a boolean");
   return v.As<Napi::Boolean>().Value();
 }
 
 namespace {
+// setVerbsErrorClass(VerbsError, VerbsArgumentError?): the classes native code throws.
 Napi::Value SetVerbsErrorClass(const Napi::CallbackInfo &info) {
   if (!info[0].IsFunction()) throw Napi::TypeError::New(info.Env(), "expected a constructor");
   AddonData *data = info.Env().GetInstanceData<AddonData>();
   data->verbsErrorCtor = Napi::Persistent(info[0].As<Napi::Function>());
+  if (info[1].IsFunction())
+    data->verbsArgumentErrorCtor = Napi::Persistent(info[1].As<Napi::Function>());
   return info.Env().Undefined();
 }
 

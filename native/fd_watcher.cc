@@ -64,7 +64,7 @@ class FdWatcher : public Napi::ObjectWrap<FdWatcher> {
       : Napi::ObjectWrap<FdWatcher>(info), asyncContext_(info.Env(), "rdma_interop.FdWatcher") {
     Napi::Env env = info.Env();
     int fd = static_cast<int>(ReadU32(info[0], "fd", 0x7fffffff));
-    if (!info[1].IsFunction()) throw Napi::TypeError::New(env, "onReadable must be a function");
+    if (!info[1].IsFunction()) ThrowArgument(env, "onReadable", "must be a function");
     callback_ = Napi::Persistent(info[1].As<Napi::Function>());
     uv_loop_t *loop = nullptr;
     if (napi_get_uv_event_loop(env, &loop) != napi_ok || loop == nullptr)

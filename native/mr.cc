@@ -10,6 +10,7 @@
 // are gone, so no JS operation can free them under the device.
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 
 #include "common.h"
@@ -63,27 +64,38 @@ class Mr : public Napi::ObjectWrap<Mr> {
                        });
   }
 
-  // new NativeMr(pd, buffer | length, accessFlags): a length asks for addon-owned memory.
+  // new NativeMr(pd, buffer | length, accessFlags[, offset, registeredLength]): a length
+  // asks for addon-owned memory, of which [offset, offset + registeredLength) is
+  // registered (all of it by default); the bytes around stay the caller's, unregistered.
   explicit Mr(const Napi::CallbackInfo &info) : Napi::ObjectWrap<Mr>(info) {
     Napi::Env env = info.Env();
     PdPtr pd = PdFromJs(info[0], "ibv_reg_mr");
     uint32_t access = ReadU32(info[2], "access");
     MemoryPtr memory;
     Napi::Buffer<uint8_t> buf;
+    size_t offset = 0;
+    size_t length = 0;
     if (info[1].IsNumber()) {
-      uint64_t length = ReadU64FromNumber(info[1]);
-      memory = Allocate(env, static_cast<size_t>(length));
+      memory = Allocate(env, ReadU32(info[1], "length"));
+      offset = info[3].IsUndefined() ? 0 : ReadU32(info[3], "range.offset");
+      length = info[4].IsUndefined() ? memory->length - std::min(offset, memory->length)
+                                     : ReadU32(info[4], "range.length");
+      if (length == 0 || offset > memory->length || length > memory->length - offset)
+        ThrowArgument(env, "range", "[" + std::to_string(offset) + ", " +
+                                        std::to_string(offset + length) +
+                                        ") is not a non-empty part of the " +
+                                        std::to_string(memory->length) + " bytes allocated");
       auto *owner = new MemoryPtr(memory);  // the JS side's reference
       buf = Napi::Buffer<uint8_t>::New(
           env, static_cast<uint8_t *>(memory->data), memory->length,
           [](Napi::Env, uint8_t *, MemoryPtr *ref) { delete ref; }, owner);
     } else if (info[1].IsBuffer()) {
       buf = info[1].As<Napi::Buffer<uint8_t>>();
+      length = buf.Length();
     } else {
-      throw Napi::TypeError::New(env, "ibv_reg_mr: expected a Buffer or a length");
+      ThrowArgument(env, "memory", "ibv_reg_mr: expected a Buffer or a length");
     }
-    void *addr = memory ? memory->data : buf.Data();
-    size_t length = memory ? memory->length : buf.Length();
+    void *addr = (memory ? static_cast<uint8_t *>(memory->data) : buf.Data()) + offset;
     ibv_mr *mr = ibv_reg_mr(pd->pd, addr, length, static_cast<int>(access));
     if (mr == nullptr) ThrowVerbs(env, "ibv_reg_mr", pd->ctx->name, errno != 0 ? errno : ENOMEM);
     handle_ = std::make_shared<MrHandle>();
@@ -101,11 +113,9 @@ class Mr : public Napi::ObjectWrap<Mr> {
   }
 
  private:
-  static uint64_t ReadU64FromNumber(const Napi::Value &v) { return ReadU32(v, "length"); }
-
   static MemoryPtr Allocate(Napi::Env env, size_t length) {
     if (length == 0 || length > kMaxOwnedLength)
-      throw Napi::RangeError::New(env, "length out of range");
+      ThrowArgument(env, "length", "must be at least 1 byte");
     long page = sysconf(_SC_PAGESIZE);
     auto memory = std::make_shared<OwnedMemory>();
     if (posix_memalign(&memory->data, page > 0 ? static_cast<size_t>(page) : 4096, length) != 0)
@@ -115,7 +125,7 @@ class Mr : public Napi::ObjectWrap<Mr> {
     return memory;
   }
 
-  // The Buffer over the registered memory (the one given, or the addon's own).
+  // The Buffer over the registered memory (the one given, or the addon's whole allocation).
   Napi::Value BufferOf(const Napi::CallbackInfo &info) {
     if (buffer_.IsEmpty()) return info.Env().Undefined();
     return buffer_.Value();

@@ -68,7 +68,7 @@ class Pd : public Napi::ObjectWrap<Pd> {
 PdPtr PdFromJs(const Napi::Value &v, const char *call) {
   AddonData *data = v.Env().GetInstanceData<AddonData>();
   if (!v.IsObject() || !v.As<Napi::Object>().InstanceOf(data->pdCtor.Value()))
-    throw Napi::TypeError::New(v.Env(), std::string(call) + ": expected a NativePd");
+    ThrowArgument(v.Env(), "pd", std::string(call) + ": expected a NativePd");
   return Pd::Unwrap(v.As<Napi::Object>())->Handle(call);
 }
 

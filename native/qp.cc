@@ -73,11 +73,11 @@ bool ExOpAvailable(const ibv_qp_ex *q, uint64_t ops, uint32_t opcode) {
 
 void ReadSges(const Napi::Value &v, std::vector<ibv_sge> &out) {
   if (v.IsUndefined()) return;
-  if (!v.IsArray()) throw Napi::TypeError::New(v.Env(), "sgList must be an array");
+  if (!v.IsArray()) ThrowArgument(v.Env(), "sgList", "must be an array");
   Napi::Array arr = v.As<Napi::Array>();
   for (uint32_t i = 0; i < arr.Length(); i++) {
     Napi::Value e = arr.Get(i);
-    if (!e.IsObject()) throw Napi::TypeError::New(v.Env(), "an SGE must be an object");
+    if (!e.IsObject()) ThrowArgument(v.Env(), "sgList[" + std::to_string(i) + "]", "an SGE must be an object");
     Napi::Object o = e.As<Napi::Object>();
     ibv_sge s{};
     s.addr = ReadU64(o.Get("addr"), "sge.addr");
@@ -121,7 +121,7 @@ class Qp : public Napi::ObjectWrap<Qp> {
     PdPtr pd = PdFromJs(info[0], "ibv_create_qp");
     CqPtr send = CqFromJs(info[1], "ibv_create_qp");
     CqPtr recv = CqFromJs(info[2], "ibv_create_qp");
-    if (!info[3].IsObject()) throw Napi::TypeError::New(env, "init attributes must be an object");
+    if (!info[3].IsObject()) ThrowArgument(env, "init", "init attributes must be an object");
     Napi::Object init = info[3].As<Napi::Object>();
     device_ = pd->ctx->name;
     ibv_qp_init_attr_ex a{};
@@ -211,7 +211,7 @@ class Qp : public Napi::ObjectWrap<Qp> {
   Napi::Value Modify(const Napi::CallbackInfo &info) {
     Napi::Env env = info.Env();
     auto h = Handle("ibv_modify_qp");
-    if (!info[0].IsObject()) throw Napi::TypeError::New(env, "attr must be an object");
+    if (!info[0].IsObject()) ThrowArgument(env, "attr", "must be an object");
     Napi::Object o = info[0].As<Napi::Object>();
     uint32_t mask = ReadU32(info[1], "mask");
     ibv_qp_attr a{};
@@ -283,14 +283,14 @@ class Qp : public Napi::ObjectWrap<Qp> {
   };
 
   static void ParseSendChain(Napi::Env env, const Napi::Value &v, SendChain &chain) {
-    if (!v.IsArray()) throw Napi::TypeError::New(env, "expected an array of work requests");
+    if (!v.IsArray()) ThrowArgument(env, "wrs", "expected an array of work requests");
     Napi::Array arr = v.As<Napi::Array>();
     uint32_t n = arr.Length();
     chain.wrs.assign(n, ibv_send_wr{});
     chain.sges.assign(n, {});
     for (uint32_t i = 0; i < n; i++) {
       Napi::Value e = arr.Get(i);
-      if (!e.IsObject()) throw Napi::TypeError::New(env, "a work request must be an object");
+      if (!e.IsObject()) ThrowArgument(env, "wrs[" + std::to_string(i) + "]", "a work request must be an object");
       Napi::Object o = e.As<Napi::Object>();
       ibv_send_wr &wr = chain.wrs[i];
       wr.wr_id = ReadU64(o.Get("wrId"), "wrId");
@@ -422,7 +422,7 @@ class Qp : public Napi::ObjectWrap<Qp> {
     auto h = Handle("ibv_wr_complete");
     if (h->qpx == nullptr)
       ThrowVerbs(env, "ibv_wr_start", device_, EOPNOTSUPP, "the QP was not created as extended");
-    if (!info[0].IsArray()) throw Napi::TypeError::New(env, "expected an array of work requests");
+    if (!info[0].IsArray()) ThrowArgument(env, "wrs", "expected an array of work requests");
     Napi::Array arr = info[0].As<Napi::Array>();
     uint32_t n = arr.Length();
     // Parse everything first so a bad argument never leaves a half-built batch.
@@ -437,7 +437,7 @@ class Qp : public Napi::ObjectWrap<Qp> {
     std::vector<Parsed> ps(n);
     for (uint32_t i = 0; i < n; i++) {
       Napi::Value v = arr.Get(i);
-      if (!v.IsObject()) throw Napi::TypeError::New(env, "a work request must be an object");
+      if (!v.IsObject()) ThrowArgument(env, "wrs[" + std::to_string(i) + "]", "a work request must be an object");
       Napi::Object o = v.As<Napi::Object>();
       Parsed &p = ps[i];
       p.wrId = ReadU64(o.Get("wrId"), "wrId");
@@ -453,7 +453,7 @@ class Qp : public Napi::ObjectWrap<Qp> {
       p.flushType = ReadU32Prop(o, "flushType", flush::kPlacementGlobal);
       p.flushLevel = ReadU32Prop(o, "flushLevel", flush::kSelectivityRange);
       if (p.flushType > 0xff || p.flushLevel > 0xff)
-        throw Napi::RangeError::New(env, "flushType and flushLevel must fit in 8 bits");
+        ThrowArgument(env, "wrs[" + std::to_string(i) + "]", "flushType and flushLevel must fit in 8 bits");
       ReadSges(o.Get("sgList"), p.sges);
     }
     if (n == 0) return env.Undefined();
@@ -523,7 +523,7 @@ class Qp : public Napi::ObjectWrap<Qp> {
   Napi::Value PostRecv(const Napi::CallbackInfo &info) {
     Napi::Env env = info.Env();
     auto h = Handle("ibv_post_recv");
-    if (!info[0].IsArray()) throw Napi::TypeError::New(env, "expected an array of receive requests");
+    if (!info[0].IsArray()) ThrowArgument(env, "wrs", "expected an array of receive requests");
     Napi::Array arr = info[0].As<Napi::Array>();
     uint32_t n = arr.Length();
     if (n == 0) return env.Undefined();
@@ -531,7 +531,7 @@ class Qp : public Napi::ObjectWrap<Qp> {
     std::vector<std::vector<ibv_sge>> sges(n);
     for (uint32_t i = 0; i < n; i++) {
       Napi::Value v = arr.Get(i);
-      if (!v.IsObject()) throw Napi::TypeError::New(env, "a receive request must be an object");
+      if (!v.IsObject()) ThrowArgument(env, "wrs[" + std::to_string(i) + "]", "a receive request must be an object");
       Napi::Object o = v.As<Napi::Object>();
       wrs[i].wr_id = ReadU64(o.Get("wrId"), "wrId");
       ReadSges(o.Get("sgList"), sges[i]);
@@ -562,7 +562,7 @@ class Qp : public Napi::ObjectWrap<Qp> {
 QpRef QpRefFromJs(const Napi::Value &v, const char *call) {
   AddonData *data = v.Env().GetInstanceData<AddonData>();
   if (!v.IsObject() || !v.As<Napi::Object>().InstanceOf(data->qpCtor.Value()))
-    throw Napi::TypeError::New(v.Env(), std::string(call) + ": expected a NativeQp");
+    ThrowArgument(v.Env(), "qp", std::string(call) + ": expected a NativeQp");
   return Qp::Unwrap(v.As<Napi::Object>())->Ref(call);
 }
 

@@ -13,72 +13,12 @@
 // reused), the round trip was not released. Completions polled that are not this round
 // trip's own go to the CQ's stash, which NativeCq.poll returns first: nothing is lost on a
 // CQ shared with other QPs or other round trips.
-#include <arpa/inet.h>
-#include <time.h>
-
-#include "common.h"
+#include "round_trip.h"
+#include "wc_words.h"
 
 namespace rdma_interop {
 
 namespace {
-
-constexpr size_t kWcWords = wc_word::kCount;
-
-/// The memory shared with JS (an external ArrayBuffer). Offsets are part of the binding
-/// (src/native/bindings.ts ROUND_TRIP_LAYOUT; a host test checks them against
-/// `roundTripLayout`).
-struct Block {
-  uint64_t compareAdd = 0;  // FETCH_AND_ADD addend / CMP_AND_SWP compare value
-  uint64_t swap = 0;
-  uint64_t remoteAddr = 0;
-  uint32_t immData = 0;  // host order; sent as htonl(immData)
-  uint32_t reserved = 0;
-  uint32_t wc[kWcWords] = {};  // the awaited completion, in NativeCq.poll's layout
-  // CLOCK_MONOTONIC microseconds just before the last ibv_post_send: consecutive values
-  // are a loop's period without a timer call in it (perftest stamps its posts the same way).
-  double postedAtUs = 0;
-};
-
-struct RoundTripState {
-  QpRef qp;
-  CqPtr waitCq;
-  bool waitRecv = false;  // wait for a receive on waitQpNum, else for the own completion
-  uint32_t waitQpNum = 0;
-  uint32_t signalEvery = 1;  // waitRecv: one signaled send every this many
-  uint32_t unsignaled = 0;
-  ibv_send_wr wr{};
-  std::vector<ibv_sge> sges;
-  std::shared_ptr<Block> block;
-  int64_t timeoutNs = 0;
-  bool awaiting = false;  // posted, the awaited completion not seen yet
-  bool running = false;
-  bool released = false;
-};
-using StatePtr = std::shared_ptr<RoundTripState>;
-
-int64_t NowNs() {
-  timespec ts{};
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
-}
-
-void WriteWc(uint32_t *w, const ibv_wc &wc) {
-  using namespace wc_word;
-  w[kWrIdLow] = static_cast<uint32_t>(wc.wr_id);
-  w[kWrIdHigh] = static_cast<uint32_t>(wc.wr_id >> 32);
-  w[kStatus] = wc.status;
-  w[kOpcode] = wc.opcode;
-  w[kVendorErr] = wc.vendor_err;
-  w[kByteLen] = wc.byte_len;
-  w[kImmDataRaw] = wc.imm_data;
-  w[kQpNum] = wc.qp_num;
-  w[kSrcQp] = wc.src_qp;
-  w[kWcFlags] = wc.wc_flags;
-  w[kPkeyIndex] = wc.pkey_index;
-  w[kSlid] = wc.slid;
-  w[kSl] = wc.sl;
-  w[kDlidPathBits] = wc.dlid_path_bits;
-}
 
 enum class Kind { kAwaited, kOwnSend, kForeign };
 
@@ -135,32 +75,11 @@ int PollOnce(RoundTripState &s, CqHandle &cq, ibv_wc &out, bool *ownFailed) {
   return found;
 }
 
-[[noreturn]] void ThrowClosedPart(Napi::Env env, const RoundTripState &s, const char *what) {
-  ThrowVerbs(env, "ibv_post_send", s.qp.device, EBADF, what);
-}
-
 uint32_t Run(Napi::Env env, RoundTripState &s) {
-  if (s.released) ThrowClosedPart(env, s, "the round trip was released");
-  if (!s.qp.owner->Live()) ThrowClosedPart(env, s, "queue pair is closed");
-  if (s.waitCq->cq == nullptr || s.qp.sendCq->cq == nullptr)
-    ThrowClosedPart(env, s, "completion queue is closed");
-  if (s.running) ThrowVerbs(env, "ibv_post_send", s.qp.device, EBUSY, "the round trip is running");
+  CheckRunnable(env, s);
+  if (s.staleSignaled != 0) CollectStale(env, s);
   if (!s.awaiting) {
-    size_t bad = 0;
-    if (!InlineSgesRegistered(*s.qp.pd, s.sges, &bad))
-      ThrowVerbs(env, "ibv_post_send", s.qp.device, EBADF,
-                 "sgList[" + std::to_string(bad) + "] is not inside a live MR of the QP's PD", 0);
-    const Block &b = *s.block;
-    switch (s.wr.opcode) {
-      case IBV_WR_ATOMIC_FETCH_AND_ADD:
-      case IBV_WR_ATOMIC_CMP_AND_SWP:
-        s.wr.wr.atomic.remote_addr = b.remoteAddr;
-        s.wr.wr.atomic.compare_add = b.compareAdd;
-        s.wr.wr.atomic.swap = b.swap;
-        break;
-      default: s.wr.wr.rdma.remote_addr = b.remoteAddr; break;
-    }
-    s.wr.imm_data = htonl(b.immData);
+    ApplyBlock(env, s);
     bool signaled = !s.waitRecv || ++s.unsignaled >= s.signalEvery;
     if (signaled) {
       s.wr.send_flags |= IBV_SEND_SIGNALED;
@@ -178,10 +97,7 @@ uint32_t Run(Napi::Env env, RoundTripState &s) {
     s.awaiting = true;
   }
   s.running = true;
-  struct Unmark {
-    bool &flag;
-    ~Unmark() { flag = false; }
-  } unmark{s.running};
+  ClearOnExit unmark{s.running};
   ibv_wc wc{};
   bool ownFailed = false;
   CqHandle &cq = *s.waitCq;
@@ -203,7 +119,7 @@ uint32_t Run(Napi::Env env, RoundTripState &s) {
   // A failed own send (waiting for a receive) ends the wait: the QP is in error.
   (void)ownFailed;
   s.awaiting = false;
-  WriteWc(s.block->wc, wc);
+  WriteWcWords(s.block->wc, wc);
   // Own signaled sends on a separate send CQ: collect what is already there (never wait).
   if (s.waitRecv && s.qp.sendCq != s.waitCq && s.qp.sendCq->cq != nullptr) {
     ibv_wc ws[8];
@@ -224,7 +140,7 @@ napi_value RunCallback(napi_env env, napi_callback_info info) {
   size_t argc = 0;
   if (napi_get_cb_info(env, info, &argc, nullptr, nullptr, &data) != napi_ok) return nullptr;
   try {
-    uint32_t status = Run(Napi::Env(env), **static_cast<StatePtr *>(data));
+    uint32_t status = Run(Napi::Env(env), **static_cast<RoundTripStatePtr *>(data));
     napi_value out = nullptr;
     napi_create_uint32(env, status, &out);
     return out;
@@ -236,15 +152,15 @@ napi_value RunCallback(napi_env env, napi_callback_info info) {
 
 // Binds a function to the state: the function's finalizer drops its reference, so the
 // state lives as long as anything that can call into it.
-Napi::Function Bind(Napi::Env env, const char *name, napi_callback cb, const StatePtr &state) {
-  auto *ref = new StatePtr(state);
+Napi::Function Bind(Napi::Env env, const char *name, napi_callback cb, const RoundTripStatePtr &state) {
+  auto *ref = new RoundTripStatePtr(state);
   napi_value fn = nullptr;
   if (napi_create_function(env, name, NAPI_AUTO_LENGTH, cb, ref, &fn) != napi_ok) {
     delete ref;
     throw Napi::Error::New(env, "napi_create_function failed");
   }
   napi_add_finalizer(
-      env, fn, ref, [](napi_env, void *p, void *) { delete static_cast<StatePtr *>(p); }, nullptr,
+      env, fn, ref, [](napi_env, void *p, void *) { delete static_cast<RoundTripStatePtr *>(p); }, nullptr,
       nullptr);
   return Napi::Function(env, fn);
 }
@@ -253,7 +169,7 @@ napi_value ReleaseCallback(napi_env env, napi_callback_info info) {
   void *data = nullptr;
   size_t argc = 0;
   if (napi_get_cb_info(env, info, &argc, nullptr, nullptr, &data) != napi_ok) return nullptr;
-  RoundTripState &s = **static_cast<StatePtr *>(data);
+  RoundTripState &s = **static_cast<RoundTripStatePtr *>(data);
   s.released = true;
   return nullptr;
 }
@@ -320,19 +236,20 @@ Napi::Value CreateRoundTrip(const Napi::CallbackInfo &info) {
   else
     wr.wr.rdma.rkey = rkey;
 
-  s->block = std::make_shared<Block>();
+  s->block = std::make_shared<RoundTripBlock>();
   s->block->compareAdd = ReadU64Prop(o, "compareAdd", 0);
   s->block->swap = ReadU64Prop(o, "swap", 0);
   s->block->remoteAddr = ReadU64Prop(o, "remoteAddr", 0);
   s->block->immData = ReadU32Prop(o, "immData", 0);
 
-  auto *blockRef = new std::shared_ptr<Block>(s->block);
+  auto *blockRef = new std::shared_ptr<RoundTripBlock>(s->block);
   Napi::ArrayBuffer ab = Napi::ArrayBuffer::New(
-      env, s->block.get(), sizeof(Block),
-      [](Napi::Env, void *, std::shared_ptr<Block> *ref) { delete ref; }, blockRef);
+      env, s->block.get(), sizeof(RoundTripBlock),
+      [](Napi::Env, void *, std::shared_ptr<RoundTripBlock> *ref) { delete ref; }, blockRef);
 
   Napi::Object out = Napi::Object::New(env);
   out.Set("run", Bind(env, "run", RunCallback, s));
+  out.Set("repeat", Bind(env, "repeat", RepeatCallback, s));
   out.Set("release", Bind(env, "release", ReleaseCallback, s));
   out.Set("block", ab);
   return out;
@@ -343,13 +260,14 @@ Napi::Value CreateRoundTrip(const Napi::CallbackInfo &info) {
 void RegisterRoundTrip(Napi::Env env, Napi::Object exports) {
   exports.Set("createRoundTrip", Napi::Function::New(env, CreateRoundTrip, "createRoundTrip"));
   Napi::Object layout = Napi::Object::New(env);
-  layout.Set("compareAdd", static_cast<double>(offsetof(Block, compareAdd)));
-  layout.Set("swap", static_cast<double>(offsetof(Block, swap)));
-  layout.Set("remoteAddr", static_cast<double>(offsetof(Block, remoteAddr)));
-  layout.Set("immData", static_cast<double>(offsetof(Block, immData)));
-  layout.Set("wc", static_cast<double>(offsetof(Block, wc)));
-  layout.Set("postedAtUs", static_cast<double>(offsetof(Block, postedAtUs)));
-  layout.Set("bytes", static_cast<double>(sizeof(Block)));
+  layout.Set("compareAdd", static_cast<double>(offsetof(RoundTripBlock, compareAdd)));
+  layout.Set("swap", static_cast<double>(offsetof(RoundTripBlock, swap)));
+  layout.Set("remoteAddr", static_cast<double>(offsetof(RoundTripBlock, remoteAddr)));
+  layout.Set("immData", static_cast<double>(offsetof(RoundTripBlock, immData)));
+  layout.Set("wc", static_cast<double>(offsetof(RoundTripBlock, wc)));
+  layout.Set("postedAtUs", static_cast<double>(offsetof(RoundTripBlock, postedAtUs)));
+  layout.Set("completedAtUs", static_cast<double>(offsetof(RoundTripBlock, completedAtUs)));
+  layout.Set("bytes", static_cast<double>(sizeof(RoundTripBlock)));
   exports.Set("roundTripLayout", layout);
 }
 

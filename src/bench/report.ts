@@ -23,6 +23,14 @@ export interface Figure {
   readonly anchorP99?: number;
   /** value / anchor. */
   readonly ratio: number;
+  /**
+   * Measured in this many alternating rounds (ours and the anchor back to back, the order
+   * swapped every round): `ratio` is the median of the per-round ratios, value and anchor
+   * are those of the median round.
+   */
+  readonly rounds?: number;
+  /** The smallest and largest per-round ratio. */
+  readonly ratioSpread?: readonly [number, number];
   readonly target?: Target;
   /** undefined without a target or when a figure is not a number. */
   readonly pass?: boolean;
@@ -62,7 +70,9 @@ export function printFigures(title: string, figures: readonly Figure[]): void {
     f.anchorName,
     fmt(f.anchor),
     fmt(f.anchorP99),
-    fmt(f.ratio, 2),
+    f.ratioSpread === undefined
+      ? fmt(f.ratio, 2)
+      : `${fmt(f.ratio, 2)} [${fmt(f.ratioSpread[0], 2)}-${fmt(f.ratioSpread[1], 2)}]`,
     f.target === undefined
       ? ''
       : `${f.target.op} ${f.target.ratio} ${f.pass === undefined ? 'N/A' : f.pass ? 'PASS' : 'FAIL'}`,

@@ -146,7 +146,10 @@ export interface NativeMr {
   readonly rkey: number;
   readonly addr: bigint;
   readonly length: number;
-  /** The Buffer over the registered memory (undefined once closed). */
+  /**
+   * The Buffer over the registered memory (undefined once closed): the Buffer given, or
+   * the addon's whole allocation (which a registered range may be a part of).
+   */
   readonly buffer: Buffer | undefined;
   close(): void;
 }
@@ -352,6 +355,8 @@ export interface NativeQp {
  */
 export interface NativeRoundTrip {
   run(): number;
+  /** Posts the request `count` times, at most `window` outstanding, `batch` per doorbell. */
+  repeat(count: number, window: number, batch: number): number;
   release(): void;
   readonly block: ArrayBuffer;
 }
@@ -364,7 +369,8 @@ export const ROUND_TRIP_LAYOUT = {
   immData: 24,
   wc: 32,
   postedAtUs: 32 + 4 * WC_WORDS,
-  bytes: 32 + 4 * WC_WORDS + 8,
+  completedAtUs: 32 + 4 * WC_WORDS + 8,
+  bytes: 32 + 4 * WC_WORDS + 16,
 } as const;
 
 /** A libuv readability watcher on a file descriptor. */
@@ -429,6 +435,9 @@ export interface NativeCmId {
 }
 
 /** The constructor the addon uses to throw typed errors. */
+/** The argument error class native code throws (src/verbs/errors.ts VerbsArgumentError). */
+export type VerbsArgumentErrorConstructor = new (field: string, message: string) => Error;
+
 export type VerbsErrorConstructor = new (
   code: string,
   errno: number,
@@ -440,16 +449,25 @@ export type VerbsErrorConstructor = new (
 
 /** Everything the addon exports. */
 export interface NativeAddon {
-  setVerbsErrorClass(ctor: VerbsErrorConstructor): void;
+  /** The classes native code throws: failures, and (optional) wrong arguments. */
+  setVerbsErrorClass(
+    ctor: VerbsErrorConstructor,
+    argumentCtor?: VerbsArgumentErrorConstructor,
+  ): void;
   errnoName(errno: number): string | undefined;
   listDevices(): NativeDeviceInfo[];
   NativeContext: new (deviceName: string) => NativeContext;
   NativePd: new (context: NativeContext) => NativePd;
-  /** A Buffer registers it in place; a length registers that many bytes the addon owns. */
+  /**
+   * A Buffer registers it in place; a length allocates that many bytes the addon owns and
+   * registers `[offset, offset + registeredLength)` of them (all by default).
+   */
   NativeMr: new (
     pd: NativePd,
     memory: Buffer | number,
     access: number,
+    offset?: number,
+    registeredLength?: number,
   ) => NativeMr;
   NativeCq: new (context: NativeContext, cqe: number, withChannel: boolean) => NativeCq;
   NativeQp: new (pd: NativePd, sendCq: NativeCq, recvCq: NativeCq, init: NativeQpInit) => NativeQp;

@@ -12,7 +12,11 @@ import { createRequire } from 'node:module';
 import { dirname, join, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { RdmaInteropError } from '../errors.js';
-import type { NativeAddon, VerbsErrorConstructor } from './bindings.js';
+import type {
+  NativeAddon,
+  VerbsArgumentErrorConstructor,
+  VerbsErrorConstructor,
+} from './bindings.js';
 
 /**
  * Why the addon is unavailable:
@@ -111,13 +115,17 @@ function isAddon(value: unknown): value is NativeAddon {
 let loaded: NativeAddon | undefined;
 
 /**
- * Loads the addon once and registers `errorClass` as the class native code throws.
- * Throws {@link AddonUnavailableError} when it is missing or broken.
+ * Loads the addon once and registers `errorClass` (and `argumentErrorClass`, for wrong
+ * arguments) as the classes native code throws. Throws {@link AddonUnavailableError} when
+ * it is missing or broken.
  */
-export function loadNative(errorClass: VerbsErrorConstructor): NativeAddon {
+export function loadNative(
+  errorClass: VerbsErrorConstructor,
+  argumentErrorClass?: VerbsArgumentErrorConstructor,
+): NativeAddon {
   if (loaded !== undefined) return loaded;
   const addon = loadAddonFrom(packageRoot());
-  addon.setVerbsErrorClass(errorClass);
+  addon.setVerbsErrorClass(errorClass, argumentErrorClass);
   loaded = addon;
   return addon;
 }

@@ -40,22 +40,50 @@ export interface Sge {
   readonly length?: number;
 }
 
+/**
+ * Which part of an allocation {@link Pd.allocMr} registers: `[offset, offset + length)`.
+ * The bytes around it belong to the caller but not to the MR (e.g. guard words that a
+ * test checks no remote access touched).
+ */
+export interface RegisteredRange {
+  readonly offset: number;
+  readonly length: number;
+}
+
 /** A memory region (`ibv_mr`) over a Buffer. */
 export class Mr {
   /** @internal */
   readonly native: NativeMr;
-  /** The registered memory. */
+  /** The registered memory (`length` bytes at `addr`). */
   readonly buffer: Buffer;
+  /**
+   * The whole memory the registration lies in: the Buffer given to `regMr`, or everything
+   * `allocMr` allocated (`buffer` starts at {@link allocationOffset} in it).
+   */
+  readonly allocation: Buffer;
+  /** Where {@link buffer} starts in {@link allocation} (0 unless `allocMr` got a range). */
+  readonly allocationOffset: number;
   /** The access flags it was registered with. */
   readonly access: readonly Access[];
   /** The protection domain (kept reachable, and with it the device, while this MR lives). */
   readonly pd: Pd;
   #closed = false;
 
-  /** @internal use `Pd.regMr` */
-  constructor(native: NativeMr, buffer: Buffer, access: readonly Access[], pd: Pd) {
+  /** @internal use `Pd.regMr` or `Pd.allocMr` */
+  constructor(
+    native: NativeMr,
+    allocation: Buffer,
+    access: readonly Access[],
+    pd: Pd,
+    range?: RegisteredRange,
+  ) {
     this.native = native;
-    this.buffer = buffer;
+    this.allocation = allocation;
+    this.allocationOffset = range?.offset ?? 0;
+    this.buffer =
+      range === undefined
+        ? allocation
+        : allocation.subarray(range.offset, range.offset + range.length);
     this.access = access;
     this.pd = pd;
   }

@@ -1,8 +1,11 @@
-/** The addon, loaded once with {@link VerbsError} registered as its error class. */
+/**
+ * The addon, loaded once with {@link VerbsError} and {@link VerbsArgumentError} registered
+ * as its error classes (a wrong argument a native class sees is a VerbsArgumentError).
+ */
 import { loadNative, type NativeAddon } from '../native/bindings.js';
-import { VerbsError } from './errors.js';
+import { VerbsArgumentError, VerbsError } from './errors.js';
 
 /** The loaded addon (throws `AddonUnavailableError` when it is missing or cannot load). */
 export function addon(): NativeAddon {
-  return loadNative(VerbsError);
+  return loadNative(VerbsError, VerbsArgumentError);
 }

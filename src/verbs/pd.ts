@@ -7,7 +7,7 @@ import type { Context } from './device.js';
 import { VerbsArgumentError } from './errors.js';
 import { requireFlushLibrary } from './flush.js';
 import { Children, type CloseOptions } from './lifetime.js';
-import { type Access, accessMaskOf, Mr } from './mr.js';
+import { type Access, accessMaskOf, Mr, type RegisteredRange } from './mr.js';
 import { addon } from './native.js';
 import { Qp } from './qp.js';
 import { type AddressVector, nativeAv } from './qp-attr.js';
@@ -128,6 +128,22 @@ function count(name: string, v: number | undefined, fallback: number): number {
   return n;
 }
 
+/** Refuses a range that is not a non-empty part of `length` allocated bytes. */
+function checkRange(range: RegisteredRange, length: number): void {
+  if (typeof range !== 'object' || range === null)
+    throw new VerbsArgumentError('range', 'must be { offset, length }');
+  const { offset, length: registered } = range;
+  if (!Number.isInteger(offset) || offset < 0)
+    throw new VerbsArgumentError('range.offset', 'must be a non-negative integer');
+  if (!Number.isInteger(registered) || registered < 1)
+    throw new VerbsArgumentError('range.length', 'must be a positive integer');
+  if (offset + registered > length)
+    throw new VerbsArgumentError(
+      'range',
+      `[${offset}, ${offset + registered}) is outside the ${length} bytes allocated`,
+    );
+}
+
 /** A protection domain (`ibv_pd`). */
 export class Pd {
   /** @internal */
@@ -173,20 +189,23 @@ export class Pd {
   }
 
   /**
-   * Allocates `length` zeroed bytes owned by the addon and registers them. `mr.buffer`
-   * is a Buffer over that memory; the registration and that Buffer co-own it, so no JS
-   * operation (a transfer, `ArrayBuffer.prototype.transfer()`, a detach) can free it
-   * while registered, on any Node version.
+   * Allocates `length` zeroed, page-aligned bytes owned by the addon and registers them,
+   * or only `range` of them: the bytes around a range stay readable and writable through
+   * `mr.allocation` but outside the MR (guard words a remote access must not reach).
+   * `mr.buffer` is the registered part. The registration and the Buffer co-own the
+   * memory, so no JS operation (a transfer, `ArrayBuffer.prototype.transfer()`, a
+   * detach) can free it while registered, on any Node version.
    */
-  allocMr(length: number, access: readonly Access[]): Mr {
+  allocMr(length: number, access: readonly Access[], range?: RegisteredRange): Mr {
     if (!Number.isInteger(length) || length < 1 || length > 0xffffffff)
       throw new VerbsArgumentError('length', 'must be an integer in [1, 2^32 - 1]');
     const mask = accessMaskOf(access);
-    const native = new (addon().NativeMr)(this.native, length, mask);
-    const buffer = native.buffer;
-    if (buffer === undefined)
+    if (range !== undefined) checkRange(range, length);
+    const native = new (addon().NativeMr)(this.native, length, mask, range?.offset, range?.length);
+    const allocation = native.buffer;
+    if (allocation === undefined)
       throw new VerbsArgumentError('length', 'the addon returned no buffer');
-    const mr = new Mr(native, buffer, [...access], this);
+    const mr = new Mr(native, allocation, [...access], this, range);
     this.#mrs.add(mr);
     return mr;
   }

@@ -5,6 +5,7 @@
  * when a 64-bit field is read, and the typed message (decodeRdmapMessage) only when asked
  * for with `message()`.
  */
+import { ByteView } from '../byte-view.js';
 import type { DecodeResult } from '../errors.js';
 import {
   ATOMIC_REQUEST_LAYOUT,
@@ -51,20 +52,8 @@ const MSN = layoutField(DDP_UNTAGGED_LAYOUT, 'messageSequenceNumber');
 const MO = layoutField(DDP_UNTAGGED_LAYOUT, 'messageOffset');
 
 /** A re-pointable view of one ULPDU (DDP segment). */
-export class RdmapView {
-  bytes: Uint8Array = new Uint8Array(0);
-  /** Offset of the DDP control byte in `bytes`. */
-  offset = 0;
-  /** Length of the segment. */
-  length = 0;
-
-  /** Points the view at `bytes[offset, offset + length)`; returns the view. */
-  at(bytes: Uint8Array, offset: number, length: number): this {
-    this.bytes = bytes;
-    this.offset = offset;
-    this.length = length;
-    return this;
-  }
+export class RdmapView extends ByteView {
+  // `offset`: the DDP control byte; `length`: the segment's.
 
   /** True when the DDP header is there (14 bytes tagged, 18 untagged). */
   get headerPresent(): boolean {

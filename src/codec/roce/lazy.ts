@@ -5,6 +5,7 @@
  * packet; a bigint exists only when a 64-bit field is read, the typed packet
  * (decodeRocePacket) only when asked for with `packet()`.
  */
+import { ByteView } from '../byte-view.js';
 import type { DecodeResult } from '../errors.js';
 import { BTH_LENGTH } from './bth.js';
 import { EXTENSION_HEADER_LAYOUT, type FieldLayout } from './headers.js';
@@ -35,18 +36,7 @@ function headerOffsets(info: BthOpcodeInfo): ReadonlyMap<ExtensionHeader, number
 }
 
 /** A re-pointable view of one RoCEv2 packet. */
-export class RoceView {
-  bytes: Uint8Array = new Uint8Array(0);
-  offset = 0;
-  length = 0;
-
-  at(bytes: Uint8Array, offset: number, length: number): this {
-    this.bytes = bytes;
-    this.offset = offset;
-    this.length = length;
-    return this;
-  }
-
+export class RoceView extends ByteView {
   /** True when the 12-byte BTH is there. */
   get bthPresent(): boolean {
     return this.length >= BTH_LENGTH;

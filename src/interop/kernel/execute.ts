@@ -170,15 +170,16 @@ async function runProgram(
   stopCapture: (regions: WireRegion[]) => Promise<string | undefined>,
 ): Promise<Outcome> {
   const operations = workRequestsOf(scenario);
-  // Responder memory: the MR is the middle 32 bytes, a guard word on each side.
-  const remoteBuffer = Buffer.from(initialBuffer(scenario));
-  const remoteMr = pair.registerMemory(
-    remoteBuffer.subarray(GUARD, GUARD + MR_LENGTH),
-    scenario.remoteAccess,
-  );
+  // Responder memory: the MR is the middle 32 bytes, a guard word on each side (addon-owned,
+  // only that range registered: safe on every Node, as the requester memory below).
+  const initial = initialBuffer(scenario);
+  const remoteMr = pair.allocateMemory(initial.length, scenario.remoteAccess, {
+    offset: GUARD,
+    length: MR_LENGTH,
+  });
+  const remoteBuffer = remoteMr.allocation;
+  remoteBuffer.set(initial);
   // Requester memory: one 8-byte slot per work request (payload out, fetched value in).
-  // Addon-owned memory (pd.allocMr), safe on every Node; the remote buffer still needs
-  // regMr, since its guard words sit just outside the registration.
   const localMr = pair.allocateMemory(LOCAL_SLOT * Math.max(1, operations.length), [
     'LOCAL_WRITE',
     'REMOTE_WRITE',

@@ -7,7 +7,7 @@ import { type CmId, EventChannel } from '../../verbs/cm.js';
 import { connectPairByHand } from '../../verbs/connect.js';
 import type { Cq } from '../../verbs/cq.js';
 import { type Context, openDevice } from '../../verbs/device.js';
-import type { Access, Mr } from '../../verbs/mr.js';
+import type { Access, Mr, RegisteredRange } from '../../verbs/mr.js';
 import type { Pd } from '../../verbs/pd.js';
 import type { Qp } from '../../verbs/qp.js';
 import type { DeviceName } from '../scenario.js';
@@ -19,10 +19,11 @@ export interface LoopbackPair {
   readonly responderCq: Cq;
   readonly requester: Qp;
   readonly responder: Qp;
-  /** Registers memory that lives until {@link close}, after the QPs are gone. */
-  registerMemory(buffer: Buffer, access: readonly Access[]): Mr;
-  /** Allocates and registers addon-owned memory (pd.allocMr), living until {@link close}. */
-  allocateMemory(length: number, access: readonly Access[]): Mr;
+  /**
+   * Allocates and registers addon-owned memory (pd.allocMr: all of it, or `range`), living
+   * until {@link close}, after the QPs are gone. Safe on every Node (regMr is not, docs/verbs.md).
+   */
+  allocateMemory(length: number, access: readonly Access[], range?: RegisteredRange): Mr;
   /**
    * One more requester QP connected to one more responder QP, both in this pair's PD and
    * on `cq`, brought up the way this device's pairs are (by hand, or through rdma_cm).
@@ -49,7 +50,7 @@ export interface ExtraPair {
   close(): Promise<void>;
 }
 
-type PairParts = Omit<LoopbackPair, 'registerMemory' | 'allocateMemory' | 'close'>;
+type PairParts = Omit<LoopbackPair, 'allocateMemory' | 'close'>;
 
 /** The LoopbackPair around connected resources, with the teardown order above. */
 function pairOf(
@@ -60,13 +61,8 @@ function pairOf(
   const memory: Mr[] = [];
   return {
     ...parts,
-    registerMemory: (buffer, access) => {
-      const mr = parts.pd.regMr(buffer, access);
-      memory.push(mr);
-      return mr;
-    },
-    allocateMemory: (length, access) => {
-      const mr = parts.pd.allocMr(length, access);
+    allocateMemory: (length, access, range) => {
+      const mr = parts.pd.allocMr(length, access, range);
       memory.push(mr);
       return mr;
     },

@@ -174,6 +174,20 @@ export async function serveResponder(): Promise<void> {
   }
 }
 
+/**
+ * The responder's memory: the scenario's initial bytes, of which the middle MR_LENGTH are
+ * registered and a guard word sits on each side (addon-owned, so safe on every Node).
+ */
+function targetMemory(scenario: Scenario, pd: Pd, teardown: Teardown): { mr: Mr; buffer: Buffer } {
+  const initial = initialBuffer(scenario);
+  const mr = teardown.add(
+    pd.allocMr(initial.length, scenario.remoteAccess, { offset: GUARD, length: MR_LENGTH }),
+    (m) => m.close(),
+  );
+  mr.allocation.set(initial);
+  return { mr, buffer: mr.allocation };
+}
+
 function postReceives(scenario: Scenario, qp: Qp, mr: Mr): number {
   const receives = receivesOf(scenario);
   receives.forEach((r, i) => {
@@ -214,13 +228,9 @@ async function respondRxe(
 ): Promise<void> {
   const teardown = new Teardown();
   try {
-    const buffer = Buffer.from(initialBuffer(scenario));
     const cq = teardown.add(device.context.createCq({ cqe: 16 }), (c) => c.close());
     const qp = teardown.add(device.pd.createQp({ sendCq: cq }), (q) => q.close());
-    const mr = teardown.add(
-      device.pd.regMr(buffer.subarray(GUARD, GUARD + MR_LENGTH), scenario.remoteAccess),
-      (m) => m.close(),
-    );
+    const { mr, buffer } = targetMemory(scenario, device.pd, teardown);
     const gid = device.context.findGid({ ipv4: LINK_ADDRESSES.rxe0[1] });
     connectRcByHand(qp, {
       remote: {
@@ -253,7 +263,6 @@ async function respondRxe(
 async function respondSiw(scenario: Scenario, socket: Socket, lines: MessageLines): Promise<void> {
   const teardown = new Teardown();
   try {
-    const buffer = Buffer.from(initialBuffer(scenario));
     const channel = teardown.add(new EventChannel(), (c) => c.close());
     const listener = teardown.add(channel.createId(), (id) => id.close());
     listener.bindAddr(LINK_ADDRESSES.siw0[1], 0);
@@ -261,10 +270,7 @@ async function respondSiw(scenario: Scenario, socket: Socket, lines: MessageLine
     const context = listener.context();
     const pd = teardown.add(context.allocPd(), (p) => p.close());
     const cq = teardown.add(context.createCq({ cqe: 16 }), (c) => c.close());
-    const mr = teardown.add(
-      pd.regMr(buffer.subarray(GUARD, GUARD + MR_LENGTH), scenario.remoteAccess),
-      (m) => m.close(),
-    );
+    const { mr, buffer } = targetMemory(scenario, pd, teardown);
     send(socket, {
       type: 'ready',
       id: scenario.id,
@@ -383,11 +389,14 @@ async function runRequests(
   teardown: Teardown,
 ): Promise<Pick<LinkObservation, 'local' | 'post' | 'badWr' | 'requester'>> {
   const operations = workRequestsOf(scenario);
-  const localBuffer = Buffer.alloc(LOCAL_SLOT * Math.max(1, operations.length));
+  const local = teardown.add(
+    end.pd.allocMr(LOCAL_SLOT * Math.max(1, operations.length), ['LOCAL_WRITE']),
+    (m) => m.close(),
+  );
+  const localBuffer = local.buffer;
   operations.forEach((op, i) => {
     localBuffer.set(payloadBytes({ ...op, length: 16 }), LOCAL_SLOT * i);
   });
-  const local = teardown.add(end.pd.regMr(localBuffer, ['LOCAL_WRITE']), (m) => m.close());
   let post = 'ok';
   let badWr: number | undefined;
   try {

@@ -1,41 +1,13 @@
-import { execFileSync } from 'node:child_process';
-import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { WIRE_PROBES } from '../../../src/interop/peer/probes.js';
 import { SCENARIOS } from '../../../src/interop/scenarios.js';
-
-const CLI = join(process.cwd(), 'dist', 'cli', 'main.js');
-
-function run(args: string[]): { status: number; stdout: string; stderr: string } {
-  try {
-    const stdout = execFileSync(process.execPath, [CLI, 'run', ...args], {
-      encoding: 'utf8',
-      stdio: 'pipe',
-    });
-    return { status: 0, stdout, stderr: '' };
-  } catch (e) {
-    const failure = e as { status: number; stdout: string; stderr: string };
-    return { status: failure.status, stdout: failure.stdout, stderr: failure.stderr };
-  }
-}
-
-const rowsOf = (out: string) =>
-  out
-    .trimEnd()
-    .split('\n')
-    .map((line) => line.split('\t'));
+import { listRowOf, rowsOf, runCli as run } from './run-cli.js';
 
 describe('rdma-interop run --list', () => {
   it('lists every scenario with device, post API, family and title, then the wire probes', () => {
     const rows = rowsOf(run(['--list']).stdout);
     expect(rows).toEqual([
-      ...SCENARIOS.map((s) => [
-        s.id,
-        s.device,
-        s.postPath === 'ex' ? 'ibv_wr_*' : 'post_send',
-        s.family,
-        s.title,
-      ]),
+      ...SCENARIOS.map(listRowOf),
       ...WIRE_PROBES.map((p) => [p.id, 'siw0', 'probe', 'wire', p.title]),
     ]);
     expect(rows).toContainEqual(['siw-fetch-add', 'siw0', 'post_send', 'atomics', 'FetchAdd']);

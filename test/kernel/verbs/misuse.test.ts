@@ -9,6 +9,7 @@ import {
   VerbsCompletionError,
   VerbsError,
 } from '../../../src/verbs/index.js';
+import { addon } from '../../../src/verbs/native.js';
 import { rxeLoopback } from './fixtures.js';
 import { NONE, ownResources } from './resources.js';
 
@@ -132,6 +133,66 @@ describe('misuse of the verbs wrapper on rxe0', () => {
     expect(code(() => lo.ctx.queryPort(7))).toBe('EINVAL');
     expect(lo.a.inFlight.send).toBe(0);
     mr.close();
+    lo.close();
+  });
+
+  it('the native classes called directly refuse wrong arguments with VerbsArgumentError naming the field', () => {
+    const lo = rxeLoopback();
+    const native = addon();
+    /** The error's class and field, or 'no error'. */
+    const refusal = (fn: () => unknown): string => {
+      try {
+        fn();
+      } catch (e) {
+        return e instanceof VerbsArgumentError ? `VerbsArgumentError ${e.field}` : String(e);
+      }
+      return 'no error';
+    };
+    const pd = lo.pd.native;
+    expect(refusal(() => new native.NativeMr(pd, 'x' as never, 0))).toBe(
+      'VerbsArgumentError memory',
+    );
+    expect(refusal(() => new native.NativeMr({} as never, 8, 0))).toBe('VerbsArgumentError pd');
+    expect(refusal(() => new native.NativeMr(pd, 8, 1.5))).toBe('VerbsArgumentError access');
+    expect(refusal(() => new native.NativeMr(pd, 0, 0))).toBe('VerbsArgumentError length');
+    expect(refusal(() => new native.NativeMr(pd, 16, 0, 8, 16))).toBe('VerbsArgumentError range');
+    expect(refusal(() => new native.NativeMr(pd, 16, 0, -1, 8))).toBe(
+      'VerbsArgumentError range.offset',
+    );
+    expect(refusal(() => new native.NativeContext(5 as never))).toBe('VerbsArgumentError name');
+    expect(refusal(() => new native.NativeAh(pd, 5 as never))).toBe('VerbsArgumentError attr');
+    expect(refusal(() => lo.a.native.modify(5 as never, 0))).toBe('VerbsArgumentError attr');
+    expect(refusal(() => lo.a.native.postRecv('x' as never))).toBe('VerbsArgumentError wrs');
+    expect(refusal(() => lo.a.native.postRecv([7 as never]))).toBe('VerbsArgumentError wrs[0]');
+    expect(refusal(() => lo.a.native.postRecv([{ wrId: 1 } as never]))).toBe(
+      'VerbsArgumentError wrId',
+    );
+    // The wrapper checks a range before the addon does, with the same field names.
+    expect(refusal(() => lo.pd.allocMr(16, [], { offset: 8, length: 16 }))).toBe(
+      'VerbsArgumentError range',
+    );
+    expect(refusal(() => lo.pd.allocMr(16, [], { offset: 0, length: 0 }))).toBe(
+      'VerbsArgumentError range.length',
+    );
+    expect(lo.a.inFlight.recv).toBe(0);
+    lo.close();
+  });
+
+  it('allocMr with a range registers only that part; the bytes around stay outside the MR', () => {
+    const lo = rxeLoopback();
+    const mr = lo.pd.allocMr(48, ['LOCAL_WRITE'], { offset: 16, length: 24 });
+    mr.allocation.fill(0xa5);
+    expect([mr.allocation.length, mr.length, mr.buffer.length, mr.allocationOffset]).toEqual([
+      48, 24, 24, 16,
+    ]);
+    expect(mr.buffer.byteOffset - mr.allocation.byteOffset).toBe(16);
+    expect(mr.buffer[0]).toBe(0xa5);
+    // An SGE past the registered range is refused even though the allocation goes on.
+    expect(code(() => lo.a.postSend({ opcode: 'SEND', sgList: [mr.sge(16, 9)] }))).toBe(
+      'VerbsArgumentError',
+    );
+    mr.close();
+    expect(mr.closed).toBe(true);
     lo.close();
   });
 

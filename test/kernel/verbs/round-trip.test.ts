@@ -2,7 +2,8 @@
  * The post-and-wait fast path (Qp.prepareRoundTrip, native/round_trip.cc) on rxe0: exact
  * 64-bit values through FetchAdd and CmpSwap, fields changed in place between runs, a
  * write-with-immediate ping-pong, and completions of other requests on a shared CQ kept
- * for the general poll. (Speed is measured by `npm run bench`, never here.)
+ * for the general poll; repeat (the rate form) posts exactly `count` requests in windows.
+ * (Speed is measured by `npm run bench`, never here.)
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { rxeLoopback } from './fixtures.js';
@@ -45,6 +46,56 @@ describe('round trips (the post-and-wait fast path) on rxe0', () => {
     expect(fa.completion.status).toBe('SUCCESS');
     expect(fa.completion.opcode).toBe('FETCH_ADD');
     fa.release();
+  });
+
+  it('repeat: posts exactly count requests, a final partial chain included; typed refusals', () => {
+    const lo = rxeLoopback();
+    cleanups.push(() => lo.close());
+    const target = lo.pd.regMr(Buffer.alloc(8), ['LOCAL_WRITE', 'REMOTE_ATOMIC']);
+    target.buffer.writeBigUInt64LE(ORIGINAL);
+    const result = lo.pd.regMr(Buffer.alloc(8), ['LOCAL_WRITE']);
+    const fa = lo.a.prepareRoundTrip({
+      opcode: 'ATOMIC_FETCH_AND_ADD',
+      sgList: [result.sge()],
+      remote: target.remote(),
+      add: ADD,
+    });
+    // 1000 = 62 chains of 16 + one of 8: the tail chain is signaled too.
+    fa.repeat(1000, { window: 64, batch: 16 });
+    let expected = (ORIGINAL + 1000n * ADD) & MASK;
+    expect(target.buffer.readBigUInt64LE()).toBe(expected);
+    expect(fa.fetched).toBe((expected - ADD) & MASK); // the last request's
+    expect(fa.completedAt).toBeGreaterThan(fa.postedAt);
+    expect(fa.completion.opcode).toBe('FETCH_ADD');
+    // run() after repeat takes its own completion, not a leftover one.
+    fa.run();
+    expect(fa.fetched).toBe(expected);
+    expected = (expected + ADD) & MASK;
+    fa.repeat(1, { window: 1, batch: 1 });
+    expect(fa.fetched).toBe(expected);
+    expected = (expected + ADD) & MASK;
+    expect(target.buffer.readBigUInt64LE()).toBe(expected);
+    const refusals: [number, { window?: number; batch?: number }, string][] = [
+      [0, {}, 'count'],
+      [1.5, {}, 'count'],
+      [10, { window: 100_000 }, 'window'],
+      [10, { window: 8, batch: 9 }, 'batch'],
+      [10, { batch: 0 }, 'batch'],
+    ];
+    for (const [count, options, field] of refusals)
+      expect(() => fa.repeat(count, options)).toThrow(expect.objectContaining({ field }));
+    // Nothing was posted by the refused calls.
+    expect(target.buffer.readBigUInt64LE()).toBe(expected);
+    const ping = lo.a.prepareRoundTrip(
+      { opcode: 'RDMA_WRITE_WITH_IMM', sgList: [], remote: target.remote(), immData: 1 },
+      { untilReceiveOn: lo.b },
+    );
+    expect(() => ping.repeat(4)).toThrow(expect.objectContaining({ field: 'untilReceiveOn' }));
+    ping.release();
+    fa.release();
+    expect(() => fa.repeat(4)).toThrow(
+      expect.objectContaining({ name: 'VerbsError', code: 'EBADF' }),
+    );
   });
 
   it('CmpSwap: swaps on a match, reports the old value either way', () => {
