@@ -20,6 +20,32 @@ export interface DeviceFacts {
   readonly maxQpRdAtom: number;
   readonly maxQpInitRdAtom: number;
   readonly maxQpWr: number;
+  /**
+   * The IBTA 1.5 capability bits of `device_cap_flags_ex` the device sets, by name
+   * (`ATOMIC_WRITE|FLUSH_GLOBAL|FLUSH_PERSISTENT`), `none`, or `unknown` without
+   * ibv_query_device_ex. rxe sets all three from kernel 6.2.
+   */
+  readonly placementCaps?: string;
+}
+
+/**
+ * The `device_cap_flags_ex` bits of the IBTA 1.5 memory placement operations, as the
+ * kernel's uAPI names them (`IB_UVERBS_DEVICE_*`, include/uapi/rdma/ib_user_verbs.h,
+ * which rdma-core copies to kernel-headers/rdma/ib_user_verbs.h): bit numbers.
+ */
+export const PLACEMENT_CAP_BITS = {
+  FLUSH_GLOBAL: 38,
+  FLUSH_PERSISTENT: 39,
+  ATOMIC_WRITE: 40,
+} as const;
+
+/** The names of the {@link PLACEMENT_CAP_BITS} set in `flags`. */
+export function placementCapsOf(flags: bigint | undefined): string {
+  if (flags === undefined) return 'unknown';
+  const names = (Object.keys(PLACEMENT_CAP_BITS) as (keyof typeof PLACEMENT_CAP_BITS)[])
+    .filter((name) => ((flags >> BigInt(PLACEMENT_CAP_BITS[name])) & 1n) === 1n)
+    .sort();
+  return names.length === 0 ? 'none' : names.join('|');
 }
 
 export interface RunEnvironment {
@@ -81,6 +107,7 @@ function deviceFacts(name: string): DeviceFacts | undefined {
         maxQpRdAtom: a.maxQpRdAtom,
         maxQpInitRdAtom: a.maxQpInitRdAtom,
         maxQpWr: a.maxQpWr,
+        placementCaps: placementCapsOf(a.ex?.deviceCapFlagsEx),
       };
     } finally {
       context.close();

@@ -65,6 +65,13 @@ const PROTECTION_DOMAIN = 1;
 const LOCAL_STAG = 0x5e6f7a8b;
 const LOCAL_BASE = 0x7f3a_2000_0000n;
 const REMOTE_RIGHTS: readonly Access[] = ['REMOTE_READ', 'REMOTE_WRITE', 'REMOTE_ATOMIC'];
+/**
+ * The rights a remote access needs the responder QP's enable for as well as the MR's:
+ * IBTA 10.6.3.3, and for FLUSH IBTA 1.5 Annex A19 (rxe_resp.c check_qp_attr_access
+ * checks the placement type's IB_ACCESS_FLUSH_* on the QP). The flush enables are not in
+ * the bring-up default: a scenario that flushes names them in `responderQpAccess`.
+ */
+const QP_GATED_RIGHTS: readonly Access[] = [...REMOTE_RIGHTS, 'FLUSH_GLOBAL', 'FLUSH_PERSISTENT'];
 const DEFAULT_IRD_ORD = 4;
 
 /** A local key the requester never issued (invalid-lkey scenarios). */
@@ -136,7 +143,7 @@ export function verbsScenarioOf(
   const buffer = initialBuffer(scenario);
   const qpAccess = responderQpAccessAtFirstPost(scenario);
   const access = scenario.remoteAccess
-    .filter((a) => !REMOTE_RIGHTS.includes(a) || qpAccess.includes(a))
+    .filter((a) => !QP_GATED_RIGHTS.includes(a) || qpAccess.includes(a))
     .reduce((mask, name) => mask | ACCESS_FLAGS[name], 0);
   // A receive posted after the request met RNR NAKs counts if a retry finds it.
   const postedAt = receivePostTimes(scenario);

@@ -141,7 +141,64 @@ const SIW_ATOMIC_ERRORS: readonly string[] = [
   'siw-atomic-past-end',
 ];
 
+/**
+ * rxe before IBTA 1.5's memory placement operations: Debian's 6.1 up to the 6.2 merge of
+ * "RDMA/rxe: Implement RC RDMA FLUSH service in requester side" and "RDMA/rxe: Support
+ * RDMA Atomic Write operation" (measured on 6.1.192: docs/kernels.md).
+ */
+const RXE_BEFORE_PLACEMENT: VersionRange = { from: '6.1', before: '6.2' };
+/** rdma-core before ibv_wr_flush (45): bookworm's 44. */
+const RDMA_CORE_BEFORE_FLUSH: VersionRange = { from: '44', before: '45' };
+
+/** The ibta15 family's ATOMIC WRITE programs (scenarios.ts). */
+const RXE_ATOMIC_WRITES: readonly string[] = ['rxe-atomic-write*-ex'];
+/** The ibta15 family's FLUSH programs. */
+const RXE_FLUSHES: readonly string[] = ['rxe-flush-*-ex', 'rxe-write-then-flush-ex'];
+
 export const KNOWN_BEHAVIOUR: readonly KnownBehaviour[] = [
+  {
+    id: 'rxe-no-atomic-write-before-6.2',
+    provider: 'rxe',
+    kernel: RXE_BEFORE_PLACEMENT,
+    scenarios: RXE_ATOMIC_WRITES,
+    observed: {
+      'requester.wc1.status': 'LOC_QP_OP_ERR',
+      'requester.wc1.vendor_err': '0',
+      'requester.wc1.{opcode,byte_len,flags}': '—',
+      'requester.wc2.status': 'WR_FLUSH_ERR',
+      'requester.wc2.vendor_err': '0',
+      'requester.wc2.{opcode,flags,fetched}': '—',
+      'q1.requester.state': 'ERR',
+      'q{2,4}.responder.state': 'RTS',
+      'responder.wc2.status': 'none',
+      'responder.wc2.{wr,vendor_err}': '—',
+      'mem[8]': '0x0123456789abcdef',
+    },
+    why:
+      'rxe before 6.2 has no ATOMIC WRITE: librxe of rdma-core 44 builds the request ' +
+      '(ibv_wr_atomic_write exists since rdma-core 43) but the 6.1 kernel does not know the ' +
+      'opcode and completes it locally with LOC_QP_OP_ERR, the requester QP in ERR; nothing ' +
+      'reached the responder, so its QP stays in RTS, memory is untouched, and the Write it ' +
+      'posts back towards the requester in ERR gets no completion within 2 s. From 6.2 ' +
+      '("RDMA/rxe: Support RDMA Atomic Write operation") rxe executes it as the engine does',
+    spec: 'IBTA 1.5 Vol. 1 Annex A19 (ATOMIC WRITE)',
+  },
+  {
+    id: 'librxe-44-no-flush',
+    provider: 'rxe',
+    kernel: SINCE_6_1,
+    rdmaCore: RDMA_CORE_BEFORE_FLUSH,
+    scenarios: RXE_FLUSHES,
+    observed: { bringup: 'EOPNOTSUPP ibv_wr_flush' },
+    nothingHappened: true,
+    why:
+      'rdma-core 44 has no ibv_wr_flush (it came in rdma-core 45), so the suite cannot create ' +
+      'a requester QP for FLUSH (LibraryTooOldError, before anything is created): nothing is ' +
+      'posted and memory is untouched. The 6.1 kernel would refuse anyway: no flush MR rights ' +
+      '(ibv_reg_mr EINVAL) and no FLUSH opcode before 6.2 ("RDMA/rxe: Implement RC RDMA FLUSH ' +
+      'service in requester side")',
+    spec: 'IBTA 1.5 Vol. 1 Annex A19 (FLUSH)',
+  },
   {
     id: 'librxe-atomic-alignment',
     provider: 'rxe',

@@ -6,11 +6,11 @@
  */
 
 import type { OrderedOperation } from '../engine/ordering/rules.js';
-import type { ModelledWrOpcode } from '../engine/requester/work-request.js';
+import type { FlushTarget, ModelledWrOpcode } from '../engine/requester/work-request.js';
 import type { WcOpcode } from '../engine/verbs-model/wc-opcode.js';
 
 /** The operands a work request can carry besides its memory references. */
-export type Operand = 'add' | 'compare' | 'swap' | 'immData';
+export type Operand = 'add' | 'compare' | 'swap' | 'immData' | 'atomicValue' | 'flush';
 
 export interface OperationTraits {
   /** The work-request opcode: the same name in the engine and in libibverbs (`IBV_WR_*`). */
@@ -25,6 +25,11 @@ export interface OperationTraits {
   readonly fetches: boolean;
   /** Is an 8-byte atomic (RFC 7306 §5.1 / IBTA 9.4.5): alignment and REMOTE_ATOMIC apply. */
   readonly atomic: boolean;
+  /**
+   * An IBTA 1.5 memory placement operation (Annex A19: ATOMIC WRITE, FLUSH; not RFC
+   * 7306): RoCE only, posted through ibv_wr_* on a QP created for it (send_ops_flags).
+   */
+  readonly placement: boolean;
   /** Consumes a receive at the responder. */
   readonly consumesReceive: boolean;
   /** The operands copied from the scenario's operation into the work request. */
@@ -43,6 +48,7 @@ export const OPERATION_TRAITS = {
     carriesPayload: true,
     fetches: false,
     atomic: false,
+    placement: false,
     consumesReceive: false,
     operands: [],
     reportsByteLen: false,
@@ -55,6 +61,7 @@ export const OPERATION_TRAITS = {
     carriesPayload: true,
     fetches: false,
     atomic: false,
+    placement: false,
     consumesReceive: true,
     operands: ['immData'],
     reportsByteLen: false,
@@ -67,6 +74,7 @@ export const OPERATION_TRAITS = {
     carriesPayload: true,
     fetches: false,
     atomic: false,
+    placement: false,
     consumesReceive: true,
     operands: [],
     reportsByteLen: false,
@@ -79,6 +87,7 @@ export const OPERATION_TRAITS = {
     carriesPayload: true,
     fetches: false,
     atomic: false,
+    placement: false,
     consumesReceive: true,
     operands: ['immData'],
     reportsByteLen: false,
@@ -91,6 +100,7 @@ export const OPERATION_TRAITS = {
     carriesPayload: false,
     fetches: true,
     atomic: false,
+    placement: false,
     consumesReceive: false,
     operands: [],
     reportsByteLen: false,
@@ -103,6 +113,7 @@ export const OPERATION_TRAITS = {
     carriesPayload: false,
     fetches: true,
     atomic: true,
+    placement: false,
     consumesReceive: false,
     operands: ['add'],
     reportsByteLen: true,
@@ -115,10 +126,41 @@ export const OPERATION_TRAITS = {
     carriesPayload: false,
     fetches: true,
     atomic: true,
+    placement: false,
     consumesReceive: false,
     operands: ['compare', 'swap'],
     reportsByteLen: true,
     ordering: 'atomic',
+  },
+  ATOMIC_WRITE: {
+    opcode: 'ATOMIC_WRITE',
+    completes: 'ATOMIC_WRITE',
+    remote: true,
+    // The 8 bytes ride in the work request itself (ibv_wr_atomic_write), not in an SGE.
+    carriesPayload: false,
+    fetches: false,
+    // Aligned like an atomic (A19), but needs Remote Write, not Remote Atomic.
+    atomic: false,
+    placement: true,
+    consumesReceive: false,
+    operands: ['atomicValue'],
+    reportsByteLen: true,
+    // Acknowledged like an RDMA Write (an ACK, no data back).
+    ordering: 'write',
+  },
+  FLUSH: {
+    opcode: 'FLUSH',
+    completes: 'FLUSH',
+    remote: true,
+    carriesPayload: false,
+    fetches: false,
+    atomic: false,
+    placement: true,
+    consumesReceive: false,
+    operands: ['flush'],
+    reportsByteLen: true,
+    // Answered by an RDMA READ Response (no data) after the earlier requests are placed.
+    ordering: 'read',
   },
 } as const satisfies Record<string, OperationTraits>;
 
@@ -135,15 +177,19 @@ export type OperandValues = {
   readonly compare?: bigint;
   readonly swap?: bigint;
   readonly immData?: number;
+  /** ATOMIC_WRITE: the 8 bytes, as a little-endian host holds this value. */
+  readonly atomicValue?: bigint;
+  /** FLUSH: length, placement type, selectivity level (the same shape on both sides). */
+  readonly flush?: FlushTarget;
 };
 
 /** Copies the operands the traits name from `operation` (nothing else). */
 export function operandsOf(kind: OperationKind, operation: OperandValues): OperandValues {
-  const out: { add?: bigint; compare?: bigint; swap?: bigint; immData?: number } = {};
+  const out: Record<string, OperandValues[Operand]> = {};
   for (const name of traitsOf(kind).operands) {
     const value = operation[name];
     if (value === undefined) throw new RangeError(`${kind} needs its operand '${name}'`);
-    (out as Record<Operand, bigint | number>)[name] = value;
+    out[name] = value;
   }
-  return out;
+  return out as OperandValues;
 }

@@ -13,15 +13,15 @@
 import { VerbsError } from './errors.js';
 import { addon } from './native.js';
 
-/** `enum ibv_placement_type` (`IBV_FLUSH_*`): where the flushed data must have reached. */
-export const FLUSH_PLACEMENT = { GLOBAL: 1, PERSISTENT: 2 } as const;
-/** A placement type name. */
-export type FlushPlacement = keyof typeof FLUSH_PLACEMENT;
+// The tables live with the engine's other verbs enums (one source for both layers).
+export {
+  FLUSH_PLACEMENT,
+  FLUSH_SELECTIVITY,
+  type FlushPlacement,
+  type FlushSelectivity,
+} from '../engine/verbs-model/flush.js';
 
-/** `enum ibv_selectivity_level` (`IBV_FLUSH_*`): a byte range, or the whole MR. */
-export const FLUSH_SELECTIVITY = { RANGE: 0, MR: 1 } as const;
-/** A selectivity level name. */
-export type FlushSelectivity = keyof typeof FLUSH_SELECTIVITY;
+import type { FlushPlacement, FlushSelectivity } from '../engine/verbs-model/flush.js';
 
 /** The C names of the tables above (prefix `IBV_FLUSH_` for both). */
 export const FLUSH_C_PREFIX = 'IBV_FLUSH_';

@@ -22,6 +22,7 @@
  * pointer to 8 bytes: on a little-endian host, the value's little-endian form); FLUSH
  * changes no byte and completes with byte_len = the length asked.
  */
+import type { EngineFailure } from '../errors/failure-table.js';
 import type { AccessFlag } from '../verbs-model/access-flags.js';
 import type { WcStatus } from '../verbs-model/wc-status.js';
 
@@ -67,7 +68,21 @@ export interface PlacementOutcome {
   readonly memory: Uint8Array;
   /** The check that failed, for reports. */
   readonly failedCheck?: 'qp-enable' | 'r-key' | 'alignment';
+  /**
+   * The failure-table row the NAK comes from (failure-table.ts): the same rows as a
+   * FetchAdd's access and alignment failures, whose NAK codes IBTA 1.5 reuses.
+   */
+  readonly failure?: EngineFailure;
 }
+
+/** Which failure-table row each check stands for. */
+const FAILURE_OF_CHECK: Readonly<
+  Record<NonNullable<PlacementOutcome['failedCheck']>, EngineFailure>
+> = {
+  'qp-enable': 'access-rights',
+  'r-key': 'access-rights',
+  alignment: 'misaligned-atomic',
+};
 
 const WORD = 8;
 
@@ -88,6 +103,7 @@ function failed(
     requesterState: 'ERR',
     memory: region.contents.slice(),
     failedCheck,
+    failure: FAILURE_OF_CHECK[failedCheck],
   };
 }
 

@@ -14,11 +14,17 @@ import { DEFAULT_IWARP_PROFILE, type IwarpProfile } from '../../codec/iwarp/prof
 import type { AethNakCodeName } from '../../codec/roce/aeth.js';
 import type { RocePacketFields } from '../../codec/roce/packet.js';
 import { type EngineFailure, failureRow } from '../errors/failure-table.js';
+import { runPlacementRequest } from '../ibta15/placement-request.js';
 import { type TaggedBufferRegistration, TaggedBufferTable } from '../memory/tagged-buffer.js';
 import type { TracedEvent, TracedOperation } from '../ordering/checker.js';
 import { Requester } from '../requester/requester.js';
 import { type RoceSendState, workRequestToRoce } from '../requester/to-roce.js';
-import type { InvalidWorkRequest, NotExpressible, WorkRequest } from '../requester/work-request.js';
+import {
+  type InvalidWorkRequest,
+  isPlacementRequest,
+  type NotExpressible,
+  type WorkRequest,
+} from '../requester/work-request.js';
 import { Responder } from '../responder/responder.js';
 import type { ReceiveBuffer, ReceiveCompletion } from '../responder/types.js';
 import type { QpState } from '../verbs-model/qp-state.js';
@@ -121,6 +127,8 @@ function runEngine(
     atomics: boolean;
     immediate: boolean;
     immediateCarrier: 'receive-buffer' | 'header';
+    /** The IBTA 1.5 memory placement operations (RoCE; iWARP has none). */
+    placement: boolean;
   },
   statusModel: TerminateStatusModel,
 ): EngineRun {
@@ -217,7 +225,24 @@ function runEngine(
       }
     }
   };
+  // Set once an IBTA 1.5 request failed: the requester QP is in ERR and nothing after it
+  // executes (projectRoce flushes the later requests by index).
+  let placementFailed = false;
   scenario.workRequests.forEach((wr, index) => {
+    if (placementFailed) return;
+    if (capabilities.placement && isPlacementRequest(wr)) {
+      // IBTA 1.5 Annex A19 on RoCE (not RFC 7306): executed at the responder in order
+      // with the requests before it, which the engine has already placed.
+      if (failure !== undefined) return;
+      const done = runPlacementRequest(wr, buffers);
+      if (done.ok) run.requester.push(done.completion);
+      else {
+        failure = done.failure;
+        failedWrIndex = index;
+        placementFailed = true;
+      }
+      return;
+    }
     const posted = requester.post(wr);
     if (!posted.ok) {
       if (posted.error.reason === 'not-expressible') run.notExpressible.push(posted.error);
@@ -280,6 +305,7 @@ export function projectIwarp(scenario: VerbsScenario): TransportOutcome {
       atomics: scenario.responder.supportsAtomics ?? true,
       immediate: scenario.responder.supportsImmediateData ?? true,
       immediateCarrier: 'receive-buffer',
+      placement: false,
     },
     scenario.iwarpStatusModel ?? 'reference',
   );
@@ -322,7 +348,7 @@ export function projectRoce(scenario: VerbsScenario, destinationQp = 0x000123): 
   const run = runEngine(
     scenario,
     'v2-draft',
-    { atomics: true, immediate: true, immediateCarrier: 'header' },
+    { atomics: true, immediate: true, immediateCarrier: 'header', placement: true },
     'reference',
   );
   const state: RoceSendState = { destinationQp, psn: 0, mtu: 1024 };

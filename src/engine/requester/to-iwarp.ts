@@ -56,6 +56,20 @@ export function workRequestToIwarp(
   const invalid = validateWorkRequest(wr);
   if (invalid !== undefined) return { ok: false, error: invalid };
   switch (wr.opcode) {
+    case 'ATOMIC_WRITE':
+    case 'FLUSH':
+      return {
+        ok: false,
+        error: {
+          reason: 'not-expressible',
+          wrId: wr.wrId,
+          opcode: wr.opcode,
+          detail:
+            `${wr.opcode} is an InfiniBand operation (IBTA 1.5 Vol. 1 Annex A19, Memory Placement ` +
+            'Extensions): iWARP has no such message; RFC 7306 adds only FetchAdd, CmpSwap and ' +
+            'Immediate Data (§5, §6)',
+        },
+      };
     case 'ATOMIC_FETCH_AND_ADD':
     case 'ATOMIC_CMP_AND_SWP': {
       const fetchAdd = wr.opcode === 'ATOMIC_FETCH_AND_ADD';

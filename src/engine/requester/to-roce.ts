@@ -7,6 +7,7 @@
 import type { ExtensionHeaders } from '../../codec/roce/headers.js';
 import { BthOpcode, type BthOpcodeName } from '../../codec/roce/opcodes.js';
 import type { RocePacketFields } from '../../codec/roce/packet.js';
+import { FLUSH_PLACEMENT, FLUSH_SELECTIVITY } from '../verbs-model/flush.js';
 import type { WorkRequest, WorkRequestError } from './work-request.js';
 import { validateWorkRequest } from './work-request.js';
 
@@ -53,6 +54,35 @@ export function workRequestToRoce(wr: WorkRequest, state: RoceSendState): RoceEn
     psn = (psn + 1) & PSN_MASK;
   };
   switch (wr.opcode) {
+    case 'ATOMIC_WRITE': {
+      // IBTA 1.5 Annex A19 (not RFC 7306): one packet, RETH with DMA Length 8, the 8 bytes
+      // as payload, in the order the requester's buffer holds them (little-endian here).
+      const payload = new Uint8Array(8);
+      new DataView(payload.buffer).setBigUint64(0, wr.atomicValue, true);
+      push(
+        'RC_ATOMIC_WRITE',
+        { RETH: { virtualAddress: wr.remoteAddr, rKey: wr.rkey, dmaLength: 8 } },
+        payload,
+      );
+      break;
+    }
+    case 'FLUSH':
+      // IBTA 1.5 Annex A19: FETH (placement type in bits 3-0, selectivity level in bits
+      // 5-4, as rxe_hdr.h lays it out) then RETH; no payload. The responder answers with
+      // an RDMA READ Response Only of no data (rxe_comp.c accepts that for IB_WR_FLUSH).
+      push('RC_FLUSH', {
+        FETH: {
+          value:
+            (FLUSH_SELECTIVITY[wr.flush.selectivity ?? 'RANGE'] << 4) |
+            FLUSH_PLACEMENT[wr.flush.placement ?? 'GLOBAL'],
+        },
+        RETH: {
+          virtualAddress: wr.remoteAddr,
+          rKey: wr.rkey,
+          dmaLength: Number(wr.flush.length),
+        },
+      });
+      break;
     case 'ATOMIC_FETCH_AND_ADD':
       // IBTA §9.3.4: AtomicETH carries VA, R_Key, Add Data (in SwapOrAdd), Compare unused.
       push('RC_FETCH_ADD', {

@@ -3,6 +3,7 @@
  * the verbs projection. 64-bit values are bigint; `immData` is the 32-bit immediate in
  * host order (what `ntohl(wr.imm_data)` gives).
  */
+import type { FlushPlacement, FlushSelectivity } from '../verbs-model/flush.js';
 import type { WrOpcode } from '../verbs-model/wr-opcode.js';
 
 interface Base {
@@ -86,13 +87,58 @@ export interface RdmaReadRequestWr extends Base {
   readonly readV2?: boolean;
 }
 
+/**
+ * `ATOMIC_WRITE` (IBTA 1.5 Vol. 1 Annex A19, Memory Placement Extensions; NOT RFC 7306):
+ * place the 8 bytes `atomicValue` at `remoteAddr` as one indivisible write. verbs
+ * `ibv_wr_atomic_write` takes a pointer to the 8 bytes; the suite passes the value's
+ * little-endian form (the host's), which is what lands in memory.
+ */
+export interface AtomicWriteRequest extends Base {
+  readonly opcode: 'ATOMIC_WRITE';
+  readonly remoteAddr: bigint;
+  readonly rkey: number;
+  readonly atomicValue: bigint;
+}
+
+/** What a FLUSH asks for (the fields of `ibv_wr_flush`; names as src/verbs/flush.ts). */
+export interface FlushTarget {
+  /** Bytes from `remoteAddr` (RANGE selectivity). */
+  readonly length: bigint;
+  /** Default `GLOBAL`. */
+  readonly placement?: FlushPlacement;
+  /** Default `RANGE`. */
+  readonly selectivity?: FlushSelectivity;
+}
+
+/**
+ * `FLUSH` (IBTA 1.5 Vol. 1 Annex A19; NOT RFC 7306): make the data placed by earlier
+ * requests reach the placement type asked (global visibility, persistence), for a byte
+ * range or the whole MR. Changes no byte.
+ */
+export interface FlushRequest extends Base {
+  readonly opcode: 'FLUSH';
+  readonly remoteAddr: bigint;
+  readonly rkey: number;
+  readonly flush: FlushTarget;
+}
+
+/** The IBTA 1.5 memory placement requests (RoCE only; src/engine/ibta15/). */
+export type PlacementRequest = AtomicWriteRequest | FlushRequest;
+
+/** True for the IBTA 1.5 memory placement requests. */
+export function isPlacementRequest(wr: WorkRequest): wr is PlacementRequest {
+  return wr.opcode === 'ATOMIC_WRITE' || wr.opcode === 'FLUSH';
+}
+
 /** Every work request the engine models. */
 export type WorkRequest =
   | FetchAndAddRequest
   | CompareAndSwapRequest
   | RdmaWriteRequest
   | SendRequest
-  | RdmaReadRequestWr;
+  | RdmaReadRequestWr
+  | AtomicWriteRequest
+  | FlushRequest;
 
 /** The opcodes above (a subset of `WR_OPCODE`). */
 export type ModelledWrOpcode = WorkRequest['opcode'] & WrOpcode;
@@ -133,6 +179,9 @@ export function validateWorkRequest(wr: WorkRequest): InvalidWorkRequest | undef
   if ('add' in wr && !u64(wr.add)) return bad('add', 'not a 64-bit value');
   if ('compare' in wr && !u64(wr.compare)) return bad('compare', 'not a 64-bit value');
   if ('swap' in wr && !u64(wr.swap)) return bad('swap', 'not a 64-bit value');
+  if ('atomicValue' in wr && !u64(wr.atomicValue)) return bad('atomicValue', 'not a 64-bit value');
+  if (wr.opcode === 'FLUSH' && !(wr.flush.length >= 0n && wr.flush.length <= 0xffff_ffffn))
+    return bad('flush.length', 'not a 32-bit length (the RETH DMA Length)');
   if (wr.opcode === 'RDMA_WRITE_WITH_IMM' || wr.opcode === 'SEND_WITH_IMM') {
     if (wr.immData === undefined || !u32(wr.immData))
       return bad('immData', 'a 32-bit immediate is required');

@@ -3,6 +3,7 @@
  * rdma-core `libibverbs/verbs.h`. Shared with the N-API wrapper.
  */
 export * from './access-flags.js';
+export * from './flush.js';
 export * from './qp-state.js';
 export * from './wc-opcode.js';
 export * from './wc-status.js';

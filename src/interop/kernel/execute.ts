@@ -85,11 +85,54 @@ function sendWrOf(op: Operation, index: number, local: Mr, remote: Mr): SendWr {
   };
 }
 
-/** Runs `scenario` on its device; connection failures are thrown, protocol outcomes returned. */
+/** The IBTA 1.5 operations the scenario posts, as the requester QP's creation flags. */
+function placementOpsOf(scenario: Scenario): { atomicWrite?: boolean; flush?: boolean } {
+  const kinds = new Set(workRequestsOf(scenario).map((op) => op.kind));
+  return {
+    ...(kinds.has('ATOMIC_WRITE') ? { atomicWrite: true } : {}),
+    ...(kinds.has('FLUSH') ? { flush: true } : {}),
+  };
+}
+
+/** True when the scenario posts an IBTA 1.5 memory placement operation. */
+function usesPlacement(scenario: Scenario): boolean {
+  return workRequestsOf(scenario).some((op) => traitsOf(op.kind).placement);
+}
+
+/**
+ * The outcome of a scenario whose bring-up the device or library refused (a kernel or
+ * rdma-core without the IBTA 1.5 operations: no flush MR right, no ibv_wr_flush): one
+ * field `bringup` = the errno and the call, and the responder memory as it stayed.
+ */
+function refusedBringUp(scenario: Scenario, error: VerbsError): Outcome {
+  const fields: Record<string, string> = { bringup: `${error.code} ${error.call}` };
+  const memory = initialBuffer(scenario);
+  for (const offset of watchedOffsets(scenario))
+    fields[`mem[${offset}]`] = formatValue(wordAt(memory, offset));
+  return { fields, note: error.message };
+}
+
+/**
+ * Runs `scenario` on its device; connection failures are thrown, protocol outcomes
+ * returned. A scenario with IBTA 1.5 operations whose bring-up the device or library
+ * refuses (a typed VerbsError) returns that refusal as its outcome (`bringup`).
+ */
 export async function runOnKernel(scenario: Scenario): Promise<Outcome> {
+  try {
+    return await runConnected(scenario);
+  } catch (error) {
+    if (error instanceof VerbsError && usesPlacement(scenario))
+      return refusedBringUp(scenario, error);
+    throw error;
+  }
+}
+
+async function runConnected(scenario: Scenario): Promise<Outcome> {
   let capture: Capture | undefined;
+  const placementOps = placementOpsOf(scenario);
   const pair = await connectLoopback(scenario.device, {
     extended: scenario.postPath === 'ex',
+    ...(Object.keys(placementOps).length === 0 ? {} : { placementOps }),
     ...(scenario.responderQpAccess === undefined
       ? {}
       : { responderAccess: scenario.responderQpAccess }),

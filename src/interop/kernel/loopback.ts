@@ -84,6 +84,11 @@ const IRD_ORD = 4;
 export interface PairOptions {
   /** An ibv_wr_* (extended) requester QP. */
   readonly extended: boolean;
+  /**
+   * IBTA 1.5 operations the extended requester QP is created for (IBV_QP_EX_WITH_ATOMIC_WRITE,
+   * IBV_QP_EX_WITH_FLUSH; by-hand bring-up only); default none.
+   */
+  readonly placementOps?: { readonly atomicWrite?: boolean; readonly flush?: boolean };
   /** Remote access the responder QP grants (by-hand bring-up only); default all. */
   readonly responderAccess?: readonly Access[];
   /** The requester's initiator depth (max_rd_atomic / rdma_cm initiator_depth); default 4. */
@@ -120,8 +125,9 @@ async function connectByHand(device: DeviceName, options: PairOptions): Promise<
     const pd = teardown.add(context.allocPd(), (p) => p.close());
     const requesterCq = teardown.add(context.createCq({ cqe: 16 }), (c) => c.close());
     const responderCq = teardown.add(context.createCq({ cqe: 16 }), (c) => c.close());
-    const requester = teardown.add(pd.createQp({ sendCq: requesterCq, extended }), (q) =>
-      q.close(),
+    const requester = teardown.add(
+      pd.createQp({ sendCq: requesterCq, extended, ...options.placementOps }),
+      (q) => q.close(),
     );
     const responder = teardown.add(pd.createQp({ sendCq: responderCq }), (q) => q.close());
     const gid = context.findGid();
