@@ -23,7 +23,7 @@ export const TRANSPORT_PREFIX: Readonly<Record<TransportService, number>> = {
 /**
  * Extension transport headers that may follow the BTH. Order in this list is the wire
  * order (IBTA §9.2: BTH, RDETH, DETH, XRCETH, RETH, AtomicETH, AETH, AtomicAckETH,
- * ImmDt, IETH; FETH is the FLUSH extension header of IBTA 1.5).
+ * ImmDt, IETH; FETH, the FLUSH extension header of IBTA 1.5, goes before the RETH).
  */
 export type ExtensionHeader =
   | 'RDETH'
@@ -42,8 +42,9 @@ export const EXTENSION_HEADER_ORDER: readonly ExtensionHeader[] = [
   'RDETH',
   'DETH',
   'XRCETH',
-  'RETH',
+  // IBTA 1.5 FLUSH: FETH sits directly after the BTH, before its RETH (rxe_opcode.c).
   'FETH',
+  'RETH',
   'AtomicETH',
   'AETH',
   'AtomicAckETH',
@@ -216,11 +217,12 @@ const OPERATIONS: readonly OperationRow[] = [
     hasPayload: true,
   },
   // IBTA 1.5 (Memory Placement Extensions); Linux include/rdma/ib_pack.h uses the same
-  // values. tshark 4.0 does not know them.
+  // values. tshark 4.0 does not know them. FLUSH carries FETH directly after the BTH, then the
+  // RETH (rxe_opcode.c's offsets for IB_OPCODE_RC_FLUSH: FETH at BTH_BYTES, RETH after FETH).
   {
     code: 0x1c,
     operation: 'FLUSH',
-    headers: ['RETH', 'FETH'],
+    headers: ['FETH', 'RETH'],
     position: 'only',
     hasPayload: false,
   },

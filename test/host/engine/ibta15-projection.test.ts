@@ -3,6 +3,7 @@
  * projection: executed on RoCE, with the packets predicted; not expressible on iWARP.
  */
 import { describe, expect, it } from 'vitest';
+import { encodeRocePacket } from '../../../src/codec/roce/packet.js';
 import {
   projectIwarp,
   projectRoce,
@@ -86,6 +87,14 @@ describe('IBTA 1.5 operations in the verbs projection', () => {
     expect(out.requester.qpState).toBe('ERR');
     expect(out.roceRequests[0]?.bth.opcode).toBe(0x1c);
     expect(out.roceRequests[0]?.headers.FETH?.value).toBe(0x12);
+    // On the wire FETH follows the BTH and the RETH comes after it (rxe_opcode.c's offsets).
+    const request = out.roceRequests[0];
+    if (request === undefined) throw new Error('no FLUSH packet predicted');
+    const bytes = encodeRocePacket(request);
+    const wire = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    expect(wire.getUint32(12)).toBe(0x12);
+    expect(wire.getBigUint64(16)).toBe(BASE);
+    expect(wire.getUint32(24)).toBe(0x1a2b3c4d);
   });
 
   it('on iWARP they are not expressible (RFC 7306 has neither)', () => {
