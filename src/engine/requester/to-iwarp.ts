@@ -42,6 +42,14 @@ export type IwarpEncoding =
   | { readonly ok: true; readonly messages: readonly RdmapMessage[] }
   | { readonly ok: false; readonly error: WorkRequestError };
 
+/** The typed refusal of a request iWARP (in this profile) has no message for. */
+function notExpressible(wr: WorkRequest, detail: string): IwarpEncoding {
+  return {
+    ok: false,
+    error: { reason: 'not-expressible', wrId: wr.wrId, opcode: wr.opcode, detail },
+  };
+}
+
 /**
  * The iWARP messages for `wr` in `profile`; advances `state` only on success (nothing is
  * half-applied). The 32-bit verbs immediate becomes the 64-bit Immediate Data value
@@ -58,18 +66,12 @@ export function workRequestToIwarp(
   switch (wr.opcode) {
     case 'ATOMIC_WRITE':
     case 'FLUSH':
-      return {
-        ok: false,
-        error: {
-          reason: 'not-expressible',
-          wrId: wr.wrId,
-          opcode: wr.opcode,
-          detail:
-            `${wr.opcode} is an InfiniBand operation (IBTA 1.5 Vol. 1 Annex A19, Memory Placement ` +
-            'Extensions): iWARP has no such message; RFC 7306 adds only FetchAdd, CmpSwap and ' +
-            'Immediate Data (§5, §6)',
-        },
-      };
+      return notExpressible(
+        wr,
+        `${wr.opcode} is an InfiniBand operation (IBTA 1.5 Vol. 1 Annex A19, Memory Placement ` +
+          'Extensions): iWARP has no such message; RFC 7306 adds only FetchAdd, CmpSwap and ' +
+          'Immediate Data (§5, §6)',
+      );
     case 'ATOMIC_FETCH_AND_ADD':
     case 'ATOMIC_CMP_AND_SWP': {
       const fetchAdd = wr.opcode === 'ATOMIC_FETCH_AND_ADD';
@@ -124,19 +126,13 @@ export function workRequestToIwarp(
         return { ok: true, messages: [message] };
       }
       if (profile !== 'v2-draft')
-        return {
-          ok: false,
-          error: {
-            reason: 'not-expressible',
-            wrId: wr.wrId,
-            opcode: wr.opcode,
-            detail:
-              `profile ${profile}: RFC 7306 has no Send with Immediate. A Send followed by Immediate Data ` +
-              'would consume two receive buffers and produce two receive completions (RFC 7306 §6.3: ' +
-              '"One Immediate Data ... Message MUST consume one Untagged Buffer"), not the single ' +
-              'RECV with WITH_IMM that verbs promises. Only the V2 draft (§5.3, opcode 0x13) carries it.',
-          },
-        };
+        return notExpressible(
+          wr,
+          `profile ${profile}: RFC 7306 has no Send with Immediate. A Send followed by Immediate Data ` +
+            'would consume two receive buffers and produce two receive completions (RFC 7306 §6.3: ' +
+            '"One Immediate Data ... Message MUST consume one Untagged Buffer"), not the single ' +
+            'RECV with WITH_IMM that verbs promises. Only the V2 draft (§5.3, opcode 0x13) carries it.',
+        );
       const segments = sendWithImmediateSegments(
         state.qn0,
         wr.solicited === true ? 'send-se-immediate' : 'send-immediate',
@@ -149,15 +145,10 @@ export function workRequestToIwarp(
     case 'RDMA_READ': {
       if (wr.readV2 === true) {
         if (profile !== 'v2-draft')
-          return {
-            ok: false,
-            error: {
-              reason: 'not-expressible',
-              wrId: wr.wrId,
-              opcode: wr.opcode,
-              detail: `profile ${profile}: RDMA Read V2 exists only in the V2 draft (§6)`,
-            },
-          };
+          return notExpressible(
+            wr,
+            `profile ${profile}: RDMA Read V2 exists only in the V2 draft (§6)`,
+          );
         const v2 = makeReadV2Request(state.qn1, {
           readSize: wr.length,
           sourceSTag: wr.rkey,
