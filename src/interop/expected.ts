@@ -35,6 +35,7 @@ import {
   DEFAULT_TARGET,
   DEVICES,
   GUARD,
+  IMMEDIATE_RECEIVE_OFFSET,
   initialBuffer,
   LOCAL_SLOT,
   MR_LENGTH,
@@ -200,10 +201,15 @@ function memoryAfter(scenario: Scenario, projected: TransportOutcome): Uint8Arra
   const buffer = initialBuffer(scenario);
   const region = projected.memory.get(REMOTE_STAG);
   if (region !== undefined) buffer.set(region, GUARD);
-  // A Send's receive buffer is the target word (kernel/execute.ts posts it there).
+  // A Send's receive buffer is the target word, a write-with-immediate's the word at
+  // IMMEDIATE_RECEIVE_OFFSET (kernel/execute.ts posts them there); on iWARP the Immediate
+  // Data Message places its 8 bytes in it (RFC 7306 §6.3).
   for (const wc of projected.responder.completions)
     if (wc.data !== undefined && wc.data.byteLength > 0)
-      buffer.set(wc.data.subarray(0, 8), GUARD + DEFAULT_TARGET);
+      buffer.set(
+        wc.data.subarray(0, 8),
+        GUARD + (wc.opcode === 'RECV_RDMA_WITH_IMM' ? IMMEDIATE_RECEIVE_OFFSET : DEFAULT_TARGET),
+      );
   return buffer;
 }
 

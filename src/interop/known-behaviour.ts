@@ -141,12 +141,23 @@ const SIW_ATOMIC_ERRORS: readonly string[] = [
   'siw-atomic-past-end',
 ];
 
+/** The siw programs whose first request ends the stream with a Terminate. */
+const SIW_TERMINATED_STREAMS: readonly string[] = [
+  'siw-misaligned',
+  'siw-no-remote-atomic',
+  'siw-atomic-invalid-rkey',
+  'siw-atomic-past-end',
+  'siw-send-no-recv',
+];
+
 /**
  * rxe before IBTA 1.5's memory placement operations: Debian's 6.1 up to the 6.2 merge of
  * "RDMA/rxe: Implement RC RDMA FLUSH service in requester side" and "RDMA/rxe: Support
  * RDMA Atomic Write operation" (measured on 6.1.192: docs/kernels.md).
  */
 const RXE_BEFORE_PLACEMENT: VersionRange = { from: '6.1', before: '6.2' };
+/** rxe with ATOMIC WRITE and FLUSH: from 6.2 (measured on 6.12.95 and 7.3.4). */
+const RXE_WITH_PLACEMENT: VersionRange = { from: '6.2' };
 /** rdma-core before ibv_wr_flush (45): bookworm's 44. */
 const RDMA_CORE_BEFORE_FLUSH: VersionRange = { from: '44', before: '45' };
 
@@ -154,6 +165,143 @@ const RDMA_CORE_BEFORE_FLUSH: VersionRange = { from: '44', before: '45' };
 const RXE_ATOMIC_WRITES: readonly string[] = ['rxe-atomic-write*-ex'];
 /** The ibta15 family's FLUSH programs. */
 const RXE_FLUSHES: readonly string[] = ['rxe-flush-*-ex', 'rxe-write-then-flush-ex'];
+
+/**
+ * The patched siw (patches/siw/, patches/rdma-core/, docs/siw-rfc7306.md), measured on
+ * 6.1.192 with rdma-core 56.1 (`run --siw rfc7306`).
+ */
+const PATCHED_SIW_BEHAVIOUR: readonly KnownBehaviour[] = [
+  {
+    id: 'siw-terminate-flushes-requester',
+    provider: 'siw+rfc7306',
+    kernel: SINCE_6_1,
+    scenarios: [
+      'siw-misaligned',
+      'siw-no-remote-atomic',
+      'siw-atomic-invalid-rkey',
+      'siw-atomic-past-end',
+    ],
+    observed: { 'requester.wc1.status': 'WR_FLUSH_ERR' },
+    why:
+      "the responder's Terminate is on the wire as the engine's (layer, type, code, DDP header " +
+      'copy), but siw reports it as it reports a Terminate for a Read: siw_qp_rx.c ' +
+      'siw_proc_terminate only logs it and returns -ECONNRESET, the QP goes to ERROR and siw_qp.c ' +
+      'siw_sq_flush completes the ORQ entry of the failed atomic with SIW_WC_WR_FLUSH_ERR (the ' +
+      "engine's `siw` Terminate status model, terminate-status.ts); the reference model reports " +
+      "the failure's class (REM_INV_REQ_ERR, REM_ACCESS_ERR)",
+    spec: 'RFC 7306 §8, RFC 5040 §7',
+  },
+  {
+    id: 'siw-post-on-error-qp-no-completion',
+    provider: 'siw+rfc7306',
+    kernel: SINCE_6_1,
+    rdmaCore: { from: '56.1' },
+    scenarios: [...SIW_TERMINATED_STREAMS, 'siw-atomic-invalid-lkey'],
+    observed: {
+      'requester.wc2.status': 'none',
+      'requester.wc2.{wr,vendor_err}': '—',
+      'responder.wc2.status': 'none',
+      'responder.wc2.{wr,vendor_err}': '—',
+    },
+    why:
+      'after a Terminate both QPs are in ERROR; a request posted then is written by libsiw into ' +
+      'the mmapped SQ and the doorbell (siw.h siw_db, a write on the command fd) reaches siw_verbs.c ' +
+      'siw_post_send with no work request, which on a QP in ERROR calls siw_sq_flush_wr with ' +
+      'nothing to flush: the SQE is neither executed nor flushed, ibv_post_send returns 0 and no ' +
+      'completion comes within 2 s, where the engine flushes it (WR_FLUSH_ERR; for the ' +
+      "responder's Write after a requester-side error it models retry exhaustion)",
+    spec: 'IBTA 10.3.1 (Error state: posted work requests complete in error)',
+  },
+  {
+    id: 'siw-atomic-response-local-error-terminates',
+    provider: 'siw+rfc7306',
+    kernel: SINCE_6_1,
+    scenarios: ['siw-atomic-invalid-lkey'],
+    observed: {
+      wire:
+        'requester> atomic-request qn=1 msn=1 mo=0 L\n' +
+        'responder> atomic-response qn=3 msn=1 mo=0 L\n' +
+        'requester> terminate qn=2 msn=1 mo=0 L layer=0 type=0 code=0xff hdrct=---',
+    },
+    side: 'engine',
+    why:
+      'the Atomic Response cannot be placed (the local SGE names an lkey never issued): the ' +
+      'patched siw_qp_rx.c siw_atomic_resp_complete completes the atomic with LOC_PROT_ERR (as ' +
+      'the engine does) and, as stock siw does for a Read Response it cannot place, terminates ' +
+      'the stream with RDMAP / Local Catastrophic / Unspecified; the engine ends the QP silently ' +
+      'and sends no Terminate, which RFC 5040 §7 asks for on an error that ends the stream',
+    spec: 'RFC 5040 §7, §4.8 (Local Catastrophic Error)',
+  },
+  {
+    id: 'libsiw-rfc7306-atomic-sge-length',
+    provider: 'siw+rfc7306',
+    kernel: SINCE_6_1,
+    rdmaCore: { from: '56.1' },
+    scenarios: ['siw-atomic-short-sge', 'siw-atomic-no-sge'],
+    observed: { post1: 'EINVAL', 'post1.bad_wr': 'wr1' },
+    nothingHappened: true,
+    why:
+      'the patched libsiw (patches/rdma-core/0001, providers/siw/siw.c push_send_wqe) refuses an ' +
+      'atomic whose SGE list is not one 8-byte buffer before posting (-EINVAL, bad_wr = it), as ' +
+      'librxe does (librxe-atomic-sge-length); the engine sends it and fails the placement of the ' +
+      'Atomic Response (LOC_LEN_ERR)',
+    spec: 'IBTA 10.7.3 (local errors)',
+  },
+  {
+    id: 'libsiw-rfc7306-refused-sge-keeps-rts',
+    provider: 'siw+rfc7306',
+    kernel: SINCE_6_1,
+    rdmaCore: { from: '56.1' },
+    scenarios: ['siw-atomic-short-sge', 'siw-atomic-no-sge'],
+    observed: {
+      'requester.wc2.status': 'SUCCESS',
+      'requester.wc2.opcode': 'FETCH_ADD',
+      'requester.wc2.byte_len': '8',
+      'requester.wc2.flags': 'none',
+      'requester.wc2.fetched': '0x0123456789abcdef',
+      'responder.wc2.status': 'SUCCESS',
+      'responder.wc2.opcode': 'RDMA_WRITE',
+      'responder.wc2.flags': 'none',
+      wire:
+        'requester> atomic-request qn=1 msn=1 mo=0 L\n' +
+        'responder> atomic-response qn=3 msn=1 mo=0 L\n' +
+        'responder> rdma-write stag=local to=local+0 L payload=ad0000000008005a',
+    },
+    why:
+      'the refused post sent nothing, so the FetchAdd posted next executes on the intact stream ' +
+      '(fetching the untouched word, the only Atomic Request on the wire) and the Write back ' +
+      'succeeds, where the engine flushes the one and times out the other',
+  },
+  {
+    id: 'siw-qp-access-not-enforced',
+    provider: 'siw+rfc7306',
+    kernel: SINCE_6_1,
+    scenarios: ['siw-qp-atomic-removed'],
+    observed: {
+      'requester.wc{1,2}.status': 'SUCCESS',
+      'requester.wc{1,2}.opcode': 'FETCH_ADD',
+      'requester.wc{1,2}.byte_len': '8',
+      'requester.wc{1,2}.flags': 'none',
+      'requester.wc{1,2}.vendor_err': '—',
+      'requester.wc1.fetched': '0x0123456789abcdef',
+      'requester.wc2.fetched': '0x12345678abcdf011',
+      'responder.wc2.status': 'SUCCESS',
+      'responder.wc2.opcode': 'RDMA_WRITE',
+      'responder.wc2.flags': 'none',
+      'responder.wc2.vendor_err': '—',
+      'mem[8]': '0x23456789cdf01233',
+      wire: /^requester> atomic-request qn=1 msn=1 [^\n]*\nresponder> atomic-response qn=3 msn=1 [^\n]*\nrequester> atomic-request qn=1 msn=2 [^\n]*\nresponder> atomic-response qn=3 msn=2 [^\n]*\nresponder> rdma-write [^\n]*$/,
+    },
+    why:
+      "siw does not enforce a QP's remote access enables: siw_verbs.c siw_modify_qp maps " +
+      'IB_ACCESS_REMOTE_READ/WRITE to SIW_RDMA_*_ENABLED flags that no receive path reads, and ' +
+      'IB_ACCESS_REMOTE_ATOMIC to nothing (stock siw too; the patch checks the MR right only), so ' +
+      'both FetchAdds execute after the modify removed remote atomic access, where the engine ' +
+      'answers the first with a Terminate (Remote Protection Error). A fix belongs in a further ' +
+      'patch (siw_proc_atomic_req checking a QP atomic enable)',
+    spec: 'IBTA 10.6.3.3 (QP remote access enables); RFC 7306 §8.2',
+  },
+];
 
 export const KNOWN_BEHAVIOUR: readonly KnownBehaviour[] = [
   {
@@ -328,6 +476,19 @@ export const KNOWN_BEHAVIOUR: readonly KnownBehaviour[] = [
     spec: 'IBTA 9.7.5.2.8 (NAK codes), 10.6.3.3 (QP remote access enables)',
   },
   {
+    id: 'rxe-qp-flush-enable-is-invalid-request',
+    provider: 'rxe',
+    kernel: RXE_WITH_PLACEMENT,
+    scenarios: ['rxe-flush-qp-no-enable-ex'],
+    observed: { 'requester.wc1.status': 'REM_INV_REQ_ERR' },
+    why:
+      "as for atomics (rxe-qp-access-is-invalid-request): rxe checks the responder QP's flush " +
+      'enables in check_qp_attr_access (rxe_resp.c, since the 6.2 RDMA FLUSH series): a FLUSH to a QP without IB_ACCESS_FLUSH_GLOBAL is ' +
+      'RESPST_ERR_UNSUPPORTED_OPCODE, a NAK Invalid Request (REM_INV_REQ_ERR); the engine treats ' +
+      'the QP enable like the MR right, a Remote Access Error (REM_ACCESS_ERR)',
+    spec: 'IBTA 1.5 Vol. 1 Annex A19 (FLUSH), 9.7.5.2.8 (NAK codes)',
+  },
+  {
     id: 'rxe-grh-on-rc-receive',
     provider: 'rxe',
     kernel: SINCE_6_1,
@@ -496,6 +657,9 @@ export const KNOWN_BEHAVIOUR: readonly KnownBehaviour[] = [
   {
     id: 'libsiw-no-send-imm',
     provider: 'siw',
+    // The patched libsiw (patches/rdma-core/) maps only RDMA Write with Immediate: measured
+    // on 6.1.192 with rdma-core 56.1.
+    alsoFor: ['siw+rfc7306'],
     kernel: SINCE_6_1,
     rdmaCore: SINCE_RDMA_CORE_44,
     scenarios: ['siw-send-imm*', 'link-siw-send-imm'],
@@ -506,6 +670,7 @@ export const KNOWN_BEHAVIOUR: readonly KnownBehaviour[] = [
       'with -EINVAL (providers/siw/siw.c)',
     spec: 'RFC 7306 §6; draft-hilland-iwarp-verbs-v2',
   },
+  ...PATCHED_SIW_BEHAVIOUR,
   {
     id: 'siw-query-qp-state',
     provider: 'siw',

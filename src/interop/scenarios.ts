@@ -575,6 +575,14 @@ const IBTA15: readonly Row[] = [
     program: failing(FLUSH_WORD),
   },
   {
+    suffix: 'flush-qp-no-enable',
+    title: 'FLUSH to a responder QP without the flush enables',
+    byHand: true,
+    remoteAccess: FLUSH_GLOBAL_MR,
+    responderQpAccess: ['REMOTE_READ', 'REMOTE_WRITE', 'REMOTE_ATOMIC'],
+    program: failing(FLUSH_WORD),
+  },
+  {
     suffix: 'write-then-flush',
     title: 'RDMA Write then FLUSH of the word it wrote',
     byHand: true,

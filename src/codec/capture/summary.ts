@@ -8,7 +8,7 @@
  * iWARP layout field (`iwarp_ddp.msn`).
  */
 import { RdmaInteropError } from '../../errors.js';
-import { IWARP_LAYOUTS } from '../iwarp/layouts.js';
+import { type HeaderField, IWARP_LAYOUTS, tsharkFieldName } from '../iwarp/layouts.js';
 import { RDMAP_OPCODES } from '../iwarp/opcodes.js';
 import { EXTENSION_HEADER_LAYOUT } from '../roce/headers.js';
 import { BTH_OPCODES, type ExtensionHeader } from '../roce/opcodes.js';
@@ -50,14 +50,20 @@ export const SUMMARY_COLUMNS: Readonly<Record<string, string>> = {
 export const FILTER_KEYS = ['opcode', 'qp', 'qn', 'stag', 'psn', 'msn'] as const;
 type FilterKey = (typeof FILTER_KEYS)[number];
 
-/** tshark field name to iWARP layout field name. */
-const TSHARK_TO_FIELD = new Map<string, string>();
+/**
+ * tshark field name to iWARP layout field. The Atomic Request's first data/mask pair has
+ * two tshark names (add_* for FetchAdd, swap_* otherwise: tsharkFieldName), both listed.
+ */
+const TSHARK_TO_FIELD = new Map<string, HeaderField>();
 const IWARP_FIELD_NAMES = new Set<string>();
 for (const layout of IWARP_LAYOUTS)
   for (const f of layout.fields) {
     if (layout.layer === 'mpa') continue;
     IWARP_FIELD_NAMES.add(f.name);
-    if (f.tshark !== undefined) TSHARK_TO_FIELD.set(f.tshark, f.name);
+    for (const aOpCode of [0, 1]) {
+      const name = tsharkFieldName(f, aOpCode);
+      if (name !== undefined) TSHARK_TO_FIELD.set(name, f);
+    }
   }
 
 function hex(n: number, digits: number): string {
@@ -148,8 +154,13 @@ function column(item: LazyItem, name: string): string {
       ? ''
       : scalar(roce.field(name.slice(0, dot) as ExtensionHeader, name.slice(dot + 1)));
   }
-  const field = TSHARK_TO_FIELD.get(name) ?? name;
-  return rdmap === undefined ? '' : scalar(rdmap.field(field));
+  if (rdmap === undefined) return '';
+  const layoutField = TSHARK_TO_FIELD.get(name);
+  if (layoutField === undefined) return scalar(rdmap.field(name));
+  // Like tshark: add_data on a FetchAdd, swap_data on the other AOpCodes, never both.
+  const aOpCode = rdmap.field('aOpCode');
+  if (aOpCode !== undefined && tsharkFieldName(layoutField, Number(aOpCode)) !== name) return '';
+  return scalar(rdmap.field(layoutField.name));
 }
 
 /** Throws SummaryOptionError for a column name no table knows. */

@@ -291,7 +291,10 @@ function receiveCompletion(
       ...(withImm ? (['WITH_IMM'] as const) : []),
       ...(completion.invalidatedSTag !== undefined ? (['WITH_INV'] as const) : []),
     ],
-    ...(writeImm ? {} : { data: completion.data }),
+    // The bytes placed in the consumed receive: a Send's payload; for a write-with-immediate
+    // on iWARP the Immediate Data Message's 8 bytes (RFC 7306 §6.3: it uses the Untagged
+    // Buffer Model and consumes one Untagged Buffer); on RoCE nothing (ImmDt is a header).
+    ...(writeImm && completion.data.byteLength === 0 ? {} : { data: completion.data }),
   };
 }
 

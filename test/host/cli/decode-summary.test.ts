@@ -73,6 +73,50 @@ function captureFile(): string {
   return writeTempPcap([roce, ...tcp.frames()], { startNs: 1_700_000_000_123_456_789n });
 }
 
+/** One CmpSwap Atomic Request over MPA: tshark names its data/mask pair swap_*, not add_*. */
+function cmpSwapCapture(): string {
+  const request = makeMpaFrame('mpa-request', { crc: true });
+  const reply = makeMpaFrame('mpa-reply', { crc: true });
+  const client = encodeMpaStream(
+    request,
+    [
+      makeAtomicRequest({
+        operation: 'cmp-swap',
+        messageSequenceNumber: 1,
+        requestIdentifier: 0x0a0b0c0f,
+        remoteSTag: 0x1a2b3c4d,
+        remoteTaggedOffset: 0x0123456789abcde8n,
+        addOrSwapData: 0x0fedcba987654321n,
+        compareData: 0x0123456789abcdefn,
+      }),
+    ],
+    { peerFrame: reply },
+  );
+  const server = encodeMpaStream(reply, [], { peerFrame: request });
+  const tcp = new TcpConversation({
+    clientIp: '198.51.100.1',
+    serverIp: '198.51.100.2',
+    clientPort: 40001,
+    serverPort: 4000,
+  }).handshake();
+  tcp.send('client', client.frame).send('server', server.frame);
+  for (const f of client.fpdus) tcp.send('client', f);
+  return writeTempPcap(tcp.frames(), { startNs: 1_700_000_000_123_456_789n });
+}
+
+describe('decode --fields with the Atomic Request pair named as tshark names it', () => {
+  it('swap_data/swap_mask on a CmpSwap, add_data/add_mask empty there (tshark 4.0)', () => {
+    const r = runDecode(cmpSwapCapture(), {
+      fields:
+        'opcode,iwarp_rdma.atomic.add_data,iwarp_rdma.atomic.swap_data,iwarp_rdma.atomic.swap_mask,iwarp_rdma.atomic.compare_data',
+    });
+    expect(r.exitCode).toBe(0);
+    expect(r.stdout.trim().split('\n')).toContain(
+      'atomic-request\t\t0x0fedcba987654321\t0xffffffffffffffff\t0x0123456789abcdef',
+    );
+  });
+});
+
 describe('decode --summary, --fields, --filter', () => {
   const file = captureFile();
 

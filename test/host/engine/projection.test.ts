@@ -262,6 +262,9 @@ describe('verbs projection', () => {
           byteLen: 6,
           immData: { host: 0x12345678, network: 0x78563412 },
           flags: ['WITH_IMM'],
+          // iWARP: the Immediate Data Message's 8 bytes land in the receive (RFC 7306
+          // §6.3, the 32-bit imm_data zero-extended); RoCE's ImmDt places nothing.
+          ...(o === iwarp ? { data: Uint8Array.of(0, 0, 0, 0, 0x12, 0x34, 0x56, 0x78) } : {}),
         },
       ]);
       expect(o.memory.get(RKEY)?.slice(16, 22)).toEqual(payload);
