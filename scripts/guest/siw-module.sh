@@ -30,7 +30,8 @@ case "$want" in
 esac
 [ "$(loaded_kind)" = "$want" ] && exit 0
 if [ "$want" = rfc7306 ] && [ ! -f "$patched" ]; then
-  log "no patched siw.ko at $patched (run scripts/setup/siw-patched.sh on the host)"
+  log "no patched siw.ko at $patched for kernel $(uname -r): build it on the host with" \
+    "bash scripts/setup/siw-patched.sh <line> (the set-up builds only 6.1 by default)"
   exit 1
 fi
 
