@@ -4,10 +4,16 @@
  *
  * - end to end: decode the Atomic Request segment with the iWARP codec, run it through
  *   the Responder (STag lookup, bounds, access, alignment, masked FetchAdd in target
- *   memory), encode the Atomic Response. Target: >= 1 million requests/s on one core.
+ *   memory), encode the Atomic Response.
  * - engine only: the Responder on already-decoded requests.
  * - anchor: a plain loop doing a DataView 64-bit read-add-write on the same memory (the
- *   floor of any atomic executor).
+ *   floor of any atomic executor), measured in the same run.
+ *
+ * No target: the project's speed targets are ratios against an anchor measured in the same
+ * run, and the only anchor here is that bare loop, which does a small fraction of the work
+ * (no parsing, checks or encoding), so any ratio target on it would be a number picked to
+ * pass. The former absolute target (>= 1 M requests/s) depended on the machine and is gone;
+ * the ratios are printed (and recorded for `--json`) so a regression shows run to run.
  *
  * Requests carry increasing MSNs (the Responder checks them), so each batch is a fresh
  * Responder over pre-encoded requests; the Responder's construction is measured too.
@@ -18,6 +24,7 @@ import { decodeRdmapMessage, encodeRdmapMessage } from '../codec/iwarp/rdmap.js'
 import { TaggedBufferTable } from '../engine/memory/tagged-buffer.js';
 import { Responder } from '../engine/responder/responder.js';
 import { accessMask } from '../engine/verbs-model/access-flags.js';
+import { figure, printFigures } from './report.js';
 
 const BATCH = 4096;
 const STAG = 0x1a2b3c4d;
@@ -101,12 +108,28 @@ export async function runBenchmark(): Promise<void> {
   }, BATCH);
 
   if (sink === 0) throw new Error('benchmark did no work');
-  const fmt = (n: number) => `${(n / 1e6).toFixed(2)} M/s`;
-  const lines = [
-    'bench engine (one core, masked FetchAdd, little-endian memory)',
-    `  anchor: DataView 64-bit read-add-write loop   ${fmt(anchor)}`,
-    `  engine only: Responder.receive                ${fmt(engineOnly)}   ratio ${(engineOnly / anchor).toFixed(3)}`,
-    `  end to end: decode + receive + encode         ${fmt(endToEnd)}   ratio ${(endToEnd / anchor).toFixed(3)}   target >= 1.00 M/s: ${endToEnd >= 1e6 ? 'met' : 'NOT met'}`,
-  ];
-  process.stdout.write(`${lines.join('\n')}\n`);
+  const suite = 'engine';
+  const anchorName = 'DataView read-add-write loop';
+  const mega = (n: number) => n / 1e6;
+  printFigures(
+    'bench engine (one core, masked FetchAdd, little-endian memory; ratio = ours / anchor, higher is better, no target: see src/bench/engine.ts)',
+    [
+      figure({
+        suite,
+        name: 'engine only: Responder.receive',
+        unit: 'M req/s',
+        value: mega(engineOnly),
+        anchorName,
+        anchor: mega(anchor),
+      }),
+      figure({
+        suite,
+        name: 'end to end: decode + receive + encode',
+        unit: 'M req/s',
+        value: mega(endToEnd),
+        anchorName,
+        anchor: mega(anchor),
+      }),
+    ],
+  );
 }

@@ -3,11 +3,17 @@
  *
  * - guest: the guest copies a file of random bytes to its tmpfs, then `cat`s it; we time
  *   from the first stdout byte to the last on the host (boot and the copy excluded), and
- *   check the bytes (sha256). Target: >= 10 MB/s (an ISA serial port moved ~0.09 MB/s).
+ *   check the bytes (sha256).
  * - anchor: the host's own `cat` of the same file into this process through a pipe,
  *   timed the same way, in the same run.
  * Under TCG the guest side is bound by emulated memory copies, so the ratio to the
  * anchor, not the absolute figure, is what compares across machines.
+ *
+ * No target: the project's speed targets are ratios against an anchor measured in the same
+ * run. The former absolute one (>= 10 MB/s, chosen against an ISA serial port's ~0.09 MB/s)
+ * is gone, and host `cat` runs at native memory speed, which no emulated device under TCG
+ * approaches, so a ratio target on it would be a number picked to pass; the ratio is
+ * printed (and recorded for `--json`) so a regression shows run to run.
  */
 import { spawn } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
@@ -15,6 +21,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runInGuest } from '../runtime/index.js';
+import { figure, printFigures } from './report.js';
 
 const MEGABYTES = 50;
 const BYTES = MEGABYTES * 1_000_000;
@@ -87,15 +94,21 @@ export async function runBenchmark(): Promise<void> {
       throw new Error(`bench runtime: guest command exited ${boot.exitCode}`);
     const guestRate = mbPerSecond(guest);
     const anchorRate = mbPerSecond(anchor);
-    process.stdout.write(
+    printFigures(
+      `runtime: guest output, ${MEGABYTES} MB (sha256 checked), first byte to last on the host (ratio = guest / anchor, higher is better, no target: see src/bench/runtime.ts)`,
       [
-        `runtime: guest output, ${MEGABYTES} MB (sha256 checked), first byte to last on the host`,
-        `  guest (virtio-serial)  ${guest.seconds.toFixed(2).padStart(7)} s  ${guestRate.toFixed(1).padStart(8)} MB/s  (target >= 10 MB/s: ${guestRate >= 10 ? 'met' : 'NOT met'})`,
-        `  anchor: host cat       ${anchor.seconds.toFixed(2).padStart(7)} s  ${anchorRate.toFixed(1).padStart(8)} MB/s`,
-        `  ratio guest / anchor   ${(guestRate / anchorRate).toFixed(3)}`,
-        `  whole run (boot, devices, copy, output, power-off) ${boot.wallSeconds.toFixed(1)} s`,
-        '',
-      ].join('\n'),
+        figure({
+          suite: 'runtime',
+          name: 'guest output through virtio-serial',
+          unit: 'MB/s',
+          value: guestRate,
+          anchorName: 'host cat through a pipe',
+          anchor: anchorRate,
+        }),
+      ],
+    );
+    process.stdout.write(
+      `  whole run (boot, devices, copy, output, power-off) ${boot.wallSeconds.toFixed(1)} s\n\n`,
     );
   } finally {
     rmSync(dir, { recursive: true, force: true });
