@@ -2,6 +2,7 @@
  * The per-step times of `rdma-interop docker run` as a table on stderr (the figures the
  * closing notes and docker/README.md quote come from it).
  */
+import { loadavg } from 'node:os';
 import Table from 'cli-table3';
 import type { DockerRunResult } from '../../runtime/docker/index.js';
 
@@ -31,5 +32,14 @@ export function timingsTable(result: DockerRunResult): string {
   for (const [name, seconds] of Object.entries(result.timings))
     if (!known.has(name)) table.push([name, seconds.toFixed(1)]);
   table.push([`image size (MB)`, (result.imageBytes / 1e6).toFixed(0)]);
+  // The figures scale with the machine's load (2 shared cores under TCG): quoted with them.
+  table.push(['load average (1, 5, 15 min) at the end', loadAverage()]);
   return table.toString();
+}
+
+/** This host's load average now, as `1.2 / 3.4 / 5.6`. */
+export function loadAverage(): string {
+  return loadavg()
+    .map((l) => l.toFixed(1))
+    .join(' / ');
 }

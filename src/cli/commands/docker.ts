@@ -11,7 +11,7 @@ import {
 } from '../../runtime/docker/index.js';
 import { abortOnSignals, useCacheDir } from '../../runtime/index.js';
 import { positiveSeconds } from '../options.js';
-import { timingsTable } from './docker-timings.js';
+import { loadAverage, timingsTable } from './docker-timings.js';
 
 /** Exit status when the container runtime itself failed (as `vm` uses for the guest). */
 const RUNTIME_FAILURE_STATUS = 125;
@@ -66,7 +66,7 @@ export function registerDocker(program: Command): void {
     .description("build the project's image from docker/Dockerfile on the project's own dockerd")
     .option(
       '--base <image>',
-      'BASE_IMAGE build argument (default: a local Debian trixie made by debootstrap; e.g. node:20-bookworm-slim where a registry is reachable)',
+      'BASE_IMAGE build argument (default: a local Debian bookworm made by debootstrap; e.g. node:20-bookworm-slim where a registry is reachable)',
     )
     .option('--cache-dir <dir>', 'dockerd data root, base and logs (default: the cache)')
     .action(async (opts: { base?: string; cacheDir?: string }) => {
@@ -83,7 +83,7 @@ export function registerDocker(program: Command): void {
             }),
         );
         progress(
-          `times: base image ${built.baseSeconds.toFixed(1)} s (0: there already), image build ${built.buildSeconds.toFixed(1)} s; image size ${(built.sizeBytes / 1e6).toFixed(0)} MB; build log ${built.log}`,
+          `times: base image ${built.baseSeconds.toFixed(1)} s (0: there already), image build ${built.buildSeconds.toFixed(1)} s; image size ${(built.sizeBytes / 1e6).toFixed(0)} MB; load average ${loadAverage()}; build log ${built.log}`,
         );
       } catch (error) {
         process.exitCode = report(error, interrupt.received(), interrupt.exitCode);

@@ -8,12 +8,15 @@
  */
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import {
+  accessSync,
   closeSync,
+  constants,
   existsSync,
   mkdirSync,
   openSync,
   readFileSync,
   rmSync,
+  statSync,
   writeFileSync,
 } from 'node:fs';
 import { request } from 'node:http';
@@ -55,6 +58,39 @@ function onPath(name: string): string | undefined {
     if (existsSync(join(dir, name))) return join(dir, name);
   }
   return undefined;
+}
+
+/**
+ * The dockerd program: RDMA_INTEROP_DOCKERD when set (an engine installed elsewhere, or a
+ * test naming one that does not exist), else the first dockerd on PATH or in the system
+ * directories. A missing one is the step `engine-missing`, before anything starts.
+ */
+export function dockerdProgram(env: NodeJS.ProcessEnv = process.env): string {
+  const override = env.RDMA_INTEROP_DOCKERD;
+  if (override !== undefined && override !== '') {
+    let usable = false;
+    try {
+      accessSync(override, constants.X_OK);
+      usable = statSync(override).isFile();
+    } catch {
+      // Absent or not executable: the error below.
+    }
+    if (!usable) {
+      throw new RuntimeError(
+        'engine-missing',
+        `RDMA_INTEROP_DOCKERD is '${override}', which is no executable file: point it at a dockerd, or unset it to use the one bash scripts/setup/docker.sh installs`,
+      );
+    }
+    return override;
+  }
+  const found = onPath('dockerd');
+  if (found === undefined) {
+    throw new RuntimeError(
+      'engine-missing',
+      "no dockerd on this machine: install Debian's docker.io (bash scripts/setup/docker.sh, as root)",
+    );
+  }
+  return found;
 }
 
 /**
@@ -242,13 +278,7 @@ function releaseOwnership(paths: DockerPaths): void {
 export async function startDaemon(options: DaemonOptions = {}): Promise<Daemon> {
   const paths = options.paths ?? dockerPaths();
   const progress = options.onProgress ?? (() => {});
-  const dockerd = onPath('dockerd');
-  if (dockerd === undefined) {
-    throw new RuntimeError(
-      'engine-missing',
-      "no dockerd on this machine: install Debian's docker.io (bash scripts/setup/docker.sh, as root)",
-    );
-  }
+  const dockerd = dockerdProgram();
   if (process.getuid?.() !== 0) {
     throw new RuntimeError(
       'engine-start',

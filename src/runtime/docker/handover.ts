@@ -19,7 +19,7 @@ import { spawnLogged } from './spawn-logged.js';
 export type Handover = 'disk' | 'load';
 export const HANDOVERS: readonly Handover[] = ['disk', 'load'];
 
-/** The faster of the two, measured cold and warm (docker/README.md has the figures). */
+/** The faster of the two, measured cold and warm (docs/docker.md has the figures). */
 export const DEFAULT_HANDOVER: Handover = 'disk';
 
 /**

@@ -5,6 +5,7 @@ export { type BuildOptions, type BuildResult, buildImage } from './build.js';
 export {
   type Daemon,
   type DaemonOptions,
+  dockerdProgram,
   mountsUnder,
   type StopReport,
   startDaemon,

@@ -1,9 +1,13 @@
 import { spawnSync } from 'node:child_process';
-import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { handoverFromEnvironment, RuntimeError } from '../../../src/runtime/docker/index.js';
+import {
+  dockerdProgram,
+  handoverFromEnvironment,
+  RuntimeError,
+} from '../../../src/runtime/docker/index.js';
 import {
   type GuestScriptReport,
   guestOutcome,
@@ -121,6 +125,37 @@ describe('docker: failures name their step and log', () => {
     expect(r.stderr).toContain(`(log: ${log})`);
     expect(readFileSync(log, 'utf8')).toContain('fake engine');
     expect(r.stderr).not.toMatch(STACK_FRAME);
+  });
+
+  it('no Docker engine (RDMA_INTEROP_DOCKERD names no program): error (engine-missing) for build and run, exit 125, no stack trace, nothing started or claimed', () => {
+    const cache = join(scratch, 'no-engine-cache');
+    const missing = join(scratch, 'no-such-dir', 'dockerd');
+    for (const args of [
+      ['docker', 'build', '--cache-dir', cache],
+      ['docker', 'run', '--where', 'guest', '--cache-dir', cache, '--', '--scenario', 'rxe-*'],
+    ]) {
+      const r = cli(args, { RDMA_INTEROP_DOCKERD: missing });
+      expect(r.status, r.stderr).toBe(125);
+      // One line, at the start of a line, naming the step and what to do.
+      expect(r.stderr.split('\n')).toContain(
+        `[docker] error (engine-missing): RDMA_INTEROP_DOCKERD is '${missing}', which is no executable file: point it at a dockerd, or unset it to use the one bash scripts/setup/docker.sh installs`,
+      );
+      expect(r.stderr).not.toMatch(STACK_FRAME);
+      // Refused before anything started: no dockerd was spawned, so no progress line says
+      // one was, and the cache holds no claim, pid file or socket.
+      expect(r.stderr).not.toMatch(/starting dockerd/);
+      expect(existsSync(join(cache, 'docker', 'owner.json'))).toBe(false);
+      expect(existsSync(join(cache, 'docker', 'dockerd.pid'))).toBe(false);
+    }
+    // A file that is there but not executable is no engine either; an executable one is used.
+    const notExecutable = join(scratch, 'dockerd-not-executable');
+    writeFileSync(notExecutable, '#!/bin/sh\n');
+    chmodSync(notExecutable, 0o644);
+    expect(() => dockerdProgram({ RDMA_INTEROP_DOCKERD: notExecutable })).toThrow(
+      expect.objectContaining({ name: 'RuntimeError', failure: 'engine-missing' }),
+    );
+    chmodSync(notExecutable, 0o755);
+    expect(dockerdProgram({ RDMA_INTEROP_DOCKERD: notExecutable })).toBe(notExecutable);
   });
 
   it('a failed build (a base image that exists nowhere, for real): error (build) naming the failing Step and the build log, exit 125, dockerd stopped', () => {

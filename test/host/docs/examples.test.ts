@@ -5,11 +5,10 @@
  * test/kernel/docs/examples.test.ts.
  */
 import { spawnSync } from 'node:child_process';
-import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import {
   allBlocks,
+  cliShim,
   EXAMPLES_DIR,
   KNOWN_BROKEN,
   KNOWN_LANGUAGES,
@@ -71,19 +70,6 @@ describe.each(tsBlocks.map((b) => [ordinal(blocks, b), b] as const))('%s', (name
   });
 });
 
-/** A directory whose `rdma-interop` runs the built CLI, for sh examples. */
-function cliShim(): string {
-  const bin = join(EXAMPLES_DIR, 'bin');
-  mkdirSync(bin, { recursive: true });
-  const shim = join(bin, 'rdma-interop');
-  writeFileSync(
-    shim,
-    `#!/bin/sh\nexec "${process.execPath}" "${join(ROOT, 'dist', 'cli', 'main.js')}" "$@"\n`,
-  );
-  chmodSync(shim, 0o755);
-  return bin;
-}
-
 describe.each(shBlocks.map((b) => [b.id, b] as const))('%s (sh)', (_id, block) => {
   const reason = notRunReason(blocks, block);
   if (reason !== undefined) {
@@ -97,7 +83,7 @@ describe.each(shBlocks.map((b) => [b.id, b] as const))('%s (sh)', (_id, block) =
       cwd: ROOT,
       encoding: 'utf8',
       timeout: 120_000,
-      env: { ...process.env, PATH: `${cliShim()}:${process.env.PATH ?? ''}` },
+      env: { ...process.env, PATH: `${cliShim(EXAMPLES_DIR)}:${process.env.PATH ?? ''}` },
     });
     expect(r.status, `${r.stdout}${r.stderr}`).toBe(0);
   });

@@ -14,7 +14,7 @@
  * test/kernel/docs/ (run device blocks in the guest).
  */
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -108,6 +108,22 @@ export function moduleName(block: DocBlock): string {
 
 /** Where extracted examples go: inside the package, so `rdma-interop` self-resolves. */
 export const EXAMPLES_DIR = join(ROOT, '.cache', 'doc-examples');
+
+/**
+ * `<dir>/bin`, holding an `rdma-interop` that runs the built CLI: the PATH entry under which
+ * the docs' sh blocks see the command as an installed user would.
+ */
+export function cliShim(dir: string): string {
+  const bin = join(dir, 'bin');
+  mkdirSync(bin, { recursive: true });
+  const shim = join(bin, 'rdma-interop');
+  writeFileSync(
+    shim,
+    `#!/bin/sh\nexec "${process.execPath}" "${join(ROOT, 'dist', 'cli', 'main.js')}" "$@"\n`,
+  );
+  chmodSync(shim, 0o755);
+  return bin;
+}
 
 export interface TypeCheckResult {
   /** tsc's diagnostics per block id (empty array: it compiles). */
