@@ -88,7 +88,7 @@ uint32_t Run(Napi::Env env, RoundTripState &s) {
       s.wr.send_flags &= ~static_cast<unsigned>(IBV_SEND_SIGNALED);
     }
     ibv_send_wr *badWr = nullptr;
-    s.block->postedAtUs = static_cast<double>(NowNs()) / 1000.0;
+    s.block->postedAtUs = s.clock.Microseconds(s.clock.Ticks());
     int ret = ibv_post_send(s.qp.qp, &s.wr, &badWr);
     if (ret != 0) {
       if (!signaled) s.unsignaled--;
@@ -108,8 +108,8 @@ uint32_t Run(Napi::Env env, RoundTripState &s) {
     if (r < 0) ThrowVerbs(env, "ibv_poll_cq", s.qp.device, r == -1 ? EIO : -r);
     if (r > 0) break;
     if ((spins & 63) == 63) {
-      int64_t now = NowNs();
-      if (deadline == 0) deadline = now + s.timeoutNs;
+      int64_t now = s.clock.Ticks();
+      if (deadline == 0) deadline = now + s.timeoutTicks;
       else if (now >= deadline)
         ThrowVerbs(env, "ibv_poll_cq", s.qp.device, ETIMEDOUT,
                    "no completion within the round trip's timeout (still awaited: the next run "
@@ -189,7 +189,7 @@ Napi::Value CreateRoundTrip(const Napi::CallbackInfo &info) {
   double waitQp = info[3].As<Napi::Number>().DoubleValue();
   s->waitRecv = waitQp >= 0;
   s->waitQpNum = s->waitRecv ? ReadU32(info[3], "waitQpNum", 0xffffff) : 0;
-  s->timeoutNs = static_cast<int64_t>(ReadU32(info[4], "timeoutMs")) * 1000000;
+  s->timeoutTicks = s->clock.TicksIn(static_cast<int64_t>(ReadU32(info[4], "timeoutMs")) * 1000000);
   s->signalEvery = ReadU32(info[5], "signalEvery", 65536);
   if (s->signalEvery == 0) ThrowArgument(env, "signalEvery", "must be at least 1");
 

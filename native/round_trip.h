@@ -4,12 +4,12 @@
 #pragma once
 
 #include <arpa/inet.h>
-#include <time.h>
 
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "clock.h"
 #include "common.h"
 
 namespace rdma_interop {
@@ -26,11 +26,11 @@ struct RoundTripBlock {
   uint32_t immData = 0;  // host order; sent as htonl(immData)
   uint32_t reserved = 0;
   uint32_t wc[kWcWords] = {};  // the awaited completion, in NativeCq.poll's layout
-  // CLOCK_MONOTONIC microseconds just before the last ibv_post_send (run) or the first
-  // one (repeat): consecutive values are a loop's period without a timer call in it
-  // (perftest stamps its posts the same way).
+  // Monotonic microseconds (clock.h: the TSC, on CLOCK_MONOTONIC's time line) just before
+  // the last ibv_post_send (run) or the first one (repeat): consecutive values are a
+  // loop's period without a timer call in it (perftest stamps its posts the same way).
   double postedAtUs = 0;
-  // CLOCK_MONOTONIC microseconds when repeat saw its last completion.
+  // The same clock when repeat saw its last completion.
   double completedAtUs = 0;
 };
 
@@ -44,7 +44,8 @@ struct RoundTripState {
   ibv_send_wr wr{};
   std::vector<ibv_sge> sges;
   std::shared_ptr<RoundTripBlock> block;
-  int64_t timeoutNs = 0;
+  const FastClock &clock = FastClock::Get();
+  int64_t timeoutTicks = 0;  // the round trip's timeout in clock ticks
   bool awaiting = false;  // posted, the awaited completion not seen yet
   // Signaled requests a repeat left outstanding (it timed out or failed): the next call
   // collects their completions before posting, so none is taken for its own.
@@ -53,12 +54,6 @@ struct RoundTripState {
   bool released = false;
 };
 using RoundTripStatePtr = std::shared_ptr<RoundTripState>;
-
-inline int64_t NowNs() {
-  timespec ts{};
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
-}
 
 [[noreturn]] inline void ThrowClosedPart(Napi::Env env, const RoundTripState &s, const char *what) {
   ThrowVerbs(env, "ibv_post_send", s.qp.device, EBADF, what);

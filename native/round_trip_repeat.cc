@@ -20,7 +20,7 @@ namespace rdma_interop {
 namespace {
 
 constexpr int kPollBatch = 16;
-constexpr int64_t kQuietNs = 10 * 1000 * 1000;
+constexpr int64_t kQuietNs = 10 * 1000 * 1000;  // CQ quiet this long: the flush is over
 
 bool IsOwn(const RoundTripState &s, const ibv_wc &wc) {
   return wc.qp_num == s.qp.qp->qp_num && wc.wr_id == s.wr.wr_id;
@@ -35,15 +35,16 @@ bool IsOwn(const RoundTripState &s, const ibv_wc &wc) {
 // After a failed completion: collects own completions (the flushed rest) until the CQ is
 // quiet; foreign ones go to the stash.
 void DrainAfterFailure(RoundTripState &s, CqHandle &cq) {
-  int64_t quietSince = NowNs();
-  int64_t deadline = quietSince + s.timeoutNs;
+  const int64_t quiet = s.clock.TicksIn(kQuietNs);
+  int64_t quietSince = s.clock.Ticks();
+  int64_t deadline = quietSince + s.timeoutTicks;
   for (;;) {
     ibv_wc wcs[kPollBatch];
     int n = ibv_poll_cq(cq.cq, kPollBatch, wcs);
-    int64_t now = NowNs();
+    int64_t now = s.clock.Ticks();
     if (n < 0 || now >= deadline) return;
     if (n == 0) {
-      if (now - quietSince >= kQuietNs) return;
+      if (now - quietSince >= quiet) return;
       continue;
     }
     quietSince = now;
@@ -76,7 +77,7 @@ uint32_t Repeat(Napi::Env env, RoundTripState &s, uint64_t count, uint32_t windo
   uint64_t posted = 0;
   uint64_t done = 0;
   int64_t deadline = 0;
-  s.block->postedAtUs = static_cast<double>(NowNs()) / 1000.0;
+  s.block->postedAtUs = s.clock.Microseconds(s.clock.Ticks());
   ibv_wc last{};
   while (done < count) {
     while (posted < count) {
@@ -96,9 +97,9 @@ uint32_t Repeat(Napi::Env env, RoundTripState &s, uint64_t count, uint32_t windo
     int n = ibv_poll_cq(cq.cq, kPollBatch, wcs);
     if (n < 0) ThrowVerbs(env, "ibv_poll_cq", s.qp.device, n == -1 ? EIO : -n);
     if (n == 0) {
-      int64_t now = NowNs();
+      int64_t now = s.clock.Ticks();
       if (deadline == 0) {
-        deadline = now + s.timeoutNs;
+        deadline = now + s.timeoutTicks;
       } else if (now >= deadline) {
         s.staleSignaled = (posted - done + batch - 1) / batch;
         ThrowTimeout(env, s);
@@ -118,7 +119,7 @@ uint32_t Repeat(Napi::Env env, RoundTripState &s, uint64_t count, uint32_t windo
         for (int j = i + 1; j < n; j++)
           if (!IsOwn(s, wcs[j])) cq.stash.push_back(wcs[j]);
         DrainAfterFailure(s, cq);
-        s.block->completedAtUs = static_cast<double>(NowNs()) / 1000.0;
+        s.block->completedAtUs = s.clock.Microseconds(s.clock.Ticks());
         return wc.status;
       }
       // Requests complete in order: one signaled completion retires its whole chain.
@@ -126,7 +127,7 @@ uint32_t Repeat(Napi::Env env, RoundTripState &s, uint64_t count, uint32_t windo
       last = wc;
     }
   }
-  s.block->completedAtUs = static_cast<double>(NowNs()) / 1000.0;
+  s.block->completedAtUs = s.clock.Microseconds(s.clock.Ticks());
   WriteWcWords(s.block->wc, last);
   return 0;
 }
@@ -143,7 +144,7 @@ void CollectStale(Napi::Env env, RoundTripState &s) {
       ++it;
     }
   }
-  int64_t deadline = NowNs() + s.timeoutNs;
+  int64_t deadline = s.clock.Ticks() + s.timeoutTicks;
   while (s.staleSignaled != 0) {
     ibv_wc wcs[kPollBatch];
     int n = ibv_poll_cq(cq.cq, kPollBatch, wcs);
@@ -152,7 +153,7 @@ void CollectStale(Napi::Env env, RoundTripState &s) {
       if (IsOwn(s, wcs[i]) && s.staleSignaled != 0) s.staleSignaled--;
       else if (!IsOwn(s, wcs[i])) cq.stash.push_back(wcs[i]);
     }
-    if (n == 0 && NowNs() >= deadline) ThrowTimeout(env, s);
+    if (n == 0 && s.clock.Ticks() >= deadline) ThrowTimeout(env, s);
   }
 }
 

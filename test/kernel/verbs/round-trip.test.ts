@@ -48,6 +48,43 @@ describe('round trips (the post-and-wait fast path) on rxe0', () => {
     fa.release();
   });
 
+  it('postedAt and completedAt are CLOCK_MONOTONIC microseconds (the TSC, calibrated: native/clock.h)', () => {
+    const lo = rxeLoopback();
+    cleanups.push(() => lo.close());
+    const target = lo.pd.regMr(Buffer.alloc(8), ['LOCAL_WRITE', 'REMOTE_ATOMIC']);
+    const result = lo.pd.regMr(Buffer.alloc(8), ['LOCAL_WRITE']);
+    const fa = lo.a.prepareRoundTrip({
+      opcode: 'ATOMIC_FETCH_AND_ADD',
+      sgList: [result.sge()],
+      remote: target.remote(),
+      add: ADD,
+    });
+    // process.hrtime is CLOCK_MONOTONIC too; each stamp lies between the readings around
+    // its call, still half a second after the calibration (a rate 0.1% off would be 500
+    // us out by then; 200 us of slack for the calibration's own error).
+    const us = () => Number(process.hrtime.bigint() / 1000n);
+    const SLACK_US = 200;
+    for (let i = 0; i < 5; i++) {
+      const before = us();
+      fa.run();
+      const after = us();
+      expect(fa.postedAt).toBeGreaterThanOrEqual(before - SLACK_US);
+      expect(fa.postedAt).toBeLessThanOrEqual(after + SLACK_US);
+      const until = us() + 100_000;
+      while (us() < until) {
+        // The clock moves on; the stamps must follow it.
+      }
+    }
+    const before = us();
+    fa.repeat(100, { window: 16, batch: 4 });
+    const after = us();
+    expect(fa.postedAt).toBeGreaterThanOrEqual(before - SLACK_US);
+    expect(fa.completedAt).toBeGreaterThan(fa.postedAt);
+    expect(fa.completedAt).toBeLessThanOrEqual(after + SLACK_US);
+    expect(target.buffer.readBigUInt64LE()).toBe(105n * ADD);
+    fa.release();
+  });
+
   it('repeat: posts exactly count requests, a final partial chain included; typed refusals', () => {
     const lo = rxeLoopback();
     cleanups.push(() => lo.close());
