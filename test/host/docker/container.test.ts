@@ -11,7 +11,8 @@ import { differingPaths, resultDifferences } from './compare-results.js';
 // The container runtime for real, in the order CI needs it: one image build on the
 // project's own dockerd, one guest boot that runs the atomic and immediate-data scenarios
 // on rxe0 and siw0 directly in the guest, in a privileged container and in a container
-// with only the device nodes, and an interrupted command that must leave nothing behind.
+// with only the device nodes, a second (warm) boot whose container exits non-zero, and an
+// interrupted command that must leave nothing behind.
 // One file, run in order: the tests share the cache's dockerd (one user at a time).
 
 const CLI = join(process.cwd(), 'dist', 'cli', 'main.js');
@@ -149,6 +150,41 @@ describe.sequential('docker: the suite in a container', () => {
     } finally {
       rmSync(scratch, { recursive: true, force: true });
     }
+  }, 1_800_000);
+
+  it('a container that exits non-zero (the suite in it refuses a selection that matches nothing): the command exits with its status and names the step and the log; the image and its data disk are reused', async () => {
+    const run = startCli([
+      'docker',
+      'run',
+      '--where',
+      'guest',
+      '--',
+      '--scenario',
+      'no-such-scenario-*',
+    ]);
+    const code = await run.exited;
+    const err = run.stderr();
+    // The warm figures docs/docker.md quotes (the table this command prints), in the CI log.
+    console.log(`docker run, warm (image and data disk cached):\n${err.slice(err.indexOf('┌'))}`);
+    // `rdma-interop run` in the container exits 2 for a selection that matches nothing:
+    // the guest passes it on, and so does this command, with the step and the log.
+    expect(code, err).toBe(2);
+    const line =
+      /^\[docker\] error \(container\): the container exited 2 \(guest; its output: (\S+)\)$/m.exec(
+        err,
+      );
+    expect(line, err).not.toBeNull();
+    expect(readFileSync(line?.[1] ?? '-', 'utf8')).toMatch(
+      /no scenario matches 'no-such-scenario-\*'/,
+    );
+    expect(err).not.toMatch(/^\s+at /m);
+    // Warm: the image is current (no build at all), the data disk of the same image
+    // reused (no mkfs on the host).
+    expect(err).not.toMatch(/^\[docker\] docker build /m);
+    expect(err).toMatch(/^\[docker\] data disk \S+ \(\d+ MiB, cached\)$/m);
+    expect(ourEngineProcesses()).toEqual([]);
+    expect(mountsUnderOurDirectory()).toEqual([]);
+    expect(existsSync(paths.pidFile)).toBe(false);
   }, 1_800_000);
 
   it('Ctrl-C while dockerd builds: exit 130, dockerd stopped by its pid, no engine process or mount left, no pid file', async () => {
