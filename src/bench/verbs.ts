@@ -11,17 +11,17 @@
  * - FetchAdd message rate through `RoundTrip.repeat` (3200 requests in one native call,
  *   128 outstanding, 16 per doorbell, one signaled each); anchor `ib_atomic_bw` MsgRate
  *   (-n 3200, its tx-depth 128). Both with the device's maximum outstanding atomics. Target >= 1x.
- * - write-with-immediate ping-pong through two round trips (each ends at the peer's
- *   receive), half round trip; anchor `ib_write_lat` (perftest has no --write_with_imm:
- *   plain write is the nearest). Target <= 1.5x. Like for like: ib_write_lat's t_typical is
- *   the median time between the client's consecutive posts divided by two
- *   (print_report_lat's rtt_factor is 2 for WRITE and SEND), and each of its iterations is
- *   "wait until the peer's write lands (polling the buffer's last byte), post, poll the
- *   send CQ for its own completion", the two sides in two processes. Ours is the same
- *   ping-pong with the figure taken the same way (posts of one side, halved); each half is
- *   the user loop of the issue, "post a write-with-immediate, wait for its completion"
- *   (one `run()`: post, own send completion, the peer's receive completion), both sides
- *   in one thread, so nothing overlaps: ours is the stricter of the two.
+ * - write-with-immediate ping-pong, half round trip; anchor `ib_write_lat` (perftest has
+ *   no --write_with_imm: plain write is the nearest). Target <= 1.5x. Like for like:
+ *   ib_write_lat's t_typical is the median time between the client's consecutive posts
+ *   divided by two (print_report_lat's rtt_factor is 2 for WRITE and SEND), each of its
+ *   iterations "wait until the peer's write lands (polling the buffer's last byte), post,
+ *   poll the send CQ for its own completion", the two sides in two processes, each
+ *   busy-polling on its own CPU. Ours is the same ping-pong with one side per worker
+ *   thread (write-imm-pingpong.ts), the figure taken the same way (the initiator's posts,
+ *   halved); each side's loop is the user loop of the issue, one `run()`: post a
+ *   write-with-immediate, wait for the peer's (its receive completion). Also printed,
+ *   without a target: both sides in one thread, where nothing overlaps.
  *
  * The perftest-anchored figures are measured in ROUNDS alternating rounds (ours then its
  * anchor, anchor then ours in the next): the ratio is the median of the per-round ratios,
@@ -43,6 +43,7 @@ import {
 } from '../verbs/index.js';
 import { column, implausibleLatency, implausibleRate } from './perftest-plausibility.js';
 import { figure, percentile, printFigures } from './report.js';
+import { writeImmPingPong } from './write-imm-pingpong.js';
 
 const DEVICE = 'rxe0';
 const ITERATIONS = 1000;
@@ -223,12 +224,27 @@ function writeImmLatency(p: Pair): Latency {
   return latencyOf(samplesOf(stamps, 0.5));
 }
 
+/**
+ * The same ping-pong with one side per worker thread (write-imm-pingpong.ts), as
+ * `ib_write_lat` runs one side per process: half round trip in microseconds, from the
+ * initiator's post stamps. The targeted figure: like for like with its anchor.
+ */
+async function writeImmLatencyThreads(): Promise<Latency> {
+  const stamps = await writeImmPingPong(DEVICE, ITERATIONS + WARMUP + 1);
+  return latencyOf(
+    samplesOf(
+      stamps.map((us) => us / 1000),
+      0.5,
+    ),
+  );
+}
+
 const ROUNDS = 5;
 
 /** One round: ours and its anchor back to back, in the order given. */
 async function pair<T>(
   anchorFirst: boolean,
-  ours: () => T,
+  ours: () => T | Promise<T>,
   measureAnchor: () => Promise<Map<string, number>>,
   ratioOf: (ours: T, cols: Map<string, number>) => number,
 ): Promise<Round<T>> {
@@ -236,9 +252,9 @@ async function pair<T>(
   let cols: Map<string, number>;
   if (anchorFirst) {
     cols = await measureAnchor();
-    value = ours();
+    value = await ours();
   } else {
-    value = ours();
+    value = await ours();
     cols = await measureAnchor();
   }
   return { ours: value, cols, ratio: ratioOf(value, cols) };
@@ -382,6 +398,7 @@ export async function runBenchmark(): Promise<void> {
   const imm: Round<Latency>[] = [];
   const rate: Round<number>[] = [];
   let general: Latency;
+  let immOneThread: Latency;
   let pyPair: { ours: Latency; py: Latency | undefined };
   try {
     for (let r = 0; r < ROUNDS; r++) {
@@ -406,7 +423,7 @@ export async function runBenchmark(): Promise<void> {
       imm.push(
         await pair(
           anchorFirst,
-          () => writeImmLatency(p),
+          () => writeImmLatencyThreads(),
           () => anchor('ib_write_lat', ['-n', String(ITERATIONS)], port + 1, implausibleLatency),
           (w, cols) => w.median / column(cols, 't_typical'),
         ),
@@ -427,6 +444,7 @@ export async function runBenchmark(): Promise<void> {
       );
     }
     general = fetchAddLatencyGeneral(p);
+    immOneThread = writeImmLatency(p);
     pyPair = { ours: fetchAddLatencyRoundTrip(p), py: pyverbsFetchAdd() };
   } finally {
     p.close();
@@ -438,6 +456,11 @@ export async function runBenchmark(): Promise<void> {
   };
   const atomicLat = ours.roundTrip.cols;
   const atomic = { anchor: column(atomicLat, 't_typical'), anchorP99: column(atomicLat, '99%') };
+  const writeLat = {
+    anchorName: 'ib_write_lat',
+    anchor: column(ours.imm.cols, 't_typical'),
+    anchorP99: column(ours.imm.cols, '99%'),
+  };
   const py = pyPair.py;
   const suite = 'verbs';
   const figures = [
@@ -486,16 +509,22 @@ export async function runBenchmark(): Promise<void> {
     }),
     figure({
       suite,
-      name: 'write-with-imm half round trip, ping-pong of round trips (as ib_write_lat)',
+      name: 'write-with-imm half round trip, ping-pong of round trips, a thread per side (as ib_write_lat)',
       unit: 'us',
       value: ours.imm.ours.median,
       p99: ours.imm.ours.p99,
-      anchorName: 'ib_write_lat',
-      anchor: column(ours.imm.cols, 't_typical'),
-      anchorP99: column(ours.imm.cols, '99%'),
+      ...writeLat,
       rounds: ROUNDS,
       ratioSpread: spreadOf(imm),
       target: { op: '<=', ratio: 1.5 },
+    }),
+    figure({
+      suite,
+      name: 'write-with-imm half round trip, both sides in one thread (nothing overlaps)',
+      unit: 'us',
+      value: immOneThread.median,
+      p99: immOneThread.p99,
+      ...writeLat,
     }),
   ];
   if (figures.some((f) => Number.isNaN(f.anchor)))

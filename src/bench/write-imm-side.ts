@@ -1,0 +1,102 @@
+/**
+ * One side of the two-thread write-with-immediate ping-pong (write-imm-pingpong.ts), run
+ * in a worker thread: its own device context, QP and CQ, as each perftest process has its
+ * own. The messages with the main thread are WireSide / SideStart / SideResult.
+ */
+import { parentPort, workerData } from 'node:worker_threads';
+import { connectRcByHand, openDevice, type RemoteRef } from '../verbs/index.js';
+
+/** What a side tells the main thread about itself, for its peer. */
+export interface WireSide {
+  readonly qpNum: number;
+  readonly psn: number;
+  readonly gid: Uint8Array;
+  readonly target: RemoteRef;
+}
+
+/** The peer's side, from the main thread: connect, then wait for `go`. */
+export interface SideStart {
+  readonly peer: WireSide;
+}
+
+/** The initiator's post stamps (us); the other side sends none. */
+export interface SideResult {
+  readonly stamps: Float64Array | undefined;
+}
+
+export interface SideConfig {
+  readonly device: string;
+  /** The initiator posts first and stamps its posts; the other side answers. */
+  readonly initiator: boolean;
+  /** Round trips in all (warm-up included). */
+  readonly count: number;
+}
+
+/** Receives posted ahead, and again every RECV_BATCH messages (one call each). */
+const RECV_BATCH = 100;
+
+function side(config: SideConfig): void {
+  const port = parentPort;
+  if (port === null) throw new Error('write-imm-side runs in a worker thread');
+  const ctx = openDevice(config.device);
+  const gid = ctx.findGid({ type: 'RoCEv2' });
+  const pd = ctx.allocPd();
+  const cq = ctx.createCq({ cqe: 1024, channel: false });
+  const qp = pd.createQp({ sendCq: cq, recvCq: cq, maxSendWr: 256, maxRecvWr: 256 });
+  const mr = pd.allocMr(8, ['LOCAL_WRITE', 'REMOTE_WRITE']);
+  const recvs = Array.from({ length: RECV_BATCH }, () => ({ sgList: [] }));
+  const psn = config.initiator ? 1 : 2;
+  const self: WireSide = { qpNum: qp.qpNum, psn, gid: gid.gid, target: mr.remote() };
+  port.once('message', (start: SideStart) => {
+    connectRcByHand(qp, {
+      remote: { qpNum: start.peer.qpNum, psn: start.peer.psn, gid: Buffer.from(start.peer.gid) },
+      localPsn: psn,
+      sgidIndex: gid.index,
+    });
+    qp.postRecv(recvs);
+    qp.postRecv(recvs);
+    port.once('message', () => {
+      // Each run() posts to the peer and waits for the peer's next write-with-immediate
+      // (a receive on this QP): perftest's "wait for the peer's write, post" per side.
+      const rt = qp.prepareRoundTrip(
+        {
+          opcode: 'RDMA_WRITE_WITH_IMM',
+          sgList: [mr.sge()],
+          remote: start.peer.target,
+          immData: 7306,
+        },
+        { untilReceiveOn: qp },
+      );
+      const stamps = config.initiator ? new Float64Array(config.count) : undefined;
+      if (!config.initiator) cq.pollUntil(1); // the initiator's first message
+      const runs = config.initiator ? config.count : config.count - 1;
+      for (let i = 0; i < runs; i++) {
+        if (i > 0 && i % RECV_BATCH === 0) qp.postRecv(recvs);
+        rt.run();
+        if (stamps !== undefined) stamps[i] = rt.postedAt;
+      }
+      rt.release();
+      // The answer to the initiator's last message; nothing comes after it.
+      if (!config.initiator) {
+        qp.postSend({
+          opcode: 'RDMA_WRITE_WITH_IMM',
+          sgList: [mr.sge()],
+          remote: start.peer.target,
+          immData: 7306,
+        });
+        cq.pollUntil(1);
+      }
+      const result: SideResult = { stamps };
+      port.postMessage(result);
+      qp.close();
+      mr.close();
+      cq.close();
+      pd.close();
+      ctx.close();
+    });
+    port.postMessage('ready');
+  });
+  port.postMessage(self);
+}
+
+side(workerData as SideConfig);
