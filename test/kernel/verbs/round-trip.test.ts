@@ -48,10 +48,12 @@ describe('round trips (the post-and-wait fast path) on rxe0', () => {
     fa.release();
   });
 
-  it('postedAt and completedAt are CLOCK_MONOTONIC microseconds (the TSC, calibrated: native/clock.h)', () => {
+  /** A FetchAdd round trip of ADD on a fresh loopback, its target holding `initial`. */
+  function fetchAddRoundTrip(initial: bigint) {
     const lo = rxeLoopback();
     cleanups.push(() => lo.close());
     const target = lo.pd.regMr(Buffer.alloc(8), ['LOCAL_WRITE', 'REMOTE_ATOMIC']);
+    target.buffer.writeBigUInt64LE(initial);
     const result = lo.pd.regMr(Buffer.alloc(8), ['LOCAL_WRITE']);
     const fa = lo.a.prepareRoundTrip({
       opcode: 'ATOMIC_FETCH_AND_ADD',
@@ -59,6 +61,11 @@ describe('round trips (the post-and-wait fast path) on rxe0', () => {
       remote: target.remote(),
       add: ADD,
     });
+    return { lo, target, fa };
+  }
+
+  it('postedAt and completedAt are CLOCK_MONOTONIC microseconds (the TSC, calibrated: native/clock.h)', () => {
+    const { target, fa } = fetchAddRoundTrip(0n);
     // process.hrtime is CLOCK_MONOTONIC too; each stamp lies between the readings around
     // its call, still half a second after the calibration (a rate 0.1% off would be 500
     // us out by then; 200 us of slack for the calibration's own error).
@@ -86,17 +93,7 @@ describe('round trips (the post-and-wait fast path) on rxe0', () => {
   });
 
   it('repeat: posts exactly count requests, a final partial chain included; typed refusals', () => {
-    const lo = rxeLoopback();
-    cleanups.push(() => lo.close());
-    const target = lo.pd.regMr(Buffer.alloc(8), ['LOCAL_WRITE', 'REMOTE_ATOMIC']);
-    target.buffer.writeBigUInt64LE(ORIGINAL);
-    const result = lo.pd.regMr(Buffer.alloc(8), ['LOCAL_WRITE']);
-    const fa = lo.a.prepareRoundTrip({
-      opcode: 'ATOMIC_FETCH_AND_ADD',
-      sgList: [result.sge()],
-      remote: target.remote(),
-      add: ADD,
-    });
+    const { lo, target, fa } = fetchAddRoundTrip(ORIGINAL);
     // 1000 = 62 chains of 16 + one of 8: the tail chain is signaled too.
     fa.repeat(1000, { window: 64, batch: 16 });
     let expected = (ORIGINAL + 1000n * ADD) & MASK;
