@@ -72,6 +72,23 @@ describe('crc32c', () => {
     );
   });
 
+  it('the native path agrees on long inputs: its three-stream blocks (3 x 4 KiB), their boundaries and tails', () => {
+    const native = nativeCrc32c();
+    if (native === undefined) return; // covered by the test above: the portable path
+    const lengths = [12_287, 12_288, 12_289, 12_295, 24_576, 24_583, 65_536, 65_537, 200_003];
+    for (const length of lengths)
+      for (const offset of [0, 1, 7]) {
+        const bytes = Uint8Array.from(
+          { length: length + offset },
+          (_, i) => (i * 131 + 17 + (i >> 7)) & 0xff,
+        ).subarray(offset);
+        for (const seed of [0, 0x12345678, 0xffffffff])
+          expect(native(bytes, seed) >>> 0, `${length} bytes at +${offset}, seed ${seed}`).toBe(
+            crc32cPortable(bytes, seed),
+          );
+      }
+  });
+
   it('the native addon, when built, throws typed errors for bad arguments', () => {
     const native = nativeCrc32c() as unknown as ((...args: unknown[]) => number) | undefined;
     if (native === undefined) {
