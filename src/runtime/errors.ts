@@ -10,6 +10,8 @@ export type RuntimeFailure =
   | 'timeout'
   | 'aborted'
   | 'no-exit-code'
+  /** The guest kernel panicked before the command started (runInGuest boots once more). */
+  | 'boot-panic'
   | 'output-incomplete'
   /** One guest of a pair (pair.ts) exited non-zero and the other was stopped. */
   | 'partner-failed';

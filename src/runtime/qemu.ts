@@ -359,10 +359,18 @@ async function bootInRunDir(options: BootOptions, run: RunDir): Promise<BootResu
         consoleTail(run.consoleLog),
       );
     }
+    const tail = consoleTail(run.consoleLog);
+    // A panic before the command started had no effect the command could see.
+    if (devicesReadySeconds === undefined && tail.includes('Kernel panic'))
+      throw new GuestRuntimeError(
+        'boot-panic',
+        'the guest kernel panicked before the command started',
+        tail,
+      );
     throw new GuestRuntimeError(
       'no-exit-code',
       'the guest powered off without running the command to completion (panic or early failure)',
-      consoleTail(run.consoleLog),
+      tail,
     );
   }
   return {

@@ -59,17 +59,28 @@ describe('QEMU guest runtime', () => {
     expect(failure.consoleTail).toMatch(/Linux version|rdma_rxe|siw|9p/);
   });
 
-  it('reports a kernel panic with the console tail', async () => {
+  it('a kernel panic before the command: booted once more, then reported with the console tail', async () => {
+    const progress: string[] = [];
     const error = await runInGuest({
       command: ['true'],
       timeoutSeconds: 60,
       onOutput: () => {},
+      onProgress: (line) => progress.push(line),
       // No such init in the initramfs: the kernel panics; panic=-1 + -no-reboot end QEMU.
       extraKernelArgs: ['rdinit=/no-such-init', 'init=/no-such-init'],
     }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(GuestRuntimeError);
     const failure = error as GuestRuntimeError;
-    expect(failure.failure).toBe('no-exit-code');
+    expect(failure.failure).toBe('boot-panic');
     expect(failure.consoleTail).toContain('Kernel panic');
+    // Exactly one more boot, said as it happens.
+    expect(progress.filter((l) => l.startsWith('booting Debian kernel'))).toHaveLength(1);
+    expect(
+      progress.filter((l) =>
+        /^the guest kernel panicked before the command started \(.*Kernel panic.*\): booting it once more$/.test(
+          l,
+        ),
+      ),
+    ).toHaveLength(1);
   });
 });
