@@ -8,7 +8,10 @@
 // reason; so does this clock, converted with a rate calibrated once per process against
 // CLOCK_MONOTONIC, so its microseconds stay on that clock's time line (to the calibration's
 // accuracy: differences are what the stamps are for). Without rdtsc, or if the
-// calibration is implausible, the ticks are CLOCK_MONOTONIC nanoseconds.
+// calibration is implausible, the ticks are CLOCK_MONOTONIC nanoseconds. Like perftest's
+// stamps, two taken on different CPUs differ by those CPUs' TSC offset: the TCG guest finds
+// its TSCs unsynchronized, so a thread that moves between vCPUs can stamp a little back;
+// a loop's median is unaffected.
 #pragma once
 
 #include <time.h>

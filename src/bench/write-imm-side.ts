@@ -32,6 +32,9 @@ export interface SideConfig {
   readonly count: number;
 }
 
+/** The most empty polls `Cq.pollUntil` takes (u32 max): the driver's time limit ends a hang. */
+const SPIN_LIMIT = 0xffffffff;
+
 /** Receives posted ahead, and again every RECV_BATCH messages (one call each). */
 const RECV_BATCH = 100;
 
@@ -68,7 +71,9 @@ function side(config: SideConfig): void {
         { untilReceiveOn: qp },
       );
       const stamps = config.initiator ? new Float64Array(config.count) : undefined;
-      if (!config.initiator) cq.pollUntil(1); // the initiator's first message
+      // The initiator's first message; the other worker may still be starting (seconds
+      // under TCG on a loaded host), so no spin limit short of the driver's own time limit.
+      if (!config.initiator) cq.pollUntil(1, SPIN_LIMIT);
       const runs = config.initiator ? config.count : config.count - 1;
       for (let i = 0; i < runs; i++) {
         if (i > 0 && i % RECV_BATCH === 0) qp.postRecv(recvs);
@@ -84,7 +89,7 @@ function side(config: SideConfig): void {
           remote: start.peer.target,
           immData: 7306,
         });
-        cq.pollUntil(1);
+        cq.pollUntil(1, SPIN_LIMIT);
       }
       const result: SideResult = { stamps };
       port.postMessage(result);
