@@ -177,7 +177,10 @@ else
   built_ok=1
   chroot "$chroot_dir" make -s -C "/usr/src/linux-headers-$kver" M=/build/siw CONFIG_RDMA_SIW=m $no_btf modules \
     >"$dir/siw-build.log" 2>&1 || built_ok=0
-  umount "$chroot_dir/proc"
+  # A process of the build can still hold the mount for a moment after make returns (seen
+  # once in a cold set-up under load: "target is busy"); detach it lazily then.
+  umount "$chroot_dir/proc" 2>/dev/null || { sleep 1; umount "$chroot_dir/proc" 2>/dev/null; } ||
+    umount -l "$chroot_dir/proc"
   [ "$built_ok" = 1 ] ||
     { tail -n 30 "$dir/siw-build.log" >&2; die "siw.ko build failed in the $(kernel_line_compiler "$line") build root (log: $dir/siw-build.log)"; }
   built="$chroot_dir/build/siw/siw.ko"
