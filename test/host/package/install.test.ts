@@ -4,6 +4,8 @@
  * make or python3. With the prebuilt addon the verbs layer loads it; with the addon
  * missing entirely the install still succeeds, the codec, the engine and the root entry
  * point work, and the verbs layer's first call throws AddonUnavailableError naming the fix.
+ * The install with the prebuild runs the README's own `npm install <tarball>` line ("Getting
+ * it"), so the command the docs give is the one tested.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
 import {
@@ -16,8 +18,9 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { allBlocks } from '../docs/examples.js';
 
 const ROOT = process.cwd();
 const work = mkdtempSync(join(tmpdir(), 'rdma-interop-install-'));
@@ -86,15 +89,39 @@ beforeAll(() => {
   tarball = pack();
 }, 120_000);
 
-/** A fresh project with the tarball installed through the compiler-free PATH. */
-function installInFreshProject(name: string, from: string) {
+/**
+ * The README's install line: the `npm install <...>.tgz` of its "Getting it" block (the one
+ * whose not-run reason names this test).
+ */
+function readmeInstallLine(): string {
+  const block = allBlocks().find(
+    (b) => b.file === 'README.md' && b.attributes.includes('install.test.ts'),
+  );
+  const line = block?.code.split('\n').find((l) => /^npm install \S+\.tgz\s*$/.test(l));
+  if (line === undefined) throw new Error('README.md has no "npm install <tarball>.tgz" line');
+  return line.trim();
+}
+
+/**
+ * A fresh project with the tarball installed through the compiler-free PATH, by `command`
+ * (default: the README's line) with its tarball path replaced by `from`. No audit, no fund
+ * message and the npm cache first, through npm's environment, so the command stays as given.
+ */
+function installInFreshProject(name: string, from: string, command = readmeInstallLine()) {
   const app = join(work, name);
   mkdirSync(app);
   writeFileSync(join(app, 'package.json'), JSON.stringify({ name, private: true, type: 'module' }));
-  const r = spawnSync('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline', from], {
+  const r = spawnSync('sh', ['-c', command.replace(/\S+\.tgz/, `'${from}'`)], {
     cwd: app,
     encoding: 'utf8',
-    env: { ...process.env, PATH, npm_config_loglevel: 'error' },
+    env: {
+      ...process.env,
+      PATH,
+      npm_config_loglevel: 'error',
+      npm_config_audit: 'false',
+      npm_config_fund: 'false',
+      npm_config_prefer_offline: 'true',
+    },
     timeout: 240_000,
   });
   return { app, ...r };
@@ -120,6 +147,11 @@ console.log(decoded.ok ? decoded.value.addOrSwapData.toString(16) : decoded.erro
 `;
 
 describe('npm install of the tarball with no compiler', () => {
+  it("the README's install line names the tarball npm pack writes", () => {
+    expect(readmeInstallLine()).toMatch(/^npm install \S+\.tgz$/);
+    expect(basename(readmeInstallLine().split(' ')[2] ?? '')).toBe(basename(tarball));
+  });
+
   it('there is no compiler on the PATH used', () => {
     const r = spawnSync(
       'sh',

@@ -2,16 +2,21 @@
  * The documentation's examples that need real RDMA devices (they import
  * `rdma-interop/verbs`, or are marked `device`), run on rxe0/siw0 in the guest. The host
  * project type-checks them (test/host/docs/examples.test.ts); here they are transpiled
- * and run, each checking its own results.
+ * and run, each checking its own results. The first verbs example is also plain JavaScript
+ * (docs/verbs.md says so): it runs as written, untranspiled, on the lowest Node
+ * engines.node claims and on Node 22, where regMr refuses and allocMr is the way.
  */
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { cacheRoot } from '../../../src/runtime/paths.js';
 import {
   allBlocks,
   EXAMPLES_DIR,
   KNOWN_BROKEN,
   needsDevices,
   ordinal,
+  ROOT,
   runModule,
   transpileBlock,
 } from '../../host/docs/examples.js';
@@ -34,4 +39,38 @@ describe('documentation examples on real devices', () => {
       expect(r.status, r.stderr).toBe(0);
     }, 300_000); // under TCG and a loaded host, importing TypeScript alone takes seconds
   }
+});
+
+/** The Node binaries set-up installs into the cache: engines.node's version and Node 22. */
+function cachedNodes(): string[] {
+  const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
+    engines: { node: string };
+  };
+  const lowest = `node-v${pkg.engines.node.replace(/^>=\s*/, '')}`;
+  const node22 = readdirSync(cacheRoot()).find((d) => /^node-v22\.\d+\.\d+$/.test(d));
+  const nodes = [lowest, node22 ?? 'node-v22 (missing)'].map((d) =>
+    join(cacheRoot(), d, 'bin', 'node'),
+  );
+  for (const n of nodes)
+    if (!existsSync(n))
+      throw new Error(`${n} is missing: run bash scripts/setup.sh (scripts/ci/min-node.sh)`);
+  return nodes;
+}
+
+describe('the first verbs example is plain JavaScript that runs on every supported Node', () => {
+  const first = blocks.find((b) => b.file === 'docs/verbs.md' && b.language === 'ts');
+  it.each(cachedNodes().map((n) => [n] as const))(
+    'as .mjs with %s',
+    (node) => {
+      expect(first, 'docs/verbs.md has a ts example').toBeDefined();
+      const dir = join(EXAMPLES_DIR, 'plain');
+      mkdirSync(dir, { recursive: true });
+      const file = join(dir, 'verbs-first.mjs');
+      writeFileSync(file, first?.code ?? '');
+      const r = runModule(file, node, 240_000);
+      expect(r.stderr).toBe('');
+      expect(r.status).toBe(0);
+    },
+    300_000,
+  );
 });
