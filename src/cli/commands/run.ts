@@ -1,23 +1,11 @@
-import {
-  cpSync,
-  existsSync,
-  mkdirSync,
-  mkdtempSync,
-  readFileSync,
-  rmSync,
-  writeFileSync,
-} from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { SingleBar } from 'cli-progress';
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import picomatch from 'picomatch';
+import { compareReports, readReports, writeComparison } from '../../interop/comparison/index.js';
 import { collectEnvironment, environmentFor } from '../../interop/environment.js';
-import {
-  compareKernels,
-  kernelResultsOf,
-  renderComparisonMarkdown,
-} from '../../interop/kernel-matrix/comparison.js';
 import { WIRE_PROBES } from '../../interop/peer/probes.js';
 import { type ProbeResult, runProbe } from '../../interop/peer/run-probes.js';
 import {
@@ -249,17 +237,15 @@ async function runOnKernels(options: RunOptions, lines: readonly string[]): Prom
   }
   if (options.report !== undefined) {
     const dir = resolve(options.report);
+    // The same comparison as `rdma-interop compare <dir>/<line>...`, each run labelled by
+    // its kernel line.
     const runs = lines
       .filter((l) => existsSync(join(dir, l, 'results.json')))
-      .map((l) =>
-        kernelResultsOf(l, JSON.parse(readFileSync(join(dir, l, 'results.json'), 'utf8'))),
-      );
-    const comparison = compareKernels(runs);
-    mkdirSync(dir, { recursive: true });
-    writeFileSync(join(dir, 'comparison.json'), `${JSON.stringify(comparison, null, 2)}\n`);
-    writeFileSync(join(dir, 'comparison.md'), `${renderComparisonMarkdown(comparison)}\n`);
+      .flatMap((l) => readReports([join(dir, l, 'results.json')]).map((r) => ({ ...r, label: l })));
+    const comparison = compareReports(runs);
+    const written = writeComparison(dir, comparison);
     process.stdout.write(
-      `interop: ${comparison.changedCount} observed values differ between kernels ${runs.map((r) => r.line).join(', ')} (${join(dir, 'comparison.md')})\n`,
+      `interop: ${comparison.changedCount} observed values differ between kernels ${runs.map((r) => r.label).join(', ')} (${written})\n`,
     );
   }
   const failed = Object.entries(statuses).filter(([, s]) => s !== 0);
