@@ -11,6 +11,7 @@ import { cacheRoot } from './paths.js';
 import { type BootResult, bootGuest } from './qemu.js';
 import { cleanupStaleRuns } from './run-dir.js';
 import { setupGuestAssets } from './setup.js';
+import { type SiwVariant, siwVariantEnv } from './siw-variant-env.js';
 import { rdmaCoreEnv } from './userspace.js';
 
 export { findGuestAssets, type GuestAssets, type KernelSelection, selectKernel } from './assets.js';
@@ -27,6 +28,7 @@ export type { BootResult } from './qemu.js';
 export { cleanupStaleRuns, type StaleCleanup } from './run-dir.js';
 export { type SetupOptions, setupGuestAssets } from './setup.js';
 export { abortOnSignals, type SignalAbort, signalExitCode } from './signals.js';
+export { SIW_VARIANTS, type SiwVariant } from './siw-variant-env.js';
 
 /** RDMA devices this host already has (`/sys/class/infiniband`), e.g. in a container. */
 export function hostRdmaDevices(): string[] {
@@ -61,6 +63,11 @@ export interface GuestRunOptions {
    */
   readonly shareDir?: string;
   readonly env?: Readonly<Record<string, string>>;
+  /**
+   * Which siw siw0 runs on, with the matching libsiw on the command's library path
+   * (siw-variant-env.ts). Default: as the forwarded `RDMA_INTEROP_SIW` says, else stock.
+   */
+  readonly siw?: SiwVariant;
   /** The command's stdout, byte for byte (default: this process's stdout). */
   readonly onOutput?: (chunk: Buffer) => void;
   /** The command's stderr, byte for byte (default: this process's stderr). */
@@ -119,6 +126,8 @@ export async function runInGuest(options: GuestRunOptions): Promise<BootResult> 
     env: {
       ...forwardedEnv(),
       ...(userspace === undefined ? {} : rdmaCoreEnv(userspace)),
+      // After rdma-core's: the patched libsiw's own rdma-core build wins the library path.
+      ...(options.siw === undefined ? {} : siwVariantEnv(options.siw, assets)),
       ...options.env,
     },
   };

@@ -5,6 +5,8 @@ import {
   GuestRuntimeError,
   KERNEL_LINES,
   runInGuest,
+  SIW_VARIANTS,
+  type SiwVariant,
   useCacheDir,
 } from '../../runtime/index.js';
 import { reportGuestFailure } from '../devices-or-guest.js';
@@ -43,6 +45,12 @@ export function registerVm(program: Command): void {
     .addOption(
       new Option('--accel <accel>', 'accelerator').choices(['auto', 'kvm', 'tcg']).default('auto'),
     )
+    .addOption(
+      new Option(
+        '--siw <variant>',
+        "which siw siw0 runs on, for any program: 'stock', or 'rfc7306' (the project's patched siw.ko and its libsiw on the command's LD_LIBRARY_PATH; docs/siw-rfc7306.md)",
+      ).choices(SIW_VARIANTS),
+    )
     .option('--share <dir>', 'writable directory shared with the guest at the same path')
     .option(
       '--cache-dir <dir>',
@@ -68,6 +76,7 @@ export function registerVm(program: Command): void {
           ...(typeof opts.kernel === 'string' ? { kernel: opts.kernel } : {}),
           rdmaCore: opts.rdmaCore as string,
           ...(typeof opts.share === 'string' ? { shareDir: opts.share } : {}),
+          ...(typeof opts.siw === 'string' ? { siw: opts.siw as SiwVariant } : {}),
           onOutput: (chunk) => {
             if (stdoutOpen) process.stdout.write(chunk);
           },
