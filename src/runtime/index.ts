@@ -7,6 +7,7 @@ import { findGuestAssets, type GuestAssets, selectKernel } from './assets.js';
 import { GuestRuntimeError } from './errors.js';
 import { kernelLine } from './kernel-lines.js';
 import { type Accelerator, chooseAccelerator } from './kvm.js';
+import { ownKernelOf, prepareOwnKernel } from './own-kernel.js';
 import { cacheRoot } from './paths.js';
 import { type BootResult, bootGuest } from './qemu.js';
 import { cleanupStaleRuns } from './run-dir.js';
@@ -48,6 +49,11 @@ export interface GuestRunOptions {
    * wins over `kernelDir`. A line runs with its own rdma-core (kernel-lines.ts).
    */
   readonly kernel?: string;
+  /**
+   * With `kernel` naming a bzImage or a kernel build tree: a `make modules_install
+   * INSTALL_MOD_PATH=<dir>` tree with that kernel's modules (own-kernel.ts).
+   */
+  readonly modules?: string;
   /**
    * `line` (default): the rdma-core the kernel line pairs with; `host`: the host's own; a
    * version: that one built by scripts/setup/rdma-core.sh.
@@ -211,6 +217,15 @@ async function guestAssets(
   options: GuestRunOptions,
   progress: (line: string) => void,
 ): Promise<GuestAssets> {
+  // A kernel of one's own (a bzImage with --modules, or a build tree): own-kernel.ts.
+  const own =
+    options.kernel === undefined ? undefined : ownKernelOf(options.kernel, options.modules);
+  if (own !== undefined) return findGuestAssets(prepareOwnKernel(own, progress));
+  if (options.modules !== undefined)
+    throw new GuestRuntimeError(
+      'assets-missing',
+      `--modules goes with --kernel <bzImage or kernel build tree> (here: ${options.kernel ?? 'the default line'})`,
+    );
   const selected = selectKernel(options.kernel ?? options.kernelDir);
   const rdmaCore = guestRdmaCore(options);
   try {

@@ -28,7 +28,13 @@ import {
 import { onDevicesOrGuest } from '../devices-or-guest.js';
 import { positiveSeconds } from '../options.js';
 import { runLink, selectLinkScenarios } from './run-link.js';
-import { inPatchedPass, runPatchedPass, SIW_CHOICES, type SiwChoice } from './run-siw.js';
+import {
+  inPatchedPass,
+  runPatchedPass,
+  runStockPass,
+  SIW_CHOICES,
+  type SiwChoice,
+} from './run-siw.js';
 
 interface RunOptions {
   readonly runtime: 'auto' | 'host' | 'guest';
@@ -110,7 +116,7 @@ function progress(total: number): {
 async function runHere(options: RunOptions, reportDir: string | undefined): Promise<number> {
   if (options.siw === 'rfc7306' && !inPatchedPass()) return runPatchedPass(options, reportDir);
   if (options.siw === 'both' && !inPatchedPass()) {
-    const stock = await runHere({ ...options, siw: 'stock' }, reportDir);
+    const stock = runStockPass(options, reportDir);
     const patched = runPatchedPass(
       options,
       reportDir === undefined ? undefined : join(reportDir, 'siw-rfc7306'),

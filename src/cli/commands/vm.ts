@@ -32,7 +32,11 @@ export function registerVm(program: Command): void {
     )
     .option(
       '--kernel <line|dir>',
-      `kernel line (${KERNEL_LINES.map((l) => l.line).join(', ')}; set up on first use) or a guest assets directory (default: ${DEFAULT_KERNEL_LINE})`,
+      `kernel line (${KERNEL_LINES.map((l) => l.line).join(', ')}; set up on first use), a bzImage (with --modules), a kernel build tree, or a guest assets directory (default: ${DEFAULT_KERNEL_LINE})`,
+    )
+    .option(
+      '--modules <dir>',
+      "with --kernel <bzImage|build tree>: its 'make modules_install INSTALL_MOD_PATH=<dir>' tree (docs/kernel-developers.md)",
     )
     .option(
       '--rdma-core <which>',
@@ -74,6 +78,7 @@ export function registerVm(program: Command): void {
           cpus: opts.cpus as number,
           accel: opts.accel as 'auto' | 'kvm' | 'tcg',
           ...(typeof opts.kernel === 'string' ? { kernel: opts.kernel } : {}),
+          ...(typeof opts.modules === 'string' ? { modules: opts.modules } : {}),
           rdmaCore: opts.rdmaCore as string,
           ...(typeof opts.share === 'string' ? { shareDir: opts.share } : {}),
           ...(typeof opts.siw === 'string' ? { siw: opts.siw as SiwVariant } : {}),
