@@ -46,6 +46,7 @@ interface RunOptions {
   readonly link?: boolean;
   readonly timeout: number;
   readonly kernel?: string;
+  readonly modules?: string;
   readonly kernels?: string[];
   readonly siw?: SiwChoice;
 }
@@ -210,6 +211,7 @@ async function runOnce(
         timeoutSeconds: options.timeout,
         ...(share === undefined ? {} : { shareDir: share }),
         ...(kernel === undefined ? {} : { kernel }),
+        ...(options.modules === undefined ? {} : { modules: options.modules }),
       },
       () => runHere(options, share === undefined ? undefined : join(share, 'report')),
     );
@@ -302,7 +304,13 @@ export function registerRun(program: Command): void {
     .option('--timeout <seconds>', 'guest runtime limit', positiveSeconds, 900)
     .option(
       '--kernel <line|dir>',
-      `the guest's kernel line (${KERNEL_LINES.map((l) => l.line).join(', ')}) or guest assets directory (default ${DEFAULT_KERNEL_LINE})`,
+      `the guest's kernel line (${KERNEL_LINES.map((l) => l.line).join(', ')}), a bzImage (with --modules), a kernel build tree, or a guest assets directory (default ${DEFAULT_KERNEL_LINE})`,
+    )
+    .addOption(
+      new Option(
+        '--modules <dir>',
+        "with --kernel <bzImage|build tree>: its 'make modules_install INSTALL_MOD_PATH=<dir>' tree (docs/kernel-developers.md)",
+      ).conflicts(['kernels']),
     )
     .addOption(
       new Option(
