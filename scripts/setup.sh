@@ -46,6 +46,10 @@ bash scripts/ci/prebuild.sh
 bash scripts/ci/min-node.sh >/dev/null
 # Node 22, whose ArrayBuffer.prototype.transfer() makes regMr refuse (test/kernel/verbs/node22.test.ts).
 bash scripts/ci/min-node.sh 22.23.3 >/dev/null
+# Node 24 (the LTS): the test command runs on it (scripts/test.sh). Node 26 (current): the
+# extra suite pass in the kernel tests (test/kernel/interop/node-versions.test.ts).
+bash scripts/ci/min-node.sh 24.21.0 >/dev/null
+bash scripts/ci/min-node.sh 26.10.0 >/dev/null
 # --- end of package checks
 
 bash scripts/setup/build.sh

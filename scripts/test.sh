@@ -13,6 +13,16 @@ cd "$root" || exit 1
 
 bash scripts/setup.sh || { echo "test: set-up failed" >&2; exit 1; }
 
+# The tests run on Node 24, the LTS most users run (scripts/ci/min-node.sh fetched it from
+# the npm registry at set-up): lint, host tests, and the kernel tests in the guest (given
+# the binary by its path: the guest's PATH has the host's /usr/bin/node). The lowest
+# supported version and the current one get their own passes (min-node.test.ts,
+# test/kernel/interop/node-versions.test.ts).
+node_bin=$(bash scripts/ci/min-node.sh 24.21.0) || { echo "test: no Node 24" >&2; exit 1; }
+PATH="$(dirname "$node_bin"):$PATH"
+export PATH
+echo "test: Node $(node --version) ($node_bin)"
+
 # This run's own results directory (shared with the guest): two test runs at once never
 # read each other's reports. Removed at the end unless RDMA_INTEROP_KEEP_RESULTS=1.
 results_root="${RDMA_INTEROP_CACHE:-$root/.cache}/results"
@@ -45,7 +55,7 @@ if [ "${RDMA_INTEROP_SKIP_KERNEL_TESTS:-0}" = 1 ]; then
   echo "########################################################################"
 else
   reports+=("kernel=$results/kernel.json")
-  kernel_tests=(node node_modules/vitest/vitest.mjs run --project kernel --reporter=default --reporter=json
+  kernel_tests=("$node_bin" node_modules/vitest/vitest.mjs run --project kernel --reporter=default --reporter=json
     --outputFile.json="$results/kernel.json")
   if [ -n "$(ls /sys/class/infiniband 2>/dev/null)" ]; then
     echo "== kernel tests on this host's devices: $(cd /sys/class/infiniband && echo *)"

@@ -35,8 +35,35 @@ if [ "$want" = rfc7306 ] && [ ! -f "$patched" ]; then
   exit 1
 fi
 
+# The processes with a verbs device open (a uverbs character device among their fds).
+uverbs_holders() {
+  local fd pid
+  for fd in /proc/[0-9]*/fd/*; do
+    case "$(readlink "$fd" 2>/dev/null)" in
+      /dev/infiniband/uverbs*)
+        pid=${fd#/proc/}
+        pid=${pid%%/*}
+        printf '%s (%s)\n' "$pid" "$(tr '\0' ' ' <"/proc/$pid/cmdline" | cut -c1-80)"
+        ;;
+    esac
+  done | sort -u | tr '\n' ' '
+}
+
 if [ -e /sys/class/infiniband/siw0 ]; then
-  rdma link delete siw0
+  # siw has no disassociate_ucontext: deleting the link waits, uninterruptibly, until every
+  # process has closed its contexts on siw0. Bounded here, so a holder is an error that
+  # names it instead of a hung switch.
+  rdma link delete siw0 &
+  deleter=$!
+  for _ in $(seq 60); do
+    kill -0 "$deleter" 2>/dev/null || break
+    sleep 1
+  done
+  if kill -0 "$deleter" 2>/dev/null; then
+    log "rdma link delete siw0 did not finish within 60 s: siw0 is still open in $(uverbs_holders)"
+    exit 1
+  fi
+  wait "$deleter"
 fi
 if [ -d /sys/module/siw ]; then
   rmmod siw

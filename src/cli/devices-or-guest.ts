@@ -22,6 +22,8 @@ export interface DevicesOrGuestOptions {
   readonly shareDir?: string;
   /** The guest's kernel line or assets directory (runtime/assets.ts); default 6.1. */
   readonly kernel?: string;
+  /** With `kernel` a bzImage or build tree: its modules_install tree (runtime/own-kernel.ts). */
+  readonly modules?: string;
   /**
    * Stops the guest when aborted. SIGINT and SIGTERM always do (exit status 130, 143);
    * this is for a caller's own reasons on top of them.
@@ -71,6 +73,7 @@ export async function onDevicesOrGuest(
       ...(options.timeoutSeconds === undefined ? {} : { timeoutSeconds: options.timeoutSeconds }),
       ...(options.shareDir === undefined ? {} : { shareDir: options.shareDir }),
       ...(options.kernel === undefined ? {} : { kernel: options.kernel }),
+      ...(options.modules === undefined ? {} : { modules: options.modules }),
     });
     return result.exitCode;
   } catch (error) {

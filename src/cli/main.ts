@@ -13,6 +13,7 @@ import { createRequire } from 'node:module';
 import { Command, CommanderError } from 'commander';
 import { isRdmaInteropError } from '../errors.js';
 import { registerBench } from './commands/bench.js';
+import { registerCompare } from './commands/compare.js';
 import { registerDecode } from './commands/decode.js';
 import { registerDevices } from './commands/devices.js';
 import { registerDocker } from './commands/docker.js';
@@ -35,6 +36,7 @@ const program = new Command()
 registerDevices(program);
 registerRun(program);
 registerDecode(program);
+registerCompare(program);
 registerBench(program);
 registerVm(program);
 registerSetup(program);

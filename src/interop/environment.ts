@@ -3,7 +3,7 @@
  * keyed: the kernel release, rdma-core's version, each device's provider and attributes.
  */
 import { execFileSync } from 'node:child_process';
-import { release } from 'node:os';
+import { hostname, release } from 'node:os';
 import { openDevice } from '../verbs/device.js';
 import { libibverbsVersion } from '../verbs/flush.js';
 import type { Environment } from './known-behaviour.js';
@@ -49,6 +49,8 @@ export function placementCapsOf(flags: bigint | undefined): string {
 }
 
 export interface RunEnvironment {
+  /** The machine (or guest, or container) the devices were on: `os.hostname()`. */
+  readonly host: string;
   readonly kernel: string;
   readonly rdmaCore: string;
   readonly node: string;
@@ -120,6 +122,7 @@ function deviceFacts(name: string): DeviceFacts | undefined {
 /** Collects the environment for `devices` (run where the devices are). */
 export function collectEnvironment(devices: readonly string[]): RunEnvironment {
   return {
+    host: hostname(),
     kernel: release(),
     rdmaCore: rdmaCoreVersion(),
     node: process.version,

@@ -7,10 +7,12 @@ import { findGuestAssets, type GuestAssets, selectKernel } from './assets.js';
 import { GuestRuntimeError } from './errors.js';
 import { kernelLine } from './kernel-lines.js';
 import { type Accelerator, chooseAccelerator } from './kvm.js';
+import { ownKernelOf, prepareOwnKernel } from './own-kernel.js';
 import { cacheRoot } from './paths.js';
 import { type BootResult, bootGuest } from './qemu.js';
 import { cleanupStaleRuns } from './run-dir.js';
 import { setupGuestAssets } from './setup.js';
+import { type SiwVariant, siwVariantEnv } from './siw-variant-env.js';
 import { rdmaCoreEnv } from './userspace.js';
 
 export { findGuestAssets, type GuestAssets, type KernelSelection, selectKernel } from './assets.js';
@@ -27,6 +29,7 @@ export type { BootResult } from './qemu.js';
 export { cleanupStaleRuns, type StaleCleanup } from './run-dir.js';
 export { type SetupOptions, setupGuestAssets } from './setup.js';
 export { abortOnSignals, type SignalAbort, signalExitCode } from './signals.js';
+export { SIW_VARIANTS, type SiwVariant } from './siw-variant-env.js';
 
 /** RDMA devices this host already has (`/sys/class/infiniband`), e.g. in a container. */
 export function hostRdmaDevices(): string[] {
@@ -47,6 +50,11 @@ export interface GuestRunOptions {
    */
   readonly kernel?: string;
   /**
+   * With `kernel` naming a bzImage or a kernel build tree: a `make modules_install
+   * INSTALL_MOD_PATH=<dir>` tree with that kernel's modules (own-kernel.ts).
+   */
+  readonly modules?: string;
+  /**
    * `line` (default): the rdma-core the kernel line pairs with; `host`: the host's own; a
    * version: that one built by scripts/setup/rdma-core.sh.
    */
@@ -61,6 +69,11 @@ export interface GuestRunOptions {
    */
   readonly shareDir?: string;
   readonly env?: Readonly<Record<string, string>>;
+  /**
+   * Which siw siw0 runs on, with the matching libsiw on the command's library path
+   * (siw-variant-env.ts). Default: as the forwarded `RDMA_INTEROP_SIW` says, else stock.
+   */
+  readonly siw?: SiwVariant;
   /** The command's stdout, byte for byte (default: this process's stdout). */
   readonly onOutput?: (chunk: Buffer) => void;
   /** The command's stderr, byte for byte (default: this process's stderr). */
@@ -119,6 +132,8 @@ export async function runInGuest(options: GuestRunOptions): Promise<BootResult> 
     env: {
       ...forwardedEnv(),
       ...(userspace === undefined ? {} : rdmaCoreEnv(userspace)),
+      // After rdma-core's: the patched libsiw's own rdma-core build wins the library path.
+      ...(options.siw === undefined ? {} : siwVariantEnv(options.siw, assets)),
       ...options.env,
     },
   };
@@ -202,6 +217,15 @@ async function guestAssets(
   options: GuestRunOptions,
   progress: (line: string) => void,
 ): Promise<GuestAssets> {
+  // A kernel of one's own (a bzImage with --modules, or a build tree): own-kernel.ts.
+  const own =
+    options.kernel === undefined ? undefined : ownKernelOf(options.kernel, options.modules);
+  if (own !== undefined) return findGuestAssets(prepareOwnKernel(own, progress));
+  if (options.modules !== undefined)
+    throw new GuestRuntimeError(
+      'assets-missing',
+      `--modules goes with --kernel <bzImage or kernel build tree> (here: ${options.kernel ?? 'the default line'})`,
+    );
   const selected = selectKernel(options.kernel ?? options.kernelDir);
   const rdmaCore = guestRdmaCore(options);
   try {

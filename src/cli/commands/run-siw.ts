@@ -24,8 +24,26 @@ export function inPatchedPass(): boolean {
 }
 
 export interface PatchedPassOptions {
+  readonly device?: readonly string[];
   readonly scenario?: string;
   readonly strict?: boolean;
+}
+
+/**
+ * `--siw both`'s stock pass, in a child process like the patched one: siw0 cannot be
+ * deleted and reloaded (siw-module.sh) while a process holds a verbs context on it
+ * (siw has no disassociate_ucontext, so ib_unregister_device waits for the last close),
+ * and this process would hold one for the rest of its life if any resource of the
+ * stock pass were left open. Resolves with the pass's exit status.
+ */
+export function runStockPass(options: PatchedPassOptions, report: string | undefined): number {
+  const args = ['run', '--runtime', 'host', '--siw', 'stock'];
+  if (options.device !== undefined) args.push('--device', options.device.join(','));
+  if (options.scenario !== undefined) args.push('--scenario', options.scenario);
+  if (options.strict === true) args.push('--strict');
+  if (report !== undefined) args.push('--report', report);
+  const child = spawnSync(process.execPath, [process.argv[1] ?? '', ...args], { stdio: 'inherit' });
+  return child.status ?? 1;
 }
 
 /**

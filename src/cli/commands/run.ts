@@ -1,23 +1,11 @@
-import {
-  cpSync,
-  existsSync,
-  mkdirSync,
-  mkdtempSync,
-  readFileSync,
-  rmSync,
-  writeFileSync,
-} from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { SingleBar } from 'cli-progress';
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import picomatch from 'picomatch';
+import { compareReports, readReports, writeComparison } from '../../interop/comparison/index.js';
 import { collectEnvironment, environmentFor } from '../../interop/environment.js';
-import {
-  compareKernels,
-  kernelResultsOf,
-  renderComparisonMarkdown,
-} from '../../interop/kernel-matrix/comparison.js';
 import { WIRE_PROBES } from '../../interop/peer/probes.js';
 import { type ProbeResult, runProbe } from '../../interop/peer/run-probes.js';
 import {
@@ -40,7 +28,13 @@ import {
 import { onDevicesOrGuest } from '../devices-or-guest.js';
 import { positiveSeconds } from '../options.js';
 import { runLink, selectLinkScenarios } from './run-link.js';
-import { inPatchedPass, runPatchedPass, SIW_CHOICES, type SiwChoice } from './run-siw.js';
+import {
+  inPatchedPass,
+  runPatchedPass,
+  runStockPass,
+  SIW_CHOICES,
+  type SiwChoice,
+} from './run-siw.js';
 
 interface RunOptions {
   readonly runtime: 'auto' | 'host' | 'guest';
@@ -52,6 +46,7 @@ interface RunOptions {
   readonly link?: boolean;
   readonly timeout: number;
   readonly kernel?: string;
+  readonly modules?: string;
   readonly kernels?: string[];
   readonly siw?: SiwChoice;
 }
@@ -122,7 +117,7 @@ function progress(total: number): {
 async function runHere(options: RunOptions, reportDir: string | undefined): Promise<number> {
   if (options.siw === 'rfc7306' && !inPatchedPass()) return runPatchedPass(options, reportDir);
   if (options.siw === 'both' && !inPatchedPass()) {
-    const stock = await runHere({ ...options, siw: 'stock' }, reportDir);
+    const stock = runStockPass(options, reportDir);
     const patched = runPatchedPass(
       options,
       reportDir === undefined ? undefined : join(reportDir, 'siw-rfc7306'),
@@ -216,6 +211,7 @@ async function runOnce(
         timeoutSeconds: options.timeout,
         ...(share === undefined ? {} : { shareDir: share }),
         ...(kernel === undefined ? {} : { kernel }),
+        ...(options.modules === undefined ? {} : { modules: options.modules }),
       },
       () => runHere(options, share === undefined ? undefined : join(share, 'report')),
     );
@@ -249,17 +245,15 @@ async function runOnKernels(options: RunOptions, lines: readonly string[]): Prom
   }
   if (options.report !== undefined) {
     const dir = resolve(options.report);
+    // The same comparison as `rdma-interop compare <dir>/<line>...`, each run labelled by
+    // its kernel line.
     const runs = lines
       .filter((l) => existsSync(join(dir, l, 'results.json')))
-      .map((l) =>
-        kernelResultsOf(l, JSON.parse(readFileSync(join(dir, l, 'results.json'), 'utf8'))),
-      );
-    const comparison = compareKernels(runs);
-    mkdirSync(dir, { recursive: true });
-    writeFileSync(join(dir, 'comparison.json'), `${JSON.stringify(comparison, null, 2)}\n`);
-    writeFileSync(join(dir, 'comparison.md'), `${renderComparisonMarkdown(comparison)}\n`);
+      .flatMap((l) => readReports([join(dir, l, 'results.json')]).map((r) => ({ ...r, label: l })));
+    const comparison = compareReports(runs);
+    const written = writeComparison(dir, comparison);
     process.stdout.write(
-      `interop: ${comparison.changedCount} observed values differ between kernels ${runs.map((r) => r.line).join(', ')} (${join(dir, 'comparison.md')})\n`,
+      `interop: ${comparison.changedCount} observed values differ between kernels ${runs.map((r) => r.label).join(', ')} (${written})\n`,
     );
   }
   const failed = Object.entries(statuses).filter(([, s]) => s !== 0);
@@ -310,7 +304,13 @@ export function registerRun(program: Command): void {
     .option('--timeout <seconds>', 'guest runtime limit', positiveSeconds, 900)
     .option(
       '--kernel <line|dir>',
-      `the guest's kernel line (${KERNEL_LINES.map((l) => l.line).join(', ')}) or guest assets directory (default ${DEFAULT_KERNEL_LINE})`,
+      `the guest's kernel line (${KERNEL_LINES.map((l) => l.line).join(', ')}), a bzImage (with --modules), a kernel build tree, or a guest assets directory (default ${DEFAULT_KERNEL_LINE})`,
+    )
+    .addOption(
+      new Option(
+        '--modules <dir>',
+        "with --kernel <bzImage|build tree>: its 'make modules_install INSTALL_MOD_PATH=<dir>' tree (docs/kernel-developers.md)",
+      ).conflicts(['kernels']),
     )
     .addOption(
       new Option(

@@ -5,6 +5,8 @@ import {
   GuestRuntimeError,
   KERNEL_LINES,
   runInGuest,
+  SIW_VARIANTS,
+  type SiwVariant,
   useCacheDir,
 } from '../../runtime/index.js';
 import { reportGuestFailure } from '../devices-or-guest.js';
@@ -30,7 +32,11 @@ export function registerVm(program: Command): void {
     )
     .option(
       '--kernel <line|dir>',
-      `kernel line (${KERNEL_LINES.map((l) => l.line).join(', ')}; set up on first use) or a guest assets directory (default: ${DEFAULT_KERNEL_LINE})`,
+      `kernel line (${KERNEL_LINES.map((l) => l.line).join(', ')}; set up on first use), a bzImage (with --modules), a kernel build tree, or a guest assets directory (default: ${DEFAULT_KERNEL_LINE})`,
+    )
+    .option(
+      '--modules <dir>',
+      "with --kernel <bzImage|build tree>: its 'make modules_install INSTALL_MOD_PATH=<dir>' tree (docs/kernel-developers.md)",
     )
     .option(
       '--rdma-core <which>',
@@ -42,6 +48,12 @@ export function registerVm(program: Command): void {
     .option('--cpus <n>', 'guest CPUs', positiveInteger, 2)
     .addOption(
       new Option('--accel <accel>', 'accelerator').choices(['auto', 'kvm', 'tcg']).default('auto'),
+    )
+    .addOption(
+      new Option(
+        '--siw <variant>',
+        "which siw siw0 runs on, for any program: 'stock', or 'rfc7306' (the project's patched siw.ko and its libsiw on the command's LD_LIBRARY_PATH; docs/siw-rfc7306.md)",
+      ).choices(SIW_VARIANTS),
     )
     .option('--share <dir>', 'writable directory shared with the guest at the same path')
     .option(
@@ -66,8 +78,10 @@ export function registerVm(program: Command): void {
           cpus: opts.cpus as number,
           accel: opts.accel as 'auto' | 'kvm' | 'tcg',
           ...(typeof opts.kernel === 'string' ? { kernel: opts.kernel } : {}),
+          ...(typeof opts.modules === 'string' ? { modules: opts.modules } : {}),
           rdmaCore: opts.rdmaCore as string,
           ...(typeof opts.share === 'string' ? { shareDir: opts.share } : {}),
+          ...(typeof opts.siw === 'string' ? { siw: opts.siw as SiwVariant } : {}),
           onOutput: (chunk) => {
             if (stdoutOpen) process.stdout.write(chunk);
           },

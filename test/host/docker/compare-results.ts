@@ -2,8 +2,8 @@
  * Two results.json of the same suite selection compared field by field, timings aside
  * (a scenario's `seconds`). The run environment is compared apart from what legitimately
  * differs between a container and the guest: rdma-core's and Node's versions (the image
- * is Debian trixie; the guest runs the host's bookworm root); the kernel and the devices'
- * attributes must be the same.
+ * is Debian trixie; the guest runs the host's bookworm root) and the host name (a container
+ * may have its own UTS namespace); the kernel and the devices' attributes must be the same.
  */
 
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
@@ -31,6 +31,7 @@ export function isTimingOrStackVersion(path: string): boolean {
   return (
     /^scenarios\[\d+\]\.seconds$/.test(path) ||
     path === 'environment.rdmaCore' ||
+    path === 'environment.host' ||
     path === 'environment.node'
   );
 }

@@ -8,7 +8,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { KernelComparison } from '../../../src/interop/kernel-matrix/comparison.js';
+import type { Comparison } from '../../../src/interop/comparison/index.js';
 
 // Kept after the run (git-ignored cache): the comparison is what a reader of a CI run
 // wants to see, and the closing notes quote it.
@@ -36,22 +36,41 @@ describe('the suite on every kernel line', () => {
       }
       const comparison = JSON.parse(
         readFileSync(join(report, 'comparison.json'), 'utf8'),
-      ) as KernelComparison;
+      ) as Comparison;
       expect(
-        comparison.kernels.map((k) => [k.line, k.kernel.split('.').slice(0, 2).join('.')]),
+        comparison.runs.map((k) => [k.label, k.kernel.split('.').slice(0, 2).join('.')]),
       ).toEqual([
         ['6.1', '6.1'],
         ['6.12', '6.12'],
         ['7.3', '7.3'],
       ]);
       // The newer lines run rdma-core 56.1 built from source; 6.1 the host's 44.
-      expect(comparison.kernels.map((k) => k.rdmaCore.split('.')[0])).toEqual(['44', '56', '56']);
+      expect(comparison.runs.map((k) => k.rdmaCore.split('.')[0])).toEqual(['44', '56', '56']);
       // Known cross-kernel changes show up as changed fields (siw's query_qp state, ~6.8).
       const siwState = comparison.fields.find(
         (f) => f.device === 'siw0' && f.field.endsWith('.state') && f.changed,
       );
       expect(siwState?.values['6.1']).toBe('RESET');
       expect(existsSync(join(report, 'comparison.md'))).toBe(true);
+      // `rdma-interop compare` over the three kernel reports is the same comparison (the
+      // labels are the paths given instead of the kernel lines).
+      const merged = spawnSync(
+        process.execPath,
+        [
+          'dist/cli/main.js',
+          'compare',
+          '--json',
+          ...['6.1', '6.12', '7.3'].map((l) => join(report, l)),
+        ],
+        { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 },
+      );
+      expect(merged.status, merged.stderr).toBe(0);
+      const again = JSON.parse(merged.stdout) as Comparison;
+      expect(again.runs).toHaveLength(3);
+      expect(again.changedCount).toBe(comparison.changedCount);
+      expect(again.fields.map((f) => Object.values(f.values))).toEqual(
+        comparison.fields.map((f) => Object.values(f.values)),
+      );
     },
     75 * 60_000,
   );

@@ -7,6 +7,7 @@ import { judge, type ScenarioResult } from '../../../src/interop/runner.js';
 import { SCENARIOS } from '../../../src/interop/scenarios.js';
 
 const ENV: RunEnvironment = {
+  host: 'rdma-guest',
   kernel: '6.1.0-56-amd64',
   rdmaCore: '44.0-2',
   node: 'v20.20.2',

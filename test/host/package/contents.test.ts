@@ -46,6 +46,7 @@ const RULES: readonly [RegExp, string][] = [
   [/^(package\.json|README\.md|LICENSE)$/, 'npm metadata, the README, the MIT licence text'],
   [/^dist\/.+\.(js|d\.ts)$/, 'the compiled library, CLI and benchmarks (`rdma-interop bench`)'],
   [/^docs\/[^/]+\.md$/, 'the documentation the README links to'],
+  [/^docs\/ci\/[^/]+\.yml$/, 'the CI workflow docs/ci.md links to, for users to copy'],
   [/^prebuilds\/linux-x64\/rdma-interop\.glibc\.node$/, 'the prebuilt N-API addon'],
   [/^(binding\.gyp|native\/[^/]+\.(cc|h))$/, 'the source build, when the prebuild does not load'],
   [

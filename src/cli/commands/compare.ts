@@ -1,0 +1,42 @@
+import type { Command } from 'commander';
+import { compareReports, readReports, writeComparison } from '../../interop/comparison/index.js';
+import { renderComparisonMarkdown } from '../../interop/comparison/markdown.js';
+
+interface CompareOptions {
+  readonly out?: string;
+  readonly json?: boolean;
+}
+
+/**
+ * `rdma-interop compare <report dir>...`: merges the results.json of any number of
+ * `--report` directories (hosts, devices, kernel lines, dates) into one comparison.
+ * Markdown on stdout (or JSON with --json); with --out, comparison.md and comparison.json
+ * into that directory. Exit 0 whether or not values differ: differing is the answer.
+ */
+export function registerCompare(program: Command): void {
+  program
+    .command('compare')
+    .description(
+      'merge the results of several --report directories (hosts, devices, kernel lines) into one comparison: every value that differs, with the record that explains it',
+    )
+    .argument(
+      '<report...>',
+      'report directories (run --report; a run --kernels directory gives one run per kernel) or results.json files',
+    )
+    .option('--out <dir>', 'write comparison.md and comparison.json into <dir>')
+    .option('--json', 'print the comparison as JSON instead of Markdown')
+    .action((reports: string[], options: CompareOptions) => {
+      const comparison = compareReports(readReports(reports));
+      if (options.out !== undefined) {
+        const written = writeComparison(options.out, comparison);
+        process.stderr.write(
+          `compare: ${comparison.changedCount} of ${comparison.fields.length} values differ across ${comparison.runs.length} runs (${written})\n`,
+        );
+      }
+      process.stdout.write(
+        options.json === true
+          ? `${JSON.stringify(comparison, null, 2)}\n`
+          : `${renderComparisonMarkdown(comparison)}\n`,
+      );
+    });
+}

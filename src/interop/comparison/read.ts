@@ -1,0 +1,162 @@
+/**
+ * Reading `--report` directories for `rdma-interop compare`: each holds a results.json
+ * (report-files.ts), or per-kernel subdirectories of one (`run --kernels`), or a
+ * `siw-rfc7306/` pass beside its own (`run --siw both`). A path may also name a
+ * results.json itself. What the comparison needs of each run is read here and checked;
+ * the rest of the document is ignored, so reports of older versions of the schema compare.
+ */
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
+import { RdmaInteropError } from '../../errors.js';
+
+/** One scenario's outcome on one device, as the comparison reads it. */
+export interface ReportScenario {
+  readonly id: string;
+  readonly device: string;
+  readonly verdict: string;
+  readonly fields: Readonly<Record<string, string>>;
+  /** Field -> the id of the record that explains the device's value there. */
+  readonly reasons: Readonly<Record<string, string>>;
+  readonly error?: string;
+}
+
+/** One results.json: where it came from and what it observed. */
+export interface ReportRun {
+  /** A short name for the run: the path as given, or the kernel line of a matrix run. */
+  readonly label: string;
+  /** The results.json it was read from (absolute). */
+  readonly path: string;
+  /** The machine it ran on (`os.hostname()`, recorded from schema results@2 with `host`). */
+  readonly host: string;
+  readonly kernel: string;
+  readonly rdmaCore: string;
+  readonly node: string;
+  readonly devices: readonly Readonly<Record<string, unknown>>[];
+  readonly scenarios: readonly ReportScenario[];
+  readonly probes: readonly {
+    readonly id: string;
+    readonly verdict: string;
+    readonly device: string;
+  }[];
+}
+
+/** A report that cannot be compared: missing, not JSON, not a results.json. */
+export class ReportInputError extends RdmaInteropError {
+  override readonly name = 'ReportInputError';
+  readonly origin = 'interop';
+  constructor(
+    /** The path (or kernel line) of the report. */
+    readonly source: string,
+    message: string,
+  ) {
+    super(`${source}: ${message}`);
+  }
+}
+
+const UNKNOWN = 'unknown';
+
+function stringOr(value: unknown, fallback: string): string {
+  return typeof value === 'string' && value !== '' ? value : fallback;
+}
+
+function stringRecord(value: unknown): Record<string, string> {
+  if (typeof value !== 'object' || value === null) return {};
+  return Object.fromEntries(
+    Object.entries(value).filter((e): e is [string, string] => typeof e[1] === 'string'),
+  );
+}
+
+/** Reads one parsed results.json document; `label` names it in errors and reports. */
+export function reportRunOf(label: string, path: string, document: unknown): ReportRun {
+  if (typeof document !== 'object' || document === null)
+    throw new ReportInputError(label, 'results.json is not an object');
+  const d = document as Record<string, unknown>;
+  if (typeof d.schema !== 'string' || !d.schema.startsWith('rdma-interop/results@'))
+    throw new ReportInputError(label, `not a results.json (schema ${String(d.schema)})`);
+  if (!Array.isArray(d.scenarios) || typeof d.environment !== 'object' || d.environment === null)
+    throw new ReportInputError(label, 'results.json lacks scenarios or environment');
+  const env = d.environment as Record<string, unknown>;
+  const scenarios = (d.scenarios as unknown[]).map((raw, i): ReportScenario => {
+    const s = (typeof raw === 'object' && raw !== null ? raw : {}) as Record<string, unknown>;
+    if (typeof s.id !== 'string' || typeof s.device !== 'string')
+      throw new ReportInputError(label, `scenario ${i} has no id or device`);
+    const reasons: Record<string, string> = {};
+    for (const diff of Array.isArray(s.differences) ? s.differences : []) {
+      const { field, explainedBy } = (diff ?? {}) as Record<string, unknown>;
+      if (typeof field === 'string' && typeof explainedBy === 'string')
+        reasons[field] = explainedBy;
+    }
+    return {
+      id: s.id,
+      device: s.device,
+      verdict: stringOr(s.verdict, UNKNOWN),
+      fields: stringRecord(s.device_fields),
+      reasons,
+      ...(typeof s.error === 'string' ? { error: s.error } : {}),
+    };
+  });
+  const probes = (Array.isArray(d.probes) ? d.probes : []).flatMap((raw) => {
+    const p = (raw ?? {}) as Record<string, unknown>;
+    return typeof p.id === 'string'
+      ? [{ id: p.id, verdict: stringOr(p.verdict, UNKNOWN), device: stringOr(p.device, '') }]
+      : [];
+  });
+  return {
+    label,
+    path,
+    host: stringOr(env.host, UNKNOWN),
+    kernel: stringOr(env.kernel, UNKNOWN),
+    rdmaCore: stringOr(env.rdmaCore, UNKNOWN),
+    node: stringOr(env.node, UNKNOWN),
+    devices: Array.isArray(env.devices)
+      ? (env.devices.filter((x) => typeof x === 'object' && x !== null) as Record<
+          string,
+          unknown
+        >[])
+      : [],
+    scenarios,
+    probes,
+  };
+}
+
+function readResults(label: string, file: string): ReportRun {
+  let document: unknown;
+  try {
+    document = JSON.parse(readFileSync(file, 'utf8'));
+  } catch (e) {
+    throw new ReportInputError(label, `cannot read ${file}: ${(e as Error).message}`);
+  }
+  return reportRunOf(label, file, document);
+}
+
+/** The results.json files at or below `dir` (itself, then its direct subdirectories). */
+function resultsFilesIn(dir: string): string[] {
+  const own = join(dir, 'results.json');
+  const subs = readdirSync(dir, { withFileTypes: true })
+    .filter((e) => e.isDirectory() && existsSync(join(dir, e.name, 'results.json')))
+    .map((e) => join(dir, e.name, 'results.json'))
+    .sort();
+  return [...(existsSync(own) ? [own] : []), ...subs];
+}
+
+/**
+ * The runs behind `paths` (report directories or results.json files), in the order
+ * given; a directory holding per-kernel or per-variant subreports gives one run each.
+ */
+export function readReports(paths: readonly string[]): ReportRun[] {
+  if (paths.length === 0) throw new ReportInputError('compare', 'no report given');
+  return paths.flatMap((given) => {
+    const path = resolve(given);
+    if (!existsSync(path)) throw new ReportInputError(given, 'no such file or directory');
+    // A results.json names its run by its directory, as a report directory does.
+    if (statSync(path).isFile())
+      return [readResults(given.replace(/(^|\/)results\.json$/, '') || '.', path)];
+    const files = resultsFilesIn(path);
+    if (files.length === 0)
+      throw new ReportInputError(given, 'holds no results.json (a --report directory?)');
+    return files.map((file) => {
+      const sub = relative(path, dirname(file));
+      return readResults(sub === '' ? given : `${given.replace(/\/$/, '')}/${sub}`, file);
+    });
+  });
+}

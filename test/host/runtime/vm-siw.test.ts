@@ -1,0 +1,42 @@
+/**
+ * `vm --siw rfc7306` (issue 24): the patched siw.ko and its libsiw for any program, not
+ * only the suite. One guest boot on the 6.1 line (the one the set-up builds the patched
+ * siw for): an outside program (rdma-core's own ibv_devinfo) sees siw0 on the patched
+ * module through the patched provider. `--siw` on a line without a patched build is a
+ * clear error before any boot.
+ */
+import { spawnSync } from 'node:child_process';
+import { describe, expect, it } from 'vitest';
+
+const cli = (...args: string[]) =>
+  spawnSync(process.execPath, ['dist/cli/main.js', 'vm', ...args], {
+    encoding: 'utf8',
+    timeout: 300_000,
+  });
+
+describe('vm --siw', () => {
+  it('rfc7306: siw0 runs the patched module and programs load the patched libsiw', () => {
+    const probe = [
+      'cat /sys/module/siw/parameters/rfc7306',
+      'ibv_devinfo -v -d siw0 | grep -m1 -o "atomic_cap:.*"',
+      // which libsiw the dynamic linker gave ibv_devinfo
+      'LD_DEBUG=libs ibv_devinfo -d siw0 2>&1 >/dev/null | grep -m1 -o "/[^ ]*libsiw[^ ]*"',
+    ].join('; ');
+    const r = cli('--timeout', '240', '--siw', 'rfc7306', '--', 'bash', '-c', probe);
+    expect(r.status, r.stderr.slice(-3000)).toBe(0);
+    const [param, atomic, lib] = r.stdout.trim().split('\n');
+    expect(param).toBe('Y');
+    // The patch's device attribute (0003: atomic_cap IB_ATOMIC_HCA with rfc7306=1).
+    expect(atomic?.replace(/\s+/g, ' ')).toBe('atomic_cap: ATOMIC_HCA (1)');
+    expect(lib).toMatch(/\/siw-rfc7306-rdma-core\/lib\/.*libsiw/);
+  }, 300_000);
+
+  it('on a kernel line without a patched build: one error line naming the set-up step', () => {
+    const r = cli('--kernel', '6.12', '--siw', 'rfc7306', '--', 'true');
+    expect(r.status).toBe(125);
+    expect(r.stderr).toMatch(
+      /\[vm\] error \(assets-missing\): no patched siw for kernel 6\.12\.[^ ]+ .*siw-patched\.sh/,
+    );
+    expect(r.stderr).not.toMatch(/booting|at .*\.js:\d+/);
+  });
+});
