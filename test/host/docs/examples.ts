@@ -196,18 +196,27 @@ export const KNOWN_BROKEN: Readonly<Record<string, string>> = {};
  * Transpiles one ts block to JavaScript (no type-check: the host tests did that) into
  * `dir` inside the package, for the guest, where a whole tsc run would be slow.
  */
-export async function transpileBlock(block: DocBlock, dir: string): Promise<string> {
+/**
+ * Writes the block as an ES module: its types erased, the rest as written. `target`
+ * ES2022 (the default) also lowers `using` declarations for Node versions before 24;
+ * `esnext` keeps them, as a user who copies the example into a `.mjs` on Node 24 has them.
+ */
+export async function transpileBlock(
+  block: DocBlock,
+  dir: string,
+  target: 'es2022' | 'esnext' = 'es2022',
+): Promise<string> {
   const ts = (await import('typescript')).default;
   const { outputText } = ts.transpileModule(block.code, {
     compilerOptions: {
-      target: ts.ScriptTarget.ES2022,
+      target: target === 'esnext' ? ts.ScriptTarget.ESNext : ts.ScriptTarget.ES2022,
       module: ts.ModuleKind.ESNext,
       esModuleInterop: true,
     },
     fileName: `${moduleName(block)}.ts`,
   });
   mkdirSync(dir, { recursive: true });
-  const file = join(dir, `${moduleName(block)}.mjs`);
+  const file = join(dir, `${moduleName(block)}${target === 'esnext' ? '.esnext' : ''}.mjs`);
   writeFileSync(file, outputText);
   return file;
 }

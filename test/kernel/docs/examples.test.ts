@@ -74,3 +74,22 @@ describe('the first verbs example is plain JavaScript that runs on every support
     300_000,
   );
 });
+
+describe('the verbs examples with `using` run as plain JavaScript on Node 24', () => {
+  // Node 24 (V8 13.6) has explicit resource management: `using` needs no compiler there.
+  const node24 = join(cacheRoot(), 'node-v24.21.0', 'bin', 'node');
+  const withUsing = deviceBlocks.filter((b) => /^\s*(await )?using /m.test(b.code));
+  it('there are such examples', () => {
+    expect(withUsing.length).toBeGreaterThan(0);
+  });
+  for (const block of withUsing) {
+    it(`${ordinal(blocks, block)} as .mjs with \`using\` kept (${block.id})`, async () => {
+      expect(existsSync(node24), `${node24} (scripts/ci/min-node.sh 24.21.0)`).toBe(true);
+      const file = await transpileBlock(block, join(EXAMPLES_DIR, 'node24'), 'esnext');
+      expect(readFileSync(file, 'utf8')).toMatch(/^\s*(await )?using /m);
+      const r = runModule(file, node24, 240_000);
+      expect(r.signal, r.stderr).toBeNull();
+      expect(r.status, r.stderr).toBe(0);
+    }, 300_000);
+  }
+});
