@@ -1,4 +1,4 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -140,6 +140,26 @@ describe.sequential('docker: the suite in a container', () => {
       expect(devices.totals).toEqual(container.totals);
       // And the timings did differ somewhere, so the comparison saw two separate runs.
       expect(differingPaths(direct, container).length).toBeGreaterThan(0);
+      // `rdma-interop compare` merges the three real reports (guest, privileged container,
+      // device-nodes container): every value the same in all three, the host name aside.
+      const merged = spawnSync(
+        process.execPath,
+        [
+          'dist/cli/main.js',
+          'compare',
+          '--json',
+          ...['direct', 'container', 'devices'].map((d) => join(scratch, d)),
+        ],
+        { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 },
+      );
+      expect(merged.status, merged.stderr).toBe(0);
+      const comparison = JSON.parse(merged.stdout) as {
+        runs: { label: string }[];
+        fields: { field: string; changed: boolean }[];
+      };
+      expect(comparison.runs.map((r) => r.label)).toEqual(['direct', 'container', 'devices']);
+      expect(comparison.fields.length).toBeGreaterThan(0);
+      expect(comparison.fields.filter((f) => f.changed)).toEqual([]);
       // The report's pcaps came back with it.
       const pcaps = readdirSync(join(scratch, 'container', 'pcap'));
       expect(pcaps.length).toBeGreaterThan(0);
