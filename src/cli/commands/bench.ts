@@ -4,6 +4,7 @@ import { join, resolve } from 'node:path';
 import { Argument, type Command, Option } from 'commander';
 import { type Figure, recordedFigures } from '../../bench/report.js';
 import { onDevicesOrGuest } from '../devices-or-guest.js';
+import { cacheDirOption, renamedOption } from '../options.js';
 
 /**
  * Benchmarks, one module per layer under `src/bench/`. Each prints its figures as ratios
@@ -30,10 +31,21 @@ export function registerBench(program: Command): void {
       // commander checks the names (a usage error, exit 2) before any suite starts.
       new Argument('[suites...]', 'which benchmark suites to run').choices(Object.keys(suites)),
     )
-    .option('--json <file>', 'also write every figure (value, p99, anchor, ratio, target) as JSON')
+    .option(
+      '--report <file>',
+      'also write every figure (value, p99, anchor, ratio, target) into <file> as JSON',
+    )
+    // `--json` means JSON on stdout everywhere else (devices, decode, run): renamed.
+    .addOption(
+      renamedOption(
+        '--json <file>',
+        "'--json <file>' is now '--report <file>' (the figures as JSON)",
+      ),
+    )
+    .addOption(cacheDirOption())
     // The guest run of a host `bench` leaves the summary to the host (it has every figure).
     .addOption(new Option('--no-summary', 'do not print the targets summary').hideHelp())
-    .action(async (names: string[], options: { json?: string; summary: boolean }) => {
+    .action(async (names: string[], options: { report?: string; summary: boolean }) => {
       const chosen = (names.length > 0 ? names : Object.keys(suites)).filter(isSuiteName);
       const fromGuest: Figure[] = [];
       for (const name of chosen) {
@@ -50,7 +62,11 @@ export function registerBench(program: Command): void {
           const file = join(share, 'verbs.json');
           try {
             code = await onDevicesOrGuest(
-              { guestArgs: ['bench', 'verbs', '--no-summary', '--json', file], shareDir: share },
+              {
+                command: 'rdma-interop bench',
+                guestArgs: ['bench', 'verbs', '--no-summary', '--report', file],
+                shareDir: share,
+              },
               run,
             );
             fromGuest.push(...readFigures(file));
@@ -75,8 +91,8 @@ export function registerBench(program: Command): void {
               : ''
           }\n`,
         );
-      if (options.json !== undefined)
-        writeFileSync(resolve(options.json), `${JSON.stringify({ figures }, null, 2)}\n`);
+      if (options.report !== undefined)
+        writeFileSync(resolve(options.report), `${JSON.stringify({ figures }, null, 2)}\n`);
     });
 }
 
