@@ -1,0 +1,628 @@
+/**
+ * Every command x option pair of the command line, taken from the program's own
+ * definition (src/cli/program.ts), so an option added without an entry here fails: each
+ * either shows its effect in the output before any guest boots, or is refused as a usage
+ * error (exit 2, one line), or names the test that sees its effect (in a guest, or with a
+ * Docker engine) and is shown here to reach the runtime unrefused. Then the combinations
+ * that would leave an option doing nothing are refused, and every option whose value can
+ * be wrong is checked by commander's own validation. No guest boots: set-up stops at its
+ * first step (stand-in `dpkg-query` and `id`: packages missing, not root), and guest
+ * assets are empty or fake directories. About 20 s on the host.
+ */
+import { spawnSync } from 'node:child_process';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Command, Option } from 'commander';
+import picomatch from 'picomatch';
+import { afterAll, describe, expect, it } from 'vitest';
+import { commandName } from '../../../src/cli/errors.js';
+import { allCommands, buildProgram } from '../../../src/cli/program.js';
+import { SCENARIOS } from '../../../src/interop/scenarios.js';
+
+const CLI = join(process.cwd(), 'dist', 'cli', 'main.js');
+const SIW_PCAP = 'test/fixtures/siw-rping.pcap';
+const ROCE_PCAP = 'test/fixtures/link/link-rxe-read.pcap';
+
+const scratch = mkdtempSync(join(tmpdir(), 'rdma-interop-options-walk-'));
+afterAll(() => rmSync(scratch, { recursive: true, force: true }));
+
+/** Stand-ins that make set-up stop at its first step: no package installed, not root. */
+const shims = join(scratch, 'shims');
+mkdirSync(shims);
+writeFileSync(join(shims, 'dpkg-query'), '#!/bin/sh\nexit 1\n', { mode: 0o755 });
+writeFileSync(join(shims, 'id'), '#!/bin/sh\necho 1000\n', { mode: 0o755 });
+const NO_SETUP = { PATH: `${shims}:${process.env.PATH ?? ''}` };
+
+/** A fresh, empty directory under the scratch directory. */
+let dirs = 0;
+function emptyDir(name: string): string {
+  const dir = join(scratch, `${name}-${++dirs}`);
+  mkdirSync(dir);
+  return dir;
+}
+
+/** Guest assets that findGuestAssets accepts (`.complete`) but that never boot here. */
+function fakeAssets(): string {
+  const dir = emptyDir('fake-assets');
+  writeFileSync(join(dir, '.complete'), '6.1.999-1 fake\n');
+  return dir;
+}
+
+interface Run {
+  readonly status: number | null;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+function cli(args: readonly string[], env: NodeJS.ProcessEnv = {}): Run {
+  const r = spawnSync(process.execPath, [CLI, ...args], {
+    encoding: 'utf8',
+    // RDMA_INTEROP_CACHE unset unless a case sets it: a case never touches a real cache.
+    env: { ...process.env, RDMA_INTEROP_CACHE: join(scratch, 'no-cache'), ...env },
+    timeout: 60_000,
+  });
+  return { status: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+const lines = (text: string) => text.replace(/\n$/, '').split('\n');
+/** decode's packet lines: its output without the closing `pcap: ...` counts. */
+const packetLines = (r: Run) => lines(r.stdout).filter((l) => !l.startsWith('pcap: '));
+const ids = (r: Run) => lines(r.stdout).map((l) => l.split('\t')[0]);
+
+/** A usage error: exit 2, nothing on stdout, one line in the one form. */
+function expectRefused(r: Run, command: string, message: RegExp): void {
+  expect(r.status, r.stderr).toBe(2);
+  expect(r.stdout).toBe('');
+  expect(lines(r.stderr)).toHaveLength(1);
+  expect(r.stderr).toMatch(new RegExp(`^${command}: error: `));
+  expect(r.stderr).toMatch(message);
+  expect(r.stderr).toMatch(new RegExp(`\\(see '${command} --help'\\)\\n$`));
+}
+
+/** The runtime was reached and stopped before a boot: exit 125, its error line. */
+function expectRuntimeStop(r: Run, command: string, message: RegExp): void {
+  expect(r.status, r.stderr).toBe(125);
+  expect(r.stderr).toMatch(new RegExp(`^${command}: error \\([a-z-]+\\): `, 'm'));
+  expect(r.stderr).toMatch(message);
+  expect(r.stderr).not.toMatch(/booting Debian kernel/);
+}
+
+/** What the walk checks for one command x option pair. */
+type Entry =
+  /** The effect, seen here without a guest. */
+  | { readonly effect: () => void }
+  /** Refused whatever the value (a renamed option). */
+  | { readonly refused: () => void }
+  /**
+   * The effect shows only in a guest or with a Docker engine: `coveredBy` names the test
+   * that sees it; `accepted` shows here that the option reaches the runtime unrefused.
+   */
+  | { readonly coveredBy: string; readonly accepted: () => void };
+
+/** A value each validated option refuses; `free` says why an option takes any value. */
+type ValueCheck = { readonly bad: string } | { readonly free: string };
+
+const scenarioIds = (r: Run) => ids(r).filter((id) => id !== undefined);
+
+const ENTRIES: Readonly<Record<string, Entry>> = {
+  'rdma-interop --version': {
+    effect: () => {
+      const { version } = JSON.parse(readFileSync('package.json', 'utf8')) as { version: string };
+      expect(cli(['--version']).stdout).toBe(`${version}\n`);
+    },
+  },
+  'rdma-interop devices --json': {
+    effect: () => {
+      // This host has no RDMA devices (they live in the guest): JSON still, an empty list.
+      const r = cli(['devices', '--json']);
+      expect(JSON.parse(r.stdout)).toEqual([]);
+      expect(cli(['devices']).stdout).toBe('');
+    },
+  },
+  'rdma-interop run --runtime': {
+    effect: () => {
+      // host: this host's devices (none here), never a guest.
+      const r = cli(['run', '--runtime', 'host', '--scenario', 'rxe-*']);
+      expect(r.status).toBe(2);
+      expect(r.stderr).toMatch(/^interop: no device rxe0 here; its scenarios are left out$/m);
+      expect(r.stderr).not.toMatch(/\[vm\]/);
+      // guest: the guest runtime (here stopped at set-up, in an empty cache).
+      const g = cli(
+        ['run', '--runtime', 'guest', '--scenario', 'rxe-*', '--cache-dir', emptyDir('c')],
+        NO_SETUP,
+      );
+      expectRuntimeStop(g, 'rdma-interop run', /^\[vm\] no guest assets for kernel line 6\.1/m);
+    },
+  },
+  'rdma-interop run --device': {
+    effect: () => {
+      const rows = lines(cli(['run', '--list', '--device', 'siw0']).stdout);
+      expect(rows.length).toBeGreaterThan(0);
+      for (const row of rows) expect(row.split('\t')[1]).toBe('siw0');
+    },
+  },
+  'rdma-interop run --scenario': {
+    effect: () => {
+      const listed = scenarioIds(cli(['run', '--list', '--scenario', 'rxe-*atomic*']));
+      const isMatch = picomatch('rxe-*atomic*');
+      const wanted = SCENARIOS.map((s) => s.id).filter((id) => isMatch(id));
+      expect(listed).toEqual(wanted);
+      expect(listed.length).toBeGreaterThan(1);
+    },
+  },
+  'rdma-interop run --report': {
+    coveredBy:
+      'test/host/interop/kernel-matrix.test.ts (guests), test/kernel/siw-rfc7306/suite.test.ts',
+    accepted: () =>
+      expectRuntimeStop(
+        cli(['run', '--report', join(scratch, 'r'), '--kernel', emptyDir('k')]),
+        'rdma-interop run',
+        /no guest kernel at/,
+      ),
+  },
+  'rdma-interop run --strict': {
+    coveredBy: 'test/host/interop/kernel-matrix.test.ts (guests: run --kernels all --strict)',
+    accepted: () =>
+      expectRuntimeStop(
+        cli(['run', '--strict', '--kernel', emptyDir('k')]),
+        'rdma-interop run',
+        /no guest kernel at/,
+      ),
+  },
+  'rdma-interop run --json': {
+    effect: () => {
+      const json = JSON.parse(cli(['run', '--list', '--json', '--device', 'rxe0']).stdout) as {
+        id: string;
+        device: string;
+      }[];
+      expect(json.map((s) => s.id)).toEqual(
+        scenarioIds(cli(['run', '--list', '--device', 'rxe0'])),
+      );
+      expect(new Set(json.map((s) => s.device))).toEqual(new Set(['rxe0']));
+    },
+  },
+  'rdma-interop run --list': {
+    effect: () => {
+      const r = cli(['run', '--list']);
+      expect(r.status).toBe(0);
+      expect(scenarioIds(r)).toEqual(expect.arrayContaining(SCENARIOS.map((s) => s.id)));
+    },
+  },
+  'rdma-interop run --link': {
+    effect: () => {
+      const listed = scenarioIds(cli(['run', '--link', '--list']));
+      expect(listed.length).toBeGreaterThan(0);
+      for (const id of listed) expect(id).toMatch(/^link-/);
+    },
+  },
+  'rdma-interop run --siw': {
+    effect: () => {
+      const stock = scenarioIds(cli(['run', '--list', '--device', 'siw0']));
+      const patched = scenarioIds(cli(['run', '--list', '--siw', 'rfc7306']));
+      expect(patched.length).toBeGreaterThan(0);
+      expect(patched.length).toBeLessThan(stock.length);
+      for (const id of patched) expect(stock).toContain(id);
+    },
+  },
+  'rdma-interop run --timeout': {
+    coveredBy: 'test/host/runtime/lifecycle.test.ts (the same runtime limit, through vm --timeout)',
+    accepted: () =>
+      expectRuntimeStop(
+        cli(['run', '--timeout', '0.5', '--kernel', emptyDir('k')]),
+        'rdma-interop run',
+        /no guest kernel at/,
+      ),
+  },
+  'rdma-interop run --kernel': {
+    effect: () => {
+      const dir = emptyDir('k');
+      expectRuntimeStop(
+        cli(['run', '--kernel', dir]),
+        'rdma-interop run',
+        new RegExp(`no guest kernel at ${dir}`),
+      );
+      // With --link, both guests boot that kernel: the same assets are looked for.
+      expectRuntimeStop(
+        cli(['run', '--link', '--kernel', dir]),
+        'rdma-interop run',
+        new RegExp(`no guest kernel at ${dir}`),
+      );
+    },
+  },
+  'rdma-interop run --kernels': {
+    effect: () => {
+      const cache = emptyDir('c');
+      const r = cli(['run', '--kernels', '6.1,6.12', '--cache-dir', cache], NO_SETUP);
+      expect(r.stdout).toMatch(/^interop: kernel 6\.1: exit status 125$/m);
+      expect(r.stdout).toMatch(/^interop: kernel 6\.12: exit status 125$/m);
+      expect(r.stderr).toMatch(/no guest assets for kernel line 6\.12 in /);
+      expect(r.status).toBe(125);
+    },
+  },
+  'rdma-interop run --cache-dir': {
+    effect: () => {
+      const cache = emptyDir('c');
+      const r = cli(['run', '--runtime', 'guest', '--cache-dir', cache], NO_SETUP);
+      expectRuntimeStop(
+        r,
+        'rdma-interop run',
+        new RegExp(`no guest assets for kernel line 6\\.1 in ${cache} yet`),
+      );
+    },
+  },
+  'rdma-interop decode --profile': {
+    effect: () => {
+      expect(cli(['decode', SIW_PCAP]).stdout).not.toMatch(/wrong-profile/);
+      expect(cli(['decode', '--profile', 'v2-draft', SIW_PCAP]).stdout).toMatch(
+        /wrong-profile: RDMAP version 1 is valid in profile 'rfc7306', not 'v2-draft'/,
+      );
+    },
+  },
+  'rdma-interop decode --json': {
+    effect: () => {
+      const doc = JSON.parse(cli(['decode', '--json', SIW_PCAP]).stdout) as { items: unknown[] };
+      expect(doc.items.length).toBeGreaterThan(0);
+    },
+  },
+  'rdma-interop decode --summary': {
+    effect: () => {
+      const r = cli(['decode', '--summary', SIW_PCAP]);
+      expect(packetLines(r).length).toBeGreaterThan(0);
+      for (const line of packetLines(r)) expect(line).toMatch(/^\d+ \d{4}-\d\d-\d\dT/);
+    },
+  },
+  'rdma-interop decode --fields': {
+    effect: () => {
+      const r = cli(['decode', '--fields', 'frame,opcode', SIW_PCAP]);
+      expect(lines(r.stdout)[0]).toBe('4\tmpa-request');
+      for (const line of packetLines(r)) expect(line.split('\t')).toHaveLength(2);
+    },
+  },
+  'rdma-interop decode --filter': {
+    effect: () => {
+      const all = packetLines(cli(['decode', '--summary', SIW_PCAP]));
+      const sends = packetLines(cli(['decode', '--filter', 'opcode=send', SIW_PCAP]));
+      expect(sends.length).toBeGreaterThan(0);
+      expect(sends.length).toBeLessThan(all.length);
+      for (const line of sends) expect(line).toMatch(/ iWARP send /);
+    },
+  },
+  'rdma-interop decode --jsonl': {
+    effect: () => {
+      const out = lines(cli(['decode', '--jsonl', SIW_PCAP]).stdout);
+      expect(out.length).toBeGreaterThan(1);
+      for (const line of out) expect(() => JSON.parse(line)).not.toThrow();
+    },
+  },
+  'rdma-interop decode --roce-port': {
+    effect: () => {
+      expect(cli(['decode', ROCE_PCAP]).stdout).toMatch(/2 RoCEv2 packets/);
+      expect(cli(['decode', '--roce-port', '1', ROCE_PCAP]).stdout).toMatch(
+        /0 RoCEv2 packets.* 2 other frames/,
+      );
+    },
+  },
+  'rdma-interop bench --report': {
+    effect: () => {
+      // verbs goes to the guest here (no devices), which stops at set-up: no figures,
+      // and the file says so.
+      const file = join(scratch, 'figures.json');
+      cli(['bench', 'verbs', '--report', file, '--cache-dir', emptyDir('c')], NO_SETUP);
+      expect(JSON.parse(readFileSync(file, 'utf8'))).toEqual({ figures: [] });
+    },
+  },
+  'rdma-interop bench --json': {
+    refused: () =>
+      expectRefused(
+        cli(['bench', '--json', 'x.json']),
+        'rdma-interop bench',
+        /Renamed: '--json <file>' is now '--report <file>'/,
+      ),
+  },
+  'rdma-interop bench --no-summary': {
+    // Hidden: the host's `bench` passes it to its guest run of `bench verbs`.
+    coveredBy: 'npm run bench (bench verbs in the guest: the host prints the one summary)',
+    accepted: () =>
+      expectRuntimeStop(
+        cli(['bench', 'verbs', '--no-summary', '--cache-dir', emptyDir('c')], NO_SETUP),
+        'rdma-interop bench',
+        /packages-missing/,
+      ),
+  },
+  'rdma-interop bench --cache-dir': {
+    effect: () => {
+      const cache = emptyDir('c');
+      expectRuntimeStop(
+        cli(['bench', 'verbs', '--cache-dir', cache], NO_SETUP),
+        'rdma-interop bench',
+        new RegExp(`no guest assets for kernel line 6\\.1 in ${cache} yet`),
+      );
+    },
+  },
+  'rdma-interop vm --kernel': {
+    effect: () => {
+      const r = cli(
+        ['vm', '--kernel', '6.12', '--cache-dir', emptyDir('c'), '--', 'true'],
+        NO_SETUP,
+      );
+      expectRuntimeStop(r, 'rdma-interop vm', /no guest assets for kernel line 6\.12 in /);
+    },
+  },
+  'rdma-interop vm --rdma-core': {
+    effect: () => {
+      const r = cli(['vm', '--kernel', fakeAssets(), '--rdma-core', '9.9', '--', 'true']);
+      expectRuntimeStop(r, 'rdma-interop vm', /rdma-core 9\.9 is not built/);
+    },
+  },
+  'rdma-interop vm --timeout': {
+    coveredBy: 'test/host/runtime/lifecycle.test.ts (guests: vm --timeout)',
+    accepted: () =>
+      expectRuntimeStop(
+        cli(['vm', '--timeout', '0.5', '--kernel', emptyDir('k'), '--', 'true']),
+        'rdma-interop vm',
+        /no guest kernel at/,
+      ),
+  },
+  'rdma-interop vm --memory': {
+    coveredBy: 'README.md vm example (vm --memory 1024), in a guest',
+    accepted: () =>
+      expectRuntimeStop(
+        cli(['vm', '--memory', '1024', '--kernel', emptyDir('k'), '--', 'true']),
+        'rdma-interop vm',
+        /no guest kernel at/,
+      ),
+  },
+  'rdma-interop vm --cpus': {
+    coveredBy: 'no guest test yet (QEMU -smp): see the closing report',
+    accepted: () =>
+      expectRuntimeStop(
+        cli(['vm', '--cpus', '1', '--kernel', emptyDir('k'), '--', 'true']),
+        'rdma-interop vm',
+        /no guest kernel at/,
+      ),
+  },
+  'rdma-interop vm --accel': {
+    coveredBy: 'test/host/runtime/kvm.test.ts (the choice), guests: the [vm] accelerator line',
+    accepted: () =>
+      expectRuntimeStop(
+        cli(['vm', '--accel', 'tcg', '--kernel', emptyDir('k'), '--', 'true']),
+        'rdma-interop vm',
+        /no guest kernel at/,
+      ),
+  },
+  'rdma-interop vm --share': {
+    coveredBy: 'scripts/test.sh (kernel tests write their results through vm --share)',
+    accepted: () =>
+      expectRuntimeStop(
+        cli(['vm', '--share', join(scratch, 'share'), '--kernel', emptyDir('k'), '--', 'true']),
+        'rdma-interop vm',
+        /no guest kernel at/,
+      ),
+  },
+  'rdma-interop vm --cache-dir': {
+    effect: () => {
+      const cache = emptyDir('c');
+      expectRuntimeStop(
+        cli(['vm', '--cache-dir', cache, '--', 'true'], NO_SETUP),
+        'rdma-interop vm',
+        new RegExp(`no guest assets for kernel line 6\\.1 in ${cache} yet`),
+      );
+    },
+  },
+  'rdma-interop setup --kernel': {
+    effect: () => {
+      const r = cli(['setup', '--kernel', '7.3', '--cache-dir', emptyDir('c')], NO_SETUP);
+      expect(r.stderr).toMatch(/^\[setup\] cache directory: .*; kernel line 7\.3$/m);
+      expectRuntimeStop(r, 'rdma-interop setup', /packages-missing/);
+    },
+  },
+  'rdma-interop setup --cache-dir': {
+    effect: () => {
+      const cache = emptyDir('c');
+      const r = cli(['setup', '--cache-dir', cache], NO_SETUP);
+      expect(r.stderr).toMatch(
+        new RegExp(`^\\[setup\\] cache directory: ${cache}; kernel line 6\\.1$`, 'm'),
+      );
+    },
+  },
+  'rdma-interop docker build --base': {
+    coveredBy:
+      'test/host/docker/failures.test.ts (a base image that exists nowhere: the build fails naming it)',
+    accepted: () => expectNoEngine(['docker', 'build', '--base', 'debian:bookworm']),
+  },
+  'rdma-interop docker build --cache-dir': {
+    coveredBy: 'test/host/docker/failures.test.ts (--cache-dir: nothing claimed in it)',
+    accepted: () => expectNoEngine(['docker', 'build', '--cache-dir', emptyDir('c')]),
+  },
+  'rdma-interop docker run --runtime': {
+    coveredBy: 'test/host/docker/container.test.ts (--runtime guest; host: the devices-node runs)',
+    accepted: () => expectNoEngine(['docker', 'run', '--runtime', 'guest']),
+  },
+  'rdma-interop docker run --where': {
+    refused: () =>
+      expectRefused(
+        cli(['docker', 'run', '--where', 'guest']),
+        'rdma-interop docker run',
+        /Renamed: '--where' is now '--runtime <where>'/,
+      ),
+  },
+  'rdma-interop docker run --mode': {
+    coveredBy: 'test/host/docker/container.test.ts (--mode devices)',
+    accepted: () => expectNoEngine(['docker', 'run', '--runtime', 'guest', '--mode', 'devices']),
+  },
+  'rdma-interop docker run --handover': {
+    coveredBy: 'test/host/docker/container.test.ts (both hand-overs)',
+    accepted: () => expectNoEngine(['docker', 'run', '--runtime', 'guest', '--handover', 'load']),
+  },
+  'rdma-interop docker run --base': {
+    coveredBy:
+      'test/host/docker/failures.test.ts (as for docker build, when the image is built first)',
+    accepted: () => expectNoEngine(['docker', 'run', '--runtime', 'guest', '--base', 'x:y']),
+  },
+  'rdma-interop docker run --timeout': {
+    coveredBy: 'test/host/docker/container.test.ts (the guest run)',
+    accepted: () => expectNoEngine(['docker', 'run', '--runtime', 'guest', '--timeout', '0.5']),
+  },
+  'rdma-interop docker run --cache-dir': {
+    coveredBy: 'test/host/docker/failures.test.ts (--cache-dir: nothing claimed in it)',
+    accepted: () =>
+      expectNoEngine(['docker', 'run', '--runtime', 'guest', '--cache-dir', emptyDir('c')]),
+  },
+};
+
+/** docker with no engine (RDMA_INTEROP_DOCKERD names no program): refused at its start. */
+function expectNoEngine(args: readonly string[]): void {
+  const r = cli(args, { RDMA_INTEROP_DOCKERD: join(scratch, 'no-such-dockerd') });
+  const command = `rdma-interop docker ${args[1]}`;
+  expectRuntimeStop(r, command, /error \(engine-missing\)/);
+}
+
+/** Per validated option, a value it refuses; per free option, why any value goes. */
+const VALUES: Readonly<Record<string, ValueCheck>> = {
+  'rdma-interop run --runtime': { bad: 'moon' },
+  'rdma-interop run --device': { bad: 'mlx5_0' },
+  'rdma-interop run --scenario': { free: 'a glob; one that matches nothing is refused (exit 2)' },
+  'rdma-interop run --report': { free: 'a directory, created' },
+  'rdma-interop run --siw': { bad: 'patched' },
+  'rdma-interop run --timeout': { bad: '0' },
+  'rdma-interop run --kernel': { bad: '9.9' },
+  'rdma-interop run --kernels': { bad: '6.1,9.9' },
+  'rdma-interop run --cache-dir': { free: 'a directory, created' },
+  'rdma-interop decode --profile': { free: 'decode.ts checks it (the tshark helper moves it)' },
+  'rdma-interop decode --fields': { free: 'decode.ts checks the column names' },
+  'rdma-interop decode --filter': { free: 'decode.ts parses the conditions' },
+  'rdma-interop decode --roce-port': { free: 'decode.ts checks it (the tshark helper moves it)' },
+  'rdma-interop bench --report': { free: 'a file, written' },
+  'rdma-interop bench --json': { free: 'renamed: refused whatever the value' },
+  'rdma-interop bench --cache-dir': { free: 'a directory, created' },
+  'rdma-interop vm --kernel': { bad: '6.2' },
+  'rdma-interop vm --rdma-core': { bad: 'newest' },
+  'rdma-interop vm --timeout': { bad: '-1' },
+  'rdma-interop vm --memory': { bad: '1.5' },
+  'rdma-interop vm --cpus': { bad: 'two' },
+  'rdma-interop vm --accel': { bad: 'hvf' },
+  'rdma-interop vm --share': { free: 'a directory, created' },
+  'rdma-interop vm --cache-dir': { free: 'a directory, created' },
+  'rdma-interop setup --kernel': { bad: 'current' },
+  'rdma-interop setup --cache-dir': { free: 'a directory, created' },
+  'rdma-interop docker build --base': { free: 'an image name' },
+  'rdma-interop docker build --cache-dir': { free: 'a directory, created' },
+  'rdma-interop docker run --runtime': { bad: 'moon' },
+  'rdma-interop docker run --where': { free: 'renamed: refused whatever the value' },
+  'rdma-interop docker run --mode': { bad: 'root' },
+  'rdma-interop docker run --handover': { bad: 'ftp' },
+  'rdma-interop docker run --base': { free: 'an image name' },
+  'rdma-interop docker run --timeout': { bad: 'soon' },
+  'rdma-interop docker run --cache-dir': { free: 'a directory, created' },
+};
+
+/** Combinations in which an option would do nothing: each refused, before any work. */
+const REFUSED: readonly (readonly [readonly string[], RegExp])[] = [
+  [
+    ['run', '--link', '--kernels', '6.1'],
+    /'--kernels <lines>' cannot be used with option '--link'/,
+  ],
+  [['run', '--link', '--siw', 'rfc7306'], /--link runs on the stock siw only/],
+  [['run', '--link', '--siw', 'both'], /--link runs on the stock siw only/],
+  [['run', '--link', '--runtime', 'host'], /--link boots two guests/],
+  [['run', '--kernels', '6.1', '--kernel', '6.12'], /cannot be used with option '--kernel/],
+  [['run', '--kernels', '6.1', '--json'], /cannot be used with option '--json'/],
+  [['run', '--kernels', 'all', '--runtime', 'host'], /--kernels boots a guest per kernel/],
+  [['run', '--kernel', '6.12', '--runtime', 'host'], /--kernel picks the guest's kernel/],
+  [['run', '--runtime', 'host', '--timeout', '60'], /--timeout limits the guest/],
+  [['run', '--runtime', 'host', '--cache-dir', '/tmp'], /--cache-dir holds the guest kernels/],
+  [['run', '--json', '--siw', 'both'], /--json prints one document/],
+  [['run', '--scenario', 'no-such-*'], /no scenario matches 'no-such-\*'/],
+  ...[
+    '--runtime guest',
+    '--report r',
+    '--strict',
+    '--timeout 5',
+    '--kernel 6.1',
+    '--kernels all',
+    '--cache-dir c',
+  ].map(
+    (option) =>
+      [
+        ['run', '--list', ...option.split(' ')],
+        new RegExp(`'--list' cannot be used with option '${option.split(' ')[0]}`),
+      ] as const,
+  ),
+  [['docker', 'run', '--runtime', 'host', '--timeout', '5'], /--timeout is for the guest/],
+  [['docker', 'run', '--runtime', 'host', '--handover', 'load'], /--handover is for the guest/],
+];
+
+/** Every command x option pair of the program, as `rdma-interop <command> --option`. */
+function optionPairs(): { key: string; command: Command; option: Option }[] {
+  return allCommands(buildProgram()).flatMap((command) =>
+    command.options.map((option) => ({
+      key: `${commandName(command)} ${option.long ?? option.flags}`,
+      command,
+      option,
+    })),
+  );
+}
+
+describe('every command x option pair of the command line', () => {
+  it('this host has no RDMA devices (the walk relies on it: they live in the guest)', () => {
+    expect(existsSync('/sys/class/infiniband') ? readdirSync('/sys/class/infiniband') : []).toEqual(
+      [],
+    );
+  });
+
+  it('has an entry here, and every entry names a pair that exists', () => {
+    const keys = optionPairs().map((p) => p.key);
+    expect(keys.length).toBeGreaterThan(40);
+    expect(Object.keys(ENTRIES).sort()).toEqual([...keys].sort());
+  });
+
+  it.each(Object.entries(ENTRIES))('%s', (_key, entry) => {
+    if ('effect' in entry) entry.effect();
+    else if ('refused' in entry) entry.refused();
+    else {
+      expect(entry.coveredBy).not.toBe('');
+      entry.accepted();
+    }
+  });
+});
+
+describe('option values: checked by commander before any work', () => {
+  const valued = optionPairs().filter((p) => p.option.required || p.option.optional);
+
+  it('every option that takes a value has a bad value here, or a reason it takes any', () => {
+    expect(Object.keys(VALUES).sort()).toEqual(valued.map((p) => p.key).sort());
+  });
+
+  it.each(valued.filter((p) => 'bad' in (VALUES[p.key] ?? {})))(
+    '$key',
+    ({ key, command, option }) => {
+      const check = VALUES[key];
+      if (check === undefined || !('bad' in check)) throw new Error(`no bad value for ${key}`);
+      // commander's own validation: choices, or a parser that throws InvalidArgumentError.
+      expect(option.argChoices !== undefined || option.parseArg !== undefined).toBe(true);
+      const path = commandName(command).split(' ').slice(1);
+      const r = cli([...path, option.long ?? '', check.bad]);
+      expectRefused(
+        r,
+        commandName(command),
+        new RegExp(`option '${option.flags}' argument '${check.bad}' is invalid`),
+      );
+    },
+  );
+});
+
+describe('combinations in which an option would do nothing are refused', () => {
+  it.each(REFUSED)('%j', (args, message) => {
+    const command = args[0] === 'docker' ? 'rdma-interop docker run' : 'rdma-interop run';
+    expectRefused(cli(args, NO_SETUP), command, message);
+  });
+});
