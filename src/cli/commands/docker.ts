@@ -121,7 +121,10 @@ export function registerDocker(program: Command): void {
         'guest: how the image gets there: disk (a data disk of the data root) or load (docker save, docker load); default: $RDMA_INTEROP_DOCKER_HANDOVER, else the faster, measured',
       ).choices(HANDOVERS),
     )
-    .option('--base <image>', 'BASE_IMAGE if the image has to be built first')
+    .option(
+      '--base <image>',
+      'BASE_IMAGE: build the image from it first (without: built only when there is none)',
+    )
     .addOption(
       timeoutOption(
         'guest runtime limit (--runtime guest, or auto on a host without RDMA devices)',
