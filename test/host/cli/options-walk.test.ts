@@ -465,7 +465,7 @@ const ENTRIES: Readonly<Record<string, Entry>> = {
   },
   'rdma-interop docker run --base': {
     coveredBy:
-      'test/host/docker/failures.test.ts (as for docker build, when the image is built first)',
+      'test/host/docker/failures.test.ts (as for docker build: docker run --base builds the image from it first)',
     accepted: () => expectNoEngine(['docker', 'run', '--runtime', 'guest', '--base', 'x:y']),
   },
   'rdma-interop docker run --timeout': {
