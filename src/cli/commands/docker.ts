@@ -20,6 +20,7 @@ import {
   timeoutOption,
 } from '../options.js';
 import { loadAverage, timingsTable } from './docker-timings.js';
+import { runArgumentsError } from './run.js';
 
 /** Exit status when the container runtime itself failed (as `vm` uses for the guest). */
 const RUNTIME_FAILURE_STATUS = 125;
@@ -154,6 +155,15 @@ export function registerDocker(program: Command): void {
                 `--${name} is for the guest, and this run is on this host (--runtime ${opts.runtime}${opts.runtime === 'auto' ? ': it has RDMA devices' : ''}); use --runtime guest`,
               );
         const { suiteArgs, reportDir } = splitReport(suite);
+        // The container runs `rdma-interop run --runtime host <suite>`: its usage errors
+        // are refused here, before an image is built or a guest boots.
+        const inner = ['--runtime', 'host', ...suiteArgs];
+        const refused = runArgumentsError(inner);
+        if (refused !== undefined)
+          usageError(
+            command,
+            `the suite runs in the container as 'rdma-interop run ${inner.join(' ')}': ${refused}`,
+          );
         const interrupt = abortOnSignals();
         try {
           const handover = opts.handover ?? handoverFromEnvironment();

@@ -10,7 +10,7 @@ import {
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { SingleBar } from 'cli-progress';
-import { type Command, InvalidArgumentError, Option } from 'commander';
+import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import picomatch from 'picomatch';
 import { collectEnvironment, environmentFor } from '../../interop/environment.js';
 import {
@@ -432,4 +432,35 @@ export function registerRun(program: Command): void {
         options.report,
       );
     });
+}
+
+/**
+ * Why `rdma-interop run <args>` would be refused as a usage error (a bad value, an unknown
+ * option, an idle combination, or `--help`), or `undefined`: for commands that run the suite elsewhere
+ * (`docker run`), so a mistake is refused here rather than after a guest has booted.
+ */
+export function runArgumentsError(args: readonly string[]): string | undefined {
+  const probe = new Command('rdma-interop').exitOverride();
+  registerRun(probe);
+  let message: string | undefined;
+  for (const command of [probe, ...probe.commands])
+    command.exitOverride().configureOutput({
+      writeOut: () => {},
+      writeErr: () => {},
+      outputError: (text) => {
+        message = text.trim().replace(/^error: /, '');
+      },
+    });
+  probe.commands[0]?.action((options: RunOptions, command: Command) =>
+    refuseIdleOptions(command, options),
+  );
+  try {
+    probe.parse(['run', ...args], { from: 'user' });
+    return undefined;
+  } catch (error) {
+    if (!(error instanceof CommanderError)) throw error;
+    // Help, asked for in the suite's arguments, is this host's to print, not a container's.
+    if (error.exitCode === 0) return "the suite's options are in 'rdma-interop run --help'";
+    return message ?? error.message;
+  }
 }

@@ -559,6 +559,15 @@ const REFUSED: readonly (readonly [readonly string[], RegExp])[] = [
   ),
   [['docker', 'run', '--runtime', 'host', '--timeout', '5'], /--timeout is for the guest/],
   [['docker', 'run', '--runtime', 'host', '--handover', 'load'], /--handover is for the guest/],
+  // The suite's own arguments, refused before an image is built or a guest boots.
+  [
+    ['docker', 'run', '--', '--bogus'],
+    /as 'rdma-interop run --runtime host --bogus': unknown option '--bogus'/,
+  ],
+  [['docker', 'run', '--', '--kernel', '7.3'], /--kernel picks the guest's kernel/],
+  [['docker', 'run', '--', '--list'], /'--list' cannot be used with option '--runtime/],
+  [['docker', 'run', '--', '--device', 'mlx5_0'], /unknown device mlx5_0/],
+  [['docker', 'run', '--', '--help'], /the suite's options are in 'rdma-interop run --help'/],
 ];
 
 /** Every command x option pair of the program, as `rdma-interop <command> --option`. */
