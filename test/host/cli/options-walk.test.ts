@@ -559,6 +559,10 @@ const REFUSED: readonly (readonly [readonly string[], RegExp])[] = [
   ),
   [['docker', 'run', '--runtime', 'host', '--timeout', '5'], /--timeout is for the guest/],
   [['docker', 'run', '--runtime', 'host', '--handover', 'load'], /--handover is for the guest/],
+  [
+    ['bench', 'codec', '--cache-dir', '/tmp'],
+    /--cache-dir holds the guest that bench verbs runs in/,
+  ],
   // The suite's own arguments, refused before an image is built or a guest boots.
   [
     ['docker', 'run', '--', '--bogus'],
@@ -631,7 +635,7 @@ describe('option values: checked by commander before any work', () => {
 
 describe('combinations in which an option would do nothing are refused', () => {
   it.each(REFUSED)('%j', (args, message) => {
-    const command = args[0] === 'docker' ? 'rdma-interop docker run' : 'rdma-interop run';
+    const command = `rdma-interop ${args[0] === 'docker' ? 'docker run' : args[0]}`;
     expectRefused(cli(args, NO_SETUP), command, message);
   });
 });
