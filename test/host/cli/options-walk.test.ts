@@ -236,6 +236,16 @@ const ENTRIES: Readonly<Record<string, Entry>> = {
         'rdma-interop run',
         new RegExp(`no guest kernel at ${dir}`),
       );
+      // ... and a line's guests get its own rdma-core (6.12: 56.1 built from source), as
+      // vm and the one-guest run do: a cache with the line's kernel but not that build.
+      const cache = emptyDir('c');
+      mkdirSync(join(cache, 'guest', 'line-6.12'), { recursive: true });
+      writeFileSync(join(cache, 'guest', 'line-6.12', '.complete'), '6.12.999-1 fake\n');
+      expectRuntimeStop(
+        cli(['run', '--link', '--kernel', '6.12', '--cache-dir', cache]),
+        'rdma-interop run',
+        /rdma-core 56\.1 is not built/,
+      );
     },
   },
   'rdma-interop run --kernels': {
