@@ -383,7 +383,7 @@ const ENTRIES: Readonly<Record<string, Entry>> = {
       ),
   },
   'rdma-interop vm --memory': {
-    coveredBy: 'README.md vm example (vm --memory 1024), in a guest',
+    coveredBy: 'no test sees it in a guest yet (QEMU -m; README shows vm --memory 1024, not run)',
     accepted: () =>
       expectRuntimeStop(
         cli(['vm', '--memory', '1024', '--kernel', emptyDir('k'), '--', 'true']),
@@ -392,7 +392,7 @@ const ENTRIES: Readonly<Record<string, Entry>> = {
       ),
   },
   'rdma-interop vm --cpus': {
-    coveredBy: 'no guest test yet (QEMU -smp): see the closing report',
+    coveredBy: 'no test sees it in a guest yet (QEMU -smp)',
     accepted: () =>
       expectRuntimeStop(
         cli(['vm', '--cpus', '1', '--kernel', emptyDir('k'), '--', 'true']),
@@ -401,7 +401,7 @@ const ENTRIES: Readonly<Record<string, Entry>> = {
       ),
   },
   'rdma-interop vm --accel': {
-    coveredBy: 'test/host/runtime/kvm.test.ts (the choice), guests: the [vm] accelerator line',
+    coveredBy: 'no test sees it in a guest yet (every guest run prints its [vm] accelerator line)',
     accepted: () =>
       expectRuntimeStop(
         cli(['vm', '--accel', 'tcg', '--kernel', emptyDir('k'), '--', 'true']),
@@ -454,7 +454,8 @@ const ENTRIES: Readonly<Record<string, Entry>> = {
     accepted: () => expectNoEngine(['docker', 'build', '--cache-dir', emptyDir('c')]),
   },
   'rdma-interop docker run --runtime': {
-    coveredBy: 'test/host/docker/container.test.ts (--runtime guest; host: the devices-node runs)',
+    coveredBy:
+      'test/host/docker/container.test.ts (docker run --runtime guest, a container in the guest)',
     accepted: () => expectNoEngine(['docker', 'run', '--runtime', 'guest']),
   },
   'rdma-interop docker run --where': {
@@ -466,11 +467,13 @@ const ENTRIES: Readonly<Record<string, Entry>> = {
       ),
   },
   'rdma-interop docker run --mode': {
-    coveredBy: 'test/host/docker/container.test.ts (--mode devices)',
+    coveredBy:
+      'test/host/docker/container.test.ts (the device-nodes-only container, through the API)',
     accepted: () => expectNoEngine(['docker', 'run', '--runtime', 'guest', '--mode', 'devices']),
   },
   'rdma-interop docker run --handover': {
-    coveredBy: 'test/host/docker/container.test.ts (both hand-overs)',
+    coveredBy:
+      'test/host/docker/container.test.ts (the disk hand-over, through the API); failures.test.ts (a wrong one)',
     accepted: () => expectNoEngine(['docker', 'run', '--runtime', 'guest', '--handover', 'load']),
   },
   'rdma-interop docker run --base': {
@@ -479,7 +482,7 @@ const ENTRIES: Readonly<Record<string, Entry>> = {
     accepted: () => expectNoEngine(['docker', 'run', '--runtime', 'guest', '--base', 'x:y']),
   },
   'rdma-interop docker run --timeout': {
-    coveredBy: 'test/host/docker/container.test.ts (the guest run)',
+    coveredBy: 'test/host/docker/container.test.ts (the guest run, with the default limit)',
     accepted: () => expectNoEngine(['docker', 'run', '--runtime', 'guest', '--timeout', '0.5']),
   },
   'rdma-interop docker run --cache-dir': {
