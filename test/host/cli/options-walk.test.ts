@@ -7,9 +7,9 @@
  * that would leave an option doing nothing are refused, and every option whose value can
  * be wrong is checked by commander's own validation. No guest boots: set-up stops at its
  * first step (stand-in `dpkg-query` and `id`: packages missing, not root), and guest
- * assets are empty or fake directories. About 20 s on the host.
+ * assets are empty or fake directories. The cases run a few at a time (it.concurrent).
  */
-import { spawnSync } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import {
   existsSync,
   mkdirSync,
@@ -63,14 +63,26 @@ interface Run {
   readonly stderr: string;
 }
 
-function cli(args: readonly string[], env: NodeJS.ProcessEnv = {}): Run {
-  const r = spawnSync(process.execPath, [CLI, ...args], {
-    encoding: 'utf8',
-    // RDMA_INTEROP_CACHE unset unless a case sets it: a case never touches a real cache.
-    env: { ...process.env, RDMA_INTEROP_CACHE: join(scratch, 'no-cache'), ...env },
-    timeout: 60_000,
+/** The built CLI as a child process (asynchronous: the cases run a few at a time). */
+function cli(args: readonly string[], env: NodeJS.ProcessEnv = {}): Promise<Run> {
+  return new Promise((done) => {
+    execFile(
+      process.execPath,
+      [CLI, ...args],
+      {
+        encoding: 'utf8',
+        // A case never touches a real cache: one that wants a cache names its own.
+        env: { ...process.env, RDMA_INTEROP_CACHE: join(scratch, 'no-cache'), ...env },
+        timeout: 60_000,
+      },
+      (error, stdout, stderr) =>
+        done({
+          status: error === null ? 0 : typeof error.code === 'number' ? error.code : null,
+          stdout,
+          stderr,
+        }),
+    );
   });
-  return { status: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
 const lines = (text: string) => text.replace(/\n$/, '').split('\n');
@@ -99,14 +111,14 @@ function expectRuntimeStop(r: Run, command: string, message: RegExp): void {
 /** What the walk checks for one command x option pair. */
 type Entry =
   /** The effect, seen here without a guest. */
-  | { readonly effect: () => void }
+  | { readonly effect: () => Promise<void> }
   /** Refused whatever the value (a renamed option). */
-  | { readonly refused: () => void }
+  | { readonly refused: () => Promise<void> }
   /**
    * The effect shows only in a guest or with a Docker engine: `coveredBy` names the test
    * that sees it; `accepted` shows here that the option reaches the runtime unrefused.
    */
-  | { readonly coveredBy: string; readonly accepted: () => void };
+  | { readonly coveredBy: string; readonly accepted: () => Promise<void> };
 
 /** A value each validated option refuses; `free` says why an option takes any value. */
 type ValueCheck = { readonly bad: string } | { readonly free: string };
@@ -115,28 +127,28 @@ const scenarioIds = (r: Run) => ids(r).filter((id) => id !== undefined);
 
 const ENTRIES: Readonly<Record<string, Entry>> = {
   'rdma-interop --version': {
-    effect: () => {
+    effect: async () => {
       const { version } = JSON.parse(readFileSync('package.json', 'utf8')) as { version: string };
-      expect(cli(['--version']).stdout).toBe(`${version}\n`);
+      expect((await cli(['--version'])).stdout).toBe(`${version}\n`);
     },
   },
   'rdma-interop devices --json': {
-    effect: () => {
+    effect: async () => {
       // This host has no RDMA devices (they live in the guest): JSON still, an empty list.
-      const r = cli(['devices', '--json']);
+      const r = await cli(['devices', '--json']);
       expect(JSON.parse(r.stdout)).toEqual([]);
-      expect(cli(['devices']).stdout).toBe('');
+      expect((await cli(['devices'])).stdout).toBe('');
     },
   },
   'rdma-interop run --runtime': {
-    effect: () => {
+    effect: async () => {
       // host: this host's devices (none here), never a guest.
-      const r = cli(['run', '--runtime', 'host', '--scenario', 'rxe-*']);
+      const r = await cli(['run', '--runtime', 'host', '--scenario', 'rxe-*']);
       expect(r.status).toBe(2);
       expect(r.stderr).toMatch(/^interop: no device rxe0 here; its scenarios are left out$/m);
       expect(r.stderr).not.toMatch(/\[vm\]/);
       // guest: the guest runtime (here stopped at set-up, in an empty cache).
-      const g = cli(
+      const g = await cli(
         ['run', '--runtime', 'guest', '--scenario', 'rxe-*', '--cache-dir', emptyDir('c')],
         NO_SETUP,
       );
@@ -144,15 +156,15 @@ const ENTRIES: Readonly<Record<string, Entry>> = {
     },
   },
   'rdma-interop run --device': {
-    effect: () => {
-      const rows = lines(cli(['run', '--list', '--device', 'siw0']).stdout);
+    effect: async () => {
+      const rows = lines((await cli(['run', '--list', '--device', 'siw0'])).stdout);
       expect(rows.length).toBeGreaterThan(0);
       for (const row of rows) expect(row.split('\t')[1]).toBe('siw0');
     },
   },
   'rdma-interop run --scenario': {
-    effect: () => {
-      const listed = scenarioIds(cli(['run', '--list', '--scenario', 'rxe-*atomic*']));
+    effect: async () => {
+      const listed = scenarioIds(await cli(['run', '--list', '--scenario', 'rxe-*atomic*']));
       const isMatch = picomatch('rxe-*atomic*');
       const wanted = SCENARIOS.map((s) => s.id).filter((id) => isMatch(id));
       expect(listed).toEqual(wanted);
@@ -162,52 +174,54 @@ const ENTRIES: Readonly<Record<string, Entry>> = {
   'rdma-interop run --report': {
     coveredBy:
       'test/host/interop/kernel-matrix.test.ts (guests), test/kernel/siw-rfc7306/suite.test.ts',
-    accepted: () =>
+    accepted: async () =>
       expectRuntimeStop(
-        cli(['run', '--report', join(scratch, 'r'), '--kernel', emptyDir('k')]),
+        await cli(['run', '--report', join(scratch, 'r'), '--kernel', emptyDir('k')]),
         'rdma-interop run',
         /no guest kernel at/,
       ),
   },
   'rdma-interop run --strict': {
     coveredBy: 'test/host/interop/kernel-matrix.test.ts (guests: run --kernels all --strict)',
-    accepted: () =>
+    accepted: async () =>
       expectRuntimeStop(
-        cli(['run', '--strict', '--kernel', emptyDir('k')]),
+        await cli(['run', '--strict', '--kernel', emptyDir('k')]),
         'rdma-interop run',
         /no guest kernel at/,
       ),
   },
   'rdma-interop run --json': {
-    effect: () => {
-      const json = JSON.parse(cli(['run', '--list', '--json', '--device', 'rxe0']).stdout) as {
+    effect: async () => {
+      const json = JSON.parse(
+        (await cli(['run', '--list', '--json', '--device', 'rxe0'])).stdout,
+      ) as {
         id: string;
         device: string;
       }[];
       expect(json.map((s) => s.id)).toEqual(
-        scenarioIds(cli(['run', '--list', '--device', 'rxe0'])),
+        scenarioIds(await cli(['run', '--list', '--device', 'rxe0'])),
       );
       expect(new Set(json.map((s) => s.device))).toEqual(new Set(['rxe0']));
     },
   },
   'rdma-interop run --list': {
-    effect: () => {
-      const r = cli(['run', '--list']);
+    effect: async () => {
+      const r = await cli(['run', '--list']);
       expect(r.status).toBe(0);
       expect(scenarioIds(r)).toEqual(expect.arrayContaining(SCENARIOS.map((s) => s.id)));
     },
   },
   'rdma-interop run --link': {
-    effect: () => {
-      const listed = scenarioIds(cli(['run', '--link', '--list']));
+    effect: async () => {
+      const listed = scenarioIds(await cli(['run', '--link', '--list']));
       expect(listed.length).toBeGreaterThan(0);
       for (const id of listed) expect(id).toMatch(/^link-/);
     },
   },
   'rdma-interop run --siw': {
-    effect: () => {
-      const stock = scenarioIds(cli(['run', '--list', '--device', 'siw0']));
-      const patched = scenarioIds(cli(['run', '--list', '--siw', 'rfc7306']));
+    effect: async () => {
+      const stock = scenarioIds(await cli(['run', '--list', '--device', 'siw0']));
+      const patched = scenarioIds(await cli(['run', '--list', '--siw', 'rfc7306']));
       expect(patched.length).toBeGreaterThan(0);
       expect(patched.length).toBeLessThan(stock.length);
       for (const id of patched) expect(stock).toContain(id);
@@ -215,24 +229,24 @@ const ENTRIES: Readonly<Record<string, Entry>> = {
   },
   'rdma-interop run --timeout': {
     coveredBy: 'test/host/runtime/lifecycle.test.ts (the same runtime limit, through vm --timeout)',
-    accepted: () =>
+    accepted: async () =>
       expectRuntimeStop(
-        cli(['run', '--timeout', '0.5', '--kernel', emptyDir('k')]),
+        await cli(['run', '--timeout', '0.5', '--kernel', emptyDir('k')]),
         'rdma-interop run',
         /no guest kernel at/,
       ),
   },
   'rdma-interop run --kernel': {
-    effect: () => {
+    effect: async () => {
       const dir = emptyDir('k');
       expectRuntimeStop(
-        cli(['run', '--kernel', dir]),
+        await cli(['run', '--kernel', dir]),
         'rdma-interop run',
         new RegExp(`no guest kernel at ${dir}`),
       );
       // With --link, both guests boot that kernel: the same assets are looked for.
       expectRuntimeStop(
-        cli(['run', '--link', '--kernel', dir]),
+        await cli(['run', '--link', '--kernel', dir]),
         'rdma-interop run',
         new RegExp(`no guest kernel at ${dir}`),
       );
@@ -242,16 +256,16 @@ const ENTRIES: Readonly<Record<string, Entry>> = {
       mkdirSync(join(cache, 'guest', 'line-6.12'), { recursive: true });
       writeFileSync(join(cache, 'guest', 'line-6.12', '.complete'), '6.12.999-1 fake\n');
       expectRuntimeStop(
-        cli(['run', '--link', '--kernel', '6.12', '--cache-dir', cache]),
+        await cli(['run', '--link', '--kernel', '6.12', '--cache-dir', cache]),
         'rdma-interop run',
         /rdma-core 56\.1 is not built/,
       );
     },
   },
   'rdma-interop run --kernels': {
-    effect: () => {
+    effect: async () => {
       const cache = emptyDir('c');
-      const r = cli(['run', '--kernels', '6.1,6.12', '--cache-dir', cache], NO_SETUP);
+      const r = await cli(['run', '--kernels', '6.1,6.12', '--cache-dir', cache], NO_SETUP);
       expect(r.stdout).toMatch(/^interop: kernel 6\.1: exit status 125$/m);
       expect(r.stdout).toMatch(/^interop: kernel 6\.12: exit status 125$/m);
       expect(r.stderr).toMatch(/no guest assets for kernel line 6\.12 in /);
@@ -259,9 +273,9 @@ const ENTRIES: Readonly<Record<string, Entry>> = {
     },
   },
   'rdma-interop run --cache-dir': {
-    effect: () => {
+    effect: async () => {
       const cache = emptyDir('c');
-      const r = cli(['run', '--runtime', 'guest', '--cache-dir', cache], NO_SETUP);
+      const r = await cli(['run', '--runtime', 'guest', '--cache-dir', cache], NO_SETUP);
       expectRuntimeStop(
         r,
         'rdma-interop run',
@@ -270,70 +284,72 @@ const ENTRIES: Readonly<Record<string, Entry>> = {
     },
   },
   'rdma-interop decode --profile': {
-    effect: () => {
-      expect(cli(['decode', SIW_PCAP]).stdout).not.toMatch(/wrong-profile/);
-      expect(cli(['decode', '--profile', 'v2-draft', SIW_PCAP]).stdout).toMatch(
+    effect: async () => {
+      expect((await cli(['decode', SIW_PCAP])).stdout).not.toMatch(/wrong-profile/);
+      expect((await cli(['decode', '--profile', 'v2-draft', SIW_PCAP])).stdout).toMatch(
         /wrong-profile: RDMAP version 1 is valid in profile 'rfc7306', not 'v2-draft'/,
       );
     },
   },
   'rdma-interop decode --json': {
-    effect: () => {
-      const doc = JSON.parse(cli(['decode', '--json', SIW_PCAP]).stdout) as { items: unknown[] };
+    effect: async () => {
+      const doc = JSON.parse((await cli(['decode', '--json', SIW_PCAP])).stdout) as {
+        items: unknown[];
+      };
       expect(doc.items.length).toBeGreaterThan(0);
     },
   },
   'rdma-interop decode --summary': {
-    effect: () => {
-      const r = cli(['decode', '--summary', SIW_PCAP]);
+    effect: async () => {
+      const r = await cli(['decode', '--summary', SIW_PCAP]);
       expect(packetLines(r).length).toBeGreaterThan(0);
       for (const line of packetLines(r)) expect(line).toMatch(/^\d+ \d{4}-\d\d-\d\dT/);
     },
   },
   'rdma-interop decode --fields': {
-    effect: () => {
-      const r = cli(['decode', '--fields', 'frame,opcode', SIW_PCAP]);
+    effect: async () => {
+      const r = await cli(['decode', '--fields', 'frame,opcode', SIW_PCAP]);
       expect(lines(r.stdout)[0]).toBe('4\tmpa-request');
       for (const line of packetLines(r)) expect(line.split('\t')).toHaveLength(2);
     },
   },
   'rdma-interop decode --filter': {
-    effect: () => {
-      const all = packetLines(cli(['decode', '--summary', SIW_PCAP]));
-      const sends = packetLines(cli(['decode', '--filter', 'opcode=send', SIW_PCAP]));
+    effect: async () => {
+      const all = packetLines(await cli(['decode', '--summary', SIW_PCAP]));
+      const sends = packetLines(await cli(['decode', '--filter', 'opcode=send', SIW_PCAP]));
       expect(sends.length).toBeGreaterThan(0);
       expect(sends.length).toBeLessThan(all.length);
       for (const line of sends) expect(line).toMatch(/ iWARP send /);
     },
   },
   'rdma-interop decode --jsonl': {
-    effect: () => {
-      const out = lines(cli(['decode', '--jsonl', SIW_PCAP]).stdout);
+    effect: async () => {
+      const out = lines((await cli(['decode', '--jsonl', SIW_PCAP])).stdout);
       expect(out.length).toBeGreaterThan(1);
       for (const line of out) expect(() => JSON.parse(line)).not.toThrow();
     },
   },
   'rdma-interop decode --roce-port': {
-    effect: () => {
-      expect(cli(['decode', ROCE_PCAP]).stdout).toMatch(/2 RoCEv2 packets/);
-      expect(cli(['decode', '--roce-port', '1', ROCE_PCAP]).stdout).toMatch(
+    effect: async () => {
+      expect((await cli(['decode', ROCE_PCAP])).stdout).toMatch(/2 RoCEv2 packets/);
+      expect((await cli(['decode', '--roce-port', '1', ROCE_PCAP])).stdout).toMatch(
         /0 RoCEv2 packets.* 2 other frames/,
       );
     },
   },
   'rdma-interop bench --report': {
-    effect: () => {
+    effect: async () => {
       // verbs goes to the guest here (no devices), which stops at set-up: no figures,
       // and the file says so.
       const file = join(scratch, 'figures.json');
-      cli(['bench', 'verbs', '--report', file, '--cache-dir', emptyDir('c')], NO_SETUP);
+      await cli(['bench', 'verbs', '--report', file, '--cache-dir', emptyDir('c')], NO_SETUP);
       expect(JSON.parse(readFileSync(file, 'utf8'))).toEqual({ figures: [] });
     },
   },
   'rdma-interop bench --json': {
-    refused: () =>
+    refused: async () =>
       expectRefused(
-        cli(['bench', '--json', 'x.json']),
+        await cli(['bench', '--json', 'x.json']),
         'rdma-interop bench',
         /Renamed: '--json <file>' is now '--report <file>'/,
       ),
@@ -341,26 +357,26 @@ const ENTRIES: Readonly<Record<string, Entry>> = {
   'rdma-interop bench --no-summary': {
     // Hidden: the host's `bench` passes it to its guest run of `bench verbs`.
     coveredBy: 'npm run bench (bench verbs in the guest: the host prints the one summary)',
-    accepted: () =>
+    accepted: async () =>
       expectRuntimeStop(
-        cli(['bench', 'verbs', '--no-summary', '--cache-dir', emptyDir('c')], NO_SETUP),
+        await cli(['bench', 'verbs', '--no-summary', '--cache-dir', emptyDir('c')], NO_SETUP),
         'rdma-interop bench',
         /packages-missing/,
       ),
   },
   'rdma-interop bench --cache-dir': {
-    effect: () => {
+    effect: async () => {
       const cache = emptyDir('c');
       expectRuntimeStop(
-        cli(['bench', 'verbs', '--cache-dir', cache], NO_SETUP),
+        await cli(['bench', 'verbs', '--cache-dir', cache], NO_SETUP),
         'rdma-interop bench',
         new RegExp(`no guest assets for kernel line 6\\.1 in ${cache} yet`),
       );
     },
   },
   'rdma-interop vm --kernel': {
-    effect: () => {
-      const r = cli(
+    effect: async () => {
+      const r = await cli(
         ['vm', '--kernel', '6.12', '--cache-dir', emptyDir('c'), '--', 'true'],
         NO_SETUP,
       );
@@ -368,77 +384,85 @@ const ENTRIES: Readonly<Record<string, Entry>> = {
     },
   },
   'rdma-interop vm --rdma-core': {
-    effect: () => {
-      const r = cli(['vm', '--kernel', fakeAssets(), '--rdma-core', '9.9', '--', 'true']);
+    effect: async () => {
+      const r = await cli(['vm', '--kernel', fakeAssets(), '--rdma-core', '9.9', '--', 'true']);
       expectRuntimeStop(r, 'rdma-interop vm', /rdma-core 9\.9 is not built/);
     },
   },
   'rdma-interop vm --timeout': {
     coveredBy: 'test/host/runtime/lifecycle.test.ts (guests: vm --timeout)',
-    accepted: () =>
+    accepted: async () =>
       expectRuntimeStop(
-        cli(['vm', '--timeout', '0.5', '--kernel', emptyDir('k'), '--', 'true']),
+        await cli(['vm', '--timeout', '0.5', '--kernel', emptyDir('k'), '--', 'true']),
         'rdma-interop vm',
         /no guest kernel at/,
       ),
   },
   'rdma-interop vm --memory': {
     coveredBy: 'no test sees it in a guest yet (QEMU -m; README shows vm --memory 1024, not run)',
-    accepted: () =>
+    accepted: async () =>
       expectRuntimeStop(
-        cli(['vm', '--memory', '1024', '--kernel', emptyDir('k'), '--', 'true']),
+        await cli(['vm', '--memory', '1024', '--kernel', emptyDir('k'), '--', 'true']),
         'rdma-interop vm',
         /no guest kernel at/,
       ),
   },
   'rdma-interop vm --cpus': {
     coveredBy: 'no test sees it in a guest yet (QEMU -smp)',
-    accepted: () =>
+    accepted: async () =>
       expectRuntimeStop(
-        cli(['vm', '--cpus', '1', '--kernel', emptyDir('k'), '--', 'true']),
+        await cli(['vm', '--cpus', '1', '--kernel', emptyDir('k'), '--', 'true']),
         'rdma-interop vm',
         /no guest kernel at/,
       ),
   },
   'rdma-interop vm --accel': {
     coveredBy: 'no test sees it in a guest yet (every guest run prints its [vm] accelerator line)',
-    accepted: () =>
+    accepted: async () =>
       expectRuntimeStop(
-        cli(['vm', '--accel', 'tcg', '--kernel', emptyDir('k'), '--', 'true']),
+        await cli(['vm', '--accel', 'tcg', '--kernel', emptyDir('k'), '--', 'true']),
         'rdma-interop vm',
         /no guest kernel at/,
       ),
   },
   'rdma-interop vm --share': {
     coveredBy: 'scripts/test.sh (kernel tests write their results through vm --share)',
-    accepted: () =>
+    accepted: async () =>
       expectRuntimeStop(
-        cli(['vm', '--share', join(scratch, 'share'), '--kernel', emptyDir('k'), '--', 'true']),
+        await cli([
+          'vm',
+          '--share',
+          join(scratch, 'share'),
+          '--kernel',
+          emptyDir('k'),
+          '--',
+          'true',
+        ]),
         'rdma-interop vm',
         /no guest kernel at/,
       ),
   },
   'rdma-interop vm --cache-dir': {
-    effect: () => {
+    effect: async () => {
       const cache = emptyDir('c');
       expectRuntimeStop(
-        cli(['vm', '--cache-dir', cache, '--', 'true'], NO_SETUP),
+        await cli(['vm', '--cache-dir', cache, '--', 'true'], NO_SETUP),
         'rdma-interop vm',
         new RegExp(`no guest assets for kernel line 6\\.1 in ${cache} yet`),
       );
     },
   },
   'rdma-interop setup --kernel': {
-    effect: () => {
-      const r = cli(['setup', '--kernel', '7.3', '--cache-dir', emptyDir('c')], NO_SETUP);
+    effect: async () => {
+      const r = await cli(['setup', '--kernel', '7.3', '--cache-dir', emptyDir('c')], NO_SETUP);
       expect(r.stderr).toMatch(/^\[setup\] cache directory: .*; kernel line 7\.3$/m);
       expectRuntimeStop(r, 'rdma-interop setup', /packages-missing/);
     },
   },
   'rdma-interop setup --cache-dir': {
-    effect: () => {
+    effect: async () => {
       const cache = emptyDir('c');
-      const r = cli(['setup', '--cache-dir', cache], NO_SETUP);
+      const r = await cli(['setup', '--cache-dir', cache], NO_SETUP);
       expect(r.stderr).toMatch(
         new RegExp(`^\\[setup\\] cache directory: ${cache}; kernel line 6\\.1$`, 'm'),
       );
@@ -447,21 +471,21 @@ const ENTRIES: Readonly<Record<string, Entry>> = {
   'rdma-interop docker build --base': {
     coveredBy:
       'test/host/docker/failures.test.ts (a base image that exists nowhere: the build fails naming it)',
-    accepted: () => expectNoEngine(['docker', 'build', '--base', 'debian:bookworm']),
+    accepted: async () => expectNoEngine(['docker', 'build', '--base', 'debian:bookworm']),
   },
   'rdma-interop docker build --cache-dir': {
     coveredBy: 'test/host/docker/failures.test.ts (--cache-dir: nothing claimed in it)',
-    accepted: () => expectNoEngine(['docker', 'build', '--cache-dir', emptyDir('c')]),
+    accepted: async () => expectNoEngine(['docker', 'build', '--cache-dir', emptyDir('c')]),
   },
   'rdma-interop docker run --runtime': {
     coveredBy:
       'test/host/docker/container.test.ts (docker run --runtime guest, a container in the guest)',
-    accepted: () => expectNoEngine(['docker', 'run', '--runtime', 'guest']),
+    accepted: async () => expectNoEngine(['docker', 'run', '--runtime', 'guest']),
   },
   'rdma-interop docker run --where': {
-    refused: () =>
+    refused: async () =>
       expectRefused(
-        cli(['docker', 'run', '--where', 'guest']),
+        await cli(['docker', 'run', '--where', 'guest']),
         'rdma-interop docker run',
         /Renamed: '--where' is now '--runtime <where>'/,
       ),
@@ -469,32 +493,35 @@ const ENTRIES: Readonly<Record<string, Entry>> = {
   'rdma-interop docker run --mode': {
     coveredBy:
       'test/host/docker/container.test.ts (the device-nodes-only container, through the API)',
-    accepted: () => expectNoEngine(['docker', 'run', '--runtime', 'guest', '--mode', 'devices']),
+    accepted: async () =>
+      expectNoEngine(['docker', 'run', '--runtime', 'guest', '--mode', 'devices']),
   },
   'rdma-interop docker run --handover': {
     coveredBy:
       'test/host/docker/container.test.ts (the disk hand-over, through the API); failures.test.ts (a wrong one)',
-    accepted: () => expectNoEngine(['docker', 'run', '--runtime', 'guest', '--handover', 'load']),
+    accepted: async () =>
+      expectNoEngine(['docker', 'run', '--runtime', 'guest', '--handover', 'load']),
   },
   'rdma-interop docker run --base': {
     coveredBy:
       'test/host/docker/failures.test.ts (as for docker build: docker run --base builds the image from it first)',
-    accepted: () => expectNoEngine(['docker', 'run', '--runtime', 'guest', '--base', 'x:y']),
+    accepted: async () => expectNoEngine(['docker', 'run', '--runtime', 'guest', '--base', 'x:y']),
   },
   'rdma-interop docker run --timeout': {
     coveredBy: 'test/host/docker/container.test.ts (the guest run, with the default limit)',
-    accepted: () => expectNoEngine(['docker', 'run', '--runtime', 'guest', '--timeout', '0.5']),
+    accepted: async () =>
+      expectNoEngine(['docker', 'run', '--runtime', 'guest', '--timeout', '0.5']),
   },
   'rdma-interop docker run --cache-dir': {
     coveredBy: 'test/host/docker/failures.test.ts (--cache-dir: nothing claimed in it)',
-    accepted: () =>
+    accepted: async () =>
       expectNoEngine(['docker', 'run', '--runtime', 'guest', '--cache-dir', emptyDir('c')]),
   },
 };
 
 /** docker with no engine (RDMA_INTEROP_DOCKERD names no program): refused at its start. */
-function expectNoEngine(args: readonly string[]): void {
-  const r = cli(args, { RDMA_INTEROP_DOCKERD: join(scratch, 'no-such-dockerd') });
+async function expectNoEngine(args: readonly string[]): Promise<void> {
+  const r = await cli(args, { RDMA_INTEROP_DOCKERD: join(scratch, 'no-such-dockerd') });
   const command = `rdma-interop docker ${args[1]}`;
   expectRuntimeStop(r, command, /error \(engine-missing\)/);
 }
@@ -611,12 +638,12 @@ describe('every command x option pair of the command line', () => {
     expect(Object.keys(ENTRIES).sort()).toEqual([...keys].sort());
   });
 
-  it.each(Object.entries(ENTRIES))('%s', (_key, entry) => {
-    if ('effect' in entry) entry.effect();
-    else if ('refused' in entry) entry.refused();
+  it.concurrent.each(Object.entries(ENTRIES))('%s', async (_key, entry) => {
+    if ('effect' in entry) await entry.effect();
+    else if ('refused' in entry) await entry.refused();
     else {
       expect(entry.coveredBy).not.toBe('');
-      entry.accepted();
+      await entry.accepted();
     }
   });
 });
@@ -628,15 +655,15 @@ describe('option values: checked by commander before any work', () => {
     expect(Object.keys(VALUES).sort()).toEqual(valued.map((p) => p.key).sort());
   });
 
-  it.each(valued.filter((p) => 'bad' in (VALUES[p.key] ?? {})))(
+  it.concurrent.each(valued.filter((p) => 'bad' in (VALUES[p.key] ?? {})))(
     '$key',
-    ({ key, command, option }) => {
+    async ({ key, command, option }) => {
       const check = VALUES[key];
       if (check === undefined || !('bad' in check)) throw new Error(`no bad value for ${key}`);
       // commander's own validation: choices, or a parser that throws InvalidArgumentError.
       expect(option.argChoices !== undefined || option.parseArg !== undefined).toBe(true);
       const path = commandName(command).split(' ').slice(1);
-      const r = cli([...path, option.long ?? '', check.bad]);
+      const r = await cli([...path, option.long ?? '', check.bad]);
       expectRefused(
         r,
         commandName(command),
@@ -647,8 +674,8 @@ describe('option values: checked by commander before any work', () => {
 });
 
 describe('combinations in which an option would do nothing are refused', () => {
-  it.each(REFUSED)('%j', (args, message) => {
+  it.concurrent.each(REFUSED)('%j', async (args, message) => {
     const command = `rdma-interop ${args[0] === 'docker' ? 'docker run' : args[0]}`;
-    expectRefused(cli(args, NO_SETUP), command, message);
+    expectRefused(await cli(args, NO_SETUP), command, message);
   });
 });
