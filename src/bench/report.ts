@@ -1,7 +1,7 @@
 /**
  * What every benchmark suite reports: figures, each a ratio against an anchor measured in
  * the same run, with latency percentiles (median, p99) as perftest prints them and an
- * optional target ratio that the output marks PASS or FAIL. `bench --json <file>` writes
+ * optional target ratio that the output marks PASS or FAIL. `bench --report <file>` writes
  * the figures the suites recorded (src/cli/commands/bench.ts).
  */
 

@@ -10,12 +10,16 @@ import {
   runInGuest,
   signalExitCode,
 } from '../runtime/index.js';
+import { errorLine } from './errors.js';
+import type { Runtime } from './options.js';
 
-/** `auto`: this host if it has devices, else the guest. */
-export type Where = 'auto' | 'host' | 'guest';
+/** `auto`: this host if it has devices, else the guest (`--runtime`, options.ts). */
+export type Where = Runtime;
 
 export interface DevicesOrGuestOptions {
   readonly where?: Where;
+  /** `rdma-interop run`: the command whose error line a runtime failure prints. */
+  readonly command: string;
   /** CLI arguments that make the guest run the command on its own devices. */
   readonly guestArgs: readonly string[];
   readonly timeoutSeconds?: number;
@@ -35,20 +39,29 @@ export interface DevicesOrGuestOptions {
 export const GUEST_FAILURE_STATUS = 125;
 
 /**
- * Reports a runtime failure on stderr as one line (plus the guest console tail where there
- * is one) and gives the exit status to use: 128 + signal for an interruption, else 125.
+ * Reports a runtime failure on stderr as one line in the error form of every command
+ * (`rdma-interop vm: error (boot-timeout): ...`, program.ts; plus the guest console tail
+ * where there is one) and gives the exit status to use: 128 + signal for an interruption,
+ * else 125. `prefix`: the progress prefix of the interruption line.
  */
 export function reportGuestFailure(
   error: GuestRuntimeError,
   interruptedBy: NodeJS.Signals | undefined,
+  command: string,
   prefix = '[vm]',
 ): number {
   if (error.failure === 'aborted' && interruptedBy !== undefined) {
     process.stderr.write(`${prefix} interrupted by ${interruptedBy}: stopped and cleaned up\n`);
     return signalExitCode(interruptedBy);
   }
-  process.stderr.write(`${prefix} error (${error.failure}): ${error.message}\n`);
+  process.stderr.write(errorLine(command, error.message, error.failure));
   return GUEST_FAILURE_STATUS;
+}
+
+/** Where a run goes: `auto` is this host when it has RDMA devices, else the guest. */
+export function resolveRuntime(where: Where): 'host' | 'guest' {
+  if (where !== 'auto') return where;
+  return hostRdmaDevices().length > 0 ? 'host' : 'guest';
 }
 
 /** Runs `here()` or the guest command; resolves with the exit code to use. */
@@ -56,8 +69,7 @@ export async function onDevicesOrGuest(
   options: DevicesOrGuestOptions,
   here: () => Promise<number>,
 ): Promise<number> {
-  const where = options.where ?? 'auto';
-  if (where === 'host' || (where === 'auto' && hostRdmaDevices().length > 0)) return here();
+  if (resolveRuntime(options.where ?? 'auto') === 'host') return here();
   process.stderr.write('this host has no RDMA devices: running in the QEMU guest\n');
   const interrupt = abortOnSignals();
   const signal =
@@ -78,7 +90,7 @@ export async function onDevicesOrGuest(
     return result.exitCode;
   } catch (error) {
     if (!(error instanceof GuestRuntimeError)) throw error;
-    return reportGuestFailure(error, interrupt.received());
+    return reportGuestFailure(error, interrupt.received(), options.command);
   } finally {
     interrupt.dispose();
   }

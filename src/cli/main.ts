@@ -1,55 +1,20 @@
 #!/usr/bin/env node
 /**
- * The `rdma-interop` command line. Each subcommand lives in its own file under
- * `commands/` and registers itself on the program; this file assembles them and owns
- * the conventions every command follows:
- * - exit 0: done; 1: the command ran and failed (or a user error such as an unreadable
- *   file or a missing addon, reported in one line); 2: usage error (commander's own
- *   validation: unknown option or command, bad value, `.choices()`), one line on stderr;
- *   125: the guest runtime failed (vm, and commands that run in the guest);
+ * The `rdma-interop` command line (program.ts assembles it; each subcommand lives in its
+ * own file under `commands/`). Exit status, the same for every command:
+ * - 0: done; 1: the command ran and failed (or a user error such as an unreadable file or
+ *   a missing addon, reported in one line); 2: usage error (a bad value or option, or a
+ *   combination that would leave an option doing nothing), one line on stderr; 125: the
+ *   guest runtime failed (vm, and commands that run in the guest);
  * - no stack trace for anything the user can fix: only bugs print one.
  */
-import { createRequire } from 'node:module';
-import { Command, CommanderError } from 'commander';
+import { CommanderError } from 'commander';
 import { isRdmaInteropError } from '../errors.js';
-import { registerBench } from './commands/bench.js';
-import { registerCompare } from './commands/compare.js';
-import { registerDecode } from './commands/decode.js';
-import { registerDevices } from './commands/devices.js';
-import { registerDocker } from './commands/docker.js';
-import { registerRun } from './commands/run.js';
-import { registerSetup } from './commands/setup.js';
-import { registerVm } from './commands/vm.js';
+import { errorLine } from './errors.js';
+import { buildProgram } from './program.js';
 
 /** Exit code of a usage error (bad arguments), as POSIX utilities use it. */
 export const USAGE_EXIT_CODE = 2;
-
-const { version } = createRequire(import.meta.url)('../../package.json') as { version: string };
-
-const program = new Command()
-  .name('rdma-interop')
-  .description('RFC 7306 reference codec and engine, checked against real rxe and siw devices')
-  .version(version, '-V, --version', 'print the package version')
-  // Before any subcommand is registered: commander copies these settings into each.
-  .exitOverride();
-
-registerDevices(program);
-registerRun(program);
-registerDecode(program);
-registerCompare(program);
-registerBench(program);
-registerVm(program);
-registerSetup(program);
-registerDocker(program);
-
-// commander's usage message is one line ("error: ..."); say which command and where its
-// help is, still on that line.
-for (const command of [program, ...program.commands]) {
-  const name = command === program ? 'rdma-interop' : `rdma-interop ${command.name()}`;
-  command.configureOutput({
-    outputError: (message, write) => write(`${name}: ${message.trim()} (see '${name} --help')\n`),
-  });
-}
 
 /** A failure the user can act on (our typed errors, or the OS refusing a file): no stack. */
 function isUserError(e: unknown): e is Error {
@@ -58,6 +23,14 @@ function isUserError(e: unknown): e is Error {
   return e instanceof Error && typeof (e as NodeJS.ErrnoException).syscall === 'string';
 }
 
+/** `rdma-interop <command>` as typed, for an error that escaped a command's action. */
+function typedCommand(program: ReturnType<typeof buildProgram>): string {
+  const names = program.commands.map((c) => c.name());
+  const first = process.argv.slice(2).find((a) => names.includes(a));
+  return first === undefined ? 'rdma-interop' : `rdma-interop ${first}`;
+}
+
+const program = buildProgram();
 try {
   await program.parseAsync(process.argv);
 } catch (e) {
@@ -65,7 +38,7 @@ try {
     // Already printed by commander (help, version, or the one-line usage error).
     process.exitCode = e.exitCode === 0 ? 0 : USAGE_EXIT_CODE;
   } else if (isUserError(e)) {
-    process.stderr.write(`rdma-interop: ${e.message}\n`);
+    process.stderr.write(errorLine(typedCommand(program), e.message));
     process.exitCode = 1;
   } else {
     throw e;

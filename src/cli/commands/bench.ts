@@ -3,7 +3,9 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Argument, type Command, Option } from 'commander';
 import { type Figure, recordedFigures } from '../../bench/report.js';
-import { onDevicesOrGuest } from '../devices-or-guest.js';
+import { onDevicesOrGuest, resolveRuntime } from '../devices-or-guest.js';
+import { usageError } from '../errors.js';
+import { cacheDirOption, renamedOption } from '../options.js';
 
 /**
  * Benchmarks, one module per layer under `src/bench/`. Each prints its figures as ratios
@@ -30,54 +32,80 @@ export function registerBench(program: Command): void {
       // commander checks the names (a usage error, exit 2) before any suite starts.
       new Argument('[suites...]', 'which benchmark suites to run').choices(Object.keys(suites)),
     )
-    .option('--json <file>', 'also write every figure (value, p99, anchor, ratio, target) as JSON')
+    .option(
+      '--report <file>',
+      'also write every figure (value, p99, anchor, ratio, target) into <file> as JSON',
+    )
+    // `--json` means JSON on stdout everywhere else (devices, decode, run): renamed.
+    .addOption(
+      renamedOption(
+        '--json <file>',
+        "'--json <file>' is now '--report <file>' (the figures as JSON)",
+      ),
+    )
+    .addOption(cacheDirOption())
     // The guest run of a host `bench` leaves the summary to the host (it has every figure).
     .addOption(new Option('--no-summary', 'do not print the targets summary').hideHelp())
-    .action(async (names: string[], options: { json?: string; summary: boolean }) => {
-      const chosen = (names.length > 0 ? names : Object.keys(suites)).filter(isSuiteName);
-      const fromGuest: Figure[] = [];
-      for (const name of chosen) {
-        const run = async () => {
-          const suite = await suites[name]();
-          await suite.runBenchmark();
-          return 0;
-        };
-        // verbs measures real devices against perftest: where there are none, in the guest,
-        // whose figures come back through a shared directory (mounted at the same path).
-        let code: number;
-        if (name === 'verbs') {
-          const share = mkdtempSync(join(tmpdir(), 'rdma-interop-bench-'));
-          const file = join(share, 'verbs.json');
-          try {
-            code = await onDevicesOrGuest(
-              { guestArgs: ['bench', 'verbs', '--no-summary', '--json', file], shareDir: share },
-              run,
-            );
-            fromGuest.push(...readFigures(file));
-          } finally {
-            rmSync(share, { recursive: true, force: true });
+    .action(
+      async (names: string[], options: { report?: string; summary: boolean }, command: Command) => {
+        const chosen = (names.length > 0 ? names : Object.keys(suites)).filter(isSuiteName);
+        // The cache is only the guest's, which only verbs uses, on a host without devices.
+        if (
+          command.getOptionValueSource('cacheDir') === 'cli' &&
+          (!chosen.includes('verbs') || resolveRuntime('auto') === 'host')
+        )
+          usageError(
+            command,
+            `--cache-dir holds the guest that bench verbs runs in on a host without RDMA devices; ${chosen.includes('verbs') ? 'this host has devices' : `${chosen.join(', ')} run here`}`,
+          );
+        const fromGuest: Figure[] = [];
+        for (const name of chosen) {
+          const run = async () => {
+            const suite = await suites[name]();
+            await suite.runBenchmark();
+            return 0;
+          };
+          // verbs measures real devices against perftest: where there are none, in the guest,
+          // whose figures come back through a shared directory (mounted at the same path).
+          let code: number;
+          if (name === 'verbs') {
+            const share = mkdtempSync(join(tmpdir(), 'rdma-interop-bench-'));
+            const file = join(share, 'verbs.json');
+            try {
+              code = await onDevicesOrGuest(
+                {
+                  command: 'rdma-interop bench',
+                  guestArgs: ['bench', 'verbs', '--no-summary', '--report', file],
+                  shareDir: share,
+                },
+                run,
+              );
+              fromGuest.push(...readFigures(file));
+            } finally {
+              rmSync(share, { recursive: true, force: true });
+            }
+          } else {
+            code = await run();
           }
-        } else {
-          code = await run();
+          if (code !== 0) process.exitCode = code;
         }
-        if (code !== 0) process.exitCode = code;
-      }
-      const figures = [...recordedFigures(), ...fromGuest];
-      const targets = figures.filter((f) => f.target !== undefined);
-      if (targets.length > 0 && options.summary)
-        process.stdout.write(
-          `targets: ${targets.filter((f) => f.pass === true).length} of ${targets.length} passed${
-            targets.some((f) => f.pass !== true)
-              ? ` (not passed: ${targets
-                  .filter((f) => f.pass !== true)
-                  .map((f) => `${f.suite}: ${f.name}`)
-                  .join('; ')})`
-              : ''
-          }\n`,
-        );
-      if (options.json !== undefined)
-        writeFileSync(resolve(options.json), `${JSON.stringify({ figures }, null, 2)}\n`);
-    });
+        const figures = [...recordedFigures(), ...fromGuest];
+        const targets = figures.filter((f) => f.target !== undefined);
+        if (targets.length > 0 && options.summary)
+          process.stdout.write(
+            `targets: ${targets.filter((f) => f.pass === true).length} of ${targets.length} passed${
+              targets.some((f) => f.pass !== true)
+                ? ` (not passed: ${targets
+                    .filter((f) => f.pass !== true)
+                    .map((f) => `${f.suite}: ${f.name}`)
+                    .join('; ')})`
+                : ''
+            }\n`,
+          );
+        if (options.report !== undefined)
+          writeFileSync(resolve(options.report), `${JSON.stringify({ figures }, null, 2)}\n`);
+      },
+    );
 }
 
 /** The figures a guest run wrote (none when it wrote nothing). */

@@ -9,6 +9,7 @@ import {
   type PortAttr,
   VerbsError,
 } from '../../verbs/index.js';
+import { errorLine } from '../errors.js';
 
 /**
  * One device of `rdma-interop devices --json`: the verbs layer's own types, as
@@ -154,14 +155,14 @@ export function registerDevices(program: Command): void {
   program
     .command('devices')
     .description('list RDMA devices with their queried attributes (atomic_cap, GIDs, ...)')
-    .option('--json', 'print JSON (DeviceReport[], the verbs types) instead of a table')
+    .option('--json', 'print JSON on stdout instead of a table (DeviceReport[], the verbs types)')
     .action((opts: { json?: boolean }) => {
       const devices = listDevices();
       if (devices.length === 0) {
         // --json still prints valid JSON (an empty list); the exit code says it failed.
         if (opts.json) process.stdout.write('[]\n');
         process.stderr.write(
-          `rdma-interop devices: ${noDevicesMessage(process.argv[1] ?? 'main.js')}\n`,
+          errorLine('rdma-interop devices', noDevicesMessage(process.argv[1] ?? 'main.js')),
         );
         process.exitCode = 1;
         return;

@@ -9,14 +9,24 @@ import {
   RuntimeError,
   withDaemon,
 } from '../../runtime/docker/index.js';
-import { abortOnSignals, useCacheDir } from '../../runtime/index.js';
-import { positiveSeconds } from '../options.js';
+import { abortOnSignals } from '../../runtime/index.js';
+import { resolveRuntime } from '../devices-or-guest.js';
+import { errorLine, usageError } from '../errors.js';
+import {
+  cacheDirOption,
+  type Runtime,
+  renamedOption,
+  runtimeOption,
+  timeoutOption,
+} from '../options.js';
 import { loadAverage, timingsTable } from './docker-timings.js';
+import { runArgumentsError } from './run.js';
 
 /** Exit status when the container runtime itself failed (as `vm` uses for the guest). */
 const RUNTIME_FAILURE_STATUS = 125;
 
 function report(
+  command: string,
   error: unknown,
   interrupted: NodeJS.Signals | undefined,
   exit: () => number | undefined,
@@ -28,7 +38,7 @@ function report(
     );
     return exit() ?? 130;
   }
-  process.stderr.write(`[docker] error (${error.failure}): ${error.message}\n`);
+  process.stderr.write(errorLine(`rdma-interop docker ${command}`, error.message, error.failure));
   return RUNTIME_FAILURE_STATUS;
 }
 
@@ -68,9 +78,8 @@ export function registerDocker(program: Command): void {
       '--base <image>',
       'BASE_IMAGE build argument (default: a local Debian bookworm made by debootstrap; e.g. node:20-bookworm-slim where a registry is reachable)',
     )
-    .option('--cache-dir <dir>', 'dockerd data root, base and logs (default: the cache)')
-    .action(async (opts: { base?: string; cacheDir?: string }) => {
-      if (opts.cacheDir !== undefined) useCacheDir(opts.cacheDir);
+    .addOption(cacheDirOption())
+    .action(async (opts: { base?: string }) => {
       const interrupt = abortOnSignals();
       try {
         const built = await withDaemon(
@@ -86,7 +95,7 @@ export function registerDocker(program: Command): void {
           `times: base image ${built.baseSeconds.toFixed(1)} s (0: there already), image build ${built.buildSeconds.toFixed(1)} s; image size ${(built.sizeBytes / 1e6).toFixed(0)} MB; load average ${loadAverage()}; build log ${built.log}`,
         );
       } catch (error) {
-        process.exitCode = report(error, interrupt.received(), interrupt.exitCode);
+        process.exitCode = report('build', error, interrupt.received(), interrupt.exitCode);
       } finally {
         interrupt.dispose();
       }
@@ -96,14 +105,9 @@ export function registerDocker(program: Command): void {
     .description(
       'run the suite in a container: here if this host has RDMA devices, else in the QEMU guest (reports come back with --report)',
     )
-    .addOption(
-      new Option(
-        '--where <where>',
-        'host: this machine; guest: in the QEMU guest; auto: host if it has devices',
-      )
-        .choices(['auto', 'host', 'guest'])
-        .default('auto'),
-    )
+    .addOption(runtimeOption())
+    // `--where` was this option's name; `run` always called it `--runtime` (options.ts).
+    .addOption(renamedOption('--where <where>', "'--where' is now '--runtime <where>'"))
     .addOption(
       new Option(
         '--mode <mode>',
@@ -118,31 +122,55 @@ export function registerDocker(program: Command): void {
         'guest: how the image gets there: disk (a data disk of the data root) or load (docker save, docker load); default: $RDMA_INTEROP_DOCKER_HANDOVER, else the faster, measured',
       ).choices(HANDOVERS),
     )
-    .option('--base <image>', 'BASE_IMAGE if the image has to be built first')
-    .option('--timeout <seconds>', 'guest runtime limit', positiveSeconds, 1800)
-    .option('--cache-dir <dir>', 'dockerd data root, base and logs (default: the cache)')
+    .option(
+      '--base <image>',
+      'BASE_IMAGE: build the image from it first (without: built only when there is none)',
+    )
+    .addOption(
+      timeoutOption(
+        'guest runtime limit (--runtime guest, or auto on a host without RDMA devices)',
+        1800,
+      ),
+    )
+    .addOption(cacheDirOption())
     .argument('[suite...]', "arguments for the suite, after -- (as for 'rdma-interop run')")
     .action(
       async (
         suite: string[],
         opts: {
-          where: 'auto' | 'host' | 'guest';
+          runtime: Runtime;
           mode: ContainerMode;
           handover?: Handover;
           base?: string;
           timeout: number;
-          cacheDir?: string;
         },
+        command: Command,
       ) => {
-        if (opts.cacheDir !== undefined) useCacheDir(opts.cacheDir);
+        // A guest's options where no guest boots would do nothing: refused.
+        if (resolveRuntime(opts.runtime) === 'host')
+          for (const name of ['timeout', 'handover'] as const)
+            if (command.getOptionValueSource(name) === 'cli')
+              usageError(
+                command,
+                `--${name} is for the guest, and this run is on this host (--runtime ${opts.runtime}${opts.runtime === 'auto' ? ': it has RDMA devices' : ''}); use --runtime guest`,
+              );
         const { suiteArgs, reportDir } = splitReport(suite);
+        // The container runs `rdma-interop run --runtime host <suite>`: its usage errors
+        // are refused here, before an image is built or a guest boots.
+        const inner = ['--runtime', 'host', ...suiteArgs];
+        const refused = runArgumentsError(inner);
+        if (refused !== undefined)
+          usageError(
+            command,
+            `the suite runs in the container as 'rdma-interop run ${inner.join(' ')}': ${refused}`,
+          );
         const interrupt = abortOnSignals();
         try {
           const handover = opts.handover ?? handoverFromEnvironment();
           const result = await dockerRun({
             suiteArgs,
             ...(reportDir === undefined ? {} : { reportDir }),
-            where: opts.where,
+            where: opts.runtime,
             mode: opts.mode,
             handover,
             ...(opts.base === undefined ? {} : { baseImage: opts.base }),
@@ -157,13 +185,17 @@ export function registerDocker(program: Command): void {
           } else {
             // The suite's own status (1: a scenario did not match) or the container's:
             // passed through, with the step and the log that has its output.
-            progress(
-              `error (container): the container exited ${result.exitCode} (${result.where}; its output: ${result.log})`,
+            process.stderr.write(
+              errorLine(
+                'rdma-interop docker run',
+                `the container exited ${result.exitCode} (${result.where}; its output: ${result.log})`,
+                'container',
+              ),
             );
           }
           process.exitCode = result.exitCode;
         } catch (error) {
-          process.exitCode = report(error, interrupt.received(), interrupt.exitCode);
+          process.exitCode = report('run', error, interrupt.received(), interrupt.exitCode);
         } finally {
           interrupt.dispose();
         }

@@ -6,10 +6,17 @@ import picomatch from 'picomatch';
 import { runLinkScenarios } from '../../interop/link/run.js';
 import { LINK_SCENARIOS } from '../../interop/link/scenarios.js';
 import { renderFindings, renderReport, summaryLine } from '../../interop/report.js';
-import { writeReport } from '../../interop/report-files.js';
+import { resultsDocument, writeReport } from '../../interop/report-files.js';
 import { passed } from '../../interop/runner.js';
 import type { DeviceName, Scenario } from '../../interop/scenario.js';
-import { abortOnSignals, GuestRuntimeError } from '../../runtime/index.js';
+import { findGuestAssets, selectKernel } from '../../runtime/assets.js';
+import {
+  abortOnSignals,
+  DEFAULT_KERNEL_LINE,
+  GuestRuntimeError,
+  kernelLine,
+} from '../../runtime/index.js';
+import { rdmaCoreEnv } from '../../runtime/userspace.js';
 import { reportGuestFailure } from '../devices-or-guest.js';
 
 export interface LinkCliOptions {
@@ -18,6 +25,30 @@ export interface LinkCliOptions {
   readonly report?: string;
   readonly strict?: boolean;
   readonly timeout: number;
+  /** Both guests' kernel line or assets directory (default 6.1). */
+  readonly kernel?: string;
+  readonly json?: boolean;
+}
+
+/**
+ * What both guests boot for `--kernel`: its assets (the line set up first: `rdma-interop
+ * setup --kernel <line>`), and the environment that gives them the line's own rdma-core,
+ * as `vm --kernel` and `run --kernel` do (runtime/index.ts `runInGuest`).
+ */
+function linkKernel(kernel: string | undefined): {
+  kernelDir: string;
+  env: Record<string, string>;
+  release: string;
+} {
+  const name = kernel ?? DEFAULT_KERNEL_LINE;
+  const assets = findGuestAssets(name);
+  const selected = selectKernel(name);
+  const rdmaCore = selected.kind === 'line' ? kernelLine(selected.line)?.rdmaCore : undefined;
+  return {
+    kernelDir: name,
+    env: rdmaCore === undefined ? {} : rdmaCoreEnv(rdmaCore),
+    release: assets.kernelRelease,
+  };
 }
 
 /** The link scenarios the filters select. */
@@ -36,12 +67,15 @@ export async function runLink(
   options: LinkCliOptions,
 ): Promise<number> {
   const interrupt = abortOnSignals();
-  process.stderr.write(
-    `interop: ${scenarios.length} link scenarios on a guest pair (requester in A, responder in B)\n`,
-  );
   try {
+    const kernel = linkKernel(options.kernel);
+    process.stderr.write(
+      `interop: ${scenarios.length} link scenarios on a guest pair (requester in A, responder in B), kernel ${kernel.release}\n`,
+    );
     const run = await runLinkScenarios({
       scenarios,
+      kernelDir: kernel.kernelDir,
+      env: kernel.env,
       timeoutSeconds: options.timeout,
       signal: interrupt.signal,
       onProgress: (line) => process.stderr.write(`[link] ${line}\n`),
@@ -56,17 +90,23 @@ export async function runLink(
         `  [${i + 1}/${results.length}] ${r.scenario.device} ${r.scenario.id}: ${r.verdict}\n`,
       );
     });
-    process.stdout.write(`${renderReport(results)}\n`);
-    const findings = renderFindings(results);
-    if (findings !== '')
-      process.stdout.write(`\nKnown provider behaviour seen in this run:\n${findings}\n`);
     const strict = options.strict === true;
+    if (options.json === true) {
+      process.stdout.write(
+        `${JSON.stringify(resultsDocument(results, [], run.environment, strict), null, 2)}\n`,
+      );
+    } else {
+      process.stdout.write(`${renderReport(results)}\n`);
+      const findings = renderFindings(results);
+      if (findings !== '')
+        process.stdout.write(`\nKnown provider behaviour seen in this run:\n${findings}\n`);
+    }
     if (options.report !== undefined)
       writeReport(options.report, results, [], run.environment, strict);
     const frames = Object.entries(run.frames)
       .map(([device, n]) => `${n} frames on ${device}'s link`)
       .join(', ');
-    process.stdout.write(
+    (options.json === true ? process.stderr : process.stdout).write(
       `interop: ${summaryLine(
         results.map((r) => r.verdict),
         strict,
@@ -75,7 +115,7 @@ export async function runLink(
     return results.every((r) => passed(r.verdict, strict)) ? 0 : 1;
   } catch (error) {
     if (!(error instanceof GuestRuntimeError)) throw error;
-    return reportGuestFailure(error, interrupt.received(), '[link]');
+    return reportGuestFailure(error, interrupt.received(), 'rdma-interop run', '[link]');
   } finally {
     interrupt.dispose();
   }

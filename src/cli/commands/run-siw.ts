@@ -13,6 +13,9 @@ import {
   switchSiwModule,
 } from '../../interop/siw-variant.js';
 import { hostRdmaDevices } from '../../runtime/index.js';
+import { errorLine } from '../errors.js';
+
+const RUN = 'rdma-interop run';
 
 /** `--siw`: which siw the siw0 scenarios run on. */
 export const SIW_CHOICES = ['stock', 'rfc7306', 'both'] as const;
@@ -27,6 +30,7 @@ export interface PatchedPassOptions {
   readonly device?: readonly string[];
   readonly scenario?: string;
   readonly strict?: boolean;
+  readonly json?: boolean;
 }
 
 /**
@@ -52,19 +56,23 @@ export function runStockPass(options: PatchedPassOptions, report: string | undef
  */
 export function runPatchedPass(options: PatchedPassOptions, report: string | undefined): number {
   if (!hostRdmaDevices().includes('siw0')) {
-    process.stderr.write('interop: no siw0 here: the patched siw pass is left out\n');
+    process.stderr.write(errorLine(RUN, 'no siw0 here: the patched siw pass is left out'));
     return 2;
   }
   const lib = patchedLibraryPath();
   if (!existsSync(lib)) {
     process.stderr.write(
-      `interop: no patched libsiw at ${lib} (scripts/setup/siw-patched.sh builds it): the patched siw pass cannot run\n`,
+      errorLine(
+        RUN,
+        `no patched libsiw at ${lib} (scripts/setup/siw-patched.sh builds it): the patched siw pass cannot run`,
+      ),
     );
     return 2;
   }
   const args = ['run', '--runtime', 'host', '--device', 'siw0', '--siw', 'rfc7306'];
   if (options.scenario !== undefined) args.push('--scenario', options.scenario);
   if (options.strict === true) args.push('--strict');
+  if (options.json === true) args.push('--json');
   if (report !== undefined) args.push('--report', report);
   const before = loadedSiwVariant() ?? 'stock';
   process.stderr.write('interop: siw0 on the patched siw (siw+rfc7306)\n');
@@ -72,7 +80,10 @@ export function runPatchedPass(options: PatchedPassOptions, report: string | und
     switchSiwModule('rfc7306');
   } catch (error) {
     process.stderr.write(
-      `interop: siw0 could not be switched to the patched module: ${error instanceof Error ? error.message : String(error)}\n`,
+      errorLine(
+        RUN,
+        `siw0 could not be switched to the patched module: ${error instanceof Error ? error.message : String(error)}`,
+      ),
     );
     return 2;
   }

@@ -2,7 +2,7 @@ import { cpSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { SingleBar } from 'cli-progress';
-import { type Command, InvalidArgumentError, Option } from 'commander';
+import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import picomatch from 'picomatch';
 import { compareReports, readReports, writeComparison } from '../../interop/comparison/index.js';
 import { collectEnvironment, environmentFor } from '../../interop/environment.js';
@@ -14,19 +14,23 @@ import {
   renderReport,
   summaryLine,
 } from '../../interop/report.js';
-import { writeReport } from '../../interop/report-files.js';
+import { resultsDocument, writeReport } from '../../interop/report-files.js';
 import { passed, runScenarios } from '../../interop/runner.js';
 import { DEVICES, type DeviceName, type Scenario } from '../../interop/scenario.js';
 import { SCENARIOS } from '../../interop/scenarios.js';
 import { usesRfc7306 } from '../../interop/siw-variant.js';
+import { hostRdmaDevices, KERNEL_LINES, kernelLine } from '../../runtime/index.js';
+import { onDevicesOrGuest, resolveRuntime } from '../devices-or-guest.js';
+import { errorLine, usageError } from '../errors.js';
 import {
-  DEFAULT_KERNEL_LINE,
-  hostRdmaDevices,
-  KERNEL_LINES,
-  kernelLine,
-} from '../../runtime/index.js';
-import { onDevicesOrGuest } from '../devices-or-guest.js';
-import { positiveSeconds } from '../options.js';
+  cacheDirOption,
+  JSON_HELP,
+  kernelOption,
+  modulesOption,
+  type Runtime,
+  runtimeOption,
+  timeoutOption,
+} from '../options.js';
 import { runLink, selectLinkScenarios } from './run-link.js';
 import {
   inPatchedPass,
@@ -37,7 +41,7 @@ import {
 } from './run-siw.js';
 
 interface RunOptions {
-  readonly runtime: 'auto' | 'host' | 'guest';
+  readonly runtime: Runtime;
   readonly device?: DeviceName[];
   readonly scenario?: string;
   readonly report?: string;
@@ -49,6 +53,7 @@ interface RunOptions {
   readonly modules?: string;
   readonly kernels?: string[];
   readonly siw?: SiwChoice;
+  readonly json?: boolean;
 }
 
 const DEVICE_NAMES = Object.keys(DEVICES) as DeviceName[];
@@ -136,7 +141,12 @@ async function runHere(options: RunOptions, reportDir: string | undefined): Prom
     );
   const probes = available.includes('siw0') ? wantedProbes : [];
   if (scenarios.length + probes.length === 0) {
-    process.stderr.write('interop: nothing to run on the devices here\n');
+    process.stderr.write(
+      errorLine(
+        'rdma-interop run',
+        'nothing to run on the devices here (--runtime guest boots a guest that has rxe0 and siw0)',
+      ),
+    );
     return 2;
   }
   const env = collectEnvironment([...new Set(scenarios.map((s) => s.device))]);
@@ -160,16 +170,26 @@ async function runHere(options: RunOptions, reportDir: string | undefined): Prom
     probeResults.push(result);
     process.stderr.write(`  [probe] ${probe.id}: ${result.verdict}\n`);
   }
-  if (results.length > 0) process.stdout.write(`${renderReport(results)}\n`);
-  if (probeResults.length > 0)
-    process.stdout.write(`\nWire probes:\n${renderProbeReport(probeResults)}\n`);
-  const findings = renderFindings(results, probeResults);
-  if (findings !== '')
-    process.stdout.write(`\nKnown provider behaviour seen in this run:\n${findings}\n`);
   const strict = options.strict === true;
+  if (options.json === true) {
+    // The document results.json holds (report-files.ts), on stdout instead of the text.
+    process.stdout.write(
+      `${JSON.stringify(resultsDocument(results, probeResults, env, strict), null, 2)}\n`,
+    );
+  } else {
+    if (results.length > 0) process.stdout.write(`${renderReport(results)}\n`);
+    if (probeResults.length > 0)
+      process.stdout.write(`\nWire probes:\n${renderProbeReport(probeResults)}\n`);
+    const findings = renderFindings(results, probeResults);
+    if (findings !== '')
+      process.stdout.write(`\nKnown provider behaviour seen in this run:\n${findings}\n`);
+  }
   if (reportDir !== undefined) writeReport(reportDir, results, probeResults, env, strict);
   const verdicts = [...results.map((r) => r.verdict), ...probeResults.map((r) => r.verdict)];
-  process.stdout.write(`interop: ${summaryLine(verdicts, strict)}\n`);
+  // With --json the summary goes to stderr: stdout is the document alone.
+  (options.json === true ? process.stderr : process.stdout).write(
+    `interop: ${summaryLine(verdicts, strict)}\n`,
+  );
   return verdicts.every((v) => passed(v, strict)) ? 0 : 1;
 }
 
@@ -198,6 +218,7 @@ async function runOnce(
   if (options.device !== undefined) guestArgs.push('--device', options.device.join(','));
   if (options.scenario !== undefined) guestArgs.push('--scenario', options.scenario);
   if (options.strict) guestArgs.push('--strict');
+  if (options.json) guestArgs.push('--json');
   if (options.siw !== undefined) guestArgs.push('--siw', options.siw);
   // In the guest, the report goes to a private share first (the guest writes nothing
   // else the host keeps), and is copied to its place afterwards.
@@ -206,6 +227,7 @@ async function runOnce(
   try {
     const status = await onDevicesOrGuest(
       {
+        command: 'rdma-interop run',
         where: options.runtime,
         guestArgs,
         timeoutSeconds: options.timeout,
@@ -230,12 +252,6 @@ async function runOnce(
  * holding on a kernel fails that kernel's run).
  */
 async function runOnKernels(options: RunOptions, lines: readonly string[]): Promise<number> {
-  if (options.runtime === 'host') {
-    process.stderr.write(
-      'interop: --kernels boots a guest per kernel; it cannot run with --runtime host\n',
-    );
-    return 2;
-  }
   const statuses: Record<string, number> = {};
   for (const line of lines) {
     process.stderr.write(`interop: kernel line ${line}\n`);
@@ -264,6 +280,57 @@ async function runOnKernels(options: RunOptions, lines: readonly string[]): Prom
   return failed.length === 0 ? 0 : Math.max(...failed.map(([, s]) => s));
 }
 
+/**
+ * The combinations in which an option would do nothing, refused as usage errors before any
+ * work (program.ts: every option takes effect or is refused). commander's `.conflicts()`
+ * covers the plain pairs; these depend on values or on where the run goes.
+ */
+function refuseIdleOptions(command: Command, options: RunOptions): void {
+  const given = (name: string) => command.getOptionValueSource(name) === 'cli';
+  if (options.modules !== undefined && (options.kernel === undefined || options.link))
+    usageError(
+      command,
+      '--modules goes with --kernel <bzImage|build tree> of the one-guest suite (docs/kernel-developers.md)',
+    );
+  if (options.link) {
+    if (options.runtime === 'host')
+      usageError(
+        command,
+        '--link boots two guests on this host; it cannot run with --runtime host',
+      );
+    if (options.siw !== 'stock')
+      usageError(
+        command,
+        `--link runs on the stock siw only; --siw ${options.siw} is for the one-guest suite`,
+      );
+    return;
+  }
+  if (options.json === true && options.siw === 'both')
+    usageError(
+      command,
+      '--json prints one document; --siw both makes two runs (use --report <dir> for both)',
+    );
+  if (options.kernels !== undefined) {
+    if (options.runtime === 'host')
+      usageError(command, '--kernels boots a guest per kernel; it cannot run with --runtime host');
+    return;
+  }
+  if (options.kernel !== undefined && options.runtime === 'host')
+    usageError(command, "--kernel picks the guest's kernel; it cannot run with --runtime host");
+  // --kernel asks for a guest, so `auto` goes there whatever this host has.
+  const where = options.kernel !== undefined ? 'guest' : resolveRuntime(options.runtime);
+  if (where === 'host')
+    for (const [name, what] of [
+      ['timeout', 'limits the guest'],
+      ['cacheDir', 'holds the guest kernels'],
+    ] as const)
+      if (given(name))
+        usageError(
+          command,
+          `--${name === 'cacheDir' ? 'cache-dir' : name} ${what}, and this run is on this host's devices (--runtime ${options.runtime}); use --runtime guest`,
+        );
+}
+
 /** `rdma-interop run`: the interop suite on the default runtime. */
 export function registerRun(program: Command): void {
   program
@@ -271,14 +338,7 @@ export function registerRun(program: Command): void {
     .description(
       'run the interop scenarios on the reference engine and on real rxe/siw devices and compare them field by field',
     )
-    .addOption(
-      new Option(
-        '--runtime <where>',
-        'host: devices of this machine; guest: the QEMU guest; auto: host if it has devices',
-      )
-        .choices(['auto', 'host', 'guest'])
-        .default('auto'),
-    )
+    .addOption(runtimeOption())
     .addOption(
       new Option(
         '--device <names>',
@@ -288,10 +348,25 @@ export function registerRun(program: Command): void {
     .option('--scenario <glob>', "only scenarios whose id matches the glob (e.g. 'rxe-*atomic*')")
     .option('--report <dir>', 'write results.json, junit.xml, report.md and the pcaps into <dir>')
     .option('--strict', 'fail on differences the records do not cover (devices without records)')
-    .option('--list', 'list the scenarios the filters select and exit')
+    .option(
+      '--json',
+      `${JSON_HELP}: the results.json document (with --list: the scenarios as a JSON array)`,
+    )
+    .addOption(
+      new Option('--list', 'list the scenarios the filters select and exit').conflicts([
+        'runtime',
+        'report',
+        'strict',
+        'timeout',
+        'kernel',
+        'modules',
+        'kernels',
+        'cacheDir',
+      ]),
+    )
     .option(
       '--link',
-      'the wire scenarios across a link between two guests (RoCEv2 and iWARP frames captured and compared with the engine)',
+      'the wire scenarios across a link between two guests (RoCEv2 and iWARP frames captured and compared with the engine); --kernel sets the kernel of both',
     )
     .addOption(
       new Option(
@@ -301,40 +376,48 @@ export function registerRun(program: Command): void {
         .choices([...SIW_CHOICES])
         .default('stock'),
     )
-    .option('--timeout <seconds>', 'guest runtime limit', positiveSeconds, 900)
-    .option(
-      '--kernel <line|dir>',
-      `the guest's kernel line (${KERNEL_LINES.map((l) => l.line).join(', ')}), a bzImage (with --modules), a kernel build tree, or a guest assets directory (default ${DEFAULT_KERNEL_LINE})`,
-    )
-    .addOption(
-      new Option(
-        '--modules <dir>',
-        "with --kernel <bzImage|build tree>: its 'make modules_install INSTALL_MOD_PATH=<dir>' tree (docs/kernel-developers.md)",
-      ).conflicts(['kernels']),
-    )
+    .addOption(timeoutOption('guest runtime limit (a run on this host has none)', 900))
+    .addOption(kernelOption())
+    .addOption(modulesOption().conflicts(['kernels']))
     .addOption(
       new Option(
         '--kernels <lines>',
         "run on several kernel lines, one guest each ('all' or e.g. 6.1,7.3); with --report: <dir>/<line>/ per kernel plus comparison.md and comparison.json",
       )
         .argParser(parseKernelLines)
-        .conflicts(['kernel']),
+        .conflicts(['kernel', 'link', 'json']),
     )
-    .action(async (options: RunOptions) => {
+    .addOption(cacheDirOption())
+    .action(async (options: RunOptions, command: Command) => {
+      refuseIdleOptions(command, options);
       const { scenarios, probes } = selectScenarios(options);
-      if (scenarios.length + probes.length === 0) {
-        process.stderr.write(
-          `interop: no scenario matches${options.scenario === undefined ? '' : ` '${options.scenario}'`}${options.device === undefined ? '' : ` on ${options.device.join(',')}`}\n`,
+      if (scenarios.length + probes.length === 0)
+        usageError(
+          command,
+          `no scenario matches${options.scenario === undefined ? '' : ` '${options.scenario}'`}${options.device === undefined ? '' : ` on ${options.device.join(',')}`}`,
         );
-        process.exitCode = 2;
-        return;
-      }
       if (options.list) {
-        for (const s of scenarios)
-          process.stdout.write(
-            `${s.id}\t${s.device}\t${s.postPath === 'ex' ? 'ibv_wr_*' : 'post_send'}\t${s.family}\t${s.title}\n`,
-          );
-        for (const p of probes) process.stdout.write(`${p.id}\tsiw0\tprobe\twire\t${p.title}\n`);
+        const rows = [
+          ...scenarios.map((s) => ({
+            id: s.id,
+            device: s.device as string,
+            post: s.postPath === 'ex' ? 'ibv_wr_*' : 'post_send',
+            family: s.family as string,
+            title: s.title,
+          })),
+          ...probes.map((p) => ({
+            id: p.id,
+            device: 'siw0',
+            post: 'probe',
+            family: 'wire',
+            title: p.title,
+          })),
+        ];
+        process.stdout.write(
+          options.json === true
+            ? `${JSON.stringify(rows, null, 2)}\n`
+            : rows.map((r) => `${Object.values(r).join('\t')}\n`).join(''),
+        );
         return;
       }
       if (options.link) {
@@ -345,6 +428,41 @@ export function registerRun(program: Command): void {
         process.exitCode = await runOnKernels(options, options.kernels);
         return;
       }
-      process.exitCode = await runOnce(options, options.kernel, options.report);
+      process.exitCode = await runOnce(
+        options.kernel === undefined ? options : { ...options, runtime: 'guest' },
+        options.kernel,
+        options.report,
+      );
     });
+}
+
+/**
+ * Why `rdma-interop run <args>` would be refused as a usage error (a bad value, an unknown
+ * option, an idle combination, or `--help`), or `undefined`: for commands that run the suite elsewhere
+ * (`docker run`), so a mistake is refused here rather than after a guest has booted.
+ */
+export function runArgumentsError(args: readonly string[]): string | undefined {
+  const probe = new Command('rdma-interop').exitOverride();
+  registerRun(probe);
+  let message: string | undefined;
+  for (const command of [probe, ...probe.commands])
+    command.exitOverride().configureOutput({
+      writeOut: () => {},
+      writeErr: () => {},
+      outputError: (text) => {
+        message = text.trim().replace(/^error: /, '');
+      },
+    });
+  probe.commands[0]?.action((options: RunOptions, command: Command) =>
+    refuseIdleOptions(command, options),
+  );
+  try {
+    probe.parse(['run', ...args], { from: 'user' });
+    return undefined;
+  } catch (error) {
+    if (!(error instanceof CommanderError)) throw error;
+    // Help, asked for in the suite's arguments, is this host's to print, not a container's.
+    if (error.exitCode === 0) return "the suite's options are in 'rdma-interop run --help'";
+    return message ?? error.message;
+  }
 }

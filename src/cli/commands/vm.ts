@@ -1,22 +1,31 @@
-import { type Command, InvalidArgumentError, Option } from 'commander';
+import { type Command, Option } from 'commander';
 import {
   abortOnSignals,
-  DEFAULT_KERNEL_LINE,
   GuestRuntimeError,
-  KERNEL_LINES,
   runInGuest,
   SIW_VARIANTS,
   type SiwVariant,
-  useCacheDir,
 } from '../../runtime/index.js';
 import { reportGuestFailure } from '../devices-or-guest.js';
+import {
+  cacheDirOption,
+  kernelOption,
+  modulesOption,
+  positiveInteger,
+  rdmaCoreChoice,
+  timeoutOption,
+} from '../options.js';
 
-function positiveInteger(value: string): number {
-  const parsed = Number(value);
-  if (!Number.isInteger(parsed) || parsed <= 0) {
-    throw new InvalidArgumentError('must be a positive whole number');
-  }
-  return parsed;
+interface VmOptions {
+  readonly kernel?: string;
+  readonly rdmaCore: string;
+  readonly timeout: number;
+  readonly memory: number;
+  readonly cpus: number;
+  readonly accel: 'auto' | 'kvm' | 'tcg';
+  readonly share?: string;
+  readonly modules?: string;
+  readonly siw?: SiwVariant;
 }
 
 /**
@@ -30,22 +39,21 @@ export function registerVm(program: Command): void {
     .description(
       'boot a throwaway QEMU guest (Debian kernel, rxe0 + siw0), run a command in it as root, exit with its status',
     )
-    .option(
-      '--kernel <line|dir>',
-      `kernel line (${KERNEL_LINES.map((l) => l.line).join(', ')}; set up on first use), a bzImage (with --modules), a kernel build tree, or a guest assets directory (default: ${DEFAULT_KERNEL_LINE})`,
+    .addOption(kernelOption())
+    .addOption(modulesOption())
+    .addOption(
+      new Option(
+        '--rdma-core <which>',
+        "userspace: 'line' (the kernel line's own: host 44 for 6.1, 56.1 built from source for 6.12 and 7.3), 'host', or a version built by scripts/setup/rdma-core.sh",
+      )
+        .argParser(rdmaCoreChoice)
+        .default('line'),
     )
-    .option(
-      '--modules <dir>',
-      "with --kernel <bzImage|build tree>: its 'make modules_install INSTALL_MOD_PATH=<dir>' tree (docs/kernel-developers.md)",
+    .addOption(timeoutOption('limit for boot + command', 600))
+    .addOption(
+      new Option('--memory <MiB>', 'guest memory').argParser(positiveInteger).default(2048),
     )
-    .option(
-      '--rdma-core <which>',
-      "userspace: 'line' (the kernel line's own: host 44 for 6.1, 56.1 built from source for 6.12 and 7.3), 'host', or a version built by scripts/setup/rdma-core.sh",
-      'line',
-    )
-    .option('--timeout <seconds>', 'limit for boot + command', positiveInteger, 600)
-    .option('--memory <MiB>', 'guest memory', positiveInteger, 2048)
-    .option('--cpus <n>', 'guest CPUs', positiveInteger, 2)
+    .addOption(new Option('--cpus <n>', 'guest CPUs').argParser(positiveInteger).default(2))
     .addOption(
       new Option('--accel <accel>', 'accelerator').choices(['auto', 'kvm', 'tcg']).default('auto'),
     )
@@ -55,14 +63,13 @@ export function registerVm(program: Command): void {
         "which siw siw0 runs on, for any program: 'stock', or 'rfc7306' (the project's patched siw.ko and its libsiw on the command's LD_LIBRARY_PATH; docs/siw-rfc7306.md)",
       ).choices(SIW_VARIANTS),
     )
-    .option('--share <dir>', 'writable directory shared with the guest at the same path')
     .option(
-      '--cache-dir <dir>',
-      'guest assets and run directories (default: $RDMA_INTEROP_CACHE, else the user cache)',
+      '--share <dir>',
+      'writable directory shared with the guest at the same path (created if missing)',
     )
+    .addOption(cacheDirOption())
     .argument('<command...>', 'the command to run (put it after --)')
-    .action(async (command: string[], opts: Record<string, unknown>) => {
-      if (typeof opts.cacheDir === 'string') useCacheDir(opts.cacheDir);
+    .action(async (command: string[], opts: VmOptions) => {
       const interrupt = abortOnSignals();
       // A reader that goes away (`vm -- cat big | head -1`) is not a crash: the rest of the
       // output is dropped, the guest finishes, and its status is passed through.
@@ -73,15 +80,15 @@ export function registerVm(program: Command): void {
       try {
         const result = await runInGuest({
           command,
-          timeoutSeconds: opts.timeout as number,
-          memoryMiB: opts.memory as number,
-          cpus: opts.cpus as number,
-          accel: opts.accel as 'auto' | 'kvm' | 'tcg',
-          ...(typeof opts.kernel === 'string' ? { kernel: opts.kernel } : {}),
-          ...(typeof opts.modules === 'string' ? { modules: opts.modules } : {}),
-          rdmaCore: opts.rdmaCore as string,
-          ...(typeof opts.share === 'string' ? { shareDir: opts.share } : {}),
-          ...(typeof opts.siw === 'string' ? { siw: opts.siw as SiwVariant } : {}),
+          timeoutSeconds: opts.timeout,
+          memoryMiB: opts.memory,
+          cpus: opts.cpus,
+          accel: opts.accel,
+          ...(opts.kernel === undefined ? {} : { kernel: opts.kernel }),
+          ...(opts.modules === undefined ? {} : { modules: opts.modules }),
+          rdmaCore: opts.rdmaCore,
+          ...(opts.share === undefined ? {} : { shareDir: opts.share }),
+          ...(opts.siw === undefined ? {} : { siw: opts.siw }),
           onOutput: (chunk) => {
             if (stdoutOpen) process.stdout.write(chunk);
           },
@@ -92,7 +99,7 @@ export function registerVm(program: Command): void {
         process.exitCode = result.exitCode;
       } catch (error) {
         if (!(error instanceof GuestRuntimeError)) throw error;
-        process.exitCode = reportGuestFailure(error, interrupt.received());
+        process.exitCode = reportGuestFailure(error, interrupt.received(), 'rdma-interop vm');
       } finally {
         interrupt.dispose();
       }

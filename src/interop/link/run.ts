@@ -24,6 +24,8 @@ export interface LinkRunOptions {
   readonly timeoutSeconds?: number;
   readonly kernelDir?: string;
   readonly accel?: Accelerator | 'auto';
+  /** Set in both guests (e.g. the kernel line's rdma-core: runtime/userspace.ts). */
+  readonly env?: Readonly<Record<string, string>>;
   readonly onProgress?: (line: string) => void;
   /** The guests' own output (the scenario lines of guest A, errors of either). */
   readonly onGuestOutput?: (guest: 'A' | 'B', chunk: Buffer) => void;
@@ -99,7 +101,7 @@ export async function runLinkScenarios(options: LinkRunOptions): Promise<LinkRun
       timeoutSeconds: options.timeoutSeconds ?? 600,
       shareDir: share,
       captureDir: join(work, 'captures'),
-      env: {},
+      env: options.env ?? {},
       ...(options.onProgress === undefined ? {} : { onProgress: options.onProgress }),
       onOutput: (guest, chunk) => options.onGuestOutput?.(guest === 0 ? 'A' : 'B', chunk),
       onErrorOutput: (guest, chunk) => options.onGuestOutput?.(guest === 0 ? 'A' : 'B', chunk),

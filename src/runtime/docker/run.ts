@@ -71,16 +71,24 @@ export interface DockerRunResult {
   readonly devicesExitCode?: number;
 }
 
-/** The image's id and size, building it first when the daemon has none. */
+/**
+ * The image's id and size, building it first when the daemon has none, or when a base
+ * image is named (`--base` always takes effect: docker's layer cache makes a rebuild on
+ * the same base quick).
+ */
 async function ensureImage(
   daemon: Daemon,
   options: DockerRunOptions,
   timings: Record<string, number>,
 ): Promise<{ id: string; bytes: number }> {
   const existing = inspectImage(daemon, IMAGE_NAME, '{{.Id}}');
-  if (existing !== undefined)
+  if (existing !== undefined && options.baseImage === undefined)
     return { id: existing, bytes: Number(inspectImage(daemon, IMAGE_NAME, '{{.Size}}') ?? '0') };
-  options.onProgress?.(`no image ${IMAGE_NAME} yet: building it first`);
+  options.onProgress?.(
+    existing === undefined
+      ? `no image ${IMAGE_NAME} yet: building it first`
+      : `building ${IMAGE_NAME} from the base image ${options.baseImage ?? ''} first`,
+  );
   const built = await buildImage(daemon, {
     ...(options.baseImage === undefined ? {} : { baseImage: options.baseImage }),
     ...(options.onProgress === undefined ? {} : { onProgress: options.onProgress }),

@@ -96,7 +96,7 @@ describe('rdma-interop user errors: exit 1, one line, no stack trace', () => {
     expect(r.status).toBe(1);
     expect(r.stderr.trimEnd().split('\n')).toHaveLength(1);
     expect(r.stderr).toMatch(
-      /^rdma-interop: the rdma_interop addon is not available: no prebuilt binary for linux-x64 and no source build/,
+      /^rdma-interop devices: error: the rdma_interop addon is not available: no prebuilt binary for linux-x64 and no source build/,
     );
     expect(r.stderr).toMatch(/fix: npm run build:native/);
     expectNoStackTrace(r.stderr);
@@ -110,7 +110,7 @@ describe('rdma-interop user errors: exit 1, one line, no stack trace', () => {
       expect(table.status).toBe(1);
       expect(table.stdout).toBe('');
       expect(table.stderr).toMatch(
-        /^rdma-interop devices: no RDMA devices on this machine \(.*rdma-interop vm -- node .*main\.js devices\)\n$/,
+        /^rdma-interop devices: error: no RDMA devices on this machine \(.*rdma-interop vm -- node .*main\.js devices\)\n$/,
       );
       const json = cli(['devices', '--json']);
       expect(json.status).toBe(1);

@@ -45,7 +45,9 @@ describe('rdma-interop run --list', () => {
   it('a filter that matches nothing says so and boots nothing (exit 2)', () => {
     const result = run(['--scenario', 'no-such-*']);
     expect(result.status).toBe(2);
-    expect(result.stderr).toBe("interop: no scenario matches 'no-such-*'\n");
+    expect(result.stderr).toBe(
+      "rdma-interop run: error: no scenario matches 'no-such-*' (see 'rdma-interop run --help')\n",
+    );
   });
 
   it('rejects an unknown device and an unknown runtime with usage errors', () => {

@@ -176,7 +176,7 @@ describe.sequential('docker: the suite in a container', () => {
     const run = startCli([
       'docker',
       'run',
-      '--where',
+      '--runtime',
       'guest',
       '--',
       '--scenario',
@@ -190,7 +190,7 @@ describe.sequential('docker: the suite in a container', () => {
     // the guest passes it on, and so does this command, with the step and the log.
     expect(code, err).toBe(2);
     const line =
-      /^\[docker\] error \(container\): the container exited 2 \(guest; its output: (\S+)\)$/m.exec(
+      /^rdma-interop docker run: error \(container\): the container exited 2 \(guest; its output: (\S+)\)$/m.exec(
         err,
       );
     expect(line, err).not.toBeNull();

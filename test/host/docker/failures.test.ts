@@ -97,10 +97,10 @@ describe('docker: failures name their step and log', () => {
     expect(() => handoverFromEnvironment({ RDMA_INTEROP_DOCKER_HANDOVER: 'ftp' })).toThrow(
       /RDMA_INTEROP_DOCKER_HANDOVER is 'ftp': it must be one of disk, load/,
     );
-    const r = cli(['docker', 'run', '--where', 'guest'], { RDMA_INTEROP_DOCKER_HANDOVER: 'ftp' });
+    const r = cli(['docker', 'run', '--runtime', 'guest'], { RDMA_INTEROP_DOCKER_HANDOVER: 'ftp' });
     expect(r.status, r.stderr).toBe(125);
     expect(r.stderr).toMatch(
-      /^\[docker\] error \(handover\): RDMA_INTEROP_DOCKER_HANDOVER is 'ftp'/m,
+      /^rdma-interop docker run: error \(handover\): RDMA_INTEROP_DOCKER_HANDOVER is 'ftp'/m,
     );
     expect(r.stderr).not.toMatch(STACK_FRAME);
   });
@@ -120,7 +120,9 @@ describe('docker: failures name their step and log', () => {
     });
     expect(r.status, r.stderr).toBe(125);
     const log = join(cache, 'docker', 'dockerd.log');
-    expect(r.stderr).toMatch(/^\[docker\] error \(engine-start\): dockerd exited during start-up/m);
+    expect(r.stderr).toMatch(
+      /^rdma-interop docker build: error \(engine-start\): dockerd exited during start-up/m,
+    );
     expect(r.stderr).toContain('failed to start daemon: fake engine without a usable kernel');
     expect(r.stderr).toContain(`(log: ${log})`);
     expect(readFileSync(log, 'utf8')).toContain('fake engine');
@@ -132,13 +134,13 @@ describe('docker: failures name their step and log', () => {
     const missing = join(scratch, 'no-such-dir', 'dockerd');
     for (const args of [
       ['docker', 'build', '--cache-dir', cache],
-      ['docker', 'run', '--where', 'guest', '--cache-dir', cache, '--', '--scenario', 'rxe-*'],
+      ['docker', 'run', '--runtime', 'guest', '--cache-dir', cache, '--', '--scenario', 'rxe-*'],
     ]) {
       const r = cli(args, { RDMA_INTEROP_DOCKERD: missing });
       expect(r.status, r.stderr).toBe(125);
       // One line, at the start of a line, naming the step and what to do.
       expect(r.stderr.split('\n')).toContain(
-        `[docker] error (engine-missing): RDMA_INTEROP_DOCKERD is '${missing}', which is no executable file: point it at a dockerd, or unset it to use the one bash scripts/setup/docker.sh installs`,
+        `rdma-interop docker ${args[1]}: error (engine-missing): RDMA_INTEROP_DOCKERD is '${missing}', which is no executable file: point it at a dockerd, or unset it to use the one bash scripts/setup/docker.sh installs`,
       );
       expect(r.stderr).not.toMatch(STACK_FRAME);
       // Refused before anything started: no dockerd was spawned, so no progress line says
@@ -171,7 +173,7 @@ describe('docker: failures name their step and log', () => {
     ]);
     expect(r.status, r.stderr).toBe(125);
     const failed =
-      /^\[docker\] error \(build\): docker build failed at (Step \d+\/\d+ : FROM \$\{BASE_IMAGE\} AS build)/m.exec(
+      /^rdma-interop docker build: error \(build\): docker build failed at (Step \d+\/\d+ : FROM \$\{BASE_IMAGE\} AS build)/m.exec(
         r.stderr,
       );
     expect(failed, r.stderr).not.toBeNull();

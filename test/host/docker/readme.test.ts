@@ -72,7 +72,12 @@ describe('the commands for both kinds of host', () => {
       { encoding: 'utf8' },
     );
     expect(r.status, r.stderr).toBe(0);
-    for (const option of ['--where <where>', '--mode <mode>', '--handover <how>', '--base <image>'])
+    for (const option of [
+      '--runtime <where>',
+      '--mode <mode>',
+      '--handover <how>',
+      '--base <image>',
+    ])
       expect(r.stdout).toContain(option);
     const build = spawnSync(
       process.execPath,

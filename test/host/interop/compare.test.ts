@@ -193,7 +193,7 @@ describe('rdma-interop compare', () => {
     mkdirSync(join(root, 'empty'));
     const r = cli(join(root, 'empty'));
     expect(r.status).toBe(1);
-    expect(r.stderr).toMatch(/^rdma-interop: .*holds no results\.json.*\n$/);
+    expect(r.stderr).toMatch(/^rdma-interop compare: error: .*holds no results\.json.*\n$/);
     const none = cli();
     expect(none.status).toBe(2);
   });

@@ -24,6 +24,8 @@ describe('rdma-interop run --link (no boot)', () => {
     expect(naks).toEqual(['link-rxe-atomic-bad-rkey', 'link-rxe-write-bad-rkey']);
     const none = run(['--link', '--scenario', 'rxe-*']);
     expect(none.status).toBe(2);
-    expect(none.stderr).toBe("interop: no scenario matches 'rxe-*'\n");
+    expect(none.stderr).toBe(
+      "rdma-interop run: error: no scenario matches 'rxe-*' (see 'rdma-interop run --help')\n",
+    );
   });
 });

@@ -148,7 +148,7 @@ describe('rdma-interop setup', () => {
     }).catch((e: { code: number; stdout: string; stderr: string }) => e);
     expect(failure).toMatchObject({ code: 125, stdout: '' });
     const stderr = (failure as { stderr: string }).stderr;
-    expect(stderr).toContain('[setup] error (packages-missing)');
+    expect(stderr).toContain('rdma-interop setup: error (packages-missing)');
     expect(stderr).toContain('sudo apt-get install -y --no-install-recommends qemu-system-x86 ');
     expect(stderr).not.toMatch(/^\s+at /m);
   });

@@ -41,7 +41,7 @@ describe('vm --siw', () => {
     const r = cli('--kernel', '6.12', '--siw', 'rfc7306', '--', 'true');
     expect(r.status).toBe(125);
     expect(r.stderr).toMatch(
-      /\[vm\] error \(assets-missing\): no patched siw for kernel 6\.12\.[^ ]+ .*siw-patched\.sh/,
+      /^rdma-interop vm: error \(assets-missing\): no patched siw for kernel 6\.12\.[^ ]+ .*siw-patched\.sh/m,
     );
     expect(r.stderr).not.toMatch(/booting|at .*\.js:\d+/);
   });

@@ -1,0 +1,758 @@
+/**
+ * Every command x option pair of the command line, taken from the program's own
+ * definition (src/cli/program.ts), so an option added without an entry here fails: each
+ * either shows its effect in the output before any guest boots, or is refused as a usage
+ * error (exit 2, one line), or names the test that sees its effect (in a guest, or with a
+ * Docker engine) and is shown here to reach the runtime unrefused. Then the combinations
+ * that would leave an option doing nothing are refused, and every option whose value can
+ * be wrong is checked by commander's own validation. No guest boots: set-up stops at its
+ * first step (stand-in `dpkg-query` and `id`: packages missing, not root), and guest
+ * assets are empty or fake directories. The cases run a few at a time (it.concurrent).
+ */
+import { execFile } from 'node:child_process';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Command, Option } from 'commander';
+import picomatch from 'picomatch';
+import { afterAll, describe, expect, it } from 'vitest';
+import { commandName } from '../../../src/cli/errors.js';
+import { allCommands, buildProgram } from '../../../src/cli/program.js';
+import { SCENARIOS } from '../../../src/interop/scenarios.js';
+
+const CLI = join(process.cwd(), 'dist', 'cli', 'main.js');
+const SIW_PCAP = 'test/fixtures/siw-rping.pcap';
+const ROCE_PCAP = 'test/fixtures/link/link-rxe-read.pcap';
+
+const scratch = mkdtempSync(join(tmpdir(), 'rdma-interop-options-walk-'));
+afterAll(() => rmSync(scratch, { recursive: true, force: true }));
+
+/** Stand-ins that make set-up stop at its first step: no package installed, not root. */
+const shims = join(scratch, 'shims');
+mkdirSync(shims);
+writeFileSync(join(shims, 'dpkg-query'), '#!/bin/sh\nexit 1\n', { mode: 0o755 });
+writeFileSync(join(shims, 'id'), '#!/bin/sh\necho 1000\n', { mode: 0o755 });
+const NO_SETUP = { PATH: `${shims}:${process.env.PATH ?? ''}` };
+
+/** A fresh, empty directory under the scratch directory. */
+let dirs = 0;
+function emptyDir(name: string): string {
+  const dir = join(scratch, `${name}-${++dirs}`);
+  mkdirSync(dir);
+  return dir;
+}
+
+/** Guest assets that findGuestAssets accepts (`.complete`) but that never boot here. */
+function fakeAssets(): string {
+  const dir = emptyDir('fake-assets');
+  writeFileSync(join(dir, '.complete'), '6.1.999-1 fake\n');
+  return dir;
+}
+
+/** A file with an x86 boot header and a version string, as a bzImage has (never boots). */
+function fakeImage(release: string): string {
+  const file = join(emptyDir('image'), 'bzImage');
+  const image = Buffer.alloc(0x1000);
+  image.write('HdrS', 0x202, 'latin1');
+  image.writeUInt16LE(0x600 - 0x200, 0x20e);
+  image.write(`${release} (fake@example) #1 SMP`, 0x600, 'latin1');
+  writeFileSync(file, image);
+  return file;
+}
+
+/** A report directory with one results.json (test/fixtures/reports, as the docs use). */
+const REPORTS = ['guest-6.1', 'guest-7.3', 'lab-container'].map((d) =>
+  join('test', 'fixtures', 'reports', d),
+);
+
+interface Run {
+  readonly status: number | null;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+/** The built CLI as a child process (asynchronous: the cases run a few at a time). */
+function cli(args: readonly string[], env: NodeJS.ProcessEnv = {}): Promise<Run> {
+  return new Promise((done) => {
+    execFile(
+      process.execPath,
+      [CLI, ...args],
+      {
+        encoding: 'utf8',
+        // A case never touches a real cache: one that wants a cache names its own.
+        env: { ...process.env, RDMA_INTEROP_CACHE: join(scratch, 'no-cache'), ...env },
+        timeout: 60_000,
+      },
+      (error, stdout, stderr) =>
+        done({
+          status: error === null ? 0 : typeof error.code === 'number' ? error.code : null,
+          stdout,
+          stderr,
+        }),
+    );
+  });
+}
+
+const lines = (text: string) => text.replace(/\n$/, '').split('\n');
+/** decode's packet lines: its output without the closing `pcap: ...` counts. */
+const packetLines = (r: Run) => lines(r.stdout).filter((l) => !l.startsWith('pcap: '));
+const ids = (r: Run) => lines(r.stdout).map((l) => l.split('\t')[0]);
+
+/** A usage error: exit 2, nothing on stdout, one line in the one form. */
+function expectRefused(r: Run, command: string, message: RegExp): void {
+  expect(r.status, r.stderr).toBe(2);
+  expect(r.stdout).toBe('');
+  expect(lines(r.stderr)).toHaveLength(1);
+  expect(r.stderr).toMatch(new RegExp(`^${command}: error: `));
+  expect(r.stderr).toMatch(message);
+  expect(r.stderr).toMatch(new RegExp(`\\(see '${command} --help'\\)\\n$`));
+}
+
+/** The runtime was reached and stopped before a boot: exit 125, its error line. */
+function expectRuntimeStop(r: Run, command: string, message: RegExp): void {
+  expect(r.status, r.stderr).toBe(125);
+  expect(r.stderr).toMatch(new RegExp(`^${command}: error \\([a-z-]+\\): `, 'm'));
+  expect(r.stderr).toMatch(message);
+  expect(r.stderr).not.toMatch(/booting Debian kernel/);
+}
+
+/** What the walk checks for one command x option pair. */
+type Entry =
+  /** The effect, seen here without a guest. */
+  | { readonly effect: () => Promise<void> }
+  /** Refused whatever the value (a renamed option). */
+  | { readonly refused: () => Promise<void> }
+  /**
+   * The effect shows only in a guest or with a Docker engine: `coveredBy` names the test
+   * that sees it; `accepted` shows here that the option reaches the runtime unrefused.
+   */
+  | { readonly coveredBy: string; readonly accepted: () => Promise<void> };
+
+/** A value each validated option refuses; `free` says why an option takes any value. */
+type ValueCheck = { readonly bad: string } | { readonly free: string };
+
+const scenarioIds = (r: Run) => ids(r).filter((id) => id !== undefined);
+
+const ENTRIES: Readonly<Record<string, Entry>> = {
+  'rdma-interop --version': {
+    effect: async () => {
+      const { version } = JSON.parse(readFileSync('package.json', 'utf8')) as { version: string };
+      expect((await cli(['--version'])).stdout).toBe(`${version}\n`);
+    },
+  },
+  'rdma-interop devices --json': {
+    effect: async () => {
+      // This host has no RDMA devices (they live in the guest): JSON still, an empty list.
+      const r = await cli(['devices', '--json']);
+      expect(JSON.parse(r.stdout)).toEqual([]);
+      expect((await cli(['devices'])).stdout).toBe('');
+    },
+  },
+  'rdma-interop run --runtime': {
+    effect: async () => {
+      // host: this host's devices (none here), never a guest.
+      const r = await cli(['run', '--runtime', 'host', '--scenario', 'rxe-*']);
+      expect(r.status).toBe(2);
+      expect(r.stderr).toMatch(/^interop: no device rxe0 here; its scenarios are left out$/m);
+      expect(r.stderr).not.toMatch(/\[vm\]/);
+      // guest: the guest runtime (here stopped at set-up, in an empty cache).
+      const g = await cli(
+        ['run', '--runtime', 'guest', '--scenario', 'rxe-*', '--cache-dir', emptyDir('c')],
+        NO_SETUP,
+      );
+      expectRuntimeStop(g, 'rdma-interop run', /^\[vm\] no guest assets for kernel line 6\.1/m);
+    },
+  },
+  'rdma-interop run --device': {
+    effect: async () => {
+      const rows = lines((await cli(['run', '--list', '--device', 'siw0'])).stdout);
+      expect(rows.length).toBeGreaterThan(0);
+      for (const row of rows) expect(row.split('\t')[1]).toBe('siw0');
+    },
+  },
+  'rdma-interop run --scenario': {
+    effect: async () => {
+      const listed = scenarioIds(await cli(['run', '--list', '--scenario', 'rxe-*atomic*']));
+      const isMatch = picomatch('rxe-*atomic*');
+      const wanted = SCENARIOS.map((s) => s.id).filter((id) => isMatch(id));
+      expect(listed).toEqual(wanted);
+      expect(listed.length).toBeGreaterThan(1);
+    },
+  },
+  'rdma-interop run --report': {
+    coveredBy:
+      'test/host/interop/kernel-matrix.test.ts (guests), test/kernel/siw-rfc7306/suite.test.ts',
+    accepted: async () =>
+      expectRuntimeStop(
+        await cli(['run', '--report', join(scratch, 'r'), '--kernel', emptyDir('k')]),
+        'rdma-interop run',
+        /no guest kernel at/,
+      ),
+  },
+  'rdma-interop run --strict': {
+    coveredBy: 'test/host/interop/kernel-matrix.test.ts (guests: run --kernels all --strict)',
+    accepted: async () =>
+      expectRuntimeStop(
+        await cli(['run', '--strict', '--kernel', emptyDir('k')]),
+        'rdma-interop run',
+        /no guest kernel at/,
+      ),
+  },
+  'rdma-interop run --json': {
+    effect: async () => {
+      const json = JSON.parse(
+        (await cli(['run', '--list', '--json', '--device', 'rxe0'])).stdout,
+      ) as {
+        id: string;
+        device: string;
+      }[];
+      expect(json.map((s) => s.id)).toEqual(
+        scenarioIds(await cli(['run', '--list', '--device', 'rxe0'])),
+      );
+      expect(new Set(json.map((s) => s.device))).toEqual(new Set(['rxe0']));
+    },
+  },
+  'rdma-interop run --list': {
+    effect: async () => {
+      const r = await cli(['run', '--list']);
+      expect(r.status).toBe(0);
+      expect(scenarioIds(r)).toEqual(expect.arrayContaining(SCENARIOS.map((s) => s.id)));
+    },
+  },
+  'rdma-interop run --link': {
+    effect: async () => {
+      const listed = scenarioIds(await cli(['run', '--link', '--list']));
+      expect(listed.length).toBeGreaterThan(0);
+      for (const id of listed) expect(id).toMatch(/^link-/);
+    },
+  },
+  'rdma-interop run --siw': {
+    effect: async () => {
+      const stock = scenarioIds(await cli(['run', '--list', '--device', 'siw0']));
+      const patched = scenarioIds(await cli(['run', '--list', '--siw', 'rfc7306']));
+      expect(patched.length).toBeGreaterThan(0);
+      expect(patched.length).toBeLessThan(stock.length);
+      for (const id of patched) expect(stock).toContain(id);
+    },
+  },
+  'rdma-interop run --timeout': {
+    coveredBy: 'test/host/runtime/lifecycle.test.ts (the same runtime limit, through vm --timeout)',
+    accepted: async () =>
+      expectRuntimeStop(
+        await cli(['run', '--timeout', '0.5', '--kernel', emptyDir('k')]),
+        'rdma-interop run',
+        /no guest kernel at/,
+      ),
+  },
+  'rdma-interop run --kernel': {
+    effect: async () => {
+      const dir = emptyDir('k');
+      expectRuntimeStop(
+        await cli(['run', '--kernel', dir]),
+        'rdma-interop run',
+        new RegExp(`no guest kernel at ${dir}`),
+      );
+      // With --link, both guests boot that kernel: the same assets are looked for.
+      expectRuntimeStop(
+        await cli(['run', '--link', '--kernel', dir]),
+        'rdma-interop run',
+        new RegExp(`no guest kernel at ${dir}`),
+      );
+      // ... and a line's guests get its own rdma-core (6.12: 56.1 built from source), as
+      // vm and the one-guest run do: a cache with the line's kernel but not that build.
+      const cache = emptyDir('c');
+      mkdirSync(join(cache, 'guest', 'line-6.12'), { recursive: true });
+      writeFileSync(join(cache, 'guest', 'line-6.12', '.complete'), '6.12.999-1 fake\n');
+      expectRuntimeStop(
+        await cli(['run', '--link', '--kernel', '6.12', '--cache-dir', cache]),
+        'rdma-interop run',
+        /rdma-core 56\.1 is not built/,
+      );
+    },
+  },
+  'rdma-interop run --kernels': {
+    effect: async () => {
+      const cache = emptyDir('c');
+      const r = await cli(['run', '--kernels', '6.1,6.12', '--cache-dir', cache], NO_SETUP);
+      expect(r.stdout).toMatch(/^interop: kernel 6\.1: exit status 125$/m);
+      expect(r.stdout).toMatch(/^interop: kernel 6\.12: exit status 125$/m);
+      expect(r.stderr).toMatch(/no guest assets for kernel line 6\.12 in /);
+      expect(r.status).toBe(125);
+    },
+  },
+  'rdma-interop run --cache-dir': {
+    effect: async () => {
+      const cache = emptyDir('c');
+      const r = await cli(['run', '--runtime', 'guest', '--cache-dir', cache], NO_SETUP);
+      expectRuntimeStop(
+        r,
+        'rdma-interop run',
+        new RegExp(`no guest assets for kernel line 6\\.1 in ${cache} yet`),
+      );
+    },
+  },
+  'rdma-interop decode --profile': {
+    effect: async () => {
+      expect((await cli(['decode', SIW_PCAP])).stdout).not.toMatch(/wrong-profile/);
+      expect((await cli(['decode', '--profile', 'v2-draft', SIW_PCAP])).stdout).toMatch(
+        /wrong-profile: RDMAP version 1 is valid in profile 'rfc7306', not 'v2-draft'/,
+      );
+    },
+  },
+  'rdma-interop decode --json': {
+    effect: async () => {
+      const doc = JSON.parse((await cli(['decode', '--json', SIW_PCAP])).stdout) as {
+        items: unknown[];
+      };
+      expect(doc.items.length).toBeGreaterThan(0);
+    },
+  },
+  'rdma-interop decode --summary': {
+    effect: async () => {
+      const r = await cli(['decode', '--summary', SIW_PCAP]);
+      expect(packetLines(r).length).toBeGreaterThan(0);
+      for (const line of packetLines(r)) expect(line).toMatch(/^\d+ \d{4}-\d\d-\d\dT/);
+    },
+  },
+  'rdma-interop decode --fields': {
+    effect: async () => {
+      const r = await cli(['decode', '--fields', 'frame,opcode', SIW_PCAP]);
+      expect(lines(r.stdout)[0]).toBe('4\tmpa-request');
+      for (const line of packetLines(r)) expect(line.split('\t')).toHaveLength(2);
+    },
+  },
+  'rdma-interop decode --filter': {
+    effect: async () => {
+      const all = packetLines(await cli(['decode', '--summary', SIW_PCAP]));
+      const sends = packetLines(await cli(['decode', '--filter', 'opcode=send', SIW_PCAP]));
+      expect(sends.length).toBeGreaterThan(0);
+      expect(sends.length).toBeLessThan(all.length);
+      for (const line of sends) expect(line).toMatch(/ iWARP send /);
+    },
+  },
+  'rdma-interop decode --jsonl': {
+    effect: async () => {
+      const out = lines((await cli(['decode', '--jsonl', SIW_PCAP])).stdout);
+      expect(out.length).toBeGreaterThan(1);
+      for (const line of out) expect(() => JSON.parse(line)).not.toThrow();
+    },
+  },
+  'rdma-interop decode --roce-port': {
+    effect: async () => {
+      expect((await cli(['decode', ROCE_PCAP])).stdout).toMatch(/2 RoCEv2 packets/);
+      expect((await cli(['decode', '--roce-port', '1', ROCE_PCAP])).stdout).toMatch(
+        /0 RoCEv2 packets.* 2 other frames/,
+      );
+    },
+  },
+  'rdma-interop bench --report': {
+    effect: async () => {
+      // verbs goes to the guest here (no devices), which stops at set-up: no figures,
+      // and the file says so.
+      const file = join(scratch, 'figures.json');
+      await cli(['bench', 'verbs', '--report', file, '--cache-dir', emptyDir('c')], NO_SETUP);
+      expect(JSON.parse(readFileSync(file, 'utf8'))).toEqual({ figures: [] });
+    },
+  },
+  'rdma-interop bench --json': {
+    refused: async () =>
+      expectRefused(
+        await cli(['bench', '--json', 'x.json']),
+        'rdma-interop bench',
+        /Renamed: '--json <file>' is now '--report <file>'/,
+      ),
+  },
+  'rdma-interop bench --no-summary': {
+    // Hidden: the host's `bench` passes it to its guest run of `bench verbs`.
+    coveredBy: 'npm run bench (bench verbs in the guest: the host prints the one summary)',
+    accepted: async () =>
+      expectRuntimeStop(
+        await cli(['bench', 'verbs', '--no-summary', '--cache-dir', emptyDir('c')], NO_SETUP),
+        'rdma-interop bench',
+        /packages-missing/,
+      ),
+  },
+  'rdma-interop bench --cache-dir': {
+    effect: async () => {
+      const cache = emptyDir('c');
+      expectRuntimeStop(
+        await cli(['bench', 'verbs', '--cache-dir', cache], NO_SETUP),
+        'rdma-interop bench',
+        new RegExp(`no guest assets for kernel line 6\\.1 in ${cache} yet`),
+      );
+    },
+  },
+  'rdma-interop run --modules': {
+    effect: async () => {
+      // With a bzImage: its modules tree is read for the image's release (none here).
+      const mods = emptyDir('m');
+      expectRuntimeStop(
+        await cli(['run', '--kernel', fakeImage('6.1.999-walk'), '--modules', mods]),
+        'rdma-interop run',
+        new RegExp(`--modules ${mods} has no lib/modules/6\\.1\\.999-walk`),
+      );
+    },
+  },
+  'rdma-interop vm --modules': {
+    effect: async () => {
+      const mods = emptyDir('m');
+      expectRuntimeStop(
+        await cli(['vm', '--kernel', fakeImage('6.1.999-walk'), '--modules', mods, '--', 'true']),
+        'rdma-interop vm',
+        new RegExp(`--modules ${mods} has no lib/modules/6\\.1\\.999-walk`),
+      );
+      // A bzImage without its modules is refused before anything is made.
+      expectRuntimeStop(
+        await cli(['vm', '--kernel', fakeImage('6.1.999-walk'), '--', 'true']),
+        'rdma-interop vm',
+        /is a kernel image: name its modules with --modules/,
+      );
+    },
+  },
+  'rdma-interop vm --siw': {
+    effect: async () => {
+      // rfc7306: the patched module and libsiw are looked for beside the kernel's assets.
+      expectRuntimeStop(
+        await cli(['vm', '--kernel', fakeAssets(), '--siw', 'rfc7306', '--', 'true']),
+        'rdma-interop vm',
+        /no patched siw for kernel .*siw-rfc7306\.ko.* missing/,
+      );
+    },
+  },
+  'rdma-interop compare --out': {
+    effect: async () => {
+      const out = join(emptyDir('compare'), 'out');
+      const r = await cli(['compare', '--out', out, ...REPORTS]);
+      expect(r.status, r.stderr).toBe(0);
+      expect(readFileSync(join(out, 'comparison.md'), 'utf8')).toBe(r.stdout);
+      expect(existsSync(join(out, 'comparison.json'))).toBe(true);
+    },
+  },
+  'rdma-interop compare --json': {
+    effect: async () => {
+      const r = await cli(['compare', '--json', ...REPORTS]);
+      const doc = JSON.parse(r.stdout) as { runs: { label: string }[] };
+      expect(doc.runs.map((x) => x.label)).toEqual(['guest-6.1', 'guest-7.3', 'lab-container']);
+      expect((await cli(['compare', ...REPORTS])).stdout).toMatch(/^# Interop results compared/);
+    },
+  },
+  'rdma-interop vm --kernel': {
+    effect: async () => {
+      const r = await cli(
+        ['vm', '--kernel', '6.12', '--cache-dir', emptyDir('c'), '--', 'true'],
+        NO_SETUP,
+      );
+      expectRuntimeStop(r, 'rdma-interop vm', /no guest assets for kernel line 6\.12 in /);
+    },
+  },
+  'rdma-interop vm --rdma-core': {
+    effect: async () => {
+      const r = await cli(['vm', '--kernel', fakeAssets(), '--rdma-core', '9.9', '--', 'true']);
+      expectRuntimeStop(r, 'rdma-interop vm', /rdma-core 9\.9 is not built/);
+    },
+  },
+  'rdma-interop vm --timeout': {
+    coveredBy: 'test/host/runtime/lifecycle.test.ts (guests: vm --timeout)',
+    accepted: async () =>
+      expectRuntimeStop(
+        await cli(['vm', '--timeout', '0.5', '--kernel', emptyDir('k'), '--', 'true']),
+        'rdma-interop vm',
+        /no guest kernel at/,
+      ),
+  },
+  'rdma-interop vm --memory': {
+    coveredBy: 'no test sees it in a guest yet (QEMU -m; README shows vm --memory 1024, not run)',
+    accepted: async () =>
+      expectRuntimeStop(
+        await cli(['vm', '--memory', '1024', '--kernel', emptyDir('k'), '--', 'true']),
+        'rdma-interop vm',
+        /no guest kernel at/,
+      ),
+  },
+  'rdma-interop vm --cpus': {
+    coveredBy: 'no test sees it in a guest yet (QEMU -smp)',
+    accepted: async () =>
+      expectRuntimeStop(
+        await cli(['vm', '--cpus', '1', '--kernel', emptyDir('k'), '--', 'true']),
+        'rdma-interop vm',
+        /no guest kernel at/,
+      ),
+  },
+  'rdma-interop vm --accel': {
+    coveredBy: 'no test sees it in a guest yet (every guest run prints its [vm] accelerator line)',
+    accepted: async () =>
+      expectRuntimeStop(
+        await cli(['vm', '--accel', 'tcg', '--kernel', emptyDir('k'), '--', 'true']),
+        'rdma-interop vm',
+        /no guest kernel at/,
+      ),
+  },
+  'rdma-interop vm --share': {
+    coveredBy: 'scripts/test.sh (kernel tests write their results through vm --share)',
+    accepted: async () =>
+      expectRuntimeStop(
+        await cli([
+          'vm',
+          '--share',
+          join(scratch, 'share'),
+          '--kernel',
+          emptyDir('k'),
+          '--',
+          'true',
+        ]),
+        'rdma-interop vm',
+        /no guest kernel at/,
+      ),
+  },
+  'rdma-interop vm --cache-dir': {
+    effect: async () => {
+      const cache = emptyDir('c');
+      expectRuntimeStop(
+        await cli(['vm', '--cache-dir', cache, '--', 'true'], NO_SETUP),
+        'rdma-interop vm',
+        new RegExp(`no guest assets for kernel line 6\\.1 in ${cache} yet`),
+      );
+    },
+  },
+  'rdma-interop setup --kernel': {
+    effect: async () => {
+      const r = await cli(['setup', '--kernel', '7.3', '--cache-dir', emptyDir('c')], NO_SETUP);
+      expect(r.stderr).toMatch(/^\[setup\] cache directory: .*; kernel line 7\.3$/m);
+      expectRuntimeStop(r, 'rdma-interop setup', /packages-missing/);
+    },
+  },
+  'rdma-interop setup --cache-dir': {
+    effect: async () => {
+      const cache = emptyDir('c');
+      const r = await cli(['setup', '--cache-dir', cache], NO_SETUP);
+      expect(r.stderr).toMatch(
+        new RegExp(`^\\[setup\\] cache directory: ${cache}; kernel line 6\\.1$`, 'm'),
+      );
+    },
+  },
+  'rdma-interop docker build --base': {
+    coveredBy:
+      'test/host/docker/failures.test.ts (a base image that exists nowhere: the build fails naming it)',
+    accepted: async () => expectNoEngine(['docker', 'build', '--base', 'debian:bookworm']),
+  },
+  'rdma-interop docker build --cache-dir': {
+    coveredBy: 'test/host/docker/failures.test.ts (--cache-dir: nothing claimed in it)',
+    accepted: async () => expectNoEngine(['docker', 'build', '--cache-dir', emptyDir('c')]),
+  },
+  'rdma-interop docker run --runtime': {
+    coveredBy:
+      'test/host/docker/container.test.ts (docker run --runtime guest, a container in the guest)',
+    accepted: async () => expectNoEngine(['docker', 'run', '--runtime', 'guest']),
+  },
+  'rdma-interop docker run --where': {
+    refused: async () =>
+      expectRefused(
+        await cli(['docker', 'run', '--where', 'guest']),
+        'rdma-interop docker run',
+        /Renamed: '--where' is now '--runtime <where>'/,
+      ),
+  },
+  'rdma-interop docker run --mode': {
+    coveredBy:
+      'test/host/docker/container.test.ts (the device-nodes-only container, through the API)',
+    accepted: async () =>
+      expectNoEngine(['docker', 'run', '--runtime', 'guest', '--mode', 'devices']),
+  },
+  'rdma-interop docker run --handover': {
+    coveredBy:
+      'test/host/docker/container.test.ts (the disk hand-over, through the API); failures.test.ts (a wrong one)',
+    accepted: async () =>
+      expectNoEngine(['docker', 'run', '--runtime', 'guest', '--handover', 'load']),
+  },
+  'rdma-interop docker run --base': {
+    coveredBy:
+      'test/host/docker/failures.test.ts (as for docker build: docker run --base builds the image from it first)',
+    accepted: async () => expectNoEngine(['docker', 'run', '--runtime', 'guest', '--base', 'x:y']),
+  },
+  'rdma-interop docker run --timeout': {
+    coveredBy: 'test/host/docker/container.test.ts (the guest run, with the default limit)',
+    accepted: async () =>
+      expectNoEngine(['docker', 'run', '--runtime', 'guest', '--timeout', '0.5']),
+  },
+  'rdma-interop docker run --cache-dir': {
+    coveredBy: 'test/host/docker/failures.test.ts (--cache-dir: nothing claimed in it)',
+    accepted: async () =>
+      expectNoEngine(['docker', 'run', '--runtime', 'guest', '--cache-dir', emptyDir('c')]),
+  },
+};
+
+/** docker with no engine (RDMA_INTEROP_DOCKERD names no program): refused at its start. */
+async function expectNoEngine(args: readonly string[]): Promise<void> {
+  const r = await cli(args, { RDMA_INTEROP_DOCKERD: join(scratch, 'no-such-dockerd') });
+  const command = `rdma-interop docker ${args[1]}`;
+  expectRuntimeStop(r, command, /error \(engine-missing\)/);
+}
+
+/** Per validated option, a value it refuses; per free option, why any value goes. */
+const VALUES: Readonly<Record<string, ValueCheck>> = {
+  'rdma-interop run --runtime': { bad: 'moon' },
+  'rdma-interop run --device': { bad: 'mlx5_0' },
+  'rdma-interop run --scenario': { free: 'a glob; one that matches nothing is refused (exit 2)' },
+  'rdma-interop run --report': { free: 'a directory, created' },
+  'rdma-interop run --siw': { bad: 'patched' },
+  'rdma-interop run --timeout': { bad: '0' },
+  'rdma-interop run --kernel': { bad: '9.9' },
+  'rdma-interop run --kernels': { bad: '6.1,9.9' },
+  'rdma-interop run --cache-dir': { free: 'a directory, created' },
+  'rdma-interop decode --profile': { free: 'decode.ts checks it (the tshark helper moves it)' },
+  'rdma-interop decode --fields': { free: 'decode.ts checks the column names' },
+  'rdma-interop decode --filter': { free: 'decode.ts parses the conditions' },
+  'rdma-interop decode --roce-port': { free: 'decode.ts checks it (the tshark helper moves it)' },
+  'rdma-interop bench --report': { free: 'a file, written' },
+  'rdma-interop bench --json': { free: 'renamed: refused whatever the value' },
+  'rdma-interop bench --cache-dir': { free: 'a directory, created' },
+  'rdma-interop vm --kernel': { bad: '6.2' },
+  'rdma-interop vm --modules': { free: 'a directory: the runtime names what it lacks' },
+  'rdma-interop vm --siw': { bad: 'patched' },
+  'rdma-interop run --modules': { free: 'a directory: the runtime names what it lacks' },
+  'rdma-interop compare --out': { free: 'a directory, created' },
+  'rdma-interop vm --rdma-core': { bad: 'newest' },
+  'rdma-interop vm --timeout': { bad: '-1' },
+  'rdma-interop vm --memory': { bad: '1.5' },
+  'rdma-interop vm --cpus': { bad: 'two' },
+  'rdma-interop vm --accel': { bad: 'hvf' },
+  'rdma-interop vm --share': { free: 'a directory, created' },
+  'rdma-interop vm --cache-dir': { free: 'a directory, created' },
+  'rdma-interop setup --kernel': { bad: 'current' },
+  'rdma-interop setup --cache-dir': { free: 'a directory, created' },
+  'rdma-interop docker build --base': { free: 'an image name' },
+  'rdma-interop docker build --cache-dir': { free: 'a directory, created' },
+  'rdma-interop docker run --runtime': { bad: 'moon' },
+  'rdma-interop docker run --where': { free: 'renamed: refused whatever the value' },
+  'rdma-interop docker run --mode': { bad: 'root' },
+  'rdma-interop docker run --handover': { bad: 'ftp' },
+  'rdma-interop docker run --base': { free: 'an image name' },
+  'rdma-interop docker run --timeout': { bad: 'soon' },
+  'rdma-interop docker run --cache-dir': { free: 'a directory, created' },
+};
+
+/** Combinations in which an option would do nothing: each refused, before any work. */
+const REFUSED: readonly (readonly [readonly string[], RegExp])[] = [
+  [['run', '--modules', '/tmp'], /--modules goes with --kernel/],
+  [['run', '--link', '--kernel', '6.1', '--modules', '/tmp'], /--modules goes with --kernel/],
+  [['run', '--list', '--modules', '/tmp'], /'--list' cannot be used with option '--modules/],
+  [
+    ['run', '--link', '--kernels', '6.1'],
+    /'--kernels <lines>' cannot be used with option '--link'/,
+  ],
+  [['run', '--link', '--siw', 'rfc7306'], /--link runs on the stock siw only/],
+  [['run', '--link', '--siw', 'both'], /--link runs on the stock siw only/],
+  [['run', '--link', '--runtime', 'host'], /--link boots two guests/],
+  [['run', '--kernels', '6.1', '--kernel', '6.12'], /cannot be used with option '--kernel/],
+  [['run', '--kernels', '6.1', '--json'], /cannot be used with option '--json'/],
+  [['run', '--kernels', 'all', '--runtime', 'host'], /--kernels boots a guest per kernel/],
+  [['run', '--kernel', '6.12', '--runtime', 'host'], /--kernel picks the guest's kernel/],
+  [['run', '--runtime', 'host', '--timeout', '60'], /--timeout limits the guest/],
+  [['run', '--runtime', 'host', '--cache-dir', '/tmp'], /--cache-dir holds the guest kernels/],
+  [['run', '--json', '--siw', 'both'], /--json prints one document/],
+  [['run', '--scenario', 'no-such-*'], /no scenario matches 'no-such-\*'/],
+  ...[
+    '--runtime guest',
+    '--report r',
+    '--strict',
+    '--timeout 5',
+    '--kernel 6.1',
+    '--kernels all',
+    '--cache-dir c',
+  ].map(
+    (option) =>
+      [
+        ['run', '--list', ...option.split(' ')],
+        new RegExp(`'--list' cannot be used with option '${option.split(' ')[0]}`),
+      ] as const,
+  ),
+  [['docker', 'run', '--runtime', 'host', '--timeout', '5'], /--timeout is for the guest/],
+  [['docker', 'run', '--runtime', 'host', '--handover', 'load'], /--handover is for the guest/],
+  [
+    ['bench', 'codec', '--cache-dir', '/tmp'],
+    /--cache-dir holds the guest that bench verbs runs in/,
+  ],
+  // The suite's own arguments, refused before an image is built or a guest boots.
+  [
+    ['docker', 'run', '--', '--bogus'],
+    /as 'rdma-interop run --runtime host --bogus': unknown option '--bogus'/,
+  ],
+  [['docker', 'run', '--', '--kernel', '7.3'], /--kernel picks the guest's kernel/],
+  [['docker', 'run', '--', '--list'], /'--list' cannot be used with option '--runtime/],
+  [['docker', 'run', '--', '--device', 'mlx5_0'], /unknown device mlx5_0/],
+  [['docker', 'run', '--', '--help'], /the suite's options are in 'rdma-interop run --help'/],
+];
+
+/** Every command x option pair of the program, as `rdma-interop <command> --option`. */
+function optionPairs(): { key: string; command: Command; option: Option }[] {
+  return allCommands(buildProgram()).flatMap((command) =>
+    command.options.map((option) => ({
+      key: `${commandName(command)} ${option.long ?? option.flags}`,
+      command,
+      option,
+    })),
+  );
+}
+
+describe('every command x option pair of the command line', () => {
+  it('this host has no RDMA devices (the walk relies on it: they live in the guest)', () => {
+    expect(existsSync('/sys/class/infiniband') ? readdirSync('/sys/class/infiniband') : []).toEqual(
+      [],
+    );
+  });
+
+  it('has an entry here, and every entry names a pair that exists', () => {
+    const keys = optionPairs().map((p) => p.key);
+    expect(keys.length).toBeGreaterThan(40);
+    expect(Object.keys(ENTRIES).sort()).toEqual([...keys].sort());
+  });
+
+  it.concurrent.each(Object.entries(ENTRIES))('%s', async (_key, entry) => {
+    if ('effect' in entry) await entry.effect();
+    else if ('refused' in entry) await entry.refused();
+    else {
+      expect(entry.coveredBy).not.toBe('');
+      await entry.accepted();
+    }
+  });
+});
+
+describe('option values: checked by commander before any work', () => {
+  const valued = optionPairs().filter((p) => p.option.required || p.option.optional);
+
+  it('every option that takes a value has a bad value here, or a reason it takes any', () => {
+    expect(Object.keys(VALUES).sort()).toEqual(valued.map((p) => p.key).sort());
+  });
+
+  it.concurrent.each(valued.filter((p) => 'bad' in (VALUES[p.key] ?? {})))(
+    '$key',
+    async ({ key, command, option }) => {
+      const check = VALUES[key];
+      if (check === undefined || !('bad' in check)) throw new Error(`no bad value for ${key}`);
+      // commander's own validation: choices, or a parser that throws InvalidArgumentError.
+      expect(option.argChoices !== undefined || option.parseArg !== undefined).toBe(true);
+      const path = commandName(command).split(' ').slice(1);
+      const r = await cli([...path, option.long ?? '', check.bad]);
+      expectRefused(
+        r,
+        commandName(command),
+        new RegExp(`option '${option.flags}' argument '${check.bad}' is invalid`),
+      );
+    },
+  );
+});
+
+describe('combinations in which an option would do nothing are refused', () => {
+  it.concurrent.each(REFUSED)('%j', async (args, message) => {
+    const command = `rdma-interop ${args[0] === 'docker' ? 'docker run' : args[0]}`;
+    expectRefused(await cli(args, NO_SETUP), command, message);
+  });
+});
