@@ -27,6 +27,7 @@ import {
   summaryLine,
 } from '../../interop/report.js';
 import { writeReport } from '../../interop/report-files.js';
+import { writeComparisonHtml } from '../../interop/report-html/index.js';
 import { passed, runScenarios } from '../../interop/runner.js';
 import { DEVICES, type DeviceName, type Scenario } from '../../interop/scenario.js';
 import { SCENARIOS } from '../../interop/scenarios.js';
@@ -258,6 +259,7 @@ async function runOnKernels(options: RunOptions, lines: readonly string[]): Prom
     mkdirSync(dir, { recursive: true });
     writeFileSync(join(dir, 'comparison.json'), `${JSON.stringify(comparison, null, 2)}\n`);
     writeFileSync(join(dir, 'comparison.md'), `${renderComparisonMarkdown(comparison)}\n`);
+    writeComparisonHtml(dir, lines, comparison);
     process.stdout.write(
       `interop: ${comparison.changedCount} observed values differ between kernels ${runs.map((r) => r.line).join(', ')} (${join(dir, 'comparison.md')})\n`,
     );
@@ -292,7 +294,10 @@ export function registerRun(program: Command): void {
       ).argParser(parseDevices),
     )
     .option('--scenario <glob>', "only scenarios whose id matches the glob (e.g. 'rxe-*atomic*')")
-    .option('--report <dir>', 'write results.json, junit.xml, report.md and the pcaps into <dir>')
+    .option(
+      '--report <dir>',
+      'write results.json, junit.xml, report.md, report.html and the pcaps into <dir>',
+    )
     .option('--strict', 'fail on differences the records do not cover (devices without records)')
     .option('--list', 'list the scenarios the filters select and exit')
     .option(
