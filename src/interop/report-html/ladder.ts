@@ -204,7 +204,11 @@ function drawPacket(
       const d = diffOf.get(part.name);
       return html`<tspan class="${cls(d)}">${i > 0 ? ' ' : ''}${part.text}!${d === undefined ? '' : html`<title>${diffs.reason(d)}</title>`}</tspan>`;
     });
-  const full = [p.kind, p.sequence ?? '', ...p.parts.map((x) => x.text)].join(' ');
+  const full = [
+    p.kind,
+    ...(p.sequence === undefined ? [] : [p.sequence]),
+    ...p.parts.map((x) => x.text),
+  ].join(' ');
   return {
     svg: html`<g class="pk ${cls(packetDiff)}"><title>${full}${packetDiff === undefined ? '' : `\n${diffs.reason(packetDiff)}`}</title>
 <text class="op ${cls(headDiff)}" x="${mid}" y="${y + 13}" text-anchor="middle">${p.kind}!${p.sequence === undefined ? '' : html` <tspan class="seq">${p.sequence}</tspan>`}</text>
