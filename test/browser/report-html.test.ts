@@ -100,7 +100,7 @@ describe('report.html in headless Chromium', () => {
     const box = await svg.boundingBox();
     expect(box?.width).toBeGreaterThan(1000);
     expect((box?.x ?? 0) + (box?.width ?? 0)).toBeLessThanOrEqual(1280);
-    expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(
+    expect(await page.evaluate<number>('document.documentElement.scrollWidth')).toBeLessThanOrEqual(
       1280,
     );
     // A captured scenario draws its packets, on the wire side too, each timed.

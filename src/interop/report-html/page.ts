@@ -58,12 +58,16 @@ function reasonHtml(d: DifferenceEntry, findings: ReadonlyMap<string, FindingEnt
   }`;
 }
 
+/** Tooltips carry the reason's start; its whole text and spec are under the ladder once. */
+const TOOLTIP_CHARS = 160;
+
 function reasonText(d: DifferenceEntry, findings: ReadonlyMap<string, FindingEntry>): string {
   if (d.explainedBy === null) return 'unrecorded difference';
   if (d.explainedBy === 'consequence-of-refused-post')
     return 'nothing happened after the refused post';
   const f = findings.get(d.explainedBy);
-  return `${d.explainedBy}${f === undefined ? '' : `: ${f.why}`}${f?.spec ? ` (spec: ${f.spec})` : ''}`;
+  const text = `${d.explainedBy}${f === undefined ? '' : `: ${f.why}`}`;
+  return text.length <= TOOLTIP_CHARS ? text : `${text.slice(0, TOOLTIP_CHARS - 1)}…`;
 }
 
 function lookupOf(s: ScenarioEntry, findings: ReadonlyMap<string, FindingEntry>): DifferenceLookup {
