@@ -144,8 +144,9 @@ export function ladderRows(
   }));
 }
 
+/** The field a token came from: `wire` (iWARP), `wire.req1.reth` for `reth.va` (RoCEv2). */
 function partField(p: WirePacket, part: PacketPart): string {
-  return p.field === 'wire' ? 'wire' : `${p.field}${part.name}`;
+  return p.field === 'wire' ? 'wire' : `${p.field}${part.name.split('.')[0]}`;
 }
 
 /** Time since the scenario's first captured packet. */
@@ -178,18 +179,21 @@ function drawPacket(
     };
   }
   const whole = diffs.of(p.field);
-  const differs = (part: PacketPart | 'head'): DifferenceEntry | undefined => {
+  const differs = (part: PacketPart | 'kind' | 'sequence'): DifferenceEntry | undefined => {
     if (other === undefined) return whole;
-    if (part === 'head')
-      return other.kind !== p.kind || other.sequence !== p.sequence || other.from !== p.from
-        ? (diffs.of(`${p.field}opcode`) ?? diffs.of(`${p.field}psn`) ?? whole)
+    if (part === 'kind')
+      return other.kind !== p.kind || other.from !== p.from
+        ? (diffs.of(`${p.field}opcode`) ?? whole)
         : undefined;
+    if (part === 'sequence')
+      return other.sequence !== p.sequence ? (diffs.of(`${p.field}psn`) ?? whole) : undefined;
     const same = other.parts.find((o) => o.name === part.name);
     return same?.text === part.text ? undefined : (diffs.of(partField(p, part)) ?? whole);
   };
-  const headDiff = differs('head');
+  const kindDiff = differs('kind');
+  const sequenceDiff = differs('sequence');
   const tokenDiffs = p.parts.map((part) => differs(part));
-  const packetDiff = headDiff ?? tokenDiffs.find((d) => d !== undefined);
+  const packetDiff = kindDiff ?? sequenceDiff ?? tokenDiffs.find((d) => d !== undefined);
   const cls = (d: DifferenceEntry | undefined) =>
     d === undefined ? '' : `d-${differenceClass(d)}`;
   const [fromX, toX] =
@@ -211,7 +215,7 @@ function drawPacket(
   ].join(' ');
   return {
     svg: html`<g class="pk ${cls(packetDiff)}"><title>${full}${packetDiff === undefined ? '' : `\n${diffs.reason(packetDiff)}`}</title>
-<text class="op ${cls(headDiff)}" x="${mid}" y="${y + 13}" text-anchor="middle">${p.kind}!${p.sequence === undefined ? '' : html` <tspan class="seq">${p.sequence}</tspan>`}</text>
+<text class="op" x="${mid}" y="${y + 13}" text-anchor="middle"><tspan class="${cls(kindDiff)}">${p.kind}</tspan>!${p.sequence === undefined ? '' : html` <tspan class="seq ${cls(sequenceDiff)}">${p.sequence}</tspan>`}</text>
 <line x1="${fromX}" y1="${ay}" x2="${toX}" y2="${ay + 6}"/><polygon points="${head}"/>
 !${lines.map((line, i) => html`<text class="tk" x="${mid}" y="${ay + 20 + i * LINE}" text-anchor="middle">!${tspans(line)}</text>`)}</g>`,
     height: 34 + lines.length * LINE + ROW_GAP,

@@ -52,6 +52,20 @@ function iwarpPackets(wire: string): WirePacket[] {
 
 const ROCE_KEY = /^wire\.(req|resp)(\d+)\.(\w+)$/;
 
+/**
+ * A header field whose value lists several (`reth` = `va=remote+8 rkey=remote len=8`): a
+ * token per item (`reth.va`), so each can wrap and be marked on its own.
+ */
+function headerParts(name: string, value: string): PacketPart[] {
+  const items = value.split(' ');
+  if (items.length === 1 || !items.every((i) => i.includes('=')))
+    return [{ name, text: `${name}=${value}` }];
+  return items.map((item, i) => ({
+    name: `${name}.${item.slice(0, item.indexOf('='))}`,
+    text: i === 0 ? `${name}:${item}` : item,
+  }));
+}
+
 /** The RoCEv2 `wire.reqN.*` / `wire.respN.*` fields, requests and responses. */
 function rocePackets(fields: Readonly<Record<string, string>>): WirePacket[] {
   const packets = new Map<string, { from: Lane; values: Map<string, string> }>();
@@ -73,7 +87,7 @@ function rocePackets(fields: Readonly<Record<string, string>>): WirePacket[] {
     sequence: p.values.has('psn') ? `psn=${p.values.get('psn')}` : undefined,
     parts: [...p.values]
       .filter(([name]) => name !== 'opcode' && name !== 'psn')
-      .map(([name, value]) => ({ name, text: `${name}=${value}` })),
+      .flatMap(([name, value]) => headerParts(name, value)),
     field: `wire.${key}.`,
   }));
 }

@@ -3,6 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { compareKernels, kernelResultsOf } from '../../../src/interop/kernel-matrix/comparison.js';
+import { expectedLinkOutcome } from '../../../src/interop/link/predict.js';
+import { linkScenarioById } from '../../../src/interop/link/scenarios.js';
 import {
   memoryBeforeById,
   ReportHtmlInputError,
@@ -76,6 +78,54 @@ describe('report.html from a results.json', () => {
     );
     expect(memoryBeforeById('siw-misaligned')?.['mem[12]']).toBe('0x0123456789abcdef');
     expect(memoryBeforeById('no-such-scenario')).toBeUndefined();
+  });
+
+  it('draws RoCEv2 packets from their fields and marks the one field that differs', () => {
+    const scenario = linkScenarioById('link-rxe-atomic-pair');
+    if (scenario === undefined) throw new Error('no link-rxe-atomic-pair');
+    const engine = expectedLinkOutcome(scenario).fields;
+    const device = { ...engine, 'wire.req2.psn': '0x000001' };
+    const roce: RunInput = {
+      ...run,
+      results: {
+        ...run.results,
+        scenarios: [
+          {
+            id: scenario.id,
+            name: scenario.name,
+            family: scenario.family,
+            title: scenario.title,
+            device: 'rxe0',
+            postApi: 'ibv_post_send',
+            verdict: 'divergence',
+            seconds: 1,
+            engine,
+            device_fields: device,
+            differences: [
+              { field: 'wire.req2.psn', engine: '0x12a5c4', device: '0x000001', explainedBy: null },
+            ],
+            stale: [],
+          },
+        ],
+      },
+    };
+    const ladder = templateOf(renderReportHtml([roce]), 'r-6_1-link-rxe-atomic-pair');
+    // FetchAdd, its ACK, CmpSwap, its ACK, each row engine then wire; only the CmpSwap's
+    // PSN is red, on both sides.
+    expect(ladder.match(/<g class="pk/g)?.length).toBe(8);
+    expect(
+      [...ladder.matchAll(/<tspan class="seq ([^"]*)">([^<]*)/g)].map((m) => `${m[2]} ${m[1]}`),
+    ).toEqual([
+      'psn&#61;0x12a5c3 ',
+      'psn&#61;0x12a5c3 ',
+      'psn&#61;0x12a5c3 ',
+      'psn&#61;0x12a5c3 ',
+      'psn&#61;0x12a5c4 d-unrecorded',
+      'psn&#61;0x000001 d-unrecorded',
+      'psn&#61;0x12a5c4 ',
+      'psn&#61;0x12a5c4 ',
+    ]);
+    expect(ladder).toContain('atomiceth:va&#61;remote+8');
   });
 
   it('escapes what it shows', () => {
