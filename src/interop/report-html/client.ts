@@ -71,7 +71,7 @@ svg.ladder tspan.d-known, svg.ladder text.d-known { fill: var(--known); font-wei
 svg.ladder tspan.d-unrecorded, svg.ladder text.d-unrecorded { fill: var(--bad); font-weight: 700; }
 svg.ladder tspan.d-consequence, svg.ladder text.d-consequence { fill: var(--muted); }
 .tables { display: flex; flex-wrap: wrap; gap: 0 16px; align-items: flex-start; }
-.legend span { margin-right: 12px; font-size: 12px; }
+details.changed { margin-top: 14px; } details.changed > summary { cursor: pointer; } details.changed > summary h2 { display: inline; }
 .hidden { display: none !important; }
 `;
 

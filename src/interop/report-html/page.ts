@@ -180,6 +180,11 @@ function matrixHtml(runs: readonly RunInput[]): string {
       cells.set(`${s.name}\u0000${key}`, { run, s });
     }
   const several = runs.length > 1;
+  // A device's kernel lines side by side: the comparison reads along a row.
+  const order = (c: (typeof columns)[number]) => runs.findIndex((r) => r.line === c.line);
+  const firstSeen = (c: (typeof columns)[number]) =>
+    columns.findIndex((x) => x.column === c.column);
+  columns.sort((a, b) => firstSeen(a) - firstSeen(b) || order(a) - order(b));
   const head = columns.map(
     (c) =>
       html`<th data-column data-device="${c.device}" data-kernel="${c.line}">${c.column}!${several ? html`<br>kernel ${c.line}` : ''}</th>`,
@@ -231,11 +236,11 @@ function resultsHtml(runs: readonly RunInput[]): string {
 function comparisonHtml(comparison: KernelComparison): string {
   const changed = comparison.fields.filter((f) => f.changed);
   const lines = comparison.kernels.map((k) => k.line);
-  return html`<h2>Values that changed between kernels (${changed.length})</h2>
+  return html`<details class="changed"><summary><h2>Values that changed between kernels (${changed.length})</h2></summary>
 <table class="fields"><tr><th>scenario</th><th>device</th><th>field</th>!${lines.map((l) => html`<th>${l}</th>`)}</tr>!${changed.map(
     (f) =>
       html`<tr><td>${f.scenario}</td><td>${f.device}</td><td>${f.field}</td>!${lines.map((l) => html`<td>${f.values[l] ?? '—'}</td>`)}</tr>`,
-  )}</table>`;
+  )}</table></details>`;
 }
 
 function environmentHtml(run: RunInput, several: boolean): string {
