@@ -61,6 +61,9 @@ svg.ladder .seq { font-weight: 400; fill: #37474f; }
 svg.ladder .tk { fill: #37474f; }
 svg.ladder .time { fill: #1565c0; font-size: 10.5px; }
 svg.ladder .absent { font-style: italic; fill: var(--muted); }
+svg.ladder .ghost line { stroke: #b0b7bf; stroke-width: 1.4; stroke-dasharray: 5 4; }
+svg.ladder .ghost.d-known line { stroke: var(--known); }
+svg.ladder .ghost.d-unrecorded line { stroke: var(--bad); }
 svg.ladder .wc rect { fill: #eef3f8; stroke: #90a4ae; }
 svg.ladder .pk.d-known line, svg.ladder .wc.d-known rect { stroke: var(--known); stroke-width: 2.4; }
 svg.ladder .pk.d-known polygon { fill: var(--known); }

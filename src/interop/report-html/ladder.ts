@@ -173,8 +173,11 @@ function drawPacket(
   if (p === undefined) {
     const d = other === undefined ? undefined : diffs.of(other.field);
     const cls = d === undefined ? 'none' : `d-${differenceClass(d)}`;
+    // Where the other side's packet would be: a dashed arrow in its direction.
+    const [fromX, toX] =
+      other?.from === 'responder' ? [x0 + LANE_R, x0 + LANE_L] : [x0 + LANE_L, x0 + LANE_R];
     return {
-      svg: html`<text class="absent ${cls}" x="${mid}" y="${y + 26}" text-anchor="middle">${deviceSide ? 'not on the wire' : 'not predicted'}<title>${d === undefined ? '' : diffs.reason(d)}</title></text>`,
+      svg: html`<g class="ghost ${cls}"><line x1="${fromX}" y1="${y + 20}" x2="${toX}" y2="${y + 26}"/><text class="absent ${cls}" x="${mid}" y="${y + 14}" text-anchor="middle">${deviceSide ? 'not on the wire' : 'not predicted'}<title>${d === undefined ? '' : diffs.reason(d)}</title></text></g>`,
       height: 40,
     };
   }
