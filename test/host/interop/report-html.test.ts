@@ -2,6 +2,10 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { LinkType } from '../../../src/codec/pcap/linktype.js';
+import { encodePcap } from '../../../src/codec/pcap/pcap.js';
+import { buildRoceFrame } from '../../../src/codec/roce/frame.js';
+import { BthOpcode } from '../../../src/codec/roce/opcodes.js';
 import { compareKernels, kernelResultsOf } from '../../../src/interop/kernel-matrix/comparison.js';
 import { expectedLinkOutcome } from '../../../src/interop/link/predict.js';
 import { linkScenarioById } from '../../../src/interop/link/scenarios.js';
@@ -126,6 +130,90 @@ describe('report.html from a results.json', () => {
       'psn&#61;0x12a5c4 ',
     ]);
     expect(ladder).toContain('atomiceth:va&#61;remote+8');
+  });
+
+  it('orders RoCEv2 packets by their capture time and times them', () => {
+    const scenario = linkScenarioById('link-rxe-atomic-pair');
+    if (scenario === undefined) throw new Error('no link-rxe-atomic-pair');
+    const engine = expectedLinkOutcome(scenario).fields;
+    // The wire as rxe sends it: both requests, then both acknowledgements (the fields
+    // number requests and responses apart, so only the capture gives this order).
+    const atomic = { virtualAddress: 0x1000n, rKey: 0x1234, swapOrAddData: 1n, compareData: 0n };
+    const ack = (msn: number) => ({
+      AETH: { syndrome: 0, msn },
+      AtomicAckETH: { originalRemoteData: 0x0123456789abcdefn },
+    });
+    const at = { sourceIp: '10.0.0.1', destinationIp: '10.0.0.2' };
+    const back = { sourceIp: '10.0.0.2', destinationIp: '10.0.0.1' };
+    const frames = [
+      buildRoceFrame(at, {
+        bth: { opcode: BthOpcode.RC_FETCH_ADD, destinationQp: 17, psn: 0x12a5c3 },
+        headers: { AtomicETH: atomic },
+      }),
+      buildRoceFrame(at, {
+        bth: { opcode: BthOpcode.RC_COMPARE_SWAP, destinationQp: 17, psn: 0x12a5c4 },
+        headers: { AtomicETH: atomic },
+      }),
+      buildRoceFrame(back, {
+        bth: { opcode: BthOpcode.RC_ATOMIC_ACKNOWLEDGE, destinationQp: 18, psn: 0x12a5c3 },
+        headers: ack(1),
+      }),
+      buildRoceFrame(back, {
+        bth: { opcode: BthOpcode.RC_ATOMIC_ACKNOWLEDGE, destinationQp: 18, psn: 0x12a5c4 },
+        headers: ack(2),
+      }),
+    ];
+    const start = 1_700_000_000_000_000_000n;
+    const pcap = encodePcap(
+      { linkType: LinkType.ETHERNET },
+      frames.map((data, i) => ({
+        timestampNs: start + BigInt([0, 12_500, 48_000, 1_250_000][i] ?? 0),
+        data,
+      })),
+    );
+    const roce: RunInput = {
+      ...run,
+      pcap: (path) => (path === 'pcap/link-rxe-atomic-pair.pcap' ? pcap : undefined),
+      results: {
+        ...run.results,
+        scenarios: [
+          {
+            id: scenario.id,
+            name: scenario.name,
+            family: scenario.family,
+            title: scenario.title,
+            device: 'rxe0',
+            postApi: 'ibv_post_send',
+            verdict: 'match',
+            seconds: 1,
+            engine,
+            device_fields: engine,
+            differences: [],
+            stale: [],
+            pcap: 'pcap/link-rxe-atomic-pair.pcap',
+          },
+        ],
+      },
+    };
+    const ladder = templateOf(renderReportHtml([roce]), 'r-6_1-link-rxe-atomic-pair');
+    const heads = [
+      ...ladder.matchAll(
+        /<text class="op"[^>]*><tspan class="">([A-Z_]+)<\/tspan> <tspan class="seq ">psn&#61;(0x[0-9a-f]+)/g,
+      ),
+    ];
+    // Each row: the engine's packet, then the captured one.
+    expect(heads.filter((_, i) => i % 2 === 1).map((m) => `${m[1]} ${m[2]}`)).toEqual([
+      'RC_FETCH_ADD 0x12a5c3',
+      'RC_COMPARE_SWAP 0x12a5c4',
+      'RC_ATOMIC_ACKNOWLEDGE 0x12a5c3',
+      'RC_ATOMIC_ACKNOWLEDGE 0x12a5c4',
+    ]);
+    expect([...ladder.matchAll(/class="time"[^>]*>([^<]*)/g)].map((m) => m[1])).toEqual([
+      '+0.0 µs',
+      '+12.5 µs',
+      '+48.0 µs',
+      '+1.250 ms',
+    ]);
   });
 
   it('escapes what it shows', () => {
