@@ -45,6 +45,15 @@ export interface FindingEntry {
   readonly spec: string | null;
 }
 
+/** A wire probe: what the engine and siw answered to our peer's message. */
+export interface ProbeEntry {
+  readonly id: string;
+  readonly verdict: string;
+  readonly engine: string;
+  readonly device: string;
+  readonly error?: string;
+}
+
 /** The part of results.json the page reads. */
 export interface ResultsEntry {
   readonly schema: string;
@@ -57,6 +66,7 @@ export interface ResultsEntry {
   readonly strict: boolean;
   readonly scenarios: readonly ScenarioEntry[];
   readonly findings: readonly FindingEntry[];
+  readonly probes?: readonly ProbeEntry[];
 }
 
 function isRecord(v: unknown): v is Record<string, unknown> {

@@ -243,6 +243,16 @@ function comparisonHtml(comparison: KernelComparison): string {
   )}</table></details>`;
 }
 
+function probesHtml(runs: readonly RunInput[]): string {
+  const rows = runs.flatMap((run) => (run.results.probes ?? []).map((p) => ({ run, p })));
+  if (rows.length === 0) return '';
+  return html`<h2>Wire probes</h2>
+<table class="fields"><tr><th>probe</th>!${runs.length > 1 ? '<th>kernel</th>' : ''}<th>verdict</th><th>engine</th><th>siw</th></tr>!${rows.map(
+    ({ run, p }) =>
+      html`<tr><td>${p.id}</td>!${runs.length > 1 ? html`<td>${run.line}</td>` : ''}<td><span class="v v-${p.verdict}">${VERDICT_TEXT[p.verdict] ?? p.verdict}</span></td><td>${p.error ?? (p.engine || '(nothing)')}</td><td>${p.error === undefined ? p.device || '(nothing)' : ''}</td></tr>`,
+  )}</table>`;
+}
+
 function environmentHtml(run: RunInput, several: boolean): string {
   const e = run.results.environment;
   const devices = e.devices.map((d) => `${String(d.name)} (${String(d.provider)})`).join(', ');
@@ -270,6 +280,7 @@ export function renderReportHtml(runs: readonly RunInput[], comparison?: KernelC
 !${comparison === undefined ? '' : comparisonHtml(comparison)}
 <h2>Results</h2>
 !${resultsHtml(runs)}
+!${probesHtml(runs)}
 <script>!${SCRIPT}</script>
 </body></html>
 `;

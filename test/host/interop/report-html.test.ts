@@ -216,6 +216,17 @@ describe('report.html from a results.json', () => {
     ]);
   });
 
+  it('lists the wire probes, what the engine and siw answered', () => {
+    const probes = [
+      { id: 'siw-probe-x', verdict: 'known', engine: 'terminate layer=0', device: '' },
+    ];
+    const html = renderReportHtml([{ ...run, results: { ...run.results, probes } }]);
+    expect(html).toContain(
+      '<tr><td>siw-probe-x</td><td><span class="v v-known">known</span></td><td>terminate layer&#61;0</td><td>(nothing)</td></tr>',
+    );
+    expect(page).not.toContain('<h2>Wire probes</h2>');
+  });
+
   it('escapes what it shows', () => {
     const evil: RunInput = {
       ...run,
