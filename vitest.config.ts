@@ -1,8 +1,9 @@
 import { defineConfig } from 'vitest/config';
 
-// Two projects: `host` runs anywhere (pure TypeScript, the codec, the engine, tshark
+// Three projects: `host` runs anywhere (pure TypeScript, the codec, the engine, tshark
 // cross-checks); `kernel` needs real rxe/siw devices and runs inside the QEMU guest
-// (or on a host that has them), driven by scripts/test.sh.
+// (or on a host that has them), driven by scripts/test.sh; `browser` opens report.html
+// in Chromium.
 export default defineConfig({
   test: {
     projects: [
@@ -21,6 +22,15 @@ export default defineConfig({
           fileParallelism: false,
           testTimeout: 120_000,
           hookTimeout: 120_000,
+        },
+      },
+      {
+        // report.html in headless Chromium (Debian's); scripts/test.sh runs it on the host
+        // after the kernel tests, on the suite report they left in the results directory.
+        test: {
+          name: 'browser',
+          include: ['test/browser/**/*.test.ts'],
+          testTimeout: 60_000,
         },
       },
     ],

@@ -59,13 +59,19 @@ else
     --outputFile.json="$results/kernel.json")
   if [ -n "$(ls /sys/class/infiniband 2>/dev/null)" ]; then
     echo "== kernel tests on this host's devices: $(cd /sys/class/infiniband && echo *)"
-    "${kernel_tests[@]}" || status=1
+    RDMA_INTEROP_SHARE="$results" "${kernel_tests[@]}" || status=1
   else
     echo "== kernel tests in the QEMU guest (this host has no RDMA devices)"
     # The guest's own limit (the vm default is 600 s): the kernel tests take about 11 min
     # under TCG at no load (the patched-siw suite pass alone about 3), more on a loaded host.
     node dist/cli/main.js vm --timeout 1800 --share "$results" -- "${kernel_tests[@]}" || status=1
   fi
+  # report.html of the suite run the kernel tests just made (they write it into the shared
+  # results directory), opened in headless Chromium on the host: about 10 s.
+  echo "== browser test of the suite's report.html"
+  reports+=("browser=$results/browser.json")
+  RDMA_INTEROP_BROWSER_REPORT="$results/interop-report" npx vitest run --project browser \
+    --reporter=default --reporter=json --outputFile.json="$results/browser.json" || status=1
 fi
 
 echo "== summary"

@@ -38,6 +38,8 @@ case "${1:-all}" in
       tcpdump tshark
       # script lint in the test command
       shellcheck
+      # the browser test of report.html (headless, driven by puppeteer-core)
+      chromium
     )
     ;;
   *) die "usage: apt.sh [all|runtime]" ;;

@@ -1,7 +1,8 @@
 /**
  * `run --report <dir>`: results.json (versioned schema), junit.xml (one test case per
- * scenario and device/API, the differences in the failure text), report.md and the pcap
- * of every captured scenario.
+ * scenario and device/API, the differences in the failure text), report.md, report.html
+ * (report-html/: the matrix and each result's ladder, one self-contained page) and the
+ * pcap of every captured scenario.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -10,6 +11,7 @@ import type { Builder } from 'junit-report-builder';
 import type { RunEnvironment } from './environment.js';
 import type { ProbeResult } from './peer/run-probes.js';
 import { columnOf, differenceLines, renderMarkdown } from './report.js';
+import { memoryBefore, renderReportHtml, resultsEntryOf } from './report-html/index.js';
 import { passed, type ScenarioResult } from './runner.js';
 
 // The package is CommonJS whose module.exports is the builder itself (its typings say
@@ -113,7 +115,7 @@ export function junitXml(results: readonly ScenarioResult[], strict: boolean): s
   return builder.build();
 }
 
-/** Writes the four kinds of report file into `dir`. */
+/** Writes the five kinds of report file into `dir`. */
 export function writeReport(
   dir: string,
   results: readonly ScenarioResult[],
@@ -122,12 +124,25 @@ export function writeReport(
   strict: boolean,
 ): void {
   mkdirSync(dir, { recursive: true });
-  writeFileSync(
-    join(dir, 'results.json'),
-    `${JSON.stringify(resultsDocument(results, probes, env, strict), null, 2)}\n`,
-  );
+  const document = resultsDocument(results, probes, env, strict);
+  writeFileSync(join(dir, 'results.json'), `${JSON.stringify(document, null, 2)}\n`);
   writeFileSync(join(dir, 'junit.xml'), junitXml(results, strict));
   writeFileSync(join(dir, 'report.md'), `${renderMarkdown(results, env, strict)}\n`);
+  const byId = new Map(results.map((r) => [r.scenario.id, r]));
+  writeFileSync(
+    join(dir, 'report.html'),
+    renderReportHtml([
+      {
+        line: env.kernel,
+        results: resultsEntryOf(document),
+        pcap: (path) => byId.get(path.replace(/^pcap\/|\.pcap$/g, ''))?.kernel?.pcap,
+        memoryBefore: (id) => {
+          const r = byId.get(id);
+          return r === undefined ? undefined : memoryBefore(r.scenario);
+        },
+      },
+    ]),
+  );
   const captured = results.filter((r) => r.kernel?.pcap !== undefined);
   if (captured.length > 0) mkdirSync(join(dir, 'pcap'), { recursive: true });
   for (const r of captured)

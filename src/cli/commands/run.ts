@@ -15,6 +15,7 @@ import {
   summaryLine,
 } from '../../interop/report.js';
 import { resultsDocument, writeReport } from '../../interop/report-files.js';
+import { writeComparisonHtml } from '../../interop/report-html/index.js';
 import { passed, runScenarios } from '../../interop/runner.js';
 import { DEVICES, type DeviceName, type Scenario } from '../../interop/scenario.js';
 import { SCENARIOS } from '../../interop/scenarios.js';
@@ -268,6 +269,11 @@ async function runOnKernels(options: RunOptions, lines: readonly string[]): Prom
       .flatMap((l) => readReports([join(dir, l, 'results.json')]).map((r) => ({ ...r, label: l })));
     const comparison = compareReports(runs);
     const written = writeComparison(dir, comparison);
+    writeComparisonHtml(
+      dir,
+      runs.map((r) => r.label),
+      comparison,
+    );
     process.stdout.write(
       `interop: ${comparison.changedCount} observed values differ between kernels ${runs.map((r) => r.label).join(', ')} (${written})\n`,
     );
@@ -346,7 +352,10 @@ export function registerRun(program: Command): void {
       ).argParser(parseDevices),
     )
     .option('--scenario <glob>', "only scenarios whose id matches the glob (e.g. 'rxe-*atomic*')")
-    .option('--report <dir>', 'write results.json, junit.xml, report.md and the pcaps into <dir>')
+    .option(
+      '--report <dir>',
+      'write results.json, junit.xml, report.md, report.html and the pcaps into <dir>',
+    )
     .option('--strict', 'fail on differences the records do not cover (devices without records)')
     .option(
       '--json',
