@@ -21,7 +21,13 @@ import { crc32c } from '../crc32c.js';
 import { DecodeError } from '../errors.js';
 import { RdmapView } from '../iwarp/lazy.js';
 import type { MpaNegotiated, MpaRequestReply } from '../iwarp/messages.js';
-import { crcFieldValue, decodeFpdu, mpaPadLength } from '../iwarp/mpa.js';
+import {
+  crcFieldValue,
+  decodeFpdu,
+  MPA_CRC_LENGTH,
+  MPA_ULPDU_LENGTH_LENGTH,
+  mpaPadLength,
+} from '../iwarp/mpa.js';
 import { decodeMpaFrame, MPA_KEY_LENGTH, mpaFrameKind } from '../iwarp/mpa-frames.js';
 import { negotiateMpa } from '../iwarp/stream.js';
 import { formatIpv6 } from '../net/address.js';
@@ -708,10 +714,14 @@ export class LazyCaptureDecoder {
   ): number {
     const crc = d.negotiated!.crc;
     let at = start;
-    while (end - at >= 2) {
+    while (end - at >= MPA_ULPDU_LENGTH_LENGTH) {
       const ulpduLength = (b[at]! << 8) | b[at + 1]!;
-      const body = 2 + ulpduLength + mpaPadLength(ulpduLength);
-      const total = body + (crc ? 4 : 0);
+      const body = MPA_ULPDU_LENGTH_LENGTH + ulpduLength + mpaPadLength(ulpduLength);
+      // The CRC field is on the wire whether or not CRC was negotiated (RFC 5044 §4.1: when
+      // CRCs are not in use the field is still present and is not checked; siw sends zeros,
+      // and its receiver's siw_fpdu_trailer_len counts MPA_CRC_SIZE unconditionally), so
+      // it is part of every FPDU's length, as decodeFpdu and encodeFpdu have it.
+      const total = body + MPA_CRC_LENGTH;
       if (end - at < total) break;
       const origin = from ?? d.frameAt(streamStart + (at - start));
       const item = this.begin('fpdu', origin);
