@@ -669,6 +669,11 @@ export class LazyCaptureDecoder {
       if (skip < h.payload.length) {
         d.lastFrom = h.from;
         this.inOrder(d, h.payload, skip, h.payload.length, h.from);
+      } else {
+        // A held segment whose bytes all came in another: a frame with no new bytes, as
+        // one that arrives after them is (decodeCaptureMessages counts both alike).
+        if (d.state === 'undecided') d.undecidedFrames--;
+        this.counts.otherFrames++;
       }
     }
   }

@@ -78,6 +78,11 @@ class DirectionState {
   received = 0;
   private held: Held[] = [];
   private heldBytes = 0;
+  /**
+   * Held segments whose bytes all came in another (frames with no new bytes, as one that
+   * arrives after them is): the decoder counts them as other frames.
+   */
+  heldDuplicates = 0;
   /** Received, not yet decoded bytes: buf[head..tail) are stream offsets consumed..received. */
   private buf = new Uint8Array(4096);
   private head = 0;
@@ -143,6 +148,7 @@ class DirectionState {
       this.heldBytes -= h.payload.length;
       const end = h.start + h.payload.length;
       if (end > next) this.append(h.payload.subarray(next - h.start), h.from);
+      else this.heldDuplicates++;
     }
   }
 
@@ -304,6 +310,11 @@ export class CaptureStreamDecoder {
       c.directions.set(a, d);
     }
     const placed = d.place(t.header.sequenceNumber, t.header.flags, frame.payload, origin);
+    if (d.heldDuplicates > 0) {
+      if (d.state === 'undecided') d.undecidedFrames -= d.heldDuplicates;
+      this.counts.otherFrames += d.heldDuplicates;
+      d.heldDuplicates = 0;
+    }
     if (placed === 'gap') {
       this.stopWithGap(out, c, d, origin);
       this.counts.otherFrames++;
