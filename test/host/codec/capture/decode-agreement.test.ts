@@ -68,6 +68,8 @@ const covered = {
   fields: 0,
   filterRuns: 0,
   filterMatches: 0,
+  lostRuns: 0,
+  undecodableFpdus: 0,
 };
 
 function bump(key: keyof typeof covered, n = 1): void {
@@ -327,16 +329,32 @@ function lazy(bytes: Uint8Array, chunk: number, filter?: string) {
 }
 
 /** Every mode against the reference, on one capture read in `chunk`-byte pieces. */
-function checkAgreement(bytes: Uint8Array, chunk: number, pick: number, key: number): void {
-  const ref = reference(bytes);
+/**
+ * Every mode against the reference, on one capture read in `chunk`-byte pieces. With
+ * `lost`, the capture lost a segment: the streaming decoders report a hole where the
+ * whole-capture one, which sees every segment at once, decodes differently (it frames the
+ * run after a hole at the start of a direction, for one), so the line outputs are compared
+ * with the streaming ones only, and the endpoints are the capture's (`lost.connections`).
+ */
+function checkAgreement(
+  bytes: Uint8Array,
+  chunk: number,
+  pick: number,
+  key: number,
+  lost?: { connections: Connections },
+): void {
   // Tree, --json, --jsonl.
   const s = streamed(bytes, chunk);
-  expect(s.counts).toEqual(ref.counts);
-  // The streaming outputs print an item when its last byte arrives, the reference sorts by
-  // the frame of the first byte (a stable sort: stream order within a frame).
-  const inFrameOrder = [...s.items].sort((a, b) => a.frameIndex - b.frameIndex);
-  expect(inFrameOrder.map(captureItemToJson)).toEqual(ref.items.map(captureItemToJson));
-  expect(inFrameOrder.map(captureItemToText)).toEqual(ref.items.map(captureItemToText));
+  const ref = lost === undefined ? reference(bytes) : { ...lost, counts: s.counts };
+  if (lost === undefined) {
+    const r = ref as Reference;
+    expect(s.counts).toEqual(r.counts);
+    // The streaming outputs print an item when its last byte arrives, the reference sorts
+    // by the frame of the first byte (a stable sort: stream order within a frame).
+    const inFrameOrder = [...s.items].sort((a, b) => a.frameIndex - b.frameIndex);
+    expect(inFrameOrder.map(captureItemToJson)).toEqual(r.items.map(captureItemToJson));
+    expect(inFrameOrder.map(captureItemToText)).toEqual(r.items.map(captureItemToText));
+  } else bump('lostRuns');
   // --filter on a value the capture holds (or, when none has one, on the first key).
   const filterKey = FILTER_KEYS[key % FILTER_KEYS.length]!;
   const candidates = s.items.map((i) => filterValue(i, filterKey)).filter((v) => v !== undefined);
@@ -359,6 +377,15 @@ function checkAgreement(bytes: Uint8Array, chunk: number, pick: number, key: num
         columns.dst = ours.columns.dst!;
       }
     }
+    // An FPDU whose ULPDU the reference rejects (only generated here by a lost MPA Request:
+    // the markers are then guessed wrong) is shown by the line outputs with the header
+    // fields its bytes hold, unvalidated, as tshark shows a malformed packet's: its row is
+    // compared on everything but those fields.
+    const undecodable = r.kind === 'fpdu' && !r.fpdu.message.ok;
+    if (undecodable) {
+      bump('undecodableFpdus');
+      for (const k of ['opcode', 'qn', 'msn', 'mo', 'stag']) columns[k] = ours.columns[k]!;
+    }
     expect(ours.columns, `item ${n}`).toEqual(columns);
     const head = `${columns.frame} ${columns.time} ${columns.src || '-'} > ${columns.dst || '-'} ${columns.proto} `;
     expect(ours.summary.startsWith(head), `${ours.summary} starts with ${head}`).toBe(true);
@@ -372,9 +399,10 @@ function checkAgreement(bytes: Uint8Array, chunk: number, pick: number, key: num
       bump('fields', Object.keys(ours.layout).length);
     }
     bump('fields', GENERIC_COLUMNS.length + 1);
-    expect(ours.passes, `filter ${filterKey}=${value} on item ${n}`).toBe(
-      expectedMatch(r, filterKey, value),
-    );
+    if (!undecodable)
+      expect(ours.passes, `filter ${filterKey}=${value} on item ${n}`).toBe(
+        expectedMatch(r, filterKey, value),
+      );
     if (ours.passes === true) bump('filterMatches');
   });
   bump('items', s.items.length);
@@ -441,13 +469,24 @@ const scenario = fc.record({
   retransmit: fc.array(fc.tuple(fc.nat(), fc.nat({ max: 4 })), { maxLength: 2 }),
   /** Segment indexes swapped with the next segment (out of order). */
   swap: fc.array(fc.nat(), { maxLength: 2 }),
+  /** A segment index to leave out of the capture. */
+  drop: fc.option(fc.nat(), { freq: 4 }),
   roce: fc.array(rocePacket, { maxLength: 4 }),
   roceAt: fc.array(fc.nat(), { maxLength: 4 }),
   handshake: fc.boolean(),
   pcapng: fc.boolean(),
 });
 
-function generated(s: ScenarioValue): Uint8Array {
+/** The generated captures' one iWARP connection (the handshake names the client). */
+const CONNECTIONS: Connections = [
+  {
+    client: { address: '198.51.100.1', port: 40000 },
+    server: { address: '198.51.100.2', port: 4000 },
+  },
+];
+
+/** A generated capture, and whether it lost a segment. */
+function generated(s: ScenarioValue): { bytes: Uint8Array; lost: boolean } {
   const request = makeMpaFrame('mpa-request', { crc: s.requestCrc, markers: s.requestMarkers });
   const reply = makeMpaFrame('mpa-reply', { crc: s.replyCrc, markers: s.replyMarkers });
   const client = encodeMpaStream(request, s.toServer, { peerFrame: reply });
@@ -488,6 +527,9 @@ function generated(s: ScenarioValue): Uint8Array {
     const i = at % Math.max(1, segments.length - 1);
     if (i + 1 < segments.length) [segments[i], segments[i + 1]] = [segments[i + 1]!, segments[i]!];
   }
+  // A segment lost (a hole that never fills), with the handshake (see above).
+  const lost = s.handshake && s.drop !== null && segments.length > 0;
+  if (lost) segments.splice(s.drop! % segments.length, 1);
   for (const segment of segments) tcp.sendRaw(segment.side, { seq: segment.seq }, segment.payload);
   const frames = [...tcp.frames()];
   s.roce.forEach((r, i) => {
@@ -497,9 +539,10 @@ function generated(s: ScenarioValue): Uint8Array {
     timestampNs: 1_700_000_000_123_456_789n + BigInt(i) * 1_001_003n,
     data,
   }));
-  return s.pcapng
+  const bytes = s.pcapng
     ? encodePcapng({ interfaces: [{ linkType: 1 }] }, records)
     : encodePcap({ linkType: 1 }, records);
+  return { bytes, lost };
 }
 
 type ScenarioValue = typeof scenario extends fc.Arbitrary<infer T> ? T : never;
@@ -540,7 +583,8 @@ describe('every decode mode agrees with the reference decoder', () => {
         fc.nat(),
         fc.nat(),
         (s, chunk, pick, key) => {
-          checkAgreement(generated(s), chunk, pick, key);
+          const { bytes, lost } = generated(s);
+          checkAgreement(bytes, chunk, pick, key, lost ? { connections: CONNECTIONS } : undefined);
         },
       ),
       { numRuns: 300 },
@@ -553,5 +597,6 @@ describe('every decode mode agrees with the reference decoder', () => {
     expect(covered.fpdus - covered.fpdusCrcOff).toBeGreaterThan(20);
     expect(covered.fpdusMarked).toBeGreaterThan(10);
     expect(covered.filterMatches).toBeGreaterThan(50);
+    expect(covered.lostRuns).toBeGreaterThan(10);
   });
 });
