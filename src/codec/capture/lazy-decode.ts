@@ -36,7 +36,8 @@ import { LinkType } from '../pcap/linktype.js';
 import { CaptureRecordStream } from '../pcap/record-stream.js';
 import { RoceView } from '../roce/lazy.js';
 import { ROCE_V2_UDP_PORT } from '../roce/packet.js';
-import { MAX_HELD_BYTES, type StreamCounts } from './stream-decode.js';
+import type { StreamCounts } from './stream-decode.js';
+import { type InOrderBytes, rebased, TcpStream } from './tcp-stream.js';
 
 /** The kinds of item the lazy decoder reports. */
 export type LazyItemKind = 'roce' | 'mpa-frame' | 'fpdu' | 'problem';
@@ -83,103 +84,34 @@ interface FrameRef {
   nanoseconds: number;
 }
 
-/** One TCP direction, reassembled and framed as it arrives. */
-class LazyDirection {
+/** One TCP direction, reassembled (TcpStream) and framed as it arrives. */
+class LazyDirection extends TcpStream<FrameRef> {
   state: 'undecided' | 'mpa' | 'not-mpa' | 'stopped' = 'undecided';
-  started = false;
-  /** Sequence number of the next byte expected. */
-  next = 0;
-  /** Stream offset of the next byte expected (bytes received in order). */
-  received = 0;
-  /** Pending (received, not yet framed) bytes: buf[head, tail) = stream offsets consumed..received. */
-  buf = new Uint8Array(0);
-  head = 0;
-  tail = 0;
-  consumed = 0;
-  /** Where pending bytes came from: stream offsets and frames, in order. */
-  pieceOffsets: number[] = [];
-  pieceFrames: FrameRef[] = [];
-  held: { seq: number; payload: Uint8Array; from: FrameRef }[] = [];
-  heldBytes = 0;
   frame: MpaRequestReply | undefined;
   negotiated: MpaNegotiated | undefined;
   firstFpduOffset = 0;
-  lastFrom: FrameRef = { frameIndex: 0, seconds: 0, nanoseconds: 0 };
   undecidedFrames = 0;
   peer: LazyDirection | undefined;
+  /** Where the direction's in-order bytes go (set by the decoder). */
+  onBytes: InOrderBytes<FrameRef> = () => {};
 
   constructor(
     readonly source: string,
     readonly destination: string,
     readonly connection: LazyConnection,
-  ) {}
-
-  get pendingLength(): number {
-    return this.tail - this.head;
+  ) {
+    super({ frameIndex: 0, seconds: 0, nanoseconds: 0 });
   }
 
-  append(bytes: Uint8Array, from: FrameRef): void {
-    if (this.tail + bytes.length > this.buf.length) {
-      const live = this.tail - this.head;
-      const size = Math.max(4096, this.buf.length, (live + bytes.length) * 2);
-      const next = size === this.buf.length ? this.buf : new Uint8Array(size);
-      next.set(this.buf.subarray(this.head, this.tail), 0);
-      this.buf = next;
-      this.head = 0;
-      this.tail = live;
-    }
-    this.buf.set(bytes, this.tail);
-    this.tail += bytes.length;
-    this.pieceOffsets.push(this.received);
-    this.pieceFrames.push(from);
-    this.received += bytes.length;
-  }
-
-  consume(n: number): void {
-    this.head += n;
-    this.consumed += n;
-    if (this.head === this.tail) {
-      this.head = 0;
-      this.tail = 0;
-    }
-    let drop = 0;
-    const offsets = this.pieceOffsets;
-    while (drop + 1 < offsets.length && offsets[drop + 1]! <= this.consumed) drop++;
-    if (drop > 0) {
-      offsets.splice(0, drop);
-      this.pieceFrames.splice(0, drop);
-    }
-  }
-
-  frameAt(offset: number): FrameRef {
-    let found = this.pieceFrames[0] ?? this.lastFrom;
-    for (let i = 0; i < this.pieceOffsets.length; i++) {
-      if (this.pieceOffsets[i]! > offset) break;
-      found = this.pieceFrames[i]!;
-    }
-    return found;
-  }
-
-  release(state: 'not-mpa' | 'stopped'): void {
+  stop(state: 'not-mpa' | 'stopped'): void {
     this.state = state;
-    this.buf = new Uint8Array(0);
-    this.head = 0;
-    this.tail = 0;
-    this.pieceOffsets = [];
-    this.pieceFrames = [];
-    this.held = [];
-    this.heldBytes = 0;
+    this.release();
   }
 }
 
 interface LazyConnection {
   index: number;
   client: string;
-}
-
-/** Signed 32-bit distance from sequence number `a` to `b`. */
-function seqDelta(a: number, b: number): number {
-  return (b - a) | 0;
 }
 
 const PCAP_HEADER_LENGTH = 24;
@@ -579,7 +511,12 @@ export class LazyCaptureDecoder {
         : `${u32At(b, l3 + 16)}|${destinationPort}|${u32At(b, l3 + 12)}|${sourcePort}`;
       const peer = this.connections.get(reverse);
       const connection = peer?.connection ?? { index: -1, client: source };
-      d = new LazyDirection(source, destination, connection);
+      const direction = new LazyDirection(source, destination, connection);
+      direction.onBytes = (bytes, start, end, from) => {
+        if (direction.state === 'undecided' || direction.state === 'mpa')
+          this.inOrder(direction, bytes, start, end, from);
+      };
+      d = direction;
       if (peer !== undefined) {
         d.peer = peer;
         peer.peer = d;
@@ -606,81 +543,31 @@ export class LazyCaptureDecoder {
       this.counts.otherFrames++;
       return;
     }
-    let dataSeq = seq;
-    if (flags & 0x02) {
-      dataSeq = (seq + 1) >>> 0; // the SYN occupies one sequence number (RFC 9293 §3.4)
-      if (!d.started) {
-        d.started = true;
-        d.next = dataSeq;
-      }
+    const placed = d.accept(seq, flags, b, start, end, from, d.onBytes);
+    const duplicates = d.takeHeldDuplicates();
+    if (duplicates > 0) {
+      // Held segments whose bytes all came in another: frames with no new bytes, as one
+      // that arrives after them is (decodeCaptureMessages counts both alike).
+      if (d.state === 'undecided') d.undecidedFrames -= duplicates;
+      this.counts.otherFrames += duplicates;
     }
-    const length = end - start;
-    if (length === 0) {
+    if (placed === 'old') {
       this.counts.otherFrames++;
       return;
     }
-    if (!d.started) {
-      d.started = true;
-      d.next = dataSeq;
-    }
-    const delta = seqDelta(d.next, dataSeq);
-    if (delta + length <= 0) {
+    if (placed === 'gap') {
+      if (d.state === 'mpa') this.problem(d, from, d.holdLimitError());
+      d.stop('stopped');
       this.counts.otherFrames++;
-      return;
-    }
-    if (delta > 0) {
-      if (d.heldBytes + length > MAX_HELD_BYTES) {
-        if (d.state === 'mpa')
-          this.problem(
-            d,
-            from,
-            new DecodeError(
-              'tcp',
-              'sequenceNumber',
-              0,
-              'truncated',
-              `more than ${MAX_HELD_BYTES} bytes held behind a hole at stream offset ${d.received}; later bytes not decoded`,
-            ),
-          );
-        d.release('stopped');
-        this.counts.otherFrames++;
-        return;
-      }
-      d.held.push({ seq: dataSeq, payload: b.slice(start, end), from });
-      d.heldBytes += length;
-      if (d.state === 'undecided') d.undecidedFrames++;
       return;
     }
     if (d.state === 'undecided') d.undecidedFrames++;
-    d.lastFrom = from;
-    this.inOrder(d, b, start - delta, end, from);
-    this.drainHeld(d);
     if (d.peer !== undefined && d.peer.state === 'mpa' && d.peer.negotiated === undefined)
       this.advance(d.peer);
   }
 
-  private drainHeld(d: LazyDirection): void {
-    while (d.held.length > 0 && (d.state === 'undecided' || d.state === 'mpa')) {
-      const i = d.held.findIndex((h) => seqDelta(d.next, h.seq) <= 0);
-      if (i < 0) return;
-      const h = d.held.splice(i, 1)[0]!;
-      d.heldBytes -= h.payload.length;
-      const skip = -seqDelta(d.next, h.seq);
-      if (skip < h.payload.length) {
-        d.lastFrom = h.from;
-        this.inOrder(d, h.payload, skip, h.payload.length, h.from);
-      } else {
-        // A held segment whose bytes all came in another: a frame with no new bytes, as
-        // one that arrives after them is (decodeCaptureMessages counts both alike).
-        if (d.state === 'undecided') d.undecidedFrames--;
-        this.counts.otherFrames++;
-      }
-    }
-  }
-
   /** In-order bytes b[start, end) of direction `d`. */
   private inOrder(d: LazyDirection, b: Uint8Array, start: number, end: number, from: FrameRef) {
-    d.next = (d.next + (end - start)) >>> 0;
     if (
       d.state === 'mpa' &&
       d.negotiated !== undefined &&
@@ -688,17 +575,11 @@ export class LazyCaptureDecoder {
       !d.negotiated.markers
     ) {
       // Framed in place: FPDUs wholly inside this segment are never copied.
-      const streamStart = d.received;
-      d.received += end - start;
-      d.consumed = streamStart;
-      const used = this.frameFpdus(d, b, start, end, from, streamStart);
+      const used = this.frameFpdus(d, b, start, end, from, d.received);
       if (d.state !== 'mpa') return;
-      d.consumed = streamStart + used;
-      if (start + used < end) {
-        // The cut-off FPDU waits in the buffer for its next bytes.
-        d.received = d.consumed;
-        d.append(b.subarray(start + used, end), from);
-      }
+      d.usedInPlace(used);
+      // The cut-off FPDU waits in the buffer for its next bytes.
+      if (start + used < end) d.append(b.subarray(start + used, end), from);
       return;
     }
     d.append(b.subarray(start, end), from);
@@ -770,7 +651,7 @@ export class LazyCaptureDecoder {
       if (d.pendingLength < MPA_KEY_LENGTH) return;
       if (mpaFrameKind(d.buf.subarray(d.head, d.tail), 0) === undefined) {
         this.counts.otherFrames += d.undecidedFrames;
-        d.release('not-mpa');
+        d.stop('not-mpa');
         return;
       }
       d.state = 'mpa';
@@ -782,7 +663,7 @@ export class LazyCaptureDecoder {
       if (!r.ok) {
         if (r.error.reason === 'truncated') return;
         this.problem(d, d.frameAt(d.consumed), r.error);
-        d.release('stopped');
+        d.stop('stopped');
         return;
       }
       const at = d.frameAt(d.consumed);
@@ -802,7 +683,7 @@ export class LazyCaptureDecoder {
     }
     // A rejected connection carries no FPDUs (RFC 5044 §7.1.5).
     if (d.frame.reject) {
-      d.release('stopped');
+      d.stop('stopped');
       return;
     }
     if (d.negotiated === undefined) {
@@ -824,7 +705,7 @@ export class LazyCaptureDecoder {
       if (!r.ok) {
         if (r.error.reason === 'truncated') return;
         this.problem(d, d.frameAt(d.consumed), rebased(r.error, d.consumed));
-        d.release('stopped');
+        d.stop('stopped');
         return;
       }
       const item = this.begin('fpdu', d.frameAt(d.consumed));
@@ -863,22 +744,9 @@ export class LazyCaptureDecoder {
       const r = decodeMpaFrame(rest, 0);
       if (!r.ok) this.problem(d, d.frameAt(d.consumed), r.error);
     }
-    if (d.held.length > 0) {
-      let first = d.held[0]!.seq;
-      for (const h of d.held) if (seqDelta(first, h.seq) < 0) first = h.seq;
-      this.problem(
-        d,
-        d.lastFrom,
-        new DecodeError(
-          'tcp',
-          'sequenceNumber',
-          0,
-          'truncated',
-          `${seqDelta(d.next, first)} bytes missing at sequence ${d.next}; later bytes not decoded`,
-        ),
-      );
-    }
-    d.release('stopped');
+    const hole = d.holeError();
+    if (hole !== undefined) this.problem(d, d.lastFrom, hole);
+    d.stop('stopped');
   }
 }
 
@@ -898,11 +766,4 @@ function address(b: Uint8Array, l3: number, v6: boolean, source: boolean): strin
 
 function endpoint(address: string, port: number, v6: boolean): string {
   return v6 ? `[${address}]:${port}` : `${address}:${port}`;
-}
-
-/** A DecodeError of a view at stream offset `base`, with its offset made a stream offset. */
-function rebased(e: DecodeError, base: number): DecodeError {
-  const prefix = `${e.layer}.${e.field} at offset ${e.offset}: ${e.reason}: `;
-  const detail = e.message.startsWith(prefix) ? e.message.slice(prefix.length) : e.message;
-  return new DecodeError(e.layer, e.field, e.offset + base, e.reason, detail);
 }

@@ -12,7 +12,7 @@
  * frame, RoCE, MPA and FPDU decoders; a direction's settings are negotiated from its own
  * frame and the peer's (RFC 5044 §7.1), waiting for the peer's frame before the first FPDU.
  */
-import { DecodeError } from '../errors.js';
+import type { DecodeError } from '../errors.js';
 import type { MpaNegotiated, MpaRequestReply } from '../iwarp/messages.js';
 import { decodeFpdu } from '../iwarp/mpa.js';
 import { decodeMpaFrame, MPA_KEY_LENGTH, mpaFrameKind } from '../iwarp/mpa-frames.js';
@@ -31,9 +31,9 @@ import {
   roceItem,
 } from './decode-capture.js';
 import type { TcpEndpoint } from './tcp-reassembly.js';
+import { type InOrderBytes, rebased, TcpStream } from './tcp-stream.js';
 
-/** Bytes a direction may hold beyond a hole before the hole is reported and the direction dropped. */
-export const MAX_HELD_BYTES = 16 * 1024 * 1024;
+export { MAX_HELD_BYTES } from './tcp-stream.js';
 
 /** Counts for the summary line. */
 export interface StreamCounts {
@@ -53,43 +53,9 @@ interface FrameRef {
   readonly timestampNs: bigint;
 }
 
-interface Held {
-  readonly start: number;
-  readonly payload: Uint8Array;
-  readonly from: FrameRef;
-}
-
-interface Piece {
-  /** Stream offset of the piece's first byte. */
-  readonly offset: number;
-  readonly from: FrameRef;
-}
-
-/** One direction of a TCP connection, reassembled and decoded as it arrives. */
-class DirectionState {
+/** One direction of a TCP connection, reassembled (TcpStream) and decoded as it arrives. */
+class DirectionState extends TcpStream<FrameRef> {
   state: 'undecided' | 'mpa' | 'not-mpa' | 'stopped' = 'undecided';
-  /** Unwrapped position of stream offset 0; undefined until the first SYN or data. */
-  base: number | undefined;
-  /** The sequence number of stream offset 0. */
-  startSequence = 0;
-  private lastSeq: number | undefined;
-  private lastUnwrapped = 0;
-  /** Stream offset of the next byte expected (= bytes received in order). */
-  received = 0;
-  private held: Held[] = [];
-  private heldBytes = 0;
-  /**
-   * Held segments whose bytes all came in another (frames with no new bytes, as one that
-   * arrives after them is): the decoder counts them as other frames.
-   */
-  heldDuplicates = 0;
-  /** Received, not yet decoded bytes: buf[head..tail) are stream offsets consumed..received. */
-  private buf = new Uint8Array(4096);
-  private head = 0;
-  private tail = 0;
-  /** Stream offset of buf[head]. */
-  consumed = 0;
-  private pieces: Piece[] = [];
   /** Frames whose bytes went here while undecided (counted as "other" if not MPA). */
   undecidedFrames = 0;
   frame: MpaRequestReply | undefined;
@@ -99,138 +65,25 @@ class DirectionState {
   constructor(
     readonly source: TcpEndpoint,
     readonly destination: TcpEndpoint,
-  ) {}
-
-  /**
-   * Places a segment: 'new' when it brought bytes (in order, or held until the hole before
-   * it fills), 'old' when it brought none, 'gap' when holding it would exceed MAX_HELD_BYTES.
-   */
-  place(seq: number, flags: number, payload: Uint8Array, from: FrameRef): 'new' | 'old' | 'gap' {
-    // A direction that will not be decoded keeps nothing (not even segments held early).
-    if (this.state === 'not-mpa' || this.state === 'stopped') return 'old';
-    const pos =
-      this.lastSeq === undefined ? 2 ** 34 + seq : this.lastUnwrapped + seqDelta(this.lastSeq, seq);
-    this.lastSeq = seq;
-    this.lastUnwrapped = pos;
-    let start = pos;
-    if (flags & TcpFlag.SYN) {
-      start = pos + 1; // the SYN occupies one sequence number (RFC 9293 §3.4)
-      if (this.base === undefined) {
-        this.base = pos + 1;
-        this.startSequence = (seq + 1) >>> 0;
-      }
-    }
-    if (payload.length === 0) return 'old';
-    if (this.base === undefined) {
-      this.base = start;
-      this.startSequence = (start - 2 ** 34) >>> 0;
-    }
-    const next = this.base + this.received;
-    const end = start + payload.length;
-    if (end <= next) return 'old';
-    if (start > next) {
-      if (this.heldBytes + payload.length > MAX_HELD_BYTES) return 'gap';
-      this.held.push({ start, payload: payload.slice(), from });
-      this.heldBytes += payload.length;
-      return 'new';
-    }
-    this.append(payload.subarray(next - start), from);
-    this.drainHeld();
-    return 'new';
+  ) {
+    super(NO_FRAME);
   }
 
-  private drainHeld(): void {
-    for (;;) {
-      const next = this.base! + this.received;
-      const i = this.held.findIndex((h) => h.start <= next);
-      if (i < 0) return;
-      const h = this.held.splice(i, 1)[0]!;
-      this.heldBytes -= h.payload.length;
-      const end = h.start + h.payload.length;
-      if (end > next) this.append(h.payload.subarray(next - h.start), h.from);
-      else this.heldDuplicates++;
-    }
-  }
-
-  private append(bytes: Uint8Array, from: FrameRef): void {
-    if (this.state === 'not-mpa' || this.state === 'stopped') {
-      this.received += bytes.length;
-      this.consumed = this.received;
-      return;
-    }
-    if (this.tail + bytes.length > this.buf.length) {
-      const live = this.tail - this.head;
-      const size = Math.max(this.buf.length, (live + bytes.length) * 2);
-      const next = size === this.buf.length ? this.buf : new Uint8Array(size);
-      next.set(this.buf.subarray(this.head, this.tail), 0);
-      this.buf = next;
-      this.head = 0;
-      this.tail = live;
-    }
-    this.buf.set(bytes, this.tail);
-    this.tail += bytes.length;
-    this.pieces.push({ offset: this.received, from });
-    this.lastAppended = from;
-    this.received += bytes.length;
-  }
-
-  /** The undecoded bytes (a view, valid until the next append). */
-  pending(): Uint8Array {
-    return this.buf.subarray(this.head, this.tail);
-  }
-
-  consume(n: number): void {
-    this.head += n;
-    this.consumed += n;
-    // Keep the last piece that starts at or before the consumed point.
-    let drop = 0;
-    while (drop + 1 < this.pieces.length && this.pieces[drop + 1]!.offset <= this.consumed) drop++;
-    if (drop > 0) this.pieces.splice(0, drop);
-  }
+  /** Keeps in-order bytes while the direction is being decoded. */
+  readonly onBytes: InOrderBytes<FrameRef> = (b, start, end, from) => {
+    if (this.state === 'undecided' || this.state === 'mpa')
+      this.append(b.subarray(start, end), from);
+    else this.usedInPlace(end - start);
+  };
 
   /** Drops everything buffered (a direction that will not be decoded). */
-  release(state: 'not-mpa' | 'stopped'): void {
+  stop(state: 'not-mpa' | 'stopped'): void {
     this.state = state;
-    this.buf = new Uint8Array(0);
-    this.head = 0;
-    this.tail = 0;
-    this.pieces = [];
-    this.held = [];
-    this.heldBytes = 0;
-    this.consumed = this.received;
+    this.release();
   }
-
-  /** The frame that supplied stream offset `offset` (at or after the consumed point). */
-  frameAt(offset: number): FrameRef {
-    let found = this.pieces[0]?.from ?? NO_FRAME;
-    for (const p of this.pieces) {
-      if (p.offset > offset) break;
-      found = p.from;
-    }
-    return found;
-  }
-
-  /** A hole that never filled: the sequence number of its first byte and its length. */
-  gap(): { startSequence: number; length: number } | undefined {
-    if (this.held.length === 0 || this.base === undefined) return undefined;
-    const first = Math.min(...this.held.map((h) => h.start));
-    const next = this.base + this.received;
-    return { startSequence: (this.startSequence + this.received) >>> 0, length: first - next };
-  }
-
-  /** The frame that supplied the last bytes before a hole (where the hole is reported). */
-  lastAppended: FrameRef = NO_FRAME;
 }
 
 const NO_FRAME: FrameRef = { frameIndex: 0, timestampNs: 0n };
-const MOD = 2 ** 32;
-
-/** Signed distance from `a` to `b` in 32-bit sequence space (RFC 1982 style). */
-function seqDelta(a: number, b: number): number {
-  let d = (b - a) % MOD;
-  if (d < 0) d += MOD;
-  return d >= MOD / 2 ? d - MOD : d;
-}
 
 interface Connection {
   readonly index: number | undefined;
@@ -309,11 +162,25 @@ export class CaptureStreamDecoder {
       d = new DirectionState(src, dst);
       c.directions.set(a, d);
     }
-    const placed = d.place(t.header.sequenceNumber, t.header.flags, frame.payload, origin);
-    if (d.heldDuplicates > 0) {
-      if (d.state === 'undecided') d.undecidedFrames -= d.heldDuplicates;
-      this.counts.otherFrames += d.heldDuplicates;
-      d.heldDuplicates = 0;
+    // A direction that will not be decoded keeps nothing (not even segments held early).
+    const placed =
+      d.state === 'not-mpa' || d.state === 'stopped'
+        ? 'old'
+        : d.accept(
+            t.header.sequenceNumber,
+            t.header.flags,
+            frame.payload,
+            0,
+            frame.payload.length,
+            origin,
+            d.onBytes,
+          );
+    const duplicates = d.takeHeldDuplicates();
+    if (duplicates > 0) {
+      // Held segments whose bytes all came in another: frames with no new bytes, as one
+      // that arrives after them is (decodeCaptureMessages counts both alike).
+      if (d.state === 'undecided') d.undecidedFrames -= duplicates;
+      this.counts.otherFrames += duplicates;
     }
     if (placed === 'gap') {
       this.stopWithGap(out, c, d, origin);
@@ -346,7 +213,7 @@ export class CaptureStreamDecoder {
           this.advance(out, c, d);
         }
         if (d.state !== 'mpa') continue;
-        const gap = d.gap();
+        const hole = d.holeError();
         const rest = d.pending();
         if (rest.length > 0 && d.negotiated !== undefined && !d.frame?.reject) {
           // The whole-capture decoder's "decoding stopped" error for a cut-off FPDU.
@@ -359,21 +226,8 @@ export class CaptureStreamDecoder {
           const r = decodeMpaFrame(rest, 0);
           if (!r.ok) this.problem(out, c, d, d.frameAt(d.consumed), r.error);
         }
-        if (gap !== undefined)
-          this.problem(
-            out,
-            c,
-            d,
-            d.lastAppended,
-            new DecodeError(
-              'tcp',
-              'sequenceNumber',
-              0,
-              'truncated',
-              `${gap.length} bytes missing at sequence ${gap.startSequence}; later bytes not decoded`,
-            ),
-          );
-        d.release('stopped');
+        if (hole !== undefined) this.problem(out, c, d, d.lastFrom, hole);
+        d.stop('stopped');
       }
     }
     return out;
@@ -420,21 +274,8 @@ export class CaptureStreamDecoder {
   }
 
   private stopWithGap(out: CaptureItem[], c: Connection, d: DirectionState, from: FrameRef): void {
-    if (d.state === 'mpa')
-      this.problem(
-        out,
-        c,
-        d,
-        from,
-        new DecodeError(
-          'tcp',
-          'sequenceNumber',
-          0,
-          'truncated',
-          `more than ${MAX_HELD_BYTES} bytes held behind a hole at stream offset ${d.received}; later bytes not decoded`,
-        ),
-      );
-    d.release('stopped');
+    if (d.state === 'mpa') this.problem(out, c, d, from, d.holdLimitError());
+    d.stop('stopped');
   }
 
   /** Decodes what the direction's received bytes allow. */
@@ -444,7 +285,7 @@ export class CaptureStreamDecoder {
       if (bytes.length < MPA_KEY_LENGTH) return;
       if (mpaFrameKind(bytes, 0) === undefined) {
         this.counts.otherFrames += d.undecidedFrames;
-        d.release('not-mpa');
+        d.stop('not-mpa');
         return;
       }
       d.state = 'mpa';
@@ -458,7 +299,7 @@ export class CaptureStreamDecoder {
       if (!r.ok) {
         if (r.error.reason === 'truncated') return;
         this.problem(out, c, d, d.frameAt(0), r.error);
-        d.release('stopped');
+        d.stop('stopped');
         return;
       }
       const at = d.frameAt(0);
@@ -480,7 +321,7 @@ export class CaptureStreamDecoder {
     }
     // A rejected connection carries no FPDUs (RFC 5044 §7.1.5).
     if (d.frame.reject) {
-      d.release('stopped');
+      d.stop('stopped');
       return;
     }
     if (d.negotiated === undefined) {
@@ -499,7 +340,7 @@ export class CaptureStreamDecoder {
       if (!r.ok) {
         if (r.error.reason === 'truncated') return;
         this.problem(out, c, d, d.frameAt(d.consumed), rebased(r.error, d.consumed));
-        d.release('stopped');
+        d.stop('stopped');
         return;
       }
       const at = d.frameAt(d.consumed);
@@ -528,11 +369,4 @@ export class CaptureStreamDecoder {
       });
     }
   }
-}
-
-/** A DecodeError of a view at stream offset `base`, with its offset made a stream offset. */
-function rebased(e: DecodeError, base: number): DecodeError {
-  const prefix = `${e.layer}.${e.field} at offset ${e.offset}: ${e.reason}: `;
-  const detail = e.message.startsWith(prefix) ? e.message.slice(prefix.length) : e.message;
-  return new DecodeError(e.layer, e.field, e.offset + base, e.reason, detail);
 }
