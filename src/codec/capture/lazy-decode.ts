@@ -20,24 +20,22 @@
 import { crc32c } from '../crc32c.js';
 import { DecodeError } from '../errors.js';
 import { RdmapView } from '../iwarp/lazy.js';
-import type { MpaNegotiated, MpaRequestReply } from '../iwarp/messages.js';
+import type { MpaRequestReply } from '../iwarp/messages.js';
 import {
   crcFieldValue,
-  decodeFpdu,
   MPA_CRC_LENGTH,
   MPA_ULPDU_LENGTH_LENGTH,
   mpaPadLength,
 } from '../iwarp/mpa.js';
-import { decodeMpaFrame, MPA_KEY_LENGTH, mpaFrameKind } from '../iwarp/mpa-frames.js';
-import { negotiateMpa } from '../iwarp/stream.js';
 import { formatIpv6 } from '../net/address.js';
 import { decodeFrame } from '../net/frame.js';
 import { LinkType } from '../pcap/linktype.js';
 import { CaptureRecordStream } from '../pcap/record-stream.js';
 import { RoceView } from '../roce/lazy.js';
 import { ROCE_V2_UDP_PORT } from '../roce/packet.js';
+import { MpaDirection, type MpaSink } from './mpa-direction.js';
 import type { StreamCounts } from './stream-decode.js';
-import { type InOrderBytes, rebased, TcpStream } from './tcp-stream.js';
+import type { InOrderBytes } from './tcp-stream.js';
 
 /** The kinds of item the lazy decoder reports. */
 export type LazyItemKind = 'roce' | 'mpa-frame' | 'fpdu' | 'problem';
@@ -84,14 +82,8 @@ interface FrameRef {
   nanoseconds: number;
 }
 
-/** One TCP direction, reassembled (TcpStream) and framed as it arrives. */
-class LazyDirection extends TcpStream<FrameRef> {
-  state: 'undecided' | 'mpa' | 'not-mpa' | 'stopped' = 'undecided';
-  frame: MpaRequestReply | undefined;
-  negotiated: MpaNegotiated | undefined;
-  firstFpduOffset = 0;
-  undecidedFrames = 0;
-  peer: LazyDirection | undefined;
+/** One TCP direction, reassembled and MPA-framed (MpaDirection) as it arrives. */
+class LazyDirection extends MpaDirection<FrameRef> {
   /** Where the direction's in-order bytes go (set by the decoder). */
   onBytes: InOrderBytes<FrameRef> = () => {};
 
@@ -101,11 +93,6 @@ class LazyDirection extends TcpStream<FrameRef> {
     readonly connection: LazyConnection,
   ) {
     super({ frameIndex: 0, seconds: 0, nanoseconds: 0 });
-  }
-
-  stop(state: 'not-mpa' | 'stopped'): void {
-    this.state = state;
-    this.release();
   }
 }
 
@@ -647,106 +634,54 @@ export class LazyCaptureDecoder {
 
   /** Frames what the direction's pending bytes allow. */
   private advance(d: LazyDirection): void {
-    if (d.state === 'undecided') {
-      if (d.pendingLength < MPA_KEY_LENGTH) return;
-      if (mpaFrameKind(d.buf.subarray(d.head, d.tail), 0) === undefined) {
-        this.counts.otherFrames += d.undecidedFrames;
-        d.stop('not-mpa');
-        return;
-      }
-      d.state = 'mpa';
+    d.advance(this.sink);
+  }
+
+  /** Where the MPA framer reports (see MpaSink). */
+  private readonly sink: MpaSink<FrameRef, LazyDirection> = {
+    notMpa: (d) => {
+      this.counts.otherFrames += d.undecidedFrames;
+    },
+    opened: (d) => {
       this.connectionIndex(d);
-    }
-    if (d.state !== 'mpa') return;
-    if (d.frame === undefined) {
-      const r = decodeMpaFrame(d.buf.subarray(d.head, d.tail), 0);
-      if (!r.ok) {
-        if (r.error.reason === 'truncated') return;
-        this.problem(d, d.frameAt(d.consumed), r.error);
-        d.stop('stopped');
-        return;
-      }
-      const at = d.frameAt(d.consumed);
-      // A copy: the buffer is reused once consumed.
-      d.frame = { ...r.value.frame, privateData: r.value.frame.privateData.slice() };
-      d.firstFpduOffset = d.consumed + r.value.length;
-      d.consume(r.value.length);
+    },
+    mpaFrame: (d, frame, at) => {
       const item = this.begin('mpa-frame', at);
       item.source = d.source;
       item.destination = d.destination;
       item.connection = this.connectionIndex(d);
       item.direction = d.source === d.connection.client ? 'client-to-server' : 'server-to-client';
-      item.mpaFrame = d.frame;
+      item.mpaFrame = frame;
       this.onItem(item);
-      const peer = d.peer;
-      if (peer?.frame !== undefined && peer.negotiated === undefined) this.advance(peer);
-    }
-    // A rejected connection carries no FPDUs (RFC 5044 §7.1.5).
-    if (d.frame.reject) {
-      d.stop('stopped');
-      return;
-    }
-    if (d.negotiated === undefined) {
-      const peer = d.peer;
-      if (peer?.frame === undefined && peer?.state !== 'not-mpa' && peer?.state !== 'stopped')
-        return;
-      d.negotiated = negotiateMpa(d.frame, peer?.frame);
-    }
-    if (!d.negotiated.markers) {
-      const used = this.frameFpdus(d, d.buf, d.head, d.tail, undefined, d.consumed);
-      if (used > 0) d.consume(used);
-      return;
-    }
-    // Markers: the eager FPDU decoder removes them (RFC 5044 §5); the ULPDU is a copy.
-    for (;;) {
-      if (d.pendingLength === 0) return;
-      const position = d.consumed - d.firstFpduOffset;
-      const r = decodeFpdu(d.buf.subarray(d.head, d.tail), 0, { ...d.negotiated, position });
-      if (!r.ok) {
-        if (r.error.reason === 'truncated') return;
-        this.problem(d, d.frameAt(d.consumed), rebased(r.error, d.consumed));
-        d.stop('stopped');
+    },
+    problem: (d, from, error) => this.problem(d, from, error),
+    fpdus: (d) => {
+      if (!d.negotiated!.markers) {
+        const used = this.frameFpdus(d, d.buf, d.head, d.tail, undefined, d.consumed);
+        if (used > 0) d.consume(used);
         return;
       }
-      const item = this.begin('fpdu', d.frameAt(d.consumed));
-      item.source = d.source;
-      item.destination = d.destination;
-      item.connection = this.connectionIndex(d);
-      item.direction = d.source === d.connection.client ? 'client-to-server' : 'server-to-client';
-      item.crcState = r.value.crcState;
-      const ulpdu = r.value.fpdu.ulpdu.slice();
-      item.rdmap.at(ulpdu, 0, ulpdu.length);
-      d.consume(r.value.length);
-      this.counts.fpdus++;
-      this.onItem(item);
-    }
-  }
+      // Markers: the eager FPDU decoder removes them (RFC 5044 §5); the ULPDU is a copy.
+      for (;;) {
+        const fpdu = d.nextFpdu(this.sink);
+        if (fpdu === undefined) return;
+        const item = this.begin('fpdu', d.frameAt(d.consumed));
+        item.source = d.source;
+        item.destination = d.destination;
+        item.connection = this.connectionIndex(d);
+        item.direction = d.source === d.connection.client ? 'client-to-server' : 'server-to-client';
+        item.crcState = fpdu.crcState;
+        const ulpdu = fpdu.fpdu.ulpdu.slice();
+        item.rdmap.at(ulpdu, 0, ulpdu.length);
+        d.consume(fpdu.length);
+        this.counts.fpdus++;
+        this.onItem(item);
+      }
+    },
+  };
 
   private finishDirection(d: LazyDirection): void {
-    if (d.state === 'undecided') {
-      this.counts.otherFrames += d.undecidedFrames;
-      return;
-    }
-    if (d.state !== 'mpa') return;
-    if (d.frame !== undefined && d.negotiated === undefined && !d.frame.reject) {
-      d.negotiated = negotiateMpa(d.frame, d.peer?.frame);
-      this.advance(d);
-    }
-    if (d.state !== 'mpa') return;
-    const rest = d.buf.subarray(d.head, d.tail);
-    if (rest.length > 0 && d.negotiated !== undefined && !d.frame?.reject) {
-      const r = decodeFpdu(rest, 0, {
-        ...d.negotiated,
-        position: d.consumed - d.firstFpduOffset,
-      });
-      if (!r.ok) this.problem(d, d.frameAt(d.consumed), rebased(r.error, d.consumed));
-    } else if (rest.length > 0 && d.frame === undefined) {
-      const r = decodeMpaFrame(rest, 0);
-      if (!r.ok) this.problem(d, d.frameAt(d.consumed), r.error);
-    }
-    const hole = d.holeError();
-    if (hole !== undefined) this.problem(d, d.lastFrom, hole);
-    d.stop('stopped');
+    d.finish(this.sink);
   }
 }
 

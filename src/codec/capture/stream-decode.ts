@@ -13,12 +13,8 @@
  * frame and the peer's (RFC 5044 §7.1), waiting for the peer's frame before the first FPDU.
  */
 import type { DecodeError } from '../errors.js';
-import type { MpaNegotiated, MpaRequestReply } from '../iwarp/messages.js';
-import { decodeFpdu } from '../iwarp/mpa.js';
-import { decodeMpaFrame, MPA_KEY_LENGTH, mpaFrameKind } from '../iwarp/mpa-frames.js';
 import type { IwarpProfile } from '../iwarp/profiles.js';
 import { decodeRdmapMessage } from '../iwarp/rdmap.js';
-import { negotiateMpa } from '../iwarp/stream.js';
 import { decodeFrame } from '../net/frame.js';
 import { TcpFlag } from '../net/tcp.js';
 import type { CaptureRecord } from '../pcap/linktype.js';
@@ -30,8 +26,9 @@ import {
   type RoceFlows,
   roceItem,
 } from './decode-capture.js';
+import { MpaDirection, type MpaSink } from './mpa-direction.js';
 import type { TcpEndpoint } from './tcp-reassembly.js';
-import { type InOrderBytes, rebased, TcpStream } from './tcp-stream.js';
+import type { InOrderBytes } from './tcp-stream.js';
 
 export { MAX_HELD_BYTES } from './tcp-stream.js';
 
@@ -53,18 +50,12 @@ interface FrameRef {
   readonly timestampNs: bigint;
 }
 
-/** One direction of a TCP connection, reassembled (TcpStream) and decoded as it arrives. */
-class DirectionState extends TcpStream<FrameRef> {
-  state: 'undecided' | 'mpa' | 'not-mpa' | 'stopped' = 'undecided';
-  /** Frames whose bytes went here while undecided (counted as "other" if not MPA). */
-  undecidedFrames = 0;
-  frame: MpaRequestReply | undefined;
-  negotiated: MpaNegotiated | undefined;
-  firstFpduOffset = 0;
-
+/** One direction of a TCP connection, reassembled and MPA-framed (MpaDirection) as it arrives. */
+class DirectionState extends MpaDirection<FrameRef> {
   constructor(
     readonly source: TcpEndpoint,
     readonly destination: TcpEndpoint,
+    readonly connection: Connection,
   ) {
     super(NO_FRAME);
   }
@@ -75,12 +66,6 @@ class DirectionState extends TcpStream<FrameRef> {
       this.append(b.subarray(start, end), from);
     else this.usedInPlace(end - start);
   };
-
-  /** Drops everything buffered (a direction that will not be decoded). */
-  stop(state: 'not-mpa' | 'stopped'): void {
-    this.state = state;
-    this.release();
-  }
 }
 
 const NO_FRAME: FrameRef = { frameIndex: 0, timestampNs: 0n };
@@ -159,7 +144,11 @@ export class CaptureStreamDecoder {
     }
     let d = c.directions.get(a);
     if (d === undefined) {
-      d = new DirectionState(src, dst);
+      d = new DirectionState(src, dst, c);
+      for (const peer of c.directions.values()) {
+        peer.peer = d;
+        d.peer = peer;
+      }
       c.directions.set(a, d);
     }
     // A direction that will not be decoded keeps nothing (not even segments held early).
@@ -192,51 +181,79 @@ export class CaptureStreamDecoder {
       return out;
     }
     if (d.state === 'undecided') d.undecidedFrames++;
-    this.advance(out, c, d);
+    this.out = out;
+    d.advance(this.sink);
     // A frame from this direction may let the peer negotiate and decode its FPDUs.
-    for (const peer of c.directions.values()) if (peer !== d) this.advance(out, c, peer);
+    const peer = d.peer;
+    if (peer !== undefined && peer.state === 'mpa' && peer.negotiated === undefined)
+      peer.advance(this.sink);
     return out;
   }
 
   /** The items that only the end of the capture completes: holes, cut-off FPDUs. */
   finish(): CaptureItem[] {
     const out: CaptureItem[] = [];
-    for (const c of this.connections.values()) {
-      for (const d of c.directions.values()) {
-        if (d.state === 'undecided') {
-          this.counts.otherFrames += d.undecidedFrames;
-          continue;
-        }
-        if (d.state !== 'mpa') continue;
-        if (d.frame !== undefined && d.negotiated === undefined && !d.frame.reject) {
-          d.negotiated = negotiateMpa(d.frame, this.peerOf(c, d)?.frame);
-          this.advance(out, c, d);
-        }
-        if (d.state !== 'mpa') continue;
-        const hole = d.holeError();
-        const rest = d.pending();
-        if (rest.length > 0 && d.negotiated !== undefined && !d.frame?.reject) {
-          // The whole-capture decoder's "decoding stopped" error for a cut-off FPDU.
-          const r = decodeFpdu(rest, 0, {
-            ...d.negotiated,
-            position: d.consumed - d.firstFpduOffset,
-          });
-          if (!r.ok) this.problem(out, c, d, d.frameAt(d.consumed), rebased(r.error, d.consumed));
-        } else if (rest.length > 0 && d.frame === undefined) {
-          const r = decodeMpaFrame(rest, 0);
-          if (!r.ok) this.problem(out, c, d, d.frameAt(d.consumed), r.error);
-        }
-        if (hole !== undefined) this.problem(out, c, d, d.lastFrom, hole);
-        d.stop('stopped');
-      }
-    }
+    this.out = out;
+    for (const c of this.connections.values())
+      for (const d of c.directions.values()) d.finish(this.sink);
     return out;
   }
 
-  private peerOf(c: Connection, d: DirectionState): DirectionState | undefined {
-    for (const p of c.directions.values()) if (p !== d) return p;
-    return undefined;
-  }
+  /** Where the items of the current `push` or `finish` go. */
+  private out: CaptureItem[] = [];
+
+  /** Where the MPA framer reports (see MpaSink): items as objects. */
+  private readonly sink: MpaSink<FrameRef, DirectionState> = {
+    notMpa: (d) => {
+      this.counts.otherFrames += d.undecidedFrames;
+    },
+    opened: (d) => {
+      this.connectionIndex(d.connection);
+    },
+    mpaFrame: (d, frame, at) => {
+      this.emit(this.out, {
+        kind: 'mpa-frame',
+        frameIndex: at.frameIndex,
+        timestampNs: at.timestampNs,
+        connection: this.connectionIndex(d.connection),
+        direction: this.direction(d.connection, d),
+        frame,
+      });
+    },
+    problem: (d, from, error) => this.problem(this.out, d.connection, d, from, error),
+    fpdus: (d) => {
+      const connection = this.connectionIndex(d.connection);
+      const direction = this.direction(d.connection, d);
+      for (;;) {
+        const r = d.nextFpdu(this.sink);
+        if (r === undefined) return;
+        const at = d.frameAt(d.consumed);
+        const base = d.consumed;
+        // Copies of what stays referenced: the buffer is reused once consumed.
+        const ulpdu = r.fpdu.ulpdu.slice();
+        const fpdu = {
+          ...r,
+          fpdu: { ...r.fpdu, ulpdu, pad: r.fpdu.pad.slice() },
+          offset: base,
+          markers: r.markers.map((m) => ({ ...m, offset: m.offset + base })),
+          sequence: (d.startSequence + base) >>> 0,
+          message: decodeRdmapMessage(
+            ulpdu,
+            this.profile === undefined ? {} : { profile: this.profile },
+          ),
+        };
+        d.consume(r.length);
+        this.emit(this.out, {
+          kind: 'fpdu',
+          frameIndex: at.frameIndex,
+          timestampNs: at.timestampNs,
+          connection,
+          direction,
+          fpdu,
+        });
+      }
+    },
+  };
 
   private direction(c: Connection, d: DirectionState): Direction {
     return d.source.address === c.client.address && d.source.port === c.client.port
@@ -276,97 +293,5 @@ export class CaptureStreamDecoder {
   private stopWithGap(out: CaptureItem[], c: Connection, d: DirectionState, from: FrameRef): void {
     if (d.state === 'mpa') this.problem(out, c, d, from, d.holdLimitError());
     d.stop('stopped');
-  }
-
-  /** Decodes what the direction's received bytes allow. */
-  private advance(out: CaptureItem[], c: Connection, d: DirectionState): void {
-    if (d.state === 'undecided') {
-      const bytes = d.pending();
-      if (bytes.length < MPA_KEY_LENGTH) return;
-      if (mpaFrameKind(bytes, 0) === undefined) {
-        this.counts.otherFrames += d.undecidedFrames;
-        d.stop('not-mpa');
-        return;
-      }
-      d.state = 'mpa';
-      this.connectionIndex(c);
-    }
-    if (d.state !== 'mpa') return;
-    const direction = this.direction(c, d);
-    const connection = this.connectionIndex(c);
-    if (d.frame === undefined) {
-      const r = decodeMpaFrame(d.pending(), 0);
-      if (!r.ok) {
-        if (r.error.reason === 'truncated') return;
-        this.problem(out, c, d, d.frameAt(0), r.error);
-        d.stop('stopped');
-        return;
-      }
-      const at = d.frameAt(0);
-      d.frame = r.value.frame;
-      d.firstFpduOffset = r.value.length;
-      d.consume(r.value.length);
-      this.emit(out, {
-        kind: 'mpa-frame',
-        frameIndex: at.frameIndex,
-        timestampNs: at.timestampNs,
-        connection,
-        direction,
-        frame: d.frame,
-      });
-      // The peer may have been waiting for this frame to negotiate.
-      const peer = this.peerOf(c, d);
-      if (peer !== undefined && peer.frame !== undefined && peer.negotiated === undefined)
-        this.advance(out, c, peer);
-    }
-    // A rejected connection carries no FPDUs (RFC 5044 §7.1.5).
-    if (d.frame.reject) {
-      d.stop('stopped');
-      return;
-    }
-    if (d.negotiated === undefined) {
-      const peer = this.peerOf(c, d);
-      // Wait for the peer's frame (RFC 5044 §7.1: FPDUs follow the Reply), unless the peer
-      // will never send one.
-      if (peer?.frame === undefined && peer?.state !== 'not-mpa' && peer?.state !== 'stopped')
-        return;
-      d.negotiated = negotiateMpa(d.frame, peer?.frame);
-    }
-    for (;;) {
-      const bytes = d.pending();
-      if (bytes.length === 0) return;
-      const position = d.consumed - d.firstFpduOffset;
-      const r = decodeFpdu(bytes, 0, { ...d.negotiated, position });
-      if (!r.ok) {
-        if (r.error.reason === 'truncated') return;
-        this.problem(out, c, d, d.frameAt(d.consumed), rebased(r.error, d.consumed));
-        d.stop('stopped');
-        return;
-      }
-      const at = d.frameAt(d.consumed);
-      const base = d.consumed;
-      // Copies of what stays referenced: the buffer is reused once consumed.
-      const ulpdu = r.value.fpdu.ulpdu.slice();
-      const fpdu = {
-        ...r.value,
-        fpdu: { ...r.value.fpdu, ulpdu, pad: r.value.fpdu.pad.slice() },
-        offset: base,
-        markers: r.value.markers.map((m) => ({ ...m, offset: m.offset + base })),
-        sequence: (d.startSequence + base) >>> 0,
-        message: decodeRdmapMessage(
-          ulpdu,
-          this.profile === undefined ? {} : { profile: this.profile },
-        ),
-      };
-      d.consume(r.value.length);
-      this.emit(out, {
-        kind: 'fpdu',
-        frameIndex: at.frameIndex,
-        timestampNs: at.timestampNs,
-        connection,
-        direction,
-        fpdu,
-      });
-    }
   }
 }
