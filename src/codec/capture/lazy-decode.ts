@@ -20,17 +20,22 @@
 import { crc32c } from '../crc32c.js';
 import { DecodeError } from '../errors.js';
 import { RdmapView } from '../iwarp/lazy.js';
-import type { MpaNegotiated, MpaRequestReply } from '../iwarp/messages.js';
-import { crcFieldValue, decodeFpdu, mpaPadLength } from '../iwarp/mpa.js';
-import { decodeMpaFrame, MPA_KEY_LENGTH, mpaFrameKind } from '../iwarp/mpa-frames.js';
-import { negotiateMpa } from '../iwarp/stream.js';
+import type { MpaRequestReply } from '../iwarp/messages.js';
+import {
+  crcFieldValue,
+  MPA_CRC_LENGTH,
+  MPA_ULPDU_LENGTH_LENGTH,
+  mpaPadLength,
+} from '../iwarp/mpa.js';
 import { formatIpv6 } from '../net/address.js';
 import { decodeFrame } from '../net/frame.js';
 import { LinkType } from '../pcap/linktype.js';
 import { CaptureRecordStream } from '../pcap/record-stream.js';
 import { RoceView } from '../roce/lazy.js';
 import { ROCE_V2_UDP_PORT } from '../roce/packet.js';
-import { MAX_HELD_BYTES, type StreamCounts } from './stream-decode.js';
+import { MpaDirection, type MpaSink } from './mpa-direction.js';
+import type { StreamCounts } from './stream-decode.js';
+import type { InOrderBytes } from './tcp-stream.js';
 
 /** The kinds of item the lazy decoder reports. */
 export type LazyItemKind = 'roce' | 'mpa-frame' | 'fpdu' | 'problem';
@@ -77,103 +82,23 @@ interface FrameRef {
   nanoseconds: number;
 }
 
-/** One TCP direction, reassembled and framed as it arrives. */
-class LazyDirection {
-  state: 'undecided' | 'mpa' | 'not-mpa' | 'stopped' = 'undecided';
-  started = false;
-  /** Sequence number of the next byte expected. */
-  next = 0;
-  /** Stream offset of the next byte expected (bytes received in order). */
-  received = 0;
-  /** Pending (received, not yet framed) bytes: buf[head, tail) = stream offsets consumed..received. */
-  buf = new Uint8Array(0);
-  head = 0;
-  tail = 0;
-  consumed = 0;
-  /** Where pending bytes came from: stream offsets and frames, in order. */
-  pieceOffsets: number[] = [];
-  pieceFrames: FrameRef[] = [];
-  held: { seq: number; payload: Uint8Array; from: FrameRef }[] = [];
-  heldBytes = 0;
-  frame: MpaRequestReply | undefined;
-  negotiated: MpaNegotiated | undefined;
-  firstFpduOffset = 0;
-  lastFrom: FrameRef = { frameIndex: 0, seconds: 0, nanoseconds: 0 };
-  undecidedFrames = 0;
-  peer: LazyDirection | undefined;
+/** One TCP direction, reassembled and MPA-framed (MpaDirection) as it arrives. */
+class LazyDirection extends MpaDirection<FrameRef> {
+  /** Where the direction's in-order bytes go (set by the decoder). */
+  onBytes: InOrderBytes<FrameRef> = () => {};
 
   constructor(
     readonly source: string,
     readonly destination: string,
     readonly connection: LazyConnection,
-  ) {}
-
-  get pendingLength(): number {
-    return this.tail - this.head;
-  }
-
-  append(bytes: Uint8Array, from: FrameRef): void {
-    if (this.tail + bytes.length > this.buf.length) {
-      const live = this.tail - this.head;
-      const size = Math.max(4096, this.buf.length, (live + bytes.length) * 2);
-      const next = size === this.buf.length ? this.buf : new Uint8Array(size);
-      next.set(this.buf.subarray(this.head, this.tail), 0);
-      this.buf = next;
-      this.head = 0;
-      this.tail = live;
-    }
-    this.buf.set(bytes, this.tail);
-    this.tail += bytes.length;
-    this.pieceOffsets.push(this.received);
-    this.pieceFrames.push(from);
-    this.received += bytes.length;
-  }
-
-  consume(n: number): void {
-    this.head += n;
-    this.consumed += n;
-    if (this.head === this.tail) {
-      this.head = 0;
-      this.tail = 0;
-    }
-    let drop = 0;
-    const offsets = this.pieceOffsets;
-    while (drop + 1 < offsets.length && offsets[drop + 1]! <= this.consumed) drop++;
-    if (drop > 0) {
-      offsets.splice(0, drop);
-      this.pieceFrames.splice(0, drop);
-    }
-  }
-
-  frameAt(offset: number): FrameRef {
-    let found = this.pieceFrames[0] ?? this.lastFrom;
-    for (let i = 0; i < this.pieceOffsets.length; i++) {
-      if (this.pieceOffsets[i]! > offset) break;
-      found = this.pieceFrames[i]!;
-    }
-    return found;
-  }
-
-  release(state: 'not-mpa' | 'stopped'): void {
-    this.state = state;
-    this.buf = new Uint8Array(0);
-    this.head = 0;
-    this.tail = 0;
-    this.pieceOffsets = [];
-    this.pieceFrames = [];
-    this.held = [];
-    this.heldBytes = 0;
+  ) {
+    super({ frameIndex: 0, seconds: 0, nanoseconds: 0 });
   }
 }
 
 interface LazyConnection {
   index: number;
   client: string;
-}
-
-/** Signed 32-bit distance from sequence number `a` to `b`. */
-function seqDelta(a: number, b: number): number {
-  return (b - a) | 0;
 }
 
 const PCAP_HEADER_LENGTH = 24;
@@ -573,7 +498,12 @@ export class LazyCaptureDecoder {
         : `${u32At(b, l3 + 16)}|${destinationPort}|${u32At(b, l3 + 12)}|${sourcePort}`;
       const peer = this.connections.get(reverse);
       const connection = peer?.connection ?? { index: -1, client: source };
-      d = new LazyDirection(source, destination, connection);
+      const direction = new LazyDirection(source, destination, connection);
+      direction.onBytes = (bytes, start, end, from) => {
+        if (direction.state === 'undecided' || direction.state === 'mpa')
+          this.inOrder(direction, bytes, start, end, from);
+      };
+      d = direction;
       if (peer !== undefined) {
         d.peer = peer;
         peer.peer = d;
@@ -600,76 +530,31 @@ export class LazyCaptureDecoder {
       this.counts.otherFrames++;
       return;
     }
-    let dataSeq = seq;
-    if (flags & 0x02) {
-      dataSeq = (seq + 1) >>> 0; // the SYN occupies one sequence number (RFC 9293 §3.4)
-      if (!d.started) {
-        d.started = true;
-        d.next = dataSeq;
-      }
+    const placed = d.accept(seq, flags, b, start, end, from, d.onBytes);
+    const duplicates = d.takeHeldDuplicates();
+    if (duplicates > 0) {
+      // Held segments whose bytes all came in another: frames with no new bytes, as one
+      // that arrives after them is (decodeCaptureMessages counts both alike).
+      if (d.state === 'undecided') d.undecidedFrames -= duplicates;
+      this.counts.otherFrames += duplicates;
     }
-    const length = end - start;
-    if (length === 0) {
+    if (placed === 'old') {
       this.counts.otherFrames++;
       return;
     }
-    if (!d.started) {
-      d.started = true;
-      d.next = dataSeq;
-    }
-    const delta = seqDelta(d.next, dataSeq);
-    if (delta + length <= 0) {
+    if (placed === 'gap') {
+      if (d.state === 'mpa') this.problem(d, from, d.holdLimitError());
+      d.stop('stopped');
       this.counts.otherFrames++;
-      return;
-    }
-    if (delta > 0) {
-      if (d.heldBytes + length > MAX_HELD_BYTES) {
-        if (d.state === 'mpa')
-          this.problem(
-            d,
-            from,
-            new DecodeError(
-              'tcp',
-              'sequenceNumber',
-              0,
-              'truncated',
-              `more than ${MAX_HELD_BYTES} bytes held behind a hole at stream offset ${d.received}; later bytes not decoded`,
-            ),
-          );
-        d.release('stopped');
-        this.counts.otherFrames++;
-        return;
-      }
-      d.held.push({ seq: dataSeq, payload: b.slice(start, end), from });
-      d.heldBytes += length;
-      if (d.state === 'undecided') d.undecidedFrames++;
       return;
     }
     if (d.state === 'undecided') d.undecidedFrames++;
-    d.lastFrom = from;
-    this.inOrder(d, b, start - delta, end, from);
-    this.drainHeld(d);
     if (d.peer !== undefined && d.peer.state === 'mpa' && d.peer.negotiated === undefined)
       this.advance(d.peer);
   }
 
-  private drainHeld(d: LazyDirection): void {
-    while (d.held.length > 0 && (d.state === 'undecided' || d.state === 'mpa')) {
-      const i = d.held.findIndex((h) => seqDelta(d.next, h.seq) <= 0);
-      if (i < 0) return;
-      const h = d.held.splice(i, 1)[0]!;
-      d.heldBytes -= h.payload.length;
-      const skip = -seqDelta(d.next, h.seq);
-      if (skip < h.payload.length) {
-        d.lastFrom = h.from;
-        this.inOrder(d, h.payload, skip, h.payload.length, h.from);
-      }
-    }
-  }
-
   /** In-order bytes b[start, end) of direction `d`. */
   private inOrder(d: LazyDirection, b: Uint8Array, start: number, end: number, from: FrameRef) {
-    d.next = (d.next + (end - start)) >>> 0;
     if (
       d.state === 'mpa' &&
       d.negotiated !== undefined &&
@@ -677,17 +562,11 @@ export class LazyCaptureDecoder {
       !d.negotiated.markers
     ) {
       // Framed in place: FPDUs wholly inside this segment are never copied.
-      const streamStart = d.received;
-      d.received += end - start;
-      d.consumed = streamStart;
-      const used = this.frameFpdus(d, b, start, end, from, streamStart);
+      const used = this.frameFpdus(d, b, start, end, from, d.received);
       if (d.state !== 'mpa') return;
-      d.consumed = streamStart + used;
-      if (start + used < end) {
-        // The cut-off FPDU waits in the buffer for its next bytes.
-        d.received = d.consumed;
-        d.append(b.subarray(start + used, end), from);
-      }
+      d.usedInPlace(used);
+      // The cut-off FPDU waits in the buffer for its next bytes.
+      if (start + used < end) d.append(b.subarray(start + used, end), from);
       return;
     }
     d.append(b.subarray(start, end), from);
@@ -708,10 +587,14 @@ export class LazyCaptureDecoder {
   ): number {
     const crc = d.negotiated!.crc;
     let at = start;
-    while (end - at >= 2) {
+    while (end - at >= MPA_ULPDU_LENGTH_LENGTH) {
       const ulpduLength = (b[at]! << 8) | b[at + 1]!;
-      const body = 2 + ulpduLength + mpaPadLength(ulpduLength);
-      const total = body + (crc ? 4 : 0);
+      const body = MPA_ULPDU_LENGTH_LENGTH + ulpduLength + mpaPadLength(ulpduLength);
+      // The CRC field is on the wire whether or not CRC was negotiated (RFC 5044 §4.1: when
+      // CRCs are not in use the field is still present and is not checked; siw sends zeros,
+      // and its receiver's siw_fpdu_trailer_len counts MPA_CRC_SIZE unconditionally), so
+      // it is part of every FPDU's length, as decodeFpdu and encodeFpdu have it.
+      const total = body + MPA_CRC_LENGTH;
       if (end - at < total) break;
       const origin = from ?? d.frameAt(streamStart + (at - start));
       const item = this.begin('fpdu', origin);
@@ -751,119 +634,54 @@ export class LazyCaptureDecoder {
 
   /** Frames what the direction's pending bytes allow. */
   private advance(d: LazyDirection): void {
-    if (d.state === 'undecided') {
-      if (d.pendingLength < MPA_KEY_LENGTH) return;
-      if (mpaFrameKind(d.buf.subarray(d.head, d.tail), 0) === undefined) {
-        this.counts.otherFrames += d.undecidedFrames;
-        d.release('not-mpa');
-        return;
-      }
-      d.state = 'mpa';
+    d.advance(this.sink);
+  }
+
+  /** Where the MPA framer reports (see MpaSink). */
+  private readonly sink: MpaSink<FrameRef, LazyDirection> = {
+    notMpa: (d) => {
+      this.counts.otherFrames += d.undecidedFrames;
+    },
+    opened: (d) => {
       this.connectionIndex(d);
-    }
-    if (d.state !== 'mpa') return;
-    if (d.frame === undefined) {
-      const r = decodeMpaFrame(d.buf.subarray(d.head, d.tail), 0);
-      if (!r.ok) {
-        if (r.error.reason === 'truncated') return;
-        this.problem(d, d.frameAt(d.consumed), r.error);
-        d.release('stopped');
-        return;
-      }
-      const at = d.frameAt(d.consumed);
-      // A copy: the buffer is reused once consumed.
-      d.frame = { ...r.value.frame, privateData: r.value.frame.privateData.slice() };
-      d.firstFpduOffset = d.consumed + r.value.length;
-      d.consume(r.value.length);
+    },
+    mpaFrame: (d, frame, at) => {
       const item = this.begin('mpa-frame', at);
       item.source = d.source;
       item.destination = d.destination;
       item.connection = this.connectionIndex(d);
       item.direction = d.source === d.connection.client ? 'client-to-server' : 'server-to-client';
-      item.mpaFrame = d.frame;
+      item.mpaFrame = frame;
       this.onItem(item);
-      const peer = d.peer;
-      if (peer?.frame !== undefined && peer.negotiated === undefined) this.advance(peer);
-    }
-    // A rejected connection carries no FPDUs (RFC 5044 §7.1.5).
-    if (d.frame.reject) {
-      d.release('stopped');
-      return;
-    }
-    if (d.negotiated === undefined) {
-      const peer = d.peer;
-      if (peer?.frame === undefined && peer?.state !== 'not-mpa' && peer?.state !== 'stopped')
-        return;
-      d.negotiated = negotiateMpa(d.frame, peer?.frame);
-    }
-    if (!d.negotiated.markers) {
-      const used = this.frameFpdus(d, d.buf, d.head, d.tail, undefined, d.consumed);
-      if (used > 0) d.consume(used);
-      return;
-    }
-    // Markers: the eager FPDU decoder removes them (RFC 5044 §5); the ULPDU is a copy.
-    for (;;) {
-      if (d.pendingLength === 0) return;
-      const position = d.consumed - d.firstFpduOffset;
-      const r = decodeFpdu(d.buf.subarray(d.head, d.tail), 0, { ...d.negotiated, position });
-      if (!r.ok) {
-        if (r.error.reason === 'truncated') return;
-        this.problem(d, d.frameAt(d.consumed), rebased(r.error, d.consumed));
-        d.release('stopped');
+    },
+    problem: (d, from, error) => this.problem(d, from, error),
+    fpdus: (d) => {
+      if (!d.negotiated!.markers) {
+        const used = this.frameFpdus(d, d.buf, d.head, d.tail, undefined, d.consumed);
+        if (used > 0) d.consume(used);
         return;
       }
-      const item = this.begin('fpdu', d.frameAt(d.consumed));
-      item.source = d.source;
-      item.destination = d.destination;
-      item.connection = this.connectionIndex(d);
-      item.direction = d.source === d.connection.client ? 'client-to-server' : 'server-to-client';
-      item.crcState = r.value.crcState;
-      const ulpdu = r.value.fpdu.ulpdu.slice();
-      item.rdmap.at(ulpdu, 0, ulpdu.length);
-      d.consume(r.value.length);
-      this.counts.fpdus++;
-      this.onItem(item);
-    }
-  }
+      // Markers: the eager FPDU decoder removes them (RFC 5044 §5); the ULPDU is a copy.
+      for (;;) {
+        const fpdu = d.nextFpdu(this.sink);
+        if (fpdu === undefined) return;
+        const item = this.begin('fpdu', d.frameAt(d.consumed));
+        item.source = d.source;
+        item.destination = d.destination;
+        item.connection = this.connectionIndex(d);
+        item.direction = d.source === d.connection.client ? 'client-to-server' : 'server-to-client';
+        item.crcState = fpdu.crcState;
+        const ulpdu = fpdu.fpdu.ulpdu.slice();
+        item.rdmap.at(ulpdu, 0, ulpdu.length);
+        d.consume(fpdu.length);
+        this.counts.fpdus++;
+        this.onItem(item);
+      }
+    },
+  };
 
   private finishDirection(d: LazyDirection): void {
-    if (d.state === 'undecided') {
-      this.counts.otherFrames += d.undecidedFrames;
-      return;
-    }
-    if (d.state !== 'mpa') return;
-    if (d.frame !== undefined && d.negotiated === undefined && !d.frame.reject) {
-      d.negotiated = negotiateMpa(d.frame, d.peer?.frame);
-      this.advance(d);
-    }
-    if (d.state !== 'mpa') return;
-    const rest = d.buf.subarray(d.head, d.tail);
-    if (rest.length > 0 && d.negotiated !== undefined && !d.frame?.reject) {
-      const r = decodeFpdu(rest, 0, {
-        ...d.negotiated,
-        position: d.consumed - d.firstFpduOffset,
-      });
-      if (!r.ok) this.problem(d, d.frameAt(d.consumed), rebased(r.error, d.consumed));
-    } else if (rest.length > 0 && d.frame === undefined) {
-      const r = decodeMpaFrame(rest, 0);
-      if (!r.ok) this.problem(d, d.frameAt(d.consumed), r.error);
-    }
-    if (d.held.length > 0) {
-      let first = d.held[0]!.seq;
-      for (const h of d.held) if (seqDelta(first, h.seq) < 0) first = h.seq;
-      this.problem(
-        d,
-        d.lastFrom,
-        new DecodeError(
-          'tcp',
-          'sequenceNumber',
-          0,
-          'truncated',
-          `${seqDelta(d.next, first)} bytes missing at sequence ${d.next}; later bytes not decoded`,
-        ),
-      );
-    }
-    d.release('stopped');
+    d.finish(this.sink);
   }
 }
 
@@ -883,11 +701,4 @@ function address(b: Uint8Array, l3: number, v6: boolean, source: boolean): strin
 
 function endpoint(address: string, port: number, v6: boolean): string {
   return v6 ? `[${address}]:${port}` : `${address}:${port}`;
-}
-
-/** A DecodeError of a view at stream offset `base`, with its offset made a stream offset. */
-function rebased(e: DecodeError, base: number): DecodeError {
-  const prefix = `${e.layer}.${e.field} at offset ${e.offset}: ${e.reason}: `;
-  const detail = e.message.startsWith(prefix) ? e.message.slice(prefix.length) : e.message;
-  return new DecodeError(e.layer, e.field, e.offset + base, e.reason, detail);
 }

@@ -12,13 +12,9 @@
  * frame, RoCE, MPA and FPDU decoders; a direction's settings are negotiated from its own
  * frame and the peer's (RFC 5044 §7.1), waiting for the peer's frame before the first FPDU.
  */
-import { DecodeError } from '../errors.js';
-import type { MpaNegotiated, MpaRequestReply } from '../iwarp/messages.js';
-import { decodeFpdu } from '../iwarp/mpa.js';
-import { decodeMpaFrame, MPA_KEY_LENGTH, mpaFrameKind } from '../iwarp/mpa-frames.js';
+import type { DecodeError } from '../errors.js';
 import type { IwarpProfile } from '../iwarp/profiles.js';
 import { decodeRdmapMessage } from '../iwarp/rdmap.js';
-import { negotiateMpa } from '../iwarp/stream.js';
 import { decodeFrame } from '../net/frame.js';
 import { TcpFlag } from '../net/tcp.js';
 import type { CaptureRecord } from '../pcap/linktype.js';
@@ -30,10 +26,11 @@ import {
   type RoceFlows,
   roceItem,
 } from './decode-capture.js';
+import { MpaDirection, type MpaSink } from './mpa-direction.js';
 import type { TcpEndpoint } from './tcp-reassembly.js';
+import type { InOrderBytes } from './tcp-stream.js';
 
-/** Bytes a direction may hold beyond a hole before the hole is reported and the direction dropped. */
-export const MAX_HELD_BYTES = 16 * 1024 * 1024;
+export { MAX_HELD_BYTES } from './tcp-stream.js';
 
 /** Counts for the summary line. */
 export interface StreamCounts {
@@ -53,178 +50,25 @@ interface FrameRef {
   readonly timestampNs: bigint;
 }
 
-interface Held {
-  readonly start: number;
-  readonly payload: Uint8Array;
-  readonly from: FrameRef;
-}
-
-interface Piece {
-  /** Stream offset of the piece's first byte. */
-  readonly offset: number;
-  readonly from: FrameRef;
-}
-
-/** One direction of a TCP connection, reassembled and decoded as it arrives. */
-class DirectionState {
-  state: 'undecided' | 'mpa' | 'not-mpa' | 'stopped' = 'undecided';
-  /** Unwrapped position of stream offset 0; undefined until the first SYN or data. */
-  base: number | undefined;
-  /** The sequence number of stream offset 0. */
-  startSequence = 0;
-  private lastSeq: number | undefined;
-  private lastUnwrapped = 0;
-  /** Stream offset of the next byte expected (= bytes received in order). */
-  received = 0;
-  private held: Held[] = [];
-  private heldBytes = 0;
-  /** Received, not yet decoded bytes: buf[head..tail) are stream offsets consumed..received. */
-  private buf = new Uint8Array(4096);
-  private head = 0;
-  private tail = 0;
-  /** Stream offset of buf[head]. */
-  consumed = 0;
-  private pieces: Piece[] = [];
-  /** Frames whose bytes went here while undecided (counted as "other" if not MPA). */
-  undecidedFrames = 0;
-  frame: MpaRequestReply | undefined;
-  negotiated: MpaNegotiated | undefined;
-  firstFpduOffset = 0;
-
+/** One direction of a TCP connection, reassembled and MPA-framed (MpaDirection) as it arrives. */
+class DirectionState extends MpaDirection<FrameRef> {
   constructor(
     readonly source: TcpEndpoint,
     readonly destination: TcpEndpoint,
-  ) {}
-
-  /**
-   * Places a segment: 'new' when it brought bytes (in order, or held until the hole before
-   * it fills), 'old' when it brought none, 'gap' when holding it would exceed MAX_HELD_BYTES.
-   */
-  place(seq: number, flags: number, payload: Uint8Array, from: FrameRef): 'new' | 'old' | 'gap' {
-    // A direction that will not be decoded keeps nothing (not even segments held early).
-    if (this.state === 'not-mpa' || this.state === 'stopped') return 'old';
-    const pos =
-      this.lastSeq === undefined ? 2 ** 34 + seq : this.lastUnwrapped + seqDelta(this.lastSeq, seq);
-    this.lastSeq = seq;
-    this.lastUnwrapped = pos;
-    let start = pos;
-    if (flags & TcpFlag.SYN) {
-      start = pos + 1; // the SYN occupies one sequence number (RFC 9293 §3.4)
-      if (this.base === undefined) {
-        this.base = pos + 1;
-        this.startSequence = (seq + 1) >>> 0;
-      }
-    }
-    if (payload.length === 0) return 'old';
-    if (this.base === undefined) {
-      this.base = start;
-      this.startSequence = (start - 2 ** 34) >>> 0;
-    }
-    const next = this.base + this.received;
-    const end = start + payload.length;
-    if (end <= next) return 'old';
-    if (start > next) {
-      if (this.heldBytes + payload.length > MAX_HELD_BYTES) return 'gap';
-      this.held.push({ start, payload: payload.slice(), from });
-      this.heldBytes += payload.length;
-      return 'new';
-    }
-    this.append(payload.subarray(next - start), from);
-    this.drainHeld();
-    return 'new';
+    readonly connection: Connection,
+  ) {
+    super(NO_FRAME);
   }
 
-  private drainHeld(): void {
-    for (;;) {
-      const next = this.base! + this.received;
-      const i = this.held.findIndex((h) => h.start <= next);
-      if (i < 0) return;
-      const h = this.held.splice(i, 1)[0]!;
-      this.heldBytes -= h.payload.length;
-      const end = h.start + h.payload.length;
-      if (end > next) this.append(h.payload.subarray(next - h.start), h.from);
-    }
-  }
-
-  private append(bytes: Uint8Array, from: FrameRef): void {
-    if (this.state === 'not-mpa' || this.state === 'stopped') {
-      this.received += bytes.length;
-      this.consumed = this.received;
-      return;
-    }
-    if (this.tail + bytes.length > this.buf.length) {
-      const live = this.tail - this.head;
-      const size = Math.max(this.buf.length, (live + bytes.length) * 2);
-      const next = size === this.buf.length ? this.buf : new Uint8Array(size);
-      next.set(this.buf.subarray(this.head, this.tail), 0);
-      this.buf = next;
-      this.head = 0;
-      this.tail = live;
-    }
-    this.buf.set(bytes, this.tail);
-    this.tail += bytes.length;
-    this.pieces.push({ offset: this.received, from });
-    this.lastAppended = from;
-    this.received += bytes.length;
-  }
-
-  /** The undecoded bytes (a view, valid until the next append). */
-  pending(): Uint8Array {
-    return this.buf.subarray(this.head, this.tail);
-  }
-
-  consume(n: number): void {
-    this.head += n;
-    this.consumed += n;
-    // Keep the last piece that starts at or before the consumed point.
-    let drop = 0;
-    while (drop + 1 < this.pieces.length && this.pieces[drop + 1]!.offset <= this.consumed) drop++;
-    if (drop > 0) this.pieces.splice(0, drop);
-  }
-
-  /** Drops everything buffered (a direction that will not be decoded). */
-  release(state: 'not-mpa' | 'stopped'): void {
-    this.state = state;
-    this.buf = new Uint8Array(0);
-    this.head = 0;
-    this.tail = 0;
-    this.pieces = [];
-    this.held = [];
-    this.heldBytes = 0;
-    this.consumed = this.received;
-  }
-
-  /** The frame that supplied stream offset `offset` (at or after the consumed point). */
-  frameAt(offset: number): FrameRef {
-    let found = this.pieces[0]?.from ?? NO_FRAME;
-    for (const p of this.pieces) {
-      if (p.offset > offset) break;
-      found = p.from;
-    }
-    return found;
-  }
-
-  /** A hole that never filled: the sequence number of its first byte and its length. */
-  gap(): { startSequence: number; length: number } | undefined {
-    if (this.held.length === 0 || this.base === undefined) return undefined;
-    const first = Math.min(...this.held.map((h) => h.start));
-    const next = this.base + this.received;
-    return { startSequence: (this.startSequence + this.received) >>> 0, length: first - next };
-  }
-
-  /** The frame that supplied the last bytes before a hole (where the hole is reported). */
-  lastAppended: FrameRef = NO_FRAME;
+  /** Keeps in-order bytes while the direction is being decoded. */
+  readonly onBytes: InOrderBytes<FrameRef> = (b, start, end, from) => {
+    if (this.state === 'undecided' || this.state === 'mpa')
+      this.append(b.subarray(start, end), from);
+    else this.usedInPlace(end - start);
+  };
 }
 
 const NO_FRAME: FrameRef = { frameIndex: 0, timestampNs: 0n };
-const MOD = 2 ** 32;
-
-/** Signed distance from `a` to `b` in 32-bit sequence space (RFC 1982 style). */
-function seqDelta(a: number, b: number): number {
-  let d = (b - a) % MOD;
-  if (d < 0) d += MOD;
-  return d >= MOD / 2 ? d - MOD : d;
-}
 
 interface Connection {
   readonly index: number | undefined;
@@ -300,10 +144,33 @@ export class CaptureStreamDecoder {
     }
     let d = c.directions.get(a);
     if (d === undefined) {
-      d = new DirectionState(src, dst);
+      d = new DirectionState(src, dst, c);
+      for (const peer of c.directions.values()) {
+        peer.peer = d;
+        d.peer = peer;
+      }
       c.directions.set(a, d);
     }
-    const placed = d.place(t.header.sequenceNumber, t.header.flags, frame.payload, origin);
+    // A direction that will not be decoded keeps nothing (not even segments held early).
+    const placed =
+      d.state === 'not-mpa' || d.state === 'stopped'
+        ? 'old'
+        : d.accept(
+            t.header.sequenceNumber,
+            t.header.flags,
+            frame.payload,
+            0,
+            frame.payload.length,
+            origin,
+            d.onBytes,
+          );
+    const duplicates = d.takeHeldDuplicates();
+    if (duplicates > 0) {
+      // Held segments whose bytes all came in another: frames with no new bytes, as one
+      // that arrives after them is (decodeCaptureMessages counts both alike).
+      if (d.state === 'undecided') d.undecidedFrames -= duplicates;
+      this.counts.otherFrames += duplicates;
+    }
     if (placed === 'gap') {
       this.stopWithGap(out, c, d, origin);
       this.counts.otherFrames++;
@@ -314,64 +181,79 @@ export class CaptureStreamDecoder {
       return out;
     }
     if (d.state === 'undecided') d.undecidedFrames++;
-    this.advance(out, c, d);
+    this.out = out;
+    d.advance(this.sink);
     // A frame from this direction may let the peer negotiate and decode its FPDUs.
-    for (const peer of c.directions.values()) if (peer !== d) this.advance(out, c, peer);
+    const peer = d.peer;
+    if (peer !== undefined && peer.state === 'mpa' && peer.negotiated === undefined)
+      peer.advance(this.sink);
     return out;
   }
 
   /** The items that only the end of the capture completes: holes, cut-off FPDUs. */
   finish(): CaptureItem[] {
     const out: CaptureItem[] = [];
-    for (const c of this.connections.values()) {
-      for (const d of c.directions.values()) {
-        if (d.state === 'undecided') {
-          this.counts.otherFrames += d.undecidedFrames;
-          continue;
-        }
-        if (d.state !== 'mpa') continue;
-        if (d.frame !== undefined && d.negotiated === undefined && !d.frame.reject) {
-          d.negotiated = negotiateMpa(d.frame, this.peerOf(c, d)?.frame);
-          this.advance(out, c, d);
-        }
-        if (d.state !== 'mpa') continue;
-        const gap = d.gap();
-        const rest = d.pending();
-        if (rest.length > 0 && d.negotiated !== undefined && !d.frame?.reject) {
-          // The whole-capture decoder's "decoding stopped" error for a cut-off FPDU.
-          const r = decodeFpdu(rest, 0, {
-            ...d.negotiated,
-            position: d.consumed - d.firstFpduOffset,
-          });
-          if (!r.ok) this.problem(out, c, d, d.frameAt(d.consumed), rebased(r.error, d.consumed));
-        } else if (rest.length > 0 && d.frame === undefined) {
-          const r = decodeMpaFrame(rest, 0);
-          if (!r.ok) this.problem(out, c, d, d.frameAt(d.consumed), r.error);
-        }
-        if (gap !== undefined)
-          this.problem(
-            out,
-            c,
-            d,
-            d.lastAppended,
-            new DecodeError(
-              'tcp',
-              'sequenceNumber',
-              0,
-              'truncated',
-              `${gap.length} bytes missing at sequence ${gap.startSequence}; later bytes not decoded`,
-            ),
-          );
-        d.release('stopped');
-      }
-    }
+    this.out = out;
+    for (const c of this.connections.values())
+      for (const d of c.directions.values()) d.finish(this.sink);
     return out;
   }
 
-  private peerOf(c: Connection, d: DirectionState): DirectionState | undefined {
-    for (const p of c.directions.values()) if (p !== d) return p;
-    return undefined;
-  }
+  /** Where the items of the current `push` or `finish` go. */
+  private out: CaptureItem[] = [];
+
+  /** Where the MPA framer reports (see MpaSink): items as objects. */
+  private readonly sink: MpaSink<FrameRef, DirectionState> = {
+    notMpa: (d) => {
+      this.counts.otherFrames += d.undecidedFrames;
+    },
+    opened: (d) => {
+      this.connectionIndex(d.connection);
+    },
+    mpaFrame: (d, frame, at) => {
+      this.emit(this.out, {
+        kind: 'mpa-frame',
+        frameIndex: at.frameIndex,
+        timestampNs: at.timestampNs,
+        connection: this.connectionIndex(d.connection),
+        direction: this.direction(d.connection, d),
+        frame,
+      });
+    },
+    problem: (d, from, error) => this.problem(this.out, d.connection, d, from, error),
+    fpdus: (d) => {
+      const connection = this.connectionIndex(d.connection);
+      const direction = this.direction(d.connection, d);
+      for (;;) {
+        const r = d.nextFpdu(this.sink);
+        if (r === undefined) return;
+        const at = d.frameAt(d.consumed);
+        const base = d.consumed;
+        // Copies of what stays referenced: the buffer is reused once consumed.
+        const ulpdu = r.fpdu.ulpdu.slice();
+        const fpdu = {
+          ...r,
+          fpdu: { ...r.fpdu, ulpdu, pad: r.fpdu.pad.slice() },
+          offset: base,
+          markers: r.markers.map((m) => ({ ...m, offset: m.offset + base })),
+          sequence: (d.startSequence + base) >>> 0,
+          message: decodeRdmapMessage(
+            ulpdu,
+            this.profile === undefined ? {} : { profile: this.profile },
+          ),
+        };
+        d.consume(r.length);
+        this.emit(this.out, {
+          kind: 'fpdu',
+          frameIndex: at.frameIndex,
+          timestampNs: at.timestampNs,
+          connection,
+          direction,
+          fpdu,
+        });
+      }
+    },
+  };
 
   private direction(c: Connection, d: DirectionState): Direction {
     return d.source.address === c.client.address && d.source.port === c.client.port
@@ -409,119 +291,7 @@ export class CaptureStreamDecoder {
   }
 
   private stopWithGap(out: CaptureItem[], c: Connection, d: DirectionState, from: FrameRef): void {
-    if (d.state === 'mpa')
-      this.problem(
-        out,
-        c,
-        d,
-        from,
-        new DecodeError(
-          'tcp',
-          'sequenceNumber',
-          0,
-          'truncated',
-          `more than ${MAX_HELD_BYTES} bytes held behind a hole at stream offset ${d.received}; later bytes not decoded`,
-        ),
-      );
-    d.release('stopped');
+    if (d.state === 'mpa') this.problem(out, c, d, from, d.holdLimitError());
+    d.stop('stopped');
   }
-
-  /** Decodes what the direction's received bytes allow. */
-  private advance(out: CaptureItem[], c: Connection, d: DirectionState): void {
-    if (d.state === 'undecided') {
-      const bytes = d.pending();
-      if (bytes.length < MPA_KEY_LENGTH) return;
-      if (mpaFrameKind(bytes, 0) === undefined) {
-        this.counts.otherFrames += d.undecidedFrames;
-        d.release('not-mpa');
-        return;
-      }
-      d.state = 'mpa';
-      this.connectionIndex(c);
-    }
-    if (d.state !== 'mpa') return;
-    const direction = this.direction(c, d);
-    const connection = this.connectionIndex(c);
-    if (d.frame === undefined) {
-      const r = decodeMpaFrame(d.pending(), 0);
-      if (!r.ok) {
-        if (r.error.reason === 'truncated') return;
-        this.problem(out, c, d, d.frameAt(0), r.error);
-        d.release('stopped');
-        return;
-      }
-      const at = d.frameAt(0);
-      d.frame = r.value.frame;
-      d.firstFpduOffset = r.value.length;
-      d.consume(r.value.length);
-      this.emit(out, {
-        kind: 'mpa-frame',
-        frameIndex: at.frameIndex,
-        timestampNs: at.timestampNs,
-        connection,
-        direction,
-        frame: d.frame,
-      });
-      // The peer may have been waiting for this frame to negotiate.
-      const peer = this.peerOf(c, d);
-      if (peer !== undefined && peer.frame !== undefined && peer.negotiated === undefined)
-        this.advance(out, c, peer);
-    }
-    // A rejected connection carries no FPDUs (RFC 5044 §7.1.5).
-    if (d.frame.reject) {
-      d.release('stopped');
-      return;
-    }
-    if (d.negotiated === undefined) {
-      const peer = this.peerOf(c, d);
-      // Wait for the peer's frame (RFC 5044 §7.1: FPDUs follow the Reply), unless the peer
-      // will never send one.
-      if (peer?.frame === undefined && peer?.state !== 'not-mpa' && peer?.state !== 'stopped')
-        return;
-      d.negotiated = negotiateMpa(d.frame, peer?.frame);
-    }
-    for (;;) {
-      const bytes = d.pending();
-      if (bytes.length === 0) return;
-      const position = d.consumed - d.firstFpduOffset;
-      const r = decodeFpdu(bytes, 0, { ...d.negotiated, position });
-      if (!r.ok) {
-        if (r.error.reason === 'truncated') return;
-        this.problem(out, c, d, d.frameAt(d.consumed), rebased(r.error, d.consumed));
-        d.release('stopped');
-        return;
-      }
-      const at = d.frameAt(d.consumed);
-      const base = d.consumed;
-      // Copies of what stays referenced: the buffer is reused once consumed.
-      const ulpdu = r.value.fpdu.ulpdu.slice();
-      const fpdu = {
-        ...r.value,
-        fpdu: { ...r.value.fpdu, ulpdu, pad: r.value.fpdu.pad.slice() },
-        offset: base,
-        markers: r.value.markers.map((m) => ({ ...m, offset: m.offset + base })),
-        sequence: (d.startSequence + base) >>> 0,
-        message: decodeRdmapMessage(
-          ulpdu,
-          this.profile === undefined ? {} : { profile: this.profile },
-        ),
-      };
-      d.consume(r.value.length);
-      this.emit(out, {
-        kind: 'fpdu',
-        frameIndex: at.frameIndex,
-        timestampNs: at.timestampNs,
-        connection,
-        direction,
-        fpdu,
-      });
-    }
-  }
-}
-
-/** A DecodeError of a view at stream offset `base`, with its offset made a stream offset. */
-function rebased(e: DecodeError, base: number): DecodeError {
-  const prefix = `${e.layer}.${e.field} at offset ${e.offset}: ${e.reason}: `;
-  const detail = e.message.startsWith(prefix) ? e.message.slice(prefix.length) : e.message;
-  return new DecodeError(e.layer, e.field, e.offset + base, e.reason, detail);
 }

@@ -297,6 +297,9 @@ export function matchesFilter(item: LazyItem, filter: ItemFilter): boolean {
     let ok = false;
     if (c.key === 'opcode') {
       const name = opcodeName(item).toLowerCase();
+      // A packet with no BTH, an FPDU with no DDP/RDMAP header: no opcode to match (the
+      // view would read 0, RDMA Write's number, from bytes that are not there).
+      if (name === '') return false;
       const number = item.kind === 'roce' ? item.roce.opcode : item.rdmap.opcode;
       ok = c.values.some((v) => v === name || parseNumber(v) === number);
     } else {

@@ -125,20 +125,30 @@ describe('patched siw0 (siw+rfc7306): the suite RFC 7306 scenarios against the e
           .map((v, i) => (i === 0 ? v : asNumber(v)))
           .join('\t'),
       );
-      const ours = execFileSync(
+      // tshark's `-Y iwarp_rdma` keeps the frames with an FPDU; ours are the rows whose
+      // protocol is iWARP (every FPDU, whatever it holds: an FPDU with no DDP/RDMAP header
+      // stays in and fails the comparison). MPA Request/Reply rows are the only ones left
+      // out, as tshark leaves them out.
+      const out = execFileSync(
         process.execPath,
         [
           join(root, 'dist/cli/main.js'),
           'decode',
           '--fields',
-          ['frame', ...TSHARK_COLUMNS].join(','),
+          ['frame', 'proto', ...TSHARK_COLUMNS].join(','),
           merged,
         ],
         { encoding: 'utf8' },
-      )
+      );
+      expect(out.endsWith('\n')).toBe(true);
+      const rows = out
+        .slice(0, -1)
         .split('\n')
-        .map((line) => line.split('\t'))
-        .filter((cols) => (cols[1] ?? '') !== '')
+        .map((line) => line.split('\t'));
+      expect(new Set(rows.map((cols) => cols[1]))).toEqual(new Set(['MPA', 'iWARP']));
+      const ours = rows
+        .filter((cols) => cols[1] === 'iWARP')
+        .map((cols) => [cols[0]!, ...cols.slice(2)])
         .map((cols) => cols.map((v, i) => (i === 0 ? v : asNumber(v))).join('\t'));
       // Each capture's RDMAP frames, by frame-number range: at least a request and its answer.
       let first = 1;
