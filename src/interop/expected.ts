@@ -15,6 +15,7 @@ import { errorCompletion, type WorkCompletion } from '../engine/projection/work-
 import type { LocalSge, WorkRequest } from '../engine/requester/work-request.js';
 import { ACCESS_FLAGS } from '../engine/verbs-model/access-flags.js';
 import type { Access } from '../verbs/mr.js';
+import { observedCompletion } from './observe.js';
 import { OPERATION_TRAITS, operandsOf, traitsOf } from './operations.js';
 import { type ImmediateSide, runProgramNow } from './program.js';
 import { DEFAULT_RNR_RETRY, receivePostTimes, servedByRetry, timersOf } from './rnr-timing.js';
@@ -337,16 +338,11 @@ function engineSide(scenario: Scenario): ImmediateSide {
       if (wc === undefined) return undefined;
       consumed[side] += 1;
       return {
-        completion: {
-          wrId: wc.wrId,
-          status: wc.status,
-          opcode: wc.opcode,
-          byteLen: wc.byteLen,
-          flags: wc.flags,
+        completion: observedCompletion(wc, {
           imm: wc.immData?.host,
           immRaw: wc.immData?.network,
           vendorErr: 0,
-        },
+        }),
         // An atomic's original value; a Read's data: the target word after the work
         // requests before it.
         fetched: (index, op) =>

@@ -10,6 +10,7 @@ import type { Cq } from '../../verbs/cq.js';
 import { VerbsError } from '../../verbs/errors.js';
 import type { Access, Mr, RemoteRef } from '../../verbs/mr.js';
 import type { PostPath, Qp, RawSge, SendWr } from '../../verbs/qp.js';
+import { observedCompletion } from '../observe.js';
 import { operandsOf, type ReceiveUse, traitsOf } from '../operations.js';
 import type { HammerObservation, HammerStep, Polled, PostResult, ProgramSide } from '../program.js';
 import {
@@ -188,16 +189,11 @@ export class DeviceSide implements ProgramSide {
     this.polled[side].push(entry);
     const local = this.#options.local;
     return {
-      completion: {
-        wrId: wc.wrId,
-        status: wc.status,
-        opcode: wc.opcode,
-        byteLen: wc.byteLen,
-        flags: wc.flags,
+      completion: observedCompletion(wc, {
         imm: wc.immData,
         immRaw: wc.immData === undefined ? undefined : wc.immDataRaw,
         vendorErr: wc.vendorErr,
-      },
+      }),
       fetched: (index) => {
         entry.fetched = local.buffer.readBigUInt64LE(LOCAL_SLOT * index);
         return entry.fetched;
