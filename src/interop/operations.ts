@@ -1,10 +1,10 @@
 /**
  * The operation kinds a scenario can post, as one table of traits. Every side of the
- * suite reads it: the engine side (expected.ts) builds the engine's WorkRequest from it,
- * the device side (kernel/device-side.ts) the verbs SendWr and the requester QP's
- * creation flags, the link scenarios their receives and the link prediction the
- * responses (engine/responder/roce-responses.ts). Adding an operation kind is one row
- * here; no side checks a kind by name.
+ * suite reads it: the engine side (expected.ts) builds the engine's WorkRequest from it
+ * (which the link prediction encodes, engine/projection/roce-exchange.ts), the device side
+ * (kernel/device-side.ts) the verbs SendWr, the bring-up (kernel/execute.ts) the requester
+ * QP's creation flags, the scenario tables their receives. Adding an operation kind is
+ * one row here; no side checks a kind by name.
  */
 
 import type { OrderedOperation } from '../engine/ordering/rules.js';
