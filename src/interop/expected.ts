@@ -15,22 +15,10 @@ import { errorCompletion, type WorkCompletion } from '../engine/projection/work-
 import type { LocalSge, WorkRequest } from '../engine/requester/work-request.js';
 import { ACCESS_FLAGS } from '../engine/verbs-model/access-flags.js';
 import type { Access } from '../verbs/mr.js';
-import { formatValue } from './compare-format.js';
-import {
-  completionFields,
-  hammerFields,
-  missingCompletionField,
-  type ObservedCompletion,
-} from './observe.js';
-import { operandsOf, traitsOf } from './operations.js';
-import { orderingField } from './ordering-trace.js';
-import {
-  DEFAULT_RNR_RETRY,
-  receivePostTimes,
-  servedByRetry,
-  timerClass,
-  timersOf,
-} from './rnr-timing.js';
+import { observedCompletion } from './observe.js';
+import { OPERATION_TRAITS, operandsOf, traitsOf } from './operations.js';
+import { type ImmediateSide, runProgramNow } from './program.js';
+import { DEFAULT_RNR_RETRY, receivePostTimes, servedByRetry, timersOf } from './rnr-timing.js';
 import {
   DEFAULT_TARGET,
   DEVICES,
@@ -47,7 +35,6 @@ import {
   type Scenario,
   type Side,
   type Step,
-  watchedOffsets,
   wordAt,
   workRequestsOf,
   wrIdOf,
@@ -67,12 +54,13 @@ const LOCAL_STAG = 0x5e6f7a8b;
 const LOCAL_BASE = 0x7f3a_2000_0000n;
 const REMOTE_RIGHTS: readonly Access[] = ['REMOTE_READ', 'REMOTE_WRITE', 'REMOTE_ATOMIC'];
 /**
- * The rights a remote access needs the responder QP's enable for as well as the MR's:
- * IBTA 10.6.3.3, and for FLUSH IBTA 1.5 Annex A19 (rxe_resp.c check_qp_attr_access
- * checks the placement type's IB_ACCESS_FLUSH_* on the QP). The flush enables are not in
- * the bring-up default: a scenario that flushes names them in `responderQpAccess`.
+ * The rights a remote access needs the responder QP's enable for as well as the MR's,
+ * every operation's (operations.ts `qpGatedRights`). The flush enables are not in the
+ * bring-up default: a scenario that flushes names them in `responderQpAccess`.
  */
-const QP_GATED_RIGHTS: readonly Access[] = [...REMOTE_RIGHTS, 'FLUSH_GLOBAL', 'FLUSH_PERSISTENT'];
+const QP_GATED_RIGHTS: ReadonlySet<Access> = new Set(
+  Object.values(OPERATION_TRAITS).flatMap((t): readonly Access[] => t.qpGatedRights),
+);
 const DEFAULT_IRD_ORD = 4;
 
 /** A local key the requester never issued (invalid-lkey scenarios). */
@@ -96,6 +84,27 @@ function localSgeOf(op: Operation, index: number): LocalSge | null {
   }
 }
 
+/** The local data of the engine's WorkRequest for `op`, the `index`-th of the program. */
+function localDataOf(op: Operation, index: number): Partial<WorkRequest> {
+  const localData = traitsOf(op.kind).localData;
+  switch (localData) {
+    case 'payload':
+      return { payload: payloadBytes(op) };
+    case 'read-data':
+      return {
+        length: 8,
+        localSTag: LOCAL_STAG,
+        localAddr: LOCAL_BASE + BigInt(LOCAL_SLOT * index),
+      };
+    case 'atomic-original':
+      return { local: localSgeOf(op, index) };
+    case 'none':
+      return {};
+    default:
+      throw new RangeError(`unknown local data ${String(localData satisfies never)}`);
+  }
+}
+
 /** The engine's WorkRequest for operation `op`, the `index`-th of the program. */
 export function engineWorkRequest(op: Operation, index: number): WorkRequest {
   const traits = traitsOf(op.kind);
@@ -105,13 +114,9 @@ export function engineWorkRequest(op: Operation, index: number): WorkRequest {
     wrId: wrIdOf(index),
     opcode: traits.opcode,
     ...(traits.remote ? { remoteAddr, rkey } : {}),
-    ...(traits.carriesPayload ? { payload: payloadBytes(op) } : {}),
-    ...(traits.opcode === 'RDMA_READ'
-      ? { length: 8, localSTag: LOCAL_STAG, localAddr: LOCAL_BASE + BigInt(LOCAL_SLOT * index) }
-      : {}),
-    ...(traits.atomic ? { local: localSgeOf(op, index) } : {}),
+    ...localDataOf(op, index),
     // IBV_SEND_SOLICITED means something only to a request that consumes a receive.
-    ...(op.solicited === true && traits.consumesReceive ? { solicited: true } : {}),
+    ...(op.solicited === true && traits.consumesReceive !== null ? { solicited: true } : {}),
     ...operandsOf(op.kind, op),
   } as WorkRequest;
 }
@@ -144,7 +149,7 @@ export function verbsScenarioOf(
   const buffer = initialBuffer(scenario);
   const qpAccess = responderQpAccessAtFirstPost(scenario);
   const access = scenario.remoteAccess
-    .filter((a) => !QP_GATED_RIGHTS.includes(a) || qpAccess.includes(a))
+    .filter((a) => !QP_GATED_RIGHTS.has(a) || qpAccess.includes(a))
     .reduce((mask, name) => mask | ACCESS_FLAGS[name], 0);
   // A receive posted after the request met RNR NAKs counts if a retry finds it.
   const postedAt = receivePostTimes(scenario);
@@ -211,20 +216,6 @@ function memoryAfter(scenario: Scenario, projected: TransportOutcome): Uint8Arra
         GUARD + (wc.opcode === 'RECV_RDMA_WITH_IMM' ? IMMEDIATE_RECEIVE_OFFSET : DEFAULT_TARGET),
       );
   return buffer;
-}
-
-function observed(wc: WorkCompletion, fetched: bigint | undefined): ObservedCompletion {
-  return {
-    wrId: wc.wrId,
-    status: wc.status,
-    opcode: wc.opcode,
-    byteLen: wc.byteLen,
-    flags: wc.flags,
-    imm: wc.immData?.host,
-    immRaw: wc.immData?.network,
-    vendorErr: 0,
-    fetched,
-  };
 }
 
 /**
@@ -306,116 +297,79 @@ function predictedRnrElapsedMs(scenario: Scenario, projected: TransportOutcome):
   return Math.max(0, ...late.map((s) => s.atRetry * rnr));
 }
 
-/** What the reference engine says a verbs program sees for `scenario`. */
-export function expectedOutcome(scenario: Scenario): Outcome {
+/**
+ * The engine as a side of the program (program.ts): a view over the projection of the
+ * whole program, each step reading what the projection says the program sees.
+ */
+function engineSide(scenario: Scenario): ImmediateSide {
   const projected = project(scenario);
-  const operations = workRequestsOf(scenario);
-  const fields: Record<string, string> = {};
-  const notes: string[] = [];
-  const taken: Record<Side, number> = { requester: 0, responder: 0 };
-  // Completions actually returned (a wait that got none consumed nothing).
-  const consumed: Record<Side, number> = { requester: 0, responder: 0 };
   // QP states as the program goes; a responder post can change the responder's.
   const state: Record<Side, string> = {
     requester: projected.requester.qpState,
     responder: projected.responder.qpState,
   };
-  // Completions of requests posted on the responder, after the projection's own.
-  const responderPosts: WorkCompletion[] = [];
-  let responderPosted = 0;
+  const completions: Record<Side, WorkCompletion[]> = {
+    requester: [...projected.requester.completions],
+    // Completions of requests posted on the responder come after the projection's own.
+    responder: [...projected.responder.completions],
+  };
+  const consumed: Record<Side, number> = { requester: 0, responder: 0 };
   const refused = new Set<bigint>([
     ...projected.notExpressible.map((e) => e.wrId),
     ...projected.invalid.map((e) => e.wrId),
   ]);
-  // The value a Read brought back: the target word after the work requests before it.
-  const readData = (index: number, op: Operation): bigint =>
-    wordAt(memoryAfter(scenario, project(scenario, index)), op.target ?? DEFAULT_TARGET);
-  let posted = 0;
-  let postStep = 0;
-  let queryStep = 0;
-  let modifyStep = 0;
-  let hammerStep = 0;
   let memory = memoryAfter(scenario, projected);
-  for (const step of scenario.program) {
-    switch (step.do) {
-      case 'post-send': {
-        postStep += 1;
-        if (step.side === 'responder') {
-          fields[`post${postStep}`] = 'ok';
-          for (const _ of step.wrs)
-            responderPosts.push(responderWrite(responderWrIdOf(responderPosted++), state));
-          break;
-        }
-        const ids = step.wrs.map((_, i) => wrIdOf(posted + i));
-        posted += step.wrs.length;
-        const bad = ids.findIndex((id) => refused.has(id));
-        fields[`post${postStep}`] = bad === -1 ? 'ok' : 'not-expressible';
-        if (bad !== -1) {
-          const detail = projected.notExpressible.find((e) => e.wrId === ids[bad]);
-          if (detail !== undefined) notes.push(detail.detail);
-        }
-        break;
+  return {
+    postSend: (side, wrs, first) => {
+      if (side === 'responder') {
+        wrs.forEach((_, i) => {
+          completions.responder.push(responderWrite(responderWrIdOf(first + i), state));
+        });
+        return { result: 'ok' };
       }
-      case 'wait': {
-        const list =
-          step.side === 'responder'
-            ? [...projected.responder.completions, ...responderPosts]
-            : projected.requester.completions;
-        for (let k = 0; k < step.count; k++) {
-          const n = ++taken[step.side];
-          const wc = list[consumed[step.side]];
-          if (wc === undefined) {
-            Object.assign(fields, missingCompletionField(step.side, n));
-            continue;
-          }
-          consumed[step.side] += 1;
-          const index = operations.findIndex((_, i) => wrIdOf(i) === wc.wrId);
-          const op = step.side === 'requester' ? operations[index] : undefined;
-          const fetched =
-            op === undefined || wc.status !== 'SUCCESS' || !traitsOf(op.kind).fetches
-              ? undefined
-              : traitsOf(op.kind).atomic
-                ? wc.atomicOriginal
-                : readData(index, op);
-          Object.assign(fields, completionFields(step.side, n, observed(wc, fetched), op));
-          if (step.timed === true)
-            fields[`${step.side}.wc${n}.timer`] = timerClass(
-              scenario,
-              predictedRnrElapsedMs(scenario, projected),
-            );
-        }
-        break;
-      }
-      case 'query':
-        queryStep += 1;
-        fields[`q${queryStep}.${step.side}.state`] = state[step.side];
-        break;
-      case 'modify':
-        modifyStep += 1;
-        fields[`modify${modifyStep}`] = 'ok';
-        break;
-      case 'hammer': {
-        hammerStep += 1;
-        const result = engineHammer(scenario, memory, step);
-        const target = wordAt(memory, DEFAULT_TARGET);
-        Object.assign(
-          fields,
-          hammerFields(hammerStep, 'ok', result.succeeded, result.fetched, target, step.add),
-        );
-        memory = result.memory;
-        break;
-      }
-      case 'post-recv':
-      case 'sleep':
-        break;
-    }
-  }
-  for (const offset of watchedOffsets(scenario))
-    fields[`mem[${offset}]`] = formatValue(wordAt(memory, offset));
-  if (workRequestsOf(scenario).length > 1) fields.ordering = orderingField(scenario, fields);
-  if (scenario.captureWire)
-    fields.wire = projected.iwarpWire
-      .map((w) => wireLine(w.from, w.message, ENGINE_REGIONS))
-      .join('\n');
-  return notes.length === 0 ? { fields } : { fields, note: notes.join('; ') };
+      const bad = wrs.map((_, i) => wrIdOf(first + i)).find((id) => refused.has(id));
+      if (bad === undefined) return { result: 'ok' };
+      const detail = projected.notExpressible.find((e) => e.wrId === bad)?.detail;
+      return { result: 'not-expressible', ...(detail === undefined ? {} : { note: detail }) };
+    },
+    postRecv: () => {},
+    nextCompletion: (side) => {
+      const wc = completions[side][consumed[side]];
+      if (wc === undefined) return undefined;
+      consumed[side] += 1;
+      return {
+        completion: observedCompletion(wc, {
+          imm: wc.immData?.host,
+          immRaw: wc.immData?.network,
+          vendorErr: 0,
+        }),
+        // An atomic's original value; a Read's data: the target word after the work
+        // requests before it.
+        fetched: (index, op) =>
+          traitsOf(op.kind).localData === 'atomic-original'
+            ? wc.atomicOriginal
+            : wordAt(memoryAfter(scenario, project(scenario, index)), op.target ?? DEFAULT_TARGET),
+        elapsedMs: () => predictedRnrElapsedMs(scenario, projected),
+      };
+    },
+    queryState: (side) => state[side],
+    modify: () => 'ok',
+    sleep: () => {},
+    hammer: (step) => {
+      const before = wordAt(memory, DEFAULT_TARGET);
+      const result = engineHammer(scenario, memory, step);
+      memory = result.memory;
+      return { post: 'ok', succeeded: result.succeeded, fetched: result.fetched, before };
+    },
+    memory: () => memory,
+    wire: () =>
+      scenario.captureWire
+        ? projected.iwarpWire.map((w) => wireLine(w.from, w.message, ENGINE_REGIONS)).join('\n')
+        : undefined,
+  };
+}
+
+/** What the reference engine says a verbs program sees for `scenario`. */
+export function expectedOutcome(scenario: Scenario): Outcome {
+  return runProgramNow(scenario, engineSide(scenario));
 }

@@ -22,6 +22,21 @@ export interface ObservedCompletion {
   readonly fetched: bigint | undefined;
 }
 
+/** The part of a completion whose source fields have the same names on both sides. */
+type CommonCompletion = Pick<
+  ObservedCompletion,
+  'wrId' | 'status' | 'opcode' | 'byteLen' | 'flags'
+>;
+
+/** A completion as a side polled it: the common fields, then the side's own. */
+export function observedCompletion(
+  wc: CommonCompletion,
+  own: Pick<ObservedCompletion, 'imm' | 'immRaw' | 'vendorErr'>,
+): Omit<ObservedCompletion, 'fetched'> {
+  const { wrId, status, opcode, byteLen, flags } = wc;
+  return { wrId, status, opcode, byteLen, flags, ...own };
+}
+
 /**
  * The fields of completion number `n` (1-based) of `side`. libibverbs defines only
  * wr_id, status, qp_num and vendor_err on an error completion (ibv_poll_cq(3)), so the

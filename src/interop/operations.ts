@@ -1,16 +1,34 @@
 /**
- * The operation kinds a scenario can post, as one table of traits. Both sides of the
- * suite read it: the engine side (expected.ts) builds the engine's WorkRequest from it,
- * the device side (kernel/execute.ts) the verbs SendWr. Adding an operation kind is one
- * row here; neither side has a switch over kinds.
+ * The operation kinds a scenario can post, as one table of traits. Every side of the
+ * suite reads it: the engine side (expected.ts) builds the engine's WorkRequest from it
+ * (which the link prediction encodes, engine/projection/roce-exchange.ts), the device side
+ * (kernel/device-side.ts) the verbs SendWr, the bring-up (kernel/execute.ts) the requester
+ * QP's creation flags, the scenario tables their receives. Adding an operation kind is
+ * one row here; no side checks a kind by name.
  */
 
 import type { OrderedOperation } from '../engine/ordering/rules.js';
 import type { FlushTarget, ModelledWrOpcode } from '../engine/requester/work-request.js';
 import type { WcOpcode } from '../engine/verbs-model/wc-opcode.js';
+import type { Access } from '../verbs/mr.js';
+import type { QpOptions } from '../verbs/pd.js';
 
 /** The operands a work request can carry besides its memory references. */
 export type Operand = 'add' | 'compare' | 'swap' | 'immData' | 'atomicValue' | 'flush';
+
+/**
+ * What the request's local SGE holds: the bytes it carries out (`payload`), the bytes a
+ * Read brings back (`read-data`), the original value an atomic fetches
+ * (`atomic-original`), or nothing (`none`: ATOMIC WRITE carries its 8 bytes in the work
+ * request itself, ibv_wr_atomic_write; FLUSH carries no data).
+ */
+export type LocalData = 'payload' | 'read-data' | 'atomic-original' | 'none';
+
+/** The receive an operation consumes at the responder (a post-recv step's `for`). */
+export type ReceiveUse = 'send' | 'write-imm';
+
+/** A requester QP creation flag (ibv_create_qp_ex send_ops_flags) the operation needs. */
+export type QpCreateFlag = keyof Pick<QpOptions, 'atomicWrite' | 'flush'>;
 
 export interface OperationTraits {
   /** The work-request opcode: the same name in the engine and in libibverbs (`IBV_WR_*`). */
@@ -19,19 +37,27 @@ export interface OperationTraits {
   readonly completes: WcOpcode;
   /** Targets remote memory (carries remote_addr and rkey). */
   readonly remote: boolean;
-  /** Carries the local buffer's 8 bytes to the responder. */
-  readonly carriesPayload: boolean;
+  /** What the local SGE holds (see {@link LocalData}). */
+  readonly localData: LocalData;
   /** Brings 8 bytes back into the local buffer (Read data, the atomic's original value). */
   readonly fetches: boolean;
   /** Is an 8-byte atomic (RFC 7306 §5.1 / IBTA 9.4.5): alignment and REMOTE_ATOMIC apply. */
   readonly atomic: boolean;
   /**
-   * An IBTA 1.5 memory placement operation (Annex A19: ATOMIC WRITE, FLUSH; not RFC
-   * 7306): RoCE only, posted through ibv_wr_* on a QP created for it (send_ops_flags).
+   * The creation flag of an IBTA 1.5 memory placement operation (Annex A19: ATOMIC WRITE,
+   * FLUSH; not RFC 7306): RoCE only, posted through ibv_wr_* on a requester QP created
+   * for it (send_ops_flags); null for every other operation.
    */
-  readonly placement: boolean;
-  /** Consumes a receive at the responder. */
-  readonly consumesReceive: boolean;
+  readonly createFlag: QpCreateFlag | null;
+  /**
+   * The remote rights it uses that the responder QP must enable as well as the MR (IBTA
+   * 10.6.3.3; for FLUSH IBTA 1.5 Annex A19: rxe_resp.c check_qp_attr_access checks the
+   * placement type's IB_ACCESS_FLUSH_* on the QP). The engine grants an MR right only
+   * when the QP enables it too.
+   */
+  readonly qpGatedRights: readonly Access[];
+  /** The receive it consumes at the responder, or null. */
+  readonly consumesReceive: ReceiveUse | null;
   /** The operands copied from the scenario's operation into the work request. */
   readonly operands: readonly Operand[];
   /** The requester completion's byte_len is meaningful (IBTA: atomics report 8). */
@@ -45,11 +71,12 @@ export const OPERATION_TRAITS = {
     opcode: 'RDMA_WRITE',
     completes: 'RDMA_WRITE',
     remote: true,
-    carriesPayload: true,
+    localData: 'payload',
     fetches: false,
     atomic: false,
-    placement: false,
-    consumesReceive: false,
+    createFlag: null,
+    qpGatedRights: ['REMOTE_WRITE'],
+    consumesReceive: null,
     operands: [],
     reportsByteLen: false,
     ordering: 'write',
@@ -58,11 +85,12 @@ export const OPERATION_TRAITS = {
     opcode: 'RDMA_WRITE_WITH_IMM',
     completes: 'RDMA_WRITE',
     remote: true,
-    carriesPayload: true,
+    localData: 'payload',
     fetches: false,
     atomic: false,
-    placement: false,
-    consumesReceive: true,
+    createFlag: null,
+    qpGatedRights: ['REMOTE_WRITE'],
+    consumesReceive: 'write-imm',
     operands: ['immData'],
     reportsByteLen: false,
     ordering: 'immediate',
@@ -71,11 +99,12 @@ export const OPERATION_TRAITS = {
     opcode: 'SEND',
     completes: 'SEND',
     remote: false,
-    carriesPayload: true,
+    localData: 'payload',
     fetches: false,
     atomic: false,
-    placement: false,
-    consumesReceive: true,
+    createFlag: null,
+    qpGatedRights: [],
+    consumesReceive: 'send',
     operands: [],
     reportsByteLen: false,
     ordering: 'send',
@@ -84,11 +113,12 @@ export const OPERATION_TRAITS = {
     opcode: 'SEND_WITH_IMM',
     completes: 'SEND',
     remote: false,
-    carriesPayload: true,
+    localData: 'payload',
     fetches: false,
     atomic: false,
-    placement: false,
-    consumesReceive: true,
+    createFlag: null,
+    qpGatedRights: [],
+    consumesReceive: 'send',
     operands: ['immData'],
     reportsByteLen: false,
     ordering: 'send',
@@ -97,11 +127,12 @@ export const OPERATION_TRAITS = {
     opcode: 'RDMA_READ',
     completes: 'RDMA_READ',
     remote: true,
-    carriesPayload: false,
+    localData: 'read-data',
     fetches: true,
     atomic: false,
-    placement: false,
-    consumesReceive: false,
+    createFlag: null,
+    qpGatedRights: ['REMOTE_READ'],
+    consumesReceive: null,
     operands: [],
     reportsByteLen: false,
     ordering: 'read',
@@ -110,11 +141,12 @@ export const OPERATION_TRAITS = {
     opcode: 'ATOMIC_FETCH_AND_ADD',
     completes: 'FETCH_ADD',
     remote: true,
-    carriesPayload: false,
+    localData: 'atomic-original',
     fetches: true,
     atomic: true,
-    placement: false,
-    consumesReceive: false,
+    createFlag: null,
+    qpGatedRights: ['REMOTE_ATOMIC'],
+    consumesReceive: null,
     operands: ['add'],
     reportsByteLen: true,
     ordering: 'atomic',
@@ -123,11 +155,12 @@ export const OPERATION_TRAITS = {
     opcode: 'ATOMIC_CMP_AND_SWP',
     completes: 'COMP_SWAP',
     remote: true,
-    carriesPayload: false,
+    localData: 'atomic-original',
     fetches: true,
     atomic: true,
-    placement: false,
-    consumesReceive: false,
+    createFlag: null,
+    qpGatedRights: ['REMOTE_ATOMIC'],
+    consumesReceive: null,
     operands: ['compare', 'swap'],
     reportsByteLen: true,
     ordering: 'atomic',
@@ -137,12 +170,13 @@ export const OPERATION_TRAITS = {
     completes: 'ATOMIC_WRITE',
     remote: true,
     // The 8 bytes ride in the work request itself (ibv_wr_atomic_write), not in an SGE.
-    carriesPayload: false,
+    localData: 'none',
     fetches: false,
     // Aligned like an atomic (A19), but needs Remote Write, not Remote Atomic.
     atomic: false,
-    placement: true,
-    consumesReceive: false,
+    createFlag: 'atomicWrite',
+    qpGatedRights: ['REMOTE_WRITE'],
+    consumesReceive: null,
     operands: ['atomicValue'],
     reportsByteLen: true,
     // Acknowledged like an RDMA Write (an ACK, no data back).
@@ -152,11 +186,12 @@ export const OPERATION_TRAITS = {
     opcode: 'FLUSH',
     completes: 'FLUSH',
     remote: true,
-    carriesPayload: false,
+    localData: 'none',
     fetches: false,
     atomic: false,
-    placement: true,
-    consumesReceive: false,
+    createFlag: 'flush',
+    qpGatedRights: ['FLUSH_GLOBAL', 'FLUSH_PERSISTENT'],
+    consumesReceive: null,
     operands: ['flush'],
     reportsByteLen: true,
     // Answered by an RDMA READ Response (no data) after the earlier requests are placed.

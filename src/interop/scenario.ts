@@ -6,7 +6,7 @@
  * observations can be compared field by field (compare.ts).
  */
 import type { Access } from '../verbs/mr.js';
-import type { OperandValues, OperationKind } from './operations.js';
+import type { OperandValues, OperationKind, ReceiveUse } from './operations.js';
 
 /** The soft devices the runtime creates (scripts/rdma-devices.sh). */
 export type DeviceName = 'rxe0' | 'siw0';
@@ -69,7 +69,7 @@ export type Step =
    * One receive on the responder: `send` = 8 bytes over the target word; `write-imm` = what
    * write-with-immediate consumes on the transport (none on RoCE, 8 bytes on iWARP).
    */
-  | { readonly do: 'post-recv'; readonly for: 'send' | 'write-imm' }
+  | { readonly do: 'post-recv'; readonly for: ReceiveUse }
   /**
    * Polls `count` completions from the side's CQ (fewer if `timeoutMs` passes). `timed`:
    * also report the class of timer each completion came in (`wcN.timer`, rnr-timing.ts),
@@ -162,6 +162,19 @@ export const ABSENT = '—';
  */
 export function writeImmediateReceiveLength(device: DeviceName): 0 | 8 {
   return DEVICES[device].transport === 'roce' ? 0 : 8;
+}
+
+/**
+ * Where a receive for `use` sits in the responder's MR and how long it is: a Send's over
+ * the target word, a write-with-immediate's at IMMEDIATE_RECEIVE_OFFSET.
+ */
+export function receiveSgeOf(
+  device: DeviceName,
+  use: ReceiveUse,
+): { readonly at: number; readonly length: number } {
+  return use === 'write-imm'
+    ? { at: IMMEDIATE_RECEIVE_OFFSET, length: writeImmediateReceiveLength(device) }
+    : { at: DEFAULT_TARGET, length: 8 };
 }
 
 /** The MR offsets whose words are observed after the program (guards included). */

@@ -50,14 +50,7 @@ function prefix(t: Target): string {
 function single(op: Operation): Step[] {
   const consumes = traitsOf(op.kind).consumesReceive;
   return [
-    ...(consumes
-      ? [
-          {
-            do: 'post-recv',
-            for: op.kind === 'RDMA_WRITE_WITH_IMM' ? 'write-imm' : 'send',
-          } as const,
-        ]
-      : []),
+    ...(consumes === null ? [] : [{ do: 'post-recv', for: consumes } as const]),
     { do: 'post-send', wrs: [op] },
     { do: 'wait', side: 'requester', count: 1 },
     { do: 'wait', side: 'responder', count: 1 },

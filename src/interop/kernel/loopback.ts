@@ -10,6 +10,7 @@ import { type Context, openDevice } from '../../verbs/device.js';
 import type { Access, Mr, RegisteredRange } from '../../verbs/mr.js';
 import type { Pd } from '../../verbs/pd.js';
 import type { Qp } from '../../verbs/qp.js';
+import type { QpCreateFlag } from '../operations.js';
 import type { DeviceName } from '../scenario.js';
 
 export interface LoopbackPair {
@@ -88,7 +89,7 @@ export interface PairOptions {
    * IBTA 1.5 operations the extended requester QP is created for (IBV_QP_EX_WITH_ATOMIC_WRITE,
    * IBV_QP_EX_WITH_FLUSH; by-hand bring-up only); default none.
    */
-  readonly placementOps?: { readonly atomicWrite?: boolean; readonly flush?: boolean };
+  readonly placementOps?: Partial<Readonly<Record<QpCreateFlag, boolean>>>;
   /** Remote access the responder QP grants (by-hand bring-up only); default all. */
   readonly responderAccess?: readonly Access[];
   /** The requester's initiator depth (max_rd_atomic / rdma_cm initiator_depth); default 4. */

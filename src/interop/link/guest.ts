@@ -12,25 +12,21 @@ import type { WorkCompletion } from '../../verbs/completion.js';
 import { connectRcByHand } from '../../verbs/connect.js';
 import type { Cq } from '../../verbs/cq.js';
 import { type Context, openDevice } from '../../verbs/device.js';
-import { VerbsError } from '../../verbs/errors.js';
 import type { Mr } from '../../verbs/mr.js';
 import type { Pd } from '../../verbs/pd.js';
-import type { Qp, SendWr } from '../../verbs/qp.js';
-import { operandsOf, traitsOf } from '../operations.js';
+import type { Qp } from '../../verbs/qp.js';
+import { DeviceSide, requesterMemory } from '../kernel/device-side.js';
+import { traitsOf } from '../operations.js';
+import { runProgram } from '../program.js';
 import {
-  DEFAULT_TARGET,
   GUARD,
-  IMMEDIATE_RECEIVE_OFFSET,
   initialBuffer,
-  LOCAL_SLOT,
   MR_LENGTH,
-  type Operation,
-  payloadBytes,
+  receiveSgeOf,
   recvIdOf,
   type Scenario,
   workRequestsOf,
   wrIdOf,
-  writeImmediateReceiveLength,
 } from '../scenario.js';
 import {
   CONTROL_PORT,
@@ -127,13 +123,7 @@ function scenarioOf(id: string): Scenario {
 /** Receives the program posts, in order: where each lands and how long it is. */
 function receivesOf(scenario: Scenario): { at: number; length: number }[] {
   return scenario.program.flatMap((s) =>
-    s.do === 'post-recv'
-      ? [
-          s.for === 'write-imm'
-            ? { at: IMMEDIATE_RECEIVE_OFFSET, length: writeImmediateReceiveLength(scenario.device) }
-            : { at: DEFAULT_TARGET, length: 8 },
-        ]
-      : [],
+    s.do === 'post-recv' ? [receiveSgeOf(scenario.device, s.for)] : [],
   );
 }
 
@@ -309,22 +299,6 @@ async function connectControl(): Promise<Socket> {
   }
 }
 
-function sendWrOf(op: Operation, index: number, local: Mr, ready: ReadyMessage): SendWr {
-  const traits = traitsOf(op.kind);
-  const length = traits.carriesPayload ? (op.length ?? 8) : 8;
-  const rkey = op.rkey === 'invalid' ? (ready.rkey ^ 0x00ff_0000) >>> 0 : ready.rkey;
-  return {
-    wrId: wrIdOf(index),
-    opcode: traits.opcode,
-    sgList: length === 0 ? [] : [local.sge(LOCAL_SLOT * index, length)],
-    ...(traits.remote
-      ? { remote: { addr: BigInt(ready.addr) + BigInt(op.target ?? DEFAULT_TARGET), rkey } }
-      : {}),
-    ...(op.solicited ? { solicited: true } : {}),
-    ...operandsOf(op.kind, op),
-  };
-}
-
 /** Guest A: runs `ids` against guest B and writes the observations to `outFile`. */
 export async function driveRequester(ids: readonly string[], outFile: string): Promise<void> {
   const socket = await connectControl();
@@ -372,7 +346,9 @@ function consumedBy(scenario: Scenario, observed: Pick<LinkObservation, 'request
   const operations = workRequestsOf(scenario);
   return observed.requester.filter((wc) => {
     const op = operations.find((_, i) => wrIdOf(i).toString() === wc.wrId);
-    return wc.status === 'SUCCESS' && op !== undefined && traitsOf(op.kind).consumesReceive;
+    return (
+      wc.status === 'SUCCESS' && op !== undefined && traitsOf(op.kind).consumesReceive !== null
+    );
   }).length;
 }
 
@@ -382,45 +358,31 @@ interface RequesterEnd {
   readonly pd: Pd;
 }
 
+/** Guest A's half of the program: the device side with the responder in guest B. */
 async function runRequests(
   scenario: Scenario,
   end: RequesterEnd,
   ready: ReadyMessage,
   teardown: Teardown,
 ): Promise<Pick<LinkObservation, 'local' | 'post' | 'badWr' | 'requester'>> {
-  const operations = workRequestsOf(scenario);
-  const local = teardown.add(
-    end.pd.allocMr(LOCAL_SLOT * Math.max(1, operations.length), ['LOCAL_WRITE']),
-    (m) => m.close(),
+  const local = requesterMemory(
+    scenario,
+    (length, access) => teardown.add(end.pd.allocMr(length, access), (m) => m.close()),
+    ['LOCAL_WRITE'],
   );
-  const localBuffer = local.buffer;
-  operations.forEach((op, i) => {
-    localBuffer.set(payloadBytes({ ...op, length: 16 }), LOCAL_SLOT * i);
+  const side = new DeviceSide({
+    scenario,
+    requester: { qp: end.qp, cq: end.cq },
+    local,
+    remote: { addr: BigInt(ready.addr), rkey: ready.rkey },
   });
-  let post = 'ok';
-  let badWr: number | undefined;
-  try {
-    end.qp.postSend(
-      operations.map((op, i) => sendWrOf(op, i, local, ready)),
-      scenario.postPath,
-    );
-  } catch (error) {
-    if (!(error instanceof VerbsError)) throw error;
-    post = error.code;
-    badWr = error.badWrIndex;
-  }
-  const wcs = post === 'ok' ? await poll(end.cq, operations.length, COMPLETION_TIMEOUT_MS) : [];
-  const requester = wcs.map((wc) => {
-    const index = operations.findIndex((_, i) => wrIdOf(i) === wc.wrId);
-    const op = operations[index];
-    const fetches = op !== undefined && wc.ok && traitsOf(op.kind).fetches;
-    return completionOf(wc, fetches ? localBuffer.readBigUInt64LE(LOCAL_SLOT * index) : undefined);
-  });
+  await runProgram(scenario, side);
+  const [post] = side.posts;
   return {
     local: { addr: local.addr.toString(), lkey: local.lkey },
-    post,
-    ...(badWr === undefined ? {} : { badWr }),
-    requester,
+    post: post?.result ?? 'ok',
+    ...(post?.badWr === undefined ? {} : { badWr: post.badWr }),
+    requester: side.polled.requester.map(({ wc, fetched }) => completionOf(wc, fetched)),
   };
 }
 

@@ -14,20 +14,13 @@
  * source port (flow entropy), IP identification and TTL.
  */
 import type { AethSyndrome } from '../../codec/roce/aeth.js';
-import type { ExtensionHeaders } from '../../codec/roce/headers.js';
 import { bthOpcodeInfo } from '../../codec/roce/opcodes.js';
+import type { RocePacket } from '../../engine/projection/roce-exchange.js';
 import { formatValue } from '../compare-format.js';
 import type { WireRegion } from '../wire.js';
 
-/** One RoCE packet in the terms both sides can give. */
-export interface RocePacketView {
-  readonly opcode: number;
-  readonly psn: number;
-  readonly destinationQp: number;
-  readonly solicitedEvent: boolean;
-  readonly headers: ExtensionHeaders;
-  readonly aethSyndrome?: AethSyndrome;
-  readonly payload: Uint8Array;
+/** One RoCE packet in the terms both sides can give, with its ICRC's check. */
+export interface RocePacketView extends RocePacket {
   /** `valid`, or `bad stored=.. computed=..`; the engine predicts `valid`. */
   readonly icrc: string;
 }

@@ -9,6 +9,7 @@
  * programs post a single request, so that the packets after a NAK are deterministic.
  */
 import type { Access } from '../../verbs/mr.js';
+import { type ReceiveUse, traitsOf } from '../operations.js';
 import type { Operation, Scenario, Step } from '../scenario.js';
 
 const WORD = 0x0123456789abcdefn;
@@ -47,22 +48,31 @@ interface LinkRow {
   readonly postPath?: 'legacy' | 'ex';
 }
 
-function programOf(row: LinkRow, consumers: number): Step[] {
-  const receives = row.receives ?? consumers;
+/** The receives the program's requests consume, in post order (operations.ts). */
+function receivesFor(wrs: readonly Operation[]): ReceiveUse[] {
+  return wrs.flatMap((w) => {
+    const use = traitsOf(w.kind).consumesReceive;
+    return use === null ? [] : [use];
+  });
+}
+
+function programOf(row: LinkRow): Step[] {
+  const uses = receivesFor(row.wrs);
+  const receives = row.receives ?? uses.length;
   return [
-    ...Array.from({ length: receives }, (_, i): Step => {
-      const wr = row.wrs.filter((w) => w.kind === 'SEND' || w.kind.endsWith('WITH_IMM'))[i];
-      return { do: 'post-recv', for: wr?.kind === 'RDMA_WRITE_WITH_IMM' ? 'write-imm' : 'send' };
-    }),
+    ...Array.from(
+      { length: receives },
+      (_, i): Step => ({
+        do: 'post-recv',
+        for: uses[i] ?? 'send',
+      }),
+    ),
     { do: 'post-send', wrs: row.wrs },
     { do: 'wait', side: 'requester', count: row.wrs.length },
   ];
 }
 
 function linkScenario(device: 'rxe0' | 'siw0', row: LinkRow): Scenario {
-  const consumers = row.wrs.filter(
-    (w) => w.kind === 'SEND' || w.kind === 'SEND_WITH_IMM' || w.kind === 'RDMA_WRITE_WITH_IMM',
-  ).length;
   return {
     id: `link-${device === 'rxe0' ? 'rxe' : 'siw'}-${row.suffix}${row.postPath === 'ex' ? '-ex' : ''}`,
     name: `link-${row.suffix}`,
@@ -74,7 +84,7 @@ function linkScenario(device: 'rxe0' | 'siw0', row: LinkRow): Scenario {
     ...(row.initialAt === undefined ? {} : { initialAt: row.initialAt }),
     remoteAccess: row.remoteAccess ?? ATOMIC_MR,
     ...(row.rnrRetry === undefined ? {} : { rnrRetry: row.rnrRetry }),
-    program: programOf(row, consumers),
+    program: programOf(row),
     captureWire: true,
   };
 }

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { BthOpcode } from '../../../src/codec/roce/opcodes.js';
 import type { RunEnvironment } from '../../../src/interop/environment.js';
 import { decodeLinkCapture } from '../../../src/interop/link/observed.js';
 import { expectedLinkOutcome, predictRocePackets } from '../../../src/interop/link/predict.js';
@@ -8,6 +9,7 @@ import type { LinkObservation } from '../../../src/interop/link/protocol.js';
 import { judgeLinkScenario } from '../../../src/interop/link/run.js';
 import { linkScenarioById } from '../../../src/interop/link/scenarios.js';
 import type { Scenario } from '../../../src/interop/scenario.js';
+import { SCENARIOS } from '../../../src/interop/scenarios.js';
 
 // Frames recorded on the link between two guests (Debian 6.1 rxe and siw, `run --link`,
 // each scenario's frames as the report writes them) and what guest A observed. The
@@ -67,6 +69,23 @@ describe('link mode: engine prediction', () => {
     const fields = expectedLinkOutcome(scenario('link-rxe-send-rnr')).fields;
     expect(fields['wire.resp1.aeth']).toBe('RNR_NAK timer=12 msn=0');
     expect(fields['requester.wc1.status']).toBe('RNR_RETRY_EXC_ERR');
+  });
+
+  it('a Write then a FLUSH: an ACK, then an RDMA READ Response ONLY without data, MSN 2', () => {
+    const flush = SCENARIOS.find((s) => s.id === 'rxe-write-then-flush-ex');
+    if (flush === undefined) throw new Error('no scenario rxe-write-then-flush-ex');
+    const { requests, responses } = predictRocePackets(flush);
+    expect(requests.map((p) => p.opcode)).toEqual([
+      BthOpcode.RC_RDMA_WRITE_ONLY,
+      BthOpcode.RC_FLUSH,
+    ]);
+    expect(responses.map((p) => p.opcode)).toEqual([
+      BthOpcode.RC_ACKNOWLEDGE,
+      BthOpcode.RC_RDMA_READ_RESPONSE_ONLY,
+    ]);
+    expect(responses[1]?.payload).toHaveLength(0);
+    expect(responses[1]?.psn).toBe(requests[1]?.psn);
+    expect(responses[1]?.headers.AETH?.msn).toBe(2);
   });
 
   it('a misaligned atomic: NAK INVALID_REQUEST at the request PSN', () => {

@@ -42,6 +42,18 @@ describe('the operation-traits table', () => {
     expect(consumers).toEqual(['RDMA_WRITE_WITH_IMM', 'SEND', 'SEND_WITH_IMM']);
   });
 
+  it('bring-up needs are traits: QP creation flags, QP-gated rights, what the local SGE holds', () => {
+    const rows = Object.values(OPERATION_TRAITS);
+    expect(rows.filter((t) => t.createFlag !== null).map((t) => [t.opcode, t.createFlag])).toEqual([
+      ['ATOMIC_WRITE', 'atomicWrite'],
+      ['FLUSH', 'flush'],
+    ]);
+    expect(traitsOf('FLUSH').qpGatedRights).toEqual(['FLUSH_GLOBAL', 'FLUSH_PERSISTENT']);
+    for (const t of rows)
+      expect(t.fetches).toBe(t.localData === 'read-data' || t.localData === 'atomic-original');
+    expect(traitsOf('RDMA_WRITE_WITH_IMM').consumesReceive).toBe('write-imm');
+  });
+
   it('copies exactly the operands the row names, and refuses a missing one', () => {
     expect(
       operandsOf('ATOMIC_CMP_AND_SWP', { compare: 1n, swap: 2n, add: 3n, immData: 4 }),

@@ -1,0 +1,236 @@
+/**
+ * A real device as a side of the program (program.ts): the requester QP posts the
+ * program's work requests into the responder's MR, and, when the responder QP is in the
+ * same process (the one-guest suite), it posts the receives and the Writes back, and its
+ * memory is read at the end. The link requester (link/guest.ts) runs the same side with
+ * the responder in the other guest.
+ */
+import type { WorkCompletion } from '../../verbs/completion.js';
+import type { Cq } from '../../verbs/cq.js';
+import { VerbsError } from '../../verbs/errors.js';
+import type { Access, Mr, RemoteRef } from '../../verbs/mr.js';
+import type { PostPath, Qp, RawSge, SendWr } from '../../verbs/qp.js';
+import { observedCompletion } from '../observe.js';
+import { operandsOf, type ReceiveUse, traitsOf } from '../operations.js';
+import type { HammerObservation, HammerStep, Polled, PostResult, ProgramSide } from '../program.js';
+import {
+  DEFAULT_TARGET,
+  LOCAL_SLOT,
+  type Operation,
+  payloadBytes,
+  receiveSgeOf,
+  recvIdOf,
+  responderWrIdOf,
+  type Scenario,
+  type Side,
+  workRequestsOf,
+  wrIdOf,
+} from '../scenario.js';
+
+/** The verbs SendWr for `op`, the `index`-th work request of the program. */
+export function sendWrOf(op: Operation, index: number, local: Mr, remote: RemoteRef): SendWr {
+  const traits = traitsOf(op.kind);
+  const slot = LOCAL_SLOT * index;
+  const length = traits.localData === 'payload' ? (op.length ?? 8) : 8;
+  const sgList: (RawSge | ReturnType<Mr['sge']>)[] =
+    op.local === 'none' || length === 0
+      ? []
+      : op.local === 'short'
+        ? [local.sge(slot, 4)]
+        : op.local === 'invalid-lkey'
+          ? [{ addr: local.addr + BigInt(slot), length, lkey: (local.lkey ^ 0x00ff_0000) >>> 0 }]
+          : [local.sge(slot, length)];
+  const target: RemoteRef = {
+    addr: remote.addr + BigInt(op.target ?? DEFAULT_TARGET),
+    rkey: op.rkey === 'invalid' ? (remote.rkey ^ 0x00ff_0000) >>> 0 : remote.rkey,
+  };
+  return {
+    wrId: wrIdOf(index),
+    opcode: traits.opcode,
+    sgList,
+    ...(traits.remote ? { remote: target } : {}),
+    ...(op.solicited ? { solicited: true } : {}),
+    ...operandsOf(op.kind, op),
+  };
+}
+
+/**
+ * The requester's memory: one LOCAL_SLOT per work request, each holding its request's
+ * 16 payload bytes (what a Write or Send carries out; a fetched value lands over them).
+ */
+export function requesterMemory(
+  scenario: Scenario,
+  allocate: (length: number, access: readonly Access[]) => Mr,
+  access: readonly Access[],
+): Mr {
+  const operations = workRequestsOf(scenario);
+  const mr = allocate(LOCAL_SLOT * Math.max(1, operations.length), access);
+  operations.forEach((op, i) => {
+    mr.buffer.set(payloadBytes({ ...op, length: 16 }), LOCAL_SLOT * i);
+  });
+  return mr;
+}
+
+async function pollOne(cq: Cq, timeoutMs: number): Promise<WorkCompletion | undefined> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const [wc] = cq.poll(1);
+    if (wc !== undefined) return wc;
+    if (Date.now() >= deadline) return undefined;
+    await new Promise((resolve) => setTimeout(resolve, 1));
+  }
+}
+
+/** A QP and its CQ. */
+export interface QpEnd {
+  readonly qp: Qp;
+  readonly cq: Cq;
+}
+
+export interface DeviceSideOptions {
+  readonly scenario: Scenario;
+  readonly requester: QpEnd;
+  /** The requester's buffer ({@link requesterMemory}). */
+  readonly local: Mr;
+  /** The responder's MR as the requester addresses it. */
+  readonly remote: RemoteRef;
+  /**
+   * The responder QP and its MR (guards included in its allocation), when they are in
+   * this process; absent on the link, where the responder's guest posts the receives.
+   */
+  readonly responder?: QpEnd & { readonly mr: Mr };
+  /** The concurrency step (kernel/hammer.ts), where the side can run it. */
+  readonly hammer?: (step: HammerStep) => Promise<HammerObservation>;
+  /** Stops the capture and gives the program's messages as lines, if captured. */
+  readonly wire?: () => Promise<string | undefined>;
+}
+
+/** A completion a wait polled, with the word it fetched (what the link reports). */
+export interface PolledCompletion {
+  readonly wc: WorkCompletion;
+  fetched?: bigint;
+}
+
+/** The device side of a program; `posts` and `polled` keep what it saw, in order. */
+export class DeviceSide implements ProgramSide {
+  readonly #options: DeviceSideOptions;
+  // When each side last posted (timed waits measure from there).
+  readonly #lastPost: Record<Side, number> = { requester: 0, responder: 0 };
+  readonly posts: PostResult[] = [];
+  readonly polled: Record<Side, PolledCompletion[]> = { requester: [], responder: [] };
+
+  constructor(options: DeviceSideOptions) {
+    this.#options = options;
+  }
+
+  #responder(what: string): QpEnd & { readonly mr: Mr } {
+    const responder = this.#options.responder;
+    if (responder === undefined)
+      throw new Error(`${what}: the responder QP is not in this process`);
+    return responder;
+  }
+
+  #end(side: Side): QpEnd {
+    return side === 'requester' ? this.#options.requester : this.#responder(`${side} QP`);
+  }
+
+  postSend(side: Side, wrs: readonly Operation[], first: number): PostResult {
+    const { scenario, local, remote } = this.#options;
+    const posted: { readonly qp: Qp; readonly wrs: SendWr[]; readonly path?: PostPath } =
+      side === 'responder'
+        ? {
+            qp: this.#responder('post-send').qp,
+            // 8 bytes of the responder's buffer written into the requester's first slot.
+            wrs: wrs.map((_, i) => ({
+              wrId: responderWrIdOf(first + i),
+              opcode: 'RDMA_WRITE' as const,
+              sgList: [this.#responder('post-send').mr.sge(0, 8)],
+              remote: local.remote(0),
+            })),
+          }
+        : {
+            qp: this.#options.requester.qp,
+            wrs: wrs.map((op, i) => sendWrOf(op, first + i, local, remote)),
+            path: scenario.postPath,
+          };
+    this.#lastPost[side] = performance.now();
+    const result = ((): PostResult => {
+      try {
+        posted.qp.postSend(posted.wrs, posted.path);
+        return { result: 'ok' };
+      } catch (error) {
+        if (!(error instanceof VerbsError)) throw error;
+        // ibv_post_send names the refused request in bad_wr (the wrapper's badWrIndex).
+        return side === 'responder' || error.badWrIndex === undefined
+          ? { result: error.code }
+          : { result: error.code, badWr: error.badWrIndex };
+      }
+    })();
+    this.posts.push(result);
+    return result;
+  }
+
+  postRecv(index: number, use: ReceiveUse): void {
+    const responder = this.#options.responder;
+    // On the link the responder's guest posts the program's receives (link/guest.ts).
+    if (responder === undefined) return;
+    const { at, length } = receiveSgeOf(this.#options.scenario.device, use);
+    responder.qp.postRecv({
+      wrId: recvIdOf(index),
+      sgList: length === 0 ? [] : [responder.mr.sge(at, length)],
+    });
+  }
+
+  async nextCompletion(side: Side, timeoutMs: number): Promise<Polled | undefined> {
+    const wc = await pollOne(this.#end(side).cq, timeoutMs);
+    if (wc === undefined) return undefined;
+    const elapsed = performance.now() - this.#lastPost[side];
+    const entry: PolledCompletion = { wc };
+    this.polled[side].push(entry);
+    const local = this.#options.local;
+    return {
+      completion: observedCompletion(wc, {
+        imm: wc.immData,
+        immRaw: wc.immData === undefined ? undefined : wc.immDataRaw,
+        vendorErr: wc.vendorErr,
+      }),
+      fetched: (index) => {
+        entry.fetched = local.buffer.readBigUInt64LE(LOCAL_SLOT * index);
+        return entry.fetched;
+      },
+      elapsedMs: () => elapsed,
+    };
+  }
+
+  queryState(side: Side): string {
+    return this.#end(side).qp.query().state ?? 'UNKNOWN';
+  }
+
+  modify(side: Side, access: readonly Access[]): string {
+    try {
+      this.#end(side).qp.modify({ access: ['LOCAL_WRITE', ...access] });
+      return 'ok';
+    } catch (error) {
+      if (!(error instanceof VerbsError)) throw error;
+      return error.code;
+    }
+  }
+
+  async sleep(ms: number): Promise<void> {
+    await new Promise((resolve) => setTimeout(resolve, ms));
+  }
+
+  async hammer(step: HammerStep): Promise<HammerObservation> {
+    if (this.#options.hammer === undefined) throw new Error('hammer: not on this side');
+    return this.#options.hammer(step);
+  }
+
+  memory(): Uint8Array | undefined {
+    const responder = this.#options.responder;
+    return responder === undefined ? undefined : new Uint8Array(responder.mr.allocation);
+  }
+
+  async wire(): Promise<string | undefined> {
+    return this.#options.wire?.();
+  }
+}

@@ -1,0 +1,247 @@
+/**
+ * The one interpreter of a scenario's program. It owns the step switch, the counters,
+ * the observation field names (`postN`, `side.wcN.*`, `qN.side.state`, `modifyN`,
+ * `hammerN.*`, `mem[*]`, `ordering`, `wire`) and the wait accounting; a {@link ProgramSide}
+ * does the steps: the engine (expected.ts, a view over the projection) or a device
+ * (kernel/device-side.ts, for the one-guest suite and the link requester alike).
+ *
+ * Adding a step kind: a `Step` member (scenario.ts), one case below (the switch is
+ * exhaustive: a forgotten case does not compile) and one method on each side (the
+ * interface makes a forgotten one a compile error too).
+ */
+import type { Access } from '../verbs/mr.js';
+import { formatValue } from './compare-format.js';
+import {
+  completionFields,
+  hammerFields,
+  missingCompletionField,
+  type ObservedCompletion,
+} from './observe.js';
+import { type ReceiveUse, traitsOf } from './operations.js';
+import { orderingField } from './ordering-trace.js';
+import { timerClass } from './rnr-timing.js';
+import {
+  type Operation,
+  type Outcome,
+  type Scenario,
+  type Side,
+  type Step,
+  watchedOffsets,
+  wordAt,
+  workRequestsOf,
+  wrIdOf,
+} from './scenario.js';
+
+/** How long a wait step waits by default; generous, since the guest runs under TCG. */
+export const COMPLETION_TIMEOUT_MS = 10_000;
+/**
+ * How long a wait waits for a completion nothing accepted can produce (a refused post, a
+ * receive no accepted request consumes): long enough to see a stray one.
+ */
+export const GRACE_MS = 200;
+
+type Maybe<T> = T | Promise<T>;
+
+/** What a post returned: `ok` or the errno's name, and the request bad_wr names. */
+export interface PostResult {
+  readonly result: string;
+  /** Index in the posted list of the request ibv_post_send refused (bad_wr). */
+  readonly badWr?: number;
+  /** Why the post was refused, shown with the outcome (not compared). */
+  readonly note?: string;
+}
+
+/** One polled completion. */
+export interface Polled {
+  /** The completion, without the fetched word (see {@link Polled.fetched}). */
+  readonly completion: Omit<ObservedCompletion, 'fetched'>;
+  /** The 8 bytes a successful fetching request `op` (the `index`-th) brought back. */
+  fetched(index: number, op: Operation): bigint | undefined;
+  /** Milliseconds from the side's last post to this completion (timed waits). */
+  elapsedMs(): number;
+}
+
+/** What a `hammer` step observed. */
+export interface HammerObservation {
+  /** `ok`, or the errno the first refused post got. */
+  readonly post: string;
+  readonly succeeded: number;
+  readonly fetched: readonly bigint[];
+  /** The target word before the step. */
+  readonly before: bigint;
+}
+
+export type HammerStep = Extract<Step, { do: 'hammer' }>;
+
+/** What runs the steps: one method per step kind, plus the memory and wire read at the end. */
+export interface ProgramSide {
+  /**
+   * Posts `wrs` on `side`, numbered from `first` (the requester's work requests:
+   * wrIdOf(first + i); the responder's Writes back: responderWrIdOf(first + i)).
+   */
+  postSend(side: Side, wrs: readonly Operation[], first: number): Maybe<PostResult>;
+  /** Posts the `index`-th receive on the responder, for a Send or a write-with-immediate. */
+  postRecv(index: number, use: ReceiveUse): Maybe<void>;
+  /** The side's next completion, or undefined when none comes within `timeoutMs`. */
+  nextCompletion(side: Side, timeoutMs: number): Maybe<Polled | undefined>;
+  /** The QP state's name. */
+  queryState(side: Side): Maybe<string>;
+  /** Sets the side's remote access at RTS: `ok` or the errno's name. */
+  modify(side: Side, access: readonly Access[]): Maybe<string>;
+  sleep(ms: number): Maybe<void>;
+  hammer(step: HammerStep): Maybe<HammerObservation>;
+  /**
+   * The responder's buffer after the program (guards included), or undefined where this
+   * side does not hold it (the link requester: the responder's guest reports it).
+   */
+  memory(): Maybe<Uint8Array | undefined>;
+  /** The program's messages on the wire as lines (wire.ts), or undefined if not captured. */
+  wire(): Maybe<string | undefined>;
+}
+
+/** A side whose every step completes at once (the engine). */
+export type ImmediateSide = {
+  readonly [K in keyof ProgramSide]: (
+    ...args: Parameters<ProgramSide[K]>
+  ) => Awaited<ReturnType<ProgramSide[K]>>;
+};
+
+/** One request of the interpreter to its side; the driver hands back its result. */
+type Ask = (side: ProgramSide) => unknown;
+
+function* ask<T>(call: (side: ProgramSide) => T): Generator<Ask, Awaited<T>, unknown> {
+  return (yield call) as Awaited<T>;
+}
+
+/** Runs `scenario`'s program on `side`. */
+export async function runProgram(scenario: Scenario, side: ProgramSide): Promise<Outcome> {
+  const steps = interpret(scenario);
+  let next = steps.next();
+  while (next.done !== true) next = steps.next(await next.value(side));
+  return next.value;
+}
+
+/** Runs `scenario`'s program on a side that does every step at once. */
+export function runProgramNow(scenario: Scenario, side: ImmediateSide): Outcome {
+  const steps = interpret(scenario);
+  let next = steps.next();
+  while (next.done !== true) next = steps.next(next.value(side));
+  return next.value;
+}
+
+function* interpret(scenario: Scenario): Generator<Ask, Outcome, unknown> {
+  const operations = workRequestsOf(scenario);
+  const fields: Record<string, string> = {};
+  const notes: string[] = [];
+  // Completions named so far (`wcN`) and actually polled (a wait that got none took none).
+  const taken: Record<Side, number> = { requester: 0, responder: 0 };
+  const gotten: Record<Side, number> = { requester: 0, responder: 0 };
+  let posted = 0;
+  let responderPosted = 0;
+  // What the accepted posts can produce: a wait for more gets the grace time only.
+  let accepted = 0;
+  let acceptedConsumers = 0;
+  let responderAccepted = 0;
+  let received = 0;
+  let postStep = 0;
+  let queryStep = 0;
+  let modifyStep = 0;
+  let hammerStep = 0;
+  for (const step of scenario.program) {
+    switch (step.do) {
+      case 'post-send': {
+        postStep += 1;
+        const side = step.side ?? 'requester';
+        const first = side === 'responder' ? responderPosted : posted;
+        if (side === 'responder') responderPosted += step.wrs.length;
+        else posted += step.wrs.length;
+        const post = yield* ask((s) => s.postSend(side, step.wrs, first));
+        fields[`post${postStep}`] = post.result;
+        if (post.note !== undefined) notes.push(post.note);
+        if (side === 'responder') {
+          if (post.result === 'ok') responderAccepted += step.wrs.length;
+        } else if (post.result === 'ok') {
+          accepted += step.wrs.length;
+          acceptedConsumers += step.wrs.filter((op) => traitsOf(op.kind).consumesReceive).length;
+        } else if (post.badWr !== undefined) {
+          fields[`post${postStep}.bad_wr`] = `wr${first + post.badWr + 1}`;
+          accepted += post.badWr; // those before bad_wr were posted
+        }
+        break;
+      }
+      case 'post-recv':
+        yield* ask((s) => s.postRecv(received++, step.for));
+        break;
+      case 'wait':
+        for (let k = 0; k < step.count; k++) {
+          const n = ++taken[step.side];
+          const producible =
+            step.side === 'requester'
+              ? accepted
+              : Math.min(received, acceptedConsumers) + responderAccepted;
+          const timeout =
+            gotten[step.side] >= producible ? GRACE_MS : (step.timeoutMs ?? COMPLETION_TIMEOUT_MS);
+          const polled = yield* ask((s) => s.nextCompletion(step.side, timeout));
+          if (polled === undefined) {
+            Object.assign(fields, missingCompletionField(step.side, n));
+            // Later completions of this wait cannot come either.
+            for (let rest = k + 1; rest < step.count; rest++)
+              Object.assign(fields, missingCompletionField(step.side, ++taken[step.side]));
+            break;
+          }
+          gotten[step.side] += 1;
+          const wc = polled.completion;
+          const index = operations.findIndex((_, i) => wrIdOf(i) === wc.wrId);
+          const op = step.side === 'requester' ? operations[index] : undefined;
+          const fetches = op !== undefined && wc.status === 'SUCCESS' && traitsOf(op.kind).fetches;
+          const fetched = fetches ? polled.fetched(index, op) : undefined;
+          Object.assign(fields, completionFields(step.side, n, { ...wc, fetched }, op));
+          if (step.timed === true)
+            fields[`${step.side}.wc${n}.timer`] = timerClass(scenario, polled.elapsedMs());
+        }
+        break;
+      case 'query':
+        queryStep += 1;
+        fields[`q${queryStep}.${step.side}.state`] = yield* ask((s) => s.queryState(step.side));
+        break;
+      case 'modify':
+        modifyStep += 1;
+        fields[`modify${modifyStep}`] = yield* ask((s) => s.modify(step.side, step.access));
+        break;
+      case 'sleep':
+        yield* ask((s) => s.sleep(step.ms));
+        break;
+      case 'hammer': {
+        hammerStep += 1;
+        const result = yield* ask((s) => s.hammer(step));
+        Object.assign(
+          fields,
+          hammerFields(
+            hammerStep,
+            result.post,
+            result.succeeded,
+            result.fetched,
+            result.before,
+            step.add,
+          ),
+        );
+        break;
+      }
+      default:
+        return unknownStep(step);
+    }
+  }
+  const memory = yield* ask((s) => s.memory());
+  if (memory !== undefined)
+    for (const offset of watchedOffsets(scenario))
+      fields[`mem[${offset}]`] = formatValue(wordAt(memory, offset));
+  if (operations.length > 1) fields.ordering = orderingField(scenario, fields);
+  const wire = yield* ask((s) => s.wire());
+  if (wire !== undefined) fields.wire = wire;
+  return notes.length === 0 ? { fields } : { fields, note: notes.join('; ') };
+}
+
+/** The exhaustiveness check: a step kind without a case above does not compile. */
+function unknownStep(step: never): never {
+  throw new RangeError(`unknown step kind ${JSON.stringify(step)}`);
+}

@@ -1,0 +1,123 @@
+import { describe, expect, it } from 'vitest';
+import {
+  COMPLETION_TIMEOUT_MS,
+  GRACE_MS,
+  type ImmediateSide,
+  type Polled,
+  runProgram,
+  runProgramNow,
+} from '../../../src/interop/program.js';
+import { initialBuffer, type Scenario, type Side } from '../../../src/interop/scenario.js';
+
+// The interpreter on a scripted side: what it asks the side, and the fields it names.
+
+const BASE: Omit<Scenario, 'program'> = {
+  id: 'test-program',
+  name: 'program',
+  title: 'program',
+  family: 'basic',
+  device: 'rxe0',
+  postPath: 'legacy',
+  initial: 0x0123456789abcdefn,
+  remoteAccess: ['LOCAL_WRITE', 'REMOTE_WRITE'],
+  captureWire: false,
+};
+
+/** A side that accepts the first request of each post only and has one completion. */
+function scriptedSide(calls: string[]): ImmediateSide {
+  const completions: Record<Side, Polled[]> = {
+    requester: [
+      {
+        completion: {
+          wrId: 0x5701n,
+          status: 'SUCCESS',
+          opcode: 'RDMA_WRITE',
+          byteLen: 0,
+          flags: [],
+          imm: undefined,
+          immRaw: undefined,
+          vendorErr: 0,
+        },
+        fetched: () => undefined,
+        elapsedMs: () => 0,
+      },
+    ],
+    responder: [],
+  };
+  return {
+    postSend: (side, wrs, first) => {
+      calls.push(`postSend ${side} ${wrs.length} from ${first}`);
+      return wrs.length > 1 ? { result: 'EINVAL', badWr: 1 } : { result: 'ok' };
+    },
+    postRecv: (index, use) => {
+      calls.push(`postRecv ${index} ${use}`);
+    },
+    nextCompletion: (side, timeoutMs) => {
+      calls.push(`nextCompletion ${side} ${timeoutMs}`);
+      return completions[side].shift();
+    },
+    queryState: (side) => (side === 'requester' ? 'RTS' : 'ERR'),
+    modify: () => 'EINVAL',
+    sleep: (ms) => {
+      calls.push(`sleep ${ms}`);
+    },
+    hammer: () => ({ post: 'ok', succeeded: 2, fetched: [1n, 2n], before: 1n }),
+    memory: () => initialBuffer({ ...BASE, program: [] }),
+    wire: () => undefined,
+  };
+}
+
+const SCENARIO: Scenario = {
+  ...BASE,
+  program: [
+    { do: 'post-recv', for: 'send' },
+    {
+      do: 'post-send',
+      wrs: [
+        { kind: 'RDMA_WRITE', payload: 1n },
+        { kind: 'RDMA_WRITE', payload: 2n },
+      ],
+    },
+    { do: 'wait', side: 'requester', count: 3 },
+    { do: 'sleep', ms: 5 },
+    { do: 'query', side: 'responder' },
+    { do: 'modify', side: 'responder', access: ['REMOTE_READ'] },
+  ],
+};
+
+describe('the scenario interpreter', () => {
+  it('names the refused request, and waits for what was accepted, then the grace time', () => {
+    const calls: string[] = [];
+    const outcome = runProgramNow(SCENARIO, scriptedSide(calls));
+    expect(calls).toEqual([
+      'postRecv 0 send',
+      'postSend requester 2 from 0',
+      // bad_wr = the second request: the first was posted, so one completion can come.
+      `nextCompletion requester ${COMPLETION_TIMEOUT_MS}`,
+      `nextCompletion requester ${GRACE_MS}`,
+      'sleep 5',
+    ]);
+    expect(outcome.fields).toMatchObject({
+      post1: 'EINVAL',
+      'post1.bad_wr': 'wr2',
+      'requester.wc1.wr': 'wr1',
+      'requester.wc1.status': 'SUCCESS',
+      'requester.wc2.status': 'none',
+      'requester.wc3.status': 'none',
+      'q1.responder.state': 'ERR',
+      modify1: 'EINVAL',
+      'mem[8]': '0x0123456789abcdef',
+    });
+    expect(outcome.fields).not.toHaveProperty('wire');
+  });
+
+  it('gives the same outcome through the asynchronous driver', async () => {
+    const now = runProgramNow(SCENARIO, scriptedSide([]));
+    await expect(runProgram(SCENARIO, scriptedSide([]))).resolves.toEqual(now);
+  });
+
+  it('refuses a step kind it does not know, with a typed error', () => {
+    const bad = { ...BASE, program: [{ do: 'teleport' }] } as unknown as Scenario;
+    expect(() => runProgramNow(bad, scriptedSide([]))).toThrow(RangeError);
+  });
+});
