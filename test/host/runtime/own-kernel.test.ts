@@ -8,7 +8,7 @@
 import { spawnSync } from 'node:child_process';
 import { cpSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { cacheRoot } from '../../../src/runtime/index.js';
 import {
@@ -58,6 +58,58 @@ describe('a kernel of one own: checks before any boot', () => {
       /lacks rdma_rxe, siw: build it with CONFIG_RDMA_RXE=m, CONFIG_RDMA_SIW=m/,
     );
     expect(REQUIRED_MODULES.map((m) => m.module)).toContain('virtio_console');
+  });
+});
+
+describe('a kernel build tree without --modules: its own .ko files', () => {
+  it('makes guest assets from the tree (its bzImage, its modules, depmod, an initramfs)', () => {
+    // A stand-in build tree: a Makefile, arch/x86/boot/bzImage, and the .ko files the
+    // guest needs with their dependencies, at their places in the tree (Debian's builds).
+    const tree = mkdtempSync(join(tmpdir(), 'own-tree-'));
+    const moddir = join(modules, 'lib', 'modules', release);
+    const dep = new Map(
+      readFileSync(join(moddir, 'modules.dep'), 'utf8')
+        .split('\n')
+        .filter((l) => l.includes(':'))
+        .map((l) => {
+          const [mod, deps] = l.split(':');
+          return [mod ?? '', (deps ?? '').trim().split(/\s+/).filter(Boolean)] as const;
+        }),
+    );
+    const wanted = new Set<string>();
+    const add = (rel: string) => {
+      if (wanted.has(rel)) return;
+      wanted.add(rel);
+      for (const d of dep.get(rel) ?? []) add(d);
+    };
+    for (const { module } of REQUIRED_MODULES) {
+      const rel = [...dep.keys()].find((k) => k.endsWith(`/${module}.ko`));
+      if (rel !== undefined) add(rel);
+    }
+    for (const rel of wanted) {
+      const target = join(tree, rel.replace(/^(kernel|extra)\//, ''));
+      mkdirSync(join(target, '..'), { recursive: true });
+      cpSync(join(moddir, rel), target);
+    }
+    writeFileSync(join(tree, 'Makefile'), '# stand-in\n');
+    mkdirSync(join(tree, 'arch', 'x86', 'boot'), { recursive: true });
+    cpSync(image, join(tree, 'arch', 'x86', 'boot', 'bzImage'));
+    cpSync(join(moddir, 'modules.builtin'), join(tree, 'modules.builtin'));
+
+    const own = ownKernelOf(tree, undefined);
+    expect(own?.image).toBe(join(tree, 'arch', 'x86', 'boot', 'bzImage'));
+    const progress: string[] = [];
+    const assets = prepareOwnKernel(own ?? { image }, (l) => progress.push(l));
+    expect(progress.join('\n')).toMatch(/own kernel 6\.1\..* preparing guest assets/);
+    const made = join(assets, 'root', 'lib', 'modules', release);
+    expect(readFileSync(join(made, 'modules.dep'), 'utf8')).toMatch(/rdma_rxe\.ko:.*ib_core\.ko/);
+    expect(readFileSync(join(assets, '.complete'), 'utf8')).toBe('own bzImage\n');
+    // A second call finds the same assets without making them again.
+    const again: string[] = [];
+    expect(prepareOwnKernel(own ?? { image }, (l) => again.push(l))).toBe(assets);
+    expect(again).toEqual([]);
+    rmSync(dirname(assets), { recursive: true, force: true });
+    rmSync(tree, { recursive: true, force: true });
   });
 });
 
