@@ -173,41 +173,47 @@ export function prepareOwnKernel(own: OwnKernel, progress: (line: string) => voi
   if (existsSync(join(dir, '.complete'))) return named;
 
   progress(`own kernel ${release} (${own.image}): preparing guest assets in ${dir}`);
-  rmSync(dir, { recursive: true, force: true });
-  mkdirSync(dir, { recursive: true });
-  const root = join(dir, 'root');
-  if (own.modules !== undefined) {
-    const moddir = join(own.modules, 'lib', 'modules', release);
-    if (!existsSync(moddir))
+  try {
+    rmSync(dir, { recursive: true, force: true });
+    mkdirSync(dir, { recursive: true });
+    const root = join(dir, 'root');
+    if (own.modules !== undefined) {
+      const moddir = join(own.modules, 'lib', 'modules', release);
+      if (!existsSync(moddir))
+        throw new GuestRuntimeError(
+          'assets-missing',
+          `--modules ${own.modules} has no lib/modules/${release} (the image's release): run 'make modules_install INSTALL_MOD_PATH=<dir>' for this kernel`,
+        );
+      symlinkSync(own.modules, root);
+    } else if (own.tree !== undefined) {
+      treeModules(own.tree, root, release);
+    }
+    const moddir = join(root, 'lib', 'modules', release);
+    if (!existsSync(join(moddir, 'modules.dep')) || own.modules === undefined)
+      execFileSync('depmod', ['-b', root, release], { stdio: 'ignore' });
+    const missing = REQUIRED_MODULES.filter((m) => !hasModule(moddir, m.module));
+    if (missing.length > 0) {
+      rmSync(dir, { recursive: true, force: true });
       throw new GuestRuntimeError(
         'assets-missing',
-        `--modules ${own.modules} has no lib/modules/${release} (the image's release): run 'make modules_install INSTALL_MOD_PATH=<dir>' for this kernel`,
+        `kernel ${release} lacks ${missing.map((m) => m.module).join(', ')}: build it with ${[...new Set(missing.map((m) => `${m.config}=m`))].join(', ')} (docs/kernel-developers.md)`,
       );
-    symlinkSync(own.modules, root);
-  } else if (own.tree !== undefined) {
-    treeModules(own.tree, root, release);
-  }
-  const moddir = join(root, 'lib', 'modules', release);
-  if (!existsSync(join(moddir, 'modules.dep')) || own.modules === undefined)
-    execFileSync('depmod', ['-b', root, release], { stdio: 'ignore' });
-  const missing = REQUIRED_MODULES.filter((m) => !hasModule(moddir, m.module));
-  if (missing.length > 0) {
-    rmSync(dir, { recursive: true, force: true });
-    throw new GuestRuntimeError(
-      'assets-missing',
-      `kernel ${release} lacks ${missing.map((m) => m.module).join(', ')}: build it with ${[...new Set(missing.map((m) => `${m.config}=m`))].join(', ')} (docs/kernel-developers.md)`,
+    }
+    execFileSync(
+      join(packageRoot(), 'scripts', 'guest', 'make-initramfs.sh'),
+      [root, release, join(dir, 'initramfs.cpio.gz')],
+      { stdio: 'ignore' },
     );
+    copyFileSync(own.image, join(dir, 'vmlinuz'));
+    mkdirSync(named);
+    for (const f of ['vmlinuz', 'initramfs.cpio.gz']) symlinkSync(join(dir, f), join(named, f));
+    symlinkSync(root, join(named, 'root'));
+    writeFileSync(join(named, '.complete'), `own ${basename(own.image)}\n`);
+    writeFileSync(join(dir, '.complete'), `own ${basename(own.image)}\n`);
+  } catch (error) {
+    // Nothing half-made stays in the cache: the next run starts over.
+    rmSync(dir, { recursive: true, force: true });
+    throw error;
   }
-  execFileSync(
-    join(packageRoot(), 'scripts', 'guest', 'make-initramfs.sh'),
-    [root, release, join(dir, 'initramfs.cpio.gz')],
-    { stdio: 'ignore' },
-  );
-  copyFileSync(own.image, join(dir, 'vmlinuz'));
-  mkdirSync(named);
-  for (const f of ['vmlinuz', 'initramfs.cpio.gz']) symlinkSync(join(dir, f), join(named, f));
-  symlinkSync(root, join(named, 'root'));
-  writeFileSync(join(named, '.complete'), `own ${basename(own.image)}\n`);
-  writeFileSync(join(dir, '.complete'), `own ${basename(own.image)}\n`);
   return named;
 }
