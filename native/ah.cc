@@ -34,6 +34,7 @@ class Ah : public Resource<Ah, AhHandle> {
 }  // namespace
 
 AhPtr AhFromJs(const Napi::Value &v, const char *call) { return Ah::FromJs(v, call); }
+
 void ReadAhAttr(const Napi::Object &ah, ibv_ah_attr &a) {
   Napi::Env env = ah.Env();
   a.dlid = static_cast<uint16_t>(ReadU32Prop(ah, "dlid", 0, 0xffff));
