@@ -145,6 +145,7 @@ export class CmId extends Resource<NativeCmId> {
   readonly #events: CmEvent[] = [];
   readonly #waiters: CmWaiter[] = [];
   #context: Context | undefined;
+  #disconnecting = 0;
 
   /** @internal use `EventChannel.createId` */
   constructor(native: NativeCmId, channel: EventChannel) {
@@ -300,7 +301,23 @@ export class CmId extends Resource<NativeCmId> {
 
   /** `rdma_disconnect` on the thread pool (never blocks the event loop). */
   disconnect(): Promise<void> {
-    return this.native.disconnect();
+    const done = this.native.disconnect();
+    this.#disconnecting += 1;
+    return done.finally(() => {
+      this.#disconnecting -= 1;
+    });
+  }
+
+  // The addon pins the id while rdma_disconnect runs; its QP must not go first either.
+  protected override assertClosable(): void {
+    if (this.#disconnecting > 0)
+      throw new VerbsError(
+        'EBUSY',
+        16,
+        'rdma_destroy_id',
+        undefined,
+        'a disconnect is in progress',
+      );
   }
 
   protected override onClose(): void {

@@ -65,7 +65,8 @@ export interface NativeResource {
  * The base of every verbs object: its native handle, `closed`, an idempotent
  * `close(options)` that closes the live children first (or refuses with EBUSY), and
  * `[Symbol.dispose]`. A subclass says what else its close does in {@link onClosing}
- * (before the native close) and {@link onClose} (once closed).
+ * (before the native close) and {@link onClose} (once closed), and when it may not close
+ * at all in {@link assertClosable}.
  */
 export abstract class Resource<N extends NativeResource = NativeResource> implements Closable {
   /** @internal */
@@ -94,6 +95,7 @@ export abstract class Resource<N extends NativeResource = NativeResource> implem
   close(options: CloseOptions = {}): void {
     if (this.closed) return;
     const cascade = options.cascade ?? true;
+    this.assertClosable();
     if (cascade) this.#children.closeAll();
     this.onClosing();
     this.native.close(cascade);
@@ -104,6 +106,9 @@ export abstract class Resource<N extends NativeResource = NativeResource> implem
   [Symbol.dispose](): void {
     this.close();
   }
+
+  /** Throws when this object may not close now, children or not (before any closes). */
+  protected assertClosable(): void {}
 
   /** Runs after the children closed, before the native close (which may refuse). */
   protected onClosing(): void {}
