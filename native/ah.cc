@@ -1,74 +1,39 @@
 // Address handle (ibv_create_ah / ibv_destroy_ah): where a UD send goes.
-#include "common.h"
+#include "resource.h"
 
 namespace rdma_interop {
 
 namespace {
 
-class Ah : public Napi::ObjectWrap<Ah> {
+class Ah : public Resource<Ah, AhHandle> {
  public:
-  static Napi::Function Init(Napi::Env env) {
-    return DefineClass(env, "NativeAh",
-                       {
-                           InstanceMethod<&Ah::Close>("close"),
-                           InstanceAccessor<&Ah::Closed>("closed"),
-                       });
-  }
+  static constexpr ResourceTraits kTraits{"NativeAh", "ah", "address handle", "ibv_destroy_ah", ""};
 
   // new NativeAh(pd, { portNum, sl, grh: { dgid, sgidIndex, hopLimit, ... }, dlid })
-  explicit Ah(const Napi::CallbackInfo &info) : Napi::ObjectWrap<Ah>(info) {
+  explicit Ah(const Napi::CallbackInfo &info) : Resource(info) {
     Napi::Env env = info.Env();
     PdPtr pd = PdFromJs(info[0], "ibv_create_ah");
     if (!info[1].IsObject()) ThrowArgument(env, "attr", "ibv_create_ah: attributes must be an object");
     ibv_ah_attr a{};
     ReadAhAttr(info[1].As<Napi::Object>(), a);
-    device_ = pd->ctx->name;
     auto h = std::make_shared<AhHandle>();
+    h->device = pd->device;
     h->ah = ibv_create_ah(pd->pd, &a);
-    if (h->ah == nullptr) ThrowVerbs(env, "ibv_create_ah", device_, errno != 0 ? errno : EINVAL);
+    if (h->ah == nullptr) ThrowVerbs(env, "ibv_create_ah", h->device, errno != 0 ? errno : EINVAL);
     h->pd = pd;
-    handle_ = h;
-    AddChild(pd->ahs, h);
+    pd->children.Add(h);
+    Attach(h);
   }
 
-  AhPtr Handle(const char *call) {
-    if (!handle_ || handle_->ah == nullptr) ThrowClosed(Env(), call, device_, "address handle");
-    return handle_;
+  // A prepared chain may still point at it.
+  const char *Busy(bool) const {
+    return handle_.use_count() > 1 ? "a prepared send list still uses this AH" : nullptr;
   }
-
- private:
-  Napi::Value Closed(const Napi::CallbackInfo &info) {
-    return Napi::Boolean::New(info.Env(), !handle_ || handle_->ah == nullptr);
-  }
-
-  Napi::Value Close(const Napi::CallbackInfo &info) {
-    Napi::Env env = info.Env();
-    if (!handle_ || handle_->ah == nullptr) {
-      handle_.reset();
-      return env.Undefined();
-    }
-    // A prepared chain may still point at it.
-    if (handle_.use_count() > 1)
-      ThrowVerbs(env, "ibv_destroy_ah", device_, EBUSY, "a prepared send list still uses this AH");
-    CheckIbv(env, "ibv_destroy_ah", device_, handle_->Release());
-    handle_.reset();
-    return env.Undefined();
-  }
-
-  AhPtr handle_;
-  std::string device_;
-
-  friend AhPtr rdma_interop::AhFromJs(const Napi::Value &v, const char *call);
 };
 
 }  // namespace
 
-AhPtr AhFromJs(const Napi::Value &v, const char *call) {
-  AddonData *data = v.Env().GetInstanceData<AddonData>();
-  if (!v.IsObject() || !v.As<Napi::Object>().InstanceOf(data->ahCtor.Value()))
-    ThrowArgument(v.Env(), "ah", std::string(call) + ": expected a NativeAh");
-  return Ah::Unwrap(v.As<Napi::Object>())->Handle(call);
-}
+AhPtr AhFromJs(const Napi::Value &v, const char *call) { return Ah::FromJs(v, call); }
 
 void ReadAhAttr(const Napi::Object &ah, ibv_ah_attr &a) {
   Napi::Env env = ah.Env();
@@ -90,13 +55,6 @@ void ReadAhAttr(const Napi::Object &ah, ibv_ah_attr &a) {
     a.grh.hop_limit = static_cast<uint8_t>(ReadU32Prop(grh, "hopLimit", 64, 255));
     a.grh.traffic_class = static_cast<uint8_t>(ReadU32Prop(grh, "trafficClass", 0, 255));
   }
-}
-
-void RegisterAh(Napi::Env env, Napi::Object exports) {
-  AddonData *data = env.GetInstanceData<AddonData>();
-  Napi::Function ctor = Ah::Init(env);
-  data->ahCtor = Napi::Persistent(ctor);
-  exports.Set("NativeAh", ctor);
 }
 
 }  // namespace rdma_interop

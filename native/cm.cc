@@ -8,7 +8,7 @@
 
 #include <vector>
 
-#include "common.h"
+#include "resource.h"
 
 namespace rdma_interop {
 
@@ -68,19 +68,20 @@ rdma_conn_param ReadConnParam(const Napi::Value &v, std::vector<uint8_t> &privat
   return p;
 }
 
-class EventChannel : public Napi::ObjectWrap<EventChannel> {
+class EventChannel : public Resource<EventChannel, EventChannelHandle> {
  public:
-  static Napi::Function Init(Napi::Env env) {
-    return DefineClass(env, "NativeEventChannel",
-                       {
-                           InstanceMethod<&EventChannel::Close>("close"),
-                           InstanceMethod<&EventChannel::GetEvent>("getEvent"),
-                           InstanceAccessor<&EventChannel::Fd>("fd"),
-                           InstanceAccessor<&EventChannel::Closed>("closed"),
-                       });
+  static constexpr ResourceTraits kTraits{"NativeEventChannel", "channel", "event channel",
+                                          "rdma_destroy_event_channel",
+                                          "cm_ids still use this channel"};
+
+  static Properties Methods() {
+    return {
+        InstanceMethod<&EventChannel::GetEvent>("getEvent"),
+        InstanceAccessor<&EventChannel::Fd>("fd"),
+    };
   }
 
-  explicit EventChannel(const Napi::CallbackInfo &info) : Napi::ObjectWrap<EventChannel>(info) {
+  explicit EventChannel(const Napi::CallbackInfo &info) : Resource(info) {
     Napi::Env env = info.Env();
     auto h = std::make_shared<EventChannelHandle>();
     h->channel = rdma_create_event_channel();
@@ -88,29 +89,12 @@ class EventChannel : public Napi::ObjectWrap<EventChannel> {
     int flags = fcntl(h->channel->fd, F_GETFL);
     if (flags < 0 || fcntl(h->channel->fd, F_SETFL, flags | O_NONBLOCK) < 0)
       ThrowVerbs(env, "fcntl", "", errno);
-    handle_ = h;
-  }
-
-  EventChannelPtr Handle(const char *call) {
-    if (!handle_) ThrowClosed(Env(), call, "", "event channel");
-    return handle_;
+    Attach(h);
   }
 
  private:
   Napi::Value Fd(const Napi::CallbackInfo &info) {
-    return Napi::Number::New(info.Env(), handle_ ? handle_->channel->fd : -1);
-  }
-  Napi::Value Closed(const Napi::CallbackInfo &info) {
-    return Napi::Boolean::New(info.Env(), !handle_);
-  }
-
-  Napi::Value Close(const Napi::CallbackInfo &info) {
-    Napi::Env env = info.Env();
-    if (!handle_) return env.Undefined();
-    if (handle_.use_count() > 1)
-      ThrowVerbs(env, "rdma_destroy_event_channel", "", EBUSY, "cm_ids still use this channel");
-    handle_.reset();
-    return env.Undefined();
+    return Napi::Number::New(info.Env(), handle_ && handle_->Live() ? handle_->channel->fd : -1);
   }
 
   // getEvent() -> null when nothing is pending, else the event (already acknowledged).
@@ -139,6 +123,8 @@ class EventChannel : public Napi::ObjectWrap<EventChannel> {
       auto idh = std::make_shared<CmIdHandle>();
       idh->id = ev->id;
       idh->channel = h;
+      idh->device = DeviceOf(ev->id);
+      h->children.Add(idh);
       o.Set("newId", NewCmIdObject(env, idh));
     }
     // Acknowledge at once (private data copied above): rdma_destroy_id waits for it.
@@ -146,22 +132,15 @@ class EventChannel : public Napi::ObjectWrap<EventChannel> {
     return o;
   }
 
-  EventChannelPtr handle_;
-
-  friend EventChannelPtr ChannelFromJs(const Napi::Value &v, const char *call);
 };
-
-EventChannelPtr ChannelFromJs(const Napi::Value &v, const char *call) {
-  AddonData *data = v.Env().GetInstanceData<AddonData>();
-  if (!v.IsObject() || !v.As<Napi::Object>().InstanceOf(data->eventChannelCtor.Value()))
-    ThrowArgument(v.Env(), "channel", std::string(call) + ": expected a NativeEventChannel");
-  return EventChannel::Unwrap(v.As<Napi::Object>())->Handle(call);
-}
 
 class DisconnectWorker : public Napi::AsyncWorker {
  public:
   DisconnectWorker(Napi::Env env, CmIdPtr id)
-      : Napi::AsyncWorker(env, "rdma_interop.disconnect"), id_(std::move(id)), deferred_(env) {}
+      : Napi::AsyncWorker(env, "rdma_interop.disconnect"), id_(std::move(id)), deferred_(env) {
+    id_->disconnecting++;  // the id (and its QP) stays until the call returned
+  }
+  ~DisconnectWorker() override { id_->disconnecting--; }
   Napi::Promise Promise() { return deferred_.Promise(); }
 
  protected:
@@ -187,78 +166,57 @@ class DisconnectWorker : public Napi::AsyncWorker {
   int err_ = 0;
 };
 
-class CmId : public Napi::ObjectWrap<CmId> {
+class CmId : public Resource<CmId, CmIdHandle> {
  public:
-  static Napi::Function Init(Napi::Env env) {
-    return DefineClass(env, "NativeCmId",
-                       {
-                           InstanceMethod<&CmId::Close>("close"),
-                           InstanceMethod<&CmId::BindAddr>("bindAddr"),
-                           InstanceMethod<&CmId::Listen>("listen"),
-                           InstanceMethod<&CmId::ResolveAddr>("resolveAddr"),
-                           InstanceMethod<&CmId::ResolveRoute>("resolveRoute"),
-                           InstanceMethod<&CmId::CreateQp>("createQp"),
-                           InstanceMethod<&CmId::Connect>("connect"),
-                           InstanceMethod<&CmId::Accept>("accept"),
-                           InstanceMethod<&CmId::Reject>("reject"),
-                           InstanceMethod<&CmId::Disconnect>("disconnect"),
-                           InstanceMethod<&CmId::Context>("context"),
-                           InstanceAccessor<&CmId::Key>("key"),
-                           InstanceAccessor<&CmId::Closed>("closed"),
-                           InstanceAccessor<&CmId::LocalPort>("localPort"),
-                       });
+  static constexpr ResourceTraits kTraits{"NativeCmId", "cmId", "cm_id", "rdma_destroy_id",
+                                          "the cm_id still has a QP"};
+
+  static Properties Methods() {
+    return {
+        InstanceMethod<&CmId::BindAddr>("bindAddr"),
+        InstanceMethod<&CmId::Listen>("listen"),
+        InstanceMethod<&CmId::ResolveAddr>("resolveAddr"),
+        InstanceMethod<&CmId::ResolveRoute>("resolveRoute"),
+        InstanceMethod<&CmId::CreateQp>("createQp"),
+        InstanceMethod<&CmId::Connect>("connect"),
+        InstanceMethod<&CmId::Accept>("accept"),
+        InstanceMethod<&CmId::Reject>("reject"),
+        InstanceMethod<&CmId::Disconnect>("disconnect"),
+        InstanceMethod<&CmId::Context>("context"),
+        InstanceAccessor<&CmId::Key>("key"),
+        InstanceAccessor<&CmId::LocalPort>("localPort"),
+    };
   }
 
   // new NativeCmId(eventChannel) or new NativeCmId(External<CmIdPtr>)
-  explicit CmId(const Napi::CallbackInfo &info) : Napi::ObjectWrap<CmId>(info) {
+  explicit CmId(const Napi::CallbackInfo &info) : Resource(info) {
     Napi::Env env = info.Env();
-    if (info[0].IsExternal()) {
-      handle_ = *info[0].As<Napi::External<CmIdPtr>>().Data();
-      key_ = reinterpret_cast<uintptr_t>(handle_->id);
-      return;
+    if (!Adopted(info)) {
+      EventChannelPtr ch = EventChannel::FromJs(info[0], "rdma_create_id");
+      auto h = std::make_shared<CmIdHandle>();
+      h->channel = ch;
+      h->device = "rdma_cm";
+      if (rdma_create_id(ch->channel, &h->id, nullptr, RDMA_PS_TCP) != 0) {
+        h->id = nullptr;
+        ThrowVerbs(env, "rdma_create_id", "", errno != 0 ? errno : ENODEV);
+      }
+      ch->children.Add(h);
+      Attach(h);
     }
-    EventChannelPtr ch = ChannelFromJs(info[0], "rdma_create_id");
-    auto h = std::make_shared<CmIdHandle>();
-    h->channel = ch;
-    if (rdma_create_id(ch->channel, &h->id, nullptr, RDMA_PS_TCP) != 0) {
-      h->id = nullptr;
-      ThrowVerbs(env, "rdma_create_id", "", errno != 0 ? errno : ENODEV);
-    }
-    handle_ = h;
-    key_ = reinterpret_cast<uintptr_t>(h->id);
+    key_ = reinterpret_cast<uintptr_t>(handle_->id);
+  }
+
+  // The device once bound (rdma_cm names none before).
+  std::string Device() const { return handle_ ? DeviceOf(handle_->id) : "rdma_cm"; }
+  const char *Busy(bool) const {
+    return handle_->Pinned() != 0 ? "a disconnect is in progress" : nullptr;
   }
 
  private:
-  CmIdPtr Handle(const char *call) {
-    if (!handle_) ThrowClosed(Env(), call, "rdma_cm", "cm_id");
-    return handle_;
-  }
-
   Napi::Value Key(const Napi::CallbackInfo &info) { return U64(info.Env(), key_); }
-  Napi::Value Closed(const Napi::CallbackInfo &info) {
-    return Napi::Boolean::New(info.Env(), !handle_);
-  }
   Napi::Value LocalPort(const Napi::CallbackInfo &info) {
-    if (!handle_) return Napi::Number::New(info.Env(), 0);
+    if (!handle_ || !handle_->Live()) return Napi::Number::New(info.Env(), 0);
     return Napi::Number::New(info.Env(), ntohs(rdma_get_src_port(handle_->id)));
-  }
-
-  Napi::Value Close(const Napi::CallbackInfo &info) {
-    Napi::Env env = info.Env();
-    if (!handle_) return env.Undefined();
-    if (handle_.use_count() > 1)
-      ThrowVerbs(env, "rdma_destroy_id", DeviceOf(handle_->id), EBUSY,
-                 "the cm_id still has a QP or a disconnect in progress");
-    if (handle_->hasQp) {
-      rdma_destroy_qp(handle_->id);
-      handle_->hasQp = false;
-    }
-    // Name the device before the id is freed (argument evaluation order is unspecified).
-    const std::string device = DeviceOf(handle_->id);
-    CheckErrno(env, "rdma_destroy_id", device, rdma_destroy_id(handle_->id));
-    handle_->id = nullptr;
-    handle_.reset();
-    return env.Undefined();
   }
 
   Napi::Value BindAddr(const Napi::CallbackInfo &info) {
@@ -317,7 +275,7 @@ class CmId : public Napi::ObjectWrap<CmId> {
     auto ctx = std::make_shared<ContextHandle>();
     ctx->ctx = h->id->verbs;
     ctx->owned = false;
-    ctx->name = DeviceOf(h->id);
+    ctx->device = DeviceOf(h->id);
     return NewContextObject(env, ctx);
   }
 
@@ -386,35 +344,13 @@ class CmId : public Napi::ObjectWrap<CmId> {
     return p;
   }
 
-  CmIdPtr handle_;
   uint64_t key_ = 0;
-
-  friend CmIdPtr rdma_interop::CmIdFromJs(const Napi::Value &v, const char *call);
 };
 
 }  // namespace
 
-CmIdPtr CmIdFromJs(const Napi::Value &v, const char *call) {
-  AddonData *data = v.Env().GetInstanceData<AddonData>();
-  if (!v.IsObject() || !v.As<Napi::Object>().InstanceOf(data->cmIdCtor.Value()))
-    ThrowArgument(v.Env(), "cmId", std::string(call) + ": expected a NativeCmId");
-  return CmId::Unwrap(v.As<Napi::Object>())->Handle(call);
-}
+CmIdPtr CmIdFromJs(const Napi::Value &v, const char *call) { return CmId::FromJs(v, call); }
 
-Napi::Object NewCmIdObject(Napi::Env env, const CmIdPtr &id) {
-  AddonData *data = env.GetInstanceData<AddonData>();
-  CmIdPtr copy = id;
-  return data->cmIdCtor.New({Napi::External<CmIdPtr>::New(env, &copy)});
-}
-
-void RegisterCm(Napi::Env env, Napi::Object exports) {
-  AddonData *data = env.GetInstanceData<AddonData>();
-  Napi::Function channel = EventChannel::Init(env);
-  data->eventChannelCtor = Napi::Persistent(channel);
-  exports.Set("NativeEventChannel", channel);
-  Napi::Function cmId = CmId::Init(env);
-  data->cmIdCtor = Napi::Persistent(cmId);
-  exports.Set("NativeCmId", cmId);
-}
+Napi::Object NewCmIdObject(Napi::Env env, const CmIdPtr &id) { return CmId::Adopt(env, id); }
 
 }  // namespace rdma_interop

@@ -17,6 +17,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <typeindex>
 #include <vector>
 
 namespace rdma_interop {
@@ -28,13 +29,8 @@ struct AddonData {
   Napi::FunctionReference verbsErrorCtor;
   /// The JS VerbsArgumentError constructor (field, message): wrong arguments.
   Napi::FunctionReference verbsArgumentErrorCtor;
-  Napi::FunctionReference contextCtor;
-  Napi::FunctionReference pdCtor;
-  Napi::FunctionReference cqCtor;
-  Napi::FunctionReference qpCtor;
-  Napi::FunctionReference cmIdCtor;
-  Napi::FunctionReference eventChannelCtor;
-  Napi::FunctionReference ahCtor;
+  /// The constructor of each Resource class (resource.h), by its C++ type.
+  std::map<std::type_index, Napi::FunctionReference> classes;
 };
 
 /// The symbolic name of an errno value ("EINVAL"), or "E<n>" when unknown.
@@ -99,75 +95,113 @@ enum : size_t {
 // safety net used by finalizers); explicit close() runs the same release and
 // reports its error. Children hold shared_ptrs to their parents' handles (a parent's
 // memory outlives them), and parents list their children weakly (as pyverbs does) so
-// that close() can release live children first, in order: context -> PDs (their QPs,
-// AHs, MRs) -> CQs. This includes children JS has forgotten but not yet finalized, so
-// a cascading close never depends on the garbage collector's timing.
+// that close() can release live children first. This includes children JS has
+// forgotten but not yet finalized, so a cascading close never depends on the garbage
+// collector's timing. The native classes over these handles are Resource<Self,
+// Handle>s (resource.h).
 
-/// A verbs resource a parent can release before its own.
-struct Releasable {
-  virtual ~Releasable() = default;
-  /// Destroys the resource (its own children first); 0 or a positive errno. Idempotent.
-  virtual int Release() = 0;
-  virtual bool Live() const = 0;
+/// The close order among the children of one parent: a QP before the AHs and MRs of its
+/// PD, PDs before CQs (a QP before its CQs), the QP of a cm_id before the id.
+enum class Rank { kQp, kAh, kMr, kPd, kCq, kCmId };
+
+struct ResourceHandle;
+
+/// A parent's children, held weakly, in close order: by Rank, then by creation.
+class Children {
+ public:
+  /// Lists `child` (its type's kRank says where); forgets the expired ones.
+  template <typename Handle>
+  void Add(const std::shared_ptr<Handle> &child) {
+    Entry entry{Handle::kRank, child};
+    std::vector<Entry> kept;
+    bool placed = false;
+    for (auto &e : entries_) {
+      if (e.child.expired()) continue;
+      if (!placed && e.rank > entry.rank) {
+        kept.push_back(entry);
+        placed = true;
+      }
+      kept.push_back(e);
+    }
+    if (!placed) kept.push_back(entry);
+    entries_.swap(kept);
+  }
+  bool AnyLive() const;
+  /// Releases every live child in order; the first error stops (the rest stays, as it was).
+  int ReleaseAll() const;
+
+ private:
+  struct Entry {
+    Rank rank;
+    std::weak_ptr<ResourceHandle> child;
+  };
+  std::vector<Entry> entries_;
 };
-using Children = std::vector<std::weak_ptr<Releasable>>;
 
-inline void AddChild(Children &children, const std::shared_ptr<Releasable> &child) {
-  Children kept;
-  for (auto &w : children)
-    if (!w.expired()) kept.push_back(w);
-  kept.push_back(child);
-  children.swap(kept);
-}
+/// One verbs resource, its device's name and its children.
+struct ResourceHandle {
+  virtual ~ResourceHandle() = default;
+  std::string device;  // for messages; kept after the resource is gone
+  Children children;
+  virtual bool Live() const = 0;
+  /// Destroys this resource alone (its children are gone): 0 or a positive errno; on
+  /// success Live() turns false.
+  virtual int Destroy() = 0;
+  /// A positive errno while the resource may not go at all, children included (a call
+  /// running on another thread uses it); 0 otherwise.
+  virtual int Pinned() const { return 0; }
+  /// Releases the live children, then the resource; 0 or a positive errno. Idempotent.
+  int Release() {
+    if (!Live()) return 0;
+    if (int ret = Pinned(); ret != 0) return ret;
+    if (int ret = children.ReleaseAll(); ret != 0) return ret;
+    return Destroy();
+  }
+};
 
-inline bool AnyLive(const Children &children) {
-  for (const auto &w : children)
-    if (auto c = w.lock(); c && c->Live()) return true;
+inline bool Children::AnyLive() const {
+  for (const auto &e : entries_)
+    if (auto c = e.child.lock(); c && c->Live()) return true;
   return false;
 }
 
-/// Releases every live child; the first error stops (the rest stays, as it was).
-inline int ReleaseAll(const Children &children) {
-  for (const auto &w : children)
-    if (auto c = w.lock(); c && c->Live()) {
-      int ret = c->Release();
-      if (ret != 0) return ret;
-    }
+inline int Children::ReleaseAll() const {
+  for (const auto &e : entries_)
+    if (auto c = e.child.lock(); c && c->Live())
+      if (int ret = c->Release(); ret != 0) return ret;
   return 0;
 }
 
-struct ContextHandle {
+struct ContextHandle : ResourceHandle {
+  static constexpr Rank kRank = Rank::kPd;  // never a child; any rank
   ibv_context *ctx = nullptr;
   bool owned = true;  // false for the context librdmacm opened (never closed by us)
-  std::string name;
-  Children pds, cqs;
-  ~ContextHandle() {
-    if (ctx != nullptr && owned) ibv_close_device(ctx);
+  bool Live() const override { return ctx != nullptr; }
+  int Destroy() override {
+    if (ctx != nullptr && owned && ibv_close_device(ctx) != 0) return errno != 0 ? errno : EIO;
+    ctx = nullptr;
+    return 0;
   }
+  ~ContextHandle() override { Destroy(); }
 };
 using ContextPtr = std::shared_ptr<ContextHandle>;
 
-struct PdHandle : Releasable {
+struct PdHandle : ResourceHandle {
+  static constexpr Rank kRank = Rank::kPd;
   ibv_pd *pd = nullptr;
   ContextPtr ctx;
-  Children qps, ahs, mrChildren;
-  int Release() override {
-    if (pd == nullptr) return 0;
-    for (const Children *c : {&qps, &ahs, &mrChildren})
-      if (int ret = ReleaseAll(*c); ret != 0) return ret;
-    int ret = ibv_dealloc_pd(pd);
-    if (ret == 0) pd = nullptr;
-    return ret;
-  }
-  bool Live() const override { return pd != nullptr; }
-  bool HasLiveChildren() const { return AnyLive(qps) || AnyLive(ahs) || AnyLive(mrChildren); }
   /// The live MRs of this PD by lkey: [addr, addr + length). An inline post makes the
   /// provider memcpy from the SGE's address in this process, with no key check: the
   /// addon allows it only inside one of these (see InlineSgesRegistered).
   std::map<uint32_t, std::pair<uint64_t, uint64_t>> mrs;
-  ~PdHandle() {
-    if (pd != nullptr) ibv_dealloc_pd(pd);
+  bool Live() const override { return pd != nullptr; }
+  int Destroy() override {
+    if (pd == nullptr) return 0;
+    int ret = ibv_dealloc_pd(pd);
+    if (ret == 0) pd = nullptr;
+    return ret;
   }
+  ~PdHandle() override { Destroy(); }
 };
 using PdPtr = std::shared_ptr<PdHandle>;
 
@@ -180,7 +214,8 @@ struct CompChannelHandle {
 };
 using CompChannelPtr = std::shared_ptr<CompChannelHandle>;
 
-struct CqHandle : Releasable {
+struct CqHandle : ResourceHandle {
+  static constexpr Rank kRank = Rank::kCq;
   ibv_cq *cq = nullptr;
   CompChannelPtr channel;  // may be null
   ContextPtr ctx;
@@ -188,10 +223,9 @@ struct CqHandle : Releasable {
   /// Completions a round trip (round_trip.cc) polled that were not its own: poll()
   /// returns these first, so busy-polling a shared CQ never loses a completion.
   std::deque<ibv_wc> stash;
-  Children qps;          // the QPs using it (released first: a QP before its CQs)
-  int Release() override {
+  bool Live() const override { return cq != nullptr; }
+  int Destroy() override {
     if (cq == nullptr) return 0;
-    if (int ret = ReleaseAll(qps); ret != 0) return ret;
     if (unacked != 0) ibv_ack_cq_events(cq, unacked);
     unacked = 0;
     int ret = ibv_destroy_cq(cq);
@@ -203,50 +237,56 @@ struct CqHandle : Releasable {
     }
     return 0;
   }
-  bool Live() const override { return cq != nullptr; }
-  ~CqHandle() {
-    if (cq != nullptr) {
-      if (unacked != 0) ibv_ack_cq_events(cq, unacked);
-      ibv_destroy_cq(cq);
-    }
-  }
+  ~CqHandle() override { Destroy(); }
 };
 using CqPtr = std::shared_ptr<CqHandle>;
 
-struct AhHandle : Releasable {
+struct AhHandle : ResourceHandle {
+  static constexpr Rank kRank = Rank::kAh;
   ibv_ah *ah = nullptr;
   PdPtr pd;
-  int Release() override {
+  bool Live() const override { return ah != nullptr; }
+  int Destroy() override {
     if (ah == nullptr) return 0;
     int ret = ibv_destroy_ah(ah);
     if (ret == 0) ah = nullptr;
     return ret;
   }
-  bool Live() const override { return ah != nullptr; }
-  ~AhHandle() {
-    if (ah != nullptr) ibv_destroy_ah(ah);
-  }
+  ~AhHandle() override { Destroy(); }
 };
 using AhPtr = std::shared_ptr<AhHandle>;
 
-struct EventChannelHandle {
+struct EventChannelHandle : ResourceHandle {
+  static constexpr Rank kRank = Rank::kCmId;  // never a child; any rank
   rdma_event_channel *channel = nullptr;
-  ~EventChannelHandle() {
+  bool Live() const override { return channel != nullptr; }
+  int Destroy() override {
     if (channel != nullptr) rdma_destroy_event_channel(channel);
+    channel = nullptr;
+    return 0;
   }
+  ~EventChannelHandle() override { Destroy(); }
 };
 using EventChannelPtr = std::shared_ptr<EventChannelHandle>;
 
-struct CmIdHandle {
+struct CmIdHandle : ResourceHandle {
+  static constexpr Rank kRank = Rank::kCmId;
   rdma_cm_id *id = nullptr;
   EventChannelPtr channel;
   bool hasQp = false;
-  ~CmIdHandle() {
-    if (id != nullptr) {
-      if (hasQp) rdma_destroy_qp(id);
-      rdma_destroy_id(id);
-    }
+  /// rdma_disconnect calls running on the thread pool: the id must outlive them.
+  unsigned disconnecting = 0;
+  bool Live() const override { return id != nullptr; }
+  int Pinned() const override { return disconnecting != 0 ? EBUSY : 0; }
+  int Destroy() override {
+    if (id == nullptr) return 0;
+    if (hasQp) rdma_destroy_qp(id);
+    hasQp = false;
+    if (rdma_destroy_id(id) != 0) return errno != 0 ? errno : EIO;
+    id = nullptr;
+    return 0;
   }
+  ~CmIdHandle() override { Destroy(); }
 };
 using CmIdPtr = std::shared_ptr<CmIdHandle>;
 
@@ -297,7 +337,7 @@ void ReadAhAttr(const Napi::Object &ah, ibv_ah_attr &out);
 /// What a round trip (round_trip.cc) needs of a QP: the handle (`owner->Live()` is
 /// false once destroyed), the raw QP, its PD (the live MRs) and its CQs.
 struct QpRef {
-  std::shared_ptr<Releasable> owner;
+  std::shared_ptr<ResourceHandle> owner;
   ibv_qp *qp = nullptr;
   PdPtr pd;
   CqPtr sendCq, recvCq;
@@ -314,15 +354,18 @@ Napi::Object NewCmIdObject(Napi::Env env, const CmIdPtr &id);
 
 // ---------------------------------------------------------------- registration
 
+/// A function that defines part of the addon's exports for one environment.
+using Registrar = void (*)(Napi::Env env, Napi::Object exports);
+/// The Registrars of the native verbs classes, each added by its class when the addon
+/// loads (resource.h); module.cc runs them all.
+inline std::vector<Registrar> &Registrars() {
+  static std::vector<Registrar> registrars;
+  return registrars;
+}
+
 void RegisterErrors(Napi::Env env, Napi::Object exports);
 void RegisterDevice(Napi::Env env, Napi::Object exports);
-void RegisterPd(Napi::Env env, Napi::Object exports);
-void RegisterMr(Napi::Env env, Napi::Object exports);
-void RegisterCq(Napi::Env env, Napi::Object exports);
-void RegisterQp(Napi::Env env, Napi::Object exports);
 void RegisterFdWatcher(Napi::Env env, Napi::Object exports);
-void RegisterCm(Napi::Env env, Napi::Object exports);
-void RegisterAh(Napi::Env env, Napi::Object exports);
 void RegisterConstants(Napi::Env env, Napi::Object exports);
 void RegisterRoundTrip(Napi::Env env, Napi::Object exports);
 

@@ -6,8 +6,7 @@
 
 #include <algorithm>
 
-
-#include "common.h"
+#include "resource.h"
 #include "wc_words.h"
 
 namespace rdma_interop {
@@ -16,60 +15,52 @@ namespace {
 
 constexpr size_t kWcWords = wc_word::kCount;
 
-class Cq : public Napi::ObjectWrap<Cq> {
+class Cq : public Resource<Cq, CqHandle> {
  public:
-  static Napi::Function Init(Napi::Env env) {
-    return DefineClass(env, "NativeCq",
-                       {
-                           InstanceMethod<&Cq::Close>("close"),
-                           InstanceMethod<&Cq::Poll>("poll"),
-                           InstanceMethod<&Cq::RequestNotify>("requestNotify"),
-                           InstanceMethod<&Cq::GetEvent>("getEvent"),
-                           InstanceAccessor<&Cq::Closed>("closed"),
-                           InstanceAccessor<&Cq::ChannelFd>("channelFd"),
-                           InstanceAccessor<&Cq::Cqe>("cqe"),
-                           InstanceAccessor<&Cq::Key>("key"),
-                       });
+  static constexpr ResourceTraits kTraits{"NativeCq", "cq", "completion queue", "ibv_destroy_cq",
+                                          "a QP still uses this CQ"};
+
+  static Properties Methods() {
+    return {
+        InstanceMethod<&Cq::Poll>("poll"),
+        InstanceMethod<&Cq::RequestNotify>("requestNotify"),
+        InstanceMethod<&Cq::GetEvent>("getEvent"),
+        InstanceAccessor<&Cq::ChannelFd>("channelFd"),
+        InstanceAccessor<&Cq::Cqe>("cqe"),
+        InstanceAccessor<&Cq::Key>("key"),
+    };
   }
 
   // new NativeCq(context, cqe, withChannel)
-  explicit Cq(const Napi::CallbackInfo &info) : Napi::ObjectWrap<Cq>(info) {
+  explicit Cq(const Napi::CallbackInfo &info) : Resource(info) {
     Napi::Env env = info.Env();
     ContextPtr ctx = ContextFromJs(info[0], "ibv_create_cq");
     uint32_t cqe = ReadU32(info[1], "cqe", 0x7fffffff);
     if (!info[2].IsBoolean()) ThrowArgument(env, "withChannel", "must be a boolean");
     bool withChannel = info[2].As<Napi::Boolean>().Value();
-    device_ = ctx->name;
     auto h = std::make_shared<CqHandle>();
     h->ctx = ctx;
+    h->device = ctx->device;
     if (withChannel) {
       auto ch = std::make_shared<CompChannelHandle>();
       ch->ctx = ctx;
       ch->channel = ibv_create_comp_channel(ctx->ctx);
       if (ch->channel == nullptr)
-        ThrowVerbs(env, "ibv_create_comp_channel", device_, errno != 0 ? errno : ENOMEM);
+        ThrowVerbs(env, "ibv_create_comp_channel", h->device, errno != 0 ? errno : ENOMEM);
       // Non-blocking, so that reading an event on the JS thread can never stall it.
       int flags = fcntl(ch->channel->fd, F_GETFL);
       if (flags < 0 || fcntl(ch->channel->fd, F_SETFL, flags | O_NONBLOCK) < 0)
-        ThrowVerbs(env, "fcntl", device_, errno);
+        ThrowVerbs(env, "fcntl", h->device, errno);
       h->channel = ch;
     }
     h->cq = ibv_create_cq(ctx->ctx, static_cast<int>(cqe), nullptr,
                           h->channel ? h->channel->channel : nullptr, 0);
-    if (h->cq == nullptr) ThrowVerbs(env, "ibv_create_cq", device_, errno != 0 ? errno : ENOMEM);
-    handle_ = h;
-    AddChild(ctx->cqs, h);
-  }
-
-  CqPtr Handle(const char *call) {
-    if (!handle_ || handle_->cq == nullptr) ThrowClosed(Env(), call, device_, "completion queue");
-    return handle_;
+    if (h->cq == nullptr) ThrowVerbs(env, "ibv_create_cq", h->device, errno != 0 ? errno : ENOMEM);
+    ctx->children.Add(h);
+    Attach(h);
   }
 
  private:
-  Napi::Value Closed(const Napi::CallbackInfo &info) {
-    return Napi::Boolean::New(info.Env(), !handle_ || handle_->cq == nullptr);
-  }
   Napi::Value ChannelFd(const Napi::CallbackInfo &info) {
     if (!handle_ || !handle_->channel || handle_->channel->channel == nullptr)
       return Napi::Number::New(info.Env(), -1);
@@ -81,22 +72,6 @@ class Cq : public Napi::ObjectWrap<Cq> {
   }
   Napi::Value Cqe(const Napi::CallbackInfo &info) {
     return Napi::Number::New(info.Env(), handle_ && handle_->cq != nullptr ? handle_->cq->cqe : 0);
-  }
-
-  // close(cascade): with cascade, the live QPs using this CQ are destroyed first; without,
-  // they make it refuse with EBUSY (ibv_destroy_cq's own answer).
-  Napi::Value Close(const Napi::CallbackInfo &info) {
-    Napi::Env env = info.Env();
-    if (!handle_ || handle_->cq == nullptr) {
-      handle_.reset();
-      return env.Undefined();
-    }
-    bool cascade = info[0].IsBoolean() && info[0].As<Napi::Boolean>().Value();
-    if (!cascade && AnyLive(handle_->qps))
-      ThrowVerbs(env, "ibv_destroy_cq", device_, EBUSY, "a QP still uses this CQ");
-    CheckIbv(env, "ibv_destroy_cq", device_, handle_->Release());
-    handle_.reset();
-    return env.Undefined();
   }
 
   // poll(words: Uint32Array, max?, spinLimit?) -> n. Fills WC_WORDS u32 per completion, as many as fit:
@@ -160,24 +135,10 @@ class Cq : public Napi::ObjectWrap<Cq> {
     return Napi::Boolean::New(env, true);
   }
 
-  CqPtr handle_;
-  std::string device_;
 };
 
 }  // namespace
 
-CqPtr CqFromJs(const Napi::Value &v, const char *call) {
-  AddonData *data = v.Env().GetInstanceData<AddonData>();
-  if (!v.IsObject() || !v.As<Napi::Object>().InstanceOf(data->cqCtor.Value()))
-    ThrowArgument(v.Env(), "cq", std::string(call) + ": expected a NativeCq");
-  return Cq::Unwrap(v.As<Napi::Object>())->Handle(call);
-}
-
-void RegisterCq(Napi::Env env, Napi::Object exports) {
-  AddonData *data = env.GetInstanceData<AddonData>();
-  Napi::Function ctor = Cq::Init(env);
-  data->cqCtor = Napi::Persistent(ctor);
-  exports.Set("NativeCq", ctor);
-}
+CqPtr CqFromJs(const Napi::Value &v, const char *call) { return Cq::FromJs(v, call); }
 
 }  // namespace rdma_interop

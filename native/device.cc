@@ -6,7 +6,7 @@
 
 #include <vector>
 
-#include "common.h"
+#include "resource.h"
 
 namespace rdma_interop {
 
@@ -38,30 +38,27 @@ Napi::Value ListDevices(const Napi::CallbackInfo &info) {
   return out;
 }
 
-class Context : public Napi::ObjectWrap<Context> {
+class Context : public Resource<Context, ContextHandle> {
  public:
-  static Napi::Function Init(Napi::Env env) {
-    return DefineClass(env, "NativeContext",
-                       {
-                           InstanceMethod<&Context::Close>("close"),
-                           InstanceMethod<&Context::QueryDevice>("queryDevice"),
-                           InstanceMethod<&Context::QueryPort>("queryPort"),
-                           InstanceMethod<&Context::QueryGidTable>("queryGidTable"),
-                           InstanceMethod<&Context::GetAsyncEvent>("getAsyncEvent"),
-                           InstanceAccessor<&Context::AsyncFd>("asyncFd"),
-                           InstanceAccessor<&Context::Name>("name"),
-                           InstanceAccessor<&Context::Closed>("closed"),
-                           InstanceAccessor<&Context::Owned>("owned"),
-                       });
+  static constexpr ResourceTraits kTraits{"NativeContext", "context", "context", "ibv_close_device",
+                                          "the context still has live children"};
+
+  static Properties Methods() {
+    return {
+        InstanceMethod<&Context::QueryDevice>("queryDevice"),
+        InstanceMethod<&Context::QueryPort>("queryPort"),
+        InstanceMethod<&Context::QueryGidTable>("queryGidTable"),
+        InstanceMethod<&Context::GetAsyncEvent>("getAsyncEvent"),
+        InstanceAccessor<&Context::AsyncFd>("asyncFd"),
+        InstanceAccessor<&Context::Name>("name"),
+        InstanceAccessor<&Context::Owned>("owned"),
+    };
   }
 
   // new NativeContext(deviceName) opens the device; new NativeContext(External) adopts.
-  explicit Context(const Napi::CallbackInfo &info) : Napi::ObjectWrap<Context>(info) {
+  explicit Context(const Napi::CallbackInfo &info) : Resource(info) {
     Napi::Env env = info.Env();
-    if (info[0].IsExternal()) {
-      handle_ = *info[0].As<Napi::External<ContextPtr>>().Data();
-      return;
-    }
+    if (Adopted(info)) return;
     if (!info[0].IsString()) ThrowArgument(env, "name", "device name must be a string");
     std::string wanted = info[0].As<Napi::String>();
     int count = 0;
@@ -78,14 +75,10 @@ class Context : public Napi::ObjectWrap<Context> {
     int err = errno;
     ibv_free_device_list(list);
     if (ctx == nullptr) ThrowVerbs(env, "ibv_open_device", wanted, err != 0 ? err : ENODEV);
-    handle_ = std::make_shared<ContextHandle>();
-    handle_->ctx = ctx;
-    handle_->name = wanted;
-  }
-
-  ContextPtr Handle(const char *call) {
-    if (!handle_) ThrowClosed(Env(), call, name_after_close_, "context");
-    return handle_;
+    auto h = std::make_shared<ContextHandle>();
+    h->ctx = ctx;
+    h->device = wanted;
+    Attach(h);
   }
 
  private:
@@ -97,7 +90,7 @@ class Context : public Napi::ObjectWrap<Context> {
     if (!asyncNonBlocking_) {
       int flags = fcntl(h->ctx->async_fd, F_GETFL);
       if (flags < 0 || fcntl(h->ctx->async_fd, F_SETFL, flags | O_NONBLOCK) < 0)
-        ThrowVerbs(env, "fcntl", h->name, errno);
+        ThrowVerbs(env, "fcntl", h->device, errno);
       asyncNonBlocking_ = true;
     }
     return Napi::Number::New(env, h->ctx->async_fd);
@@ -113,7 +106,7 @@ class Context : public Napi::ObjectWrap<Context> {
     ibv_async_event ev{};
     if (ibv_get_async_event(h->ctx, &ev) != 0) {
       if (errno == EAGAIN || errno == EWOULDBLOCK) return env.Null();
-      ThrowVerbs(env, "ibv_get_async_event", h->name, errno != 0 ? errno : EIO);
+      ThrowVerbs(env, "ibv_get_async_event", h->device, errno != 0 ? errno : EIO);
     }
     Napi::Object o = Napi::Object::New(env);
     o.Set("eventType", static_cast<double>(ev.event_type));
@@ -149,37 +142,10 @@ class Context : public Napi::ObjectWrap<Context> {
   }
 
   Napi::Value Name(const Napi::CallbackInfo &info) {
-    return Napi::String::New(info.Env(), handle_ ? handle_->name : name_after_close_);
-  }
-  Napi::Value Closed(const Napi::CallbackInfo &info) {
-    return Napi::Boolean::New(info.Env(), !handle_);
+    return Napi::String::New(info.Env(), device_);
   }
   Napi::Value Owned(const Napi::CallbackInfo &info) {
     return Napi::Boolean::New(info.Env(), handle_ ? handle_->owned : true);
-  }
-
-  // close(cascade): with cascade, live children are released first (PDs with their QPs,
-  // AHs and MRs, then CQs); without, they make it refuse with EBUSY: closing under them
-  // would leave dangling ibv_* pointers. Idempotent once closed.
-  Napi::Value Close(const Napi::CallbackInfo &info) {
-    Napi::Env env = info.Env();
-    if (!handle_) return env.Undefined();
-    bool cascade = info[0].IsBoolean() && info[0].As<Napi::Boolean>().Value();
-    if (!cascade && (AnyLive(handle_->pds) || AnyLive(handle_->cqs)))
-      ThrowVerbs(env, "ibv_close_device", handle_->name, EBUSY, "the context still has live children");
-    if (cascade) {
-      int ret = ReleaseAll(handle_->pds);
-      if (ret == 0) ret = ReleaseAll(handle_->cqs);
-      if (ret != 0) ThrowVerbs(env, "ibv_close_device", handle_->name, ret, "releasing a child failed");
-    }
-    if (handle_->owned) {
-      int ret = ibv_close_device(handle_->ctx);
-      if (ret != 0) CheckErrno(env, "ibv_close_device", handle_->name, ret);
-    }
-    handle_->ctx = nullptr;
-    name_after_close_ = handle_->name;
-    handle_.reset();
-    return env.Undefined();
   }
 
   Napi::Value QueryDevice(const Napi::CallbackInfo &info) {
@@ -187,7 +153,7 @@ class Context : public Napi::ObjectWrap<Context> {
     ContextPtr h = Handle("ibv_query_device");
     ibv_device_attr_ex ex{};
     bool haveEx = ibv_query_device_ex(h->ctx, nullptr, &ex) == 0;
-    if (!haveEx) CheckIbv(env, "ibv_query_device", h->name, ibv_query_device(h->ctx, &ex.orig_attr));
+    if (!haveEx) CheckIbv(env, "ibv_query_device", h->device, ibv_query_device(h->ctx, &ex.orig_attr));
     const ibv_device_attr &a = ex.orig_attr;
     Napi::Object o = Napi::Object::New(env);
     o.Set("fwVer", a.fw_ver);
@@ -250,7 +216,7 @@ class Context : public Napi::ObjectWrap<Context> {
     ContextPtr h = Handle("ibv_query_port");
     uint32_t port = ReadU32(info[0], "port", 255);
     ibv_port_attr p{};
-    CheckIbv(env, "ibv_query_port", h->name, ibv_query_port(h->ctx, static_cast<uint8_t>(port), &p));
+    CheckIbv(env, "ibv_query_port", h->device, ibv_query_port(h->ctx, static_cast<uint8_t>(port), &p));
     Napi::Object o = Napi::Object::New(env);
     o.Set("state", static_cast<double>(p.state));
     o.Set("maxMtu", static_cast<double>(p.max_mtu));
@@ -276,7 +242,7 @@ class Context : public Napi::ObjectWrap<Context> {
     ContextPtr h = Handle("ibv_query_gid_ex");
     uint32_t port = ReadU32(info[0], "port", 255);
     ibv_port_attr p{};
-    CheckIbv(env, "ibv_query_port", h->name, ibv_query_port(h->ctx, static_cast<uint8_t>(port), &p));
+    CheckIbv(env, "ibv_query_port", h->device, ibv_query_port(h->ctx, static_cast<uint8_t>(port), &p));
     Napi::Array out = Napi::Array::New(env);
     uint32_t n = 0;
     for (int i = 0; i < p.gid_tbl_len; i++) {
@@ -305,31 +271,16 @@ class Context : public Napi::ObjectWrap<Context> {
     return out;
   }
 
-  ContextPtr handle_;
   bool asyncNonBlocking_ = false;
-  std::string name_after_close_;
 };
 
 }  // namespace
 
-ContextPtr ContextFromJs(const Napi::Value &v, const char *call) {
-  AddonData *data = v.Env().GetInstanceData<AddonData>();
-  if (!v.IsObject() || !v.As<Napi::Object>().InstanceOf(data->contextCtor.Value()))
-    ThrowArgument(v.Env(), "context", std::string(call) + ": expected a NativeContext");
-  return Context::Unwrap(v.As<Napi::Object>())->Handle(call);
-}
+ContextPtr ContextFromJs(const Napi::Value &v, const char *call) { return Context::FromJs(v, call); }
 
-Napi::Object NewContextObject(Napi::Env env, const ContextPtr &ctx) {
-  AddonData *data = env.GetInstanceData<AddonData>();
-  ContextPtr copy = ctx;
-  return data->contextCtor.New({Napi::External<ContextPtr>::New(env, &copy)});
-}
+Napi::Object NewContextObject(Napi::Env env, const ContextPtr &ctx) { return Context::Adopt(env, ctx); }
 
 void RegisterDevice(Napi::Env env, Napi::Object exports) {
-  AddonData *data = env.GetInstanceData<AddonData>();
-  Napi::Function ctor = Context::Init(env);
-  data->contextCtor = Napi::Persistent(ctor);
-  exports.Set("NativeContext", ctor);
   exports.Set("listDevices", Napi::Function::New(env, ListDevices));
 }
 

@@ -1,4 +1,5 @@
-// Module entry of the rdma_interop addon: one Register* per native object family.
+// Module entry of the rdma_interop addon: the native verbs classes (each registered
+// itself, see Registrars in common.h), then one Register* per other family.
 #include "common.h"
 #include "crc32c.h"
 #include "flush.h"
@@ -8,14 +9,9 @@ namespace rdma_interop {
 Napi::Object Init(Napi::Env env, Napi::Object exports) {
   env.SetInstanceData(new AddonData());
   RegisterErrors(env, exports);
+  for (Registrar registrar : Registrars()) registrar(env, exports);
   RegisterDevice(env, exports);
-  RegisterPd(env, exports);
-  RegisterMr(env, exports);
-  RegisterCq(env, exports);
-  RegisterQp(env, exports);
   RegisterFdWatcher(env, exports);
-  RegisterCm(env, exports);
-  RegisterAh(env, exports);
   RegisterConstants(env, exports);
   RegisterRoundTrip(env, exports);
   RegisterCrc32c(env, exports);

@@ -13,7 +13,7 @@
 #include <algorithm>
 #include <cstdlib>
 
-#include "common.h"
+#include "resource.h"
 
 namespace rdma_interop {
 
@@ -27,7 +27,8 @@ struct OwnedMemory {
 };
 using MemoryPtr = std::shared_ptr<OwnedMemory>;
 
-struct MrHandle : Releasable {
+struct MrHandle : ResourceHandle {
+  static constexpr Rank kRank = Rank::kMr;
   ibv_mr *mr = nullptr;
   PdPtr pd;
   MemoryPtr memory;  // set for addon-owned memory; released after the deregistration
@@ -42,32 +43,31 @@ struct MrHandle : Releasable {
     pd->mrs.erase(lkey);
     return 0;
   }
-  int Release() override { return Deregister(); }
+  int Destroy() override { return Deregister(); }
   bool Live() const override { return mr != nullptr; }
   ~MrHandle() override { Deregister(); }
 };
 
 constexpr size_t kMaxOwnedLength = size_t{1} << 40;
 
-class Mr : public Napi::ObjectWrap<Mr> {
+class Mr : public Resource<Mr, MrHandle> {
  public:
-  static Napi::Function Init(Napi::Env env) {
-    return DefineClass(env, "NativeMr",
-                       {
-                           InstanceMethod<&Mr::Close>("close"),
-                           InstanceAccessor<&Mr::Closed>("closed"),
-                           InstanceAccessor<&Mr::Lkey>("lkey"),
-                           InstanceAccessor<&Mr::Rkey>("rkey"),
-                           InstanceAccessor<&Mr::Addr>("addr"),
-                           InstanceAccessor<&Mr::Length>("length"),
-                           InstanceAccessor<&Mr::BufferOf>("buffer"),
-                       });
+  static constexpr ResourceTraits kTraits{"NativeMr", "mr", "memory region", "ibv_dereg_mr", ""};
+
+  static Properties Methods() {
+    return {
+        InstanceAccessor<&Mr::Lkey>("lkey"),
+        InstanceAccessor<&Mr::Rkey>("rkey"),
+        InstanceAccessor<&Mr::Addr>("addr"),
+        InstanceAccessor<&Mr::Length>("length"),
+        InstanceAccessor<&Mr::BufferOf>("buffer"),
+    };
   }
 
   // new NativeMr(pd, buffer | length, accessFlags[, offset, registeredLength]): a length
   // asks for addon-owned memory, of which [offset, offset + registeredLength) is
   // registered (all of it by default); the bytes around stay the caller's, unregistered.
-  explicit Mr(const Napi::CallbackInfo &info) : Napi::ObjectWrap<Mr>(info) {
+  explicit Mr(const Napi::CallbackInfo &info) : Resource(info) {
     Napi::Env env = info.Env();
     PdPtr pd = PdFromJs(info[0], "ibv_reg_mr");
     uint32_t access = ReadU32(info[2], "access");
@@ -97,20 +97,30 @@ class Mr : public Napi::ObjectWrap<Mr> {
     }
     void *addr = (memory ? static_cast<uint8_t *>(memory->data) : buf.Data()) + offset;
     ibv_mr *mr = ibv_reg_mr(pd->pd, addr, length, static_cast<int>(access));
-    if (mr == nullptr) ThrowVerbs(env, "ibv_reg_mr", pd->ctx->name, errno != 0 ? errno : ENOMEM);
-    handle_ = std::make_shared<MrHandle>();
-    handle_->mr = mr;
-    handle_->pd = pd;
-    handle_->memory = memory;
+    if (mr == nullptr) ThrowVerbs(env, "ibv_reg_mr", pd->device, errno != 0 ? errno : ENOMEM);
+    auto h = std::make_shared<MrHandle>();
+    h->mr = mr;
+    h->pd = pd;
+    h->memory = memory;
+    h->device = pd->device;
     pd->mrs[mr->lkey] = {reinterpret_cast<uintptr_t>(mr->addr), mr->length};
-    AddChild(pd->mrChildren, handle_);
-    device_ = pd->ctx->name;
+    pd->children.Add(h);
+    Attach(h);
     buffer_ = Napi::Persistent(buf);
     lkey_ = mr->lkey;
     rkey_ = mr->rkey;
     addr_ = reinterpret_cast<uintptr_t>(mr->addr);
     length_ = mr->length;
   }
+
+ public:
+  // Only now may the Buffer go: the device can no longer reach it. (Addon-owned
+  // memory then lives as long as the JS Buffer over it.)
+  void OnClosed() { buffer_.Reset(); }
+
+  // A finalized MR deregisters before its Buffer may go (handle_ is the base's member,
+  // which would otherwise outlive buffer_).
+  ~Mr() { handle_.reset(); }
 
  private:
   static MemoryPtr Allocate(Napi::Env env, size_t length) {
@@ -131,9 +141,6 @@ class Mr : public Napi::ObjectWrap<Mr> {
     return buffer_.Value();
   }
 
-  Napi::Value Closed(const Napi::CallbackInfo &info) {
-    return Napi::Boolean::New(info.Env(), !handle_ || handle_->mr == nullptr);
-  }
   Napi::Value Lkey(const Napi::CallbackInfo &info) { return Napi::Number::New(info.Env(), lkey_); }
   Napi::Value Rkey(const Napi::CallbackInfo &info) { return Napi::Number::New(info.Env(), rkey_); }
   Napi::Value Addr(const Napi::CallbackInfo &info) { return U64(info.Env(), addr_); }
@@ -141,28 +148,12 @@ class Mr : public Napi::ObjectWrap<Mr> {
     return Napi::Number::New(info.Env(), static_cast<double>(length_));
   }
 
-  Napi::Value Close(const Napi::CallbackInfo &info) {
-    Napi::Env env = info.Env();
-    if (!handle_) return env.Undefined();
-    CheckIbv(env, "ibv_dereg_mr", device_, handle_->Deregister());
-    handle_.reset();
-    // Only now may the Buffer go: the device can no longer reach it. (Addon-owned
-    // memory then lives as long as the JS Buffer over it.)
-    buffer_.Reset();
-    return env.Undefined();
-  }
-
-  // Declared before handle_ so that it is released after the deregistration.
   Napi::Reference<Napi::Buffer<uint8_t>> buffer_;
-  std::shared_ptr<MrHandle> handle_;
-  std::string device_;
   uint32_t lkey_ = 0, rkey_ = 0;
   uint64_t addr_ = 0;
   size_t length_ = 0;
 };
 
 }  // namespace
-
-void RegisterMr(Napi::Env env, Napi::Object exports) { exports.Set("NativeMr", Mr::Init(env)); }
 
 }  // namespace rdma_interop

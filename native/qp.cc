@@ -8,21 +8,22 @@
 #include <map>
 #include <vector>
 
-#include "common.h"
+#include "resource.h"
 #include "flush.h"
 
 namespace rdma_interop {
 
 namespace {
 
-struct QpHandle : Releasable {
+struct QpHandle : ResourceHandle {
+  static constexpr Rank kRank = Rank::kQp;
   ibv_qp *qp = nullptr;
   ibv_qp_ex *qpx = nullptr;  // non-null when created for the ibv_wr_* API
   uint64_t sendOps = 0;      // the IBV_QP_EX_WITH_* flags it was created with
   PdPtr pd;
   CqPtr sendCq, recvCq;
   CmIdPtr cmId;  // set when rdma_cm owns the QP (destroyed with rdma_destroy_qp)
-  int Destroy() {
+  int Destroy() override {
     if (qp == nullptr) return 0;
     int ret = 0;
     if (cmId) {
@@ -34,13 +35,14 @@ struct QpHandle : Releasable {
     if (ret == 0) qp = nullptr;
     return ret;
   }
-  int Release() override { return Destroy(); }
   bool Live() const override { return qp != nullptr; }
-  /// Listed by its PD and CQs, which release it first when they close with cascade.
+  /// Listed by its PD, CQs and cm_id, which release it first when they close with cascade.
   void Register(const std::shared_ptr<QpHandle> &self) {
-    AddChild(pd->qps, self);
-    AddChild(sendCq->qps, self);
-    if (recvCq != sendCq) AddChild(recvCq->qps, self);
+    device = pd->device;
+    pd->children.Add(self);
+    sendCq->children.Add(self);
+    if (recvCq != sendCq) recvCq->children.Add(self);
+    if (cmId) cmId->children.Add(self);
   }
   ~QpHandle() override { Destroy(); }
 };
@@ -87,34 +89,31 @@ void ReadSges(const Napi::Value &v, std::vector<ibv_sge> &out) {
   }
 }
 
-class Qp : public Napi::ObjectWrap<Qp> {
+class Qp : public Resource<Qp, QpHandle> {
  public:
-  static Napi::Function Init(Napi::Env env) {
-    return DefineClass(env, "NativeQp",
-                       {
-                           InstanceMethod<&Qp::Close>("close"),
-                           InstanceMethod<&Qp::Modify>("modify"),
-                           InstanceMethod<&Qp::Query>("query"),
-                           InstanceMethod<&Qp::PostSend>("postSend"),
-                           InstanceMethod<&Qp::PostSendEx>("postSendEx"),
-                           InstanceMethod<&Qp::PostRecv>("postRecv"),
-                           InstanceMethod<&Qp::Prepare>("prepare"),
-                           InstanceMethod<&Qp::PostPrepared>("postPrepared"),
-                           InstanceMethod<&Qp::Unprepare>("unprepare"),
-                           InstanceAccessor<&Qp::Closed>("closed"),
-                           InstanceAccessor<&Qp::QpNum>("qpNum"),
-                           InstanceAccessor<&Qp::Extended>("extended"),
-                           InstanceAccessor<&Qp::CmOwned>("cmOwned"),
-                           InstanceAccessor<&Qp::Cap>("cap"),
-                       });
+  static constexpr ResourceTraits kTraits{"NativeQp", "qp", "queue pair", "ibv_destroy_qp", ""};
+
+  static Properties Methods() {
+    return {
+        InstanceMethod<&Qp::Modify>("modify"),
+        InstanceMethod<&Qp::Query>("query"),
+        InstanceMethod<&Qp::PostSend>("postSend"),
+        InstanceMethod<&Qp::PostSendEx>("postSendEx"),
+        InstanceMethod<&Qp::PostRecv>("postRecv"),
+        InstanceMethod<&Qp::Prepare>("prepare"),
+        InstanceMethod<&Qp::PostPrepared>("postPrepared"),
+        InstanceMethod<&Qp::Unprepare>("unprepare"),
+        InstanceAccessor<&Qp::QpNum>("qpNum"),
+        InstanceAccessor<&Qp::Extended>("extended"),
+        InstanceAccessor<&Qp::CmOwned>("cmOwned"),
+        InstanceAccessor<&Qp::Cap>("cap"),
+    };
   }
 
   // new NativeQp(pd, sendCq, recvCq, init) or new NativeQp(External<QpHandle>)
-  explicit Qp(const Napi::CallbackInfo &info) : Napi::ObjectWrap<Qp>(info) {
+  explicit Qp(const Napi::CallbackInfo &info) : Resource(info) {
     Napi::Env env = info.Env();
-    if (info[0].IsExternal()) {
-      handle_ = *info[0].As<Napi::External<std::shared_ptr<QpHandle>>>().Data();
-      device_ = handle_->pd->ctx->name;
+    if (Adopted(info)) {
       qpNum_ = handle_->qp->qp_num;
       return;
     }
@@ -123,7 +122,7 @@ class Qp : public Napi::ObjectWrap<Qp> {
     CqPtr recv = CqFromJs(info[2], "ibv_create_qp");
     if (!info[3].IsObject()) ThrowArgument(env, "init", "init attributes must be an object");
     Napi::Object init = info[3].As<Napi::Object>();
-    device_ = pd->ctx->name;
+    device_ = pd->device;
     ibv_qp_init_attr_ex a{};
     a.send_cq = send->cq;
     a.recv_cq = recv->cq;
@@ -164,23 +163,10 @@ class Qp : public Napi::ObjectWrap<Qp> {
     cap_ = a.cap;
     qpNum_ = h->qp->qp_num;
     h->Register(h);
-    handle_ = h;
-  }
-
-  QpRef Ref(const char *call) {
-    auto h = Handle(call);
-    return QpRef{h, h->qp, h->pd, h->sendCq, h->recvCq, device_};
+    Attach(h);
   }
 
  private:
-  std::shared_ptr<QpHandle> Handle(const char *call) {
-    if (!handle_ || handle_->qp == nullptr) ThrowClosed(Env(), call, device_, "queue pair");
-    return handle_;
-  }
-
-  Napi::Value Closed(const Napi::CallbackInfo &info) {
-    return Napi::Boolean::New(info.Env(), !handle_ || handle_->qp == nullptr);
-  }
   Napi::Value QpNum(const Napi::CallbackInfo &info) { return Napi::Number::New(info.Env(), qpNum_); }
   Napi::Value Extended(const Napi::CallbackInfo &info) {
     return Napi::Boolean::New(info.Env(), handle_ && handle_->qpx != nullptr);
@@ -196,14 +182,6 @@ class Qp : public Napi::ObjectWrap<Qp> {
     o.Set("maxRecvSge", cap_.max_recv_sge);
     o.Set("maxInlineData", cap_.max_inline_data);
     return o;
-  }
-
-  Napi::Value Close(const Napi::CallbackInfo &info) {
-    Napi::Env env = info.Env();
-    if (!handle_ || handle_->qp == nullptr) return env.Undefined();
-    CheckIbv(env, "ibv_destroy_qp", device_, handle_->Destroy());
-    handle_.reset();  // releases the PD and CQs
-    return env.Undefined();
   }
 
   // modify(attr, mask): the mask is computed by the TS layer from the same table
@@ -549,10 +527,8 @@ class Qp : public Napi::ObjectWrap<Qp> {
     return env.Undefined();
   }
 
-  std::shared_ptr<QpHandle> handle_;
   std::map<uint32_t, std::unique_ptr<SendChain>> prepared_;
   uint32_t nextPrepared_ = 1;
-  std::string device_;
   uint32_t qpNum_ = 0;
   ibv_qp_cap cap_{};
 };
@@ -560,15 +536,12 @@ class Qp : public Napi::ObjectWrap<Qp> {
 }  // namespace
 
 QpRef QpRefFromJs(const Napi::Value &v, const char *call) {
-  AddonData *data = v.Env().GetInstanceData<AddonData>();
-  if (!v.IsObject() || !v.As<Napi::Object>().InstanceOf(data->qpCtor.Value()))
-    ThrowArgument(v.Env(), "qp", std::string(call) + ": expected a NativeQp");
-  return Qp::Unwrap(v.As<Napi::Object>())->Ref(call);
+  auto h = Qp::FromJs(v, call);
+  return QpRef{h, h->qp, h->pd, h->sendCq, h->recvCq, h->device};
 }
 
 Napi::Object NewCmQpObject(Napi::Env env, const CmIdPtr &id, const PdPtr &pd, const CqPtr &send,
                            const CqPtr &recv) {
-  AddonData *data = env.GetInstanceData<AddonData>();
   auto h = std::make_shared<QpHandle>();
   h->qp = id->id->qp;
   h->pd = pd;
@@ -576,14 +549,7 @@ Napi::Object NewCmQpObject(Napi::Env env, const CmIdPtr &id, const PdPtr &pd, co
   h->recvCq = recv;
   h->cmId = id;
   h->Register(h);
-  return data->qpCtor.New({Napi::External<std::shared_ptr<QpHandle>>::New(env, &h)});
-}
-
-void RegisterQp(Napi::Env env, Napi::Object exports) {
-  AddonData *data = env.GetInstanceData<AddonData>();
-  Napi::Function ctor = Qp::Init(env);
-  data->qpCtor = Napi::Persistent(ctor);
-  exports.Set("NativeQp", ctor);
+  return Qp::Adopt(env, h);
 }
 
 }  // namespace rdma_interop

@@ -403,7 +403,8 @@ export interface NativeCmEvent {
 export interface NativeEventChannel {
   readonly fd: number;
   readonly closed: boolean;
-  close(): void;
+  /** With `cascade`, live children are released first; without, they refuse it (EBUSY). */
+  close(cascade?: boolean): void;
   getEvent(): NativeCmEvent | null;
 }
 
@@ -421,7 +422,8 @@ export interface NativeCmId {
   readonly key: bigint;
   readonly closed: boolean;
   readonly localPort: number;
-  close(): void;
+  /** With `cascade`, live children are released first; without, they refuse it (EBUSY). */
+  close(cascade?: boolean): void;
   bindAddr(address: string, port: number): void;
   listen(backlog: number): void;
   resolveAddr(src: string | undefined, dst: string, port: number, timeoutMs: number): void;

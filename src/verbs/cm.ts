@@ -15,6 +15,7 @@ import { CM_EVENT, type CmEventType, nameOf } from './constants.js';
 import type { Cq } from './cq.js';
 import { Context } from './device.js';
 import { VerbsError } from './errors.js';
+import { Resource } from './lifetime.js';
 import { addon } from './native.js';
 import type { Pd, QpOptions } from './pd.js';
 import { Qp } from './qp.js';
@@ -49,21 +50,17 @@ interface CmWaiter extends Pending<CmEvent> {
   readonly fail: readonly CmEventType[];
 }
 
-/** An `rdma_event_channel`: the source of every event of the ids made on it. */
-export class EventChannel {
-  /** @internal */
-  readonly native: NativeEventChannel;
+/**
+ * An `rdma_event_channel`: the source of every event of the ids made on it. Its
+ * `close()` (`rdma_destroy_event_channel`) closes its live ids (each with its QP) first.
+ */
+export class EventChannel extends Resource<NativeEventChannel> {
   readonly #ids = new Map<bigint, CmId>();
   #watcher: NativeFdWatcher | undefined;
   #waiting = 0;
 
   constructor() {
-    this.native = new (addon().NativeEventChannel)();
-  }
-
-  /** True once closed. */
-  get closed(): boolean {
-    return this.native.closed;
+    super(new (addon().NativeEventChannel)());
   }
 
   /** A new connection identifier (port space TCP, RC QPs). */
@@ -125,17 +122,9 @@ export class EventChannel {
     }
   }
 
-  /** `rdma_destroy_event_channel`; refuses with EBUSY while ids of it are open. */
-  close(): void {
-    if (this.closed) return;
+  protected override onClosing(): void {
     this.#watcher?.close();
     this.#watcher = undefined;
-    this.native.close();
-  }
-
-  /** Same as {@link close}. */
-  [Symbol.dispose](): void {
-    this.close();
   }
 }
 
@@ -145,24 +134,24 @@ function eventError(call: string, ev: CmEvent): VerbsError {
   return new VerbsError(code, errno, call, undefined, `${call}: ${ev.type} (status ${ev.status})`);
 }
 
-/** An `rdma_cm_id`. */
-export class CmId {
-  /** @internal */
-  readonly native: NativeCmId;
+/**
+ * An `rdma_cm_id`. Its `close()` (`rdma_destroy_id`) closes its QP first; pending waits
+ * are then rejected with EBADF. VerbsError EBUSY while a `disconnect()` runs.
+ */
+export class CmId extends Resource<NativeCmId> {
   readonly channel: EventChannel;
+  /** Its identity in events (the addon's key reads on after close). */
+  readonly #key: bigint;
   readonly #events: CmEvent[] = [];
   readonly #waiters: CmWaiter[] = [];
   #context: Context | undefined;
+  #disconnecting = 0;
 
   /** @internal use `EventChannel.createId` */
   constructor(native: NativeCmId, channel: EventChannel) {
-    this.native = native;
+    super(native, 'CmId', [channel]);
     this.channel = channel;
-  }
-
-  /** True once closed. */
-  get closed(): boolean {
-    return this.native.closed;
+    this.#key = native.key;
   }
   /** The local TCP port (after bind / resolve). */
   get localPort(): number {
@@ -276,10 +265,7 @@ export class CmId {
       maxRecvSge: options.maxRecvSge ?? 1,
       maxInlineData: options.maxInlineData ?? 0,
     });
-    const qp = new Qp(native, pd, sendCq, recvCq, pd.context.name, sqSigAll);
-    pd.context.trackQp(qp);
-    pd.adoptQp(qp);
-    return qp;
+    return new Qp(native, pd, sendCq, recvCq, pd.context.name, sqSigAll, this);
   }
 
   /** `rdma_connect`, awaiting ESTABLISHED; resolves with the peer's private data. */
@@ -315,23 +301,27 @@ export class CmId {
 
   /** `rdma_disconnect` on the thread pool (never blocks the event loop). */
   disconnect(): Promise<void> {
-    return this.native.disconnect();
+    const done = this.native.disconnect();
+    this.#disconnecting += 1;
+    return done.finally(() => {
+      this.#disconnecting -= 1;
+    });
   }
 
-  /**
-   * `rdma_destroy_id`. Refuses with VerbsError EBUSY while its QP is open (close the QP
-   * first). Pending waits are rejected with EBADF. Idempotent.
-   */
-  close(): void {
-    if (this.closed) return;
-    const key = this.native.key;
-    this.native.close();
-    this.channel.forget(key);
+  // The addon pins the id while rdma_disconnect runs; its QP must not go first either.
+  protected override assertClosable(): void {
+    if (this.#disconnecting > 0)
+      throw new VerbsError(
+        'EBUSY',
+        16,
+        'rdma_destroy_id',
+        undefined,
+        'a disconnect is in progress',
+      );
+  }
+
+  protected override onClose(): void {
+    this.channel.forget(this.#key);
     this.fail(new VerbsError('EBADF', 9, 'rdma_get_cm_event', undefined, 'the cm_id was closed'));
-  }
-
-  /** Same as {@link close}. */
-  [Symbol.dispose](): void {
-    this.close();
   }
 }

@@ -8,7 +8,7 @@ import { decodeWorkCompletion, toWorkCompletion, type WorkCompletion } from './c
 import type { AsyncEventType } from './constants.js';
 import type { Context } from './device.js';
 import { VerbsArgumentError, VerbsError } from './errors.js';
-import type { CloseOptions } from './lifetime.js';
+import { Resource } from './lifetime.js';
 import { addon } from './native.js';
 import { type Pending, type WaitOptions, waitFor } from './wait.js';
 
@@ -20,19 +20,21 @@ export interface CompletionSink {
   retire(wc: WorkCompletion): void;
   /** @internal the CQ failed: drop (and return) the requests whose completions it lost. */
   abandon(cq: Cq): bigint[];
-  /** @internal closed before its CQ (cascading close). */
-  close(): void;
 }
 
 type Waiter = Pending<WorkCompletion>;
 
-/** A completion queue (`ibv_cq`), optionally with a completion channel for async waits. */
-export class Cq {
-  /** @internal */
-  readonly native: NativeCq;
+/**
+ * A completion queue (`ibv_cq`), optionally with a completion channel for async waits.
+ * Its `close()` (`ibv_destroy_cq`) closes the live QPs that use it first; pending
+ * `next()` calls are then rejected with EBADF.
+ */
+export class Cq extends Resource<NativeCq> {
   /** The device context (kept reachable while this CQ lives). */
   readonly context: Context;
   readonly #device: string;
+  /** Its identity in async events (the addon's key reads 0 once closed). */
+  readonly #key: bigint;
   #failure: VerbsAsyncEventError | undefined;
   readonly #waiters: Waiter[] = [];
   readonly #sinks = new Map<number, WeakRef<CompletionSink>>();
@@ -42,15 +44,12 @@ export class Cq {
 
   /** @internal use `Context.createCq` */
   constructor(native: NativeCq, context: Context, device: string) {
-    this.native = native;
+    super(native, 'Cq', [context]);
     this.context = context;
     this.#device = device;
+    this.#key = native.key;
   }
 
-  /** True once closed. */
-  get closed(): boolean {
-    return this.native.closed;
-  }
   /** The number of entries the provider granted. */
   get cqe(): number {
     return this.native.cqe;
@@ -227,27 +226,15 @@ export class Cq {
     }
   }
 
-  /**
-   * `ibv_destroy_cq`, after closing the live QPs that use this CQ. `{ cascade: false }`:
-   * refuses with VerbsError EBUSY while a QP uses it. Pending `next()` calls are
-   * rejected with EBADF. Idempotent.
-   */
-  close(options: CloseOptions = {}): void {
-    if (this.closed) return;
-    const cascade = options.cascade ?? true;
-    if (cascade) for (const sink of [...this.#sinks.values()]) sink.deref()?.close();
-    // Stop watching before the channel fd goes away (recreated lazily if close refuses).
+  // Stop watching before the channel fd goes away (recreated lazily if close refuses).
+  protected override onClosing(): void {
     this.#watcher?.close();
     this.#watcher = undefined;
-    const key = this.native.key;
-    this.native.close(cascade);
-    this.context.untrackCq(key);
-    const err = new VerbsError('EBADF', 9, 'ibv_get_cq_event', this.#device, 'the CQ was closed');
-    for (const w of [...this.#waiters]) w.reject(err);
   }
 
-  /** Same as {@link close}. */
-  [Symbol.dispose](): void {
-    this.close();
+  protected override onClose(): void {
+    this.context.untrackCq(this.#key);
+    const err = new VerbsError('EBADF', 9, 'ibv_get_cq_event', this.#device, 'the CQ was closed');
+    for (const w of [...this.#waiters]) w.reject(err);
   }
 }

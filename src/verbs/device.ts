@@ -31,7 +31,7 @@ import {
 } from './constants.js';
 import { Cq } from './cq.js';
 import { VerbsArgumentError, VerbsError } from './errors.js';
-import { Children, type CloseOptions } from './lifetime.js';
+import { type CloseOptions, Resource } from './lifetime.js';
 import { addon } from './native.js';
 import { Pd } from './pd.js';
 import type { Qp } from './qp.js';
@@ -108,10 +108,11 @@ export function gidText(gid: Buffer): { text: string; ipv4: string | undefined }
   return { text: groups.join(':'), ipv4: undefined };
 }
 
-/** An opened RDMA device (`ibv_context`). */
-export class Context {
-  /** @internal */
-  readonly native: NativeContext;
+/**
+ * An opened RDMA device (`ibv_context`). Its `close()` closes its live PDs (with their
+ * QPs, AHs and MRs), then its CQs, then the device.
+ */
+export class Context extends Resource<NativeContext> {
   // The objects async events name, held weakly (an event never keeps one alive).
   readonly #cqs = new Map<bigint, WeakRef<Cq>>();
   readonly #qps = new Map<number, WeakRef<Qp>>();
@@ -120,12 +121,10 @@ export class Context {
   // holds this context, which must stay collectable otherwise.
   #asyncWatcher: NativeFdWatcher | undefined;
   #asyncWaiters = 0;
-  readonly #pds = new Children<Pd>();
-  readonly #cqList = new Children<Cq>();
 
   /** @internal use {@link openDevice} */
   constructor(native: NativeContext) {
-    this.native = native;
+    super(native);
   }
 
   /** @internal a CQ of this context, to be found by CQ_ERR events. */
@@ -231,11 +230,6 @@ export class Context {
     return this.native.name;
   }
 
-  /** True once closed. */
-  get closed(): boolean {
-    return this.native.closed;
-  }
-
   /** `ibv_query_device_ex` (falls back to `ibv_query_device`). */
   queryDevice(): DeviceAttr {
     const a = this.native.queryDevice();
@@ -284,9 +278,7 @@ export class Context {
 
   /** Allocates a protection domain. */
   allocPd(): Pd {
-    const pd = new Pd(new (addon().NativePd)(this.native), this);
-    this.#pds.add(pd);
-    return pd;
+    return new Pd(new (addon().NativePd)(this.native), this);
   }
 
   /**
@@ -300,39 +292,29 @@ export class Context {
     const native = new (addon().NativeCq)(this.native, cqe, options.channel ?? true);
     const cq = new Cq(native, this, this.name);
     this.trackCq(cq);
-    this.#cqList.add(cq);
     return cq;
   }
 
-  /**
-   * Closes the device, after its live children: PDs (with their QPs, AHs, MRs), then
-   * CQs. `{ cascade: false }`: refuses with VerbsError EBUSY while PDs or CQs of it are
-   * open. Idempotent.
-   */
-  close(options: CloseOptions = {}): void {
-    if (this.closed) return;
-    const cascade = options.cascade ?? true;
-    if (cascade) {
-      this.#pds.closeAll();
-      this.#cqList.closeAll();
-    }
-    // Stop watching before the async fd goes away (re-armed lazily if close refuses).
-    this.#asyncWatcher?.close();
-    this.#asyncWatcher = undefined;
+  /** Re-arms the async events' watcher when the close was refused. */
+  override close(options: CloseOptions = {}): void {
     try {
-      this.native.close(cascade);
+      super.close(options);
     } finally {
-      if (this.closed) for (const listener of [...this.#listeners]) listener(CLOSED_SENTINEL);
-      else if (this.#asyncWaiters > 0) {
+      if (!this.closed && this.#asyncWaiters > 0) {
         this.#asyncWaiters -= 1;
         this.watchAsyncEvents(1);
       }
     }
   }
 
-  /** Same as {@link close}. */
-  [Symbol.dispose](): void {
-    this.close();
+  // Stop watching before the async fd goes away (re-armed if the close is refused).
+  protected override onClosing(): void {
+    this.#asyncWatcher?.close();
+    this.#asyncWatcher = undefined;
+  }
+
+  protected override onClose(): void {
+    for (const listener of [...this.#listeners]) listener(CLOSED_SENTINEL);
   }
 }
 

@@ -1,10 +1,12 @@
 /**
- * How parents close (issue 9): `close()` on a context, PD or CQ closes its live children
- * first, in the order libibverbs needs (context -> PDs with their QPs, AHs and MRs ->
- * CQs; a QP before its CQs), children being tracked weakly as pyverbs does. The addon
- * does the same for children JavaScript forgot but has not finalized yet, so the result
- * never depends on the garbage collector. `{ cascade: false }` refuses instead (VerbsError
- * EBUSY, nothing released) while live children remain.
+ * How verbs objects close (issue 9, issue 20): every one is a {@link Resource} over one
+ * native handle. `close()` on a parent closes its live children first, in the order
+ * libibverbs needs (context -> PDs with their QPs, AHs and MRs -> CQs; a QP before its
+ * CQs; event channel -> cm_ids with their QP), children being tracked weakly as pyverbs
+ * does. The addon does the same for children JavaScript forgot but has not finalized
+ * yet (native/resource.h), so the result never depends on the garbage collector.
+ * `{ cascade: false }` refuses instead (VerbsError EBUSY, nothing released) while live
+ * children remain.
  */
 
 /** Options of a parent's `close()`. */
@@ -19,21 +21,98 @@ export interface Closable {
   close(): void;
 }
 
-/** A weak set of children, closed in insertion order. */
-export class Children<T extends Closable> {
-  readonly #refs = new Set<WeakRef<T>>();
+/**
+ * The close order among the children of one parent, first to last (the addon's `Rank`
+ * in native/common.h): a QP before the AHs and MRs of its PD, PDs before CQs.
+ */
+const CLOSE_ORDER = ['Qp', 'Ah', 'Mr', 'Pd', 'Cq', 'CmId'] as const;
 
-  add(child: T): void {
-    for (const ref of this.#refs) if (ref.deref() === undefined) this.#refs.delete(ref);
-    this.#refs.add(new WeakRef(child));
+/** The kind of a verbs object that has a parent. */
+export type ChildKind = (typeof CLOSE_ORDER)[number];
+
+/** A weak list of children, closed by kind in {@link CLOSE_ORDER}, then in creation order. */
+export class Children<T extends Closable> {
+  readonly #refs: { readonly rank: number; readonly ref: WeakRef<T> }[] = [];
+
+  add(child: T, kind: ChildKind): void {
+    for (let i = this.#refs.length - 1; i >= 0; i--)
+      if (this.#refs[i]?.ref.deref() === undefined) this.#refs.splice(i, 1);
+    const rank = CLOSE_ORDER.indexOf(kind);
+    const at = this.#refs.findIndex((e) => e.rank > rank);
+    const entry = { rank, ref: new WeakRef(child) };
+    if (at < 0) this.#refs.push(entry);
+    else this.#refs.splice(at, 0, entry);
   }
 
-  /** Closes every reachable, open child. */
+  /** Closes every reachable, open child, in order. */
   closeAll(): void {
-    for (const ref of [...this.#refs]) {
-      const child = ref.deref();
+    for (const entry of [...this.#refs]) {
+      const child = entry.ref.deref();
       if (child !== undefined && !child.closed) child.close();
-      this.#refs.delete(ref);
+      const at = this.#refs.indexOf(entry);
+      if (at >= 0) this.#refs.splice(at, 1);
     }
   }
+}
+
+/** What the addon gives every native verbs object. */
+export interface NativeResource {
+  readonly closed: boolean;
+  close(cascade?: boolean): void;
+}
+
+/**
+ * The base of every verbs object: its native handle, `closed`, an idempotent
+ * `close(options)` that closes the live children first (or refuses with EBUSY), and
+ * `[Symbol.dispose]`. A subclass says what else its close does in {@link onClosing}
+ * (before the native close) and {@link onClose} (once closed), and when it may not close
+ * at all in {@link assertClosable}.
+ */
+export abstract class Resource<N extends NativeResource = NativeResource> implements Closable {
+  /** @internal */
+  readonly native: N;
+  readonly #children = new Children<Resource>();
+
+  /** `kind` and `parents`: the parents that close this one first (none for a root). */
+  protected constructor(native: N, kind?: ChildKind, parents: readonly Resource[] = []) {
+    this.native = native;
+    if (kind === undefined) return;
+    // (A host test's stand-in parent is no Resource: it has no children to close.)
+    for (const parent of new Set(parents))
+      if (#children in parent) parent.#children.add(this, kind);
+  }
+
+  /** True once closed. */
+  get closed(): boolean {
+    return this.native.closed;
+  }
+
+  /**
+   * Closes this object after its live children (see the class's own documentation for
+   * which). `{ cascade: false }`: refuses with VerbsError EBUSY while any is open.
+   * Idempotent.
+   */
+  close(options: CloseOptions = {}): void {
+    if (this.closed) return;
+    const cascade = options.cascade ?? true;
+    this.assertClosable();
+    if (cascade) this.#children.closeAll();
+    this.onClosing();
+    this.native.close(cascade);
+    this.onClose();
+  }
+
+  /** Same as {@link close}. */
+  [Symbol.dispose](): void {
+    this.close();
+  }
+
+  /** Throws when this object may not close now, children or not (before any closes). */
+  protected assertClosable(): void {}
+
+  /** Runs after the children closed, before the native close (which may refuse). */
+  protected onClosing(): void {}
+
+  /** Runs once the native object is closed. */
+  protected onClose(): void {}
 }

@@ -6,6 +6,7 @@
 import { ACCESS_FLAGS, type AccessFlag } from '../engine/verbs-model/index.js';
 import type { NativeMr } from '../native/bindings.js';
 import { VerbsArgumentError } from './errors.js';
+import { Resource } from './lifetime.js';
 import type { Pd } from './pd.js';
 
 /** An access flag name (the C name without `IBV_ACCESS_`), e.g. `'REMOTE_ATOMIC'`. */
@@ -50,10 +51,11 @@ export interface RegisteredRange {
   readonly length: number;
 }
 
-/** A memory region (`ibv_mr`) over a Buffer. */
-export class Mr {
-  /** @internal */
-  readonly native: NativeMr;
+/**
+ * A memory region (`ibv_mr`) over a Buffer. `close()` is `ibv_dereg_mr`; the Buffer is
+ * released only after the deregistration.
+ */
+export class Mr extends Resource<NativeMr> {
   /** The registered memory (`length` bytes at `addr`). */
   readonly buffer: Buffer;
   /**
@@ -77,7 +79,7 @@ export class Mr {
     pd: Pd,
     range?: RegisteredRange,
   ) {
-    this.native = native;
+    super(native, 'Mr', [pd]);
     this.allocation = allocation;
     this.allocationOffset = range?.offset ?? 0;
     this.buffer =
@@ -105,7 +107,7 @@ export class Mr {
     return this.native.length;
   }
   /** True once deregistered. */
-  get closed(): boolean {
+  override get closed(): boolean {
     // Tracked here too: posting checks it for every SGE, and a native getter costs more.
     return this.#closed; // only close() releases a reachable MR (finalizers run on unreachable ones)
   }
@@ -122,14 +124,7 @@ export class Mr {
     return { addr: this.addr + BigInt(offset), rkey: this.rkey };
   }
 
-  /** `ibv_dereg_mr`; idempotent. The Buffer is released only after deregistration. */
-  close(): void {
-    this.native.close();
+  protected override onClose(): void {
     this.#closed = true;
-  }
-
-  /** Same as {@link close}. */
-  [Symbol.dispose](): void {
-    this.close();
   }
 }

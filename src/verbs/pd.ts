@@ -6,38 +6,24 @@ import type { Cq } from './cq.js';
 import type { Context } from './device.js';
 import { VerbsArgumentError } from './errors.js';
 import { requireFlushLibrary } from './flush.js';
-import { Children, type CloseOptions } from './lifetime.js';
+import { Resource } from './lifetime.js';
 import { type Access, accessMaskOf, Mr, type RegisteredRange } from './mr.js';
 import { addon } from './native.js';
 import { Qp } from './qp.js';
 import { type AddressVector, nativeAv } from './qp-attr.js';
 
-/** An address handle (`ibv_ah`): the destination of UD sends. */
-export class Ah {
-  /** @internal */
-  readonly native: NativeAh;
+/**
+ * An address handle (`ibv_ah`): the destination of UD sends. `close()` is
+ * `ibv_destroy_ah` (VerbsError EBUSY while a prepared list uses it).
+ */
+export class Ah extends Resource<NativeAh> {
   /** The PD (kept reachable while this AH lives). */
   readonly pd: Pd;
 
   /** @internal use `Pd.createAh` */
   constructor(native: NativeAh, pd: Pd) {
-    this.native = native;
+    super(native, 'Ah', [pd]);
     this.pd = pd;
-  }
-
-  /** True once destroyed. */
-  get closed(): boolean {
-    return this.native.closed;
-  }
-
-  /** `ibv_destroy_ah`; idempotent (EBUSY while a prepared list uses it). */
-  close(): void {
-    this.native.close();
-  }
-
-  /** Same as {@link close}. */
-  [Symbol.dispose](): void {
-    this.close();
   }
 }
 
@@ -144,26 +130,18 @@ function checkRange(range: RegisteredRange, length: number): void {
     );
 }
 
-/** A protection domain (`ibv_pd`). */
-export class Pd {
-  /** @internal */
-  readonly native: NativePd;
+/**
+ * A protection domain (`ibv_pd`). Its `close()` (`ibv_dealloc_pd`) closes its live QPs,
+ * AHs and MRs first, in that order.
+ */
+export class Pd extends Resource<NativePd> {
   /** The device context (kept reachable while this PD lives). */
   readonly context: Context;
 
-  readonly #qps = new Children<Qp>();
-  readonly #ahs = new Children<Ah>();
-  readonly #mrs = new Children<Mr>();
-
   /** @internal use `Context.allocPd` */
   constructor(native: NativePd, context: Context) {
-    this.native = native;
+    super(native, 'Pd', [context]);
     this.context = context;
-  }
-
-  /** True once closed. */
-  get closed(): boolean {
-    return this.native.closed;
   }
 
   /**
@@ -183,9 +161,7 @@ export class Pd {
         "this Node's ArrayBuffer.prototype.transfer() can free a registered Buffer: use pd.allocMr(length, access)",
       );
     markAsUntransferable(buffer.buffer);
-    const mr = new Mr(new (addon().NativeMr)(this.native, buffer, mask), buffer, [...access], this);
-    this.#mrs.add(mr);
-    return mr;
+    return new Mr(new (addon().NativeMr)(this.native, buffer, mask), buffer, [...access], this);
   }
 
   /**
@@ -205,9 +181,7 @@ export class Pd {
     const allocation = native.buffer;
     if (allocation === undefined)
       throw new VerbsArgumentError('length', 'the addon returned no buffer');
-    const mr = new Mr(native, allocation, [...access], this, range);
-    this.#mrs.add(mr);
-    return mr;
+    return new Mr(native, allocation, [...access], this, range);
   }
 
   /** Creates a QP in RESET state. */
@@ -234,41 +208,11 @@ export class Pd {
         (options.atomicWrite ? SEND_OPS_FLAGS.ATOMIC_WRITE : 0n) |
         (options.flush ? SEND_OPS_FLAGS.FLUSH : 0n),
     });
-    const qp = new Qp(native, this, sendCq, recvCq, this.context.name, sqSigAll);
-    this.context.trackQp(qp);
-    this.#qps.add(qp);
-    return qp;
+    return new Qp(native, this, sendCq, recvCq, this.context.name, sqSigAll);
   }
 
   /** An address handle for UD sends (RoCE: give `grh` with the peer's GID). */
   createAh(av: AddressVector): Ah {
-    const ah = new Ah(new (addon().NativeAh)(this.native, nativeAv(av)), this);
-    this.#ahs.add(ah);
-    return ah;
-  }
-
-  /** @internal a QP made on this PD elsewhere (rdma_cm). */
-  adoptQp(qp: Qp): void {
-    this.#qps.add(qp);
-  }
-
-  /**
-   * `ibv_dealloc_pd`, after closing this PD's live QPs, AHs and MRs (in that order).
-   * `{ cascade: false }`: refuses with VerbsError EBUSY while any is open. Idempotent.
-   */
-  close(options: CloseOptions = {}): void {
-    if (this.closed) return;
-    const cascade = options.cascade ?? true;
-    if (cascade) {
-      this.#qps.closeAll();
-      this.#ahs.closeAll();
-      this.#mrs.closeAll();
-    }
-    this.native.close(cascade);
-  }
-
-  /** Same as {@link close}. */
-  [Symbol.dispose](): void {
-    this.close();
+    return new Ah(new (addon().NativeAh)(this.native, nativeAv(av)), this);
   }
 }

@@ -12,11 +12,13 @@ import type {
   NativeSendWr,
   NativeSge,
 } from '../native/bindings.js';
+import type { CmId } from './cm.js';
 import { isReceiveCompletion, type WorkCompletion } from './completion.js';
 import { MTU, type Mtu, nameOf, SEND_FLAGS, type SendFlag } from './constants.js';
 import type { CompletionSink, Cq } from './cq.js';
 import { VerbsArgumentError, VerbsError } from './errors.js';
 import { FLUSH_PLACEMENT, FLUSH_SELECTIVITY, type FlushSpec } from './flush.js';
+import { Resource } from './lifetime.js';
 import type { RemoteRef, Sge } from './mr.js';
 import type { Ah, Pd } from './pd.js';
 import { type QpAttr, type QpStateName, toNativeQpAttr } from './qp-attr.js';
@@ -87,14 +89,10 @@ export interface QpInfo extends NativeQpQuery {
   readonly pathMtuBytes: Mtu | undefined;
 }
 
-/** Something a posted request needs until it completes (an MR, a UD address handle). */
-interface Resource {
-  readonly closed: boolean;
-}
-
 interface InFlight {
   readonly wrId: bigint;
   readonly signaled: boolean;
+  /** What the request needs until it completes (MRs, a UD address handle). */
   readonly keep: readonly Resource[];
 }
 
@@ -160,10 +158,11 @@ function nativeSges(
   });
 }
 
-/** A queue pair (`ibv_qp`). */
-export class Qp implements CompletionSink {
-  /** @internal */
-  readonly native: NativeQp;
+/**
+ * A queue pair (`ibv_qp`). `close()` is `ibv_destroy_qp` (`rdma_destroy_qp` for a QP of
+ * a cm_id) and releases the MRs its in-flight requests kept.
+ */
+export class Qp extends Resource<NativeQp> implements CompletionSink {
   /** The PD, send CQ and receive CQ (kept reachable while this QP lives). */
   readonly pd: Pd;
   readonly sendCq: Cq;
@@ -179,9 +178,17 @@ export class Qp implements CompletionSink {
   #unsignaledRun = 0;
   #nextWrId = 1n;
 
-  /** @internal use `Pd.createQp` or `CmId.createQp` */
-  constructor(native: NativeQp, pd: Pd, sendCq: Cq, recvCq: Cq, device: string, sqSigAll: boolean) {
-    this.native = native;
+  /** @internal use `Pd.createQp` or `CmId.createQp` (its `cmId` closes it first) */
+  constructor(
+    native: NativeQp,
+    pd: Pd,
+    sendCq: Cq,
+    recvCq: Cq,
+    device: string,
+    sqSigAll: boolean,
+    cmId?: CmId,
+  ) {
+    super(native, 'Qp', cmId === undefined ? [pd, sendCq, recvCq] : [pd, sendCq, recvCq, cmId]);
     this.pd = pd;
     this.sendCq = sendCq;
     this.recvCq = recvCq;
@@ -190,6 +197,7 @@ export class Qp implements CompletionSink {
     this.#sendQueueDepth = native.cap.maxSendWr;
     sendCq.attach(native.qpNum, this);
     recvCq.attach(native.qpNum, this);
+    pd.context.trackQp(this);
   }
 
   /** The QP number. */
@@ -199,10 +207,6 @@ export class Qp implements CompletionSink {
   /** True when created for the `ibv_wr_*` API. */
   get extended(): boolean {
     return this.native.extended;
-  }
-  /** True once closed. */
-  get closed(): boolean {
-    return this.native.closed;
   }
   /** Work requests posted and not yet retired by a polled completion. */
   get inFlight(): { send: number; recv: number } {
@@ -449,22 +453,14 @@ export class Qp implements CompletionSink {
     return lost;
   }
 
-  /** `ibv_destroy_qp` (or `rdma_destroy_qp`); idempotent. Releases in-flight MRs. */
-  close(): void {
-    if (this.closed) return;
+  protected override onClose(): void {
     const qpNum = this.qpNum;
-    this.native.close();
     this.pd.context.untrackQp(qpNum);
     this.sendCq.detach(qpNum);
     this.recvCq.detach(qpNum);
     this.#sendQueue.length = 0;
     this.#recvQueue.length = 0;
     this.#unsignaledRun = 0;
-  }
-
-  /** Same as {@link close}. */
-  [Symbol.dispose](): void {
-    this.close();
   }
 
   /** The device name (for messages). */

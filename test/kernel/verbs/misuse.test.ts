@@ -10,7 +10,7 @@ import {
   VerbsError,
 } from '../../../src/verbs/index.js';
 import { addon } from '../../../src/verbs/native.js';
-import { rxeLoopback } from './fixtures.js';
+import { cmPair, rxeLoopback } from './fixtures.js';
 import { NONE, ownResources } from './resources.js';
 
 // `gc` without restarting node with --expose-gc: flip the flag, then fetch the function
@@ -109,6 +109,38 @@ describe('misuse of the verbs wrapper on rxe0', () => {
     lo.ctx.close();
     expect([mr.closed, ah.closed, lo.pd.closed, lo.ctx.closed]).toEqual([true, true, true, true]);
     expect(code(() => lo.a.postSend({ opcode: 'SEND' }))).toBe('EBADF');
+  });
+
+  it('the rdma_cm tree cascades the same way: channel -> cm_ids -> their QP (issue 20)', async () => {
+    const pair = await cmPair('192.0.2.1');
+    // Without cascade, a cm_id with its QP and a channel with its ids refuse, nothing released.
+    expect(code(() => pair.client.close({ cascade: false }))).toBe('EBUSY');
+    expect(code(() => pair.channel.close({ cascade: false }))).toBe('EBUSY');
+    expect([pair.clientQp.closed, pair.client.closed, pair.channel.closed]).toEqual([
+      false,
+      false,
+      false,
+    ]);
+    // While rdma_disconnect runs on the thread pool, the id is pinned, cascade or not.
+    const disconnected = Promise.allSettled([pair.client.disconnect(), pair.server.disconnect()]);
+    expect(code(() => pair.client.close())).toBe('EBUSY');
+    expect([pair.clientQp.closed, pair.client.closed]).toEqual([false, false]);
+    await disconnected;
+    // A cm_id closes its QP first.
+    pair.client.close();
+    expect([pair.clientQp.closed, pair.client.closed]).toEqual([true, true]);
+    // The channel closes its ids (the listener, the accepted id with its QP), then itself.
+    pair.channel.close();
+    expect([pair.serverQp.closed, pair.server.closed, pair.listener.closed]).toEqual([
+      true,
+      true,
+      true,
+    ]);
+    expect(pair.channel.closed).toBe(true);
+    expect(code(() => pair.server.reject())).toBe('EBADF');
+    pair.cq.close();
+    pair.pd.close();
+    expect(ownResources().cm_id).toBe(0);
   });
 
   it('wrong argument types and out-of-range values are refused before posting', () => {
