@@ -34,6 +34,8 @@ export type FilterNode =
       readonly at: number;
       readonly op: FilterOperator;
       readonly value: FilterLiteral;
+      /** 1-based column of the value. */
+      readonly valueAt: number;
     };
 
 /** A filter that does not parse or names an unknown field: one line, with the position. */
@@ -68,12 +70,13 @@ Start = _ e:(Legacy / Or) _ { return e; }
 Legacy = head:LegacyCondition tail:(_ "," _ LegacyCondition)* !(_ [^ \t]) {
   return chain(head, tail, 'and');
 }
-LegacyCondition = f:FieldName _ "=" !"=" _ head:Bare tail:(_ "|" _ Bare)* {
+LegacyCondition = f:FieldName _ "=" !"=" _ head:LegacyValue tail:(_ "|" _ LegacyValue)* {
   const values = [head, ...tail.map((t) => t[3])];
   return values
-    .map((v) => ({ kind: 'compare', field: f.name, at: f.at, op: '==', value: literal(v, false) }))
+    .map((v) => ({ kind: 'compare', field: f.name, at: f.at, op: '==', value: v.value, valueAt: v.at }))
     .reduce((left, right) => ({ kind: 'or', left, right }));
 }
+LegacyValue = v:Bare { return { value: literal(v, false), at: location().start.column }; }
 
 Or = head:And tail:(_ OrOp _ And)* { return chain(head, tail, 'or'); }
 OrOp = "||" / "or"i !WordChar
@@ -84,14 +87,14 @@ Not = ("!" !"=" / "not"i !WordChar) _ e:Not { return { kind: 'not', expr: e }; }
 Primary = "(" _ e:Or _ ")" { return e; }
         / Comparison
 Comparison = f:FieldName _ op:Operator _ v:Value {
-               return { kind: 'compare', field: f.name, at: f.at, op, value: v };
+               return { kind: 'compare', field: f.name, at: f.at, op, value: v.value, valueAt: v.at };
              }
            / f:FieldName { return { kind: 'present', field: f.name, at: f.at }; }
 Operator = "==" / "!=" / "<=" / ">=" / "<" / ">"
          / w:("eq"i / "ne"i / "lt"i / "gt"i / "le"i / "ge"i) !WordChar { return WORD_OPS[w.toLowerCase()]; }
 FieldName "field name" = [A-Za-z_] [A-Za-z0-9_.]* { return { name: text(), at: location().start.column }; }
-Value "value" = '"' chars:$[^"]* '"' { return literal(chars, true); }
-              / v:Bare { return literal(v, false); }
+Value "value" = '"' chars:$[^"]* '"' { return { value: literal(chars, true), at: location().start.column }; }
+              / v:Bare { return { value: literal(v, false), at: location().start.column }; }
 Bare = $[A-Za-z0-9_.:\-]+
 WordChar = [A-Za-z0-9_.]
 _ "space" = [ \t]*
@@ -113,8 +116,16 @@ export function parseDisplayFilter(text: string): FilterNode {
   }
 }
 
-/** Every field a filter names, with its column. */
-export function filterFields(node: FilterNode): { field: string; at: number }[] {
+/** A field a filter names: where, and the literal it is compared with (if any). */
+export interface FilterUse {
+  readonly field: string;
+  readonly at: number;
+  readonly value?: FilterLiteral;
+  readonly valueAt?: number;
+}
+
+/** Every field a filter names, with its column and literal. */
+export function filterFields(node: FilterNode): FilterUse[] {
   switch (node.kind) {
     case 'and':
     case 'or':
@@ -122,8 +133,9 @@ export function filterFields(node: FilterNode): { field: string; at: number }[] 
     case 'not':
       return filterFields(node.expr);
     case 'present':
-    case 'compare':
       return [{ field: node.field, at: node.at }];
+    case 'compare':
+      return [{ field: node.field, at: node.at, value: node.value, valueAt: node.valueAt }];
   }
 }
 

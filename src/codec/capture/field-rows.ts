@@ -11,9 +11,12 @@
  */
 import { mpaPadLength } from '../iwarp/mpa.js';
 import { encodeMpaFrame } from '../iwarp/mpa-frames.js';
+import { RDMAP_OPCODES } from '../iwarp/opcodes.js';
+import { BTH_OPCODES } from '../roce/opcodes.js';
 import {
   DisplayFilterError,
   evaluateFilter,
+  type FilterLiteral,
   type FilterNode,
   type FilterValue,
   filterFields,
@@ -292,12 +295,50 @@ export function parseFieldList(text: string): string[] {
   return names;
 }
 
-/** Parses a `--filter` and checks its field names; throws DisplayFilterError with the position. */
+/** The project's columns whose values are numbers. */
+const NUMERIC_COLUMNS = new Set(['frame', 'qp', 'psn', 'qn', 'msn', 'mo', 'stag', 'length']);
+
+/** The values the project's text columns take. */
+const COLUMN_VALUES: Readonly<Record<string, readonly string[]>> = {
+  crc: ['valid', 'invalid', 'not-in-use'],
+  icrc: ['valid', 'invalid'],
+  proto: ['RoCEv2', 'iWARP', 'MPA', 'problem'],
+};
+
+/** Opcode names a filter may compare `opcode` with (any case). */
+const OPCODE_NAMES = new Set<string>([
+  ...RDMAP_OPCODES.map((r) => r.kind),
+  ...[...BTH_OPCODES.values()].map((r) => r.name.toLowerCase()),
+  'mpa-request',
+  'mpa-reply',
+]);
+
+/** Why literal `v` cannot be a value of `field` (undefined: it can). */
+function badLiteral(field: string, v: FilterLiteral): string | undefined {
+  const t = TSHARK_FIELDS.get(field);
+  const numeric =
+    t === undefined
+      ? NUMERIC_COLUMNS.has(field)
+      : /^FT_UINT/.test(t.type) || (t.type === 'FT_BOOLEAN' && !/^(true|false)$/i.test(v.text));
+  if (numeric && v.number === undefined)
+    return `'${v.text}' is not a number (decimal or 0x hex), as ${field} needs`;
+  if (field === 'opcode' && v.number === undefined && !OPCODE_NAMES.has(v.text.toLowerCase()))
+    return `'${v.text}' is no opcode (iWARP kinds such as atomic-request, BTH names such as RC_FETCH_ADD, or a number)`;
+  const known = COLUMN_VALUES[field];
+  if (t === undefined && known !== undefined && !known.includes(v.text))
+    return `${field} is one of ${known.join(', ')}, not '${v.text}'`;
+  return undefined;
+}
+
+/** Parses a `--filter` and checks its names and values; throws DisplayFilterError with the position. */
 export function parseFilterOption(text: string): FilterNode {
   const node = parseDisplayFilter(text);
-  for (const { field, at } of filterFields(node))
-    if (!TSHARK_FIELDS.has(field) && !isProjectName(field))
-      throw new DisplayFilterError(at, `unknown field '${field}'`);
+  for (const use of filterFields(node)) {
+    if (!TSHARK_FIELDS.has(use.field) && !isProjectName(use.field))
+      throw new DisplayFilterError(use.at, `unknown field '${use.field}'`);
+    const bad = use.value === undefined ? undefined : badLiteral(use.field, use.value);
+    if (bad !== undefined) throw new DisplayFilterError(use.valueAt ?? use.at, bad);
+  }
   return node;
 }
 
