@@ -24,7 +24,7 @@ import {
 } from './display-filter.js';
 import { type FrameInfo, FrameInfoReader, icrcStatus } from './frame-info.js';
 import type { LazyItem } from './lazy-decode.js';
-import { checkColumns, column, isoTime, opcodeName, SummaryOptionError } from './summary.js';
+import { checkColumns, columnFilterValue, isoTime, SummaryOptionError } from './summary.js';
 import {
   applyMask,
   formatTsharkValue,
@@ -208,15 +208,7 @@ function readTshark(f: TsharkField, item: LazyItem, out: FilterValue[]): void {
 
 function projectValue(item: LazyItem, name: string, frame: FrameState): FilterValue | undefined {
   if (name === 'icrc') return item.kind === 'roce' && frame.icrc !== '' ? frame.icrc : undefined;
-  if (name === 'opcode') {
-    const text = opcodeName(item);
-    if (text === '') return undefined;
-    const value =
-      item.kind === 'roce' ? item.roce.opcode : item.kind === 'fpdu' ? item.rdmap.opcode : -1;
-    return { name: text, value };
-  }
-  const text = column(item, name);
-  return text === '' ? undefined : text;
+  return columnFilterValue(item, name);
 }
 
 /** A project column's value as it prints (the opcode by name; text as column() gives it). */

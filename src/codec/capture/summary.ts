@@ -11,6 +11,13 @@ import { RdmaInteropError } from '../../errors.js';
 import { type HeaderField, IWARP_LAYOUTS, tsharkFieldName } from '../iwarp/layouts.js';
 import { EXTENSION_HEADER_LAYOUT } from '../roce/headers.js';
 import type { ExtensionHeader } from '../roce/opcodes.js';
+import {
+  evaluateFilter,
+  type FilterNode,
+  type FilterValue,
+  filterFields,
+  parseDisplayFilter,
+} from './display-filter.js';
 import type { LazyItem } from './lazy-decode.js';
 
 /** A bad `--fields` or `--filter`: the one-line message of a usage error. */
@@ -212,4 +219,44 @@ function info(item: LazyItem): string {
 /** The `--summary` line of an item. */
 export function summaryLine(item: LazyItem): string {
   return `${item.frameIndex + 1} ${isoTime(item.seconds, item.nanoseconds)} ${item.source || '-'} > ${item.destination || '-'} ${protocol(item)} ${info(item)}\n`;
+}
+
+/**
+ * A column's value as a filter compares it: the opcode as name and number, other columns as
+ * the text they print (numbers among them compare as numbers); undefined when empty.
+ */
+export function columnFilterValue(item: LazyItem, name: string): FilterValue | undefined {
+  if (name === 'opcode') {
+    const text = opcodeName(item);
+    if (text === '') return undefined;
+    const value =
+      item.kind === 'roce' ? item.roce.opcode : item.kind === 'fpdu' ? item.rdmap.opcode : -1;
+    return { name: text, value };
+  }
+  const text = column(item, name);
+  return text === '' ? undefined : text;
+}
+
+/** The keys of the older `key=value|value,key=value` filter form (any column now filters). */
+export const FILTER_KEYS = ['opcode', 'qp', 'qn', 'stag', 'psn', 'msn'] as const;
+
+/**
+ * Parses a filter over the project's columns alone (the library's item filter; `decode
+ * --filter` also knows tshark names: field-rows.ts). Throws DisplayFilterError when it does
+ * not parse, SummaryOptionError for a name that is no column.
+ */
+export function parseFilter(text: string): FilterNode {
+  const node = parseDisplayFilter(text);
+  for (const { field } of filterFields(node))
+    if (!(field in SUMMARY_COLUMNS) && !IWARP_FIELD_NAMES.has(field))
+      throw new SummaryOptionError('filter', `bad filter '${text}': '${field}' is no column`);
+  return node;
+}
+
+/** True when an item passes a filter of parseFilter (item by item, as `--summary` filters). */
+export function matchesFilter(item: LazyItem, filter: FilterNode): boolean {
+  return evaluateFilter(filter, (field) => {
+    const v = columnFilterValue(item, field);
+    return v === undefined ? [] : [v];
+  });
 }
