@@ -35,36 +35,26 @@ import {
 import { buildRoceFrame } from '../../../src/codec/roce/frame.js';
 import type { ExtensionHeaders } from '../../../src/codec/roce/headers.js';
 import { bthOpcodeByName } from '../../../src/codec/roce/opcodes.js';
-import { TcpConversation, writeTempPcap } from '../../helpers/pcap.js';
+import { makeTempDir, TcpConversation, writeTempPcap } from '../../helpers/pcap.js';
 import {
   INFINIBAND_PAYLOAD_PROTOCOLS,
   TSHARK_AVAILABLE,
   TSHARK_PATH,
+  tsharkFieldsText,
 } from '../../helpers/tshark.js';
+import { diffWithTshark as diffMerged } from '../../helpers/tshark-diff.js';
 
 /** Every field the table prints (protocols are filter-only). */
 const FIELDS = [...TSHARK_FIELDS.values()]
   .filter((f) => f.type !== 'FT_PROTOCOL')
   .map((f) => f.name);
 
-/** `tshark -T fields -E header=y -e ...`, payload heuristics off (as roce-tshark.test.ts). */
-function tsharkText(file: string, fields: readonly string[]): string {
-  const args = ['-r', file, '-n', '-T', 'fields', '-E', 'header=y'];
-  for (const p of INFINIBAND_PAYLOAD_PROTOCOLS) args.push('--disable-protocol', p);
-  for (const f of fields) args.push('-e', f);
-  return execFileSync(TSHARK_PATH, args, {
-    encoding: 'utf8',
-    stdio: ['ignore', 'pipe', 'ignore'],
-    maxBuffer: 64 * 1024 * 1024,
-  });
-}
-
 /** Compares the two outputs; returns the frames and the non-empty values compared. */
-function diffWithTshark(file: string, fields: readonly string[] = FIELDS) {
+function diffOne(file: string, fields: readonly string[] = FIELDS) {
   const ours = runDecode(file, { fields: fields.join(','), header: true });
   expect(ours.stderr).toBe('');
   expect(ours.exitCode).toBe(0);
-  const theirs = tsharkText(file, fields);
+  const theirs = tsharkFieldsText(file, fields, { disableProtocols: INFINIBAND_PAYLOAD_PROTOCOLS });
   expect(ours.stdout).toBe(theirs);
   const rows = theirs.trimEnd().split('\n').slice(1);
   const values = rows.flatMap((r) => r.split('\t')).filter((c) => c !== '').length;
@@ -260,7 +250,7 @@ describe.skipIf(!TSHARK_AVAILABLE)('decode --fields agrees with tshark -T fields
     let frames = 0;
     let values = 0;
     for (const file of FIXTURES) {
-      const r = diffWithTshark(file);
+      const r = diffOne(file);
       frames += r.frames;
       values += r.values;
     }
@@ -271,15 +261,22 @@ describe.skipIf(!TSHARK_AVAILABLE)('decode --fields agrees with tshark -T fields
     );
   });
 
+  it("the kernel tests' merge (test/helpers/tshark-diff.ts): the rxe captures concatenated", () => {
+    const dir = makeTempDir('tshark-diff-');
+    const diffs = diffMerged(FIXTURES, dir, join(process.cwd(), 'dist/cli/main.js'));
+    for (const d of diffs) expect(d.ours).toBe(d.theirs);
+    expect(diffs.reduce((n, d) => n + d.frames, 0)).toBe(20);
+  });
+
   it('on generated RoCEv2 packets of every extension header, IPv4 and IPv6', () => {
-    const r = diffWithTshark(roceCapture());
+    const r = diffOne(roceCapture());
     expect(r.frames).toBe(ROCE_CASES.length);
     console.log(`tshark diff, RoCE: ${r.frames} frames, ${r.values} values`);
   });
 
   it('on generated iWARP conversations (MPA CRC on) with every RDMAP opcode', () => {
     for (const pd of [false, true]) {
-      const r = diffWithTshark(iwarpCapture(pd));
+      const r = diffOne(iwarpCapture(pd));
       expect(r.frames).toBeGreaterThan(12);
       console.log(
         `tshark diff, iWARP (private data ${pd}): ${r.frames} frames, ${r.values} values`,
