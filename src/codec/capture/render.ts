@@ -82,7 +82,8 @@ export function captureToJson(d: CaptureDecode): PlainValue {
  * `frameIndex` the 0-based record index.
  */
 function itemShape(item: CaptureItem): unknown {
-  return { frame: item.frameIndex + 1, ...(itemBody(item) as object) };
+  const body = itemBody(item) as Record<string, unknown>;
+  return { kind: body.kind, frame: item.frameIndex + 1, ...body };
 }
 
 function itemBody({ timestampNs, ...item }: CaptureItem): unknown {
