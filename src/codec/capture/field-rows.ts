@@ -121,6 +121,9 @@ function holds(item: LazyItem, when: IwarpCondition | undefined): boolean {
   return true;
 }
 
+/** A Terminate (RFC 5040 §4.8): untagged, opcode 0x7. */
+const TERMINATE: IwarpCondition = { tagged: false, opcodes: [7] };
+
 /** The values of tshark field `f` in one item. */
 function readTshark(f: TsharkField, item: LazyItem, out: FilterValue[]): void {
   const s = f.source;
@@ -170,6 +173,25 @@ function readTshark(f: TsharkField, item: LazyItem, out: FilterValue[]): void {
       const at = (s.from === 'ulpdu' ? 0 : 18) + s.at;
       if (at + s.width > v.length) return;
       out.push(windowValue(f, v.bytes, v.offset + at, s.width));
+      return;
+    }
+    case 'terminated': {
+      if (item.kind !== 'fpdu' || !item.rdmap.headerPresent || !holds(item, TERMINATE)) return;
+      const v = item.rdmap;
+      const at = v.offset + 18;
+      if (v.length < 18 + 4) return;
+      const hdrct = v.bytes[at + 2]!;
+      const ddpLength = (v.bytes[at]! & 0xf) === 1 ? 14 : 18;
+      const [start, width] =
+        s.part === 'ddp'
+          ? hdrct & 0x40
+            ? [6, ddpLength]
+            : [-1, 0]
+          : hdrct & 0x20
+            ? [hdrct & 0x40 ? 6 + ddpLength : 4, 28]
+            : [-1, 0];
+      if (start < 0 || 18 + start + width > v.length) return;
+      out.push(readBytes(v.bytes, at + start, width));
       return;
     }
     case 'fpdu': {

@@ -108,6 +108,13 @@ export type FieldSource =
       readonly width: number;
       readonly when?: IwarpCondition;
     }
+  /**
+   * A Terminate's copied headers (RFC 5040 §4.8) where Wireshark 4.0 reads them: after the
+   * 4 fixed bytes, with D the 2-byte segment length and the DDP header (14 bytes when the
+   * EType nibble is 1, "tagged", else 18, whatever the layer), then with R the 28-byte RDMA
+   * header.
+   */
+  | { readonly from: 'terminated'; readonly part: 'ddp' | 'rdma' }
   /** The FPDU's MPA fields: ULPDU length, pad, the CRC field. */
   | {
       readonly from: 'fpdu';
@@ -371,20 +378,8 @@ const ROWS: readonly Row[] = [
     0,
     rdmapHeader(4, 2, { ...TERMINATE, termHeaders: 0x40 }),
   ],
-  [
-    'iwarp_rdma.term_ddp_h',
-    'FT_BYTES',
-    '',
-    0,
-    rdmapHeader(6, 14, { ...TERMINATE, termHeaders: 0x40 }),
-  ],
-  [
-    'iwarp_rdma.term_rdma_h',
-    'FT_BYTES',
-    '',
-    0,
-    rdmapHeader(20, 28, { ...TERMINATE, termHeaders: 0x60 }),
-  ],
+  ['iwarp_rdma.term_ddp_h', 'FT_BYTES', '', 0, { from: 'terminated', part: 'ddp' }],
+  ['iwarp_rdma.term_rdma_h', 'FT_BYTES', '', 0, { from: 'terminated', part: 'rdma' }],
   [
     'iwarp_rdma.atomic.reserved',
     'FT_UINT32',

@@ -203,6 +203,35 @@ function iwarpCapture(privateData: boolean): string {
       errorCode: 0x02,
       headers: terminatedHeadersOf(encodeRdmapMessage(readRequest))!,
     }),
+    // Wireshark takes 18 bytes of copied DDP header unless EType is 1 (a real siw capture's
+    // Terminate, DDP layer EType 2, showed it), and the RDMA header after it.
+    makeTerminate({
+      messageSequenceNumber: 2,
+      layer: 1,
+      errorType: 2,
+      errorCode: 0x01,
+      headers: terminatedHeadersOf(encodeRdmapMessage(readRequest))!,
+    }),
+    makeTerminate({
+      messageSequenceNumber: 3,
+      layer: 1,
+      errorType: 1,
+      errorCode: 0x00,
+      headers: terminatedHeadersOf(
+        encodeRdmapMessage(
+          makeRdmaWrite({ stag: 0x0c0d0e0f, taggedOffset: 0x10n, payload: payload(3) }),
+        ),
+      )!,
+    }),
+    makeTerminate({
+      messageSequenceNumber: 4,
+      layer: 2,
+      errorType: 0,
+      errorCode: 0x03,
+      headers: terminatedHeadersOf(encodeRdmapMessage(readRequest))!,
+      includeRdmaHeader: false,
+    }),
+    makeTerminate({ messageSequenceNumber: 5, layer: 0, errorType: 2, errorCode: 0x05 }),
   ];
   const server: RdmapMessage[] = [
     makeReadResponse({ stag: 0x0a0b0c0d, taggedOffset: 0x0001020304050607n, payload: payload(9) }),
