@@ -146,3 +146,17 @@ export function tsharkSummaries(file: string, options: TsharkOptions = {}): stri
     (r) => `${(r['_ws.col.Protocol'] ?? []).join(',')} ${(r['_ws.col.Info'] ?? []).join(',')}`,
   );
 }
+
+/**
+ * `tshark -T fields -E header=y -e f1 -e f2 ...` as tshark prints it (one line per frame,
+ * occurrences joined by `,`): the text `decode --header --fields f1,f2,...` must equal.
+ */
+export function tsharkFieldsText(
+  file: string,
+  fields: readonly string[],
+  options: TsharkOptions = {},
+): string {
+  const args = [...commonArgs(file, options), '-T', 'fields', '-E', 'header=y'];
+  for (const f of fields) args.push('-e', f);
+  return run(args);
+}

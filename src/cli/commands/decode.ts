@@ -1,26 +1,26 @@
 import { readFileSync } from 'node:fs';
 import { type FileHandle, open } from 'node:fs/promises';
-import type { Writable } from 'node:stream';
+import type { Readable, Writable } from 'node:stream';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import type { Command } from 'commander';
+import { type Command, InvalidArgumentError, Option } from 'commander';
 import type { CaptureItem } from '../../codec/capture/decode-capture.js';
-import { LazyCaptureDecoder, type LazyItem } from '../../codec/capture/lazy-decode.js';
+import { DisplayFilterError } from '../../codec/capture/display-filter.js';
+import {
+  FieldRows,
+  parseFieldList,
+  parseFilterOption,
+  type RowsSpec,
+  rowsSpec,
+} from '../../codec/capture/field-rows.js';
+import { LazyCaptureDecoder } from '../../codec/capture/lazy-decode.js';
 import {
   captureItemToJson,
   captureItemToText,
   captureSummaryLine,
 } from '../../codec/capture/render.js';
 import { CaptureStreamDecoder } from '../../codec/capture/stream-decode.js';
-import {
-  checkColumns,
-  fieldsLine,
-  type ItemFilter,
-  matchesFilter,
-  parseFilter,
-  SummaryOptionError,
-  summaryLine,
-} from '../../codec/capture/summary.js';
+import { SummaryOptionError, summaryLine } from '../../codec/capture/summary.js';
 import type { DecodeError } from '../../codec/errors.js';
 import {
   DEFAULT_IWARP_PROFILE,
@@ -30,23 +30,31 @@ import {
 } from '../../codec/iwarp/profiles.js';
 import { CaptureRecordStream } from '../../codec/pcap/record-stream.js';
 import { ROCE_V2_UDP_PORT } from '../../codec/roce/packet.js';
+import { port, positiveInteger } from '../options.js';
 
 /** Options of {@link runDecode} and {@link streamDecode}. */
 export interface DecodeCommandOptions {
   /** RDMAP profile for iWARP messages (default `DEFAULT_IWARP_PROFILE`, rfc7306). */
-  readonly profile?: string;
+  readonly profile?: IwarpProfile;
   /** Print one JSON document for the whole capture, written as it is decoded. */
   readonly json?: boolean;
   /** Print JSON Lines: one JSON object per item as it is decoded, then a summary object. */
   readonly jsonl?: boolean;
   /** UDP port treated as RoCEv2 (default 4791). */
-  readonly rocePort?: string;
+  readonly rocePort?: number;
   /** One line per packet (lazy decode: fields read only to print them). */
   readonly summary?: boolean;
-  /** Comma-separated columns to print, tab-separated, one line per packet (see summary.ts). */
+  /**
+   * Comma-separated fields to print, tab-separated: tshark names (one line per frame, as
+   * `tshark -T fields`) or the project's columns (one line per item); see field-rows.ts.
+   */
   readonly fields?: string;
-  /** Only the packets that match, e.g. `opcode=atomic-request,qn=1` (see summary.ts). */
+  /** A display filter, e.g. `iwarp_ddp.msn == 2 && crc == valid` (display-filter.ts). */
   readonly filter?: string;
+  /** Print the field names first (`tshark -E header=y`); needs `fields`. */
+  readonly header?: boolean;
+  /** Read only the first `count` frames (`tshark -c`). */
+  readonly count?: number;
 }
 
 /** What `runDecode` produced: the text for stdout and the process exit code. */
@@ -61,26 +69,36 @@ interface ValidOptions {
   readonly profile: IwarpProfile;
   readonly rocePort: number;
   /** Set for the lazy outputs (--summary, --fields, --filter). */
-  readonly lazy?: { readonly columns?: readonly string[]; readonly filter?: ItemFilter };
+  readonly lazy?: RowsSpec;
+  readonly header: boolean;
+  readonly count: number | undefined;
 }
 
 type CheckedOptions = ValidOptions | { readonly ok: false; readonly stderr: string };
 
 function checkOptions(options: DecodeCommandOptions): CheckedOptions {
+  // The command line's values are checked by commander (`.choices()`, argParsers); these
+  // checks guard runDecode's callers.
   const profile = options.profile ?? DEFAULT_IWARP_PROFILE;
   if (!isIwarpProfile(profile))
     return {
       ok: false,
-      stderr: `unknown profile '${profile}' (known: ${IWARP_PROFILES.join(', ')})\n`,
+      stderr: `unknown profile '${String(profile)}' (known: ${IWARP_PROFILES.join(', ')})\n`,
     };
-  const rocePort = options.rocePort === undefined ? ROCE_V2_UDP_PORT : Number(options.rocePort);
+  const rocePort = options.rocePort ?? ROCE_V2_UDP_PORT;
   if (!Number.isInteger(rocePort) || rocePort < 0 || rocePort > 0xffff)
-    return { ok: false, stderr: `bad --roce-port '${options.rocePort}'\n` };
+    return { ok: false, stderr: `bad --roce-port '${String(options.rocePort)}'\n` };
+  const count = options.count;
+  if (count !== undefined && (!Number.isInteger(count) || count <= 0))
+    return { ok: false, stderr: `bad -c '${String(count)}': expected a positive whole number\n` };
+  const header = options.header === true;
+  if (header && options.fields === undefined)
+    return { ok: false, stderr: '--header names the --fields columns; it needs --fields\n' };
   if (options.json === true && options.jsonl === true)
     return { ok: false, stderr: '--json and --jsonl exclude each other\n' };
   const lazy =
     options.summary === true || options.fields !== undefined || options.filter !== undefined;
-  if (!lazy) return { ok: true, profile, rocePort };
+  if (!lazy) return { ok: true, profile, rocePort, header, count };
   if (options.json === true || options.jsonl === true)
     return {
       ok: false,
@@ -89,20 +107,17 @@ function checkOptions(options: DecodeCommandOptions): CheckedOptions {
   if (options.summary === true && options.fields !== undefined)
     return { ok: false, stderr: '--summary and --fields exclude each other\n' };
   try {
-    const columns = options.fields?.split(',').map((c) => c.trim());
-    if (columns !== undefined) checkColumns(columns);
-    const filter = options.filter === undefined ? undefined : parseFilter(options.filter);
     return {
       ok: true,
       profile,
       rocePort,
-      lazy: {
-        ...(columns === undefined ? {} : { columns }),
-        ...(filter === undefined ? {} : { filter }),
-      },
+      header,
+      count,
+      lazy: rowsSpec(options.fields, options.filter),
     };
   } catch (e) {
-    if (e instanceof SummaryOptionError) return { ok: false, stderr: `${e.message}\n` };
+    if (e instanceof SummaryOptionError || e instanceof DisplayFilterError)
+      return { ok: false, stderr: `${e.message}\n` };
     throw e;
   }
 }
@@ -118,6 +133,8 @@ interface DecodeEnd {
 interface DecodeRun {
   push(chunk: Uint8Array): string;
   finish(): DecodeEnd;
+  /** True once `-c` frames were read: the rest of the input is not needed. */
+  readonly done: boolean;
 }
 
 /** How the end of the file reads: nothing wrong, a cut (a warning, as tshark), or an error. */
@@ -147,46 +164,49 @@ function endOfFile(
  * packets a --filter passes. Items are views; only what is printed is read.
  */
 class LazyDecode implements DecodeRun {
-  private text = '';
   private readonly decoder: LazyCaptureDecoder;
+  private readonly rows: FieldRows;
+  private readonly fieldsOnly: boolean;
+  private head: string;
 
   constructor(
     private readonly file: string,
     options: ValidOptions,
   ) {
-    const columns = options.lazy?.columns;
-    const filter = options.lazy?.filter;
-    const render =
-      columns === undefined ? summaryLine : (item: LazyItem) => fieldsLine(item, columns);
-    this.decoder = new LazyCaptureDecoder(
-      filter === undefined
-        ? (item) => {
-            this.text += render(item);
-          }
-        : (item) => {
-            if (matchesFilter(item, filter)) this.text += render(item);
-          },
-      { rocePort: options.rocePort },
-    );
-    this.fieldsOnly = columns !== undefined;
+    const spec = options.lazy ?? { frameRows: false, columns: undefined, filter: undefined };
+    this.rows = new FieldRows(spec, summaryLine);
+    this.fieldsOnly = spec.columns !== undefined;
+    this.head = options.header && spec.columns !== undefined ? `${spec.columns.join('\t')}\n` : '';
+    const rows = this.rows;
+    this.decoder = new LazyCaptureDecoder((item) => rows.item(item), {
+      rocePort: options.rocePort,
+      ...(options.count === undefined ? {} : { maxFrames: options.count }),
+      onFrame: (frameIndex, linkType, bytes, start, end, seconds, nanoseconds) =>
+        rows.beginFrame(frameIndex, linkType, bytes.subarray(start, end), seconds, nanoseconds),
+    });
   }
 
-  private readonly fieldsOnly: boolean;
+  get done(): boolean {
+    return this.decoder.frameLimitReached;
+  }
 
   push(chunk: Uint8Array): string {
     this.decoder.push(chunk);
-    const out = this.text;
-    this.text = '';
+    const out = this.head + this.rows.take();
+    this.head = '';
     return out;
   }
 
   finish(): DecodeEnd {
     const d = this.decoder;
     d.finish();
-    const eof = endOfFile(this.file, d.format, d.end, d.recordCount, d.end?.reason !== 'truncated');
+    this.rows.finish();
+    // With -c the input stops where it was no longer read: no cut record to report.
+    const end = this.done ? undefined : d.end;
+    const eof = endOfFile(this.file, d.format, end, d.recordCount, end?.reason !== 'truncated');
     if (eof.kind === 'unreadable') return { stdout: '', stderr: eof.text, exitCode: 1 };
-    let stdout = this.text;
-    this.text = '';
+    let stdout = this.head + this.rows.take();
+    this.head = '';
     if (!this.fieldsOnly && d.format !== undefined)
       stdout += captureSummaryLine({ ...d.counts, format: d.format });
     if (eof.kind === 'none') return { stdout, stderr: '', exitCode: 0 };
@@ -205,13 +225,20 @@ class StreamingDecode implements DecodeRun {
   /** --json: whether the document's opening was written, and whether an item was. */
   private opened = false;
   private firstItem = true;
+  /** -c: the frames to read, and whether they were. */
+  private readonly count: number;
+  done = false;
 
   constructor(
     private readonly file: string,
     private readonly mode: 'text' | 'jsonl' | 'json',
-    options: { profile: IwarpProfile; rocePort: number },
+    options: { profile: IwarpProfile; rocePort: number; count: number | undefined },
   ) {
-    this.decoder = new CaptureStreamDecoder(options);
+    this.decoder = new CaptureStreamDecoder({
+      profile: options.profile,
+      rocePort: options.rocePort,
+    });
+    this.count = options.count ?? Number.POSITIVE_INFINITY;
   }
 
   private get jsonl(): boolean {
@@ -220,15 +247,20 @@ class StreamingDecode implements DecodeRun {
 
   /** The text for the items this chunk completes; stops at the first unreadable record. */
   push(chunk: Uint8Array): string {
-    if (this.fatal !== undefined) return '';
+    if (this.fatal !== undefined || this.done) return '';
     const r = this.records.push(chunk);
     if (!r.ok) {
       this.fatal = r.error;
       return '';
     }
     let text = '';
-    for (const record of r.value)
+    for (const record of r.value) {
+      if (record.frameIndex >= this.count) {
+        this.done = true;
+        break;
+      }
       for (const item of this.decoder.push(record, record.frameIndex)) text += this.render(item);
+    }
     return text;
   }
 
@@ -252,9 +284,11 @@ class StreamingDecode implements DecodeRun {
 
   /** The end of the input: the last items, the summary, a warning or an error, the exit code. */
   finish(): { stdout: string; stderr: string; exitCode: number } {
-    const end = this.fatal ?? this.records.finish();
+    // With -c the input stops where it was no longer read: no cut record to report.
+    const end = this.fatal ?? (this.done ? undefined : this.records.finish());
     const format = this.records.fileFormat;
-    const eof = endOfFile(this.file, format, end, this.records.records, this.fatal !== undefined);
+    const records = Math.min(this.records.records, this.count);
+    const eof = endOfFile(this.file, format, end, records, this.fatal !== undefined);
     if (this.mode === 'json') {
       // A file with no complete record and an error is an error document, not an empty one.
       const unreadable =
@@ -330,11 +364,11 @@ export function runDecode(file: string, options: DecodeCommandOptions = {}): Dec
   if (!o.ok) return { exitCode: 2, stdout: '', stderr: o.stderr };
   let bytes: Uint8Array;
   try {
-    bytes = readFileSync(file);
+    bytes = readFileSync(file === STDIN ? 0 : file);
   } catch (e) {
     return { exitCode: 1, stdout: '', stderr: `cannot read ${file}: ${(e as Error).message}\n` };
   }
-  const run = decodeRun(file, options, o);
+  const run = decodeRun(inputName(file), options, o);
   const head = run.push(bytes);
   const end = run.finish();
   return { ...end, stdout: head + end.stdout };
@@ -348,6 +382,36 @@ function decodeRun(file: string, options: DecodeCommandOptions, o: ValidOptions)
     options.json === true ? 'json' : options.jsonl === true ? 'jsonl' : 'text',
     o,
   );
+}
+
+/** The file name that reads standard input (as tshark's `-r -`). */
+const STDIN = '-';
+
+/** How messages name the input. */
+function inputName(file: string): string {
+  return file === STDIN ? '(standard input)' : file;
+}
+
+/** The input's bytes, chunk by chunk: a file read into one reused buffer, or a stream. */
+async function* inputChunks(file: string, stdin: Readable): AsyncGenerator<Uint8Array> {
+  if (file === STDIN) {
+    for await (const chunk of stdin) yield chunk as Uint8Array;
+    return;
+  }
+  // One read buffer, reused: every decoder copies what it keeps past push(), so the read
+  // side makes no garbage however large the file.
+  const chunk = new Uint8Array(READ_CHUNK);
+  let input: FileHandle | undefined;
+  try {
+    input = await open(file, 'r');
+    for (;;) {
+      const { bytesRead } = await input.read(chunk, 0, READ_CHUNK, null);
+      if (bytesRead === 0) return;
+      yield chunk.subarray(0, bytesRead);
+    }
+  } finally {
+    await input?.close();
+  }
 }
 
 /**
@@ -412,7 +476,7 @@ class Output {
 export async function streamDecode(
   file: string,
   options: DecodeCommandOptions,
-  io: { readonly stdout: Writable; readonly stderr: Writable },
+  io: { readonly stdout: Writable; readonly stderr: Writable; readonly stdin?: Readable },
 ): Promise<number> {
   const out = new Output(io.stdout);
   const o = checkOptions(options);
@@ -420,31 +484,22 @@ export async function streamDecode(
     io.stderr.write(o.stderr);
     return 2;
   }
-  const s = decodeRun(file, options, o);
-  // One read buffer, reused: every decoder copies what it keeps past push(), so the read
-  // side makes no garbage however large the file.
-  const chunk = new Uint8Array(READ_CHUNK);
+  const s = decodeRun(inputName(file), options, o);
   const collect = fullGc();
   let sinceGc = 0;
-  let input: FileHandle | undefined;
   try {
-    input = await open(file, 'r');
-    for (;;) {
-      const { bytesRead } = await input.read(chunk, 0, READ_CHUNK, null);
-      if (bytesRead === 0) break;
-      sinceGc += bytesRead;
+    for await (const chunk of inputChunks(file, io.stdin ?? process.stdin)) {
+      sinceGc += chunk.length;
       if (sinceGc >= GC_EVERY && collect !== undefined) {
         sinceGc = 0;
         collect();
       }
-      await out.write(s.push(chunk.subarray(0, bytesRead)));
-      if (out.closed) break;
+      await out.write(s.push(chunk));
+      if (out.closed || s.done) break;
     }
   } catch (e) {
-    io.stderr.write(`cannot read ${file}: ${(e as Error).message}\n`);
+    io.stderr.write(`cannot read ${inputName(file)}: ${(e as Error).message}\n`);
     return 1;
-  } finally {
-    await input?.close();
   }
   if (out.closed) {
     if (out.failure === undefined) return 0;
@@ -457,6 +512,20 @@ export async function streamDecode(
   return out.failure === undefined ? end.exitCode : 1;
 }
 
+/** commander's argParser of a value checked by `check` (which throws a one-line error). */
+function checkedBy(check: (text: string) => unknown): (text: string) => string {
+  return (text) => {
+    try {
+      check(text);
+    } catch (e) {
+      if (e instanceof SummaryOptionError || e instanceof DisplayFilterError)
+        throw new InvalidArgumentError(e.message);
+      throw e;
+    }
+    return text;
+  };
+}
+
 /** Registers `rdma-interop decode`. */
 export function registerDecode(program: Command): void {
   program
@@ -464,11 +533,11 @@ export function registerDecode(program: Command): void {
     .description(
       'decode the RoCEv2 and iWARP (MPA/DDP/RDMAP) messages of a pcap or pcapng file, frame by frame',
     )
-    .argument('<file>', 'capture file (pcap or pcapng)')
-    .option(
-      '--profile <profile>',
-      `RDMAP profile: ${IWARP_PROFILES.join(', ')}`,
-      DEFAULT_IWARP_PROFILE,
+    .argument('<file>', "capture file (pcap or pcapng); '-' reads standard input")
+    .addOption(
+      new Option('--profile <profile>', 'RDMAP profile')
+        .choices(IWARP_PROFILES)
+        .default(DEFAULT_IWARP_PROFILE),
     )
     .option(
       '--json',
@@ -480,21 +549,30 @@ export function registerDecode(program: Command): void {
     )
     .option(
       '--fields <list>',
-      'comma-separated columns, printed tab-separated one packet per line: frame, time, src, dst, proto, opcode, qp, psn, qn, msn, mo, stag, crc, length, info, any iWARP layout field (requestIdentifier, ...), RoCE HEADER.field (AtomicETH.swapOrAddData), or a tshark iwarp_* name',
+      "comma-separated fields, printed tab-separated: tshark 4.0 names (infiniband.bth.psn, iwarp_ddp.msn, iwarp_mpa.crc_check, frame.number, ip.src, tcp.stream, udp.srcport, ...) print one line per frame in tshark's formats, as 'tshark -T fields -e ...'; the project's columns (frame, time, src, dst, proto, opcode, qp, psn, qn, msn, mo, stag, crc, icrc, length, info, iWARP layout fields such as requestIdentifier, RoCE fields such as AtomicETH.swapOrAddData) one line per packet",
+      checkedBy(parseFieldList),
     )
     .option(
-      '--filter <conditions>',
-      "only packets matching every key=value (keys opcode, qp, qn, stag, psn, msn; values a|b for either; opcodes as iWARP kinds or BTH names), e.g. 'opcode=atomic-request,qn=1'; implies --summary unless --fields",
+      '--filter <expression>',
+      "only what matches a display filter: tshark or project field names, ==, !=, <, >, <=, >=, and/&&, or/||, not/!, parentheses, a bare name for presence; crc (valid, invalid, not-in-use) and icrc (valid, invalid) are fields, e.g. 'iwarp_ddp.msn >= 2 && crc == valid'; the older 'opcode=atomic-request,qn=1' still reads; implies --summary unless --fields",
+      checkedBy(parseFilterOption),
+    )
+    .option('--header', "with --fields: print the field names first (tshark's -E header=y)")
+    .option(
+      '-c, --count <frames>',
+      'read only the first <frames> frames (as tshark -c)',
+      positiveInteger,
     )
     .option(
       '--jsonl',
       'print JSON Lines as the capture is decoded: one object per item, then a summary',
     )
-    .option('--roce-port <port>', 'UDP destination port of RoCEv2', String(ROCE_V2_UDP_PORT))
+    .option('--roce-port <port>', 'UDP destination port of RoCEv2', port, ROCE_V2_UDP_PORT)
     .action(async (file: string, options: DecodeCommandOptions) => {
       process.exitCode = await streamDecode(file, options, {
         stdout: process.stdout,
         stderr: process.stderr,
+        stdin: process.stdin,
       });
     });
 }

@@ -74,6 +74,21 @@ export class LazyItem {
 /** Options of {@link LazyCaptureDecoder}. */
 export interface LazyDecodeOptions {
   readonly rocePort?: number;
+  /**
+   * Called with each record before its items (frame-level fields: `decode --fields ip.src`);
+   * `bytes[start, end)` is the record, valid during the call only; the time as in LazyItem.
+   */
+  readonly onFrame?: (
+    frameIndex: number,
+    linkType: number,
+    bytes: Uint8Array,
+    start: number,
+    end: number,
+    seconds: number,
+    nanoseconds: number,
+  ) => void;
+  /** Records to read (`decode -c`): later records are neither decoded nor counted. */
+  readonly maxFrames?: number;
 }
 
 interface FrameRef {
@@ -132,12 +147,21 @@ export class LazyCaptureDecoder {
   private recordsRead = 0;
   private pcapng: CaptureRecordStream | undefined;
   private fatal = false;
+  private readonly onFrame: LazyDecodeOptions['onFrame'];
+  private readonly maxFrames: number;
 
   constructor(
     private readonly onItem: (item: LazyItem) => void,
     options: LazyDecodeOptions = {},
   ) {
     this.rocePort = options.rocePort ?? ROCE_V2_UDP_PORT;
+    this.onFrame = options.onFrame;
+    this.maxFrames = options.maxFrames ?? Number.POSITIVE_INFINITY;
+  }
+
+  /** True once `maxFrames` records were read: the caller may stop feeding bytes. */
+  get frameLimitReached(): boolean {
+    return this.counts.frames >= this.maxFrames;
   }
 
   /** Records read so far. */
@@ -347,7 +371,9 @@ export class LazyCaptureDecoder {
     seconds: number,
     nanoseconds: number,
   ): void {
+    if (this.counts.frames >= this.maxFrames) return;
     this.counts.frames++;
+    this.onFrame?.(frameIndex, linkType, b, start, end, seconds, nanoseconds);
     const from: FrameRef = { frameIndex, seconds, nanoseconds };
     let l3 = start;
     let etherType: number;

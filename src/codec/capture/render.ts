@@ -76,8 +76,17 @@ export function captureToJson(d: CaptureDecode): PlainValue {
   });
 }
 
-/** One item as `--json` and `--jsonl` show it (before the JSON-safe conversion). */
-function itemShape({ timestampNs, ...item }: CaptureItem): unknown {
+/**
+ * One item as `--json` and `--jsonl` show it (before the JSON-safe conversion): `frame` is
+ * the frame number counted from 1 (tshark's frame.number, as every decode output shows it),
+ * `frameIndex` the 0-based record index.
+ */
+function itemShape(item: CaptureItem): unknown {
+  const body = itemBody(item) as Record<string, unknown>;
+  return { kind: body.kind, frame: item.frameIndex + 1, ...body };
+}
+
+function itemBody({ timestampNs, ...item }: CaptureItem): unknown {
   const time = formatTimestamp(timestampNs);
   if (item.kind === 'roce') {
     const { frame, ...rest } = item;

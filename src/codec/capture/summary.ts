@@ -1,7 +1,7 @@
 /**
- * What `decode --summary`, `--fields` and `--filter` print from lazy items (lazy-decode.ts):
- * one line per packet in the manner of tshark's default output, chosen columns in the
- * manner of `tshark -T fields`, and a filter on opcode, QP/QN, STag, PSN and MSN. Column
+ * What `decode --summary` and `--fields` print from lazy items (lazy-decode.ts): one line
+ * per packet in the manner of tshark's default output, and the project's own columns (the
+ * tshark names and the filter are field-rows.ts's, tshark-fields.ts's). Column
  * names are the generic ones below, any field name of the iWARP layout tables (layouts.ts:
  * `requestIdentifier`, `sinkTaggedOffset`, ...), any RoCE extension header field as
  * `HEADER.field` (headers.ts: `AtomicETH.swapOrAddData`), and the tshark 4.0 name of any
@@ -9,9 +9,15 @@
  */
 import { RdmaInteropError } from '../../errors.js';
 import { type HeaderField, IWARP_LAYOUTS, tsharkFieldName } from '../iwarp/layouts.js';
-import { RDMAP_OPCODES } from '../iwarp/opcodes.js';
 import { EXTENSION_HEADER_LAYOUT } from '../roce/headers.js';
-import { BTH_OPCODES, type ExtensionHeader } from '../roce/opcodes.js';
+import type { ExtensionHeader } from '../roce/opcodes.js';
+import {
+  evaluateFilter,
+  type FilterNode,
+  type FilterValue,
+  filterFields,
+  parseDisplayFilter,
+} from './display-filter.js';
 import type { LazyItem } from './lazy-decode.js';
 
 /** A bad `--fields` or `--filter`: the one-line message of a usage error. */
@@ -45,10 +51,6 @@ export const SUMMARY_COLUMNS: Readonly<Record<string, string>> = {
   length: 'RDMA bytes: the ULPDU (iWARP) or the UDP payload (RoCEv2)',
   info: 'the summary line after the protocol',
 };
-
-/** The item fields a filter may test. */
-export const FILTER_KEYS = ['opcode', 'qp', 'qn', 'stag', 'psn', 'msn'] as const;
-type FilterKey = (typeof FILTER_KEYS)[number];
 
 /**
  * tshark field name to iWARP layout field. The Atomic Request's first data/mask pair has
@@ -95,7 +97,8 @@ function protocol(item: LazyItem): string {
   }
 }
 
-function opcodeName(item: LazyItem): string {
+/** The item's opcode: BTH name, RDMAP kind or MPA frame kind ('' when none). */
+export function opcodeName(item: LazyItem): string {
   if (item.kind === 'roce') {
     if (!item.roce.bthPresent) return '';
     return item.roce.info?.name ?? hex(item.roce.opcode, 2);
@@ -109,7 +112,7 @@ function opcodeName(item: LazyItem): string {
 }
 
 /** The value of a column (empty when the item has no such field). */
-function column(item: LazyItem, name: string): string {
+export function column(item: LazyItem, name: string): string {
   const roce = item.kind === 'roce' && item.roce.bthPresent ? item.roce : undefined;
   const rdmap = item.kind === 'fpdu' && item.rdmap.headerPresent ? item.rdmap : undefined;
   switch (name) {
@@ -218,95 +221,42 @@ export function summaryLine(item: LazyItem): string {
   return `${item.frameIndex + 1} ${isoTime(item.seconds, item.nanoseconds)} ${item.source || '-'} > ${item.destination || '-'} ${protocol(item)} ${info(item)}\n`;
 }
 
-/** A parsed `--filter`: every condition must hold. */
-export interface ItemFilter {
-  readonly conditions: readonly { readonly key: FilterKey; readonly values: readonly string[] }[];
+/**
+ * A column's value as a filter compares it: the opcode as name and number, other columns as
+ * the text they print (numbers among them compare as numbers); undefined when empty.
+ */
+export function columnFilterValue(item: LazyItem, name: string): FilterValue | undefined {
+  if (name === 'opcode') {
+    const text = opcodeName(item);
+    if (text === '') return undefined;
+    const value =
+      item.kind === 'roce' ? item.roce.opcode : item.kind === 'fpdu' ? item.rdmap.opcode : -1;
+    return { name: text, value };
+  }
+  const text = column(item, name);
+  return text === '' ? undefined : text;
 }
 
-const OPCODE_NAMES = new Set<string>([
-  ...RDMAP_OPCODES.map((r) => r.kind),
-  ...[...BTH_OPCODES.values()].map((r) => r.name.toLowerCase()),
-]);
-
-function parseNumber(text: string): number | undefined {
-  if (!/^(0x[0-9a-f]+|\d+)$/i.test(text)) return undefined;
-  const n = Number(text);
-  return Number.isSafeInteger(n) ? n : undefined;
-}
+/** The keys of the older `key=value|value,key=value` filter form (any column now filters). */
+export const FILTER_KEYS = ['opcode', 'qp', 'qn', 'stag', 'psn', 'msn'] as const;
 
 /**
- * Parses `key=value[|value...],key=value...` (keys: opcode, qp, qn, stag, psn, msn; numbers
- * decimal or 0x hex; opcodes as iWARP message kinds, `atomic-request`, or BTH names,
- * `RC_FETCH_ADD`, any case). Throws SummaryOptionError naming the bad part.
+ * Parses a filter over the project's columns alone (the library's item filter; `decode
+ * --filter` also knows tshark names: field-rows.ts). Throws DisplayFilterError when it does
+ * not parse, SummaryOptionError for a name that is no column.
  */
-export function parseFilter(text: string): ItemFilter {
-  const conditions: { key: FilterKey; values: string[] }[] = [];
-  for (const part of text.split(',')) {
-    const eq = part.indexOf('=');
-    const key = part.slice(0, eq).trim() as FilterKey;
-    if (eq <= 0 || !FILTER_KEYS.includes(key))
-      throw new SummaryOptionError(
-        'filter',
-        `bad filter '${part}': expected key=value with key one of ${FILTER_KEYS.join(', ')}`,
-      );
-    const values = part
-      .slice(eq + 1)
-      .split('|')
-      .map((v) => v.trim().toLowerCase());
-    for (const v of values) {
-      if (
-        key === 'opcode'
-          ? OPCODE_NAMES.has(v) || parseNumber(v) !== undefined
-          : parseNumber(v) !== undefined
-      )
-        continue;
-      throw new SummaryOptionError(
-        'filter',
-        key === 'opcode'
-          ? `bad filter '${part}': '${v}' is no opcode (iWARP kinds such as atomic-request, BTH names such as RC_FETCH_ADD, or a number)`
-          : `bad filter '${part}': '${v}' is not a number`,
-      );
-    }
-    conditions.push({ key, values });
-  }
-  return { conditions };
+export function parseFilter(text: string): FilterNode {
+  const node = parseDisplayFilter(text);
+  for (const { field } of filterFields(node))
+    if (!(field in SUMMARY_COLUMNS) && !IWARP_FIELD_NAMES.has(field))
+      throw new SummaryOptionError('filter', `bad filter '${text}': '${field}' is no column`);
+  return node;
 }
 
-function numericValue(item: LazyItem, key: Exclude<FilterKey, 'opcode'>): number | undefined {
-  if (item.kind === 'roce' && item.roce.bthPresent) {
-    const r = item.roce;
-    if (key === 'qp') return r.destinationQp;
-    if (key === 'psn') return r.psn;
-    if (key === 'stag') return r.rKey;
-    if (key === 'msn') return r.msn;
-    return undefined;
-  }
-  if (item.kind === 'fpdu' && item.rdmap.headerPresent) {
-    const v = item.rdmap;
-    if (key === 'qn') return v.queueNumber;
-    if (key === 'msn') return v.messageSequenceNumber;
-    if (key === 'stag') return v.stag;
-  }
-  return undefined;
-}
-
-/** True when the item passes every condition (only RoCE packets and FPDUs can). */
-export function matchesFilter(item: LazyItem, filter: ItemFilter): boolean {
-  if (item.kind !== 'roce' && item.kind !== 'fpdu') return false;
-  for (const c of filter.conditions) {
-    let ok = false;
-    if (c.key === 'opcode') {
-      const name = opcodeName(item).toLowerCase();
-      // A packet with no BTH, an FPDU with no DDP/RDMAP header: no opcode to match (the
-      // view would read 0, RDMA Write's number, from bytes that are not there).
-      if (name === '') return false;
-      const number = item.kind === 'roce' ? item.roce.opcode : item.rdmap.opcode;
-      ok = c.values.some((v) => v === name || parseNumber(v) === number);
-    } else {
-      const value = numericValue(item, c.key);
-      ok = value !== undefined && c.values.some((v) => parseNumber(v) === value);
-    }
-    if (!ok) return false;
-  }
-  return true;
+/** True when an item passes a filter of parseFilter (item by item, as `--summary` filters). */
+export function matchesFilter(item: LazyItem, filter: FilterNode): boolean {
+  return evaluateFilter(filter, (field) => {
+    const v = columnFilterValue(item, field);
+    return v === undefined ? [] : [v];
+  });
 }

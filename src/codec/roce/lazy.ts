@@ -87,6 +87,16 @@ export class RoceView extends ByteView {
     return readLayoutField(this.bytes, this.offset + at, f);
   }
 
+  /**
+   * Where extension header `header` starts, from the BTH's first byte (0 for the BTH
+   * itself), or undefined when this opcode has no such header.
+   */
+  headerOffset(header: 'BTH' | ExtensionHeader): number | undefined {
+    if (header === 'BTH') return 0;
+    const info = this.info;
+    return info === undefined ? undefined : headerOffsets(info).get(header);
+  }
+
   /** The R_Key of a RETH, AtomicETH or IETH, when the opcode has one. */
   get rKey(): number | undefined {
     const info = this.info;

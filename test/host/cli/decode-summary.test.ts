@@ -105,14 +105,15 @@ function cmpSwapCapture(): string {
 }
 
 describe('decode --fields with the Atomic Request pair named as tshark names it', () => {
-  it('swap_data/swap_mask on a CmpSwap, add_data/add_mask empty there (tshark 4.0)', () => {
+  it('swap_data/swap_mask on a CmpSwap, add_data/add_mask empty there, in tshark 4.0 bases', () => {
     const r = runDecode(cmpSwapCapture(), {
       fields:
         'opcode,iwarp_rdma.atomic.add_data,iwarp_rdma.atomic.swap_data,iwarp_rdma.atomic.swap_mask,iwarp_rdma.atomic.compare_data',
     });
     expect(r.exitCode).toBe(0);
+    // swap_data and compare_data are BASE_DEC, swap_mask BASE_HEX (tshark -G fields).
     expect(r.stdout.trim().split('\n')).toContain(
-      'atomic-request\t\t0x0fedcba987654321\t0xffffffffffffffff\t0x0123456789abcdef',
+      `atomic-request\t\t${0x0fedcba987654321n}\t0xffffffffffffffff\t${0x0123456789abcdefn}`,
     );
   });
 });
@@ -140,17 +141,32 @@ describe('decode --summary, --fields, --filter', () => {
     );
   });
 
-  it('--fields picks columns by generic, layout-table, RoCE header and tshark names', () => {
+  it('--fields picks columns by generic, layout-table and RoCE header names, one line per item', () => {
     const r = runDecode(file, {
-      fields:
-        'proto,opcode,qn,msn,requestIdentifier,iwarp_rdma.atomic.add_data,AtomicETH.virtualAddress,stag',
+      fields: 'proto,opcode,qn,msn,requestIdentifier,AtomicETH.virtualAddress,stag',
     });
     expect(r.exitCode).toBe(0);
     const lines = r.stdout.trim().split('\n');
-    expect(lines[0]).toBe('RoCEv2\tRC_FETCH_ADD\t\t\t\t\t0x00007f3a12345000\t439041101');
-    expect(lines).toContain(`iWARP\tatomic-request\t1\t1\t${0x0a0b0c0d}\t0x1111111122222222\t\t`);
-    expect(lines).toContain(`iWARP\trdma-write\t\t\t\t\t\t${0x5a5b5c5d}`);
+    expect(lines[0]).toBe('RoCEv2\tRC_FETCH_ADD\t\t\t\t0x00007f3a12345000\t439041101');
+    expect(lines).toContain(`iWARP\tatomic-request\t1\t1\t${0x0a0b0c0d}\t\t`);
+    expect(lines).toContain(`iWARP\trdma-write\t\t\t\t\t${0x5a5b5c5d}`);
+    expect(lines.every((l) => l.startsWith('RoCEv2\t') || /^(iWARP|MPA)\t/.test(l))).toBe(true);
     expect(r.stdout).not.toMatch(/frames,/); // no counts line: columns only, as tshark -T fields
+  });
+
+  it('--fields with a tshark name: one line per frame, every frame, project columns beside', () => {
+    const r = runDecode(file, {
+      fields: 'frame.number,opcode,iwarp_rdma.atomic.add_data,tcp.stream',
+    });
+    expect(r.exitCode).toBe(0);
+    const lines = r.stdout.trim().split('\n');
+    expect(lines.map((l) => l.split('\t')[0])).toEqual(
+      lines.map((_, i) => String(i + 1)), // every frame, numbered from 1
+    );
+    expect(lines[0]).toBe('1\tRC_FETCH_ADD\t\t');
+    expect(lines).toContain(
+      `${lines.findIndex((l) => l.includes('atomic-request')) + 1}\tatomic-request\t${0x1111111122222222n}\t0`,
+    );
   });
 
   it('--filter keeps the packets matching every condition', () => {

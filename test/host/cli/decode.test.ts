@@ -14,6 +14,7 @@ import {
   makeTerminate,
 } from '../../../src/codec/iwarp/build.js';
 import { makeMpaFrame } from '../../../src/codec/iwarp/mpa-frames.js';
+import type { IwarpProfile } from '../../../src/codec/iwarp/profiles.js';
 import { encodeMpaStream } from '../../../src/codec/iwarp/stream.js';
 import { terminateCodeById } from '../../../src/codec/iwarp/terminate-codes.js';
 import { TcpFlag } from '../../../src/codec/net/tcp.js';
@@ -193,7 +194,7 @@ describe('rdma-interop decode', () => {
     expect(JSON.parse(r.stdout)).toMatchObject({
       error: { layer: 'pcap', field: 'record', offset: 24, reason: 'truncated' },
     });
-    expect(runDecode(ng, { profile: 'nope' }).exitCode).toBe(2);
+    expect(runDecode(ng, { profile: 'nope' as IwarpProfile }).exitCode).toBe(2);
   });
 });
 

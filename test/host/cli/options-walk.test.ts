@@ -338,6 +338,19 @@ const ENTRIES: Readonly<Record<string, Entry>> = {
       for (const line of sends) expect(line).toMatch(/ iWARP send /);
     },
   },
+  'rdma-interop decode --header': {
+    effect: async () => {
+      const r = await cli(['decode', '--header', '--fields', 'frame.number,ip.src', SIW_PCAP]);
+      expect(lines(r.stdout)[0]).toBe('frame.number\tip.src');
+      expect(lines(r.stdout)[1]).toBe('1\t198.51.100.1');
+    },
+  },
+  'rdma-interop decode --count': {
+    effect: async () => {
+      const r = await cli(['decode', '--count', '3', '--fields', 'frame.number', SIW_PCAP]);
+      expect(r.stdout).toBe('1\n2\n3\n');
+    },
+  },
   'rdma-interop decode --jsonl': {
     effect: async () => {
       const out = lines((await cli(['decode', '--jsonl', SIW_PCAP])).stdout);
@@ -607,10 +620,11 @@ const VALUES: Readonly<Record<string, ValueCheck>> = {
   'rdma-interop run --kernel': { bad: '9.9' },
   'rdma-interop run --kernels': { bad: '6.1,9.9' },
   'rdma-interop run --cache-dir': { free: 'a directory, created' },
-  'rdma-interop decode --profile': { free: 'decode.ts checks it (the tshark helper moves it)' },
-  'rdma-interop decode --fields': { free: 'decode.ts checks the column names' },
-  'rdma-interop decode --filter': { free: 'decode.ts parses the conditions' },
-  'rdma-interop decode --roce-port': { free: 'decode.ts checks it (the tshark helper moves it)' },
+  'rdma-interop decode --profile': { bad: 'rfc9999' },
+  'rdma-interop decode --fields': { bad: 'frame.number,nope' },
+  'rdma-interop decode --filter': { bad: 'infiniband.bth.opcode ==' },
+  'rdma-interop decode --count': { bad: '0' },
+  'rdma-interop decode --roce-port': { bad: '65536' },
   'rdma-interop bench --report': { free: 'a file, written' },
   'rdma-interop bench --json': { free: 'renamed: refused whatever the value' },
   'rdma-interop bench --cache-dir': { free: 'a directory, created' },

@@ -1,9 +1,13 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { collectEnvironment, environmentFor } from '../../../src/interop/environment.js';
 import { writeReport } from '../../../src/interop/report-files.js';
 import { runScenario, type ScenarioResult } from '../../../src/interop/runner.js';
 import { SCENARIOS } from '../../../src/interop/scenarios.js';
+import { TSHARK_AVAILABLE } from '../../helpers/tshark.js';
+import { diffWithTshark } from '../../helpers/tshark-diff.js';
 
 // The interop suite as tests: each scenario's program on its real device must match the
 // engine field by field, or differ only in ways recorded (with their source) in
@@ -21,10 +25,20 @@ afterAll(() => {
 });
 
 describe('interop: engine vs kernel', () => {
+  // The captures of the scenarios that capture the wire (siw0), for the tshark diff below.
+  const dir = mkdtempSync(join(tmpdir(), 'interop-suite-'));
+  const captures: string[] = [];
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
   for (const scenario of SCENARIOS) {
     it(`${scenario.id} (${scenario.device}, ${scenario.title})`, async () => {
       const result = await runScenario(scenario, environmentFor(env, scenario.device));
       results.push(result);
+      if (result.kernel?.pcap !== undefined) {
+        const file = join(dir, `${scenario.id}.pcap`);
+        writeFileSync(file, result.kernel.pcap);
+        captures.push(file);
+      }
       expect(result.error).toBeUndefined();
       expect({
         verdict: result.verdict,
@@ -33,4 +47,20 @@ describe('interop: engine vs kernel', () => {
       }).toEqual({ verdict: expect.stringMatching(/^(match|known)$/), unexplained: [], stale: [] });
     });
   }
+
+  // `decode --fields` with tshark's names prints what `tshark -T fields` prints for every
+  // capture of the suite (the stock siw's MPA without CRC), every field of the table.
+  it.skipIf(!TSHARK_AVAILABLE)(
+    "decode --fields prints what tshark -T fields prints for every scenario's capture",
+    () => {
+      expect(captures.length).toBeGreaterThan(0);
+      const cli = join(process.env.RDMA_INTEROP_ROOT ?? process.cwd(), 'dist/cli/main.js');
+      const diffs = diffWithTshark(captures, dir, cli);
+      for (const d of diffs) expect(d.ours, d.merged).toBe(d.theirs);
+      console.log(
+        `tshark diff, suite: ${captures.length} captures in ${diffs.length} merges, ${diffs.reduce((n, d) => n + d.frames, 0)} frames, ${diffs.reduce((n, d) => n + d.values, 0)} values`,
+      );
+    },
+    300_000,
+  );
 });
