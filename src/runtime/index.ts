@@ -13,7 +13,8 @@ import { cleanupStaleRuns } from './run-dir.js';
 import { setupGuestAssets } from './setup.js';
 import { rdmaCoreEnv } from './userspace.js';
 
-export { findGuestAssets, type GuestAssets, type KernelSelection, selectKernel } from './assets.js';
+export { ArgumentError, UnknownNameError } from '../errors.js';
+export { findGuestAssets, type GuestAssets } from './assets.js';
 export {
   type ContainerStep,
   GuestRuntimeError,
@@ -24,7 +25,6 @@ export { DEFAULT_KERNEL_LINE, KERNEL_LINES, type KernelLine, kernelLine } from '
 export type { Accelerator } from './kvm.js';
 export { cacheRoot, useCacheDir } from './paths.js';
 export type { BootResult } from './qemu.js';
-export { cleanupStaleRuns, type StaleCleanup } from './run-dir.js';
 export { type SetupOptions, setupGuestAssets } from './setup.js';
 export { abortOnSignals, type SignalAbort, signalExitCode } from './signals.js';
 

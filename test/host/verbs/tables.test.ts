@@ -1,21 +1,18 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { WC_FLAGS, WC_STATUS } from '../../../src/engine/verbs-model/index.js';
+import { toWorkCompletion } from '../../../src/verbs/completion.js';
 import {
-  accessMaskOf,
   DEVICE_CAP_FLAGS,
   flagMask,
   flagNames,
-  formatGuid,
-  gidText,
   nameOf,
-  QP_ATTR_FIELDS,
   QP_ATTR_MASK,
   SEND_FLAGS,
-  toNativeQpAttr,
-  toWorkCompletion,
-  VerbsArgumentError,
-} from '../../../src/verbs/index.js';
+} from '../../../src/verbs/constants.js';
+import { formatGuid, gidText } from '../../../src/verbs/device.js';
+import { accessMaskOf, VerbsArgumentError } from '../../../src/verbs/index.js';
+import { QP_ATTR_FIELDS, toNativeQpAttr } from '../../../src/verbs/qp-attr.js';
 
 describe('enum tables', () => {
   it('round-trips every flag mask through names', () => {
