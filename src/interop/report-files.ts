@@ -7,6 +7,8 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import type { Builder } from 'junit-report-builder';
+import { requireArray, requireBoolean, requireObject, requireString } from '../arguments.js';
+import { requireRunEnvironment } from './arguments.js';
 import type { RunEnvironment } from './environment.js';
 import type { ProbeResult } from './peer/run-probes.js';
 import { columnOf, differenceLines, renderMarkdown } from './report.js';
@@ -121,6 +123,16 @@ export function writeReport(
   env: RunEnvironment,
   strict: boolean,
 ): void {
+  // Checked before the directory is made: a wrong call writes nothing.
+  requireString('interop', 'dir', dir);
+  requireArray('interop', 'results', results).forEach((r, i) => {
+    requireObject('interop', `results[${i}]`, r);
+  });
+  requireArray('interop', 'probes', probes).forEach((p, i) => {
+    requireObject('interop', `probes[${i}]`, p);
+  });
+  requireRunEnvironment(env);
+  requireBoolean('interop', 'strict', strict);
   mkdirSync(dir, { recursive: true });
   writeFileSync(
     join(dir, 'results.json'),

@@ -1,4 +1,7 @@
 /** Runs scenarios through the engine and the kernel and judges each comparison. */
+import { requireArray } from '../arguments.js';
+import { ArgumentError } from '../errors.js';
+import { requireEnvironment, requireScenario } from './arguments.js';
 import { compareOutcomes, type FieldDifference } from './compare.js';
 import { formatValue } from './compare-format.js';
 import { expectedOutcome } from './expected.js';
@@ -96,6 +99,8 @@ export function judge(
 
 /** Runs one scenario on both sides. */
 export async function runScenario(scenario: Scenario, env: Environment): Promise<ScenarioResult> {
+  requireScenario(scenario);
+  requireEnvironment(env);
   const started = performance.now();
   const engine = expectedOutcome(scenario);
   try {
@@ -129,6 +134,17 @@ export async function runScenarios(
   onResult: (result: ScenarioResult, index: number) => void = () => {},
   onStart: (scenario: Scenario, index: number) => void = () => {},
 ): Promise<ScenarioResult[]> {
+  // Every argument checked before the first scenario runs.
+  requireArray('interop', 'scenarios', scenarios).forEach((s, i) => {
+    requireScenario(s, `scenarios[${i}]`);
+  });
+  for (const [name, fn] of [
+    ['environmentOf', environmentOf],
+    ['onResult', onResult],
+    ['onStart', onStart],
+  ] as const) {
+    if (typeof fn !== 'function') throw new ArgumentError('interop', name, 'not a function');
+  }
   const results: ScenarioResult[] = [];
   for (const [index, scenario] of scenarios.entries()) {
     onStart(scenario, index);

@@ -1,7 +1,7 @@
 import { existsSync, readFileSync, realpathSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
 import { GuestRuntimeError } from './errors.js';
-import { DEFAULT_KERNEL_LINE, KERNEL_LINES, kernelLine } from './kernel-lines.js';
+import { DEFAULT_KERNEL_LINE, findKernelLine, KERNEL_LINES } from './kernel-lines.js';
 import { cacheRoot } from './paths.js';
 
 /** The files a guest boots from, built by scripts/setup/guest-assets.sh. */
@@ -27,7 +27,7 @@ export type KernelSelection =
 
 export function selectKernel(kernel: string | undefined): KernelSelection {
   const name = kernel ?? DEFAULT_KERNEL_LINE;
-  if (kernelLine(name) !== undefined) {
+  if (findKernelLine(name) !== undefined) {
     // The default line keeps its historical link `current`; the others have `line-<name>`.
     const link = name === DEFAULT_KERNEL_LINE ? 'current' : `line-${name}`;
     return { kind: 'line', line: name, dir: join(cacheRoot(), 'guest', link) };

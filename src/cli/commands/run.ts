@@ -31,12 +31,8 @@ import { passed, runScenarios } from '../../interop/runner.js';
 import { DEVICES, type DeviceName, type Scenario } from '../../interop/scenario.js';
 import { SCENARIOS } from '../../interop/scenarios.js';
 import { usesRfc7306 } from '../../interop/siw-variant.js';
-import {
-  DEFAULT_KERNEL_LINE,
-  hostRdmaDevices,
-  KERNEL_LINES,
-  kernelLine,
-} from '../../runtime/index.js';
+import { hostRdmaDevices } from '../../runtime/index.js';
+import { DEFAULT_KERNEL_LINE, findKernelLine, KERNEL_LINES } from '../../runtime/kernel-lines.js';
 import { onDevicesOrGuest } from '../devices-or-guest.js';
 import { positiveSeconds } from '../options.js';
 import { runLink, selectLinkScenarios } from './run-link.js';
@@ -185,7 +181,7 @@ function parseKernelLines(value: string): string[] {
     .split(',')
     .map((s) => s.trim())
     .filter((s) => s !== '');
-  const unknown = names.filter((n) => kernelLine(n) === undefined);
+  const unknown = names.filter((n) => findKernelLine(n) === undefined);
   if (names.length === 0 || unknown.length > 0)
     throw new InvalidArgumentError(
       `unknown kernel line ${unknown.join(', ') || '(none)'}; the lines are ${KERNEL_LINES.map((l) => l.line).join(', ')} (or 'all')`,

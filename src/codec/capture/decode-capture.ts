@@ -4,6 +4,7 @@
  * Request/Reply as iWARP (MPA frames, FPDUs and RDMAP messages, via the iWARP codec's
  * stream decoder) after TCP reassembly. Items are returned in capture order.
  */
+import { requireBytes, requireOptions } from '../../arguments.js';
 import { DecodeError, type DecodeResult, decoded } from '../errors.js';
 import type { MpaRequestReply } from '../iwarp/messages.js';
 import { decodeMpaFrame, mpaFrameKind } from '../iwarp/mpa-frames.js';
@@ -188,6 +189,8 @@ export function decodeCaptureMessages(
   bytes: Uint8Array,
   options: CaptureDecodeOptions = {},
 ): DecodeResult<CaptureDecode> {
+  requireBytes('codec', 'bytes', bytes);
+  requireOptions('codec', 'options', options);
   const file = decodeCapture(bytes);
   if (!file.ok) return file;
   const rocePort = options.rocePort ?? ROCE_V2_UDP_PORT;

@@ -5,6 +5,7 @@
  * revision 2 and the enhanced bit, the private data starts with RFC 6581 §5's IRD/ORD
  * words carrying the peer-to-peer and RTR-type bits.
  */
+import { requireBytes, requireInteger } from '../../arguments.js';
 import { DecodeError, type DecodeResult, decoded, EncodeError, failed } from '../errors.js';
 import type { MpaEnhancedParameters, MpaRequestReply } from './messages.js';
 import { checkBool, checkBytes, checkUint, readU16, writeU16 } from './wire.js';
@@ -129,6 +130,8 @@ export interface DecodedMpaFrame {
 
 /** Decodes a Request or Reply frame at `bytes[at]`. Never throws. */
 export function decodeMpaFrame(bytes: Uint8Array, at = 0): DecodeResult<DecodedMpaFrame> {
+  requireBytes('codec', 'bytes', bytes);
+  requireInteger('codec', 'at', at, 0);
   if (bytes.length - at < MPA_FRAME_HEADER_LENGTH) {
     return failed(
       new DecodeError('mpa', 'frame', at, 'truncated', 'an MPA Request/Reply needs 20 bytes'),

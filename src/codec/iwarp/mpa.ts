@@ -11,6 +11,7 @@
  * FPDU's CRC (the CRC is computed over the FPDU as sent, markers included; Wireshark's
  * packet-iwarp-mpa.c checks it the same way).
  */
+import { requireBoolean, requireBytes, requireInteger, requireObject } from '../../arguments.js';
 import { crc32c } from '../crc32c.js';
 import { DecodeError, type DecodeResult, decoded, EncodeError, failed } from '../errors.js';
 import type { MpaCrcState, MpaFpdu, MpaMarker } from './messages.js';
@@ -62,8 +63,18 @@ export interface FpduOptions {
   readonly position?: number;
 }
 
+/** FpduOptions from a plain-JavaScript caller: booleans and a whole non-negative position. */
+function checkFpduOptions(options: FpduOptions): void {
+  requireObject('codec', 'options', options);
+  requireBoolean('codec', 'options.crc', options.crc);
+  requireBoolean('codec', 'options.markers', options.markers);
+  if (options.position !== undefined)
+    requireInteger('codec', 'options.position', options.position, 0);
+}
+
 /** Pad length for a ULPDU of `ulpduLength` bytes (RFC 5044 §4.3: length field + ULPDU + pad ≡ 0 mod 4). */
 export function mpaPadLength(ulpduLength: number): number {
+  requireInteger('codec', 'ulpduLength', ulpduLength, 0, MPA_MAX_ULPDU_LENGTH);
   return (
     (MPA_ALIGNMENT - ((ulpduLength + MPA_ULPDU_LENGTH_LENGTH) % MPA_ALIGNMENT)) % MPA_ALIGNMENT
   );
@@ -287,6 +298,9 @@ export function decodeFpdu(
   offset: number,
   options: FpduOptions,
 ): DecodeResult<DecodedFpdu> {
+  requireBytes('codec', 'bytes', bytes);
+  requireInteger('codec', 'offset', offset, 0);
+  checkFpduOptions(options);
   const reader = new MarkedReader(bytes, offset, offset, options.position ?? 0, options.markers);
   const lengthField = reader.take(MPA_ULPDU_LENGTH_LENGTH, 'ulpduLength');
   if (!lengthField.ok) return lengthField;

@@ -3,6 +3,8 @@
  * tagged/untagged, queue numbers and the profiles an opcode is valid in all come from
  * here; the encoder, the decoder, the engine and reports read these tables.
  */
+import { nameText } from '../../arguments.js';
+import { UnknownNameError } from '../../errors.js';
 import type { IwarpProfile } from './profiles.js';
 
 /** The kind of an RDMAP message, one per opcode. */
@@ -314,7 +316,10 @@ export function rdmapOpcodeInfo(opcode: number): RdmapOpcodeInfo | undefined {
 /** Look up an opcode row by message kind (every kind has exactly one row). */
 export function rdmapOpcodeOf(kind: RdmapMessageKind): RdmapOpcodeInfo {
   const info = OPCODE_BY_KIND.get(kind);
-  if (info === undefined) throw new Error(`no RDMAP opcode row for kind '${kind}'`);
+  if (info === undefined)
+    throw new UnknownNameError('codec', 'RDMAP message kind', nameText(kind), [
+      ...OPCODE_BY_KIND.keys(),
+    ]);
   return info;
 }
 
@@ -440,7 +445,13 @@ export function atomicOpcodeInfo(aOpCode: number): AtomicOpcodeInfo | undefined 
 /** Look up an AOpCode row by kind. */
 export function atomicOpcodeOf(kind: AtomicOperationKind): AtomicOpcodeInfo {
   const row = ATOMIC_OPCODES.find((r) => r.kind === kind);
-  if (row === undefined) throw new Error(`no AOpCode row for kind '${kind}'`);
+  if (row === undefined)
+    throw new UnknownNameError(
+      'codec',
+      'atomic operation kind',
+      nameText(kind),
+      ATOMIC_OPCODES.map((r) => r.kind),
+    );
   return row;
 }
 

@@ -3,6 +3,7 @@
  * decode bytes to a typed message, for a given profile. The opcode table in `opcodes.ts`
  * decides tagged/untagged, queue numbers, header kinds and profile validity.
  */
+import { requireBytes, requireOptions } from '../../arguments.js';
 import { DecodeError, type DecodeResult, decoded, EncodeError, failed } from '../errors.js';
 import {
   DDP_CONTROL,
@@ -140,6 +141,8 @@ export function decodeRdmapMessage(
   bytes: Uint8Array,
   options: RdmapCodecOptions = {},
 ): DecodeResult<RdmapMessage> {
+  requireBytes('codec', 'bytes', bytes);
+  requireOptions('codec', 'options', options);
   const profile = options.profile ?? DEFAULT_IWARP_PROFILE;
   if (bytes.length < 2) {
     return rdmapError('control', 0, 'truncated', `${bytes.length} bytes, need 2`, 'ddp');

@@ -4,6 +4,7 @@
  * as an RDMAP message. The bytes are one TCP direction already reassembled (by the TCP
  * reassembly of src/codec/net/); `startSequence` is the TCP sequence number of bytes[0].
  */
+import { requireBytes, requireOptions } from '../../arguments.js';
 import type { DecodeError, DecodeResult } from '../errors.js';
 import { decoded, failed } from '../errors.js';
 import type { MpaNegotiated, MpaRequestReply, RdmapMessage } from './messages.js';
@@ -74,6 +75,8 @@ export function decodeMpaStream(
   bytes: Uint8Array,
   options: MpaStreamOptions = {},
 ): DecodeResult<MpaStream> {
+  requireBytes('codec', 'bytes', bytes);
+  requireOptions('codec', 'options', options);
   const startSequence = options.startSequence ?? 0;
   let offset = 0;
   let frame: MpaRequestReply | undefined;

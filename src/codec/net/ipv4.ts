@@ -3,6 +3,7 @@
  * and reported, not enforced (sender-side captures carry offloaded checksums).
  * Fragments decode as headers; the frame decoder refuses to interpret their payload.
  */
+import { requireBytes } from '../../arguments.js';
 import { DecodeError, type DecodeResult, decoded, EncodeError, failed } from '../errors.js';
 import { formatIpv4, parseIpv4 } from './address.js';
 import { inRange, viewOf } from './bytes.js';
@@ -58,6 +59,7 @@ export function isIpv4Fragment(h: Ipv4Header): boolean {
 
 /** Decodes an IPv4 header and delimits its payload by Total Length. */
 export function decodeIpv4(bytes: Uint8Array): DecodeResult<Ipv4Packet> {
+  requireBytes('codec', 'bytes', bytes);
   if (bytes.length < 20)
     return failed(new DecodeError('ipv4', 'header', 0, 'truncated', `${bytes.length} < 20`));
   const v = viewOf(bytes);

@@ -2,6 +2,7 @@
  * Linux "cooked" capture headers, written by `tcpdump -i any`: SLL v1 (LINKTYPE_LINUX_SLL,
  * 16 bytes) and SLL v2 (LINKTYPE_LINUX_SLL2, 20 bytes), per tcpdump.org's linktype pages.
  */
+import { requireBytes } from '../../arguments.js';
 import { DecodeError, type DecodeResult, decoded, failed } from '../errors.js';
 import { formatMac } from './address.js';
 import { viewOf } from './bytes.js';
@@ -30,6 +31,7 @@ export interface SllFrame {
 
 /** Decodes an SLL (v1) frame. */
 export function decodeSll(bytes: Uint8Array): DecodeResult<SllFrame> {
+  requireBytes('codec', 'bytes', bytes);
   if (bytes.length < 16)
     return failed(new DecodeError('sll', 'header', 0, 'truncated', `${bytes.length} < 16`));
   const v = viewOf(bytes);
@@ -50,6 +52,7 @@ export function decodeSll(bytes: Uint8Array): DecodeResult<SllFrame> {
 
 /** Decodes an SLL2 frame. */
 export function decodeSll2(bytes: Uint8Array): DecodeResult<SllFrame> {
+  requireBytes('codec', 'bytes', bytes);
   if (bytes.length < 20)
     return failed(new DecodeError('sll', 'sll2-header', 0, 'truncated', `${bytes.length} < 20`));
   const v = viewOf(bytes);

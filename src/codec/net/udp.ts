@@ -2,6 +2,7 @@
  * UDP datagrams (RFC 768). The checksum covers a pseudo-header supplied by the caller
  * (see `checksum.ts`); it is verified and reported, not enforced.
  */
+import { requireBytes } from '../../arguments.js';
 import { DecodeError, type DecodeResult, decoded, EncodeError, failed } from '../errors.js';
 import { inRange, viewOf } from './bytes.js';
 import { finishChecksum, onesComplementSum } from './checksum.js';
@@ -28,6 +29,8 @@ export interface UdpDatagram {
 
 /** Decodes a UDP datagram; `pseudoHeader` enables checksum verification. */
 export function decodeUdp(bytes: Uint8Array, pseudoHeader?: Uint8Array): DecodeResult<UdpDatagram> {
+  requireBytes('codec', 'bytes', bytes);
+  if (pseudoHeader !== undefined) requireBytes('codec', 'pseudoHeader', pseudoHeader);
   if (bytes.length < 8)
     return failed(new DecodeError('udp', 'header', 0, 'truncated', `${bytes.length} < 8`));
   const v = viewOf(bytes);

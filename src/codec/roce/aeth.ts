@@ -4,6 +4,7 @@
  * credit count, RNR timer or NAK code. Names and values are data; the encoder and the
  * decoder read the same tables.
  */
+import { requireInteger } from '../../arguments.js';
 import { DecodeError, type DecodeResult, decoded, EncodeError, failed } from '../errors.js';
 
 /** The 2-bit syndrome kind (IBTA Table 42). Value 2 is reserved. */
@@ -88,6 +89,8 @@ export function aethNakCodeName(code: number): AethNakCodeName | undefined {
  * are decode errors.
  */
 export function decodeAethSyndrome(byte: number, offset = 0): DecodeResult<AethSyndrome> {
+  requireInteger('codec', 'byte', byte, 0, 0xff);
+  requireInteger('codec', 'offset', offset, 0);
   if ((byte & 0x80) !== 0)
     return failed(
       new DecodeError('roce', 'aeth.syndrome', offset, 'reserved-nonzero', 'bit 7 must be 0'),

@@ -2,6 +2,7 @@
  * Runs the wire probes against siw (through our userspace iWARP peer) and against the
  * engine configured as an RNIC without RFC 7306, and judges the answers line by line.
  */
+import { requireObject, requireString } from '../../arguments.js';
 import { KNOWN_PROBE_ANSWERS, type KnownProbeAnswer } from '../known-behaviour.js';
 import { wireLine } from '../wire.js';
 import { engineAnswer } from './engine-peer.js';
@@ -49,6 +50,9 @@ export function judgeProbe(
 }
 
 export async function runProbe(probe: WireProbe): Promise<ProbeResult> {
+  const p = requireObject('interop', 'probe', probe) as Readonly<Record<string, unknown>>;
+  requireString('interop', 'probe.id', p.id);
+  requireObject('interop', 'probe.message', p.message);
   const expected = engineAnswer(probe.message);
   const engine = lines(expected.sent);
   const engineDelivered = hex(expected.delivered);
