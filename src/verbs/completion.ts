@@ -5,6 +5,7 @@
  */
 
 import { endianness } from 'node:os';
+import { requireInteger } from '../arguments.js';
 import {
   WC_FLAGS,
   WC_OPCODE,
@@ -135,5 +136,6 @@ export function toWorkCompletion(wc: RawWorkCompletion): WorkCompletion {
 
 /** True for receive-side completions (`RECV` bit 0x80 set). */
 export function isReceiveCompletion(opcodeCode: number): boolean {
+  requireInteger('verbs', 'opcodeCode', opcodeCode, 0, 0xffff_ffff);
   return (opcodeCode & WC_OPCODE.RECV) !== 0;
 }

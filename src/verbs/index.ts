@@ -9,7 +9,7 @@
  */
 export { ArgumentError, UnknownNameError } from '../errors.js';
 export { type AsyncEvent, VerbsAsyncEventError } from './async-events.js';
-export { type CmEvent, CmId, type ConnParams, EventChannel } from './cm.js';
+export { type CmEvent, type CmId, type ConnParams, EventChannel } from './cm.js';
 export { isReceiveCompletion, type WorkCompletion } from './completion.js';
 export {
   connectPairByHand,
@@ -47,9 +47,9 @@ export {
   TRANSPORT_TYPE,
   type TransportType,
 } from './constants.js';
-export { type CompletionSink, Cq, type WaitOptions } from './cq.js';
+export type { CompletionSink, Cq, WaitOptions } from './cq.js';
 export {
-  Context,
+  type Context,
   type DeviceAttr,
   type DeviceInfo,
   type GidEntry,
@@ -71,28 +71,28 @@ export type { CloseOptions } from './lifetime.js';
 export {
   type Access,
   accessMaskOf,
-  Mr,
+  type Mr,
   type RegisteredRange,
   type RemoteRef,
   type Sge,
 } from './mr.js';
-export { Ah, Pd, type QpOptions } from './pd.js';
+export type { Ah, Pd, QpOptions } from './pd.js';
 export { type DeviceCapabilities, probeCapabilities } from './probe.js';
-export {
-  type PostPath,
+export type {
+  PostPath,
   PreparedSend,
   Qp,
-  type QpInfo,
-  type RawSge,
-  type RecvWr,
-  type SendOpcode,
-  type SendWr,
-  type UdDestination,
+  QpInfo,
+  RawSge,
+  RecvWr,
+  SendOpcode,
+  SendWr,
+  UdDestination,
 } from './qp.js';
 export type { AddressVector, Grh, QpAttr, QpStateName } from './qp-attr.js';
 export {
   type RepeatOptions,
-  RoundTrip,
+  type RoundTrip,
   type RoundTripOptions,
   VerbsCompletionError,
 } from './round-trip.js';

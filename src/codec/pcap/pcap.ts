@@ -31,6 +31,7 @@ export interface PcapFile {
 
 /** True when the bytes start with a classic pcap magic in either byte order. */
 export function isPcap(bytes: Uint8Array): boolean {
+  requireBytes('codec', 'bytes', bytes);
   if (bytes.length < 4) return false;
   const v = new DataView(bytes.buffer, bytes.byteOffset, 4);
   const be = v.getUint32(0, false);

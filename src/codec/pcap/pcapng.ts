@@ -43,6 +43,7 @@ export interface PcapngFile {
 
 /** True when the bytes start with a pcapng Section Header Block. */
 export function isPcapng(bytes: Uint8Array): boolean {
+  requireBytes('codec', 'bytes', bytes);
   return (
     bytes.length >= 4 &&
     bytes[0] === 0x0a &&
