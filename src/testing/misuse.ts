@@ -108,11 +108,7 @@ function classify(id: string, error: unknown): CaseReport {
   };
 }
 
-async function settle(
-  id: string,
-  call: () => unknown,
-  describesOnly = false,
-): Promise<CaseReport> {
+async function settle(id: string, call: () => unknown, describesOnly = false): Promise<CaseReport> {
   let result: unknown;
   try {
     result = call();

@@ -3,7 +3,7 @@
  * index.ts), and this test pins them, values and types, against exports.json. Changing
  * the public surface is then a deliberate act: update exports.json in the same commit
  * (`RDMA_INTEROP_UPDATE_EXPORTS=1 npx vitest run --project host test/host/package/exports.test.ts`
- * rewrites it from dist/, after `npm run build:ts`).
+ * rewrites it from dist/, after `npm run build:ts`; then `npx biome format --write` it).
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
