@@ -48,3 +48,31 @@ export function requireRunEnvironment(env: unknown, field = 'env'): RunEnvironme
   requireArray('interop', `${field}.devices`, e.devices);
   return env as RunEnvironment;
 }
+
+/** Scenario results: an array of objects, each with its scenario. */
+export function requireResults(results: unknown, field = 'results'): void {
+  requireArray('interop', field, results).forEach((r, i) => {
+    const result = requireObject('interop', `${field}[${i}]`, r) as Readonly<
+      Record<string, unknown>
+    >;
+    requireScenario(result.scenario, `${field}[${i}].scenario`);
+    requireString('interop', `${field}[${i}].verdict`, result.verdict);
+  });
+}
+
+/** Probe results: an array of objects, each with its probe. */
+export function requireProbeResults(results: unknown, field = 'probes'): void {
+  requireArray('interop', field, results).forEach((r, i) => {
+    const result = requireObject('interop', `${field}[${i}]`, r) as Readonly<
+      Record<string, unknown>
+    >;
+    requireObject('interop', `${field}[${i}].probe`, result.probe);
+    requireString('interop', `${field}[${i}].verdict`, result.verdict);
+  });
+}
+
+/** An Outcome: an object of fields (strings). */
+export function requireOutcome(field: string, outcome: unknown): void {
+  const o = requireObject('interop', field, outcome) as Readonly<Record<string, unknown>>;
+  requireObject('interop', `${field}.fields`, o.fields);
+}

@@ -1,7 +1,7 @@
 /** Runs scenarios through the engine and the kernel and judges each comparison. */
 import { requireArray } from '../arguments.js';
 import { ArgumentError } from '../errors.js';
-import { requireEnvironment, requireScenario } from './arguments.js';
+import { requireEnvironment, requireOutcome, requireScenario } from './arguments.js';
 import { compareOutcomes, type FieldDifference } from './compare.js';
 import { formatValue } from './compare-format.js';
 import { expectedOutcome } from './expected.js';
@@ -70,6 +70,11 @@ export function judge(
   env: Environment,
   known: readonly KnownBehaviour[] = KNOWN_BEHAVIOUR,
 ): Pick<ScenarioResult, 'verdict' | 'differences' | 'findings' | 'stale'> {
+  requireScenario(scenario);
+  requireOutcome('engine', engine);
+  requireOutcome('kernel', kernel);
+  requireEnvironment(env);
+  requireArray('interop', 'known', known);
   const raw = compareOutcomes(engine, kernel);
   const recorded = known.filter((k) => appliesIn(k, env) && coversScenario(k, scenario.id));
   const findings = recorded.filter((k) => raw.some((d) => explainsField(k, d.field, d.kernel)));

@@ -96,26 +96,30 @@ export interface GuestRunOptions {
   readonly dataDisk?: string;
 }
 
-const GUEST_RUN_OPTIONS = [
-  'command',
-  'cwd',
-  'timeoutSeconds',
-  'kernelDir',
-  'kernel',
-  'rdmaCore',
-  'accel',
-  'memoryMiB',
-  'cpus',
-  'shareDir',
-  'env',
-  'onOutput',
-  'onErrorOutput',
-  'extraKernelArgs',
-  'onProgress',
-  'signal',
-  'setup',
-  'dataDisk',
-] as const satisfies readonly (keyof GuestRunOptions)[];
+/**
+ * Every option of GuestRunOptions, as a record so that the compiler checks it is complete:
+ * a new option must be added here or runInGuest refuses it as unknown.
+ */
+const GUEST_RUN_OPTIONS: readonly string[] = Object.keys({
+  command: true,
+  cwd: true,
+  timeoutSeconds: true,
+  kernelDir: true,
+  kernel: true,
+  rdmaCore: true,
+  accel: true,
+  memoryMiB: true,
+  cpus: true,
+  shareDir: true,
+  env: true,
+  onOutput: true,
+  onErrorOutput: true,
+  extraKernelArgs: true,
+  onProgress: true,
+  signal: true,
+  setup: true,
+  dataDisk: true,
+} satisfies Record<keyof GuestRunOptions, true>);
 
 /**
  * The options of runInGuest, checked before anything runs (no stale clean-up, no set-up,

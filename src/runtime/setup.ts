@@ -24,6 +24,13 @@ export interface SetupOptions {
   readonly kernelLine?: string;
 }
 
+/** Every option of SetupOptions (the compiler checks the record is complete). */
+const SETUP_OPTIONS: readonly string[] = Object.keys({
+  onProgress: true,
+  signal: true,
+  kernelLine: true,
+} satisfies Record<keyof SetupOptions, true>);
+
 /** apt.sh's status for "packages missing and not root" (it prints the apt command). */
 const PACKAGES_MISSING_STATUS = 3;
 const TAIL_LINES = 20;
@@ -105,7 +112,7 @@ export function runScript(
  */
 export async function setupGuestAssets(options: SetupOptions = {}): Promise<GuestAssets> {
   // Checked before any script runs: an unknown option or kernel line does nothing else.
-  requireKnownOptions('runtime', 'options', options, ['onProgress', 'signal', 'kernelLine']);
+  requireKnownOptions('runtime', 'options', options, SETUP_OPTIONS);
   if (options.onProgress !== undefined && typeof options.onProgress !== 'function')
     throw new ArgumentError('runtime', 'options.onProgress', 'not a function');
   if (options.signal !== undefined && !(options.signal instanceof AbortSignal))

@@ -11,7 +11,13 @@
  * FPDU's CRC (the CRC is computed over the FPDU as sent, markers included; Wireshark's
  * packet-iwarp-mpa.c checks it the same way).
  */
-import { requireBoolean, requireBytes, requireInteger, requireObject } from '../../arguments.js';
+import {
+  requireArray,
+  requireBoolean,
+  requireBytes,
+  requireInteger,
+  requireObject,
+} from '../../arguments.js';
 import { crc32c } from '../crc32c.js';
 import { DecodeError, type DecodeResult, decoded, EncodeError, failed } from '../errors.js';
 import type { MpaCrcState, MpaFpdu, MpaMarker } from './messages.js';
@@ -184,6 +190,8 @@ export function encodeFpdu(ulpdu: Uint8Array, options: FpduOptions): Uint8Array 
 
 /** Encodes several FPDUs back to back, returning each one (e.g. one per TCP segment). */
 export function encodeFpdus(ulpdus: readonly Uint8Array[], options: FpduOptions): Uint8Array[] {
+  requireArray('codec', 'ulpdus', ulpdus);
+  checkFpduOptions(options);
   let position = options.position ?? 0;
   const out: Uint8Array[] = [];
   for (const ulpdu of ulpdus) {

@@ -4,9 +4,11 @@
  * as an RDMAP message. The bytes are one TCP direction already reassembled (by the TCP
  * reassembly of src/codec/net/); `startSequence` is the TCP sequence number of bytes[0].
  */
+
 import { requireBytes, requireOptions } from '../../arguments.js';
+import { requireFields } from '../encode-arguments.js';
 import type { DecodeError, DecodeResult } from '../errors.js';
-import { decoded, failed } from '../errors.js';
+import { decoded, EncodeError, failed } from '../errors.js';
 import type { MpaNegotiated, MpaRequestReply, RdmapMessage } from './messages.js';
 import { type DecodedFpdu, decodeFpdu, encodeFpdu } from './mpa.js';
 import { decodeMpaFrame, encodeMpaFrame } from './mpa-frames.js';
@@ -24,6 +26,8 @@ export function negotiateMpa(
   own: MpaRequestReply,
   peer: MpaRequestReply | undefined,
 ): MpaNegotiated {
+  requireFields('mpa', 'own', own);
+  if (peer !== undefined) requireFields('mpa', 'peer', peer);
   return {
     crc: own.crc || (peer?.crc ?? false),
     markers: peer === undefined ? own.markers : peer.markers,
@@ -130,6 +134,9 @@ export function encodeMpaStream(
   messages: readonly RdmapMessage[],
   options: MpaStreamEncodeOptions = {},
 ): EncodedMpaStream {
+  requireFields('mpa', 'frame', frame);
+  if (!Array.isArray(messages)) throw new EncodeError('rdmap', 'messages', 'not an array');
+  requireOptions('codec', 'options', options);
   const negotiated = options.negotiated ?? negotiateMpa(frame, options.peerFrame);
   const frameBytes = encodeMpaFrame(frame);
   const ulpdus = messages.map((m) =>

@@ -2,7 +2,9 @@
  * Text forms of link and network addresses, as tshark prints them: MAC `aa:bb:cc:dd:ee:ff`,
  * IPv4 dotted quad, IPv6 in the RFC 5952 canonical form. Parsers throw `EncodeError`.
  */
+
 import { requireBytes, requireString } from '../../arguments.js';
+import { ArgumentError } from '../../errors.js';
 import { EncodeError } from '../errors.js';
 
 /** Two-digit lowercase hex of every byte value (formatting is on every frame's path). */
@@ -30,6 +32,8 @@ export function parseMac(text: string): Uint8Array {
 /** `192.0.2.1` from four bytes. */
 export function formatIpv4(bytes: Uint8Array): string {
   requireBytes('codec', 'bytes', bytes);
+  if (bytes.length !== 4)
+    throw new ArgumentError('codec', 'bytes', `${bytes.length} bytes, an IPv4 address has 4`);
   return `${bytes[0]}.${bytes[1]}.${bytes[2]}.${bytes[3]}`;
 }
 

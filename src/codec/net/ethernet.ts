@@ -2,7 +2,9 @@
  * Ethernet II frames (IEEE 802.3 with EtherType), with optional IEEE 802.1Q VLAN tags.
  * The FCS is not part of captured frames on Linux and is not handled here.
  */
+
 import { requireBytes } from '../../arguments.js';
+import { requireFields, requirePayload } from '../encode-arguments.js';
 import { DecodeError, type DecodeResult, decoded, EncodeError, failed } from '../errors.js';
 import { formatMac, parseMac } from './address.js';
 import { inRange, viewOf } from './bytes.js';
@@ -90,6 +92,8 @@ export interface EthernetFields {
 
 /** Encodes an Ethernet II frame around `payload`. Throws `EncodeError` on bad fields. */
 export function encodeEthernet(h: EthernetFields, payload: Uint8Array): Uint8Array {
+  requireFields('ethernet', 'fields', h);
+  requirePayload('ethernet', 'payload', payload);
   const dst = parseMac(h.destination);
   const src = parseMac(h.source);
   const vlans = h.vlans ?? [];

@@ -3,7 +3,9 @@
  * flags, window, urgent pointer, options (parsed into kind/data records, bounded by the
  * header). The checksum is verified against a caller-supplied pseudo-header and reported.
  */
+
 import { requireBytes } from '../../arguments.js';
+import { requireFields, requirePayload } from '../encode-arguments.js';
 import { DecodeError, type DecodeResult, decoded, EncodeError, failed } from '../errors.js';
 import { inRange, viewOf } from './bytes.js';
 import { finishChecksum, onesComplementSum } from './checksum.js';
@@ -138,6 +140,9 @@ export function encodeTcp(
   payload: Uint8Array,
   pseudoHeader?: Uint8Array,
 ): Uint8Array {
+  requireFields('tcp', 'fields', h);
+  requirePayload('tcp', 'payload', payload);
+  requirePayload('tcp', 'pseudoHeader', pseudoHeader, true);
   const ack = h.acknowledgementNumber ?? 0;
   const flags = h.flags ?? TcpFlag.ACK;
   const window = h.window ?? 0xffff;

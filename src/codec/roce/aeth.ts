@@ -4,7 +4,9 @@
  * credit count, RNR timer or NAK code. Names and values are data; the encoder and the
  * decoder read the same tables.
  */
-import { requireInteger } from '../../arguments.js';
+
+import { requireInteger, requireObject } from '../../arguments.js';
+import { requireFields } from '../encode-arguments.js';
 import { DecodeError, type DecodeResult, decoded, EncodeError, failed } from '../errors.js';
 
 /** The 2-bit syndrome kind (IBTA Table 42). Value 2 is reserved. */
@@ -58,6 +60,7 @@ export type AethSyndrome =
 
 /** Encodes a syndrome into its 8-bit wire value; throws `EncodeError` on range errors. */
 export function encodeAethSyndrome(s: AethSyndrome): number {
+  requireFields('roce', 'syndrome', s);
   switch (s.kind) {
     case 'ACK':
       if (!Number.isInteger(s.creditCount) || s.creditCount < 0 || s.creditCount > 31)
@@ -114,6 +117,7 @@ export function decodeAethSyndrome(byte: number, offset = 0): DecodeResult<AethS
 
 /** A human-readable description of a syndrome, e.g. `NAK REMOTE_ACCESS_ERROR`. */
 export function describeAethSyndrome(s: AethSyndrome): string {
+  requireObject('codec', 's', s);
   switch (s.kind) {
     case 'ACK':
       return s.creditCount === AETH_CREDITS_INVALID
