@@ -150,3 +150,13 @@ export function requireString(
   }
   return value;
 }
+
+/**
+ * A code read from the wire (an opcode, a Terminate field, a NAK code) given to an
+ * identifying lookup: a number, or ArgumentError. A number the table lacks identifies
+ * nothing (`undefined`: a reserved value is data); a string or an object is a mistake.
+ */
+export function requireCode(origin: ErrorOrigin, field: string, value: unknown): void {
+  if (typeof value !== 'number')
+    throw new ArgumentError(origin, field, `${describeValue(value)} is not a number`);
+}

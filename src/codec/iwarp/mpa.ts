@@ -16,6 +16,7 @@ import {
   requireBoolean,
   requireBytes,
   requireInteger,
+  requireKnownOptions,
   requireObject,
 } from '../../arguments.js';
 import { crc32c } from '../crc32c.js';
@@ -69,8 +70,15 @@ export interface FpduOptions {
   readonly position?: number;
 }
 
+const FPDU_OPTIONS = Object.keys({
+  crc: true,
+  markers: true,
+  position: true,
+} satisfies Record<keyof FpduOptions, true>);
+
 /** FpduOptions from a plain-JavaScript caller: booleans and a whole non-negative position. */
 function checkFpduOptions(options: FpduOptions): void {
+  requireKnownOptions('codec', 'options', options, FPDU_OPTIONS);
   requireObject('codec', 'options', options);
   requireBoolean('codec', 'options.crc', options.crc);
   requireBoolean('codec', 'options.markers', options.markers);
@@ -124,6 +132,7 @@ const MPA_MAX_FPDU_POINTER = 0xffff;
  */
 export function encodeFpdu(ulpdu: Uint8Array, options: FpduOptions): Uint8Array {
   checkBytes('mpa', 'ulpdu', ulpdu);
+  checkFpduOptions(options);
   if (ulpdu.length > MPA_MAX_ULPDU_LENGTH) {
     throw new EncodeError('mpa', 'ulpduLength', `${ulpdu.length} bytes do not fit 16 bits`);
   }

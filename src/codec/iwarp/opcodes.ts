@@ -3,7 +3,7 @@
  * tagged/untagged, queue numbers and the profiles an opcode is valid in all come from
  * here; the encoder, the decoder, the engine and reports read these tables.
  */
-import { nameText } from '../../arguments.js';
+import { nameText, requireCode } from '../../arguments.js';
 import { UnknownNameError } from '../../errors.js';
 import type { IwarpProfile } from './profiles.js';
 
@@ -310,6 +310,7 @@ export const RDMAP_OPCODES: readonly RdmapOpcodeInfo[] = [
 
 /** Look up an opcode row by opcode value. */
 export function rdmapOpcodeInfo(opcode: number): RdmapOpcodeInfo | undefined {
+  requireCode('codec', 'opcode', opcode);
   return OPCODE_BY_VALUE.get(opcode);
 }
 
@@ -439,6 +440,7 @@ export const ATOMIC_OPCODES: readonly AtomicOpcodeInfo[] = [
 
 /** Look up an AOpCode row by value. */
 export function atomicOpcodeInfo(aOpCode: number): AtomicOpcodeInfo | undefined {
+  requireCode('codec', 'aOpCode', aOpCode);
   return ATOMIC_OPCODES.find((row) => row.aOpCode === aOpCode);
 }
 

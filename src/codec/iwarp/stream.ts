@@ -5,7 +5,7 @@
  * reassembly of src/codec/net/); `startSequence` is the TCP sequence number of bytes[0].
  */
 
-import { requireBytes, requireOptions } from '../../arguments.js';
+import { requireBytes } from '../../arguments.js';
 import { requireFields } from '../encode-arguments.js';
 import type { DecodeError, DecodeResult } from '../errors.js';
 import { decoded, EncodeError, failed } from '../errors.js';
@@ -13,6 +13,7 @@ import type { MpaNegotiated, MpaRequestReply, RdmapMessage } from './messages.js
 import { type DecodedFpdu, decodeFpdu, encodeFpdu } from './mpa.js';
 import { decodeMpaFrame, encodeMpaFrame } from './mpa-frames.js';
 import type { IwarpProfile } from './profiles.js';
+import { requireProfileOptions } from './profiles.js';
 import { decodeRdmapMessage, encodeRdmapMessage } from './rdmap.js';
 
 /**
@@ -80,7 +81,7 @@ export function decodeMpaStream(
   options: MpaStreamOptions = {},
 ): DecodeResult<MpaStream> {
   requireBytes('codec', 'bytes', bytes);
-  requireOptions('codec', 'options', options);
+  requireProfileOptions(options, MPA_STREAM_OPTIONS);
   const startSequence = options.startSequence ?? 0;
   let offset = 0;
   let frame: MpaRequestReply | undefined;
@@ -122,6 +123,19 @@ export interface MpaStreamEncodeOptions {
   readonly peerFrame?: MpaRequestReply;
 }
 
+const MPA_STREAM_OPTIONS = Object.keys({
+  startSequence: true,
+  profile: true,
+  peerFrame: true,
+  negotiated: true,
+  firstFpduSequence: true,
+} satisfies Record<keyof MpaStreamOptions, true>);
+const MPA_STREAM_ENCODE_OPTIONS = Object.keys({
+  profile: true,
+  negotiated: true,
+  peerFrame: true,
+} satisfies Record<keyof MpaStreamEncodeOptions, true>);
+
 /** One direction encoded: the frame bytes and one byte array per FPDU (e.g. one TCP segment each). */
 export interface EncodedMpaStream {
   readonly frame: Uint8Array;
@@ -136,7 +150,7 @@ export function encodeMpaStream(
 ): EncodedMpaStream {
   requireFields('mpa', 'frame', frame);
   if (!Array.isArray(messages)) throw new EncodeError('rdmap', 'messages', 'not an array');
-  requireOptions('codec', 'options', options);
+  requireProfileOptions(options, MPA_STREAM_ENCODE_OPTIONS);
   const negotiated = options.negotiated ?? negotiateMpa(frame, options.peerFrame);
   const frameBytes = encodeMpaFrame(frame);
   const ulpdus = messages.map((m) =>

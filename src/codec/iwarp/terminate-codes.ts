@@ -3,7 +3,7 @@
  * field (RFC 5040 §4.8), with names. RFC 7306 adds no new codes; its §8 says which
  * existing code each new error uses (recorded in `RFC7306_TERMINATE_USES`).
  */
-import { nameText } from '../../arguments.js';
+import { nameText, requireCode } from '../../arguments.js';
 import { UnknownNameError } from '../../errors.js';
 
 /** The Layer field (4 bits) of a Terminate Control field. */
@@ -324,6 +324,9 @@ export function terminateCodeInfo(
   errorType: number,
   errorCode: number,
 ): TerminateCodeInfo | undefined {
+  requireCode('codec', 'layer', layer);
+  requireCode('codec', 'errorType', errorType);
+  requireCode('codec', 'errorCode', errorCode);
   return TERMINATE_CODES.find(
     (c) => c.layer === layer && c.errorType === errorType && c.errorCode === errorCode,
   );
@@ -344,6 +347,8 @@ export function terminateCodeById(id: string): TerminateCodeInfo {
 
 /** The name of an Error Type, if defined for the layer. */
 export function terminateErrorTypeName(layer: number, errorType: number): string | undefined {
+  requireCode('codec', 'layer', layer);
+  requireCode('codec', 'errorType', errorType);
   return TERMINATE_ERROR_TYPES.find((t) => t.layer === layer && t.errorType === errorType)?.name;
 }
 

@@ -5,7 +5,7 @@
  * decoder read the same tables.
  */
 
-import { requireInteger, requireObject } from '../../arguments.js';
+import { requireCode, requireInteger, requireObject } from '../../arguments.js';
 import { requireFields } from '../encode-arguments.js';
 import { DecodeError, type DecodeResult, decoded, EncodeError, failed } from '../errors.js';
 
@@ -81,6 +81,7 @@ export function encodeAethSyndrome(s: AethSyndrome): number {
 
 /** Name of a NAK code value, or `undefined` when reserved. */
 export function aethNakCodeName(code: number): AethNakCodeName | undefined {
+  requireCode('codec', 'code', code);
   for (const [name, value] of Object.entries(AethNakCode))
     if (value === code) return name as AethNakCodeName;
   return undefined;

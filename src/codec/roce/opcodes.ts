@@ -6,7 +6,7 @@
  * the name, the transport service, the extension headers that follow the BTH (in wire
  * order) and the position of the packet in its message.
  */
-import { nameText } from '../../arguments.js';
+import { nameText, requireCode } from '../../arguments.js';
 import { UnknownNameError } from '../../errors.js';
 
 /** Transport service encoded in the top three bits of the BTH opcode (IBTA §9.2.1). */
@@ -327,6 +327,7 @@ export const BTH_OPCODES: ReadonlyMap<number, BthOpcodeInfo> = buildTable();
 
 /** The table row for an opcode, or `undefined` for a reserved value. */
 export function bthOpcodeInfo(opcode: number): BthOpcodeInfo | undefined {
+  requireCode('codec', 'opcode', opcode);
   return BTH_OPCODES.get(opcode);
 }
 

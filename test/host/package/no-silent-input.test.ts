@@ -168,6 +168,32 @@ describe("the issue's silent inputs, each now refused", () => {
     );
   });
 
+  it('an unknown option name or profile is refused, not ignored', () => {
+    const bytes = new Uint8Array(64);
+    expect(() => codec.decodeRdmapMessage(bytes, { profil: 'v2-draft' } as never)).toThrow(
+      UnknownNameError,
+    );
+    expect(() => codec.decodeRdmapMessage(bytes, { profile: 'rfc9999' as never })).toThrow(
+      UnknownNameError,
+    );
+    expect(() => codec.decodeCaptureMessages(bytes, { rocePrt: 4791 } as never)).toThrow(
+      UnknownNameError,
+    );
+    expect(() => codec.decodeMpaStream(bytes, { startSeq: 1 } as never)).toThrow(UnknownNameError);
+    expect(() =>
+      codec.encodeFpdu(bytes, { crc: true, markers: false, marker: 1 } as never),
+    ).toThrow(UnknownNameError);
+    expect(codec.decodeRdmapMessage(bytes, { profile: 'v2-draft' }).ok).toBe(false);
+  });
+
+  it('a lookup that identifies a wire code takes a number: undefined for one the table lacks', () => {
+    expect(codec.bthOpcodeInfo(0x14)?.name).toBe('RC_FETCH_ADD');
+    expect(codec.bthOpcodeInfo(0xff)).toBeUndefined(); // reserved: data, not a mistake
+    expect(() => codec.bthOpcodeInfo('RC_FETCH_ADD' as never)).toThrow(ArgumentError);
+    expect(() => codec.rdmapOpcodeInfo(undefined as never)).toThrow(ArgumentError);
+    expect(() => codec.terminateCodeInfo(0, '2' as never, 7)).toThrow(ArgumentError);
+  });
+
   it('every public decoder refuses a value that is no Uint8Array (was a raw TypeError)', () => {
     for (const decode of [
       codec.decodeBth,
