@@ -1,5 +1,6 @@
 import { existsSync, readFileSync, realpathSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
+import { requireString } from '../arguments.js';
 import { GuestRuntimeError } from './errors.js';
 import { DEFAULT_KERNEL_LINE, findKernelLine, KERNEL_LINES } from './kernel-lines.js';
 import { cacheRoot } from './paths.js';
@@ -26,6 +27,7 @@ export type KernelSelection =
   | { readonly kind: 'dir'; readonly dir: string };
 
 export function selectKernel(kernel: string | undefined): KernelSelection {
+  if (kernel !== undefined) requireString('runtime', 'kernel', kernel);
   const name = kernel ?? DEFAULT_KERNEL_LINE;
   if (findKernelLine(name) !== undefined) {
     // The default line keeps its historical link `current`; the others have `line-<name>`.
@@ -44,6 +46,7 @@ export function selectKernel(kernel: string | undefined): KernelSelection {
  * initramfs and root/; by default, the one `guest/current` points at (the 6.1 line).
  */
 export function findGuestAssets(kernel?: string): GuestAssets {
+  if (kernel !== undefined) requireString('runtime', 'kernel', kernel);
   const selected = selectKernel(kernel);
   const dir = selected.dir;
   const stamp = join(dir, '.complete');

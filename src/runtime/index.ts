@@ -23,7 +23,7 @@ import { setupGuestAssets } from './setup.js';
 import { rdmaCoreEnv } from './userspace.js';
 
 export { ArgumentError, UnknownNameError } from '../errors.js';
-export { findGuestAssets, type GuestAssets } from './assets.js';
+export { findGuestAssets, type GuestAssets, type KernelSelection, selectKernel } from './assets.js';
 export {
   type ContainerStep,
   GuestRuntimeError,
