@@ -4,12 +4,15 @@
  * layer). The rule: no raw TypeError/RangeError escapes an exported function, and no
  * unknown name or out-of-range number is accepted.
  */
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import * as codec from '../../../src/codec/index.js';
 import * as engine from '../../../src/engine/index.js';
 import { ArgumentError, RdmaInteropError, UnknownNameError } from '../../../src/index.js';
 import * as runtime from '../../../src/runtime/index.js';
 import * as verbs from '../../../src/verbs/index.js';
+import { ROOT } from '../docs/examples.js';
 
 /** What `fn` threw (it must throw). */
 function thrown(fn: () => unknown): unknown {
@@ -234,5 +237,38 @@ describe("the issue's silent inputs, each now refused", () => {
       UnknownNameError,
     );
     await expect(runtime.setupGuestAssets(null as never)).rejects.toThrow(ArgumentError);
+  });
+});
+
+describe('no caller treats a lookup that throws as one that returns undefined', () => {
+  // kernelLine used to return undefined for a directory or a typo; code written against
+  // that (comparing its result with undefined, or reading `.rdmaCore` through `?.`) would
+  // now throw where it meant to test. The package's own test is findKernelLine. Main's CLI
+  // (src/cli/options.ts, run.ts, run-link.ts) has such calls: this test names them at merge.
+  const THROWING = [
+    'kernelLine',
+    'terminateCodeById',
+    'failureRow',
+    'bthOpcodeByName',
+    'rdmapOpcodeOf',
+    'atomicOpcodeOf',
+  ];
+  const misuse = new RegExp(`\\b(${THROWING.join('|')})\\([^()]*\\)(\\?\\.| [!=]== undefined)`);
+  const sources = (dir: string): string[] =>
+    readdirSync(join(ROOT, dir), { withFileTypes: true }).flatMap((e) =>
+      e.isDirectory()
+        ? sources(join(dir, e.name))
+        : e.name.endsWith('.ts')
+          ? [join(dir, e.name)]
+          : [],
+    );
+
+  it('src/ and test/ hold none', () => {
+    const found = [...sources('src'), ...sources('test')].flatMap((file) =>
+      readFileSync(join(ROOT, file), 'utf8')
+        .split('\n')
+        .flatMap((line, i) => (misuse.test(line) ? [`${file}:${i + 1}: ${line.trim()}`] : [])),
+    );
+    expect(found).toEqual([]);
   });
 });
