@@ -131,8 +131,9 @@ export function requireKnownOptions(
 ): void {
   requireOptions(origin, field, value);
   if (value === undefined) return;
-  for (const key of Object.keys(value as object)) {
-    if (!known.includes(key)) {
+  // for-in, not Object.keys: no array per call (decoders check their options per message).
+  for (const key in value as object) {
+    if (Object.hasOwn(value as object, key) && !known.includes(key)) {
       throw new UnknownNameError(origin, 'option', key, known, `${field}.${key}`);
     }
   }
