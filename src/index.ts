@@ -6,7 +6,13 @@
 export type { DeviceReport } from './cli/commands/devices.js';
 export * as codec from './codec/index.js';
 export * as engine from './engine/index.js';
-export { type ErrorOrigin, isRdmaInteropError, RdmaInteropError } from './errors.js';
+export {
+  ArgumentError,
+  type ErrorOrigin,
+  isRdmaInteropError,
+  RdmaInteropError,
+  UnknownNameError,
+} from './errors.js';
 export * as interop from './interop/index.js';
 export { AddonUnavailableError, type AddonUnavailableReason } from './native/load.js';
 export * as runtime from './runtime/index.js';

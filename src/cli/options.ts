@@ -6,7 +6,8 @@
  */
 import { existsSync, statSync } from 'node:fs';
 import { InvalidArgumentError, Option } from 'commander';
-import { DEFAULT_KERNEL_LINE, KERNEL_LINES, kernelLine } from '../runtime/index.js';
+import { DEFAULT_KERNEL_LINE, KERNEL_LINES } from '../runtime/index.js';
+import { findKernelLine } from '../runtime/kernel-lines.js';
 
 /** A whole number > 0 (`--memory`, `--cpus`, counts). */
 export function positiveInteger(value: string): number {
@@ -39,7 +40,7 @@ const LINE_NAMES = KERNEL_LINES.map((l) => l.line).join(', ');
  * (runtime/assets.ts `selectKernel`); anything else is refused before a guest is asked for.
  */
 export function kernelChoice(value: string): string {
-  if (kernelLine(value) !== undefined) return value;
+  if (findKernelLine(value) !== undefined) return value;
   // A directory (guest assets or a kernel build tree) or a file (a bzImage, with
   // --modules): runtime/own-kernel.ts tells them apart and says what is missing.
   if (existsSync(value) && (statSync(value).isDirectory() || statSync(value).isFile()))
@@ -51,7 +52,7 @@ export function kernelChoice(value: string): string {
 
 /** `setup --kernel`: a kernel line only (set-up builds lines, not directories). */
 export function kernelLineName(value: string): string {
-  if (kernelLine(value) !== undefined) return value;
+  if (findKernelLine(value) !== undefined) return value;
   throw new InvalidArgumentError(`Expected a kernel line (${LINE_NAMES}).`);
 }
 

@@ -5,7 +5,9 @@
  * shipped prebuild, see src/native/load.ts) loads and exports `crc32c` (its absence is
  * normal: the TS path is then used).
  */
+
 import { createRequire } from 'node:module';
+import { requireBytes, requireInteger } from '../arguments.js';
 import { packageRoot, resolveAddonFile } from '../native/load.js';
 
 /** Reflected Castagnoli polynomial. */
@@ -144,6 +146,8 @@ export function crc32cBackend(): 'native' | 'portable' {
  * previous result to continue from. Uses the native addon for large inputs when present.
  */
 export function crc32c(data: Uint8Array, seed = 0): number {
+  requireBytes('codec', 'data', data);
+  requireInteger('codec', 'seed', seed, 0, 0xffff_ffff);
   if (data.length >= NATIVE_MIN_LENGTH) {
     const native = nativeCrc32c();
     if (native !== undefined) return native(data, seed) >>> 0;

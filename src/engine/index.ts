@@ -3,28 +3,122 @@
  * Data) and the V2 draft — Responder, Requester, Terminate generation, ordering rules,
  * and the verbs-level outcome of work requests on iWARP and RoCEv2. Pure TypeScript,
  * deterministic, no I/O.
+ *
+ * The curated public surface (issue 25): the requirement extraction and traceability of
+ * the docs tooling, the trace recorder and the encoders' building blocks stay inside the
+ * package. test/host/package/exports.test.ts pins the list.
  */
-export * from './atomic/masked-arith.js';
-export * from './errors/decode-failure.js';
-export * from './errors/failure-table.js';
-export * from './errors/terminate.js';
-export * from './memory/byte-order.js';
-export * from './memory/tagged-buffer.js';
-export * from './ordering/checker.js';
-export * from './ordering/rules.js';
-export * from './projection/project.js';
-export * from './projection/terminate-status.js';
-export * from './projection/trace.js';
-export * from './projection/work-completion.js';
-export * from './requester/requester.js';
-export * from './requester/to-iwarp.js';
-export * from './requester/to-roce.js';
-export * from './requester/work-request.js';
-export * from './requirements/extract.js';
-export * from './requirements/requirements.js';
-export * from './requirements/traceability.js';
-export * from './responder/execute-atomic.js';
-export * from './responder/responder.js';
-export * from './responder/types.js';
-export * from './verbs-model/index.js';
-export * from './wire/build.js';
+export { ArgumentError, UnknownNameError } from '../errors.js';
+export {
+  maskedCompareSwap,
+  maskedFetchAdd,
+  maskedFetchAddBitwise,
+  swap,
+} from './atomic/masked-arith.js';
+export {
+  type EngineFailure,
+  FAILURE_TABLE,
+  type FailureRow,
+  failureRow,
+  terminateCodeOf,
+} from './errors/failure-table.js';
+export { buildTerminate, type TerminatedSegment } from './errors/terminate.js';
+export {
+  type StreamIdentity,
+  type TaggedAccess,
+  type TaggedAccessFailure,
+  type TaggedAccessResult,
+  type TaggedBuffer,
+  type TaggedBufferRegistration,
+  TaggedBufferRegistrationError,
+  TaggedBufferTable,
+} from './memory/tagged-buffer.js';
+export {
+  checkOrdering,
+  type OrderingVerdict,
+  type OrderingViolation,
+  type TracedEvent,
+  type TracedOperation,
+  type TraceError,
+} from './ordering/checker.js';
+export {
+  type HappensBefore,
+  ORDERING_RULES,
+  type OrderedOperation,
+  type OrderingConstraint,
+  type OrderingEventKind,
+  type OrderingRule,
+  orderingRules,
+} from './ordering/rules.js';
+export {
+  projectIwarp,
+  projectRoce,
+  projectVerbs,
+  type TransportOutcome,
+  type VerbsScenario,
+  type WireMessage,
+} from './projection/project.js';
+export { type TerminateStatusModel, terminateStatus } from './projection/terminate-status.js';
+export {
+  type ImmediateValue,
+  immediateValue,
+  type SideOutcome,
+  type WorkCompletion,
+} from './projection/work-completion.js';
+export { Requester, type RequesterOptions, type RequesterResult } from './requester/requester.js';
+export { type IwarpEncoding, workRequestToIwarp } from './requester/to-iwarp.js';
+export { type RoceEncoding, workRequestToRoce } from './requester/to-roce.js';
+export {
+  type AtomicWriteRequest,
+  type CompareAndSwapRequest,
+  type FetchAndAddRequest,
+  type FlushRequest,
+  type FlushTarget,
+  type InvalidWorkRequest,
+  type LocalSge,
+  type ModelledWrOpcode,
+  type NotExpressible,
+  type PlacementRequest,
+  type RdmaReadRequestWr,
+  type RdmaWriteRequest,
+  type SendRequest,
+  validateWorkRequest,
+  type WorkRequest,
+  type WorkRequestError,
+} from './requester/work-request.js';
+export {
+  type AtomicExecution,
+  type AtomicOperands,
+  executeAtomic,
+} from './responder/execute-atomic.js';
+export { Responder, type ResponderOptions } from './responder/responder.js';
+export type {
+  IgnoredReason,
+  Placement,
+  ReceiveBuffer,
+  ReceiveCompletion,
+  ResponderResult,
+} from './responder/types.js';
+export {
+  ACCESS_FLAGS,
+  type AccessFlag,
+  accessMask,
+  hasAccess,
+} from './verbs-model/access-flags.js';
+export {
+  FLUSH_PLACEMENT,
+  FLUSH_SELECTIVITY,
+  type FlushPlacement,
+  type FlushSelectivity,
+} from './verbs-model/flush.js';
+export { QP_STATE, type QpState } from './verbs-model/qp-state.js';
+export {
+  WC_FLAGS,
+  WC_OPCODE,
+  type WcFlag,
+  type WcOpcode,
+  wcFlagsValue,
+} from './verbs-model/wc-opcode.js';
+export { WC_STATUS, type WcStatus } from './verbs-model/wc-status.js';
+export { WR_OPCODE, type WrOpcode } from './verbs-model/wr-opcode.js';
+export { makeReadV2Request, makeReadV2Response } from './wire/build.js';

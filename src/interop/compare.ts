@@ -1,4 +1,5 @@
 /** Field-by-field comparison of the engine's and the device's observations of a scenario. */
+import { requireOutcome } from './arguments.js';
 import { ABSENT, type Outcome } from './scenario.js';
 
 export { formatValue } from './compare-format.js';
@@ -46,6 +47,8 @@ function sameValue(field: string, engine: string, kernel: string): boolean {
 }
 
 export function compareOutcomes(engine: Outcome, kernel: Outcome): FieldDifference[] {
+  requireOutcome('engine', engine);
+  requireOutcome('kernel', kernel);
   const differences: FieldDifference[] = [];
   for (const field of fieldsOf(engine, kernel)) {
     const e = engine.fields[field] ?? ABSENT;

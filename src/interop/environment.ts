@@ -2,8 +2,10 @@
  * Where the suite runs, as the reports record it and as recorded provider behaviour is
  * keyed: the kernel release, rdma-core's version, each device's provider and attributes.
  */
+
 import { execFileSync } from 'node:child_process';
 import { hostname, release } from 'node:os';
+import { requireArray, requireObject, requireString } from '../arguments.js';
 import { openDevice } from '../verbs/device.js';
 import { libibverbsVersion } from '../verbs/flush.js';
 import type { Environment } from './known-behaviour.js';
@@ -121,6 +123,9 @@ function deviceFacts(name: string): DeviceFacts | undefined {
 
 /** Collects the environment for `devices` (run where the devices are). */
 export function collectEnvironment(devices: readonly string[]): RunEnvironment {
+  requireArray('interop', 'devices', devices).forEach((d, i) => {
+    requireString('interop', `devices[${i}]`, d);
+  });
   return {
     host: hostname(),
     kernel: release(),
@@ -135,5 +140,9 @@ export function environmentFor(
   run: Pick<RunEnvironment, 'kernel' | 'rdmaCore'>,
   device: string,
 ): Environment {
+  requireObject('interop', 'run', run);
+  requireString('interop', 'run.kernel', run.kernel);
+  requireString('interop', 'run.rdmaCore', run.rdmaCore);
+  requireString('interop', 'device', device);
   return { provider: providerOf(device), kernel: run.kernel, rdmaCore: run.rdmaCore };
 }

@@ -15,6 +15,7 @@ import { errorCompletion, type WorkCompletion } from '../engine/projection/work-
 import type { LocalSge, WorkRequest } from '../engine/requester/work-request.js';
 import { ACCESS_FLAGS } from '../engine/verbs-model/access-flags.js';
 import type { Access } from '../verbs/mr.js';
+import { requireScenario } from './arguments.js';
 import { observedCompletion } from './observe.js';
 import { OPERATION_TRAITS, operandsOf, traitsOf } from './operations.js';
 import { type ImmediateSide, runProgramNow } from './program.js';
@@ -371,5 +372,6 @@ function engineSide(scenario: Scenario): ImmediateSide {
 
 /** What the reference engine says a verbs program sees for `scenario`. */
 export function expectedOutcome(scenario: Scenario): Outcome {
+  requireScenario(scenario);
   return runProgramNow(scenario, engineSide(scenario));
 }

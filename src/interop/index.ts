@@ -1,19 +1,76 @@
 /**
  * `rdma-interop/interop`: scenario programs run on the reference engine and on real
  * devices, compared field by field.
+ *
+ * The curated public surface (issue 25): the scenarios, running and judging them, the
+ * recorded behaviour and the reports; the runner's own bookkeeping (work-request ids,
+ * buffer layout, observation helpers) stays inside the package.
+ * test/host/package/exports.test.ts pins the list.
  */
-export * from './compare.js';
-export * from './environment.js';
-export * from './expected.js';
-export * from './known-behaviour.js';
-export * from './observe.js';
-export * from './operations.js';
-export * from './peer/engine-peer.js';
-export * from './peer/probes.js';
-export * from './peer/run-probes.js';
-export * from './report.js';
-export * from './report-files.js';
-export * from './runner.js';
-export * from './scenario.js';
-export * from './scenarios.js';
-export * from './wire.js';
+export { ArgumentError, UnknownNameError } from '../errors.js';
+export { compareOutcomes, type FieldDifference } from './compare.js';
+export {
+  COMPARISON_SCHEMA,
+  type ComparedField,
+  type ComparedRun,
+  type Comparison,
+  compareReports,
+  ReportInputError,
+  type ReportRun,
+  readReports,
+  renderComparisonMarkdown,
+} from './comparison/index.js';
+export {
+  collectEnvironment,
+  type DeviceFacts,
+  environmentFor,
+  type RunEnvironment,
+} from './environment.js';
+export { expectedOutcome } from './expected.js';
+export {
+  appliesIn,
+  type Environment,
+  KNOWN_BEHAVIOUR,
+  KNOWN_PROBE_ANSWERS,
+  type KnownBehaviour,
+  type KnownProbeAnswer,
+  type VersionRange,
+} from './known-behaviour.js';
+export {
+  OPERATION_TRAITS,
+  type Operand,
+  type OperandValues,
+  type OperationKind,
+  type OperationTraits,
+} from './operations.js';
+export { type EngineAnswer, engineAnswer } from './peer/engine-peer.js';
+export { WIRE_PROBES, type WireProbe } from './peer/probes.js';
+export { judgeProbe, type ProbeResult, type ProbeVerdict, runProbe } from './peer/run-probes.js';
+export {
+  renderMarkdown,
+  renderMatrix,
+  renderProbeReport,
+  renderReport,
+  summaryLine,
+} from './report.js';
+export { junitXml, RESULTS_SCHEMA, resultsDocument, writeReport } from './report-files.js';
+export {
+  type JudgedDifference,
+  judge,
+  passed,
+  runScenario,
+  runScenarios,
+  type ScenarioResult,
+  type Verdict,
+} from './runner.js';
+export {
+  DEVICES,
+  type DeviceName,
+  type Operation,
+  type Outcome,
+  type Scenario,
+  type Side,
+  type Step,
+  type Transport,
+} from './scenario.js';
+export { SCENARIOS } from './scenarios.js';

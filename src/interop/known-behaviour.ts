@@ -10,7 +10,10 @@
  * the completions are then missing and memory is untouched. An entry with
  * `nothingHappened` explains those consequences too (runner.ts judge).
  */
+
 import picomatch from 'picomatch';
+import { requireObject } from '../arguments.js';
+import { requireEnvironment } from './arguments.js';
 import { inRange, type VersionRange } from './version-range.js';
 
 export type { VersionRange } from './version-range.js';
@@ -65,6 +68,8 @@ export interface KnownBehaviour {
 
 /** True when `k` applies in `env`. */
 export function appliesIn(k: KnownBehaviour, env: Environment): boolean {
+  requireObject('interop', 'k', k);
+  requireEnvironment(env);
   return (
     (k.provider === env.provider || k.alsoFor?.includes(env.provider) === true) &&
     inRange(env.kernel, k.kernel) &&

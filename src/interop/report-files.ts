@@ -8,6 +8,8 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import type { Builder } from 'junit-report-builder';
+import { requireArray, requireBoolean, requireObject, requireString } from '../arguments.js';
+import { requireProbeResults, requireResults, requireRunEnvironment } from './arguments.js';
 import type { RunEnvironment } from './environment.js';
 import type { ProbeResult } from './peer/run-probes.js';
 import { columnOf, differenceLines, renderMarkdown } from './report.js';
@@ -28,6 +30,10 @@ export function resultsDocument(
   env: RunEnvironment,
   strict: boolean,
 ): unknown {
+  requireResults(results);
+  requireProbeResults(probes);
+  requireRunEnvironment(env);
+  requireBoolean('interop', 'strict', strict);
   const count = (v: string) => results.filter((r) => r.verdict === v).length;
   return {
     schema: RESULTS_SCHEMA,
@@ -93,6 +99,8 @@ export function resultsDocument(
 
 /** junit.xml: a suite per device/API column, a case per scenario. */
 export function junitXml(results: readonly ScenarioResult[], strict: boolean): string {
+  requireResults(results);
+  requireBoolean('interop', 'strict', strict);
   const builder = junit.newBuilder();
   const suites = new Map<string, ReturnType<typeof builder.testSuite>>();
   for (const r of results) {
@@ -123,6 +131,16 @@ export function writeReport(
   env: RunEnvironment,
   strict: boolean,
 ): void {
+  // Checked before the directory is made: a wrong call writes nothing.
+  requireString('interop', 'dir', dir);
+  requireArray('interop', 'results', results).forEach((r, i) => {
+    requireObject('interop', `results[${i}]`, r);
+  });
+  requireArray('interop', 'probes', probes).forEach((p, i) => {
+    requireObject('interop', `probes[${i}]`, p);
+  });
+  requireRunEnvironment(env);
+  requireBoolean('interop', 'strict', strict);
   mkdirSync(dir, { recursive: true });
   const document = resultsDocument(results, probes, env, strict);
   writeFileSync(join(dir, 'results.json'), `${JSON.stringify(document, null, 2)}\n`);

@@ -2,7 +2,10 @@
  * The interop suite's reports for people: the terminal summary (a scenario × device/API
  * matrix that fits 100 columns, then every difference on its own line) and report.md.
  */
+
 import Table from 'cli-table3';
+import { requireArray, requireBoolean, requireName } from '../arguments.js';
+import { requireProbeResults, requireResults, requireRunEnvironment } from './arguments.js';
 import type { RunEnvironment } from './environment.js';
 import { observedText } from './known-behaviour.js';
 import type { ProbeResult } from './peer/run-probes.js';
@@ -44,6 +47,7 @@ function matrixOf(results: readonly ScenarioResult[]): Matrix {
 
 /** The summary matrix for a terminal: at most 100 columns wide. */
 export function renderMatrix(results: readonly ScenarioResult[]): string {
+  requireResults(results);
   const { columns, rows } = matrixOf(results);
   const cellWidth = 16;
   const nameWidth = Math.min(
@@ -113,6 +117,7 @@ export function renderFindings(
 
 /** The wire probes: what the engine and siw answered to our peer's message. */
 export function renderProbeReport(results: readonly ProbeResult[]): string {
+  requireProbeResults(results, 'results');
   const lines: string[] = [];
   for (const r of results) {
     lines.push(`${r.probe.id}: ${r.verdict}${r.finding ? ` [${r.finding.id}]` : ''}`);
@@ -127,14 +132,27 @@ export function renderProbeReport(results: readonly ProbeResult[]): string {
 
 /** The whole terminal report. */
 export function renderReport(results: readonly ScenarioResult[]): string {
+  requireResults(results);
   const lines = results.flatMap(differenceLines);
   return [renderMatrix(results), ...(lines.length > 0 ? ['', 'Differences:', ...lines] : [])].join(
     '\n',
   );
 }
 
+const VERDICT_NAMES: Readonly<Record<Verdict, true>> = {
+  match: true,
+  known: true,
+  finding: true,
+  divergence: true,
+  error: true,
+};
+
 /** `N passed, N failed`. */
 export function summaryLine(verdicts: readonly Verdict[], strict = false): string {
+  requireArray('interop', 'verdicts', verdicts).forEach((v, i) => {
+    requireName('interop', 'verdict', VERDICT_NAMES, v, `verdicts[${i}]`);
+  });
+  requireBoolean('interop', 'strict', strict);
   const ok = verdicts.filter((v) => passed(v, strict)).length;
   return `${ok} passed, ${verdicts.length - ok} failed`;
 }
@@ -149,6 +167,9 @@ export function renderMarkdown(
   env: RunEnvironment,
   strict = false,
 ): string {
+  requireResults(results);
+  requireRunEnvironment(env);
+  requireBoolean('interop', 'strict', strict);
   const { columns, rows } = matrixOf(results);
   const out: string[] = ['# rdma-interop: engine vs devices', ''];
   out.push(`Kernel ${env.kernel}, rdma-core ${env.rdmaCore}, Node ${env.node}.`, '');

@@ -1,4 +1,7 @@
 /** Runs scenarios through the engine and the kernel and judges each comparison. */
+import { requireArray } from '../arguments.js';
+import { ArgumentError } from '../errors.js';
+import { requireEnvironment, requireOutcome, requireScenario } from './arguments.js';
 import { compareOutcomes, type FieldDifference } from './compare.js';
 import { formatValue } from './compare-format.js';
 import { expectedOutcome } from './expected.js';
@@ -67,6 +70,11 @@ export function judge(
   env: Environment,
   known: readonly KnownBehaviour[] = KNOWN_BEHAVIOUR,
 ): Pick<ScenarioResult, 'verdict' | 'differences' | 'findings' | 'stale'> {
+  requireScenario(scenario);
+  requireOutcome('engine', engine);
+  requireOutcome('kernel', kernel);
+  requireEnvironment(env);
+  requireArray('interop', 'known', known);
   const raw = compareOutcomes(engine, kernel);
   const recorded = known.filter((k) => appliesIn(k, env) && coversScenario(k, scenario.id));
   const findings = recorded.filter((k) => raw.some((d) => explainsField(k, d.field, d.kernel)));
@@ -96,6 +104,8 @@ export function judge(
 
 /** Runs one scenario on both sides. */
 export async function runScenario(scenario: Scenario, env: Environment): Promise<ScenarioResult> {
+  requireScenario(scenario);
+  requireEnvironment(env);
   const started = performance.now();
   const engine = expectedOutcome(scenario);
   try {
@@ -129,6 +139,17 @@ export async function runScenarios(
   onResult: (result: ScenarioResult, index: number) => void = () => {},
   onStart: (scenario: Scenario, index: number) => void = () => {},
 ): Promise<ScenarioResult[]> {
+  // Every argument checked before the first scenario runs.
+  requireArray('interop', 'scenarios', scenarios).forEach((s, i) => {
+    requireScenario(s, `scenarios[${i}]`);
+  });
+  for (const [name, fn] of [
+    ['environmentOf', environmentOf],
+    ['onResult', onResult],
+    ['onStart', onStart],
+  ] as const) {
+    if (typeof fn !== 'function') throw new ArgumentError('interop', name, 'not a function');
+  }
   const results: ScenarioResult[] = [];
   for (const [index, scenario] of scenarios.entries()) {
     onStart(scenario, index);

@@ -40,7 +40,7 @@ export class AddonUnavailableError extends RdmaInteropError {
     /** The command that fixes it, e.g. `npm rebuild rdma-interop`. */
     readonly fix: string,
   ) {
-    super(`${describe(reason, detail)}; fix: ${fix}`);
+    super(`${describe(reason, String(detail))}; fix: ${String(fix)}`);
   }
 }
 

@@ -1,7 +1,8 @@
 import { existsSync, readFileSync, realpathSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
+import { requireString } from '../arguments.js';
 import { GuestRuntimeError } from './errors.js';
-import { DEFAULT_KERNEL_LINE, KERNEL_LINES, kernelLine } from './kernel-lines.js';
+import { DEFAULT_KERNEL_LINE, findKernelLine, KERNEL_LINES } from './kernel-lines.js';
 import { cacheRoot } from './paths.js';
 
 /** The files a guest boots from, built by scripts/setup/guest-assets.sh. */
@@ -26,8 +27,9 @@ export type KernelSelection =
   | { readonly kind: 'dir'; readonly dir: string };
 
 export function selectKernel(kernel: string | undefined): KernelSelection {
+  if (kernel !== undefined) requireString('runtime', 'kernel', kernel);
   const name = kernel ?? DEFAULT_KERNEL_LINE;
-  if (kernelLine(name) !== undefined) {
+  if (findKernelLine(name) !== undefined) {
     // The default line keeps its historical link `current`; the others have `line-<name>`.
     const link = name === DEFAULT_KERNEL_LINE ? 'current' : `line-${name}`;
     return { kind: 'line', line: name, dir: join(cacheRoot(), 'guest', link) };
@@ -44,6 +46,7 @@ export function selectKernel(kernel: string | undefined): KernelSelection {
  * initramfs and root/; by default, the one `guest/current` points at (the 6.1 line).
  */
 export function findGuestAssets(kernel?: string): GuestAssets {
+  if (kernel !== undefined) requireString('runtime', 'kernel', kernel);
   const selected = selectKernel(kernel);
   const dir = selected.dir;
   const stamp = join(dir, '.complete');

@@ -3,18 +3,28 @@
  * on this host; else a throwaway QEMU guest booting Debian's own kernel with rxe and siw.
  */
 import { existsSync, readdirSync } from 'node:fs';
+import {
+  requireArray,
+  requireInteger,
+  requireKnownOptions,
+  requireName,
+  requireObject,
+  requireString,
+} from '../arguments.js';
+import { ArgumentError } from '../errors.js';
 import { findGuestAssets, type GuestAssets, selectKernel } from './assets.js';
 import { GuestRuntimeError } from './errors.js';
-import { kernelLine } from './kernel-lines.js';
+import { findKernelLine } from './kernel-lines.js';
 import { type Accelerator, chooseAccelerator } from './kvm.js';
 import { ownKernelOf, prepareOwnKernel } from './own-kernel.js';
 import { cacheRoot } from './paths.js';
 import { type BootResult, bootGuest } from './qemu.js';
 import { cleanupStaleRuns } from './run-dir.js';
 import { setupGuestAssets } from './setup.js';
-import { type SiwVariant, siwVariantEnv } from './siw-variant-env.js';
+import { SIW_VARIANTS, type SiwVariant, siwVariantEnv } from './siw-variant-env.js';
 import { rdmaCoreEnv } from './userspace.js';
 
+export { ArgumentError, UnknownNameError } from '../errors.js';
 export { findGuestAssets, type GuestAssets, type KernelSelection, selectKernel } from './assets.js';
 export {
   type ContainerStep,
@@ -26,7 +36,6 @@ export { DEFAULT_KERNEL_LINE, KERNEL_LINES, type KernelLine, kernelLine } from '
 export type { Accelerator } from './kvm.js';
 export { cacheRoot, useCacheDir } from './paths.js';
 export type { BootResult } from './qemu.js';
-export { cleanupStaleRuns, type StaleCleanup } from './run-dir.js';
 export { type SetupOptions, setupGuestAssets } from './setup.js';
 export { abortOnSignals, type SignalAbort, signalExitCode } from './signals.js';
 export { SIW_VARIANTS, type SiwVariant } from './siw-variant-env.js';
@@ -100,6 +109,98 @@ export interface GuestRunOptions {
   readonly dataDisk?: string;
 }
 
+/**
+ * Every option of GuestRunOptions, as a record so that the compiler checks it is complete:
+ * a new option must be added here or runInGuest refuses it as unknown.
+ */
+const GUEST_RUN_OPTIONS: readonly string[] = Object.keys({
+  command: true,
+  cwd: true,
+  timeoutSeconds: true,
+  kernelDir: true,
+  kernel: true,
+  rdmaCore: true,
+  accel: true,
+  memoryMiB: true,
+  cpus: true,
+  shareDir: true,
+  env: true,
+  onOutput: true,
+  onErrorOutput: true,
+  extraKernelArgs: true,
+  onProgress: true,
+  signal: true,
+  setup: true,
+  dataDisk: true,
+  modules: true,
+  siw: true,
+} satisfies Record<keyof GuestRunOptions, true>);
+
+/**
+ * The options of runInGuest, checked before anything runs (no stale clean-up, no set-up,
+ * no boot for a call that is wrong): known keys, a command of strings, numbers in range,
+ * names known.
+ */
+function checkGuestRunOptions(options: GuestRunOptions): void {
+  requireKnownOptions('runtime', 'options', options, GUEST_RUN_OPTIONS);
+  if (options === undefined) throw new ArgumentError('runtime', 'options', 'missing');
+  const command = requireArray('runtime', 'options.command', options.command);
+  command.forEach((c, i) => {
+    requireString('runtime', `options.command[${i}]`, c, true);
+  });
+  for (const key of [
+    'cwd',
+    'kernelDir',
+    'kernel',
+    'modules',
+    'rdmaCore',
+    'shareDir',
+    'dataDisk',
+  ] as const) {
+    if (options[key] !== undefined) requireString('runtime', `options.${key}`, options[key]);
+  }
+  const { timeoutSeconds, memoryMiB, cpus, accel, setup, env, extraKernelArgs, signal } = options;
+  if (
+    timeoutSeconds !== undefined &&
+    !(typeof timeoutSeconds === 'number' && Number.isFinite(timeoutSeconds) && timeoutSeconds > 0)
+  )
+    throw new ArgumentError(
+      'runtime',
+      'options.timeoutSeconds',
+      'not a positive number of seconds',
+    );
+  if (memoryMiB !== undefined)
+    requireInteger('runtime', 'options.memoryMiB', memoryMiB, 256, 1 << 20);
+  if (cpus !== undefined) requireInteger('runtime', 'options.cpus', cpus, 1, 256);
+  if (accel !== undefined)
+    requireName('runtime', 'accelerator', { auto: 0, kvm: 0, tcg: 0 }, accel, 'options.accel');
+  if (setup !== undefined)
+    requireName('runtime', 'set-up mode', { 'if-missing': 0, never: 0 }, setup, 'options.setup');
+  if (options.siw !== undefined)
+    requireName(
+      'runtime',
+      'siw variant',
+      Object.fromEntries(SIW_VARIANTS.map((v) => [v, 0])),
+      options.siw,
+      'options.siw',
+    );
+  if (env !== undefined) {
+    requireObject('runtime', 'options.env', env);
+    for (const [name, value] of Object.entries(env))
+      requireString('runtime', `options.env.${name}`, value, true);
+  }
+  if (extraKernelArgs !== undefined)
+    requireArray('runtime', 'options.extraKernelArgs', extraKernelArgs).forEach((a, i) => {
+      requireString('runtime', `options.extraKernelArgs[${i}]`, a);
+    });
+  for (const key of ['onOutput', 'onErrorOutput', 'onProgress'] as const) {
+    if (options[key] !== undefined && typeof options[key] !== 'function')
+      throw new ArgumentError('runtime', `options.${key}`, 'not a function');
+  }
+  if (signal !== undefined && !(signal instanceof AbortSignal))
+    throw new ArgumentError('runtime', 'options.signal', 'not an AbortSignal');
+}
+
 /** Environment variables forwarded into the guest by default. */
 function forwardedEnv(): Record<string, string> {
   const env: Record<string, string> = {};
@@ -114,6 +215,7 @@ function forwardedEnv(): Record<string, string> {
 
 /** Boots the guest, runs `command` as root with rxe0 and siw0 up, returns its exit code. */
 export async function runInGuest(options: GuestRunOptions): Promise<BootResult> {
+  checkGuestRunOptions(options);
   const progress = options.onProgress ?? (() => {});
   const stale = await cleanupStaleRuns(cacheRoot());
   for (const dir of stale.removed) progress(`removed the directory of a dead run: ${dir}`);
@@ -209,7 +311,7 @@ function guestRdmaCore(options: GuestRunOptions): string | undefined {
   if (choice === 'host') return undefined;
   if (choice !== 'line') return choice;
   const selected = selectKernel(options.kernel ?? options.kernelDir);
-  return selected.kind === 'line' ? kernelLine(selected.line)?.rdmaCore : undefined;
+  return selected.kind === 'line' ? findKernelLine(selected.line)?.rdmaCore : undefined;
 }
 
 /** The assets to boot; with `setup: 'if-missing'`, built first when there are none. */

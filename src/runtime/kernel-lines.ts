@@ -7,6 +7,8 @@
  * and these kernels have the Flush they would otherwise never be asked for. So 6.12 vs 7.3
  * is a kernel-only change; 6.1 vs 6.12 is what a bookworm -> trixie upgrade changes.
  */
+import { nameText } from '../arguments.js';
+import { UnknownNameError } from '../errors.js';
 export interface KernelLine {
   /** The line's name on the command line: `6.1`, `6.12`, `7.3`. */
   readonly line: string;
@@ -25,7 +27,20 @@ export const KERNEL_LINES: readonly KernelLine[] = [
 /** The line `guest/current` points at: what a plain `vm` or `run` boots. */
 export const DEFAULT_KERNEL_LINE = '6.1';
 
-/** The line named `name`, or `undefined` (a directory, or a typo). */
-export function kernelLine(name: string): KernelLine | undefined {
+/** The line named `name`, or `undefined` (a directory, or a typo): the package's own test. */
+export function findKernelLine(name: string): KernelLine | undefined {
   return KERNEL_LINES.find((l) => l.line === name);
+}
+
+/** The line named `name`; a name that is no line throws UnknownNameError (the lookup convention). */
+export function kernelLine(name: string): KernelLine {
+  const line = findKernelLine(name);
+  if (line === undefined)
+    throw new UnknownNameError(
+      'runtime',
+      'kernel line',
+      nameText(name),
+      KERNEL_LINES.map((l) => l.line),
+    );
+  return line;
 }

@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { requireString } from '../arguments.js';
 
 /** The package root (where package.json is), from the compiled file's location. */
 export function packageRoot(): string {
@@ -49,5 +50,6 @@ export function resolveCacheRoot(
 
 /** Makes `dir` the cache for this process and every process it starts (`--cache-dir`). */
 export function useCacheDir(dir: string): void {
+  requireString('runtime', 'dir', dir);
   process.env.RDMA_INTEROP_CACHE = resolve(dir);
 }

@@ -8,6 +8,8 @@
  */
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
+import { requireKnownOptions } from '../arguments.js';
+import { ArgumentError } from '../errors.js';
 import { findGuestAssets, type GuestAssets } from './assets.js';
 import { GuestRuntimeError } from './errors.js';
 import { DEFAULT_KERNEL_LINE, kernelLine } from './kernel-lines.js';
@@ -21,6 +23,13 @@ export interface SetupOptions {
   /** The kernel line to set up (kernel-lines.ts); default 6.1. */
   readonly kernelLine?: string;
 }
+
+/** Every option of SetupOptions (the compiler checks the record is complete). */
+const SETUP_OPTIONS: readonly string[] = Object.keys({
+  onProgress: true,
+  signal: true,
+  kernelLine: true,
+} satisfies Record<keyof SetupOptions, true>);
 
 /** apt.sh's status for "packages missing and not root" (it prints the apt command). */
 const PACKAGES_MISSING_STATUS = 3;
@@ -102,10 +111,14 @@ export function runScript(
  * (cached by kernel version: a second call only checks). Resolves with the assets.
  */
 export async function setupGuestAssets(options: SetupOptions = {}): Promise<GuestAssets> {
+  // Checked before any script runs: an unknown option or kernel line does nothing else.
+  requireKnownOptions('runtime', 'options', options, SETUP_OPTIONS);
+  if (options.onProgress !== undefined && typeof options.onProgress !== 'function')
+    throw new ArgumentError('runtime', 'options.onProgress', 'not a function');
+  if (options.signal !== undefined && !(options.signal instanceof AbortSignal))
+    throw new ArgumentError('runtime', 'options.signal', 'not an AbortSignal');
   const line = options.kernelLine ?? DEFAULT_KERNEL_LINE;
   const known = kernelLine(line);
-  if (known === undefined)
-    throw new GuestRuntimeError('setup-failed', `no kernel line '${line}' to set up`);
   await runScript('apt.sh', ['runtime'], options);
   await runScript('guest-assets.sh', [line], options);
   // The line's own rdma-core (built from source), when it runs with one.

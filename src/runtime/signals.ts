@@ -4,6 +4,7 @@
  * one exits at once (QEMU still dies with us: see qemuCommand in qemu.ts).
  */
 import { constants } from 'node:os';
+import { requireArray, requireName } from '../arguments.js';
 
 export interface SignalAbort {
   readonly signal: AbortSignal;
@@ -17,12 +18,16 @@ export interface SignalAbort {
 
 /** 128 + the signal's number: what a shell reports for a process killed by it. */
 export function signalExitCode(name: NodeJS.Signals): number {
-  return 128 + constants.signals[name];
+  return 128 + constants.signals[requireName('runtime', 'signal name', constants.signals, name)];
 }
 
 export function abortOnSignals(
   names: readonly NodeJS.Signals[] = ['SIGINT', 'SIGTERM'],
 ): SignalAbort {
+  // Checked before any handler is installed.
+  requireArray('runtime', 'names', names).forEach((name, i) => {
+    requireName('runtime', 'signal name', constants.signals, name, `names[${i}]`);
+  });
   const controller = new AbortController();
   let received: NodeJS.Signals | undefined;
   const handler = (name: NodeJS.Signals) => {

@@ -45,7 +45,7 @@ export class VerbsAsyncEventError extends VerbsError {
       5,
       'ibv_get_async_event',
       device,
-      `${event} on ${device}: ${lostWrIds.length} request(s) in flight will never complete`,
+      `${String(event)} on ${String(device)}: ${Array.isArray(lostWrIds) ? lostWrIds.length : 0} request(s) in flight will never complete`,
     );
   }
 }

@@ -5,6 +5,7 @@
  */
 
 import { endianness } from 'node:os';
+import { describeValue } from '../arguments.js';
 import {
   WC_FLAGS,
   WC_OPCODE,
@@ -15,6 +16,7 @@ import {
 } from '../engine/verbs-model/index.js';
 import { WC_LAYOUT, WC_WORDS } from '../native/bindings.js';
 import { flagNames, nameOf } from './constants.js';
+import { VerbsArgumentError } from './errors.js';
 
 /** `struct ibv_wc` with raw numbers, as decoded from the addon's poll output. */
 export interface RawWorkCompletion {
@@ -135,5 +137,10 @@ export function toWorkCompletion(wc: RawWorkCompletion): WorkCompletion {
 
 /** True for receive-side completions (`RECV` bit 0x80 set). */
 export function isReceiveCompletion(opcodeCode: number): boolean {
+  if (!Number.isInteger(opcodeCode) || opcodeCode < 0 || opcodeCode > 0xffff_ffff)
+    throw new VerbsArgumentError(
+      'opcodeCode',
+      `${describeValue(opcodeCode)} is not an ibv_wc_opcode value`,
+    );
   return (opcodeCode & WC_OPCODE.RECV) !== 0;
 }

@@ -4,8 +4,21 @@
  * reaches RTS only through rdma_cm (see `cm.ts`).
  */
 import type { Mtu } from './constants.js';
+import { VerbsArgumentError } from './errors.js';
 import type { Access } from './mr.js';
 import type { Qp } from './qp.js';
+
+/** A QP argument: anything with `modify` (tests pass scripted QPs); checked before any call. */
+function requireQp(field: string, qp: unknown): void {
+  if (typeof (qp as { modify?: unknown } | null | undefined)?.modify !== 'function')
+    throw new VerbsArgumentError(field, 'not a QP');
+}
+
+/** An object argument (parameters), checked before any call. */
+function requireParams(field: string, value: unknown): void {
+  if (typeof value !== 'object' || value === null)
+    throw new VerbsArgumentError(field, 'not an object');
+}
 
 /** What one side tells the other. */
 export interface RcEndpoint {
@@ -40,6 +53,9 @@ export interface RcConnectParams {
 
 /** Moves `qp` from RESET to RTS facing `params.remote`. */
 export function connectRcByHand(qp: Qp, params: RcConnectParams): void {
+  requireQp('qp', qp);
+  requireParams('params', params);
+  requireParams('params.remote', params.remote);
   const port = params.port ?? 1;
   qp.modify({
     state: 'INIT',
@@ -71,6 +87,8 @@ export function connectRcByHand(qp: Qp, params: RcConnectParams): void {
 
 /** Moves a UD `qp` from RESET to RTS (no peer: each send names its destination). */
 export function readyUd(qp: Qp, params: { qkey: number; port?: number; sqPsn?: number }): void {
+  requireQp('qp', qp);
+  requireParams('params', params);
   qp.modify({ state: 'INIT', pkeyIndex: 0, port: params.port ?? 1, qkey: params.qkey });
   qp.modify({ state: 'RTR' });
   qp.modify({ state: 'RTS', sqPsn: params.sqPsn ?? 0 });
@@ -100,6 +118,10 @@ export function connectPairByHand(
   gid: { readonly index: number; readonly gid: Buffer },
   params: PairConnectParams = {},
 ): void {
+  requireQp('a', a);
+  requireQp('b', b);
+  requireParams('gid', gid);
+  requireParams('params', params);
   const { aPsn = 0x1234, bPsn = 0x5678, a: onlyA, b: onlyB, ...shared } = params;
   connectRcByHand(a, {
     ...shared,

@@ -1,4 +1,4 @@
-import { RdmaInteropError } from '../errors.js';
+import { ArgumentError, RdmaInteropError } from '../errors.js';
 
 /**
  * The one error class of the verbs layer. libibverbs reports failures three ways
@@ -43,13 +43,9 @@ export function isVerbsError(e: unknown, code?: string): e is VerbsError {
  * out of range, an unknown name). `field` names the argument or property, as the
  * caller wrote it (`'sgList[1].length'`, `'access'`).
  */
-export class VerbsArgumentError extends RdmaInteropError {
-  override readonly name = 'VerbsArgumentError';
-  readonly origin = 'verbs';
-  constructor(
-    readonly field: string,
-    message: string,
-  ) {
-    super(`${field}: ${message}`);
+export class VerbsArgumentError extends ArgumentError {
+  override readonly name: string = 'VerbsArgumentError';
+  constructor(field: string, message: string) {
+    super('verbs', field, message);
   }
 }

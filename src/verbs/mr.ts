@@ -3,6 +3,7 @@
  * a QP also keeps every MR a work request uses until that request completes, so
  * neither the registration nor the memory can disappear under the device.
  */
+import { requireName } from '../arguments.js';
 import { ACCESS_FLAGS, type AccessFlag } from '../engine/verbs-model/index.js';
 import type { NativeMr } from '../native/bindings.js';
 import { VerbsArgumentError } from './errors.js';
@@ -12,17 +13,18 @@ import type { Pd } from './pd.js';
 /** An access flag name (the C name without `IBV_ACCESS_`), e.g. `'REMOTE_ATOMIC'`. */
 export type Access = AccessFlag;
 
-/** The `ibv_access_flags` mask of a list of names (from the engine's table). */
+/**
+ * The `ibv_access_flags` mask of a list of names (from the engine's table). A name the
+ * table lacks throws UnknownNameError (the lookup convention of every layer), which is an
+ * ArgumentError like VerbsArgumentError.
+ */
 export function accessMaskOf(access: readonly Access[]): number {
   if (!Array.isArray(access))
     throw new VerbsArgumentError('access', 'must be an array of flag names');
   let mask = 0;
-  for (const name of access) {
-    const bit = (ACCESS_FLAGS as Record<string, number>)[name];
-    if (bit === undefined)
-      throw new VerbsArgumentError('access', `unknown access flag '${String(name)}'`);
-    mask |= bit;
-  }
+  access.forEach((name, i) => {
+    mask |= ACCESS_FLAGS[requireName('verbs', 'access flag', ACCESS_FLAGS, name, `access[${i}]`)];
+  });
   return mask;
 }
 

@@ -10,12 +10,8 @@ import { resultsDocument, writeReport } from '../../interop/report-files.js';
 import { passed } from '../../interop/runner.js';
 import type { DeviceName, Scenario } from '../../interop/scenario.js';
 import { findGuestAssets, selectKernel } from '../../runtime/assets.js';
-import {
-  abortOnSignals,
-  DEFAULT_KERNEL_LINE,
-  GuestRuntimeError,
-  kernelLine,
-} from '../../runtime/index.js';
+import { abortOnSignals, DEFAULT_KERNEL_LINE, GuestRuntimeError } from '../../runtime/index.js';
+import { findKernelLine } from '../../runtime/kernel-lines.js';
 import { rdmaCoreEnv } from '../../runtime/userspace.js';
 import { reportGuestFailure } from '../devices-or-guest.js';
 
@@ -43,7 +39,7 @@ function linkKernel(kernel: string | undefined): {
   const name = kernel ?? DEFAULT_KERNEL_LINE;
   const assets = findGuestAssets(name);
   const selected = selectKernel(name);
-  const rdmaCore = selected.kind === 'line' ? kernelLine(selected.line)?.rdmaCore : undefined;
+  const rdmaCore = selected.kind === 'line' ? findKernelLine(selected.line)?.rdmaCore : undefined;
   return {
     kernelDir: name,
     env: rdmaCore === undefined ? {} : rdmaCoreEnv(rdmaCore),

@@ -20,7 +20,8 @@ import { passed, runScenarios } from '../../interop/runner.js';
 import { DEVICES, type DeviceName, type Scenario } from '../../interop/scenario.js';
 import { SCENARIOS } from '../../interop/scenarios.js';
 import { usesRfc7306 } from '../../interop/siw-variant.js';
-import { hostRdmaDevices, KERNEL_LINES, kernelLine } from '../../runtime/index.js';
+import { hostRdmaDevices, KERNEL_LINES } from '../../runtime/index.js';
+import { findKernelLine } from '../../runtime/kernel-lines.js';
 import { onDevicesOrGuest, resolveRuntime } from '../devices-or-guest.js';
 import { errorLine, usageError } from '../errors.js';
 import {
@@ -201,7 +202,7 @@ function parseKernelLines(value: string): string[] {
     .split(',')
     .map((s) => s.trim())
     .filter((s) => s !== '');
-  const unknown = names.filter((n) => kernelLine(n) === undefined);
+  const unknown = names.filter((n) => findKernelLine(n) === undefined);
   if (names.length === 0 || unknown.length > 0)
     throw new InvalidArgumentError(
       `unknown kernel line ${unknown.join(', ') || '(none)'}; the lines are ${KERNEL_LINES.map((l) => l.line).join(', ')} (or 'all')`,

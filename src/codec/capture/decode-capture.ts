@@ -4,10 +4,13 @@
  * Request/Reply as iWARP (MPA frames, FPDUs and RDMAP messages, via the iWARP codec's
  * stream decoder) after TCP reassembly. Items are returned in capture order.
  */
+
+import { requireBytes } from '../../arguments.js';
 import { DecodeError, type DecodeResult, decoded } from '../errors.js';
 import type { MpaRequestReply } from '../iwarp/messages.js';
 import { decodeMpaFrame, mpaFrameKind } from '../iwarp/mpa-frames.js';
 import type { IwarpProfile } from '../iwarp/profiles.js';
+import { requireProfileOptions } from '../iwarp/profiles.js';
 import { decodeMpaStream, type StreamFpdu } from '../iwarp/stream.js';
 import { type DecodedFrame, decodeFrame } from '../net/frame.js';
 import { decodeCapture } from '../pcap/capture.js';
@@ -27,6 +30,11 @@ export interface CaptureDecodeOptions {
   /** UDP destination port treated as RoCEv2 [4791]. */
   readonly rocePort?: number;
 }
+
+const CAPTURE_DECODE_OPTIONS = Object.keys({
+  profile: true,
+  rocePort: true,
+} satisfies Record<keyof CaptureDecodeOptions, true>);
 
 /** Where a decoded item came from. */
 export interface ItemOrigin {
@@ -188,6 +196,8 @@ export function decodeCaptureMessages(
   bytes: Uint8Array,
   options: CaptureDecodeOptions = {},
 ): DecodeResult<CaptureDecode> {
+  requireBytes('codec', 'bytes', bytes);
+  requireProfileOptions(options, CAPTURE_DECODE_OPTIONS);
   const file = decodeCapture(bytes);
   if (!file.ok) return file;
   const rocePort = options.rocePort ?? ROCE_V2_UDP_PORT;

@@ -4,6 +4,14 @@
  * layer/field/offset/reason/message) and an indented text tree in the manner of
  * `tshark -V`, with names for opcodes and error codes.
  */
+
+import {
+  requireArray,
+  requireBigint,
+  requireInteger,
+  requireName,
+  requireObject,
+} from '../../arguments.js';
 import { DecodeError } from '../errors.js';
 import type { RdmapMessage } from '../iwarp/messages.js';
 import { atomicOpcodeInfo, rdmapOpcodeOf } from '../iwarp/opcodes.js';
@@ -58,11 +66,42 @@ export function formatTimestamp(ns: bigint): string {
   return `${ns / 1_000_000_000n}.${(ns % 1_000_000_000n).toString().padStart(9, '0')}`;
 }
 
+/** The item kinds a CaptureItem can be (decode-capture.ts), for argument checks. */
+const ITEM_KINDS: Readonly<Record<CaptureItem['kind'], true>> = {
+  roce: true,
+  'mpa-frame': true,
+  fpdu: true,
+  problem: true,
+};
+
+/** An exported renderer's item: what the renderers read first is there (issue 25). */
+function checkItem(item: unknown, field: string): CaptureItem {
+  const i = requireObject('codec', field, item) as Record<string, unknown>;
+  requireName('codec', 'capture item kind', ITEM_KINDS, i.kind, `${field}.kind`);
+  requireInteger('codec', `${field}.frameIndex`, i.frameIndex, 0, Number.MAX_SAFE_INTEGER);
+  requireBigint('codec', `${field}.timestampNs`, i.timestampNs, 0n, 2n ** 64n - 1n);
+  return item as CaptureItem;
+}
+
+/** An exported renderer's decoded capture: its header fields and items checked. */
+function checkDecode(d: unknown): CaptureDecode {
+  const c = requireObject('codec', 'capture', d) as Record<string, unknown>;
+  requireName('codec', 'capture format', { pcap: 0, pcapng: 0 }, c.format, 'capture.format');
+  requireInteger('codec', 'capture.frameCount', c.frameCount, 0, Number.MAX_SAFE_INTEGER);
+  requireInteger('codec', 'capture.otherFrames', c.otherFrames, 0, Number.MAX_SAFE_INTEGER);
+  requireArray('codec', 'capture.connections', c.connections);
+  requireArray('codec', 'capture.items', c.items).forEach((item, n) => {
+    checkItem(item, `capture.items[${n}]`);
+  });
+  return d as CaptureDecode;
+}
+
 /**
  * The JSON document `rdma-interop decode --json` prints. Capture timestamps appear as
  * `time` (`"seconds.nanoseconds"` text), not as a hex bigint.
  */
 export function captureToJson(d: CaptureDecode): PlainValue {
+  checkDecode(d);
   return toPlain({
     format: d.format,
     frameCount: d.frameCount,
@@ -114,7 +153,7 @@ function itemBody({ timestampNs, ...item }: CaptureItem): unknown {
 
 /** One item as a JSON-safe value: an element of `captureToJson(d).items`, a `--jsonl` line. */
 export function captureItemToJson(item: CaptureItem): PlainValue {
-  return toPlain(itemShape(item));
+  return toPlain(itemShape(checkItem(item, 'item')));
 }
 
 const MAX_TEXT_BYTES = 32;
@@ -266,7 +305,7 @@ function renderItem(lines: string[], item: CaptureItem): void {
 /** One item's text tree (lines ending in a newline). */
 export function captureItemToText(item: CaptureItem): string {
   const lines: string[] = [];
-  renderItem(lines, item);
+  renderItem(lines, checkItem(item, 'item'));
   return `${lines.join('\n')}\n`;
 }
 
@@ -288,6 +327,7 @@ export function captureSummaryLine(s: CaptureSummary): string {
 
 /** The text `rdma-interop decode` prints: one tree per message, then a summary line. */
 export function captureToText(d: CaptureDecode): string {
+  checkDecode(d);
   return (
     d.items.map(captureItemToText).join('') +
     captureSummaryLine({

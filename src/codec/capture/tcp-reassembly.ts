@@ -8,6 +8,7 @@
  * contiguous runs with the gaps reported. A SYN fixes the ISN: data starts at ISN + 1.
  * Without a SYN, the stream starts at the lowest sequence number seen.
  */
+import { ArgumentError } from '../../errors.js';
 import { TcpFlag } from '../net/tcp.js';
 
 /** One TCP segment as captured. */
@@ -253,11 +254,34 @@ function finish(d: DirectionState): TcpDirection {
   };
 }
 
+/** One segment from a plain-JavaScript caller: its fields' types, or ArgumentError. */
+function checkSegmentInput(s: TcpSegmentInput): void {
+  const ok =
+    typeof s === 'object' &&
+    s !== null &&
+    Number.isSafeInteger(s.frameIndex) &&
+    typeof s.source === 'string' &&
+    typeof s.destination === 'string' &&
+    Number.isInteger(s.sourcePort) &&
+    Number.isInteger(s.destinationPort) &&
+    Number.isInteger(s.sequenceNumber) &&
+    s.sequenceNumber >= 0 &&
+    s.sequenceNumber <= 0xffff_ffff &&
+    Number.isInteger(s.flags) &&
+    s.payload instanceof Uint8Array;
+  if (!ok) throw new ArgumentError('codec', 'segments[]', 'not a TCP segment (TcpSegmentInput)');
+}
+
 /**
  * Groups segments into connections (by address/port pair) and reassembles both
  * directions of each. Connections are returned in order of their first frame.
  */
 export function reassembleTcp(segments: Iterable<TcpSegmentInput>): TcpConnection[] {
+  if (
+    typeof segments === 'string' ||
+    typeof (segments as { [Symbol.iterator]?: unknown } | null)?.[Symbol.iterator] !== 'function'
+  )
+    throw new ArgumentError('codec', 'segments', 'not an iterable of TCP segments');
   const connections = new Map<
     string,
     {
@@ -268,6 +292,7 @@ export function reassembleTcp(segments: Iterable<TcpSegmentInput>): TcpConnectio
     }
   >();
   for (const s of segments) {
+    checkSegmentInput(s);
     const a = endpointKey(s.source, s.sourcePort);
     const b = endpointKey(s.destination, s.destinationPort);
     const key = a < b ? `${a}#${b}` : `${b}#${a}`;

@@ -4,6 +4,9 @@
  * queue number, RFC 7306 §5.2.1 defaults for unused atomic fields). Used by the engine to
  * build requests, responses and Terminates.
  */
+
+import { nameText, requireObject } from '../../arguments.js';
+import { UnknownNameError } from '../../errors.js';
 import { ddpHeaderLength } from './ddp.js';
 import type {
   AtomicRequest,
@@ -25,7 +28,13 @@ import {
   rdmapOpcodeInfo,
   rdmapOpcodeOf,
 } from './opcodes.js';
-import { DEFAULT_IWARP_PROFILE, type IwarpProfile, PROFILE_RDMA_VERSION } from './profiles.js';
+import {
+  DEFAULT_IWARP_PROFILE,
+  IWARP_PROFILES,
+  type IwarpProfile,
+  isIwarpProfile,
+  PROFILE_RDMA_VERSION,
+} from './profiles.js';
 import { parseRdmapControl } from './rdmap.js';
 
 /** All ones in 64 bits: the transmit value of unused masks (RFC 7306 §5.2.1). */
@@ -75,11 +84,29 @@ export interface AtomicRequestFields {
   readonly compareMask?: bigint;
 }
 
+/**
+ * A builder's fields are an object and its profile one of IWARP_PROFILES, or
+ * ArgumentError/UnknownNameError; the field values themselves are checked by the encoder
+ * (encodeRdmapMessage: EncodeError), which is where they go on the wire.
+ */
+function requireBuilderArguments(fields: unknown, profile: unknown): void {
+  requireObject('codec', 'fields', fields);
+  if (!isIwarpProfile(profile as IwarpProfile))
+    throw new UnknownNameError(
+      'codec',
+      'iWARP profile',
+      nameText(profile),
+      IWARP_PROFILES,
+      'profile',
+    );
+}
+
 /** An Atomic Request on QN 1 (RFC 7306 §5.2.1). */
 export function makeAtomicRequest(
   f: AtomicRequestFields,
   profile: IwarpProfile = DEFAULT_IWARP_PROFILE,
 ): AtomicRequest {
+  requireBuilderArguments(f, profile);
   return {
     kind: 'atomic-request',
     ddp: untaggedPlacementFor('atomic-request', f.messageSequenceNumber),
@@ -107,6 +134,7 @@ export function makeAtomicResponse(
   },
   profile: IwarpProfile = DEFAULT_IWARP_PROFILE,
 ): AtomicResponse {
+  requireBuilderArguments(f, profile);
   return {
     kind: 'atomic-response',
     ddp: untaggedPlacementFor('atomic-response', f.messageSequenceNumber),
@@ -126,6 +154,7 @@ export function makeImmediateData(
   },
   profile: IwarpProfile = DEFAULT_IWARP_PROFILE,
 ): ImmediateData {
+  requireBuilderArguments(f, profile);
   const kind = f.solicitedEvent === true ? 'immediate-data-se' : 'immediate-data';
   return {
     kind,
@@ -148,6 +177,7 @@ export function makeSend(
   },
   profile: IwarpProfile = DEFAULT_IWARP_PROFILE,
 ): Send {
+  requireBuilderArguments(f, profile);
   const kind = f.kind ?? 'send';
   return {
     kind,
@@ -171,6 +201,7 @@ export function makeRdmaWrite(
   f: TaggedSegmentFields,
   profile: IwarpProfile = DEFAULT_IWARP_PROFILE,
 ): RdmaWrite {
+  requireBuilderArguments(f, profile);
   return {
     kind: 'rdma-write',
     ddp: { tagged: true, last: f.last ?? true, stag: f.stag, taggedOffset: f.taggedOffset },
@@ -184,6 +215,7 @@ export function makeReadResponse(
   f: TaggedSegmentFields,
   profile: IwarpProfile = DEFAULT_IWARP_PROFILE,
 ): RdmaReadResponse {
+  requireBuilderArguments(f, profile);
   return {
     kind: 'rdma-read-response',
     ddp: { tagged: true, last: f.last ?? true, stag: f.stag, taggedOffset: f.taggedOffset },
@@ -199,6 +231,7 @@ export function makeReadRequest(
   },
   profile: IwarpProfile = DEFAULT_IWARP_PROFILE,
 ): RdmaReadRequest {
+  requireBuilderArguments(f, profile);
   return {
     kind: 'rdma-read-request',
     ddp: untaggedPlacementFor('rdma-read-request', f.messageSequenceNumber),
@@ -265,6 +298,7 @@ export function makeTerminate(
   f: TerminateFields,
   profile: IwarpProfile = DEFAULT_IWARP_PROFILE,
 ): Terminate {
+  requireBuilderArguments(f, profile);
   const h = f.headers;
   const rdma =
     h !== undefined && (f.includeRdmaHeader ?? true) ? h.terminatedRdmaHeader : undefined;

@@ -3,6 +3,9 @@
  * segments RsvdULP (8 bits), STag (32), TO (64) = 14 bytes; for untagged segments RsvdULP
  * (40 bits), QN (32), MSN (32), MO (32) = 18 bytes.
  */
+
+import { requireBytes } from '../../arguments.js';
+import { requireFields } from '../encode-arguments.js';
 import { DecodeError, type DecodeResult, decoded, EncodeError, failed } from '../errors.js';
 import type { DdpHeader, DdpSegment } from './messages.js';
 import {
@@ -54,6 +57,8 @@ export function ddpControlByte(
 
 /** Range-checks and encodes a DDP segment (header + payload). */
 export function encodeDdpSegment(segment: DdpSegment): Uint8Array {
+  requireFields('ddp', 'segment', segment);
+  requireFields('ddp', 'header', segment.header);
   const h = segment.header;
   checkBool('ddp', 'tagged', h.tagged);
   checkBool('ddp', 'last', h.last);
@@ -99,6 +104,7 @@ export function encodeDdpSegment(segment: DdpSegment): Uint8Array {
  * header or a DDP version other than 1 (RFC 5041 §7.2: "Invalid DDP version").
  */
 export function decodeDdpSegment(bytes: Uint8Array): DecodeResult<DdpSegment> {
+  requireBytes('codec', 'bytes', bytes);
   if (bytes.length < 1) {
     return failed(new DecodeError('ddp', 'control', 0, 'truncated', 'empty segment'));
   }

@@ -9,6 +9,7 @@
  * Offsets are relative to the start of the header named by the table: the DDP tables
  * start at the DDP control byte, the RDMAP header tables right after the DDP header.
  */
+import { requireArray, requireBytes, requireInteger, requireObject } from '../../arguments.js';
 import { type CodecLayer, EncodeError } from '../errors.js';
 
 /** One field of a header. */
@@ -417,8 +418,18 @@ function writeUnit(b: Uint8Array, at: number, unit: number, v: number): void {
   }
 }
 
+/** A HeaderLayout argument: an object with its fields (the *_LAYOUT constants are). */
+function requireLayout(layout: HeaderLayout): void {
+  const l = requireObject('codec', 'layout', layout) as { fields?: unknown };
+  requireArray('codec', 'layout.fields', l.fields);
+}
+
 /** Checks then writes every field of `layout` from `value` at `b[at]` (bytes there must be zero). */
 export function writeHeader(layout: HeaderLayout, value: object, b: Uint8Array, at = 0): void {
+  requireLayout(layout);
+  requireObject('codec', 'value', value);
+  requireBytes('codec', 'b', b);
+  requireInteger('codec', 'at', at, 0);
   checkHeader(layout, value);
   const record = value as Record<string, number | bigint | boolean>;
   for (const f of layout.fields) writeField(b, at, f, record[f.name]!);
@@ -430,6 +441,9 @@ export function readHeader(
   b: Uint8Array,
   at = 0,
 ): Record<string, number | bigint | boolean> {
+  requireLayout(layout);
+  requireBytes('codec', 'b', b);
+  requireInteger('codec', 'at', at, 0);
   const out: Record<string, number | bigint | boolean> = {};
   for (const f of layout.fields) out[f.name] = readField(b, at, f);
   return out;
@@ -448,6 +462,8 @@ export function layoutField(layout: HeaderLayout, name: string): HeaderField {
  * EType and Error Code per layer (see terminate-codes.ts for those names).
  */
 export function tsharkFieldName(f: HeaderField, aOpCode?: number): string | undefined {
+  requireObject('codec', 'f', f);
+  if (aOpCode !== undefined) requireInteger('codec', 'aOpCode', aOpCode, 0, 0xffff_ffff);
   if (f.tshark === undefined) return undefined;
   if (aOpCode !== undefined && aOpCode !== 0 && f.tshark.startsWith('iwarp_rdma.atomic.add_'))
     return f.tshark.replace('.add_', '.swap_');

@@ -5,6 +5,9 @@
  * revision 2 and the enhanced bit, the private data starts with RFC 6581 §5's IRD/ORD
  * words carrying the peer-to-peer and RTR-type bits.
  */
+
+import { requireBytes, requireInteger, requireName, requireObject } from '../../arguments.js';
+import { requireFields } from '../encode-arguments.js';
 import { DecodeError, type DecodeResult, decoded, EncodeError, failed } from '../errors.js';
 import type { MpaEnhancedParameters, MpaRequestReply } from './messages.js';
 import { checkBool, checkBytes, checkUint, readU16, writeU16 } from './wire.js';
@@ -57,6 +60,8 @@ function keyMatches(bytes: Uint8Array, at: number, key: Uint8Array): boolean {
 
 /** Which frame, if any, starts at `bytes[at]` (looks at the key only). */
 export function mpaFrameKind(bytes: Uint8Array, at = 0): MpaRequestReply['kind'] | undefined {
+  requireBytes('codec', 'bytes', bytes);
+  requireInteger('codec', 'at', at, 0);
   if (bytes.length - at < MPA_KEY_LENGTH) return undefined;
   if (keyMatches(bytes, at, KEY_BYTES['mpa-request'])) return 'mpa-request';
   if (keyMatches(bytes, at, KEY_BYTES['mpa-reply'])) return 'mpa-reply';
@@ -65,6 +70,7 @@ export function mpaFrameKind(bytes: Uint8Array, at = 0): MpaRequestReply['kind']
 
 /** Encodes a Request or Reply frame; throws `EncodeError` for out-of-range fields. */
 export function encodeMpaFrame(f: MpaRequestReply): Uint8Array {
+  requireFields('mpa', 'frame', f);
   const key = KEY_BYTES[f.kind];
   if (key === undefined)
     throw new EncodeError('mpa', 'kind', `unknown frame kind '${String(f.kind)}'`);
@@ -129,6 +135,8 @@ export interface DecodedMpaFrame {
 
 /** Decodes a Request or Reply frame at `bytes[at]`. Never throws. */
 export function decodeMpaFrame(bytes: Uint8Array, at = 0): DecodeResult<DecodedMpaFrame> {
+  requireBytes('codec', 'bytes', bytes);
+  requireInteger('codec', 'at', at, 0);
   if (bytes.length - at < MPA_FRAME_HEADER_LENGTH) {
     return failed(
       new DecodeError('mpa', 'frame', at, 'truncated', 'an MPA Request/Reply needs 20 bytes'),
@@ -226,6 +234,8 @@ export function makeMpaFrame(
   kind: MpaRequestReply['kind'],
   f: Partial<Omit<MpaRequestReply, 'kind'>> = {},
 ): MpaRequestReply {
+  requireName('codec', 'MPA frame kind', { 'mpa-request': 0, 'mpa-reply': 0 }, kind, 'kind');
+  requireObject('codec', 'fields', f);
   return {
     kind,
     markers: f.markers ?? false,

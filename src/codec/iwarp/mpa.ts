@@ -11,6 +11,14 @@
  * FPDU's CRC (the CRC is computed over the FPDU as sent, markers included; Wireshark's
  * packet-iwarp-mpa.c checks it the same way).
  */
+import {
+  requireArray,
+  requireBoolean,
+  requireBytes,
+  requireInteger,
+  requireKnownOptions,
+  requireObject,
+} from '../../arguments.js';
 import { crc32c } from '../crc32c.js';
 import { DecodeError, type DecodeResult, decoded, EncodeError, failed } from '../errors.js';
 import type { MpaCrcState, MpaFpdu, MpaMarker } from './messages.js';
@@ -62,8 +70,25 @@ export interface FpduOptions {
   readonly position?: number;
 }
 
+const FPDU_OPTIONS = Object.keys({
+  crc: true,
+  markers: true,
+  position: true,
+} satisfies Record<keyof FpduOptions, true>);
+
+/** FpduOptions from a plain-JavaScript caller: booleans and a whole non-negative position. */
+function checkFpduOptions(options: FpduOptions): void {
+  requireKnownOptions('codec', 'options', options, FPDU_OPTIONS);
+  requireObject('codec', 'options', options);
+  requireBoolean('codec', 'options.crc', options.crc);
+  requireBoolean('codec', 'options.markers', options.markers);
+  if (options.position !== undefined)
+    requireInteger('codec', 'options.position', options.position, 0);
+}
+
 /** Pad length for a ULPDU of `ulpduLength` bytes (RFC 5044 §4.3: length field + ULPDU + pad ≡ 0 mod 4). */
 export function mpaPadLength(ulpduLength: number): number {
+  requireInteger('codec', 'ulpduLength', ulpduLength, 0, MPA_MAX_ULPDU_LENGTH);
   return (
     (MPA_ALIGNMENT - ((ulpduLength + MPA_ULPDU_LENGTH_LENGTH) % MPA_ALIGNMENT)) % MPA_ALIGNMENT
   );
@@ -107,6 +132,7 @@ const MPA_MAX_FPDU_POINTER = 0xffff;
  */
 export function encodeFpdu(ulpdu: Uint8Array, options: FpduOptions): Uint8Array {
   checkBytes('mpa', 'ulpdu', ulpdu);
+  checkFpduOptions(options);
   if (ulpdu.length > MPA_MAX_ULPDU_LENGTH) {
     throw new EncodeError('mpa', 'ulpduLength', `${ulpdu.length} bytes do not fit 16 bits`);
   }
@@ -173,6 +199,8 @@ export function encodeFpdu(ulpdu: Uint8Array, options: FpduOptions): Uint8Array 
 
 /** Encodes several FPDUs back to back, returning each one (e.g. one per TCP segment). */
 export function encodeFpdus(ulpdus: readonly Uint8Array[], options: FpduOptions): Uint8Array[] {
+  requireArray('codec', 'ulpdus', ulpdus);
+  checkFpduOptions(options);
   let position = options.position ?? 0;
   const out: Uint8Array[] = [];
   for (const ulpdu of ulpdus) {
@@ -287,6 +315,9 @@ export function decodeFpdu(
   offset: number,
   options: FpduOptions,
 ): DecodeResult<DecodedFpdu> {
+  requireBytes('codec', 'bytes', bytes);
+  requireInteger('codec', 'offset', offset, 0);
+  checkFpduOptions(options);
   const reader = new MarkedReader(bytes, offset, offset, options.position ?? 0, options.markers);
   const lengthField = reader.take(MPA_ULPDU_LENGTH_LENGTH, 'ulpduLength');
   if (!lengthField.ok) return lengthField;

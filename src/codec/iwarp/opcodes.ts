@@ -3,6 +3,8 @@
  * tagged/untagged, queue numbers and the profiles an opcode is valid in all come from
  * here; the encoder, the decoder, the engine and reports read these tables.
  */
+import { nameText, requireCode } from '../../arguments.js';
+import { UnknownNameError } from '../../errors.js';
 import type { IwarpProfile } from './profiles.js';
 
 /** The kind of an RDMAP message, one per opcode. */
@@ -308,13 +310,17 @@ export const RDMAP_OPCODES: readonly RdmapOpcodeInfo[] = [
 
 /** Look up an opcode row by opcode value. */
 export function rdmapOpcodeInfo(opcode: number): RdmapOpcodeInfo | undefined {
+  requireCode('codec', 'opcode', opcode);
   return OPCODE_BY_VALUE.get(opcode);
 }
 
 /** Look up an opcode row by message kind (every kind has exactly one row). */
 export function rdmapOpcodeOf(kind: RdmapMessageKind): RdmapOpcodeInfo {
   const info = OPCODE_BY_KIND.get(kind);
-  if (info === undefined) throw new Error(`no RDMAP opcode row for kind '${kind}'`);
+  if (info === undefined)
+    throw new UnknownNameError('codec', 'RDMAP message kind', nameText(kind), [
+      ...OPCODE_BY_KIND.keys(),
+    ]);
   return info;
 }
 
@@ -434,13 +440,20 @@ export const ATOMIC_OPCODES: readonly AtomicOpcodeInfo[] = [
 
 /** Look up an AOpCode row by value. */
 export function atomicOpcodeInfo(aOpCode: number): AtomicOpcodeInfo | undefined {
+  requireCode('codec', 'aOpCode', aOpCode);
   return ATOMIC_OPCODES.find((row) => row.aOpCode === aOpCode);
 }
 
 /** Look up an AOpCode row by kind. */
 export function atomicOpcodeOf(kind: AtomicOperationKind): AtomicOpcodeInfo {
   const row = ATOMIC_OPCODES.find((r) => r.kind === kind);
-  if (row === undefined) throw new Error(`no AOpCode row for kind '${kind}'`);
+  if (row === undefined)
+    throw new UnknownNameError(
+      'codec',
+      'atomic operation kind',
+      nameText(kind),
+      ATOMIC_OPCODES.map((r) => r.kind),
+    );
   return row;
 }
 

@@ -3,6 +3,9 @@
  * codec follows; every difference is recorded as data in `opcodes.ts` with its citation.
  */
 
+import { nameText, requireKnownOptions } from '../../arguments.js';
+import { UnknownNameError } from '../../errors.js';
+
 /** Which specification the codec follows. */
 export type IwarpProfile = 'rfc7306' | 'draft-01' | 'v2-draft';
 
@@ -33,4 +36,21 @@ export const PROFILE_RDMA_VERSION: Readonly<Record<IwarpProfile, number>> = {
 /** True when `name` is one of the profiles. */
 export function isIwarpProfile(name: string): name is IwarpProfile {
   return (IWARP_PROFILES as readonly string[]).includes(name);
+}
+
+/**
+ * An options object of the codec (`options`, known keys only) whose `profile`, when
+ * given, is one of IWARP_PROFILES: ArgumentError or UnknownNameError otherwise.
+ */
+export function requireProfileOptions(options: unknown, known: readonly string[]): void {
+  requireKnownOptions('codec', 'options', options, known);
+  const profile = (options as { profile?: unknown } | undefined)?.profile;
+  if (profile !== undefined && !isIwarpProfile(profile as IwarpProfile))
+    throw new UnknownNameError(
+      'codec',
+      'iWARP profile',
+      nameText(profile),
+      IWARP_PROFILES,
+      'options.profile',
+    );
 }

@@ -3,6 +3,7 @@
  * decode bytes to a typed message, for a given profile. The opcode table in `opcodes.ts`
  * decides tagged/untagged, queue numbers, header kinds and profile validity.
  */
+import { requireBytes } from '../../arguments.js';
 import { DecodeError, type DecodeResult, decoded, EncodeError, failed } from '../errors.js';
 import {
   DDP_CONTROL,
@@ -46,7 +47,12 @@ import {
   rdmapOpcodeInfo,
   rdmapOpcodeOf,
 } from './opcodes.js';
-import { DEFAULT_IWARP_PROFILE, type IwarpProfile, PROFILE_RDMA_VERSION } from './profiles.js';
+import {
+  DEFAULT_IWARP_PROFILE,
+  type IwarpProfile,
+  PROFILE_RDMA_VERSION,
+  requireProfileOptions,
+} from './profiles.js';
 import {
   checkBool,
   checkBytes,
@@ -82,6 +88,15 @@ export interface RdmapEncodeOptions extends RdmapCodecOptions {
    */
   readonly strict?: boolean;
 }
+
+const RDMAP_CODEC_OPTIONS = Object.keys({ profile: true } satisfies Record<
+  keyof RdmapCodecOptions,
+  true
+>);
+const RDMAP_ENCODE_OPTIONS = Object.keys({
+  profile: true,
+  strict: true,
+} satisfies Record<keyof RdmapEncodeOptions, true>);
 
 /** RDMAP control field layouts (RFC 5040 §4.2: RV 2 bits, Rsv 2, Opcode 4; V2 draft §4.1 Figure 1: RV 2, Rsv 1, Opcode 5). */
 const RDMAP_CONTROL_LAYOUT: Readonly<
@@ -140,6 +155,8 @@ export function decodeRdmapMessage(
   bytes: Uint8Array,
   options: RdmapCodecOptions = {},
 ): DecodeResult<RdmapMessage> {
+  requireBytes('codec', 'bytes', bytes);
+  requireProfileOptions(options, RDMAP_CODEC_OPTIONS);
   const profile = options.profile ?? DEFAULT_IWARP_PROFILE;
   if (bytes.length < 2) {
     return rdmapError('control', 0, 'truncated', `${bytes.length} bytes, need 2`, 'ddp');
@@ -493,6 +510,7 @@ function checkControl(
  * reject) before allocating the output.
  */
 export function encodeRdmapMessage(m: RdmapMessage, options: RdmapEncodeOptions = {}): Uint8Array {
+  requireProfileOptions(options, RDMAP_ENCODE_OPTIONS);
   const profile = options.profile ?? DEFAULT_IWARP_PROFILE;
   const strict = options.strict ?? true;
   if (typeof m !== 'object' || m === null)

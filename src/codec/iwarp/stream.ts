@@ -4,12 +4,16 @@
  * as an RDMAP message. The bytes are one TCP direction already reassembled (by the TCP
  * reassembly of src/codec/net/); `startSequence` is the TCP sequence number of bytes[0].
  */
+
+import { requireBytes } from '../../arguments.js';
+import { requireFields } from '../encode-arguments.js';
 import type { DecodeError, DecodeResult } from '../errors.js';
-import { decoded, failed } from '../errors.js';
+import { decoded, EncodeError, failed } from '../errors.js';
 import type { MpaNegotiated, MpaRequestReply, RdmapMessage } from './messages.js';
 import { type DecodedFpdu, decodeFpdu, encodeFpdu } from './mpa.js';
 import { decodeMpaFrame, encodeMpaFrame } from './mpa-frames.js';
 import type { IwarpProfile } from './profiles.js';
+import { requireProfileOptions } from './profiles.js';
 import { decodeRdmapMessage, encodeRdmapMessage } from './rdmap.js';
 
 /**
@@ -23,6 +27,8 @@ export function negotiateMpa(
   own: MpaRequestReply,
   peer: MpaRequestReply | undefined,
 ): MpaNegotiated {
+  requireFields('mpa', 'own', own);
+  if (peer !== undefined) requireFields('mpa', 'peer', peer);
   return {
     crc: own.crc || (peer?.crc ?? false),
     markers: peer === undefined ? own.markers : peer.markers,
@@ -74,6 +80,8 @@ export function decodeMpaStream(
   bytes: Uint8Array,
   options: MpaStreamOptions = {},
 ): DecodeResult<MpaStream> {
+  requireBytes('codec', 'bytes', bytes);
+  requireProfileOptions(options, MPA_STREAM_OPTIONS);
   const startSequence = options.startSequence ?? 0;
   let offset = 0;
   let frame: MpaRequestReply | undefined;
@@ -115,6 +123,19 @@ export interface MpaStreamEncodeOptions {
   readonly peerFrame?: MpaRequestReply;
 }
 
+const MPA_STREAM_OPTIONS = Object.keys({
+  startSequence: true,
+  profile: true,
+  peerFrame: true,
+  negotiated: true,
+  firstFpduSequence: true,
+} satisfies Record<keyof MpaStreamOptions, true>);
+const MPA_STREAM_ENCODE_OPTIONS = Object.keys({
+  profile: true,
+  negotiated: true,
+  peerFrame: true,
+} satisfies Record<keyof MpaStreamEncodeOptions, true>);
+
 /** One direction encoded: the frame bytes and one byte array per FPDU (e.g. one TCP segment each). */
 export interface EncodedMpaStream {
   readonly frame: Uint8Array;
@@ -127,6 +148,9 @@ export function encodeMpaStream(
   messages: readonly RdmapMessage[],
   options: MpaStreamEncodeOptions = {},
 ): EncodedMpaStream {
+  requireFields('mpa', 'frame', frame);
+  if (!Array.isArray(messages)) throw new EncodeError('rdmap', 'messages', 'not an array');
+  requireProfileOptions(options, MPA_STREAM_ENCODE_OPTIONS);
   const negotiated = options.negotiated ?? negotiateMpa(frame, options.peerFrame);
   const frameBytes = encodeMpaFrame(frame);
   const ulpdus = messages.map((m) =>

@@ -3,6 +3,8 @@
  * field (RFC 5040 §4.8), with names. RFC 7306 adds no new codes; its §8 says which
  * existing code each new error uses (recorded in `RFC7306_TERMINATE_USES`).
  */
+import { nameText, requireCode } from '../../arguments.js';
+import { UnknownNameError } from '../../errors.js';
 
 /** The Layer field (4 bits) of a Terminate Control field. */
 export const TerminateLayer = {
@@ -322,18 +324,31 @@ export function terminateCodeInfo(
   errorType: number,
   errorCode: number,
 ): TerminateCodeInfo | undefined {
+  requireCode('codec', 'layer', layer);
+  requireCode('codec', 'errorType', errorType);
+  requireCode('codec', 'errorCode', errorCode);
   return TERMINATE_CODES.find(
     (c) => c.layer === layer && c.errorType === errorType && c.errorCode === errorCode,
   );
 }
 
 /** Find a code by its stable identifier. */
-export function terminateCodeById(id: string): TerminateCodeInfo | undefined {
-  return TERMINATE_CODES.find((c) => c.id === id);
+export function terminateCodeById(id: string): TerminateCodeInfo {
+  const code = TERMINATE_CODES.find((c) => c.id === id);
+  if (code === undefined)
+    throw new UnknownNameError(
+      'codec',
+      'Terminate code id',
+      nameText(id),
+      TERMINATE_CODES.map((c) => c.id),
+    );
+  return code;
 }
 
 /** The name of an Error Type, if defined for the layer. */
 export function terminateErrorTypeName(layer: number, errorType: number): string | undefined {
+  requireCode('codec', 'layer', layer);
+  requireCode('codec', 'errorType', errorType);
   return TERMINATE_ERROR_TYPES.find((t) => t.layer === layer && t.errorType === errorType)?.name;
 }
 

@@ -2,6 +2,7 @@
  * Whole-frame builders: Ethernet + IPv4/IPv6 + UDP/TCP with correct checksums, for
  * writing test captures. Each builder is a composition of the per-layer encoders.
  */
+import { requireFields, requirePayload } from '../encode-arguments.js';
 import { parseIpv4, parseIpv6 } from './address.js';
 import { ipv4PseudoHeader, ipv6PseudoHeader } from './checksum.js';
 import { EtherType, encodeEthernet } from './ethernet.js';
@@ -58,12 +59,18 @@ function wrapIp(a: FrameAddressing, protocol: number, segment: Uint8Array): Uint
 
 /** An Ethernet/IP/UDP frame around `payload`, with a correct UDP checksum. */
 export function buildUdpFrame(a: FrameAddressing, udp: UdpFields, payload: Uint8Array): Uint8Array {
+  requireFields('ipv4', 'addressing', a);
+  requireFields('udp', 'udp', udp);
+  requirePayload('udp', 'payload', payload);
   const segment = encodeUdp(udp, payload, pseudo(a, IpProtocol.UDP, 8 + payload.length));
   return wrapIp(a, IpProtocol.UDP, segment);
 }
 
 /** An Ethernet/IP/TCP frame around `payload`, with a correct TCP checksum. */
 export function buildTcpFrame(a: FrameAddressing, tcp: TcpFields, payload: Uint8Array): Uint8Array {
+  requireFields('ipv4', 'addressing', a);
+  requireFields('tcp', 'tcp', tcp);
+  requirePayload('tcp', 'payload', payload);
   // The pseudo-header length is the whole segment; encode once without, measure, re-encode.
   const probe = encodeTcp(tcp, payload);
   const segment = encodeTcp(tcp, payload, pseudo(a, IpProtocol.TCP, probe.length));

@@ -2,6 +2,7 @@
  * The Internet checksum (RFC 1071): one's-complement sum of 16-bit big-endian words,
  * used by IPv4 (RFC 791), UDP (RFC 768) and TCP (RFC 9293) with the pseudo-header.
  */
+import { requireBytes } from '../../arguments.js';
 
 /** Adds `bytes` to a running one's-complement sum (not yet folded or inverted). */
 export function onesComplementSum(bytes: Uint8Array, initial = 0): number {
@@ -24,6 +25,9 @@ export function finishChecksum(sum: number): number {
 
 /** The Internet checksum of the concatenation of `parts`, each of even length but the last. */
 export function internetChecksum(...parts: Uint8Array[]): number {
+  parts.forEach((p, i) => {
+    requireBytes('codec', `parts[${i}]`, p);
+  });
   let sum = 0;
   for (const part of parts) sum = onesComplementSum(part, sum);
   return finishChecksum(sum);

@@ -2,6 +2,9 @@
  * Ethernet II frames (IEEE 802.3 with EtherType), with optional IEEE 802.1Q VLAN tags.
  * The FCS is not part of captured frames on Linux and is not handled here.
  */
+
+import { requireBytes } from '../../arguments.js';
+import { requireFields, requirePayload } from '../encode-arguments.js';
 import { DecodeError, type DecodeResult, decoded, EncodeError, failed } from '../errors.js';
 import { formatMac, parseMac } from './address.js';
 import { inRange, viewOf } from './bytes.js';
@@ -45,6 +48,7 @@ const MAX_VLAN_TAGS = 2;
 
 /** Decodes an Ethernet II frame (at most two VLAN tags). */
 export function decodeEthernet(bytes: Uint8Array): DecodeResult<EthernetFrame> {
+  requireBytes('codec', 'bytes', bytes);
   if (bytes.length < 14)
     return failed(new DecodeError('ethernet', 'header', 0, 'truncated', `${bytes.length} < 14`));
   const v = viewOf(bytes);
@@ -88,6 +92,8 @@ export interface EthernetFields {
 
 /** Encodes an Ethernet II frame around `payload`. Throws `EncodeError` on bad fields. */
 export function encodeEthernet(h: EthernetFields, payload: Uint8Array): Uint8Array {
+  requireFields('ethernet', 'fields', h);
+  requirePayload('ethernet', 'payload', payload);
   const dst = parseMac(h.destination);
   const src = parseMac(h.source);
   const vlans = h.vlans ?? [];

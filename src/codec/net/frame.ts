@@ -4,6 +4,7 @@
  * checksums verified against the pseudo-header and reported (not enforced). Frames that
  * are not IP, or IP that is not UDP/TCP, decode with the missing layers left undefined.
  */
+import { requireBytes, requireInteger } from '../../arguments.js';
 import { DecodeError, type DecodeResult, decoded, failed } from '../errors.js';
 import { LinkType } from '../pcap/linktype.js';
 import { ipv4PseudoHeader, ipv6PseudoHeader } from './checksum.js';
@@ -60,6 +61,8 @@ function shift<T>(r: DecodeResult<T>, by: number): DecodeResult<T> {
 
 /** Decodes a frame of the given LINKTYPE_*. Unsupported link types are a decode error. */
 export function decodeFrame(linkType: number, bytes: Uint8Array): DecodeResult<DecodedFrame> {
+  requireInteger('codec', 'linkType', linkType, 0, 0xffff_ffff);
+  requireBytes('codec', 'bytes', bytes);
   let link: LinkLayer;
   let etherType: number;
   let at: number;

@@ -3,6 +3,9 @@
  * and reported, not enforced (sender-side captures carry offloaded checksums).
  * Fragments decode as headers; the frame decoder refuses to interpret their payload.
  */
+
+import { requireBytes } from '../../arguments.js';
+import { requireFields, requirePayload } from '../encode-arguments.js';
 import { DecodeError, type DecodeResult, decoded, EncodeError, failed } from '../errors.js';
 import { formatIpv4, parseIpv4 } from './address.js';
 import { inRange, viewOf } from './bytes.js';
@@ -58,6 +61,7 @@ export function isIpv4Fragment(h: Ipv4Header): boolean {
 
 /** Decodes an IPv4 header and delimits its payload by Total Length. */
 export function decodeIpv4(bytes: Uint8Array): DecodeResult<Ipv4Packet> {
+  requireBytes('codec', 'bytes', bytes);
   if (bytes.length < 20)
     return failed(new DecodeError('ipv4', 'header', 0, 'truncated', `${bytes.length} < 20`));
   const v = viewOf(bytes);
@@ -136,6 +140,8 @@ export interface Ipv4Fields {
 
 /** Encodes an IPv4 packet; Total Length and checksum are computed. */
 export function encodeIpv4(h: Ipv4Fields, payload: Uint8Array): Uint8Array {
+  requireFields('ipv4', 'fields', h);
+  requirePayload('ipv4', 'payload', payload);
   const src = parseIpv4(h.source);
   const dst = parseIpv4(h.destination);
   const options = h.options ?? new Uint8Array(0);

@@ -3,6 +3,9 @@
  * Routing, Destination Options: length in 8-octet units after the first 8). A Fragment
  * header is reported, not reassembled.
  */
+
+import { requireBytes } from '../../arguments.js';
+import { requireFields, requirePayload } from '../encode-arguments.js';
 import { DecodeError, type DecodeResult, decoded, EncodeError, failed } from '../errors.js';
 import { formatIpv6, parseIpv6 } from './address.js';
 import { inRange, viewOf } from './bytes.js';
@@ -41,6 +44,7 @@ export interface Ipv6Packet {
 
 /** Decodes an IPv6 header and skips extension headers. */
 export function decodeIpv6(bytes: Uint8Array): DecodeResult<Ipv6Packet> {
+  requireBytes('codec', 'bytes', bytes);
   if (bytes.length < 40)
     return failed(new DecodeError('ipv6', 'header', 0, 'truncated', `${bytes.length} < 40`));
   const v = viewOf(bytes);
@@ -105,6 +109,8 @@ export interface Ipv6Fields {
 
 /** Encodes an IPv6 packet without extension headers. */
 export function encodeIpv6(h: Ipv6Fields, payload: Uint8Array): Uint8Array {
+  requireFields('ipv6', 'fields', h);
+  requirePayload('ipv6', 'payload', payload);
   const src = parseIpv6(h.source);
   const dst = parseIpv6(h.destination);
   const tc = h.trafficClass ?? 0;

@@ -2,6 +2,9 @@
  * Linux "cooked" capture headers, written by `tcpdump -i any`: SLL v1 (LINKTYPE_LINUX_SLL,
  * 16 bytes) and SLL v2 (LINKTYPE_LINUX_SLL2, 20 bytes), per tcpdump.org's linktype pages.
  */
+
+import { requireBytes } from '../../arguments.js';
+import { requireFields, requirePayload } from '../encode-arguments.js';
 import { DecodeError, type DecodeResult, decoded, failed } from '../errors.js';
 import { formatMac } from './address.js';
 import { viewOf } from './bytes.js';
@@ -30,6 +33,7 @@ export interface SllFrame {
 
 /** Decodes an SLL (v1) frame. */
 export function decodeSll(bytes: Uint8Array): DecodeResult<SllFrame> {
+  requireBytes('codec', 'bytes', bytes);
   if (bytes.length < 16)
     return failed(new DecodeError('sll', 'header', 0, 'truncated', `${bytes.length} < 16`));
   const v = viewOf(bytes);
@@ -50,6 +54,7 @@ export function decodeSll(bytes: Uint8Array): DecodeResult<SllFrame> {
 
 /** Decodes an SLL2 frame. */
 export function decodeSll2(bytes: Uint8Array): DecodeResult<SllFrame> {
+  requireBytes('codec', 'bytes', bytes);
   if (bytes.length < 20)
     return failed(new DecodeError('sll', 'sll2-header', 0, 'truncated', `${bytes.length} < 20`));
   const v = viewOf(bytes);
@@ -73,6 +78,9 @@ export function encodeSll(
   h: { packetType: number; hardwareType?: number; address?: Uint8Array; protocol: number },
   payload: Uint8Array,
 ): Uint8Array {
+  requireFields('sll', 'fields', h);
+  requirePayload('sll', 'payload', payload);
+  requirePayload('sll', 'address', h.address, true);
   const address = h.address ?? new Uint8Array(6);
   const out = new Uint8Array(16 + payload.length);
   const v = viewOf(out);
@@ -96,6 +104,9 @@ export function encodeSll2(
   },
   payload: Uint8Array,
 ): Uint8Array {
+  requireFields('sll', 'fields', h);
+  requirePayload('sll', 'payload', payload);
+  requirePayload('sll', 'address', h.address, true);
   const address = h.address ?? new Uint8Array(6);
   const out = new Uint8Array(20 + payload.length);
   const v = viewOf(out);

@@ -3,6 +3,9 @@
  * flags, window, urgent pointer, options (parsed into kind/data records, bounded by the
  * header). The checksum is verified against a caller-supplied pseudo-header and reported.
  */
+
+import { requireBytes } from '../../arguments.js';
+import { requireFields, requirePayload } from '../encode-arguments.js';
 import { DecodeError, type DecodeResult, decoded, EncodeError, failed } from '../errors.js';
 import { inRange, viewOf } from './bytes.js';
 import { finishChecksum, onesComplementSum } from './checksum.js';
@@ -77,6 +80,8 @@ function decodeOptions(area: Uint8Array, base: number): DecodeResult<TcpOption[]
 
 /** Decodes a TCP segment (`bytes` is the IP payload); `pseudoHeader` enables checksum checks. */
 export function decodeTcp(bytes: Uint8Array, pseudoHeader?: Uint8Array): DecodeResult<TcpSegment> {
+  requireBytes('codec', 'bytes', bytes);
+  if (pseudoHeader !== undefined) requireBytes('codec', 'pseudoHeader', pseudoHeader);
   if (bytes.length < 20)
     return failed(new DecodeError('tcp', 'header', 0, 'truncated', `${bytes.length} < 20`));
   const v = viewOf(bytes);
@@ -135,6 +140,9 @@ export function encodeTcp(
   payload: Uint8Array,
   pseudoHeader?: Uint8Array,
 ): Uint8Array {
+  requireFields('tcp', 'fields', h);
+  requirePayload('tcp', 'payload', payload);
+  requirePayload('tcp', 'pseudoHeader', pseudoHeader, true);
   const ack = h.acknowledgementNumber ?? 0;
   const flags = h.flags ?? TcpFlag.ACK;
   const window = h.window ?? 0xffff;

@@ -2,6 +2,9 @@
  * UDP datagrams (RFC 768). The checksum covers a pseudo-header supplied by the caller
  * (see `checksum.ts`); it is verified and reported, not enforced.
  */
+
+import { requireBytes } from '../../arguments.js';
+import { requireFields, requirePayload } from '../encode-arguments.js';
 import { DecodeError, type DecodeResult, decoded, EncodeError, failed } from '../errors.js';
 import { inRange, viewOf } from './bytes.js';
 import { finishChecksum, onesComplementSum } from './checksum.js';
@@ -28,6 +31,8 @@ export interface UdpDatagram {
 
 /** Decodes a UDP datagram; `pseudoHeader` enables checksum verification. */
 export function decodeUdp(bytes: Uint8Array, pseudoHeader?: Uint8Array): DecodeResult<UdpDatagram> {
+  requireBytes('codec', 'bytes', bytes);
+  if (pseudoHeader !== undefined) requireBytes('codec', 'pseudoHeader', pseudoHeader);
   if (bytes.length < 8)
     return failed(new DecodeError('udp', 'header', 0, 'truncated', `${bytes.length} < 8`));
   const v = viewOf(bytes);
@@ -72,6 +77,9 @@ export function encodeUdp(
   payload: Uint8Array,
   pseudoHeader?: Uint8Array,
 ): Uint8Array {
+  requireFields('udp', 'fields', h);
+  requirePayload('udp', 'payload', payload);
+  requirePayload('udp', 'pseudoHeader', pseudoHeader, true);
   if (!inRange(h.sourcePort, 0xffff)) throw new EncodeError('udp', 'sourcePort', 'not 16-bit');
   if (!inRange(h.destinationPort, 0xffff))
     throw new EncodeError('udp', 'destinationPort', 'not 16-bit');

@@ -1,4 +1,5 @@
 /** Reads either capture format, detected from the first bytes. */
+import { requireBytes } from '../../arguments.js';
 import { DecodeError, type DecodeResult, decoded, failed } from '../errors.js';
 import type { CaptureRecord } from './linktype.js';
 import { decodePcap, isPcap } from './pcap.js';
@@ -12,6 +13,7 @@ export interface CaptureFile {
 
 /** Decodes a classic pcap or pcapng file. */
 export function decodeCapture(bytes: Uint8Array): DecodeResult<CaptureFile> {
+  requireBytes('codec', 'bytes', bytes);
   if (isPcapng(bytes)) {
     const r = decodePcapng(bytes);
     return r.ok ? decoded({ format: 'pcapng', records: r.value.records }) : r;

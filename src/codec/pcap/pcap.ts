@@ -4,9 +4,10 @@
  * (0xa1b2c3d4 microseconds, 0xa1b23c4d nanoseconds) are read; the writer emits the
  * writer's choice of precision in little-endian order, as libpcap does on x86.
  */
+import { requireBytes } from '../../arguments.js';
 import { DecodeError, type DecodeResult, decoded, EncodeError, failed } from '../errors.js';
 import type { CaptureRecord } from './linktype.js';
-import { isValidOriginalLength, originalLengthError } from './record-length.js';
+import { checkWriteRecords, isValidOriginalLength, originalLengthError } from './record-length.js';
 
 /** Magic number of microsecond-resolution files, as read in the file's own byte order. */
 export const PCAP_MAGIC_MICRO = 0xa1b2c3d4;
@@ -30,6 +31,7 @@ export interface PcapFile {
 
 /** True when the bytes start with a classic pcap magic in either byte order. */
 export function isPcap(bytes: Uint8Array): boolean {
+  requireBytes('codec', 'bytes', bytes);
   if (bytes.length < 4) return false;
   const v = new DataView(bytes.buffer, bytes.byteOffset, 4);
   const be = v.getUint32(0, false);
@@ -39,6 +41,7 @@ export function isPcap(bytes: Uint8Array): boolean {
 
 /** Decodes a classic pcap file. Record bytes are views into `bytes`, not copies. */
 export function decodePcap(bytes: Uint8Array): DecodeResult<PcapFile> {
+  requireBytes('codec', 'bytes', bytes);
   // A Node Buffer's subarray is a Buffer; record data is always a plain Uint8Array view.
   bytes = new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   if (bytes.length < FILE_HEADER_LENGTH)
@@ -138,9 +141,17 @@ export function encodePcap(
   options: PcapWriteOptions,
   records: readonly PcapWriteRecord[],
 ): Uint8Array {
+  if (typeof options !== 'object' || options === null)
+    throw new EncodeError('pcap', 'options', 'not an object');
+  checkWriteRecords('pcap', records);
   const precision = options.precision ?? 'nano';
   const le = options.littleEndian ?? true;
   const snap = options.snapLength ?? 262144;
+  if (precision !== 'nano' && precision !== 'micro')
+    throw new EncodeError('pcap', 'precision', `unknown precision '${String(precision)}'`);
+  if (typeof le !== 'boolean') throw new EncodeError('pcap', 'littleEndian', 'not a boolean');
+  if (!Number.isInteger(snap) || snap < 0 || snap > 0xffff_ffff)
+    throw new EncodeError('pcap', 'snapLength', `${snap} is not a 32-bit length`);
   if (!Number.isInteger(options.linkType) || options.linkType < 0 || options.linkType > 0xffff)
     throw new EncodeError('pcap', 'linkType', `${options.linkType}`);
   let total = FILE_HEADER_LENGTH;

@@ -4,9 +4,10 @@
  * Enhanced Packet Blocks and Simple Packet Blocks. Every other block is skipped by its
  * length. Lengths are checked against the bytes present before anything is sliced.
  */
+import { requireBytes } from '../../arguments.js';
 import { DecodeError, type DecodeResult, decoded, EncodeError, failed } from '../errors.js';
 import type { CaptureRecord } from './linktype.js';
-import { isValidOriginalLength, originalLengthError } from './record-length.js';
+import { checkWriteRecords, isValidOriginalLength, originalLengthError } from './record-length.js';
 
 /** Block type codes (pcapng §4). */
 export const PcapngBlockType = {
@@ -42,6 +43,7 @@ export interface PcapngFile {
 
 /** True when the bytes start with a pcapng Section Header Block. */
 export function isPcapng(bytes: Uint8Array): boolean {
+  requireBytes('codec', 'bytes', bytes);
   return (
     bytes.length >= 4 &&
     bytes[0] === 0x0a &&
@@ -77,6 +79,7 @@ function readTsresol(v: DataView, start: number, end: number, le: boolean): Deco
 
 /** Decodes a pcapng file. Packet bytes are views into `bytes`. */
 export function decodePcapng(bytes: Uint8Array): DecodeResult<PcapngFile> {
+  requireBytes('codec', 'bytes', bytes);
   // A Node Buffer's subarray is a Buffer; record data is always a plain Uint8Array view.
   bytes = new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const v = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
@@ -268,8 +271,18 @@ export function encodePcapng(
   o: PcapngWriteOptions,
   records: readonly PcapngWriteRecord[],
 ): Uint8Array {
+  if (typeof o !== 'object' || o === null)
+    throw new EncodeError('pcapng', 'options', 'not an object');
+  if (!Array.isArray(o.interfaces)) throw new EncodeError('pcapng', 'interfaces', 'not an array');
+  checkWriteRecords('pcapng', records);
   const le = o.littleEndian ?? true;
+  if (typeof le !== 'boolean') throw new EncodeError('pcapng', 'littleEndian', 'not a boolean');
   for (const i of o.interfaces) {
+    if (typeof i !== 'object' || i === null)
+      throw new EncodeError('pcapng', 'idb', 'not an object');
+    const snap = i.snapLength ?? 262144;
+    if (!Number.isInteger(snap) || snap < 0 || snap > 0xffff_ffff)
+      throw new EncodeError('pcapng', 'idb.snapLength', `${snap} is not a 32-bit length`);
     if (!Number.isInteger(i.linkType) || i.linkType < 0 || i.linkType > 0xffff)
       throw new EncodeError('pcapng', 'idb.linkType', `${i.linkType}`);
   }
@@ -277,7 +290,8 @@ export function encodePcapng(
   total += o.interfaces.length * 32; // IDB: 20 + if_tsresol option (8) + opt_endofopt (4)
   for (const r of records) {
     const id = r.interfaceId ?? 0;
-    if (id >= o.interfaces.length) throw new EncodeError('pcapng', 'interfaceId', `${id}`);
+    if (!Number.isInteger(id) || id < 0 || id >= o.interfaces.length)
+      throw new EncodeError('pcapng', 'interfaceId', `${id}`);
     if (o.simplePackets && id !== 0)
       throw new EncodeError('pcapng', 'interfaceId', 'SPB uses interface 0');
     if (r.timestampNs < 0n || r.timestampNs > 0xffffffffffffffffn)

@@ -4,6 +4,9 @@
  * credit count, RNR timer or NAK code. Names and values are data; the encoder and the
  * decoder read the same tables.
  */
+
+import { requireCode, requireInteger, requireObject } from '../../arguments.js';
+import { requireFields } from '../encode-arguments.js';
 import { DecodeError, type DecodeResult, decoded, EncodeError, failed } from '../errors.js';
 
 /** The 2-bit syndrome kind (IBTA Table 42). Value 2 is reserved. */
@@ -57,6 +60,7 @@ export type AethSyndrome =
 
 /** Encodes a syndrome into its 8-bit wire value; throws `EncodeError` on range errors. */
 export function encodeAethSyndrome(s: AethSyndrome): number {
+  requireFields('roce', 'syndrome', s);
   switch (s.kind) {
     case 'ACK':
       if (!Number.isInteger(s.creditCount) || s.creditCount < 0 || s.creditCount > 31)
@@ -77,6 +81,7 @@ export function encodeAethSyndrome(s: AethSyndrome): number {
 
 /** Name of a NAK code value, or `undefined` when reserved. */
 export function aethNakCodeName(code: number): AethNakCodeName | undefined {
+  requireCode('codec', 'code', code);
   for (const [name, value] of Object.entries(AethNakCode))
     if (value === code) return name as AethNakCodeName;
   return undefined;
@@ -88,6 +93,8 @@ export function aethNakCodeName(code: number): AethNakCodeName | undefined {
  * are decode errors.
  */
 export function decodeAethSyndrome(byte: number, offset = 0): DecodeResult<AethSyndrome> {
+  requireInteger('codec', 'byte', byte, 0, 0xff);
+  requireInteger('codec', 'offset', offset, 0);
   if ((byte & 0x80) !== 0)
     return failed(
       new DecodeError('roce', 'aeth.syndrome', offset, 'reserved-nonzero', 'bit 7 must be 0'),
@@ -111,6 +118,7 @@ export function decodeAethSyndrome(byte: number, offset = 0): DecodeResult<AethS
 
 /** A human-readable description of a syndrome, e.g. `NAK REMOTE_ACCESS_ERROR`. */
 export function describeAethSyndrome(s: AethSyndrome): string {
+  requireObject('codec', 's', s);
   switch (s.kind) {
     case 'ACK':
       return s.creditCount === AETH_CREDITS_INVALID

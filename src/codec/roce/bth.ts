@@ -7,6 +7,7 @@
  * is signalled with IP ECN and CNPs, Annex A17.9) and the ICRC masks the whole byte to
  * ones, so the decoder keeps the raw bits and reports them without judging them.
  */
+import { requireBytes } from '../../arguments.js';
 import { DecodeError, type DecodeResult, decoded, EncodeError, failed } from '../errors.js';
 
 /** Length of the BTH on the wire. */
@@ -78,6 +79,7 @@ const BTH_FIELD_RANGES = Object.entries(BTH_FIELD_MAX);
 
 /** Throws `EncodeError` naming the first out-of-range field. */
 export function validateBth(b: Bth): void {
+  if (typeof b !== 'object' || b === null) throw new EncodeError('bth', 'header', 'not an object');
   for (const [field, max] of BTH_FIELD_RANGES) {
     const value = (b as unknown as Record<string, unknown>)[field];
     if (typeof value !== 'number' || !Number.isInteger(value) || value < 0 || value > max)
@@ -114,6 +116,7 @@ export function encodeBth(b: Bth): Uint8Array {
 
 /** Decodes the BTH at the start of `bytes`; any opcode value is accepted here. */
 export function decodeBth(bytes: Uint8Array): DecodeResult<Bth> {
+  requireBytes('codec', 'bytes', bytes);
   if (bytes.length < BTH_LENGTH)
     return failed(new DecodeError('bth', 'header', 0, 'truncated', `${bytes.length} < 12`));
   // Plain byte reads (big-endian, IBTA §9.2): no DataView to allocate per packet.

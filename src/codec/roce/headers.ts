@@ -3,6 +3,7 @@
  * gives every field's name, byte offset and width; the decoder, the encoder and the range
  * checks all read it. 8-byte fields are bigint, narrower ones number (all big-endian).
  */
+import { requireBytes, requireInteger, requireName } from '../../arguments.js';
 import { DecodeError, type DecodeResult, decoded, EncodeError, failed } from '../errors.js';
 import { EXTENSION_HEADER_LENGTH, type ExtensionHeader } from './opcodes.js';
 
@@ -98,6 +99,10 @@ export function decodeExtensionHeader<H extends ExtensionHeader>(
   offset: number,
   base = 0,
 ): DecodeResult<ExtensionHeaderValue<H>> {
+  requireName('codec', 'RoCE extension header', EXTENSION_HEADER_LAYOUT, h, 'header');
+  requireBytes('codec', 'bytes', bytes);
+  requireInteger('codec', 'offset', offset, 0);
+  requireInteger('codec', 'base', base, 0);
   const length = EXTENSION_HEADER_LENGTH[h];
   if (offset + length > bytes.length)
     return failed(

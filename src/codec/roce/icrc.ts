@@ -11,7 +11,9 @@
  * The CRC is transmitted least significant byte first (like the Ethernet FCS): it is
  * read and written little-endian.
  */
+
 import { crc32 } from 'node:zlib';
+import { requireBytes, requireInteger } from '../../arguments.js';
 import { DecodeError, type DecodeResult, decoded, failed } from '../errors.js';
 
 /** Bytes of 0xff standing in for the LRH (IBTA Annex A17.3.3). */
@@ -23,6 +25,8 @@ const PSEUDO_LRH = new Uint8Array(8).fill(0xff);
  * IPv6 packets carry no extension headers). The input is not modified.
  */
 export function computeRoceIcrc(ipPacket: Uint8Array, ipHeaderLength: number): number {
+  requireBytes('codec', 'ipPacket', ipPacket);
+  requireInteger('codec', 'ipHeaderLength', ipHeaderLength, 0, ipPacket.length);
   const masked = ipPacket.slice(0, ipHeaderLength + 8 + 12);
   const version = masked[0]! >> 4;
   if (version === 4) {

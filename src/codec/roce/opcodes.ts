@@ -6,6 +6,8 @@
  * the name, the transport service, the extension headers that follow the BTH (in wire
  * order) and the position of the packet in its message.
  */
+import { nameText, requireCode } from '../../arguments.js';
+import { UnknownNameError } from '../../errors.js';
 
 /** Transport service encoded in the top three bits of the BTH opcode (IBTA §9.2.1). */
 export type TransportService = 'RC' | 'UC' | 'RD' | 'UD' | 'CNP' | 'XRC';
@@ -325,13 +327,19 @@ export const BTH_OPCODES: ReadonlyMap<number, BthOpcodeInfo> = buildTable();
 
 /** The table row for an opcode, or `undefined` for a reserved value. */
 export function bthOpcodeInfo(opcode: number): BthOpcodeInfo | undefined {
+  requireCode('codec', 'opcode', opcode);
   return BTH_OPCODES.get(opcode);
 }
 
 /** The opcode value for an IBTA name such as `RC_FETCH_ADD`; throws on unknown names. */
 export function bthOpcodeByName(name: string): number {
   for (const info of BTH_OPCODES.values()) if (info.name === name) return info.value;
-  throw new RangeError(`unknown BTH opcode name ${name}`);
+  throw new UnknownNameError(
+    'codec',
+    'BTH opcode name',
+    nameText(name),
+    [...BTH_OPCODES.values()].map((i) => i.name),
+  );
 }
 
 /** Named constants for the opcodes used most (RC service). */

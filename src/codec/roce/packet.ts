@@ -3,6 +3,7 @@
  * extension headers its opcode calls for (from the opcode table), payload, pad bytes
  * (BTH PadCnt) and the 4-byte ICRC.
  */
+import { requireBytes } from '../../arguments.js';
 import { DecodeError, type DecodeResult, decoded, EncodeError, failed } from '../errors.js';
 import { type AethSyndrome, decodeAethSyndrome } from './aeth.js';
 import { BTH_LENGTH, type Bth, type BthFields, decodeBth, makeBth, writeBth } from './bth.js';
@@ -46,6 +47,7 @@ export interface RocePacket {
  * `checkRoceIcrc`.
  */
 export function decodeRocePacket(bytes: Uint8Array): DecodeResult<RocePacket> {
+  requireBytes('codec', 'bytes', bytes);
   const bth = decodeBth(bytes);
   if (!bth.ok) return bth;
   const info = bthOpcodeInfo(bth.value.opcode);
@@ -123,12 +125,28 @@ export interface RocePacketFields {
  * opcode that carries none.
  */
 export function encodeRocePacket(p: RocePacketFields): Uint8Array {
+  if (typeof p !== 'object' || p === null) throw new EncodeError('roce', 'packet', 'not an object');
+  if (typeof p.bth !== 'object' || p.bth === null)
+    throw new EncodeError('bth', 'header', 'not an object');
+  if (typeof p.headers !== 'object' || p.headers === null)
+    throw new EncodeError('roce', 'headers', 'not an object');
+  for (const field of ['payload', 'pad'] as const) {
+    const value = p[field];
+    if (value !== undefined && !(value instanceof Uint8Array))
+      throw new EncodeError('roce', field, 'not a Uint8Array');
+  }
+  for (const [name, value] of Object.entries(p.headers)) {
+    if (typeof value !== 'object' || value === null)
+      throw new EncodeError('roce', name, 'not an object of header fields');
+  }
   const info = bthOpcodeInfo(p.bth.opcode);
   if (info === undefined) throw new EncodeError('bth', 'opcode', `${p.bth.opcode} is reserved`);
   const payload = p.payload ?? new Uint8Array(0);
   if (!info.hasPayload && payload.length > 0)
     throw new EncodeError('roce', 'payload', `${info.name} carries no payload`);
   const padCount = p.bth.padCount ?? (4 - (payload.length % 4)) % 4;
+  if (!Number.isInteger(padCount) || padCount < 0 || padCount > 3)
+    throw new EncodeError('bth', 'padCount', `${String(padCount)} not in 0..3`);
   const bth = makeBth({ ...p.bth, padCount });
   if ((payload.length + padCount) % 4 !== 0)
     throw new EncodeError('bth', 'padCount', `${padCount} does not round ${payload.length} to 4`);

@@ -3,8 +3,13 @@
  * Values are already in host (numeric) form here: byte order is handled by the
  * memory model, never by these functions.
  */
+import { requireBigint } from '../../arguments.js';
 
-/** 2^64 - 1: every 64-bit value is reduced with this mask. */
+/**
+ * 2^64 - 1: every 64-bit value is reduced with this mask. The operands are checked to be
+ * 64-bit bigints first (RFC 7306 §4.1), or ArgumentError: a number would be a raw
+ * TypeError in the arithmetic.
+ */
 export const U64_MASK = 0xffff_ffff_ffff_ffffn;
 
 /**
@@ -18,6 +23,9 @@ export const U64_MASK = 0xffff_ffff_ffff_ffffn;
  * bit-by-bit pseudocode, which the tests use as the oracle.
  */
 export function maskedFetchAdd(original: bigint, addData: bigint, addMask: bigint): bigint {
+  requireBigint('engine', 'original', original, 0n, U64_MASK);
+  requireBigint('engine', 'addData', addData, 0n, U64_MASK);
+  requireBigint('engine', 'addMask', addMask, 0n, U64_MASK);
   // Add Mask 0: one 64-bit field (the verbs FETCH_AND_ADD case).
   if (addMask === 0n) return BigInt.asUintN(64, original + addData);
   const notTop = U64_MASK ^ addMask;
@@ -31,6 +39,9 @@ export function maskedFetchAdd(original: bigint, addData: bigint, addMask: bigin
  * against; not used on the hot path.
  */
 export function maskedFetchAddBitwise(original: bigint, addData: bigint, addMask: bigint): bigint {
+  requireBigint('engine', 'original', original, 0n, U64_MASK);
+  requireBigint('engine', 'addData', addData, 0n, U64_MASK);
+  requireBigint('engine', 'addMask', addMask, 0n, U64_MASK);
   let result = 0n;
   let carry = 0n;
   for (let bit = 0n; bit < 64n; bit++) {
@@ -57,6 +68,11 @@ export function maskedCompareSwap(
   swapData: bigint,
   swapMask: bigint,
 ): { readonly value: bigint; readonly swapped: boolean } {
+  requireBigint('engine', 'original', original, 0n, U64_MASK);
+  requireBigint('engine', 'compareData', compareData, 0n, U64_MASK);
+  requireBigint('engine', 'compareMask', compareMask, 0n, U64_MASK);
+  requireBigint('engine', 'swapData', swapData, 0n, U64_MASK);
+  requireBigint('engine', 'swapMask', swapMask, 0n, U64_MASK);
   if (((compareData ^ original) & compareMask) !== 0n) return { value: original, swapped: false };
   const value = ((original & ~swapMask) | (swapData & swapMask)) & U64_MASK;
   return { value, swapped: true };
@@ -67,5 +83,7 @@ export function maskedCompareSwap(
  * memory takes the Swap Data unconditionally; the mask fields are ignored.
  */
 export function swap(_original: bigint, swapData: bigint): bigint {
+  requireBigint('engine', 'original', _original, 0n, U64_MASK);
+  requireBigint('engine', 'swapData', swapData, 0n, U64_MASK);
   return swapData & U64_MASK;
 }

@@ -4,12 +4,14 @@
  * RoCE NAK / verbs status the same failure produces on the other transport.
  */
 
+import { nameText } from '../../arguments.js';
 import {
   RFC7306_HEADER_COPY_RULES,
   type TerminateCodeInfo,
   terminateCodeById,
 } from '../../codec/iwarp/terminate-codes.js';
 import type { AethNakCodeName } from '../../codec/roce/aeth.js';
+import { UnknownNameError } from '../../errors.js';
 import type { WcStatus } from '../verbs-model/wc-status.js';
 
 /** Failures detected by the Responder / Data Sink on an incoming message. */
@@ -295,15 +297,19 @@ const BY_FAILURE: ReadonlyMap<EngineFailure, FailureRow> = new Map(
 /** The row of `failure`. Every failure has exactly one row (a test checks it). */
 export function failureRow(failure: EngineFailure): FailureRow {
   const row = BY_FAILURE.get(failure);
-  if (row === undefined) throw new Error(`no failure row for '${failure}'`);
+  if (row === undefined)
+    throw new UnknownNameError('engine', 'engine failure', nameText(failure), [
+      ...BY_FAILURE.keys(),
+    ]);
   return row;
 }
 
 /** The RFC 5040 §4.8 Terminate code of `failure`, from the codec's table. */
 export function terminateCodeOf(failure: EngineFailure): TerminateCodeInfo {
   const id = failureRow(failure).terminateCodeId;
+  // Every row's id is in the codec's table (failure-table tests check it); a missing one
+  // is UnknownNameError from terminateCodeById.
   const code = terminateCodeById(id);
-  if (code === undefined) throw new Error(`terminate code '${id}' missing from the codec table`);
   return code;
 }
 

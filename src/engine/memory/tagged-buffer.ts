@@ -5,6 +5,7 @@
  * throw, so a protocol outcome is never an exception.
  */
 
+import { describeValue } from '../../arguments.js';
 import { RdmaInteropError } from '../../errors.js';
 import { type AccessFlag, hasAccess } from '../verbs-model/access-flags.js';
 import type { MemoryByteOrder } from './byte-order.js';
@@ -88,6 +89,12 @@ export type TaggedAccessResult =
   | { readonly ok: true; readonly access: TaggedAccess }
   | { readonly ok: false; readonly failure: TaggedAccessFailure };
 
+/**
+ * The largest buffer the reference engine models (1 GiB): it allocates the bytes it
+ * models, and a scenario needs a few KiB.
+ */
+const MAX_TAGGED_BUFFER_LENGTH = 2 ** 30;
+
 /** Thrown only for programming errors of the caller (bad registration arguments). */
 export class TaggedBufferRegistrationError extends RdmaInteropError {
   override readonly name = 'TaggedBufferRegistrationError';
@@ -100,13 +107,46 @@ export class TaggedBufferTable {
 
   /** Registers a buffer; throws `TaggedBufferRegistrationError` on invalid arguments. */
   register(registration: TaggedBufferRegistration): TaggedBuffer {
+    if (typeof registration !== 'object' || registration === null)
+      throw new TaggedBufferRegistrationError(
+        `${describeValue(registration)} is not a registration`,
+      );
     const { stag, baseTaggedOffset, length } = registration;
     if (!Number.isInteger(stag) || stag < 0 || stag > 0xffff_ffff)
-      throw new TaggedBufferRegistrationError(`STag ${stag} is not a 32-bit value`);
-    if (baseTaggedOffset < 0n || baseTaggedOffset >= TWO_POW_64)
-      throw new TaggedBufferRegistrationError('base Tagged Offset is not a 64-bit value');
-    if (!Number.isSafeInteger(length) || length < 0)
-      throw new TaggedBufferRegistrationError(`length ${length} is not a byte count`);
+      throw new TaggedBufferRegistrationError(`STag ${describeValue(stag)} is not a 32-bit value`);
+    if (
+      typeof baseTaggedOffset !== 'bigint' ||
+      baseTaggedOffset < 0n ||
+      baseTaggedOffset >= TWO_POW_64
+    )
+      throw new TaggedBufferRegistrationError(
+        'base Tagged Offset is not a 64-bit value (a bigint)',
+      );
+    if (!Number.isSafeInteger(length) || length < 0 || length > MAX_TAGGED_BUFFER_LENGTH)
+      throw new TaggedBufferRegistrationError(
+        `length ${describeValue(length)} is not a byte count in [0, ${MAX_TAGGED_BUFFER_LENGTH}]`,
+      );
+    for (const field of ['access', 'protectionDomain'] as const) {
+      const v = registration[field];
+      if (!Number.isInteger(v) || v < 0 || v > 0xffff_ffff)
+        throw new TaggedBufferRegistrationError(
+          `${field} ${describeValue(v)} is not a 32-bit value`,
+        );
+    }
+    const { streamId, baseAddress, byteOrder, contents } = registration;
+    if (streamId !== undefined && (!Number.isInteger(streamId) || streamId < 0))
+      throw new TaggedBufferRegistrationError(
+        `streamId ${describeValue(streamId)} is not a stream number`,
+      );
+    if (
+      baseAddress !== undefined &&
+      (typeof baseAddress !== 'bigint' || baseAddress < 0n || baseAddress >= TWO_POW_64)
+    )
+      throw new TaggedBufferRegistrationError('baseAddress is not a 64-bit value (a bigint)');
+    if (byteOrder !== undefined && byteOrder !== 'little-endian' && byteOrder !== 'big-endian')
+      throw new TaggedBufferRegistrationError(`unknown byte order ${describeValue(byteOrder)}`);
+    if (contents !== undefined && !(contents instanceof Uint8Array))
+      throw new TaggedBufferRegistrationError('contents is not a Uint8Array');
     if (this.#buffers.has(stag))
       throw new TaggedBufferRegistrationError(`STag 0x${stag.toString(16)} already registered`);
     if (registration.contents !== undefined && registration.contents.length !== length)

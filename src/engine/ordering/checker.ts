@@ -3,6 +3,7 @@
  * operations (in issue order) it applies the pair's rule and reports each constraint
  * whose `later` event was observed before (or without) its `earlier` event.
  */
+import { requireArray, requireObject } from '../../arguments.js';
 import {
   type OrderedOperation,
   type OrderingConstraint,
@@ -59,6 +60,12 @@ export function checkOrdering(
   operations: readonly TracedOperation[],
   events: readonly TracedEvent[],
 ): OrderingVerdict {
+  requireArray('engine', 'operations', operations).forEach((o, i) => {
+    requireObject('engine', `operations[${i}]`, o);
+  });
+  requireArray('engine', 'events', events).forEach((e, i) => {
+    requireObject('engine', `events[${i}]`, e);
+  });
   const ids = new Set<string>();
   for (const op of operations) {
     if (ids.has(op.id))

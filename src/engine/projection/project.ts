@@ -9,10 +9,25 @@
  * IBTA NAK whose class gives the requester's status (failure table, rxe_resp.c).
  */
 
+import {
+  nameText,
+  requireArray,
+  requireBigint,
+  requireBoolean,
+  requireInteger,
+  requireName,
+  requireObject,
+} from '../../arguments.js';
 import type { RdmapMessage, Terminate } from '../../codec/iwarp/messages.js';
-import { DEFAULT_IWARP_PROFILE, type IwarpProfile } from '../../codec/iwarp/profiles.js';
+import {
+  DEFAULT_IWARP_PROFILE,
+  IWARP_PROFILES,
+  type IwarpProfile,
+  isIwarpProfile,
+} from '../../codec/iwarp/profiles.js';
 import type { AethNakCodeName } from '../../codec/roce/aeth.js';
 import type { RocePacketFields } from '../../codec/roce/packet.js';
+import { UnknownNameError } from '../../errors.js';
 import { type EngineFailure, failureRow } from '../errors/failure-table.js';
 import { runPlacementRequest } from '../ibta15/placement-request.js';
 import { type TaggedBufferRegistration, TaggedBufferTable } from '../memory/tagged-buffer.js';
@@ -119,6 +134,75 @@ interface EngineRun {
 }
 
 const PD = 1;
+
+/**
+ * The scenario's shape, checked before the engine runs (issue 25: no raw TypeError from a
+ * plain-JavaScript caller): its parts are objects and arrays, its numbers integers, its
+ * names known. Work requests and buffer registrations are checked where they are used
+ * (validateWorkRequest: a recorded `invalid` outcome; TaggedBufferTable.register: a
+ * TaggedBufferRegistrationError).
+ */
+function checkScenario(scenario: VerbsScenario): void {
+  requireObject('engine', 'scenario', scenario);
+  if (scenario.profile !== undefined && !isIwarpProfile(scenario.profile)) {
+    throw new UnknownNameError(
+      'engine',
+      'iWARP profile',
+      nameText(scenario.profile),
+      IWARP_PROFILES,
+      'scenario.profile',
+    );
+  }
+  requireObject('engine', 'scenario.responder', scenario.responder);
+  requireArray('engine', 'scenario.responder.buffers', scenario.responder.buffers);
+  requireArray('engine', 'scenario.workRequests', scenario.workRequests);
+  const { receives, ird, supportsAtomics, supportsImmediateData } = scenario.responder;
+  if (receives !== undefined) {
+    requireArray('engine', 'scenario.responder.receives', receives).forEach((r, i) => {
+      requireObject('engine', `scenario.responder.receives[${i}]`, r);
+      const { id, length } = r as ReceiveBuffer;
+      requireBigint(
+        'engine',
+        `scenario.responder.receives[${i}].id`,
+        id,
+        0n,
+        0xffff_ffff_ffff_ffffn,
+      );
+      requireInteger('engine', `scenario.responder.receives[${i}].length`, length, 0, 0xffff_ffff);
+    });
+  }
+  if (ird !== undefined) requireInteger('engine', 'scenario.responder.ird', ird, 0, 0xffff);
+  if (supportsAtomics !== undefined)
+    requireBoolean('engine', 'scenario.responder.supportsAtomics', supportsAtomics);
+  if (supportsImmediateData !== undefined)
+    requireBoolean('engine', 'scenario.responder.supportsImmediateData', supportsImmediateData);
+  if (scenario.requester !== undefined) {
+    requireObject('engine', 'scenario.requester', scenario.requester);
+    const { ord, localBuffers } = scenario.requester;
+    if (ord !== undefined) requireInteger('engine', 'scenario.requester.ord', ord, 0, 0xffff);
+    if (localBuffers !== undefined)
+      requireArray('engine', 'scenario.requester.localBuffers', localBuffers);
+  }
+  if (scenario.iwarpStatusModel !== undefined)
+    requireName(
+      'engine',
+      'iWARP status model',
+      { reference: 0, siw: 0 },
+      scenario.iwarpStatusModel,
+      'scenario.iwarpStatusModel',
+    );
+  if (scenario.roceModel !== undefined)
+    requireName(
+      'engine',
+      'RoCE model',
+      { reference: 0, rxe: 0 },
+      scenario.roceModel,
+      'scenario.roceModel',
+    );
+  const pd = scenario.responder.protectionDomain;
+  if (pd !== undefined)
+    requireInteger('engine', 'scenario.responder.protectionDomain', pd, 0, 0xffff_ffff);
+}
 
 function runEngine(
   scenario: VerbsScenario,
@@ -300,6 +384,7 @@ function receiveCompletion(
 
 /** iWARP: Terminate on failure; Sends / Writes complete locally on post (RFC 5040 §5.5). */
 export function projectIwarp(scenario: VerbsScenario): TransportOutcome {
+  checkScenario(scenario);
   const profile = scenario.profile ?? DEFAULT_IWARP_PROFILE;
   const run = runEngine(
     scenario,
@@ -347,6 +432,8 @@ export function projectIwarp(scenario: VerbsScenario): TransportOutcome {
  * retries and ends with RNR_RETRY_EXC_ERR; the responder QP stays in RTS.
  */
 export function projectRoce(scenario: VerbsScenario, destinationQp = 0x000123): TransportOutcome {
+  checkScenario(scenario);
+  requireInteger('engine', 'destinationQp', destinationQp, 0, 0xff_ffff);
   // IBTA: ImmDt rides in the packet header; the consumed receive's SGEs are not used.
   const run = runEngine(
     scenario,

@@ -13,6 +13,7 @@
  *   WR_FLUSH_ERR. So every outstanding request, including the one that caused the
  *   Terminate, completes with WR_FLUSH_ERR.
  */
+import { requireName, requireObject } from '../../arguments.js';
 import type { Terminate } from '../../codec/iwarp/messages.js';
 import { terminateCodeInfo } from '../../codec/iwarp/terminate-codes.js';
 import { FAILURE_TABLE } from '../errors/failure-table.js';
@@ -23,6 +24,8 @@ export type TerminateStatusModel = 'reference' | 'siw';
 
 /** The Requester status for a received Terminate under `model`. */
 export function terminateStatus(terminate: Terminate, model: TerminateStatusModel): WcStatus {
+  requireObject('engine', 'terminate', terminate);
+  requireName('engine', 'Terminate status model', { reference: 0, siw: 0 }, model, 'model');
   if (model === 'siw') return 'WR_FLUSH_ERR';
   const code = terminateCodeInfo(terminate.layer, terminate.errorType, terminate.errorCode);
   if (code === undefined) return 'REM_OP_ERR';

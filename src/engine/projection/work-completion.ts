@@ -1,4 +1,5 @@
 /** A work completion as a verbs consumer sees it (`struct ibv_wc`), in table names. */
+import { requireInteger } from '../../arguments.js';
 import type { QpState } from '../verbs-model/qp-state.js';
 import type { WcFlag, WcOpcode } from '../verbs-model/wc-opcode.js';
 import type { WcStatus } from '../verbs-model/wc-status.js';
@@ -40,6 +41,7 @@ export interface SideOutcome {
 
 /** Both forms of a 32-bit immediate given its host value. */
 export function immediateValue(host: number): ImmediateValue {
+  requireInteger('engine', 'host', host, 0, 0xffff_ffff);
   const h = host >>> 0;
   const network =
     (((h & 0xff) << 24) | ((h & 0xff00) << 8) | ((h >>> 8) & 0xff00) | (h >>> 24)) >>> 0;

@@ -5,6 +5,8 @@
  * §5.1, V2 draft §6), Read Responses by order (RFC 5040 §5.5), and turns a received
  * Terminate into error completions.
  */
+
+import { nameText, requireObject } from '../../arguments.js';
 import type {
   AtomicResponse,
   RdmapMessage,
@@ -12,7 +14,13 @@ import type {
   ReadV2Response,
   Terminate,
 } from '../../codec/iwarp/messages.js';
-import { DEFAULT_IWARP_PROFILE, type IwarpProfile } from '../../codec/iwarp/profiles.js';
+import {
+  DEFAULT_IWARP_PROFILE,
+  IWARP_PROFILES,
+  type IwarpProfile,
+  isIwarpProfile,
+} from '../../codec/iwarp/profiles.js';
+import { UnknownNameError } from '../../errors.js';
 import { type EngineFailure, taggedAccessFailure } from '../errors/failure-table.js';
 import { buildTerminate } from '../errors/terminate.js';
 import type { StreamIdentity, TaggedBufferTable } from '../memory/tagged-buffer.js';
@@ -72,6 +80,15 @@ export class Requester {
   #outgoingQn2Msn = 1;
 
   constructor(options: RequesterOptions) {
+    requireObject('engine', 'options', options);
+    if (options.profile !== undefined && !isIwarpProfile(options.profile))
+      throw new UnknownNameError(
+        'engine',
+        'iWARP profile',
+        nameText(options.profile),
+        IWARP_PROFILES,
+        'options.profile',
+      );
     this.#options = options;
     this.profile = options.profile ?? DEFAULT_IWARP_PROFILE;
   }

@@ -3,7 +3,13 @@
  * the verbs projection. 64-bit values are bigint; `immData` is the 32-bit immediate in
  * host order (what `ntohl(wr.imm_data)` gives).
  */
-import type { FlushPlacement, FlushSelectivity } from '../verbs-model/flush.js';
+import { describeValue, requireObject } from '../../arguments.js';
+import {
+  FLUSH_PLACEMENT,
+  FLUSH_SELECTIVITY,
+  type FlushPlacement,
+  type FlushSelectivity,
+} from '../verbs-model/flush.js';
 import type { WrOpcode } from '../verbs-model/wr-opcode.js';
 
 interface Base {
@@ -163,30 +169,93 @@ export interface InvalidWorkRequest {
 /** Why a work request could not be turned into wire messages. */
 export type WorkRequestError = NotExpressible | InvalidWorkRequest;
 
-/** Checks the fields every encoding needs; undefined when fine. */
+/**
+ * What each modelled opcode needs besides `wrId` (one table, read by validateWorkRequest):
+ * `u64` a bigint in [0, 2^64), `u32` an integer in [0, 2^32), `bytes` a Uint8Array.
+ */
+const REQUIRED_FIELDS: Readonly<
+  Record<WorkRequest['opcode'], Readonly<Record<string, 'u64' | 'u32' | 'bytes'>>>
+> = {
+  ATOMIC_FETCH_AND_ADD: { remoteAddr: 'u64', rkey: 'u32', add: 'u64' },
+  ATOMIC_CMP_AND_SWP: { remoteAddr: 'u64', rkey: 'u32', compare: 'u64', swap: 'u64' },
+  RDMA_WRITE: { remoteAddr: 'u64', rkey: 'u32', payload: 'bytes' },
+  RDMA_WRITE_WITH_IMM: { remoteAddr: 'u64', rkey: 'u32', payload: 'bytes', immData: 'u32' },
+  SEND: { payload: 'bytes' },
+  SEND_WITH_IMM: { payload: 'bytes', immData: 'u32' },
+  RDMA_READ: { remoteAddr: 'u64', rkey: 'u32', length: 'u32', localSTag: 'u32', localAddr: 'u64' },
+  ATOMIC_WRITE: { remoteAddr: 'u64', rkey: 'u32', atomicValue: 'u64' },
+  FLUSH: { remoteAddr: 'u64', rkey: 'u32' },
+};
+
+const WHAT = {
+  u64: 'not a 64-bit value (a bigint in [0, 2^64))',
+  u32: 'not a 32-bit value (an integer in [0, 2^32))',
+  bytes: 'not a Uint8Array',
+} as const;
+
+function fits(kind: 'u64' | 'u32' | 'bytes', v: unknown): boolean {
+  if (kind === 'u64') return typeof v === 'bigint' && v >= 0n && v <= 0xffff_ffff_ffff_ffffn;
+  if (kind === 'u32')
+    return typeof v === 'number' && Number.isInteger(v) && v >= 0 && v <= 0xffff_ffff;
+  return v instanceof Uint8Array;
+}
+
+/**
+ * Checks the fields of a work request: the opcode is one the engine models, every field
+ * the opcode needs is there with its type and range (64-bit values are bigints, 32-bit
+ * ones integers), the optional ones too when given. Returns the first problem, or
+ * `undefined` when the request is well-formed. `wr` that is no object at all is an
+ * ArgumentError (there is no wrId to report).
+ */
 export function validateWorkRequest(wr: WorkRequest): InvalidWorkRequest | undefined {
+  const w = requireObject('engine', 'wr', wr) as Readonly<Record<string, unknown>>;
+  const wrId = typeof w.wrId === 'bigint' ? w.wrId : 0n;
   const bad = (field: string, detail: string): InvalidWorkRequest => ({
     reason: 'invalid-work-request',
-    wrId: wr.wrId,
+    wrId,
     field,
     detail,
   });
-  const u64 = (v: bigint) => v >= 0n && v <= 0xffff_ffff_ffff_ffffn;
-  const u32 = (v: number) => Number.isInteger(v) && v >= 0 && v <= 0xffff_ffff;
-  if (!u64(wr.wrId)) return bad('wrId', 'not a 64-bit value');
-  if ('remoteAddr' in wr && !u64(wr.remoteAddr)) return bad('remoteAddr', 'not a 64-bit value');
-  if ('rkey' in wr && !u32(wr.rkey)) return bad('rkey', 'not a 32-bit value');
-  if ('add' in wr && !u64(wr.add)) return bad('add', 'not a 64-bit value');
-  if ('compare' in wr && !u64(wr.compare)) return bad('compare', 'not a 64-bit value');
-  if ('swap' in wr && !u64(wr.swap)) return bad('swap', 'not a 64-bit value');
-  if ('atomicValue' in wr && !u64(wr.atomicValue)) return bad('atomicValue', 'not a 64-bit value');
-  if (wr.opcode === 'FLUSH' && !(wr.flush.length >= 0n && wr.flush.length <= 0xffff_ffffn))
-    return bad('flush.length', 'not a 32-bit length (the RETH DMA Length)');
-  if (wr.opcode === 'RDMA_WRITE_WITH_IMM' || wr.opcode === 'SEND_WITH_IMM') {
-    if (wr.immData === undefined || !u32(wr.immData))
-      return bad('immData', 'a 32-bit immediate is required');
+  if (!fits('u64', w.wrId)) return bad('wrId', WHAT.u64);
+  const opcode = w.opcode;
+  if (typeof opcode !== 'string' || !Object.hasOwn(REQUIRED_FIELDS, opcode)) {
+    return bad(
+      'opcode',
+      `${describeValue(opcode)} is not an opcode the engine models (${Object.keys(REQUIRED_FIELDS).join(', ')})`,
+    );
   }
-  if (wr.opcode === 'RDMA_READ' && (!u32(wr.length) || !u32(wr.localSTag)))
-    return bad('length', 'length and local STag must be 32-bit values');
+  const required = REQUIRED_FIELDS[opcode as WorkRequest['opcode']];
+  for (const [field, kind] of Object.entries(required)) {
+    if (!fits(kind, w[field])) return bad(field, WHAT[kind]);
+  }
+  if (w.immData !== undefined && !fits('u32', w.immData)) return bad('immData', WHAT.u32);
+  for (const flag of ['solicited', 'readV2'] as const) {
+    if (w[flag] !== undefined && typeof w[flag] !== 'boolean') return bad(flag, 'not a boolean');
+  }
+  if (w.local !== undefined && w.local !== null) {
+    const local = w.local as Readonly<Record<string, unknown>>;
+    if (typeof local !== 'object') return bad('local', 'not a scatter/gather element');
+    for (const [field, kind] of [
+      ['lkey', 'u32'],
+      ['addr', 'u64'],
+      ['length', 'u32'],
+    ] as const) {
+      if (!fits(kind, local[field])) return bad(`local.${field}`, WHAT[kind]);
+    }
+  }
+  if (opcode === 'FLUSH') {
+    const flush = w.flush as Readonly<Record<string, unknown>> | undefined;
+    if (typeof flush !== 'object' || flush === null) return bad('flush', 'not an object');
+    const length = flush.length;
+    if (typeof length !== 'bigint' || length < 0n || length > 0xffff_ffffn)
+      return bad('flush.length', 'not a 32-bit length (the RETH DMA Length)');
+    if (flush.placement !== undefined && !Object.hasOwn(FLUSH_PLACEMENT, String(flush.placement)))
+      return bad('flush.placement', `unknown placement ${describeValue(flush.placement)}`);
+    if (
+      flush.selectivity !== undefined &&
+      !Object.hasOwn(FLUSH_SELECTIVITY, String(flush.selectivity))
+    )
+      return bad('flush.selectivity', `unknown selectivity ${describeValue(flush.selectivity)}`);
+  }
   return undefined;
 }

@@ -8,6 +8,7 @@
  * stream with a Terminate (RFC 5040 §7); nothing is half-applied.
  */
 
+import { nameText, requireObject } from '../../arguments.js';
 import { controlBitsFor, makeReadResponse } from '../../codec/iwarp/build.js';
 import { DDP_VERSION } from '../../codec/iwarp/ddp.js';
 import type {
@@ -33,10 +34,13 @@ import {
 } from '../../codec/iwarp/opcodes.js';
 import {
   DEFAULT_IWARP_PROFILE,
+  IWARP_PROFILES,
   type IwarpProfile,
+  isIwarpProfile,
   PROFILE_RDMA_VERSION,
 } from '../../codec/iwarp/profiles.js';
 import { decodeRdmapMessage } from '../../codec/iwarp/rdmap.js';
+import { UnknownNameError } from '../../errors.js';
 import { failureOfDecodeError } from '../errors/decode-failure.js';
 import { type EngineFailure, taggedAccessFailure } from '../errors/failure-table.js';
 import { buildTerminate } from '../errors/terminate.js';
@@ -126,6 +130,15 @@ export class Responder {
   readonly #control: ControlBits;
 
   constructor(options: ResponderOptions) {
+    requireObject('engine', 'options', options);
+    if (options.profile !== undefined && !isIwarpProfile(options.profile))
+      throw new UnknownNameError(
+        'engine',
+        'iWARP profile',
+        nameText(options.profile),
+        IWARP_PROFILES,
+        'options.profile',
+      );
     this.#options = options;
     this.profile = options.profile ?? DEFAULT_IWARP_PROFILE;
     const profile = this.profile;

@@ -5,6 +5,8 @@
  * Naming rule (the whole package): a key is the C name without its prefix (`IBV_WC_`),
  * so C's `IBV_WC_X` is `WC_OPCODE.X`; `C_NAME_PREFIX.WC_OPCODE` records the prefix.
  */
+import { requireArray, requireName } from '../../arguments.js';
+
 export const WC_OPCODE = {
   SEND: 0,
   RDMA_WRITE: 1,
@@ -48,6 +50,8 @@ export type WcFlag = keyof typeof WC_FLAGS;
 /** The numeric `wc_flags` value of a set of flag names. */
 export function wcFlagsValue(flags: readonly WcFlag[]): number {
   let value = 0;
-  for (const flag of flags) value |= WC_FLAGS[flag];
+  requireArray('engine', 'flags', flags).forEach((flag, i) => {
+    value |= WC_FLAGS[requireName('engine', 'work-completion flag', WC_FLAGS, flag, `flags[${i}]`)];
+  });
   return value;
 }

@@ -3,6 +3,7 @@
  * Immediate Data segments, RDMA Read V2 Request / Response). Everything else is built
  * with the codec's `make*` helpers.
  */
+import { requireBytes, requireInteger, requireObject } from '../../arguments.js';
 import { controlBitsFor, untaggedPlacementFor } from '../../codec/iwarp/build.js';
 import type {
   ReadV2Request,
@@ -50,6 +51,8 @@ export function makeReadV2Request(
   msn: number,
   fields: Pick<ReadV2Request, 'readSize' | 'sourceSTag' | 'sourceTaggedOffset'>,
 ): ReadV2Request {
+  requireInteger('engine', 'msn', msn, 0, 0xffff_ffff);
+  requireObject('engine', 'fields', fields);
   return {
     kind: 'read-v2-request',
     ddp: untaggedPlacementFor('read-v2-request', msn),
@@ -61,6 +64,8 @@ export function makeReadV2Request(
 
 /** RDMA Read V2 Response, untagged on QN 3 (V2 draft §6, §6.3). */
 export function makeReadV2Response(msn: number, payload: Uint8Array): ReadV2Response {
+  requireInteger('engine', 'msn', msn, 0, 0xffff_ffff);
+  requireBytes('engine', 'payload', payload);
   return {
     kind: 'read-v2-response',
     ddp: untaggedPlacementFor('read-v2-response', msn),

@@ -3,6 +3,13 @@
  * then per device every value that differs between the runs that have it (the value
  * unlike the first run's in bold, the explaining record after it), then the verdicts.
  */
+import {
+  requireArray,
+  requireBoolean,
+  requireInteger,
+  requireObject,
+  requireString,
+} from '../../arguments.js';
 import { ABSENT, type ComparedField, type Comparison } from './merge.js';
 
 function md(text: string): string {
@@ -16,7 +23,36 @@ function cell(f: ComparedField, label: string, first: string): string {
   return reason === undefined ? shown : `${shown} (${md(reason)})`;
 }
 
+/** A Comparison as compareReports makes it (issue 25: no raw errors from bad input). */
+function checkComparison(c: unknown): void {
+  const o = requireObject('interop', 'comparison', c) as Record<string, unknown>;
+  requireArray('interop', 'comparison.runs', o.runs).forEach((raw, i) => {
+    const r = requireObject('interop', `comparison.runs[${i}]`, raw) as Record<string, unknown>;
+    for (const key of ['label', 'host', 'kernel', 'rdmaCore', 'node'] as const)
+      requireString('interop', `comparison.runs[${i}].${key}`, r[key], true);
+    requireInteger('interop', `comparison.runs[${i}].scenarios`, r.scenarios, 0, 2 ** 31);
+    requireArray('interop', `comparison.runs[${i}].devices`, r.devices).forEach((d, j) => {
+      const dv = requireObject('interop', `comparison.runs[${i}].devices[${j}]`, d) as Record<
+        string,
+        unknown
+      >;
+      requireString('interop', `comparison.runs[${i}].devices[${j}].name`, dv.name);
+      requireString('interop', `comparison.runs[${i}].devices[${j}].provider`, dv.provider);
+    });
+  });
+  requireArray('interop', 'comparison.fields', o.fields).forEach((raw, i) => {
+    const f = requireObject('interop', `comparison.fields[${i}]`, raw) as Record<string, unknown>;
+    for (const key of ['scenario', 'device', 'field'] as const)
+      requireString('interop', `comparison.fields[${i}].${key}`, f[key], true);
+    requireObject('interop', `comparison.fields[${i}].values`, f.values);
+    requireObject('interop', `comparison.fields[${i}].reasons`, f.reasons);
+    requireBoolean('interop', `comparison.fields[${i}].changed`, f.changed);
+  });
+  requireInteger('interop', 'comparison.changedCount', o.changedCount, 0, 2 ** 31);
+}
+
 export function renderComparisonMarkdown(c: Comparison): string {
+  checkComparison(c);
   const out: string[] = ['# Interop results compared', ''];
   out.push('| run | host | kernel (uname -r) | rdma-core | Node | scenarios | devices |');
   out.push('|---|---|---|---|---|---|---|');

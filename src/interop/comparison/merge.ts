@@ -7,6 +7,7 @@
  * container run all compare the same way. A value is compared only between runs that
  * have its device: rxe0's rows are not "changed" because a siw-only run lacks them.
  */
+import { requireArray, requireObject, requireString } from '../../arguments.js';
 import type { ReportRun } from './read.js';
 
 /** Bumped on any incompatible change to comparison.json. */
@@ -88,8 +89,39 @@ function uniqueLabels(runs: readonly ReportRun[]): string[] {
   });
 }
 
+/** What compareReports reads of each run is there and of its type (issue 25: no raw errors). */
+function checkRuns(runs: unknown): void {
+  requireArray('interop', 'runs', runs).forEach((raw, i) => {
+    const r = requireObject('interop', `runs[${i}]`, raw) as Record<string, unknown>;
+    for (const key of ['label', 'path', 'host', 'kernel', 'rdmaCore', 'node'] as const)
+      requireString('interop', `runs[${i}].${key}`, r[key], true);
+    requireArray('interop', `runs[${i}].devices`, r.devices).forEach((d, j) => {
+      requireObject('interop', `runs[${i}].devices[${j}]`, d);
+    });
+    requireArray('interop', `runs[${i}].scenarios`, r.scenarios).forEach((raw2, j) => {
+      const s = requireObject('interop', `runs[${i}].scenarios[${j}]`, raw2) as Record<
+        string,
+        unknown
+      >;
+      for (const key of ['id', 'device', 'verdict'] as const)
+        requireString('interop', `runs[${i}].scenarios[${j}].${key}`, s[key]);
+      requireObject('interop', `runs[${i}].scenarios[${j}].fields`, s.fields);
+      requireObject('interop', `runs[${i}].scenarios[${j}].reasons`, s.reasons);
+    });
+    requireArray('interop', `runs[${i}].probes`, r.probes).forEach((raw2, j) => {
+      const p = requireObject('interop', `runs[${i}].probes[${j}]`, raw2) as Record<
+        string,
+        unknown
+      >;
+      for (const key of ['id', 'verdict', 'device'] as const)
+        requireString('interop', `runs[${i}].probes[${j}].${key}`, p[key], true);
+    });
+  });
+}
+
 /** The comparison of `runs`, in the order given (oldest kernel or first host first). */
 export function compareReports(runs: readonly ReportRun[]): Comparison {
+  checkRuns(runs);
   const labels = uniqueLabels(runs);
   const runDevices = runs.map(devicesOf);
   const rows = new Map<

@@ -7,6 +7,7 @@
  */
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
+import { requireArray, requireString } from '../../arguments.js';
 import { RdmaInteropError } from '../../errors.js';
 
 /** One scenario's outcome on one device, as the comparison reads it. */
@@ -68,6 +69,8 @@ function stringRecord(value: unknown): Record<string, string> {
 
 /** Reads one parsed results.json document; `label` names it in errors and reports. */
 export function reportRunOf(label: string, path: string, document: unknown): ReportRun {
+  requireString('interop', 'label', label, true);
+  requireString('interop', 'path', path, true);
   if (typeof document !== 'object' || document === null)
     throw new ReportInputError(label, 'results.json is not an object');
   const d = document as Record<string, unknown>;
@@ -144,6 +147,9 @@ function resultsFilesIn(dir: string): string[] {
  * given; a directory holding per-kernel or per-variant subreports gives one run each.
  */
 export function readReports(paths: readonly string[]): ReportRun[] {
+  requireArray('interop', 'paths', paths).forEach((p, i) => {
+    requireString('interop', `paths[${i}]`, p);
+  });
   if (paths.length === 0) throw new ReportInputError('compare', 'no report given');
   return paths.flatMap((given) => {
     const path = resolve(given);

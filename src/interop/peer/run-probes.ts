@@ -2,6 +2,7 @@
  * Runs the wire probes against siw (through our userspace iWARP peer) and against the
  * engine configured as an RNIC without RFC 7306, and judges the answers line by line.
  */
+import { requireArray, requireObject, requireString } from '../../arguments.js';
 import { KNOWN_PROBE_ANSWERS, type KnownProbeAnswer } from '../known-behaviour.js';
 import { wireLine } from '../wire.js';
 import { engineAnswer } from './engine-peer.js';
@@ -36,6 +37,11 @@ export function judgeProbe(
   answers: Pick<ProbeResult, 'engine' | 'kernel' | 'engineDelivered' | 'kernelDelivered'>,
   known: readonly KnownProbeAnswer[] = KNOWN_PROBE_ANSWERS,
 ): Pick<ProbeResult, 'verdict' | 'finding'> {
+  requireObject('interop', 'probe', probe);
+  const a = requireObject('interop', 'answers', answers) as Readonly<Record<string, unknown>>;
+  for (const key of ['engine', 'kernel', 'engineDelivered', 'kernelDelivered'] as const)
+    requireString('interop', `answers.${key}`, a[key], true);
+  requireArray('interop', 'known', known);
   const recorded = known.find((k) => k.probe === probe.id);
   // A Send delivers nothing on the engine side's wire; what it delivered is compared too.
   const delivered = answers.engineDelivered === answers.kernelDelivered;
@@ -49,6 +55,9 @@ export function judgeProbe(
 }
 
 export async function runProbe(probe: WireProbe): Promise<ProbeResult> {
+  const p = requireObject('interop', 'probe', probe) as Readonly<Record<string, unknown>>;
+  requireString('interop', 'probe.id', p.id);
+  requireObject('interop', 'probe.message', p.message);
   const expected = engineAnswer(probe.message);
   const engine = lines(expected.sent);
   const engineDelivered = hex(expected.delivered);

@@ -7,10 +7,12 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { UnknownNameError } from '../../../src/errors.js';
 import { selectKernel } from '../../../src/runtime/assets.js';
 import { GuestRuntimeError } from '../../../src/runtime/errors.js';
 import {
   DEFAULT_KERNEL_LINE,
+  findKernelLine,
   KERNEL_LINES,
   kernelLine,
 } from '../../../src/runtime/kernel-lines.js';
@@ -37,10 +39,13 @@ describe('kernel lines', () => {
   });
 
   it('6.1 runs with the host rdma-core; 6.12 and 7.3 with 56.1 built from source', () => {
-    expect(kernelLine('6.1')?.rdmaCore).toBeUndefined();
-    expect(kernelLine('6.12')?.rdmaCore).toBe('56.1');
-    expect(kernelLine('7.3')?.rdmaCore).toBe('56.1');
-    expect(kernelLine('6.2')).toBeUndefined();
+    expect(kernelLine('6.1').rdmaCore).toBeUndefined();
+    expect(kernelLine('6.12').rdmaCore).toBe('56.1');
+    expect(kernelLine('7.3').rdmaCore).toBe('56.1');
+    // The lookup convention (issue 25): an unknown name throws, naming it and the layer.
+    expect(() => kernelLine('6.2')).toThrow(UnknownNameError);
+    expect(() => kernelLine('6.2')).toThrow(/unknown kernel line '6.2' \(known: 6.1, 6.12, 7.3\)/);
+    expect(findKernelLine('6.2')).toBeUndefined();
   });
 
   const dir = mkdtempSync(join(tmpdir(), 'kernel-select-'));

@@ -11,8 +11,8 @@ import {
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { Context } from '../../../src/verbs/device.js';
 import {
-  Context,
   isVerbsError,
   listDevices,
   VerbsArgumentError,

@@ -29,10 +29,10 @@ import {
   QP_ATTR_MASK,
   QP_TYPE,
   SEND_FLAGS,
-  SEND_OPS_FLAGS,
   TRANSPORT_TYPE,
-} from '../../../src/verbs/index.js';
+} from '../../../src/verbs/constants.js';
 import { addon } from '../../../src/verbs/native.js';
+import { SEND_OPS_FLAGS } from '../../../src/verbs/pd.js';
 
 // Names newer than the rdma-core headers the addon is built against (rdma-core 44 has
 // no FLUSH operations yet): the addon carries them itself (native/flush.h, checked against

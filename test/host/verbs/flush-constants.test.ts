@@ -16,10 +16,10 @@ import {
   LibraryTooOldError,
   libibverbsVersion,
   requireFlushLibrary,
-  SEND_OPS_FLAGS,
-  VerbsError,
-} from '../../../src/verbs/index.js';
+} from '../../../src/verbs/flush.js';
+import { VerbsError } from '../../../src/verbs/index.js';
 import { addon } from '../../../src/verbs/native.js';
+import { SEND_OPS_FLAGS } from '../../../src/verbs/pd.js';
 
 const RDMA_CORE = '56.1';
 

@@ -8,16 +8,12 @@ import {
   WC_LAYOUT,
   WC_WORDS,
 } from '../../../src/native/bindings.js';
-import {
-  type Context,
-  Cq,
-  Mr,
-  type Pd,
-  Qp,
-  VerbsArgumentError,
-  VerbsAsyncEventError,
-  VerbsError,
-} from '../../../src/verbs/index.js';
+import { Cq } from '../../../src/verbs/cq.js';
+import type { Context } from '../../../src/verbs/device.js';
+import { VerbsArgumentError, VerbsAsyncEventError, VerbsError } from '../../../src/verbs/index.js';
+import { Mr } from '../../../src/verbs/mr.js';
+import type { Pd } from '../../../src/verbs/pd.js';
+import { Qp } from '../../../src/verbs/qp.js';
 
 // The context and PD as a CQ and a QP use them (no device on the host).
 const fakeContext = {

@@ -1,21 +1,19 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { WC_FLAGS, WC_STATUS } from '../../../src/engine/verbs-model/index.js';
+import { UnknownNameError } from '../../../src/errors.js';
+import { toWorkCompletion } from '../../../src/verbs/completion.js';
 import {
-  accessMaskOf,
   DEVICE_CAP_FLAGS,
   flagMask,
   flagNames,
-  formatGuid,
-  gidText,
   nameOf,
-  QP_ATTR_FIELDS,
   QP_ATTR_MASK,
   SEND_FLAGS,
-  toNativeQpAttr,
-  toWorkCompletion,
-  VerbsArgumentError,
-} from '../../../src/verbs/index.js';
+} from '../../../src/verbs/constants.js';
+import { formatGuid, gidText } from '../../../src/verbs/device.js';
+import { accessMaskOf, VerbsArgumentError } from '../../../src/verbs/index.js';
+import { QP_ATTR_FIELDS, toNativeQpAttr } from '../../../src/verbs/qp-attr.js';
 
 describe('enum tables', () => {
   it('round-trips every flag mask through names', () => {
@@ -36,7 +34,10 @@ describe('enum tables', () => {
   it('builds access masks from the engine table', () => {
     expect(accessMaskOf(['LOCAL_WRITE', 'REMOTE_ATOMIC'])).toBe(0b1001);
     expect(accessMaskOf(['REMOTE_READ', 'REMOTE_WRITE'])).toBe(0b0110);
-    expect(() => accessMaskOf(['NOPE' as never])).toThrow(VerbsArgumentError);
+    expect(() => accessMaskOf(['NOPE' as never])).toThrow(UnknownNameError);
+    // Own keys only: an Object.prototype member is no flag (it used to OR in 0).
+    expect(() => accessMaskOf(['toString' as never])).toThrow(UnknownNameError);
+    expect(() => accessMaskOf('LOCAL_WRITE' as never)).toThrow(VerbsArgumentError);
   });
 });
 

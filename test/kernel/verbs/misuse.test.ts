@@ -158,8 +158,9 @@ describe('misuse of the verbs wrapper on rxe0', () => {
     expect(post({ opcode: 'SEND', sgList: [mr.sge(-1, 2)] })).toBe('VerbsArgumentError');
     expect(post(null)).toBe('VerbsArgumentError');
     expect(code(() => lo.pd.regMr('not a buffer' as never, []))).toBe('VerbsArgumentError');
+    // An unknown name is the lookup convention's UnknownNameError (issue 25).
     expect(code(() => lo.pd.regMr(Buffer.alloc(8), ['EVERYTHING' as never]))).toBe(
-      'VerbsArgumentError',
+      'UnknownNameError',
     );
     expect(code(() => lo.ctx.createCq({ cqe: 0 }))).toBe('VerbsArgumentError');
     expect(code(() => lo.ctx.queryPort(7))).toBe('EINVAL');

@@ -1,0 +1,78 @@
+/**
+ * The interop layer's argument checks (issue 25): a scenario, an environment, a probe or
+ * a result list from a plain-JavaScript caller is checked for its shape before anything
+ * runs, so a wrong call is an ArgumentError (UnknownNameError for a device name the suite
+ * lacks), never a raw TypeError from deep inside, and never a half-run scenario.
+ */
+import {
+  requireArray,
+  requireBigint,
+  requireBoolean,
+  requireName,
+  requireObject,
+  requireString,
+} from '../arguments.js';
+import type { RunEnvironment } from './environment.js';
+import type { Environment } from './known-behaviour.js';
+import { DEVICES, type Scenario } from './scenario.js';
+
+/** A Scenario's shape: the fields every scenario has, with their types; the device known. */
+export function requireScenario(scenario: unknown, field = 'scenario'): Scenario {
+  const s = requireObject('interop', field, scenario) as Readonly<Record<string, unknown>>;
+  for (const key of ['id', 'name', 'title', 'family'] as const)
+    requireString('interop', `${field}.${key}`, s[key]);
+  requireName('interop', 'device', DEVICES, s.device, `${field}.device`);
+  requireName('interop', 'post path', { legacy: 0, ex: 0 }, s.postPath, `${field}.postPath`);
+  requireBigint('interop', `${field}.initial`, s.initial, 0n, 0xffff_ffff_ffff_ffffn);
+  requireArray('interop', `${field}.remoteAccess`, s.remoteAccess);
+  requireArray('interop', `${field}.program`, s.program).forEach((step, i) => {
+    requireObject('interop', `${field}.program[${i}]`, step);
+  });
+  requireBoolean('interop', `${field}.captureWire`, s.captureWire);
+  return scenario as Scenario;
+}
+
+/** The key recorded behaviour is looked up with: three strings. */
+export function requireEnvironment(env: unknown, field = 'env'): Environment {
+  const e = requireObject('interop', field, env) as Readonly<Record<string, unknown>>;
+  for (const key of ['provider', 'kernel', 'rdmaCore'] as const)
+    requireString('interop', `${field}.${key}`, e[key]);
+  return env as Environment;
+}
+
+/** A run's environment: strings and a list of device facts. */
+export function requireRunEnvironment(env: unknown, field = 'env'): RunEnvironment {
+  const e = requireObject('interop', field, env) as Readonly<Record<string, unknown>>;
+  for (const key of ['kernel', 'rdmaCore', 'node'] as const)
+    requireString('interop', `${field}.${key}`, e[key]);
+  requireArray('interop', `${field}.devices`, e.devices);
+  return env as RunEnvironment;
+}
+
+/** Scenario results: an array of objects, each with its scenario. */
+export function requireResults(results: unknown, field = 'results'): void {
+  requireArray('interop', field, results).forEach((r, i) => {
+    const result = requireObject('interop', `${field}[${i}]`, r) as Readonly<
+      Record<string, unknown>
+    >;
+    requireScenario(result.scenario, `${field}[${i}].scenario`);
+    requireString('interop', `${field}[${i}].verdict`, result.verdict);
+  });
+}
+
+/** Probe results: an array of objects, each with its probe. */
+export function requireProbeResults(results: unknown, field = 'probes'): void {
+  requireArray('interop', field, results).forEach((r, i) => {
+    const result = requireObject('interop', `${field}[${i}]`, r) as Readonly<
+      Record<string, unknown>
+    >;
+    requireObject('interop', `${field}[${i}].probe`, result.probe);
+    requireString('interop', `${field}[${i}].verdict`, result.verdict);
+  });
+}
+
+/** An Outcome: an object of fields (strings). */
+export function requireOutcome(field: string, outcome: unknown): void {
+  const o = requireObject('interop', field, outcome) as Readonly<Record<string, unknown>>;
+  requireObject('interop', `${field}.fields`, o.fields);
+}
