@@ -19,6 +19,7 @@ import { registerDocker } from './commands/docker.js';
 import { registerRun } from './commands/run.js';
 import { registerSetup } from './commands/setup.js';
 import { registerVm } from './commands/vm.js';
+import { registerWiresharkPlugin } from './commands/wireshark-plugin.js';
 
 /** Exit code of a usage error (bad arguments), as POSIX utilities use it. */
 export const USAGE_EXIT_CODE = 2;
@@ -39,6 +40,7 @@ registerBench(program);
 registerVm(program);
 registerSetup(program);
 registerDocker(program);
+registerWiresharkPlugin(program);
 
 // commander's usage message is one line ("error: ..."); say which command and where its
 // help is, still on that line.
