@@ -272,9 +272,13 @@ local E = {
 P.experts = { E.truncated, E.opcode, E.queue, E.aopcode, E.terminate, E.icrc }
 
 local profile_enum = {}
-for i, name in ipairs(PROFILES) do profile_enum[i] = { i, name, i } end
+local profile_help = {}
+for i, name in ipairs(PROFILES) do
+  profile_enum[i] = { i, name, i }
+  profile_help[i] = name .. ": " .. PROFILE_SOURCES[name]
+end
 P.prefs.profile = Pref.enum("RDMAP profile", DEFAULT_PROFILE,
-  "Which document's opcode, AOpCode and queue-number tables to read RDMAP with: " .. table.concat(PROFILES, ", "), profile_enum, false)
+  "Which document's opcode, AOpCode and queue-number tables to read RDMAP with (" .. table.concat(profile_help, "; ") .. ")", profile_enum, false)
 
 local SEGMENT = ${luaValue(layouts)}
 SEGMENT.headers = ${luaValue(headersData(model.segment.headers, tables.controlV2, tables))}
@@ -449,7 +453,7 @@ local function icrc_of(tvb, ip, ip_length, icrc_at)
     local u = i - ip_length
     if i < ip_length then
       if v6 then
-        if i == 0 then b = b - b % 16 + ICRC.ipv6_first_byte
+        if i == 0 then b = bxor(bxor(b, ICRC.ipv6_first_byte), band(b, ICRC.ipv6_first_byte))
         elseif ICRC.ipv6[i] then b = 0xff end
       elseif ICRC.ipv4[i] then b = 0xff end
     elseif u < 8 then

@@ -11,10 +11,11 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ATOMIC_RESPONSE_LAYOUT } from '../../../src/codec/iwarp/layouts.js';
 import { decodeCapture } from '../../../src/codec/pcap/index.js';
+import { buildRoceFrame } from '../../../src/codec/roce/frame.js';
 import { checkRoceIcrc } from '../../../src/codec/roce/icrc.js';
 import { generateWiresharkPlugin, wiresharkPluginFields } from '../../../src/wireshark/generate.js';
 import { CODEC_TABLES } from '../../../src/wireshark/tables.js';
-import { makeTempDir } from '../../helpers/pcap.js';
+import { makeTempDir, writeTempPcap } from '../../helpers/pcap.js';
 import {
   INFINIBAND_PAYLOAD_PROTOCOLS,
   TSHARK_AVAILABLE,
@@ -241,6 +242,42 @@ describe.skipIf(!TSHARK_AVAILABLE)('the RoCEv2 ICRC check', () => {
     }
     expect(packets).toBeGreaterThanOrEqual(pcaps.length);
   }, 120_000);
+
+  it('ignores the bytes IBTA masks (IPv4 and IPv6) and catches a change anywhere else', () => {
+    const bth = { opcode: 0x04, destinationQp: 0x012345, psn: 0xabcdef };
+    const headers = {};
+    const v4 = buildRoceFrame(
+      { sourceIp: '192.0.2.1', destinationIp: '192.0.2.2' },
+      { bth, headers, payload: Uint8Array.of(1, 2, 3, 4) },
+    );
+    const v6 = buildRoceFrame(
+      { sourceIp: '2001:db8::1', destinationIp: '2001:db8::2', ipv6: true },
+      { bth, headers, payload: Uint8Array.of(5, 6, 7, 8) },
+    );
+    const changed = (frame: Uint8Array, at: readonly number[]): Uint8Array => {
+      const copy = frame.slice();
+      for (const i of at) copy[i]! ^= 0x5a;
+      return copy;
+    };
+    // Ethernet 14 bytes; IPv4 TOS 15, TTL 22; IPv6 traffic class and flow label 14-17 (not
+    // the version nibble), hop limit 21; the UDP checksum; BTH byte 4 (FECN, BECN).
+    const frames = [
+      v4,
+      changed(v4, [15, 22, 14 + 20 + 6, 14 + 20 + 8 + 4]),
+      v6,
+      changed(v6, [15, 16, 17, 21, 14 + 40 + 6, 14 + 40 + 8 + 4]),
+      changed(v4, [14 + 20 + 8 + 11]), // PSN
+      changed(v6, [14 + 8]), // a source address byte
+    ];
+    const v6First = v6.slice();
+    v6First[14] = (v6First[14]! & 0xf0) | 0x0a; // the traffic class's high nibble
+    frames.push(v6First);
+    const file = writeTempPcap(frames);
+    const status = [...pluginColumns(file, plugin, ['rdma_interop.icrc.status']).values()].map(
+      (r) => r.get('rdma_interop.icrc.status')?.join(),
+    );
+    expect(status).toEqual(['1', '1', '1', '1', '0', '0', '1']);
+  }, 60_000);
 
   it('turns invalid when one ICRC byte is corrupted, and only on that packet', () => {
     const source = join(linkDir, 'link-rxe-atomic-pair.pcap');
