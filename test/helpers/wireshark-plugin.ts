@@ -87,6 +87,8 @@ export interface PluginComparison {
   readonly frames: number;
   /** Field values compared. */
   readonly values: number;
+  /** The DDP segments compared, by RDMAP message kind (decode's `opcode` column). */
+  readonly messages: Readonly<Record<string, number>>;
   readonly mismatches: string[];
   /**
    * With Wireshark's dissector on: where it showed a field of the same name with another
@@ -121,14 +123,19 @@ export function comparePluginWithDecode(
   const decodeNames = names.map((n) =>
     n in SUMMARY_COLUMNS ? (all.find((f) => f.codecField === n && f.wireshark)?.abbrev ?? n) : n,
   );
-  const decoded = runDecode(file, { fields: ['frame', 'proto', ...decodeNames].join(',') });
+  const decoded = runDecode(file, {
+    fields: ['frame', 'proto', 'opcode', ...decodeNames].join(','),
+  });
   if (decoded.exitCode !== 0) throw new Error(`decode failed: ${decoded.stderr}`);
   const ours = new Map<number, string[][]>();
+  const messages: Record<string, number> = {};
   for (const line of decoded.stdout.split('\n')) {
     const cells = line.split('\t');
     if (cells[1] !== 'iWARP') continue;
     const frame = Number(cells[0]);
-    ours.set(frame, [...(ours.get(frame) ?? []), cells.slice(2)]);
+    const kind = cells[2] ?? '';
+    messages[kind] = (messages[kind] ?? 0) + 1;
+    ours.set(frame, [...(ours.get(frame) ?? []), cells.slice(3)]);
   }
   const mismatches: string[] = [];
   const wiresharkDiffers: string[] = [];
@@ -155,5 +162,5 @@ export function comparePluginWithDecode(
         );
     });
   }
-  return { frames: ours.size, values, mismatches, wiresharkDiffers };
+  return { frames: ours.size, values, messages, mismatches, wiresharkDiffers };
 }

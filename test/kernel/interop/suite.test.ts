@@ -1,17 +1,28 @@
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { collectEnvironment, environmentFor } from '../../../src/interop/environment.js';
 import { runScenario } from '../../../src/interop/runner.js';
 import { SCENARIOS } from '../../../src/interop/scenarios.js';
+import { TSHARK_AVAILABLE } from '../../helpers/tshark.js';
+import { comparePluginWithDecode, writePlugin } from '../../helpers/wireshark-plugin.js';
 
 // The interop suite as tests: each scenario's program on its real device must match the
 // engine field by field, or differ only in ways recorded (with their source) in
 // src/interop/known-behaviour.ts for this provider and kernel.
 const env = collectEnvironment([]);
 
+/** The stock siw0's captures of this run, for the Wireshark plugin check below. */
+const siwCaptures: Uint8Array[] = [];
+
 describe('interop: engine vs kernel', () => {
   for (const scenario of SCENARIOS) {
     it(`${scenario.id} (${scenario.device}, ${scenario.title})`, async () => {
       const result = await runScenario(scenario, environmentFor(env, scenario.device));
+      if (scenario.device === 'siw0' && result.kernel?.pcap !== undefined)
+        siwCaptures.push(result.kernel.pcap);
       expect(result.error).toBeUndefined();
       expect({
         verdict: result.verdict,
@@ -20,4 +31,33 @@ describe('interop: engine vs kernel', () => {
       }).toEqual({ verdict: expect.stringMatching(/^(match|known)$/), unexplained: [], stale: [] });
     });
   }
+
+  // The Wireshark plugin (src/wireshark/, docs/wireshark.md) on the stock siw's captures,
+  // Terminates included (stock siw answers RFC 7306 messages with Terminate): with
+  // Wireshark's own DDP/RDMAP dissector off, every field it shows equals what
+  // `decode --fields` prints, frame by frame. One tshark run over the merged captures.
+  it.skipIf(!TSHARK_AVAILABLE)(
+    "the Wireshark plugin shows the stock siw's captures as decode --fields does",
+    () => {
+      const dir = mkdtempSync(join(tmpdir(), 'suite-wireshark-'));
+      try {
+        const files = siwCaptures.map((bytes, i) => {
+          const file = join(dir, `siw-${i}.pcap`);
+          writeFileSync(file, bytes);
+          return file;
+        });
+        const merged = join(dir, 'merged.pcap');
+        execFileSync('mergecap', ['-a', '-F', 'pcap', '-w', merged, ...files]);
+        const r = comparePluginWithDecode(merged, writePlugin(dir), { wireshark: 'disabled' });
+        process.stderr.write(
+          `wireshark plugin: ${r.values} values in ${r.frames} frames of ${files.length} stock siw captures (${JSON.stringify(r.messages)})\n`,
+        );
+        expect(r.mismatches).toEqual([]);
+        expect(r.messages.terminate ?? 0).toBeGreaterThan(0);
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    },
+    120_000,
+  );
 });
