@@ -40,6 +40,14 @@ function crcTable(): number[] {
   return table;
 }
 
+/** The CRC table as Lua list rows, eight entries a row. */
+function crcRows(): string {
+  const hex = crcTable().map((n) => `0x${n.toString(16).padStart(8, '0')}`);
+  const rows: string[] = [];
+  for (let i = 0; i < hex.length; i += 8) rows.push(`  ${hex.slice(i, i + 8).join(', ')},`);
+  return rows.join('\n');
+}
+
 function protoField(p: PluginField): string {
   const a = luaString(p.abbrev);
   const label = luaString(p.label);
@@ -163,9 +171,7 @@ function protocolTables(t: PluginTables): string {
       bth: Object.fromEntries(t.icrc.masked.bth.map((i) => [i, true])),
     })}`,
     `-- CRC-32, reflected polynomial 0x${ICRC_POLYNOMIAL_REFLECTED.toString(16)} (IBTA Annex A17.3.3).`,
-    `local CRC_TABLE = { [0] = ${crcTable()
-      .map((n) => `0x${n.toString(16).padStart(8, '0')}`)
-      .join(', ')} }`,
+    `local CRC_TABLE = { [0] =\n${crcRows()} }`,
   ];
   return lines.join('\n');
 }
