@@ -131,9 +131,10 @@ export function comparePluginWithDecode(
   const messages: Record<string, number> = {};
   for (const line of decoded.stdout.split('\n')) {
     const cells = line.split('\t');
-    if (cells[1] !== 'iWARP') continue;
-    const frame = Number(cells[0]);
+    // An iWARP item without an RDMAP header (no segment decoded) has nothing to compare.
     const kind = cells[2] ?? '';
+    if (cells[1] !== 'iWARP' || kind === '') continue;
+    const frame = Number(cells[0]);
     messages[kind] = (messages[kind] ?? 0) + 1;
     ours.set(frame, [...(ours.get(frame) ?? []), cells.slice(3)]);
   }
