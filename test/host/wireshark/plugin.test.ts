@@ -8,7 +8,7 @@
 import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ATOMIC_RESPONSE_LAYOUT } from '../../../src/codec/iwarp/layouts.js';
 import { decodeCapture } from '../../../src/codec/pcap/index.js';
 import { buildRoceFrame } from '../../../src/codec/roce/frame.js';
@@ -47,9 +47,6 @@ const RFC7306_FIELDS = [
 describe.skipIf(!TSHARK_AVAILABLE)('the Wireshark plugin in tshark', () => {
   const plugin = writePlugin(dir);
   const synthetic = writeRfc7306Capture();
-  afterAll(() => {
-    // The temp dir stays small; the OS cleans it.
-  });
 
   it('loads in tshark and registers its fields', () => {
     const fields = pluginColumns(synthetic, plugin, ['rdma_interop.message']);
