@@ -31,8 +31,17 @@ import { writeRfc7306Capture } from './capture.js';
 
 const dir = makeTempDir('wireshark-plugin-');
 const FIXTURES = join(process.cwd(), 'test/fixtures');
-/** Real iWARP captures (siw, from suite runs). */
-const REAL_IWARP = [join(FIXTURES, 'siw-rping.pcap'), join(FIXTURES, 'link/link-siw-read.pcap')];
+/**
+ * Real iWARP captures of siw: rping, a Read across the link, and the stock siw's Terminate
+ * for a Send with no Receive posted (scenario siw-send-no-recv, `run --report` on the 6.1
+ * guest; the Terminate's Layer and Error Type nibbles swapped, as known-behaviour.ts
+ * records for siw's little-endian bitfields).
+ */
+const REAL_IWARP = [
+  join(FIXTURES, 'siw-rping.pcap'),
+  join(FIXTURES, 'link/link-siw-read.pcap'),
+  join(FIXTURES, 'siw-send-no-recv.pcap'),
+];
 /** The RFC 7306 header fields (Atomic Request/Response, Immediate Data): compared with Wireshark's own dissector on too. */
 const RFC7306_FIELDS = [
   ...new Set(
@@ -164,6 +173,18 @@ describe.skipIf(!TSHARK_AVAILABLE)('the Wireshark plugin in tshark', () => {
       }
     }
     expect(frames).toBeGreaterThanOrEqual(REAL_IWARP.length);
+    // The stock siw's Terminate, named as it is on the wire.
+    const term = [
+      ...pluginColumns(
+        join(FIXTURES, 'siw-send-no-recv.pcap'),
+        plugin,
+        ['rdma_interop.term.error'],
+        {
+          filter: 'rdma_interop.term.error',
+        },
+      ).values(),
+    ].map((r) => r.get('rdma_interop.term.error'));
+    expect(term).toEqual([['LLP (MPA/TCP) / Error Type 1 / Error Code 0x02']]);
   }, 120_000);
 
   it('shows a field added to a layout table with no other edit', () => {
