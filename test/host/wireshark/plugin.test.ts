@@ -32,15 +32,26 @@ import { writeRfc7306Capture } from './capture.js';
 const dir = makeTempDir('wireshark-plugin-');
 const FIXTURES = join(process.cwd(), 'test/fixtures');
 /**
+ * The patched siw's RFC 7306 exchanges (`run --siw rfc7306` on the 6.1 guest,
+ * test/fixtures/siw-rfc7306/environment.json): FetchAdd, CmpSwap, the misaligned Atomic
+ * Request's Terminate (with the copied DDP header), RDMA Write with Immediate Data.
+ */
+const PATCHED_SIW = ['siw-fetch-add', 'siw-cmp-swap-match', 'siw-misaligned', 'siw-write-imm'].map(
+  (id) => join(FIXTURES, 'siw-rfc7306', `${id}.pcap`),
+);
+/**
  * Real iWARP captures of siw: rping, a Read across the link, and the stock siw's Terminate
  * for a Send with no Receive posted (scenario siw-send-no-recv, `run --report` on the 6.1
  * guest; the Terminate's Layer and Error Type nibbles swapped, as known-behaviour.ts
  * records for siw's little-endian bitfields).
  */
+/** The frames with DDP segments in those captures. */
+const REAL_IWARP_FRAMES = 19;
 const REAL_IWARP = [
   join(FIXTURES, 'siw-rping.pcap'),
   join(FIXTURES, 'link/link-siw-read.pcap'),
   join(FIXTURES, 'siw-send-no-recv.pcap'),
+  ...PATCHED_SIW,
 ];
 /** The RFC 7306 header fields (Atomic Request/Response, Immediate Data): compared with Wireshark's own dissector on too. */
 const RFC7306_FIELDS = [
@@ -163,16 +174,15 @@ describe.skipIf(!TSHARK_AVAILABLE)('the Wireshark plugin in tshark', () => {
   }, 60_000);
 
   it('equals decode --fields on the real siw captures committed as fixtures', () => {
-    let frames = 0;
-    for (const file of REAL_IWARP) {
-      for (const wireshark of ['disabled', 'enabled'] as const) {
-        const r = comparePluginWithDecode(file, plugin, { wireshark });
-        expect(r.mismatches, `${file} (Wireshark ${wireshark})`).toEqual([]);
-        expect(r.frames, file).toBeGreaterThan(0);
-        if (wireshark === 'enabled') frames += r.frames;
-      }
+    // One tshark run per mode over the merged captures (each keeps its own TCP endpoints).
+    const merged = join(dir, 'real-iwarp.pcap');
+    execFileSync('mergecap', ['-a', '-F', 'pcap', '-w', merged, ...REAL_IWARP]);
+    for (const wireshark of ['disabled', 'enabled'] as const) {
+      const r = comparePluginWithDecode(merged, plugin, { wireshark });
+      expect(r.mismatches, `Wireshark ${wireshark}`).toEqual([]);
+      expect(r.frames).toBe(REAL_IWARP_FRAMES);
+      expect(r.messages).toMatchObject({ 'atomic-request': 3, 'atomic-response': 2, terminate: 2 });
     }
-    expect(frames).toBeGreaterThanOrEqual(REAL_IWARP.length);
     // The stock siw's Terminate, named as it is on the wire.
     const term = [
       ...pluginColumns(
@@ -185,6 +195,22 @@ describe.skipIf(!TSHARK_AVAILABLE)('the Wireshark plugin in tshark', () => {
       ).values(),
     ].map((r) => r.get('rdma_interop.term.error'));
     expect(term).toEqual([['LLP (MPA/TCP) / Error Type 1 / Error Code 0x02']]);
+    // The patched siw's Terminate for a misaligned Atomic Request (RFC 7306 §8.2), with the
+    // Atomic Request's DDP header copied (RFC 7306 §8.1 item 2).
+    const patched = [
+      ...pluginColumns(
+        PATCHED_SIW[2]!,
+        plugin,
+        ['rdma_interop.term.error', 'rdma_interop.term.ddp.message'],
+        { filter: 'rdma_interop.term.error' },
+      ).values(),
+    ].map((r) => [r.get('rdma_interop.term.error'), r.get('rdma_interop.term.ddp.message')]);
+    expect(patched).toEqual([
+      [
+        ['RDMA / Remote Operation Error / Catastrophic error, localized to RDMAP Stream'],
+        ['Atomic Request'],
+      ],
+    ]);
   }, 120_000);
 
   it('shows a field added to a layout table with no other edit', () => {
@@ -219,45 +245,52 @@ describe.skipIf(!TSHARK_AVAILABLE)('the RoCEv2 ICRC check', () => {
   );
 
   it("is valid on every packet of the link captures, and the computed ICRC is the codec's", () => {
+    // One tshark run over the merged captures.
+    const file = join(dir, 'link-rxe.pcap');
+    execFileSync('mergecap', [
+      '-a',
+      '-F',
+      'pcap',
+      '-w',
+      file,
+      ...pcaps.map((p) => join(linkDir, p)),
+    ]);
+    const rows = [
+      ...pluginColumns(file, plugin, [
+        'rdma_interop.icrc.status',
+        'rdma_interop.icrc.computed',
+        'infiniband.invariant.crc',
+      ]).values(),
+    ];
+    const capture = decodeCapture(readFileSync(file));
+    if (!capture.ok) throw capture.error;
+    expect(rows.length).toBe(capture.value.records.length);
     let packets = 0;
-    for (const name of pcaps) {
-      const file = join(linkDir, name);
-      const rows = [
-        ...pluginColumns(file, plugin, [
-          'rdma_interop.icrc.status',
-          'rdma_interop.icrc.computed',
-          'infiniband.invariant.crc',
-        ]).values(),
-      ].filter((r) => (r.get('rdma_interop.icrc.status') ?? []).length > 0);
-      const capture = decodeCapture(readFileSync(file));
-      if (!capture.ok) throw capture.error;
-      expect(rows.length, name).toBe(capture.value.records.length);
-      rows.forEach((r, i) => {
-        expect(r.get('rdma_interop.icrc.status'), `${name} #${i + 1}`).toEqual(['1']);
-        // The codec's own check of the same bytes (Ethernet + IPv4 header of 20 bytes).
-        const frame = capture.value.records[i]!.data;
-        const ipv4 = frame.subarray(14);
-        const udpLength = (ipv4[24]! << 8) | ipv4[25]!;
-        const check = checkRoceIcrc(ipv4.subarray(0, 20 + udpLength), 20);
-        if (!check.ok) throw check.error;
-        expect(check.value.valid, `${name} #${i + 1}`).toBe(true);
-        // Shown as Wireshark shows the stored one: the wire bytes read big-endian.
-        const c = check.value.computed;
-        const wire =
-          (((c & 0xff) << 24) |
-            (((c >>> 8) & 0xff) << 16) |
-            (((c >>> 16) & 0xff) << 8) |
-            (c >>> 24)) >>>
-          0;
-        expect(r.get('rdma_interop.icrc.computed')?.map(normalize), `${name} #${i + 1}`).toEqual([
-          wire.toString(16),
-        ]);
-        const stored = r.get('infiniband.invariant.crc');
-        if (stored !== undefined && stored.length > 0)
-          expect(stored.map(normalize)).toEqual([wire.toString(16)]);
-        packets++;
-      });
-    }
+    rows.forEach((r, i) => {
+      expect(r.get('rdma_interop.icrc.status'), `packet ${i + 1}`).toEqual(['1']);
+      // The codec's own check of the same bytes (Ethernet + IPv4 header of 20 bytes).
+      const frame = capture.value.records[i]!.data;
+      const ipv4 = frame.subarray(14);
+      const udpLength = (ipv4[24]! << 8) | ipv4[25]!;
+      const check = checkRoceIcrc(ipv4.subarray(0, 20 + udpLength), 20);
+      if (!check.ok) throw check.error;
+      expect(check.value.valid, `packet ${i + 1}`).toBe(true);
+      // Shown as Wireshark shows the stored one: the wire bytes read big-endian.
+      const c = check.value.computed;
+      const wire =
+        (((c & 0xff) << 24) |
+          (((c >>> 8) & 0xff) << 16) |
+          (((c >>> 16) & 0xff) << 8) |
+          (c >>> 24)) >>>
+        0;
+      expect(r.get('rdma_interop.icrc.computed')?.map(normalize), `packet ${i + 1}`).toEqual([
+        wire.toString(16),
+      ]);
+      const stored = r.get('infiniband.invariant.crc');
+      if (stored !== undefined && stored.length > 0)
+        expect(stored.map(normalize)).toEqual([wire.toString(16)]);
+      packets++;
+    });
     expect(packets).toBeGreaterThanOrEqual(pcaps.length);
   }, 120_000);
 
