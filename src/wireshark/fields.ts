@@ -83,10 +83,20 @@ export function snakeCase(name: string): string {
   return name.replace(/([a-z0-9])([A-Z])/g, '$1_$2').toLowerCase();
 }
 
+/** Labels the camel-case split gets wrong (RFC 7306 §5.2.1 writes AOpCode as one word). */
+const LABELS: Readonly<Record<string, string>> = { aOpCode: 'AOpCode' };
+
 /** `sourceSTag` -> `Source STag`. */
 function labelOf(name: string): string {
+  const fixed = LABELS[name];
+  if (fixed !== undefined) return fixed;
   const words = name.replace(/([a-z0-9])([A-Z])/g, '$1 $2');
   return words.charAt(0).toUpperCase() + words.slice(1);
+}
+
+/** `Tagged` -> `tagged`, but `AOpCode` and `STag` stay. */
+function lowerFirst(label: string): string {
+  return /^[A-Z][a-z]/.test(label) ? label.charAt(0).toLowerCase() + label.slice(1) : label;
 }
 
 function prefixOf(layout: HeaderLayout): string {
@@ -137,7 +147,7 @@ function fieldOf(
       : `the ${context === 'term-ddp' ? 'DDP' : 'RDMAP'} header a Terminate copies (RFC 5040 §4.8): ${layout.name}`;
   const common = {
     abbrev,
-    label: context === 'segment' ? labelOf(f.name) : `Copied ${labelOf(f.name).toLowerCase()}`,
+    label: context === 'segment' ? labelOf(f.name) : `Copied ${lowerFirst(labelOf(f.name))}`,
     description: `${where}: ${f.name} (${f.source})`,
     wireshark: !abbrev.startsWith('rdma_interop.'),
     ...(context === 'segment' ? { codecField: f.name } : {}),
