@@ -83,8 +83,15 @@ export function snakeCase(name: string): string {
   return name.replace(/([a-z0-9])([A-Z])/g, '$1_$2').toLowerCase();
 }
 
-/** Labels the camel-case split gets wrong (RFC 7306 §5.2.1 writes AOpCode as one word). */
-const LABELS: Readonly<Record<string, string>> = { aOpCode: 'AOpCode' };
+/** Labels the camel-case split gets wrong (acronyms; RFC 7306 §5.2.1 writes AOpCode as one word). */
+const LABELS: Readonly<Record<string, string>> = {
+  aOpCode: 'AOpCode',
+  stag: 'STag',
+  ddpReserved: 'DDP Reserved',
+  ddpVersion: 'DDP Version',
+  rdmaVersion: 'RDMAP Version',
+  rdmapReserved: 'RDMAP Reserved',
+};
 
 /** `sourceSTag` -> `Source STag`. */
 function labelOf(name: string): string {
@@ -96,7 +103,7 @@ function labelOf(name: string): string {
 
 /** `Tagged` -> `tagged`, but `AOpCode` and `STag` stay. */
 function lowerFirst(label: string): string {
-  return /^[A-Z][a-z]/.test(label) ? label.charAt(0).toLowerCase() + label.slice(1) : label;
+  return /^[A-Z][a-z ]/.test(label) ? label.charAt(0).toLowerCase() + label.slice(1) : label;
 }
 
 function prefixOf(layout: HeaderLayout): string {
