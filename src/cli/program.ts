@@ -19,6 +19,7 @@ import { registerDocker } from './commands/docker.js';
 import { registerRun } from './commands/run.js';
 import { registerSetup } from './commands/setup.js';
 import { registerVm } from './commands/vm.js';
+import { registerWiresharkPlugin } from './commands/wireshark-plugin.js';
 import { commandName } from './errors.js';
 
 const { version } = createRequire(import.meta.url)('../../package.json') as { version: string };
@@ -45,6 +46,7 @@ export function buildProgram(): Command {
   registerVm(program);
   registerSetup(program);
   registerDocker(program);
+  registerWiresharkPlugin(program);
 
   // commander's usage message is one line ("error: ..."); say which command and where its
   // help is, still on that line.

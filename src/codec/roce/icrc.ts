@@ -20,6 +20,26 @@ import { DecodeError, type DecodeResult, decoded, failed } from '../errors.js';
 const PSEUDO_LRH = new Uint8Array(8).fill(0xff);
 
 /**
+ * The bytes the ICRC masks to ones (IBTA Annex A17.3.3), by header, as offsets from the
+ * header's start; `ipv6FirstByte` masks the low nibble of IPv6 byte 0 (the traffic class's
+ * high bits). computeRoceIcrc and the Wireshark plugin (src/wireshark/) both read this.
+ */
+export const ICRC_MASKED_BYTES = {
+  /** Type of Service (DSCP + ECN), TTL, header checksum. */
+  ipv4: [1, 8, 10, 11],
+  /** Traffic class (low nibble), flow label, hop limit. */
+  ipv6: [1, 2, 3, 7],
+  ipv6FirstByte: 0x0f,
+  /** The UDP checksum. */
+  udp: [6, 7],
+  /** BTH byte 4: FECN, BECN, resv6 ("resv8a"). */
+  bth: [4],
+} as const;
+
+/** The pseudo LRH's length (IBTA Annex A17.3.3: 8 bytes of ones). */
+export const ICRC_PSEUDO_LRH_LENGTH = PSEUDO_LRH.length;
+
+/**
  * The ICRC of a RoCEv2 packet. `ipPacket` starts at the IP header (version 4 or 6) and
  * ends just before the ICRC; `ipHeaderLength` is 20+options for IPv4, 40 for IPv6 (RoCEv2
  * IPv6 packets carry no extension headers). The input is not modified.
@@ -30,22 +50,14 @@ export function computeRoceIcrc(ipPacket: Uint8Array, ipHeaderLength: number): n
   const masked = ipPacket.slice(0, ipHeaderLength + 8 + 12);
   const version = masked[0]! >> 4;
   if (version === 4) {
-    masked[1] = 0xff; // Type of Service (DSCP + ECN)
-    masked[8] = 0xff; // TTL
-    masked[10] = 0xff; // header checksum
-    masked[11] = 0xff;
+    for (const i of ICRC_MASKED_BYTES.ipv4) masked[i] = 0xff;
   } else {
-    // Traffic class (low nibble of byte 0, high nibble of byte 1) and flow label.
-    masked[0] = (masked[0]! & 0xf0) | 0x0f;
-    masked[1] = 0xff;
-    masked[2] = 0xff;
-    masked[3] = 0xff;
-    masked[7] = 0xff; // hop limit
+    masked[0] = masked[0]! | ICRC_MASKED_BYTES.ipv6FirstByte;
+    for (const i of ICRC_MASKED_BYTES.ipv6) masked[i] = 0xff;
   }
   const udp = ipHeaderLength;
-  masked[udp + 6] = 0xff; // UDP checksum
-  masked[udp + 7] = 0xff;
-  masked[udp + 8 + 4] = 0xff; // BTH byte 4: FECN, BECN, resv6
+  for (const i of ICRC_MASKED_BYTES.udp) masked[udp + i] = 0xff;
+  for (const i of ICRC_MASKED_BYTES.bth) masked[udp + 8 + i] = 0xff;
   let crc = crc32(PSEUDO_LRH);
   crc = crc32(masked, crc);
   crc = crc32(ipPacket.subarray(masked.length), crc);

@@ -457,6 +457,27 @@ const ENTRIES: Readonly<Record<string, Entry>> = {
       expect((await cli(['compare', ...REPORTS])).stdout).toMatch(/^# Interop results compared/);
     },
   },
+  'rdma-interop wireshark-plugin --install': {
+    effect: async () => {
+      // Without it the plugin goes to stdout; with it, into the plugin folder (HOME's).
+      const printed = await cli(['wireshark-plugin']);
+      expect(printed.stdout).toMatch(/^-- /);
+      const home = emptyDir('home');
+      const r = await cli(['wireshark-plugin', '--install'], { HOME: home });
+      expect(r.status, r.stderr).toBe(0);
+      const path = join(home, '.local', 'lib', 'wireshark', 'plugins', 'rdma-interop.lua');
+      expect(lines(r.stdout)[0]).toBe(path);
+      expect(readFileSync(path, 'utf8')).toBe(printed.stdout);
+    },
+  },
+  'rdma-interop wireshark-plugin --dir': {
+    effect: async () => {
+      const dir = join(emptyDir('plugins'), 'here');
+      const r = await cli(['wireshark-plugin', '--install', '--dir', dir]);
+      expect(lines(r.stdout)[0]).toBe(join(dir, 'rdma-interop.lua'));
+      expect(existsSync(join(dir, 'rdma-interop.lua'))).toBe(true);
+    },
+  },
   'rdma-interop vm --kernel': {
     effect: async () => {
       const r = await cli(
@@ -633,6 +654,7 @@ const VALUES: Readonly<Record<string, ValueCheck>> = {
   'rdma-interop vm --siw': { bad: 'patched' },
   'rdma-interop run --modules': { free: 'a directory: the runtime names what it lacks' },
   'rdma-interop compare --out': { free: 'a directory, created' },
+  'rdma-interop wireshark-plugin --dir': { free: 'a directory, created' },
   'rdma-interop vm --rdma-core': { bad: 'newest' },
   'rdma-interop vm --timeout': { bad: '-1' },
   'rdma-interop vm --memory': { bad: '1.5' },
@@ -655,6 +677,7 @@ const VALUES: Readonly<Record<string, ValueCheck>> = {
 
 /** Combinations in which an option would do nothing: each refused, before any work. */
 const REFUSED: readonly (readonly [readonly string[], RegExp])[] = [
+  [['wireshark-plugin', '--dir', '/tmp'], /--dir goes with --install/],
   [['run', '--modules', '/tmp'], /--modules goes with --kernel/],
   [['run', '--link', '--kernel', '6.1', '--modules', '/tmp'], /--modules goes with --kernel/],
   [['run', '--list', '--modules', '/tmp'], /'--list' cannot be used with option '--modules/],

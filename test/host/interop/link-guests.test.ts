@@ -1,10 +1,16 @@
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decodeCaptureMessages, type RoceItem } from '../../../src/codec/capture/index.js';
 import { LINK_SCENARIOS } from '../../../src/interop/link/scenarios.js';
+import { TSHARK_AVAILABLE } from '../../helpers/tshark.js';
+import {
+  comparePluginWithDecode,
+  pluginColumns,
+  writePlugin,
+} from '../../helpers/wireshark-plugin.js';
 
 // Boots the real guest pair once (TCG: about 100 s for the 19 link scenarios on a quiet
 // 2-core host) through the CLI, as a user would, and checks the report it writes: the
@@ -139,4 +145,34 @@ describe('run --link: two guests, RoCEv2 and iWARP on a real link', () => {
       /^requester> rdma-read-request .*\nresponder> rdma-read-response .*payload=efcdab8967452301$/,
     );
   });
+
+  // The Wireshark plugin (docs/wireshark.md) on the run's own captures, merged per device
+  // (one tshark run each): every RoCEv2 packet's ICRC checks valid, and the siw captures
+  // show the fields decode --fields prints, frame by frame.
+  it.skipIf(!TSHARK_AVAILABLE)(
+    'the Wireshark plugin: ICRC valid on every RoCEv2 packet, siw as decode',
+    () => {
+      const merged = (prefix: string): string => {
+        const file = join(reportDir, `${prefix}merged.pcap`);
+        const pcaps = scenarios
+          .filter((s) => s.id.startsWith(prefix) && s.pcap !== undefined)
+          .map((s) => join(reportDir, s.pcap!));
+        execFileSync('mergecap', ['-a', '-F', 'pcap', '-w', file, ...pcaps]);
+        return file;
+      };
+      const plugin = writePlugin(reportDir);
+      const rxe = merged('link-rxe-');
+      const decoded = decodeCaptureMessages(readFileSync(rxe));
+      if (!decoded.ok) throw decoded.error;
+      const roce = decoded.value.items.filter((i) => i.kind === 'roce').length;
+      const status = [...pluginColumns(rxe, plugin, ['rdma_interop.icrc.status']).values()].flatMap(
+        (r) => r.get('rdma_interop.icrc.status') ?? [],
+      );
+      expect(roce).toBeGreaterThan(LINK_SCENARIOS.length);
+      expect(status).toEqual(Array(roce).fill('1'));
+      const siw = comparePluginWithDecode(merged('link-siw-'), plugin, { wireshark: 'disabled' });
+      expect(siw.mismatches).toEqual([]);
+      expect(siw.frames).toBeGreaterThanOrEqual(6);
+    },
+  );
 });

@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -8,6 +9,7 @@ import { runScenario, type ScenarioResult } from '../../../src/interop/runner.js
 import { SCENARIOS } from '../../../src/interop/scenarios.js';
 import { TSHARK_AVAILABLE } from '../../helpers/tshark.js';
 import { diffWithTshark } from '../../helpers/tshark-diff.js';
+import { comparePluginWithDecode, writePlugin } from '../../helpers/wireshark-plugin.js';
 
 // The interop suite as tests: each scenario's program on its real device must match the
 // engine field by field, or differ only in ways recorded (with their source) in
@@ -24,6 +26,9 @@ afterAll(() => {
   writeReport(join(share, 'interop-report'), results, [], collectEnvironment(devices), false);
 });
 
+/** The stock siw0's captures of this run, for the Wireshark plugin check below. */
+const siwCaptures: Uint8Array[] = [];
+
 describe('interop: engine vs kernel', () => {
   // The captures of the scenarios that capture the wire (siw0), for the tshark diff below.
   const dir = mkdtempSync(join(tmpdir(), 'interop-suite-'));
@@ -39,6 +44,8 @@ describe('interop: engine vs kernel', () => {
         writeFileSync(file, result.kernel.pcap);
         captures.push(file);
       }
+      if (scenario.device === 'siw0' && result.kernel?.pcap !== undefined)
+        siwCaptures.push(result.kernel.pcap);
       expect(result.error).toBeUndefined();
       expect({
         verdict: result.verdict,
@@ -62,5 +69,34 @@ describe('interop: engine vs kernel', () => {
       );
     },
     300_000,
+  );
+
+  // The Wireshark plugin (src/wireshark/, docs/wireshark.md) on the stock siw's captures,
+  // Terminates included (stock siw answers RFC 7306 messages with Terminate): with
+  // Wireshark's own DDP/RDMAP dissector off, every field it shows equals what
+  // `decode --fields` prints, frame by frame. One tshark run over the merged captures.
+  it.skipIf(!TSHARK_AVAILABLE)(
+    "the Wireshark plugin shows the stock siw's captures as decode --fields does",
+    () => {
+      const dir = mkdtempSync(join(tmpdir(), 'suite-wireshark-'));
+      try {
+        const files = siwCaptures.map((bytes, i) => {
+          const file = join(dir, `siw-${i}.pcap`);
+          writeFileSync(file, bytes);
+          return file;
+        });
+        const merged = join(dir, 'merged.pcap');
+        execFileSync('mergecap', ['-a', '-F', 'pcap', '-w', merged, ...files]);
+        const r = comparePluginWithDecode(merged, writePlugin(dir), { wireshark: 'disabled' });
+        process.stderr.write(
+          `wireshark plugin: ${r.values} values in ${r.frames} frames of ${files.length} stock siw captures (${JSON.stringify(r.messages)})\n`,
+        );
+        expect(r.mismatches).toEqual([]);
+        expect(r.messages.terminate ?? 0).toBeGreaterThan(0);
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    },
+    120_000,
   );
 });

@@ -7,6 +7,7 @@ import { SCENARIOS } from '../../../src/interop/scenarios.js';
 import { loadedSiwVariant, usesRfc7306 } from '../../../src/interop/siw-variant.js';
 import { TSHARK_AVAILABLE } from '../../helpers/tshark.js';
 import { diffWithTshark, PRINTED_TSHARK_FIELDS } from '../../helpers/tshark-diff.js';
+import { comparePluginWithDecode, writePlugin } from '../../helpers/wireshark-plugin.js';
 
 // The suite's siw0 scenarios that post RFC 7306 operations, run a second time on the
 // patched siw (`run --siw rfc7306`: the CLI switches siw0 to the patched module and runs
@@ -106,6 +107,29 @@ describe('patched siw0 (siw+rfc7306): the suite RFC 7306 scenarios against the e
       console.log(
         `tshark diff, patched siw: ${diffs.reduce((n, d) => n + d.frames, 0)} frames, ${PRINTED_TSHARK_FIELDS.length} fields, ${diffs.reduce((n, d) => n + d.values, 0)} values`,
       );
+    },
+    120_000,
+  );
+
+  // The Wireshark plugin generated from the codec's tables (src/wireshark/, docs/wireshark.md)
+  // on every capture of the pass: with Wireshark's own DDP/RDMAP dissector off, every field
+  // the plugin shows (DDP, RDMAP, the RFC 7306 headers, the Terminate) equals what
+  // `decode --fields` prints, frame by frame. One tshark run over the merged captures (its
+  // start-up is most of the 15 s this takes under TCG).
+  it.skipIf(!TSHARK_AVAILABLE)(
+    "the Wireshark plugin shows the pass's captures as decode --fields does",
+    () => {
+      const pcaps = results.scenarios
+        .filter((s) => s.pcap !== undefined)
+        .map((s) => join(dir, 'report', s.pcap!));
+      const merged = join(dir, 'plugin-checked.pcap');
+      execFileSync('mergecap', ['-a', '-F', 'pcap', '-w', merged, ...pcaps]);
+      const r = comparePluginWithDecode(merged, writePlugin(dir), { wireshark: 'disabled' });
+      process.stderr.write(
+        `wireshark plugin: ${r.values} values in ${r.frames} frames of ${pcaps.length} captures\n`,
+      );
+      expect(r.mismatches).toEqual([]);
+      expect(r.frames).toBeGreaterThanOrEqual(pcaps.length);
     },
     120_000,
   );
