@@ -25,7 +25,7 @@ export interface Closable {
  * The close order among the children of one parent, first to last (the addon's `Rank`
  * in native/common.h): a QP before the AHs and MRs of its PD, PDs before CQs.
  */
-const CLOSE_ORDER = ['Qp', 'Ah', 'Mr', 'Pd', 'Cq', 'CmId'] as const;
+export const CLOSE_ORDER = ['Qp', 'Ah', 'Mr', 'Pd', 'Cq', 'CmId'] as const;
 
 /** The kind of a verbs object that has a parent. */
 export type ChildKind = (typeof CLOSE_ORDER)[number];

@@ -1,7 +1,9 @@
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import {
   type ChildKind,
   Children,
+  CLOSE_ORDER,
   type NativeResource,
   Resource,
 } from '../../../src/verbs/lifetime.js';
@@ -102,5 +104,15 @@ describe('Resource', () => {
     parent[Symbol.dispose]();
     expect(id.closed).toBe(true);
     expect(log).toEqual(['id:true', 'channel:true']);
+  });
+});
+
+describe('one close order in both languages', () => {
+  it("the TypeScript CLOSE_ORDER is the addon's Rank (native/common.h), kind by kind", () => {
+    const header = readFileSync('native/common.h', 'utf8');
+    const ranks = /enum class Rank \{([^}]*)\}/.exec(header)?.[1];
+    expect(ranks, 'enum class Rank in native/common.h').toBeDefined();
+    const native = (ranks ?? '').split(',').map((r) => r.trim().replace(/^k/, ''));
+    expect([...CLOSE_ORDER]).toEqual(native);
   });
 });
