@@ -172,7 +172,10 @@ describe('run --link: two guests, RoCEv2 and iWARP on a real link', () => {
       expect(status).toEqual(Array(roce).fill('1'));
       const siw = comparePluginWithDecode(merged('link-siw-'), plugin, { wireshark: 'disabled' });
       expect(siw.mismatches).toEqual([]);
-      expect(siw.frames).toBeGreaterThanOrEqual(6);
+      // The FPDUs of link-siw-write, -send, -send-solicited and -read (request and
+      // response): stock libsiw refuses the atomics and immediates before the wire. CI's
+      // run compared 5.
+      expect(siw.frames).toBeGreaterThanOrEqual(5);
     },
   );
 });

@@ -338,14 +338,14 @@ function buildConversation(s: Scenario): { file: string; client: Uint8Array; ser
   // One FPDU per TCP segment (Wireshark's MPA dissector assumes segment = FPDU).
   let position = 0;
   for (const m of clientMessages) {
-    const f = encodeFpdu(encodeRdmapMessage(m), { ...s, position });
+    const f = encodeFpdu(encodeRdmapMessage(m), { markers: s.markers, crc: s.crc, position });
     position += f.length;
     client.push(f);
     conv.send('client', f);
   }
   position = 0;
   for (const [i, m] of serverMessages.entries()) {
-    const f = encodeFpdu(encodeRdmapMessage(m), { ...s, position });
+    const f = encodeFpdu(encodeRdmapMessage(m), { markers: s.markers, crc: s.crc, position });
     // The last server FPDU carries a corrupted CRC, to compare the Bad verdicts.
     if (i === serverMessages.length - 1 && s.crc) f[f.length - 1]! ^= 0x01;
     position += f.length;
