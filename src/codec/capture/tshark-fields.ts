@@ -360,12 +360,15 @@ const ROWS: readonly Row[] = [
     0,
     rdmapHeader(1, 1, { ...TERMINATE, termLayer: 1, termErrorType: 2 }),
   ],
+  // Wireshark names the LLP error code (its MPA error codes, RFC 5044 §8) only for Error
+  // Type 0 (MPA); another LLP Error Type gets the generic code field, which is not printed
+  // under this name (seen on a stock siw Terminate: layer 2, type 1, code 2).
   [
     'iwarp_rdma.term_errcode_llp',
     'FT_UINT8',
     'BASE_HEX',
     0,
-    rdmapHeader(1, 1, { ...TERMINATE, termLayer: 2 }),
+    rdmapHeader(1, 1, { ...TERMINATE, termLayer: 2, termErrorType: 0 }),
   ],
   ['iwarp_rdma.term_hdrct_m', 'FT_BOOLEAN', '8', 0x80, rdmapHeader(2, 1, TERMINATE)],
   ['iwarp_rdma.hdrct_d', 'FT_BOOLEAN', '8', 0x40, rdmapHeader(2, 1, TERMINATE)],

@@ -68,6 +68,12 @@ const FIXTURES = [
   // Real siw captures, MPA CRC off (the CRC field on the wire as zeros).
   'test/fixtures/siw-rping.pcap',
   'test/fixtures/link/link-siw-read.pcap',
+  // A stock siw Terminate (layer LLP, Error Type 1: no LLP error code under tshark's name).
+  'test/fixtures/siw-send-no-recv.pcap',
+  // The patched siw's RFC 7306 exchanges, a Terminate among them.
+  ...readdirSync('test/fixtures/siw-rfc7306')
+    .filter((f) => f.endsWith('.pcap'))
+    .map((f) => join('test/fixtures/siw-rfc7306', f)),
 ];
 
 const VA = 0x0123456789abcdefn;
@@ -291,7 +297,7 @@ describe.skipIf(!TSHARK_AVAILABLE)('decode --fields agrees with tshark -T fields
     expect(FIXTURES.length).toBeGreaterThanOrEqual(7);
     expect(frames).toBeGreaterThanOrEqual(20);
     console.log(
-      `tshark diff, rxe fixtures: ${FIXTURES.length} files, ${frames} frames, ${FIELDS.length} fields, ${values} values`,
+      `tshark diff, committed captures: ${FIXTURES.length} files, ${frames} frames, ${FIELDS.length} fields, ${values} values`,
     );
   });
 
