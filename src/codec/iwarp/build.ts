@@ -5,8 +5,7 @@
  * build requests, responses and Terminates.
  */
 
-import { nameText, requireObject } from '../../arguments.js';
-import { UnknownNameError } from '../../errors.js';
+import { requireObject } from '../../arguments.js';
 import { ddpHeaderLength } from './ddp.js';
 import type {
   AtomicRequest,
@@ -30,10 +29,9 @@ import {
 } from './opcodes.js';
 import {
   DEFAULT_IWARP_PROFILE,
-  IWARP_PROFILES,
   type IwarpProfile,
-  isIwarpProfile,
   PROFILE_RDMA_VERSION,
+  requireIwarpProfile,
 } from './profiles.js';
 import { parseRdmapControl } from './rdmap.js';
 
@@ -91,14 +89,7 @@ export interface AtomicRequestFields {
  */
 function requireBuilderArguments(fields: unknown, profile: unknown): void {
   requireObject('codec', 'fields', fields);
-  if (!isIwarpProfile(profile as IwarpProfile))
-    throw new UnknownNameError(
-      'codec',
-      'iWARP profile',
-      nameText(profile),
-      IWARP_PROFILES,
-      'profile',
-    );
+  requireIwarpProfile('codec', profile, 'profile');
 }
 
 /** An Atomic Request on QN 1 (RFC 7306 §5.2.1). */

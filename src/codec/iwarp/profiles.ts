@@ -4,7 +4,7 @@
  */
 
 import { nameText, requireKnownOptions } from '../../arguments.js';
-import { UnknownNameError } from '../../errors.js';
+import { type ErrorOrigin, UnknownNameError } from '../../errors.js';
 
 /** Which specification the codec follows. */
 export type IwarpProfile = 'rfc7306' | 'draft-01' | 'v2-draft';
@@ -45,12 +45,16 @@ export function isIwarpProfile(name: string): name is IwarpProfile {
 export function requireProfileOptions(options: unknown, known: readonly string[]): void {
   requireKnownOptions('codec', 'options', options, known);
   const profile = (options as { profile?: unknown } | undefined)?.profile;
-  if (profile !== undefined && !isIwarpProfile(profile as IwarpProfile))
-    throw new UnknownNameError(
-      'codec',
-      'iWARP profile',
-      nameText(profile),
-      IWARP_PROFILES,
-      'options.profile',
-    );
+  if (profile !== undefined) requireIwarpProfile('codec', profile, 'options.profile');
+}
+
+/** `profile` is one of IWARP_PROFILES, or UnknownNameError names it (the lookup convention). */
+export function requireIwarpProfile(
+  origin: ErrorOrigin,
+  profile: unknown,
+  field: string,
+): IwarpProfile {
+  if (typeof profile !== 'string' || !isIwarpProfile(profile))
+    throw new UnknownNameError(origin, 'iWARP profile', nameText(profile), IWARP_PROFILES, field);
+  return profile;
 }

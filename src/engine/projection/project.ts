@@ -10,7 +10,6 @@
  */
 
 import {
-  nameText,
   requireArray,
   requireBigint,
   requireBoolean,
@@ -21,13 +20,11 @@ import {
 import type { RdmapMessage, Terminate } from '../../codec/iwarp/messages.js';
 import {
   DEFAULT_IWARP_PROFILE,
-  IWARP_PROFILES,
   type IwarpProfile,
-  isIwarpProfile,
+  requireIwarpProfile,
 } from '../../codec/iwarp/profiles.js';
 import type { AethNakCodeName } from '../../codec/roce/aeth.js';
 import type { RocePacketFields } from '../../codec/roce/packet.js';
-import { UnknownNameError } from '../../errors.js';
 import { type EngineFailure, failureRow } from '../errors/failure-table.js';
 import { runPlacementRequest } from '../ibta15/placement-request.js';
 import { type TaggedBufferRegistration, TaggedBufferTable } from '../memory/tagged-buffer.js';
@@ -144,15 +141,8 @@ const PD = 1;
  */
 function checkScenario(scenario: VerbsScenario): void {
   requireObject('engine', 'scenario', scenario);
-  if (scenario.profile !== undefined && !isIwarpProfile(scenario.profile)) {
-    throw new UnknownNameError(
-      'engine',
-      'iWARP profile',
-      nameText(scenario.profile),
-      IWARP_PROFILES,
-      'scenario.profile',
-    );
-  }
+  if (scenario.profile !== undefined)
+    requireIwarpProfile('engine', scenario.profile, 'scenario.profile');
   requireObject('engine', 'scenario.responder', scenario.responder);
   requireArray('engine', 'scenario.responder.buffers', scenario.responder.buffers);
   requireArray('engine', 'scenario.workRequests', scenario.workRequests);

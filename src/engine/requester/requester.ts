@@ -6,7 +6,7 @@
  * Terminate into error completions.
  */
 
-import { nameText, requireObject } from '../../arguments.js';
+import { requireObject } from '../../arguments.js';
 import type {
   AtomicResponse,
   RdmapMessage,
@@ -16,11 +16,9 @@ import type {
 } from '../../codec/iwarp/messages.js';
 import {
   DEFAULT_IWARP_PROFILE,
-  IWARP_PROFILES,
   type IwarpProfile,
-  isIwarpProfile,
+  requireIwarpProfile,
 } from '../../codec/iwarp/profiles.js';
-import { UnknownNameError } from '../../errors.js';
 import { type EngineFailure, taggedAccessFailure } from '../errors/failure-table.js';
 import { buildTerminate } from '../errors/terminate.js';
 import type { StreamIdentity, TaggedBufferTable } from '../memory/tagged-buffer.js';
@@ -81,14 +79,8 @@ export class Requester {
 
   constructor(options: RequesterOptions) {
     requireObject('engine', 'options', options);
-    if (options.profile !== undefined && !isIwarpProfile(options.profile))
-      throw new UnknownNameError(
-        'engine',
-        'iWARP profile',
-        nameText(options.profile),
-        IWARP_PROFILES,
-        'options.profile',
-      );
+    if (options.profile !== undefined)
+      requireIwarpProfile('engine', options.profile, 'options.profile');
     this.#options = options;
     this.profile = options.profile ?? DEFAULT_IWARP_PROFILE;
   }

@@ -8,7 +8,7 @@
  * stream with a Terminate (RFC 5040 §7); nothing is half-applied.
  */
 
-import { nameText, requireObject } from '../../arguments.js';
+import { requireObject } from '../../arguments.js';
 import { controlBitsFor, makeReadResponse } from '../../codec/iwarp/build.js';
 import { DDP_VERSION } from '../../codec/iwarp/ddp.js';
 import type {
@@ -34,13 +34,11 @@ import {
 } from '../../codec/iwarp/opcodes.js';
 import {
   DEFAULT_IWARP_PROFILE,
-  IWARP_PROFILES,
   type IwarpProfile,
-  isIwarpProfile,
   PROFILE_RDMA_VERSION,
+  requireIwarpProfile,
 } from '../../codec/iwarp/profiles.js';
 import { decodeRdmapMessage } from '../../codec/iwarp/rdmap.js';
-import { UnknownNameError } from '../../errors.js';
 import { failureOfDecodeError } from '../errors/decode-failure.js';
 import { type EngineFailure, taggedAccessFailure } from '../errors/failure-table.js';
 import { buildTerminate } from '../errors/terminate.js';
@@ -131,14 +129,8 @@ export class Responder {
 
   constructor(options: ResponderOptions) {
     requireObject('engine', 'options', options);
-    if (options.profile !== undefined && !isIwarpProfile(options.profile))
-      throw new UnknownNameError(
-        'engine',
-        'iWARP profile',
-        nameText(options.profile),
-        IWARP_PROFILES,
-        'options.profile',
-      );
+    if (options.profile !== undefined)
+      requireIwarpProfile('engine', options.profile, 'options.profile');
     this.#options = options;
     this.profile = options.profile ?? DEFAULT_IWARP_PROFILE;
     const profile = this.profile;
