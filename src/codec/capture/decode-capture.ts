@@ -6,22 +6,26 @@
  */
 
 import { requireBytes } from '../../arguments.js';
-import { DecodeError, type DecodeResult, decoded } from '../errors.js';
+import type { DecodeError, DecodeResult } from '../errors.js';
+import { decoded } from '../errors.js';
 import type { MpaRequestReply } from '../iwarp/messages.js';
 import { decodeMpaFrame, mpaFrameKind } from '../iwarp/mpa-frames.js';
 import type { IwarpProfile } from '../iwarp/profiles.js';
 import { requireProfileOptions } from '../iwarp/profiles.js';
-import { decodeMpaStream, type StreamFpdu } from '../iwarp/stream.js';
+import type { StreamFpdu } from '../iwarp/stream.js';
 import { type DecodedFrame, decodeFrame } from '../net/frame.js';
 import { decodeCapture } from '../pcap/capture.js';
 import { checkRoceIcrc, type IcrcCheck } from '../roce/icrc.js';
 import { decodeRocePacket, ROCE_V2_UDP_PORT, type RocePacket } from '../roce/packet.js';
+import { MpaDirection } from './mpa-direction.js';
+import { type CaptureDirection, objectSink } from './object-sink.js';
 import {
   reassembleTcp,
   type TcpConnection,
   type TcpDirection,
   type TcpSegmentInput,
 } from './tcp-reassembly.js';
+import { missingBytesError } from './tcp-stream.js';
 
 /** Options of {@link decodeCaptureMessages}. */
 export interface CaptureDecodeOptions {
@@ -109,21 +113,6 @@ export interface CaptureDecode {
   readonly items: readonly CaptureItem[];
 }
 
-/** The frame that supplied byte `offset` of a direction's first run (binary search). */
-function frameAt(dir: TcpDirection, offset: number): number {
-  const pieces = dir.runs[0]?.pieces ?? [];
-  let lo = 0;
-  let hi = pieces.length - 1;
-  if (hi < 0) return 0;
-  // Last piece whose offset is <= `offset` (pieces are in stream order).
-  while (lo < hi) {
-    const mid = (lo + hi + 1) >> 1;
-    if (pieces[mid]!.offset <= offset) lo = mid;
-    else hi = mid - 1;
-  }
-  return pieces[lo]!.frameIndex;
-}
-
 function startsWithMpaFrame(dir: TcpDirection): boolean {
   const run = dir.runs[0];
   return run !== undefined && mpaFrameKind(run.bytes, 0) !== undefined;
@@ -191,6 +180,73 @@ export function roceItem(frame: DecodedFrame, origin: ItemOrigin, flows: RoceFlo
   };
 }
 
+/** A direction of a reassembled connection, framed by the MPA framer. */
+class WholeDirection extends MpaDirection<ItemOrigin> {
+  constructor(
+    readonly direction: CaptureDirection,
+    readonly tcp: TcpDirection,
+  ) {
+    super({ frameIndex: 0, timestampNs: 0n });
+  }
+}
+
+/**
+ * The items of an iWARP connection: the first run of each direction through the MPA
+ * framer (mpa-direction.ts) and its object sink (object-sink.ts), as the streaming decoder
+ * frames them; then each gap as a problem at the last frame before it.
+ */
+function frameConnection(
+  c: TcpConnection,
+  connection: number,
+  profile: IwarpProfile | undefined,
+  timeOf: (frameIndex: number) => bigint,
+  items: CaptureItem[],
+): void {
+  const directions = [
+    new WholeDirection('client-to-server', c.clientToServer),
+    new WholeDirection('server-to-client', c.serverToClient),
+  ] as const;
+  directions[0].peer = directions[1];
+  directions[1].peer = directions[0];
+  const sink = objectSink<WholeDirection>({
+    profile,
+    connection: () => connection,
+    direction: (d) => d.direction,
+    emit: (item) => items.push(item),
+    // In an iWARP connection, a direction that does not start with an MPA frame is a bad
+    // or cut frame (RFC 5044 §7.1): its problem, as for any other frame error.
+    notMpa: (d) => {
+      if (d.pendingLength === 0) return;
+      const r = decodeMpaFrame(d.pending(), 0);
+      if (!r.ok) sink.problem(d, d.frameAt(d.consumed), r.error);
+    },
+  });
+  for (const d of directions) {
+    const run = d.tcp.runs[0];
+    if (run === undefined) continue;
+    d.startAt(run.startSequence);
+    for (const p of run.pieces)
+      d.append(run.bytes.subarray(p.offset, p.offset + p.length), {
+        frameIndex: p.frameIndex,
+        timestampNs: timeOf(p.frameIndex),
+      });
+  }
+  for (const d of directions) d.advance(sink);
+  for (const d of directions) {
+    const run = d.tcp.runs[0];
+    const framed = d.frame !== undefined;
+    d.finish(sink);
+    if (run === undefined || !framed) continue;
+    const last = run.pieces.at(-1)?.frameIndex ?? 0;
+    for (const gap of d.tcp.gaps)
+      sink.problem(
+        d,
+        { frameIndex: last, timestampNs: timeOf(last) },
+        missingBytesError(gap.length, gap.startSequence),
+      );
+  }
+}
+
 /** Decodes every message of a pcap/pcapng file. Fails only when the file itself is malformed. */
 export function decodeCaptureMessages(
   bytes: Uint8Array,
@@ -242,83 +298,9 @@ export function decodeCaptureMessages(
   );
   const framesInMpaConnections = new Set<number>();
   connections.forEach((c, connection) => {
-    const dirs = [
-      ['client-to-server', c.clientToServer, c.serverToClient],
-      ['server-to-client', c.serverToClient, c.clientToServer],
-    ] as const;
-    for (const [direction, dir, peer] of dirs) {
+    for (const dir of [c.clientToServer, c.serverToClient])
       for (const r of dir.runs) for (const p of r.pieces) framesInMpaConnections.add(p.frameIndex);
-      const run = dir.runs[0];
-      if (run === undefined) continue;
-      const peerRun = peer.runs[0];
-      const peerFrame = peerRun ? decodeMpaFrame(peerRun.bytes, 0) : undefined;
-      const stream = decodeMpaStream(run.bytes, {
-        startSequence: run.startSequence,
-        ...(options.profile ? { profile: options.profile } : {}),
-        ...(peerFrame?.ok ? { peerFrame: peerFrame.value.frame } : {}),
-      });
-      const first = frameAt(dir, 0);
-      if (!stream.ok) {
-        items.push({
-          kind: 'problem',
-          frameIndex: first,
-          timestampNs: timeOf(first),
-          error: stream.error,
-          connection,
-          direction,
-        });
-        continue;
-      }
-      if (stream.value.frame)
-        items.push({
-          kind: 'mpa-frame',
-          frameIndex: first,
-          timestampNs: timeOf(first),
-          connection,
-          direction,
-          frame: stream.value.frame,
-        });
-      for (const fpdu of stream.value.fpdus) {
-        const at = frameAt(dir, fpdu.offset);
-        items.push({
-          kind: 'fpdu',
-          frameIndex: at,
-          timestampNs: timeOf(at),
-          connection,
-          direction,
-          fpdu,
-        });
-      }
-      const e = stream.value.error;
-      if (e) {
-        const at = frameAt(dir, e.offset);
-        items.push({
-          kind: 'problem',
-          frameIndex: at,
-          timestampNs: timeOf(at),
-          error: e,
-          connection,
-          direction,
-        });
-      }
-      for (const gap of dir.gaps) {
-        const last = dir.runs[0]!.pieces.at(-1)?.frameIndex ?? first;
-        items.push({
-          kind: 'problem',
-          frameIndex: last,
-          timestampNs: timeOf(last),
-          connection,
-          direction,
-          error: new DecodeError(
-            'tcp',
-            'sequenceNumber',
-            0,
-            'truncated',
-            `${gap.length} bytes missing at sequence ${gap.startSequence}; later bytes not decoded`,
-          ),
-        });
-      }
-    }
+    frameConnection(c, connection, options.profile, timeOf, items);
   });
   for (const i of tcpFrames) if (!framesInMpaConnections.has(i)) otherFrames++;
   // Stable sort keeps stream order within a frame.

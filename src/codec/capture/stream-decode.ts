@@ -13,8 +13,6 @@
  * frame and the peer's (RFC 5044 §7.1), waiting for the peer's frame before the first FPDU.
  */
 import type { DecodeError } from '../errors.js';
-import type { IwarpProfile } from '../iwarp/profiles.js';
-import { decodeRdmapMessage } from '../iwarp/rdmap.js';
 import { decodeFrame } from '../net/frame.js';
 import { TcpFlag } from '../net/tcp.js';
 import type { CaptureRecord } from '../pcap/linktype.js';
@@ -27,6 +25,7 @@ import {
   roceItem,
 } from './decode-capture.js';
 import { MpaDirection, type MpaSink } from './mpa-direction.js';
+import { type CaptureDirection, objectSink } from './object-sink.js';
 import type { TcpEndpoint } from './tcp-reassembly.js';
 import type { InOrderBytes } from './tcp-stream.js';
 
@@ -42,13 +41,8 @@ export interface StreamCounts {
   otherFrames: number;
 }
 
-type Direction = 'client-to-server' | 'server-to-client';
-
 /** Where bytes came from: a frame and its capture time. */
-interface FrameRef {
-  readonly frameIndex: number;
-  readonly timestampNs: bigint;
-}
+type FrameRef = ItemOrigin;
 
 /** One direction of a TCP connection, reassembled and MPA-framed (MpaDirection) as it arrives. */
 class DirectionState extends MpaDirection<FrameRef> {
@@ -93,13 +87,20 @@ export class CaptureStreamDecoder {
     otherFrames: 0,
   };
   private readonly rocePort: number;
-  private readonly profile: IwarpProfile | undefined;
   private readonly flows: RoceFlows = new Map();
   private readonly connections = new Map<string, Connection>();
 
   constructor(options: CaptureDecodeOptions = {}) {
     this.rocePort = options.rocePort ?? ROCE_V2_UDP_PORT;
-    this.profile = options.profile;
+    this.sink = objectSink<DirectionState>({
+      profile: options.profile,
+      connection: (d) => this.connectionIndex(d.connection),
+      direction: (d) => this.direction(d.connection, d),
+      emit: (item) => this.emit(this.out, item),
+      notMpa: (d) => {
+        this.counts.otherFrames += d.undecidedFrames;
+      },
+    });
   }
 
   /** The items record `frameIndex` completes (possibly none, possibly several). */
@@ -202,60 +203,10 @@ export class CaptureStreamDecoder {
   /** Where the items of the current `push` or `finish` go. */
   private out: CaptureItem[] = [];
 
-  /** Where the MPA framer reports (see MpaSink): items as objects. */
-  private readonly sink: MpaSink<FrameRef, DirectionState> = {
-    notMpa: (d) => {
-      this.counts.otherFrames += d.undecidedFrames;
-    },
-    opened: (d) => {
-      this.connectionIndex(d.connection);
-    },
-    mpaFrame: (d, frame, at) => {
-      this.emit(this.out, {
-        kind: 'mpa-frame',
-        frameIndex: at.frameIndex,
-        timestampNs: at.timestampNs,
-        connection: this.connectionIndex(d.connection),
-        direction: this.direction(d.connection, d),
-        frame,
-      });
-    },
-    problem: (d, from, error) => this.problem(this.out, d.connection, d, from, error),
-    fpdus: (d) => {
-      const connection = this.connectionIndex(d.connection);
-      const direction = this.direction(d.connection, d);
-      for (;;) {
-        const r = d.nextFpdu(this.sink);
-        if (r === undefined) return;
-        const at = d.frameAt(d.consumed);
-        const base = d.consumed;
-        // Copies of what stays referenced: the buffer is reused once consumed.
-        const ulpdu = r.fpdu.ulpdu.slice();
-        const fpdu = {
-          ...r,
-          fpdu: { ...r.fpdu, ulpdu, pad: r.fpdu.pad.slice() },
-          offset: base,
-          markers: r.markers.map((m) => ({ ...m, offset: m.offset + base })),
-          sequence: (d.startSequence + base) >>> 0,
-          message: decodeRdmapMessage(
-            ulpdu,
-            this.profile === undefined ? {} : { profile: this.profile },
-          ),
-        };
-        d.consume(r.length);
-        this.emit(this.out, {
-          kind: 'fpdu',
-          frameIndex: at.frameIndex,
-          timestampNs: at.timestampNs,
-          connection,
-          direction,
-          fpdu,
-        });
-      }
-    },
-  };
+  /** Where the MPA framer reports (see MpaSink): items as objects (object-sink.ts). */
+  private readonly sink: MpaSink<FrameRef, DirectionState>;
 
-  private direction(c: Connection, d: DirectionState): Direction {
+  private direction(c: Connection, d: DirectionState): CaptureDirection {
     return d.source.address === c.client.address && d.source.port === c.client.port
       ? 'client-to-server'
       : 'server-to-client';

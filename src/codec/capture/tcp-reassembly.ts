@@ -1,15 +1,18 @@
 /**
- * TCP stream reassembly per connection and direction (RFC 9293 sequence space).
+ * TCP stream reassembly per connection and direction (RFC 9293 sequence space), for a
+ * decoder that has the whole capture: the whole-capture decoder (decode-capture.ts) and
+ * users of `reassembleTcp`.
  *
- * Segments are collected in capture order, placed on an unwrapped 64-bit sequence line
- * (each segment relative to the previous one of its direction, so 32-bit wraparound is
- * followed), then laid out in order: retransmitted bytes are dropped, overlaps keep the
- * bytes already placed (conflicting overlaps are counted), and holes split the stream into
+ * Segments are grouped by connection and direction, then fed in capture order through the
+ * TCP stream core of every capture decoder (tcp-stream.ts): retransmitted bytes are
+ * dropped, overlaps keep the bytes that arrived first (conflicting overlaps are counted),
+ * segments beyond a hole wait for it, and holes that never fill split the stream into
  * contiguous runs with the gaps reported. A SYN fixes the ISN: data starts at ISN + 1.
  * Without a SYN, the stream starts at the lowest sequence number seen.
  */
 import { ArgumentError } from '../../errors.js';
 import { TcpFlag } from '../net/tcp.js';
+import { firstSequence, type InOrderBytes, type SequenceGap, TcpStream } from './tcp-stream.js';
 
 /** One TCP segment as captured. */
 export interface TcpSegmentInput {
@@ -50,11 +53,7 @@ export interface TcpStreamRun {
 }
 
 /** Bytes missing between two runs. */
-export interface TcpGap {
-  /** Sequence number of the first missing byte (unsigned 32-bit). */
-  readonly startSequence: number;
-  readonly length: number;
-}
+export type TcpGap = SequenceGap;
 
 /** One direction of a connection, reassembled. */
 export interface TcpDirection {
@@ -87,30 +86,11 @@ export interface TcpConnection {
   readonly firstFrame: number;
 }
 
-interface Placed {
-  readonly start: bigint;
-  readonly payload: Uint8Array;
-  readonly frameIndex: number;
-}
-
 interface DirectionState {
   readonly source: TcpEndpoint;
   readonly destination: TcpEndpoint;
-  isn: number | undefined;
-  /** Unwrapped position of the ISN + 1 when a SYN was seen. */
-  synStart: bigint | undefined;
-  lastSeq: number | undefined;
-  lastUnwrapped: bigint;
-  readonly segments: Placed[];
-}
-
-const MOD = 0x1_0000_0000n;
-
-/** Signed distance from `a` to `b` in 32-bit sequence space (RFC 1982 style). */
-function seqDelta(a: number, b: number): bigint {
-  let d = (BigInt(b) - BigInt(a)) % MOD;
-  if (d < 0n) d += MOD;
-  return d >= MOD / 2n ? d - MOD : d;
+  /** The direction's segments, in capture order. */
+  readonly segments: TcpSegmentInput[];
 }
 
 function endpointKey(address: string, port: number): string {
@@ -118,139 +98,73 @@ function endpointKey(address: string, port: number): string {
 }
 
 function newDirection(source: TcpEndpoint, destination: TcpEndpoint): DirectionState {
-  return {
-    source,
-    destination,
-    isn: undefined,
-    synStart: undefined,
-    lastSeq: undefined,
-    lastUnwrapped: 0n,
-    segments: [],
-  };
+  return { source, destination, segments: [] };
 }
 
-function place(d: DirectionState, s: TcpSegmentInput): void {
-  const pos =
-    d.lastSeq === undefined
-      ? MOD * 4n + BigInt(s.sequenceNumber)
-      : d.lastUnwrapped + seqDelta(d.lastSeq, s.sequenceNumber);
-  d.lastSeq = s.sequenceNumber;
-  d.lastUnwrapped = pos;
-  let start = pos;
-  if (s.flags & TcpFlag.SYN) {
-    if (d.isn === undefined) {
-      d.isn = s.sequenceNumber;
-      d.synStart = pos + 1n;
-    }
-    start = pos + 1n; // the SYN occupies one sequence number (RFC 9293 §3.4)
-  }
-  if (s.payload.length > 0)
-    d.segments.push({ start, payload: s.payload, frameIndex: s.frameIndex });
-}
-
-/** A byte buffer that grows by doubling; holds the run being assembled. */
-class RunBuffer {
-  private buf = new Uint8Array(256);
-  length = 0;
-  append(bytes: Uint8Array): void {
-    if (this.length + bytes.length > this.buf.length) {
-      let size = this.buf.length;
-      while (size < this.length + bytes.length) size *= 2;
-      const bigger = new Uint8Array(size);
-      bigger.set(this.buf.subarray(0, this.length));
-      this.buf = bigger;
-    }
-    this.buf.set(bytes, this.length);
-    this.length += bytes.length;
-  }
-  at(i: number): number | undefined {
-    return i >= 0 && i < this.length ? this.buf[i] : undefined;
-  }
-  take(): Uint8Array {
-    const out = this.buf.slice(0, this.length);
-    this.buf = new Uint8Array(256);
-    this.length = 0;
-    return out;
-  }
-}
-
-function u32(pos: bigint): number {
-  return Number(((pos % MOD) + MOD) % MOD);
-}
-
+/**
+ * One direction's segments through the TCP stream core (tcp-stream.ts), which holds all of
+ * the sequence arithmetic: the start fixed from every segment (`firstSequence`), segments fed
+ * in capture order with nothing given up, and each hole that never fills closing a run.
+ */
 function finish(d: DirectionState): TcpDirection {
-  const segments = [...d.segments].sort((a, b) =>
-    a.start < b.start ? -1 : a.start > b.start ? 1 : a.frameIndex - b.frameIndex,
-  );
-  const base = d.synStart ?? segments[0]?.start ?? 0n;
+  const stream = new TcpStream<number>(-1, Number.POSITIVE_INFINITY);
+  const start = firstSequence(d.segments);
+  if (start !== undefined) stream.startAt(start);
   let bytesBeforeStart = 0;
-  const runs: TcpStreamRun[] = [];
-  const gaps: TcpGap[] = [];
   let duplicateBytes = 0;
   let conflictingBytes = 0;
-  const run = new RunBuffer();
-  let pieces: TcpRunPiece[] = [];
-  let runStart = base;
-  let cursor = base;
-  const flush = () => {
-    if (cursor === runStart) return;
-    runs.push({ startSequence: u32(runStart), bytes: run.take(), pieces });
-    pieces = [];
-  };
-  // Compares re-sent bytes with those already placed in the current run.
-  const countConflicts = (start: bigint, bytes: Uint8Array) => {
-    const first = Number(start - runStart);
-    for (let i = 0; i < bytes.length; i++) {
-      const old = run.at(first + i);
-      if (old !== undefined && old !== bytes[i]) conflictingBytes++;
+  // Bytes already placed, or before the start: counted, and compared with the run's bytes.
+  stream.onRepeated = (offset, b, from, end) => {
+    const before = Math.min(Math.max(0, -offset), end - from);
+    bytesBeforeStart += before;
+    duplicateBytes += end - from - before;
+    const run = stream.pending();
+    const at = offset + before - stream.consumed;
+    for (let i = from + before; i < end; i++) {
+      const old = run[at + i - from - before];
+      if (old !== undefined && old !== b[i]) conflictingBytes++;
     }
   };
-  for (const s of segments) {
-    let start = s.start;
-    let payload = s.payload;
-    if (start < base) {
-      const skip = Number(base - start);
-      bytesBeforeStart += Math.min(skip, payload.length);
-      if (skip >= payload.length) continue;
-      payload = payload.subarray(skip);
-      start = base;
-    }
-    const end = start + BigInt(payload.length);
-    if (end <= cursor) {
-      duplicateBytes += payload.length;
-      countConflicts(start, payload);
-      continue;
-    }
-    if (start > cursor) {
-      flush();
-      gaps.push({ startSequence: u32(cursor), length: Number(start - cursor) });
-      runStart = start;
-      cursor = start;
-    }
-    const overlap = Number(cursor - start);
-    if (overlap > 0) {
-      duplicateBytes += overlap;
-      countConflicts(start, payload.subarray(0, overlap));
-    }
-    const fresh = payload.subarray(overlap);
-    pieces.push({
-      offset: Number(cursor - runStart),
-      length: fresh.length,
-      frameIndex: s.frameIndex,
-    });
-    run.append(fresh);
-    cursor += BigInt(fresh.length);
+  const keep: InOrderBytes<number> = (b, from, end, frameIndex) =>
+    stream.append(b.subarray(from, end), frameIndex);
+  for (const s of d.segments)
+    stream.accept(s.sequenceNumber, s.flags, s.payload, 0, s.payload.length, s.frameIndex, keep);
+  const runs: TcpStreamRun[] = [];
+  const gaps: SequenceGap[] = [];
+  for (;;) {
+    if (stream.pendingLength > 0) runs.push(takeRun(stream));
+    const gap = stream.skipHole(keep);
+    if (gap === undefined) break;
+    gaps.push(gap);
   }
-  flush();
+  const syn = d.segments.find((s) => s.flags & TcpFlag.SYN);
   return {
     source: d.source,
     destination: d.destination,
-    initialSequenceNumber: d.isn,
+    initialSequenceNumber: syn?.sequenceNumber,
     runs,
     gaps,
     duplicateBytes,
     conflictingBytes,
     bytesBeforeStart,
+  };
+}
+
+/** The stream's pending bytes as a run, with the frames that supplied them. */
+function takeRun(stream: TcpStream<number>): TcpStreamRun {
+  const runStart = stream.consumed;
+  const { offsets, frames } = stream.pendingPieces();
+  const pieces: TcpRunPiece[] = [];
+  for (let i = 0; i < offsets.length; i++) {
+    const offset = offsets[i]!;
+    if (offset < runStart) continue; // the last piece of the run before the hole
+    const end = offsets[i + 1] ?? stream.received;
+    pieces.push({ offset: offset - runStart, length: end - offset, frameIndex: frames[i]! });
+  }
+  return {
+    startSequence: stream.sequenceAt(runStart),
+    bytes: stream.pending().slice(),
+    pieces,
   };
 }
 
@@ -313,7 +227,7 @@ export function reassembleTcp(segments: Iterable<TcpSegmentInput>): TcpConnectio
       d = newDirection(src, dst);
       c.dirs.set(a, d);
     }
-    place(d, s);
+    d.segments.push(s);
   }
   return [...connections.values()].map((c) => {
     const ck = endpointKey(c.client.address, c.client.port);

@@ -1,15 +1,20 @@
 /**
- * One TCP direction as a streaming capture decoder sees it: segments go in as frames are
- * read, in-order byte ranges come out, each with the frame that carried it. The sequence
- * arithmetic of both streaming decoders (stream-decode.ts for the tree and JSON outputs,
- * lazy-decode.ts for the line outputs) is this one.
+ * One TCP direction as a capture decoder sees it: segments go in in capture order,
+ * in-order byte ranges come out, each with the frame that carried it. The sequence
+ * arithmetic of every capture decoder (tcp-reassembly.ts under the whole-capture decoder,
+ * stream-decode.ts for the tree and JSON outputs, lazy-decode.ts for the line outputs) is
+ * this one: no other file compares or adds sequence numbers.
  *
  * Rules (RFC 9293 §3.4 sequence space, 32-bit, compared by signed distance): the SYN occupies
- * one sequence number; without a SYN the first segment with data starts the stream; bytes
- * already received are dropped (retransmissions, overlaps); a segment beyond the next
- * expected byte is held (a copy) until the hole before it fills, at most MAX_HELD_BYTES per
- * direction. Delivered bytes the consumer does not use at once wait in a buffer (`pending`)
- * with the frames they came from, until `consume`.
+ * one sequence number; without a SYN the first segment with data starts the stream (a
+ * decoder that has every segment may fix the start first: `startAt`, `firstSequence`);
+ * bytes already received are dropped (retransmissions, overlaps), shown to `onRepeated`
+ * when set; a segment beyond the next expected byte is held (a copy) until the hole before
+ * it fills, at most `holdLimit` bytes per direction (MAX_HELD_BYTES for the streaming
+ * decoders), the held segments taken in stream order (lowest sequence number first, then
+ * arrival); `skipHole` moves past a hole that will not fill. Delivered bytes the consumer
+ * does not use at once wait in a buffer (`pending`) with the frames they came from, until
+ * `consume`.
  */
 import { DecodeError } from '../errors.js';
 
@@ -24,10 +29,62 @@ function seqDelta(a: number, b: number): number {
 const SYN = 0x02;
 
 /**
+ * The sequence number of a direction's first byte when all its segments are known: after
+ * the first SYN's (the SYN occupies one, RFC 9293 §3.4), else the lowest sequence number of
+ * a segment with data (compared by signed distance); undefined when no segment has data.
+ */
+export function firstSequence(
+  segments: Iterable<{
+    readonly sequenceNumber: number;
+    readonly flags: number;
+    readonly payload: { readonly length: number };
+  }>,
+): number | undefined {
+  let lowest: number | undefined;
+  for (const s of segments) {
+    if (s.flags & SYN) return (s.sequenceNumber + 1) >>> 0;
+    if (s.payload.length > 0 && (lowest === undefined || seqDelta(lowest, s.sequenceNumber) < 0))
+      lowest = s.sequenceNumber;
+  }
+  return lowest;
+}
+
+/** The error of `length` bytes missing at sequence number `sequence`. */
+export function missingBytesError(length: number, sequence: number): DecodeError {
+  return new DecodeError(
+    'tcp',
+    'sequenceNumber',
+    0,
+    'truncated',
+    `${length} bytes missing at sequence ${sequence}; later bytes not decoded`,
+  );
+}
+
+/** Bytes missing between two in-order stretches of a direction (`TcpStream.skipHole`). */
+export interface SequenceGap {
+  /** Sequence number of the first missing byte (unsigned 32-bit). */
+  readonly startSequence: number;
+  readonly length: number;
+}
+
+/**
  * Receives in-order bytes b[start, end) carried by frame `from` (a segment's new bytes where
  * they lie, or a held segment's copy).
  */
 export type InOrderBytes<F> = (b: Uint8Array, start: number, end: number, from: F) => void;
+
+/**
+ * Receives bytes b[start, end) of a segment that were received before, or that lie before
+ * the stream's start: `offset` is the stream offset of b[start] (negative before the start).
+ */
+export type RepeatedBytes = (offset: number, b: Uint8Array, start: number, end: number) => void;
+
+interface Held<F> {
+  /** Stream offset of the segment's first byte. */
+  readonly offset: number;
+  readonly payload: Uint8Array;
+  readonly from: F;
+}
 
 /** One TCP direction, reassembled as it arrives; `F` is the consumer's frame reference. */
 export class TcpStream<F> {
@@ -48,16 +105,35 @@ export class TcpStream<F> {
   /** Where pending bytes came from: stream offsets and frames, in order. */
   private pieceOffsets: number[] = [];
   private pieceFrames: F[] = [];
-  private held: { seq: number; payload: Uint8Array; from: F }[] = [];
+  /** Segments beyond a hole, in stream order (offset, then arrival). */
+  private held: Held<F>[] = [];
   private heldBytes = 0;
+  /** Where bytes already received go, when the consumer wants to see them. */
+  onRepeated: RepeatedBytes | undefined;
   /**
    * Held segments whose bytes all came in another since the last `takeHeldDuplicates`:
    * frames that brought nothing new, as one that arrives after its bytes is.
    */
   private heldDuplicates = 0;
 
-  /** @param lastFrom the frame of the last in-order bytes (at first: a placeholder). */
-  constructor(public lastFrom: F) {}
+  /**
+   * @param lastFrom the frame of the last in-order bytes (at first: a placeholder).
+   * @param holdLimit bytes held beyond a hole before `accept` answers 'gap'.
+   */
+  constructor(
+    public lastFrom: F,
+    readonly holdLimit = MAX_HELD_BYTES,
+  ) {}
+
+  /** Fixes the sequence number of stream offset 0 before any segment (see `firstSequence`). */
+  startAt(sequence: number): void {
+    this.start(sequence >>> 0);
+  }
+
+  /** The sequence number of stream offset `offset`. */
+  sequenceAt(offset: number): number {
+    return (this.startSequence + offset) >>> 0;
+  }
 
   get pendingLength(): number {
     return this.tail - this.head;
@@ -71,7 +147,7 @@ export class TcpStream<F> {
   /**
    * Places a segment (sequence number, TCP flags, payload b[start, end)): 'new' when it
    * brought bytes (delivered to `deliver` in order, or held until the hole before it fills),
-   * 'old' when it brought none, 'gap' when holding it would exceed MAX_HELD_BYTES (nothing
+   * 'old' when it brought none, 'gap' when holding it would exceed `holdLimit` (nothing
    * is held then).
    */
   accept(
@@ -92,24 +168,65 @@ export class TcpStream<F> {
     if (length === 0) return 'old';
     if (!this.started) this.start(dataSeq);
     const delta = seqDelta(this.next, dataSeq);
-    if (delta + length <= 0) return 'old';
+    if (delta + length <= 0) {
+      this.onRepeated?.(this.received + delta, b, start, end);
+      return 'old';
+    }
     if (delta > 0) {
-      if (this.heldBytes + length > MAX_HELD_BYTES) return 'gap';
-      this.held.push({ seq: dataSeq, payload: b.slice(start, end), from });
-      this.heldBytes += length;
+      if (this.heldBytes + length > this.holdLimit) return 'gap';
+      this.hold({ offset: this.received + delta, payload: b.slice(start, end), from });
       return 'new';
     }
+    if (delta < 0) this.onRepeated?.(this.received + delta, b, start, start - delta);
     this.deliver(b, start - delta, end, from, deliver);
-    while (this.held.length > 0) {
-      const i = this.held.findIndex((h) => seqDelta(this.next, h.seq) <= 0);
-      if (i < 0) break;
-      const h = this.held.splice(i, 1)[0]!;
+    this.deliverHeld(deliver);
+    return 'new';
+  }
+
+  /** Inserts a held segment after those that start at or before it. */
+  private hold(h: Held<F>): void {
+    const held = this.held;
+    let lo = 0;
+    let hi = held.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (held[mid]!.offset <= h.offset) lo = mid + 1;
+      else hi = mid;
+    }
+    held.splice(lo, 0, h);
+    this.heldBytes += h.payload.length;
+  }
+
+  /** Delivers the held segments the in-order bytes have reached. */
+  private deliverHeld(deliver: InOrderBytes<F>): void {
+    let taken = 0;
+    const held = this.held;
+    while (taken < held.length && held[taken]!.offset <= this.received) {
+      const h = held[taken++]!;
       this.heldBytes -= h.payload.length;
-      const skip = -seqDelta(this.next, h.seq);
+      const skip = this.received - h.offset;
+      if (skip > 0) this.onRepeated?.(h.offset, h.payload, 0, Math.min(skip, h.payload.length));
       if (skip < h.payload.length) this.deliver(h.payload, skip, h.payload.length, h.from, deliver);
       else this.heldDuplicates++;
     }
-    return 'new';
+    if (taken > 0) held.splice(0, taken);
+  }
+
+  /**
+   * Moves past the hole before the first held segment (a decoder that has read every
+   * segment: the hole will not fill) and delivers what follows it; bytes still pending are
+   * dropped (take them first). Undefined when nothing is held.
+   */
+  skipHole(deliver: InOrderBytes<F>): SequenceGap | undefined {
+    const first = this.held[0];
+    if (first === undefined) return undefined;
+    this.consume(this.pendingLength);
+    const gap = { startSequence: this.next, length: first.offset - this.received };
+    this.next = this.sequenceAt(first.offset);
+    this.received = first.offset;
+    this.consumed = first.offset;
+    this.deliverHeld(deliver);
+    return gap;
   }
 
   private start(dataSeq: number): void {
@@ -173,6 +290,14 @@ export class TcpStream<F> {
     }
   }
 
+  /**
+   * Where the pending bytes came from: stream offsets where a frame's bytes begin, and the
+   * frames, in order (the first may begin before the first pending byte).
+   */
+  pendingPieces(): { readonly offsets: readonly number[]; readonly frames: readonly F[] } {
+    return { offsets: this.pieceOffsets, frames: this.pieceFrames };
+  }
+
   /** The frame that supplied pending stream offset `offset`. */
   frameAt(offset: number): F {
     let found = this.pieceFrames[0] ?? this.lastFrom;
@@ -185,26 +310,19 @@ export class TcpStream<F> {
 
   /** The error of a hole that never filled (segments still held at the end), if any. */
   holeError(): DecodeError | undefined {
-    if (this.held.length === 0) return undefined;
-    let first = this.held[0]!.seq;
-    for (const h of this.held) if (seqDelta(first, h.seq) < 0) first = h.seq;
-    return new DecodeError(
-      'tcp',
-      'sequenceNumber',
-      0,
-      'truncated',
-      `${seqDelta(this.next, first)} bytes missing at sequence ${this.next}; later bytes not decoded`,
-    );
+    const first = this.held[0];
+    if (first === undefined) return undefined;
+    return missingBytesError(first.offset - this.received, this.next);
   }
 
-  /** The error of a direction given up because a hole held back more than MAX_HELD_BYTES. */
+  /** The error of a direction given up because a hole held back more than `holdLimit`. */
   holdLimitError(): DecodeError {
     return new DecodeError(
       'tcp',
       'sequenceNumber',
       0,
       'truncated',
-      `more than ${MAX_HELD_BYTES} bytes held behind a hole at stream offset ${this.received}; later bytes not decoded`,
+      `more than ${this.holdLimit} bytes held behind a hole at stream offset ${this.received}; later bytes not decoded`,
     );
   }
 

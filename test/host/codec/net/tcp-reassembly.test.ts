@@ -94,6 +94,61 @@ describe('TCP reassembly', () => {
     expect(c?.clientToServer.runs[0]?.bytes).toEqual(bytes(0, 1, 2));
   });
 
+  // The stream core (tcp-stream.ts) of every capture decoder: overlapping bytes come from
+  // the segment that delivered them first, in capture order, as the streaming decoders
+  // see them (before the core, the whole-capture reassembly took them from the segment
+  // with the lowest start, a frame attribution the streaming decoders could not make).
+  it('takes overlapping bytes from the segment that brought them first', () => {
+    const [c] = reassembleTcp([
+      seg(A, 96, bytes(1, 2, 3, 4)),
+      seg(A, 100, bytes(5, 6, 7, 8)),
+      seg(A, 98, bytes(0x33, 4, 0x55, 6, 7, 8, 9, 10)),
+    ]);
+    const d = c!.clientToServer;
+    expect(d.runs[0]?.bytes).toEqual(bytes(1, 2, 3, 4, 5, 6, 7, 8, 9, 10));
+    expect(d.runs[0]?.pieces.map((p) => [p.offset, p.length, p.frameIndex - frame])).toEqual([
+      [0, 4, -3],
+      [4, 4, -2],
+      [8, 2, -1],
+    ]);
+    expect(d.duplicateBytes).toBe(6);
+    expect(d.conflictingBytes).toBe(2);
+  });
+
+  it('delivers segments held behind a hole in stream order, whatever their arrival', () => {
+    const [c] = reassembleTcp([
+      seg(A, 110, bytes(10, 11, 12, 13)),
+      seg(A, 105, bytes(5, 6, 7, 8, 9, 10, 11)),
+      seg(A, 100, bytes(0, 1, 2, 3, 4)),
+      seg(A, 130, bytes(30)),
+    ]);
+    const d = c!.clientToServer;
+    expect(d.runs.map((r) => [r.startSequence, [...r.bytes]])).toEqual([
+      [100, [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13]],
+      [130, [30]],
+    ]);
+    expect(d.runs[0]?.pieces.map((p) => [p.offset, p.length, p.frameIndex - frame])).toEqual([
+      [0, 5, -2],
+      [5, 7, -3],
+      [12, 2, -4],
+    ]);
+    expect(d.gaps).toEqual([{ startSequence: 114, length: 16 }]);
+    expect(d.duplicateBytes).toBe(2);
+  });
+
+  it("counts bytes before the SYN's sequence space apart from repeated ones", () => {
+    const [c] = reassembleTcp([
+      seg(A, 200, bytes(9, 9, 1), TcpFlag.ACK),
+      seg(A, 201, bytes(), TcpFlag.SYN),
+      seg(A, 202, bytes(1, 2)),
+    ]);
+    const d = c!.clientToServer;
+    expect(d.initialSequenceNumber).toBe(201);
+    expect(d.runs[0]?.bytes).toEqual(bytes(1, 2));
+    expect(d.bytesBeforeStart).toBe(2);
+    expect(d.duplicateBytes).toBe(1);
+  });
+
   it('property: any shuffle, duplication and re-segmentation rebuilds the stream', () => {
     fc.assert(
       fc.property(
