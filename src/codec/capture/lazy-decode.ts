@@ -15,10 +15,10 @@
  * copied. Checksums of IP/UDP/TCP and the RoCE ICRC are not verified on this path (as
  * tshark does not by default); the eager decoders check them.
  *
- * Classic pcap records are read in place; pcapng goes through CaptureRecordStream.
+ * The records come from InPlaceRecordReader (pcap/in-place-reader.ts).
  */
 import { crc32c } from '../crc32c.js';
-import { DecodeError } from '../errors.js';
+import type { DecodeError } from '../errors.js';
 import { RdmapView } from '../iwarp/lazy.js';
 import type { MpaRequestReply } from '../iwarp/messages.js';
 import {
@@ -29,8 +29,8 @@ import {
 } from '../iwarp/mpa.js';
 import { formatIpv6 } from '../net/address.js';
 import { decodeFrame } from '../net/frame.js';
-import { LinkType } from '../pcap/linktype.js';
-import { CaptureRecordStream } from '../pcap/record-stream.js';
+import { InPlaceHeaders } from '../net/in-place-headers.js';
+import { InPlaceRecordReader } from '../pcap/in-place-reader.js';
 import { RoceView } from '../roce/lazy.js';
 import { ROCE_V2_UDP_PORT } from '../roce/packet.js';
 import { MpaDirection, type MpaSink } from './mpa-direction.js';
@@ -116,11 +116,6 @@ interface LazyConnection {
   client: string;
 }
 
-const PCAP_HEADER_LENGTH = 24;
-const PCAP_RECORD_HEADER_LENGTH = 16;
-/** Records larger than this are a corrupted length, not a packet. */
-const MAX_RECORD = 64 * 1024 * 1024;
-
 /** Decodes a capture lazily (see the module comment). */
 export class LazyCaptureDecoder {
   readonly counts: StreamCounts = {
@@ -131,22 +126,13 @@ export class LazyCaptureDecoder {
     problems: 0,
     otherFrames: 0,
   };
-  /** The file format once known. */
-  format: 'pcap' | 'pcapng' | undefined;
-  /** Why reading stopped (a bad or cut record), once it has. */
-  end: DecodeError | undefined;
   private readonly rocePort: number;
   private readonly item = new LazyItem();
   private readonly connections = new Map<string, LazyDirection>();
-  // Classic pcap state.
-  private carry = new Uint8Array(0);
-  private fileOffset = 0;
-  private littleEndian = true;
-  private nanosecondTime = false;
-  private linkType = 1;
-  private recordsRead = 0;
-  private pcapng: CaptureRecordStream | undefined;
-  private fatal = false;
+  private readonly reader = new InPlaceRecordReader((linkType, b, start, end, i, s, ns) =>
+    this.frame(linkType, b, start, end, i, s, ns),
+  );
+  private readonly headers = new InPlaceHeaders();
   private readonly onFrame: LazyDecodeOptions['onFrame'];
   private readonly maxFrames: number;
 
@@ -166,173 +152,28 @@ export class LazyCaptureDecoder {
 
   /** Records read so far. */
   get recordCount(): number {
-    return this.pcapng?.records ?? this.recordsRead;
-  }
-
-  /** Feeds the next bytes of the file. */
-  push(chunk: Uint8Array): void {
-    if (this.fatal) return;
-    if (this.pcapng !== undefined) {
-      this.pushPcapng(chunk);
-      return;
-    }
-    let bytes = chunk;
-    let at = 0;
-    if (this.carry.length > 0 && this.format === 'pcap') {
-      // Complete the record the previous chunk cut, copying only that record's bytes.
-      while (this.carry.length > 0) {
-        if (
-          this.carry.length >= PCAP_RECORD_HEADER_LENGTH &&
-          this.u32(this.carry, 8) > MAX_RECORD
-        ) {
-          this.readRecords(this.carry, 0); // reports the bad length
-          return;
-        }
-        const want =
-          this.carry.length < PCAP_RECORD_HEADER_LENGTH
-            ? PCAP_RECORD_HEADER_LENGTH
-            : PCAP_RECORD_HEADER_LENGTH + this.u32(this.carry, 8);
-        const take = Math.min(want - this.carry.length, chunk.length - at);
-        const joined = new Uint8Array(this.carry.length + take);
-        joined.set(this.carry, 0);
-        joined.set(chunk.subarray(at, at + take), this.carry.length);
-        this.carry = joined;
-        at += take;
-        if (this.carry.length < want) return;
-        if (want === PCAP_RECORD_HEADER_LENGTH) continue;
-        const used = this.readRecords(this.carry, 0);
-        if (this.fatal) return;
-        this.carry = this.carry.subarray(used).slice();
-      }
-    } else if (this.carry.length > 0) {
-      const joined = new Uint8Array(this.carry.length + chunk.length);
-      joined.set(this.carry, 0);
-      joined.set(chunk, this.carry.length);
-      bytes = joined;
-    }
-    if (this.format === undefined) {
-      if (bytes.length < 4) {
-        this.carry = bytes.slice();
-        return;
-      }
-      const magic = bytes[0]! | (bytes[1]! << 8) | (bytes[2]! << 16) | (bytes[3]! << 24);
-      if (magic >>> 0 === 0x0a0d0d0a) {
-        this.format = 'pcapng';
-        this.pcapng = new CaptureRecordStream();
-        this.carry = new Uint8Array(0);
-        this.pushPcapng(bytes);
-        return;
-      }
-      if (bytes.length < PCAP_HEADER_LENGTH) {
-        this.carry = bytes.slice();
-        return;
-      }
-      const le = magic >>> 0;
-      const be = ((bytes[0]! << 24) | (bytes[1]! << 16) | (bytes[2]! << 8) | bytes[3]!) >>> 0;
-      if (le === 0xa1b2c3d4 || le === 0xa1b23c4d) {
-        this.littleEndian = true;
-        this.nanosecondTime = le === 0xa1b23c4d;
-      } else if (be === 0xa1b2c3d4 || be === 0xa1b23c4d) {
-        this.littleEndian = false;
-        this.nanosecondTime = be === 0xa1b23c4d;
-      } else {
-        this.fatal = true;
-        this.end = new DecodeError('pcap', 'magic', 0, 'bad-value', 'neither pcap nor pcapng');
-        return;
-      }
-      this.format = 'pcap';
-      this.linkType = this.u32(bytes, 20) & 0x0fffffff;
-      at = PCAP_HEADER_LENGTH;
-      this.fileOffset = PCAP_HEADER_LENGTH;
-    }
-    if (this.fatal) return;
-    at = this.readRecords(bytes, at);
-    if (this.fatal) return;
-    this.carry = at === bytes.length ? new Uint8Array(0) : bytes.slice(at);
-  }
-
-  /** Decodes the complete records of `bytes` from `at`; returns where the first incomplete one starts. */
-  private readRecords(bytes: Uint8Array, at: number): number {
-    for (;;) {
-      if (bytes.length - at < PCAP_RECORD_HEADER_LENGTH) break;
-      const included = this.u32(bytes, at + 8);
-      if (included > MAX_RECORD) {
-        this.fatal = true;
-        this.end = new DecodeError(
-          'pcap',
-          'includedLength',
-          this.fileOffset + 8,
-          'bad-length',
-          `${included} bytes, more than the ${MAX_RECORD} a record may have`,
-        );
-        return at;
-      }
-      if (bytes.length - at < PCAP_RECORD_HEADER_LENGTH + included) break;
-      const seconds = this.u32(bytes, at);
-      const fraction = this.u32(bytes, at + 4);
-      const start = at + PCAP_RECORD_HEADER_LENGTH;
-      this.frame(
-        this.linkType,
-        bytes,
-        start,
-        start + included,
-        this.recordsRead++,
-        seconds,
-        this.nanosecondTime ? fraction : fraction * 1000,
-      );
-      at = start + included;
-      this.fileOffset += PCAP_RECORD_HEADER_LENGTH + included;
-    }
-    return at;
+    return this.reader.recordCount;
   }
 
   /** The end of the file: items only the end completes; sets `end` when it was cut or bad. */
   finish(): void {
-    if (this.pcapng !== undefined) {
-      this.end ??= this.pcapng.finish();
-    } else if (!this.fatal) {
-      if (this.format === undefined)
-        this.end =
-          this.carry.length === 0
-            ? new DecodeError('pcap', 'magic', 0, 'truncated', 'empty file')
-            : new DecodeError('pcap', 'magic', 0, 'truncated', 'shorter than a file header');
-      else if (this.carry.length > 0)
-        this.end = new DecodeError(
-          'pcap',
-          'record',
-          this.fileOffset,
-          'truncated',
-          `the last record is cut short (${this.carry.length} bytes of it present)`,
-        );
-    }
-    for (const d of this.connections.values()) this.finishDirection(d);
+    this.reader.finish();
+    for (const d of this.connections.values()) d.finish(this.sink);
   }
 
-  private pushPcapng(chunk: Uint8Array): void {
-    const r = this.pcapng!.push(chunk);
-    if (!r.ok) {
-      this.fatal = true;
-      this.end = r.error;
-      return;
-    }
-    for (const rec of r.value) {
-      const ns = rec.timestampNs;
-      this.frame(
-        rec.linkType,
-        rec.data,
-        0,
-        rec.data.length,
-        rec.frameIndex,
-        Number(ns / 1_000_000_000n),
-        Number(ns % 1_000_000_000n),
-      );
-    }
+  /** The file format once known. */
+  get format(): 'pcap' | 'pcapng' | undefined {
+    return this.reader.format;
   }
 
-  private u32(b: Uint8Array, at: number): number {
-    return this.littleEndian
-      ? (b[at]! | (b[at + 1]! << 8) | (b[at + 2]! << 16) | (b[at + 3]! << 24)) >>> 0
-      : ((b[at]! << 24) | (b[at + 1]! << 16) | (b[at + 2]! << 8) | b[at + 3]!) >>> 0;
+  /** Why reading stopped (a bad or cut record), once it has. */
+  get end(): DecodeError | undefined {
+    return this.reader.end;
+  }
+
+  /** Feeds the next bytes of the file. */
+  push(chunk: Uint8Array): void {
+    this.reader.push(chunk);
   }
 
   private begin(kind: LazyItemKind, from: FrameRef): LazyItem {
@@ -375,97 +216,18 @@ export class LazyCaptureDecoder {
     this.counts.frames++;
     this.onFrame?.(frameIndex, linkType, b, start, end, seconds, nanoseconds);
     const from: FrameRef = { frameIndex, seconds, nanoseconds };
-    let l3 = start;
-    let etherType: number;
-    switch (linkType) {
-      case LinkType.ETHERNET: {
-        if (end - start < 14) {
-          this.slowFrame(linkType, b, start, end, from);
-          return;
-        }
-        etherType = (b[start + 12]! << 8) | b[start + 13]!;
-        l3 = start + 14;
-        while ((etherType === 0x8100 || etherType === 0x88a8) && end - l3 >= 4) {
-          etherType = (b[l3 + 2]! << 8) | b[l3 + 3]!;
-          l3 += 4;
-        }
-        break;
-      }
-      case LinkType.RAW:
-        if (end - start < 1) {
-          this.slowFrame(linkType, b, start, end, from);
-          return;
-        }
-        etherType = b[start]! >> 4 === 6 ? 0x86dd : 0x0800;
-        break;
-      case LinkType.LINUX_SLL:
-        if (end - start < 16) {
-          this.slowFrame(linkType, b, start, end, from);
-          return;
-        }
-        etherType = (b[start + 14]! << 8) | b[start + 15]!;
-        l3 = start + 16;
-        break;
-      case LinkType.LINUX_SLL2:
-        if (end - start < 20) {
-          this.slowFrame(linkType, b, start, end, from);
-          return;
-        }
-        etherType = (b[start]! << 8) | b[start + 1]!;
-        l3 = start + 20;
-        break;
-      default: {
-        this.slowFrame(linkType, b, start, end, from);
-        return;
-      }
+    const h = this.headers;
+    const found = h.locate(linkType, b, start, end);
+    if (found === 'malformed') {
+      this.slowFrame(linkType, b, start, end, from);
+      return;
     }
-    let protocol: number;
-    let l4: number;
-    let l4End: number;
-    let v6 = false;
-    if (etherType === 0x0800) {
-      if (end - l3 < 20 || b[l3]! >> 4 !== 4) {
-        this.slowFrame(linkType, b, start, end, from);
-        return;
-      }
-      const ihl = (b[l3]! & 0xf) * 4;
-      const total = (b[l3 + 2]! << 8) | b[l3 + 3]!;
-      // Fragments (MF or an offset) and short or cut packets: the eager decoder's rules.
-      if (
-        ihl < 20 ||
-        total < ihl ||
-        l3 + total > end ||
-        ((b[l3 + 6]! << 8) | b[l3 + 7]!) & 0x3fff
-      ) {
-        this.slowFrame(linkType, b, start, end, from);
-        return;
-      }
-      protocol = b[l3 + 9]!;
-      l4 = l3 + ihl;
-      l4End = l3 + total;
-    } else if (etherType === 0x86dd) {
-      if (end - l3 < 40 || b[l3]! >> 4 !== 6) {
-        this.slowFrame(linkType, b, start, end, from);
-        return;
-      }
-      const payloadLength = (b[l3 + 4]! << 8) | b[l3 + 5]!;
-      protocol = b[l3 + 6]!;
-      l4 = l3 + 40;
-      l4End = l4 + payloadLength;
-      if (l4End > end || (protocol !== 6 && protocol !== 17)) {
-        this.slowFrame(linkType, b, start, end, from);
-        return;
-      }
-      v6 = true;
-    } else {
+    if (found === 'other') {
       this.counts.otherFrames++;
       return;
     }
-    if (protocol === 17) {
-      if (l4End - l4 < 8) {
-        this.slowFrame(linkType, b, start, end, from);
-        return;
-      }
+    const { l3, v6, l4, payloadStart, l4End } = h;
+    if (found === 'udp') {
       const destinationPort = (b[l4 + 2]! << 8) | b[l4 + 3]!;
       if (destinationPort !== this.rocePort) {
         this.counts.otherFrames++;
@@ -474,22 +236,9 @@ export class LazyCaptureDecoder {
       const item = this.begin('roce', from);
       item.source = address(b, l3, v6, true);
       item.destination = address(b, l3, v6, false);
-      item.roce.at(b, l4 + 8, l4End - l4 - 8);
+      item.roce.at(b, payloadStart, l4End - payloadStart);
       this.counts.roce++;
       this.onItem(item);
-      return;
-    }
-    if (protocol !== 6) {
-      this.counts.otherFrames++;
-      return;
-    }
-    if (l4End - l4 < 20) {
-      this.slowFrame(linkType, b, start, end, from);
-      return;
-    }
-    const dataOffset = (b[l4 + 12]! >> 4) * 4;
-    if (dataOffset < 20 || l4 + dataOffset > l4End) {
-      this.slowFrame(linkType, b, start, end, from);
       return;
     }
     const sourcePort = (b[l4]! << 8) | b[l4 + 1]!;
@@ -497,7 +246,7 @@ export class LazyCaptureDecoder {
     const seq = ((b[l4 + 4]! << 24) | (b[l4 + 5]! << 16) | (b[l4 + 6]! << 8) | b[l4 + 7]!) >>> 0;
     const flags = b[l4 + 13]!;
     const d = this.direction(b, l3, v6, sourcePort, destinationPort, flags);
-    this.tcp(d, seq, flags, b, l4 + dataOffset, l4End, from);
+    this.tcp(d, seq, flags, b, payloadStart, l4End, from);
   }
 
   private lastKey = '';
@@ -705,10 +454,6 @@ export class LazyCaptureDecoder {
       }
     },
   };
-
-  private finishDirection(d: LazyDirection): void {
-    d.finish(this.sink);
-  }
 }
 
 function u32At(b: Uint8Array, at: number): number {
