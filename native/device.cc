@@ -1,5 +1,5 @@
 // Devices: listing, and the Context class (an opened ibv_context) with device, port
-// and GID-table queries. Numbers come back raw; src/verbs/constants.ts names them.
+// and GID-table queries. Numbers come back raw; src/ibverbs/constants.ts names them.
 #include <arpa/inet.h>
 #include <endian.h>
 #include <fcntl.h>

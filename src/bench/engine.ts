@@ -23,7 +23,7 @@ import type { AtomicRequest } from '../codec/iwarp/messages.js';
 import { decodeRdmapMessage, encodeRdmapMessage } from '../codec/iwarp/rdmap.js';
 import { TaggedBufferTable } from '../engine/memory/tagged-buffer.js';
 import { Responder } from '../engine/responder/responder.js';
-import { accessMask } from '../engine/verbs-model/access-flags.js';
+import { accessMask } from '../ibverbs/access-flags.js';
 import { figure, printFigures } from './report.js';
 
 const BATCH = 4096;

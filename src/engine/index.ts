@@ -10,6 +10,28 @@
  */
 export { ArgumentError, UnknownNameError } from '../errors.js';
 export {
+  ACCESS_FLAGS,
+  type AccessFlag,
+  accessMask,
+  hasAccess,
+} from '../ibverbs/access-flags.js';
+export {
+  FLUSH_PLACEMENT,
+  FLUSH_SELECTIVITY,
+  type FlushPlacement,
+  type FlushSelectivity,
+} from '../ibverbs/flush.js';
+export { QP_STATE, type QpState } from '../ibverbs/qp-state.js';
+export {
+  WC_FLAGS,
+  WC_OPCODE,
+  type WcFlag,
+  type WcOpcode,
+  wcFlagsValue,
+} from '../ibverbs/wc-opcode.js';
+export { WC_STATUS, type WcStatus } from '../ibverbs/wc-status.js';
+export { WR_OPCODE, type WrOpcode } from '../ibverbs/wr-opcode.js';
+export {
   maskedCompareSwap,
   maskedFetchAdd,
   maskedFetchAddBitwise,
@@ -99,26 +121,4 @@ export type {
   ReceiveCompletion,
   ResponderResult,
 } from './responder/types.js';
-export {
-  ACCESS_FLAGS,
-  type AccessFlag,
-  accessMask,
-  hasAccess,
-} from './verbs-model/access-flags.js';
-export {
-  FLUSH_PLACEMENT,
-  FLUSH_SELECTIVITY,
-  type FlushPlacement,
-  type FlushSelectivity,
-} from './verbs-model/flush.js';
-export { QP_STATE, type QpState } from './verbs-model/qp-state.js';
-export {
-  WC_FLAGS,
-  WC_OPCODE,
-  type WcFlag,
-  type WcOpcode,
-  wcFlagsValue,
-} from './verbs-model/wc-opcode.js';
-export { WC_STATUS, type WcStatus } from './verbs-model/wc-status.js';
-export { WR_OPCODE, type WrOpcode } from './verbs-model/wr-opcode.js';
 export { makeReadV2Request, makeReadV2Response } from './wire/build.js';

@@ -42,7 +42,7 @@ import { decodeRocePacket } from '../codec/roce/packet.js';
 import { TaggedBufferTable } from '../engine/memory/tagged-buffer.js';
 import { Responder } from '../engine/responder/responder.js';
 import type { ResponderResult } from '../engine/responder/types.js';
-import { accessMask } from '../engine/verbs-model/access-flags.js';
+import { accessMask } from '../ibverbs/access-flags.js';
 import type { FuzzRandom } from './random.js';
 import {
   FUZZ_LINK_TYPES,

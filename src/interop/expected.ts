@@ -13,7 +13,7 @@ import {
 } from '../engine/projection/project.js';
 import { errorCompletion, type WorkCompletion } from '../engine/projection/work-completion.js';
 import type { LocalSge, WorkRequest } from '../engine/requester/work-request.js';
-import { ACCESS_FLAGS } from '../engine/verbs-model/access-flags.js';
+import { ACCESS_FLAGS } from '../ibverbs/access-flags.js';
 import type { Access } from '../verbs/mr.js';
 import { requireScenario } from './arguments.js';
 import { observedCompletion } from './observe.js';

@@ -9,7 +9,7 @@
 
 import type { OrderedOperation } from '../engine/ordering/rules.js';
 import type { FlushTarget, ModelledWrOpcode } from '../engine/requester/work-request.js';
-import type { WcOpcode } from '../engine/verbs-model/wc-opcode.js';
+import type { WcOpcode } from '../ibverbs/wc-opcode.js';
 import type { Access } from '../verbs/mr.js';
 import type { QpOptions } from '../verbs/pd.js';
 

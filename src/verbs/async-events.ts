@@ -5,8 +5,9 @@
  * the context's async fd on the libuv loop, acknowledged at once, named with
  * {@link ASYNC_EVENT} and paired with the wrapper object it concerns.
  */
+
+import { ASYNC_EVENT, type AsyncEventType, nameOf } from '../ibverbs/constants.js';
 import type { NativeAsyncEvent } from '../native/bindings.js';
-import { ASYNC_EVENT, type AsyncEventType, nameOf } from './constants.js';
 import type { Cq } from './cq.js';
 import { VerbsError } from './errors.js';
 import type { Qp } from './qp.js';

@@ -5,13 +5,14 @@
  * `disconnect()` runs `rdma_disconnect` on the libuv thread pool: it can block for a
  * long time on rxe (measured 100 s when both ends disconnect one after the other).
  */
+
+import { CM_EVENT, type CmEventType, nameOf } from '../ibverbs/constants.js';
 import type {
   NativeCmEvent,
   NativeCmId,
   NativeEventChannel,
   NativeFdWatcher,
 } from '../native/bindings.js';
-import { CM_EVENT, type CmEventType, nameOf } from './constants.js';
 import type { Cq } from './cq.js';
 import { Context } from './device.js';
 import { VerbsError } from './errors.js';

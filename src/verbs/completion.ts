@@ -6,6 +6,7 @@
 
 import { endianness } from 'node:os';
 import { describeValue } from '../arguments.js';
+import { flagNames, nameOf } from '../ibverbs/constants.js';
 import {
   WC_FLAGS,
   WC_OPCODE,
@@ -13,9 +14,8 @@ import {
   type WcFlag,
   type WcOpcode,
   type WcStatus,
-} from '../engine/verbs-model/index.js';
+} from '../ibverbs/index.js';
 import { WC_LAYOUT, WC_WORDS } from '../native/bindings.js';
-import { flagNames, nameOf } from './constants.js';
 import { VerbsArgumentError } from './errors.js';
 
 /** `struct ibv_wc` with raw numbers, as decoded from the addon's poll output. */

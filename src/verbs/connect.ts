@@ -3,7 +3,7 @@
  * peer's GID, QPN and PSN exchanged out of band. Not possible on iWARP (siw), where a QP
  * reaches RTS only through rdma_cm (see `cm.ts`).
  */
-import type { Mtu } from './constants.js';
+import type { Mtu } from '../ibverbs/constants.js';
 import { VerbsArgumentError } from './errors.js';
 import type { Access } from './mr.js';
 import type { Qp } from './qp.js';

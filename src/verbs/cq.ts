@@ -2,10 +2,11 @@
  * Completion queues: synchronous `poll(n)`, and `await cq.next()` / `for await` driven by
  * the completion channel's fd on the libuv loop (no thread blocks, no busy loop).
  */
+
+import type { AsyncEventType } from '../ibverbs/constants.js';
 import { type NativeCq, type NativeFdWatcher, WC_WORDS } from '../native/bindings.js';
 import { VerbsAsyncEventError } from './async-events.js';
 import { decodeWorkCompletion, toWorkCompletion, type WorkCompletion } from './completion.js';
-import type { AsyncEventType } from './constants.js';
 import type { Context } from './device.js';
 import { VerbsArgumentError, VerbsError } from './errors.js';
 import { Resource } from './lifetime.js';

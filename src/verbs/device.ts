@@ -2,13 +2,7 @@
  * Devices: the list, and `Context` (an opened device) with its queries. Query results
  * carry names from the tables in `constants.ts` next to the raw values.
  */
-import type {
-  NativeContext,
-  NativeDeviceAttr,
-  NativeFdWatcher,
-  NativePortAttr,
-} from '../native/bindings.js';
-import { type AsyncEvent, toAsyncEvent } from './async-events.js';
+
 import {
   ATOMIC_CAP,
   type AtomicCap,
@@ -28,7 +22,14 @@ import {
   type PortState,
   TRANSPORT_TYPE,
   type TransportType,
-} from './constants.js';
+} from '../ibverbs/constants.js';
+import type {
+  NativeContext,
+  NativeDeviceAttr,
+  NativeFdWatcher,
+  NativePortAttr,
+} from '../native/bindings.js';
+import { type AsyncEvent, toAsyncEvent } from './async-events.js';
 import { Cq } from './cq.js';
 import { VerbsArgumentError, VerbsError } from './errors.js';
 import { type CloseOptions, Resource } from './lifetime.js';

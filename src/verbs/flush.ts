@@ -19,9 +19,9 @@ export {
   FLUSH_SELECTIVITY,
   type FlushPlacement,
   type FlushSelectivity,
-} from '../engine/verbs-model/flush.js';
+} from '../ibverbs/flush.js';
 
-import type { FlushPlacement, FlushSelectivity } from '../engine/verbs-model/flush.js';
+import type { FlushPlacement, FlushSelectivity } from '../ibverbs/flush.js';
 
 /** The C names of the tables above (prefix `IBV_FLUSH_` for both). */
 export const FLUSH_C_PREFIX = 'IBV_FLUSH_';

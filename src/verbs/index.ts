@@ -8,18 +8,6 @@
  * test/host/package/exports.test.ts pins the list.
  */
 export { ArgumentError, UnknownNameError } from '../errors.js';
-export { type AsyncEvent, VerbsAsyncEventError } from './async-events.js';
-export { type CmEvent, type CmId, type ConnParams, EventChannel } from './cm.js';
-export { isReceiveCompletion, type WorkCompletion } from './completion.js';
-export {
-  connectPairByHand,
-  connectRcByHand,
-  type PairConnectParams,
-  type PairSideParams,
-  type RcConnectParams,
-  type RcEndpoint,
-  readyUd,
-} from './connect.js';
 export {
   ASYNC_EVENT,
   type AsyncEventType,
@@ -46,7 +34,19 @@ export {
   type SendFlag,
   TRANSPORT_TYPE,
   type TransportType,
-} from './constants.js';
+} from '../ibverbs/constants.js';
+export { type AsyncEvent, VerbsAsyncEventError } from './async-events.js';
+export { type CmEvent, type CmId, type ConnParams, EventChannel } from './cm.js';
+export { isReceiveCompletion, type WorkCompletion } from './completion.js';
+export {
+  connectPairByHand,
+  connectRcByHand,
+  type PairConnectParams,
+  type PairSideParams,
+  type RcConnectParams,
+  type RcEndpoint,
+  readyUd,
+} from './connect.js';
 export type { CompletionSink, Cq, WaitOptions } from './cq.js';
 export {
   type Context,

@@ -4,7 +4,7 @@
  * neither the registration nor the memory can disappear under the device.
  */
 import { requireName } from '../arguments.js';
-import { ACCESS_FLAGS, type AccessFlag } from '../engine/verbs-model/index.js';
+import { ACCESS_FLAGS, type AccessFlag } from '../ibverbs/index.js';
 import type { NativeMr } from '../native/bindings.js';
 import { VerbsArgumentError } from './errors.js';
 import { Resource } from './lifetime.js';

@@ -1,7 +1,7 @@
 /** Protection domains: the parent of memory regions and queue pairs. */
 import { markAsUntransferable } from 'node:worker_threads';
+import { QP_TYPE, type QpType, SEND_OPS_FLAGS } from '../ibverbs/constants.js';
 import type { NativeAh, NativePd } from '../native/bindings.js';
-import { QP_TYPE, type QpType } from './constants.js';
 import type { Cq } from './cq.js';
 import type { Context } from './device.js';
 import { VerbsArgumentError } from './errors.js';
@@ -58,19 +58,6 @@ export interface QpOptions {
    */
   readonly flush?: boolean;
 }
-
-/** IBV_QP_EX_WITH_* (libibverbs `enum ibv_qp_create_send_ops_flags`) for RC. */
-export const SEND_OPS_FLAGS = {
-  RDMA_WRITE: 1n << 0n,
-  RDMA_WRITE_WITH_IMM: 1n << 1n,
-  SEND: 1n << 2n,
-  SEND_WITH_IMM: 1n << 3n,
-  RDMA_READ: 1n << 4n,
-  ATOMIC_CMP_AND_SWP: 1n << 5n,
-  ATOMIC_FETCH_AND_ADD: 1n << 6n,
-  FLUSH: 1n << 11n,
-  ATOMIC_WRITE: 1n << 12n,
-} as const;
 
 /** The RC send ops an extended QP asks for by default (everything but ATOMIC_WRITE). */
 const DEFAULT_SEND_OPS =

@@ -4,7 +4,7 @@
  * extended QP API (rdma-core's own tests probe it the same way), and siw's RC-only rule
  * shows only at QP creation.
  */
-import type { AtomicCap, TransportType } from './constants.js';
+import type { AtomicCap, TransportType } from '../ibverbs/constants.js';
 import { listDevices, openDevice } from './device.js';
 import { VerbsError } from './errors.js';
 

@@ -3,9 +3,10 @@
  * to its native name and its `ibv_qp_attr_mask` bit: the mask is computed from the
  * fields present, never written by hand.
  */
-import { QP_STATE, type QpState } from '../engine/verbs-model/index.js';
+
+import { MTU, type Mtu, QP_ATTR_MASK, type QpAttrMaskBit } from '../ibverbs/constants.js';
+import { QP_STATE, type QpState } from '../ibverbs/index.js';
 import type { NativeAhAttr, NativeQpAttr } from '../native/bindings.js';
-import { MTU, type Mtu, QP_ATTR_MASK, type QpAttrMaskBit } from './constants.js';
 import { VerbsArgumentError } from './errors.js';
 import { type Access, accessMaskOf } from './mr.js';
 

@@ -4,7 +4,9 @@
  * tracking: every MR a posted request uses stays referenced until its completion is
  * polled (unsignaled requests retire with the next signaled one, in send-queue order).
  */
-import { QP_STATE, WR_OPCODE, type WrOpcode } from '../engine/verbs-model/index.js';
+
+import { MTU, type Mtu, nameOf, SEND_FLAGS, type SendFlag } from '../ibverbs/constants.js';
+import { QP_STATE, WR_OPCODE, type WrOpcode } from '../ibverbs/index.js';
 import type {
   NativeQp,
   NativeQpQuery,
@@ -14,7 +16,6 @@ import type {
 } from '../native/bindings.js';
 import type { CmId } from './cm.js';
 import { isReceiveCompletion, type WorkCompletion } from './completion.js';
-import { MTU, type Mtu, nameOf, SEND_FLAGS, type SendFlag } from './constants.js';
 import type { CompletionSink, Cq } from './cq.js';
 import { VerbsArgumentError, VerbsError } from './errors.js';
 import { FLUSH_PLACEMENT, FLUSH_SELECTIVITY, type FlushSpec } from './flush.js';

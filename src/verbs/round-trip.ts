@@ -13,7 +13,8 @@
  * The addon re-checks on every run that the QP, the CQs and the MRs are live.
  */
 import { endianness } from 'node:os';
-import { WC_STATUS, type WcStatus } from '../engine/verbs-model/index.js';
+import { nameOf } from '../ibverbs/constants.js';
+import { WC_STATUS, type WcStatus } from '../ibverbs/index.js';
 import {
   type NativeRoundTrip,
   type NativeSendWr,
@@ -21,7 +22,6 @@ import {
   WC_LAYOUT,
 } from '../native/bindings.js';
 import { decodeWorkCompletion, toWorkCompletion, type WorkCompletion } from './completion.js';
-import { nameOf } from './constants.js';
 import { VerbsArgumentError, VerbsError } from './errors.js';
 import type { Mr } from './mr.js';
 import { addon } from './native.js';

@@ -12,7 +12,7 @@ import {
 } from '../../codec/iwarp/terminate-codes.js';
 import type { AethNakCodeName } from '../../codec/roce/aeth.js';
 import { UnknownNameError } from '../../errors.js';
-import type { WcStatus } from '../verbs-model/wc-status.js';
+import type { WcStatus } from '../../ibverbs/wc-status.js';
 
 /** Failures detected by the Responder / Data Sink on an incoming message. */
 export type EngineFailure =

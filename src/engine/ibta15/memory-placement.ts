@@ -22,9 +22,10 @@
  * pointer to 8 bytes: on a little-endian host, the value's little-endian form); FLUSH
  * changes no byte and completes with byte_len = the length asked.
  */
+
+import type { AccessFlag } from '../../ibverbs/access-flags.js';
+import type { WcStatus } from '../../ibverbs/wc-status.js';
 import type { EngineFailure } from '../errors/failure-table.js';
-import type { AccessFlag } from '../verbs-model/access-flags.js';
-import type { WcStatus } from '../verbs-model/wc-status.js';
 
 /** The responder's memory region as the operation finds it. */
 export interface PlacementRegion {

@@ -16,11 +16,12 @@
  * does). A failed check is a NAK: Remote Access Error, or Invalid Request for a
  * misaligned ATOMIC WRITE (failure-table.ts rows `access-rights`, `misaligned-atomic`).
  */
+
+import { ACCESS_FLAGS, type AccessFlag } from '../../ibverbs/access-flags.js';
 import type { EngineFailure } from '../errors/failure-table.js';
 import type { TaggedBufferTable } from '../memory/tagged-buffer.js';
 import type { WorkCompletion } from '../projection/work-completion.js';
 import type { PlacementRequest } from '../requester/work-request.js';
-import { ACCESS_FLAGS, type AccessFlag } from '../verbs-model/access-flags.js';
 import { executePlacement, type PlacementOperation } from './memory-placement.js';
 
 /** What one placement request did: its completion, or the failure that NAKed it. */

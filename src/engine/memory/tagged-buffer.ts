@@ -7,7 +7,7 @@
 
 import { describeValue } from '../../arguments.js';
 import { RdmaInteropError } from '../../errors.js';
-import { type AccessFlag, hasAccess } from '../verbs-model/access-flags.js';
+import { type AccessFlag, hasAccess } from '../../ibverbs/access-flags.js';
 import type { MemoryByteOrder } from './byte-order.js';
 
 /** 2^64: Tagged Offsets are 64-bit and must not wrap (RFC 5041 §7.1, RFC 5040 §4.8). */

@@ -25,6 +25,7 @@ import {
 } from '../../codec/iwarp/profiles.js';
 import type { AethNakCodeName } from '../../codec/roce/aeth.js';
 import type { RocePacketFields } from '../../codec/roce/packet.js';
+import type { QpState } from '../../ibverbs/qp-state.js';
 import { type EngineFailure, failureRow } from '../errors/failure-table.js';
 import { runPlacementRequest } from '../ibta15/placement-request.js';
 import { type TaggedBufferRegistration, TaggedBufferTable } from '../memory/tagged-buffer.js';
@@ -39,7 +40,6 @@ import {
 } from '../requester/work-request.js';
 import { Responder } from '../responder/responder.js';
 import type { ReceiveBuffer, ReceiveCompletion } from '../responder/types.js';
-import type { QpState } from '../verbs-model/qp-state.js';
 import { type TerminateStatusModel, terminateStatus } from './terminate-status.js';
 import { TraceRecorder } from './trace.js';
 import {

@@ -16,8 +16,8 @@
 import { requireName, requireObject } from '../../arguments.js';
 import type { Terminate } from '../../codec/iwarp/messages.js';
 import { terminateCodeInfo } from '../../codec/iwarp/terminate-codes.js';
+import type { WcStatus } from '../../ibverbs/wc-status.js';
 import { FAILURE_TABLE } from '../errors/failure-table.js';
-import type { WcStatus } from '../verbs-model/wc-status.js';
 
 /** Which implementation's reporting to follow. */
 export type TerminateStatusModel = 'reference' | 'siw';

@@ -1,8 +1,8 @@
 /** A work completion as a verbs consumer sees it (`struct ibv_wc`), in table names. */
 import { requireInteger } from '../../arguments.js';
-import type { QpState } from '../verbs-model/qp-state.js';
-import type { WcFlag, WcOpcode } from '../verbs-model/wc-opcode.js';
-import type { WcStatus } from '../verbs-model/wc-status.js';
+import type { QpState } from '../../ibverbs/qp-state.js';
+import type { WcFlag, WcOpcode } from '../../ibverbs/wc-opcode.js';
+import type { WcStatus } from '../../ibverbs/wc-status.js';
 
 /** The 32-bit immediate in both forms a program meets. */
 export interface ImmediateValue {

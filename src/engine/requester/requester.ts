@@ -19,12 +19,12 @@ import {
   type IwarpProfile,
   requireIwarpProfile,
 } from '../../codec/iwarp/profiles.js';
+import type { QpState } from '../../ibverbs/qp-state.js';
+import type { WcStatus } from '../../ibverbs/wc-status.js';
 import { type EngineFailure, taggedAccessFailure } from '../errors/failure-table.js';
 import { buildTerminate } from '../errors/terminate.js';
 import type { StreamIdentity, TaggedBufferTable } from '../memory/tagged-buffer.js';
 import { errorCompletion, type WorkCompletion } from '../projection/work-completion.js';
-import type { QpState } from '../verbs-model/qp-state.js';
-import type { WcStatus } from '../verbs-model/wc-status.js';
 import { type IwarpSendState, newIwarpSendState, workRequestToIwarp } from './to-iwarp.js';
 import type { WorkRequest, WorkRequestError } from './work-request.js';
 

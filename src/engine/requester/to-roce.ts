@@ -7,7 +7,7 @@
 import type { ExtensionHeaders } from '../../codec/roce/headers.js';
 import { BthOpcode, type BthOpcodeName } from '../../codec/roce/opcodes.js';
 import type { RocePacketFields } from '../../codec/roce/packet.js';
-import { FLUSH_PLACEMENT, FLUSH_SELECTIVITY } from '../verbs-model/flush.js';
+import { FLUSH_PLACEMENT, FLUSH_SELECTIVITY } from '../../ibverbs/flush.js';
 import type { WorkRequest, WorkRequestError } from './work-request.js';
 import { validateWorkRequest } from './work-request.js';
 

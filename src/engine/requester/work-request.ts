@@ -9,8 +9,8 @@ import {
   FLUSH_SELECTIVITY,
   type FlushPlacement,
   type FlushSelectivity,
-} from '../verbs-model/flush.js';
-import type { WrOpcode } from '../verbs-model/wr-opcode.js';
+} from '../../ibverbs/flush.js';
+import type { WrOpcode } from '../../ibverbs/wr-opcode.js';
 
 interface Base {
   /** The verbs `wr_id`. */

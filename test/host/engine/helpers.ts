@@ -4,7 +4,7 @@ import type { IwarpProfile } from '../../../src/codec/iwarp/profiles.js';
 import type { MemoryByteOrder } from '../../../src/engine/memory/byte-order.js';
 import { TaggedBufferTable } from '../../../src/engine/memory/tagged-buffer.js';
 import { Responder, type ResponderOptions } from '../../../src/engine/responder/responder.js';
-import { accessMask } from '../../../src/engine/verbs-model/access-flags.js';
+import { accessMask } from '../../../src/ibverbs/access-flags.js';
 
 export const STAG = 0x1a2b3c4d;
 export const BASE_TO = 0x00007f3a12345000n;

@@ -12,7 +12,7 @@ import {
   type PlacementOperation,
   type PlacementRegion,
 } from '../../../src/engine/ibta15/memory-placement.js';
-import type { AccessFlag } from '../../../src/engine/verbs-model/access-flags.js';
+import type { AccessFlag } from '../../../src/ibverbs/access-flags.js';
 
 const RW: AccessFlag[] = ['LOCAL_WRITE', 'REMOTE_WRITE', 'REMOTE_READ', 'REMOTE_ATOMIC'];
 const QP_ALL: AccessFlag[] = [...RW, 'FLUSH_GLOBAL', 'FLUSH_PERSISTENT'];

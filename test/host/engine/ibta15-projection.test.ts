@@ -9,7 +9,7 @@ import {
   projectRoce,
   type VerbsScenario,
 } from '../../../src/engine/projection/project.js';
-import { ACCESS_FLAGS } from '../../../src/engine/verbs-model/access-flags.js';
+import { ACCESS_FLAGS } from '../../../src/ibverbs/access-flags.js';
 
 const BASE = 0x7f3a_1000_0008n;
 function scenario(access: number, workRequests: VerbsScenario['workRequests']): VerbsScenario {

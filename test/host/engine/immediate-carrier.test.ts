@@ -4,7 +4,7 @@ import {
   projectRoce,
   type VerbsScenario,
 } from '../../../src/engine/projection/project.js';
-import { ACCESS_FLAGS } from '../../../src/engine/verbs-model/access-flags.js';
+import { ACCESS_FLAGS } from '../../../src/ibverbs/access-flags.js';
 
 // Write-with-immediate into a receive WQE with no room: RoCE carries the immediate in the
 // ImmDt header and does not use the receive's SGEs (IBTA; rxe completes it), while an

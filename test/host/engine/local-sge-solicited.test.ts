@@ -13,7 +13,7 @@ import {
   type VerbsScenario,
 } from '../../../src/engine/projection/project.js';
 import type { LocalSge, WorkRequest } from '../../../src/engine/requester/work-request.js';
-import { accessMask } from '../../../src/engine/verbs-model/access-flags.js';
+import { accessMask } from '../../../src/ibverbs/access-flags.js';
 
 const RKEY = 0x00c0ffee;
 const VA = 0x00007f0012345000n;

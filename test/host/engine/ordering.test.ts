@@ -159,7 +159,7 @@ describe('ordering rules as data (RFC 7306 §7, RFC 5040 §5.5)', () => {
 describe('the engine obeys its own ordering rules', () => {
   it('[R7306-7-table] [R7306-5.4-3] a mixed run (write, write+imm, send, read, atomics) traced from the engine has no violation', async () => {
     const { projectIwarp } = await import('../../../src/engine/projection/project.js');
-    const { accessMask } = await import('../../../src/engine/verbs-model/access-flags.js');
+    const { accessMask } = await import('../../../src/ibverbs/access-flags.js');
     const va = 0x10000n;
     const outcome = projectIwarp({
       responder: {

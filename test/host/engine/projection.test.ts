@@ -9,7 +9,7 @@ import {
   type VerbsScenario,
 } from '../../../src/engine/projection/project.js';
 import { immediateValue } from '../../../src/engine/projection/work-completion.js';
-import { accessMask } from '../../../src/engine/verbs-model/access-flags.js';
+import { accessMask } from '../../../src/ibverbs/access-flags.js';
 
 const RKEY = 0x00c0ffee;
 const VA = 0x00007f0012345678n & ~7n;

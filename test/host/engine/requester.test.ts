@@ -5,8 +5,8 @@ import { buildTerminate } from '../../../src/engine/errors/terminate.js';
 import { TaggedBufferTable } from '../../../src/engine/memory/tagged-buffer.js';
 import { Requester } from '../../../src/engine/requester/requester.js';
 import type { WorkRequest } from '../../../src/engine/requester/work-request.js';
-import { accessMask } from '../../../src/engine/verbs-model/access-flags.js';
 import { makeReadV2Response } from '../../../src/engine/wire/build.js';
+import { accessMask } from '../../../src/ibverbs/access-flags.js';
 
 const fetchAdd = (wrId: bigint, add: bigint): WorkRequest => ({
   opcode: 'ATOMIC_FETCH_AND_ADD',

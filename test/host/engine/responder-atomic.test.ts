@@ -3,7 +3,7 @@ import { ALL_ONES_64, makeAtomicRequest, makeReadRequest } from '../../../src/co
 import type { AtomicResponse, RdmapMessage } from '../../../src/codec/iwarp/messages.js';
 import { decodeRdmapMessage, encodeRdmapMessage } from '../../../src/codec/iwarp/rdmap.js';
 import { Responder } from '../../../src/engine/responder/responder.js';
-import { accessMask } from '../../../src/engine/verbs-model/access-flags.js';
+import { accessMask } from '../../../src/ibverbs/access-flags.js';
 import { BASE_TO, STAG, setup } from './helpers.js';
 
 const ORIGINAL = 0x0123456789abcdefn;

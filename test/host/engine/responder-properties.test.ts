@@ -7,7 +7,7 @@ import {
   maskedFetchAdd,
   U64_MASK,
 } from '../../../src/engine/atomic/masked-arith.js';
-import { accessMask } from '../../../src/engine/verbs-model/access-flags.js';
+import { accessMask } from '../../../src/ibverbs/access-flags.js';
 import { BASE_TO, STAG, setup } from './helpers.js';
 
 const u64 = fc.bigInt({ min: 0n, max: U64_MASK });

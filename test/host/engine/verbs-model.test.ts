@@ -10,7 +10,7 @@ import {
   WC_STATUS,
   WR_OPCODE,
   wcFlagsValue,
-} from '../../../src/engine/verbs-model/index.js';
+} from '../../../src/ibverbs/index.js';
 
 describe('verbs-model tables (rdma-core libibverbs/verbs.h)', () => {
   it('values are distinct within each table and match verbs.h anchors', () => {

@@ -8,7 +8,7 @@ import {
   type VerbsScenario,
 } from '../../../src/engine/projection/project.js';
 import type { WorkRequest } from '../../../src/engine/requester/work-request.js';
-import { accessMask } from '../../../src/engine/verbs-model/access-flags.js';
+import { accessMask } from '../../../src/ibverbs/access-flags.js';
 
 const RKEY = 0x2468ace0;
 const VA = 0x00007ffe00001000n;

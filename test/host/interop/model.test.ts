@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { WC_OPCODE } from '../../../src/engine/verbs-model/wc-opcode.js';
-import { WR_OPCODE } from '../../../src/engine/verbs-model/wr-opcode.js';
+import { WC_OPCODE } from '../../../src/ibverbs/wc-opcode.js';
+import { WR_OPCODE } from '../../../src/ibverbs/wr-opcode.js';
 import { engineWorkRequest, expectedOutcome } from '../../../src/interop/expected.js';
 import { OPERATION_TRAITS, operandsOf, traitsOf } from '../../../src/interop/operations.js';
 import { orderingField } from '../../../src/interop/ordering-trace.js';

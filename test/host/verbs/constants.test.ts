@@ -6,16 +6,6 @@
  */
 import { describe, expect, it } from 'vitest';
 import {
-  ACCESS_FLAGS,
-  C_NAME_PREFIX,
-  QP_STATE,
-  WC_FLAGS,
-  WC_OPCODE,
-  WC_STATUS,
-  WR_OPCODE,
-} from '../../../src/engine/verbs-model/index.js';
-import { ROUND_TRIP_LAYOUT, WC_LAYOUT, WC_WORDS } from '../../../src/native/bindings.js';
-import {
   ASYNC_EVENT,
   ATOMIC_CAP,
   C_NAMES,
@@ -29,10 +19,20 @@ import {
   QP_ATTR_MASK,
   QP_TYPE,
   SEND_FLAGS,
+  SEND_OPS_FLAGS,
   TRANSPORT_TYPE,
-} from '../../../src/verbs/constants.js';
+} from '../../../src/ibverbs/constants.js';
+import {
+  ACCESS_FLAGS,
+  C_NAME_PREFIX,
+  QP_STATE,
+  WC_FLAGS,
+  WC_OPCODE,
+  WC_STATUS,
+  WR_OPCODE,
+} from '../../../src/ibverbs/index.js';
+import { ROUND_TRIP_LAYOUT, WC_LAYOUT, WC_WORDS } from '../../../src/native/bindings.js';
 import { addon } from '../../../src/verbs/native.js';
-import { SEND_OPS_FLAGS } from '../../../src/verbs/pd.js';
 
 // Names newer than the rdma-core headers the addon is built against (rdma-core 44 has
 // no FLUSH operations yet): the addon carries them itself (native/flush.h, checked against

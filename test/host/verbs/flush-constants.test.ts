@@ -7,7 +7,8 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ACCESS_FLAGS, WC_OPCODE, WR_OPCODE } from '../../../src/engine/verbs-model/index.js';
+import { SEND_OPS_FLAGS } from '../../../src/ibverbs/constants.js';
+import { ACCESS_FLAGS, WC_OPCODE, WR_OPCODE } from '../../../src/ibverbs/index.js';
 import { rdmaCoreBuildDir } from '../../../src/runtime/userspace.js';
 import {
   FLUSH_C_PREFIX,
@@ -19,7 +20,6 @@ import {
 } from '../../../src/verbs/flush.js';
 import { VerbsError } from '../../../src/verbs/index.js';
 import { addon } from '../../../src/verbs/native.js';
-import { SEND_OPS_FLAGS } from '../../../src/verbs/pd.js';
 
 const RDMA_CORE = '56.1';
 

@@ -1,8 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { WC_FLAGS, WC_STATUS } from '../../../src/engine/verbs-model/index.js';
 import { UnknownNameError } from '../../../src/errors.js';
-import { toWorkCompletion } from '../../../src/verbs/completion.js';
 import {
   DEVICE_CAP_FLAGS,
   flagMask,
@@ -10,7 +8,9 @@ import {
   nameOf,
   QP_ATTR_MASK,
   SEND_FLAGS,
-} from '../../../src/verbs/constants.js';
+} from '../../../src/ibverbs/constants.js';
+import { WC_FLAGS, WC_STATUS } from '../../../src/ibverbs/index.js';
+import { toWorkCompletion } from '../../../src/verbs/completion.js';
 import { formatGuid, gidText } from '../../../src/verbs/device.js';
 import { accessMaskOf, VerbsArgumentError } from '../../../src/verbs/index.js';
 import { QP_ATTR_FIELDS, toNativeQpAttr } from '../../../src/verbs/qp-attr.js';

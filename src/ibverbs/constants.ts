@@ -1,8 +1,8 @@
 /**
  * libibverbs / librdmacm enums the verbs layer names, as data (names and values from
  * rdma-core's `libibverbs/verbs.h` and `librdmacm/rdma_cma.h`, rdma-core 44). The
- * work-request, completion, access and QP-state tables live in the engine's verbs model
- * (`src/engine/verbs-model/`) and are shared, not duplicated.
+ * work-request, completion, access and QP-state tables, which the engine reads too, are
+ * its siblings in this folder.
  */
 
 /** `enum ibv_transport_type`. */
@@ -78,6 +78,19 @@ export const SEND_FLAGS = {
 } as const;
 /** A send flag name. */
 export type SendFlag = keyof typeof SEND_FLAGS;
+
+/** `enum ibv_qp_create_send_ops_flags` (IBV_QP_EX_WITH_*), the ones for RC. */
+export const SEND_OPS_FLAGS = {
+  RDMA_WRITE: 1n << 0n,
+  RDMA_WRITE_WITH_IMM: 1n << 1n,
+  SEND: 1n << 2n,
+  SEND_WITH_IMM: 1n << 3n,
+  RDMA_READ: 1n << 4n,
+  ATOMIC_CMP_AND_SWP: 1n << 5n,
+  ATOMIC_FETCH_AND_ADD: 1n << 6n,
+  FLUSH: 1n << 11n,
+  ATOMIC_WRITE: 1n << 12n,
+} as const;
 
 /** `enum ibv_device_cap_flags` (the 32-bit `device_cap_flags`). */
 export const DEVICE_CAP_FLAGS = {

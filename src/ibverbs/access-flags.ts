@@ -5,7 +5,7 @@
  * Naming rule (the whole package): a key is the C name without its prefix (`IBV_ACCESS_`),
  * so C's `IBV_ACCESS_X` is `ACCESS_FLAGS.X`; `C_NAME_PREFIX.ACCESS_FLAGS` records the prefix.
  */
-import { requireArray, requireInteger, requireName } from '../../arguments.js';
+import { requireArray, requireInteger, requireName } from '../arguments.js';
 
 export const ACCESS_FLAGS = {
   LOCAL_WRITE: 1,

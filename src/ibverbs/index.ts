@@ -1,8 +1,12 @@
 /**
- * Verbs-level enums as data (one table each), names and numeric values from
- * rdma-core `libibverbs/verbs.h`. Shared with the N-API wrapper.
+ * The libibverbs ABI as data, the neutral home both the engine (src/engine/) and the verbs
+ * wrapper (src/verbs/) import, so neither imports the other: the work-request, completion,
+ * access and QP-state tables (one table each), the other enums the wrapper names
+ * (constants.ts), names and numeric values from rdma-core `libibverbs/verbs.h` and
+ * `librdmacm/rdma_cma.h`. Tests check every value against the constants the addon exports.
  */
 export * from './access-flags.js';
+export * from './constants.js';
 export * from './flush.js';
 export * from './qp-state.js';
 export * from './wc-opcode.js';

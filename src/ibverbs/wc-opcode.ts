@@ -5,7 +5,7 @@
  * Naming rule (the whole package): a key is the C name without its prefix (`IBV_WC_`),
  * so C's `IBV_WC_X` is `WC_OPCODE.X`; `C_NAME_PREFIX.WC_OPCODE` records the prefix.
  */
-import { requireArray, requireName } from '../../arguments.js';
+import { requireArray, requireName } from '../arguments.js';
 
 export const WC_OPCODE = {
   SEND: 0,
