@@ -213,6 +213,8 @@ function frameConnection(
     connection: () => connection,
     direction: (d) => d.direction,
     emit: (item) => items.push(item),
+    // Every byte of the run is appended before the framer starts: nothing moves them.
+    stableBytes: true,
     // In an iWARP connection, a direction that does not start with an MPA frame is a bad
     // or cut frame (RFC 5044 §7.1): its problem, as for any other frame error.
     notMpa: (d) => {

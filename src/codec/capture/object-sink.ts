@@ -24,6 +24,11 @@ export interface ObjectSinkHost<D> {
   emit(item: CaptureItem): void;
   /** The direction turned out not to start with an MPA frame. */
   notMpa(d: D): void;
+  /**
+   * Whether a direction's pending bytes stay as they are once framed (all of them were
+   * appended before framing began): the items then keep views of them, not copies.
+   */
+  readonly stableBytes?: boolean;
 }
 
 /** An MpaSink that makes `CaptureItem`s (see the module comment). */
@@ -63,11 +68,11 @@ export function objectSink<D extends MpaDirection<ItemOrigin>>(
         if (r === undefined) return;
         const at = d.frameAt(d.consumed);
         const base = d.consumed;
-        // Copies of what stays referenced: the buffer is reused once consumed.
-        const ulpdu = r.fpdu.ulpdu.slice();
+        // Copies of what stays referenced: a streaming buffer is reused once consumed.
+        const ulpdu = host.stableBytes ? r.fpdu.ulpdu : r.fpdu.ulpdu.slice();
         const fpdu = {
           ...r,
-          fpdu: { ...r.fpdu, ulpdu, pad: r.fpdu.pad.slice() },
+          fpdu: host.stableBytes ? r.fpdu : { ...r.fpdu, ulpdu, pad: r.fpdu.pad.slice() },
           offset: base,
           markers: r.markers.map((m) => ({ ...m, offset: m.offset + base })),
           sequence: d.sequenceAt(base),
