@@ -39,7 +39,7 @@ import { buildTcpFrame } from '../codec/net/build.js';
 import { encodePcap } from '../codec/pcap/pcap.js';
 import { buildRoceFrame } from '../codec/roce/frame.js';
 import { decodeRocePacket } from '../codec/roce/packet.js';
-import type { BenchFigure } from './codec.js';
+import { type Figure, figure } from './report.js';
 
 const TSHARK = '/usr/bin/tshark';
 const ROCE_FRAMES = 10_000;
@@ -243,13 +243,13 @@ export function lazyDecodeLines(capture: Uint8Array): number {
 }
 
 /** Four figures per capture; none when tshark is not installed (said in the output). */
-export async function runVersusTshark(): Promise<readonly BenchFigure[]> {
+export async function runVersusTshark(): Promise<readonly Figure[]> {
   if (!existsSync(TSHARK)) {
     process.stdout.write('  (tshark not installed: no comparison; run npm run setup)\n');
     return [];
   }
   const dir = mkdtempSync(join(tmpdir(), 'rdma-interop-bench-'));
-  const figures: BenchFigure[] = [];
+  const figures: Figure[] = [];
   try {
     for (const bench of buildBenchCaptures()) {
       const file = join(dir, 'capture.pcap');
@@ -288,46 +288,48 @@ export async function runVersusTshark(): Promise<readonly BenchFigure[]> {
       const tsharkSteady = rate(theirs - startup);
       const whole = `tshark -T fields, whole run (${theirs.toFixed(2)} s)`;
       if (bench.decodeLayer !== undefined)
-        figures.push({
-          name: `${bench.name}: RDMA-layer decode of ${bench.messages} messages`,
-          value: rate(layer),
-          unit: 'messages/s',
-          anchorName: whole,
-          anchorValue: tsharkRate,
-          ratio: rate(layer) / tsharkRate,
-          target: 100,
-        });
+        figures.push(
+          figure({
+            suite: 'codec',
+            name: `${bench.name}: RDMA-layer decode of ${bench.messages} messages`,
+            value: rate(layer),
+            unit: 'messages/s',
+            anchorName: whole,
+            anchor: tsharkRate,
+            target: { op: '>=', ratio: 100 },
+          }),
+        );
       figures.push(
-        {
+        figure({
+          suite: 'codec',
           name: `${bench.name}: whole capture, lazy streaming decode (decode --fields opcode)`,
           value: rate(lazy),
           unit: 'messages/s',
           anchorName: whole,
-          anchorValue: tsharkRate,
-          ratio: rate(lazy) / tsharkRate,
-          target: 50,
-        },
+          anchor: tsharkRate,
+          target: { op: '>=', ratio: 50 },
+        }),
         // Under heavy load the start-up run can take as long as the whole run: no figure then.
         ...(theirs - startup > 0.1 * theirs
           ? [
-              {
+              figure({
+                suite: 'codec',
                 name: `${bench.name}: whole capture, lazy streaming decode`,
                 value: rate(lazy),
                 unit: 'messages/s',
                 anchorName: `tshark minus its ${startup.toFixed(2)} s start-up`,
-                anchorValue: tsharkSteady,
-                ratio: rate(lazy) / tsharkSteady,
-              },
+                anchor: tsharkSteady,
+              }),
             ]
           : []),
-        {
+        figure({
+          suite: 'codec',
           name: `${bench.name}: whole capture, eager decode (every field an object: the tree and JSON outputs)`,
           value: rate(ours),
           unit: 'messages/s',
           anchorName: whole,
-          anchorValue: tsharkRate,
-          ratio: rate(ours) / tsharkRate,
-        },
+          anchor: tsharkRate,
+        }),
       );
     }
     return figures;

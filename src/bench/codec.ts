@@ -32,24 +32,12 @@ import {
   makeSend,
   type RdmapMessage,
 } from '../codec/iwarp/index.js';
-
-/** One line of the report. */
-export interface BenchFigure {
-  readonly name: string;
-  readonly value: number;
-  readonly unit: string;
-  readonly anchorName: string;
-  readonly anchorValue: number;
-  /** value / anchorValue (higher is better for rates). */
-  readonly ratio: number;
-  /** The ratio the figure should reach, when there is a stated target. */
-  readonly target?: number;
-}
+import { type Figure, figure, printFigures } from './report.js';
 
 /** A group of figures (one per layer). */
 export interface BenchSection {
   readonly name: string;
-  readonly run: () => Promise<readonly BenchFigure[]>;
+  readonly run: () => Promise<readonly Figure[]>;
 }
 
 /** Runs `fn` (which does `opsPerCall` operations) for about `ms` milliseconds; returns ops/s. */
@@ -191,8 +179,8 @@ int main(void) {
   }
 }
 
-async function runIwarp(): Promise<readonly BenchFigure[]> {
-  const figures: BenchFigure[] = [];
+async function runIwarp(): Promise<readonly Figure[]> {
+  const figures: Figure[] = [];
   const messages = sampleMessages();
   const segments = messages.map((m) => encodeRdmapMessage(m));
 
@@ -210,14 +198,16 @@ async function runIwarp(): Promise<readonly BenchFigure[]> {
   );
   const decodeRate = headers.subject;
   const rawRate = headers.anchor;
-  figures.push({
-    name: 'RDMAP/DDP header decode',
-    value: decodeRate,
-    unit: 'decodes/s',
-    anchorName: 'DataView field reads',
-    anchorValue: rawRate,
-    ratio: decodeRate / rawRate,
-  });
+  figures.push(
+    figure({
+      suite: 'codec',
+      name: 'RDMAP/DDP header decode',
+      value: decodeRate,
+      unit: 'decodes/s',
+      anchorName: 'DataView field reads',
+      anchor: rawRate,
+    }),
+  );
 
   // Full FPDU decode with CRC vs the CRC alone.
   const fpdus = segments.map((s) => encodeFpdu(s, { crc: true, markers: false }));
@@ -237,14 +227,16 @@ async function runIwarp(): Promise<readonly BenchFigure[]> {
   );
   const fpduRate = fpduFigures.subject;
   const crcOnlyRate = fpduFigures.anchor;
-  figures.push({
-    name: 'FPDU decode (MPA + CRC32c + DDP/RDMAP)',
-    value: fpduRate,
-    unit: 'FPDUs/s',
-    anchorName: 'CRC32c of the same bytes',
-    anchorValue: crcOnlyRate,
-    ratio: fpduRate / crcOnlyRate,
-  });
+  figures.push(
+    figure({
+      suite: 'codec',
+      name: 'FPDU decode (MPA + CRC32c + DDP/RDMAP)',
+      value: fpduRate,
+      unit: 'FPDUs/s',
+      anchorName: 'CRC32c of the same bytes',
+      anchor: crcOnlyRate,
+    }),
+  );
 
   // CRC32c on 64 KiB buffers.
   const buf = Uint8Array.from({ length: 65536 }, (_, i) => (i * 31 + 7) & 0xff);
@@ -276,39 +268,45 @@ async function runIwarp(): Promise<readonly BenchFigure[]> {
     cGbps !== undefined ? 'plain C _mm_crc32_u64 loop' : 'native addon (no gcc for the C anchor)';
   const anchor = cGbps ?? nativeGbps;
   if (nativeGbps !== undefined && anchor !== undefined) {
-    figures.push({
-      name: 'CRC32c native addon, 64 KiB',
-      value: nativeGbps,
-      unit: 'GB/s',
-      anchorName,
-      anchorValue: anchor,
-      ratio: nativeGbps / anchor,
-      target: 0.8,
-    });
+    figures.push(
+      figure({
+        suite: 'codec',
+        name: 'CRC32c native addon, 64 KiB',
+        value: nativeGbps,
+        unit: 'GB/s',
+        anchorName,
+        anchor: anchor,
+        target: { op: '>=', ratio: 0.8 },
+      }),
+    );
   } else {
     process.stdout.write(
       '  (native addon not built: build/Release/rdma_interop.node has no crc32c)\n',
     );
   }
   if (anchor !== undefined) {
-    figures.push({
-      name: 'CRC32c TypeScript slicing-by-16, 64 KiB',
-      value: tsGbps,
-      unit: 'GB/s',
-      anchorName,
-      anchorValue: anchor,
-      ratio: tsGbps / anchor,
-      target: 0.15,
-    });
-    if (nativeGbps !== undefined && cGbps !== undefined) {
-      figures.push({
-        name: 'CRC32c TypeScript vs native addon',
+    figures.push(
+      figure({
+        suite: 'codec',
+        name: 'CRC32c TypeScript slicing-by-16, 64 KiB',
         value: tsGbps,
         unit: 'GB/s',
-        anchorName: 'native addon',
-        anchorValue: nativeGbps,
-        ratio: tsGbps / nativeGbps,
-      });
+        anchorName,
+        anchor: anchor,
+        target: { op: '>=', ratio: 0.15 },
+      }),
+    );
+    if (nativeGbps !== undefined && cGbps !== undefined) {
+      figures.push(
+        figure({
+          suite: 'codec',
+          name: 'CRC32c TypeScript vs native addon',
+          value: tsGbps,
+          unit: 'GB/s',
+          anchorName: 'native addon',
+          anchor: nativeGbps,
+        }),
+      );
     }
   } else {
     process.stdout.write(
@@ -324,29 +322,9 @@ export const SECTIONS: BenchSection[] = [
   { name: 'iWARP (MPA, DDP, RDMAP, CRC32c)', run: runIwarp },
 ];
 
-function format(v: number): string {
-  if (v >= 1e6) return `${(v / 1e6).toFixed(2)}M`;
-  if (v >= 1e3) return `${(v / 1e3).toFixed(1)}k`;
-  return v.toFixed(3);
-}
-
-/** Prints one section's figures. */
-export function printFigures(section: string, figures: readonly BenchFigure[]): void {
-  process.stdout.write(`bench codec: ${section}\n`);
-  for (const f of figures) {
-    const target =
-      f.target === undefined
-        ? ''
-        : ` (target >= ${f.target}x: ${f.ratio >= f.target ? 'met' : 'NOT met'})`;
-    process.stdout.write(
-      `  ${f.name}: ${format(f.value)} ${f.unit}; anchor ${f.anchorName}: ${format(f.anchorValue)} ${f.unit}; ratio ${f.ratio.toFixed(3)}x${target}\n`,
-    );
-  }
-}
-
 /** `npm run bench -- codec`. */
 export async function runBenchmark(): Promise<void> {
-  for (const section of SECTIONS) printFigures(section.name, await section.run());
+  for (const section of SECTIONS) printFigures(`bench codec: ${section.name}`, await section.run());
 }
 
 // ---------------------------------------------------------------------------------------
@@ -366,7 +344,7 @@ export async function runBenchmark(): Promise<void> {
  * - The `decode` command's capture decoder (pcap read, frame decode, RoCE decode, ICRC
  *   check, TCP reassembly, MPA/RDMAP decode) per frame; anchor: the pcap reader alone.
  */
-async function runRoce(): Promise<readonly BenchFigure[]> {
+async function runRoce(): Promise<readonly Figure[]> {
   const { roceFetchAddFrames } = await import('./codec-vs-tshark.js');
   const { decodeRocePacket } = await import('../codec/roce/packet.js');
   const { computeRoceIcrc } = await import('../codec/roce/icrc.js');
@@ -414,21 +392,23 @@ async function runRoce(): Promise<readonly BenchFigure[]> {
   const captureFrames = frames.length + tcpFrames.length;
 
   let sink = 0;
-  const figures: BenchFigure[] = [];
+  const figures: Figure[] = [];
   const add = (
     name: string,
     unit: string,
     anchorName: string,
     r: { subject: number; anchor: number },
   ) =>
-    figures.push({
-      name,
-      value: r.subject,
-      unit,
-      anchorName,
-      anchorValue: r.anchor,
-      ratio: r.subject / r.anchor,
-    });
+    figures.push(
+      figure({
+        suite: 'codec',
+        name,
+        value: r.subject,
+        unit,
+        anchorName,
+        anchor: r.anchor,
+      }),
+    );
 
   add(
     'RoCE packet decode (BTH + AtomicETH)',

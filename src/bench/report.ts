@@ -59,6 +59,9 @@ export function figure(f: Omit<Figure, 'ratio' | 'pass'>): Figure {
 
 const fmt = (v: number | undefined, digits = 3): string =>
   v === undefined ? '' : Number.isFinite(v) ? v.toFixed(digits) : String(v);
+/** A ratio: two decimals, or two significant digits below 0.1 (0.0052, not 0.01). */
+const fmtRatio = (v: number): string =>
+  Number.isFinite(v) && v !== 0 && Math.abs(v) < 0.1 ? v.toPrecision(2) : fmt(v, 2);
 
 /** Prints figures as a table (value, p99, anchor, anchor p99, ratio, target) and records them. */
 export function printFigures(title: string, figures: readonly Figure[]): void {
@@ -71,8 +74,8 @@ export function printFigures(title: string, figures: readonly Figure[]): void {
     fmt(f.anchor),
     fmt(f.anchorP99),
     f.ratioSpread === undefined
-      ? fmt(f.ratio, 2)
-      : `${fmt(f.ratio, 2)} [${fmt(f.ratioSpread[0], 2)}-${fmt(f.ratioSpread[1], 2)}]`,
+      ? fmtRatio(f.ratio)
+      : `${fmtRatio(f.ratio)} [${fmtRatio(f.ratioSpread[0])}-${fmtRatio(f.ratioSpread[1])}]`,
     f.target === undefined
       ? ''
       : `${f.target.op} ${f.target.ratio} ${f.pass === undefined ? 'N/A' : f.pass ? 'PASS' : 'FAIL'}`,

@@ -506,7 +506,3 @@ export interface NativeAddon {
   /** rdma-core's version of the libibverbs this process loaded (`'44.0'`), or `''`. */
   libibverbsVersion(): string;
 }
-
-// The loader lives in ./load.ts (node-gyp-build: a source build, else the shipped
-// prebuild); re-exported here so that `src/verbs/` keeps one import for the addon.
-export { AddonUnavailableError, loadNative } from './load.js';

@@ -2,7 +2,8 @@
  * The addon, loaded once with {@link VerbsError} and {@link VerbsArgumentError} registered
  * as its error classes (a wrong argument a native class sees is a VerbsArgumentError).
  */
-import { loadNative, type NativeAddon } from '../native/bindings.js';
+import type { NativeAddon } from '../native/bindings.js';
+import { loadNative } from '../native/load.js';
 import { VerbsArgumentError, VerbsError } from './errors.js';
 
 /** The loaded addon (throws `AddonUnavailableError` when it is missing or cannot load). */

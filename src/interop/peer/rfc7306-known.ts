@@ -3,7 +3,7 @@
  * the reference engine on the RFC 7306 wire probes. Each row says how siw's answer
  * differs, as a function of the engine's, and why.
  */
-import type { Rfc7306Answer } from './run-rfc7306-probes.js';
+import type { Rfc7306Answer } from './rfc7306-probes.js';
 
 export interface KnownRfc7306ProbeAnswer {
   readonly probe: string;

@@ -11,6 +11,16 @@ import type { RdmapMessage } from '../../codec/iwarp/messages.js';
 import type { Access as AccessFlag } from '../../verbs/mr.js';
 import type { SiwTarget } from './siw-peer.js';
 
+/** One side's answer, each part a string so that they compare and print as they are. */
+export interface Rfc7306Answer {
+  /** The messages sent back, one wire line each. */
+  readonly wire: string;
+  /** The target memory afterwards (hex of the whole MR). */
+  readonly memory: string;
+  /** The receive completion: `none`, or `ok bytes=<n> imm=<hex>|- data=<hex of 8>`. */
+  readonly receive: string;
+}
+
 export interface Rfc7306Probe {
   readonly id: string;
   readonly title: string;

@@ -10,18 +10,8 @@ import { Responder } from '../../engine/responder/responder.js';
 import { accessMaskOf } from '../../verbs/mr.js';
 import { wireLine } from '../wire.js';
 import { KNOWN_RFC7306_PROBE_ANSWERS, type KnownRfc7306ProbeAnswer } from './rfc7306-known.js';
-import type { Rfc7306Probe } from './rfc7306-probes.js';
+import type { Rfc7306Answer, Rfc7306Probe } from './rfc7306-probes.js';
 import { probeSiwWith, SIW_BUFFER_BYTES, type SiwTarget } from './siw-peer.js';
-
-/** One side's answer, each part a string so that they compare and print as they are. */
-export interface Rfc7306Answer {
-  /** The messages sent back, one wire line each. */
-  readonly wire: string;
-  /** The target memory afterwards (hex of the whole MR). */
-  readonly memory: string;
-  /** The receive completion: `none`, or `ok bytes=<n> imm=<hex>|- data=<hex of 8>`. */
-  readonly receive: string;
-}
 
 export type Rfc7306Verdict = 'match' | 'known' | 'divergence' | 'error';
 

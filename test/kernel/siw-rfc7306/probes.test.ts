@@ -2,8 +2,8 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Rfc7306Answer } from '../../../src/interop/peer/rfc7306-probes.js';
 import { RFC7306_PROBES } from '../../../src/interop/peer/rfc7306-probes.js';
-import type { Rfc7306Answer } from '../../../src/interop/peer/run-rfc7306-probes.js';
 import type { PairCheck } from '../../../src/interop/peer/siw-pair-rfc7306.js';
 
 // The patched siw.ko (patches/siw/, rfc7306=1) with the patched libsiw (patches/rdma-core/):
