@@ -22,6 +22,23 @@ export interface Closable {
 }
 
 /**
+ * Closes each root with its live children (the cascade of {@link Resource.close}), in the
+ * order given, skipping undefined ones and ignoring each one's error: the teardown after an
+ * earlier error, which is the one worth reporting, or of a run whose outcome is already
+ * known. Roots are the tops of the trees a program made (a device context, an rdma_cm
+ * event channel); their children need no list of their own.
+ */
+export function closeQuietly(...roots: readonly (Closable | undefined)[]): void {
+  for (const root of roots) {
+    try {
+      root?.close();
+    } catch {
+      // best effort (see above)
+    }
+  }
+}
+
+/**
  * The close order among the children of one parent, first to last (the addon's `Rank`
  * in native/common.h): a QP before the AHs and MRs of its PD, PDs before CQs.
  */

@@ -7,6 +7,7 @@ import { type CmId, EventChannel } from '../../verbs/cm.js';
 import { connectPairByHand } from '../../verbs/connect.js';
 import type { Cq } from '../../verbs/cq.js';
 import { type Context, openDevice } from '../../verbs/device.js';
+import { closeQuietly } from '../../verbs/lifetime.js';
 import type { Access, Mr, RegisteredRange } from '../../verbs/mr.js';
 import type { Pd } from '../../verbs/pd.js';
 import type { Qp } from '../../verbs/qp.js';
@@ -22,7 +23,8 @@ export interface LoopbackPair {
   readonly responder: Qp;
   /**
    * Allocates and registers addon-owned memory (pd.allocMr: all of it, or `range`), living
-   * until {@link close}, after the QPs are gone. Safe on every Node (regMr is not, docs/verbs.md).
+   * until {@link close}, which closes it after the QPs (the PD's close order). Safe on every
+   * Node (regMr is not, docs/verbs.md).
    */
   allocateMemory(length: number, access: readonly Access[], range?: RegisteredRange): Mr;
   /**
@@ -38,8 +40,11 @@ export interface LoopbackPair {
   readonly listenerPort: number | undefined;
   acceptRemote(cq: Cq): Promise<ExtraPair>;
   /**
-   * Tears everything down: disconnect (both CM ends concurrently), QPs, then memory, CQs,
-   * PD, CM ids. Memory goes after the QPs so that no posted request still refers to it.
+   * Tears everything down: disconnect (both CM ends concurrently), then the roots with their
+   * children (the verbs cascade, src/verbs/lifetime.ts): the event channel (CM ids, each
+   * with its QP), then the context (the PD with its QPs before its memory, so that no
+   * posted request still refers to it; then the CQs). Everything made on the pair's
+   * context, PD or channel goes with it.
    */
   close(): Promise<void>;
 }
@@ -53,26 +58,18 @@ export interface ExtraPair {
 
 type PairParts = Omit<LoopbackPair, 'allocateMemory' | 'close'>;
 
-/** The LoopbackPair around connected resources, with the teardown order above. */
+/** The LoopbackPair around connected resources: `roots` close in order (see `close`). */
 function pairOf(
   parts: PairParts,
-  teardown: Teardown,
+  roots: readonly (EventChannel | Context)[],
   disconnect: () => Promise<void>,
 ): LoopbackPair {
-  const memory: Mr[] = [];
   return {
     ...parts,
-    allocateMemory: (length, access, range) => {
-      const mr = parts.pd.allocMr(length, access, range);
-      memory.push(mr);
-      return mr;
-    },
+    allocateMemory: (length, access, range) => parts.pd.allocMr(length, access, range),
     close: async () => {
       await disconnect().catch(() => {});
-      parts.requester.close();
-      parts.responder.close();
-      for (const mr of memory) mr.close();
-      await teardown.run();
+      closeQuietly(...roots);
     },
   };
 }
@@ -120,17 +117,13 @@ export async function connectLoopback(
 
 async function connectByHand(device: DeviceName, options: PairOptions): Promise<LoopbackPair> {
   const extended = options.extended;
-  const teardown = new Teardown();
+  const context = openDevice(device);
   try {
-    const context = teardown.add(openDevice(device), (c) => c.close());
-    const pd = teardown.add(context.allocPd(), (p) => p.close());
-    const requesterCq = teardown.add(context.createCq({ cqe: 16 }), (c) => c.close());
-    const responderCq = teardown.add(context.createCq({ cqe: 16 }), (c) => c.close());
-    const requester = teardown.add(
-      pd.createQp({ sendCq: requesterCq, extended, ...options.placementOps }),
-      (q) => q.close(),
-    );
-    const responder = teardown.add(pd.createQp({ sendCq: responderCq }), (q) => q.close());
+    const pd = context.allocPd();
+    const requesterCq = context.createCq({ cqe: 16 });
+    const responderCq = context.createCq({ cqe: 16 });
+    const requester = pd.createQp({ sendCq: requesterCq, extended, ...options.placementOps });
+    const responder = pd.createQp({ sendCq: responderCq });
     const gid = context.findGid();
     connectPairByHand(requester, responder, gid, {
       maxDestRdAtomic: IRD_ORD,
@@ -176,28 +169,10 @@ async function connectByHand(device: DeviceName, options: PairOptions): Promise<
         };
       },
     };
-    return pairOf(parts, teardown, async () => {});
+    return pairOf(parts, [context], async () => {});
   } catch (error) {
-    await teardown.run();
+    closeQuietly(context);
     throw error;
-  }
-}
-
-/** Closers run in reverse order of creation, each at most once, errors ignored. */
-class Teardown {
-  readonly #steps: (() => void | Promise<void>)[] = [];
-  add<T>(resource: T, close: (r: T) => void | Promise<void>): T {
-    this.#steps.push(() => close(resource));
-    return resource;
-  }
-  async run(): Promise<void> {
-    for (const step of this.#steps.splice(0).reverse()) {
-      try {
-        await step();
-      } catch {
-        // Best effort: an earlier error is the one worth reporting.
-      }
-    }
   }
 }
 
@@ -209,25 +184,26 @@ async function connectThroughCm(
   if (extended) {
     throw new Error('siw has no extended QPs (libsiw implements no create_qp_ex)');
   }
-  const teardown = new Teardown();
+  // The roots: the channel (its CM ids, each with its QP) and the CM's context (PD, CQs).
+  const channel = new EventChannel();
+  let context: Context | undefined;
   try {
-    const channel = teardown.add(new EventChannel(), (c) => c.close());
-    const listener = teardown.add(channel.createId(), (id) => id.close());
+    const listener = channel.createId();
     listener.bindAddr(SIW_ADDRESS, 0);
     listener.listen();
     await beforeConnect(listener.localPort);
-    const client = teardown.add(channel.createId(), (id) => id.close());
+    const client = channel.createId();
     await client.resolveAddr(SIW_ADDRESS, listener.localPort);
     await client.resolveRoute();
-    const context = client.context();
-    const pd = teardown.add(context.allocPd(), (p) => p.close());
-    const requesterCq = teardown.add(context.createCq({ cqe: 16 }), (c) => c.close());
-    const responderCq = teardown.add(context.createCq({ cqe: 16 }), (c) => c.close());
-    const requester = teardown.add(client.createQp(pd, { sendCq: requesterCq }), (q) => q.close());
+    context = client.context();
+    const pd = context.allocPd();
+    const requesterCq = context.createCq({ cqe: 16 });
+    const responderCq = context.createCq({ cqe: 16 });
+    const requester = client.createQp(pd, { sendCq: requesterCq });
     const connected = client.connect({ initiatorDepth, responderResources: IRD_ORD });
     const request = await listener.nextConnectRequest({ timeoutMs: 30_000 });
-    const server = teardown.add(request.id, (id) => id.close());
-    const responder = teardown.add(server.createQp(pd, { sendCq: responderCq }), (q) => q.close());
+    const server = request.id;
+    const responder = server.createQp(pd, { sendCq: responderCq });
     await server.accept({ initiatorDepth: IRD_ORD, responderResources: IRD_ORD });
     await connected;
     // Another process may take long to start under emulation (node, the addon, rdma_cm).
@@ -256,8 +232,7 @@ async function connectThroughCm(
               id.disconnect().catch(() => {}),
               new Promise((resolve) => setTimeout(resolve, 1000)),
             ]);
-            qp.close();
-            id.close();
+            id.close(); // and its QP
           },
         };
       },
@@ -276,20 +251,18 @@ async function connectThroughCm(
           responder: accepted.qp,
           close: async () => {
             await Promise.all([id.disconnect(), accepted.id.disconnect()]).catch(() => {});
-            a.close();
-            accepted.qp.close();
-            id.close();
+            id.close(); // and its QP
             accepted.id.close();
           },
         };
       },
     };
     // Both ends at once: one after the other can stall for ~100 s (kernel-runtime.md).
-    return pairOf(parts, teardown, async () => {
+    return pairOf(parts, [channel, context], async () => {
       await Promise.all([client.disconnect(), server.disconnect()]);
     });
   } catch (error) {
-    await teardown.run();
+    closeQuietly(channel, context);
     throw error;
   }
 }

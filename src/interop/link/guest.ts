@@ -12,6 +12,7 @@ import type { WorkCompletion } from '../../verbs/completion.js';
 import { connectRcByHand } from '../../verbs/connect.js';
 import type { Cq } from '../../verbs/cq.js';
 import { type Context, openDevice } from '../../verbs/device.js';
+import { closeQuietly } from '../../verbs/lifetime.js';
 import type { Mr } from '../../verbs/mr.js';
 import type { Pd } from '../../verbs/pd.js';
 import type { Qp } from '../../verbs/qp.js';
@@ -96,24 +97,6 @@ async function expect<T extends ControlMessage['type']>(
   return message as Extract<ControlMessage, { type: T }>;
 }
 
-/** Closers in reverse order, errors ignored (an earlier error is the one to report). */
-class Teardown {
-  readonly #steps: (() => unknown)[] = [];
-  add<T>(resource: T, close: (r: T) => unknown): T {
-    this.#steps.push(() => close(resource));
-    return resource;
-  }
-  async run(): Promise<void> {
-    for (const step of this.#steps.splice(0).reverse()) {
-      try {
-        await step();
-      } catch {
-        // best effort
-      }
-    }
-  }
-}
-
 function scenarioOf(id: string): Scenario {
   const scenario = linkScenarioById(id);
   if (scenario === undefined) throw new Error(`unknown link scenario ${id}`);
@@ -140,7 +123,6 @@ export async function serveResponder(): Promise<void> {
   server.close();
   const lines = new MessageLines();
   socket.on('data', (chunk: Buffer) => lines.push(chunk));
-  let rxe: { context: Context; pd: Pd } | undefined;
   try {
     for (;;) {
       const message = await lines.next(10 * MESSAGE_TIMEOUT_MS);
@@ -148,18 +130,12 @@ export async function serveResponder(): Promise<void> {
       if (message.type !== 'setup') throw new Error(`expected 'setup', got '${message.type}'`);
       const scenario = scenarioOf(message.id);
       if (scenario.device === 'rxe0') {
-        if (rxe === undefined) {
-          const context = openDevice('rxe0');
-          rxe = { context, pd: context.allocPd() };
-        }
-        await respondRxe(scenario, message, rxe, socket, lines);
+        await respondRxe(scenario, message, socket, lines);
       } else {
         await respondSiw(scenario, socket, lines);
       }
     }
   } finally {
-    rxe?.pd.close();
-    rxe?.context.close();
     socket.end();
   }
 }
@@ -168,12 +144,12 @@ export async function serveResponder(): Promise<void> {
  * The responder's memory: the scenario's initial bytes, of which the middle MR_LENGTH are
  * registered and a guard word sits on each side (addon-owned, so safe on every Node).
  */
-function targetMemory(scenario: Scenario, pd: Pd, teardown: Teardown): { mr: Mr; buffer: Buffer } {
+function targetMemory(scenario: Scenario, pd: Pd): { mr: Mr; buffer: Buffer } {
   const initial = initialBuffer(scenario);
-  const mr = teardown.add(
-    pd.allocMr(initial.length, scenario.remoteAccess, { offset: GUARD, length: MR_LENGTH }),
-    (m) => m.close(),
-  );
+  const mr = pd.allocMr(initial.length, scenario.remoteAccess, {
+    offset: GUARD,
+    length: MR_LENGTH,
+  });
   mr.allocation.set(initial);
   return { mr, buffer: mr.allocation };
 }
@@ -209,19 +185,23 @@ async function finish(
   });
 }
 
+// Each scenario's resources hang off one root, a context of its own (rxe) or the rdma_cm
+// event channel and the CM's context (siw), and close with it (the verbs cascade,
+// src/verbs/lifetime.ts): QPs before their memory, CQs and PD.
+
 async function respondRxe(
   scenario: Scenario,
   setup: Extract<ControlMessage, { type: 'setup' }>,
-  device: { context: Context; pd: Pd },
   socket: Socket,
   lines: MessageLines,
 ): Promise<void> {
-  const teardown = new Teardown();
+  const context = openDevice('rxe0');
   try {
-    const cq = teardown.add(device.context.createCq({ cqe: 16 }), (c) => c.close());
-    const qp = teardown.add(device.pd.createQp({ sendCq: cq }), (q) => q.close());
-    const { mr, buffer } = targetMemory(scenario, device.pd, teardown);
-    const gid = device.context.findGid({ ipv4: LINK_ADDRESSES.rxe0[1] });
+    const pd = context.allocPd();
+    const cq = context.createCq({ cqe: 16 });
+    const qp = pd.createQp({ sendCq: cq });
+    const { mr, buffer } = targetMemory(scenario, pd);
+    const gid = context.findGid({ ipv4: LINK_ADDRESSES.rxe0[1] });
     connectRcByHand(qp, {
       remote: {
         qpNum: setup.qpNum ?? 0,
@@ -246,21 +226,21 @@ async function respondRxe(
     });
     await finish(scenario, socket, lines, cq, receives, buffer);
   } finally {
-    await teardown.run();
+    closeQuietly(context);
   }
 }
 
 async function respondSiw(scenario: Scenario, socket: Socket, lines: MessageLines): Promise<void> {
-  const teardown = new Teardown();
+  const channel = new EventChannel();
+  let context: Context | undefined;
   try {
-    const channel = teardown.add(new EventChannel(), (c) => c.close());
-    const listener = teardown.add(channel.createId(), (id) => id.close());
+    const listener = channel.createId();
     listener.bindAddr(LINK_ADDRESSES.siw0[1], 0);
     listener.listen();
-    const context = listener.context();
-    const pd = teardown.add(context.allocPd(), (p) => p.close());
-    const cq = teardown.add(context.createCq({ cqe: 16 }), (c) => c.close());
-    const { mr, buffer } = targetMemory(scenario, pd, teardown);
+    context = listener.context();
+    const pd = context.allocPd();
+    const cq = context.createCq({ cqe: 16 });
+    const { mr, buffer } = targetMemory(scenario, pd);
     send(socket, {
       type: 'ready',
       id: scenario.id,
@@ -269,15 +249,15 @@ async function respondSiw(scenario: Scenario, socket: Socket, lines: MessageLine
       rkey: mr.rkey,
     });
     const request = await listener.nextConnectRequest({ timeoutMs: MESSAGE_TIMEOUT_MS });
-    const id: CmId = teardown.add(request.id, (i) => i.close());
-    const qp = teardown.add(id.createQp(pd, { sendCq: cq }), (q) => q.close());
+    const id: CmId = request.id;
+    const qp = id.createQp(pd, { sendCq: cq });
     const receives = postReceives(scenario, qp, mr);
     await id.accept({ initiatorDepth: IRD_ORD, responderResources: IRD_ORD });
     await finish(scenario, socket, lines, cq, receives, buffer);
     // The requester disconnects on `finished` too: both ends at once (kernel-runtime.md).
     await id.disconnect().catch(() => {});
   } finally {
-    await teardown.run();
+    closeQuietly(channel, context);
   }
 }
 
@@ -305,8 +285,6 @@ export async function driveRequester(ids: readonly string[], outFile: string): P
   const lines = new MessageLines();
   socket.on('data', (chunk: Buffer) => lines.push(chunk));
   const observations: LinkObservation[] = [];
-  const context = openDevice('rxe0');
-  const pd = context.allocPd();
   try {
     for (const id of ids) {
       const scenario = scenarioOf(id);
@@ -314,7 +292,7 @@ export async function driveRequester(ids: readonly string[], outFile: string): P
       try {
         observations.push(
           scenario.device === 'rxe0'
-            ? await requestRxe(scenario, { context, pd }, socket, lines)
+            ? await requestRxe(scenario, socket, lines)
             : await requestSiw(scenario, socket, lines),
         );
       } catch (error) {
@@ -335,8 +313,6 @@ export async function driveRequester(ids: readonly string[], outFile: string): P
     send(socket, { type: 'bye' });
   } finally {
     writeFileSync(outFile, `${JSON.stringify(observations, null, 2)}\n`);
-    pd.close();
-    context.close();
     socket.end();
   }
 }
@@ -363,13 +339,10 @@ async function runRequests(
   scenario: Scenario,
   end: RequesterEnd,
   ready: ReadyMessage,
-  teardown: Teardown,
 ): Promise<Pick<LinkObservation, 'local' | 'post' | 'badWr' | 'requester'>> {
-  const local = requesterMemory(
-    scenario,
-    (length, access) => teardown.add(end.pd.allocMr(length, access), (m) => m.close()),
-    ['LOCAL_WRITE'],
-  );
+  const local = requesterMemory(scenario, (length, access) => end.pd.allocMr(length, access), [
+    'LOCAL_WRITE',
+  ]);
   const side = new DeviceSide({
     scenario,
     requester: { qp: end.qp, cq: end.cq },
@@ -388,18 +361,15 @@ async function runRequests(
 
 async function requestRxe(
   scenario: Scenario,
-  device: { context: Context; pd: Pd },
   socket: Socket,
   lines: MessageLines,
 ): Promise<LinkObservation> {
-  const teardown = new Teardown();
+  const context = openDevice('rxe0');
   try {
-    const cq = teardown.add(device.context.createCq({ cqe: 16 }), (c) => c.close());
-    const qp = teardown.add(
-      device.pd.createQp({ sendCq: cq, extended: scenario.postPath === 'ex' }),
-      (q) => q.close(),
-    );
-    const gid = device.context.findGid({ ipv4: LINK_ADDRESSES.rxe0[0] });
+    const pd = context.allocPd();
+    const cq = context.createCq({ cqe: 16 });
+    const qp = pd.createQp({ sendCq: cq, extended: scenario.postPath === 'ex' });
+    const gid = context.findGid({ ipv4: LINK_ADDRESSES.rxe0[0] });
     send(socket, {
       type: 'setup',
       id: scenario.id,
@@ -421,7 +391,7 @@ async function requestRxe(
       timeout: ACK_TIMEOUT,
       rnrRetry: scenario.rnrRetry ?? 7,
     });
-    const observed = await runRequests(scenario, { qp, cq, pd: device.pd }, ready, teardown);
+    const observed = await runRequests(scenario, { qp, cq, pd }, ready);
     send(socket, { type: 'done', id: scenario.id, consumed: consumedBy(scenario, observed) });
     const finished = await expect(lines, 'finished');
     return {
@@ -434,7 +404,7 @@ async function requestRxe(
       memory: finished.memory,
     };
   } finally {
-    await teardown.run();
+    closeQuietly(context);
   }
 }
 
@@ -443,20 +413,21 @@ async function requestSiw(
   socket: Socket,
   lines: MessageLines,
 ): Promise<LinkObservation> {
-  const teardown = new Teardown();
+  let channel: EventChannel | undefined;
+  let context: Context | undefined;
   try {
     send(socket, { type: 'setup', id: scenario.id });
     const ready = await expect(lines, 'ready');
-    const channel = teardown.add(new EventChannel(), (c) => c.close());
-    const client = teardown.add(channel.createId(), (id) => id.close());
+    channel = new EventChannel();
+    const client = channel.createId();
     await client.resolveAddr(LINK_ADDRESSES.siw0[1], ready.port ?? 0);
     await client.resolveRoute();
-    const context = client.context();
-    const pd = teardown.add(context.allocPd(), (p) => p.close());
-    const cq = teardown.add(context.createCq({ cqe: 16 }), (c) => c.close());
-    const qp = teardown.add(client.createQp(pd, { sendCq: cq }), (q) => q.close());
+    context = client.context();
+    const pd = context.allocPd();
+    const cq = context.createCq({ cqe: 16 });
+    const qp = client.createQp(pd, { sendCq: cq });
     await client.connect({ initiatorDepth: IRD_ORD, responderResources: IRD_ORD });
-    const observed = await runRequests(scenario, { qp, cq, pd }, ready, teardown);
+    const observed = await runRequests(scenario, { qp, cq, pd }, ready);
     send(socket, { type: 'done', id: scenario.id, consumed: consumedBy(scenario, observed) });
     const finished = await expect(lines, 'finished');
     await client.disconnect().catch(() => {});
@@ -469,6 +440,6 @@ async function requestSiw(
       memory: finished.memory,
     };
   } finally {
-    await teardown.run();
+    closeQuietly(channel, context);
   }
 }
