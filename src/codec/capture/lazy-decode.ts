@@ -34,7 +34,7 @@ import { InPlaceRecordReader } from '../pcap/in-place-reader.js';
 import { RoceView } from '../roce/lazy.js';
 import { ROCE_V2_UDP_PORT } from '../roce/packet.js';
 import { MpaDirection, type MpaSink } from './mpa-direction.js';
-import type { StreamCounts } from './stream-decode.js';
+import { noCounts, type StreamCounts } from './stream-decode.js';
 import type { InOrderBytes } from './tcp-stream.js';
 
 /** The kinds of item the lazy decoder reports. */
@@ -118,14 +118,7 @@ interface LazyConnection {
 
 /** Decodes a capture lazily (see the module comment). */
 export class LazyCaptureDecoder {
-  readonly counts: StreamCounts = {
-    frames: 0,
-    roce: 0,
-    connections: 0,
-    fpdus: 0,
-    problems: 0,
-    otherFrames: 0,
-  };
+  readonly counts: StreamCounts = noCounts();
   private readonly rocePort: number;
   private readonly item = new LazyItem();
   private readonly connections = new Map<string, LazyDirection>();

@@ -76,16 +76,14 @@ function endpointKey(address: string, port: number): string {
   return `${address}|${port}`;
 }
 
+/** Counts of nothing yet (both streaming decoders start from it). */
+export function noCounts(): StreamCounts {
+  return { frames: 0, roce: 0, connections: 0, fpdus: 0, problems: 0, otherFrames: 0 };
+}
+
 /** Decodes a capture one record at a time (see the module comment). */
 export class CaptureStreamDecoder {
-  readonly counts: StreamCounts = {
-    frames: 0,
-    roce: 0,
-    connections: 0,
-    fpdus: 0,
-    problems: 0,
-    otherFrames: 0,
-  };
+  readonly counts: StreamCounts = noCounts();
   private readonly rocePort: number;
   private readonly flows: RoceFlows = new Map();
   private readonly connections = new Map<string, Connection>();
