@@ -147,9 +147,19 @@ export function workRequestToRoce(wr: WorkRequest, state: RoceSendState): RoceEn
       }
       break;
     }
+    default:
+      return unknownOpcode(wr);
   }
   state.psn = psn;
   return { ok: true, packets };
+}
+
+/** A work request no case above handles: a compile error (`wr` is never) before a runtime one. */
+function unknownOpcode(wr: never): never {
+  // Unreachable: work requests are checked against REQUIRED_FIELDS (one row per opcode) first.
+  throw new Error(
+    `to-roce: no RoCE packets for opcode ${String((wr as { opcode?: unknown }).opcode)}`,
+  );
 }
 
 function headersOf(
