@@ -213,7 +213,7 @@ function frameConnection(
     connection: () => connection,
     direction: (d) => d.direction,
     emit: (item) => items.push(item),
-    // Every byte of the run is appended before the framer starts: nothing moves them.
+    // The framer reads the reassembled run itself (adopted, not copied): nothing moves it.
     stableBytes: true,
     // In an iWARP connection, a direction that does not start with an MPA frame is a bad
     // or cut frame (RFC 5044 §7.1): its problem, as for any other frame error.
@@ -227,11 +227,11 @@ function frameConnection(
     const run = d.tcp.runs[0];
     if (run === undefined) continue;
     d.startAt(run.startSequence);
-    for (const p of run.pieces)
-      d.append(run.bytes.subarray(p.offset, p.offset + p.length), {
-        frameIndex: p.frameIndex,
-        timestampNs: timeOf(p.frameIndex),
-      });
+    d.adopt(
+      run.bytes,
+      run.pieces.map((p) => p.offset),
+      run.pieces.map((p) => ({ frameIndex: p.frameIndex, timestampNs: timeOf(p.frameIndex) })),
+    );
   }
   for (const d of directions) d.advance(sink);
   for (const d of directions) {

@@ -25,8 +25,8 @@ export interface ObjectSinkHost<D> {
   /** The direction turned out not to start with an MPA frame. */
   notMpa(d: D): void;
   /**
-   * Whether a direction's pending bytes stay as they are once framed (all of them were
-   * appended before framing began): the items then keep views of them, not copies.
+   * Whether a direction's pending bytes stay as they are once framed (a whole direction
+   * adopted before framing began): the items then keep views of them, not copies.
    */
   readonly stableBytes?: boolean;
 }

@@ -99,7 +99,7 @@ export class TcpStream<F> {
   /** Stream offset of the first pending byte (bytes received and used). */
   consumed = 0;
   /** Pending bytes: buf[head, tail) are stream offsets consumed..received. */
-  buf = new Uint8Array(0);
+  buf: Uint8Array = new Uint8Array(0);
   head = 0;
   tail = 0;
   /** Where pending bytes came from: stream offsets and frames, in order. */
@@ -263,6 +263,21 @@ export class TcpStream<F> {
     this.tail += bytes.length;
     this.pieceOffsets.push(this.received);
     this.pieceFrames.push(from);
+    this.received += bytes.length;
+  }
+
+  /**
+   * In-order bytes the consumer keeps, taken as they are, not copied (a decoder that has
+   * the whole direction already: they must not change while pending), with the frames
+   * that supplied them: `pieces[i]` starts at `bytes[offsets[i]]`. Only while nothing is
+   * pending.
+   */
+  adopt(bytes: Uint8Array, offsets: readonly number[], frames: readonly F[]): void {
+    this.buf = bytes;
+    this.head = 0;
+    this.tail = bytes.length;
+    this.pieceOffsets = offsets.map((o) => this.received + o);
+    this.pieceFrames = [...frames];
     this.received += bytes.length;
   }
 
