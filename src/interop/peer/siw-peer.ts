@@ -11,6 +11,8 @@ import { decodeMpaFrame, encodeMpaFrame, makeMpaFrame } from '../../codec/iwarp/
 import { decodeMpaStream, encodeMpaStream } from '../../codec/iwarp/stream.js';
 import { EventChannel } from '../../verbs/cm.js';
 import type { WorkCompletion } from '../../verbs/completion.js';
+import type { Context } from '../../verbs/device.js';
+import { closeQuietly } from '../../verbs/lifetime.js';
 import type { Access as AccessFlag } from '../../verbs/mr.js';
 
 /** siw0's address (scripts/rdma-devices.sh). */
@@ -78,9 +80,12 @@ export function probeSiw(probe: RdmapMessage): Promise<SiwAnswer> {
 
 /** Connects to a fresh siw QP set up as `setup` says, sends its messages, returns siw's answer. */
 export async function probeSiwWith(setup: SiwProbeSetup): Promise<SiwAnswer> {
+  // The roots: the channel (its CM ids, the accepted one with its QP) and the CM's context
+  // (the PD with the MR, the CQ); the verbs cascade closes the rest, the QP before the MR
+  // (which it may still hold as a posted receive).
   const channel = new EventChannel();
   const listener = channel.createId();
-  const cleanup: (() => void | Promise<void>)[] = [() => channel.close(), () => listener.close()];
+  let context: Context | undefined;
   let socket: Socket | undefined;
   try {
     listener.bindAddr(SIW_ADDRESS, 0);
@@ -112,19 +117,13 @@ export async function probeSiwWith(setup: SiwProbeSetup): Promise<SiwAnswer> {
 
     const connectRequest = await listener.nextConnectRequest({ timeoutMs: 20_000 });
     const id = connectRequest.id;
-    cleanup.push(() => id.close());
-    const context = id.context();
+    context = id.context();
     const pd = context.allocPd();
-    cleanup.push(() => pd.close());
     const cq = context.createCq({ cqe: 8 });
-    cleanup.push(() => cq.close());
     const qp = id.createQp(pd, { sendCq: cq });
     const buffer = Buffer.alloc(SIW_BUFFER_BYTES);
     if (setup.initial !== undefined) buffer.set(setup.initial);
     const mr = pd.regMr(buffer, [...setup.access]);
-    // Closed after the QP (it may still hold the posted receive).
-    cleanup.push(() => mr.close());
-    cleanup.push(() => qp.close());
     if (setup.postReceive) qp.postRecv({ sgList: [mr.sge(0, SIW_BUFFER_BYTES)] });
     await id.accept({ responderResources: setup.ird ?? 4, initiatorDepth: 4 });
 
@@ -157,12 +156,6 @@ export async function probeSiwWith(setup: SiwProbeSetup): Promise<SiwAnswer> {
     };
   } finally {
     socket?.destroy();
-    for (const step of cleanup.reverse()) {
-      try {
-        await step();
-      } catch {
-        // Best effort: the first error is the one worth reporting.
-      }
-    }
+    closeQuietly(channel, context);
   }
 }
