@@ -6,9 +6,9 @@
 import { type CodecLayer, EncodeError } from '../errors.js';
 
 /** Throws unless `value` is an integer in 0..2^bits-1 (bits <= 32). */
-export function checkUint(layer: CodecLayer, field: string, value: number, bits: number): void {
+export function checkUint(layer: CodecLayer, field: string, value: unknown, bits: number): void {
   const max = bits === 32 ? 0xffffffff : (1 << bits) - 1;
-  if (!Number.isInteger(value) || value < 0 || value > max) {
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 0 || value > max) {
     throw new EncodeError(layer, field, `${String(value)} is not an unsigned ${bits}-bit integer`);
   }
 }
@@ -21,14 +21,18 @@ export function checkUint64(layer: CodecLayer, field: string, value: bigint): vo
 }
 
 /** Throws unless `value` is a boolean. */
-export function checkBool(layer: CodecLayer, field: string, value: boolean): void {
+export function checkBool(layer: CodecLayer, field: string, value: unknown): void {
   if (typeof value !== 'boolean') {
     throw new EncodeError(layer, field, `${String(value)} is not a boolean`);
   }
 }
 
 /** Throws unless `value` is a Uint8Array. */
-export function checkBytes(layer: CodecLayer, field: string, value: Uint8Array): void {
+export function checkBytes(
+  layer: CodecLayer,
+  field: string,
+  value: unknown,
+): asserts value is Uint8Array {
   if (!(value instanceof Uint8Array)) {
     throw new EncodeError(layer, field, 'is not a Uint8Array');
   }
