@@ -372,8 +372,7 @@ function readUnit(b: Uint8Array, at: number, unit: number): number {
 export function readFieldNumber(b: Uint8Array, at: number, f: HeaderField): number {
   const word = readUnit(b, at + f.offset, f.unit);
   if (f.bits >= 32) return word;
-  // An unsigned 32-bit word shifted right stays unsigned; the mask is below 2^31.
-  return (word >>> f.shift) & ((1 << f.bits) - 1);
+  return Math.floor(word / 2 ** f.shift) % 2 ** f.bits;
 }
 
 /** A 64-bit field, as a bigint (the only reads that allocate one). */

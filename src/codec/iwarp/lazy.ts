@@ -7,6 +7,7 @@
  */
 import { ByteView } from '../byte-view.js';
 import type { DecodeResult } from '../errors.js';
+import { ddpLayoutOf } from './ddp.js';
 import {
   DDP_TAGGED_LAYOUT,
   DDP_UNTAGGED_LAYOUT,
@@ -45,7 +46,7 @@ export class RdmapView extends ByteView {
 
   /** The DDP header layout: tagged or untagged, from the T bit. */
   get ddpLayout(): HeaderLayout {
-    return this.tagged ? DDP_TAGGED_LAYOUT : DDP_UNTAGGED_LAYOUT;
+    return ddpLayoutOf(this.bytes[this.offset] ?? 0);
   }
 
   get tagged(): boolean {
