@@ -11,6 +11,7 @@ import {
   checkField,
   DDP_TAGGED_LAYOUT,
   DDP_UNTAGGED_LAYOUT,
+  fieldAccess,
   type HeaderLayout,
   layoutField,
   readField,
@@ -47,6 +48,21 @@ export const DDP_FIELDS = {
   messageOffset: layoutField(DDP_UNTAGGED_LAYOUT, 'messageOffset'),
 } as const;
 
+/** The DDP fields compiled for the per-segment paths (rdmap.ts). */
+export const DDP_ACCESS = {
+  tagged: fieldAccess(DDP_FIELDS.tagged),
+  last: fieldAccess(DDP_FIELDS.last),
+  ddpReserved: fieldAccess(DDP_FIELDS.ddpReserved),
+  ddpVersion: fieldAccess(DDP_FIELDS.ddpVersion),
+  rdmaVersion: fieldAccess(DDP_FIELDS.rdmaVersion),
+  stag: fieldAccess(DDP_FIELDS.stag),
+  taggedOffset: fieldAccess(DDP_FIELDS.taggedOffset),
+  invalidateSTag: fieldAccess(DDP_FIELDS.invalidateSTag),
+  queueNumber: fieldAccess(DDP_FIELDS.queueNumber),
+  messageSequenceNumber: fieldAccess(DDP_FIELDS.messageSequenceNumber),
+  messageOffset: fieldAccess(DDP_FIELDS.messageOffset),
+} as const;
+
 /** RsvdULP's first octet (the RDMAP control octet, RFC 5040 §4.2): the DDP view of octet 1. */
 const RSVD_ULP_OCTET = { ...DDP_FIELDS.rdmaVersion, name: 'rsvdUlp', bits: 8, shift: 0 } as const;
 
@@ -64,17 +80,14 @@ export function ddpHeaderLength(control: number): number {
 /** Writes the DDP control byte's four fields into `out[0]` (zero there; range-checked before). */
 export function writeDdpControl(
   out: Uint8Array,
-  fields: {
-    readonly tagged: boolean;
-    readonly last: boolean;
-    readonly ddpReserved: number;
-    readonly ddpVersion: number;
-  },
+  tagged: boolean,
+  last: boolean,
+  control: { readonly ddpReserved: number; readonly ddpVersion: number },
 ): void {
-  writeField(out, 0, DDP_FIELDS.tagged, fields.tagged);
-  writeField(out, 0, DDP_FIELDS.last, fields.last);
-  writeField(out, 0, DDP_FIELDS.ddpReserved, fields.ddpReserved);
-  writeField(out, 0, DDP_FIELDS.ddpVersion, fields.ddpVersion);
+  DDP_ACCESS.tagged.write(out, 0, tagged);
+  DDP_ACCESS.last.write(out, 0, last);
+  DDP_ACCESS.ddpReserved.write(out, 0, control.ddpReserved);
+  DDP_ACCESS.ddpVersion.write(out, 0, control.ddpVersion);
 }
 
 /** Range-checks and encodes a DDP segment (header + payload). */
@@ -106,7 +119,7 @@ export function encodeDdpSegment(segment: DdpSegment): Uint8Array {
     checkField(layout, DDP_FIELDS.messageOffset, h.messageOffset);
   }
   const out = new Uint8Array(layout.length + segment.payload.length);
-  writeDdpControl(out, h);
+  writeDdpControl(out, h.tagged, h.last, h);
   if (h.tagged) {
     writeField(out, 0, RSVD_ULP_OCTET, h.rsvdUlp);
     writeField(out, 0, DDP_FIELDS.stag, h.stag);

@@ -349,11 +349,6 @@ export const IWARP_LAYOUTS: readonly HeaderLayout[] = [
 // ---------------------------------------------------------------------------------------
 // Reading, writing and checking fields by their layout.
 
-/** The largest value of a field narrower than 64 bits. */
-export function fieldMax(f: HeaderField): number {
-  return f.bits >= 32 ? 0xffffffff : 2 ** f.bits - 1;
-}
-
 function readUnit(b: Uint8Array, at: number, unit: number): number {
   switch (unit) {
     case 1:
@@ -392,34 +387,14 @@ export function readField(b: Uint8Array, at: number, f: HeaderField): number | b
 
 /** Throws `EncodeError` unless `value` fits `f` (bigint for 64-bit, boolean for flags). */
 export function checkField(layout: HeaderLayout, f: HeaderField, value: unknown): void {
-  if (f.bits === 64) {
-    if (typeof value !== 'bigint' || value < 0n || value > 0xffffffffffffffffn)
-      throw new EncodeError(
-        layout.layer,
-        f.name,
-        `${String(value)} is not an unsigned 64-bit bigint`,
-      );
-    return;
-  }
-  if (f.flag === true) {
-    if (typeof value !== 'boolean')
-      throw new EncodeError(layout.layer, f.name, `${String(value)} is not a boolean`);
-    return;
-  }
-  const max = fieldMax(f);
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < 0 || value > max)
-    throw new EncodeError(
-      layout.layer,
-      f.name,
-      `${String(value)} is not an unsigned ${f.bits}-bit integer`,
-    );
+  fieldAccess(f).check(layout.layer, value);
 }
 
 /** Range-checks every field of `layout` present in `value`'s properties. */
 export function checkHeader(layout: HeaderLayout, value: object, only?: readonly string[]): void {
   const record = value as Record<string, unknown>;
-  for (const f of layout.fields)
-    if (only === undefined || only.includes(f.name)) checkField(layout, f, record[f.name]);
+  for (const f of accessOf(layout))
+    if (only === undefined || only.includes(f.name)) f.check(layout.layer, record[f.name]);
 }
 
 /**
@@ -472,8 +447,8 @@ export function writeHeader(layout: HeaderLayout, value: object, b: Uint8Array, 
  * call this after `checkHeader` (bytes there must be zero).
  */
 export function writeFields(layout: HeaderLayout, value: object, b: Uint8Array, at: number): void {
-  const record = value as Record<string, number | bigint | boolean>;
-  for (const f of layout.fields) writeField(b, at, f, record[f.name]!);
+  const record = value as Record<string, unknown>;
+  for (const f of accessOf(layout)) f.write(b, at, record[f.name]);
 }
 
 /** Every field of `layout` read from `b[at]`, as the message model holds them. */
@@ -498,9 +473,154 @@ export function readFields<L extends HeaderLayout>(
   at: number,
 ): LayoutValue<L> {
   const out: Record<string, number | bigint | boolean> = {};
-  for (const f of layout.fields) out[f.name] = readField(b, at, f);
+  for (const f of accessOf(layout)) out[f.name] = f.value(b, at);
   // Every field of L was just set under its name with the type `readField` gives it.
   return out as LayoutValue<L>;
+}
+
+/**
+ * A field compiled for the codec's per-segment paths: every field one object shape and
+ * integer arithmetic (the decoders and encoders call these millions of times a second;
+ * a `HeaderField` literal's shape varies with its optional properties). The caller has
+ * checked the bytes are there and, for writes, the value's range.
+ */
+export class FieldAccess {
+  readonly name: string;
+  readonly offset: number;
+  readonly unit: number;
+  readonly shift: number;
+  readonly mask: number;
+  /** A whole 32-bit (or narrower-unit) word: no shift or mask. */
+  readonly whole: boolean;
+  readonly u64: boolean;
+  readonly flag: boolean;
+  readonly bits: number;
+
+  constructor(f: HeaderField) {
+    this.name = f.name;
+    this.bits = f.bits;
+    this.offset = f.offset;
+    this.unit = f.unit;
+    this.shift = f.shift;
+    this.mask = f.bits >= 32 ? 0xffffffff : 2 ** f.bits - 1;
+    this.whole = f.bits >= 32 || f.bits === f.unit * 8;
+    this.u64 = f.bits === 64;
+    this.flag = f.flag === true;
+  }
+
+  /** The field as a number (a field narrower than 64 bits; flags 0/1). */
+  number(b: Uint8Array, at: number): number {
+    const p = at + this.offset;
+    const u = this.unit;
+    const word =
+      u === 1
+        ? b[p]!
+        : u === 2
+          ? (b[p]! << 8) | b[p + 1]!
+          : ((b[p]! << 24) | (b[p + 1]! << 16) | (b[p + 2]! << 8) | b[p + 3]!) >>> 0;
+    return this.whole ? word : (word >>> this.shift) & this.mask;
+  }
+
+  /** A 64-bit field as a bigint. */
+  bigint(b: Uint8Array, at: number): bigint {
+    const p = at + this.offset;
+    const hi = ((b[p]! << 24) | (b[p + 1]! << 16) | (b[p + 2]! << 8) | b[p + 3]!) >>> 0;
+    const lo = ((b[p + 4]! << 24) | (b[p + 5]! << 16) | (b[p + 6]! << 8) | b[p + 7]!) >>> 0;
+    return (BigInt(hi) << 32n) | BigInt(lo);
+  }
+
+  /** Throws `EncodeError` (in `layer`) unless `value` fits (bigint for 64-bit, boolean for flags). */
+  check(layer: CodecLayer, value: unknown): void {
+    if (this.u64) {
+      if (typeof value !== 'bigint' || value < 0n || value > 0xffffffffffffffffn)
+        throw new EncodeError(
+          layer,
+          this.name,
+          `${String(value)} is not an unsigned 64-bit bigint`,
+        );
+      return;
+    }
+    if (this.flag) {
+      if (typeof value !== 'boolean')
+        throw new EncodeError(layer, this.name, `${String(value)} is not a boolean`);
+      return;
+    }
+    if (typeof value !== 'number' || !Number.isInteger(value) || value < 0 || value > this.mask)
+      throw new EncodeError(
+        layer,
+        this.name,
+        `${String(value)} is not an unsigned ${this.bits}-bit integer`,
+      );
+  }
+
+  /** The field as the message model holds it. */
+  value(b: Uint8Array, at: number): number | bigint | boolean {
+    if (this.u64) return this.bigint(b, at);
+    const n = this.number(b, at);
+    return this.flag ? n !== 0 : n;
+  }
+
+  /** ORs the value into zeroed bits at `b[at]` (a range-checked number, bigint or boolean). */
+  write(b: Uint8Array, at: number, value: unknown): void {
+    const p = at + this.offset;
+    if (this.u64) {
+      const v = typeof value === 'bigint' ? value : 0n;
+      writeWord(b, p, 4, Number(v >> 32n));
+      writeWord(b, p + 4, 4, Number(v & 0xffffffffn));
+      return;
+    }
+    const n = value === true ? 1 : value === false ? 0 : Number(value);
+    if (this.whole) {
+      writeWord(b, p, this.unit, n);
+      return;
+    }
+    // A narrower field shares its unit: OR it into the bits already written.
+    const u = this.unit;
+    if (u === 1) b[p] = b[p]! | (n << this.shift);
+    else {
+      const old =
+        u === 2
+          ? (b[p]! << 8) | b[p + 1]!
+          : ((b[p]! << 24) | (b[p + 1]! << 16) | (b[p + 2]! << 8) | b[p + 3]!) >>> 0;
+      writeWord(b, p, u, (old | (n << this.shift)) >>> 0);
+    }
+  }
+}
+
+function writeWord(b: Uint8Array, at: number, unit: number, v: number): void {
+  if (unit === 1) b[at] = v & 0xff;
+  else if (unit === 2) {
+    b[at] = (v >>> 8) & 0xff;
+    b[at + 1] = v & 0xff;
+  } else {
+    b[at] = (v >>> 24) & 0xff;
+    b[at + 1] = (v >>> 16) & 0xff;
+    b[at + 2] = (v >>> 8) & 0xff;
+    b[at + 3] = v & 0xff;
+  }
+}
+
+const ACCESS = new WeakMap<HeaderField, FieldAccess>();
+const LAYOUT_ACCESS = new WeakMap<HeaderLayout, readonly FieldAccess[]>();
+
+/** The compiled access of a field (made once per field). */
+export function fieldAccess(f: HeaderField): FieldAccess {
+  let a = ACCESS.get(f);
+  if (a === undefined) {
+    a = new FieldAccess(f);
+    ACCESS.set(f, a);
+  }
+  return a;
+}
+
+/** The compiled fields of a layout, in wire order (made once per layout). */
+export function accessOf(layout: HeaderLayout): readonly FieldAccess[] {
+  let a = LAYOUT_ACCESS.get(layout);
+  if (a === undefined) {
+    a = layout.fields.map(fieldAccess);
+    LAYOUT_ACCESS.set(layout, a);
+  }
+  return a;
 }
 
 /** A field of a layout by name; throws for a name the table lacks (a programming error). */

@@ -7,20 +7,18 @@
  */
 import { requireBytes } from '../../arguments.js';
 import { DecodeError, type DecodeResult, decoded, EncodeError, failed } from '../errors.js';
-import { DDP_FIELDS, DDP_VERSION, ddpLayoutOf, writeDdpControl } from './ddp.js';
+import { DDP_ACCESS, DDP_FIELDS, DDP_VERSION, ddpLayoutOf, writeDdpControl } from './ddp.js';
 import {
-  checkField,
+  accessOf,
   checkHeader,
   DDP_TAGGED_LAYOUT,
   DDP_UNTAGGED_LAYOUT,
+  type FieldAccess,
+  fieldAccess,
   type HeaderField,
   type HeaderLayout,
   layoutField,
   RDMAP_CONTROL_V2_LAYOUT,
-  readFieldBigint,
-  readFieldNumber,
-  readFields,
-  writeField,
   writeFields,
 } from './layouts.js';
 import type { ControlBits, RdmapMessage } from './messages.js';
@@ -76,19 +74,31 @@ interface ControlOctet {
   readonly at: number;
   readonly reserved: HeaderField;
   readonly opcode: HeaderField;
+  readonly reservedAccess: FieldAccess;
+  readonly opcodeAccess: FieldAccess;
+}
+
+function controlOctet(at: number, reserved: HeaderField, opcode: HeaderField): ControlOctet {
+  return {
+    at,
+    reserved,
+    opcode,
+    reservedAccess: fieldAccess(reserved),
+    opcodeAccess: fieldAccess(opcode),
+  };
 }
 
 const CONTROL_OCTET: Readonly<Record<number, ControlOctet>> = {
-  1: {
-    at: 0,
-    reserved: layoutField(DDP_TAGGED_LAYOUT, 'rdmapReserved'),
-    opcode: layoutField(DDP_TAGGED_LAYOUT, 'opcode'),
-  },
-  2: {
-    at: DDP_FIELDS.rdmaVersion.offset,
-    reserved: layoutField(RDMAP_CONTROL_V2_LAYOUT, 'rdmapReserved'),
-    opcode: layoutField(RDMAP_CONTROL_V2_LAYOUT, 'opcode'),
-  },
+  1: controlOctet(
+    0,
+    layoutField(DDP_TAGGED_LAYOUT, 'rdmapReserved'),
+    layoutField(DDP_TAGGED_LAYOUT, 'opcode'),
+  ),
+  2: controlOctet(
+    DDP_FIELDS.rdmaVersion.offset,
+    layoutField(RDMAP_CONTROL_V2_LAYOUT, 'rdmapReserved'),
+    layoutField(RDMAP_CONTROL_V2_LAYOUT, 'opcode'),
+  ),
 };
 
 /**
@@ -100,13 +110,13 @@ export function parseRdmapControl(
 ):
   | { readonly rdmaVersion: number; readonly rdmapReserved: number; readonly opcode: number }
   | undefined {
-  const rdmaVersion = readFieldNumber(segment, 0, DDP_FIELDS.rdmaVersion);
+  const rdmaVersion = DDP_ACCESS.rdmaVersion.number(segment, 0);
   const octet = CONTROL_OCTET[rdmaVersion];
   if (octet === undefined) return undefined;
   return {
     rdmaVersion,
-    rdmapReserved: readFieldNumber(segment, octet.at, octet.reserved),
-    opcode: readFieldNumber(segment, octet.at, octet.opcode),
+    rdmapReserved: octet.reservedAccess.number(segment, octet.at),
+    opcode: octet.opcodeAccess.number(segment, octet.at),
   };
 }
 
@@ -149,13 +159,13 @@ export function decodeRdmapMessage(
   }
   const ddpLayout = ddpLayoutOf(bytes[0]!);
   const tagged = ddpLayout === DDP_TAGGED_LAYOUT;
-  const ddpVersion = readFieldNumber(bytes, 0, DDP_FIELDS.ddpVersion);
+  const ddpVersion = DDP_ACCESS.ddpVersion.number(bytes, 0);
   if (ddpVersion !== DDP_VERSION) {
     return rdmapError('dv', 0, 'bad-value', `DDP version ${ddpVersion}, expected 1`, 'ddp');
   }
   const parsed = parseRdmapControl(bytes);
   if (parsed === undefined) {
-    const rv = readFieldNumber(bytes, 0, DDP_FIELDS.rdmaVersion);
+    const rv = DDP_ACCESS.rdmaVersion.number(bytes, 0);
     return rdmapError('rv', 1, 'bad-value', `RDMAP version ${rv} is not defined`);
   }
   const { rdmaVersion, rdmapReserved, opcode } = parsed;
@@ -205,9 +215,9 @@ export function decodeRdmapMessage(
       'ddp',
     );
   }
-  const last = readFieldNumber(bytes, 0, DDP_FIELDS.last) !== 0;
+  const last = DDP_ACCESS.last.number(bytes, 0) !== 0;
   const control: ControlBits = {
-    ddpReserved: readFieldNumber(bytes, 0, DDP_FIELDS.ddpReserved),
+    ddpReserved: DDP_ACCESS.ddpReserved.number(bytes, 0),
     ddpVersion,
     rdmaVersion,
     rdmapReserved,
@@ -216,12 +226,12 @@ export function decodeRdmapMessage(
     const ddp = {
       tagged: true as const,
       last,
-      stag: readFieldNumber(bytes, 0, DDP_FIELDS.stag),
-      taggedOffset: readFieldBigint(bytes, 0, DDP_FIELDS.taggedOffset),
+      stag: DDP_ACCESS.stag.number(bytes, 0),
+      taggedOffset: DDP_ACCESS.taggedOffset.bigint(bytes, 0),
     };
-    return decodeBody(bytes, info, profile, h, { kind: info.kind, ddp, control });
+    return decodeBody(bytes, info, profile, h, { kind: info.kind, ddp, control }, ddp);
   }
-  const queueNumber = readFieldNumber(bytes, 0, DDP_FIELDS.queueNumber);
+  const queueNumber = DDP_ACCESS.queueNumber.number(bytes, 0);
   if (!acceptedQueueNumbers(opcode, profile).includes(queueNumber)) {
     const other = QUEUE_NUMBER_VARIANTS.find(
       (v) => v.opcode === opcode && v.queueNumber === queueNumber,
@@ -247,27 +257,30 @@ export function decodeRdmapMessage(
     tagged: false as const,
     last,
     queueNumber,
-    messageSequenceNumber: readFieldNumber(bytes, 0, DDP_FIELDS.messageSequenceNumber),
-    messageOffset: readFieldNumber(bytes, 0, DDP_FIELDS.messageOffset),
+    messageSequenceNumber: DDP_ACCESS.messageSequenceNumber.number(bytes, 0),
+    messageOffset: DDP_ACCESS.messageOffset.number(bytes, 0),
   };
-  const invalidateSTag = readFieldNumber(bytes, 0, DDP_FIELDS.invalidateSTag);
-  return decodeBody(bytes, info, profile, h, { kind: info.kind, ddp, control, invalidateSTag });
+  const invalidateSTag = DDP_ACCESS.invalidateSTag.number(bytes, 0);
+  const message = { kind: info.kind, ddp, control, invalidateSTag };
+  return decodeBody(bytes, info, profile, h, message, ddp);
 }
 
 /**
  * The message of `info` from the bytes after its DDP header (at `h`), in the order the
- * message types hold them: the DDP part (`base`), the payload, the header's fields, its
- * tail.
+ * message types hold them: the DDP part (`message`, filled in here), the payload, the
+ * header's fields, its tail. Properties are added one by one (no spreads): this runs for
+ * every segment decoded.
  */
 function decodeBody(
   bytes: Uint8Array,
   info: RdmapOpcodeInfo,
   profile: IwarpProfile,
   h: number,
-  base: Pick<RdmapMessage, 'kind' | 'ddp' | 'control'> & { readonly invalidateSTag?: number },
+  message: Pick<RdmapMessage, 'kind' | 'ddp' | 'control'>,
+  ddp: { readonly last: boolean; readonly tagged: boolean },
 ): DecodeResult<RdmapMessage> {
   const hooks = RDMAP_HOOKS[info.family];
-  const layout = base.ddp.tagged ? info.layout : rdmapHeaderLayout(info, base.ddp.last);
+  const layout = ddp.tagged ? info.layout : rdmapHeaderLayout(info, ddp.last);
   const rest = bytes.length - h;
   if (layout !== undefined && hooks?.tail === undefined) {
     const lastOnly = hooks?.headerInLastSegmentOnly === true;
@@ -289,21 +302,20 @@ function decodeBody(
   }
   const tail = hooks?.tail?.decode(bytes, h);
   if (tail !== undefined && !tail.ok) return tail;
-  const fields = layout === undefined ? absentFields(info.layout) : readFields(layout, bytes, h);
-  const refused = fields === undefined ? undefined : hooks?.aOpCode?.decode(fields, profile, h);
-  if (refused !== undefined) return failed(refused);
-  const payload = info.ulpPayload
-    ? { payload: bytes.subarray(h + (layout?.length ?? 0)) }
-    : undefined;
+  const out: Record<string, unknown> = message;
+  if (info.ulpPayload) out.payload = bytes.subarray(h + (layout?.length ?? 0));
+  if (layout !== undefined) {
+    for (const f of accessOf(layout)) out[f.name] = f.value(bytes, h);
+    const refused = hooks?.aOpCode?.decode(out, profile, h);
+    if (refused !== undefined) return failed(refused);
+  } else if (info.layout !== undefined) {
+    // A header left out of this segment (V2 draft §5.3): its fields are there, undefined.
+    for (const f of info.layout.fields) out[f.name] = undefined;
+  }
+  if (tail !== undefined) Object.assign(out, tail.value);
   // The row's layout types the family's message (messages.ts `HeaderFieldsOf`), so these
   // parts are that message; the compiler cannot follow a row chosen at run time.
-  return decoded({ ...base, ...payload, ...fields, ...tail?.value } as RdmapMessage);
-}
-
-/** A header left out of this segment (V2 draft §5.3): its fields are there, undefined. */
-function absentFields(layout: HeaderLayout | undefined): Record<string, undefined> | undefined {
-  if (layout === undefined) return undefined;
-  return Object.fromEntries(layout.fields.map((f) => [f.name, undefined]));
+  return decoded(message as RdmapMessage);
 }
 
 // ---------------------------------------------------------------------------------------
@@ -385,12 +397,12 @@ export function encodeRdmapMessage(m: RdmapMessage, options: RdmapEncodeOptions 
   }
   const ddpLayout = d.tagged ? DDP_TAGGED_LAYOUT : DDP_UNTAGGED_LAYOUT;
   if (d.tagged) {
-    checkField(ddpLayout, DDP_FIELDS.stag, d.stag);
-    checkField(ddpLayout, DDP_FIELDS.taggedOffset, d.taggedOffset);
+    DDP_ACCESS.stag.check('ddp', d.stag);
+    DDP_ACCESS.taggedOffset.check('ddp', d.taggedOffset);
   } else {
-    checkField(ddpLayout, DDP_FIELDS.queueNumber, d.queueNumber);
-    checkField(ddpLayout, DDP_FIELDS.messageSequenceNumber, d.messageSequenceNumber);
-    checkField(ddpLayout, DDP_FIELDS.messageOffset, d.messageOffset);
+    DDP_ACCESS.queueNumber.check('ddp', d.queueNumber);
+    DDP_ACCESS.messageSequenceNumber.check('ddp', d.messageSequenceNumber);
+    DDP_ACCESS.messageOffset.check('ddp', d.messageOffset);
     checkUint('rdmap', 'invalidateSTag', invalidateSTagOf(m), 32);
     if (strict && !acceptedQueueNumbers(info.opcode, profile).includes(d.queueNumber)) {
       throw new EncodeError(
@@ -403,18 +415,18 @@ export function encodeRdmapMessage(m: RdmapMessage, options: RdmapEncodeOptions 
   const body = checkBody(m, info, profile, strict);
   const h = ddpLayout.length;
   const out = new Uint8Array(h + body.headerLength + body.tailLength + body.payload.length);
-  writeDdpControl(out, { ...d, ...m.control });
-  writeField(out, 0, DDP_FIELDS.rdmaVersion, m.control.rdmaVersion);
-  writeField(out, octet.at, octet.reserved, m.control.rdmapReserved);
-  writeField(out, octet.at, octet.opcode, info.opcode);
+  writeDdpControl(out, d.tagged, d.last, m.control);
+  DDP_ACCESS.rdmaVersion.write(out, 0, m.control.rdmaVersion);
+  octet.reservedAccess.write(out, octet.at, m.control.rdmapReserved);
+  octet.opcodeAccess.write(out, octet.at, info.opcode);
   if (d.tagged) {
-    writeField(out, 0, DDP_FIELDS.stag, d.stag);
-    writeField(out, 0, DDP_FIELDS.taggedOffset, d.taggedOffset);
+    DDP_ACCESS.stag.write(out, 0, d.stag);
+    DDP_ACCESS.taggedOffset.write(out, 0, d.taggedOffset);
   } else {
-    writeField(out, 0, DDP_FIELDS.invalidateSTag, invalidateSTagOf(m) ?? 0);
-    writeField(out, 0, DDP_FIELDS.queueNumber, d.queueNumber);
-    writeField(out, 0, DDP_FIELDS.messageSequenceNumber, d.messageSequenceNumber);
-    writeField(out, 0, DDP_FIELDS.messageOffset, d.messageOffset);
+    DDP_ACCESS.invalidateSTag.write(out, 0, invalidateSTagOf(m) ?? 0);
+    DDP_ACCESS.queueNumber.write(out, 0, d.queueNumber);
+    DDP_ACCESS.messageSequenceNumber.write(out, 0, d.messageSequenceNumber);
+    DDP_ACCESS.messageOffset.write(out, 0, d.messageOffset);
   }
   if (body.layout !== undefined) writeFields(body.layout, m, out, h);
   if (body.tailLength > 0) body.tail?.write(m, out, h + body.headerLength);
@@ -436,9 +448,8 @@ function checkBody(
   readonly payload: Uint8Array;
 } {
   const hooks = RDMAP_HOOKS[info.family];
-  const none = new Uint8Array(0);
   if (hooks?.headerInLastSegmentOnly === true) return lastSegmentBody(m, info);
-  let payload: Uint8Array = none;
+  let payload: Uint8Array = NO_PAYLOAD;
   if (info.ulpPayload) {
     const p = payloadOf(m);
     checkBytes('rdmap', 'payload', p);
@@ -453,6 +464,9 @@ function checkBody(
   const tailLength = tail?.encodedLength(m) ?? 0;
   return { layout, headerLength: layout?.length ?? 0, tail, tailLength, payload };
 }
+
+/** The payload of a message that carries none. */
+const NO_PAYLOAD = new Uint8Array(0);
 
 function tailOf(info: RdmapOpcodeInfo) {
   return RDMAP_HOOKS[info.family]?.tail;
