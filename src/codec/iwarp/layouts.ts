@@ -372,10 +372,7 @@ export function readFieldNumber(b: Uint8Array, at: number, f: HeaderField): numb
 
 /** A 64-bit field, as a bigint (the only reads that allocate one). */
 export function readFieldBigint(b: Uint8Array, at: number, f: HeaderField): bigint {
-  const p = at + f.offset;
-  const hi = readUnit(b, p, 4);
-  const lo = readUnit(b, p + 4, 4);
-  return (BigInt(hi) << 32n) | BigInt(lo);
+  return fieldAccess(f).bigint(b, at);
 }
 
 /** The field's value as the message model holds it: bigint, boolean or number. */
@@ -407,23 +404,7 @@ export function writeField(
   f: HeaderField,
   value: number | bigint | boolean,
 ): void {
-  const p = at + f.offset;
-  if (f.bits === 64) {
-    const v = value as bigint;
-    writeUnit(b, p, 4, Number((v >> 32n) & 0xffffffffn));
-    writeUnit(b, p + 4, 4, Number(v & 0xffffffffn));
-    return;
-  }
-  const n = typeof value === 'boolean' ? (value ? 1 : 0) : (value as number);
-  const word = readUnit(b, p, f.unit) + n * 2 ** f.shift;
-  writeUnit(b, p, f.unit, word);
-}
-
-function writeUnit(b: Uint8Array, at: number, unit: number, v: number): void {
-  for (let i = unit - 1; i >= 0; i--) {
-    b[at + i] = v % 256;
-    v = Math.floor(v / 256);
-  }
+  fieldAccess(f).write(b, at, value);
 }
 
 /** A HeaderLayout argument: an object with its fields (the *_LAYOUT constants are). */
