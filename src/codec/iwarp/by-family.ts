@@ -16,14 +16,24 @@ export function familyOf(message: RdmapMessage): RdmapFamily {
   return rdmapOpcodeOf(message.kind).family;
 }
 
+/**
+ * The handler of `family`, taking any message: the caller passes a message of that family
+ * (its opcode row's), as `byFamily` does. For hot paths that already hold the row.
+ */
+export function handlerOf<R, A extends readonly unknown[]>(
+  handlers: FamilyHandlers<R, A>,
+  family: RdmapFamily,
+): (message: RdmapMessage, ...args: A) => R {
+  // The row's family names the message type its kind belongs to (messages.ts `KindOf`),
+  // so the handler fits the message; the compiler cannot follow a family chosen at run time.
+  return handlers[family] as (message: RdmapMessage, ...args: A) => R;
+}
+
 /** Calls the handler of `message`'s family with it and `args`. */
 export function byFamily<R, A extends readonly unknown[]>(
   message: RdmapMessage,
   handlers: FamilyHandlers<R, A>,
   ...args: A
 ): R {
-  // The row's family names the message type its kind belongs to (messages.ts `KindOf`),
-  // so the handler fits the message; the compiler cannot follow a family chosen at run time.
-  const handler = handlers[familyOf(message)] as (m: RdmapMessage, ...rest: A) => R;
-  return handler(message, ...args);
+  return handlerOf(handlers, familyOf(message))(message, ...args);
 }

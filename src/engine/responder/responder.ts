@@ -10,7 +10,7 @@
 
 import { requireObject } from '../../arguments.js';
 import { controlBitsFor, makeReadResponse } from '../../codec/iwarp/build.js';
-import { byFamily, type FamilyHandlers } from '../../codec/iwarp/by-family.js';
+import { type FamilyHandlers, handlerOf } from '../../codec/iwarp/by-family.js';
 import { DDP_UNTAGGED_HEADER_LENGTH, DDP_VERSION } from '../../codec/iwarp/ddp.js';
 import type {
   AtomicRequest,
@@ -178,7 +178,7 @@ export class Responder {
     const info = rdmapOpcodeOf(message.kind);
     const failure = this.#validate(message, info, bytes);
     if (failure !== undefined) return this.#terminate(out, failure, message, bytes);
-    const result = byFamily(message, this.#arrival, info, bytes, out);
+    const result = handlerOf(this.#arrival, info.family)(message, info, bytes, out);
     if (result !== undefined) return this.#terminate(out, result, message, bytes);
     if (message.kind === 'terminate') return out.result('peer-terminated');
     if (this.#options.processOnDelivery !== false) return this.#process(out);
