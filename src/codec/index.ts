@@ -142,7 +142,7 @@ export {
   atomicOpcodeInfo,
   atomicOpcodeOf,
   RDMAP_OPCODES,
-  type RdmapHeaderKind,
+  type RdmapFamily,
   type RdmapMessageKind,
   type RdmapOpcodeInfo,
   rdmapOpcodeInfo,

@@ -6,6 +6,13 @@
  * files and whole captures mixing RoCEv2 and iWARP connections. The fuzz test and
  * `npm run fuzz` share these.
  */
+
+import {
+  DDP_TAGGED_LAYOUT,
+  DDP_UNTAGGED_LAYOUT,
+  type HeaderField,
+  type HeaderLayout,
+} from '../codec/iwarp/layouts.js';
 import type { MpaRequestReply, RdmapMessage } from '../codec/iwarp/messages.js';
 import { encodeFpdu } from '../codec/iwarp/mpa.js';
 import { encodeMpaFrame, makeMpaFrame } from '../codec/iwarp/mpa-frames.js';
@@ -21,6 +28,7 @@ import {
   PROFILE_RDMA_VERSION,
 } from '../codec/iwarp/profiles.js';
 import { encodeRdmapMessage } from '../codec/iwarp/rdmap.js';
+import { RDMAP_HOOKS, rdmapHeaderLayout, type TerminateTail } from '../codec/iwarp/rdmap-hooks.js';
 import { encodeMpaStream } from '../codec/iwarp/stream.js';
 import { buildTcpFrame, buildUdpFrame, type FrameAddressing } from '../codec/net/build.js';
 import { encodeSll, encodeSll2 } from '../codec/net/sll.js';
@@ -43,7 +51,43 @@ function rdmapRow(rng: FuzzRandom, profile: IwarpProfile): RdmapOpcodeInfo {
   return rng.pick(RDMAP_OPCODES.filter((r) => r.profiles.includes(profile)));
 }
 
-/** A valid RDMAP message of `profile` (one DDP segment), any opcode of the profile. */
+/** A random value of a header field: a bigint for 64 bits, a boolean for a flag. */
+function fieldValue(rng: FuzzRandom, f: HeaderField): number | bigint | boolean {
+  if (f.bits === 64) return rng.u64();
+  if (f.flag === true) return rng.bool();
+  return f.bits >= 32 ? rng.u32() : rng.below(2 ** f.bits);
+}
+
+/** Random values of every field of `layout` (undefined when the segment leaves it out). */
+function headerValues(
+  rng: FuzzRandom,
+  layout: HeaderLayout | undefined,
+  present: boolean,
+): Record<string, number | bigint | boolean | undefined> {
+  const out: Record<string, number | bigint | boolean | undefined> = {};
+  for (const f of layout?.fields ?? []) out[f.name] = present ? fieldValue(rng, f) : undefined;
+  return out;
+}
+
+/** Terminate's tail as its Hdrct D and R bits announce it (RFC 5040 §4.8). */
+function terminateTail(rng: FuzzRandom, header: Record<string, unknown>): TerminateTail {
+  const d = header.ddpHeaderIncluded === true;
+  const r = header.rdmaHeaderIncluded === true;
+  const copied = rng.bytes(rng.bool() ? DDP_TAGGED_LAYOUT.length : DDP_UNTAGGED_LAYOUT.length);
+  copied[0] = copied.length === DDP_TAGGED_LAYOUT.length ? copied[0]! | 0x80 : copied[0]! & 0x7f;
+  return {
+    ddpSegmentLength: d ? rng.below(0x10000) : undefined,
+    terminatedDdpHeader: d ? copied : undefined,
+    terminatedRdmaHeader: r ? rng.bytes(rng.int(1, 40)) : undefined,
+  };
+}
+
+/**
+ * A valid RDMAP message of `profile` (one DDP segment), any opcode of the profile: its
+ * row's layout with random field values, payload when the row carries it, and the hooks'
+ * rules (rdmap-hooks.ts): a Terminate tail matching its D and R bits, an AOpCode of the
+ * profile, the V2 immediate data in the last segment only.
+ */
 export function randomRdmapMessage(
   rng: FuzzRandom,
   profile: IwarpProfile,
@@ -56,111 +100,35 @@ export function randomRdmapMessage(
     rdmaVersion: rv,
     rdmapReserved: rng.oneIn(4) ? rng.below(rv === 1 ? 4 : 2) : 0,
   };
-  const untagged = (last = rng.bool()) => ({
-    tagged: false as const,
-    last,
-    queueNumber: rng.pick(acceptedQueueNumbers(row.opcode, profile)),
-    messageSequenceNumber: rng.oneIn(2) ? rng.int(1, 4) : rng.u32(),
-    messageOffset: rng.oneIn(2) ? 0 : rng.u32(),
-  });
-  const tagged = {
-    tagged: true as const,
-    last: rng.bool(),
-    stag: rng.u32(),
-    taggedOffset: rng.u64(),
-  };
-  const base = { control, invalidateSTag: rng.oneIn(2) ? 0 : rng.u32() };
-  switch (row.kind) {
-    case 'rdma-write':
-    case 'rdma-read-response':
-      return { kind: row.kind, ddp: tagged, control, payload: payload(rng) };
-    case 'send':
-    case 'send-invalidate':
-    case 'send-se':
-    case 'send-se-invalidate':
-    case 'read-v2-response':
-      return { kind: row.kind, ddp: untagged(), ...base, payload: payload(rng) };
-    case 'rdma-read-request':
-      return {
-        kind: row.kind,
-        ddp: untagged(),
-        ...base,
-        sinkSTag: rng.u32(),
-        sinkTaggedOffset: rng.u64(),
-        readSize: rng.u32(),
-        sourceSTag: rng.u32(),
-        sourceTaggedOffset: rng.u64(),
+  const last = rng.bool();
+  const ddp = row.tagged
+    ? { tagged: true as const, last, stag: rng.u32(), taggedOffset: rng.u64() }
+    : {
+        tagged: false as const,
+        last,
+        queueNumber: rng.pick(acceptedQueueNumbers(row.opcode, profile)),
+        messageSequenceNumber: rng.oneIn(2) ? rng.int(1, 4) : rng.u32(),
+        messageOffset: rng.oneIn(2) ? 0 : rng.u32(),
       };
-    case 'immediate-data':
-    case 'immediate-data-se':
-      return { kind: row.kind, ddp: untagged(), ...base, immediateData: rng.u64() };
-    case 'atomic-request':
-      return {
-        kind: row.kind,
-        ddp: untagged(),
-        ...base,
-        atomicReserved: rng.oneIn(4) ? rng.below(0x10000000) : 0,
-        aOpCode: rng.pick(ATOMIC_OPCODES.filter((a) => a.profiles.includes(profile))).aOpCode,
-        requestIdentifier: rng.u32(),
-        remoteSTag: rng.u32(),
-        remoteTaggedOffset: rng.u64(),
-        addOrSwapData: rng.u64(),
-        addOrSwapMask: rng.u64(),
-        compareData: rng.u64(),
-        compareMask: rng.u64(),
-      };
-    case 'atomic-response':
-      return {
-        kind: row.kind,
-        ddp: untagged(),
-        ...base,
-        originalRequestIdentifier: rng.u32(),
-        originalRemoteDataValue: rng.u64(),
-      };
-    case 'read-v2-request':
-      return {
-        kind: row.kind,
-        ddp: untagged(),
-        ...base,
-        readSize: rng.u32(),
-        sourceSTag: rng.u32(),
-        sourceTaggedOffset: rng.u64(),
-      };
-    case 'send-immediate':
-    case 'send-invalidate-immediate':
-    case 'send-se-immediate':
-    case 'send-invalidate-se-immediate': {
-      const last = rng.bool();
-      return {
-        kind: row.kind,
-        ddp: untagged(last),
-        ...base,
-        payload: last ? new Uint8Array(0) : payload(rng),
-        immediateData: last ? rng.u64() : undefined,
-      };
-    }
-    case 'terminate': {
-      const d = rng.bool();
-      const r = rng.bool();
-      const copied = rng.bytes(rng.bool() ? 14 : 18);
-      copied[0] = copied.length === 14 ? copied[0]! | 0x80 : copied[0]! & 0x7f;
-      return {
-        kind: row.kind,
-        ddp: untagged(),
-        ...base,
-        layer: rng.below(16),
-        errorType: rng.below(16),
-        errorCode: rng.below(256),
-        segmentLengthValid: rng.bool(),
-        ddpHeaderIncluded: d,
-        rdmaHeaderIncluded: r,
-        terminateReserved: rng.oneIn(4) ? rng.below(0x2000) : 0,
-        ddpSegmentLength: d ? rng.below(0x10000) : undefined,
-        terminatedDdpHeader: d ? copied : undefined,
-        terminatedRdmaHeader: r ? rng.bytes(rng.int(1, 40)) : undefined,
-      };
-    }
-  }
+  const base = row.tagged
+    ? { kind: row.kind, ddp, control }
+    : { kind: row.kind, ddp, control, invalidateSTag: rng.oneIn(2) ? 0 : rng.u32() };
+  const hooks = RDMAP_HOOKS[row.family];
+  const layout = row.tagged ? row.layout : rdmapHeaderLayout(row, last);
+  const header = headerValues(rng, row.layout, layout !== undefined);
+  if (hooks?.aOpCode !== undefined)
+    header.aOpCode = rng.pick(ATOMIC_OPCODES.filter((a) => a.profiles.includes(profile))).aOpCode;
+  const body = row.ulpPayload
+    ? {
+        payload:
+          hooks?.headerInLastSegmentOnly === true && layout !== undefined
+            ? new Uint8Array(0)
+            : payload(rng),
+      }
+    : undefined;
+  const tail = hooks?.tail === undefined ? undefined : terminateTail(rng, header);
+  // The row's layout types its family's message (messages.ts), as in the decoder.
+  return { ...base, ...body, ...header, ...tail } as RdmapMessage;
 }
 
 /** An encoded RDMAP message (a DDP segment) of `profile`. */

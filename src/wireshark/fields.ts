@@ -8,7 +8,7 @@
  * never matches the Terminate's own header.
  */
 import { type HeaderField, type HeaderLayout, tsharkFieldName } from '../codec/iwarp/layouts.js';
-import type { RdmapHeaderKind } from '../codec/iwarp/opcodes.js';
+import type { RdmapFamily } from '../codec/iwarp/opcodes.js';
 import { LAYOUT_PREFIXES, type PluginTables } from './tables.js';
 
 /** The Lua value-name tables a field may use (generate.ts writes them). */
@@ -76,7 +76,7 @@ export interface DdpLayouts {
 }
 
 /** The RDMAP header after the DDP header, per header kind. */
-export type HeaderLayouts = Readonly<Record<RdmapHeaderKind, PluginLayout | undefined>>;
+export type HeaderLayouts = Readonly<Record<RdmapFamily, PluginLayout | undefined>>;
 
 /** `sourceSTag` -> `source_stag`, `aOpCode` -> `a_op_code`. */
 export function snakeCase(name: string): string {
@@ -286,9 +286,9 @@ export function pluginModel(tables: PluginTables): PluginModel {
     controlV2: layoutIn(context, tables.controlV2),
   });
   const headersIn = (context: FieldContext): HeaderLayouts => {
-    const headers = {} as Record<RdmapHeaderKind, PluginLayout | undefined>;
+    const headers = {} as Record<RdmapFamily, PluginLayout | undefined>;
     for (const [kind, layout] of Object.entries(tables.headerLayouts) as [
-      RdmapHeaderKind,
+      RdmapFamily,
       HeaderLayout | undefined,
     ][])
       headers[kind] = layout === undefined ? undefined : layoutIn(context, layout);

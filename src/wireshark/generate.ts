@@ -114,7 +114,7 @@ function protocolTables(t: PluginTables): string {
     opcodes[row.opcode] = {
       name: row.name,
       kind: row.kind,
-      header: row.header,
+      family: row.family,
       tagged: row.tagged,
       qn: row.queueNumber,
       profiles: Object.fromEntries(row.profiles.map((p) => [p, true])),
@@ -390,7 +390,7 @@ local function dissect_terminate_tail(tree, src, from, to, h, length, values)
   if values[NAME.rdma_header_included] and p < to then
     -- RFC 5040 §4.8: the copied RDMA header is a Read Request's unless the copied DDP
     -- header names another message.
-    local layout = TERM_RDMA[copied_row and copied_row.header or "read-request"]
+    local layout = TERM_RDMA[copied_row and copied_row.family or "read-request"]
     local sub = tree:add(src(p, to - p), "Terminated RDMA header")
     if layout ~= nil and p + layout.length <= to then
       add_layout(sub, src, from, to, p, layout, a_op_code_of(src, p, layout))
@@ -420,10 +420,10 @@ local function dissect_segment(src, at, len, root, pinfo, profile)
   if not ok and row.qn ~= nil then
     tree:add_proto_expert_info(E.queue, string.format("%s uses queue %d, not %d", name, row.qn, qn))
   end
-  local layout = SEGMENT.headers[row.header]
+  local layout = SEGMENT.headers[row.family]
   -- V2 draft §5.3: only the last segment of a Send with Immediate Data carries it.
   local last = floor(src(at, 1):uint() / 64) % 2 == 1
-  if row.header == "send-immediate" and not last then layout = nil end
+  if row.family == "send-immediate" and not last then layout = nil end
   if layout == nil then return end
   local h = at + ddp.length
   if h + layout.length > to then
@@ -441,7 +441,7 @@ local function dissect_segment(src, at, len, root, pinfo, profile)
       tree:add_proto_expert_info(E.aopcode, string.format("AOpCode %d is reserved in %s", a, profile))
     end
   end
-  if row.header == "terminate" then
+  if row.family == "terminate" then
     dissect_terminate_tail(tree, src, from, to, h, layout.length, header)
   end
 end

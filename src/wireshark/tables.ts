@@ -14,14 +14,13 @@ import {
   READ_V2_REQUEST_LAYOUT,
   SEND_IMMEDIATE_LAYOUT,
 } from '../codec/iwarp/layouts.js';
-import { RDMAP_HEADER_LAYOUTS } from '../codec/iwarp/lazy.js';
 import {
   ATOMIC_OPCODES,
   type AtomicOpcodeInfo,
   QUEUE_NUMBER_VARIANTS,
   type QueueNumberVariant,
   RDMAP_OPCODES,
-  type RdmapHeaderKind,
+  type RdmapFamily,
   type RdmapOpcodeInfo,
 } from '../codec/iwarp/opcodes.js';
 import {
@@ -47,8 +46,8 @@ export interface PluginTables {
   readonly ddpUntagged: HeaderLayout;
   /** The RDMAP control octet of RV 2 (replaces the DDP layouts' octet-1 fields when RV = 2). */
   readonly controlV2: HeaderLayout;
-  /** The RDMAP header after the DDP header, per header kind. */
-  readonly headerLayouts: Readonly<Record<RdmapHeaderKind, HeaderLayout | undefined>>;
+  /** The RDMAP header after the DDP header, per family (the opcode rows' layouts). */
+  readonly headerLayouts: Readonly<Record<RdmapFamily, HeaderLayout | undefined>>;
   readonly opcodes: readonly RdmapOpcodeInfo[];
   readonly atomicOpcodes: readonly AtomicOpcodeInfo[];
   readonly queueNumberVariants: readonly QueueNumberVariant[];
@@ -66,12 +65,20 @@ export interface PluginTables {
   };
 }
 
+/** Each family's header layout, from its opcode rows (every family has one). */
+function familyLayouts(): Readonly<Record<RdmapFamily, HeaderLayout | undefined>> {
+  const out: Partial<Record<RdmapFamily, HeaderLayout | undefined>> = {};
+  for (const row of RDMAP_OPCODES) out[row.family] = row.layout;
+  // opcodes.ts checks at compile time that every family has a row.
+  return out as Record<RdmapFamily, HeaderLayout | undefined>;
+}
+
 /** The codec's tables as they are: the plugin `rdma-interop wireshark-plugin` prints. */
 export const CODEC_TABLES: PluginTables = {
   ddpTagged: DDP_TAGGED_LAYOUT,
   ddpUntagged: DDP_UNTAGGED_LAYOUT,
   controlV2: RDMAP_CONTROL_V2_LAYOUT,
-  headerLayouts: RDMAP_HEADER_LAYOUTS,
+  headerLayouts: familyLayouts(),
   opcodes: RDMAP_OPCODES,
   atomicOpcodes: ATOMIC_OPCODES,
   queueNumberVariants: QUEUE_NUMBER_VARIANTS,

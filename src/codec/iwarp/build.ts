@@ -6,7 +6,8 @@
  */
 
 import { requireObject } from '../../arguments.js';
-import { ddpHeaderLength } from './ddp.js';
+import { ddpLayoutOf } from './ddp.js';
+import { DDP_UNTAGGED_LAYOUT } from './layouts.js';
 import type {
   AtomicRequest,
   AtomicResponse,
@@ -22,7 +23,6 @@ import type {
 import {
   type AtomicOperationKind,
   atomicOpcodeOf,
-  RDMAP_HEADER_LENGTHS,
   type RdmapMessageKind,
   rdmapOpcodeInfo,
   rdmapOpcodeOf,
@@ -251,16 +251,16 @@ export interface TerminatedHeaders {
  */
 export function terminatedHeadersOf(segment: Uint8Array): TerminatedHeaders | undefined {
   if (segment.length < 1) return undefined;
-  const h = ddpHeaderLength(segment[0]!);
+  const ddp = ddpLayoutOf(segment[0]!);
+  const h = ddp.length;
   if (segment.length < h || segment.length > 0xffff) return undefined;
   // RFC 5040 §4.8: the RDMA header is copied only for an RDMA Read Request; a V2 Read V2
   // Request (V2 draft §6.1) gets its 16-byte header copied the same way.
-  const control = parseRdmapControl(segment[1] ?? 0);
-  const header =
-    h === 18 && control !== undefined ? rdmapOpcodeInfo(control.opcode)?.header : undefined;
+  const control = ddp === DDP_UNTAGGED_LAYOUT ? parseRdmapControl(segment) : undefined;
+  const info = control === undefined ? undefined : rdmapOpcodeInfo(control.opcode);
   const rdmaLength =
-    header === 'read-request' || header === 'read-v2-request'
-      ? RDMAP_HEADER_LENGTHS[header]
+    info?.family === 'read-request' || info?.family === 'read-v2-request'
+      ? info.layout?.length
       : undefined;
   return {
     ddpSegmentLength: segment.length,

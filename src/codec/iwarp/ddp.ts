@@ -7,52 +7,87 @@
 import { requireBytes } from '../../arguments.js';
 import { requireFields } from '../encode-arguments.js';
 import { DecodeError, type DecodeResult, decoded, EncodeError, failed } from '../errors.js';
-import type { DdpHeader, DdpSegment } from './messages.js';
 import {
-  checkBool,
-  checkBytes,
-  checkUint,
-  checkUint64,
-  readU32,
-  readU64,
-  writeU32,
-  writeU64,
-} from './wire.js';
+  checkField,
+  DDP_TAGGED_LAYOUT,
+  DDP_UNTAGGED_LAYOUT,
+  fieldAccess,
+  type HeaderLayout,
+  layoutField,
+  readField,
+  readFieldBigint,
+  readFieldNumber,
+  writeField,
+} from './layouts.js';
+import type { DdpHeader, DdpSegment } from './messages.js';
+import { checkBytes } from './wire.js';
 
 /** Tagged DDP header length (RFC 5041 §4.2). */
-export const DDP_TAGGED_HEADER_LENGTH = 14;
+export const DDP_TAGGED_HEADER_LENGTH = DDP_TAGGED_LAYOUT.length;
 /** Untagged DDP header length (RFC 5041 §4.3). */
-export const DDP_UNTAGGED_HEADER_LENGTH = 18;
+export const DDP_UNTAGGED_HEADER_LENGTH = DDP_UNTAGGED_LAYOUT.length;
 /** The only DDP version defined (RFC 5041 §4.1: DV = 01b). */
 export const DDP_VERSION = 1;
 
-/** Masks of the DDP control byte (RFC 5041 §4.1). */
-export const DDP_CONTROL = {
-  tagged: 0x80,
-  last: 0x40,
-  reservedShift: 2,
-  reservedMask: 0x0f,
-  versionMask: 0x03,
+/**
+ * The DDP header's fields (RFC 5041 §4.1-4.3), from its layouts: the control byte's are the
+ * same in both; RsvdULP is the RDMAP control octet (octet 1) and, untagged, the Invalidate
+ * STag after it (RFC 5040 §4.2).
+ */
+export const DDP_FIELDS = {
+  tagged: layoutField(DDP_TAGGED_LAYOUT, 'tagged'),
+  last: layoutField(DDP_TAGGED_LAYOUT, 'last'),
+  ddpReserved: layoutField(DDP_TAGGED_LAYOUT, 'ddpReserved'),
+  ddpVersion: layoutField(DDP_TAGGED_LAYOUT, 'ddpVersion'),
+  rdmaVersion: layoutField(DDP_TAGGED_LAYOUT, 'rdmaVersion'),
+  stag: layoutField(DDP_TAGGED_LAYOUT, 'stag'),
+  taggedOffset: layoutField(DDP_TAGGED_LAYOUT, 'taggedOffset'),
+  invalidateSTag: layoutField(DDP_UNTAGGED_LAYOUT, 'invalidateSTag'),
+  queueNumber: layoutField(DDP_UNTAGGED_LAYOUT, 'queueNumber'),
+  messageSequenceNumber: layoutField(DDP_UNTAGGED_LAYOUT, 'messageSequenceNumber'),
+  messageOffset: layoutField(DDP_UNTAGGED_LAYOUT, 'messageOffset'),
 } as const;
+
+/** The DDP fields compiled for the per-segment paths (rdmap.ts). */
+export const DDP_ACCESS = {
+  tagged: fieldAccess(DDP_FIELDS.tagged),
+  last: fieldAccess(DDP_FIELDS.last),
+  ddpReserved: fieldAccess(DDP_FIELDS.ddpReserved),
+  ddpVersion: fieldAccess(DDP_FIELDS.ddpVersion),
+  rdmaVersion: fieldAccess(DDP_FIELDS.rdmaVersion),
+  stag: fieldAccess(DDP_FIELDS.stag),
+  taggedOffset: fieldAccess(DDP_FIELDS.taggedOffset),
+  invalidateSTag: fieldAccess(DDP_FIELDS.invalidateSTag),
+  queueNumber: fieldAccess(DDP_FIELDS.queueNumber),
+  messageSequenceNumber: fieldAccess(DDP_FIELDS.messageSequenceNumber),
+  messageOffset: fieldAccess(DDP_FIELDS.messageOffset),
+} as const;
+
+/** RsvdULP's first octet (the RDMAP control octet, RFC 5040 §4.2): the DDP view of octet 1. */
+const RSVD_ULP_OCTET = { ...DDP_FIELDS.rdmaVersion, name: 'rsvdUlp', bits: 8, shift: 0 } as const;
+
+/** The DDP header layout of a segment whose first byte (the DDP control byte) is `control`. */
+export function ddpLayoutOf(control: number): HeaderLayout {
+  const t = DDP_FIELDS.tagged;
+  return (control >>> t.shift) & 1 ? DDP_TAGGED_LAYOUT : DDP_UNTAGGED_LAYOUT;
+}
 
 /** Header length for a segment whose first byte is `control`. */
 export function ddpHeaderLength(control: number): number {
-  return control & DDP_CONTROL.tagged ? DDP_TAGGED_HEADER_LENGTH : DDP_UNTAGGED_HEADER_LENGTH;
+  return ddpLayoutOf(control).length;
 }
 
-/** Builds the DDP control byte. Fields must already be range-checked. */
-export function ddpControlByte(
+/** Writes the DDP control byte's four fields into `out[0]` (zero there; range-checked before). */
+export function writeDdpControl(
+  out: Uint8Array,
   tagged: boolean,
   last: boolean,
-  reserved: number,
-  version: number,
-): number {
-  return (
-    (tagged ? DDP_CONTROL.tagged : 0) |
-    (last ? DDP_CONTROL.last : 0) |
-    (reserved << DDP_CONTROL.reservedShift) |
-    version
-  );
+  control: { readonly ddpReserved: number; readonly ddpVersion: number },
+): void {
+  DDP_ACCESS.tagged.write(out, 0, tagged);
+  DDP_ACCESS.last.write(out, 0, last);
+  DDP_ACCESS.ddpReserved.write(out, 0, control.ddpReserved);
+  DDP_ACCESS.ddpVersion.write(out, 0, control.ddpVersion);
 }
 
 /** Range-checks and encodes a DDP segment (header + payload). */
@@ -60,16 +95,18 @@ export function encodeDdpSegment(segment: DdpSegment): Uint8Array {
   requireFields('ddp', 'segment', segment);
   requireFields('ddp', 'header', segment.header);
   const h = segment.header;
-  checkBool('ddp', 'tagged', h.tagged);
-  checkBool('ddp', 'last', h.last);
-  checkUint('ddp', 'ddpReserved', h.ddpReserved, 4);
-  checkUint('ddp', 'ddpVersion', h.ddpVersion, 2);
+  const layout = h.tagged === true ? DDP_TAGGED_LAYOUT : DDP_UNTAGGED_LAYOUT;
+  checkField(layout, DDP_FIELDS.tagged, h.tagged);
+  checkField(layout, DDP_FIELDS.last, h.last);
+  checkField(layout, DDP_FIELDS.ddpReserved, h.ddpReserved);
+  checkField(layout, DDP_FIELDS.ddpVersion, h.ddpVersion);
   checkBytes('ddp', 'payload', segment.payload);
   if (h.tagged) {
-    checkUint('ddp', 'rsvdUlp', h.rsvdUlp, 8);
-    checkUint('ddp', 'stag', h.stag, 32);
-    checkUint64('ddp', 'taggedOffset', h.taggedOffset);
+    checkField(layout, RSVD_ULP_OCTET, h.rsvdUlp);
+    checkField(layout, DDP_FIELDS.stag, h.stag);
+    checkField(layout, DDP_FIELDS.taggedOffset, h.taggedOffset);
   } else {
+    // RsvdULP, 40 bits: octet 1 and the 32 bits after it (RFC 5041 §4.3).
     if (!Number.isInteger(h.rsvdUlp) || h.rsvdUlp < 0 || h.rsvdUlp > 0xff_ffff_ffff) {
       throw new EncodeError(
         'ddp',
@@ -77,25 +114,24 @@ export function encodeDdpSegment(segment: DdpSegment): Uint8Array {
         `${String(h.rsvdUlp)} is not an unsigned 40-bit integer`,
       );
     }
-    checkUint('ddp', 'queueNumber', h.queueNumber, 32);
-    checkUint('ddp', 'messageSequenceNumber', h.messageSequenceNumber, 32);
-    checkUint('ddp', 'messageOffset', h.messageOffset, 32);
+    checkField(layout, DDP_FIELDS.queueNumber, h.queueNumber);
+    checkField(layout, DDP_FIELDS.messageSequenceNumber, h.messageSequenceNumber);
+    checkField(layout, DDP_FIELDS.messageOffset, h.messageOffset);
   }
-  const headerLength = h.tagged ? DDP_TAGGED_HEADER_LENGTH : DDP_UNTAGGED_HEADER_LENGTH;
-  const out = new Uint8Array(headerLength + segment.payload.length);
-  out[0] = ddpControlByte(h.tagged, h.last, h.ddpReserved, h.ddpVersion);
+  const out = new Uint8Array(layout.length + segment.payload.length);
+  writeDdpControl(out, h.tagged, h.last, h);
   if (h.tagged) {
-    out[1] = h.rsvdUlp;
-    writeU32(out, 2, h.stag);
-    writeU64(out, 6, h.taggedOffset);
+    writeField(out, 0, RSVD_ULP_OCTET, h.rsvdUlp);
+    writeField(out, 0, DDP_FIELDS.stag, h.stag);
+    writeField(out, 0, DDP_FIELDS.taggedOffset, h.taggedOffset);
   } else {
-    out[1] = Math.floor(h.rsvdUlp / 0x1_0000_0000);
-    writeU32(out, 2, h.rsvdUlp % 0x1_0000_0000);
-    writeU32(out, 6, h.queueNumber);
-    writeU32(out, 10, h.messageSequenceNumber);
-    writeU32(out, 14, h.messageOffset);
+    writeField(out, 0, RSVD_ULP_OCTET, Math.floor(h.rsvdUlp / 0x1_0000_0000));
+    writeField(out, 0, DDP_FIELDS.invalidateSTag, h.rsvdUlp % 0x1_0000_0000);
+    writeField(out, 0, DDP_FIELDS.queueNumber, h.queueNumber);
+    writeField(out, 0, DDP_FIELDS.messageSequenceNumber, h.messageSequenceNumber);
+    writeField(out, 0, DDP_FIELDS.messageOffset, h.messageOffset);
   }
-  out.set(segment.payload, headerLength);
+  out.set(segment.payload, layout.length);
   return out;
 }
 
@@ -108,48 +144,48 @@ export function decodeDdpSegment(bytes: Uint8Array): DecodeResult<DdpSegment> {
   if (bytes.length < 1) {
     return failed(new DecodeError('ddp', 'control', 0, 'truncated', 'empty segment'));
   }
-  const control = bytes[0]!;
-  const headerLength = ddpHeaderLength(control);
-  if (bytes.length < headerLength) {
+  const layout = ddpLayoutOf(bytes[0]!);
+  const tagged = layout === DDP_TAGGED_LAYOUT;
+  if (bytes.length < layout.length) {
     return failed(
       new DecodeError(
         'ddp',
         'header',
         0,
         'truncated',
-        `${bytes.length} bytes, a ${control & DDP_CONTROL.tagged ? 'tagged' : 'untagged'} header needs ${headerLength}`,
+        `${bytes.length} bytes, a ${tagged ? 'tagged' : 'untagged'} header needs ${layout.length}`,
       ),
     );
   }
-  const ddpVersion = control & DDP_CONTROL.versionMask;
+  const ddpVersion = readFieldNumber(bytes, 0, DDP_FIELDS.ddpVersion);
   if (ddpVersion !== DDP_VERSION) {
     return failed(
       new DecodeError('ddp', 'dv', 0, 'bad-value', `DDP version ${ddpVersion}, expected 1`),
     );
   }
-  const last = (control & DDP_CONTROL.last) !== 0;
-  const ddpReserved = (control >> DDP_CONTROL.reservedShift) & DDP_CONTROL.reservedMask;
-  const payload = bytes.subarray(headerLength);
-  const header: DdpHeader =
-    control & DDP_CONTROL.tagged
-      ? {
-          tagged: true,
-          last,
-          ddpReserved,
-          ddpVersion,
-          rsvdUlp: bytes[1]!,
-          stag: readU32(bytes, 2),
-          taggedOffset: readU64(bytes, 6),
-        }
-      : {
-          tagged: false,
-          last,
-          ddpReserved,
-          ddpVersion,
-          rsvdUlp: bytes[1]! * 0x1_0000_0000 + readU32(bytes, 2),
-          queueNumber: readU32(bytes, 6),
-          messageSequenceNumber: readU32(bytes, 10),
-          messageOffset: readU32(bytes, 14),
-        };
+  const last = readField(bytes, 0, DDP_FIELDS.last) === true;
+  const ddpReserved = readFieldNumber(bytes, 0, DDP_FIELDS.ddpReserved);
+  const rsvdUlp = readFieldNumber(bytes, 0, RSVD_ULP_OCTET);
+  const payload = bytes.subarray(layout.length);
+  const header: DdpHeader = tagged
+    ? {
+        tagged: true,
+        last,
+        ddpReserved,
+        ddpVersion,
+        rsvdUlp,
+        stag: readFieldNumber(bytes, 0, DDP_FIELDS.stag),
+        taggedOffset: readFieldBigint(bytes, 0, DDP_FIELDS.taggedOffset),
+      }
+    : {
+        tagged: false,
+        last,
+        ddpReserved,
+        ddpVersion,
+        rsvdUlp: rsvdUlp * 0x1_0000_0000 + readFieldNumber(bytes, 0, DDP_FIELDS.invalidateSTag),
+        queueNumber: readFieldNumber(bytes, 0, DDP_FIELDS.queueNumber),
+        messageSequenceNumber: readFieldNumber(bytes, 0, DDP_FIELDS.messageSequenceNumber),
+        messageOffset: readFieldNumber(bytes, 0, DDP_FIELDS.messageOffset),
+      };
   return decoded({ header, payload });
 }

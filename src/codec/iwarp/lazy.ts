@@ -7,39 +7,22 @@
  */
 import { ByteView } from '../byte-view.js';
 import type { DecodeResult } from '../errors.js';
+import { ddpLayoutOf } from './ddp.js';
 import {
-  ATOMIC_REQUEST_LAYOUT,
-  ATOMIC_RESPONSE_LAYOUT,
   DDP_TAGGED_LAYOUT,
   DDP_UNTAGGED_LAYOUT,
   type HeaderField,
   type HeaderLayout,
-  IMMEDIATE_DATA_LAYOUT,
   layoutField,
   RDMAP_CONTROL_V2_LAYOUT,
-  READ_REQUEST_LAYOUT,
-  READ_V2_REQUEST_LAYOUT,
   readField,
   readFieldNumber,
-  SEND_IMMEDIATE_LAYOUT,
-  TERMINATE_LAYOUT,
 } from './layouts.js';
 import type { RdmapMessage } from './messages.js';
-import { type RdmapHeaderKind, type RdmapOpcodeInfo, rdmapOpcodeInfo } from './opcodes.js';
+import { type RdmapOpcodeInfo, rdmapOpcodeInfo } from './opcodes.js';
 import type { IwarpProfile } from './profiles.js';
 import { decodeRdmapMessage } from './rdmap.js';
-
-/** The layout of the RDMAP header each header kind names (undefined: none or variable). */
-export const RDMAP_HEADER_LAYOUTS: Readonly<Record<RdmapHeaderKind, HeaderLayout | undefined>> = {
-  none: undefined,
-  'read-request': READ_REQUEST_LAYOUT,
-  terminate: TERMINATE_LAYOUT,
-  'immediate-data': IMMEDIATE_DATA_LAYOUT,
-  'atomic-request': ATOMIC_REQUEST_LAYOUT,
-  'atomic-response': ATOMIC_RESPONSE_LAYOUT,
-  'read-v2-request': READ_V2_REQUEST_LAYOUT,
-  'send-immediate': SEND_IMMEDIATE_LAYOUT,
-};
+import { rdmapHeaderLayout } from './rdmap-hooks.js';
 
 const TAGGED = layoutField(DDP_TAGGED_LAYOUT, 'tagged');
 const LAST = layoutField(DDP_TAGGED_LAYOUT, 'last');
@@ -63,7 +46,7 @@ export class RdmapView extends ByteView {
 
   /** The DDP header layout: tagged or untagged, from the T bit. */
   get ddpLayout(): HeaderLayout {
-    return (this.bytes[this.offset]! & 0x80) !== 0 ? DDP_TAGGED_LAYOUT : DDP_UNTAGGED_LAYOUT;
+    return ddpLayoutOf(this.bytes[this.offset] ?? 0);
   }
 
   get tagged(): boolean {
@@ -114,10 +97,7 @@ export class RdmapView extends ByteView {
   get rdmapLayout(): HeaderLayout | undefined {
     if (this.tagged) return undefined;
     const info = this.info;
-    if (info === undefined) return undefined;
-    // V2 Send with Immediate Data carries its 8 bytes only in the L = 1 segment (§5.3).
-    if (info.header === 'send-immediate' && !this.last) return undefined;
-    return RDMAP_HEADER_LAYOUTS[info.header];
+    return info === undefined ? undefined : rdmapHeaderLayout(info, this.last);
   }
 
   /**

@@ -9,33 +9,30 @@
  * Reserved bits are kept as fields so that `encode(decode(bytes))` reproduces the bytes;
  * the `make*` helpers in `build.ts` fill them with their transmit values.
  */
-import type { RdmapMessageKind } from './opcodes.js';
+import type {
+  DDP_TAGGED_LAYOUT,
+  DDP_UNTAGGED_LAYOUT,
+  HeaderLayout,
+  LayoutValue,
+} from './layouts.js';
+import type { RdmapFamily, RdmapMessageKind, RdmapOpcodeRow } from './opcodes.js';
 
 // ---------------------------------------------------------------------------------------
 // DDP (RFC 5041)
 
 /** Tagged buffer placement fields of a DDP header (RFC 5041 §4.2). */
-export interface TaggedPlacement {
+export interface TaggedPlacement
+  extends Pick<LayoutValue<typeof DDP_TAGGED_LAYOUT>, 'last' | 'stag' | 'taggedOffset'> {
   readonly tagged: true;
-  /** L bit: last segment of a DDP message. */
-  readonly last: boolean;
-  /** Steering Tag, 32 bits. */
-  readonly stag: number;
-  /** Tagged Offset, 64 bits. */
-  readonly taggedOffset: bigint;
 }
 
 /** Untagged buffer placement fields of a DDP header (RFC 5041 §4.3). */
-export interface UntaggedPlacement {
+export interface UntaggedPlacement
+  extends Pick<
+    LayoutValue<typeof DDP_UNTAGGED_LAYOUT>,
+    'last' | 'queueNumber' | 'messageSequenceNumber' | 'messageOffset'
+  > {
   readonly tagged: false;
-  /** L bit: last segment of a DDP message. */
-  readonly last: boolean;
-  /** Queue Number, 32 bits. */
-  readonly queueNumber: number;
-  /** Message Sequence Number, 32 bits. */
-  readonly messageSequenceNumber: number;
-  /** Message Offset, 32 bits. */
-  readonly messageOffset: number;
 }
 
 /** Either placement. */
@@ -75,7 +72,20 @@ export interface DdpSegment {
 }
 
 // ---------------------------------------------------------------------------------------
-// RDMAP messages
+// RDMAP messages. Each message type is one family of the opcode table (opcodes.ts): its
+// kinds are the family's rows and its header fields those of the family's layout
+// (layouts.ts), so neither is written twice.
+
+/** The kinds of the opcodes of family `F`. */
+export type KindOf<F extends RdmapFamily> = Extract<RdmapOpcodeRow, { readonly family: F }>['kind'];
+
+/** The header fields of family `F`: its layout's, none when it has no RDMAP header. */
+export type HeaderFieldsOf<F extends RdmapFamily> = LayoutValue<
+  Extract<
+    Exclude<Extract<RdmapOpcodeRow, { readonly family: F }>['layout'], undefined>,
+    HeaderLayout
+  >
+>;
 
 interface TaggedBase {
   readonly ddp: TaggedPlacement;
@@ -95,54 +105,33 @@ interface UntaggedBase {
 
 /** RDMA Write, opcode 0x0 (RFC 5040 §4.3). Tagged. */
 export interface RdmaWrite extends TaggedBase {
-  readonly kind: 'rdma-write';
+  readonly kind: KindOf<'write'>;
   readonly payload: Uint8Array;
 }
 
-/** RDMA Read Request, opcode 0x1, QN 1 (RFC 5040 §4.4). */
-export interface RdmaReadRequest extends UntaggedBase {
-  readonly kind: 'rdma-read-request';
-  /** Data Sink STag. */
-  readonly sinkSTag: number;
-  /** Data Sink Tagged Offset. */
-  readonly sinkTaggedOffset: bigint;
-  /** RDMA Read Message Size (RDMARDSZ), 32 bits. */
-  readonly readSize: number;
-  /** Data Source STag. */
-  readonly sourceSTag: number;
-  /** Data Source Tagged Offset. */
-  readonly sourceTaggedOffset: bigint;
+/** RDMA Read Request, opcode 0x1, QN 1 (RFC 5040 §4.4; fields: `READ_REQUEST_LAYOUT`). */
+export interface RdmaReadRequest extends UntaggedBase, HeaderFieldsOf<'read-request'> {
+  readonly kind: KindOf<'read-request'>;
 }
 
 /** RDMA Read Response, opcode 0x2 (RFC 5040 §4.3). Tagged. */
 export interface RdmaReadResponse extends TaggedBase {
-  readonly kind: 'rdma-read-response';
+  readonly kind: KindOf<'read-response'>;
   readonly payload: Uint8Array;
 }
 
 /** Send variants, opcodes 0x3-0x6, QN 0 (RFC 5040 §4.3). */
 export interface Send extends UntaggedBase {
-  readonly kind: 'send' | 'send-invalidate' | 'send-se' | 'send-se-invalidate';
+  readonly kind: KindOf<'send'>;
   readonly payload: Uint8Array;
 }
 
-/** Terminate, opcode 0x7, QN 2 (RFC 5040 §4.8). */
-export interface Terminate extends UntaggedBase {
-  readonly kind: 'terminate';
-  /** Layer, 4 bits (see `TerminateLayer`). */
-  readonly layer: number;
-  /** Error Type, 4 bits. */
-  readonly errorType: number;
-  /** Error Code, 8 bits. */
-  readonly errorCode: number;
-  /** Hdrct M bit: the DDP Segment Length field is valid. */
-  readonly segmentLengthValid: boolean;
-  /** Hdrct D bit: Terminated DDP Header included. */
-  readonly ddpHeaderIncluded: boolean;
-  /** Hdrct R bit: Terminated RDMA Header included. */
-  readonly rdmaHeaderIncluded: boolean;
-  /** The 13 reserved bits of the Terminate Control field. */
-  readonly terminateReserved: number;
+/**
+ * Terminate, opcode 0x7, QN 2 (RFC 5040 §4.8; the fixed part's fields: `TERMINATE_LAYOUT`),
+ * and its variable tail.
+ */
+export interface Terminate extends UntaggedBase, HeaderFieldsOf<'terminate'> {
+  readonly kind: KindOf<'terminate'>;
   /**
    * DDP Segment Length (16 bits, the MPA ULPDU Length of the terminated segment); present
    * on the wire together with the terminated DDP header (D bit), else undefined.
@@ -154,52 +143,32 @@ export interface Terminate extends UntaggedBase {
   readonly terminatedRdmaHeader: Uint8Array | undefined;
 }
 
-/** Immediate Data 0x8 / Immediate Data with SE 0x9, QN 0 (RFC 7306 §6.3). */
-export interface ImmediateData extends UntaggedBase {
-  readonly kind: 'immediate-data' | 'immediate-data-se';
-  /** The 8 bytes of Immediate Data, read big-endian. */
-  readonly immediateData: bigint;
+/** Immediate Data 0x8 / Immediate Data with SE 0x9, QN 0 (RFC 7306 §6.3: 8 bytes, big-endian). */
+export interface ImmediateData extends UntaggedBase, HeaderFieldsOf<'immediate-data'> {
+  readonly kind: KindOf<'immediate-data'>;
 }
 
-/** Atomic Request 0xA, QN 1 (RFC 7306 §5.2.1, Figure 4: 52-byte header). */
-export interface AtomicRequest extends UntaggedBase {
-  readonly kind: 'atomic-request';
-  /** Reserved (Not Used), 28 bits: zero on transmit, ignored on receive. */
-  readonly atomicReserved: number;
-  /** Atomic Operation Code, 4 bits (see `ATOMIC_OPCODES`). */
-  readonly aOpCode: number;
-  readonly requestIdentifier: number;
-  readonly remoteSTag: number;
-  readonly remoteTaggedOffset: bigint;
-  /** Add Data (FetchAdd) or Swap Data (Swap, CmpSwap). */
-  readonly addOrSwapData: bigint;
-  /** Add Mask (FetchAdd) or Swap Mask (CmpSwap); all ones for Swap. */
-  readonly addOrSwapMask: bigint;
-  /** Compare Data (CmpSwap); zero otherwise. */
-  readonly compareData: bigint;
-  /** Compare Mask (CmpSwap); all ones otherwise. */
-  readonly compareMask: bigint;
+/**
+ * Atomic Request 0xA, QN 1 (RFC 7306 §5.2.1, Figure 4: 52-byte header, `ATOMIC_REQUEST_LAYOUT`).
+ * Add Data / Mask are the Swap Data / Mask for Swap and CmpSwap; unused masks are all ones.
+ */
+export interface AtomicRequest extends UntaggedBase, HeaderFieldsOf<'atomic-request'> {
+  readonly kind: KindOf<'atomic-request'>;
 }
 
 /** Atomic Response 0xB, QN 3 (RFC 7306 §5.2.2, Figure 5). */
-export interface AtomicResponse extends UntaggedBase {
-  readonly kind: 'atomic-response';
-  readonly originalRequestIdentifier: number;
-  readonly originalRemoteDataValue: bigint;
+export interface AtomicResponse extends UntaggedBase, HeaderFieldsOf<'atomic-response'> {
+  readonly kind: KindOf<'atomic-response'>;
 }
 
 /** RDMA Read V2 Request 0x11, QN 1 (draft-wood-storm-rdmap-ext-v2-00 §6.1). */
-export interface ReadV2Request extends UntaggedBase {
-  readonly kind: 'read-v2-request';
-  /** RDMARDSZ, 32 bits. */
-  readonly readSize: number;
-  readonly sourceSTag: number;
-  readonly sourceTaggedOffset: bigint;
+export interface ReadV2Request extends UntaggedBase, HeaderFieldsOf<'read-v2-request'> {
+  readonly kind: KindOf<'read-v2-request'>;
 }
 
 /** RDMA Read V2 Response 0x12, QN 3 (draft-wood-storm-rdmap-ext-v2-00 §6.2). */
 export interface ReadV2Response extends UntaggedBase {
-  readonly kind: 'read-v2-response';
+  readonly kind: KindOf<'read-v2-response'>;
   readonly payload: Uint8Array;
 }
 
@@ -209,15 +178,11 @@ export interface ReadV2Response extends UntaggedBase {
  * 8 bytes of immediate data and nothing else.
  */
 export interface SendWithImmediate extends UntaggedBase {
-  readonly kind:
-    | 'send-immediate'
-    | 'send-invalidate-immediate'
-    | 'send-se-immediate'
-    | 'send-invalidate-se-immediate';
+  readonly kind: KindOf<'send-immediate'>;
   /** ULP payload (only when `ddp.last` is false; empty otherwise). */
   readonly payload: Uint8Array;
   /** The immediate data (only when `ddp.last` is true; undefined otherwise). */
-  readonly immediateData: bigint | undefined;
+  readonly immediateData: HeaderFieldsOf<'send-immediate'>['immediateData'] | undefined;
 }
 
 /** Every RDMAP message (one DDP segment each). Discriminated by `kind`. */
@@ -236,6 +201,9 @@ export type RdmapMessage =
 
 /** The message type of a given kind. */
 export type RdmapMessageOf<K extends RdmapMessageKind> = Extract<RdmapMessage, { kind: K }>;
+
+/** The message type of a family. */
+export type RdmapMessageOfFamily<F extends RdmapFamily> = RdmapMessageOf<KindOf<F>>;
 
 // ---------------------------------------------------------------------------------------
 // MPA (RFC 5044, RFC 6581)

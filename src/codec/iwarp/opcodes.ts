@@ -5,6 +5,16 @@
  */
 import { nameText, requireCode } from '../../arguments.js';
 import { UnknownNameError } from '../../errors.js';
+import {
+  ATOMIC_REQUEST_LAYOUT,
+  ATOMIC_RESPONSE_LAYOUT,
+  type HeaderLayout,
+  IMMEDIATE_DATA_LAYOUT,
+  READ_REQUEST_LAYOUT,
+  READ_V2_REQUEST_LAYOUT,
+  SEND_IMMEDIATE_LAYOUT,
+  TERMINATE_LAYOUT,
+} from './layouts.js';
 import type { IwarpProfile } from './profiles.js';
 
 /** The kind of an RDMAP message, one per opcode. */
@@ -28,15 +38,22 @@ export type RdmapMessageKind =
   | 'send-se-immediate'
   | 'send-invalidate-se-immediate';
 
-/** Which RDMAP header follows the DDP header (and so how the rest of the segment is read). */
-export type RdmapHeaderKind =
-  | 'none'
+/**
+ * The family of an RDMAP message: the message type of messages.ts its opcodes share (the
+ * four Send variants are one family, both Immediate Data opcodes another). A family has
+ * one header layout; a switch over families is exhaustive (see `RdmapMessageOfFamily`).
+ */
+export type RdmapFamily =
+  | 'write'
   | 'read-request'
+  | 'read-response'
+  | 'send'
   | 'terminate'
   | 'immediate-data'
   | 'atomic-request'
   | 'atomic-response'
   | 'read-v2-request'
+  | 'read-v2-response'
   | 'send-immediate';
 
 /** One row of the RDMAP opcode table. */
@@ -44,6 +61,8 @@ export interface RdmapOpcodeInfo {
   /** The opcode value (4 bits for RV 1, 5 bits for RV 2). */
   readonly opcode: number;
   readonly kind: RdmapMessageKind;
+  /** The message type it shares with the other opcodes of its family. */
+  readonly family: RdmapFamily;
   /** Name as written in the defining document. */
   readonly name: string;
   /** DDP tagged buffer model (T = 1) or untagged (T = 0). */
@@ -54,8 +73,12 @@ export interface RdmapOpcodeInfo {
   readonly invalidatesSTag: boolean;
   /** True when the message carries the Solicited Event flag semantics. */
   readonly solicitedEvent: boolean;
-  /** Which RDMAP header follows the DDP header. */
-  readonly header: RdmapHeaderKind;
+  /**
+   * The RDMAP header after the DDP header (undefined: none); its fields are the message
+   * type's header fields. Terminate's variable tail and the V2 Send with Immediate Data
+   * rule (the header only in the L = 1 segment) are the hooks of rdmap-hooks.ts.
+   */
+  readonly layout: HeaderLayout | undefined;
   /** True when the segment may carry ULP payload after the RDMAP header. */
   readonly ulpPayload: boolean;
   /** The profiles in which this opcode is defined. */
@@ -71,16 +94,17 @@ const V2_ONLY: readonly IwarpProfile[] = ['v2-draft'];
  * RFC 5040 §4.3 (opcodes 0x0-0x7, queue numbers of §4.2/§5), RFC 7306 §4.1 Figure 2
  * (0x8-0xB), draft-wood-storm-rdmap-ext-v2-00 §4.1 Figure 2 (0x11-0x16).
  */
-export const RDMAP_OPCODES: readonly RdmapOpcodeInfo[] = [
+export const RDMAP_OPCODES = [
   {
     opcode: 0x0,
     kind: 'rdma-write',
+    family: 'write',
     name: 'RDMA Write',
     tagged: true,
     queueNumber: undefined,
     invalidatesSTag: false,
     solicitedEvent: false,
-    header: 'none',
+    layout: undefined,
     ulpPayload: true,
     profiles: ALL,
     source: 'RFC 5040 §4.3',
@@ -88,12 +112,13 @@ export const RDMAP_OPCODES: readonly RdmapOpcodeInfo[] = [
   {
     opcode: 0x1,
     kind: 'rdma-read-request',
+    family: 'read-request',
     name: 'RDMA Read Request',
     tagged: false,
     queueNumber: 1,
     invalidatesSTag: false,
     solicitedEvent: false,
-    header: 'read-request',
+    layout: READ_REQUEST_LAYOUT,
     ulpPayload: false,
     profiles: ALL,
     source: 'RFC 5040 §4.3, §4.4',
@@ -101,12 +126,13 @@ export const RDMAP_OPCODES: readonly RdmapOpcodeInfo[] = [
   {
     opcode: 0x2,
     kind: 'rdma-read-response',
+    family: 'read-response',
     name: 'RDMA Read Response',
     tagged: true,
     queueNumber: undefined,
     invalidatesSTag: false,
     solicitedEvent: false,
-    header: 'none',
+    layout: undefined,
     ulpPayload: true,
     profiles: ALL,
     source: 'RFC 5040 §4.3',
@@ -114,12 +140,13 @@ export const RDMAP_OPCODES: readonly RdmapOpcodeInfo[] = [
   {
     opcode: 0x3,
     kind: 'send',
+    family: 'send',
     name: 'Send',
     tagged: false,
     queueNumber: 0,
     invalidatesSTag: false,
     solicitedEvent: false,
-    header: 'none',
+    layout: undefined,
     ulpPayload: true,
     profiles: ALL,
     source: 'RFC 5040 §4.3',
@@ -127,12 +154,13 @@ export const RDMAP_OPCODES: readonly RdmapOpcodeInfo[] = [
   {
     opcode: 0x4,
     kind: 'send-invalidate',
+    family: 'send',
     name: 'Send with Invalidate',
     tagged: false,
     queueNumber: 0,
     invalidatesSTag: true,
     solicitedEvent: false,
-    header: 'none',
+    layout: undefined,
     ulpPayload: true,
     profiles: ALL,
     source: 'RFC 5040 §4.3',
@@ -140,12 +168,13 @@ export const RDMAP_OPCODES: readonly RdmapOpcodeInfo[] = [
   {
     opcode: 0x5,
     kind: 'send-se',
+    family: 'send',
     name: 'Send with Solicited Event',
     tagged: false,
     queueNumber: 0,
     invalidatesSTag: false,
     solicitedEvent: true,
-    header: 'none',
+    layout: undefined,
     ulpPayload: true,
     profiles: ALL,
     source: 'RFC 5040 §4.3',
@@ -153,12 +182,13 @@ export const RDMAP_OPCODES: readonly RdmapOpcodeInfo[] = [
   {
     opcode: 0x6,
     kind: 'send-se-invalidate',
+    family: 'send',
     name: 'Send with Solicited Event and Invalidate',
     tagged: false,
     queueNumber: 0,
     invalidatesSTag: true,
     solicitedEvent: true,
-    header: 'none',
+    layout: undefined,
     ulpPayload: true,
     profiles: ALL,
     source: 'RFC 5040 §4.3',
@@ -166,12 +196,13 @@ export const RDMAP_OPCODES: readonly RdmapOpcodeInfo[] = [
   {
     opcode: 0x7,
     kind: 'terminate',
+    family: 'terminate',
     name: 'Terminate',
     tagged: false,
     queueNumber: 2,
     invalidatesSTag: false,
     solicitedEvent: false,
-    header: 'terminate',
+    layout: TERMINATE_LAYOUT,
     ulpPayload: false,
     profiles: ALL,
     source: 'RFC 5040 §4.3, §4.8',
@@ -179,12 +210,13 @@ export const RDMAP_OPCODES: readonly RdmapOpcodeInfo[] = [
   {
     opcode: 0x8,
     kind: 'immediate-data',
+    family: 'immediate-data',
     name: 'Immediate Data',
     tagged: false,
     queueNumber: 0,
     invalidatesSTag: false,
     solicitedEvent: false,
-    header: 'immediate-data',
+    layout: IMMEDIATE_DATA_LAYOUT,
     ulpPayload: false,
     profiles: ALL,
     source: 'RFC 7306 §4.1 Figure 2, §6.3',
@@ -192,12 +224,13 @@ export const RDMAP_OPCODES: readonly RdmapOpcodeInfo[] = [
   {
     opcode: 0x9,
     kind: 'immediate-data-se',
+    family: 'immediate-data',
     name: 'Immediate Data with Solicited Event',
     tagged: false,
     queueNumber: 0,
     invalidatesSTag: false,
     solicitedEvent: true,
-    header: 'immediate-data',
+    layout: IMMEDIATE_DATA_LAYOUT,
     ulpPayload: false,
     profiles: ALL,
     source: 'RFC 7306 §4.1 Figure 2, §6.3',
@@ -205,12 +238,13 @@ export const RDMAP_OPCODES: readonly RdmapOpcodeInfo[] = [
   {
     opcode: 0xa,
     kind: 'atomic-request',
+    family: 'atomic-request',
     name: 'Atomic Request',
     tagged: false,
     queueNumber: 1,
     invalidatesSTag: false,
     solicitedEvent: false,
-    header: 'atomic-request',
+    layout: ATOMIC_REQUEST_LAYOUT,
     ulpPayload: false,
     profiles: ALL,
     source: 'RFC 7306 §4.1 Figure 2, §5.2.1',
@@ -218,12 +252,13 @@ export const RDMAP_OPCODES: readonly RdmapOpcodeInfo[] = [
   {
     opcode: 0xb,
     kind: 'atomic-response',
+    family: 'atomic-response',
     name: 'Atomic Response',
     tagged: false,
     queueNumber: 3,
     invalidatesSTag: false,
     solicitedEvent: false,
-    header: 'atomic-response',
+    layout: ATOMIC_RESPONSE_LAYOUT,
     ulpPayload: false,
     profiles: ALL,
     source: 'RFC 7306 §4.1 Figure 2, §5.2.2',
@@ -231,12 +266,13 @@ export const RDMAP_OPCODES: readonly RdmapOpcodeInfo[] = [
   {
     opcode: 0x11,
     kind: 'read-v2-request',
+    family: 'read-v2-request',
     name: 'RDMA Read V2 Request',
     tagged: false,
     queueNumber: 1,
     invalidatesSTag: false,
     solicitedEvent: false,
-    header: 'read-v2-request',
+    layout: READ_V2_REQUEST_LAYOUT,
     ulpPayload: false,
     profiles: V2_ONLY,
     source: 'draft-wood-storm-rdmap-ext-v2-00 §4.1 Figure 2, §6.1',
@@ -244,12 +280,13 @@ export const RDMAP_OPCODES: readonly RdmapOpcodeInfo[] = [
   {
     opcode: 0x12,
     kind: 'read-v2-response',
+    family: 'read-v2-response',
     name: 'RDMA Read V2 Response',
     tagged: false,
     queueNumber: 3,
     invalidatesSTag: false,
     solicitedEvent: false,
-    header: 'none',
+    layout: undefined,
     ulpPayload: true,
     profiles: V2_ONLY,
     source: 'draft-wood-storm-rdmap-ext-v2-00 §4.1 Figure 2, §6.2',
@@ -257,12 +294,13 @@ export const RDMAP_OPCODES: readonly RdmapOpcodeInfo[] = [
   {
     opcode: 0x13,
     kind: 'send-immediate',
+    family: 'send-immediate',
     name: 'Send with Immediate Data',
     tagged: false,
     queueNumber: 0,
     invalidatesSTag: false,
     solicitedEvent: false,
-    header: 'send-immediate',
+    layout: SEND_IMMEDIATE_LAYOUT,
     ulpPayload: true,
     profiles: V2_ONLY,
     source: 'draft-wood-storm-rdmap-ext-v2-00 §4.1 Figure 2, §5.3',
@@ -270,12 +308,13 @@ export const RDMAP_OPCODES: readonly RdmapOpcodeInfo[] = [
   {
     opcode: 0x14,
     kind: 'send-invalidate-immediate',
+    family: 'send-immediate',
     name: 'Send with Invalidate and Immediate Data',
     tagged: false,
     queueNumber: 0,
     invalidatesSTag: true,
     solicitedEvent: false,
-    header: 'send-immediate',
+    layout: SEND_IMMEDIATE_LAYOUT,
     ulpPayload: true,
     profiles: V2_ONLY,
     source: 'draft-wood-storm-rdmap-ext-v2-00 §4.1 Figure 2, §5.3',
@@ -283,12 +322,13 @@ export const RDMAP_OPCODES: readonly RdmapOpcodeInfo[] = [
   {
     opcode: 0x15,
     kind: 'send-se-immediate',
+    family: 'send-immediate',
     name: 'Send with Solicited Event and Immediate Data',
     tagged: false,
     queueNumber: 0,
     invalidatesSTag: false,
     solicitedEvent: true,
-    header: 'send-immediate',
+    layout: SEND_IMMEDIATE_LAYOUT,
     ulpPayload: true,
     profiles: V2_ONLY,
     source: 'draft-wood-storm-rdmap-ext-v2-00 §4.1 Figure 2, §5.3',
@@ -296,17 +336,31 @@ export const RDMAP_OPCODES: readonly RdmapOpcodeInfo[] = [
   {
     opcode: 0x16,
     kind: 'send-invalidate-se-immediate',
+    family: 'send-immediate',
     name: 'Send with Invalidate and Solicited Event and Immediate Data',
     tagged: false,
     queueNumber: 0,
     invalidatesSTag: true,
     solicitedEvent: true,
-    header: 'send-immediate',
+    layout: SEND_IMMEDIATE_LAYOUT,
     ulpPayload: true,
     profiles: V2_ONLY,
     source: 'draft-wood-storm-rdmap-ext-v2-00 §4.1 Figure 2, §5.3',
   },
-];
+] as const satisfies readonly RdmapOpcodeInfo[];
+
+/** A row of `RDMAP_OPCODES` with its literal types (its kind, family and layout). */
+export type RdmapOpcodeRow = (typeof RDMAP_OPCODES)[number];
+
+/** Compiles only when every kind has a row and every family at least one. */
+type EveryNameHasARow<T extends true> = T;
+type _OpcodeRowsAreComplete = EveryNameHasARow<
+  [Exclude<RdmapMessageKind, RdmapOpcodeRow['kind']>] extends [never]
+    ? [Exclude<RdmapFamily, RdmapOpcodeRow['family']>] extends [never]
+      ? true
+      : false
+    : false
+>;
 
 /** Look up an opcode row by opcode value. */
 export function rdmapOpcodeInfo(opcode: number): RdmapOpcodeInfo | undefined {
@@ -456,24 +510,3 @@ export function atomicOpcodeOf(kind: AtomicOperationKind): AtomicOpcodeInfo {
     );
   return row;
 }
-
-/**
- * Fixed length of each RDMAP header after the DDP header, in bytes (undefined: variable,
- * parsed field by field). RFC 5040 §4.4 (Read Request, 28), RFC 7306 §5.2.1 Figure 4
- * (Atomic Request, 52), §5.2.2 (Atomic Response: Original Request Identifier + Original
- * Remote Data Value, 12), §6.3 (Immediate Data, 8), V2 draft §6.1 (Read V2 Request, 16).
- */
-export const RDMAP_HEADER_LENGTHS: Readonly<Record<RdmapHeaderKind, number | undefined>> = {
-  none: 0,
-  'read-request': 28,
-  terminate: undefined,
-  'immediate-data': 8,
-  'atomic-request': 52,
-  'atomic-response': 12,
-  'read-v2-request': 16,
-  // V2 draft §5.3: the L = 1 segment carries exactly the 8 bytes of immediate data.
-  'send-immediate': undefined,
-};
-
-/** Length of the Immediate Data (RFC 7306 §6.3, V2 draft §5.3). */
-export const IMMEDIATE_DATA_LENGTH = 8;

@@ -1,48 +1,30 @@
 /**
  * RDMAP messages over DDP segments: encode one message (one DDP segment) to bytes and
- * decode bytes to a typed message, for a given profile. The opcode table in `opcodes.ts`
- * decides tagged/untagged, queue numbers, header kinds and profile validity.
+ * decode bytes to a typed message, for a given profile. Both are generic over the opcode
+ * table (opcodes.ts): its row decides tagged/untagged, queue numbers, profile validity,
+ * the header layout (layouts.ts) and whether ULP payload follows; the three irregular
+ * cases are the named hooks of rdmap-hooks.ts.
  */
 import { requireBytes } from '../../arguments.js';
 import { DecodeError, type DecodeResult, decoded, EncodeError, failed } from '../errors.js';
+import { DDP_ACCESS, DDP_FIELDS, DDP_VERSION, ddpLayoutOf, writeDdpControl } from './ddp.js';
 import {
-  DDP_CONTROL,
-  DDP_TAGGED_HEADER_LENGTH,
-  DDP_UNTAGGED_HEADER_LENGTH,
-  DDP_VERSION,
-  ddpControlByte,
-  ddpHeaderLength,
-} from './ddp.js';
-import {
-  ATOMIC_REQUEST_LAYOUT,
-  ATOMIC_RESPONSE_LAYOUT,
+  accessOf,
   checkHeader,
-  IMMEDIATE_DATA_LAYOUT,
+  DDP_TAGGED_LAYOUT,
+  DDP_UNTAGGED_LAYOUT,
+  type FieldAccess,
+  fieldAccess,
+  type HeaderField,
+  type HeaderLayout,
   layoutField,
-  READ_REQUEST_LAYOUT,
-  READ_V2_REQUEST_LAYOUT,
-  readFieldBigint,
-  readFieldNumber,
-  readHeader,
-  SEND_IMMEDIATE_LAYOUT,
-  TERMINATE_LAYOUT,
-  writeHeader,
+  RDMAP_CONTROL_V2_LAYOUT,
+  writeFields,
 } from './layouts.js';
-import type {
-  AtomicRequest,
-  AtomicResponse,
-  ControlBits,
-  RdmapMessage,
-  RdmaReadRequest,
-  ReadV2Request,
-  Terminate,
-} from './messages.js';
+import type { ControlBits, RdmapMessage } from './messages.js';
 import {
   acceptedQueueNumbers,
-  atomicOpcodeInfo,
-  IMMEDIATE_DATA_LENGTH,
   QUEUE_NUMBER_VARIANTS,
-  RDMAP_HEADER_LENGTHS,
   type RdmapOpcodeInfo,
   rdmapOpcodeInfo,
   rdmapOpcodeOf,
@@ -53,24 +35,8 @@ import {
   PROFILE_RDMA_VERSION,
   requireProfileOptions,
 } from './profiles.js';
-import {
-  checkBool,
-  checkBytes,
-  checkUint,
-  checkUint64,
-  readU16,
-  readU32,
-  readU64,
-  writeU16,
-  writeU32,
-  writeU64,
-} from './wire.js';
-
-/** The header fields a layout table yields for each message type (see layouts.ts). */
-type ReadRequestFields = Omit<RdmaReadRequest, 'kind' | 'ddp' | 'control' | 'invalidateSTag'>;
-type AtomicRequestFields = Omit<AtomicRequest, 'kind' | 'ddp' | 'control' | 'invalidateSTag'>;
-type AtomicResponseFields = Omit<AtomicResponse, 'kind' | 'ddp' | 'control' | 'invalidateSTag'>;
-type ReadV2RequestFields = Omit<ReadV2Request, 'kind' | 'ddp' | 'control' | 'invalidateSTag'>;
+import { RDMAP_HOOKS, rdmapHeaderLayout } from './rdmap-hooks.js';
+import { checkBool, checkBytes, checkUint } from './wire.js';
 
 /** Options of the RDMAP encoder and decoder. */
 export interface RdmapCodecOptions {
@@ -98,36 +64,61 @@ const RDMAP_ENCODE_OPTIONS = Object.keys({
   strict: true,
 } satisfies Record<keyof RdmapEncodeOptions, true>);
 
-/** RDMAP control field layouts (RFC 5040 §4.2: RV 2 bits, Rsv 2, Opcode 4; V2 draft §4.1 Figure 1: RV 2, Rsv 1, Opcode 5). */
-const RDMAP_CONTROL_LAYOUT: Readonly<
-  Record<number, { readonly reservedBits: number; readonly opcodeBits: number }>
-> = {
-  1: { reservedBits: 2, opcodeBits: 4 },
-  2: { reservedBits: 1, opcodeBits: 5 },
-};
+/**
+ * The RDMAP control octet (the DDP segment's octet 1) per RV: RFC 5040 §4.2 (RV 1: Rsv 2
+ * bits, Opcode 4, as the DDP layouts lay it out) and the V2 draft §4.1 Figure 1 (RV 2:
+ * Rsv 1, Opcode 5, `RDMAP_CONTROL_V2_LAYOUT`). `at`: where the fields' layout starts in
+ * the segment.
+ */
+interface ControlOctet {
+  readonly at: number;
+  readonly reserved: HeaderField;
+  readonly opcode: HeaderField;
+  readonly reservedAccess: FieldAccess;
+  readonly opcodeAccess: FieldAccess;
+}
 
-/** The fields of an RDMAP control octet, or undefined for an RV with no defined layout. */
-export function parseRdmapControl(
-  octet: number,
-):
-  | { readonly rdmaVersion: number; readonly rdmapReserved: number; readonly opcode: number }
-  | undefined {
-  const rdmaVersion = octet >> 6;
-  const layout = RDMAP_CONTROL_LAYOUT[rdmaVersion];
-  if (layout === undefined) return undefined;
+function controlOctet(at: number, reserved: HeaderField, opcode: HeaderField): ControlOctet {
   return {
-    rdmaVersion,
-    rdmapReserved: (octet >> layout.opcodeBits) & ((1 << layout.reservedBits) - 1),
-    opcode: octet & ((1 << layout.opcodeBits) - 1),
+    at,
+    reserved,
+    opcode,
+    reservedAccess: fieldAccess(reserved),
+    opcodeAccess: fieldAccess(opcode),
   };
 }
 
-/** Terminate Hdrct D and R (RFC 5040 §4.8), from the layout table. */
-const TERMINATE_D = layoutField(TERMINATE_LAYOUT, 'ddpHeaderIncluded');
-const TERMINATE_R = layoutField(TERMINATE_LAYOUT, 'rdmaHeaderIncluded');
-/** Terminate Control (4) then, with D, DDP Segment Length (2) and the copied DDP header. */
-const TERMINATE_CONTROL_LENGTH = 4;
-const TERMINATE_SEGMENT_LENGTH_LENGTH = 2;
+const CONTROL_OCTET: Readonly<Record<number, ControlOctet>> = {
+  1: controlOctet(
+    0,
+    layoutField(DDP_TAGGED_LAYOUT, 'rdmapReserved'),
+    layoutField(DDP_TAGGED_LAYOUT, 'opcode'),
+  ),
+  2: controlOctet(
+    DDP_FIELDS.rdmaVersion.offset,
+    layoutField(RDMAP_CONTROL_V2_LAYOUT, 'rdmapReserved'),
+    layoutField(RDMAP_CONTROL_V2_LAYOUT, 'opcode'),
+  ),
+};
+
+/**
+ * The fields of the RDMAP control octet of `segment` (at least 2 bytes), or undefined for
+ * an RV with no defined layout.
+ */
+export function parseRdmapControl(
+  segment: Uint8Array,
+):
+  | { readonly rdmaVersion: number; readonly rdmapReserved: number; readonly opcode: number }
+  | undefined {
+  const rdmaVersion = DDP_ACCESS.rdmaVersion.number(segment, 0);
+  const octet = CONTROL_OCTET[rdmaVersion];
+  if (octet === undefined) return undefined;
+  return {
+    rdmaVersion,
+    rdmapReserved: octet.reservedAccess.number(segment, octet.at),
+    opcode: octet.opcodeAccess.number(segment, octet.at),
+  };
+}
 
 /** The profile where an RDMAP version is valid. */
 function profileOfRdmaVersion(rv: number): IwarpProfile | undefined {
@@ -135,6 +126,11 @@ function profileOfRdmaVersion(rv: number): IwarpProfile | undefined {
     if (version === rv) return profile as IwarpProfile;
   }
   return undefined;
+}
+
+/** The layer a header's errors are reported in: RFC 7306 and V2 opcodes (0x8 on) are extensions. */
+function headerLayer(info: RdmapOpcodeInfo): 'rdmap' | 'rdmap-ext' {
+  return info.opcode >= 0x8 ? 'rdmap-ext' : 'rdmap';
 }
 
 function rdmapError(
@@ -161,17 +157,16 @@ export function decodeRdmapMessage(
   if (bytes.length < 2) {
     return rdmapError('control', 0, 'truncated', `${bytes.length} bytes, need 2`, 'ddp');
   }
-  const ddpCtl = bytes[0]!;
-  const tagged = (ddpCtl & DDP_CONTROL.tagged) !== 0;
-  const headerLength = ddpHeaderLength(ddpCtl);
-  const ddpVersion = ddpCtl & DDP_CONTROL.versionMask;
+  const ddpLayout = ddpLayoutOf(bytes[0]!);
+  const tagged = ddpLayout === DDP_TAGGED_LAYOUT;
+  const ddpVersion = DDP_ACCESS.ddpVersion.number(bytes, 0);
   if (ddpVersion !== DDP_VERSION) {
     return rdmapError('dv', 0, 'bad-value', `DDP version ${ddpVersion}, expected 1`, 'ddp');
   }
-  // RDMAP control field: the first octet of RsvdULP (RFC 5040 §4.2).
-  const parsed = parseRdmapControl(bytes[1]!);
+  const parsed = parseRdmapControl(bytes);
   if (parsed === undefined) {
-    return rdmapError('rv', 1, 'bad-value', `RDMAP version ${bytes[1]! >> 6} is not defined`);
+    const rv = DDP_ACCESS.rdmaVersion.number(bytes, 0);
+    return rdmapError('rv', 1, 'bad-value', `RDMAP version ${rv} is not defined`);
   }
   const { rdmaVersion, rdmapReserved, opcode } = parsed;
   const expectedRv = PROFILE_RDMA_VERSION[profile];
@@ -210,18 +205,19 @@ export function decodeRdmapMessage(
       'ddp',
     );
   }
-  if (bytes.length < headerLength) {
+  const h = ddpLayout.length;
+  if (bytes.length < h) {
     return rdmapError(
       'header',
       0,
       'truncated',
-      `${bytes.length} bytes, a ${tagged ? 'tagged' : 'untagged'} DDP header needs ${headerLength}`,
+      `${bytes.length} bytes, a ${tagged ? 'tagged' : 'untagged'} DDP header needs ${h}`,
       'ddp',
     );
   }
-  const last = (ddpCtl & DDP_CONTROL.last) !== 0;
+  const last = DDP_ACCESS.last.number(bytes, 0) !== 0;
   const control: ControlBits = {
-    ddpReserved: (ddpCtl >> DDP_CONTROL.reservedShift) & DDP_CONTROL.reservedMask,
+    ddpReserved: DDP_ACCESS.ddpReserved.number(bytes, 0),
     ddpVersion,
     rdmaVersion,
     rdmapReserved,
@@ -230,17 +226,12 @@ export function decodeRdmapMessage(
     const ddp = {
       tagged: true as const,
       last,
-      stag: readU32(bytes, 2),
-      taggedOffset: readU64(bytes, 6),
+      stag: DDP_ACCESS.stag.number(bytes, 0),
+      taggedOffset: DDP_ACCESS.taggedOffset.bigint(bytes, 0),
     };
-    const payload = bytes.subarray(DDP_TAGGED_HEADER_LENGTH);
-    // Only RDMA Write and RDMA Read Response are tagged (RFC 5040 §4.3).
-    if (info.kind === 'rdma-write' || info.kind === 'rdma-read-response') {
-      return decoded({ kind: info.kind, ddp, control, payload });
-    }
-    return rdmapError('opcode', 1, 'bad-value', `${info.name} cannot be tagged`);
+    return decodeBody(bytes, info, profile, h, { kind: info.kind, ddp, control }, ddp);
   }
-  const queueNumber = readU32(bytes, 6);
+  const queueNumber = DDP_ACCESS.queueNumber.number(bytes, 0);
   if (!acceptedQueueNumbers(opcode, profile).includes(queueNumber)) {
     const other = QUEUE_NUMBER_VARIANTS.find(
       (v) => v.opcode === opcode && v.queueNumber === queueNumber,
@@ -248,7 +239,7 @@ export function decodeRdmapMessage(
     if (other !== undefined) {
       return rdmapError(
         'qn',
-        6,
+        DDP_FIELDS.queueNumber.offset,
         'wrong-profile',
         `${info.name} on QN ${queueNumber} is valid in profile '${other.profile}' (${other.source})`,
         'ddp',
@@ -256,7 +247,7 @@ export function decodeRdmapMessage(
     }
     return rdmapError(
       'qn',
-      6,
+      DDP_FIELDS.queueNumber.offset,
       'bad-value',
       `${info.name} must use QN ${info.queueNumber}, got ${queueNumber}`,
       'ddp',
@@ -266,194 +257,65 @@ export function decodeRdmapMessage(
     tagged: false as const,
     last,
     queueNumber,
-    messageSequenceNumber: readU32(bytes, 10),
-    messageOffset: readU32(bytes, 14),
+    messageSequenceNumber: DDP_ACCESS.messageSequenceNumber.number(bytes, 0),
+    messageOffset: DDP_ACCESS.messageOffset.number(bytes, 0),
   };
-  const invalidateSTag = readU32(bytes, 2);
-  const base = { ddp, control, invalidateSTag };
-  const h = DDP_UNTAGGED_HEADER_LENGTH;
-  const rest = bytes.length - h;
-  const fixed = RDMAP_HEADER_LENGTHS[info.header];
-  const layer = info.opcode >= 0x8 ? 'rdmap-ext' : 'rdmap';
-  if (fixed !== undefined && info.header !== 'none' && rest !== fixed) {
-    // The Immediate Data header is one field (RFC 7306 §6.3: exactly 8 bytes), named as
-    // such so that a consumer can tell a wrong Immediate Data length from another header
-    // of the wrong size without reading the message.
-    return rdmapError(
-      info.header === 'immediate-data' ? 'immediateData' : 'header',
-      h,
-      rest < fixed ? 'truncated' : 'bad-length',
-      `${info.name} carries exactly ${fixed} bytes after the DDP header, got ${rest}`,
-      layer,
-    );
-  }
-  switch (info.header) {
-    case 'none':
-      if (
-        info.kind === 'send' ||
-        info.kind === 'send-invalidate' ||
-        info.kind === 'send-se' ||
-        info.kind === 'send-se-invalidate' ||
-        info.kind === 'read-v2-response'
-      ) {
-        return decoded({ kind: info.kind, ...base, payload: bytes.subarray(h) });
-      }
-      return rdmapError('opcode', 1, 'bad-value', `${info.name} cannot be untagged`);
-    case 'read-request':
-      return decoded({
-        kind: 'rdma-read-request',
-        ...base,
-        ...(readHeader(READ_REQUEST_LAYOUT, bytes, h) as unknown as ReadRequestFields),
-      });
-    case 'immediate-data':
-      return decoded({
-        kind: info.kind as 'immediate-data' | 'immediate-data-se',
-        ...base,
-        immediateData: readFieldBigint(bytes, h, IMMEDIATE_DATA_LAYOUT.fields[0]!),
-      });
-    case 'atomic-request': {
-      const word = readU32(bytes, h);
-      const aOpCode = word & 0xf;
-      const aInfo = atomicOpcodeInfo(aOpCode);
-      if (aInfo === undefined) {
-        return rdmapError(
-          'aOpCode',
-          h + 3,
-          'unknown-opcode',
-          `AOpCode 0x${aOpCode.toString(16)} is not defined`,
-          layer,
-        );
-      }
-      if (!aInfo.profiles.includes(profile)) {
-        return rdmapError(
-          'aOpCode',
-          h + 3,
-          'wrong-profile',
-          `AOpCode ${aInfo.name} (0x${aOpCode.toString(16)}) is valid in profile '${aInfo.profiles[0]}', not '${profile}' (${aInfo.source})`,
-          layer,
-        );
-      }
-      return decoded({
-        kind: 'atomic-request',
-        ...base,
-        ...(readHeader(ATOMIC_REQUEST_LAYOUT, bytes, h) as unknown as AtomicRequestFields),
-      });
-    }
-    case 'atomic-response':
-      return decoded({
-        kind: 'atomic-response',
-        ...base,
-        ...(readHeader(ATOMIC_RESPONSE_LAYOUT, bytes, h) as unknown as AtomicResponseFields),
-      });
-    case 'read-v2-request':
-      return decoded({
-        kind: 'read-v2-request',
-        ...base,
-        ...(readHeader(READ_V2_REQUEST_LAYOUT, bytes, h) as unknown as ReadV2RequestFields),
-      });
-    case 'send-immediate': {
-      const kind = info.kind as
-        | 'send-immediate'
-        | 'send-invalidate-immediate'
-        | 'send-se-immediate'
-        | 'send-invalidate-se-immediate';
-      if (last) {
-        // V2 draft §5.3: the L = 1 segment holds the immediate data and nothing else.
-        if (rest !== IMMEDIATE_DATA_LENGTH) {
-          return rdmapError(
-            'immediateData',
-            h,
-            rest < IMMEDIATE_DATA_LENGTH ? 'truncated' : 'bad-length',
-            `the last segment of ${info.name} carries exactly 8 bytes, got ${rest}`,
-            'rdmap-ext',
-          );
-        }
-        return decoded({
-          kind,
-          ...base,
-          payload: bytes.subarray(bytes.length),
-          immediateData: readFieldBigint(bytes, h, SEND_IMMEDIATE_LAYOUT.fields[0]!),
-        });
-      }
-      return decoded({ kind, ...base, payload: bytes.subarray(h), immediateData: undefined });
-    }
-    case 'terminate':
-      return decodeTerminateBody(bytes, base);
-  }
+  const invalidateSTag = DDP_ACCESS.invalidateSTag.number(bytes, 0);
+  const message = { kind: info.kind, ddp, control, invalidateSTag };
+  return decodeBody(bytes, info, profile, h, message, ddp);
 }
 
-function decodeTerminateBody(
+/**
+ * The message of `info` from the bytes after its DDP header (at `h`), in the order the
+ * message types hold them: the DDP part (`message`, filled in here), the payload, the
+ * header's fields, its tail. Properties are added one by one (no spreads): this runs for
+ * every segment decoded.
+ */
+function decodeBody(
   bytes: Uint8Array,
-  base: Pick<Terminate, 'ddp' | 'control' | 'invalidateSTag'>,
+  info: RdmapOpcodeInfo,
+  profile: IwarpProfile,
+  h: number,
+  message: Pick<RdmapMessage, 'kind' | 'ddp' | 'control'>,
+  ddp: { readonly last: boolean; readonly tagged: boolean },
 ): DecodeResult<RdmapMessage> {
-  let at = DDP_UNTAGGED_HEADER_LENGTH;
-  if (bytes.length < at + TERMINATE_CONTROL_LENGTH) {
-    return rdmapError('terminateControl', at, 'truncated', 'Terminate Control needs 4 bytes');
-  }
-  const ddpHeaderIncluded = readFieldNumber(bytes, at, TERMINATE_D) !== 0;
-  const rdmaHeaderIncluded = readFieldNumber(bytes, at, TERMINATE_R) !== 0;
-  at += TERMINATE_CONTROL_LENGTH;
-  let ddpSegmentLength: number | undefined;
-  let terminatedDdpHeader: Uint8Array | undefined;
-  if (ddpHeaderIncluded) {
-    if (bytes.length < at + TERMINATE_SEGMENT_LENGTH_LENGTH + 1) {
+  const hooks = RDMAP_HOOKS[info.family];
+  const layout = ddp.tagged ? info.layout : rdmapHeaderLayout(info, ddp.last);
+  const rest = bytes.length - h;
+  if (layout !== undefined && hooks?.tail === undefined) {
+    const lastOnly = hooks?.headerInLastSegmentOnly === true;
+    if ((!info.ulpPayload || lastOnly) && rest !== layout.length) {
+      // A one-field header (Immediate Data, RFC 7306 §6.3: exactly 8 bytes) is named by
+      // its field, so that a consumer can tell a wrong Immediate Data length from another
+      // header of the wrong size without reading the message.
+      const only = layout.fields.length === 1 ? layout.fields[0]!.name : 'header';
       return rdmapError(
-        'terminatedDdpHeader',
-        at,
-        'truncated',
-        'D is set but the copied DDP header is missing',
+        only,
+        h,
+        rest < layout.length ? 'truncated' : 'bad-length',
+        lastOnly
+          ? `the last segment of ${info.name} carries exactly ${layout.length} bytes, got ${rest}`
+          : `${info.name} carries exactly ${layout.length} bytes after the DDP header, got ${rest}`,
+        headerLayer(info),
       );
     }
-    ddpSegmentLength = readU16(bytes, at);
-    at += TERMINATE_SEGMENT_LENGTH_LENGTH;
-    const copiedLength = ddpHeaderLength(bytes[at]!);
-    if (bytes.length < at + copiedLength) {
-      return rdmapError(
-        'terminatedDdpHeader',
-        at,
-        'truncated',
-        `the copied DDP header needs ${copiedLength} bytes, ${bytes.length - at} present`,
-      );
-    }
-    terminatedDdpHeader = bytes.subarray(at, at + copiedLength);
-    at += copiedLength;
   }
-  let terminatedRdmaHeader: Uint8Array | undefined;
-  if (rdmaHeaderIncluded) {
-    if (bytes.length === at) {
-      return rdmapError(
-        'terminatedRdmaHeader',
-        at,
-        'truncated',
-        'R is set but no RDMA header follows',
-      );
-    }
-    terminatedRdmaHeader = bytes.subarray(at);
-  } else if (bytes.length !== at) {
-    return rdmapError(
-      'terminate',
-      at,
-      'bad-length',
-      `${bytes.length - at} bytes after the Terminate header that no Hdrct bit announces`,
-    );
+  const tail = hooks?.tail?.decode(bytes, h);
+  if (tail !== undefined && !tail.ok) return tail;
+  const out: Record<string, unknown> = message;
+  if (info.ulpPayload) out.payload = bytes.subarray(h + (layout?.length ?? 0));
+  if (layout !== undefined) {
+    for (const f of accessOf(layout)) out[f.name] = f.value(bytes, h);
+    const refused = hooks?.aOpCode?.decode(out, profile, h);
+    if (refused !== undefined) return failed(refused);
+  } else if (info.layout !== undefined) {
+    // A header left out of this segment (V2 draft §5.3): its fields are there, undefined.
+    for (const f of info.layout.fields) out[f.name] = undefined;
   }
-  return decoded({
-    kind: 'terminate',
-    ...base,
-    ...(readHeader(TERMINATE_LAYOUT, bytes, DDP_UNTAGGED_HEADER_LENGTH) as unknown as Pick<
-      Terminate,
-      | 'layer'
-      | 'errorType'
-      | 'errorCode'
-      | 'segmentLengthValid'
-      | 'ddpHeaderIncluded'
-      | 'rdmaHeaderIncluded'
-      | 'terminateReserved'
-    >),
-    ddpSegmentLength,
-    terminatedDdpHeader,
-    terminatedRdmaHeader,
-  });
+  if (tail !== undefined) Object.assign(out, tail.value);
+  // The row's layout types the family's message (messages.ts `HeaderFieldsOf`), so these
+  // parts are that message; the compiler cannot follow a row chosen at run time.
+  return decoded(message as RdmapMessage);
 }
 
 // ---------------------------------------------------------------------------------------
@@ -464,29 +326,29 @@ function checkControl(
   info: RdmapOpcodeInfo,
   profile: IwarpProfile,
   strict: boolean,
-): void {
+): ControlOctet {
   const c = m.control;
   if (typeof c !== 'object' || c === null) throw new EncodeError('rdmap', 'control', 'missing');
-  checkUint('ddp', 'ddpReserved', c.ddpReserved, 4);
-  checkUint('ddp', 'ddpVersion', c.ddpVersion, 2);
-  checkUint('rdmap', 'rdmaVersion', c.rdmaVersion, 2);
-  const layout = RDMAP_CONTROL_LAYOUT[c.rdmaVersion];
-  if (layout === undefined) {
+  checkUint('ddp', 'ddpReserved', c.ddpReserved, DDP_FIELDS.ddpReserved.bits);
+  checkUint('ddp', 'ddpVersion', c.ddpVersion, DDP_FIELDS.ddpVersion.bits);
+  checkUint('rdmap', 'rdmaVersion', c.rdmaVersion, DDP_FIELDS.rdmaVersion.bits);
+  const octet = CONTROL_OCTET[c.rdmaVersion];
+  if (octet === undefined) {
     throw new EncodeError(
       'rdmap',
       'rdmaVersion',
       `RV ${c.rdmaVersion} has no defined control layout`,
     );
   }
-  checkUint('rdmap', 'rdmapReserved', c.rdmapReserved, layout.reservedBits);
-  if (info.opcode >= 1 << layout.opcodeBits) {
+  checkUint('rdmap', 'rdmapReserved', c.rdmapReserved, octet.reserved.bits);
+  if (info.opcode >= 2 ** octet.opcode.bits) {
     throw new EncodeError(
       'rdmap',
       'opcode',
-      `${info.name} (0x${info.opcode.toString(16)}) needs a ${layout.opcodeBits + 1}-bit opcode field (RV 2)`,
+      `${info.name} (0x${info.opcode.toString(16)}) needs a ${octet.opcode.bits + 1}-bit opcode field (RV 2)`,
     );
   }
-  if (!strict) return;
+  if (!strict) return octet;
   if (c.ddpVersion !== DDP_VERSION) throw new EncodeError('ddp', 'ddpVersion', 'must be 1');
   if (!info.profiles.includes(profile)) {
     throw new EncodeError(
@@ -502,6 +364,7 @@ function checkControl(
       `profile '${profile}' uses RV ${PROFILE_RDMA_VERSION[profile]}, got ${c.rdmaVersion}`,
     );
   }
+  return octet;
 }
 
 /**
@@ -521,7 +384,7 @@ export function encodeRdmapMessage(m: RdmapMessage, options: RdmapEncodeOptions 
   } catch {
     throw new EncodeError('rdmap', 'kind', `unknown message kind '${String(m.kind)}'`);
   }
-  checkControl(m, info, profile, strict);
+  const octet = checkControl(m, info, profile, strict);
   const d = m.ddp;
   checkBool('ddp', 'tagged', d.tagged);
   checkBool('ddp', 'last', d.last);
@@ -532,195 +395,116 @@ export function encodeRdmapMessage(m: RdmapMessage, options: RdmapEncodeOptions 
       `${info.name} must be ${info.tagged ? 'tagged' : 'untagged'}`,
     );
   }
-  const rdmaCtl =
-    (m.control.rdmaVersion << 6) |
-    (m.control.rdmapReserved << RDMAP_CONTROL_LAYOUT[m.control.rdmaVersion]!.opcodeBits) |
-    info.opcode;
-  const ddpCtl = ddpControlByte(d.tagged, d.last, m.control.ddpReserved, m.control.ddpVersion);
-
+  const ddpLayout = d.tagged ? DDP_TAGGED_LAYOUT : DDP_UNTAGGED_LAYOUT;
   if (d.tagged) {
-    checkUint('ddp', 'stag', d.stag, 32);
-    checkUint64('ddp', 'taggedOffset', d.taggedOffset);
-    const payload = (m as { payload: Uint8Array }).payload;
-    checkBytes('rdmap', 'payload', payload);
-    const out = new Uint8Array(DDP_TAGGED_HEADER_LENGTH + payload.length);
-    out[0] = ddpCtl;
-    out[1] = rdmaCtl;
-    writeU32(out, 2, d.stag);
-    writeU64(out, 6, d.taggedOffset);
-    out.set(payload, DDP_TAGGED_HEADER_LENGTH);
-    return out;
+    DDP_ACCESS.stag.check('ddp', d.stag);
+    DDP_ACCESS.taggedOffset.check('ddp', d.taggedOffset);
+  } else {
+    DDP_ACCESS.queueNumber.check('ddp', d.queueNumber);
+    DDP_ACCESS.messageSequenceNumber.check('ddp', d.messageSequenceNumber);
+    DDP_ACCESS.messageOffset.check('ddp', d.messageOffset);
+    checkUint('rdmap', 'invalidateSTag', invalidateSTagOf(m), 32);
+    if (strict && !acceptedQueueNumbers(info.opcode, profile).includes(d.queueNumber)) {
+      throw new EncodeError(
+        'ddp',
+        'queueNumber',
+        `${info.name} must use QN ${info.queueNumber} in profile '${profile}'`,
+      );
+    }
   }
-
-  checkUint('ddp', 'queueNumber', d.queueNumber, 32);
-  checkUint('ddp', 'messageSequenceNumber', d.messageSequenceNumber, 32);
-  checkUint('ddp', 'messageOffset', d.messageOffset, 32);
-  if (m.ddp.tagged) throw new EncodeError('ddp', 'tagged', 'unreachable');
-  const um = m as Exclude<RdmapMessage, { ddp: { tagged: true } }>;
-  checkUint('rdmap', 'invalidateSTag', um.invalidateSTag, 32);
-  if (strict && !acceptedQueueNumbers(info.opcode, profile).includes(d.queueNumber)) {
-    throw new EncodeError(
-      'ddp',
-      'queueNumber',
-      `${info.name} must use QN ${info.queueNumber} in profile '${profile}'`,
-    );
+  const body = checkBody(m, info, profile, strict);
+  const h = ddpLayout.length;
+  const out = new Uint8Array(h + body.headerLength + body.tailLength + body.payload.length);
+  writeDdpControl(out, d.tagged, d.last, m.control);
+  DDP_ACCESS.rdmaVersion.write(out, 0, m.control.rdmaVersion);
+  octet.reservedAccess.write(out, octet.at, m.control.rdmapReserved);
+  octet.opcodeAccess.write(out, octet.at, info.opcode);
+  if (d.tagged) {
+    DDP_ACCESS.stag.write(out, 0, d.stag);
+    DDP_ACCESS.taggedOffset.write(out, 0, d.taggedOffset);
+  } else {
+    DDP_ACCESS.invalidateSTag.write(out, 0, invalidateSTagOf(m) ?? 0);
+    DDP_ACCESS.queueNumber.write(out, 0, d.queueNumber);
+    DDP_ACCESS.messageSequenceNumber.write(out, 0, d.messageSequenceNumber);
+    DDP_ACCESS.messageOffset.write(out, 0, d.messageOffset);
   }
-  const body = encodeUntaggedBody(um, profile, strict);
-  const h = DDP_UNTAGGED_HEADER_LENGTH;
-  const out = new Uint8Array(h + body.length);
-  out[0] = ddpCtl;
-  out[1] = rdmaCtl;
-  writeU32(out, 2, um.invalidateSTag);
-  writeU32(out, 6, d.queueNumber);
-  writeU32(out, 10, d.messageSequenceNumber);
-  writeU32(out, 14, d.messageOffset);
-  out.set(body, h);
+  if (body.layout !== undefined) writeFields(body.layout, m, out, h);
+  if (body.tailLength > 0) body.tail?.write(m, out, h + body.headerLength);
+  out.set(body.payload, h + body.headerLength + body.tailLength);
   return out;
 }
 
-/** The bytes after the untagged DDP header, range-checked. */
-function encodeUntaggedBody(
-  m: Exclude<RdmapMessage, { ddp: { tagged: true } }>,
+/** What follows the DDP header, range-checked: the header's layout, the tail, the payload. */
+function checkBody(
+  m: RdmapMessage,
+  info: RdmapOpcodeInfo,
   profile: IwarpProfile,
   strict: boolean,
-): Uint8Array {
-  switch (m.kind) {
-    case 'send':
-    case 'send-invalidate':
-    case 'send-se':
-    case 'send-se-invalidate':
-    case 'read-v2-response':
-      checkBytes('rdmap', 'payload', m.payload);
-      return m.payload;
-    case 'rdma-read-request': {
-      const b = new Uint8Array(READ_REQUEST_LAYOUT.length);
-      writeHeader(READ_REQUEST_LAYOUT, m, b);
-      return b;
-    }
-    case 'immediate-data':
-    case 'immediate-data-se': {
-      const b = new Uint8Array(IMMEDIATE_DATA_LAYOUT.length);
-      writeHeader(IMMEDIATE_DATA_LAYOUT, m, b);
-      return b;
-    }
-    case 'atomic-request': {
-      checkHeader(ATOMIC_REQUEST_LAYOUT, m);
-      if (strict) {
-        const a = atomicOpcodeInfo(m.aOpCode);
-        if (a === undefined || !a.profiles.includes(profile)) {
-          throw new EncodeError(
-            'rdmap-ext',
-            'aOpCode',
-            a === undefined
-              ? `AOpCode 0x${m.aOpCode.toString(16)} is not defined`
-              : `${a.name} is valid in profile '${a.profiles[0]}', not '${profile}'`,
-          );
-        }
-      }
-      const b = new Uint8Array(ATOMIC_REQUEST_LAYOUT.length);
-      writeHeader(ATOMIC_REQUEST_LAYOUT, m, b);
-      return b;
-    }
-    case 'atomic-response': {
-      const b = new Uint8Array(ATOMIC_RESPONSE_LAYOUT.length);
-      writeHeader(ATOMIC_RESPONSE_LAYOUT, m, b);
-      return b;
-    }
-    case 'read-v2-request': {
-      const b = new Uint8Array(READ_V2_REQUEST_LAYOUT.length);
-      writeHeader(READ_V2_REQUEST_LAYOUT, m, b);
-      return b;
-    }
-    case 'send-immediate':
-    case 'send-invalidate-immediate':
-    case 'send-se-immediate':
-    case 'send-invalidate-se-immediate': {
-      checkBytes('rdmap-ext', 'payload', m.payload);
-      if (m.ddp.last) {
-        // V2 draft §5.3: the L = 1 segment carries only the immediate data.
-        if (m.immediateData === undefined) {
-          throw new EncodeError(
-            'rdmap-ext',
-            'immediateData',
-            'the last segment must carry immediate data',
-          );
-        }
-        if (m.payload.length !== 0) {
-          throw new EncodeError(
-            'rdmap-ext',
-            'payload',
-            'the last segment carries immediate data only',
-          );
-        }
-        const b = new Uint8Array(SEND_IMMEDIATE_LAYOUT.length);
-        writeHeader(SEND_IMMEDIATE_LAYOUT, m, b);
-        return b;
-      }
-      if (m.immediateData !== undefined) {
-        throw new EncodeError(
-          'rdmap-ext',
-          'immediateData',
-          'only the last segment (L = 1) carries immediate data',
-        );
-      }
-      return m.payload;
-    }
-    case 'terminate':
-      return encodeTerminateBody(m);
+): {
+  readonly layout: HeaderLayout | undefined;
+  readonly headerLength: number;
+  readonly tail: ReturnType<typeof tailOf>;
+  readonly tailLength: number;
+  readonly payload: Uint8Array;
+} {
+  const hooks = RDMAP_HOOKS[info.family];
+  if (hooks?.headerInLastSegmentOnly === true) return lastSegmentBody(m, info);
+  let payload: Uint8Array = NO_PAYLOAD;
+  if (info.ulpPayload) {
+    const p = payloadOf(m);
+    checkBytes('rdmap', 'payload', p);
+    payload = p;
   }
+  const layout = info.layout;
+  if (layout !== undefined) {
+    checkHeader(layout, m);
+    if (strict) hooks?.aOpCode?.encode(m, profile);
+  }
+  const tail = tailOf(info);
+  const tailLength = tail?.encodedLength(m) ?? 0;
+  return { layout, headerLength: layout?.length ?? 0, tail, tailLength, payload };
 }
 
-function encodeTerminateBody(m: Terminate): Uint8Array {
-  checkHeader(TERMINATE_LAYOUT, m);
-  let length = TERMINATE_CONTROL_LENGTH;
-  if (m.ddpHeaderIncluded) {
-    if (m.ddpSegmentLength === undefined || m.terminatedDdpHeader === undefined) {
-      throw new EncodeError(
-        'rdmap',
-        'terminatedDdpHeader',
-        'D is set: ddpSegmentLength and terminatedDdpHeader are required',
-      );
-    }
-    checkUint('rdmap', 'ddpSegmentLength', m.ddpSegmentLength, 16);
-    checkBytes('rdmap', 'terminatedDdpHeader', m.terminatedDdpHeader);
-    const h = m.terminatedDdpHeader;
-    if (h.length === 0 || h.length !== ddpHeaderLength(h[0]!)) {
-      throw new EncodeError(
-        'rdmap',
-        'terminatedDdpHeader',
-        `must be a whole DDP header (14 bytes tagged, 18 untagged), got ${h.length}`,
-      );
-    }
-    length += TERMINATE_SEGMENT_LENGTH_LENGTH + h.length;
-  } else if (m.ddpSegmentLength !== undefined || m.terminatedDdpHeader !== undefined) {
-    throw new EncodeError('rdmap', 'terminatedDdpHeader', 'present but the D bit is clear');
+/** The payload of a message that carries none. */
+const NO_PAYLOAD = new Uint8Array(0);
+
+function tailOf(info: RdmapOpcodeInfo) {
+  return RDMAP_HOOKS[info.family]?.tail;
+}
+
+/**
+ * V2 draft §5.3: the L = 1 segment carries only the header (the immediate data), the
+ * others only payload.
+ */
+function lastSegmentBody(m: RdmapMessage, info: RdmapOpcodeInfo) {
+  const layout = info.layout;
+  const payload = payloadOf(m);
+  checkBytes('rdmap-ext', 'payload', payload);
+  const present = layout?.fields.some((f) => Reflect.get(m, f.name) !== undefined) ?? false;
+  const name = layout?.fields.length === 1 ? layout.fields[0]!.name : 'header';
+  if (m.ddp.last && layout !== undefined) {
+    if (!present)
+      throw new EncodeError('rdmap-ext', name, 'the last segment must carry immediate data');
+    if (payload.length !== 0)
+      throw new EncodeError('rdmap-ext', 'payload', 'the last segment carries immediate data only');
+    checkHeader(layout, m);
+    return { layout, headerLength: layout.length, tail: undefined, tailLength: 0, payload };
   }
-  if (m.rdmaHeaderIncluded) {
-    if (m.terminatedRdmaHeader === undefined || m.terminatedRdmaHeader.length === 0) {
-      throw new EncodeError(
-        'rdmap',
-        'terminatedRdmaHeader',
-        'R is set: a non-empty terminatedRdmaHeader is required',
-      );
-    }
-    checkBytes('rdmap', 'terminatedRdmaHeader', m.terminatedRdmaHeader);
-    length += m.terminatedRdmaHeader.length;
-  } else if (m.terminatedRdmaHeader !== undefined) {
-    throw new EncodeError('rdmap', 'terminatedRdmaHeader', 'present but the R bit is clear');
-  }
-  const b = new Uint8Array(length);
-  writeHeader(TERMINATE_LAYOUT, m, b);
-  let at = TERMINATE_CONTROL_LENGTH;
-  if (
-    m.ddpHeaderIncluded &&
-    m.terminatedDdpHeader !== undefined &&
-    m.ddpSegmentLength !== undefined
-  ) {
-    writeU16(b, at, m.ddpSegmentLength);
-    at += TERMINATE_SEGMENT_LENGTH_LENGTH;
-    b.set(m.terminatedDdpHeader, at);
-    at += m.terminatedDdpHeader.length;
-  }
-  if (m.terminatedRdmaHeader !== undefined) b.set(m.terminatedRdmaHeader, at);
-  return b;
+  if (present)
+    throw new EncodeError(
+      'rdmap-ext',
+      name,
+      'only the last segment (L = 1) carries immediate data',
+    );
+  return { layout: undefined, headerLength: 0, tail: undefined, tailLength: 0, payload };
+}
+
+/** The message's payload, when its type has one (undefined otherwise: checked as bytes). */
+function payloadOf(m: RdmapMessage): unknown {
+  return 'payload' in m ? m.payload : undefined;
+}
+
+/** The Invalidate STag of an untagged message (RsvdULP, RFC 5040 §4.2). */
+function invalidateSTagOf(m: RdmapMessage): number | undefined {
+  return 'invalidateSTag' in m ? m.invalidateSTag : undefined;
 }

@@ -6,29 +6,26 @@
 import { type CodecLayer, EncodeError } from '../errors.js';
 
 /** Throws unless `value` is an integer in 0..2^bits-1 (bits <= 32). */
-export function checkUint(layer: CodecLayer, field: string, value: number, bits: number): void {
+export function checkUint(layer: CodecLayer, field: string, value: unknown, bits: number): void {
   const max = bits === 32 ? 0xffffffff : (1 << bits) - 1;
-  if (!Number.isInteger(value) || value < 0 || value > max) {
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 0 || value > max) {
     throw new EncodeError(layer, field, `${String(value)} is not an unsigned ${bits}-bit integer`);
   }
 }
 
-/** Throws unless `value` is a bigint in 0..2^64-1. */
-export function checkUint64(layer: CodecLayer, field: string, value: bigint): void {
-  if (typeof value !== 'bigint' || value < 0n || value > 0xffffffffffffffffn) {
-    throw new EncodeError(layer, field, `${String(value)} is not an unsigned 64-bit bigint`);
-  }
-}
-
 /** Throws unless `value` is a boolean. */
-export function checkBool(layer: CodecLayer, field: string, value: boolean): void {
+export function checkBool(layer: CodecLayer, field: string, value: unknown): void {
   if (typeof value !== 'boolean') {
     throw new EncodeError(layer, field, `${String(value)} is not a boolean`);
   }
 }
 
 /** Throws unless `value` is a Uint8Array. */
-export function checkBytes(layer: CodecLayer, field: string, value: Uint8Array): void {
+export function checkBytes(
+  layer: CodecLayer,
+  field: string,
+  value: unknown,
+): asserts value is Uint8Array {
   if (!(value instanceof Uint8Array)) {
     throw new EncodeError(layer, field, 'is not a Uint8Array');
   }
@@ -44,27 +41,8 @@ export function readU32(b: Uint8Array, at: number): number {
   return ((b[at]! << 24) | (b[at + 1]! << 16) | (b[at + 2]! << 8) | b[at + 3]!) >>> 0;
 }
 
-/** Big-endian 64-bit read; caller has checked the bounds. */
-export function readU64(b: Uint8Array, at: number): bigint {
-  return (BigInt(readU32(b, at)) << 32n) | BigInt(readU32(b, at + 4));
-}
-
 /** Big-endian 16-bit write. */
 export function writeU16(b: Uint8Array, at: number, v: number): void {
   b[at] = (v >>> 8) & 0xff;
   b[at + 1] = v & 0xff;
-}
-
-/** Big-endian 32-bit write. */
-export function writeU32(b: Uint8Array, at: number, v: number): void {
-  b[at] = (v >>> 24) & 0xff;
-  b[at + 1] = (v >>> 16) & 0xff;
-  b[at + 2] = (v >>> 8) & 0xff;
-  b[at + 3] = v & 0xff;
-}
-
-/** Big-endian 64-bit write. */
-export function writeU64(b: Uint8Array, at: number, v: bigint): void {
-  writeU32(b, at, Number((v >> 32n) & 0xffffffffn));
-  writeU32(b, at + 4, Number(v & 0xffffffffn));
 }

@@ -3,35 +3,34 @@
  * the placement / delivery / completion events), so the engine's own runs can be judged
  * by the ordering checker against RFC 7306 §7 and RFC 5040 §5.5.
  */
+import { familyOf } from '../../codec/iwarp/by-family.js';
 import type { RdmapMessage } from '../../codec/iwarp/messages.js';
+import type { RdmapFamily } from '../../codec/iwarp/opcodes.js';
 import type { TracedEvent, TracedOperation } from '../ordering/checker.js';
 import type { OrderedOperation, OrderingEventKind } from '../ordering/rules.js';
 
+/**
+ * The table's operation kind of each family's messages when the Requester sends them (Send
+ * covers all Send variants, with Immediate Data too); responses and Terminate are none.
+ * Every family has its entry, so a new one does not compile until it is placed here.
+ */
+const OPERATION_OF_FAMILY: Readonly<Record<RdmapFamily, OrderedOperation | undefined>> = {
+  write: 'write',
+  'immediate-data': 'immediate',
+  send: 'send',
+  'send-immediate': 'send',
+  'read-request': 'read',
+  'read-v2-request': 'read',
+  'atomic-request': 'atomic',
+  'read-response': undefined,
+  'read-v2-response': undefined,
+  'atomic-response': undefined,
+  terminate: undefined,
+};
+
 /** The table's operation kind of a message the Requester sends, if it is one. */
 function operationKind(message: RdmapMessage): OrderedOperation | undefined {
-  switch (message.kind) {
-    case 'rdma-write':
-      return 'write';
-    case 'immediate-data':
-    case 'immediate-data-se':
-      return 'immediate';
-    case 'send':
-    case 'send-invalidate':
-    case 'send-se':
-    case 'send-se-invalidate':
-    case 'send-immediate':
-    case 'send-invalidate-immediate':
-    case 'send-se-immediate':
-    case 'send-invalidate-se-immediate':
-      return 'send';
-    case 'rdma-read-request':
-    case 'read-v2-request':
-      return 'read';
-    case 'atomic-request':
-      return 'atomic';
-    default:
-      return undefined;
-  }
+  return OPERATION_OF_FAMILY[familyOf(message)];
 }
 
 /** Collects a trace while the projection runs the engine. */

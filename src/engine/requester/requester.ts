@@ -7,6 +7,7 @@
  */
 
 import { requireObject } from '../../arguments.js';
+import { byFamily, type FamilyHandlers } from '../../codec/iwarp/by-family.js';
 import type {
   AtomicResponse,
   RdmapMessage,
@@ -142,19 +143,27 @@ export class Requester {
   /** Handles an incoming message (responses, Terminate). */
   receive(message: RdmapMessage): RequesterResult {
     if (this.#qpState === 'ERR') return { sent: [], completions: [], failure: undefined };
-    switch (message.kind) {
-      case 'atomic-response':
-        return this.#atomicResponse(message);
-      case 'rdma-read-response':
-        return this.#readResponse(message);
-      case 'read-v2-response':
-        return this.#readV2Response(message);
-      case 'terminate':
-        return this.#terminated(message);
-      default:
-        return this.#fail('unexpected-response', message);
-    }
+    return byFamily(message, this.#arrival);
   }
+
+  /**
+   * What each family does arriving at the Requester: responses and Terminate; anything
+   * else answers nothing it sent. One handler per family, so a new one does not compile
+   * until it is decided here.
+   */
+  readonly #arrival: FamilyHandlers<RequesterResult> = {
+    'atomic-response': (message) => this.#atomicResponse(message),
+    'read-response': (message) => this.#readResponse(message),
+    'read-v2-response': (message) => this.#readV2Response(message),
+    terminate: (message) => this.#terminated(message),
+    write: (message) => this.#fail('unexpected-response', message),
+    send: (message) => this.#fail('unexpected-response', message),
+    'immediate-data': (message) => this.#fail('unexpected-response', message),
+    'send-immediate': (message) => this.#fail('unexpected-response', message),
+    'read-request': (message) => this.#fail('unexpected-response', message),
+    'read-v2-request': (message) => this.#fail('unexpected-response', message),
+    'atomic-request': (message) => this.#fail('unexpected-response', message),
+  };
 
   #allocateQn3Msn(): number {
     const msn = this.#nextQn3Msn;

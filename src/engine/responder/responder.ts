@@ -10,7 +10,8 @@
 
 import { requireObject } from '../../arguments.js';
 import { controlBitsFor, makeReadResponse } from '../../codec/iwarp/build.js';
-import { DDP_VERSION } from '../../codec/iwarp/ddp.js';
+import { type FamilyHandlers, handlerOf } from '../../codec/iwarp/by-family.js';
+import { DDP_UNTAGGED_HEADER_LENGTH, DDP_VERSION } from '../../codec/iwarp/ddp.js';
 import type {
   AtomicRequest,
   ControlBits,
@@ -28,6 +29,7 @@ import {
   type AtomicOperationKind,
   acceptedQueueNumbers,
   RDMAP_OPCODES,
+  type RdmapFamily,
   type RdmapMessageKind,
   type RdmapOpcodeInfo,
   rdmapOpcodeOf,
@@ -91,14 +93,8 @@ interface InboundUntagged {
   length: number;
 }
 
-const IMMEDIATE_KINDS = new Set<RdmapMessage['kind']>([
-  'immediate-data',
-  'immediate-data-se',
-  'send-immediate',
-  'send-invalidate-immediate',
-  'send-se-immediate',
-  'send-invalidate-se-immediate',
-]);
+/** The families of RFC 7306 §6 Immediate Data and its V2 Send variants. */
+const IMMEDIATE_FAMILIES = new Set<RdmapFamily>(['immediate-data', 'send-immediate']);
 
 /** The Responder of one RDMAP Stream. */
 export class Responder {
@@ -182,7 +178,7 @@ export class Responder {
     const info = rdmapOpcodeOf(message.kind);
     const failure = this.#validate(message, info, bytes);
     if (failure !== undefined) return this.#terminate(out, failure, message, bytes);
-    const result = this.#dispatch(message, info, bytes, out);
+    const result = handlerOf(this.#arrival, info.family)(message, info, bytes, out);
     if (result !== undefined) return this.#terminate(out, result, message, bytes);
     if (message.kind === 'terminate') return out.result('peer-terminated');
     if (this.#options.processOnDelivery !== false) return this.#process(out);
@@ -235,62 +231,50 @@ export class Responder {
     // RFC 7306 §8.2: "The RDMA OpCode MUST be valid." An opcode outside the profile, or an
     // extension this RNIC does not implement, is Unexpected OpCode (RFC 7306 §1.1).
     if (!info.profiles.includes(this.profile)) return 'unexpected-opcode';
-    if (message.kind === 'atomic-request' || message.kind === 'atomic-response') {
+    if (info.family === 'atomic-request' || info.family === 'atomic-response') {
       if (this.#options.supportsAtomics === false) return 'unexpected-opcode';
     }
-    if (IMMEDIATE_KINDS.has(message.kind) && this.#options.supportsImmediateData === false)
+    if (IMMEDIATE_FAMILIES.has(info.family) && this.#options.supportsImmediateData === false)
       return 'unexpected-opcode';
     // RFC 7306 §8.2: "The RDMA Version MUST be valid."
     if (message.control.rdmaVersion !== this.#rdmaVersion) return 'invalid-rdmap-version';
     // RFC 7306 §6.3: "The Remote Peer MUST check that Immediate Data ... include exactly
     // 8 bytes of data from the DDP layer." Only checkable on the raw segment.
     if (
-      (message.kind === 'immediate-data' || message.kind === 'immediate-data-se') &&
+      info.family === 'immediate-data' &&
       bytes !== undefined &&
-      bytes.length !== 18 + 8
+      bytes.length !== DDP_UNTAGGED_HEADER_LENGTH + (info.layout?.length ?? 0)
     )
       return 'immediate-data-length';
     return undefined;
   }
 
-  #dispatch(
-    message: RdmapMessage,
-    info: RdmapOpcodeInfo,
-    bytes: Uint8Array | undefined,
-    out: Collector,
-  ): EngineFailure | undefined {
-    switch (message.kind) {
-      case 'rdma-write':
-        return this.#write(message, out);
-      case 'send':
-      case 'send-invalidate':
-      case 'send-se':
-      case 'send-se-invalidate':
-        return this.#send(message, info, out);
-      case 'immediate-data':
-      case 'immediate-data-se':
-        return this.#immediate(message, out);
-      case 'send-immediate':
-      case 'send-invalidate-immediate':
-      case 'send-se-immediate':
-      case 'send-invalidate-se-immediate':
-        return this.#sendWithImmediate(message, out);
-      case 'atomic-request':
-      case 'rdma-read-request':
-      case 'read-v2-request':
-        return this.#queueRequest(message, bytes);
-      case 'terminate':
-        this.#advanceMsn(message.ddp);
-        this.#terminated = true;
-        this.#peerTerminate = message;
-        return undefined;
-      // Responses travel to the Requester; arriving here they answer nothing.
-      case 'atomic-response':
-      case 'rdma-read-response':
-      case 'read-v2-response':
-        return 'unexpected-response';
-    }
-  }
+  /**
+   * What each family does on arrival (its own checks and effects); one handler per family,
+   * so a new family does not compile until it has its behaviour here.
+   */
+  readonly #arrival: FamilyHandlers<
+    EngineFailure | undefined,
+    [RdmapOpcodeInfo, Uint8Array | undefined, Collector]
+  > = {
+    write: (message, _info, _bytes, out) => this.#write(message, out),
+    send: (message, info, _bytes, out) => this.#send(message, info, out),
+    'immediate-data': (message, _info, _bytes, out) => this.#immediate(message, out),
+    'send-immediate': (message, _info, _bytes, out) => this.#sendWithImmediate(message, out),
+    'atomic-request': (message, _info, bytes) => this.#queueRequest(message, bytes),
+    'read-request': (message, _info, bytes) => this.#queueRequest(message, bytes),
+    'read-v2-request': (message, _info, bytes) => this.#queueRequest(message, bytes),
+    terminate: (message) => {
+      this.#advanceMsn(message.ddp);
+      this.#terminated = true;
+      this.#peerTerminate = message;
+      return undefined;
+    },
+    // Responses travel to the Requester; arriving here they answer nothing.
+    'atomic-response': () => 'unexpected-response',
+    'read-response': () => 'unexpected-response',
+    'read-v2-response': () => 'unexpected-response',
+  };
 
   #write(message: RdmaWrite, out: Collector): EngineFailure | undefined {
     const { stag, taggedOffset } = message.ddp;

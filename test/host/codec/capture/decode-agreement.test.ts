@@ -46,7 +46,6 @@ import {
   SUMMARY_COLUMNS,
   summaryLine,
 } from '../../../../src/codec/capture/summary.js';
-import { RDMAP_HEADER_LAYOUTS } from '../../../../src/codec/iwarp/lazy.js';
 import type { RdmapMessage } from '../../../../src/codec/iwarp/messages.js';
 import { makeMpaFrame } from '../../../../src/codec/iwarp/mpa-frames.js';
 import { rdmapOpcodeOf } from '../../../../src/codec/iwarp/opcodes.js';
@@ -170,9 +169,7 @@ function expectedLayoutFields(m: RdmapMessage): Record<string, unknown> {
   const info = rdmapOpcodeOf(m.kind);
   flat.opcode = info.opcode;
   const rdmapLayout =
-    m.ddp.tagged || (info.header === 'send-immediate' && !m.ddp.last)
-      ? undefined
-      : RDMAP_HEADER_LAYOUTS[info.header];
+    m.ddp.tagged || (info.family === 'send-immediate' && !m.ddp.last) ? undefined : info.layout;
   const names = [
     'tagged',
     'last',

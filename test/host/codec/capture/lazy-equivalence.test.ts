@@ -13,7 +13,6 @@ import {
 } from '../../../../src/codec/capture/decode-capture.js';
 import { LazyCaptureDecoder } from '../../../../src/codec/capture/lazy-decode.js';
 import { makeSend } from '../../../../src/codec/iwarp/build.js';
-import { RDMAP_HEADER_LAYOUTS } from '../../../../src/codec/iwarp/lazy.js';
 import type { RdmapMessage } from '../../../../src/codec/iwarp/messages.js';
 import { makeMpaFrame } from '../../../../src/codec/iwarp/mpa-frames.js';
 import { rdmapOpcodeOf } from '../../../../src/codec/iwarp/opcodes.js';
@@ -72,9 +71,7 @@ function eagerItems(items: readonly CaptureItem[]): Seen[] {
       flat.opcode = rdmapOpcodeOf(m.kind).opcode;
       const info = rdmapOpcodeOf(m.kind);
       const rdmapLayout =
-        m.ddp.tagged || (info.header === 'send-immediate' && !m.ddp.last)
-          ? undefined
-          : RDMAP_HEADER_LAYOUTS[info.header];
+        m.ddp.tagged || (info.family === 'send-immediate' && !m.ddp.last) ? undefined : info.layout;
       const names = [
         'tagged',
         'last',
