@@ -100,9 +100,11 @@ enum : size_t {
 // collector's timing. The native classes over these handles are Resource<Self,
 // Handle>s (resource.h).
 
-/// The close order among the children of one parent: a QP before the AHs and MRs of its
-/// PD, PDs before CQs (a QP before its CQs), the QP of a cm_id before the id.
-enum class Rank { kQp, kAh, kMr, kPd, kCq, kCmId };
+/// The close order among the children of one parent: a QP before its SRQ (which refuses
+/// to go while a QP uses it), windows before MRs (rxe refuses to deregister an MR with
+/// windows bound to it), a QP before the AHs and MRs of its PD, PDs before CQs (a QP
+/// before its CQs), the QP of a cm_id before the id.
+enum class Rank { kQp, kSrq, kMw, kAh, kMr, kPd, kCq, kCmId };
 
 struct ResourceHandle;
 

@@ -14,7 +14,7 @@ import type {
 import { CM_EVENT, type CmEventType, nameOf } from './constants.js';
 import type { Cq } from './cq.js';
 import { Context } from './device.js';
-import { VerbsError } from './errors.js';
+import { VerbsArgumentError, VerbsError } from './errors.js';
 import { Resource } from './lifetime.js';
 import { addon } from './native.js';
 import type { Pd, QpOptions } from './pd.js';
@@ -257,6 +257,11 @@ export class CmId extends Resource<NativeCmId> {
     const sendCq: Cq = options.sendCq;
     const recvCq: Cq = options.recvCq ?? sendCq;
     const sqSigAll = options.sqSigAll ?? false;
+    if (options.srq !== undefined || options.extended === true)
+      throw new VerbsArgumentError(
+        options.srq !== undefined ? 'srq' : 'extended',
+        'rdma_create_qp here makes a plain RC QP: create it with pd.createQp for an SRQ or the ibv_wr_* API',
+      );
     const native = this.native.createQp(pd.native, sendCq.native, recvCq.native, {
       sqSigAll,
       maxSendWr: options.maxSendWr ?? 64,

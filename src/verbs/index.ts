@@ -35,6 +35,8 @@ export {
   type LinkLayer,
   MTU,
   type Mtu,
+  MW_TYPE,
+  type MwType,
   NODE_TYPE,
   type NodeType,
   PORT_STATE,
@@ -44,10 +46,12 @@ export {
   type QpType,
   SEND_FLAGS,
   type SendFlag,
+  SRQ_ATTR_MASK,
+  type SrqAttrMaskBit,
   TRANSPORT_TYPE,
   type TransportType,
 } from './constants.js';
-export type { CompletionSink, Cq, WaitOptions } from './cq.js';
+export type { CompletionSink, Cq, NextOptions, WaitOptions } from './cq.js';
 export {
   type Context,
   type DeviceAttr,
@@ -76,9 +80,11 @@ export {
   type RemoteRef,
   type Sge,
 } from './mr.js';
+export { incRkey, type Mw, type MwBind, type MwBindRequest } from './mw.js';
 export type { Ah, Pd, QpOptions } from './pd.js';
 export { type DeviceCapabilities, probeCapabilities } from './probe.js';
 export type {
+  MwBindOptions,
   PostPath,
   PreparedSend,
   Qp,
@@ -96,3 +102,4 @@ export {
   type RoundTripOptions,
   VerbsCompletionError,
 } from './round-trip.js';
+export type { Srq, SrqAttr, SrqModify, SrqOptions } from './srq.js';
