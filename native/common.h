@@ -399,9 +399,10 @@ struct QpRef {
 QpRef QpRefFromJs(const Napi::Value &v, const char *call);
 /// A new JS Context object around an existing handle (used for rdma_cm's context).
 Napi::Object NewContextObject(Napi::Env env, const ContextPtr &ctx);
-/// A new JS Qp object around a QP that rdma_create_qp made on `id`.
+/// A new JS Qp object around a QP that rdma_create_qp_ex made on `id`; `sendOps` != 0:
+/// created for the ibv_wr_* API with those IBV_QP_EX_WITH_* flags; `srq`: receives there.
 Napi::Object NewCmQpObject(Napi::Env env, const CmIdPtr &id, const PdPtr &pd, const CqPtr &send,
-                           const CqPtr &recv);
+                           const CqPtr &recv, uint64_t sendOps = 0, const SrqPtr &srq = nullptr);
 /// A new JS CmId object around a cm_id delivered by a CONNECT_REQUEST event.
 Napi::Object NewCmIdObject(Napi::Env env, const CmIdPtr &id);
 

@@ -166,6 +166,10 @@ class Qp : public Resource<Qp, QpHandle> {
     Napi::Env env = info.Env();
     if (Adopted(info)) {
       qpNum_ = handle_->qp->qp_num;
+      // What rdma_create_qp granted (the send queue's depth bounds unsignaled runs).
+      ibv_qp_attr qa{};
+      ibv_qp_init_attr qi{};
+      if (ibv_query_qp(handle_->qp, &qa, IBV_QP_CAP, &qi) == 0) cap_ = qi.cap;
       return;
     }
     PdPtr pd = PdFromJs(info[0], "ibv_create_qp");
@@ -670,9 +674,14 @@ QpRef QpRefFromJs(const Napi::Value &v, const char *call) {
 }
 
 Napi::Object NewCmQpObject(Napi::Env env, const CmIdPtr &id, const PdPtr &pd, const CqPtr &send,
-                           const CqPtr &recv) {
+                           const CqPtr &recv, uint64_t sendOps, const SrqPtr &srq) {
   auto h = std::make_shared<QpHandle>();
   h->qp = id->id->qp;
+  h->srq = srq;
+  if (sendOps != 0) {
+    h->qpx = ibv_qp_to_qp_ex(h->qp);
+    h->sendOps = sendOps;
+  }
   h->pd = pd;
   h->sendCq = send;
   h->recvCq = recv;

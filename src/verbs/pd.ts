@@ -97,6 +97,34 @@ const DEFAULT_SEND_OPS =
   SEND_OPS_FLAGS.ATOMIC_CMP_AND_SWP |
   SEND_OPS_FLAGS.ATOMIC_FETCH_AND_ADD;
 
+/** @internal the IBV_QP_EX_WITH_* flags an extended QP is created with. */
+export function sendOpsFlagsOf(options: QpOptions): bigint {
+  return (
+    DEFAULT_SEND_OPS |
+    (options.atomicWrite ? SEND_OPS_FLAGS.ATOMIC_WRITE : 0n) |
+    (options.flush ? SEND_OPS_FLAGS.FLUSH : 0n) |
+    (options.memoryWindowOps
+      ? SEND_OPS_FLAGS.BIND_MW | SEND_OPS_FLAGS.LOCAL_INV | SEND_OPS_FLAGS.SEND_WITH_INV
+      : 0n)
+  );
+}
+
+/**
+ * @internal the checks of QP options that need the PD (pd.createQp, cmId.createQp): a
+ * FLUSH QP needs rdma-core 45, an SRQ must be of the same PD. Returns the SRQ.
+ */
+export function checkQpOptions(pd: Pd, options: QpOptions): Srq | undefined {
+  if (typeof options !== 'object' || options === null)
+    throw new VerbsArgumentError('options', 'must be an object');
+  if (options.flush === true) requireFlushLibrary(pd.context.name);
+  const srq = options.srq;
+  if (srq === undefined) return undefined;
+  if (!(srq instanceof Srq)) throw new VerbsArgumentError('srq', 'must be an Srq (pd.createSrq)');
+  if (srq.pd !== pd)
+    throw new VerbsArgumentError('srq', 'the SRQ belongs to another protection domain');
+  return srq;
+}
+
 let transferIgnoresMark: boolean | undefined;
 
 /**
@@ -208,14 +236,7 @@ export class Pd extends Resource<NativePd> {
     if (qpType === undefined)
       throw new VerbsArgumentError('type', `unknown QP type '${String(type)}'`);
     const sqSigAll = options.sqSigAll ?? false;
-    if (options.flush === true) requireFlushLibrary(this.context.name);
-    const srq = options.srq;
-    if (srq !== undefined) {
-      if (!(srq instanceof Srq))
-        throw new VerbsArgumentError('srq', 'must be an Srq (pd.createSrq)');
-      if (srq.pd !== this)
-        throw new VerbsArgumentError('srq', 'the SRQ belongs to another protection domain');
-    }
+    const srq = checkQpOptions(this, options);
     const native = new (addon().NativeQp)(this.native, sendCq.native, recvCq.native, {
       qpType,
       sqSigAll,
@@ -225,13 +246,7 @@ export class Pd extends Resource<NativePd> {
       maxRecvSge: count('maxRecvSge', options.maxRecvSge, 1),
       maxInlineData: count('maxInlineData', options.maxInlineData, 0),
       extended: options.extended ?? false,
-      sendOpsFlags:
-        DEFAULT_SEND_OPS |
-        (options.atomicWrite ? SEND_OPS_FLAGS.ATOMIC_WRITE : 0n) |
-        (options.flush ? SEND_OPS_FLAGS.FLUSH : 0n) |
-        (options.memoryWindowOps
-          ? SEND_OPS_FLAGS.BIND_MW | SEND_OPS_FLAGS.LOCAL_INV | SEND_OPS_FLAGS.SEND_WITH_INV
-          : 0n),
+      sendOpsFlags: sendOpsFlagsOf(options),
       ...(srq !== undefined ? { srq: srq.native } : {}),
     });
     return new Qp(native, this, sendCq, recvCq, this.context.name, sqSigAll, undefined, srq);
