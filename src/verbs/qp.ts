@@ -129,6 +129,12 @@ export interface QpInfo extends NativeQpQuery {
   readonly altAv: AddressVector;
 }
 
+/** The MTU in bytes (MTU's keys are numbers, which a reverse lookup gives as text). */
+function mtuBytes(code: number): Mtu | undefined {
+  const name = nameOf(MTU, code);
+  return name === undefined ? undefined : (Number(name) as Mtu);
+}
+
 function avOf(a: NativeAhAttrQuery): AddressVector {
   return {
     dlid: a.dlid,
@@ -281,7 +287,7 @@ export class Qp extends Resource<NativeQp> implements CompletionSink {
       ...q,
       state: nameOf(QP_STATE, q.qpState),
       curState: nameOf(QP_STATE, q.curQpState),
-      pathMtuBytes: nameOf(MTU, q.pathMtu),
+      pathMtuBytes: mtuBytes(q.pathMtu),
       access: flagNames(ACCESS_FLAGS, q.qpAccessFlags),
       type: nameOf(QP_TYPE, q.qpType),
       av: avOf(q.ahAttr),

