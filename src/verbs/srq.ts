@@ -22,8 +22,9 @@ export interface SrqOptions {
   readonly maxSge: number;
   /**
    * The limit (`srq_limit`): when fewer receives than this remain, the device raises
-   * SRQ_LIMIT_REACHED once and disarms it (0, the default: not armed). rxe and siw ignore
-   * a limit given at creation for the event; arm it with {@link Srq.modify}.
+   * SRQ_LIMIT_REACHED once and disarms it (0, the default: not armed). Whether a limit
+   * given at creation arms the event is the provider's choice (ibv_create_srq(3)); arm it
+   * with {@link Srq.modify}, as the tests do.
    */
   readonly limit?: number;
 }
