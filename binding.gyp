@@ -13,6 +13,8 @@
         "native/fd_watcher.cc",
         "native/cm.cc",
         "native/ah.cc",
+        "native/srq.cc",
+        "native/mw.cc",
         "native/constants.cc",
         "native/crc32c.cc",
         "native/round_trip.cc",

@@ -289,19 +289,35 @@ class CmId : public Resource<CmId, CmIdHandle> {
     if (h->hasQp) ThrowVerbs(env, "rdma_create_qp", DeviceOf(h->id), EEXIST, "the cm_id already has a QP");
     if (!info[3].IsObject()) ThrowArgument(env, "init", "init attributes must be an object");
     Napi::Object init = info[3].As<Napi::Object>();
-    ibv_qp_init_attr a{};
+    ibv_qp_init_attr_ex a{};
     a.send_cq = send->cq;
     a.recv_cq = recv->cq;
     a.qp_type = IBV_QPT_RC;
+    a.comp_mask = IBV_QP_INIT_ATTR_PD;
+    a.pd = pd->pd;
     a.sq_sig_all = ReadBoolProp(init, "sqSigAll", false) ? 1 : 0;
     a.cap.max_send_wr = ReadU32Prop(init, "maxSendWr", 16);
     a.cap.max_recv_wr = ReadU32Prop(init, "maxRecvWr", 16);
     a.cap.max_send_sge = ReadU32Prop(init, "maxSendSge", 1);
     a.cap.max_recv_sge = ReadU32Prop(init, "maxRecvSge", 1);
     a.cap.max_inline_data = ReadU32Prop(init, "maxInlineData", 0);
-    CheckErrno(env, "rdma_create_qp", DeviceOf(h->id), rdma_create_qp(h->id, pd->pd, &a));
+    SrqPtr srq;
+    if (Napi::Value v = init.Get("srq"); !v.IsUndefined()) {
+      srq = SrqFromJs(v, "rdma_create_qp");
+      a.srq = srq->srq;
+      a.cap.max_recv_wr = 0;  // the SRQ holds the receives
+      a.cap.max_recv_sge = 0;
+    }
+    // Extended (the ibv_wr_* API): rdma_create_qp_ex with the send ops, as pd.createQp does.
+    uint64_t sendOps = 0;
+    if (ReadBoolProp(init, "extended", false)) {
+      sendOps = ReadU64Prop(init, "sendOpsFlags", 0);
+      a.comp_mask |= IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
+      a.send_ops_flags = sendOps;
+    }
+    CheckErrno(env, "rdma_create_qp_ex", DeviceOf(h->id), rdma_create_qp_ex(h->id, &a));
     h->hasQp = true;
-    return NewCmQpObject(env, h, pd, send, recv);
+    return NewCmQpObject(env, h, pd, send, recv, sendOps, srq);
   }
 
   Napi::Value Connect(const Napi::CallbackInfo &info) {

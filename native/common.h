@@ -100,9 +100,11 @@ enum : size_t {
 // collector's timing. The native classes over these handles are Resource<Self,
 // Handle>s (resource.h).
 
-/// The close order among the children of one parent: a QP before the AHs and MRs of its
-/// PD, PDs before CQs (a QP before its CQs), the QP of a cm_id before the id.
-enum class Rank { kQp, kAh, kMr, kPd, kCq, kCmId };
+/// The close order among the children of one parent: a QP before its SRQ (which refuses
+/// to go while a QP uses it), windows before MRs (rxe refuses to deregister an MR with
+/// windows bound to it), a QP before the AHs and MRs of its PD, PDs before CQs (a QP
+/// before its CQs), the QP of a cm_id before the id.
+enum class Rank { kQp, kSrq, kMw, kAh, kMr, kPd, kCq, kCmId };
 
 struct ResourceHandle;
 
@@ -256,6 +258,36 @@ struct AhHandle : ResourceHandle {
 };
 using AhPtr = std::shared_ptr<AhHandle>;
 
+struct SrqHandle : ResourceHandle {
+  static constexpr Rank kRank = Rank::kSrq;
+  ibv_srq *srq = nullptr;
+  PdPtr pd;
+  bool Live() const override { return srq != nullptr; }
+  int Destroy() override {
+    if (srq == nullptr) return 0;
+    int ret = ibv_destroy_srq(srq);
+    if (ret == 0) srq = nullptr;
+    return ret;
+  }
+  ~SrqHandle() override { Destroy(); }
+};
+using SrqPtr = std::shared_ptr<SrqHandle>;
+
+struct MwHandle : ResourceHandle {
+  static constexpr Rank kRank = Rank::kMw;
+  ibv_mw *mw = nullptr;
+  PdPtr pd;
+  bool Live() const override { return mw != nullptr; }
+  int Destroy() override {
+    if (mw == nullptr) return 0;
+    int ret = ibv_dealloc_mw(mw);
+    if (ret == 0) mw = nullptr;
+    return ret;
+  }
+  ~MwHandle() override { Destroy(); }
+};
+using MwPtr = std::shared_ptr<MwHandle>;
+
 struct EventChannelHandle : ResourceHandle {
   static constexpr Rank kRank = Rank::kCmId;  // never a child; any rank
   rdma_event_channel *channel = nullptr;
@@ -320,6 +352,19 @@ uint32_t ReadU32Prop(const Napi::Object &o, const char *key, uint32_t fallback,
 uint64_t ReadU64Prop(const Napi::Object &o, const char *key, uint64_t fallback);
 bool ReadBoolProp(const Napi::Object &o, const char *key, bool fallback);
 
+/// Reads a JS SGE list ([{ addr, length, lkey }]) into `out` (undefined: none).
+void ReadSges(const Napi::Value &v, std::vector<ibv_sge> &out);
+
+/// A receive list parsed from JS ([{ wrId, sgList }]), linked for ibv_post_recv or
+/// ibv_post_srq_recv (the vectors own what the requests point into: never copied).
+struct RecvChain {
+  std::vector<ibv_recv_wr> wrs;
+  std::vector<std::vector<ibv_sge>> sges;
+  void Parse(Napi::Env env, const Napi::Value &v);
+  /// Throws the VerbsError of a refused post (`ret` != 0), naming the refused request.
+  void Check(Napi::Env env, const char *call, const std::string &device, int ret, ibv_recv_wr *bad);
+};
+
 /// A uint64 as a JS bigint.
 inline Napi::Value U64(Napi::Env env, uint64_t v) { return Napi::BigInt::New(env, v); }
 
@@ -332,6 +377,14 @@ PdPtr PdFromJs(const Napi::Value &v, const char *call);
 CqPtr CqFromJs(const Napi::Value &v, const char *call);
 CmIdPtr CmIdFromJs(const Napi::Value &v, const char *call);
 AhPtr AhFromJs(const Napi::Value &v, const char *call);
+SrqPtr SrqFromJs(const Napi::Value &v, const char *call);
+MwPtr MwFromJs(const Napi::Value &v, const char *call);
+/// The live ibv_mr behind a JS NativeMr (a window's bind): `owner` keeps it registered.
+struct MrRef {
+  std::shared_ptr<ResourceHandle> owner;
+  ibv_mr *mr = nullptr;
+};
+MrRef MrRefFromJs(const Napi::Value &v, const char *call);
 /// Reads a JS address vector ({ dlid, sl, portNum, grh: { dgid, sgidIndex, ... } }).
 void ReadAhAttr(const Napi::Object &ah, ibv_ah_attr &out);
 /// What a round trip (round_trip.cc) needs of a QP: the handle (`owner->Live()` is
@@ -346,9 +399,10 @@ struct QpRef {
 QpRef QpRefFromJs(const Napi::Value &v, const char *call);
 /// A new JS Context object around an existing handle (used for rdma_cm's context).
 Napi::Object NewContextObject(Napi::Env env, const ContextPtr &ctx);
-/// A new JS Qp object around a QP that rdma_create_qp made on `id`.
+/// A new JS Qp object around a QP that rdma_create_qp_ex made on `id`; `sendOps` != 0:
+/// created for the ibv_wr_* API with those IBV_QP_EX_WITH_* flags; `srq`: receives there.
 Napi::Object NewCmQpObject(Napi::Env env, const CmIdPtr &id, const PdPtr &pd, const CqPtr &send,
-                           const CqPtr &recv);
+                           const CqPtr &recv, uint64_t sendOps = 0, const SrqPtr &srq = nullptr);
 /// A new JS CmId object around a cm_id delivered by a CONNECT_REQUEST event.
 Napi::Object NewCmIdObject(Napi::Env env, const CmIdPtr &id);
 

@@ -156,4 +156,9 @@ class Mr : public Resource<Mr, MrHandle> {
 
 }  // namespace
 
+MrRef MrRefFromJs(const Napi::Value &v, const char *call) {
+  auto h = Mr::FromJs(v, call);
+  return MrRef{h, h->mr};
+}
+
 }  // namespace rdma_interop

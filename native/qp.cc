@@ -23,6 +23,7 @@ struct QpHandle : ResourceHandle {
   PdPtr pd;
   CqPtr sendCq, recvCq;
   CmIdPtr cmId;  // set when rdma_cm owns the QP (destroyed with rdma_destroy_qp)
+  SrqPtr srq;    // set when it receives through an SRQ
   int Destroy() override {
     if (qp == nullptr) return 0;
     int ret = 0;
@@ -43,6 +44,7 @@ struct QpHandle : ResourceHandle {
     sendCq->children.Add(self);
     if (recvCq != sendCq) recvCq->children.Add(self);
     if (cmId) cmId->children.Add(self);
+    if (srq) srq->children.Add(self);
   }
   ~QpHandle() override { Destroy(); }
 };
@@ -69,9 +71,14 @@ bool ExOpAvailable(const ibv_qp_ex *q, uint64_t ops, uint32_t opcode) {
       return (ops & IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD) && q->wr_atomic_fetch_add;
     case IBV_WR_ATOMIC_WRITE: return (ops & IBV_QP_EX_WITH_ATOMIC_WRITE) && q->wr_atomic_write;
     case flush::kWrFlush: return flush::Available(q, ops);
+    case IBV_WR_LOCAL_INV: return (ops & IBV_QP_EX_WITH_LOCAL_INV) && q->wr_local_inv;
+    case IBV_WR_BIND_MW: return (ops & IBV_QP_EX_WITH_BIND_MW) && q->wr_bind_mw;
+    case IBV_WR_SEND_WITH_INV: return (ops & IBV_QP_EX_WITH_SEND_WITH_INV) && q->wr_send_inv;
     default: return false;
   }
 }
+
+}  // namespace
 
 void ReadSges(const Napi::Value &v, std::vector<ibv_sge> &out) {
   if (v.IsUndefined()) return;
@@ -89,6 +96,49 @@ void ReadSges(const Napi::Value &v, std::vector<ibv_sge> &out) {
   }
 }
 
+void RecvChain::Parse(Napi::Env env, const Napi::Value &v) {
+  if (!v.IsArray()) ThrowArgument(env, "wrs", "expected an array of receive requests");
+  Napi::Array arr = v.As<Napi::Array>();
+  uint32_t n = arr.Length();
+  wrs.assign(n, ibv_recv_wr{});
+  sges.assign(n, {});
+  for (uint32_t i = 0; i < n; i++) {
+    Napi::Value e = arr.Get(i);
+    if (!e.IsObject()) ThrowArgument(env, "wrs[" + std::to_string(i) + "]", "a receive request must be an object");
+    Napi::Object o = e.As<Napi::Object>();
+    wrs[i].wr_id = ReadU64(o.Get("wrId"), "wrId");
+    ReadSges(o.Get("sgList"), sges[i]);
+  }
+  for (uint32_t i = 0; i < n; i++) {
+    wrs[i].sg_list = sges[i].empty() ? nullptr : sges[i].data();
+    wrs[i].num_sge = static_cast<int>(sges[i].size());
+    wrs[i].next = i + 1 < n ? &wrs[i + 1] : nullptr;
+  }
+}
+
+// { mr, addr, length, access } -> ibv_mw_bind_info; `keep` holds the MR until posted.
+void ReadBindInfo(Napi::Env env, const Napi::Value &v, ibv_mw_bind_info &out,
+                  std::vector<std::shared_ptr<ResourceHandle>> &keep) {
+  if (!v.IsObject()) ThrowArgument(env, "bind", "must be { mr, addr, length, access }");
+  Napi::Object o = v.As<Napi::Object>();
+  MrRef mr = MrRefFromJs(o.Get("mr"), "ibv_bind_mw");
+  keep.push_back(mr.owner);
+  out.mr = mr.mr;
+  out.addr = ReadU64(o.Get("addr"), "bind.addr");
+  out.length = ReadU64(o.Get("length"), "bind.length");
+  out.mw_access_flags = ReadU32(o.Get("access"), "bind.access");
+}
+
+void RecvChain::Check(Napi::Env env, const char *call, const std::string &device, int ret,
+                      ibv_recv_wr *bad) {
+  if (ret == 0) return;
+  long index = bad != nullptr ? bad - wrs.data() : 0;
+  ThrowVerbs(env, call, device, ret > 0 ? ret : -ret,
+             "receive request #" + std::to_string(index) + " refused", static_cast<int>(index));
+}
+
+namespace {
+
 class Qp : public Resource<Qp, QpHandle> {
  public:
   static constexpr ResourceTraits kTraits{"NativeQp", "qp", "queue pair", "ibv_destroy_qp", ""};
@@ -100,6 +150,7 @@ class Qp : public Resource<Qp, QpHandle> {
         InstanceMethod<&Qp::PostSend>("postSend"),
         InstanceMethod<&Qp::PostSendEx>("postSendEx"),
         InstanceMethod<&Qp::PostRecv>("postRecv"),
+        InstanceMethod<&Qp::BindMw>("bindMw"),
         InstanceMethod<&Qp::Prepare>("prepare"),
         InstanceMethod<&Qp::PostPrepared>("postPrepared"),
         InstanceMethod<&Qp::Unprepare>("unprepare"),
@@ -115,6 +166,10 @@ class Qp : public Resource<Qp, QpHandle> {
     Napi::Env env = info.Env();
     if (Adopted(info)) {
       qpNum_ = handle_->qp->qp_num;
+      // What rdma_create_qp granted (the send queue's depth bounds unsignaled runs).
+      ibv_qp_attr qa{};
+      ibv_qp_init_attr qi{};
+      if (ibv_query_qp(handle_->qp, &qa, IBV_QP_CAP, &qi) == 0) cap_ = qi.cap;
       return;
     }
     PdPtr pd = PdFromJs(info[0], "ibv_create_qp");
@@ -140,6 +195,12 @@ class Qp : public Resource<Qp, QpHandle> {
     h->pd = pd;
     h->sendCq = send;
     h->recvCq = recv;
+    if (Napi::Value srq = init.Get("srq"); !srq.IsUndefined()) {
+      h->srq = SrqFromJs(srq, "ibv_create_qp");
+      a.srq = h->srq->srq;
+      a.cap.max_recv_wr = 0;  // the SRQ holds the receives
+      a.cap.max_recv_sge = 0;
+    }
     if (extended) {
       a.comp_mask |= IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
       a.send_ops_flags = ReadU64Prop(init, "sendOpsFlags", kRcSendOps);
@@ -156,6 +217,7 @@ class Qp : public Resource<Qp, QpHandle> {
       legacy.qp_type = a.qp_type;
       legacy.sq_sig_all = a.sq_sig_all;
       legacy.cap = a.cap;
+      legacy.srq = a.srq;
       h->qp = ibv_create_qp(pd->pd, &legacy);
       if (h->qp == nullptr) ThrowVerbs(env, "ibv_create_qp", device_, errno != 0 ? errno : ENOMEM);
       a.cap = legacy.cap;  // the provider writes back the capacities it granted
@@ -220,29 +282,87 @@ class Qp : public Resource<Qp, QpHandle> {
     auto h = Handle("ibv_query_qp");
     ibv_qp_attr a{};
     ibv_qp_init_attr init{};
-    int mask = IBV_QP_STATE | IBV_QP_CUR_STATE | IBV_QP_PATH_MTU | IBV_QP_ACCESS_FLAGS |
-               IBV_QP_PORT | IBV_QP_PKEY_INDEX | IBV_QP_RQ_PSN | IBV_QP_SQ_PSN |
-               IBV_QP_DEST_QPN | IBV_QP_MAX_QP_RD_ATOMIC | IBV_QP_MAX_DEST_RD_ATOMIC |
-               IBV_QP_MIN_RNR_TIMER | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
-               IBV_QP_CAP;
+    // Every ibv_qp_attr_mask bit ibv_query_qp answers (providers fill all of them).
+    int mask = IBV_QP_STATE | IBV_QP_CUR_STATE | IBV_QP_EN_SQD_ASYNC_NOTIFY | IBV_QP_ACCESS_FLAGS |
+               IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY | IBV_QP_AV | IBV_QP_PATH_MTU |
+               IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_RQ_PSN |
+               IBV_QP_MAX_QP_RD_ATOMIC | IBV_QP_ALT_PATH | IBV_QP_MIN_RNR_TIMER | IBV_QP_SQ_PSN |
+               IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_PATH_MIG_STATE | IBV_QP_CAP | IBV_QP_DEST_QPN;
     CheckIbv(env, "ibv_query_qp", device_, ibv_query_qp(h->qp, &a, mask, &init));
     Napi::Object o = Napi::Object::New(env);
     o.Set("qpState", static_cast<double>(a.qp_state));
     o.Set("curQpState", static_cast<double>(a.cur_qp_state));
     o.Set("pathMtu", static_cast<double>(a.path_mtu));
-    o.Set("qpAccessFlags", a.qp_access_flags);
-    o.Set("portNum", a.port_num);
-    o.Set("pkeyIndex", a.pkey_index);
+    o.Set("pathMigState", static_cast<double>(a.path_mig_state));
+    o.Set("qkey", a.qkey);
     o.Set("rqPsn", a.rq_psn);
     o.Set("sqPsn", a.sq_psn);
     o.Set("destQpNum", a.dest_qp_num);
+    o.Set("qpAccessFlags", static_cast<double>(static_cast<uint32_t>(a.qp_access_flags)));
+    o.Set("cap", CapObject(env, a.cap));
+    o.Set("ahAttr", AhAttrObject(env, a.ah_attr));
+    o.Set("altAhAttr", AhAttrObject(env, a.alt_ah_attr));
+    o.Set("pkeyIndex", a.pkey_index);
+    o.Set("altPkeyIndex", a.alt_pkey_index);
+    o.Set("enSqdAsyncNotify", a.en_sqd_async_notify);
+    o.Set("sqDraining", a.sq_draining);
     o.Set("maxRdAtomic", a.max_rd_atomic);
     o.Set("maxDestRdAtomic", a.max_dest_rd_atomic);
     o.Set("minRnrTimer", a.min_rnr_timer);
+    o.Set("portNum", a.port_num);
     o.Set("timeout", a.timeout);
     o.Set("retryCnt", a.retry_cnt);
     o.Set("rnrRetry", a.rnr_retry);
+    o.Set("altPortNum", a.alt_port_num);
+    o.Set("altTimeout", a.alt_timeout);
+    o.Set("rateLimit", a.rate_limit);
+    o.Set("qpType", static_cast<double>(init.qp_type));
+    o.Set("sqSigAll", Napi::Boolean::New(env, init.sq_sig_all != 0));
+    o.Set("hasSrq", Napi::Boolean::New(env, init.srq != nullptr));
     return o;
+  }
+
+  static Napi::Object CapObject(Napi::Env env, const ibv_qp_cap &c) {
+    Napi::Object o = Napi::Object::New(env);
+    o.Set("maxSendWr", c.max_send_wr);
+    o.Set("maxRecvWr", c.max_recv_wr);
+    o.Set("maxSendSge", c.max_send_sge);
+    o.Set("maxRecvSge", c.max_recv_sge);
+    o.Set("maxInlineData", c.max_inline_data);
+    return o;
+  }
+
+  static Napi::Object AhAttrObject(Napi::Env env, const ibv_ah_attr &a) {
+    Napi::Object o = Napi::Object::New(env);
+    o.Set("dlid", a.dlid);
+    o.Set("sl", a.sl);
+    o.Set("srcPathBits", a.src_path_bits);
+    o.Set("staticRate", a.static_rate);
+    o.Set("portNum", a.port_num);
+    o.Set("isGlobal", Napi::Boolean::New(env, a.is_global != 0));
+    Napi::Object grh = Napi::Object::New(env);
+    grh.Set("dgid", Napi::Buffer<uint8_t>::Copy(env, a.grh.dgid.raw, 16));
+    grh.Set("flowLabel", a.grh.flow_label);
+    grh.Set("sgidIndex", a.grh.sgid_index);
+    grh.Set("hopLimit", a.grh.hop_limit);
+    grh.Set("trafficClass", a.grh.traffic_class);
+    o.Set("grh", grh);
+    return o;
+  }
+
+  // bindMw(mw, wrId, sendFlags, { mr, addr, length, access }) -> new rkey: ibv_bind_mw of a
+  // type 1 window (libibverbs refuses a type 2 one with EINVAL; the TS layer before it).
+  Napi::Value BindMw(const Napi::CallbackInfo &info) {
+    Napi::Env env = info.Env();
+    auto h = Handle("ibv_bind_mw");
+    MwPtr mw = MwFromJs(info[0], "ibv_bind_mw");
+    ibv_mw_bind bind{};
+    bind.wr_id = ReadU64(info[1], "wrId");
+    bind.send_flags = ReadU32(info[2], "sendFlags");
+    std::vector<std::shared_ptr<ResourceHandle>> keep;
+    ReadBindInfo(env, info[3], bind.bind_info, keep);
+    CheckIbv(env, "ibv_bind_mw", device_, ibv_bind_mw(h->qp, mw->mw, &bind));
+    return Napi::Number::New(env, mw->mw->rkey);
   }
 
   // A parsed chain of legacy send requests (the SGE vectors own the memory sg_list
@@ -251,6 +371,7 @@ class Qp : public Resource<Qp, QpHandle> {
     std::vector<ibv_send_wr> wrs;
     std::vector<std::vector<ibv_sge>> sges;
     std::vector<AhPtr> ahs;  // UD destinations, alive as long as the chain
+    std::vector<std::shared_ptr<ResourceHandle>> keep;  // BIND_MW's window and MR
     void Link() {
       for (size_t i = 0; i < wrs.size(); i++) {
         wrs[i].sg_list = sges[i].empty() ? nullptr : sges[i].data();
@@ -284,6 +405,19 @@ class Qp : public Resource<Qp, QpHandle> {
           wr.wr.atomic.compare_add = ReadU64Prop(o, "compareAdd", 0);
           wr.wr.atomic.swap = ReadU64Prop(o, "swap", 0);
           break;
+        case IBV_WR_LOCAL_INV:
+        case IBV_WR_SEND_WITH_INV:
+          // invalidate_rkey shares its union with imm_data (host order, not on the wire as is).
+          wr.invalidate_rkey = ReadU32Prop(o, "invalidateRkey", 0);
+          break;
+        case IBV_WR_BIND_MW: {
+          MwPtr mw = MwFromJs(o.Get("mw"), "ibv_post_send");
+          chain.keep.push_back(mw);
+          wr.bind_mw.mw = mw->mw;
+          wr.bind_mw.rkey = ReadU32(o.Get("bindRkey"), "bindRkey");
+          ReadBindInfo(env, o.Get("bindInfo"), wr.bind_mw.bind_info, chain.keep);
+          break;
+        }
         default:
           wr.wr.rdma.remote_addr = ReadU64Prop(o, "remoteAddr", 0);
           wr.wr.rdma.rkey = ReadU32Prop(o, "rkey", 0);
@@ -411,7 +545,11 @@ class Qp : public Resource<Qp, QpHandle> {
       uint64_t atomicValue;
       uint64_t flushLength;
       uint32_t flushType, flushLevel;
+      uint32_t invalidateRkey, bindRkey;
+      MwPtr mw;
+      ibv_mw_bind_info bindInfo;
     };
+    std::vector<std::shared_ptr<ResourceHandle>> keep;  // BIND_MW's MRs
     std::vector<Parsed> ps(n);
     for (uint32_t i = 0; i < n; i++) {
       Napi::Value v = arr.Get(i);
@@ -433,6 +571,14 @@ class Qp : public Resource<Qp, QpHandle> {
       if (p.flushType > 0xff || p.flushLevel > 0xff)
         ThrowArgument(env, "wrs[" + std::to_string(i) + "]", "flushType and flushLevel must fit in 8 bits");
       ReadSges(o.Get("sgList"), p.sges);
+      p.invalidateRkey = ReadU32Prop(o, "invalidateRkey", 0);
+      p.bindRkey = 0;
+      p.bindInfo = ibv_mw_bind_info{};
+      if (p.opcode == IBV_WR_BIND_MW) {
+        p.mw = MwFromJs(o.Get("mw"), "ibv_wr_bind_mw");
+        p.bindRkey = ReadU32(o.Get("bindRkey"), "bindRkey");
+        ReadBindInfo(env, o.Get("bindInfo"), p.bindInfo, keep);
+      }
     }
     if (n == 0) return env.Undefined();
     ibv_qp_ex *q = h->qpx;
@@ -480,11 +626,16 @@ class Qp : public Resource<Qp, QpHandle> {
           flush::Post(q, p.rkey, p.remoteAddr, static_cast<size_t>(p.flushLength),
                       static_cast<uint8_t>(p.flushType), static_cast<uint8_t>(p.flushLevel));
           break;
+        case IBV_WR_LOCAL_INV: ibv_wr_local_inv(q, p.invalidateRkey); break;
+        case IBV_WR_SEND_WITH_INV: ibv_wr_send_inv(q, p.invalidateRkey); break;
+        case IBV_WR_BIND_MW: ibv_wr_bind_mw(q, p.mw->mw, p.bindRkey, &p.bindInfo); break;
         default:
           break;  // unreachable: ExOpAvailable refused it above
       }
-      // Atomic Write carries its payload itself; Flush has none.
-      if (p.opcode == IBV_WR_ATOMIC_WRITE || p.opcode == flush::kWrFlush) continue;
+      // Atomic Write carries its payload itself; Flush, LOCAL_INV and BIND_MW have none.
+      if (p.opcode == IBV_WR_ATOMIC_WRITE || p.opcode == flush::kWrFlush ||
+          p.opcode == IBV_WR_LOCAL_INV || p.opcode == IBV_WR_BIND_MW)
+        continue;
       if (p.flags & IBV_SEND_INLINE) {
         std::vector<ibv_data_buf> bufs;
         for (const ibv_sge &s : p.sges)
@@ -501,29 +652,11 @@ class Qp : public Resource<Qp, QpHandle> {
   Napi::Value PostRecv(const Napi::CallbackInfo &info) {
     Napi::Env env = info.Env();
     auto h = Handle("ibv_post_recv");
-    if (!info[0].IsArray()) ThrowArgument(env, "wrs", "expected an array of receive requests");
-    Napi::Array arr = info[0].As<Napi::Array>();
-    uint32_t n = arr.Length();
-    if (n == 0) return env.Undefined();
-    std::vector<ibv_recv_wr> wrs(n);
-    std::vector<std::vector<ibv_sge>> sges(n);
-    for (uint32_t i = 0; i < n; i++) {
-      Napi::Value v = arr.Get(i);
-      if (!v.IsObject()) ThrowArgument(env, "wrs[" + std::to_string(i) + "]", "a receive request must be an object");
-      Napi::Object o = v.As<Napi::Object>();
-      wrs[i].wr_id = ReadU64(o.Get("wrId"), "wrId");
-      ReadSges(o.Get("sgList"), sges[i]);
-      wrs[i].sg_list = sges[i].empty() ? nullptr : sges[i].data();
-      wrs[i].num_sge = static_cast<int>(sges[i].size());
-      wrs[i].next = i + 1 < n ? &wrs[i + 1] : nullptr;
-    }
+    RecvChain chain;
+    chain.Parse(env, info[0]);
+    if (chain.wrs.empty()) return env.Undefined();
     ibv_recv_wr *bad = nullptr;
-    int ret = ibv_post_recv(h->qp, wrs.data(), &bad);
-    if (ret != 0) {
-      long index = bad != nullptr ? bad - wrs.data() : 0;
-      ThrowVerbs(env, "ibv_post_recv", device_, ret > 0 ? ret : -ret,
-                 "receive request #" + std::to_string(index) + " refused", static_cast<int>(index));
-    }
+    chain.Check(env, "ibv_post_recv", device_, ibv_post_recv(h->qp, chain.wrs.data(), &bad), bad);
     return env.Undefined();
   }
 
@@ -541,9 +674,14 @@ QpRef QpRefFromJs(const Napi::Value &v, const char *call) {
 }
 
 Napi::Object NewCmQpObject(Napi::Env env, const CmIdPtr &id, const PdPtr &pd, const CqPtr &send,
-                           const CqPtr &recv) {
+                           const CqPtr &recv, uint64_t sendOps, const SrqPtr &srq) {
   auto h = std::make_shared<QpHandle>();
   h->qp = id->id->qp;
+  h->srq = srq;
+  if (sendOps != 0) {
+    h->qpx = ibv_qp_to_qp_ex(h->qp);
+    h->sendOps = sendOps;
+  }
   h->pd = pd;
   h->sendCq = send;
   h->recvCq = recv;

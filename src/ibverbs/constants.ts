@@ -88,6 +88,9 @@ export const SEND_OPS_FLAGS = {
   RDMA_READ: 1n << 4n,
   ATOMIC_CMP_AND_SWP: 1n << 5n,
   ATOMIC_FETCH_AND_ADD: 1n << 6n,
+  LOCAL_INV: 1n << 7n,
+  BIND_MW: 1n << 8n,
+  SEND_WITH_INV: 1n << 9n,
   FLUSH: 1n << 11n,
   ATOMIC_WRITE: 1n << 12n,
 } as const;
@@ -148,6 +151,16 @@ export const QP_ATTR_MASK = {
 } as const;
 /** A QP attribute mask bit name. */
 export type QpAttrMaskBit = keyof typeof QP_ATTR_MASK;
+
+/** `enum ibv_srq_attr_mask`: which `ibv_srq_attr` fields `ibv_modify_srq` reads. */
+export const SRQ_ATTR_MASK = { MAX_WR: 1 << 0, LIMIT: 1 << 1 } as const;
+/** An SRQ attribute mask bit name. */
+export type SrqAttrMaskBit = keyof typeof SRQ_ATTR_MASK;
+
+/** `enum ibv_mw_type`: type 1 (bound by `ibv_bind_mw`) and type 2 (by a BIND_MW request). */
+export const MW_TYPE = { 1: 1, 2: 2 } as const;
+/** A memory window type. */
+export type MwType = keyof typeof MW_TYPE;
 
 /** `enum rdma_cm_event_type`. */
 export const CM_EVENT = {
@@ -254,12 +267,14 @@ export const C_NAMES = {
     rename: { InfiniBand: 'IBV_LINK_LAYER_INFINIBAND', Ethernet: 'IBV_LINK_LAYER_ETHERNET' },
   },
   MTU: { prefix: 'IBV_MTU_', rename: {} },
+  MW_TYPE: { prefix: 'IBV_MW_TYPE_', rename: {} },
   NODE_TYPE: { prefix: 'IBV_NODE_', rename: {} },
   PORT_STATE: { prefix: 'IBV_PORT_', rename: {} },
   QP_ATTR_MASK: { prefix: 'IBV_QP_', rename: {} },
   QP_TYPE: { prefix: 'IBV_QPT_', rename: {} },
   SEND_FLAGS: { prefix: 'IBV_SEND_', rename: {} },
   SEND_OPS_FLAGS: { prefix: 'IBV_QP_EX_WITH_', rename: {} },
+  SRQ_ATTR_MASK: { prefix: 'IBV_SRQ_', rename: {} },
   TRANSPORT_TYPE: {
     prefix: 'IBV_TRANSPORT_',
     rename: {

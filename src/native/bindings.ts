@@ -200,6 +200,49 @@ export interface NativeCq {
   getEvent(): boolean;
 }
 
+/** `struct ibv_srq_attr`. */
+export interface NativeSrqAttr {
+  readonly maxWr: number;
+  readonly maxSge: number;
+  readonly srqLimit: number;
+}
+
+/** `ibv_srq` (`ibv_create_srq`): a receive queue shared by the QPs created on it. */
+export interface NativeSrq {
+  readonly closed: boolean;
+  /** The SRQ's identity in async events (`NativeAsyncEvent.srqKey`). */
+  readonly key: bigint;
+  /** What `ibv_create_srq` granted. */
+  readonly attr: NativeSrqAttr;
+  /** With `cascade`, live children (its QPs) are released first; without, EBUSY. */
+  close(cascade?: boolean): void;
+  /** `ibv_post_srq_recv` of the whole list (one call). */
+  postRecv(wrs: NativeRecvWr[]): void;
+  /** `ibv_modify_srq` with `mask` (`SRQ_ATTR_MASK`). */
+  modify(attr: { maxWr?: number; srqLimit?: number }, mask: number): void;
+  /** `ibv_query_srq`. */
+  query(): NativeSrqAttr;
+}
+
+/** `ibv_mw` (`ibv_alloc_mw`): a memory window. */
+export interface NativeMw {
+  readonly closed: boolean;
+  /** `enum ibv_mw_type`. */
+  readonly type: number;
+  /** `mw->rkey` as libibverbs holds it (type 1: updated by `ibv_bind_mw`). */
+  readonly rkey: number;
+  close(): void;
+}
+
+/** `struct ibv_mw_bind_info` (the MR, the window's range and its access). */
+export interface NativeMwBindInfo {
+  mr: NativeMr;
+  addr: bigint;
+  length: bigint;
+  /** `ibv_access_flags` mask. */
+  access: number;
+}
+
 /** `struct ibv_sge`. */
 export interface NativeSge {
   addr: bigint;
@@ -226,6 +269,12 @@ export interface NativeSendWr {
   flushLength?: bigint;
   flushType?: number;
   flushLevel?: number;
+  /** LOCAL_INV, SEND_WITH_INV: the rkey to invalidate. */
+  invalidateRkey?: number;
+  /** BIND_MW: the type 2 window, the rkey it gets and where it goes. */
+  mw?: NativeMw;
+  bindRkey?: number;
+  bindInfo?: NativeMwBindInfo;
   /** UD: the destination's address handle, QPN and Q_Key (legacy path). */
   ah?: NativeAh;
   remoteQpn?: number;
@@ -256,6 +305,8 @@ export interface NativeQpInit {
   /** Create with `ibv_create_qp_ex` and `send_ops_flags` (the `ibv_wr_*` path). */
   extended?: boolean;
   sendOpsFlags?: bigint;
+  /** Receive through this SRQ (`maxRecvWr` and `maxRecvSge` are then ignored). */
+  srq?: NativeSrq;
 }
 
 /** `struct ibv_global_route`. */
@@ -298,23 +349,50 @@ export interface NativeQpAttr {
   ahAttr?: NativeAhAttr;
 }
 
-/** What `ibv_query_qp` returns. */
+/** `struct ibv_ah_attr` as `ibv_query_qp` fills it. */
+export interface NativeAhAttrQuery {
+  readonly dlid: number;
+  readonly sl: number;
+  readonly srcPathBits: number;
+  readonly staticRate: number;
+  readonly portNum: number;
+  readonly isGlobal: boolean;
+  readonly grh: Required<NativeGrh>;
+}
+
+/** What `ibv_query_qp` returns: every field of `ibv_qp_attr`, and `ibv_qp_init_attr`'s. */
 export interface NativeQpQuery {
   readonly qpState: number;
   readonly curQpState: number;
   readonly pathMtu: number;
-  readonly qpAccessFlags: number;
-  readonly portNum: number;
-  readonly pkeyIndex: number;
+  /** `enum ibv_mig_state`. */
+  readonly pathMigState: number;
+  readonly qkey: number;
   readonly rqPsn: number;
   readonly sqPsn: number;
   readonly destQpNum: number;
+  readonly qpAccessFlags: number;
+  readonly cap: NativeQpCap;
+  readonly ahAttr: NativeAhAttrQuery;
+  readonly altAhAttr: NativeAhAttrQuery;
+  readonly pkeyIndex: number;
+  readonly altPkeyIndex: number;
+  readonly enSqdAsyncNotify: number;
+  readonly sqDraining: number;
   readonly maxRdAtomic: number;
   readonly maxDestRdAtomic: number;
   readonly minRnrTimer: number;
+  readonly portNum: number;
   readonly timeout: number;
   readonly retryCnt: number;
   readonly rnrRetry: number;
+  readonly altPortNum: number;
+  readonly altTimeout: number;
+  readonly rateLimit: number;
+  /** `ibv_qp_init_attr`: `enum ibv_qp_type`, `sq_sig_all`, whether it has an SRQ. */
+  readonly qpType: number;
+  readonly sqSigAll: boolean;
+  readonly hasSrq: boolean;
 }
 
 /** `struct ibv_qp_cap` as granted. */
@@ -339,6 +417,11 @@ export interface NativeQp {
   postSend(wrs: NativeSendWr[]): void;
   postSendEx(wrs: NativeSendWr[]): void;
   postRecv(wrs: NativeRecvWr[]): void;
+  /**
+   * `ibv_bind_mw` of a type 1 window (one send-queue request `wrId`, `sendFlags`);
+   * returns the window's new rkey.
+   */
+  bindMw(mw: NativeMw, wrId: bigint, sendFlags: number, info: NativeMwBindInfo): number;
   /** Parses a legacy send chain once; returns its id for `postPrepared`. */
   prepare(wrs: NativeSendWr[]): number;
   /** `ibv_post_send` of a prepared chain (no argument reading). */
@@ -476,6 +559,16 @@ export interface NativeAddon {
   NativeFdWatcher: new (fd: number, onReadable: (status: number) => void) => NativeFdWatcher;
   NativeEventChannel: new () => NativeEventChannel;
   NativeAh: new (pd: NativePd, attr: NativeAhAttr) => NativeAh;
+  /** `ibv_create_srq(pd, { max_wr, max_sge, srq_limit })`. */
+  NativeSrq: new (
+    pd: NativePd,
+    attr: { maxWr: number; maxSge: number; srqLimit: number },
+  ) => NativeSrq;
+  /** `ibv_alloc_mw(pd, type)`. */
+  NativeMw: new (
+    pd: NativePd,
+    type: number,
+  ) => NativeMw;
   NativeCmId: new (channel: NativeEventChannel) => NativeCmId;
   /**
    * The libibverbs / librdmacm constants read from the headers at compile time, grouped

@@ -11,6 +11,7 @@ import type { NativeAsyncEvent } from '../native/bindings.js';
 import type { Cq } from './cq.js';
 import { VerbsError } from './errors.js';
 import type { Qp } from './qp.js';
+import type { Srq } from './srq.js';
 
 /** One asynchronous event, with the object it concerns. */
 export interface AsyncEvent {
@@ -24,6 +25,8 @@ export interface AsyncEvent {
   readonly qp?: Qp;
   /** QP events: the QP number. */
   readonly qpNum?: number;
+  /** SRQ_LIMIT_REACHED, SRQ_ERR: the SRQ (undefined if it was already collected). */
+  readonly srq?: Srq;
   /** Port events: the port number. */
   readonly portNum?: number;
 }
@@ -56,16 +59,19 @@ export function toAsyncEvent(
   ev: NativeAsyncEvent,
   cqOf: (key: bigint) => Cq | undefined,
   qpOf: (qpNum: number) => Qp | undefined,
+  srqOf: (key: bigint) => Srq | undefined = () => undefined,
 ): AsyncEvent {
   const type = nameOf(ASYNC_EVENT, ev.eventType) ?? 'DEVICE_FATAL';
   const cq = ev.cqKey !== undefined ? cqOf(ev.cqKey) : undefined;
   const qp = ev.qpNum !== undefined ? qpOf(ev.qpNum) : undefined;
+  const srq = ev.srqKey !== undefined ? srqOf(ev.srqKey) : undefined;
   return {
     type,
     typeCode: ev.eventType,
     ...(cq !== undefined ? { cq } : {}),
     ...(qp !== undefined ? { qp } : {}),
     ...(ev.qpNum !== undefined ? { qpNum: ev.qpNum } : {}),
+    ...(srq !== undefined ? { srq } : {}),
     ...(ev.portNum !== undefined ? { portNum: ev.portNum } : {}),
   };
 }

@@ -15,10 +15,10 @@ import type {
 } from '../native/bindings.js';
 import type { Cq } from './cq.js';
 import { Context } from './device.js';
-import { VerbsError } from './errors.js';
+import { VerbsArgumentError, VerbsError } from './errors.js';
 import { Resource } from './lifetime.js';
 import { addon } from './native.js';
-import type { Pd, QpOptions } from './pd.js';
+import { checkQpOptions, type Pd, type QpOptions, sendOpsFlagsOf } from './pd.js';
 import { Qp } from './qp.js';
 import { type Pending, type WaitOptions, waitFor } from './wait.js';
 
@@ -253,11 +253,17 @@ export class CmId extends Resource<NativeCmId> {
     return this.#context;
   }
 
-  /** `rdma_create_qp`: an RC QP the CM moves through its states. */
+  /**
+   * `rdma_create_qp_ex`: an RC QP the CM moves through its states (on rxe and siw alike);
+   * with `extended` for the `ibv_wr_*` API (rxe), with `srq` to receive there.
+   */
   createQp(pd: Pd, options: QpOptions): Qp {
     const sendCq: Cq = options.sendCq;
     const recvCq: Cq = options.recvCq ?? sendCq;
     const sqSigAll = options.sqSigAll ?? false;
+    const srq = checkQpOptions(pd, options);
+    if (options.type !== undefined && options.type !== 'RC')
+      throw new VerbsArgumentError('type', 'this rdma_cm id (RDMA_PS_TCP) makes RC QPs only');
     const native = this.native.createQp(pd.native, sendCq.native, recvCq.native, {
       sqSigAll,
       maxSendWr: options.maxSendWr ?? 64,
@@ -265,8 +271,11 @@ export class CmId extends Resource<NativeCmId> {
       maxSendSge: options.maxSendSge ?? 1,
       maxRecvSge: options.maxRecvSge ?? 1,
       maxInlineData: options.maxInlineData ?? 0,
+      extended: options.extended ?? false,
+      sendOpsFlags: sendOpsFlagsOf(options),
+      ...(srq !== undefined ? { srq: srq.native } : {}),
     });
-    return new Qp(native, pd, sendCq, recvCq, pd.context.name, sqSigAll, this);
+    return new Qp(native, pd, sendCq, recvCq, pd.context.name, sqSigAll, this, srq);
   }
 
   /** `rdma_connect`, awaiting ESTABLISHED; resolves with the peer's private data. */

@@ -25,6 +25,17 @@ export interface CompletionSink {
 
 type Waiter = Pending<WorkCompletion>;
 
+/** Options of {@link Cq.next}. */
+export interface NextOptions extends WaitOptions {
+  /**
+   * Arm for solicited completions only (`ibv_req_notify_cq(cq, 1)`, IBTA 1.5 section
+   * 11.4.2.2): only a receive completion of a request with the SE bit, or one in error,
+   * wakes the wait. Completions already in the CQ do not (drain them with `poll()`
+   * first); the wait then resolves with the oldest completion in the CQ.
+   */
+  readonly solicitedOnly?: boolean;
+}
+
 /**
  * A completion queue (`ibv_cq`), optionally with a completion channel for async waits.
  * Its `close()` (`ibv_destroy_cq`) closes the live QPs that use it first; pending
@@ -38,6 +49,8 @@ export class Cq extends Resource<NativeCq> {
   readonly #key: bigint;
   #failure: VerbsAsyncEventError | undefined;
   readonly #waiters: Waiter[] = [];
+  /** The waiters that asked for solicited completions only. */
+  readonly #solicitedOnly = new WeakSet<Waiter>();
   readonly #sinks = new Map<number, WeakRef<CompletionSink>>();
   #watcher: NativeFdWatcher | undefined;
   // Reused output area of the native poll (at most 256 completions per call).
@@ -140,9 +153,12 @@ export class Cq extends Resource<NativeCq> {
    * The next completion. Uses the completion channel: arms the CQ, re-polls (a
    * completion may have slipped in before arming), then waits for the channel's fd.
    */
-  next(options: WaitOptions = {}): Promise<WorkCompletion> {
-    const [first] = this.poll(1);
-    if (first !== undefined) return Promise.resolve(first);
+  next(options: NextOptions = {}): Promise<WorkCompletion> {
+    const solicitedOnly = options.solicitedOnly === true;
+    if (!solicitedOnly) {
+      const [first] = this.poll(1);
+      if (first !== undefined) return Promise.resolve(first);
+    }
     if (this.#failure !== undefined) return Promise.reject(this.#failure);
     if (!this.hasChannel)
       return Promise.reject(
@@ -160,6 +176,7 @@ export class Cq extends Resource<NativeCq> {
         ),
       (pending) => {
         this.#waiters.push(pending);
+        if (solicitedOnly) this.#solicitedOnly.add(pending);
         // A CQ_ERR (overrun) arrives on the context's async fd, not on the channel.
         this.context.watchAsyncEvents(1);
         try {
@@ -195,9 +212,16 @@ export class Cq extends Resource<NativeCq> {
       this.#watcher = new (addon().NativeFdWatcher)(this.native.channelFd, () =>
         this.#onReadable(),
       );
-    this.native.requestNotify(false);
+    const solicitedOnly = this.#armSolicitedOnly();
+    this.native.requestNotify(solicitedOnly);
     this.#watcher.start();
-    this.#deliver();
+    // What slipped in before arming: only for a wait that any completion ends.
+    if (!solicitedOnly) this.#deliver();
+  }
+
+  // Solicited-only while every waiter asked for it (one normal waiter arms for all).
+  #armSolicitedOnly(): boolean {
+    return this.#waiters.length > 0 && this.#waiters.every((w) => this.#solicitedOnly.has(w));
   }
 
   // Drop the watcher once nobody waits: it holds a strong reference to its callback
@@ -212,7 +236,7 @@ export class Cq extends Resource<NativeCq> {
       while (this.native.getEvent()) {
         // each event was acknowledged by the addon
       }
-      if (this.#waiters.length > 0) this.native.requestNotify(false);
+      if (this.#waiters.length > 0) this.native.requestNotify(this.#armSolicitedOnly());
       this.#deliver();
     } catch (e) {
       for (const w of [...this.#waiters]) w.reject(e);

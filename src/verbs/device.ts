@@ -36,6 +36,7 @@ import { type CloseOptions, Resource } from './lifetime.js';
 import { addon } from './native.js';
 import { Pd } from './pd.js';
 import type { Qp } from './qp.js';
+import type { Srq } from './srq.js';
 
 /** One RDMA device as `ibv_get_device_list()` reports it. */
 export interface DeviceInfo {
@@ -117,6 +118,7 @@ export class Context extends Resource<NativeContext> {
   // The objects async events name, held weakly (an event never keeps one alive).
   readonly #cqs = new Map<bigint, WeakRef<Cq>>();
   readonly #qps = new Map<number, WeakRef<Qp>>();
+  readonly #srqs = new Map<bigint, WeakRef<Srq>>();
   readonly #listeners = new Set<(event: AsyncEvent) => void>();
   // Watched only while someone waits (an iterator, a cq.next()): the watcher's callback
   // holds this context, which must stay collectable otherwise.
@@ -143,6 +145,14 @@ export class Context extends Resource<NativeContext> {
   /** @internal */
   untrackQp(qpNum: number): void {
     this.#qps.delete(qpNum);
+  }
+  /** @internal an SRQ of this context, to be found by SRQ events. */
+  trackSrq(key: bigint, srq: Srq): void {
+    this.#srqs.set(key, new WeakRef(srq));
+  }
+  /** @internal */
+  untrackSrq(key: bigint): void {
+    this.#srqs.delete(key);
   }
 
   /** @internal someone starts (+1) or stops (-1) waiting for async events. */
@@ -175,8 +185,10 @@ export class Context extends Resource<NativeContext> {
         raw,
         (key) => this.#cqs.get(key)?.deref(),
         (qpNum) => this.#qps.get(qpNum)?.deref(),
+        (key) => this.#srqs.get(key)?.deref(),
       );
       if (event.type === 'CQ_ERR') event.cq?.fail(event.type);
+      event.srq?.onAsyncEvent(event);
       out.push(event);
       for (const listener of [...this.#listeners]) listener(event);
     }

@@ -23,6 +23,8 @@ export {
   type LinkLayer,
   MTU,
   type Mtu,
+  MW_TYPE,
+  type MwType,
   NODE_TYPE,
   type NodeType,
   PORT_STATE,
@@ -32,6 +34,8 @@ export {
   type QpType,
   SEND_FLAGS,
   type SendFlag,
+  SRQ_ATTR_MASK,
+  type SrqAttrMaskBit,
   TRANSPORT_TYPE,
   type TransportType,
 } from '../ibverbs/constants.js';
@@ -47,7 +51,7 @@ export {
   type RcEndpoint,
   readyUd,
 } from './connect.js';
-export type { CompletionSink, Cq, WaitOptions } from './cq.js';
+export type { CompletionSink, Cq, NextOptions, WaitOptions } from './cq.js';
 export {
   type Context,
   type DeviceAttr,
@@ -76,9 +80,11 @@ export {
   type RemoteRef,
   type Sge,
 } from './mr.js';
+export { incRkey, type Mw, type MwBind, type MwBindRequest } from './mw.js';
 export type { Ah, Pd, QpOptions } from './pd.js';
 export { type DeviceCapabilities, probeCapabilities } from './probe.js';
 export type {
+  MwBindOptions,
   PostPath,
   PreparedSend,
   Qp,
@@ -96,3 +102,4 @@ export {
   type RoundTripOptions,
   VerbsCompletionError,
 } from './round-trip.js';
+export type { Srq, SrqAttr, SrqModify, SrqOptions } from './srq.js';

@@ -40,9 +40,12 @@ export function closeQuietly(...roots: readonly (Closable | undefined)[]): void 
 
 /**
  * The close order among the children of one parent, first to last (the addon's `Rank`
- * in native/common.h): a QP before the AHs and MRs of its PD, PDs before CQs.
+ * in native/common.h): a QP before the SRQ it receives through (ibv_destroy_srq refuses
+ * while a QP uses it), memory windows before the MRs they are bound to (rxe refuses to
+ * deregister an MR with bound windows), and before the AHs and MRs of its PD, PDs
+ * before CQs.
  */
-export const CLOSE_ORDER = ['Qp', 'Ah', 'Mr', 'Pd', 'Cq', 'CmId'] as const;
+export const CLOSE_ORDER = ['Qp', 'Srq', 'Mw', 'Ah', 'Mr', 'Pd', 'Cq', 'CmId'] as const;
 
 /** The kind of a verbs object that has a parent. */
 export type ChildKind = (typeof CLOSE_ORDER)[number];

@@ -1,6 +1,12 @@
 /** Protection domains: the parent of memory regions and queue pairs. */
 import { markAsUntransferable } from 'node:worker_threads';
-import { QP_TYPE, type QpType, SEND_OPS_FLAGS } from '../ibverbs/constants.js';
+import {
+  MW_TYPE,
+  type MwType,
+  QP_TYPE,
+  type QpType,
+  SEND_OPS_FLAGS,
+} from '../ibverbs/constants.js';
 import type { NativeAh, NativePd } from '../native/bindings.js';
 import type { Cq } from './cq.js';
 import type { Context } from './device.js';
@@ -8,9 +14,11 @@ import { VerbsArgumentError } from './errors.js';
 import { requireFlushLibrary } from './flush.js';
 import { Resource } from './lifetime.js';
 import { type Access, accessMaskOf, Mr, type RegisteredRange } from './mr.js';
+import { allocMwError, Mw } from './mw.js';
 import { addon } from './native.js';
 import { Qp } from './qp.js';
 import { type AddressVector, nativeAv } from './qp-attr.js';
+import { Srq, type SrqOptions, srqInitOf } from './srq.js';
 
 /**
  * An address handle (`ibv_ah`): the destination of UD sends. `close()` is
@@ -57,6 +65,16 @@ export interface QpOptions {
    * driver decides whether the operation works (rxe: kernel 6.2 and later).
    */
   readonly flush?: boolean;
+  /**
+   * With `extended`: also ask for BIND_MW, LOCAL_INV and SEND_WITH_INV
+   * (IBV_QP_EX_WITH_BIND_MW | _LOCAL_INV | _SEND_WITH_INV; rxe has them).
+   */
+  readonly memoryWindowOps?: boolean;
+  /**
+   * Receive through this shared receive queue (same PD): `maxRecvWr` and `maxRecvSge`
+   * are then ignored and `qp.postRecv` refuses (post to `srq.postRecv`).
+   */
+  readonly srq?: Srq;
 }
 
 /** The RC send ops an extended QP asks for by default (everything but ATOMIC_WRITE). */
@@ -68,6 +86,34 @@ const DEFAULT_SEND_OPS =
   SEND_OPS_FLAGS.RDMA_READ |
   SEND_OPS_FLAGS.ATOMIC_CMP_AND_SWP |
   SEND_OPS_FLAGS.ATOMIC_FETCH_AND_ADD;
+
+/** @internal the IBV_QP_EX_WITH_* flags an extended QP is created with. */
+export function sendOpsFlagsOf(options: QpOptions): bigint {
+  return (
+    DEFAULT_SEND_OPS |
+    (options.atomicWrite ? SEND_OPS_FLAGS.ATOMIC_WRITE : 0n) |
+    (options.flush ? SEND_OPS_FLAGS.FLUSH : 0n) |
+    (options.memoryWindowOps
+      ? SEND_OPS_FLAGS.BIND_MW | SEND_OPS_FLAGS.LOCAL_INV | SEND_OPS_FLAGS.SEND_WITH_INV
+      : 0n)
+  );
+}
+
+/**
+ * @internal the checks of QP options that need the PD (pd.createQp, cmId.createQp): a
+ * FLUSH QP needs rdma-core 45, an SRQ must be of the same PD. Returns the SRQ.
+ */
+export function checkQpOptions(pd: Pd, options: QpOptions): Srq | undefined {
+  if (typeof options !== 'object' || options === null)
+    throw new VerbsArgumentError('options', 'must be an object');
+  if (options.flush === true) requireFlushLibrary(pd.context.name);
+  const srq = options.srq;
+  if (srq === undefined) return undefined;
+  if (!(srq instanceof Srq)) throw new VerbsArgumentError('srq', 'must be an Srq (pd.createSrq)');
+  if (srq.pd !== pd)
+    throw new VerbsArgumentError('srq', 'the SRQ belongs to another protection domain');
+  return srq;
+}
 
 let transferIgnoresMark: boolean | undefined;
 
@@ -180,7 +226,7 @@ export class Pd extends Resource<NativePd> {
     if (qpType === undefined)
       throw new VerbsArgumentError('type', `unknown QP type '${String(type)}'`);
     const sqSigAll = options.sqSigAll ?? false;
-    if (options.flush === true) requireFlushLibrary(this.context.name);
+    const srq = checkQpOptions(this, options);
     const native = new (addon().NativeQp)(this.native, sendCq.native, recvCq.native, {
       qpType,
       sqSigAll,
@@ -190,12 +236,33 @@ export class Pd extends Resource<NativePd> {
       maxRecvSge: count('maxRecvSge', options.maxRecvSge, 1),
       maxInlineData: count('maxInlineData', options.maxInlineData, 0),
       extended: options.extended ?? false,
-      sendOpsFlags:
-        DEFAULT_SEND_OPS |
-        (options.atomicWrite ? SEND_OPS_FLAGS.ATOMIC_WRITE : 0n) |
-        (options.flush ? SEND_OPS_FLAGS.FLUSH : 0n),
+      sendOpsFlags: sendOpsFlagsOf(options),
+      ...(srq !== undefined ? { srq: srq.native } : {}),
     });
-    return new Qp(native, this, sendCq, recvCq, this.context.name, sqSigAll);
+    return new Qp(native, this, sendCq, recvCq, this.context.name, sqSigAll, undefined, srq);
+  }
+
+  /**
+   * A shared receive queue (`ibv_create_srq`); QPs created with `{ srq }` receive from
+   * it. rxe and siw have SRQs.
+   */
+  createSrq(options: SrqOptions): Srq {
+    return new Srq(new (addon().NativeSrq)(this.native, srqInitOf(options)), this);
+  }
+
+  /**
+   * A memory window (`ibv_alloc_mw`) of type 1 (bound with `qp.bindMw`) or 2 (bound by a
+   * `BIND_MW` work request). rxe has them since Linux 5.13; on siw this throws
+   * VerbsError EOPNOTSUPP naming the cause (siw has no memory windows).
+   */
+  allocMw(type: MwType): Mw {
+    const value = (MW_TYPE as Record<string, number>)[String(type)];
+    if (value === undefined) throw new VerbsArgumentError('type', 'must be 1 or 2');
+    try {
+      return new Mw(new (addon().NativeMw)(this.native, value), this);
+    } catch (e) {
+      throw allocMwError(e, this.context.name);
+    }
   }
 
   /** An address handle for UD sends (RoCE: give `grh` with the peer's GID). */

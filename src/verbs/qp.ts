@@ -4,10 +4,19 @@
  * tracking: every MR a posted request uses stays referenced until its completion is
  * polled (unsignaled requests retire with the next signaled one, in send-queue order).
  */
-
-import { MTU, type Mtu, nameOf, SEND_FLAGS, type SendFlag } from '../ibverbs/constants.js';
-import { QP_STATE, WR_OPCODE, type WrOpcode } from '../ibverbs/index.js';
+import {
+  flagNames,
+  MTU,
+  type Mtu,
+  nameOf,
+  QP_TYPE,
+  type QpType,
+  SEND_FLAGS,
+  type SendFlag,
+} from '../ibverbs/constants.js';
+import { ACCESS_FLAGS, QP_STATE, WR_OPCODE, type WrOpcode } from '../ibverbs/index.js';
 import type {
+  NativeAhAttrQuery,
   NativeQp,
   NativeQpQuery,
   NativeRecvWr,
@@ -20,10 +29,12 @@ import type { CompletionSink, Cq } from './cq.js';
 import { VerbsArgumentError, VerbsError } from './errors.js';
 import { FLUSH_PLACEMENT, FLUSH_SELECTIVITY, type FlushSpec } from './flush.js';
 import { Resource } from './lifetime.js';
-import type { RemoteRef, Sge } from './mr.js';
+import type { Access, RemoteRef, Sge } from './mr.js';
+import { incRkey, type Mw, type MwBind, type MwBindRequest, nativeBindInfo } from './mw.js';
 import type { Ah, Pd } from './pd.js';
-import { type QpAttr, type QpStateName, toNativeQpAttr } from './qp-attr.js';
+import { type AddressVector, type QpAttr, type QpStateName, toNativeQpAttr } from './qp-attr.js';
 import { RoundTrip, type RoundTripOptions } from './round-trip.js';
+import type { Srq } from './srq.js';
 
 /** A work-request opcode name (the C name without `IBV_WR_`), e.g. `'ATOMIC_FETCH_AND_ADD'`. */
 export type SendOpcode = WrOpcode;
@@ -66,6 +77,20 @@ export interface SendWr {
   readonly flush?: FlushSpec;
   /** UD QPs (SEND / SEND_WITH_IMM, legacy path): where the datagram goes. */
   readonly ud?: UdDestination;
+  /** BIND_MW: the type 2 window, where it goes and its new rkey. */
+  readonly bind?: MwBindRequest;
+  /**
+   * LOCAL_INV, SEND_WITH_INV: the rkey to invalidate, or the type 2 window whose
+   * current rkey it is.
+   */
+  readonly invalidateRkey?: number | Mw;
+}
+
+/** Options of {@link Qp.bindMw}: where the type 1 window goes, and its request. */
+export interface MwBindOptions extends MwBind {
+  readonly wrId?: bigint;
+  /** Ask for a completion (BIND_MW, default true). */
+  readonly signaled?: boolean;
 }
 
 /** The destination of a UD send. */
@@ -84,10 +109,41 @@ export interface RecvWr {
 /** Which posting API to use. */
 export type PostPath = 'legacy' | 'ex';
 
-/** A QP query with named state and MTU. */
+/**
+ * `ibv_query_qp` with every attribute, raw (as `struct ibv_qp_attr` and
+ * `ibv_qp_init_attr` hold them) and named.
+ */
 export interface QpInfo extends NativeQpQuery {
   readonly state: QpStateName | undefined;
+  readonly curState: QpStateName | undefined;
   readonly pathMtuBytes: Mtu | undefined;
+  /**
+   * The names of `qpAccessFlags` (an rdma_cm QP on Linux 7.3 reads back 0x30e: ib_cm
+   * adds FLUSH_GLOBAL and FLUSH_PERSISTENT to the remote rights).
+   */
+  readonly access: Access[];
+  readonly type: QpType | undefined;
+  /** The primary path (`ah_attr`); `grh` only when it is global. */
+  readonly av: AddressVector;
+  /** The alternate path (`alt_ah_attr`). */
+  readonly altAv: AddressVector;
+}
+
+/** The MTU in bytes (MTU's keys are numbers, which a reverse lookup gives as text). */
+function mtuBytes(code: number): Mtu | undefined {
+  const name = nameOf(MTU, code);
+  return name === undefined ? undefined : (Number(name) as Mtu);
+}
+
+function avOf(a: NativeAhAttrQuery): AddressVector {
+  return {
+    dlid: a.dlid,
+    sl: a.sl,
+    srcPathBits: a.srcPathBits,
+    staticRate: a.staticRate,
+    port: a.portNum,
+    ...(a.isGlobal ? { grh: { ...a.grh } } : {}),
+  };
 }
 
 interface InFlight {
@@ -115,8 +171,8 @@ function isRawSge(s: Sge | RawSge): s is RawSge {
   return typeof (s as RawSge).addr === 'bigint';
 }
 
-/** Validates SGEs and collects the MRs to keep alive. */
-function nativeSges(
+/** @internal validates SGEs and collects the MRs to keep alive (QPs and SRQs). */
+export function nativeSges(
   list: readonly (Sge | RawSge)[] | undefined,
   keep: Resource[],
   inline = false,
@@ -168,6 +224,8 @@ export class Qp extends Resource<NativeQp> implements CompletionSink {
   readonly pd: Pd;
   readonly sendCq: Cq;
   readonly recvCq: Cq;
+  /** The SRQ it receives through, if any (kept reachable while this QP lives). */
+  readonly srq: Srq | undefined;
   readonly #device: string;
   readonly #sqSigAll: boolean;
   readonly #sendQueue: InFlight[] = [];
@@ -188,9 +246,11 @@ export class Qp extends Resource<NativeQp> implements CompletionSink {
     device: string,
     sqSigAll: boolean,
     cmId?: CmId,
+    srq?: Srq,
   ) {
-    super(native, 'Qp', cmId === undefined ? [pd, sendCq, recvCq] : [pd, sendCq, recvCq, cmId]);
+    super(native, 'Qp', [pd, sendCq, recvCq, ...(cmId ? [cmId] : []), ...(srq ? [srq] : [])]);
     this.pd = pd;
+    this.srq = srq;
     this.sendCq = sendCq;
     this.recvCq = recvCq;
     this.#device = device;
@@ -220,14 +280,55 @@ export class Qp extends Resource<NativeQp> implements CompletionSink {
     this.native.modify(native, mask);
   }
 
-  /** `ibv_query_qp`. */
+  /** `ibv_query_qp` with every attribute mask bit it answers. */
   query(): QpInfo {
     const q = this.native.query();
     return {
       ...q,
       state: nameOf(QP_STATE, q.qpState),
-      pathMtuBytes: nameOf(MTU, q.pathMtu),
+      curState: nameOf(QP_STATE, q.curQpState),
+      pathMtuBytes: mtuBytes(q.pathMtu),
+      access: flagNames(ACCESS_FLAGS, q.qpAccessFlags),
+      type: nameOf(QP_TYPE, q.qpType),
+      av: avOf(q.ahAttr),
+      altAv: avOf(q.altAhAttr),
     };
+  }
+
+  /**
+   * `ibv_bind_mw`: binds a type 1 window to `[addr, addr + length)` of an MR registered
+   * with `MW_BIND` (one BIND_MW request on this QP's send queue) and returns its new
+   * rkey (also `mw.rkey` from now on). A type 2 window is bound by a `BIND_MW` work
+   * request instead (VerbsArgumentError here).
+   */
+  bindMw(mw: Mw, bind: MwBindOptions): number {
+    const native = this.#checkMw(mw, 1, 'mw');
+    const keep: Resource[] = [mw];
+    const info = nativeBindInfo(bind, keep, 'bind');
+    const wrId = bind.wrId === undefined ? this.#nextWrId++ : u64('wrId', bind.wrId);
+    const signaled = (bind.signaled ?? true) || this.#sqSigAll;
+    const entry: InFlight = { wrId, signaled, keep };
+    this.#checkUnsignaled([entry]);
+    const rkey = this.native.bindMw(native, wrId, signaled ? SEND_FLAGS.SIGNALED : 0, info);
+    this.track([entry]);
+    mw.setRkey(rkey);
+    return rkey;
+  }
+
+  // A window of `type`, open, of this QP's PD.
+  #checkMw(mw: Mw, type: 1 | 2, field: string): Mw['native'] {
+    if (typeof mw !== 'object' || mw === null || !('native' in mw) || !('setRkey' in mw))
+      throw new VerbsArgumentError(field, 'must be an Mw (pd.allocMw)');
+    if (mw.closed)
+      throw new VerbsError('EBADF', 9, 'ibv_bind_mw', this.#device, `${field} is closed`);
+    if (mw.type !== type)
+      throw new VerbsArgumentError(
+        field,
+        type === 1
+          ? 'a type 2 window is bound by a BIND_MW work request (postSend), not by bindMw'
+          : 'a type 1 window is bound by qp.bindMw (ibv_bind_mw), not by a work request',
+      );
+    return mw.native;
   }
 
   #toNativeSend(wr: SendWr, keep: Resource[]): { native: NativeSendWr; signaled: boolean } {
@@ -273,6 +374,40 @@ export class Qp extends Resource<NativeQp> implements CompletionSink {
         );
       native.flushType = placement;
       native.flushLevel = selectivity;
+    }
+    if (wr.opcode === 'BIND_MW') {
+      const bind = wr.bind;
+      if (typeof bind !== 'object' || bind === null)
+        throw new VerbsArgumentError(
+          'bind',
+          'BIND_MW needs bind: { mw, mr, addr?, length?, access }',
+        );
+      native.mw = this.#checkMw(bind.mw, 2, 'bind.mw');
+      native.bindRkey =
+        bind.rkey === undefined ? incRkey(bind.mw.rkey) : u32('bind.rkey', bind.rkey);
+      native.bindInfo = nativeBindInfo(bind, keep, 'bind');
+      keep.push(bind.mw);
+    } else if (wr.bind !== undefined) {
+      throw new VerbsArgumentError(
+        'bind',
+        `only a BIND_MW request binds (not ${String(wr.opcode)})`,
+      );
+    }
+    if (wr.opcode === 'LOCAL_INV' || wr.opcode === 'SEND_WITH_INV') {
+      const target = wr.invalidateRkey;
+      if (typeof target === 'object' && target !== null) {
+        this.#checkMw(target, 2, 'invalidateRkey');
+        native.invalidateRkey = target.rkey;
+      } else if (target === undefined) {
+        throw new VerbsArgumentError('invalidateRkey', `${wr.opcode} needs the rkey to invalidate`);
+      } else {
+        native.invalidateRkey = u32('invalidateRkey', target);
+      }
+    } else if (wr.invalidateRkey !== undefined) {
+      throw new VerbsArgumentError(
+        'invalidateRkey',
+        `only LOCAL_INV and SEND_WITH_INV invalidate (not ${String(wr.opcode)})`,
+      );
     }
     if (wr.ud !== undefined) {
       const ah = wr.ud.ah;
@@ -356,9 +491,11 @@ export class Qp extends Resource<NativeQp> implements CompletionSink {
           ? (e.badWrIndex ?? 0)
           : 0;
       this.track(entries.slice(0, posted));
+      applyBinds(wrs, natives, posted);
       throw e;
     }
     this.track(entries);
+    applyBinds(wrs, natives, natives.length);
     return entries.map((e) => e.wrId);
   }
 
@@ -368,6 +505,7 @@ export class Qp extends Resource<NativeQp> implements CompletionSink {
    * (auto-numbered once when absent).
    */
   prepare(wrs: SendWr | readonly SendWr[]): PreparedSend {
+    refuseBindMw(wrs);
     const { natives, entries } = this.#toNativeList(wrs);
     const id = this.native.prepare(natives);
     return new PreparedSend(this, id, entries, (e) => this.track(e));
@@ -383,6 +521,7 @@ export class Qp extends Resource<NativeQp> implements CompletionSink {
       throw new VerbsArgumentError('wr', 'a round trip takes one work request object');
     if (typeof options !== 'object' || options === null)
       throw new VerbsArgumentError('options', 'must be an object');
+    refuseBindMw(wr);
     const keep: Resource[] = [];
     const { native } = this.#toNativeSend(
       { ...wr, wrId: RoundTrip.wrIdFor(wr), signaled: true },
@@ -393,6 +532,14 @@ export class Qp extends Resource<NativeQp> implements CompletionSink {
 
   /** Posts receive requests (one call); returns their wrIds. */
   postRecv(wrs: RecvWr | readonly RecvWr[]): bigint[] {
+    if (this.srq !== undefined)
+      throw new VerbsError(
+        'EINVAL',
+        22,
+        'ibv_post_recv',
+        this.#device,
+        'the QP receives through its SRQ: post to srq.postRecv',
+      );
     const list = Array.isArray(wrs) ? (wrs as readonly RecvWr[]) : [wrs as RecvWr];
     const natives: NativeRecvWr[] = [];
     const entries: InFlight[] = [];
@@ -419,6 +566,8 @@ export class Qp extends Resource<NativeQp> implements CompletionSink {
   /** @internal called by the CQ for each polled completion of this QP. */
   retire(wc: WorkCompletion): void {
     const fromRecv = wc.ok && isReceiveCompletion(wc.opcodeCode);
+    // A receive of an SRQ (or a flushed one: its status carries no opcode) is the SRQ's.
+    if (this.srq !== undefined && (fromRecv || !wc.ok) && this.srq.retire(wc.wrId)) return;
     const queues = fromRecv ? [this.#recvQueue] : [this.#sendQueue, this.#recvQueue];
     for (const q of queues) {
       const i = q.findIndex((e) => e.wrId === wc.wrId);
@@ -468,6 +617,26 @@ export class Qp extends Resource<NativeQp> implements CompletionSink {
   get device(): string {
     return this.#device;
   }
+}
+
+const SEND_LIST_OF = (wrs: SendWr | readonly SendWr[]): readonly SendWr[] =>
+  Array.isArray(wrs) ? (wrs as readonly SendWr[]) : [wrs as SendWr];
+
+/** A posted BIND_MW gave its window the rkey it carried (the first `count` requests). */
+function applyBinds(wrs: SendWr | readonly SendWr[], natives: NativeSendWr[], count: number): void {
+  SEND_LIST_OF(wrs).forEach((wr, i) => {
+    const rkey = natives[i]?.bindRkey;
+    if (i < count && wr.bind !== undefined && rkey !== undefined) wr.bind.mw.setRkey(rkey);
+  });
+}
+
+/** A BIND_MW changes its window's rkey each time: posted with postSend only. */
+function refuseBindMw(wrs: SendWr | readonly SendWr[]): void {
+  if (SEND_LIST_OF(wrs).some((wr) => typeof wr === 'object' && wr?.opcode === 'BIND_MW'))
+    throw new VerbsArgumentError(
+      'opcode',
+      'a BIND_MW request gives its window a new rkey each time: post it with postSend',
+    );
 }
 
 /** A send list parsed once by {@link Qp.prepare}; `post()` rings one doorbell for it. */

@@ -14,12 +14,14 @@ import {
   GID_TYPE,
   LINK_LAYER,
   MTU,
+  MW_TYPE,
   NODE_TYPE,
   PORT_STATE,
   QP_ATTR_MASK,
   QP_TYPE,
   SEND_FLAGS,
   SEND_OPS_FLAGS,
+  SRQ_ATTR_MASK,
   TRANSPORT_TYPE,
 } from '../../../src/ibverbs/constants.js';
 import {
@@ -64,12 +66,14 @@ const VERBS_TABLES: Record<keyof typeof C_NAMES, Table> = {
   GID_TYPE,
   LINK_LAYER,
   MTU,
+  MW_TYPE,
   NODE_TYPE,
   PORT_STATE,
   QP_ATTR_MASK,
   QP_TYPE,
   SEND_FLAGS,
   SEND_OPS_FLAGS,
+  SRQ_ATTR_MASK,
   TRANSPORT_TYPE,
 };
 

@@ -86,6 +86,9 @@ function scriptedQp(qpNum: number, refuseAt?: number): NativeQp & { posted: Nati
     postSend: refuse,
     postSendEx: refuse,
     postRecv(_wrs: NativeRecvWr[]) {},
+    bindMw: () => {
+      throw new Error('not scripted');
+    },
     prepare: () => 1,
     postPrepared() {},
     unprepare() {},

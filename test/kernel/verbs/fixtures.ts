@@ -13,6 +13,8 @@ import {
   openDevice,
   type Pd,
   type Qp,
+  type Srq,
+  type SrqOptions,
 } from '../../../src/verbs/index.js';
 
 /** Two QPs of one rxe device, RTS, facing each other. */
@@ -26,15 +28,24 @@ export interface Loopback {
   close(): void;
 }
 
-/** rxe0 loopback; `extended` creates the QPs for the ibv_wr_* path. */
-export function rxeLoopback(options: { extended?: boolean } = {}): Loopback {
+/**
+ * rxe0 loopback; `extended` creates the QPs for the ibv_wr_* path (with
+ * `memoryWindowOps`: BIND_MW, LOCAL_INV and SEND_WITH_INV too).
+ */
+export function rxeLoopback(
+  options: { extended?: boolean; memoryWindowOps?: boolean } = {},
+): Loopback {
   const ctx = openDevice('rxe0');
   const gid = ctx.findGid({ type: 'RoCEv2', ipv4: '192.0.2.1' });
   const pd = ctx.allocPd();
   const cq = ctx.createCq({ cqe: 512 });
   const qpOptions = { sendCq: cq, maxSendWr: 128, maxRecvWr: 128, maxSendSge: 2, maxRecvSge: 2 };
-  const a = pd.createQp({ ...qpOptions, extended: options.extended ?? false });
-  const b = pd.createQp({ ...qpOptions, extended: options.extended ?? false });
+  const extended = {
+    extended: options.extended ?? false,
+    memoryWindowOps: options.memoryWindowOps ?? false,
+  };
+  const a = pd.createQp({ ...qpOptions, ...extended });
+  const b = pd.createQp({ ...qpOptions, ...extended });
   const psnA = 0x12a5c3;
   const psnB = 0x03c5a1;
   connectPairByHand(a, b, gid, { aPsn: psnA, bPsn: psnB });
@@ -66,6 +77,8 @@ export interface CmPair {
   readonly cq: Cq;
   readonly clientQp: Qp;
   readonly serverQp: Qp;
+  /** The server QP's SRQ, when asked for. */
+  readonly srq: Srq | undefined;
   /** The private data each side received from the other. */
   readonly receivedByServer: Buffer;
   readonly receivedByClient: Buffer;
@@ -73,10 +86,19 @@ export interface CmPair {
   close(): Promise<void>;
 }
 
+/** How {@link cmPair} creates its QPs. */
+export interface CmPairOptions {
+  /** Both QPs for the ibv_wr_* API (rxe), asking for `memoryWindowOps` too. */
+  readonly extended?: boolean;
+  /** The server QP receives through an SRQ of these options. */
+  readonly serverSrq?: SrqOptions;
+}
+
 /** Connects two cm_ids over `address` (the device's own IPv4 address). */
 export async function cmPair(
   address: string,
   privateData = { client: Buffer.from('client-hello'), server: Buffer.from('server-hello') },
+  options: CmPairOptions = {},
 ): Promise<CmPair> {
   const channel = new EventChannel();
   const listener = channel.createId();
@@ -89,7 +111,9 @@ export async function cmPair(
   const ctx = client.context();
   const pd = ctx.allocPd();
   const cq = ctx.createCq({ cqe: 256 });
-  const clientQp = client.createQp(pd, { sendCq: cq, maxSendWr: 64, maxRecvWr: 64 });
+  const extended = options.extended === true ? { extended: true, memoryWindowOps: true } : {};
+  const clientQp = client.createQp(pd, { sendCq: cq, maxSendWr: 64, maxRecvWr: 64, ...extended });
+  const srq = options.serverSrq === undefined ? undefined : pd.createSrq(options.serverSrq);
   const connecting = client.connect({
     privateData: privateData.client,
     initiatorDepth: 4,
@@ -97,7 +121,13 @@ export async function cmPair(
   });
   const request = await listener.nextConnectRequest({ timeoutMs: 20_000 });
   const server = request.id;
-  const serverQp = server.createQp(pd, { sendCq: cq, maxSendWr: 64, maxRecvWr: 64 });
+  const serverQp = server.createQp(pd, {
+    sendCq: cq,
+    maxSendWr: 64,
+    maxRecvWr: 64,
+    ...extended,
+    ...(srq === undefined ? {} : { srq }),
+  });
   const accepted = server.accept({
     privateData: privateData.server,
     initiatorDepth: 4,
@@ -114,6 +144,7 @@ export async function cmPair(
     cq,
     clientQp,
     serverQp,
+    srq,
     receivedByServer: request.privateData,
     receivedByClient: clientEv.privateData,
     async close() {
@@ -121,6 +152,7 @@ export async function cmPair(
       await Promise.allSettled([client.disconnect(), server.disconnect()]);
       clientQp.close();
       serverQp.close();
+      srq?.close();
       client.close();
       server.close();
       listener.close();

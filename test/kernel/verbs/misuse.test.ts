@@ -211,6 +211,87 @@ describe('misuse of the verbs wrapper on rxe0', () => {
     lo.close();
   });
 
+  it('SRQs and memory windows: wrong use is a typed error, use after close is EBADF (issue 23)', () => {
+    const lo = rxeLoopback();
+    const plain = lo.pd.allocMr(64, ['LOCAL_WRITE', 'REMOTE_WRITE']);
+    const bindable = lo.pd.allocMr(64, ['LOCAL_WRITE', 'REMOTE_WRITE', 'MW_BIND']);
+    const srq = lo.pd.createSrq({ maxWr: 8, maxSge: 1 });
+    // An SRQ receive larger than max_sge, refused before anything is posted.
+    const tooMany = Array(srq.maxSge + 1).fill(plain.sge(0, 8));
+    expect(code(() => srq.postRecv({ sgList: tooMany }))).toBe('VerbsArgumentError');
+    expect(srq.inFlight).toBe(0);
+    expect(code(() => lo.pd.createSrq({ maxWr: 0, maxSge: 1 }))).toBe('VerbsArgumentError');
+    expect(code(() => srq.modify({}))).toBe('VerbsArgumentError');
+    expect(code(() => srq.modify({ max: 3 } as never))).toBe('VerbsArgumentError');
+    const otherPd = lo.ctx.allocPd();
+    expect(code(() => otherPd.createQp({ sendCq: lo.cq, srq }))).toBe('VerbsArgumentError');
+    otherPd.close();
+
+    const mw1 = lo.pd.allocMw(1);
+    const mw2 = lo.pd.allocMw(2);
+    expect(code(() => lo.pd.allocMw(3 as never))).toBe('VerbsArgumentError');
+    // A type 1 window in a work request, a type 2 one in bindMw.
+    expect(
+      code(() =>
+        lo.a.postSend({
+          opcode: 'BIND_MW',
+          bind: { mw: mw1, mr: bindable, access: ['REMOTE_WRITE'] },
+        }),
+      ),
+    ).toBe('VerbsArgumentError');
+    expect(code(() => lo.a.postSend({ opcode: 'LOCAL_INV', invalidateRkey: mw1 }))).toBe(
+      'VerbsArgumentError',
+    );
+    expect(code(() => lo.a.bindMw(mw2, { mr: bindable, access: ['REMOTE_WRITE'] }))).toBe(
+      'VerbsArgumentError',
+    );
+    // An MR without MW_BIND; a window past the MR; invalidation without a key.
+    expect(code(() => lo.a.bindMw(mw1, { mr: plain, access: ['REMOTE_WRITE'] }))).toBe(
+      'VerbsArgumentError',
+    );
+    expect(
+      code(() => lo.a.bindMw(mw1, { mr: bindable, length: 65, access: ['REMOTE_WRITE'] })),
+    ).toBe('VerbsArgumentError');
+    expect(code(() => lo.a.postSend({ opcode: 'LOCAL_INV' }))).toBe('VerbsArgumentError');
+    expect(code(() => lo.a.postSend({ opcode: 'SEND', invalidateRkey: 5 }))).toBe(
+      'VerbsArgumentError',
+    );
+    // A BIND_MW cannot be prepared (its rkey changes with every post).
+    expect(
+      code(() =>
+        lo.a.prepare({
+          opcode: 'BIND_MW',
+          bind: { mw: mw2, mr: bindable, access: ['REMOTE_WRITE'] },
+        }),
+      ),
+    ).toBe('VerbsArgumentError');
+    expect(lo.a.inFlight.send).toBe(0);
+    // A bind on a closed MR.
+    bindable.close();
+    expect(code(() => lo.a.bindMw(mw1, { mr: bindable, access: ['REMOTE_WRITE'] }))).toBe('EBADF');
+    // Use after close.
+    mw1.close();
+    expect(code(() => lo.a.bindMw(mw1, { mr: plain, access: [] }))).toBe('EBADF');
+    srq.close();
+    expect(code(() => srq.postRecv({ sgList: [plain.sge(0, 8)] }))).toBe('EBADF');
+    expect(code(() => srq.query())).toBe('EBADF');
+    expect(code(() => srq.modify({ limit: 1 }))).toBe('EBADF');
+    expect(code(() => lo.pd.createQp({ sendCq: lo.cq, srq }))).toBe('EBADF');
+    // The native classes refuse wrong arguments with VerbsArgumentError, never a crash.
+    const native = addon();
+    expect(code(() => new native.NativeSrq(lo.pd.native, 5 as never))).toBe('VerbsArgumentError');
+    expect(code(() => new native.NativeMw(lo.pd.native, 7))).toBe('VerbsArgumentError');
+    expect(code(() => lo.a.native.bindMw({} as never, 1n, 0, {} as never))).toBe(
+      'VerbsArgumentError',
+    );
+    // The PD's cascade closes the type 2 window.
+    plain.close();
+    lo.close();
+    expect(mw2.closed).toBe(true);
+    expect(code(() => lo.pd.createSrq({ maxWr: 1, maxSge: 1 }))).toBe('EBADF');
+    expect(code(() => lo.pd.allocMw(2))).toBe('EBADF');
+  });
+
   it('allocMr with a range registers only that part; the bytes around stay outside the MR', () => {
     const lo = rxeLoopback();
     const mr = lo.pd.allocMr(48, ['LOCAL_WRITE'], { offset: 16, length: 24 });

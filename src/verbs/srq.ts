@@ -1,0 +1,235 @@
+/**
+ * Shared receive queues (`ibv_srq`): one receive queue that every QP created with
+ * `{ srq }` consumes from. The SRQ keeps the MRs of its posted receives until their
+ * completions are polled (on the receive CQ of whichever QP consumed them), and reports
+ * its limit event (IBV_EVENT_SRQ_LIMIT_REACHED, IBTA 1.5 section 10.2.9.2 / 11.6.3.3)
+ * through {@link Srq.limitReached}.
+ */
+
+import { SRQ_ATTR_MASK } from '../ibverbs/constants.js';
+import type { NativeRecvWr, NativeSrq } from '../native/bindings.js';
+import type { AsyncEvent } from './async-events.js';
+import { VerbsArgumentError, VerbsError } from './errors.js';
+import { Resource } from './lifetime.js';
+import type { Pd } from './pd.js';
+import { nativeSges, type RecvWr } from './qp.js';
+import { type Pending, type WaitOptions, waitFor } from './wait.js';
+
+/** Options of {@link Pd.createSrq} (`struct ibv_srq_init_attr`). */
+export interface SrqOptions {
+  /** Receive requests it holds at least (`max_wr`). */
+  readonly maxWr: number;
+  /** Scatter/gather elements per receive request at most (`max_sge`). */
+  readonly maxSge: number;
+  /**
+   * The limit (`srq_limit`): when fewer receives than this remain, the device raises
+   * SRQ_LIMIT_REACHED once and disarms it (0, the default: not armed). Whether a limit
+   * given at creation arms the event is the provider's choice (ibv_create_srq(3)); arm it
+   * with {@link Srq.modify}, as the tests do.
+   */
+  readonly limit?: number;
+}
+
+/** `struct ibv_srq_attr` (as `ibv_query_srq` reads it, or as granted). */
+export interface SrqAttr {
+  readonly maxWr: number;
+  readonly maxSge: number;
+  /** 0 when not armed (after the event fired, too). */
+  readonly limit: number;
+}
+
+/** What {@link Srq.modify} changes (`ibv_modify_srq`; only the fields given). */
+export interface SrqModify {
+  /** Resize (IBV_SRQ_MAX_WR; siw refuses it: EOPNOTSUPP). */
+  readonly maxWr?: number;
+  /** Arm the limit event (IBV_SRQ_LIMIT). */
+  readonly limit?: number;
+}
+
+interface Posted {
+  readonly wrId: bigint;
+  readonly keep: readonly Resource[];
+}
+
+function u32(name: string, v: unknown, min = 0): number {
+  if (typeof v !== 'number' || !Number.isInteger(v) || v < min || v > 0xffffffff)
+    throw new VerbsArgumentError(name, `must be an integer in [${min}, 2^32 - 1]`);
+  return v;
+}
+
+function u64(name: string, v: unknown): bigint {
+  if (typeof v !== 'bigint' || v < 0n || v >= 1n << 64n)
+    throw new VerbsArgumentError(name, 'must be a bigint in [0, 2^64 - 1]');
+  return v;
+}
+
+/** @internal validated `ibv_srq_init_attr` of {@link Pd.createSrq}. */
+export function srqInitOf(options: SrqOptions): {
+  maxWr: number;
+  maxSge: number;
+  srqLimit: number;
+} {
+  if (typeof options !== 'object' || options === null)
+    throw new VerbsArgumentError('options', 'must be { maxWr, maxSge, limit? }');
+  return {
+    maxWr: u32('maxWr', options.maxWr, 1),
+    maxSge: u32('maxSge', options.maxSge, 1),
+    srqLimit: u32('limit', options.limit ?? 0),
+  };
+}
+
+/**
+ * A shared receive queue (`ibv_srq`). `close()` is `ibv_destroy_srq`; its QPs close
+ * first (with `{ cascade: false }`: EBUSY while one is open).
+ */
+export class Srq extends Resource<NativeSrq> {
+  /** The PD (kept reachable while this SRQ lives). */
+  readonly pd: Pd;
+  readonly #device: string;
+  readonly #key: bigint;
+  readonly #posted: Posted[] = [];
+  readonly #limitWaiters: Pending<AsyncEvent>[] = [];
+  #nextWrId = 1n;
+
+  /** @internal use `Pd.createSrq` */
+  constructor(native: NativeSrq, pd: Pd) {
+    super(native, 'Srq', [pd]);
+    this.pd = pd;
+    this.#device = pd.context.name;
+    this.#key = native.key;
+    pd.context.trackSrq(this.#key, this);
+  }
+
+  /** Receive requests it holds, as granted (`max_wr`, at least what was asked). */
+  get maxWr(): number {
+    return this.native.attr.maxWr;
+  }
+  /** SGEs per receive request, as granted. */
+  get maxSge(): number {
+    return this.native.attr.maxSge;
+  }
+  /** Receives posted whose completions were not polled yet. */
+  get inFlight(): number {
+    return this.#posted.length;
+  }
+
+  /**
+   * `ibv_post_srq_recv` of a list (one call); returns the wrIds. A request with more
+   * SGEs than {@link maxSge} is refused before anything is posted (VerbsArgumentError).
+   */
+  postRecv(wrs: RecvWr | readonly RecvWr[]): bigint[] {
+    const list = Array.isArray(wrs) ? (wrs as readonly RecvWr[]) : [wrs as RecvWr];
+    const natives: NativeRecvWr[] = [];
+    const entries: Posted[] = [];
+    list.forEach((wr, i) => {
+      if (typeof wr !== 'object' || wr === null)
+        throw new VerbsArgumentError(`wrs[${i}]`, 'a receive request must be an object');
+      const count = wr.sgList?.length ?? 0;
+      if (count > this.maxSge)
+        throw new VerbsArgumentError(
+          `wrs[${i}].sgList`,
+          `${count} SGEs, more than the SRQ's max_sge (${this.maxSge})`,
+        );
+      const keep: Resource[] = [];
+      const wrId = wr.wrId === undefined ? this.#nextWrId++ : u64(`wrs[${i}].wrId`, wr.wrId);
+      natives.push({ wrId, sgList: nativeSges(wr.sgList, keep) });
+      entries.push({ wrId, keep });
+    });
+    try {
+      this.native.postRecv(natives);
+    } catch (e) {
+      const posted = e instanceof VerbsError ? (e.badWrIndex ?? 0) : 0;
+      this.#posted.push(...entries.slice(0, posted));
+      throw e;
+    }
+    this.#posted.push(...entries);
+    return entries.map((e) => e.wrId);
+  }
+
+  /** `ibv_modify_srq`: resize (`maxWr`) and/or arm the limit event (`limit`). */
+  modify(attr: SrqModify): void {
+    if (typeof attr !== 'object' || attr === null)
+      throw new VerbsArgumentError('attr', 'must be { maxWr?, limit? }');
+    const native: { maxWr?: number; srqLimit?: number } = {};
+    let mask = 0;
+    for (const key of Object.keys(attr))
+      if (key !== 'maxWr' && key !== 'limit')
+        throw new VerbsArgumentError(key, 'unknown SRQ attribute (maxWr, limit)');
+    if (attr.maxWr !== undefined) {
+      native.maxWr = u32('maxWr', attr.maxWr, 1);
+      mask |= SRQ_ATTR_MASK.MAX_WR;
+    }
+    if (attr.limit !== undefined) {
+      native.srqLimit = u32('limit', attr.limit);
+      mask |= SRQ_ATTR_MASK.LIMIT;
+    }
+    if (mask === 0) throw new VerbsArgumentError('attr', 'give maxWr or limit');
+    this.native.modify(native, mask);
+  }
+
+  /** `ibv_query_srq`. */
+  query(): SrqAttr {
+    const a = this.native.query();
+    return { maxWr: a.maxWr, maxSge: a.maxSge, limit: a.srqLimit };
+  }
+
+  /**
+   * The next SRQ_LIMIT_REACHED of this SRQ (arm it first with `modify({ limit })`; the
+   * device disarms it when it fires). Rejects with EBADF if the SRQ closes first.
+   */
+  limitReached(options: WaitOptions = {}): Promise<AsyncEvent> {
+    if (this.closed)
+      return Promise.reject(
+        new VerbsError('EBADF', 9, 'ibv_get_async_event', this.#device, 'the SRQ is closed'),
+      );
+    const context = this.pd.context;
+    return waitFor<AsyncEvent>(
+      options,
+      (ms) =>
+        new VerbsError(
+          'ETIMEDOUT',
+          110,
+          'ibv_get_async_event',
+          this.#device,
+          `no SRQ_LIMIT_REACHED in ${ms} ms`,
+        ),
+      (pending) => {
+        this.#limitWaiters.push(pending);
+        context.watchAsyncEvents(1);
+        context.pollAsyncEvents();
+        return () => {
+          context.watchAsyncEvents(-1);
+          const i = this.#limitWaiters.indexOf(pending);
+          if (i >= 0) this.#limitWaiters.splice(i, 1);
+        };
+      },
+    );
+  }
+
+  /** @internal the context read an async event naming this SRQ. */
+  onAsyncEvent(event: AsyncEvent): void {
+    if (event.type !== 'SRQ_LIMIT_REACHED') return;
+    for (const w of [...this.#limitWaiters]) w.resolve(event);
+  }
+
+  /** @internal a receive completion of one of its QPs: release what that receive kept. */
+  retire(wrId: bigint): boolean {
+    const i = this.#posted.findIndex((e) => e.wrId === wrId);
+    if (i < 0) return false;
+    this.#posted.splice(i, 1);
+    return true;
+  }
+
+  protected override onClose(): void {
+    this.#posted.length = 0;
+    this.pd.context.untrackSrq(this.#key);
+    const err = new VerbsError(
+      'EBADF',
+      9,
+      'ibv_get_async_event',
+      this.#device,
+      'the SRQ was closed',
+    );
+    for (const w of [...this.#limitWaiters]) w.reject(err);
+  }
+}
