@@ -58,6 +58,12 @@ export interface KnownBehaviour {
    * the engine, recorded so the run stays green until it is fixed (reports flag it).
    */
   readonly side?: 'provider' | 'engine';
+  /**
+   * The side of a link pair whose provider shows it (link/sides.ts): the requester's
+   * (default: its library and driver drive the program) or the responder's (what it
+   * answers on the wire). The one-guest suite has the same provider on both sides.
+   */
+  readonly role?: 'requester' | 'responder';
   /** Explains the missing completions and untouched memory after a refused post. */
   readonly nothingHappened?: boolean;
   /** Why, with the source that shows it. */

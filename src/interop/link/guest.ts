@@ -50,6 +50,17 @@ export const LINK_ADDRESSES = {
   siw0: ['198.51.100.1', '198.51.100.2'],
 } as const;
 
+/** Which guest of the pair this is (0 = A, 1 = B), and its partner. */
+export interface PairPlace {
+  readonly me: 0 | 1;
+  readonly peer: 0 | 1;
+}
+
+/** A is the first requester, B the first responder (run.ts); either serves either role. */
+export function pairPlace(guest: 'A' | 'B'): PairPlace {
+  return guest === 'A' ? { me: 0, peer: 1 } : { me: 1, peer: 0 };
+}
+
 const IRD_ORD = 4;
 /**
  * The requester's local ACK timeout (IBTA 4.096 us x 2^18, about 1.07 s). The default 14
@@ -129,12 +140,12 @@ function receivesOf(scenario: Scenario): { at: number; length: number }[] {
 
 // ---------------------------------------------------------------- guest B: the responder
 
-/** Guest B: serves scenarios until guest A says `bye`. */
-export async function serveResponder(): Promise<void> {
+/** The responder (guest B, or A when the roles swap): serves scenarios until the requester says `bye`. */
+export async function serveResponder(place: PairPlace = pairPlace('B')): Promise<void> {
   const server = createServer();
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(CONTROL_PORT, LINK_ADDRESSES.rxe0[1], () => resolve());
+    server.listen(CONTROL_PORT, LINK_ADDRESSES.rxe0[place.me], () => resolve());
   });
   const socket = await new Promise<Socket>((resolve) => server.once('connection', resolve));
   server.close();
@@ -152,9 +163,9 @@ export async function serveResponder(): Promise<void> {
           const context = openDevice('rxe0');
           rxe = { context, pd: context.allocPd() };
         }
-        await respondRxe(scenario, message, rxe, socket, lines);
+        await respondRxe(scenario, message, rxe, socket, lines, place);
       } else {
-        await respondSiw(scenario, socket, lines);
+        await respondSiw(scenario, socket, lines, place);
       }
     }
   } finally {
@@ -215,13 +226,14 @@ async function respondRxe(
   device: { context: Context; pd: Pd },
   socket: Socket,
   lines: MessageLines,
+  place: PairPlace,
 ): Promise<void> {
   const teardown = new Teardown();
   try {
     const cq = teardown.add(device.context.createCq({ cqe: 16 }), (c) => c.close());
     const qp = teardown.add(device.pd.createQp({ sendCq: cq }), (q) => q.close());
     const { mr, buffer } = targetMemory(scenario, device.pd, teardown);
-    const gid = device.context.findGid({ ipv4: LINK_ADDRESSES.rxe0[1] });
+    const gid = device.context.findGid({ ipv4: LINK_ADDRESSES.rxe0[place.me] });
     connectRcByHand(qp, {
       remote: {
         qpNum: setup.qpNum ?? 0,
@@ -250,12 +262,17 @@ async function respondRxe(
   }
 }
 
-async function respondSiw(scenario: Scenario, socket: Socket, lines: MessageLines): Promise<void> {
+async function respondSiw(
+  scenario: Scenario,
+  socket: Socket,
+  lines: MessageLines,
+  place: PairPlace,
+): Promise<void> {
   const teardown = new Teardown();
   try {
     const channel = teardown.add(new EventChannel(), (c) => c.close());
     const listener = teardown.add(channel.createId(), (id) => id.close());
-    listener.bindAddr(LINK_ADDRESSES.siw0[1], 0);
+    listener.bindAddr(LINK_ADDRESSES.siw0[place.me], 0);
     listener.listen();
     const context = listener.context();
     const pd = teardown.add(context.allocPd(), (p) => p.close());
@@ -283,12 +300,12 @@ async function respondSiw(scenario: Scenario, socket: Socket, lines: MessageLine
 
 // ---------------------------------------------------------------- guest A: the requester
 
-async function connectControl(): Promise<Socket> {
+async function connectControl(place: PairPlace): Promise<Socket> {
   const deadline = Date.now() + CONTROL_CONNECT_MS;
   for (;;) {
     try {
       return await new Promise<Socket>((resolve, reject) => {
-        const socket = connectTcp(CONTROL_PORT, LINK_ADDRESSES.rxe0[1]);
+        const socket = connectTcp(CONTROL_PORT, LINK_ADDRESSES.rxe0[place.peer]);
         socket.once('connect', () => resolve(socket));
         socket.once('error', reject);
       });
@@ -299,9 +316,16 @@ async function connectControl(): Promise<Socket> {
   }
 }
 
-/** Guest A: runs `ids` against guest B and writes the observations to `outFile`. */
-export async function driveRequester(ids: readonly string[], outFile: string): Promise<void> {
-  const socket = await connectControl();
+/**
+ * The requester (guest A, or B when the roles swap): runs `ids` against its partner and
+ * writes the observations to `outFile`.
+ */
+export async function driveRequester(
+  ids: readonly string[],
+  outFile: string,
+  place: PairPlace = pairPlace('A'),
+): Promise<void> {
+  const socket = await connectControl(place);
   const lines = new MessageLines();
   socket.on('data', (chunk: Buffer) => lines.push(chunk));
   const observations: LinkObservation[] = [];
@@ -314,8 +338,8 @@ export async function driveRequester(ids: readonly string[], outFile: string): P
       try {
         observations.push(
           scenario.device === 'rxe0'
-            ? await requestRxe(scenario, { context, pd }, socket, lines)
-            : await requestSiw(scenario, socket, lines),
+            ? await requestRxe(scenario, { context, pd }, socket, lines, place)
+            : await requestSiw(scenario, socket, lines, place),
         );
       } catch (error) {
         // The control channel is out of step after a failure: stop here.
@@ -391,6 +415,7 @@ async function requestRxe(
   device: { context: Context; pd: Pd },
   socket: Socket,
   lines: MessageLines,
+  place: PairPlace,
 ): Promise<LinkObservation> {
   const teardown = new Teardown();
   try {
@@ -399,7 +424,7 @@ async function requestRxe(
       device.pd.createQp({ sendCq: cq, extended: scenario.postPath === 'ex' }),
       (q) => q.close(),
     );
-    const gid = device.context.findGid({ ipv4: LINK_ADDRESSES.rxe0[0] });
+    const gid = device.context.findGid({ ipv4: LINK_ADDRESSES.rxe0[place.me] });
     send(socket, {
       type: 'setup',
       id: scenario.id,
@@ -442,6 +467,7 @@ async function requestSiw(
   scenario: Scenario,
   socket: Socket,
   lines: MessageLines,
+  place: PairPlace,
 ): Promise<LinkObservation> {
   const teardown = new Teardown();
   try {
@@ -449,7 +475,7 @@ async function requestSiw(
     const ready = await expect(lines, 'ready');
     const channel = teardown.add(new EventChannel(), (c) => c.close());
     const client = teardown.add(channel.createId(), (id) => id.close());
-    await client.resolveAddr(LINK_ADDRESSES.siw0[1], ready.port ?? 0);
+    await client.resolveAddr(LINK_ADDRESSES.siw0[place.peer], ready.port ?? 0);
     await client.resolveRoute();
     const context = client.context();
     const pd = teardown.add(context.allocPd(), (p) => p.close());
