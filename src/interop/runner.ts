@@ -82,8 +82,15 @@ export function judge(
   requireArray('interop', 'known', known);
   requireEnvironment(responderEnv, 'responderEnv');
   const raw = compareOutcomes(engine, kernel);
+  // A link pair: each record holds on its own side, and some only against a given peer.
   const sideOf = (k: KnownBehaviour) => (k.role === 'responder' ? responderEnv : env);
-  const recorded = known.filter((k) => appliesIn(k, sideOf(k)) && coversScenario(k, scenario.id));
+  const peerOf = (k: KnownBehaviour) => (k.role === 'responder' ? env : responderEnv);
+  const recorded = known.filter(
+    (k) =>
+      appliesIn(k, sideOf(k)) &&
+      (k.peer === undefined || k.peer === peerOf(k).provider) &&
+      coversScenario(k, scenario.id),
+  );
   const findings = recorded.filter((k) => raw.some((d) => explainsField(k, d.field, d.kernel)));
   // Stale: the field a record names was observed, with another value. (A record whose
   // field was not observed at all, e.g. bad_wr after an accepted post, is not stale.)
