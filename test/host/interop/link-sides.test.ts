@@ -242,6 +242,21 @@ describe('a recorded mixed siw pair, judged again (patched 6.1 with stock 7.3, b
     expect(swapped.verdict).toBe('divergence');
   });
 
+  it("a stock pair (the default link run): the refused posts stay recorded against the engine's stock responder", () => {
+    const stock: Environment = { provider: 'siw', kernel: '6.1.0-56-amd64', rdmaCore: '44.0' };
+    for (const r of recorded.filter(
+      (x) => /--b-to-a$/.test(x.id) && x.device_fields.post1 === 'EINVAL',
+    )) {
+      const s = scenario(r.id.replace(/--b-to-a$/, ''));
+      const engine = expectedLinkOutcome({
+        ...s,
+        responderExtensions: { atomics: false, immediateData: false },
+      });
+      const judged = judge(s, engine, { fields: r.device_fields }, stock, undefined, stock);
+      expect([r.id, judged.verdict, judged.stale]).toEqual([r.id, 'known', []]);
+    }
+  });
+
   it('the other way round, the stock requester refuses the post (libsiw), as on one guest', () => {
     const reverse = recorded.find((r) => r.id === 'link-siw-fetch-add--b-to-a');
     if (reverse === undefined) throw new Error('no link-siw-fetch-add--b-to-a');
