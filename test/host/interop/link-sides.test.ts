@@ -11,6 +11,7 @@ import { linkScenarioById } from '../../../src/interop/link/scenarios.js';
 import { directedId, linkSide, pairText } from '../../../src/interop/link/sides.js';
 import { renderMarkdown } from '../../../src/interop/report.js';
 import { junitXml, resultsDocument } from '../../../src/interop/report-files.js';
+import { renderReportHtml, resultsEntryOf } from '../../../src/interop/report-html/index.js';
 import { judge } from '../../../src/interop/runner.js';
 import type { Outcome, Scenario } from '../../../src/interop/scenario.js';
 
@@ -172,6 +173,20 @@ describe('the pair in every report file', () => {
     expect(md).toContain('| B | 7.3.4+deb13-amd64 | 56.1 | rxe0: rxe, siw0: siw+rfc7306 |');
     expect(md).toContain(
       '| link-rxe-fetch-add | A: 6.1.0-56-amd64, rdma-core 44.0-2, rxe | B: 7.3.4+deb13-amd64, rdma-core 56.1, rxe | match |',
+    );
+  });
+
+  it("report.html: each result's summary names its pair", () => {
+    const page = renderReportHtml([
+      {
+        line: A.kernel,
+        results: resultsEntryOf(resultsDocument([result], [], A, false, { A, B })),
+        pcap: () => undefined,
+        memoryBefore: () => undefined,
+      },
+    ]);
+    expect(page).toContain(
+      'rxe0 ibv_post_send · requester A: 6.1.0-56-amd64, rdma-core 44.0-2, rxe; responder B: 7.3.4+deb13-amd64, rdma-core 56.1, rxe',
     );
   });
 
