@@ -6,8 +6,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 
 // Mixed link pairs on real guests (issue 22), through the CLI as a user runs them. Each
 // pair is one boot of two guests; a pair that differs runs both ways round in that boot
-// (A requests from B, then B from A). CI runs two pairs (about 50 s each under TCG on a
-// quiet 2-core host):
+// (A requests from B, then B from A). CI runs two pairs (18 s each under TCG on a quiet
+// 2-core host, 50 s when busy):
 //   - rxe on 6.1 (bookworm's rdma-core 44) with rxe on 7.3 (rdma-core 56.1), every rxe
 //     link scenario;
 //   - the patched siw (6.1) with the stock siw (7.3), every siw link scenario: RFC 7306
@@ -130,12 +130,11 @@ describe('the patched siw (6.1) with the stock siw (7.3), both ways round', () =
       '--peer-siw',
       'stock',
     ]);
-    // Open: the stock 7.3 requester's Read Request gets no Read Response from the patched
-    // 6.1 responder (measured; cause not traced). Every other difference is recorded.
-    expect(failing(run)).toEqual([
-      { id: 'link-siw-read--b-to-a', verdict: 'divergence', error: undefined },
-    ]);
-    expect(run.status, run.output).toBe(1);
+    // Seen once in three runs: the stock 7.3 requester's Read Request got no Read
+    // Response from the patched 6.1 responder (link-siw-read--b-to-a, recorded in
+    // test/fixtures/link/pairs-siw.json; cause not traced): a failure when it happens.
+    expect(failing(run)).toEqual([]);
+    expect(run.status, run.output).toBe(0);
   }, 600_000);
 
   it('RFC 7306 §1.1: the stock peer Terminates the Atomic Request; nothing is placed', () => {
@@ -165,9 +164,7 @@ describe('the patched siw (6.1) with the stock siw (7.3), both ways round', () =
       'link-siw-read',
       'link-siw-send-solicited',
     ])
-      for (const way of [id, `${id}--b-to-a`])
-        if (way !== 'link-siw-read--b-to-a')
-          expect(['match', 'known']).toContain(entry(run, way).verdict);
+      for (const way of [id, `${id}--b-to-a`]) expect(entry(run, way).verdict).toBe('match');
   });
 });
 
