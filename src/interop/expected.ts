@@ -180,6 +180,12 @@ export function verbsScenarioOf(
       receives,
       ird: DEFAULT_IRD_ORD,
       protectionDomain: PROTECTION_DOMAIN,
+      ...(scenario.responderExtensions === undefined
+        ? {}
+        : {
+            supportsAtomics: scenario.responderExtensions.atomics,
+            supportsImmediateData: scenario.responderExtensions.immediateData,
+          }),
     },
     requester: {
       ord: depth,

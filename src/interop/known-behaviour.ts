@@ -58,6 +58,17 @@ export interface KnownBehaviour {
    * the engine, recorded so the run stays green until it is fixed (reports flag it).
    */
   readonly side?: 'provider' | 'engine';
+  /**
+   * The side of a link pair whose provider shows it (link/sides.ts): the requester's
+   * (default: its library and driver drive the program) or the responder's (what it
+   * answers on the wire). The one-guest suite has the same provider on both sides.
+   */
+  readonly role?: 'requester' | 'responder';
+  /**
+   * The provider the other side of a link pair must be for it to hold: a stock siw answers
+   * RFC 7306 messages only where a patched requester sends them (`siw+rfc7306`).
+   */
+  readonly peer?: string;
   /** Explains the missing completions and untouched memory after a refused post. */
   readonly nothingHappened?: boolean;
   /** Why, with the source that shows it. */
@@ -170,6 +181,51 @@ const RDMA_CORE_BEFORE_FLUSH: VersionRange = { from: '44', before: '45' };
 const RXE_ATOMIC_WRITES: readonly string[] = ['rxe-atomic-write*-ex'];
 /** The ibta15 family's FLUSH programs. */
 const RXE_FLUSHES: readonly string[] = ['rxe-flush-*-ex', 'rxe-write-then-flush-ex'];
+
+/**
+ * A mixed link pair (`run --link --siw rfc7306 --peer-siw stock`, link/sides.ts): the
+ * patched siw requests RFC 7306 operations from a stock siw, which answers as RFC 7306
+ * §1.1 says a peer without the extension does. Measured with a patched 6.1.0-56 requester
+ * (rdma-core 56.1) and a stock 7.3.4 responder (rdma-core 56.1), both ways round.
+ */
+const LINK_PAIR_BEHAVIOUR: readonly KnownBehaviour[] = [
+  {
+    id: 'siw-unexpected-opcode-terminate-layout',
+    provider: 'siw',
+    role: 'responder',
+    peer: 'siw+rfc7306',
+    kernel: SINCE_6_1,
+    scenarios: ['link-siw-fetch-add', 'link-siw-cmp-swap', 'link-siw-write-imm'],
+    observed: {
+      wire: /\nresponder> terminate qn=2 msn=1 mo=0 L layer=2 type=0 code=0x06 hdrct=---$/,
+    },
+    why:
+      'the stock responder ends the stream with the Terminate RFC 7306 §1.1 asks of a peer ' +
+      'without the extension (RDMAP / Remote Operation Error / Unexpected OpCode: siw_qp_rx.c ' +
+      'siw_get_hdr refuses opcodes above 7), as the engine does; but its struct ' +
+      'iwarp_terminate bitfields put Layer in the low nibble on little-endian hosts (the wire ' +
+      'reads Layer 2 = LLP, Error Type 0) and siw_send_terminate copies no header for an ' +
+      'opcode error, where the engine copies the DDP header (RFC 7306 §8.1, RFC 5040 §4.8); ' +
+      'the patched siw fixes the layout (patches/siw/0001), the stock 6.1 and 7.3 do not ' +
+      '(the wire probes record the same answer: siw-terminate-layout)',
+    spec: 'RFC 7306 §1.1, §8.1; RFC 5040 §4.8',
+  },
+  {
+    id: 'siw-peer-terminate-flushes-requester',
+    provider: 'siw+rfc7306',
+    peer: 'siw',
+    kernel: SINCE_6_1,
+    scenarios: ['link-siw-fetch-add', 'link-siw-cmp-swap'],
+    observed: { 'requester.wc1.status': 'WR_FLUSH_ERR' },
+    why:
+      "the stock peer's Terminate reaches the patched requester, which reports it as it " +
+      'reports any Terminate: siw_qp_rx.c siw_proc_terminate only logs it and returns ' +
+      '-ECONNRESET, the QP goes to ERROR and siw_qp.c siw_sq_flush completes the ORQ entry ' +
+      'of the atomic with SIW_WC_WR_FLUSH_ERR; the engine reports the class of the remote ' +
+      'error the Terminate carries (Remote Operation Error: REM_INV_REQ_ERR)',
+    spec: 'RFC 7306 §1.1, RFC 5040 §7',
+  },
+];
 
 /**
  * The patched siw (patches/siw/, patches/rdma-core/, docs/siw-rfc7306.md), measured on
@@ -676,6 +732,7 @@ export const KNOWN_BEHAVIOUR: readonly KnownBehaviour[] = [
     spec: 'RFC 7306 §6; draft-hilland-iwarp-verbs-v2',
   },
   ...PATCHED_SIW_BEHAVIOUR,
+  ...LINK_PAIR_BEHAVIOUR,
   {
     id: 'siw-query-qp-state',
     provider: 'siw',

@@ -11,6 +11,7 @@ import type { Builder } from 'junit-report-builder';
 import { requireArray, requireBoolean, requireObject, requireString } from '../arguments.js';
 import { requireProbeResults, requireResults, requireRunEnvironment } from './arguments.js';
 import type { RunEnvironment } from './environment.js';
+import { type PairGuest, sideText } from './link/sides.js';
 import type { ProbeResult } from './peer/run-probes.js';
 import { columnOf, differenceLines, renderMarkdown } from './report.js';
 import { memoryBefore, renderReportHtml, resultsEntryOf } from './report-html/index.js';
@@ -23,21 +24,33 @@ const junit = createRequire(import.meta.url)('junit-report-builder') as Builder;
 /** Bumped on any incompatible change to results.json. */
 export const RESULTS_SCHEMA = 'rdma-interop/results@2';
 
-/** results.json as a JSON value: bigints never appear (fields are formatted strings). */
+/** A link run's guests (`run --link`: link/sides.ts): each one's environment. */
+export type PairEnvironments = Readonly<Record<PairGuest, RunEnvironment>>;
+
+/**
+ * results.json as a JSON value: bigints never appear (fields are formatted strings). A
+ * link run names both guests' environments (`pair`) and each result's sides.
+ */
 export function resultsDocument(
   results: readonly ScenarioResult[],
   probes: readonly ProbeResult[],
   env: RunEnvironment,
   strict: boolean,
+  pair?: PairEnvironments,
 ): unknown {
   requireResults(results);
   requireProbeResults(probes);
   requireRunEnvironment(env);
   requireBoolean('interop', 'strict', strict);
+  if (pair !== undefined) {
+    requireRunEnvironment(pair.A, 'pair.A');
+    requireRunEnvironment(pair.B, 'pair.B');
+  }
   const count = (v: string) => results.filter((r) => r.verdict === v).length;
   return {
     schema: RESULTS_SCHEMA,
     environment: env,
+    ...(pair === undefined ? {} : { pair }),
     strict,
     totals: {
       scenarios: results.length,
@@ -62,6 +75,7 @@ export function resultsDocument(
       device: r.scenario.device,
       postApi: r.scenario.postPath === 'ex' ? 'ibv_wr_*' : 'ibv_post_send',
       verdict: r.verdict,
+      ...(r.pair === undefined ? {} : { pair: r.pair }),
       seconds: Number(r.seconds.toFixed(3)),
       engine: r.engine.fields,
       device_fields: r.kernel?.fields ?? null,
@@ -115,6 +129,10 @@ export function junitXml(results: readonly ScenarioResult[], strict: boolean): s
       .className(`interop.${r.scenario.device}.${r.scenario.postPath}`)
       .name(r.scenario.id)
       .time(r.seconds);
+    if (r.pair !== undefined)
+      test
+        .property('requester', sideText(r.pair.requester))
+        .property('responder', sideText(r.pair.responder));
     const text = differenceLines(r).join('\n');
     if (r.verdict === 'error') test.error(r.error ?? 'error', 'error', text);
     else if (!passed(r.verdict, strict)) test.failure(`${r.verdict}: ${text}`, r.verdict);
@@ -130,6 +148,7 @@ export function writeReport(
   probes: readonly ProbeResult[],
   env: RunEnvironment,
   strict: boolean,
+  pair?: PairEnvironments,
 ): void {
   // Checked before the directory is made: a wrong call writes nothing.
   requireString('interop', 'dir', dir);
@@ -142,10 +161,10 @@ export function writeReport(
   requireRunEnvironment(env);
   requireBoolean('interop', 'strict', strict);
   mkdirSync(dir, { recursive: true });
-  const document = resultsDocument(results, probes, env, strict);
+  const document = resultsDocument(results, probes, env, strict, pair);
   writeFileSync(join(dir, 'results.json'), `${JSON.stringify(document, null, 2)}\n`);
   writeFileSync(join(dir, 'junit.xml'), junitXml(results, strict));
-  writeFileSync(join(dir, 'report.md'), `${renderMarkdown(results, env, strict)}\n`);
+  writeFileSync(join(dir, 'report.md'), `${renderMarkdown(results, env, strict, pair)}\n`);
   const byId = new Map(results.map((r) => [r.scenario.id, r]));
   writeFileSync(
     join(dir, 'report.html'),

@@ -8,6 +8,7 @@ import { requireArray, requireBoolean, requireName } from '../arguments.js';
 import { requireProbeResults, requireResults, requireRunEnvironment } from './arguments.js';
 import type { RunEnvironment } from './environment.js';
 import { observedText } from './known-behaviour.js';
+import { PAIR_GUESTS, type PairGuest, pairText, sideText } from './link/sides.js';
 import type { ProbeResult } from './peer/run-probes.js';
 import type { JudgedDifference, ScenarioResult, Verdict } from './runner.js';
 import { passed } from './runner.js';
@@ -166,13 +167,26 @@ export function renderMarkdown(
   results: readonly ScenarioResult[],
   env: RunEnvironment,
   strict = false,
+  pair?: Readonly<Record<PairGuest, RunEnvironment>>,
 ): string {
   requireResults(results);
   requireRunEnvironment(env);
   requireBoolean('interop', 'strict', strict);
   const { columns, rows } = matrixOf(results);
   const out: string[] = ['# rdma-interop: engine vs devices', ''];
-  out.push(`Kernel ${env.kernel}, rdma-core ${env.rdmaCore}, Node ${env.node}.`, '');
+  if (pair === undefined)
+    out.push(`Kernel ${env.kernel}, rdma-core ${env.rdmaCore}, Node ${env.node}.`, '');
+  else {
+    out.push('A guest pair joined by a link (`run --link`):', '');
+    out.push('| guest | kernel | rdma-core | providers |', '|---|---|---|---|');
+    for (const guest of PAIR_GUESTS) {
+      const e = pair[guest];
+      out.push(
+        `| ${guest} | ${e.kernel} | ${e.rdmaCore} | ${e.devices.map((d) => `${d.name}: ${d.provider}`).join(', ')} |`,
+      );
+    }
+    out.push('');
+  }
   if (env.devices.length > 0) {
     out.push(
       '| device | provider | transport | atomic_cap | max_qp_rd_atom | max_qp_init_rd_atom |',
@@ -201,6 +215,16 @@ export function renderMarkdown(
         })
         .join(' | ')} |`,
     );
+  const paired = results.filter((r) => r.pair !== undefined);
+  if (paired.length > 0) {
+    out.push('', '## Results by pair', '');
+    out.push('| result | requester | responder | verdict |', '|---|---|---|---|');
+    for (const r of paired)
+      if (r.pair !== undefined)
+        out.push(
+          `| ${r.scenario.id} | ${mdEscape(sideText(r.pair.requester))} | ${mdEscape(sideText(r.pair.responder))} | ${VERDICT_CELL[r.verdict]} |`,
+        );
+  }
   out.push('', '## Differences', '');
   const withDifferences = results.filter(
     (r) => r.differences.length > 0 || r.error !== undefined || r.stale.length > 0,
@@ -208,6 +232,7 @@ export function renderMarkdown(
   if (withDifferences.length === 0) out.push('None: every field of every scenario matched.');
   for (const r of withDifferences) {
     out.push(`### ${r.scenario.id} (${r.scenario.title})`, '');
+    if (r.pair !== undefined) out.push(`Pair: ${mdEscape(pairText(r.pair))}.`, '');
     if (r.error !== undefined) {
       out.push(`Error: ${r.error}`, '');
       continue;

@@ -16,6 +16,7 @@ import {
   type KnownBehaviour,
   namesField,
 } from './known-behaviour.js';
+import type { LinkPair } from './link/sides.js';
 import { ABSENT, initialBuffer, type Outcome, type Scenario, wordAt } from './scenario.js';
 
 /**
@@ -44,6 +45,8 @@ export interface ScenarioResult {
   readonly stale: readonly KnownBehaviour[];
   readonly error?: string;
   readonly seconds: number;
+  /** A link result: the sides it ran on (link/sides.ts), requester and responder. */
+  readonly pair?: LinkPair;
 }
 
 /** Passed: matched, or differed only as recorded (or, without `strict`, on an unrecorded device). */
@@ -69,14 +72,25 @@ export function judge(
   kernel: Outcome,
   env: Environment,
   known: readonly KnownBehaviour[] = KNOWN_BEHAVIOUR,
+  /** The responder's side where it differs (a link pair): its records use it (`role`). */
+  responderEnv: Environment = env,
 ): Pick<ScenarioResult, 'verdict' | 'differences' | 'findings' | 'stale'> {
   requireScenario(scenario);
   requireOutcome('engine', engine);
   requireOutcome('kernel', kernel);
   requireEnvironment(env);
   requireArray('interop', 'known', known);
+  requireEnvironment(responderEnv, 'responderEnv');
   const raw = compareOutcomes(engine, kernel);
-  const recorded = known.filter((k) => appliesIn(k, env) && coversScenario(k, scenario.id));
+  // A link pair: each record holds on its own side, and some only against a given peer.
+  const sideOf = (k: KnownBehaviour) => (k.role === 'responder' ? responderEnv : env);
+  const peerOf = (k: KnownBehaviour) => (k.role === 'responder' ? env : responderEnv);
+  const recorded = known.filter(
+    (k) =>
+      appliesIn(k, sideOf(k)) &&
+      (k.peer === undefined || k.peer === peerOf(k).provider) &&
+      coversScenario(k, scenario.id),
+  );
   const findings = recorded.filter((k) => raw.some((d) => explainsField(k, d.field, d.kernel)));
   // Stale: the field a record names was observed, with another value. (A record whose
   // field was not observed at all, e.g. bad_wr after an accepted post, is not stale.)
@@ -96,7 +110,7 @@ export function judge(
       ? differences.length > 0
         ? 'known'
         : 'match'
-      : hasRecordsFor(env, known)
+      : hasRecordsFor(env, known) || hasRecordsFor(responderEnv, known)
         ? 'divergence'
         : 'finding';
   return { verdict, differences, findings, stale };

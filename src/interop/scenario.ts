@@ -130,6 +130,12 @@ export interface Scenario {
   readonly minRnrTimer?: number;
   /** The requester's transport timeout exponent (4.096 us x 2^timeout); default 14. */
   readonly timeout?: number;
+  /**
+   * What the responder implements of RFC 7306 (iWARP; default both): a stock siw peer of
+   * a patched requester in a mixed link pair has neither (link/sides.ts), and the engine's
+   * responder then answers such a message with the Terminate of RFC 7306 §1.1.
+   */
+  readonly responderExtensions?: { readonly atomics: boolean; readonly immediateData: boolean };
   readonly program: readonly Step[];
   /**
    * Capture the connection and compare the messages on the wire too. Only siw traffic is

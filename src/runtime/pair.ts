@@ -54,6 +54,8 @@ export interface GuestPairOptions {
   /** Where the link captures go: `<device>.pcap` per link (guest A's NIC). */
   readonly captureDir: string;
   readonly env: Readonly<Record<string, string>>;
+  /** Guest B's own kernel and environment (a mixed pair); default: A's `assets` and `env`. */
+  readonly peer?: { readonly assets: GuestAssets; readonly env: Readonly<Record<string, string>> };
   readonly memoryMiB?: number;
   readonly cpus?: number;
   readonly onOutput?: (guest: 0 | 1, chunk: Buffer) => void;
@@ -170,7 +172,7 @@ export async function runGuestPair(options: GuestPairOptions): Promise<GuestPair
   };
   const boot = (guest: 0 | 1): Promise<BootResult> =>
     bootGuest({
-      assets: options.assets,
+      assets: guest === 1 && options.peer ? options.peer.assets : options.assets,
       accel,
       command: [join(packageRoot(), 'scripts', 'guest', 'link-up.sh'), ...options.commands[guest]],
       cwd: options.cwd,
@@ -178,7 +180,7 @@ export async function runGuestPair(options: GuestPairOptions): Promise<GuestPair
       memoryMiB: options.memoryMiB ?? 1024,
       cpus: options.cpus ?? 1,
       env: {
-        ...options.env,
+        ...(guest === 1 && options.peer ? options.peer.env : options.env),
         RDMA_INTEROP_LINK: linkEnv(guest),
         RDMA_INTEROP_PAIR_GUEST: 'AB'[guest] ?? '',
       },

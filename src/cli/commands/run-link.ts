@@ -1,6 +1,8 @@
 /**
  * `rdma-interop run --link`: the wire scenarios across a real link between two guests
  * (src/interop/link/), captured host-side and compared packet by packet with the engine.
+ * Each guest boots its own set-up (`--kernel`/`--siw` for A, `--peer-kernel`/`--peer-siw`
+ * for B, each defaulting to A's); a mixed pair runs both ways round in one boot.
  */
 import picomatch from 'picomatch';
 import { runLinkScenarios } from '../../interop/link/run.js';
@@ -12,6 +14,7 @@ import type { DeviceName, Scenario } from '../../interop/scenario.js';
 import { findGuestAssets, selectKernel } from '../../runtime/assets.js';
 import { abortOnSignals, DEFAULT_KERNEL_LINE, GuestRuntimeError } from '../../runtime/index.js';
 import { findKernelLine } from '../../runtime/kernel-lines.js';
+import { type SiwVariant, siwVariantEnv } from '../../runtime/siw-variant-env.js';
 import { rdmaCoreEnv } from '../../runtime/userspace.js';
 import { reportGuestFailure } from '../devices-or-guest.js';
 
@@ -21,29 +24,44 @@ export interface LinkCliOptions {
   readonly report?: string;
   readonly strict?: boolean;
   readonly timeout: number;
-  /** Both guests' kernel line or assets directory (default 6.1). */
+  /** Guest A's kernel line or assets directory (default 6.1). */
   readonly kernel?: string;
+  /** Guest A's siw (default stock). */
+  readonly siw?: SiwVariant;
+  /** Guest B's kernel line or assets directory (default: A's). */
+  readonly peerKernel?: string;
+  /** Guest B's siw (default: A's). */
+  readonly peerSiw?: SiwVariant;
   readonly json?: boolean;
 }
 
+/** What one guest boots. */
+interface LinkGuestKernel {
+  readonly kernelDir: string;
+  readonly env: Record<string, string>;
+  readonly release: string;
+  readonly siw: SiwVariant;
+}
+
 /**
- * What both guests boot for `--kernel`: its assets (the line set up first: `rdma-interop
- * setup --kernel <line>`), and the environment that gives them the line's own rdma-core,
- * as `vm --kernel` and `run --kernel` do (runtime/index.ts `runInGuest`).
+ * What a guest boots for its kernel and siw: the kernel's assets (the line set up first:
+ * `rdma-interop setup --kernel <line>`), and the environment that gives it the line's own
+ * rdma-core and then, for the patched siw, its module and libsiw (whose rdma-core wins the
+ * library path), as `vm --kernel --siw` does (runtime/index.ts `runInGuest`).
  */
-function linkKernel(kernel: string | undefined): {
-  kernelDir: string;
-  env: Record<string, string>;
-  release: string;
-} {
+function linkKernel(kernel: string | undefined, siw: SiwVariant): LinkGuestKernel {
   const name = kernel ?? DEFAULT_KERNEL_LINE;
   const assets = findGuestAssets(name);
   const selected = selectKernel(name);
   const rdmaCore = selected.kind === 'line' ? findKernelLine(selected.line)?.rdmaCore : undefined;
   return {
     kernelDir: name,
-    env: rdmaCore === undefined ? {} : rdmaCoreEnv(rdmaCore),
+    env: {
+      ...(rdmaCore === undefined ? {} : rdmaCoreEnv(rdmaCore)),
+      ...siwVariantEnv(siw, assets),
+    },
     release: assets.kernelRelease,
+    siw,
   };
 }
 
@@ -64,14 +82,22 @@ export async function runLink(
 ): Promise<number> {
   const interrupt = abortOnSignals();
   try {
-    const kernel = linkKernel(options.kernel);
+    const kernel = linkKernel(options.kernel, options.siw ?? 'stock');
+    const peer = linkKernel(options.peerKernel ?? options.kernel, options.peerSiw ?? kernel.siw);
+    // A mixed pair is asked both ways round: the roles swap in the same boot.
+    const mixed = peer.release !== kernel.release || peer.siw !== kernel.siw;
+    const sides = mixed
+      ? `A: kernel ${kernel.release}, siw ${kernel.siw}; B: kernel ${peer.release}, siw ${peer.siw}; both ways round`
+      : `requester in A, responder in B, kernel ${kernel.release}${kernel.siw === 'stock' ? '' : `, siw ${kernel.siw}`}`;
     process.stderr.write(
-      `interop: ${scenarios.length} link scenarios on a guest pair (requester in A, responder in B), kernel ${kernel.release}\n`,
+      `interop: ${scenarios.length} link scenarios on a guest pair (${sides})\n`,
     );
     const run = await runLinkScenarios({
       scenarios,
       kernelDir: kernel.kernelDir,
       env: kernel.env,
+      peer: { kernelDir: peer.kernelDir, env: peer.env },
+      direction: mixed ? 'both-ways' : 'one-way',
       timeoutSeconds: options.timeout,
       signal: interrupt.signal,
       onProgress: (line) => process.stderr.write(`[link] ${line}\n`),
@@ -89,7 +115,7 @@ export async function runLink(
     const strict = options.strict === true;
     if (options.json === true) {
       process.stdout.write(
-        `${JSON.stringify(resultsDocument(results, [], run.environment, strict), null, 2)}\n`,
+        `${JSON.stringify(resultsDocument(results, [], run.environment, strict, run.environments), null, 2)}\n`,
       );
     } else {
       process.stdout.write(`${renderReport(results)}\n`);
@@ -98,7 +124,7 @@ export async function runLink(
         process.stdout.write(`\nKnown provider behaviour seen in this run:\n${findings}\n`);
     }
     if (options.report !== undefined)
-      writeReport(options.report, results, [], run.environment, strict);
+      writeReport(options.report, results, [], run.environment, strict, run.environments);
     const frames = Object.entries(run.frames)
       .map(([device, n]) => `${n} frames on ${device}'s link`)
       .join(', ');

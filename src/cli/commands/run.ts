@@ -22,11 +22,13 @@ import { SCENARIOS } from '../../interop/scenarios.js';
 import { usesRfc7306 } from '../../interop/siw-variant.js';
 import { hostRdmaDevices, KERNEL_LINES } from '../../runtime/index.js';
 import { findKernelLine } from '../../runtime/kernel-lines.js';
+import { SIW_VARIANTS, type SiwVariant } from '../../runtime/siw-variant-env.js';
 import { onDevicesOrGuest, resolveRuntime } from '../devices-or-guest.js';
 import { errorLine, usageError } from '../errors.js';
 import {
   cacheDirOption,
   JSON_HELP,
+  kernelChoice,
   kernelOption,
   modulesOption,
   type Runtime,
@@ -55,6 +57,8 @@ interface RunOptions {
   readonly modules?: string;
   readonly kernels?: string[];
   readonly siw?: SiwChoice;
+  readonly peerKernel?: string;
+  readonly peerSiw?: SiwVariant;
   readonly json?: boolean;
 }
 
@@ -305,13 +309,19 @@ function refuseIdleOptions(command: Command, options: RunOptions): void {
         command,
         '--link boots two guests on this host; it cannot run with --runtime host',
       );
-    if (options.siw !== 'stock')
+    if (options.siw === 'both')
       usageError(
         command,
-        `--link runs on the stock siw only; --siw ${options.siw} is for the one-guest suite`,
+        "--link boots each guest on one siw: --siw (guest A) and --peer-siw (guest B) take 'stock' or 'rfc7306'",
       );
     return;
   }
+  for (const name of ['peerKernel', 'peerSiw'] as const)
+    if (options[name] !== undefined)
+      usageError(
+        command,
+        `--${name === 'peerKernel' ? 'peer-kernel' : 'peer-siw'} sets up the second guest of --link`,
+      );
   if (options.json === true && options.siw === 'both')
     usageError(
       command,
@@ -372,11 +382,25 @@ export function registerRun(program: Command): void {
         'modules',
         'kernels',
         'cacheDir',
+        'peerKernel',
+        'peerSiw',
       ]),
     )
     .option(
       '--link',
-      'the wire scenarios across a link between two guests (RoCEv2 and iWARP frames captured and compared with the engine); --kernel sets the kernel of both',
+      'the wire scenarios across a link between two guests (RoCEv2 and iWARP frames captured and compared with the engine); --kernel and --siw set up guest A (the first requester)',
+    )
+    .addOption(
+      new Option(
+        '--peer-kernel <line|dir>',
+        "with --link: guest B's kernel line (its own rdma-core) or guest assets directory (default: --kernel's); a pair that differs runs both ways round in one boot",
+      ).argParser(kernelChoice),
+    )
+    .addOption(
+      new Option(
+        '--peer-siw <variant>',
+        "with --link: which siw guest B's siw0 runs on (default: --siw's)",
+      ).choices([...SIW_VARIANTS]),
     )
     .addOption(
       new Option(
@@ -395,7 +419,7 @@ export function registerRun(program: Command): void {
         "run on several kernel lines, one guest each ('all' or e.g. 6.1,7.3); with --report: <dir>/<line>/ per kernel plus comparison.md and comparison.json",
       )
         .argParser(parseKernelLines)
-        .conflicts(['kernel', 'link', 'json']),
+        .conflicts(['kernel', 'link', 'json', 'peerKernel', 'peerSiw']),
     )
     .addOption(cacheDirOption())
     .action(async (options: RunOptions, command: Command) => {
@@ -431,7 +455,10 @@ export function registerRun(program: Command): void {
         return;
       }
       if (options.link) {
-        process.exitCode = await runLink(scenarios, options);
+        process.exitCode = await runLink(scenarios, {
+          ...options,
+          siw: options.siw === 'rfc7306' ? 'rfc7306' : 'stock',
+        });
         return;
       }
       if (options.kernels !== undefined) {

@@ -51,6 +51,17 @@ export const LINK_ADDRESSES = {
   siw0: ['198.51.100.1', '198.51.100.2'],
 } as const;
 
+/** Which guest of the pair this is (0 = A, 1 = B), and its partner. */
+export interface PairPlace {
+  readonly me: 0 | 1;
+  readonly peer: 0 | 1;
+}
+
+/** A is the first requester, B the first responder (run.ts); either serves either role. */
+export function pairPlace(guest: 'A' | 'B'): PairPlace {
+  return guest === 'A' ? { me: 0, peer: 1 } : { me: 1, peer: 0 };
+}
+
 const IRD_ORD = 4;
 /**
  * The requester's local ACK timeout (IBTA 4.096 us x 2^18, about 1.07 s). The default 14
@@ -112,12 +123,12 @@ function receivesOf(scenario: Scenario): { at: number; length: number }[] {
 
 // ---------------------------------------------------------------- guest B: the responder
 
-/** Guest B: serves scenarios until guest A says `bye`. */
-export async function serveResponder(): Promise<void> {
+/** The responder (guest B, or A when the roles swap): serves scenarios until the requester says `bye`. */
+export async function serveResponder(place: PairPlace = pairPlace('B')): Promise<void> {
   const server = createServer();
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(CONTROL_PORT, LINK_ADDRESSES.rxe0[1], () => resolve());
+    server.listen(CONTROL_PORT, LINK_ADDRESSES.rxe0[place.me], () => resolve());
   });
   const socket = await new Promise<Socket>((resolve) => server.once('connection', resolve));
   server.close();
@@ -130,9 +141,9 @@ export async function serveResponder(): Promise<void> {
       if (message.type !== 'setup') throw new Error(`expected 'setup', got '${message.type}'`);
       const scenario = scenarioOf(message.id);
       if (scenario.device === 'rxe0') {
-        await respondRxe(scenario, message, socket, lines);
+        await respondRxe(scenario, message, socket, lines, place);
       } else {
-        await respondSiw(scenario, socket, lines);
+        await respondSiw(scenario, socket, lines, place);
       }
     }
   } finally {
@@ -194,6 +205,7 @@ async function respondRxe(
   setup: Extract<ControlMessage, { type: 'setup' }>,
   socket: Socket,
   lines: MessageLines,
+  place: PairPlace,
 ): Promise<void> {
   const context = openDevice('rxe0');
   try {
@@ -201,7 +213,7 @@ async function respondRxe(
     const cq = context.createCq({ cqe: 16 });
     const qp = pd.createQp({ sendCq: cq });
     const { mr, buffer } = targetMemory(scenario, pd);
-    const gid = context.findGid({ ipv4: LINK_ADDRESSES.rxe0[1] });
+    const gid = context.findGid({ ipv4: LINK_ADDRESSES.rxe0[place.me] });
     connectRcByHand(qp, {
       remote: {
         qpNum: setup.qpNum ?? 0,
@@ -230,12 +242,17 @@ async function respondRxe(
   }
 }
 
-async function respondSiw(scenario: Scenario, socket: Socket, lines: MessageLines): Promise<void> {
+async function respondSiw(
+  scenario: Scenario,
+  socket: Socket,
+  lines: MessageLines,
+  place: PairPlace,
+): Promise<void> {
   const channel = new EventChannel();
   let context: Context | undefined;
   try {
     const listener = channel.createId();
-    listener.bindAddr(LINK_ADDRESSES.siw0[1], 0);
+    listener.bindAddr(LINK_ADDRESSES.siw0[place.me], 0);
     listener.listen();
     context = listener.context();
     const pd = context.allocPd();
@@ -263,12 +280,12 @@ async function respondSiw(scenario: Scenario, socket: Socket, lines: MessageLine
 
 // ---------------------------------------------------------------- guest A: the requester
 
-async function connectControl(): Promise<Socket> {
+async function connectControl(place: PairPlace): Promise<Socket> {
   const deadline = Date.now() + CONTROL_CONNECT_MS;
   for (;;) {
     try {
       return await new Promise<Socket>((resolve, reject) => {
-        const socket = connectTcp(CONTROL_PORT, LINK_ADDRESSES.rxe0[1]);
+        const socket = connectTcp(CONTROL_PORT, LINK_ADDRESSES.rxe0[place.peer]);
         socket.once('connect', () => resolve(socket));
         socket.once('error', reject);
       });
@@ -279,9 +296,16 @@ async function connectControl(): Promise<Socket> {
   }
 }
 
-/** Guest A: runs `ids` against guest B and writes the observations to `outFile`. */
-export async function driveRequester(ids: readonly string[], outFile: string): Promise<void> {
-  const socket = await connectControl();
+/**
+ * The requester (guest A, or B when the roles swap): runs `ids` against its partner and
+ * writes the observations to `outFile`.
+ */
+export async function driveRequester(
+  ids: readonly string[],
+  outFile: string,
+  place: PairPlace = pairPlace('A'),
+): Promise<void> {
+  const socket = await connectControl(place);
   const lines = new MessageLines();
   socket.on('data', (chunk: Buffer) => lines.push(chunk));
   const observations: LinkObservation[] = [];
@@ -292,8 +316,8 @@ export async function driveRequester(ids: readonly string[], outFile: string): P
       try {
         observations.push(
           scenario.device === 'rxe0'
-            ? await requestRxe(scenario, socket, lines)
-            : await requestSiw(scenario, socket, lines),
+            ? await requestRxe(scenario, socket, lines, place)
+            : await requestSiw(scenario, socket, lines, place),
         );
       } catch (error) {
         // The control channel is out of step after a failure: stop here.
@@ -363,13 +387,14 @@ async function requestRxe(
   scenario: Scenario,
   socket: Socket,
   lines: MessageLines,
+  place: PairPlace,
 ): Promise<LinkObservation> {
   const context = openDevice('rxe0');
   try {
     const pd = context.allocPd();
     const cq = context.createCq({ cqe: 16 });
     const qp = pd.createQp({ sendCq: cq, extended: scenario.postPath === 'ex' });
-    const gid = context.findGid({ ipv4: LINK_ADDRESSES.rxe0[0] });
+    const gid = context.findGid({ ipv4: LINK_ADDRESSES.rxe0[place.me] });
     send(socket, {
       type: 'setup',
       id: scenario.id,
@@ -412,6 +437,7 @@ async function requestSiw(
   scenario: Scenario,
   socket: Socket,
   lines: MessageLines,
+  place: PairPlace,
 ): Promise<LinkObservation> {
   let channel: EventChannel | undefined;
   let context: Context | undefined;
@@ -420,7 +446,7 @@ async function requestSiw(
     const ready = await expect(lines, 'ready');
     channel = new EventChannel();
     const client = channel.createId();
-    await client.resolveAddr(LINK_ADDRESSES.siw0[1], ready.port ?? 0);
+    await client.resolveAddr(LINK_ADDRESSES.siw0[place.peer], ready.port ?? 0);
     await client.resolveRoute();
     context = client.context();
     const pd = context.allocPd();

@@ -1,9 +1,10 @@
 /**
  * The two-guest wire mode, host side: boots the guest pair (src/runtime/pair.ts) with
- * the requester in guest A and the responder in guest B, then compares what the engine
- * predicts (predict.ts) with what the guests observed and what crossed the link
- * (observed.ts), and judges each scenario like the one-guest suite (runner.ts `judge`,
- * known-behaviour.ts records).
+ * the requester in guest A and the responder in guest B (and, both ways round, then the
+ * roles swapped in the same boot: sides.ts), then compares what the engine predicts
+ * (predict.ts) with what the guests observed and what crossed the link (observed.ts), and
+ * judges each scenario like the one-guest suite (runner.ts `judge`, known-behaviour.ts
+ * records, each looked up with the environment of the side it belongs to).
  */
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -12,20 +13,34 @@ import { findGuestAssets } from '../../runtime/assets.js';
 import type { Accelerator } from '../../runtime/kvm.js';
 import { linkAddress, PAIR_LINKS, runGuestPair } from '../../runtime/pair.js';
 import { packageRoot } from '../../runtime/paths.js';
-import { environmentFor, type RunEnvironment } from '../environment.js';
+import type { RunEnvironment } from '../environment.js';
 import { judge, type ScenarioResult } from '../runner.js';
 import type { Scenario } from '../scenario.js';
 import { decodeLinkCapture, type LinkCapture, observedLinkOutcome } from './observed.js';
 import { expectedLinkOutcome } from './predict.js';
 import type { LinkObservation } from './protocol.js';
+import {
+  directedId,
+  type LinkDirection,
+  type LinkPair,
+  linkFiles,
+  linkSide,
+  PAIR_GUESTS,
+  type PairGuest,
+} from './sides.js';
 
 export interface LinkRunOptions {
   readonly scenarios: readonly Scenario[];
   readonly timeoutSeconds?: number;
+  /** Guest A's kernel (a line or an assets directory). */
   readonly kernelDir?: string;
   readonly accel?: Accelerator | 'auto';
-  /** Set in both guests (e.g. the kernel line's rdma-core: runtime/userspace.ts). */
+  /** Set in guest A (its line's rdma-core: runtime/userspace.ts; its siw variant). */
   readonly env?: Readonly<Record<string, string>>;
+  /** Guest B's own kernel and environment (a mixed pair); default: A's. */
+  readonly peer?: { readonly kernelDir?: string; readonly env?: Readonly<Record<string, string>> };
+  /** `both-ways`: B then requests the same scenarios from A, in the same boot. */
+  readonly direction?: LinkDirection;
   readonly onProgress?: (line: string) => void;
   /** The guests' own output (the scenario lines of guest A, errors of either). */
   readonly onGuestOutput?: (guest: 'A' | 'B', chunk: Buffer) => void;
@@ -34,11 +49,29 @@ export interface LinkRunOptions {
 
 export interface LinkRunResult {
   readonly results: ScenarioResult[];
+  /** Guest A's environment. */
   readonly environment: RunEnvironment;
+  /** Each guest's environment. */
+  readonly environments: Readonly<Record<PairGuest, RunEnvironment>>;
   /** Frames in each link capture (all scenarios), by device. */
   readonly frames: Readonly<Record<string, number>>;
-  /** What guest A recorded, per scenario (for tests and post-mortems). */
+  /** What the requesters recorded, per scenario (for tests and post-mortems). */
   readonly observations: readonly LinkObservation[];
+}
+
+/** Which guest requested, and both guests' environments (a pair run). */
+export interface LinkJudgeContext {
+  readonly environments: Readonly<Record<PairGuest, RunEnvironment>>;
+  readonly requester: PairGuest;
+}
+
+/**
+ * What the responder implements of RFC 7306: the patched siw both extensions, a stock siw
+ * neither (its siw_get_hdr knows RDMAP opcodes 0-7 only: known-behaviour.ts).
+ */
+function withResponderOf(scenario: Scenario, pair: LinkPair): Scenario {
+  if (scenario.device !== 'siw0' || pair.responder.provider !== 'siw') return scenario;
+  return { ...scenario, responderExtensions: { atomics: false, immediateData: false } };
 }
 
 /** Judges one scenario from its observation and the link captures. */
@@ -48,9 +81,26 @@ export function judgeLinkScenario(
   capture: LinkCapture | undefined,
   environment: RunEnvironment,
   seconds = 0,
+  context: LinkJudgeContext = { environments: { A: environment, B: environment }, requester: 'A' },
 ): ScenarioResult {
-  const engine = expectedLinkOutcome(scenario);
-  const base = { scenario, engine, findings: [], stale: [], differences: [], seconds };
+  const requester = context.requester;
+  const responder: PairGuest = requester === 'A' ? 'B' : 'A';
+  const pair: LinkPair = {
+    requester: linkSide(requester, context.environments[requester], scenario.device),
+    responder: linkSide(responder, context.environments[responder], scenario.device),
+  };
+  const engine = expectedLinkOutcome(withResponderOf(scenario, pair));
+  // The result carries the direction in its id (the report's rows, pcap and junit names).
+  const shown: Scenario =
+    requester === 'A'
+      ? scenario
+      : {
+          ...scenario,
+          id: directedId(scenario.id, requester),
+          name: directedId(scenario.name, requester),
+          title: `${scenario.title}, B requests from A`,
+        };
+  const base = { scenario: shown, engine, findings: [], stale: [], differences: [], seconds, pair };
   if (observation === undefined || observation.error !== undefined || capture === undefined)
     return {
       ...base,
@@ -61,15 +111,17 @@ export function judgeLinkScenario(
         (observation === undefined ? 'not run (an earlier scenario failed)' : 'no capture'),
     };
   const rxe = PAIR_LINKS.find((l) => l.device === 'rxe0') ?? PAIR_LINKS[0];
+  const at = (guest: PairGuest) => (guest === 'A' ? 0 : 1);
   const peers =
     rxe === undefined
       ? { requester: '', responder: '' }
-      : { requester: linkAddress(rxe, 0), responder: linkAddress(rxe, 1) };
+      : { requester: linkAddress(rxe, at(requester)), responder: linkAddress(rxe, at(responder)) };
   const kernel = observedLinkOutcome(scenario, observation, capture, peers);
   return {
     ...base,
     kernel,
-    ...judge(scenario, engine, kernel, environmentFor(environment, scenario.device)),
+    // Records are keyed by scenario id (without the direction) and by the side they belong to.
+    ...judge(scenario, engine, kernel, pair.requester, undefined, pair.responder),
   };
 }
 
@@ -78,40 +130,48 @@ export async function runLinkScenarios(options: LinkRunOptions): Promise<LinkRun
   const work = mkdtempSync(join(tmpdir(), 'rdma-interop-link-'));
   try {
     const share = join(work, 'share');
-    const observationsFile = join(share, 'link-observations.json');
-    const environmentFile = join(share, 'link-environment.json');
+    const files = linkFiles(share);
+    const direction = options.direction ?? 'one-way';
     const guestMain = join(packageRoot(), 'dist', 'interop', 'link', 'guest-main.js');
     const node = process.execPath;
+    const ids = options.scenarios.map((s) => s.id);
     const started = performance.now();
     await runGuestPair({
       assets: findGuestAssets(options.kernelDir),
       accel: options.accel ?? 'auto',
       commands: [
-        [
-          node,
-          guestMain,
-          'requester',
-          observationsFile,
-          environmentFile,
-          ...options.scenarios.map((s) => s.id),
-        ],
-        [node, guestMain, 'responder'],
+        [node, guestMain, 'A', share, direction, ...ids],
+        [node, guestMain, 'B', share, direction, ...ids],
       ],
       cwd: packageRoot(),
       timeoutSeconds: options.timeoutSeconds ?? 600,
       shareDir: share,
       captureDir: join(work, 'captures'),
       env: options.env ?? {},
+      ...(options.peer === undefined
+        ? {}
+        : {
+            peer: {
+              assets: findGuestAssets(options.peer.kernelDir ?? options.kernelDir),
+              env: options.peer.env ?? options.env ?? {},
+            },
+          }),
       ...(options.onProgress === undefined ? {} : { onProgress: options.onProgress }),
       onOutput: (guest, chunk) => options.onGuestOutput?.(guest === 0 ? 'A' : 'B', chunk),
       onErrorOutput: (guest, chunk) => options.onGuestOutput?.(guest === 0 ? 'A' : 'B', chunk),
       ...(options.signal === undefined ? {} : { signal: options.signal }),
     });
-    const seconds = (performance.now() - started) / 1000 / Math.max(1, options.scenarios.length);
-    const observations = existsSync(observationsFile)
-      ? (JSON.parse(readFileSync(observationsFile, 'utf8')) as LinkObservation[])
-      : [];
-    const environment = JSON.parse(readFileSync(environmentFile, 'utf8')) as RunEnvironment;
+    const requesters: readonly PairGuest[] = direction === 'both-ways' ? PAIR_GUESTS : ['A'];
+    const seconds =
+      (performance.now() - started) / 1000 / Math.max(1, ids.length * requesters.length);
+    const readJson = <T>(file: string, missing: T): T =>
+      existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as T) : missing;
+    const environments = {
+      A: readJson<RunEnvironment | undefined>(files.environment('A'), undefined),
+      B: readJson<RunEnvironment | undefined>(files.environment('B'), undefined),
+    };
+    if (environments.A === undefined) throw new Error('guest A wrote no environment');
+    const both = { A: environments.A, B: environments.B ?? environments.A };
     const captures = new Map<string, LinkCapture>();
     const frames: Record<string, number> = {};
     for (const link of PAIR_LINKS) {
@@ -121,16 +181,22 @@ export async function runLinkScenarios(options: LinkRunOptions): Promise<LinkRun
       captures.set(link.device, capture);
       frames[link.device] = capture.decoded.frameCount;
     }
-    const results = options.scenarios.map((scenario) =>
-      judgeLinkScenario(
-        scenario,
-        observations.find((o) => o.id === scenario.id),
-        captures.get(scenario.device),
-        environment,
-        seconds,
-      ),
-    );
-    return { results, environment, frames, observations };
+    const observations: LinkObservation[] = [];
+    const results = requesters.flatMap((requester) => {
+      const observed = readJson<LinkObservation[]>(files.observations(requester), []);
+      observations.push(...observed);
+      return options.scenarios.map((scenario) =>
+        judgeLinkScenario(
+          scenario,
+          observed.find((o) => o.id === scenario.id),
+          captures.get(scenario.device),
+          both[requester],
+          seconds,
+          { environments: both, requester },
+        ),
+      );
+    });
+    return { results, environment: both.A, environments: both, frames, observations };
   } finally {
     rmSync(work, { recursive: true, force: true });
   }

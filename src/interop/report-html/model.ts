@@ -37,6 +37,19 @@ export interface ScenarioEntry {
   readonly stale: readonly string[];
   readonly error?: string;
   readonly pcap?: string;
+  /** A link result: the sides it ran on (link/sides.ts `LinkPair`). */
+  readonly pair?: {
+    readonly requester: LinkSideEntry;
+    readonly responder: LinkSideEntry;
+  };
+}
+
+/** One side of a link result, as results.json holds it. */
+export interface LinkSideEntry {
+  readonly guest: 'A' | 'B';
+  readonly provider: string;
+  readonly kernel: string;
+  readonly rdmaCore: string;
 }
 
 export interface FindingEntry {

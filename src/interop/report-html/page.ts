@@ -7,6 +7,7 @@
  */
 import { html } from 'ghtml';
 import type { Comparison } from '../comparison/index.js';
+import { pairText } from '../link/sides.js';
 import { SCRIPT, STYLE } from './client.js';
 import { type DifferenceLookup, differenceClass, ladderSvg } from './ladder.js';
 import type { DifferenceEntry, FindingEntry, RunInput, ScenarioEntry } from './model.js';
@@ -227,7 +228,7 @@ function resultsHtml(runs: readonly RunInput[]): string {
         const shown = s.differences.filter(
           (d) => d.explainedBy !== 'consequence-of-refused-post',
         ).length;
-        return html`<details class="result" id="${anchorOf(run, s)}" !${dataAttributes(run, s)}><summary><span class="v v-${s.verdict}">${VERDICT_TEXT[s.verdict] ?? s.verdict}</span> <code>${s.id}</code> ${s.title} <span class="meta">${s.device} ${s.postApi}${runs.length > 1 ? ` · kernel ${run.line}` : ''} · ${s.seconds.toFixed(2)} s${shown > 0 ? ` · ${shown} difference${shown === 1 ? '' : 's'}` : ''}</span></summary><div class="body"></div><template>!${resultBody(run, s, findings)}</template></details>`;
+        return html`<details class="result" id="${anchorOf(run, s)}" !${dataAttributes(run, s)}><summary><span class="v v-${s.verdict}">${VERDICT_TEXT[s.verdict] ?? s.verdict}</span> <code>${s.id}</code> ${s.title} <span class="meta">${s.device} ${s.postApi}${s.pair === undefined ? '' : ` · ${pairText(s.pair)}`}${runs.length > 1 ? ` · kernel ${run.line}` : ''} · ${s.seconds.toFixed(2)} s${shown > 0 ? ` · ${shown} difference${shown === 1 ? '' : 's'}` : ''}</span></summary><div class="body"></div><template>!${resultBody(run, s, findings)}</template></details>`;
       });
     })
     .join('\n');

@@ -241,6 +241,33 @@ const ENTRIES: Readonly<Record<string, Entry>> = {
       expect(patched.length).toBeGreaterThan(0);
       expect(patched.length).toBeLessThan(stock.length);
       for (const id of patched) expect(stock).toContain(id);
+      // With --link it sets up guest A's siw0: the patched module and libsiw are looked for.
+      expectRuntimeStop(
+        await cli(['run', '--link', '--kernel', fakeAssets(), '--siw', 'rfc7306']),
+        'rdma-interop run',
+        /no patched siw for kernel fake-assets-\d+ /,
+      );
+    },
+  },
+  'rdma-interop run --peer-kernel': {
+    effect: async () => {
+      // Guest A's kernel is found; guest B's is looked for where --peer-kernel says.
+      const dir = emptyDir('peer');
+      expectRuntimeStop(
+        await cli(['run', '--link', '--kernel', fakeAssets(), '--peer-kernel', dir]),
+        'rdma-interop run',
+        new RegExp(`no guest kernel at ${dir}`),
+      );
+    },
+  },
+  'rdma-interop run --peer-siw': {
+    effect: async () => {
+      // Guest A on the stock siw needs nothing more; guest B's patched siw is looked for.
+      expectRuntimeStop(
+        await cli(['run', '--link', '--kernel', fakeAssets(), '--peer-siw', 'rfc7306']),
+        'rdma-interop run',
+        /no patched siw for kernel fake-assets-\d+ /,
+      );
     },
   },
   'rdma-interop run --timeout': {
@@ -640,6 +667,8 @@ const VALUES: Readonly<Record<string, ValueCheck>> = {
   'rdma-interop run --timeout': { bad: '0' },
   'rdma-interop run --kernel': { bad: '9.9' },
   'rdma-interop run --kernels': { bad: '6.1,9.9' },
+  'rdma-interop run --peer-kernel': { bad: '9.9' },
+  'rdma-interop run --peer-siw': { bad: 'patched' },
   'rdma-interop run --cache-dir': { free: 'a directory, created' },
   'rdma-interop decode --profile': { bad: 'rfc9999' },
   'rdma-interop decode --fields': { bad: 'frame.number,nope' },
@@ -685,8 +714,13 @@ const REFUSED: readonly (readonly [readonly string[], RegExp])[] = [
     ['run', '--link', '--kernels', '6.1'],
     /'--kernels <lines>' cannot be used with option '--link'/,
   ],
-  [['run', '--link', '--siw', 'rfc7306'], /--link runs on the stock siw only/],
-  [['run', '--link', '--siw', 'both'], /--link runs on the stock siw only/],
+  [['run', '--link', '--siw', 'both'], /--link boots each guest on one siw/],
+  [['run', '--peer-kernel', '7.3'], /--peer-kernel sets up the second guest of --link/],
+  [['run', '--peer-siw', 'stock'], /--peer-siw sets up the second guest of --link/],
+  [
+    ['run', '--kernels', '6.1', '--peer-kernel', '7.3'],
+    /'--kernels <lines>' cannot be used with option '--peer-kernel/,
+  ],
   [['run', '--link', '--runtime', 'host'], /--link boots two guests/],
   [['run', '--kernels', '6.1', '--kernel', '6.12'], /cannot be used with option '--kernel/],
   [['run', '--kernels', '6.1', '--json'], /cannot be used with option '--json'/],
@@ -704,6 +738,8 @@ const REFUSED: readonly (readonly [readonly string[], RegExp])[] = [
     '--kernel 6.1',
     '--kernels all',
     '--cache-dir c',
+    '--peer-kernel 7.3',
+    '--peer-siw stock',
   ].map(
     (option) =>
       [
