@@ -2,14 +2,18 @@
  * `rdma-interop run --link`: the wire scenarios across a real link between two guests
  * (src/interop/link/), captured host-side and compared packet by packet with the engine.
  */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import picomatch from 'picomatch';
-import { runLinkScenarios } from '../../interop/link/run.js';
+import { FAULT_LINK_SCENARIOS } from '../../interop/link/fault-scenarios.js';
+import { type LinkFaultReport, runLinkScenarios } from '../../interop/link/run.js';
 import { LINK_SCENARIOS } from '../../interop/link/scenarios.js';
 import { renderFindings, renderReport, summaryLine } from '../../interop/report.js';
 import { resultsDocument, writeReport } from '../../interop/report-files.js';
 import { passed } from '../../interop/runner.js';
 import type { DeviceName, Scenario } from '../../interop/scenario.js';
 import { findGuestAssets, selectKernel } from '../../runtime/assets.js';
+import { type FaultSpec, formatFaults } from '../../runtime/faults/spec.js';
 import { abortOnSignals, DEFAULT_KERNEL_LINE, GuestRuntimeError } from '../../runtime/index.js';
 import { findKernelLine } from '../../runtime/kernel-lines.js';
 import { rdmaCoreEnv } from '../../runtime/userspace.js';
@@ -24,6 +28,8 @@ export interface LinkCliOptions {
   /** Both guests' kernel line or assets directory (default 6.1). */
   readonly kernel?: string;
   readonly json?: boolean;
+  /** The fault relay between the guests (`--faults`). */
+  readonly faults?: FaultSpec;
 }
 
 /**
@@ -47,12 +53,21 @@ function linkKernel(kernel: string | undefined): {
   };
 }
 
-/** The link scenarios the filters select. */
+/**
+ * The link scenarios the filters select: the faulty-wire ones (fault-scenarios.ts) with
+ * `--faults`, the wire ones without; a `--scenario` pattern chooses from both.
+ */
 export function selectLinkScenarios(
-  options: Pick<LinkCliOptions, 'device' | 'scenario'>,
+  options: Pick<LinkCliOptions, 'device' | 'scenario' | 'faults'>,
 ): Scenario[] {
   const match = options.scenario === undefined ? () => true : picomatch(options.scenario);
-  return LINK_SCENARIOS.filter(
+  const table =
+    options.scenario !== undefined
+      ? [...LINK_SCENARIOS, ...FAULT_LINK_SCENARIOS]
+      : options.faults !== undefined
+        ? FAULT_LINK_SCENARIOS
+        : LINK_SCENARIOS;
+  return table.filter(
     (s) => (options.device === undefined || options.device.includes(s.device)) && match(s.id),
   );
 }
@@ -73,6 +88,7 @@ export async function runLink(
       kernelDir: kernel.kernelDir,
       env: kernel.env,
       timeoutSeconds: options.timeout,
+      ...(options.faults === undefined ? {} : { faults: options.faults }),
       signal: interrupt.signal,
       onProgress: (line) => process.stderr.write(`[link] ${line}\n`),
       onGuestOutput: (guest, chunk) => {
@@ -97,8 +113,12 @@ export async function runLink(
       if (findings !== '')
         process.stdout.write(`\nKnown provider behaviour seen in this run:\n${findings}\n`);
     }
-    if (options.report !== undefined)
+    if (options.report !== undefined) {
       writeReport(options.report, results, [], run.environment, strict);
+      if (run.faults !== undefined) writeFaultReport(options.report, run.faults, run.captures);
+    }
+    if (run.faults !== undefined)
+      (options.json === true ? process.stderr : process.stdout).write(faultSummary(run.faults));
     const frames = Object.entries(run.frames)
       .map(([device, n]) => `${n} frames on ${device}'s link`)
       .join(', ');
@@ -115,4 +135,37 @@ export async function runLink(
   } finally {
     interrupt.dispose();
   }
+}
+
+/** `<report>/faults.json` and both sides' link captures (`captures/<device>.{a,b}.pcap`). */
+function writeFaultReport(
+  dir: string,
+  faults: LinkFaultReport,
+  captures: Readonly<Record<string, Uint8Array>>,
+): void {
+  writeFileSync(
+    join(dir, 'faults.json'),
+    `${JSON.stringify({ faults: formatFaults(faults.spec), ...faults }, null, 2)}\n`,
+  );
+  mkdirSync(join(dir, 'captures'), { recursive: true });
+  for (const [name, bytes] of Object.entries(captures))
+    writeFileSync(join(dir, 'captures', name), bytes);
+}
+
+/** The relay's counts per link and the repeats per scenario, as lines. */
+export function faultSummary(faults: LinkFaultReport): string {
+  const lines = [`faults: ${formatFaults(faults.spec)}`];
+  for (const [device, counts] of Object.entries(faults.links))
+    for (const [direction, c] of [
+      ['A->B', counts.aToB],
+      ['B->A', counts.bToA],
+    ] as const)
+      lines.push(
+        `  ${device} ${direction}: ${c.frames} frames, ${c.dropped} dropped, ${c.duplicated} duplicated, ${c.reordered} reordered, ${c.corrupted} bit-flipped, ${c.corruptedPayload} payload-corrupted`,
+      );
+  for (const s of faults.scenarios)
+    lines.push(
+      `  ${s.id}: ${s.sideA.repeatedRequests} retransmitted requests (A's side); at B: ${s.sideB.duplicateAtomics} duplicate atomics, ${s.sideB.answeredFromSavedResult} answered from the saved result, ${s.sideB.answeredDifferently} answered differently`,
+    );
+  return `${lines.join('\n')}\n`;
 }

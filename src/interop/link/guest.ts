@@ -17,7 +17,7 @@ import type { Pd } from '../../verbs/pd.js';
 import type { Qp } from '../../verbs/qp.js';
 import { DeviceSide, requesterMemory } from '../kernel/device-side.js';
 import { traitsOf } from '../operations.js';
-import { runProgram } from '../program.js';
+import { type HammerObservation, runProgram } from '../program.js';
 import {
   GUARD,
   initialBuffer,
@@ -28,6 +28,7 @@ import {
   workRequestsOf,
   wrIdOf,
 } from '../scenario.js';
+import { hammerCqe, hammerStepOf, linkHammer } from './hammer.js';
 import {
   CONTROL_PORT,
   type ControlMessage,
@@ -57,6 +58,23 @@ const IRD_ORD = 4;
  * measured up to 57 ms), so rxe retransmitted requests the responder had already answered.
  */
 const ACK_TIMEOUT = 18;
+/**
+ * A hammer program's ACK timeout (IBTA 4.096 us x 2^16, about 268 ms): still four times
+ * the slowest round trip measured, short enough that the losses of a faulty wire (each
+ * costs one timeout) keep 1000 FetchAdds within a minute. A premature retry is only one
+ * more duplicate, which the responder must answer from its saved result anyway.
+ */
+const HAMMER_ACK_TIMEOUT = 16;
+
+/** The first PSN of the `i`-th further QP of a hammer program (0 = the scenario's own). */
+function hammerPsn(first: number, i: number): number {
+  return (first + 0x1000 * i) & 0xffffff;
+}
+
+/** How many QPs beyond the scenario's own its hammer step needs. */
+function extraQpsOf(scenario: Scenario): number {
+  return Math.max(0, (hammerStepOf(scenario)?.qps ?? 1) - 1);
+}
 const COMPLETION_TIMEOUT_MS = 10_000;
 const MESSAGE_TIMEOUT_MS = 60_000;
 /** How long guest A keeps trying to reach guest B's control port (B may boot later). */
@@ -222,6 +240,22 @@ async function respondRxe(
     const qp = teardown.add(device.pd.createQp({ sendCq: cq }), (q) => q.close());
     const { mr, buffer } = targetMemory(scenario, device.pd, teardown);
     const gid = device.context.findGid({ ipv4: LINK_ADDRESSES.rxe0[1] });
+    const extras = (setup.extraQpNums ?? []).map((qpNum, i) => {
+      const extra = teardown.add(device.pd.createQp({ sendCq: cq }), (q) => q.close());
+      connectRcByHand(extra, {
+        remote: {
+          qpNum,
+          psn: hammerPsn(setup.psn ?? 0, i + 1),
+          gid: Buffer.from(setup.gid ?? '', 'hex'),
+        },
+        localPsn: hammerPsn(LINK_RESPONDER_PSN, i + 1),
+        sgidIndex: gid.index,
+        maxRdAtomic: IRD_ORD,
+        maxDestRdAtomic: IRD_ORD,
+        minRnrTimer: LINK_MIN_RNR_TIMER,
+      });
+      return extra;
+    });
     connectRcByHand(qp, {
       remote: {
         qpNum: setup.qpNum ?? 0,
@@ -243,6 +277,7 @@ async function respondRxe(
       gid: gid.gid.toString('hex'),
       addr: mr.addr.toString(),
       rkey: mr.rkey,
+      ...(extras.length === 0 ? {} : { extraQpNums: extras.map((q) => q.qpNum) }),
     });
     await finish(scenario, socket, lines, cq, receives, buffer);
   } finally {
@@ -356,6 +391,8 @@ interface RequesterEnd {
   readonly qp: Qp;
   readonly cq: Cq;
   readonly pd: Pd;
+  /** A hammer program's further QPs (on the same CQ). */
+  readonly extras?: readonly Qp[];
 }
 
 /** Guest A's half of the program: the device side with the responder in guest B. */
@@ -364,21 +401,45 @@ async function runRequests(
   end: RequesterEnd,
   ready: ReadyMessage,
   teardown: Teardown,
-): Promise<Pick<LinkObservation, 'local' | 'post' | 'badWr' | 'requester'>> {
+): Promise<Pick<LinkObservation, 'local' | 'post' | 'badWr' | 'requester' | 'hammer'>> {
   const local = requesterMemory(
     scenario,
     (length, access) => teardown.add(end.pd.allocMr(length, access), (m) => m.close()),
     ['LOCAL_WRITE'],
   );
+  const remote = { addr: BigInt(ready.addr), rkey: ready.rkey };
+  let hammered: HammerObservation | undefined;
   const side = new DeviceSide({
     scenario,
     requester: { qp: end.qp, cq: end.cq },
     local,
-    remote: { addr: BigInt(ready.addr), rkey: ready.rkey },
+    remote,
+    hammer: async (step) => {
+      hammered = await linkHammer(
+        scenario,
+        step,
+        [end.qp, ...(end.extras ?? [])],
+        end.cq,
+        (length) => teardown.add(end.pd.allocMr(length, ['LOCAL_WRITE']), (m) => m.close()),
+        remote,
+      );
+      return hammered;
+    },
   });
   await runProgram(scenario, side);
   const [post] = side.posts;
+  const hammer = hammered as HammerObservation | undefined;
   return {
+    ...(hammer === undefined
+      ? {}
+      : {
+          hammer: {
+            post: hammer.post,
+            succeeded: hammer.succeeded,
+            fetched: hammer.fetched.map(String),
+            before: hammer.before.toString(),
+          },
+        }),
     local: { addr: local.addr.toString(), lkey: local.lkey },
     post: post?.result ?? 'ok',
     ...(post?.badWr === undefined ? {} : { badWr: post.badWr }),
@@ -394,11 +455,15 @@ async function requestRxe(
 ): Promise<LinkObservation> {
   const teardown = new Teardown();
   try {
-    const cq = teardown.add(device.context.createCq({ cqe: 16 }), (c) => c.close());
-    const qp = teardown.add(
-      device.pd.createQp({ sendCq: cq, extended: scenario.postPath === 'ex' }),
-      (q) => q.close(),
-    );
+    const hammer = hammerStepOf(scenario);
+    const cqe = hammer === undefined ? 16 : hammerCqe(hammer.qps);
+    const cq = teardown.add(device.context.createCq({ cqe }), (c) => c.close());
+    const createQp = () =>
+      teardown.add(device.pd.createQp({ sendCq: cq, extended: scenario.postPath === 'ex' }), (q) =>
+        q.close(),
+      );
+    const qp = createQp();
+    const extras = Array.from({ length: extraQpsOf(scenario) }, createQp);
     const gid = device.context.findGid({ ipv4: LINK_ADDRESSES.rxe0[0] });
     send(socket, {
       type: 'setup',
@@ -406,8 +471,25 @@ async function requestRxe(
       qpNum: qp.qpNum,
       psn: LINK_REQUESTER_PSN,
       gid: gid.gid.toString('hex'),
+      ...(extras.length === 0 ? {} : { extraQpNums: extras.map((q) => q.qpNum) }),
     });
     const ready = await expect(lines, 'ready');
+    const timeout = hammer === undefined ? ACK_TIMEOUT : HAMMER_ACK_TIMEOUT;
+    extras.forEach((extra, i) => {
+      connectRcByHand(extra, {
+        remote: {
+          qpNum: ready.extraQpNums?.[i] ?? 0,
+          psn: hammerPsn(ready.psn ?? 0, i + 1),
+          gid: Buffer.from(ready.gid ?? '', 'hex'),
+        },
+        localPsn: hammerPsn(LINK_REQUESTER_PSN, i + 1),
+        sgidIndex: gid.index,
+        maxRdAtomic: IRD_ORD,
+        maxDestRdAtomic: IRD_ORD,
+        timeout,
+        rnrRetry: scenario.rnrRetry ?? 7,
+      });
+    });
     connectRcByHand(qp, {
       remote: {
         qpNum: ready.qpNum ?? 0,
@@ -418,16 +500,29 @@ async function requestRxe(
       sgidIndex: gid.index,
       maxRdAtomic: IRD_ORD,
       maxDestRdAtomic: IRD_ORD,
-      timeout: ACK_TIMEOUT,
+      timeout,
       rnrRetry: scenario.rnrRetry ?? 7,
     });
-    const observed = await runRequests(scenario, { qp, cq, pd: device.pd }, ready, teardown);
+    const observed = await runRequests(
+      scenario,
+      { qp, cq, pd: device.pd, extras },
+      ready,
+      teardown,
+    );
     send(socket, { type: 'done', id: scenario.id, consumed: consumedBy(scenario, observed) });
     const finished = await expect(lines, 'finished');
     return {
       id: scenario.id,
       requesterQpn: qp.qpNum,
       responderQpn: ready.qpNum ?? 0,
+      ...(extras.length === 0
+        ? {}
+        : {
+            extraQpns: extras.map((q, i): [number, number] => [
+              q.qpNum,
+              ready.extraQpNums?.[i] ?? 0,
+            ]),
+          }),
       remote: { addr: ready.addr, rkey: ready.rkey },
       ...observed,
       responder: finished.completions,

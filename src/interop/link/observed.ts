@@ -9,6 +9,7 @@ import { decodeFrame } from '../../codec/net/frame.js';
 import { decodeCapture } from '../../codec/pcap/capture.js';
 import { encodePcap } from '../../codec/pcap/pcap.js';
 import { formatValue } from '../compare-format.js';
+import { hammerFields } from '../observe.js';
 import {
   DEVICES,
   type Outcome,
@@ -19,8 +20,10 @@ import {
   wrName,
 } from '../scenario.js';
 import { type WireRegion, wireLine } from '../wire.js';
+import { hammerStepOf } from './hammer.js';
 import type { LinkObservation } from './protocol.js';
 import { type RocePacketView, roceFields, roceWireFields } from './roce-fields.js';
+import { wireRepeats } from './wire-repeats.js';
 
 /** The guests' addresses on the RoCE link (A, B): requests come from A. */
 export interface LinkPeers {
@@ -44,6 +47,19 @@ function verbsFields(scenario: Scenario, observation: LinkObservation): Record<s
     if (wc.fetched !== undefined)
       fields[`requester.wc${n}.fetched`] = formatValue(BigInt(wc.fetched));
   }
+  const step = hammerStepOf(scenario);
+  if (step !== undefined && observation.hammer !== undefined)
+    Object.assign(
+      fields,
+      hammerFields(
+        1,
+        observation.hammer.post,
+        observation.hammer.succeeded,
+        observation.hammer.fetched.map((v) => BigInt(v)),
+        BigInt(observation.hammer.before),
+        step.add,
+      ),
+    );
   if (observation.memory !== '') {
     const memory = new Uint8Array(Buffer.from(observation.memory, 'hex'));
     for (const offset of watchedOffsets(scenario))
@@ -184,6 +200,7 @@ export function observedLinkOutcome(
   capture: LinkCapture,
   peers: LinkPeers,
 ): Outcome {
+  if (!scenario.captureWire) return faultyWireOutcome(scenario, observation, capture, peers);
   const wire: { fields: Record<string, string>; pcap: Uint8Array; note?: string } =
     DEVICES[scenario.device].transport === 'roce'
       ? roceOutcome(observation, capture, peers)
@@ -192,5 +209,37 @@ export function observedLinkOutcome(
     fields: { ...verbsFields(scenario, observation), ...wire.fields },
     pcap: wire.pcap,
     ...(wire.note === undefined ? {} : { note: wire.note }),
+  };
+}
+
+/** Every QP pair of the scenario: [requester QPN, responder QPN]. */
+export function qpPairsOf(observation: LinkObservation): [number, number][] {
+  return [
+    [observation.requesterQpn ?? -1, observation.responderQpn ?? -1],
+    ...(observation.extraQpns ?? []).map(([r, s]): [number, number] => [r, s]),
+  ];
+}
+
+/**
+ * A faulty-wire scenario (fault-scenarios.ts): the verbs fields only, the scenario's
+ * frames of every QP as its pcap, and what was repeated as the note.
+ */
+function faultyWireOutcome(
+  scenario: Scenario,
+  observation: LinkObservation,
+  capture: LinkCapture,
+  peers: LinkPeers,
+): Outcome {
+  const qps = qpPairsOf(observation);
+  const mine = new Set(qps.flat());
+  const frames = new Set<number>();
+  for (const item of capture.decoded.items)
+    if (item.kind === 'roce' && item.packet.ok && mine.has(item.packet.value.bth.destinationQp))
+      frames.add(item.frameIndex);
+  const repeats = wireRepeats(capture, qps, peers);
+  return {
+    fields: verbsFields(scenario, observation),
+    pcap: cutPcap(capture.bytes, (i) => frames.has(i)),
+    note: `${repeats.repeatedRequests} of ${repeats.requests} requests and ${repeats.repeatedResponses} of ${repeats.responses} responses repeated on guest A's side`,
   };
 }
