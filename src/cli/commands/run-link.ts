@@ -5,7 +5,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import picomatch from 'picomatch';
-import { FAULT_LINK_SCENARIOS } from '../../interop/link/fault-scenarios.js';
+import { FAULT_LINK_SCENARIOS, lostWireOf } from '../../interop/link/fault-scenarios.js';
 import { type LinkFaultReport, runLinkScenarios } from '../../interop/link/run.js';
 import { LINK_SCENARIOS } from '../../interop/link/scenarios.js';
 import { renderFindings, renderReport, summaryLine } from '../../interop/report.js';
@@ -55,17 +55,20 @@ function linkKernel(kernel: string | undefined): {
 
 /**
  * The link scenarios the filters select: the faulty-wire ones (fault-scenarios.ts) with
- * `--faults`, the wire ones without; a `--scenario` pattern chooses from both.
+ * `--faults` (the lost-wire ones with `drop=1`), the wire ones without; a `--scenario`
+ * pattern chooses from both.
  */
 export function selectLinkScenarios(
   options: Pick<LinkCliOptions, 'device' | 'scenario' | 'faults'>,
 ): Scenario[] {
   const match = options.scenario === undefined ? () => true : picomatch(options.scenario);
+  // Without a pattern, `drop=1` selects the lost-wire scenarios and any other faults the rest.
+  const lostWire = options.faults?.drop === 1;
   const table =
     options.scenario !== undefined
       ? [...LINK_SCENARIOS, ...FAULT_LINK_SCENARIOS]
       : options.faults !== undefined
-        ? FAULT_LINK_SCENARIOS
+        ? FAULT_LINK_SCENARIOS.filter((s) => (lostWireOf(s) !== undefined) === lostWire)
         : LINK_SCENARIOS;
   return table.filter(
     (s) => (options.device === undefined || options.device.includes(s.device)) && match(s.id),

@@ -28,6 +28,7 @@ import {
   workRequestsOf,
   wrIdOf,
 } from '../scenario.js';
+import { lostWireOf } from './fault-scenarios.js';
 import { hammerCqe, hammerStepOf, linkHammer } from './hammer.js';
 import {
   CONTROL_PORT,
@@ -80,8 +81,9 @@ const MESSAGE_TIMEOUT_MS = 60_000;
 /** How long guest A keeps trying to reach guest B's control port (B may boot later). */
 const CONTROL_CONNECT_MS = 180_000;
 
-function completionOf(wc: WorkCompletion, fetched?: bigint): LinkCompletion {
+function completionOf(wc: WorkCompletion, fetched?: bigint, elapsedMs?: number): LinkCompletion {
   return {
+    ...(elapsedMs === undefined ? {} : { elapsedMs: Math.round(elapsedMs) }),
     wrId: wc.wrId.toString(),
     status: wc.status,
     ...(wc.ok && wc.opcode !== undefined ? { opcode: wc.opcode } : {}),
@@ -443,7 +445,9 @@ async function runRequests(
     local: { addr: local.addr.toString(), lkey: local.lkey },
     post: post?.result ?? 'ok',
     ...(post?.badWr === undefined ? {} : { badWr: post.badWr }),
-    requester: side.polled.requester.map(({ wc, fetched }) => completionOf(wc, fetched)),
+    requester: side.polled.requester.map(({ wc, fetched, elapsedMs }) =>
+      completionOf(wc, fetched, elapsedMs),
+    ),
   };
 }
 
@@ -474,7 +478,8 @@ async function requestRxe(
       ...(extras.length === 0 ? {} : { extraQpNums: extras.map((q) => q.qpNum) }),
     });
     const ready = await expect(lines, 'ready');
-    const timeout = hammer === undefined ? ACK_TIMEOUT : HAMMER_ACK_TIMEOUT;
+    const lost = lostWireOf(scenario);
+    const timeout = lost?.timeout ?? (hammer === undefined ? ACK_TIMEOUT : HAMMER_ACK_TIMEOUT);
     extras.forEach((extra, i) => {
       connectRcByHand(extra, {
         remote: {
@@ -501,6 +506,7 @@ async function requestRxe(
       maxRdAtomic: IRD_ORD,
       maxDestRdAtomic: IRD_ORD,
       timeout,
+      ...(lost === undefined ? {} : { retryCnt: lost.retryCnt }),
       rnrRetry: scenario.rnrRetry ?? 7,
     });
     const observed = await runRequests(

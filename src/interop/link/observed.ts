@@ -10,6 +10,7 @@ import { decodeCapture } from '../../codec/pcap/capture.js';
 import { encodePcap } from '../../codec/pcap/pcap.js';
 import { formatValue } from '../compare-format.js';
 import { hammerFields } from '../observe.js';
+import { transportTimeoutMs } from '../rnr-timing.js';
 import {
   DEVICES,
   type Outcome,
@@ -20,6 +21,7 @@ import {
   wrName,
 } from '../scenario.js';
 import { type WireRegion, wireLine } from '../wire.js';
+import { lostWireOf, retryExhaustionMs, retryTimeClass } from './fault-scenarios.js';
 import { hammerStepOf } from './hammer.js';
 import type { LinkObservation } from './protocol.js';
 import { type RocePacketView, roceFields, roceWireFields } from './roce-fields.js';
@@ -32,7 +34,10 @@ export interface LinkPeers {
 }
 
 function verbsFields(scenario: Scenario, observation: LinkObservation): Record<string, string> {
-  const fields: Record<string, string> = { post1: observation.post };
+  // A program without a post (a hammer step only) has no post1, as the engine says.
+  const fields: Record<string, string> = {
+    post1: workRequestsOf(scenario).length === 0 ? '—' : observation.post,
+  };
   if (observation.badWr !== undefined) fields['post1.bad_wr'] = `wr${observation.badWr + 1}`;
   const operations = workRequestsOf(scenario);
   const waited = operations.length;
@@ -46,6 +51,9 @@ function verbsFields(scenario: Scenario, observation: LinkObservation): Record<s
     fields[`requester.wc${n}.status`] = wc.status;
     if (wc.fetched !== undefined)
       fields[`requester.wc${n}.fetched`] = formatValue(BigInt(wc.fetched));
+    const lost = lostWireOf(scenario);
+    if (lost !== undefined && wc.elapsedMs !== undefined)
+      fields[`requester.wc${n}.after`] = retryTimeClass(lost, wc.elapsedMs);
   }
   const step = hammerStepOf(scenario);
   if (step !== undefined && observation.hammer !== undefined)
@@ -240,6 +248,14 @@ function faultyWireOutcome(
   return {
     fields: verbsFields(scenario, observation),
     pcap: cutPcap(capture.bytes, (i) => frames.has(i)),
-    note: `${repeats.repeatedRequests} of ${repeats.requests} requests and ${repeats.repeatedResponses} of ${repeats.responses} responses repeated on guest A's side`,
+    note: `${repeats.repeatedRequests} of ${repeats.requests} requests and ${repeats.repeatedResponses} of ${repeats.responses} responses repeated on guest A's side${lostNote(scenario, observation)}`,
   };
+}
+
+/** A lost-wire scenario: when its completion came and when the prediction had it due. */
+function lostNote(scenario: Scenario, observation: LinkObservation): string {
+  const lost = lostWireOf(scenario);
+  const elapsed = observation.requester[0]?.elapsedMs;
+  if (lost === undefined || elapsed === undefined) return '';
+  return `; completed after ${elapsed} ms, due after ${Math.round(retryExhaustionMs(lost))} ms ((1 + ${lost.retryCnt}) x ${transportTimeoutMs(lost.timeout).toFixed(1)} ms)`;
 }

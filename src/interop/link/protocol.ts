@@ -51,6 +51,8 @@ export interface LinkCompletion {
   readonly imm?: number;
   /** Atomics and Reads: the 8 bytes that came back into the local slot (decimal). */
   readonly fetched?: string;
+  /** The requester's completions: milliseconds from the last post. */
+  readonly elapsedMs?: number;
 }
 
 export interface FinishedMessage {

@@ -4,9 +4,11 @@
  * it fires or not, so that a seed gives the same faults for the same frame sequence:
  * drop; bit flip; TCP payload change; duplicate; hold back for reordering; delay + jitter.
  * Delay and jitter keep the order (a frame never leaves before the one sent ahead of it):
- * reordering is the hold-back's alone, so its count is exact.
+ * reordering is the hold-back's alone, so its count is exact. Segments of the spared TCP
+ * ports (the guests' control channel: the harness, not the system under test) pass
+ * untouched and undelayed, so that even `drop=1` leaves the scenarios able to report.
  */
-import { corruptTcpPayload, flipBit } from './corrupt.js';
+import { corruptTcpPayload, flipBit, tcpSegmentOf } from './corrupt.js';
 import type { Prng } from './prng.js';
 import type { FaultSpec } from './spec.js';
 
@@ -14,6 +16,8 @@ import type { FaultSpec } from './spec.js';
 export interface FaultCounts {
   /** Frames that reached the relay. */
   frames: number;
+  /** Of those, the control channel's segments, passed untouched. */
+  spared: number;
   /** Frames (copies included) the relay sent on. */
   forwarded: number;
   dropped: number;
@@ -29,6 +33,7 @@ export interface FaultCounts {
 export function zeroCounts(): FaultCounts {
   return {
     frames: 0,
+    spared: 0,
     forwarded: 0,
     dropped: 0,
     duplicated: 0,
@@ -68,16 +73,22 @@ export class FaultPipeline {
     if (this.#closed) return;
     const spec = this.spec;
     this.counts.frames += 1;
+    const segment = this.spareTcpPorts.length === 0 ? undefined : tcpSegmentOf(frame);
+    if (
+      segment !== undefined &&
+      (this.spareTcpPorts.includes(segment.srcPort) || this.spareTcpPorts.includes(segment.dstPort))
+    ) {
+      this.counts.spared += 1;
+      this.#send(Uint8Array.from(frame));
+      return;
+    }
     if (this.prng.chance(spec.drop)) {
       this.counts.dropped += 1;
       return;
     }
     const copy = Uint8Array.from(frame);
     if (this.prng.chance(spec.corrupt) && flipBit(copy, this.prng)) this.counts.corrupted += 1;
-    if (
-      this.prng.chance(spec.corruptPayload) &&
-      corruptTcpPayload(copy, this.prng, this.spareTcpPorts)
-    )
+    if (this.prng.chance(spec.corruptPayload) && corruptTcpPayload(copy, this.prng))
       this.counts.corruptedPayload += 1;
     const twice = this.prng.chance(spec.dup);
     if (twice) this.counts.duplicated += 1;

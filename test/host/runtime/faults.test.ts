@@ -186,6 +186,19 @@ describe('the fault pipeline (one direction)', () => {
     pipeline.close();
   });
 
+  it('spares the control channel: drop=1 loses everything else, its segments pass untouched', () => {
+    const out: Uint8Array[] = [];
+    const spec = { ...NO_FAULTS, drop: 1, corrupt: 1 };
+    const pipeline = new FaultPipeline(spec, new Prng(2), (f) => out.push(f), [18515]);
+    const control = tcpFrame([40_001, 18515], Uint8Array.of(0x7b, 0x7d, 0x0a));
+    const mpa = tcpFrame([40_001, 50_002], Uint8Array.of(1, 2, 3));
+    pipeline.push(control);
+    pipeline.push(mpa);
+    pipeline.push(frameOf(1));
+    expect(out).toEqual([control]);
+    expect(pipeline.counts).toMatchObject({ frames: 3, spared: 1, dropped: 2, forwarded: 1 });
+  });
+
   it('sends nothing after close (held and delayed frames are discarded)', async () => {
     const out: number[] = [];
     const pipeline = new FaultPipeline({ ...NO_FAULTS, delayMs: 20 }, new Prng(1), (f) =>
