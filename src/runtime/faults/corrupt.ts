@@ -13,6 +13,7 @@ import type { Prng } from './prng.js';
 
 const ETH_HEADER = 14;
 const ETHERTYPE_IPV4 = 0x0800;
+const ETHERTYPE_ARP = 0x0806;
 const PROTO_TCP = 6;
 
 interface Ipv4 {
@@ -33,6 +34,13 @@ function ipv4Of(frame: Uint8Array): Ipv4 | undefined {
   const end = ip + total;
   if (ihl < 20 || end > frame.length || ip + ihl >= end) return undefined;
   return { ip, l4: ip + ihl, end, protocol: frame[ip + 9] ?? 0 };
+}
+
+/** True for an ARP frame (RFC 826), which the relay never touches. */
+export function isArp(frame: Uint8Array): boolean {
+  return (
+    frame.length >= ETH_HEADER && (((frame[12] ?? 0) << 8) | (frame[13] ?? 0)) === ETHERTYPE_ARP
+  );
 }
 
 /** Flips one random bit of the frame's IPv4 payload; false (frame untouched) for other frames. */

@@ -4,11 +4,12 @@
  * it fires or not, so that a seed gives the same faults for the same frame sequence:
  * drop; bit flip; TCP payload change; duplicate; hold back for reordering; delay + jitter.
  * Delay and jitter keep the order (a frame never leaves before the one sent ahead of it):
- * reordering is the hold-back's alone, so its count is exact. Segments of the spared TCP
- * ports (the guests' control channel: the harness, not the system under test) pass
- * untouched and undelayed, so that even `drop=1` leaves the scenarios able to report.
+ * reordering is the hold-back's alone, so its count is exact. ARP and the segments of the
+ * spared TCP ports (the guests' control channel) are the harness, not the system under
+ * test: they pass untouched and undelayed, so that even `drop=1` leaves the guests able to
+ * find each other's MAC address and to report.
  */
-import { corruptTcpPayload, flipBit, tcpSegmentOf } from './corrupt.js';
+import { corruptTcpPayload, flipBit, isArp, tcpSegmentOf } from './corrupt.js';
 import type { Prng } from './prng.js';
 import type { FaultSpec } from './spec.js';
 
@@ -16,7 +17,7 @@ import type { FaultSpec } from './spec.js';
 export interface FaultCounts {
   /** Frames that reached the relay. */
   frames: number;
-  /** Of those, the control channel's segments, passed untouched. */
+  /** Of those, ARP and the control channel's segments, passed untouched. */
   spared: number;
   /** Frames (copies included) the relay sent on. */
   forwarded: number;
@@ -75,8 +76,10 @@ export class FaultPipeline {
     this.counts.frames += 1;
     const segment = this.spareTcpPorts.length === 0 ? undefined : tcpSegmentOf(frame);
     if (
-      segment !== undefined &&
-      (this.spareTcpPorts.includes(segment.srcPort) || this.spareTcpPorts.includes(segment.dstPort))
+      isArp(frame) ||
+      (segment !== undefined &&
+        (this.spareTcpPorts.includes(segment.srcPort) ||
+          this.spareTcpPorts.includes(segment.dstPort)))
     ) {
       this.counts.spared += 1;
       this.#send(Uint8Array.from(frame));

@@ -9,7 +9,7 @@ import type { LinkFaultReport } from '../../../src/interop/link/run.js';
 // it: two guest pairs one after the other, each behind the seeded fault relay.
 // - drop 2 %, duplicate 1 %: 1000 FetchAdd(+1) from one QP and 4 x 250 from 4 QPs on
 //   rxe stay exactly-once (every fetched value distinct, the final word exact);
-// - drop everything (the control channel is spared): RETRY_EXC_ERR after the QP's
+// - drop everything (ARP and the control channel are spared): RETRY_EXC_ERR after the QP's
 //   retry_cnt, at (1 + retry_cnt) transport timers.
 // About 2 x 90 s under TCG on a quiet 2-core host (the guests boot in both).
 

@@ -186,17 +186,21 @@ describe('the fault pipeline (one direction)', () => {
     pipeline.close();
   });
 
-  it('spares the control channel: drop=1 loses everything else, its segments pass untouched', () => {
+  it('spares ARP and the control channel: drop=1 loses everything else', () => {
     const out: Uint8Array[] = [];
     const spec = { ...NO_FAULTS, drop: 1, corrupt: 1 };
     const pipeline = new FaultPipeline(spec, new Prng(2), (f) => out.push(f), [18515]);
     const control = tcpFrame([40_001, 18515], Uint8Array.of(0x7b, 0x7d, 0x0a));
     const mpa = tcpFrame([40_001, 50_002], Uint8Array.of(1, 2, 3));
+    const arp = new Uint8Array(60);
+    arp[12] = 0x08;
+    arp[13] = 0x06;
     pipeline.push(control);
     pipeline.push(mpa);
+    pipeline.push(arp);
     pipeline.push(frameOf(1));
-    expect(out).toEqual([control]);
-    expect(pipeline.counts).toMatchObject({ frames: 3, spared: 1, dropped: 2, forwarded: 1 });
+    expect(out).toEqual([control, arp]);
+    expect(pipeline.counts).toMatchObject({ frames: 4, spared: 2, dropped: 2, forwarded: 2 });
   });
 
   it('sends nothing after close (held and delayed frames are discarded)', async () => {
