@@ -7,7 +7,7 @@ set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
 bash scripts/setup.sh
-faults="${SOAK_FAULTS:-drop=0.05,dup=0.02,reorder=8,delay=1ms,jitter=2ms}"
+faults="${SOAK_FAULTS:-drop=0.05,dup=0.02,reorder=8,delay=1ms,jitter=2ms,corrupt=0.002}"
 status=0
 for seed in ${SOAK_SEEDS:-1 2 3}; do
   echo "== soak: --faults ${faults},seed=${seed}"
