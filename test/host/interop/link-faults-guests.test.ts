@@ -11,7 +11,7 @@ import type { LinkFaultReport } from '../../../src/interop/link/run.js';
 //   rxe stay exactly-once (every fetched value distinct, the final word exact);
 // - drop everything (ARP and the control channel are spared): RETRY_EXC_ERR after the QP's
 //   retry_cnt, at (1 + retry_cnt) transport timers.
-// About 2 x 90 s under TCG on a quiet 2-core host (the guests boot in both).
+// About 2 x 22 s of guest time under TCG (boot included; docs/figures.md).
 
 const CLI = join(process.cwd(), 'dist', 'cli', 'main.js');
 
