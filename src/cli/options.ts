@@ -6,6 +6,8 @@
  */
 import { existsSync, statSync } from 'node:fs';
 import { InvalidArgumentError, Option } from 'commander';
+import { ArgumentError } from '../errors.js';
+import { type FaultSpec, parseFaults } from '../runtime/faults/spec.js';
 import { DEFAULT_KERNEL_LINE, KERNEL_LINES } from '../runtime/index.js';
 import { findKernelLine } from '../runtime/kernel-lines.js';
 
@@ -23,6 +25,16 @@ export function positiveSeconds(value: string): number {
   if (value.trim() === '' || !Number.isFinite(parsed) || parsed <= 0)
     throw new InvalidArgumentError('Expected a positive number of seconds.');
   return parsed;
+}
+
+/** `--faults drop=0.02,dup=0.01,...` (runtime/faults/spec.ts). */
+export function faultsValue(value: string): FaultSpec {
+  try {
+    return parseFaults(value);
+  } catch (error) {
+    if (error instanceof ArgumentError) throw new InvalidArgumentError(error.message);
+    throw error;
+  }
 }
 
 /** A TCP/UDP port, 0-65535 (`--roce-port`). */

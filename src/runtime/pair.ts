@@ -17,6 +17,8 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { GuestAssets } from './assets.js';
 import { GuestRuntimeError } from './errors.js';
+import { type LinkFaultCounts, LinkRelay } from './faults/relay.js';
+import type { FaultSpec } from './faults/spec.js';
 import { type Accelerator, chooseAccelerator } from './kvm.js';
 import { cacheRoot, packageRoot } from './paths.js';
 import { type BootResult, bootGuest } from './qemu.js';
@@ -62,12 +64,24 @@ export interface GuestPairOptions {
   readonly onErrorOutput?: (guest: 0 | 1, chunk: Buffer) => void;
   readonly onProgress?: (line: string) => void;
   readonly signal?: AbortSignal;
+  /**
+   * Faults on every link: the frames then cross a relay in this process (faults/relay.ts)
+   * instead of going straight from one QEMU to the other, and each link is captured on
+   * both sides of the relay (`<device>.pcap` at A, `<device>.b.pcap` at B).
+   */
+  readonly faults?: FaultSpec;
+  /** TCP ports whose segments the relay never changes the payload of (the control channel). */
+  readonly spareTcpPorts?: readonly number[];
 }
 
 export interface GuestPairResult {
   readonly guests: readonly [BootResult, BootResult];
-  /** The capture of each link, by device name. */
+  /** The capture of each link, by device name (guest A's side). */
   readonly captures: Readonly<Record<string, string>>;
+  /** With `faults`: guest B's side of each link, by device name. */
+  readonly capturesB?: Readonly<Record<string, string>>;
+  /** With `faults`: what the relay did on each link, by device name. */
+  readonly faults?: Readonly<Record<string, LinkFaultCounts>>;
 }
 
 /**
@@ -108,11 +122,47 @@ export async function runGuestPair(options: GuestPairOptions): Promise<GuestPair
   mkdirSync(options.captureDir, { recursive: true });
   mkdirSync(options.shareDir, { recursive: true });
   const ports = await Promise.all(PAIR_LINKS.flatMap(() => [freeUdpPort(), freeUdpPort()]));
+  const relays: LinkRelay[] = [];
+  try {
+    if (options.faults !== undefined)
+      for (const [index] of PAIR_LINKS.entries())
+        relays.push(
+          await LinkRelay.open(
+            options.faults,
+            index,
+            [ports[2 * index] ?? 0, ports[2 * index + 1] ?? 0],
+            options.spareTcpPorts,
+          ),
+        );
+    const result = await runPair(options, ports, relays, progress);
+    if (relays.length === 0) return result;
+    return {
+      ...result,
+      faults: Object.fromEntries(
+        PAIR_LINKS.flatMap((link, i) => {
+          const relay = relays[i];
+          return relay === undefined ? [] : [[link.device, relay.counts()]];
+        }),
+      ),
+    };
+  } finally {
+    for (const relay of relays) await relay.close();
+  }
+}
+
+async function runPair(
+  options: GuestPairOptions,
+  ports: readonly number[],
+  relays: readonly LinkRelay[],
+  progress: (line: string) => void,
+): Promise<GuestPairResult> {
   const captures: Record<string, string> = {};
+  const capturesB: Record<string, string> = {};
   const qemuArgs = (guest: 0 | 1): string[] =>
     PAIR_LINKS.flatMap((link, index) => {
       const mine = ports[2 * index + guest] ?? 0;
-      const theirs = ports[2 * index + (1 - guest)] ?? 0;
+      // With a relay, each guest sends to the relay's socket that faces it.
+      const theirs = relays[index]?.ports[guest] ?? ports[2 * index + (1 - guest)] ?? 0;
       const netdev = `link${index}`;
       const args = [
         '-netdev',
@@ -123,6 +173,10 @@ export async function runGuestPair(options: GuestPairOptions): Promise<GuestPair
       if (guest === 0) {
         const file = join(options.captureDir, `${link.device}.pcap`);
         captures[link.device] = file;
+        args.push('-object', `filter-dump,id=dump${index},netdev=${netdev},file=${file}`);
+      } else if (relays[index] !== undefined) {
+        const file = join(options.captureDir, `${link.device}.b.pcap`);
+        capturesB[link.device] = file;
         args.push('-object', `filter-dump,id=dump${index},netdev=${netdev},file=${file}`);
       }
       return args;
@@ -231,5 +285,9 @@ export async function runGuestPair(options: GuestPairOptions): Promise<GuestPair
       failures[0];
     throw cause;
   }
-  return { guests: [a.value, b.value], captures };
+  return {
+    guests: [a.value, b.value],
+    captures,
+    ...(relays.length === 0 ? {} : { capturesB }),
+  };
 }

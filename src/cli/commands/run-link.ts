@@ -4,14 +4,18 @@
  * Each guest boots its own set-up (`--kernel`/`--siw` for A, `--peer-kernel`/`--peer-siw`
  * for B, each defaulting to A's); a mixed pair runs both ways round in one boot.
  */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import picomatch from 'picomatch';
-import { runLinkScenarios } from '../../interop/link/run.js';
+import { FAULT_LINK_SCENARIOS, lostWireOf } from '../../interop/link/fault-scenarios.js';
+import { type LinkFaultReport, runLinkScenarios } from '../../interop/link/run.js';
 import { LINK_SCENARIOS } from '../../interop/link/scenarios.js';
 import { renderFindings, renderReport, summaryLine } from '../../interop/report.js';
 import { resultsDocument, writeReport } from '../../interop/report-files.js';
 import { passed } from '../../interop/runner.js';
 import type { DeviceName, Scenario } from '../../interop/scenario.js';
 import { findGuestAssets, selectKernel } from '../../runtime/assets.js';
+import { type FaultSpec, formatFaults } from '../../runtime/faults/spec.js';
 import { abortOnSignals, DEFAULT_KERNEL_LINE, GuestRuntimeError } from '../../runtime/index.js';
 import { findKernelLine } from '../../runtime/kernel-lines.js';
 import { type SiwVariant, siwVariantEnv } from '../../runtime/siw-variant-env.js';
@@ -33,6 +37,8 @@ export interface LinkCliOptions {
   /** Guest B's siw (default: A's). */
   readonly peerSiw?: SiwVariant;
   readonly json?: boolean;
+  /** The fault relay between the guests (`--faults`). */
+  readonly faults?: FaultSpec;
 }
 
 /** What one guest boots. */
@@ -65,12 +71,24 @@ function linkKernel(kernel: string | undefined, siw: SiwVariant): LinkGuestKerne
   };
 }
 
-/** The link scenarios the filters select. */
+/**
+ * The link scenarios the filters select: the faulty-wire ones (fault-scenarios.ts) with
+ * `--faults` (the lost-wire ones with `drop=1`), the wire ones without; a `--scenario`
+ * pattern chooses from both.
+ */
 export function selectLinkScenarios(
-  options: Pick<LinkCliOptions, 'device' | 'scenario'>,
+  options: Pick<LinkCliOptions, 'device' | 'scenario' | 'faults'>,
 ): Scenario[] {
   const match = options.scenario === undefined ? () => true : picomatch(options.scenario);
-  return LINK_SCENARIOS.filter(
+  // Without a pattern, `drop=1` selects the lost-wire scenarios and any other faults the rest.
+  const lostWire = options.faults?.drop === 1;
+  const table =
+    options.scenario !== undefined
+      ? [...LINK_SCENARIOS, ...FAULT_LINK_SCENARIOS]
+      : options.faults !== undefined
+        ? FAULT_LINK_SCENARIOS.filter((s) => (lostWireOf(s) !== undefined) === lostWire)
+        : LINK_SCENARIOS;
+  return table.filter(
     (s) => (options.device === undefined || options.device.includes(s.device)) && match(s.id),
   );
 }
@@ -99,6 +117,7 @@ export async function runLink(
       peer: { kernelDir: peer.kernelDir, env: peer.env },
       direction: mixed ? 'both-ways' : 'one-way',
       timeoutSeconds: options.timeout,
+      ...(options.faults === undefined ? {} : { faults: options.faults }),
       signal: interrupt.signal,
       onProgress: (line) => process.stderr.write(`[link] ${line}\n`),
       onGuestOutput: (guest, chunk) => {
@@ -123,8 +142,12 @@ export async function runLink(
       if (findings !== '')
         process.stdout.write(`\nKnown provider behaviour seen in this run:\n${findings}\n`);
     }
-    if (options.report !== undefined)
+    if (options.report !== undefined) {
       writeReport(options.report, results, [], run.environment, strict, run.environments);
+      if (run.faults !== undefined) writeFaultReport(options.report, run.faults, run.captures);
+    }
+    if (run.faults !== undefined)
+      (options.json === true ? process.stderr : process.stdout).write(faultSummary(run.faults));
     const frames = Object.entries(run.frames)
       .map(([device, n]) => `${n} frames on ${device}'s link`)
       .join(', ');
@@ -141,4 +164,37 @@ export async function runLink(
   } finally {
     interrupt.dispose();
   }
+}
+
+/** `<report>/faults.json` and both sides' link captures (`captures/<device>.{a,b}.pcap`). */
+function writeFaultReport(
+  dir: string,
+  faults: LinkFaultReport,
+  captures: Readonly<Record<string, Uint8Array>>,
+): void {
+  writeFileSync(
+    join(dir, 'faults.json'),
+    `${JSON.stringify({ faults: formatFaults(faults.spec), ...faults }, null, 2)}\n`,
+  );
+  mkdirSync(join(dir, 'captures'), { recursive: true });
+  for (const [name, bytes] of Object.entries(captures))
+    writeFileSync(join(dir, 'captures', name), bytes);
+}
+
+/** The relay's counts per link and the repeats per scenario, as lines. */
+export function faultSummary(faults: LinkFaultReport): string {
+  const lines = [`faults: ${formatFaults(faults.spec)}`];
+  for (const [device, counts] of Object.entries(faults.links))
+    for (const [direction, c] of [
+      ['A->B', counts.aToB],
+      ['B->A', counts.bToA],
+    ] as const)
+      lines.push(
+        `  ${device} ${direction}: ${c.frames} frames, ${c.dropped} dropped, ${c.duplicated} duplicated, ${c.reordered} reordered, ${c.corrupted} bit-flipped, ${c.corruptedPayload} payload-corrupted`,
+      );
+  for (const s of faults.scenarios)
+    lines.push(
+      `  ${s.id}: ${s.sideA.repeatedRequests} retransmitted requests (A's side); at B: ${s.sideB.duplicateAtomics} duplicate atomics, ${s.sideB.answeredFromSavedResult} answered from the saved result, ${s.sideB.answeredDifferently} answered differently`,
+    );
+  return `${lines.join('\n')}\n`;
 }

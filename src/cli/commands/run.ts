@@ -20,6 +20,7 @@ import { passed, runScenarios } from '../../interop/runner.js';
 import { DEVICES, type DeviceName, type Scenario } from '../../interop/scenario.js';
 import { SCENARIOS } from '../../interop/scenarios.js';
 import { usesRfc7306 } from '../../interop/siw-variant.js';
+import type { FaultSpec } from '../../runtime/faults/spec.js';
 import { hostRdmaDevices, KERNEL_LINES } from '../../runtime/index.js';
 import { findKernelLine } from '../../runtime/kernel-lines.js';
 import { SIW_VARIANTS, type SiwVariant } from '../../runtime/siw-variant-env.js';
@@ -27,6 +28,7 @@ import { onDevicesOrGuest, resolveRuntime } from '../devices-or-guest.js';
 import { errorLine, usageError } from '../errors.js';
 import {
   cacheDirOption,
+  faultsValue,
   JSON_HELP,
   kernelChoice,
   kernelOption,
@@ -60,6 +62,7 @@ interface RunOptions {
   readonly peerKernel?: string;
   readonly peerSiw?: SiwVariant;
   readonly json?: boolean;
+  readonly faults?: FaultSpec;
 }
 
 const DEVICE_NAMES = Object.keys(DEVICES) as DeviceName[];
@@ -80,7 +83,7 @@ function parseDevices(value: string): DeviceName[] {
 
 /** The scenarios and wire probes the filters select. */
 export function selectScenarios(
-  options: Pick<RunOptions, 'device' | 'scenario' | 'link' | 'siw'>,
+  options: Pick<RunOptions, 'device' | 'scenario' | 'link' | 'siw' | 'faults'>,
 ): {
   scenarios: Scenario[];
   probes: typeof WIRE_PROBES;
@@ -298,6 +301,8 @@ async function runOnKernels(options: RunOptions, lines: readonly string[]): Prom
  */
 function refuseIdleOptions(command: Command, options: RunOptions): void {
   const given = (name: string) => command.getOptionValueSource(name) === 'cli';
+  if (options.faults !== undefined && !options.link)
+    usageError(command, '--faults sets the wire between the two guests of --link');
   if (options.modules !== undefined && (options.kernel === undefined || options.link))
     usageError(
       command,
@@ -409,6 +414,12 @@ export function registerRun(program: Command): void {
       )
         .choices([...SIW_CHOICES])
         .default('stock'),
+    )
+    .addOption(
+      new Option(
+        '--faults <spec>',
+        'with --link: a seeded fault relay between the guests, e.g. drop=0.02,dup=0.01,reorder=8,delay=1ms,jitter=2ms,corrupt=0.001,corrupt-payload=0.001,seed=7 (docs/faulty-wire.md); selects the faulty-wire scenarios unless --scenario says otherwise',
+      ).argParser(faultsValue),
     )
     .addOption(timeoutOption('guest runtime limit (a run on this host has none)', 900))
     .addOption(kernelOption())

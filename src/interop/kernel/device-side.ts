@@ -109,6 +109,8 @@ export interface DeviceSideOptions {
 export interface PolledCompletion {
   readonly wc: WorkCompletion;
   fetched?: bigint;
+  /** Milliseconds from the side's last post to this completion. */
+  readonly elapsedMs?: number;
 }
 
 /** The device side of a program; `posts` and `polled` keep what it saw, in order. */
@@ -185,7 +187,7 @@ export class DeviceSide implements ProgramSide {
     const wc = await pollOne(this.#end(side).cq, timeoutMs);
     if (wc === undefined) return undefined;
     const elapsed = performance.now() - this.#lastPost[side];
-    const entry: PolledCompletion = { wc };
+    const entry: PolledCompletion = { wc, elapsedMs: elapsed };
     this.polled[side].push(entry);
     const local = this.#options.local;
     return {

@@ -18,7 +18,7 @@ import type { Pd } from '../../verbs/pd.js';
 import type { Qp } from '../../verbs/qp.js';
 import { DeviceSide, requesterMemory } from '../kernel/device-side.js';
 import { traitsOf } from '../operations.js';
-import { runProgram } from '../program.js';
+import { type HammerObservation, runProgram } from '../program.js';
 import {
   GUARD,
   initialBuffer,
@@ -29,6 +29,8 @@ import {
   workRequestsOf,
   wrIdOf,
 } from '../scenario.js';
+import { lostWireOf } from './fault-scenarios.js';
+import { hammerCqe, hammerStepOf, linkHammer } from './hammer.js';
 import {
   CONTROL_PORT,
   type ControlMessage,
@@ -69,13 +71,31 @@ const IRD_ORD = 4;
  * measured up to 57 ms), so rxe retransmitted requests the responder had already answered.
  */
 const ACK_TIMEOUT = 18;
+/**
+ * A hammer program's ACK timeout (IBTA 4.096 us x 2^16, about 268 ms): still four times
+ * the slowest round trip measured, short enough that the losses of a faulty wire (each
+ * costs one timeout) keep 1000 FetchAdds within a minute. A premature retry is only one
+ * more duplicate, which the responder must answer from its saved result anyway.
+ */
+const HAMMER_ACK_TIMEOUT = 16;
+
+/** The first PSN of the `i`-th further QP of a hammer program (0 = the scenario's own). */
+function hammerPsn(first: number, i: number): number {
+  return (first + 0x1000 * i) & 0xffffff;
+}
+
+/** How many QPs beyond the scenario's own its hammer step needs. */
+function extraQpsOf(scenario: Scenario): number {
+  return Math.max(0, (hammerStepOf(scenario)?.qps ?? 1) - 1);
+}
 const COMPLETION_TIMEOUT_MS = 10_000;
 const MESSAGE_TIMEOUT_MS = 60_000;
 /** How long guest A keeps trying to reach guest B's control port (B may boot later). */
 const CONTROL_CONNECT_MS = 180_000;
 
-function completionOf(wc: WorkCompletion, fetched?: bigint): LinkCompletion {
+function completionOf(wc: WorkCompletion, fetched?: bigint, elapsedMs?: number): LinkCompletion {
   return {
+    ...(elapsedMs === undefined ? {} : { elapsedMs: Math.round(elapsedMs) }),
     wrId: wc.wrId.toString(),
     status: wc.status,
     ...(wc.ok && wc.opcode !== undefined ? { opcode: wc.opcode } : {}),
@@ -214,6 +234,22 @@ async function respondRxe(
     const qp = pd.createQp({ sendCq: cq });
     const { mr, buffer } = targetMemory(scenario, pd);
     const gid = context.findGid({ ipv4: LINK_ADDRESSES.rxe0[place.me] });
+    const extras = (setup.extraQpNums ?? []).map((qpNum, i) => {
+      const extra = pd.createQp({ sendCq: cq });
+      connectRcByHand(extra, {
+        remote: {
+          qpNum,
+          psn: hammerPsn(setup.psn ?? 0, i + 1),
+          gid: Buffer.from(setup.gid ?? '', 'hex'),
+        },
+        localPsn: hammerPsn(LINK_RESPONDER_PSN, i + 1),
+        sgidIndex: gid.index,
+        maxRdAtomic: IRD_ORD,
+        maxDestRdAtomic: IRD_ORD,
+        minRnrTimer: LINK_MIN_RNR_TIMER,
+      });
+      return extra;
+    });
     connectRcByHand(qp, {
       remote: {
         qpNum: setup.qpNum ?? 0,
@@ -235,6 +271,7 @@ async function respondRxe(
       gid: gid.gid.toString('hex'),
       addr: mr.addr.toString(),
       rkey: mr.rkey,
+      ...(extras.length === 0 ? {} : { extraQpNums: extras.map((q) => q.qpNum) }),
     });
     await finish(scenario, socket, lines, cq, receives, buffer);
   } finally {
@@ -356,6 +393,8 @@ interface RequesterEnd {
   readonly qp: Qp;
   readonly cq: Cq;
   readonly pd: Pd;
+  /** A hammer program's further QPs (on the same CQ). */
+  readonly extras?: readonly Qp[];
 }
 
 /** Guest A's half of the program: the device side with the responder in guest B. */
@@ -363,23 +402,49 @@ async function runRequests(
   scenario: Scenario,
   end: RequesterEnd,
   ready: ReadyMessage,
-): Promise<Pick<LinkObservation, 'local' | 'post' | 'badWr' | 'requester'>> {
+): Promise<Pick<LinkObservation, 'local' | 'post' | 'badWr' | 'requester' | 'hammer'>> {
   const local = requesterMemory(scenario, (length, access) => end.pd.allocMr(length, access), [
     'LOCAL_WRITE',
   ]);
+  const remote = { addr: BigInt(ready.addr), rkey: ready.rkey };
+  let hammered: HammerObservation | undefined;
   const side = new DeviceSide({
     scenario,
     requester: { qp: end.qp, cq: end.cq },
     local,
-    remote: { addr: BigInt(ready.addr), rkey: ready.rkey },
+    remote,
+    hammer: async (step) => {
+      hammered = await linkHammer(
+        scenario,
+        step,
+        [end.qp, ...(end.extras ?? [])],
+        end.cq,
+        (length) => end.pd.allocMr(length, ['LOCAL_WRITE']),
+        remote,
+      );
+      return hammered;
+    },
   });
   await runProgram(scenario, side);
   const [post] = side.posts;
+  const hammer = hammered as HammerObservation | undefined;
   return {
+    ...(hammer === undefined
+      ? {}
+      : {
+          hammer: {
+            post: hammer.post,
+            succeeded: hammer.succeeded,
+            fetched: hammer.fetched.map(String),
+            before: hammer.before.toString(),
+          },
+        }),
     local: { addr: local.addr.toString(), lkey: local.lkey },
     post: post?.result ?? 'ok',
     ...(post?.badWr === undefined ? {} : { badWr: post.badWr }),
-    requester: side.polled.requester.map(({ wc, fetched }) => completionOf(wc, fetched)),
+    requester: side.polled.requester.map(({ wc, fetched, elapsedMs }) =>
+      completionOf(wc, fetched, elapsedMs),
+    ),
   };
 }
 
@@ -392,8 +457,12 @@ async function requestRxe(
   const context = openDevice('rxe0');
   try {
     const pd = context.allocPd();
-    const cq = context.createCq({ cqe: 16 });
-    const qp = pd.createQp({ sendCq: cq, extended: scenario.postPath === 'ex' });
+    const hammer = hammerStepOf(scenario);
+    const cqe = hammer === undefined ? 16 : hammerCqe(hammer.qps);
+    const cq = context.createCq({ cqe });
+    const createQp = () => pd.createQp({ sendCq: cq, extended: scenario.postPath === 'ex' });
+    const qp = createQp();
+    const extras = Array.from({ length: extraQpsOf(scenario) }, createQp);
     const gid = context.findGid({ ipv4: LINK_ADDRESSES.rxe0[place.me] });
     send(socket, {
       type: 'setup',
@@ -401,8 +470,26 @@ async function requestRxe(
       qpNum: qp.qpNum,
       psn: LINK_REQUESTER_PSN,
       gid: gid.gid.toString('hex'),
+      ...(extras.length === 0 ? {} : { extraQpNums: extras.map((q) => q.qpNum) }),
     });
     const ready = await expect(lines, 'ready');
+    const lost = lostWireOf(scenario);
+    const timeout = lost?.timeout ?? (hammer === undefined ? ACK_TIMEOUT : HAMMER_ACK_TIMEOUT);
+    extras.forEach((extra, i) => {
+      connectRcByHand(extra, {
+        remote: {
+          qpNum: ready.extraQpNums?.[i] ?? 0,
+          psn: hammerPsn(ready.psn ?? 0, i + 1),
+          gid: Buffer.from(ready.gid ?? '', 'hex'),
+        },
+        localPsn: hammerPsn(LINK_REQUESTER_PSN, i + 1),
+        sgidIndex: gid.index,
+        maxRdAtomic: IRD_ORD,
+        maxDestRdAtomic: IRD_ORD,
+        timeout,
+        rnrRetry: scenario.rnrRetry ?? 7,
+      });
+    });
     connectRcByHand(qp, {
       remote: {
         qpNum: ready.qpNum ?? 0,
@@ -413,16 +500,25 @@ async function requestRxe(
       sgidIndex: gid.index,
       maxRdAtomic: IRD_ORD,
       maxDestRdAtomic: IRD_ORD,
-      timeout: ACK_TIMEOUT,
+      timeout,
+      ...(lost === undefined ? {} : { retryCnt: lost.retryCnt }),
       rnrRetry: scenario.rnrRetry ?? 7,
     });
-    const observed = await runRequests(scenario, { qp, cq, pd }, ready);
+    const observed = await runRequests(scenario, { qp, cq, pd, extras }, ready);
     send(socket, { type: 'done', id: scenario.id, consumed: consumedBy(scenario, observed) });
     const finished = await expect(lines, 'finished');
     return {
       id: scenario.id,
       requesterQpn: qp.qpNum,
       responderQpn: ready.qpNum ?? 0,
+      ...(extras.length === 0
+        ? {}
+        : {
+            extraQpns: extras.map((q, i): [number, number] => [
+              q.qpNum,
+              ready.extraQpNums?.[i] ?? 0,
+            ]),
+          }),
       remote: { addr: ready.addr, rkey: ready.rkey },
       ...observed,
       responder: finished.completions,

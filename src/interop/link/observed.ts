@@ -9,6 +9,8 @@ import { decodeFrame } from '../../codec/net/frame.js';
 import { decodeCapture } from '../../codec/pcap/capture.js';
 import { encodePcap } from '../../codec/pcap/pcap.js';
 import { formatValue } from '../compare-format.js';
+import { hammerFields } from '../observe.js';
+import { transportTimeoutMs } from '../rnr-timing.js';
 import {
   DEVICES,
   type Outcome,
@@ -19,8 +21,11 @@ import {
   wrName,
 } from '../scenario.js';
 import { type WireRegion, wireLine } from '../wire.js';
+import { lostWireOf, retryExhaustionMs, retryTimeClass } from './fault-scenarios.js';
+import { hammerStepOf } from './hammer.js';
 import type { LinkObservation } from './protocol.js';
 import { type RocePacketView, roceFields, roceWireFields } from './roce-fields.js';
+import { wireRepeats } from './wire-repeats.js';
 
 /** The guests' addresses on the RoCE link (A, B): requests come from A. */
 export interface LinkPeers {
@@ -29,7 +34,10 @@ export interface LinkPeers {
 }
 
 function verbsFields(scenario: Scenario, observation: LinkObservation): Record<string, string> {
-  const fields: Record<string, string> = { post1: observation.post };
+  // A program without a post (a hammer step only) has no post1, as the engine says.
+  const fields: Record<string, string> = {
+    post1: workRequestsOf(scenario).length === 0 ? '—' : observation.post,
+  };
   if (observation.badWr !== undefined) fields['post1.bad_wr'] = `wr${observation.badWr + 1}`;
   const operations = workRequestsOf(scenario);
   const waited = operations.length;
@@ -43,7 +51,23 @@ function verbsFields(scenario: Scenario, observation: LinkObservation): Record<s
     fields[`requester.wc${n}.status`] = wc.status;
     if (wc.fetched !== undefined)
       fields[`requester.wc${n}.fetched`] = formatValue(BigInt(wc.fetched));
+    const lost = lostWireOf(scenario);
+    if (lost !== undefined && wc.elapsedMs !== undefined)
+      fields[`requester.wc${n}.after`] = retryTimeClass(lost, wc.elapsedMs);
   }
+  const step = hammerStepOf(scenario);
+  if (step !== undefined && observation.hammer !== undefined)
+    Object.assign(
+      fields,
+      hammerFields(
+        1,
+        observation.hammer.post,
+        observation.hammer.succeeded,
+        observation.hammer.fetched.map((v) => BigInt(v)),
+        BigInt(observation.hammer.before),
+        step.add,
+      ),
+    );
   if (observation.memory !== '') {
     const memory = new Uint8Array(Buffer.from(observation.memory, 'hex'));
     for (const offset of watchedOffsets(scenario))
@@ -184,6 +208,7 @@ export function observedLinkOutcome(
   capture: LinkCapture,
   peers: LinkPeers,
 ): Outcome {
+  if (!scenario.captureWire) return faultyWireOutcome(scenario, observation, capture, peers);
   const wire: { fields: Record<string, string>; pcap: Uint8Array; note?: string } =
     DEVICES[scenario.device].transport === 'roce'
       ? roceOutcome(observation, capture, peers)
@@ -193,4 +218,44 @@ export function observedLinkOutcome(
     pcap: wire.pcap,
     ...(wire.note === undefined ? {} : { note: wire.note }),
   };
+}
+
+/** Every QP pair of the scenario: [requester QPN, responder QPN]. */
+export function qpPairsOf(observation: LinkObservation): [number, number][] {
+  return [
+    [observation.requesterQpn ?? -1, observation.responderQpn ?? -1],
+    ...(observation.extraQpns ?? []).map(([r, s]): [number, number] => [r, s]),
+  ];
+}
+
+/**
+ * A faulty-wire scenario (fault-scenarios.ts): the verbs fields only, the scenario's
+ * frames of every QP as its pcap, and what was repeated as the note.
+ */
+function faultyWireOutcome(
+  scenario: Scenario,
+  observation: LinkObservation,
+  capture: LinkCapture,
+  peers: LinkPeers,
+): Outcome {
+  const qps = qpPairsOf(observation);
+  const mine = new Set(qps.flat());
+  const frames = new Set<number>();
+  for (const item of capture.decoded.items)
+    if (item.kind === 'roce' && item.packet.ok && mine.has(item.packet.value.bth.destinationQp))
+      frames.add(item.frameIndex);
+  const repeats = wireRepeats(capture, qps, peers);
+  return {
+    fields: verbsFields(scenario, observation),
+    pcap: cutPcap(capture.bytes, (i) => frames.has(i)),
+    note: `${repeats.repeatedRequests} of ${repeats.requests} requests and ${repeats.repeatedResponses} of ${repeats.responses} responses repeated on guest A's side${lostNote(scenario, observation)}`,
+  };
+}
+
+/** A lost-wire scenario: when its completion came and when the prediction had it due. */
+function lostNote(scenario: Scenario, observation: LinkObservation): string {
+  const lost = lostWireOf(scenario);
+  const elapsed = observation.requester[0]?.elapsedMs;
+  if (lost === undefined || elapsed === undefined) return '';
+  return `; completed after ${elapsed} ms, due after ${Math.round(retryExhaustionMs(lost))} ms ((1 + ${lost.retryCnt}) x ${transportTimeoutMs(lost.timeout).toFixed(1)} ms)`;
 }

@@ -8,8 +8,10 @@
  * compares them.
  */
 import { projectRoceExchange } from '../../engine/projection/roce-exchange.js';
+import { formatValue } from '../compare-format.js';
 import { ENGINE_REGIONS, expectedOutcome, verbsScenarioOf } from '../expected.js';
-import { DEVICES, type Outcome, type Scenario } from '../scenario.js';
+import { DEFAULT_TARGET, DEVICES, type Outcome, type Scenario } from '../scenario.js';
+import { lostWireOf } from './fault-scenarios.js';
 import { type RocePacketView, roceWireFields } from './roce-fields.js';
 import { LINK_MIN_RNR_TIMER, LINK_REQUESTER_PSN } from './scenarios.js';
 
@@ -21,7 +23,7 @@ const MTU = 1024;
 
 /** The verbs fields of the program the link observes (the rest of a program is not run). */
 export const LINK_VERBS_FIELD =
-  /^(post1(\.bad_wr)?|requester\.wc\d+\.(wr|status|fetched)|mem\[-?\d+\])$/;
+  /^(post1(\.bad_wr)?|requester\.wc\d+\.(wr|status|fetched)|requester\.wc\d+\.after|mem\[-?\d+\]|hammer\d+\.(post|succeeded|distinct|sequence))$/;
 
 function pick(fields: Readonly<Record<string, string>>, pattern: RegExp): Record<string, string> {
   return Object.fromEntries(Object.entries(fields).filter(([name]) => pattern.test(name)));
@@ -50,6 +52,17 @@ export function predictRocePackets(scenario: Scenario): {
 export function expectedLinkOutcome(scenario: Scenario): Outcome {
   const expected = expectedOutcome(scenario);
   const fields = pick(expected.fields, LINK_VERBS_FIELD);
+  // A faulty-wire scenario (fault-scenarios.ts) compares the verbs side only.
+  const lost = lostWireOf(scenario);
+  if (lost !== undefined)
+    // Nothing crosses: the request is never executed, the requester gives up (IBTA 9.7.6.1.4).
+    Object.assign(fields, {
+      'requester.wc1.status': 'RETRY_EXC_ERR',
+      'requester.wc1.after': '(1 + retry_cnt) x timeout',
+      [`mem[${DEFAULT_TARGET}]`]: formatValue(scenario.initial),
+    });
+  if (lost !== undefined) delete fields['requester.wc1.fetched'];
+  if (!scenario.captureWire) return { fields };
   if (DEVICES[scenario.device].transport === 'roce') {
     const { requests, responses } = predictRocePackets(scenario);
     Object.assign(fields, roceWireFields(requests, responses, ENGINE_QPS, ENGINE_REGIONS));

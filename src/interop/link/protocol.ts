@@ -17,6 +17,8 @@ export interface SetupMessage {
   readonly qpNum?: number;
   readonly psn?: number;
   readonly gid?: string;
+  /** rxe, a hammer program: the further requester QPs' numbers (their PSNs: hammerPsn). */
+  readonly extraQpNums?: readonly number[];
 }
 
 export interface ReadyMessage {
@@ -29,6 +31,8 @@ export interface ReadyMessage {
   readonly port?: number;
   readonly addr: string;
   readonly rkey: number;
+  /** rxe, a hammer program: the responder QPs for the requester's further QPs, in order. */
+  readonly extraQpNums?: readonly number[];
 }
 
 export interface DoneMessage {
@@ -47,6 +51,8 @@ export interface LinkCompletion {
   readonly imm?: number;
   /** Atomics and Reads: the 8 bytes that came back into the local slot (decimal). */
   readonly fetched?: string;
+  /** The requester's completions: milliseconds from the last post. */
+  readonly elapsedMs?: number;
 }
 
 export interface FinishedMessage {
@@ -83,6 +89,15 @@ export interface LinkObservation {
   readonly requester: readonly LinkCompletion[];
   readonly responder: readonly LinkCompletion[];
   readonly memory: string;
+  /** A hammer program: what the concurrency step observed (fetched values in decimal). */
+  readonly hammer?: {
+    readonly post: string;
+    readonly succeeded: number;
+    readonly fetched: readonly string[];
+    readonly before: string;
+  };
+  /** rxe, a hammer program: every QP pair of the scenario beyond the first (requester, responder). */
+  readonly extraQpns?: readonly (readonly [number, number])[];
   readonly error?: string;
 }
 

@@ -10,15 +10,17 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { findGuestAssets } from '../../runtime/assets.js';
+import type { LinkFaultCounts } from '../../runtime/faults/relay.js';
+import type { FaultSpec } from '../../runtime/faults/spec.js';
 import type { Accelerator } from '../../runtime/kvm.js';
 import { linkAddress, PAIR_LINKS, runGuestPair } from '../../runtime/pair.js';
 import { packageRoot } from '../../runtime/paths.js';
 import type { RunEnvironment } from '../environment.js';
 import { judge, type ScenarioResult } from '../runner.js';
 import type { Scenario } from '../scenario.js';
-import { decodeLinkCapture, type LinkCapture, observedLinkOutcome } from './observed.js';
+import { decodeLinkCapture, type LinkCapture, observedLinkOutcome, qpPairsOf } from './observed.js';
 import { expectedLinkOutcome } from './predict.js';
-import type { LinkObservation } from './protocol.js';
+import { CONTROL_PORT, type LinkObservation } from './protocol.js';
 import {
   directedId,
   type LinkDirection,
@@ -28,6 +30,7 @@ import {
   PAIR_GUESTS,
   type PairGuest,
 } from './sides.js';
+import { NO_REPEATS, type WireRepeats, wireRepeats } from './wire-repeats.js';
 
 export interface LinkRunOptions {
   readonly scenarios: readonly Scenario[];
@@ -45,6 +48,21 @@ export interface LinkRunOptions {
   /** The guests' own output (the scenario lines of guest A, errors of either). */
   readonly onGuestOutput?: (guest: 'A' | 'B', chunk: Buffer) => void;
   readonly signal?: AbortSignal;
+  /** Faults on both links (the relay of runtime/faults/); none: the guests are joined directly. */
+  readonly faults?: FaultSpec;
+}
+
+/** What the fault relay did and what the transports repeated, per scenario and side. */
+export interface LinkFaultReport {
+  readonly spec: FaultSpec;
+  /** The relay's counts per link (device), both directions. */
+  readonly links: Readonly<Record<string, LinkFaultCounts>>;
+  /** Per RoCE scenario: repeats seen at guest A's side and at guest B's side of the relay. */
+  readonly scenarios: readonly {
+    readonly id: string;
+    readonly sideA: WireRepeats;
+    readonly sideB: WireRepeats;
+  }[];
 }
 
 export interface LinkRunResult {
@@ -57,6 +75,10 @@ export interface LinkRunResult {
   readonly frames: Readonly<Record<string, number>>;
   /** What the requesters recorded, per scenario (for tests and post-mortems). */
   readonly observations: readonly LinkObservation[];
+  /** With `faults`: the relay's counts and the repeats on the wire. */
+  readonly faults?: LinkFaultReport;
+  /** With `faults`: each link's whole capture on each side of the relay (`rxe0.a.pcap`, `rxe0.b.pcap`, ...). */
+  readonly captures: Readonly<Record<string, Uint8Array>>;
 }
 
 /** Which guest requested, and both guests' environments (a pair run). */
@@ -136,7 +158,7 @@ export async function runLinkScenarios(options: LinkRunOptions): Promise<LinkRun
     const node = process.execPath;
     const ids = options.scenarios.map((s) => s.id);
     const started = performance.now();
-    await runGuestPair({
+    const pair = await runGuestPair({
       assets: findGuestAssets(options.kernelDir),
       accel: options.accel ?? 'auto',
       commands: [
@@ -160,6 +182,9 @@ export async function runLinkScenarios(options: LinkRunOptions): Promise<LinkRun
       onOutput: (guest, chunk) => options.onGuestOutput?.(guest === 0 ? 'A' : 'B', chunk),
       onErrorOutput: (guest, chunk) => options.onGuestOutput?.(guest === 0 ? 'A' : 'B', chunk),
       ...(options.signal === undefined ? {} : { signal: options.signal }),
+      ...(options.faults === undefined
+        ? {}
+        : { faults: options.faults, spareTcpPorts: [CONTROL_PORT] }),
     });
     const requesters: readonly PairGuest[] = direction === 'both-ways' ? PAIR_GUESTS : ['A'];
     const seconds =
@@ -196,8 +221,58 @@ export async function runLinkScenarios(options: LinkRunOptions): Promise<LinkRun
         ),
       );
     });
-    return { results, environment: both.A, environments: both, frames, observations };
+    const faults =
+      options.faults === undefined
+        ? undefined
+        : faultReport(options.faults, pair.faults ?? {}, observations, captures, pair.capturesB);
+    const captureFiles: Record<string, Uint8Array> = {};
+    if (faults !== undefined)
+      for (const link of PAIR_LINKS)
+        for (const [side, file] of [
+          ['a', pair.captures[link.device]],
+          ['b', pair.capturesB?.[link.device]],
+        ] as const)
+          if (file !== undefined && existsSync(file))
+            captureFiles[`${link.device}.${side}.pcap`] = new Uint8Array(readFileSync(file));
+    return {
+      results,
+      environment: both.A,
+      environments: both,
+      frames,
+      observations,
+      captures: captureFiles,
+      ...(faults === undefined ? {} : { faults }),
+    };
   } finally {
     rmSync(work, { recursive: true, force: true });
   }
+}
+
+function faultReport(
+  spec: FaultSpec,
+  links: Readonly<Record<string, LinkFaultCounts>>,
+  observations: readonly LinkObservation[],
+  captures: ReadonlyMap<string, LinkCapture>,
+  capturesB: Readonly<Record<string, string>> | undefined,
+): LinkFaultReport {
+  const rxe = PAIR_LINKS.find((l) => l.device === 'rxe0');
+  const fileB = capturesB?.rxe0;
+  const sideA = captures.get('rxe0');
+  const sideB =
+    fileB !== undefined && existsSync(fileB)
+      ? decodeLinkCapture(new Uint8Array(readFileSync(fileB)))
+      : undefined;
+  if (rxe === undefined || sideA === undefined) return { spec, links, scenarios: [] };
+  const peers = { requester: linkAddress(rxe, 0), responder: linkAddress(rxe, 1) };
+  const scenarios = observations
+    .filter((o) => o.requesterQpn !== undefined && o.error === undefined)
+    .map((o) => {
+      const qps = qpPairsOf(o);
+      return {
+        id: o.id,
+        sideA: wireRepeats(sideA, qps, peers),
+        sideB: sideB === undefined ? NO_REPEATS : wireRepeats(sideB, qps, peers),
+      };
+    });
+  return { spec, links, scenarios };
 }

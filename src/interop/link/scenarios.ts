@@ -11,6 +11,7 @@
 import type { Access } from '../../verbs/mr.js';
 import { type ReceiveUse, traitsOf } from '../operations.js';
 import type { Operation, Scenario, Step } from '../scenario.js';
+import { FAULT_LINK_SCENARIOS } from './fault-scenarios.js';
 
 const WORD = 0x0123456789abcdefn;
 const ADDEND = 0x1111111122222222n;
@@ -221,7 +222,7 @@ export const LINK_SCENARIOS: readonly Scenario[] = [
   ...SIW_ROWS.map((row) => linkScenario('siw0', row)),
 ];
 
-/** The link scenario with this id, or undefined. */
+/** The link scenario with this id (the faulty-wire ones included), or undefined. */
 export function linkScenarioById(id: string): Scenario | undefined {
-  return LINK_SCENARIOS.find((s) => s.id === id);
+  return [...LINK_SCENARIOS, ...FAULT_LINK_SCENARIOS].find((s) => s.id === id);
 }

@@ -6,6 +6,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { formatValue } from '../compare-format.js';
 import type { Comparison } from '../comparison/index.js';
+import { FAULT_LINK_SCENARIOS } from '../link/fault-scenarios.js';
 import { LINK_SCENARIOS } from '../link/scenarios.js';
 import { initialBuffer, type Scenario, watchedOffsets, wordAt } from '../scenario.js';
 import { SCENARIOS } from '../scenarios.js';
@@ -25,7 +26,9 @@ export function memoryBefore(scenario: Scenario): Record<string, string> {
 
 /** {@link memoryBefore} of the suite's scenario with this id (undefined for an unknown id). */
 export function memoryBeforeById(id: string): Record<string, string> | undefined {
-  const scenario = [...SCENARIOS, ...LINK_SCENARIOS].find((s) => s.id === id);
+  const scenario = [...SCENARIOS, ...LINK_SCENARIOS, ...FAULT_LINK_SCENARIOS].find(
+    (s) => s.id === id,
+  );
   return scenario === undefined ? undefined : memoryBefore(scenario);
 }
 

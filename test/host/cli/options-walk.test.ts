@@ -234,6 +234,12 @@ const ENTRIES: Readonly<Record<string, Entry>> = {
       for (const id of listed) expect(id).toMatch(/^link-/);
     },
   },
+  'rdma-interop run --faults': {
+    effect: async () => {
+      const listed = scenarioIds(await cli(['run', '--link', '--list', '--faults', 'drop=1']));
+      expect(listed).toEqual(['link-rxe-retry-exhausted']);
+    },
+  },
   'rdma-interop run --siw': {
     effect: async () => {
       const stock = scenarioIds(await cli(['run', '--list', '--device', 'siw0']));
@@ -669,6 +675,7 @@ const VALUES: Readonly<Record<string, ValueCheck>> = {
   'rdma-interop run --kernels': { bad: '6.1,9.9' },
   'rdma-interop run --peer-kernel': { bad: '9.9' },
   'rdma-interop run --peer-siw': { bad: 'patched' },
+  'rdma-interop run --faults': { bad: 'drop=2' },
   'rdma-interop run --cache-dir': { free: 'a directory, created' },
   'rdma-interop decode --profile': { bad: 'rfc9999' },
   'rdma-interop decode --fields': { bad: 'frame.number,nope' },

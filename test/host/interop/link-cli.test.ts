@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { FAULT_LINK_SCENARIOS } from '../../../src/interop/link/fault-scenarios.js';
 import { LINK_SCENARIOS } from '../../../src/interop/link/scenarios.js';
 import { listRowOf, rowsOf, runCli as run } from '../cli/run-cli.js';
 
@@ -27,5 +28,35 @@ describe('rdma-interop run --link (no boot)', () => {
     expect(none.stderr).toBe(
       "rdma-interop run: error: no scenario matches 'rxe-*' (see 'rdma-interop run --help')\n",
     );
+  });
+
+  it('--faults selects the faulty-wire scenarios: the lost-wire one with drop=1, else the rest', () => {
+    const ids = (args: string[]) => rowsOf(run(args).stdout).map((r) => r[0]);
+    expect(ids(['--link', '--list', '--faults', 'drop=0.02,dup=0.01,seed=7'])).toEqual([
+      'link-rxe-fetch-add-x1000',
+      'link-rxe-fetch-add-4qp',
+    ]);
+    expect(ids(['--link', '--list', '--faults', 'drop=1'])).toEqual(['link-rxe-retry-exhausted']);
+    expect(ids(['--link', '--list', '--scenario', 'link-rxe-fetch-add*'])).toEqual([
+      'link-rxe-fetch-add',
+      'link-rxe-fetch-add-x1000',
+      'link-rxe-fetch-add-4qp',
+    ]);
+    expect(rowsOf(run(['--link', '--list', '--faults', 'drop=1']).stdout)).toEqual(
+      FAULT_LINK_SCENARIOS.filter((s) => s.id.endsWith('retry-exhausted')).map(listRowOf),
+    );
+  });
+
+  it('a bad --faults value, or --faults without --link, is a usage error naming the key', () => {
+    const unknown = run(['--link', '--faults', 'loss=0.1']);
+    expect(unknown.status).toBe(2);
+    expect(unknown.stderr).toContain("faults: unknown fault key 'loss' (known: drop, dup, reorder");
+    const range = run(['--link', '--faults', 'drop=0.02,jitter=2']);
+    expect(range.status).toBe(2);
+    expect(range.stderr).toContain("faults.jitter: '2' is not a duration such as 1ms");
+    expect(range.stderr.trim().split('\n')).toHaveLength(1);
+    const idle = run(['--faults', 'drop=0.1', '--list']);
+    expect(idle.status).toBe(2);
+    expect(idle.stderr).toContain('--faults sets the wire between the two guests of --link');
   });
 });

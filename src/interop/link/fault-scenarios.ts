@@ -1,0 +1,113 @@
+/**
+ * The link scenarios meant for a faulty wire (`run --link --faults ...`, the relay of
+ * src/runtime/faults/): programs whose outcome the engine predicts whatever the wire
+ * loses, repeats or reorders, because the transports recover (IBTA 9.7.6 and 9.4.5: rxe's
+ * requester retries and its responder answers a duplicate Atomic from its saved result;
+ * TCP under siw). Their wire differs from run to run (retransmissions), so they compare
+ * the verbs side only (`captureWire: false`); the captures are analysed for
+ * retransmissions and duplicate Atomics instead (run.ts).
+ */
+import type { Access } from '../../verbs/mr.js';
+import { transportTimeoutMs } from '../rnr-timing.js';
+import type { Scenario, Step } from '../scenario.js';
+
+/** Not a byte palindrome; the word every FetchAdd(+1) starts from. */
+const WORD = 0x0123456789abcdefn;
+const ATOMIC_MR: readonly Access[] = [
+  'LOCAL_WRITE',
+  'REMOTE_READ',
+  'REMOTE_WRITE',
+  'REMOTE_ATOMIC',
+];
+
+interface FaultRow {
+  readonly suffix: string;
+  readonly title: string;
+  readonly program: readonly Step[];
+}
+
+/**
+ * rxe only for now: stock libsiw refuses atomics before the wire (known-behaviour.ts), so
+ * the siw rows need the RFC 7306 variant on both guests (`--siw rfc7306` with the pair).
+ */
+const RXE_FAULT_ROWS: readonly FaultRow[] = [
+  {
+    suffix: 'fetch-add-x1000',
+    title: '1000 FetchAdd(+1) from one QP, exactly once',
+    program: [{ do: 'hammer', qps: 1, count: 1000, add: 1n }],
+  },
+  {
+    suffix: 'fetch-add-4qp',
+    title: '4 QPs at once, 250 FetchAdd(+1) each, exactly once',
+    program: [{ do: 'hammer', qps: 4, count: 250, add: 1n }],
+  },
+];
+
+const FAULT_ROW_SCENARIOS: readonly Scenario[] = RXE_FAULT_ROWS.map((row) => ({
+  id: `link-rxe-${row.suffix}`,
+  name: `link-${row.suffix}`,
+  title: `${row.title} (across the link)`,
+  family: 'link-faults',
+  device: 'rxe0',
+  postPath: 'legacy',
+  initial: WORD,
+  remoteAccess: ATOMIC_MR,
+  program: row.program,
+  captureWire: false,
+}));
+
+/**
+ * A scenario for a wire that loses every RoCE frame (`--faults drop=1`; the relay spares
+ * only the guests' control channel): the requester's one request is never answered, so it
+ * is sent 1 + retry_cnt times, one transport timer apart (IBTA 9.7.6.1.3: 4.096 us x
+ * 2^timeout), and then completes with RETRY_EXC_ERR (IBTA 9.7.6.1.4, o9-... "retry count
+ * exceeded"; rxe_comp.c COMPST_ERROR_RETRY). Nothing is placed at the responder.
+ */
+export interface LostWire {
+  /** The requester QP's retry_cnt (IBTA 9.7.6.1.4: 0-7). */
+  readonly retryCnt: number;
+  /** The requester QP's timeout exponent. */
+  readonly timeout: number;
+}
+
+const LOST_WIRE: LostWire = { retryCnt: 3, timeout: 14 };
+
+export const RETRY_EXHAUSTED: Scenario = {
+  id: 'link-rxe-retry-exhausted',
+  name: 'link-retry-exhausted',
+  title: `FetchAdd on a wire that loses everything (drop=1): RETRY_EXC_ERR after retry_cnt ${LOST_WIRE.retryCnt} (across the link)`,
+  family: 'link-faults',
+  device: 'rxe0',
+  postPath: 'legacy',
+  initial: WORD,
+  remoteAccess: ATOMIC_MR,
+  timeout: LOST_WIRE.timeout,
+  program: [
+    { do: 'post-send', wrs: [{ kind: 'ATOMIC_FETCH_AND_ADD', add: 0x1111111122222222n }] },
+    { do: 'wait', side: 'requester', count: 1, timed: true },
+  ],
+  captureWire: false,
+};
+
+/** The lost-wire expectation of `scenario`, if it is one. */
+export function lostWireOf(scenario: Scenario): LostWire | undefined {
+  return scenario.id === RETRY_EXHAUSTED.id ? LOST_WIRE : undefined;
+}
+
+/** When RETRY_EXC_ERR is due: every attempt's transport timer, in ms. */
+export function retryExhaustionMs(lost: LostWire): number {
+  return (lost.retryCnt + 1) * transportTimeoutMs(lost.timeout);
+}
+
+/**
+ * The class of an observed completion time against the lost-wire prediction: on time
+ * from (1 + retry_cnt) timers (5 % early for the timer's granularity) to twice that plus
+ * 100 ms (a loaded TCG guest fires its timers late); else how many timers it took.
+ */
+export function retryTimeClass(lost: LostWire, elapsedMs: number): string {
+  const due = retryExhaustionMs(lost);
+  if (elapsedMs >= 0.95 * due && elapsedMs <= 2 * due + 100) return '(1 + retry_cnt) x timeout';
+  return `${(elapsedMs / transportTimeoutMs(lost.timeout)).toFixed(1)} x timeout`;
+}
+
+export const FAULT_LINK_SCENARIOS: readonly Scenario[] = [...FAULT_ROW_SCENARIOS, RETRY_EXHAUSTED];

@@ -1,0 +1,113 @@
+/**
+ * The two corruptions the relay applies to an Ethernet frame (one UDP datagram of a QEMU
+ * socket netdev is one frame, without FCS):
+ * - a bit flip anywhere in the IPv4 payload (the transport header or data), which the
+ *   receiver's TCP or UDP checksum (RFC 793, RFC 768) or RoCEv2's ICRC (IBTA Annex A17.3.3)
+ *   must catch; the IP header is left alone so that the frame still reaches the transport;
+ * - a changed byte of a TCP segment's data with the TCP checksum recomputed, so that TCP
+ *   accepts it and only the MPA CRC can catch it (RFC 5044 §8: the connection is then
+ *   terminated, with a Terminate naming the LLP error).
+ */
+import { internetChecksum, ipv4PseudoHeader } from '../../codec/net/checksum.js';
+import type { Prng } from './prng.js';
+
+const ETH_HEADER = 14;
+const ETHERTYPE_IPV4 = 0x0800;
+const ETHERTYPE_ARP = 0x0806;
+const PROTO_TCP = 6;
+
+interface Ipv4 {
+  /** Offset of the IP header, of the transport header, and the end of the IP datagram. */
+  readonly ip: number;
+  readonly l4: number;
+  readonly end: number;
+  readonly protocol: number;
+}
+
+function ipv4Of(frame: Uint8Array): Ipv4 | undefined {
+  if (frame.length < ETH_HEADER + 20) return undefined;
+  const view = new DataView(frame.buffer, frame.byteOffset, frame.byteLength);
+  if (view.getUint16(12) !== ETHERTYPE_IPV4) return undefined;
+  const ip = ETH_HEADER;
+  const ihl = ((frame[ip] ?? 0) & 0x0f) * 4;
+  const total = view.getUint16(ip + 2);
+  const end = ip + total;
+  if (ihl < 20 || end > frame.length || ip + ihl >= end) return undefined;
+  return { ip, l4: ip + ihl, end, protocol: frame[ip + 9] ?? 0 };
+}
+
+/** True for an ARP frame (RFC 826), which the relay never touches. */
+export function isArp(frame: Uint8Array): boolean {
+  return (
+    frame.length >= ETH_HEADER && (((frame[12] ?? 0) << 8) | (frame[13] ?? 0)) === ETHERTYPE_ARP
+  );
+}
+
+/** Flips one random bit of the frame's IPv4 payload; false (frame untouched) for other frames. */
+export function flipBit(frame: Uint8Array, prng: Prng): boolean {
+  const ip = ipv4Of(frame);
+  if (ip === undefined) return false;
+  const at = ip.l4 + prng.below(ip.end - ip.l4);
+  frame[at] = (frame[at] ?? 0) ^ (1 << prng.below(8));
+  return true;
+}
+
+/** Where a TCP segment's data lies in `frame`, and its ports. */
+export interface TcpSegment {
+  readonly l4: number;
+  readonly data: number;
+  readonly end: number;
+  readonly srcPort: number;
+  readonly dstPort: number;
+}
+
+export function tcpSegmentOf(frame: Uint8Array): TcpSegment | undefined {
+  const ip = ipv4Of(frame);
+  if (ip === undefined || ip.protocol !== PROTO_TCP || ip.end - ip.l4 < 20) return undefined;
+  const view = new DataView(frame.buffer, frame.byteOffset, frame.byteLength);
+  const data = ip.l4 + ((frame[ip.l4 + 12] ?? 0) >> 4) * 4;
+  if (data > ip.end) return undefined;
+  return {
+    l4: ip.l4,
+    data,
+    end: ip.end,
+    srcPort: view.getUint16(ip.l4),
+    dstPort: view.getUint16(ip.l4 + 2),
+  };
+}
+
+/** The TCP checksum of the segment in `frame` (RFC 9293 §3.1: pseudo-header + segment). */
+export function tcpChecksum(frame: Uint8Array, segment: TcpSegment): number {
+  const bytes = frame.slice(segment.l4, segment.end);
+  bytes[16] = 0;
+  bytes[17] = 0;
+  const ip = ETH_HEADER;
+  const pseudo = ipv4PseudoHeader(
+    frame.subarray(ip + 12, ip + 16),
+    frame.subarray(ip + 16, ip + 20),
+    PROTO_TCP,
+    bytes.length,
+  );
+  return internetChecksum(pseudo, bytes);
+}
+
+/**
+ * Changes one data byte of a TCP segment (XOR with a non-zero value) and rewrites the TCP
+ * checksum; false (frame untouched) when the frame is not TCP with data or its ports are
+ * in `spare` (the control channel between the guests must stay intact).
+ */
+export function corruptTcpPayload(
+  frame: Uint8Array,
+  prng: Prng,
+  spare: readonly number[] = [],
+): boolean {
+  const segment = tcpSegmentOf(frame);
+  if (segment === undefined || segment.end <= segment.data) return false;
+  if (spare.includes(segment.srcPort) || spare.includes(segment.dstPort)) return false;
+  const at = segment.data + prng.below(segment.end - segment.data);
+  frame[at] = (frame[at] ?? 0) ^ (1 + prng.below(255));
+  const sum = tcpChecksum(frame, segment);
+  frame[segment.l4 + 16] = sum >> 8;
+  frame[segment.l4 + 17] = sum & 0xff;
+  return true;
+}

@@ -1,0 +1,142 @@
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { LinkFaultReport } from '../../../src/interop/link/run.js';
+
+// The faulty wire on real guests (docs/faulty-wire.md), through the CLI as a user runs
+// it: two guest pairs one after the other, each behind the seeded fault relay.
+// - drop 2 %, duplicate 1 %: 1000 FetchAdd(+1) from one QP and 4 x 250 from 4 QPs on
+//   rxe stay exactly-once (every fetched value distinct, the final word exact);
+// - drop everything (ARP and the control channel are spared): RETRY_EXC_ERR after the QP's
+//   retry_cnt, at (1 + retry_cnt) transport timers.
+// About 2 x 22 s of guest time under TCG (boot included; docs/figures.md).
+
+const CLI = join(process.cwd(), 'dist', 'cli', 'main.js');
+
+interface ScenarioEntry {
+  readonly id: string;
+  readonly verdict: string;
+  readonly device_fields: Record<string, string> | null;
+  readonly differences: readonly { field: string }[];
+  readonly error?: string;
+}
+
+interface Run {
+  dir: string;
+  status: number | null;
+  output: string;
+  scenarios: ScenarioEntry[];
+  faults: LinkFaultReport | undefined;
+}
+
+async function runLink(faults: string): Promise<Run> {
+  const dir = mkdtempSync(join(tmpdir(), 'rdma-interop-faults-'));
+  let output = '';
+  const child = spawn(
+    process.execPath,
+    [CLI, 'run', '--link', '--faults', faults, '--report', dir],
+    {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
+  child.stdout.on('data', (c: Buffer) => {
+    output += c.toString();
+  });
+  child.stderr.on('data', (c: Buffer) => {
+    output += c.toString();
+  });
+  const status = await new Promise<number | null>((resolve) => child.on('close', resolve));
+  const read = <T>(name: string): T | undefined =>
+    existsSync(join(dir, name))
+      ? (JSON.parse(readFileSync(join(dir, name), 'utf8')) as T)
+      : undefined;
+  return {
+    dir,
+    status,
+    output,
+    scenarios: read<{ scenarios: ScenarioEntry[] }>('results.json')?.scenarios ?? [],
+    faults: read<LinkFaultReport>('faults.json'),
+  };
+}
+
+let lossy: Run | undefined;
+let lost: Run | undefined;
+
+beforeAll(async () => {
+  lossy = await runLink('drop=0.02,dup=0.01,seed=7');
+  lost = await runLink('drop=1,seed=1');
+}, 900_000);
+
+afterAll(() => {
+  for (const run of [lossy, lost])
+    if (run !== undefined) rmSync(run.dir, { recursive: true, force: true });
+});
+
+function entry(run: Run | undefined, id: string): ScenarioEntry {
+  const found = run?.scenarios.find((s) => s.id === id);
+  if (found === undefined)
+    throw new Error(`${id} missing from results.json:\n${run?.output ?? ''}`);
+  return found;
+}
+
+describe('run --link --faults: the seeded fault relay between two guests', () => {
+  it('drop 2 %, dup 1 %: every rxe FetchAdd exactly once, from one QP and from four', () => {
+    const failing = (lossy?.scenarios ?? [])
+      .filter((s) => s.verdict !== 'match')
+      .map((s) => ({ id: s.id, verdict: s.verdict, error: s.error, differences: s.differences }));
+    expect(failing).toEqual([]);
+    expect(lossy?.status).toBe(0);
+    const one = entry(lossy, 'link-rxe-fetch-add-x1000').device_fields ?? {};
+    expect(one['hammer1.succeeded']).toBe('1000');
+    expect(one['hammer1.distinct']).toBe('1000');
+    expect(one['hammer1.sequence']).toBe('every intermediate sum once');
+    expect(one['mem[8]']).toBe('0x0123456789abd1d7');
+    const four = entry(lossy, 'link-rxe-fetch-add-4qp').device_fields ?? {};
+    expect(four['hammer1.distinct']).toBe('1000');
+    expect(four['mem[8]']).toBe('0x0123456789abd1d7');
+  });
+
+  it('counts every fault it applied, and the transports repeated what was lost', () => {
+    const faults = lossy?.faults;
+    if (faults === undefined) throw new Error(`no faults.json:\n${lossy?.output ?? ''}`);
+    expect(faults.spec).toMatchObject({ drop: 0.02, dup: 0.01, seed: 7 });
+    const rxe = faults.links.rxe0;
+    if (rxe === undefined) throw new Error('no counts for rxe0');
+    for (const c of [rxe.aToB, rxe.bToA]) {
+      expect(c.dropped).toBeGreaterThan(0);
+      expect(c.duplicated).toBeGreaterThan(0);
+      expect(c.forwarded).toBe(c.frames - c.dropped + c.duplicated);
+      expect(c.corrupted + c.corruptedPayload + c.reordered).toBe(0);
+    }
+    const retransmitted = faults.scenarios.reduce((n, s) => n + s.sideA.repeatedRequests, 0);
+    expect(retransmitted).toBeGreaterThan(0);
+    // No duplicate Atomic the responder saw was executed a second time.
+    expect(faults.scenarios.map((s) => [s.id, s.sideB.answeredDifferently])).toEqual(
+      faults.scenarios.map((s) => [s.id, 0]),
+    );
+    for (const side of ['a', 'b'])
+      expect(existsSync(join(lossy?.dir ?? '', 'captures', `rxe0.${side}.pcap`))).toBe(true);
+    expect(lossy?.output).toMatch(/rxe0 A->B: \d+ frames, \d+ dropped, \d+ duplicated/);
+  });
+
+  it('a wire that loses everything: RETRY_EXC_ERR after retry_cnt, on time, nothing placed', () => {
+    const exhausted = entry(lost, 'link-rxe-retry-exhausted');
+    expect({ verdict: exhausted.verdict, error: exhausted.error }).toEqual({
+      verdict: 'match',
+      error: undefined,
+    });
+    expect(exhausted.device_fields).toMatchObject({
+      'requester.wc1.status': 'RETRY_EXC_ERR',
+      'requester.wc1.after': '(1 + retry_cnt) x timeout',
+      'mem[8]': '0x0123456789abcdef',
+    });
+    const rxe = lost?.faults?.links.rxe0;
+    expect(rxe?.aToB.dropped).toBe((rxe?.aToB.frames ?? 0) - (rxe?.aToB.spared ?? 0));
+    // The request went out 1 + retry_cnt (3) times, all at guest A's side of the relay.
+    const scenario = lost?.faults?.scenarios.find((s) => s.id === 'link-rxe-retry-exhausted');
+    expect(scenario?.sideA).toMatchObject({ requests: 4, repeatedRequests: 3, responses: 0 });
+    expect(scenario?.sideB.requests).toBe(0);
+  });
+});
