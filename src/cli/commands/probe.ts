@@ -16,7 +16,11 @@ import {
   type SiwChoice,
   selectAssertions,
 } from '../../interop/tester/probe-guest.js';
-import { probeKernelLine } from '../../interop/tester/probe-host.js';
+import {
+  PROBE_AFTER_ENV,
+  PROBE_RESULTS_ENV,
+  probeKernelLine,
+} from '../../interop/tester/probe-host.js';
 import {
   assertionPassed,
   observeFixes,
@@ -26,9 +30,14 @@ import {
   renderProbeMarkdown,
   writeProbeReport,
 } from '../../interop/tester/probe-report.js';
-import { hostRdmaDevices, KERNEL_LINES } from '../../runtime/index.js';
+import {
+  abortOnSignals,
+  GuestRuntimeError,
+  hostRdmaDevices,
+  KERNEL_LINES,
+} from '../../runtime/index.js';
 import { findKernelLine } from '../../runtime/kernel-lines.js';
-import { resolveRuntime } from '../devices-or-guest.js';
+import { reportGuestFailure, resolveRuntime } from '../devices-or-guest.js';
 import { usageError } from '../errors.js';
 import {
   cacheDirOption,
@@ -51,8 +60,6 @@ interface ProbeOptions {
   readonly fuzz?: number;
   readonly seed: number;
   readonly timeout: number;
-  readonly results?: string;
-  readonly after?: string;
 }
 
 /** The devices the tester speaks to (rxe0's RoCEv2 assertions come with the RoCE tester). */
@@ -172,9 +179,6 @@ export function registerProbe(program: Command): void {
     .addOption(new Option('--seed <n>', 'the fuzz seed').argParser(parseSeed).default(1))
     .addOption(timeoutOption('limit per guest (boot + assertions)', 900))
     .addOption(cacheDirOption())
-    // Internal: the guest's run appends its JSON lines here, and resumes after a crash.
-    .addOption(new Option('--results <file>').hideHelp())
-    .addOption(new Option('--after <variant/id>').hideHelp())
     .action(async (options: ProbeOptions, command: Command) => {
       const pairs = selectAssertions({
         siw: options.siw,
@@ -197,17 +201,16 @@ export function registerProbe(program: Command): void {
       if (here && resolveRuntime(options.runtime) === 'host') {
         if (!hostRdmaDevices().includes('siw0'))
           usageError(command, 'no siw0 here: run with --runtime guest');
-        const results = options.results ?? resolve('probe-results.jsonl');
+        // The host's probe names the results file and where to resume (probe-host.ts).
+        const results = process.env[PROBE_RESULTS_ENV] ?? resolve('probe-results.jsonl');
+        const after = process.env[PROBE_AFTER_ENV];
         process.exitCode = await runProbeInGuest(
           {
             ...options,
             ...(options.device === undefined ? {} : { devices: options.device }),
+            ...(after === undefined || after === '' ? {} : { after }),
             results,
-            childArgs: [
-              process.argv[1] ?? '',
-              ...process.argv.slice(2),
-              ...(options.results === undefined ? ['--results', results] : []),
-            ],
+            childArgs: [process.argv[1] ?? '', ...process.argv.slice(2)],
           },
           (line) => process.stderr.write(`${line}\n`),
         );
@@ -219,17 +222,27 @@ export function registerProbe(program: Command): void {
       const kernels: ProbeKernel[] = [];
       const results: AssertionResult[] = [];
       const fuzz: FuzzSummary[] = [];
-      for (const line of lines) {
-        process.stderr.write(`probe: kernel line ${line}\n`);
-        const run = await probeKernelLine({
-          line,
-          timeoutSeconds: options.timeout,
-          guestArgs: [process.argv[1] ?? '', ...selectionArgs(options)],
-          onProgress: (l) => process.stderr.write(`${l}\n`),
-        });
-        kernels.push(run.kernel);
-        results.push(...run.results);
-        fuzz.push(...run.fuzz);
+      const interrupt = abortOnSignals();
+      try {
+        for (const line of lines) {
+          process.stderr.write(`probe: kernel line ${line}\n`);
+          const run = await probeKernelLine({
+            line,
+            timeoutSeconds: options.timeout,
+            guestArgs: [process.argv[1] ?? '', ...selectionArgs(options)],
+            signal: interrupt.signal,
+            onProgress: (l) => process.stderr.write(`${l}\n`),
+          });
+          kernels.push(run.kernel);
+          results.push(...run.results);
+          fuzz.push(...run.fuzz);
+        }
+      } catch (error) {
+        if (!(error instanceof GuestRuntimeError)) throw error;
+        process.exitCode = reportGuestFailure(error, interrupt.received(), 'rdma-interop probe');
+        return;
+      } finally {
+        interrupt.dispose();
       }
       process.exitCode = finish(options, kernels, results, fuzz);
     });

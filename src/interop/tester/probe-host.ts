@@ -8,7 +8,7 @@
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { abortOnSignals, GuestRuntimeError, runInGuest } from '../../runtime/index.js';
+import { GuestRuntimeError, runInGuest } from '../../runtime/index.js';
 import type { AssertionResult } from './assertion-shape.js';
 import type { FuzzSummary } from './iwarp-fuzz.js';
 import type { ResultLine } from './iwarp-run.js';
@@ -70,6 +70,11 @@ export function crashResult(
   };
 }
 
+/** The guest's results file (JSON lines), named by the host's probe. */
+export const PROBE_RESULTS_ENV = 'RDMA_INTEROP_PROBE_RESULTS';
+/** Where the guest's probe resumes: skip up to and including this `variant/id`. */
+export const PROBE_AFTER_ENV = 'RDMA_INTEROP_PROBE_AFTER';
+
 /** How many fresh guests one kernel line may take after crashes. */
 const MAX_RESTARTS = 6;
 
@@ -79,6 +84,7 @@ export interface HostProbeOptions {
   /** The CLI path and `probe --runtime host ...` args (without --results/--after). */
   readonly guestArgs: readonly string[];
   readonly onProgress: (line: string) => void;
+  readonly signal: AbortSignal;
 }
 
 /** One kernel line: results (crashes included), fuzz summaries, and the kernel release. */
@@ -89,63 +95,51 @@ export async function probeKernelLine(
   const fuzz: FuzzSummary[] = [];
   let after: string | undefined;
   let kernelRelease = options.line;
-  const interrupt = abortOnSignals();
-  try {
-    for (let attempt = 0; attempt <= MAX_RESTARTS; attempt++) {
-      const share = mkdtempSync(join(tmpdir(), 'rdma-interop-probe-'));
-      const file = join(share, 'results.jsonl');
-      const command = [
-        process.execPath,
-        ...options.guestArgs,
-        '--results',
-        file,
-        ...(after === undefined ? [] : ['--after', after]),
-      ];
-      let crash: { tail: string; failure: string } | undefined;
-      try {
-        await runInGuest({
-          command,
-          shareDir: share,
-          kernel: options.line,
-          timeoutSeconds: options.timeoutSeconds,
-          setup: 'if-missing',
-          signal: interrupt.signal,
-          onProgress: (l) => options.onProgress(`[vm ${options.line}] ${l}`),
-        });
-      } catch (error) {
-        if (!(error instanceof GuestRuntimeError) || error.failure === 'aborted') throw error;
-        crash = { tail: error.consoleTail, failure: error.failure };
-      }
-      const parsed = existsSync(file)
-        ? parseResultLines(readFileSync(file, 'utf8'))
-        : { results: [], fuzz: [], unfinished: undefined };
-      rmSync(share, { recursive: true, force: true });
-      results.push(...parsed.results);
-      fuzz.push(...parsed.fuzz);
-      const seen = parsed.results.find((r) => r.kernel !== '');
-      if (seen !== undefined) kernelRelease = seen.kernel;
-      if (crash === undefined) break;
-      if (parsed.unfinished === undefined) {
-        // The guest died outside any assertion (boot, set-up, the fuzz): nothing to resume.
-        options.onProgress(`probe: the ${options.line} guest failed (${crash.failure})`);
-        break;
-      }
-      results.push(
-        crashResult(
-          parsed.unfinished.id,
-          parsed.unfinished.variant,
-          kernelRelease,
-          crash.tail,
-          crash.failure,
-        ),
-      );
-      options.onProgress(
-        `probe: kernel-crash in ${parsed.unfinished.id} on ${options.line}: going on in a fresh guest`,
-      );
-      after = resumeKey(parsed.unfinished.variant, parsed.unfinished.id);
+  for (let attempt = 0; attempt <= MAX_RESTARTS; attempt++) {
+    const share = mkdtempSync(join(tmpdir(), 'rdma-interop-probe-'));
+    const file = join(share, 'results.jsonl');
+    const command = [process.execPath, ...options.guestArgs];
+    let crash: { tail: string; failure: string; error: GuestRuntimeError } | undefined;
+    try {
+      await runInGuest({
+        command,
+        shareDir: share,
+        kernel: options.line,
+        timeoutSeconds: options.timeoutSeconds,
+        setup: 'if-missing',
+        signal: options.signal,
+        env: { [PROBE_RESULTS_ENV]: file, [PROBE_AFTER_ENV]: after ?? '' },
+        onProgress: (l) => options.onProgress(`[vm ${options.line}] ${l}`),
+      });
+    } catch (error) {
+      if (!(error instanceof GuestRuntimeError) || error.failure === 'aborted') throw error;
+      crash = { tail: error.consoleTail, failure: error.failure, error };
     }
-  } finally {
-    interrupt.dispose();
+    const parsed = existsSync(file)
+      ? parseResultLines(readFileSync(file, 'utf8'))
+      : { results: [], fuzz: [], unfinished: undefined };
+    rmSync(share, { recursive: true, force: true });
+    results.push(...parsed.results);
+    fuzz.push(...parsed.fuzz);
+    const seen = parsed.results.find((r) => r.kernel !== '');
+    if (seen !== undefined) kernelRelease = seen.kernel;
+    if (crash === undefined) break;
+    // The guest failed outside any assertion (assets, boot, set-up, the fuzz): the
+    // runtime's own error, for the command to report.
+    if (parsed.unfinished === undefined) throw crash.error;
+    results.push(
+      crashResult(
+        parsed.unfinished.id,
+        parsed.unfinished.variant,
+        kernelRelease,
+        crash.tail,
+        crash.failure,
+      ),
+    );
+    options.onProgress(
+      `probe: kernel-crash in ${parsed.unfinished.id} on ${options.line}: going on in a fresh guest`,
+    );
+    after = resumeKey(parsed.unfinished.variant, parsed.unfinished.id);
   }
   // Crash records carry the line name until a result tells the release.
   const fixed = results.map((r) =>
