@@ -75,14 +75,20 @@ export function engineIwarpAnswer(
   const memory = new Uint8Array(buffer.memory);
   // siw's receive buffer is its MR: what a receive got lands in the same memory.
   if (done !== undefined) memory.set(done.data.subarray(0, SIW_BUFFER_BYTES));
+  // RFC 5040 §7: a Terminate ends the stream and the QP leaves RTS; a receive still
+  // posted then completes as flushed (the verbs model: IBV_WC_WR_FLUSH_ERR).
+  const ended = responder.terminated || received.terminate !== undefined;
+  const flushed = done === undefined && ended && responder.postedReceives > 0;
   return {
     answer: {
       wire: sent.map(answerLine),
-      receive: receiveLine(
-        done === undefined
-          ? undefined
-          : { bytes: done.byteLength, immediate: done.immediateData, data: done.data },
-      ),
+      receive: flushed
+        ? 'error WR_FLUSH_ERR'
+        : receiveLine(
+            done === undefined
+              ? undefined
+              : { bytes: done.byteLength, immediate: done.immediateData, data: done.data },
+          ),
       memory: hex(memory),
     },
     terminates: sent.filter((m): m is Terminate => m.kind === 'terminate'),
@@ -101,8 +107,9 @@ export function receiveLine(
 }
 
 /**
- * A recorded, explained way siw's answer differs from the engine's, as a function of the
- * engine's answer (applied to its Terminates), keyed by assertion and siw variant.
+ * A recorded, explained way siw's answer differs from the engine's, keyed by assertion
+ * and siw variant: siw's answer as a function of the engine's (its answer and the
+ * Terminates it sent). Every record that names an assertion applies, in order.
  */
 export interface KnownIwarpAnswer {
   /** The known-behaviour id reports show. */
@@ -110,15 +117,15 @@ export interface KnownIwarpAnswer {
   /** Assertion ids it holds for. */
   readonly assertions: readonly string[];
   readonly variants: readonly SiwVariant[];
-  /** siw's Terminate, derived from the engine's. */
-  readonly terminate: (engine: Terminate) => Terminate;
+  /** siw's answer, derived from the engine's. */
+  readonly derive: (engine: IwarpAnswer, terminates: readonly Terminate[]) => IwarpAnswer;
   readonly why: string;
 }
 
 /**
- * siw_qp_rx.c/siw.h: `struct iwarp_terminate` declares its layer and etype nibbles for
+ * siw.h/iwarp.h: the stock `struct iwarp_terminate` declares its nibbles for
  * __LITTLE_ENDIAN_BITFIELD as layer:4 then etype:4, so on x86 the wire carries the Error
- * Type in the Layer nibble and the other way round (the suite's `siw-terminate-layout`).
+ * Type in the Layer nibble and the other way round (the patched siw's 0001 fixes it).
  */
 const swapNibbles = (t: Terminate): Terminate => ({
   ...t,
@@ -126,9 +133,9 @@ const swapNibbles = (t: Terminate): Terminate => ({
   errorType: t.layer,
 });
 
-/** siw_send_terminate copies no header for errors it finds before the DDP header is read. */
+/** No header copied (siw_send_terminate copies none for an opcode error). */
 const noHeaders = (t: Terminate): Terminate => ({
-  ...swapNibbles(t),
+  ...t,
   segmentLengthValid: false,
   ddpHeaderIncluded: false,
   rdmaHeaderIncluded: false,
@@ -136,6 +143,26 @@ const noHeaders = (t: Terminate): Terminate => ({
   terminatedDdpHeader: undefined,
   terminatedRdmaHeader: undefined,
 });
+
+/** The engine's answer with each Terminate rewritten by `map`. */
+const terminatesAs =
+  (map: (t: Terminate) => Terminate) =>
+  (engine: IwarpAnswer, terminates: readonly Terminate[]): IwarpAnswer => {
+    let i = 0;
+    return {
+      ...engine,
+      wire: engine.wire.map((line) =>
+        line.includes(' terminate ') && terminates[i] !== undefined
+          ? answerLine(map(terminates[i++]!))
+          : line,
+      ),
+    };
+  };
+
+const OPCODE_TERMINATE =
+  'siw answers an opcode it does not implement with Terminate RDMAP / Remote Operation Error / ' +
+  'Unexpected OpCode (siw_qp_rx.c siw_get_hdr, as RFC 7306 §1.1 says), but siw_send_terminate ' +
+  'copies no header for it, where RFC 7306 §8.1 asks for the DDP header';
 
 export const KNOWN_IWARP_ANSWERS: readonly KnownIwarpAnswer[] = [
   {
@@ -145,17 +172,82 @@ export const KNOWN_IWARP_ANSWERS: readonly KnownIwarpAnswer[] = [
       'siw-probe-immediate-data',
       'siw-rdmap-unknown-opcode-first',
     ],
-    variants: ['stock', 'rfc7306'],
-    terminate: noHeaders,
+    variants: ['stock'],
+    derive: terminatesAs((t) => noHeaders(swapNibbles(t))),
     why:
-      'siw answers an opcode it does not know with Terminate RDMAP / Remote Operation Error / ' +
-      'Unexpected OpCode (siw_qp_rx.c siw_get_hdr), but its struct iwarp_terminate bitfields put ' +
-      'Layer in the low nibble on little-endian hosts (the wire reads Layer 2, Error Type 0) and ' +
-      'siw_send_terminate copies no header for an opcode error (RFC 7306 §8.1 asks for the DDP header)',
+      `${OPCODE_TERMINATE}; and the stock struct iwarp_terminate bitfields put Layer in the low ` +
+      'nibble on little-endian hosts (the wire reads Layer 2, Error Type 0)',
+  },
+  {
+    id: 'siw-terminate-layout',
+    assertions: ['siw-mpa-bad-crc'],
+    variants: ['stock'],
+    derive: terminatesAs(swapNibbles),
+    why:
+      'the stock struct iwarp_terminate bitfields put Layer in the low nibble on little-endian ' +
+      'hosts: LLP / MPA / CRC Error reads Layer 0, Error Type 2 on the wire',
+  },
+  {
+    id: 'siw-opcode-terminate-no-header',
+    assertions: ['siw-rdmap-unknown-opcode-first'],
+    variants: ['rfc7306'],
+    derive: terminatesAs(noHeaders),
+    why: OPCODE_TERMINATE,
+  },
+  {
+    id: 'siw-crc-checked-after-placement',
+    assertions: ['siw-mpa-bad-crc'],
+    variants: ['stock', 'rfc7306'],
+    derive: (engine) => ({
+      ...engine,
+      // The Send's 8 bytes, placed at the receive buffer's start.
+      memory: `8877665544332211${engine.memory.slice(16)}`,
+    }),
+    why:
+      "siw_tcp_rx_data places an FPDU's payload into the receive buffer (SIW_GET_DATA_START, " +
+      'siw_proc_send) before it reads the trailer; siw_get_trailer compares the CRC only then. ' +
+      'RFC 5044 §7.2 says an FPDU whose CRC fails is not delivered: the buffer holds the payload ' +
+      'of a Send that completed in error',
+  },
+  {
+    id: 'siw-failed-send-completes-receive',
+    assertions: [
+      'siw-ddp-invalid-qn',
+      'siw-ddp-msn-out-of-range',
+      'siw-ddp-mo-beyond-buffer',
+      'siw-mpa-bad-crc',
+    ],
+    variants: ['stock', 'rfc7306'],
+    derive: (engine) => ({
+      ...engine,
+      receive: engine.receive === 'error WR_FLUSH_ERR' ? 'error GENERAL_ERR' : engine.receive,
+    }),
+    why:
+      "siw takes the receive WQE when a Send segment's header arrives, before the checks that " +
+      'fail; the error path of siw_tcp_rx_data calls siw_rdmap_complete(qp, rv), which completes ' +
+      'that WQE with SIW_WC_GENERAL_ERR ("error != 0 && wc_status == SIW_WC_SUCCESS"); the ' +
+      'engine leaves the receive untouched, so it is flushed (WR_FLUSH_ERR)',
+  },
+  {
+    id: 'siw-receive-space-short',
+    assertions: ['siw-mpa-length-over-buffer'],
+    variants: ['rfc7306'],
+    derive: (engine) => ({
+      ...engine,
+      wire: [
+        'responder> terminate qn=2 msn=1 mo=0 L layer=1 type=2 code=0x02 hdrct=MD- seglen=65535 ddp=414300000000000000000000000100000000',
+      ],
+      receive: 'error LOC_LEN_ERR',
+    }),
+    why:
+      "siw checks a Send's announced length against the receive buffer as soon as its header " +
+      'is in (siw_send_check_ntoh, "receive space short") and terminates with DDP Untagged ' +
+      'Buffer Error 0x02 and the receive in LOC_LEN_ERR, where the engine (RFC 5044 §7.2) waits ' +
+      "for the FPDU's 65535 bytes (the failure table's message-too-long row records the same)",
   },
 ];
 
-/** The verdict for siw's answer, and the record that explains it when it differs. */
+/** The verdict for siw's answer, and the records that explain it when it differs. */
 export function judgeIwarp(
   assertion: IwarpAssertion,
   variant: SiwVariant,
@@ -163,17 +255,15 @@ export function judgeIwarp(
   expectedTerminates: readonly Terminate[],
   observed: IwarpAnswer,
   known: readonly KnownIwarpAnswer[] = KNOWN_IWARP_ANSWERS,
-): { verdict: AssertionVerdict; known: KnownIwarpAnswer | undefined } {
+): { verdict: AssertionVerdict; known: readonly KnownIwarpAnswer[] } {
   const same = (a: IwarpAnswer, b: IwarpAnswer): boolean =>
     a.receive === b.receive && a.memory === b.memory && a.wire.join('\n') === b.wire.join('\n');
-  if (same(expected, observed)) return { verdict: 'pass', known: undefined };
-  for (const record of known) {
-    if (!record.assertions.includes(assertion.id) || !record.variants.includes(variant)) continue;
-    let i = 0;
-    const wire = expected.wire.map((line) =>
-      line.includes(' terminate ') ? answerLine(record.terminate(expectedTerminates[i++]!)) : line,
-    );
-    if (same({ ...expected, wire }, observed)) return { verdict: 'known', known: record };
-  }
-  return { verdict: 'fail', known: undefined };
+  const records = known.filter(
+    (k) => k.assertions.includes(assertion.id) && k.variants.includes(variant),
+  );
+  if (same(expected, observed))
+    return { verdict: records.length === 0 ? 'pass' : 'fail', known: [] };
+  const derived = records.reduce((a, k) => k.derive(a, expectedTerminates), expected);
+  if (records.length > 0 && same(derived, observed)) return { verdict: 'known', known: records };
+  return { verdict: 'fail', known: [] };
 }

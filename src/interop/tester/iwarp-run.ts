@@ -112,7 +112,7 @@ export async function runIwarpAssertion(
       siw.closedBySiw ? 'siw closed the connection' : 'siw kept the connection open',
       ...(siw.guardsIntact ? [] : ['GUARD WORDS OUTSIDE THE MR CHANGED']),
       ...(siw.decodeError === undefined ? [] : [`siw's answer stops decoding: ${siw.decodeError}`]),
-      ...(judged.known === undefined ? [] : [judged.known.why]),
+      ...judged.known.map((k) => `${k.id}: ${k.why}`),
     ];
     return {
       ...base,
@@ -120,7 +120,9 @@ export async function runIwarpAssertion(
       expected: { ...engine.answer, wire: [...engine.answer.wire] },
       observed: { ...observed, wire: [...observed.wire], guardsIntact: siw.guardsIntact },
       ...(alive === undefined ? {} : { survival: alive }),
-      ...(judged.known === undefined ? {} : { known: judged.known.id }),
+      ...(judged.known.length === 0
+        ? {}
+        : { known: [...new Set(judged.known.map((k) => k.id))].join('+') }),
       note: notes.join('; '),
     };
   } catch (error) {

@@ -115,7 +115,8 @@ describe('expectations and verdicts', () => {
     expect(answer.wire).toEqual([
       'responder> terminate qn=2 msn=1 mo=0 L layer=1 type=2 code=0x01 hdrct=MD- seglen=26 ddp=414300000000000000050000000100000000',
     ]);
-    expect(answer.receive).toBe('none');
+    // The Terminate ends the stream (RFC 5040 §7): the posted receive is flushed.
+    expect(answer.receive).toBe('error WR_FLUSH_ERR');
   });
 
   it('places the Send of the control probe and completes the receive', () => {
@@ -133,8 +134,14 @@ describe('expectations and verdicts', () => {
     };
     const judged = judgeIwarp(a, 'stock', engine.answer, engine.terminates, observed);
     expect(judged.verdict).toBe('known');
-    expect(judged.known?.id).toBe('siw-terminate-layout');
+    expect(judged.known.map((k) => k.id)).toEqual(['siw-terminate-layout']);
+    // The record stops holding when siw answers as the engine: that fails, as in the suite.
     expect(judgeIwarp(a, 'stock', engine.answer, engine.terminates, engine.answer).verdict).toBe(
+      'fail',
+    );
+    const qn = assertion('siw-ddp-invalid-stag');
+    const plain = engineIwarpAnswer(qn, TARGET, PLAIN, 'rfc7306');
+    expect(judgeIwarp(qn, 'stock', plain.answer, plain.terminates, plain.answer).verdict).toBe(
       'pass',
     );
     const other = {
@@ -142,6 +149,29 @@ describe('expectations and verdicts', () => {
       wire: ['responder> terminate qn=2 msn=1 mo=0 L layer=2 type=0 code=0x07 hdrct=---'],
     };
     expect(judgeIwarp(a, 'stock', engine.answer, engine.terminates, other).verdict).toBe('fail');
+  });
+
+  it('composes the records of one assertion: a bad CRC on the stock siw', () => {
+    const a = assertion('siw-mpa-bad-crc');
+    const engine = engineIwarpAnswer(a, TARGET, CRC, 'stock');
+    // The engine flushes the receive its Terminate left posted (RFC 5040 §7).
+    expect(engine.answer.receive).toBe('error WR_FLUSH_ERR');
+    const observed = {
+      wire: ['responder> terminate qn=2 msn=1 mo=0 L layer=0 type=2 code=0x02 hdrct=---'],
+      receive: 'error GENERAL_ERR',
+      memory: `8877665544332211${'00'.repeat(56)}`,
+    };
+    const judged = judgeIwarp(a, 'stock', engine.answer, engine.terminates, observed);
+    expect(judged.verdict).toBe('known');
+    expect(judged.known.map((k) => k.id)).toEqual([
+      'siw-terminate-layout',
+      'siw-crc-checked-after-placement',
+      'siw-failed-send-completes-receive',
+    ]);
+    // A record whose difference stops showing fails, as in the suite.
+    expect(judgeIwarp(a, 'stock', engine.answer, engine.terminates, engine.answer).verdict).toBe(
+      'fail',
+    );
   });
 
   it('names the 2026 siw fixes on their regression assertions', () => {
