@@ -7,7 +7,7 @@
  */
 import { resolve } from 'node:path';
 import { type Command, InvalidArgumentError, Option } from 'commander';
-import type { AssertionResult } from '../../interop/tester/assertion-shape.js';
+import type { AssertionResult } from '../../interop/tester/assertion.js';
 import { IWARP_ASSERTIONS } from '../../interop/tester/iwarp-assertions.js';
 import type { FuzzSummary } from '../../interop/tester/iwarp-fuzz.js';
 import {

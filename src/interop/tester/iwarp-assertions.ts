@@ -18,7 +18,7 @@ import type { Access as AccessFlag } from '../../verbs/mr.js';
 import { WIRE_PROBES } from '../peer/probes.js';
 import { RFC7306_PROBES } from '../peer/rfc7306-probes.js';
 import type { SiwTarget } from '../peer/siw-peer.js';
-import type { Assertion } from './assertion-shape.js';
+import type { Assertion } from './assertion.js';
 import { concatBytes, type FpduDamage, fpduOf, segmentWith } from './iwarp-packets.js';
 
 /** How siw's QP and MR are set up before the tester speaks (siw-peer.ts). */

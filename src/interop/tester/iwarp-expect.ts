@@ -12,7 +12,7 @@ import { Responder } from '../../engine/responder/responder.js';
 import { accessMaskOf } from '../../verbs/mr.js';
 import { SIW_BUFFER_BYTES, type SiwTarget } from '../peer/siw-peer.js';
 import { wireLine } from '../wire.js';
-import type { AssertionVerdict } from './assertion-shape.js';
+import type { AssertionVerdict } from './assertion.js';
 import type { IwarpAssertion } from './iwarp-assertions.js';
 
 export type SiwVariant = 'stock' | 'rfc7306';

@@ -23,7 +23,7 @@ import type { MpaNegotiated, RdmapMessage } from '../../codec/iwarp/messages.js'
 import { probeSiwWith, type SiwTarget } from '../peer/siw-peer.js';
 import { fieldLimit, fpduOf, segmentLayout, segmentWith, setField } from './iwarp-packets.js';
 import { siwStillWorks } from './iwarp-run.js';
-import { kernelLogSince, kernelProblems } from './kernel-log.js';
+import { KernelLog } from './survival.js';
 
 /** A small seeded generator (mulberry32): the same seed gives the same packets. */
 export function seededRandom(seed: number): () => number {
@@ -202,7 +202,8 @@ export async function fuzzSiw(
   const findings: FuzzFinding[] = [];
   let batches = 0;
   for (let start = 0; start < count; start += batch) {
-    const mark = kernelLogSince(0).length;
+    const log = new KernelLog();
+    log.mark();
     const end = Math.min(count, start + batch);
     const sentInBatch: { index: number; packet: FuzzPacket; bytes: Uint8Array }[] = [];
     for (let index = start; index < end; index++) {
@@ -236,7 +237,7 @@ export async function fuzzSiw(
       }
     }
     batches++;
-    const problems = kernelProblems(kernelLogSince(mark));
+    const problems = log.troubleSinceLastCheck();
     const works = await siwStillWorks();
     if (problems.length > 0 || !works) {
       // The batch hurt the kernel: its packets are the reproducer (the batch is small).

@@ -16,7 +16,7 @@ import { terminateStatus } from '../../engine/projection/terminate-status.js';
 import { Responder } from '../../engine/responder/responder.js';
 import { EventChannel } from '../../verbs/cm.js';
 import { SIW_ADDRESS } from '../peer/siw-peer.js';
-import type { Assertion } from './assertion-shape.js';
+import type { Assertion } from './assertion.js';
 import { answerLine } from './iwarp-expect.js';
 import { concatBytes, fpduOf, segmentWith } from './iwarp-packets.js';
 

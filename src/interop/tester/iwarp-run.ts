@@ -9,7 +9,7 @@ import { appendFileSync } from 'node:fs';
 import { release } from 'node:os';
 import { makeRdmaWrite } from '../../codec/iwarp/build.js';
 import { probeSiwWith } from '../peer/siw-peer.js';
-import type { AssertionResult, Survival } from './assertion-shape.js';
+import { type AssertionResult, type Survival, survivalFailed } from './assertion.js';
 import type { IwarpAssertion } from './iwarp-assertions.js';
 import {
   answerLine,
@@ -20,13 +20,23 @@ import {
   receiveLine,
   type SiwVariant,
 } from './iwarp-expect.js';
+import type { FuzzSummary } from './iwarp-fuzz.js';
 import { type IwarpResponderAssertion, runResponderAssertion } from './iwarp-responder-peer.js';
-import { kernelLogSince, kernelProblems } from './kernel-log.js';
+import { checkSurvival, KernelLog } from './survival.js';
 
-/** One line of the results file. */
+/**
+ * One line of the results file: guest-runner.ts's lines, the `starting` line also naming
+ * the siw variant (the host resumes after a crash at `variant/id`), and the fuzz summary.
+ */
 export type ResultLine =
-  | { readonly starting: string; readonly variant: SiwVariant }
-  | { readonly result: AssertionResult };
+  | {
+      readonly kind: 'starting';
+      readonly id: string;
+      readonly at: string;
+      readonly variant: SiwVariant;
+    }
+  | { readonly kind: 'result'; readonly result: AssertionResult }
+  | { readonly kind: 'fuzz'; readonly summary: FuzzSummary };
 
 const hex = (bytes: Uint8Array): string => Buffer.from(bytes).toString('hex');
 
@@ -47,10 +57,9 @@ export async function siwStillWorks(): Promise<boolean> {
   }
 }
 
-/** Survival after a hostile assertion: kernel log since `mark`, a working device. */
-async function survival(mark: number): Promise<Survival> {
-  const deviceWorks = await siwStillWorks();
-  return { dmesg: kernelProblems(kernelLogSince(mark)), deviceWorks, guestUp: true };
+/** Survival after a hostile assertion: the kernel log since `log`'s mark, a working device. */
+function survival(log: KernelLog): Promise<Survival> {
+  return checkSurvival(log, siwStillWorks);
 }
 
 /** The part of a peer's answer the assertion compares. */
@@ -91,7 +100,8 @@ export async function runIwarpAssertion(
     kernel,
     topology: assertion.testerRole,
   };
-  const mark = kernelLogSince(0).length;
+  const log = new KernelLog();
+  log.mark();
   try {
     const siw = await probeSiwWith({
       access: assertion.setup.access,
@@ -104,10 +114,9 @@ export async function runIwarpAssertion(
     const engine = engineIwarpAnswer(assertion, siw.target, siw.negotiated, variant);
     const observed = observedAnswer(siw);
     const judged = judgeIwarp(assertion, variant, engine.answer, engine.terminates, observed);
-    const alive = assertion.hostile ? await survival(mark) : undefined;
+    const alive = assertion.hostile ? await survival(log) : undefined;
     // Memory outside the MR changed, or the kernel complained: a failure whatever the answer.
-    const hurt =
-      !siw.guardsIntact || (alive !== undefined && (alive.dmesg.length > 0 || !alive.deviceWorks));
+    const hurt = !siw.guardsIntact || (alive !== undefined && survivalFailed(alive));
     const notes = [
       siw.closedBySiw ? 'siw closed the connection' : 'siw kept the connection open',
       ...(siw.guardsIntact ? [] : ['GUARD WORDS OUTSIDE THE MR CHANGED']),
@@ -126,7 +135,7 @@ export async function runIwarpAssertion(
       note: notes.join('; '),
     };
   } catch (error) {
-    const alive = assertion.hostile ? await survival(mark) : undefined;
+    const alive = assertion.hostile ? await survival(log) : undefined;
     return {
       ...base,
       verdict: 'fail',
@@ -153,13 +162,14 @@ export async function runIwarpResponderAssertion(
     kernel,
     topology: assertion.testerRole,
   };
-  const mark = kernelLogSince(0).length;
+  const log = new KernelLog();
+  log.mark();
   try {
     const run = await runResponderAssertion(assertion);
-    const alive = await survival(mark);
+    const alive = await survival(log);
     const same = JSON.stringify(run.observed) === JSON.stringify(run.expected);
     const known = !same && run.observed.status === run.siwModelStatus;
-    const hurt = alive.dmesg.length > 0 || !alive.deviceWorks;
+    const hurt = survivalFailed(alive);
     return {
       ...base,
       verdict: hurt ? 'fail' : same ? 'pass' : known ? 'known' : 'fail',
@@ -182,7 +192,7 @@ export async function runIwarpResponderAssertion(
         : {}),
     };
   } catch (error) {
-    const alive = await survival(mark);
+    const alive = await survival(log);
     return {
       ...base,
       verdict: 'fail',
@@ -209,12 +219,12 @@ export async function runIwarpAssertions(
   };
   const results: AssertionResult[] = [];
   for (const assertion of assertions) {
-    write({ starting: assertion.id, variant });
+    write({ kind: 'starting', id: assertion.id, at: new Date().toISOString(), variant });
     const result =
       assertion.testerRole === 'requester'
         ? await runIwarpAssertion(assertion, variant)
         : await runIwarpResponderAssertion(assertion, variant);
-    write({ result });
+    write({ kind: 'result', result });
     results.push(result);
     onResult(result);
   }

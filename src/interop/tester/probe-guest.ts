@@ -17,11 +17,11 @@ import {
   type SiwVariant,
   switchSiwModule,
 } from '../siw-variant.js';
-import type { AssertionResult } from './assertion-shape.js';
+import type { AssertionResult } from './assertion.js';
 import { IWARP_ASSERTIONS } from './iwarp-assertions.js';
 import { fuzzSiw } from './iwarp-fuzz.js';
 import { IWARP_RESPONDER_ASSERTIONS } from './iwarp-responder-peer.js';
-import { type AnyIwarpAssertion, runIwarpAssertions } from './iwarp-run.js';
+import { type AnyIwarpAssertion, type ResultLine, runIwarpAssertions } from './iwarp-run.js';
 
 export const SIW_CHOICES = ['stock', 'rfc7306', 'both'] as const;
 export type SiwChoice = (typeof SIW_CHOICES)[number];
@@ -116,7 +116,8 @@ export async function runVariantHere(
   let findings = 0;
   if (options.fuzz !== undefined && variant === 'stock') {
     const summary = await fuzzSiw(options.fuzz, options.seed, 25, onLine);
-    appendFileSync(options.results, `${JSON.stringify({ fuzz: summary })}\n`);
+    const line: ResultLine = { kind: 'fuzz', summary };
+    appendFileSync(options.results, `${JSON.stringify(line)}\n`);
     findings = summary.findings.length;
   }
   const ok = results.every((r) => r.verdict === 'pass' || r.verdict === 'known');
@@ -143,7 +144,10 @@ export async function runProbeInGuest(
       const lib = patchedLibraryPath();
       if (!existsSync(lib)) {
         for (const r of notRun(pairs, `no patched siw for kernel ${release()} (${lib} missing)`))
-          appendFileSync(options.results, `${JSON.stringify({ result: r })}\n`);
+          appendFileSync(
+            options.results,
+            `${JSON.stringify({ kind: 'result', result: r } satisfies ResultLine)}\n`,
+          );
         continue;
       }
       env.LD_LIBRARY_PATH = lib;

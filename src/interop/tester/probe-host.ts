@@ -9,7 +9,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { GuestRuntimeError, runInGuest } from '../../runtime/index.js';
-import type { AssertionResult } from './assertion-shape.js';
+import type { AssertionResult } from './assertion.js';
 import type { FuzzSummary } from './iwarp-fuzz.js';
 import type { ResultLine } from './iwarp-run.js';
 import { ALL_ASSERTIONS, resumeKey } from './probe-guest.js';
@@ -30,17 +30,24 @@ export function parseResultLines(text: string): ParsedResults {
   let open: { variant: 'stock' | 'rfc7306'; id: string } | undefined;
   for (const raw of text.split('\n')) {
     if (raw.trim() === '') continue;
-    let line: ResultLine | { fuzz: FuzzSummary };
+    let line: ResultLine;
     try {
-      line = JSON.parse(raw) as ResultLine | { fuzz: FuzzSummary };
+      line = JSON.parse(raw) as ResultLine;
     } catch {
       continue;
     }
-    if ('starting' in line) open = { variant: line.variant, id: line.starting };
-    else if ('result' in line) {
-      results.push(line.result);
-      if (open?.id === line.result.id) open = undefined;
-    } else if ('fuzz' in line) fuzz.push(line.fuzz);
+    switch (line.kind) {
+      case 'starting':
+        open = { variant: line.variant, id: line.id };
+        break;
+      case 'result':
+        results.push(line.result);
+        if (open?.id === line.result.id) open = undefined;
+        break;
+      case 'fuzz':
+        fuzz.push(line.summary);
+        break;
+    }
   }
   return { results, fuzz, unfinished: open };
 }

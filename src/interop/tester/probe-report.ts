@@ -8,7 +8,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import type { Builder } from 'junit-report-builder';
-import type { AssertionResult } from './assertion-shape.js';
+import type { AssertionResult } from './assertion.js';
 import type { FuzzSummary } from './iwarp-fuzz.js';
 
 // The package is CommonJS whose module.exports is the builder itself (report-files.ts).

@@ -11,7 +11,7 @@ import type { Terminate } from '../../../src/codec/iwarp/messages.js';
 import { TaggedBufferTable } from '../../../src/engine/memory/tagged-buffer.js';
 import { receiveMpaStream } from '../../../src/engine/responder/mpa-receiver.js';
 import { Responder } from '../../../src/engine/responder/responder.js';
-import type { AssertionResult } from '../../../src/interop/tester/assertion-shape.js';
+import type { AssertionResult } from '../../../src/interop/tester/assertion.js';
 import { IWARP_ASSERTIONS, SIW_2026_FIXES } from '../../../src/interop/tester/iwarp-assertions.js';
 import { engineIwarpAnswer, judgeIwarp } from '../../../src/interop/tester/iwarp-expect.js';
 import { fuzzPacket, seededRandom } from '../../../src/interop/tester/iwarp-fuzz.js';
@@ -221,10 +221,15 @@ describe('the host side of probe', () => {
 
   it('names the assertion a crashed guest was running and ignores a torn last line', () => {
     const text = [
-      JSON.stringify({ starting: 'siw-ddp-invalid-qn', variant: 'stock' }),
-      JSON.stringify({ result: result('siw-ddp-invalid-qn', 'pass') }),
-      JSON.stringify({ starting: 'siw-mpa-length-underflow', variant: 'stock' }),
-      '{"result": {"id": "siw-mpa-le',
+      JSON.stringify({ kind: 'starting', id: 'siw-ddp-invalid-qn', at: 't', variant: 'stock' }),
+      JSON.stringify({ kind: 'result', result: result('siw-ddp-invalid-qn', 'pass') }),
+      JSON.stringify({
+        kind: 'starting',
+        id: 'siw-mpa-length-underflow',
+        at: 't',
+        variant: 'stock',
+      }),
+      '{"kind": "result", "result": {"id": "siw-mpa-le',
     ].join('\n');
     const parsed = parseResultLines(text);
     expect(parsed.results.map((r) => r.id)).toEqual(['siw-ddp-invalid-qn']);
