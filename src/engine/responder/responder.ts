@@ -199,16 +199,31 @@ export class Responder {
     const decoded = decodeRdmapMessage(bytes, { profile: this.profile });
     if (decoded.ok) return this.receive(decoded.value, bytes);
     const out = new Collector();
-    const terminate = buildTerminate(
-      this.profile,
-      this.#nextOutgoingMsn(2),
-      failureOfDecodeError(decoded.error),
-      { bytes },
-    );
+    // RFC 7306 §8.2 checks the RDMA OpCode before the operation's own fields: a message
+    // this RNIC does not implement is Unexpected OpCode (§1.1) however its body looks,
+    // unless a DDP field (version, queue) failed first.
+    const ddpField = ['dv', 'qn', 'rv'].includes(decoded.error.field);
+    const failure =
+      !ddpField && this.#unimplementedOpcode(bytes)
+        ? 'unexpected-opcode'
+        : failureOfDecodeError(decoded.error);
+    const terminate = buildTerminate(this.profile, this.#nextOutgoingMsn(2), failure, { bytes });
     this.#terminated = true;
     this.#pending.length = 0;
     out.sent.push(terminate);
-    return out.result('terminated', failureOfDecodeError(decoded.error), terminate);
+    return out.result('terminated', failure, terminate);
+  }
+
+  /** True when the segment's opcode names an extension this RNIC does not implement. */
+  #unimplementedOpcode(bytes: Uint8Array): boolean {
+    if (this.#rdmaVersion !== 1 || bytes.length < 2) return false;
+    // RFC 5040 §4.2: the Opcode is the RDMAP control byte's low 4 bits in RV 1.
+    const row = RDMAP_OPCODES.find((r) => r.opcode === (bytes[1]! & 0x0f));
+    if (row === undefined) return false;
+    if (IMMEDIATE_KINDS.has(row.kind)) return this.#options.supportsImmediateData === false;
+    if (row.kind === 'atomic-request' || row.kind === 'atomic-response')
+      return this.#options.supportsAtomics === false;
+    return false;
   }
 
   /** Processes every queued Read / Atomic Request in the order Delivered (RFC 7306 §5.2.1). */

@@ -62,6 +62,14 @@ export interface SiwProbeSetup {
 export interface SiwAnswer {
   /** RDMAP messages siw sent after its MPA Reply, decoded by the codec. */
   readonly sent: readonly RdmapMessage[];
+  /**
+   * Every FPDU siw sent, in order: its message, or the ULPDU's bytes and why the codec
+   * refused them (a malformed message must show, not vanish).
+   */
+  readonly fpdus: readonly (
+    | { readonly message: RdmapMessage }
+    | { readonly ulpdu: Uint8Array; readonly error: string }
+  )[];
   /** What the siw QP's receive queue completed (a delivered Send), if anything. */
   readonly completion: WorkCompletion | undefined;
   /** The bytes in siw's receive buffer afterwards (first 8). */
@@ -185,11 +193,17 @@ export async function probeSiwWith(setup: SiwProbeSetup): Promise<SiwAnswer> {
     // The wire probes expect well-formed answers; the tester records what it got instead.
     if (setup.stream === undefined && stream.value.error !== undefined) throw stream.value.error;
     const sent = stream.value.fpdus.flatMap((f) => (f.message.ok ? [f.message.value] : []));
+    const fpdus = stream.value.fpdus.map((f) =>
+      f.message.ok
+        ? { message: f.message.value }
+        : { ulpdu: new Uint8Array(f.fpdu.ulpdu), error: f.message.error.message },
+    );
     const guards = [
       mr.allocation.subarray(0, SIW_GUARD_BYTES),
       mr.allocation.subarray(SIW_GUARD_BYTES + SIW_BUFFER_BYTES),
     ];
     return {
+      fpdus,
       negotiated,
       guardsIntact: guards.every((g) => g.every((b) => b === GUARD_FILL)),
       decodeError: stream.value.error?.message,

@@ -36,6 +36,11 @@ export function answerLine(message: RdmapMessage): string {
   return `${base} req=0x${message.originalRequestIdentifier.toString(16)} orig=0x${message.originalRemoteDataValue.toString(16)}`;
 }
 
+/** The wire line of an FPDU whose ULPDU the codec refuses: its bytes and the reason. */
+export function undecodableLine(ulpdu: Uint8Array, error: string): string {
+  return `responder> undecodable ulpdu=${hex(ulpdu)} (${error})`;
+}
+
 /** The MR's contents before the assertion: its word in host (little-endian) order. */
 export function initialContents(word: bigint | undefined): Uint8Array {
   const memory = new Uint8Array(SIW_BUFFER_BYTES);
@@ -171,6 +176,8 @@ export const KNOWN_IWARP_ANSWERS: readonly KnownIwarpAnswer[] = [
       'siw-probe-atomic-request',
       'siw-probe-immediate-data',
       'siw-rdmap-unknown-opcode-first',
+      // Immediate Data is an opcode the stock siw lacks, whatever its length.
+      'siw-rdmap-immediate-data-short',
     ],
     variants: ['stock'],
     derive: terminatesAs((t) => noHeaders(swapNibbles(t))),

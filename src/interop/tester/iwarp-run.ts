@@ -19,6 +19,7 @@ import {
   judgeIwarp,
   receiveLine,
   type SiwVariant,
+  undecodableLine,
 } from './iwarp-expect.js';
 import type { FuzzSummary } from './iwarp-fuzz.js';
 import { type IwarpResponderAssertion, runResponderAssertion } from './iwarp-responder-peer.js';
@@ -66,7 +67,9 @@ function survival(log: KernelLog): Promise<Survival> {
 function observedAnswer(answer: Awaited<ReturnType<typeof probeSiwWith>>): IwarpAnswer {
   const c = answer.completion;
   return {
-    wire: answer.sent.map(answerLine),
+    wire: answer.fpdus.map((f) =>
+      'message' in f ? answerLine(f.message) : undecodableLine(f.ulpdu, f.error),
+    ),
     receive:
       c === undefined
         ? 'none'
