@@ -141,7 +141,7 @@ describe('expectations and verdicts', () => {
     );
     const qn = assertion('siw-ddp-invalid-stag');
     const plain = engineIwarpAnswer(qn, TARGET, PLAIN, 'rfc7306');
-    expect(judgeIwarp(qn, 'stock', plain.answer, plain.terminates, plain.answer).verdict).toBe(
+    expect(judgeIwarp(qn, 'rfc7306', plain.answer, plain.terminates, plain.answer).verdict).toBe(
       'pass',
     );
     const other = {
@@ -172,6 +172,26 @@ describe('expectations and verdicts', () => {
     expect(judgeIwarp(a, 'stock', engine.answer, engine.terminates, engine.answer).verdict).toBe(
       'fail',
     );
+  });
+
+  it("derives the stock siw's malformed DDP-error Terminate byte for byte", () => {
+    const a = assertion('siw-ddp-invalid-qn');
+    const engine = engineIwarpAnswer(a, TARGET, PLAIN, 'stock');
+    // As siw 6.1.192 sent it: nibbles swapped (0x21), M and D in the low bits (0x03), the
+    // copied segment length cut to the payload (0x0008).
+    const observed = {
+      wire: [
+        'responder> undecodable ulpdu=414700000000000000020000000100000000210103000008414300000000000000050000000100000000 (rdmap.terminate at offset 22: bad-length: 20 bytes after the Terminate header that no Hdrct bit announces)',
+      ],
+      receive: 'error GENERAL_ERR',
+      memory: '00'.repeat(64),
+    };
+    const judged = judgeIwarp(a, 'stock', engine.answer, engine.terminates, observed);
+    expect(judged.known.map((k) => k.id)).toEqual([
+      'siw-failed-send-completes-receive',
+      'siw-ddp-terminate-layout',
+    ]);
+    expect(judged.verdict).toBe('known');
   });
 
   it('names the 2026 siw fixes on their regression assertions', () => {
