@@ -16,6 +16,7 @@ import { registerCompare } from './commands/compare.js';
 import { registerDecode } from './commands/decode.js';
 import { registerDevices } from './commands/devices.js';
 import { registerDocker } from './commands/docker.js';
+import { registerProbe } from './commands/probe.js';
 import { registerRun } from './commands/run.js';
 import { registerSetup } from './commands/setup.js';
 import { registerVm } from './commands/vm.js';
@@ -40,6 +41,7 @@ export function buildProgram(): Command {
 
   registerDevices(program);
   registerRun(program);
+  registerProbe(program);
   registerDecode(program);
   registerCompare(program);
   registerBench(program);

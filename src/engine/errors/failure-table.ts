@@ -38,7 +38,8 @@ export type EngineFailure =
   | 'stag-cannot-be-invalidated'
   | 'misaligned-atomic'
   | 'malformed-segment'
-  | 'unexpected-response';
+  | 'unexpected-response'
+  | 'mpa-crc-error';
 
 /** One row: what the failure becomes on each transport, with its justification. */
 export interface FailureRow {
@@ -277,6 +278,19 @@ export const FAILURE_TABLE: readonly FailureRow[] = [
     copiesRdmaHeader: false,
     roceNak: 'INVALID_REQUEST',
     roceRequesterStatus: 'REM_INV_REQ_ERR',
+  },
+  {
+    // Checked before any DDP field (RFC 5044 §7.2: an FPDU whose CRC fails is not passed
+    // up), so it comes first in the order of checks of the stream.
+    failure: 'mpa-crc-error',
+    terminateCodeId: 'llp.mpa.crc-error',
+    source:
+      'RFC 5044 §7.2 (an FPDU whose CRC does not match is not delivered to DDP) and §8 (the error is reported to the ULP; RFC 5040 §4.8 LLP layer, MPA Error Type, code 0x02 CRC Error); the segment cannot be trusted, so no header is copied',
+    copiesDdpHeader: false,
+    copiesRdmaHeader: false,
+    // RoCE's ICRC failure is a silent drop (IBTA Vol. 1 §9.8.2, as rxe_icrc.c does): no NAK.
+    roceNak: undefined,
+    roceRequesterStatus: undefined,
   },
   {
     failure: 'unexpected-response',

@@ -195,16 +195,35 @@ export class Responder {
     const decoded = decodeRdmapMessage(bytes, { profile: this.profile });
     if (decoded.ok) return this.receive(decoded.value, bytes);
     const out = new Collector();
-    const terminate = buildTerminate(
-      this.profile,
-      this.#nextOutgoingMsn(2),
-      failureOfDecodeError(decoded.error),
-      { bytes },
-    );
+    // RFC 7306 §8.2 checks the RDMA OpCode before the operation's own fields: a message
+    // this RNIC does not implement is Unexpected OpCode (§1.1) however its body looks,
+    // unless a DDP field (version, queue) failed first.
+    const ddpField = ['dv', 'qn', 'rv'].includes(decoded.error.field);
+    const failure =
+      !ddpField && this.#unimplementedOpcode(bytes)
+        ? 'unexpected-opcode'
+        : failureOfDecodeError(decoded.error);
+    const terminate = buildTerminate(this.profile, this.#nextOutgoingMsn(2), failure, { bytes });
     this.#terminated = true;
     this.#pending.length = 0;
     out.sent.push(terminate);
-    return out.result('terminated', failureOfDecodeError(decoded.error), terminate);
+    return out.result('terminated', failure, terminate);
+  }
+
+  /** True when the segment's opcode names an extension this RNIC does not implement. */
+  #unimplementedOpcode(bytes: Uint8Array): boolean {
+    if (this.#rdmaVersion !== 1 || bytes.length < 2) return false;
+    // RFC 5040 §4.2: the Opcode is the RDMAP control byte's low 4 bits in RV 1.
+    const row = RDMAP_OPCODES.find((r) => r.opcode === (bytes[1]! & 0x0f));
+    if (row === undefined) return false;
+    return this.#extensionOff(row.family);
+  }
+
+  /** True when `family` is an RFC 7306 extension this RNIC was configured without (§1.1). */
+  #extensionOff(family: RdmapOpcodeInfo['family']): boolean {
+    if (family === 'atomic-request' || family === 'atomic-response')
+      return this.#options.supportsAtomics === false;
+    return IMMEDIATE_FAMILIES.has(family) && this.#options.supportsImmediateData === false;
   }
 
   /** Processes every queued Read / Atomic Request in the order Delivered (RFC 7306 §5.2.1). */
@@ -231,11 +250,7 @@ export class Responder {
     // RFC 7306 §8.2: "The RDMA OpCode MUST be valid." An opcode outside the profile, or an
     // extension this RNIC does not implement, is Unexpected OpCode (RFC 7306 §1.1).
     if (!info.profiles.includes(this.profile)) return 'unexpected-opcode';
-    if (info.family === 'atomic-request' || info.family === 'atomic-response') {
-      if (this.#options.supportsAtomics === false) return 'unexpected-opcode';
-    }
-    if (IMMEDIATE_FAMILIES.has(info.family) && this.#options.supportsImmediateData === false)
-      return 'unexpected-opcode';
+    if (this.#extensionOff(info.family)) return 'unexpected-opcode';
     // RFC 7306 §8.2: "The RDMA Version MUST be valid."
     if (message.control.rdmaVersion !== this.#rdmaVersion) return 'invalid-rdmap-version';
     // RFC 7306 §6.3: "The Remote Peer MUST check that Immediate Data ... include exactly

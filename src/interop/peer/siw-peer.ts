@@ -6,9 +6,9 @@
  */
 import { once } from 'node:events';
 import { connect, type Socket } from 'node:net';
-import type { RdmapMessage } from '../../codec/iwarp/messages.js';
+import type { MpaNegotiated, RdmapMessage } from '../../codec/iwarp/messages.js';
 import { decodeMpaFrame, encodeMpaFrame, makeMpaFrame } from '../../codec/iwarp/mpa-frames.js';
-import { decodeMpaStream, encodeMpaStream } from '../../codec/iwarp/stream.js';
+import { decodeMpaStream, encodeMpaStream, negotiateMpa } from '../../codec/iwarp/stream.js';
 import { EventChannel } from '../../verbs/cm.js';
 import type { WorkCompletion } from '../../verbs/completion.js';
 import type { Context } from '../../verbs/device.js';
@@ -16,12 +16,20 @@ import { closeQuietly } from '../../verbs/lifetime.js';
 import type { Access as AccessFlag } from '../../verbs/mr.js';
 
 /** siw0's address (scripts/rdma-devices.sh). */
-const SIW_ADDRESS = '198.51.100.1';
+export const SIW_ADDRESS = '198.51.100.1';
 /** How long siw gets to answer (it runs under TCG in the guest). */
 const ANSWER_WAIT_MS = 3000;
 
 /** Size of the siw QP's one memory region (receive buffer and atomic target). */
 export const SIW_BUFFER_BYTES = 64;
+
+/**
+ * Guard bytes on each side of the MR, in the same allocation but outside the
+ * registration: a remote access that lands there is memory corruption (issue 21's fuzz).
+ */
+export const SIW_GUARD_BYTES = 64;
+/** The guard bytes' pattern (a byte that no probe writes). */
+const GUARD_FILL = 0xa5;
 
 /** Where the probe messages may point: the siw MR, as registered. */
 export interface SiwTarget {
@@ -41,12 +49,29 @@ export interface SiwProbeSetup {
   /** The IRD siw accepts with (responder resources; default 4). */
   readonly ird?: number;
   /** The messages, sent back to back in one TCP write after the MPA exchange. */
-  readonly messages: (target: SiwTarget) => readonly RdmapMessage[];
+  readonly messages?: (target: SiwTarget) => readonly RdmapMessage[];
+  /**
+   * Instead of `messages`: the raw bytes sent after the MPA exchange (FPDUs built, or
+   * broken, by the caller with the negotiated settings).
+   */
+  readonly stream?: (target: SiwTarget, negotiated: MpaNegotiated) => Uint8Array;
+  /** Whether our MPA Request asks for CRCs (RFC 5044 §7.1: then both directions use them). */
+  readonly mpaCrc?: boolean;
+  /** How long siw gets to answer, in ms (default 3000; it runs under TCG in the guest). */
+  readonly answerWaitMs?: number;
 }
 
 export interface SiwAnswer {
   /** RDMAP messages siw sent after its MPA Reply, decoded by the codec. */
   readonly sent: readonly RdmapMessage[];
+  /**
+   * Every FPDU siw sent, in order: its message, or the ULPDU's bytes and why the codec
+   * refused them (a malformed message must show, not vanish).
+   */
+  readonly fpdus: readonly (
+    | { readonly message: RdmapMessage }
+    | { readonly ulpdu: Uint8Array; readonly error: string }
+  )[];
   /** What the siw QP's receive queue completed (a delivered Send), if anything. */
   readonly completion: WorkCompletion | undefined;
   /** The bytes in siw's receive buffer afterwards (first 8). */
@@ -57,6 +82,12 @@ export interface SiwAnswer {
   readonly target: SiwTarget;
   /** Whether siw closed the TCP connection after answering. */
   readonly closedBySiw: boolean;
+  /** The MPA settings both directions used. */
+  readonly negotiated: MpaNegotiated;
+  /** Whether the guard bytes around the MR are as they were. */
+  readonly guardsIntact: boolean;
+  /** Where siw's FPDUs stopped decoding, if they did (a message the codec refuses). */
+  readonly decodeError: string | undefined;
 }
 
 function bytesOf(chunks: readonly Buffer[]): Uint8Array {
@@ -104,6 +135,7 @@ export async function probeSiwWith(setup: SiwProbeSetup): Promise<SiwAnswer> {
     // RFC 6581 enhanced MPA (revision 2), as siw's own initiator sends it; no CRC, no
     // markers, not peer-to-peer: siw then needs no RTR message.
     const request = makeMpaFrame('mpa-request', {
+      crc: setup.mpaCrc ?? false,
       enhancedParameters: {
         ird: 4,
         ord: 4,
@@ -121,9 +153,14 @@ export async function probeSiwWith(setup: SiwProbeSetup): Promise<SiwAnswer> {
     const pd = context.allocPd();
     const cq = context.createCq({ cqe: 8 });
     const qp = id.createQp(pd, { sendCq: cq });
-    const buffer = Buffer.alloc(SIW_BUFFER_BYTES);
+    const mr = pd.allocMr(SIW_BUFFER_BYTES + 2 * SIW_GUARD_BYTES, [...setup.access], {
+      offset: SIW_GUARD_BYTES,
+      length: SIW_BUFFER_BYTES,
+    });
+    mr.allocation.fill(GUARD_FILL);
+    const buffer = mr.buffer;
+    buffer.fill(0);
     if (setup.initial !== undefined) buffer.set(setup.initial);
-    const mr = pd.regMr(buffer, [...setup.access]);
     if (setup.postReceive) qp.postRecv({ sgList: [mr.sge(0, SIW_BUFFER_BYTES)] });
     await id.accept({ responderResources: setup.ird ?? 4, initiatorDepth: 4 });
 
@@ -136,17 +173,39 @@ export async function probeSiwWith(setup: SiwProbeSetup): Promise<SiwAnswer> {
     if (!gotReply || reply === undefined || !reply.ok) throw new Error('siw sent no MPA Reply');
     const replyFrame = reply.value.frame;
     const target: SiwTarget = { stag: mr.rkey, address: mr.addr };
-    const { fpdus } = encodeMpaStream(request, setup.messages(target), { peerFrame: replyFrame });
-    if (fpdus.length === 0) throw new Error('the probe did not encode');
-    socket.write(Buffer.concat(fpdus));
+    const negotiated = negotiateMpa(request, replyFrame);
+    let wire: Uint8Array;
+    if (setup.stream !== undefined) wire = setup.stream(target, negotiated);
+    else {
+      const { fpdus } = encodeMpaStream(request, setup.messages?.(target) ?? [], {
+        peerFrame: replyFrame,
+      });
+      if (fpdus.length === 0) throw new Error('the probe did not encode');
+      wire = Buffer.concat(fpdus);
+    }
+    socket.write(wire);
 
-    await waitUntil(() => closedBySiw, ANSWER_WAIT_MS);
+    await waitUntil(() => closedBySiw, setup.answerWaitMs ?? ANSWER_WAIT_MS);
     const completion = cq.poll(1)[0];
     const stream = decodeMpaStream(bytesOf(chunks));
     if (!stream.ok) throw stream.error;
-    if (stream.value.error !== undefined) throw stream.value.error;
+    // The wire probes expect well-formed answers; the tester records what it got instead.
+    if (setup.stream === undefined && stream.value.error !== undefined) throw stream.value.error;
     const sent = stream.value.fpdus.flatMap((f) => (f.message.ok ? [f.message.value] : []));
+    const fpdus = stream.value.fpdus.map((f) =>
+      f.message.ok
+        ? { message: f.message.value }
+        : { ulpdu: new Uint8Array(f.fpdu.ulpdu), error: f.message.error.message },
+    );
+    const guards = [
+      mr.allocation.subarray(0, SIW_GUARD_BYTES),
+      mr.allocation.subarray(SIW_GUARD_BYTES + SIW_BUFFER_BYTES),
+    ];
     return {
+      fpdus,
+      negotiated,
+      guardsIntact: guards.every((g) => g.every((b) => b === GUARD_FILL)),
+      decodeError: stream.value.error?.message,
       sent,
       completion,
       received: new Uint8Array(buffer.subarray(0, 8)),

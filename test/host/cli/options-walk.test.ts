@@ -654,6 +654,77 @@ const ENTRIES: Readonly<Record<string, Entry>> = {
     accepted: async () =>
       expectNoEngine(['docker', 'run', '--runtime', 'guest', '--cache-dir', emptyDir('c')]),
   },
+  'rdma-interop probe --runtime': {
+    effect: async () => {
+      // host: this host's devices (none here: refused, no guest).
+      expectRefused(
+        await cli(['probe', '--runtime', 'host']),
+        'rdma-interop probe',
+        /no siw0 here/,
+      );
+      // guest: the guest runtime (here stopped at set-up, in an empty cache).
+      const g = await cli(['probe', '--runtime', 'guest', '--cache-dir', emptyDir('c')], NO_SETUP);
+      expectRuntimeStop(g, 'rdma-interop probe', /no guest assets for kernel line 6\.1/);
+    },
+  },
+  'rdma-interop probe --device': {
+    effect: async () => {
+      const rows = lines((await cli(['probe', '--list', '--device', 'siw0'])).stdout);
+      expect(rows.length).toBeGreaterThan(1);
+      for (const row of rows) expect(row.split('\t')[1]).toBe('siw');
+      // rxe0's RoCE assertions are not there yet: nothing selected is refused.
+      expectRefused(await cli(['probe', '--device', 'rxe0']), 'rdma-interop probe', /on rxe0/);
+    },
+  },
+  'rdma-interop probe --assertion': {
+    effect: async () => {
+      const listed = ids(await cli(['probe', '--list', '--assertion', 'siw-mpa-*']));
+      expect(listed).toEqual([
+        'siw-mpa-length-underflow',
+        'siw-mpa-length-over-buffer',
+        'siw-mpa-markers-not-negotiated',
+        'siw-mpa-bad-crc',
+      ]);
+    },
+  },
+  'rdma-interop probe --siw': {
+    effect: async () => {
+      const rows = lines((await cli(['probe', '--list', '--siw', 'rfc7306'])).stdout);
+      expect(rows.some((r) => r.startsWith('siw-rfc7306-fetch-add\t'))).toBe(true);
+      for (const row of rows) expect(row.split('\t')[1]).toBe('siw+rfc7306');
+    },
+  },
+  'rdma-interop probe --list': {
+    effect: async () => {
+      const rows = lines((await cli(['probe', '--list'])).stdout).map((l) => l.split('\t'));
+      expect(rows.map((r) => r.length)).toEqual(rows.map(() => 5));
+      expect(rows.map((r) => r[0])).toContain('siw-requester-terminate-on-read');
+    },
+  },
+  ...Object.fromEntries(
+    (
+      ['--kernel', '--kernels', '--report', '--fuzz', '--seed', '--timeout', '--cache-dir'] as const
+    ).map((option) => [
+      `rdma-interop probe ${option}`,
+      {
+        coveredBy: 'test/host/interop/probe-kernels.test.ts (guests)',
+        accepted: async () => {
+          const value = {
+            '--kernel': '6.1',
+            '--kernels': '6.1',
+            '--report': join(scratch, 'probe-report'),
+            '--fuzz': '3',
+            '--seed': '7',
+            '--timeout': '60',
+            '--cache-dir': emptyDir('c'),
+          }[option];
+          const args = ['probe', option, value];
+          if (option !== '--cache-dir') args.push('--cache-dir', emptyDir('c'));
+          expectRuntimeStop(await cli(args, NO_SETUP), 'rdma-interop probe', /no guest assets/);
+        },
+      } satisfies Entry,
+    ]),
+  ),
 };
 
 /** docker with no engine (RDMA_INTEROP_DOCKERD names no program): refused at its start. */
@@ -693,6 +764,19 @@ const VALUES: Readonly<Record<string, ValueCheck>> = {
   'rdma-interop wireshark-plugin --dir': { free: 'a directory, created' },
   'rdma-interop vm --rdma-core': { bad: 'newest' },
   'rdma-interop vm --timeout': { bad: '-1' },
+  'rdma-interop probe --runtime': { bad: 'moon' },
+  'rdma-interop probe --device': { bad: 'mlx5_0' },
+  'rdma-interop probe --assertion': {
+    free: 'a glob; one that matches nothing is refused (exit 2)',
+  },
+  'rdma-interop probe --kernel': { bad: '9.9' },
+  'rdma-interop probe --kernels': { bad: '6.1,9.9' },
+  'rdma-interop probe --siw': { bad: 'patched' },
+  'rdma-interop probe --report': { free: 'a directory, created' },
+  'rdma-interop probe --fuzz': { bad: '0' },
+  'rdma-interop probe --seed': { bad: '-1' },
+  'rdma-interop probe --timeout': { bad: '0' },
+  'rdma-interop probe --cache-dir': { free: 'a directory, created' },
   'rdma-interop vm --memory': { bad: '1.5' },
   'rdma-interop vm --cpus': { bad: 'two' },
   'rdma-interop vm --accel': { bad: 'hvf' },

@@ -1,0 +1,249 @@
+/**
+ * `rdma-interop probe`: the reference engine as a packet-level tester (issue 21). Our
+ * userspace peer speaks to siw0 (iWARP) from the wire, assertion by assertion, and the
+ * engine says what each answer must be; hostile assertions are followed by a survival
+ * check, and a guest that dies under one is recorded as `kernel-crash` and replaced.
+ * docs/probe.md says how to use it.
+ */
+import { resolve } from 'node:path';
+import { type Command, InvalidArgumentError, Option } from 'commander';
+import type { AssertionResult } from '../../interop/tester/assertion.js';
+import { IWARP_ASSERTIONS } from '../../interop/tester/iwarp-assertions.js';
+import type { FuzzSummary } from '../../interop/tester/iwarp-fuzz.js';
+import {
+  runProbeInGuest,
+  SIW_CHOICES,
+  type SiwChoice,
+  selectAssertions,
+} from '../../interop/tester/probe-guest.js';
+import {
+  PROBE_AFTER_ENV,
+  PROBE_RESULTS_ENV,
+  probeKernelLine,
+} from '../../interop/tester/probe-host.js';
+import {
+  assertionPassed,
+  observeFixes,
+  PROBE_SCHEMA,
+  type ProbeDocument,
+  type ProbeKernel,
+  renderProbeMarkdown,
+  writeProbeReport,
+} from '../../interop/tester/probe-report.js';
+import {
+  abortOnSignals,
+  GuestRuntimeError,
+  hostRdmaDevices,
+  KERNEL_LINES,
+} from '../../runtime/index.js';
+import { findKernelLine } from '../../runtime/kernel-lines.js';
+import { reportGuestFailure, resolveRuntime } from '../devices-or-guest.js';
+import { usageError } from '../errors.js';
+import {
+  cacheDirOption,
+  kernelLineName,
+  positiveInteger,
+  type Runtime,
+  runtimeOption,
+  timeoutOption,
+} from '../options.js';
+
+interface ProbeOptions {
+  readonly runtime: Runtime;
+  readonly device?: string[];
+  readonly assertion?: string;
+  readonly kernel?: string;
+  readonly kernels?: string[];
+  readonly siw: SiwChoice;
+  readonly report?: string;
+  readonly list?: boolean;
+  readonly fuzz?: number;
+  readonly seed: number;
+  readonly timeout: number;
+}
+
+/** The devices the tester speaks to (rxe0's RoCEv2 assertions come with the RoCE tester). */
+const PROBE_DEVICES = ['rxe0', 'siw0'] as const;
+
+function parseDevices(value: string): string[] {
+  const names = value
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '');
+  const unknown = names.filter((n) => !(PROBE_DEVICES as readonly string[]).includes(n));
+  if (names.length === 0 || unknown.length > 0)
+    throw new InvalidArgumentError(
+      `unknown device ${unknown.join(', ') || '(none)'}; the tester's devices are ${PROBE_DEVICES.join(', ')}`,
+    );
+  return names;
+}
+
+function parseKernelLines(value: string): string[] {
+  if (value.trim() === 'all') return KERNEL_LINES.map((l) => l.line);
+  const names = value.split(',').map((s) => s.trim());
+  const unknown = names.filter((n) => findKernelLine(n) === undefined);
+  if (names.length === 0 || unknown.length > 0)
+    throw new InvalidArgumentError(
+      `unknown kernel line ${unknown.join(', ') || '(none)'}; the lines are ${KERNEL_LINES.map((l) => l.line).join(', ')} (or 'all')`,
+    );
+  return [...new Set(names)];
+}
+
+function parseSeed(value: string): number {
+  const n = Number(value);
+  if (value.trim() === '' || !Number.isInteger(n) || n < 0 || n > 0xffffffff)
+    throw new InvalidArgumentError('Expected a whole number, 0 to 4294967295.');
+  return n;
+}
+
+/** The arguments that make the guest's `probe` select what this one selected. */
+function selectionArgs(options: ProbeOptions): string[] {
+  const args = ['probe', '--runtime', 'host', '--siw', options.siw, '--seed', String(options.seed)];
+  if (options.device !== undefined) args.push('--device', options.device.join(','));
+  if (options.assertion !== undefined) args.push('--assertion', options.assertion);
+  if (options.fuzz !== undefined) args.push('--fuzz', String(options.fuzz));
+  return args;
+}
+
+/** The report and the exit status of a finished run. */
+function finish(
+  options: ProbeOptions,
+  kernels: readonly ProbeKernel[],
+  results: readonly AssertionResult[],
+  fuzz: readonly FuzzSummary[],
+): number {
+  const doc: ProbeDocument = {
+    schema: PROBE_SCHEMA,
+    kernels,
+    assertions: results,
+    fixes: observeFixes(
+      IWARP_ASSERTIONS.flatMap((a) =>
+        a.regression === undefined ? [] : [{ id: a.id, regression: a.regression }],
+      ),
+      results,
+      kernels,
+    ),
+    fuzz,
+  };
+  process.stdout.write(renderProbeMarkdown(doc));
+  if (options.report !== undefined) writeProbeReport(resolve(options.report), doc);
+  const failed = results.filter((r) => !assertionPassed(r) && r.verdict !== 'not-run');
+  const findings = fuzz.reduce((n, f) => n + f.findings.length, 0);
+  process.stdout.write(
+    `probe: ${results.length} results, ${failed.length} failed or crashed, ${findings} fuzz findings\n`,
+  );
+  return failed.length === 0 && findings === 0 ? 0 : 1;
+}
+
+/** `rdma-interop probe`. */
+export function registerProbe(program: Command): void {
+  program
+    .command('probe')
+    .description(
+      'the reference engine as a packet-level tester: assertions sent from the wire to siw0, each answer judged against the engine, the kernel’s survival checked, on one or every kernel line',
+    )
+    .addOption(runtimeOption())
+    .addOption(
+      new Option(
+        '--device <names>',
+        `only these devices, comma-separated (${PROBE_DEVICES.join(', ')})`,
+      ).argParser(parseDevices),
+    )
+    .option('--assertion <glob>', "only assertions whose id matches the glob (e.g. 'siw-mpa-*')")
+    .addOption(new Option('--kernel <line>', 'the guest kernel line').argParser(kernelLineName))
+    .addOption(
+      new Option('--kernels <lines>', "several kernel lines, a guest each ('all' or e.g. 6.1,7.3)")
+        .argParser(parseKernelLines)
+        .conflicts(['kernel']),
+    )
+    .addOption(
+      new Option('--siw <variant>', "siw0's module: stock, rfc7306 (the patched siw) or both")
+        .choices([...SIW_CHOICES])
+        .default('stock'),
+    )
+    .option('--report <dir>', 'write results.json, junit.xml and report.md into <dir>')
+    .addOption(
+      new Option('--list', 'list the assertions the filters select and exit').conflicts([
+        'report',
+        'kernels',
+        'kernel',
+        'fuzz',
+      ]),
+    )
+    .addOption(
+      new Option(
+        '--fuzz <count>',
+        'also send <count> seeded, field-aware mutated packets to siw0',
+      ).argParser(positiveInteger),
+    )
+    .addOption(new Option('--seed <n>', 'the fuzz seed').argParser(parseSeed).default(1))
+    .addOption(timeoutOption('limit per guest (boot + assertions)', 900))
+    .addOption(cacheDirOption())
+    .action(async (options: ProbeOptions, command: Command) => {
+      const pairs = selectAssertions({
+        siw: options.siw,
+        ...(options.device === undefined ? {} : { devices: options.device }),
+        ...(options.assertion === undefined ? {} : { assertion: options.assertion }),
+      });
+      if (pairs.length === 0 && options.fuzz === undefined)
+        usageError(
+          command,
+          `no assertion matches${options.assertion === undefined ? '' : ` '${options.assertion}'`}${options.device === undefined ? '' : ` on ${options.device.join(',')}`}`,
+        );
+      if (options.list) {
+        for (const { assertion, variant } of pairs)
+          process.stdout.write(
+            `${assertion.id}\t${assertion.provider}${variant === 'rfc7306' ? '+rfc7306' : ''}\t${assertion.testerRole}\t${assertion.spec}\t${assertion.title}\n`,
+          );
+        return;
+      }
+      const here = options.kernel === undefined && options.kernels === undefined;
+      if (here && resolveRuntime(options.runtime) === 'host') {
+        if (!hostRdmaDevices().includes('siw0'))
+          usageError(command, 'no siw0 here: run with --runtime guest');
+        // The host's probe names the results file and where to resume (probe-host.ts).
+        const results = process.env[PROBE_RESULTS_ENV] ?? resolve('probe-results.jsonl');
+        const after = process.env[PROBE_AFTER_ENV];
+        process.exitCode = await runProbeInGuest(
+          {
+            ...options,
+            ...(options.device === undefined ? {} : { devices: options.device }),
+            ...(after === undefined || after === '' ? {} : { after }),
+            results,
+            childArgs: [process.argv[1] ?? '', ...process.argv.slice(2)],
+          },
+          (line) => process.stderr.write(`${line}\n`),
+        );
+        return;
+      }
+      if (options.runtime === 'host')
+        usageError(command, '--kernel/--kernels boot guests; they cannot run with --runtime host');
+      const lines = options.kernels ?? [options.kernel ?? KERNEL_LINES[0]!.line];
+      const kernels: ProbeKernel[] = [];
+      const results: AssertionResult[] = [];
+      const fuzz: FuzzSummary[] = [];
+      const interrupt = abortOnSignals();
+      try {
+        for (const line of lines) {
+          process.stderr.write(`probe: kernel line ${line}\n`);
+          const run = await probeKernelLine({
+            line,
+            timeoutSeconds: options.timeout,
+            guestArgs: [process.argv[1] ?? '', ...selectionArgs(options)],
+            signal: interrupt.signal,
+            onProgress: (l) => process.stderr.write(`${l}\n`),
+          });
+          kernels.push(run.kernel);
+          results.push(...run.results);
+          fuzz.push(...run.fuzz);
+        }
+      } catch (error) {
+        if (!(error instanceof GuestRuntimeError)) throw error;
+        process.exitCode = reportGuestFailure(error, interrupt.received(), 'rdma-interop probe');
+        return;
+      } finally {
+        interrupt.dispose();
+      }
+      process.exitCode = finish(options, kernels, results, fuzz);
+    });
+}

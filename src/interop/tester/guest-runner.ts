@@ -1,0 +1,73 @@
+/**
+ * Runs assertions in the guest and appends one JSON line per result to a file in the
+ * shared directory as soon as each finishes, with a `starting <id>` line before it, so the
+ * host can tell which assertion a guest that died was running (issue 21).
+ */
+import { appendFileSync } from 'node:fs';
+import picomatch from 'picomatch';
+import type { Assertion, AssertionResult } from './assertion.js';
+
+/** An assertion with the code that runs it on one device. */
+export interface RunnableAssertion extends Assertion {
+  run(): Promise<AssertionResult>;
+}
+
+/** One line of the results file. */
+export type RunnerLine =
+  | { readonly kind: 'starting'; readonly id: string; readonly at: string }
+  | { readonly kind: 'result'; readonly result: AssertionResult };
+
+export interface GuestRunOptions {
+  /** The results file (JSON lines), appended to. */
+  readonly resultsFile?: string;
+  /** Globs over assertion ids; all when omitted. */
+  readonly select?: readonly string[];
+  /** Called after each result (progress). */
+  readonly onResult?: (result: AssertionResult) => void;
+}
+
+/** Runs `assertions` in order; a thrown error becomes a `fail` with the message as note. */
+export async function runAssertions(
+  assertions: readonly RunnableAssertion[],
+  options: GuestRunOptions = {},
+): Promise<AssertionResult[]> {
+  const matches =
+    options.select === undefined || options.select.length === 0
+      ? () => true
+      : picomatch([...options.select]);
+  const write = (line: RunnerLine): void => {
+    if (options.resultsFile !== undefined)
+      appendFileSync(options.resultsFile, `${JSON.stringify(line, jsonBigint)}\n`);
+  };
+  const results: AssertionResult[] = [];
+  for (const assertion of assertions) {
+    if (!matches(assertion.id)) continue;
+    write({ kind: 'starting', id: assertion.id, at: new Date().toISOString() });
+    let result: AssertionResult;
+    try {
+      result = await assertion.run();
+    } catch (error) {
+      result = {
+        id: assertion.id,
+        spec: assertion.spec,
+        device: 'unknown',
+        provider: assertion.provider,
+        kernel: 'unknown',
+        topology: assertion.testerRole,
+        verdict: 'fail',
+        expected: null,
+        observed: null,
+        note: `the assertion threw: ${error instanceof Error ? error.message : String(error)}`,
+      };
+    }
+    write({ kind: 'result', result });
+    options.onResult?.(result);
+    results.push(result);
+  }
+  return results;
+}
+
+/** JSON replacer: bigint as a decimal string (results carry 64-bit values). */
+export function jsonBigint(_key: string, value: unknown): unknown {
+  return typeof value === 'bigint' ? value.toString() : value;
+}

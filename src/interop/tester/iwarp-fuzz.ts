@@ -1,0 +1,260 @@
+/**
+ * Seeded, field-aware packet fuzzing of siw with the tester's own packets (issue 21): the
+ * well-formed messages the assertions send are mutated one field at a time, using the
+ * codec's header layouts (a DDP/RDMAP field set to 0, to its limit or to a random value,
+ * the opcode set to another opcode, the MPA ULPDU Length set to a limit or off by a few),
+ * or truncated, or extended with random bytes. Each packet goes to a fresh siw QP as the
+ * first FPDU after the MPA exchange (siw terminates a stream at its first error). After
+ * each packet the guard words around the MR are checked; after each batch, the kernel log
+ * and whether siw still places a well-formed Write. A finding is minimized (bytes cut
+ * from the end while it still reproduces) and kept as data.
+ */
+import { release } from 'node:os';
+import {
+  makeAtomicRequest,
+  makeImmediateData,
+  makeRdmaWrite,
+  makeReadRequest,
+  makeReadResponse,
+  makeSend,
+} from '../../codec/iwarp/build.js';
+import { layoutField, MPA_FPDU_LAYOUT } from '../../codec/iwarp/layouts.js';
+import type { MpaNegotiated, RdmapMessage } from '../../codec/iwarp/messages.js';
+import { probeSiwWith, type SiwTarget } from '../peer/siw-peer.js';
+import { fieldLimit, fpduOf, segmentLayout, segmentWith, setField } from './iwarp-packets.js';
+import { siwStillWorks } from './iwarp-run.js';
+import { KernelLog } from './survival.js';
+
+/** A small seeded generator (mulberry32): the same seed gives the same packets. */
+export function seededRandom(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+const PAYLOAD = Uint8Array.of(0x88, 0x77, 0x66, 0x55, 0x44, 0x33, 0x22, 0x11);
+
+/** The well-formed messages the mutations start from (those of the assertions). */
+const BASES: readonly ((t: SiwTarget) => RdmapMessage)[] = [
+  () => makeSend({ messageSequenceNumber: 1, payload: PAYLOAD }),
+  (t) => makeRdmaWrite({ stag: t.stag, taggedOffset: t.address, payload: PAYLOAD }),
+  (t) => makeReadResponse({ stag: t.stag, taggedOffset: t.address, payload: PAYLOAD }),
+  (t) =>
+    makeReadRequest({
+      messageSequenceNumber: 1,
+      sinkSTag: 0x4d3c2b1a,
+      sinkTaggedOffset: 0x0123456789abcde8n,
+      readSize: 8,
+      sourceSTag: t.stag,
+      sourceTaggedOffset: t.address,
+    }),
+  () => makeImmediateData({ messageSequenceNumber: 1, immediateData: 0x0123456789abcdefn }),
+  (t) =>
+    makeAtomicRequest({
+      operation: 'fetch-add',
+      messageSequenceNumber: 1,
+      requestIdentifier: 0x0a0b0c0d,
+      remoteSTag: t.stag,
+      remoteTaggedOffset: t.address,
+      addOrSwapData: 0x1111111122222222n,
+    }),
+];
+
+/** One mutated packet: how it was made (for the report) and its bytes. */
+export interface FuzzPacket {
+  readonly mutation: string;
+  readonly bytes: (t: SiwTarget, n: MpaNegotiated) => Uint8Array;
+}
+
+/** The `index`-th packet of `seed`'s sequence (each packet draws from its own generator). */
+export function fuzzPacket(seed: number, index: number): FuzzPacket {
+  const random = seededRandom((seed * 0x9e3779b1 + index) >>> 0);
+  const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)]!;
+  const base = Math.floor(random() * BASES.length);
+  const kind = pick(['field', 'opcode', 'ulpdu-length', 'truncate', 'extend'] as const);
+  const choice = random();
+  const value = random();
+  const extra = Math.floor(random() * 64) + 1;
+  return {
+    mutation: `base ${base} ${kind} ${choice.toFixed(6)} ${value.toFixed(6)}`,
+    bytes: (t, n) => {
+      const segment = segmentWith(BASES[base]!(t));
+      switch (kind) {
+        case 'field': {
+          const fields = segmentLayout(segment).fields;
+          const f = fields[Math.floor(choice * fields.length)]!;
+          const limit = fieldLimit(f);
+          const v =
+            value < 0.3 ? 0n : value < 0.6 ? limit : BigInt(Math.floor(value * Number(limit)));
+          setField(segment, 0, f, f.bits === 64 ? v : Number(v));
+          return fpduOf(segment, n);
+        }
+        case 'opcode':
+          // Another opcode on the same buffer model: the wrong message for the stream.
+          setField(
+            segment,
+            0,
+            layoutField(segmentLayout(segment), 'opcode'),
+            Math.floor(choice * 16),
+          );
+          return fpduOf(segment, n);
+        case 'ulpdu-length': {
+          const limit = Number(fieldLimit(layoutField(MPA_FPDU_LAYOUT, 'ulpduLength')));
+          const length =
+            choice < 0.25
+              ? 0
+              : choice < 0.5
+                ? limit
+                : choice < 0.75
+                  ? Math.max(0, segment.length + Math.floor(value * 9) - 4)
+                  : Math.floor(value * 32);
+          return fpduOf(segment, n, { ulpduLength: length });
+        }
+        case 'truncate': {
+          const fpdu = fpduOf(segment, n);
+          return fpdu.subarray(0, Math.max(1, Math.floor(choice * fpdu.length)));
+        }
+        case 'extend': {
+          const fpdu = fpduOf(segment, n);
+          const tail = new Uint8Array(extra).map(() => Math.floor(random() * 256));
+          const out = new Uint8Array(fpdu.length + tail.length);
+          out.set(fpdu);
+          out.set(tail, fpdu.length);
+          return out;
+        }
+      }
+    },
+  };
+}
+
+/** A packet that hurt siw, kept as data. */
+export interface FuzzFinding {
+  readonly seed: number;
+  readonly index: number;
+  readonly mutation: string;
+  /** What was wrong: guard words changed, kernel log lines, device broken. */
+  readonly why: string;
+  /** The bytes sent after the MPA exchange (hex), as sent and minimized. */
+  readonly bytes: string;
+  readonly minimized: string;
+}
+
+export interface FuzzSummary {
+  readonly kernel: string;
+  readonly device: string;
+  readonly seed: number;
+  readonly packets: number;
+  readonly batches: number;
+  readonly findings: readonly FuzzFinding[];
+}
+
+const hex = (b: Uint8Array): string => Buffer.from(b).toString('hex');
+const ACCESS = ['LOCAL_WRITE', 'REMOTE_WRITE', 'REMOTE_READ'] as const;
+
+/** Sends `bytes(t, n)` to a fresh siw QP; resolves with what looked wrong, or undefined. */
+async function sendOne(
+  bytes: (t: SiwTarget, n: MpaNegotiated) => Uint8Array,
+): Promise<{ wrong: string | undefined; sent: Uint8Array }> {
+  let sent: Uint8Array = new Uint8Array(0);
+  const answer = await probeSiwWith({
+    access: ACCESS,
+    postReceive: true,
+    answerWaitMs: 250,
+    stream: (t, n) => {
+      sent = bytes(t, n);
+      return sent;
+    },
+  });
+  return { wrong: answer.guardsIntact ? undefined : 'guard words outside the MR changed', sent };
+}
+
+/** Cuts bytes off the end while `reproduces` still holds (at most `tries` attempts). */
+async function minimize(
+  bytes: Uint8Array,
+  reproduces: (b: Uint8Array) => Promise<boolean>,
+  tries = 8,
+): Promise<Uint8Array> {
+  let best = bytes;
+  let step = Math.floor(bytes.length / 2);
+  for (let i = 0; i < tries && step > 0; i++) {
+    const shorter = best.subarray(0, best.length - step);
+    if (shorter.length > 0 && (await reproduces(shorter))) best = shorter;
+    else step = Math.floor(step / 2);
+  }
+  return best;
+}
+
+/**
+ * Runs `count` packets of `seed` against siw0 in batches of `batch`; `onProgress` gets
+ * a line per batch.
+ */
+export async function fuzzSiw(
+  count: number,
+  seed: number,
+  batch = 25,
+  onProgress: (line: string) => void = () => {},
+): Promise<FuzzSummary> {
+  const findings: FuzzFinding[] = [];
+  let batches = 0;
+  for (let start = 0; start < count; start += batch) {
+    const log = new KernelLog();
+    log.mark();
+    const end = Math.min(count, start + batch);
+    const sentInBatch: { index: number; packet: FuzzPacket; bytes: Uint8Array }[] = [];
+    for (let index = start; index < end; index++) {
+      const packet = fuzzPacket(seed, index);
+      let outcome: Awaited<ReturnType<typeof sendOne>>;
+      try {
+        outcome = await sendOne(packet.bytes);
+      } catch (error) {
+        outcome = {
+          wrong: `the peer failed: ${error instanceof Error ? error.message : String(error)}`,
+          sent: new Uint8Array(0),
+        };
+      }
+      sentInBatch.push({ index, packet, bytes: outcome.sent });
+      if (outcome.wrong !== undefined) {
+        const minimized = await minimize(outcome.sent, async (b) => {
+          try {
+            return (await sendOne(() => b)).wrong !== undefined;
+          } catch {
+            return true;
+          }
+        });
+        findings.push({
+          seed,
+          index,
+          mutation: packet.mutation,
+          why: outcome.wrong,
+          bytes: hex(outcome.sent),
+          minimized: hex(minimized),
+        });
+      }
+    }
+    batches++;
+    const problems = log.troubleSinceLastCheck();
+    const works = await siwStillWorks();
+    if (problems.length > 0 || !works) {
+      // The batch hurt the kernel: its packets are the reproducer (the batch is small).
+      const last = sentInBatch[sentInBatch.length - 1];
+      findings.push({
+        seed,
+        index: last?.index ?? start,
+        mutation: `batch ${start}-${end - 1}`,
+        why: [...problems, ...(works ? [] : ['siw no longer places a well-formed Write'])].join(
+          ' | ',
+        ),
+        bytes: sentInBatch.map((p) => hex(p.bytes)).join(','),
+        minimized: sentInBatch.map((p) => hex(p.bytes)).join(','),
+      });
+      if (!works) break;
+    }
+    onProgress(`fuzz: ${end}/${count} packets, ${findings.length} findings`);
+  }
+  return { kernel: release(), device: 'siw0', seed, packets: count, batches, findings };
+}

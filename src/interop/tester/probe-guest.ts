@@ -1,0 +1,162 @@
+/**
+ * `probe` where the devices are (root in the guest): runs the selected assertions on each
+ * siw variant asked for, and the fuzz, appending JSON lines to the results file. siw0 is
+ * switched between the stock and the patched module between variants, and each variant
+ * runs in a child process of its own: the patched libsiw must be loaded from a process's
+ * start, and siw0 cannot be reloaded while a process holds a verbs context on it
+ * (run-siw.ts says why).
+ */
+import { spawnSync } from 'node:child_process';
+import { appendFileSync, existsSync } from 'node:fs';
+import { release } from 'node:os';
+import picomatch from 'picomatch';
+import {
+  loadedSiwVariant,
+  PATCHED_PASS_ENV,
+  patchedLibraryPath,
+  type SiwVariant,
+  switchSiwModule,
+} from '../siw-variant.js';
+import type { AssertionResult } from './assertion.js';
+import { IWARP_ASSERTIONS } from './iwarp-assertions.js';
+import { fuzzSiw } from './iwarp-fuzz.js';
+import { IWARP_RESPONDER_ASSERTIONS } from './iwarp-responder-peer.js';
+import { type AnyIwarpAssertion, type ResultLine, runIwarpAssertions } from './iwarp-run.js';
+
+export const SIW_CHOICES = ['stock', 'rfc7306', 'both'] as const;
+export type SiwChoice = (typeof SIW_CHOICES)[number];
+
+/** Every assertion `probe` knows, in run order. */
+export const ALL_ASSERTIONS: readonly AnyIwarpAssertion[] = [
+  ...IWARP_ASSERTIONS,
+  ...IWARP_RESPONDER_ASSERTIONS,
+];
+
+/** What a `probe` run selects. */
+export interface ProbeSelection {
+  readonly devices?: readonly string[];
+  readonly assertion?: string;
+  readonly siw: SiwChoice;
+}
+
+/** The variants `--siw` names, in run order. */
+export function variantsOf(choice: SiwChoice): SiwVariant[] {
+  return choice === 'both' ? ['stock', 'rfc7306'] : [choice];
+}
+
+/** The (assertion, variant) pairs the selection runs, in order. */
+export function selectAssertions(
+  selection: ProbeSelection,
+): { assertion: AnyIwarpAssertion; variant: SiwVariant }[] {
+  const match = selection.assertion === undefined ? () => true : picomatch(selection.assertion);
+  const wantSiw = selection.devices === undefined || selection.devices.includes('siw0');
+  if (!wantSiw) return [];
+  return variantsOf(selection.siw).flatMap((variant) =>
+    ALL_ASSERTIONS.filter(
+      (a) => match(a.id) && (a.siwVariants === undefined || a.siwVariants.includes(variant)),
+    ).map((assertion) => ({ assertion, variant })),
+  );
+}
+
+/** `variant/id`: where a run resumes after a crash (`--after`). */
+export const resumeKey = (variant: SiwVariant, id: string): string => `${variant}/${id}`;
+
+/** Options of the in-guest run. */
+export interface GuestProbeOptions extends ProbeSelection {
+  /** The JSON-lines file results are appended to. */
+  readonly results: string;
+  /** Skip every pair up to and including this `variant/id` (resuming after a crash). */
+  readonly after?: string;
+  readonly fuzz?: number;
+  readonly seed: number;
+  /** The CLI's own path and the args that select (for the child processes). */
+  readonly childArgs: readonly string[];
+}
+
+const CHILD_ENV = 'RDMA_INTEROP_PROBE_VARIANT';
+
+function notRun(
+  pairs: readonly { assertion: AnyIwarpAssertion; variant: SiwVariant }[],
+  note: string,
+): AssertionResult[] {
+  return pairs.map(({ assertion, variant }) => ({
+    id: assertion.id,
+    spec: assertion.spec,
+    device: 'siw0',
+    provider: 'siw',
+    siwVariant: variant,
+    kernel: release(),
+    topology: assertion.testerRole,
+    verdict: 'not-run',
+    expected: null,
+    observed: null,
+    note,
+  }));
+}
+
+/** The worker: one variant, in this process (siw0 already on that variant). */
+export async function runVariantHere(
+  options: GuestProbeOptions,
+  variant: SiwVariant,
+  onLine: (line: string) => void,
+): Promise<number> {
+  let pairs = selectAssertions(options).filter((p) => p.variant === variant);
+  if (options.after !== undefined) {
+    const all = selectAssertions(options);
+    const at = all.findIndex((p) => resumeKey(p.variant, p.assertion.id) === options.after);
+    const skipped = new Set(all.slice(0, at + 1).map((p) => resumeKey(p.variant, p.assertion.id)));
+    pairs = pairs.filter((p) => !skipped.has(resumeKey(p.variant, p.assertion.id)));
+  }
+  const results = await runIwarpAssertions(
+    pairs.map((p) => p.assertion),
+    variant,
+    options.results,
+    (r) => onLine(`probe: ${r.id} (${variant}): ${r.verdict}`),
+  );
+  let findings = 0;
+  if (options.fuzz !== undefined && variant === 'stock') {
+    const summary = await fuzzSiw(options.fuzz, options.seed, 25, onLine);
+    const line: ResultLine = { kind: 'fuzz', summary };
+    appendFileSync(options.results, `${JSON.stringify(line)}\n`);
+    findings = summary.findings.length;
+  }
+  const ok = results.every((r) => r.verdict === 'pass' || r.verdict === 'known');
+  return ok && findings === 0 ? 0 : 1;
+}
+
+/**
+ * The in-guest entry: each variant in a child process (or here, in the child). Resolves
+ * with the exit status.
+ */
+export async function runProbeInGuest(
+  options: GuestProbeOptions,
+  onLine: (line: string) => void,
+): Promise<number> {
+  const child = process.env[CHILD_ENV] as SiwVariant | undefined;
+  if (child !== undefined) return runVariantHere(options, child, onLine);
+  let status = 0;
+  const before = loadedSiwVariant() ?? 'stock';
+  for (const variant of variantsOf(options.siw)) {
+    const pairs = selectAssertions(options).filter((p) => p.variant === variant);
+    if (pairs.length === 0 && !(variant === 'stock' && options.fuzz !== undefined)) continue;
+    const env: NodeJS.ProcessEnv = { ...process.env, [CHILD_ENV]: variant };
+    if (variant === 'rfc7306') {
+      const lib = patchedLibraryPath();
+      if (!existsSync(lib)) {
+        for (const r of notRun(pairs, `no patched siw for kernel ${release()} (${lib} missing)`))
+          appendFileSync(
+            options.results,
+            `${JSON.stringify({ kind: 'result', result: r } satisfies ResultLine)}\n`,
+          );
+        continue;
+      }
+      env.LD_LIBRARY_PATH = lib;
+      env[PATCHED_PASS_ENV] = 'rfc7306';
+    }
+    if (loadedSiwVariant() !== variant) switchSiwModule(variant);
+    const run = spawnSync(process.execPath, [...options.childArgs], { env, stdio: 'inherit' });
+    status = Math.max(status, run.status ?? 1);
+  }
+  if (loadedSiwVariant() !== before) switchSiwModule(before);
+  return status;
+}
