@@ -30,8 +30,8 @@ const COMPARED_LENGTH = 2048;
 const SHOWN_LENGTH = 48;
 /** How long the tester waits for answers under TCG, and for stray extra ones. */
 const ANSWER_TIMEOUT_MS = 3000;
-const SETTLE_MS = 250;
-const SILENCE_MS = 600;
+const SETTLE_MS = 150;
+const SILENCE_MS = 300;
 
 export interface RoceRunEnvironment {
   readonly device: RoceDeviceSide;

@@ -79,15 +79,11 @@ export function setUpRoceTestbed(): void {
     run('rdma', ['link', 'add', t.device, 'type', 'rxe', 'netdev', t.deviceNetdev]);
 }
 
-/** The compiled relay: beside this file under dist/, in dist/ when run from the sources. */
+/** The relay script, kept beside the sources (also when this runs from dist/). */
 function relayPath(): string {
-  const here = fileURLToPath(import.meta.url);
-  return here.endsWith('.ts')
-    ? here.replace(
-        /\/src\/interop\/tester\/roce-testbed\.ts$/,
-        '/dist/interop/tester/roce-relay.js',
-      )
-    : here.replace(/roce-testbed\.js$/, 'roce-relay.js');
+  return fileURLToPath(import.meta.url)
+    .replace(/\/dist\/interop\/tester\/roce-testbed\.js$/, '/src/interop/tester/roce-testbed.ts')
+    .replace(/roce-testbed\.ts$/, 'roce-relay.py');
 }
 
 /** The tester's wire: sends datagrams from the namespace and collects what comes back. */

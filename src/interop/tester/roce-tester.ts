@@ -4,13 +4,17 @@
  */
 import { execFileSync } from 'node:child_process';
 import type { RunnableAssertion } from './guest-runner.js';
+import {
+  ROCE_REQUESTER_ASSERTIONS,
+  runRoceNoAnswerAssertion,
+} from './roce-requester-assertions.js';
 import { ROCE_RESPONDER_ASSERTIONS } from './roce-responder-assertions.js';
 import { runRoceResponderAssertion } from './roce-responder-run.js';
 import { RoceDeviceSide, RoceWire, setUpRoceTestbed } from './roce-testbed.js';
 import { KernelLog } from './survival.js';
 
 /** Every RoCE assertion (data only), for listings. */
-export const ROCE_ASSERTIONS = [...ROCE_RESPONDER_ASSERTIONS];
+export const ROCE_ASSERTIONS = [...ROCE_RESPONDER_ASSERTIONS, ...ROCE_REQUESTER_ASSERTIONS];
 
 /** An open RoCE tester: its runnable assertions and its teardown. */
 export interface RoceTester {
@@ -36,10 +40,16 @@ export async function openRoceTester(): Promise<RoceTester> {
   const env = { device, wire, kernel, log };
   return {
     kernel,
-    assertions: ROCE_RESPONDER_ASSERTIONS.map((a) => ({
-      ...a,
-      run: () => runRoceResponderAssertion(a, env),
-    })),
+    assertions: [
+      ...ROCE_RESPONDER_ASSERTIONS.map((a) => ({
+        ...a,
+        run: () => runRoceResponderAssertion(a, env),
+      })),
+      ...ROCE_REQUESTER_ASSERTIONS.map((a) => ({
+        ...a,
+        run: () => runRoceNoAnswerAssertion(a, env),
+      })),
+    ],
     close: () => {
       wire.close();
       device.close();
