@@ -4,6 +4,7 @@
  * what the engine's RC responder rules (src/engine/roce/rc-responder.ts) predict for the
  * same packets. Nothing here states an expected answer: only the packets.
  */
+import { psnAdd } from '../../engine/roce/rc-responder.js';
 import type { Assertion } from './assertion.js';
 import { build, type RoceTarget, rawBth, type TesterPacket } from './roce-packets.js';
 
@@ -114,7 +115,7 @@ export const ROCE_RESPONDER_ASSERTIONS: readonly RoceResponderAssertion[] = [
     hostile: false,
     steps: (c) => [
       [build.read(c, c.psn, 0, 16)],
-      [build.write(c, c.psn + 1, 0, DATA_B)],
+      [build.write(c, psnAdd(c.psn, 1), 0, DATA_B)],
       [build.read(c, c.psn, 0, 16)],
     ],
   },
@@ -126,7 +127,7 @@ export const ROCE_RESPONDER_ASSERTIONS: readonly RoceResponderAssertion[] = [
       'PSNs ahead of the expected one get one PSN Sequence Error NAK, then the expected PSN works',
     hostile: true,
     steps: (c) => [
-      [build.write(c, c.psn + 2, 0, DATA_A), build.write(c, c.psn + 3, 0, DATA_B)],
+      [build.write(c, psnAdd(c.psn, 2), 0, DATA_A), build.write(c, psnAdd(c.psn, 3), 0, DATA_B)],
       [build.write(c, c.psn, 16, DATA_B)],
     ],
   },
