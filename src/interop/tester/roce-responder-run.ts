@@ -65,7 +65,13 @@ function memoryJson(bytes: Uint8Array, reference?: Uint8Array): JsonValue {
   return rest ? shown : `${shown} (and bytes ${SHOWN_LENGTH}-${COMPARED_LENGTH - 1} differ)`;
 }
 
-async function pollFor(cq: Cq, qpNum: number, waitMs: number): Promise<JsonValue[]> {
+/** Completions of `qpNum` until `waitMs` passed or `want` of them arrived. */
+async function pollFor(
+  cq: Cq,
+  qpNum: number,
+  waitMs: number,
+  want = Number.POSITIVE_INFINITY,
+): Promise<JsonValue[]> {
   const out: JsonValue[] = [];
   const deadline = Date.now() + waitMs;
   for (;;) {
@@ -77,7 +83,7 @@ async function pollFor(cq: Cq, qpNum: number, waitMs: number): Promise<JsonValue
           byteLen: wc.byteLen,
           immData: wc.immData === undefined ? null : `0x${wc.immData.toString(16)}`,
         });
-    if (Date.now() >= deadline) break;
+    if (out.length >= want || Date.now() >= deadline) break;
     await new Promise((resolve) => setTimeout(resolve, 10));
   }
   return out;
@@ -240,7 +246,7 @@ export async function loopbackFetchAdd(device: RoceDeviceSide): Promise<boolean>
       remote: mr.remote(8),
       add: 0x10n,
     });
-    const wcs = await pollFor(cq, a.qpNum, 5000).then((all) => all.slice(0, 1));
+    const wcs = await pollFor(cq, a.qpNum, 5000, 1);
     const first = wcs[0] as { status?: string } | undefined;
     return (
       first?.status === 'SUCCESS' &&
