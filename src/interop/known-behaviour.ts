@@ -519,8 +519,12 @@ export const KNOWN_BEHAVIOUR: readonly KnownBehaviour[] = [
     },
     why:
       'an RDMA Write from an RTS QP to a peer QP in ERR (which drops it, rxe_resp.c) gets no ' +
-      'completion within 2 s and the QP stays in RTS, although timeout 14 (67 ms) and retry_cnt 7 ' +
-      'should end it with RETRY_EXC_ERR in about 0.5 s; not investigated further (seen under TCG)',
+      'completion and the QP stays in RTS: the suite connects its QPs with retry_cnt 7, and ' +
+      'rxe_comp.c (COMPST_ERROR_RETRY) decrements retry_cnt only when it is not 7 ("if ' +
+      '(qp->comp.retry_cnt != 7) qp->comp.retry_cnt--"), i.e. treats 7 as "retry for ever" like ' +
+      'rnr_retry, where IBTA makes it 7 retries. Measured by the packet tester (issue 21, ' +
+      'roce-requester-no-answer-retry-7: 136 transmissions in 2.5 s under TCG, no completion; with retry_cnt 1: ' +
+      '2 transmissions, then RETRY_EXC_ERR)',
     spec: 'IBTA 9.7.6.1.3 (transport timer), 10.3.1 (Error state)',
   },
   {

@@ -147,7 +147,8 @@ export class RoceRcResponder {
 
   constructor(options: RoceRcResponderOptions) {
     this.#o = options;
-    this.#memory = options.region.contents.slice();
+    // A copy: `contents` may be a Buffer, whose slice() is a view of the same memory.
+    this.#memory = Uint8Array.from(options.region.contents);
     this.#receives = [...(options.receives ?? [])];
     this.#expected = options.expectedPsn;
     this.#state = options.state ?? 'RTS';

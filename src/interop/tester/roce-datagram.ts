@@ -1,15 +1,17 @@
 /**
  * RoCEv2 datagrams as the tester sends them from a UDP socket: the transport packet (BTH
  * ... payload, pad) from the codec, with the ICRC computed over the IPv4 and UDP headers
- * that the tester's kernel will put in front of it. The ICRC covers the IP header's
- * identification and flags (IBTA Annex A17.3.3 masks only TOS, TTL and the checksum): a
- * Linux UDP socket that is not connected sends with DF set and identification 0
- * (ip_select_ident_segs, include/net/ip.h), and the tester binds port 4791 so the source
- * port is known too.
+ * that go in front of it. The ICRC covers the IP header's identification and flags (IBTA
+ * Annex A17.3.3 masks only TOS, TTL and the checksum), and a UDP socket's kernel picks the
+ * identification itself (measured on Debian's 6.1: 0x1030 on an unconnected DF datagram,
+ * from __ip_select_ident), so the tester sends whole IPv4 packets through a raw socket
+ * (roce-relay.py, IP_HDRINCL) with a fixed identification, DF, and UDP ports 4791 both ways.
  */
+import { buildUdpFrame } from '../../codec/net/build.js';
 import { computeRoceIcrc } from '../../codec/roce/icrc.js';
 import {
   encodeRocePacket,
+  ICRC_LENGTH,
   ROCE_V2_UDP_PORT,
   type RocePacketFields,
 } from '../../codec/roce/packet.js';
@@ -18,35 +20,16 @@ import {
 export const TESTER_ADDRESS = '203.0.113.2';
 export const DEVICE_ADDRESS = '203.0.113.1';
 
-function ipv4Bytes(address: string): number[] {
-  const parts = address.split('.').map(Number);
-  if (parts.length !== 4 || parts.some((p) => !Number.isInteger(p) || p < 0 || p > 255))
-    throw new RangeError(`${address} is not an IPv4 address`);
-  return parts;
-}
+/**
+ * The tester's IPv4 identification. Not 0: with IP_HDRINCL the kernel fills in an
+ * identification of 0 (raw(7)), which would change the bytes the ICRC covers.
+ */
+export const TESTER_IP_IDENTIFICATION = 0x5254;
 
-/** The IPv4 + UDP headers (checksums zero: the ICRC masks them) of a datagram. */
-export function pseudoHeaders(
-  source: string,
-  destination: string,
-  transportLength: number,
-): Uint8Array {
-  const udpLength = 8 + transportLength;
-  const out = new Uint8Array(28);
-  const view = new DataView(out.buffer);
-  out[0] = 0x45;
-  view.setUint16(2, 20 + udpLength);
-  view.setUint16(4, 0); // identification: 0 for DF datagrams of unconnected sockets
-  view.setUint16(6, 0x4000); // DF
-  out[8] = 64;
-  out[9] = 17;
-  out.set(ipv4Bytes(source), 12);
-  out.set(ipv4Bytes(destination), 16);
-  view.setUint16(20, ROCE_V2_UDP_PORT);
-  view.setUint16(22, ROCE_V2_UDP_PORT);
-  view.setUint16(24, udpLength);
-  return out;
-}
+/** Ethernet, IPv4 (no options) and UDP header lengths of the frames built here. */
+const ETHERNET_LENGTH = 14;
+const IPV4_LENGTH = 20;
+const UDP_LENGTH = 8;
 
 /** What the tester may do to a packet on purpose. */
 export interface DatagramOptions {
@@ -56,61 +39,49 @@ export interface DatagramOptions {
   readonly icrcXor?: number;
 }
 
-/** The UDP payload (transport packet and ICRC) the tester sends. */
-export function buildTesterDatagram(
-  fields: RocePacketFields,
-  options: DatagramOptions = {},
-): Uint8Array {
-  const draft = encodeRocePacket({ ...fields, icrc: 0 });
-  const headers = pseudoHeaders(
-    options.source ?? TESTER_ADDRESS,
-    options.destination ?? DEVICE_ADDRESS,
-    draft.length,
-  );
-  const covered = new Uint8Array(headers.length + draft.length - 4);
-  covered.set(headers, 0);
-  covered.set(draft.subarray(0, draft.length - 4), headers.length);
-  const icrc = (computeRoceIcrc(covered, 20) ^ (options.icrcXor ?? 0)) >>> 0;
-  const out = draft.slice();
-  new DataView(out.buffer).setUint32(out.length - 4, icrc, true);
-  return out;
-}
-
 /**
- * A raw datagram with a valid ICRC around arbitrary transport bytes (an opcode the codec
- * refuses to encode, a truncated header): `transport` is everything before the ICRC.
+ * A UDP payload: `transport` (everything before the ICRC) and the ICRC computed over the
+ * IPv4 and UDP headers the tester's socket sends it with.
  */
 export function rawTesterDatagram(
   transport: Uint8Array,
   options: DatagramOptions = {},
 ): Uint8Array {
-  const headers = pseudoHeaders(
-    options.source ?? TESTER_ADDRESS,
-    options.destination ?? DEVICE_ADDRESS,
-    transport.length + 4,
-  );
-  const covered = new Uint8Array(headers.length + transport.length);
-  covered.set(headers, 0);
-  covered.set(transport, headers.length);
-  const icrc = (computeRoceIcrc(covered, 20) ^ (options.icrcXor ?? 0)) >>> 0;
-  const out = new Uint8Array(transport.length + 4);
-  out.set(transport, 0);
-  new DataView(out.buffer).setUint32(transport.length, icrc, true);
-  return out;
+  const datagram = new Uint8Array(transport.length + ICRC_LENGTH);
+  datagram.set(transport, 0);
+  const frame = testerFrame(datagram, options);
+  const covered = frame.subarray(ETHERNET_LENGTH, frame.length - ICRC_LENGTH);
+  const icrc = (computeRoceIcrc(covered, IPV4_LENGTH) ^ (options.icrcXor ?? 0)) >>> 0;
+  new DataView(datagram.buffer).setUint32(transport.length, icrc, true);
+  return datagram;
 }
 
-/** Checks the ICRC of a datagram the device sent (`source` is the device). */
-export function datagramIcrcValid(
-  datagram: Uint8Array,
-  source = DEVICE_ADDRESS,
-  destination = TESTER_ADDRESS,
-): boolean {
-  if (datagram.length < 16) return false;
-  const end = datagram.length - 4;
-  const headers = pseudoHeaders(source, destination, datagram.length);
-  const covered = new Uint8Array(headers.length + end);
-  covered.set(headers, 0);
-  covered.set(datagram.subarray(0, end), headers.length);
-  const stored = new DataView(datagram.buffer, datagram.byteOffset + end, 4).getUint32(0, true);
-  return computeRoceIcrc(covered, 20) === stored;
+/** The Ethernet frame around a tester datagram (the IPv4 packet starts at byte 14). */
+function testerFrame(datagram: Uint8Array, options: DatagramOptions = {}): Uint8Array {
+  return buildUdpFrame(
+    {
+      sourceIp: options.source ?? TESTER_ADDRESS,
+      destinationIp: options.destination ?? DEVICE_ADDRESS,
+      ipv4: { identification: TESTER_IP_IDENTIFICATION, dontFragment: true },
+    },
+    { sourcePort: ROCE_V2_UDP_PORT, destinationPort: ROCE_V2_UDP_PORT },
+    datagram,
+  );
 }
+
+/** The IPv4 packet (header, UDP, datagram) the relay sends through its raw socket. */
+export function testerIpPacket(datagram: Uint8Array, options: DatagramOptions = {}): Uint8Array {
+  return testerFrame(datagram, options).subarray(ETHERNET_LENGTH);
+}
+
+/** The UDP payload (transport packet and ICRC) the tester sends for `fields`. */
+export function buildTesterDatagram(
+  fields: RocePacketFields,
+  options: DatagramOptions = {},
+): Uint8Array {
+  const draft = encodeRocePacket({ ...fields, icrc: 0 });
+  return rawTesterDatagram(draft.subarray(0, draft.length - ICRC_LENGTH), options);
+}
+
+/** Header bytes in front of a tester datagram in a whole frame (for captures and tests). */
+export const FRAME_HEADER_LENGTH = ETHERNET_LENGTH + IPV4_LENGTH + UDP_LENGTH;
