@@ -12,7 +12,9 @@ cd "$RDMA_INTEROP_ROOT"
 
 prebuild=prebuilds/linux-x64/rdma-interop.glibc.node
 mkdir -p "$RDMA_INTEROP_CACHE"
-stamp="$RDMA_INTEROP_CACHE/prebuild.stamp"
+# The stamp sits beside the prebuild, not in the cache: checkouts that share one cache
+# (RDMA_INTEROP_CACHE) each have their own prebuilds/ and must not trust each other's stamp.
+stamp="${prebuild%.node}.sources-sha256"
 sources_hash=$(cat binding.gyp native/*.cc native/*.h package.json | sha256sum | cut -d' ' -f1)
 if [ -f "$prebuild" ] && [ "$(cat "$stamp" 2>/dev/null)" = "$sources_hash" ]; then
   note "prebuilt addon: up to date ($prebuild)"
