@@ -88,6 +88,18 @@ export type Step =
   | { readonly do: 'modify'; readonly side: Side; readonly access: readonly Access[] }
   | { readonly do: 'sleep'; readonly ms: number }
   /**
+   * ibv_req_notify_cq(cq, 1) on the side's CQ: the next completion event only for a
+   * solicited receive completion or an error (IBTA 1.5 §11.4.2.2, Request Completion
+   * Notification; RFC 5040 §5.3, Send with Solicited Event). A later `cq-event` step
+   * waits for the event, at most `timeoutMs`.
+   */
+  | { readonly do: 'arm-solicited'; readonly side: Side; readonly timeoutMs: number }
+  /**
+   * ibv_get_cq_event after an `arm-solicited` of the same side: whether the CQ's event came
+   * (`eventN.side` = `woken` or `none`). The completion that woke it stays for the next wait.
+   */
+  | { readonly do: 'cq-event'; readonly side: Side }
+  /**
    * Concurrency: `qps` further requester QPs (each connected to its own responder QP in
    * the same PD) each post `count` FetchAdd(`add`) to the target word, all at once, and
    * wait for every completion. `across: 'processes'` puts each requester QP in a process
