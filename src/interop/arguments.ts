@@ -23,6 +23,14 @@ export function requireScenario(scenario: unknown, field = 'scenario'): Scenario
     requireString('interop', `${field}.${key}`, s[key]);
   requireName('interop', 'device', DEVICES, s.device, `${field}.device`);
   requireName('interop', 'post path', { legacy: 0, ex: 0 }, s.postPath, `${field}.postPath`);
+  if (s.connect !== undefined)
+    requireName(
+      'interop',
+      'connection',
+      { 'by-hand': 0, 'rdma-cm': 0 },
+      s.connect,
+      `${field}.connect`,
+    );
   requireBigint('interop', `${field}.initial`, s.initial, 0n, 0xffff_ffff_ffff_ffffn);
   requireArray('interop', `${field}.remoteAccess`, s.remoteAccess);
   requireArray('interop', `${field}.program`, s.program).forEach((step, i) => {

@@ -362,6 +362,14 @@ function engineSide(scenario: Scenario): ImmediateSide {
     queryState: (side) => state[side],
     modify: () => 'ok',
     sleep: () => {},
+    armSolicited: () => {},
+    // IBTA 1.5 §11.4.2.2: a CQ armed for solicited completions signals the next receive
+    // completion with the Solicited Event, or an unsuccessful completion. The completions
+    // the program has not polled yet are the ones that arrive after the arm.
+    cqEvent: (side) =>
+      completions[side]
+        .slice(consumed[side])
+        .some((wc) => wc.solicited === true || wc.status !== 'SUCCESS'),
     hammer: (step) => {
       const before = wordAt(memory, DEFAULT_TARGET);
       const result = engineHammer(scenario, memory, step);

@@ -738,6 +738,19 @@ export const KNOWN_BEHAVIOUR: readonly KnownBehaviour[] = [
   ...PATCHED_SIW_BEHAVIOUR,
   ...LINK_PAIR_BEHAVIOUR,
   {
+    id: 'siw-no-solicited-event',
+    provider: 'siw',
+    kernel: SINCE_6_1,
+    scenarios: ['siw-solicited-event'],
+    observed: { 'event1.responder': 'none' },
+    why:
+      'siw never raises the event of a CQ armed for solicited completions on a receive: siw_qp.c ' +
+      'siw_rqe_complete asks siw_cq_notify_now(cq, SIW_WQE_SIGNALLED), never with SIW_WQE_SOLICITED, ' +
+      'so an arm of IB_CQ_SOLICITED matches only a send-side completion; the Send with SE arrives ' +
+      '(the SE bit is on the wire, the receive completes) but ibv_get_cq_event never returns',
+    spec: 'IBTA 1.5 §11.4.2.2; RFC 5040 §5.3',
+  },
+  {
     id: 'siw-query-qp-state',
     provider: 'siw',
     // The patched siw (patches/siw/) leaves siw_query_qp as it is: measured on 6.1.192.

@@ -1,9 +1,10 @@
 /**
  * The one interpreter of a scenario's program. It owns the step switch, the counters,
  * the observation field names (`postN`, `side.wcN.*`, `qN.side.state`, `modifyN`,
- * `hammerN.*`, `mem[*]`, `ordering`, `wire`) and the wait accounting; a {@link ProgramSide}
- * does the steps: the engine (expected.ts, a view over the projection) or a device
- * (kernel/device-side.ts, for the one-guest suite and the link requester alike).
+ * `hammerN.*`, `eventN.side`, `mem[*]`, `ordering`, `wire`) and the wait accounting; a
+ * {@link ProgramSide} does the steps: the engine (expected.ts, a view over the projection)
+ * or a device (kernel/device-side.ts, for the one-guest suite and the link requester
+ * alike).
  *
  * Adding a step kind: a `Step` member (scenario.ts), one case below (the switch is
  * exhaustive: a forgotten case does not compile) and one method on each side (the
@@ -89,6 +90,10 @@ export interface ProgramSide {
   /** Sets the side's remote access at RTS: `ok` or the errno's name. */
   modify(side: Side, access: readonly Access[]): Maybe<string>;
   sleep(ms: number): Maybe<void>;
+  /** Arms the side's CQ for its next solicited completion (an `arm-solicited` step). */
+  armSolicited(side: Side, timeoutMs: number): Maybe<void>;
+  /** Whether the armed CQ's event came; the completion that woke it stays for a wait. */
+  cqEvent(side: Side): Maybe<boolean>;
   hammer(step: HammerStep): Maybe<HammerObservation>;
   /**
    * The responder's buffer after the program (guards included), or undefined where this
@@ -147,6 +152,7 @@ function* interpret(scenario: Scenario): Generator<Ask, Outcome, unknown> {
   let queryStep = 0;
   let modifyStep = 0;
   let hammerStep = 0;
+  let eventStep = 0;
   for (const step of scenario.program) {
     switch (step.do) {
       case 'post-send': {
@@ -211,6 +217,15 @@ function* interpret(scenario: Scenario): Generator<Ask, Outcome, unknown> {
       case 'sleep':
         yield* ask((s) => s.sleep(step.ms));
         break;
+      case 'arm-solicited':
+        yield* ask((s) => s.armSolicited(step.side, step.timeoutMs));
+        break;
+      case 'cq-event': {
+        eventStep += 1;
+        const woken = yield* ask((s) => s.cqEvent(step.side));
+        fields[`event${eventStep}.${step.side}`] = woken ? 'woken' : 'none';
+        break;
+      }
       case 'hammer': {
         hammerStep += 1;
         const result = yield* ask((s) => s.hammer(step));

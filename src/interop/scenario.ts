@@ -11,16 +11,31 @@ import type { OperandValues, OperationKind, ReceiveUse } from './operations.js';
 /** The soft devices the runtime creates (scripts/rdma-devices.sh). */
 export type DeviceName = 'rxe0' | 'siw0';
 
-/** How a device's QPs are connected, which transport it speaks and its provider. */
+/**
+ * How a pair of QPs is brought up: `by-hand` (RESET→INIT→RTR→RTS with the RoCE v2 GID,
+ * rxe only) or through rdma_cm (iw_cm on siw, where an iWARP QP reaches RTS only with an
+ * LLP connection; ib_cm over RoCE on rxe).
+ */
+export type Connection = 'by-hand' | 'rdma-cm';
+
+/**
+ * How a device's QPs are connected unless a scenario says otherwise, which transport it
+ * speaks, its provider, and the IPv4 address its netdev carries (scripts/rdma-devices.sh).
+ */
 export const DEVICES = {
-  rxe0: { transport: 'roce', connect: 'by-hand', provider: 'rxe' },
-  siw0: { transport: 'iwarp', connect: 'rdma-cm', provider: 'siw' },
+  rxe0: { transport: 'roce', connect: 'by-hand', provider: 'rxe', address: '192.0.2.1' },
+  siw0: { transport: 'iwarp', connect: 'rdma-cm', provider: 'siw', address: '198.51.100.1' },
 } as const satisfies Record<
   DeviceName,
-  { transport: 'roce' | 'iwarp'; connect: string; provider: string }
+  { transport: 'roce' | 'iwarp'; connect: Connection; provider: string; address: string }
 >;
 
 export type Transport = (typeof DEVICES)[DeviceName]['transport'];
+
+/** How `scenario`'s pair is brought up: its own `connect`, or its device's. */
+export function connectionOf(scenario: Pick<Scenario, 'device' | 'connect'>): Connection {
+  return scenario.connect ?? DEVICES[scenario.device].connect;
+}
 
 /** The two QPs of a pair: the requester posts the scenario's operations. */
 export type Side = 'requester' | 'responder';
@@ -88,6 +103,18 @@ export type Step =
   | { readonly do: 'modify'; readonly side: Side; readonly access: readonly Access[] }
   | { readonly do: 'sleep'; readonly ms: number }
   /**
+   * ibv_req_notify_cq(cq, 1) on the side's CQ: the next completion event only for a
+   * solicited receive completion or an error (IBTA 1.5 §11.4.2.2, Request Completion
+   * Notification; RFC 5040 §5.3, Send with Solicited Event). A later `cq-event` step
+   * waits for the event, at most `timeoutMs`.
+   */
+  | { readonly do: 'arm-solicited'; readonly side: Side; readonly timeoutMs: number }
+  /**
+   * ibv_get_cq_event after an `arm-solicited` of the same side: whether the CQ's event came
+   * (`eventN.side` = `woken` or `none`). The completion that woke it stays for the next wait.
+   */
+  | { readonly do: 'cq-event'; readonly side: Side }
+  /**
    * Concurrency: `qps` further requester QPs (each connected to its own responder QP in
    * the same PD) each post `count` FetchAdd(`add`) to the target word, all at once, and
    * wait for every completion. `across: 'processes'` puts each requester QP in a process
@@ -114,6 +141,8 @@ export interface Scenario {
   readonly device: DeviceName;
   /** `legacy` = ibv_post_send, `ex` = the ibv_wr_* extended-QP API. */
   readonly postPath: 'legacy' | 'ex';
+  /** How the pair is brought up; default the device's (DEVICES). */
+  readonly connect?: Connection;
   /** The target word's value before the program (the other words get fixed patterns). */
   readonly initial: bigint;
   /** MR offset the initial value is written at (the default target unless misaligned). */

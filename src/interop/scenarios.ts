@@ -5,7 +5,14 @@
  */
 import type { Access } from '../verbs/mr.js';
 import { traitsOf } from './operations.js';
-import { DEVICES, type DeviceName, type Operation, type Scenario, type Step } from './scenario.js';
+import {
+  type Connection,
+  DEVICES,
+  type DeviceName,
+  type Operation,
+  type Scenario,
+  type Step,
+} from './scenario.js';
 
 const WORD = 0x0123456789abcdefn;
 const ADDEND = 0x1111111122222222n;
@@ -26,10 +33,11 @@ const PAST_END = 32;
 
 const FETCH_ADD: Operation = { kind: 'ATOMIC_FETCH_AND_ADD', add: ADDEND };
 
-/** A device and post API a family runs on. */
+/** A device and post API a family runs on, and how its pairs connect (default: DEVICES). */
 interface Target {
   readonly device: DeviceName;
   readonly postPath: 'legacy' | 'ex';
+  readonly connect?: Connection;
 }
 
 /** rxe through both post APIs; siw through ibv_post_send (libsiw has no ibv_wr_*). */
@@ -39,8 +47,30 @@ const EVERY_TARGET: readonly Target[] = [
   { device: 'siw0', postPath: 'legacy' },
 ];
 
+/**
+ * rxe pairs connected through rdma_cm (ib_cm over RoCE) next to the by-hand ones, through
+ * both post APIs (rdma_create_qp_ex makes the extended QP).
+ */
+const RXE_CM_TARGETS: readonly Target[] = [
+  { device: 'rxe0', postPath: 'legacy', connect: 'rdma-cm' },
+  { device: 'rxe0', postPath: 'ex', connect: 'rdma-cm' },
+];
+
+/** `rxe`, `siw`; `rxe-cm` for rxe pairs connected through rdma_cm. */
 function prefix(t: Target): string {
-  return t.device === 'rxe0' ? 'rxe' : 'siw';
+  if (t.device === 'siw0') return 'siw';
+  return t.connect === 'rdma-cm' ? 'rxe-cm' : 'rxe';
+}
+
+/** How titles and report rows name a bring-up a target asks for. */
+const CONNECTION_LABEL: Readonly<Record<Connection, string>> = {
+  'by-hand': 'by hand',
+  'rdma-cm': 'rdma_cm',
+};
+
+/** How the target's pairs connect. */
+function connectionOfTarget(t: Target): Connection {
+  return t.connect ?? DEVICES[t.device].connect;
 }
 
 /**
@@ -101,14 +131,16 @@ interface Row {
 function family(name: string, targets: readonly Target[], rows: readonly Row[]): Scenario[] {
   return targets.flatMap((t) =>
     rows
-      .filter((row) => row.byHand !== true || DEVICES[t.device].connect === 'by-hand')
+      .filter((row) => row.byHand !== true || connectionOfTarget(t) === 'by-hand')
       .map((row) => ({
         id: `${prefix(t)}-${row.suffix}${t.postPath === 'ex' ? '-ex' : ''}`,
-        name: row.suffix,
-        title: `${row.title}${t.postPath === 'ex' ? ', ibv_wr_*' : ''}`,
+        // A matrix row per program and bring-up: the columns are device and post API.
+        name: `${row.suffix}${t.connect === undefined ? '' : ` (${CONNECTION_LABEL[t.connect]})`}`,
+        title: `${row.title}${t.postPath === 'ex' ? ', ibv_wr_*' : ''}${t.connect === undefined ? '' : `, ${CONNECTION_LABEL[t.connect]}`}`,
         family: name,
         device: t.device,
         postPath: t.postPath,
+        ...(t.connect === undefined ? {} : { connect: t.connect }),
         initial: WORD,
         ...(row.initialAt === undefined ? {} : { initialAt: row.initialAt }),
         remoteAccess: row.remoteAccess ?? ATOMIC_MR,
@@ -590,6 +622,51 @@ const IBTA15: readonly Row[] = [
   },
 ];
 
+/**
+ * How long the responder's solicited-only arm waits for its event. Woken, it returns at
+ * once; unwoken (a Send without SE) the scenario spends the whole wait, so it is short.
+ */
+const SOLICITED_WAIT_MS = 1000;
+
+/**
+ * A Send with or without the Solicited Event bit into a responder CQ armed for solicited
+ * completions only (ibv_req_notify_cq(cq, 1)): IBTA 1.5 §11.4.2.2 and RFC 5040 §5.3 say
+ * the event comes for the SE Send only. The completion itself comes either way.
+ */
+function solicitedSend(solicited: boolean): Step[] {
+  return [
+    { do: 'post-recv', for: 'send' },
+    { do: 'arm-solicited', side: 'responder', timeoutMs: SOLICITED_WAIT_MS },
+    { do: 'post-send', wrs: [{ kind: 'SEND', payload: PAYLOAD, solicited }] },
+    { do: 'cq-event', side: 'responder' },
+    { do: 'wait', side: 'requester', count: 1 },
+    { do: 'wait', side: 'responder', count: 1 },
+  ];
+}
+
+const SOLICITED: readonly Row[] = [
+  {
+    suffix: 'solicited-event',
+    title: 'Send with SE into a CQ armed for solicited completions',
+    program: solicitedSend(true),
+  },
+  {
+    suffix: 'unsolicited-no-event',
+    title: 'Send without SE into a CQ armed for solicited completions',
+    program: solicitedSend(false),
+  },
+];
+
+/**
+ * One-operation programs of the first suite, and the solicited event, on rdma_cm-connected
+ * rxe pairs: the bring-up differs (ib_cm sets the QP attributes), the programs do not.
+ */
+const RDMA_CM: readonly Row[] = [
+  ...BASIC,
+  ...ATOMICS.filter((row) => row.suffix === 'fetch-add'),
+  ...SOLICITED.filter((row) => row.suffix === 'solicited-event'),
+];
+
 /** Every scenario, rxe first (the faster device to fail on), then siw. */
 export const SCENARIOS: readonly Scenario[] = [
   ...family(
@@ -604,4 +681,6 @@ export const SCENARIOS: readonly Scenario[] = [
   ...family('rnr', EVERY_TARGET, RNR),
   ...family('concurrency', EVERY_TARGET, CONCURRENCY),
   ...family('ibta15', IBTA15_TARGETS, IBTA15),
+  ...family('solicited', EVERY_TARGET, SOLICITED),
+  ...family('rdma-cm', RXE_CM_TARGETS, RDMA_CM),
 ].sort((a, b) => (a.device === b.device ? 0 : a.device === 'rxe0' ? -1 : 1));

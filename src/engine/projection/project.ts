@@ -369,6 +369,7 @@ function receiveCompletion(
     // on iWARP the Immediate Data Message's 8 bytes (RFC 7306 §6.3: it uses the Untagged
     // Buffer Model and consumes one Untagged Buffer); on RoCE nothing (ImmDt is a header).
     ...(writeImm && completion.data.byteLength === 0 ? {} : { data: completion.data }),
+    ...(completion.solicitedEvent ? { solicited: true as const } : {}),
   };
 }
 

@@ -31,6 +31,12 @@ export interface WorkCompletion {
   readonly atomicOriginal?: bigint;
   /** For receives: the bytes placed. */
   readonly data?: Uint8Array;
+  /**
+   * For receives: the message asked for a Solicited Event (BTH SE, IBTA 9.2.3; RDMAP Send
+   * with SE, RFC 5040 §5.3), so a CQ armed for solicited completions only signals it
+   * (IBTA 1.5 §11.4.2.2). Not an ibv_wc field: what the CQ's event shows.
+   */
+  readonly solicited?: true;
 }
 
 /** What one side sees after a scenario: its completions in poll order and its QP state. */

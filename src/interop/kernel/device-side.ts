@@ -120,6 +120,10 @@ export class DeviceSide implements ProgramSide {
   readonly #lastPost: Record<Side, number> = { requester: 0, responder: 0 };
   readonly posts: PostResult[] = [];
   readonly polled: Record<Side, PolledCompletion[]> = { requester: [], responder: [] };
+  // The solicited-only wait an `arm-solicited` step started, per side.
+  readonly #armed: Partial<Record<Side, Promise<WorkCompletion | undefined>>> = {};
+  // The completion that woke a `cq-event`: the side's next wait gets it first.
+  readonly #woke: Record<Side, WorkCompletion[]> = { requester: [], responder: [] };
 
   constructor(options: DeviceSideOptions) {
     this.#options = options;
@@ -184,7 +188,7 @@ export class DeviceSide implements ProgramSide {
   }
 
   async nextCompletion(side: Side, timeoutMs: number): Promise<Polled | undefined> {
-    const wc = await pollOne(this.#end(side).cq, timeoutMs);
+    const wc = this.#woke[side].shift() ?? (await pollOne(this.#end(side).cq, timeoutMs));
     if (wc === undefined) return undefined;
     const elapsed = performance.now() - this.#lastPost[side];
     const entry: PolledCompletion = { wc, elapsedMs: elapsed };
@@ -220,6 +224,27 @@ export class DeviceSide implements ProgramSide {
 
   async sleep(ms: number): Promise<void> {
     await new Promise((resolve) => setTimeout(resolve, ms));
+  }
+
+  armSolicited(side: Side, timeoutMs: number): void {
+    // cq.next({ solicitedOnly }) arms with ibv_req_notify_cq(cq, 1) now and does not poll
+    // first; the timeout is the answer `none`, any other failure the step's error.
+    this.#armed[side] = this.#end(side)
+      .cq.next({ solicitedOnly: true, timeoutMs })
+      .catch((error: unknown) => {
+        if (error instanceof VerbsError && error.code === 'ETIMEDOUT') return undefined;
+        throw error;
+      });
+  }
+
+  async cqEvent(side: Side): Promise<boolean> {
+    const armed = this.#armed[side];
+    if (armed === undefined) throw new Error(`cq-event: the ${side} CQ was not armed`);
+    delete this.#armed[side];
+    const wc = await armed;
+    if (wc === undefined) return false;
+    this.#woke[side].push(wc);
+    return true;
   }
 
   async hammer(step: HammerStep): Promise<HammerObservation> {

@@ -10,6 +10,7 @@ import { formatValue } from '../compare-format.js';
 import { type QpCreateFlag, traitsOf } from '../operations.js';
 import { runProgram } from '../program.js';
 import {
+  connectionOf,
   DEFAULT_TARGET,
   GUARD,
   initialBuffer,
@@ -69,6 +70,7 @@ async function runConnected(scenario: Scenario): Promise<Outcome> {
   const placementOps = createFlagsOf(scenario);
   const pair = await connectLoopback(scenario.device, {
     extended: scenario.postPath === 'ex',
+    connect: connectionOf(scenario),
     ...(Object.keys(placementOps).length === 0 ? {} : { placementOps }),
     ...(scenario.responderQpAccess === undefined
       ? {}

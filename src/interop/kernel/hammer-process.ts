@@ -11,9 +11,7 @@ import { EventChannel } from '../../verbs/cm.js';
 import { connectRcByHand } from '../../verbs/connect.js';
 import { openDevice } from '../../verbs/device.js';
 import { VerbsError } from '../../verbs/errors.js';
-
-/** The address siw0's netdev carries (scripts/rdma-devices.sh; loopback.ts). */
-const SIW_ADDRESS = '198.51.100.1';
+import { DEVICES, type DeviceName } from '../scenario.js';
 
 /** What the suite's process sends once it has connected its responder QP. */
 export interface HammerJob {
@@ -45,11 +43,14 @@ async function main(): Promise<void> {
   const [device = 'rxe0', psnText = '0', extended = 'legacy', connect = 'by-hand'] =
     process.argv.slice(2);
   const psn = Number(psnText);
-  // rdma_cm (siw): connect to the suite's listener first; its context is the device's.
+  // rdma_cm: connect to the suite's listener on the device's address first; its context
+  // is the device's.
   const cm = connect.startsWith('rdma-cm:') ? new EventChannel() : undefined;
   const id = cm?.createId();
   if (id !== undefined) {
-    await id.resolveAddr(SIW_ADDRESS, Number(connect.slice('rdma-cm:'.length)));
+    if (!(device in DEVICES)) throw new Error(`unknown device ${device}`);
+    const address = DEVICES[device as DeviceName].address;
+    await id.resolveAddr(address, Number(connect.slice('rdma-cm:'.length)), { src: address });
     await id.resolveRoute();
   }
   const ctx = id === undefined ? openDevice(device) : id.context();

@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { connectRcByHand } from '../../verbs/connect.js';
 import { VerbsError } from '../../verbs/errors.js';
 import type { Mr } from '../../verbs/mr.js';
-import { DEFAULT_TARGET, DEVICES, type Scenario, type Step } from '../scenario.js';
+import { connectionOf, DEFAULT_TARGET, type Scenario, type Step } from '../scenario.js';
 import type { HammerEndpoint, HammerJob, HammerProcessResult } from './hammer-process.js';
 import type { ExtraPair, LoopbackPair } from './loopback.js';
 
@@ -175,7 +175,7 @@ async function hammerAcrossProcesses(
   const responders: ExtraPair[] = [];
   const children: Child[] = [];
   const cq = pair.context.createCq({ cqe: 16 });
-  const byHand = DEVICES[scenario.device].connect === 'by-hand';
+  const byHand = connectionOf(scenario) === 'by-hand';
   try {
     const gid = byHand ? pair.context.findGid() : undefined;
     for (let i = 0; i < step.qps; i++)

@@ -1,7 +1,8 @@
 /**
  * A requester QP and a responder QP on one real device, connected to each other: by hand
  * on rxe (RoCE: INIT/RTR/RTS with the IPv4-mapped RoCE v2 GID), through rdma_cm on siw
- * (an iWARP QP reaches RTS only with an LLP socket from iw_cm, kernel-runtime.md).
+ * (an iWARP QP reaches RTS only with an LLP socket from iw_cm, kernel-runtime.md) and on
+ * rxe when a scenario asks for it (ib_cm over RoCE, to the device's own address).
  */
 import { type CmId, EventChannel } from '../../verbs/cm.js';
 import { connectPairByHand } from '../../verbs/connect.js';
@@ -12,7 +13,7 @@ import type { Access, Mr, RegisteredRange } from '../../verbs/mr.js';
 import type { Pd } from '../../verbs/pd.js';
 import type { Qp } from '../../verbs/qp.js';
 import type { QpCreateFlag } from '../operations.js';
-import type { DeviceName } from '../scenario.js';
+import { type Connection, DEVICES, type DeviceName } from '../scenario.js';
 
 export interface LoopbackPair {
   readonly context: Context;
@@ -74,14 +75,14 @@ function pairOf(
   };
 }
 
-/** The address siw0's netdev carries (scripts/rdma-devices.sh). */
-const SIW_ADDRESS = '198.51.100.1';
 const IRD_ORD = 4;
 
 /** How a pair is brought up. */
 export interface PairOptions {
   /** An ibv_wr_* (extended) requester QP. */
   readonly extended: boolean;
+  /** How the pair is brought up; default the device's (DEVICES). */
+  readonly connect?: Connection;
   /**
    * IBTA 1.5 operations the extended requester QP is created for (IBV_QP_EX_WITH_ATOMIC_WRITE,
    * IBV_QP_EX_WITH_FLUSH; by-hand bring-up only); default none.
@@ -97,7 +98,7 @@ export interface PairOptions {
   readonly minRnrTimer?: number;
   /** The requester's transport timeout (4.096 us x 2^timeout; by-hand only); default 14. */
   readonly timeout?: number;
-  /** Runs once the rdma_cm listener has its port (siw only), e.g. to start a capture. */
+  /** Runs once the rdma_cm listener has its port (rdma_cm only), e.g. to start a capture. */
   readonly beforeConnect?: (port: number) => Promise<void>;
 }
 
@@ -106,9 +107,10 @@ export async function connectLoopback(
   device: DeviceName,
   options: PairOptions,
 ): Promise<LoopbackPair> {
-  return device === 'rxe0'
+  return (options.connect ?? DEVICES[device].connect) === 'by-hand'
     ? connectByHand(device, options)
     : connectThroughCm(
+        device,
         options.extended,
         options.initiatorDepth ?? IRD_ORD,
         options.beforeConnect ?? (async () => {}),
@@ -176,30 +178,37 @@ async function connectByHand(device: DeviceName, options: PairOptions): Promise<
   }
 }
 
+/** libsiw implements no create_qp_ex: an extended QP on siw is a bring-up error. */
+function requireExtendedQps(device: DeviceName, extended: boolean): void {
+  if (extended && DEVICES[device].provider === 'siw')
+    throw new Error('siw has no extended QPs (libsiw implements no create_qp_ex)');
+}
+
 async function connectThroughCm(
+  device: DeviceName,
   extended: boolean,
   initiatorDepth: number,
   beforeConnect: (port: number) => Promise<void>,
 ): Promise<LoopbackPair> {
-  if (extended) {
-    throw new Error('siw has no extended QPs (libsiw implements no create_qp_ex)');
-  }
+  requireExtendedQps(device, extended);
+  const address = DEVICES[device].address;
   // The roots: the channel (its CM ids, each with its QP) and the CM's context (PD, CQs).
   const channel = new EventChannel();
   let context: Context | undefined;
   try {
     const listener = channel.createId();
-    listener.bindAddr(SIW_ADDRESS, 0);
+    listener.bindAddr(address, 0);
     listener.listen();
     await beforeConnect(listener.localPort);
     const client = channel.createId();
-    await client.resolveAddr(SIW_ADDRESS, listener.localPort);
+    // The source too: on rxe the destination is the device's own address (loopback).
+    await client.resolveAddr(address, listener.localPort, { src: address });
     await client.resolveRoute();
     context = client.context();
     const pd = context.allocPd();
     const requesterCq = context.createCq({ cqe: 16 });
     const responderCq = context.createCq({ cqe: 16 });
-    const requester = client.createQp(pd, { sendCq: requesterCq });
+    const requester = client.createQp(pd, { sendCq: requesterCq, extended });
     const connected = client.connect({ initiatorDepth, responderResources: IRD_ORD });
     const request = await listener.nextConnectRequest({ timeoutMs: 30_000 });
     const server = request.id;
@@ -237,12 +246,11 @@ async function connectThroughCm(
         };
       },
       addPair: async (cq, _index, extendedQp) => {
-        if (extendedQp)
-          throw new Error('siw has no extended QPs (libsiw implements no create_qp_ex)');
+        requireExtendedQps(device, extendedQp);
         const id = channel.createId();
-        await id.resolveAddr(SIW_ADDRESS, listener.localPort);
+        await id.resolveAddr(address, listener.localPort, { src: address });
         await id.resolveRoute();
-        const a = id.createQp(pd, { sendCq: cq });
+        const a = id.createQp(pd, { sendCq: cq, extended: extendedQp });
         const connecting = id.connect({ initiatorDepth: IRD_ORD, responderResources: IRD_ORD });
         const accepted = await acceptOne(cq);
         await connecting;

@@ -26,6 +26,23 @@ describe('rdma-interop run --list', () => {
       'rnr',
       'Send, rnr_retry 3, receive posted 300 ms late (found by a retry)',
     ]);
+    // Issue 23: the solicited event on every device and API; rdma_cm-connected rxe pairs.
+    expect(rows).toContainEqual([
+      'siw-solicited-event',
+      'siw0',
+      'post_send',
+      'solicited',
+      'Send with SE into a CQ armed for solicited completions',
+    ]);
+    expect(rows).toContainEqual([
+      'rxe-cm-fetch-add-ex',
+      'rxe0',
+      'ibv_wr_*',
+      'rdma-cm',
+      'FetchAdd, ibv_wr_*, rdma_cm',
+    ]);
+    // rdma_cm sets the QP attributes a by-hand row needs: no by-hand row on rdma_cm pairs.
+    expect(rows.map((r) => r[0])).not.toContain('rxe-cm-qp-no-atomic');
     expect(rows.filter((r) => r[1] === 'siw0').map((r) => r[3])).toEqual(
       expect.arrayContaining(['atomic-errors', 'rnr', 'concurrency']),
     );

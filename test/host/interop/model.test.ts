@@ -5,6 +5,7 @@ import { engineWorkRequest, expectedOutcome } from '../../../src/interop/expecte
 import { OPERATION_TRAITS, operandsOf, traitsOf } from '../../../src/interop/operations.js';
 import { orderingField } from '../../../src/interop/ordering-trace.js';
 import {
+  connectionOf,
   initialBuffer,
   payloadBytes,
   type Scenario,
@@ -132,6 +133,36 @@ describe('the scenario model', () => {
       );
       expect(targets, family).toEqual(new Set(['rxe0/legacy', 'rxe0/ex', 'siw0/legacy']));
     }
+  });
+
+  it('rdma_cm-connected rxe pairs: their own ids and report rows, the same programs', () => {
+    const cm = SCENARIOS.filter((s) => connectionOf(s) === 'rdma-cm' && s.device === 'rxe0');
+    expect(cm.map((s) => s.id)).toContain('rxe-cm-fetch-add-ex');
+    for (const s of cm) {
+      expect(s.id).toMatch(/^rxe-cm-/);
+      expect(s.name).toMatch(/ \(rdma_cm\)$/);
+      // The same program connected by hand (through ibv_post_send where only that runs).
+      const byHand = scenario(s.id.replace(/^rxe-cm-/, 'rxe-').replace(/-ex$/, ''));
+      expect(connectionOf(byHand)).toBe('by-hand');
+      expect(s.program).toEqual(byHand.program);
+      // The engine does not see the bring-up: the same prediction.
+      expect(expectedOutcome(s)).toEqual(expectedOutcome(byHand));
+    }
+    expect(() => expectedOutcome({ ...cm[0], connect: 'smoke-signals' } as never)).toThrow(
+      /connection/,
+    );
+  });
+
+  it('the solicited event: predicted for the SE Send only, the receive completes either way', () => {
+    const woken = expectedOutcome(scenario('rxe-solicited-event')).fields;
+    const quiet = expectedOutcome(scenario('rxe-unsolicited-no-event')).fields;
+    expect(woken['event1.responder']).toBe('woken');
+    expect(quiet['event1.responder']).toBe('none');
+    for (const f of [woken, quiet]) expect(f['responder.wc1.status']).toBe('SUCCESS');
+    // siw carries it as an RDMAP Send with Solicited Event (RFC 5040 §5.3).
+    expect(expectedOutcome(scenario('siw-solicited-event')).fields.wire).toMatch(
+      /^requester> send-se /,
+    );
   });
 });
 

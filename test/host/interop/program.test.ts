@@ -61,6 +61,14 @@ function scriptedSide(calls: string[]): ImmediateSide {
     sleep: (ms) => {
       calls.push(`sleep ${ms}`);
     },
+    armSolicited: (side, timeoutMs) => {
+      calls.push(`armSolicited ${side} ${timeoutMs}`);
+    },
+    // Woken on the requester's CQ only: the two answers name different fields.
+    cqEvent: (side) => {
+      calls.push(`cqEvent ${side}`);
+      return side === 'requester';
+    },
     hammer: () => ({ post: 'ok', succeeded: 2, fetched: [1n, 2n], before: 1n }),
     memory: () => initialBuffer({ ...BASE, program: [] }),
     wire: () => undefined,
@@ -114,6 +122,32 @@ describe('the scenario interpreter', () => {
   it('gives the same outcome through the asynchronous driver', async () => {
     const now = runProgramNow(SCENARIO, scriptedSide([]));
     await expect(runProgram(SCENARIO, scriptedSide([]))).resolves.toEqual(now);
+  });
+
+  it('arms before the post and names each event by its step and side', () => {
+    const calls: string[] = [];
+    const scenario: Scenario = {
+      ...BASE,
+      program: [
+        { do: 'arm-solicited', side: 'responder', timeoutMs: 700 },
+        { do: 'arm-solicited', side: 'requester', timeoutMs: 300 },
+        { do: 'post-send', wrs: [{ kind: 'SEND', payload: 1n, solicited: true }] },
+        { do: 'cq-event', side: 'responder' },
+        { do: 'cq-event', side: 'requester' },
+      ],
+    };
+    const outcome = runProgramNow(scenario, scriptedSide(calls));
+    expect(calls).toEqual([
+      'armSolicited responder 700',
+      'armSolicited requester 300',
+      'postSend requester 1 from 0',
+      'cqEvent responder',
+      'cqEvent requester',
+    ]);
+    expect(outcome.fields).toMatchObject({
+      'event1.responder': 'none',
+      'event2.requester': 'woken',
+    });
   });
 
   it('refuses a step kind it does not know, with a typed error', () => {
