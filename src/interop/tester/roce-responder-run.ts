@@ -96,6 +96,7 @@ export async function runRoceResponderAssertion(
 ): Promise<AssertionResult> {
   const setup = assertion.setup ?? {};
   const minRnrTimer = setup.minRnrTimer ?? 14;
+  const maxDestRdAtomic = setup.maxDestRdAtomic ?? 16;
   const qp = env.device.createQp();
   const mr = env.device.allocateMemory(REGION_LENGTH);
   try {
@@ -115,7 +116,7 @@ export async function runRoceResponderAssertion(
         {
           mtu: ROCE_TESTER_MTU,
           minRnrTimer,
-          maxDestRdAtomic: 16,
+          maxDestRdAtomic,
           retryCnt: 1,
           rnrRetry: 0,
           timeout: 10,
@@ -132,7 +133,7 @@ export async function runRoceResponderAssertion(
       expectedPsn: TESTER_PSN,
       mtu: ROCE_TESTER_MTU,
       minRnrTimer,
-      maxDestRdAtomic: 16,
+      maxDestRdAtomic,
       region: {
         virtualAddress: mr.addr,
         rKey: mr.rkey,
