@@ -72,6 +72,44 @@ export const ROCE_KNOWN_BEHAVIOURS: readonly RoceKnownBehaviour[] = [
       return o.completion === null && o.qpState === 'RTS' && o.transmissions > e.transmissions;
     },
   },
+  {
+    id: 'rxe-ghost-response-retries-read-or-atomic',
+    assertions: ['roce-requester-ghost-ack-outstanding'],
+    kernel: { from: '0' },
+    why:
+      'rxe_comp.c check_psn() compares a response PSN only with the oldest WQE: "check to see if ' +
+      'response is past the oldest WQE. if it is, complete send/write or error read/atomic": a PSN ' +
+      'beyond its last_psn, with a Read or Atomic pending, returns COMPST_ERROR_RETRY, so a ghost ACK ' +
+      '(a PSN never sent) makes rxe send the FetchAdd again instead of dropping the ACK; the Atomic ACK ' +
+      'then completes it with the value the wire carried. (With a Write pending the same test returns ' +
+      'COMPST_COMP_ACK: a ghost ACK completes the Write.)',
+    spec: 'IBTA Vol. 1 §9.7.6.1.3 (ghost responses are dropped)',
+    matches: (expected, observed) => {
+      const e = expected as { requests: string[]; completions: JsonValue[]; qpState: string };
+      const o = observed as { requests: string[]; completions: JsonValue[]; qpState: string };
+      return (
+        o.requests.length === e.requests.length + 1 &&
+        o.requests.every((r) => r === e.requests[0]) &&
+        JSON.stringify(o.completions) === JSON.stringify(e.completions) &&
+        o.qpState === e.qpState
+      );
+    },
+  },
+  {
+    id: 'rxe-read-response-too-long-is-loc-prot-err',
+    assertions: ['roce-requester-read-response-too-long'],
+    kernel: { from: '0' },
+    why:
+      "rxe_comp.c do_read() copies the response payload into the Read's scatter list with " +
+      'copy_data(), which refuses a length beyond what is left of it, and do_read() reports every ' +
+      'copy_data() failure as IB_WC_LOC_PROT_ERR ("RDMA/rxe: Return CQE error if invalid lkey was ' +
+      'supplied"), so a Read response longer than the Read completes with LOC_PROT_ERR where the ' +
+      'engine reports a length error (LOC_LEN_ERR); the QP goes to ERR either way',
+    spec: 'IBTA Vol. 1 §9.7.6.1.4, §10.8.3',
+    matches: (expected, observed) =>
+      JSON.stringify(expected).replace('"LOC_LEN_ERR"', '"LOC_PROT_ERR"') ===
+      JSON.stringify(observed),
+  },
 ];
 
 /** The record explaining this difference, if any. */

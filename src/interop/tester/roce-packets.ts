@@ -3,7 +3,7 @@
  * codec, and the answers it reads back, in one comparable form for the engine's
  * prediction and the device's datagrams.
  */
-import type { AethSyndrome } from '../../codec/roce/aeth.js';
+import { type AethSyndrome, encodeAethSyndrome } from '../../codec/roce/aeth.js';
 import { BthOpcode, type BthOpcodeName, bthOpcodeInfo } from '../../codec/roce/opcodes.js';
 import {
   decodeRocePacket,
@@ -142,6 +142,33 @@ export const build = {
     return packet(`${opcode} psn ${psn} ${data.length} bytes`, {
       bth: bth(opcode, t, psn),
       headers: info?.headers.includes('ImmDt') ? { ImmDt: { immediateData: IMMEDIATE } } : {},
+      payload: data,
+    });
+  },
+  /** A response to the device's requester: an ACK or NAK (AETH) at `psn`. */
+  ack(t: RoceTarget, psn: number, syndrome: AethSyndrome): TesterPacket {
+    return packet(`RC_ACKNOWLEDGE psn ${psn} ${syndromeText(syndrome)}`, {
+      bth: bth('RC_ACKNOWLEDGE', t, psn, { ackRequest: false }),
+      headers: { AETH: { syndrome: encodeAethSyndrome(syndrome), msn: 0 } },
+    });
+  },
+  /** An Atomic ACK at `psn` carrying `original` as the original remote data. */
+  atomicAck(t: RoceTarget, psn: number, original: bigint): TesterPacket {
+    return packet(`RC_ATOMIC_ACKNOWLEDGE psn ${psn} original 0x${original.toString(16)}`, {
+      bth: bth('RC_ATOMIC_ACKNOWLEDGE', t, psn, { ackRequest: false }),
+      headers: {
+        AETH: { syndrome: encodeAethSyndrome({ kind: 'ACK', creditCount: 31 }), msn: 0 },
+        AtomicAckETH: { originalRemoteData: original },
+      },
+    });
+  },
+  /** A Read Response ONLY at `psn` carrying `data`. */
+  readResponse(t: RoceTarget, psn: number, data: Uint8Array): TesterPacket {
+    return packet(`RC_RDMA_READ_RESPONSE_ONLY psn ${psn} ${data.length} bytes`, {
+      bth: bth('RC_RDMA_READ_RESPONSE_ONLY', t, psn, { ackRequest: false }),
+      headers: {
+        AETH: { syndrome: encodeAethSyndrome({ kind: 'ACK', creditCount: 31 }), msn: 0 },
+      },
       payload: data,
     });
   },

@@ -16,6 +16,8 @@ export interface RoceQpSetup {
   readonly receives?: readonly number[];
   /** The responder's min_rnr_timer code; default 14. */
   readonly minRnrTimer?: number;
+  /** The responder's max_dest_rd_atomic (saved Read and Atomic results); default 16. */
+  readonly maxDestRdAtomic?: number;
 }
 
 /** What a step's builder gets: the target, the tester's first PSN. */
@@ -117,6 +119,21 @@ export const ROCE_RESPONDER_ASSERTIONS: readonly RoceResponderAssertion[] = [
       [build.read(c, c.psn, 0, 16)],
       [build.write(c, psnAdd(c.psn, 1), 0, DATA_B)],
       [build.read(c, c.psn, 0, 16)],
+    ],
+  },
+  {
+    ...base,
+    id: 'roce-responder-atomic-beyond-max-dest-rd-atomic',
+    spec: 'IBTA Vol. 1 §9.7.5.1.3, C9-121 (duplicates answered from the saved results), §9.4.5',
+    title:
+      'with max_dest_rd_atomic 1, two FetchAdds: the duplicate of the newer is replayed, the older one no longer kept is dropped',
+    hostile: false,
+    setup: { maxDestRdAtomic: 1 },
+    steps: (c) => [
+      [build.fetchAdd(c, c.psn, 8, ADD)],
+      [build.fetchAdd(c, psnAdd(c.psn, 1), 16, ADD)],
+      [build.fetchAdd(c, psnAdd(c.psn, 1), 16, ADD)],
+      [build.fetchAdd(c, c.psn, 8, ADD)],
     ],
   },
   {

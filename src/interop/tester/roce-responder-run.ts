@@ -10,7 +10,7 @@ import { connectPairByHand } from '../../verbs/connect.js';
 import type { Cq } from '../../verbs/cq.js';
 import type { Mr } from '../../verbs/mr.js';
 import type { Qp } from '../../verbs/qp.js';
-import type { AssertionResult, JsonValue, Survival } from './assertion.js';
+import type { Assertion, AssertionResult, JsonValue, Survival } from './assertion.js';
 import { survivalFailed } from './assertion.js';
 import { DEVICE_ADDRESS } from './roce-datagram.js';
 import { findRoceKnownBehaviour } from './roce-known.js';
@@ -96,6 +96,7 @@ export async function runRoceResponderAssertion(
 ): Promise<AssertionResult> {
   const setup = assertion.setup ?? {};
   const minRnrTimer = setup.minRnrTimer ?? 14;
+  const maxDestRdAtomic = setup.maxDestRdAtomic ?? 16;
   const qp = env.device.createQp();
   const mr = env.device.allocateMemory(REGION_LENGTH);
   try {
@@ -115,7 +116,7 @@ export async function runRoceResponderAssertion(
         {
           mtu: ROCE_TESTER_MTU,
           minRnrTimer,
-          maxDestRdAtomic: 16,
+          maxDestRdAtomic,
           retryCnt: 1,
           rnrRetry: 0,
           timeout: 10,
@@ -132,7 +133,7 @@ export async function runRoceResponderAssertion(
       expectedPsn: TESTER_PSN,
       mtu: ROCE_TESTER_MTU,
       minRnrTimer,
-      maxDestRdAtomic: 16,
+      maxDestRdAtomic,
       region: {
         virtualAddress: mr.addr,
         rKey: mr.rkey,
@@ -186,15 +187,16 @@ export async function runRoceResponderAssertion(
     let survival: Survival | undefined;
     if (assertion.hostile)
       survival = await checkSurvival(env.log, () => loopbackFetchAdd(env.device));
-    return judge(assertion, env, expectedJson, observedJson, survival);
+    return judgeRoce(assertion, env, expectedJson, observedJson, survival);
   } finally {
     qp.close();
     mr.close();
   }
 }
 
-function judge(
-  assertion: RoceResponderAssertion,
+/** The verdict of a RoCE assertion: pass, a known behaviour, or fail (also for survival). */
+export function judgeRoce(
+  assertion: Assertion,
   env: RoceRunEnvironment,
   expected: JsonValue,
   observed: JsonValue,

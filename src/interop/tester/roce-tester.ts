@@ -4,6 +4,8 @@
  */
 import { execFileSync } from 'node:child_process';
 import type { RunnableAssertion } from './guest-runner.js';
+import { ROCE_ANSWERED_ASSERTIONS } from './roce-answered-assertions.js';
+import { runRoceAnsweredAssertion } from './roce-answered-run.js';
 import {
   ROCE_REQUESTER_ASSERTIONS,
   runRoceNoAnswerAssertion,
@@ -14,7 +16,11 @@ import { RoceDeviceSide, RoceWire, setUpRoceTestbed } from './roce-testbed.js';
 import { KernelLog } from './survival.js';
 
 /** Every RoCE assertion (data only), for listings. */
-export const ROCE_ASSERTIONS = [...ROCE_RESPONDER_ASSERTIONS, ...ROCE_REQUESTER_ASSERTIONS];
+export const ROCE_ASSERTIONS = [
+  ...ROCE_RESPONDER_ASSERTIONS,
+  ...ROCE_REQUESTER_ASSERTIONS,
+  ...ROCE_ANSWERED_ASSERTIONS,
+];
 
 /** An open RoCE tester: its runnable assertions and its teardown. */
 export interface RoceTester {
@@ -48,6 +54,10 @@ export async function openRoceTester(): Promise<RoceTester> {
       ...ROCE_REQUESTER_ASSERTIONS.map((a) => ({
         ...a,
         run: () => runRoceNoAnswerAssertion(a, env),
+      })),
+      ...ROCE_ANSWERED_ASSERTIONS.map((a) => ({
+        ...a,
+        run: () => runRoceAnsweredAssertion(a, env),
       })),
     ],
     close: () => {

@@ -102,6 +102,31 @@ describe('the engine RoCE RC responder rules', () => {
     }
   });
 
+  it('max_dest_rd_atomic 1: a duplicate of an Atomic whose result is no longer kept is dropped', () => {
+    const a = ROCE_RESPONDER_ASSERTIONS.find(
+      (x) => x.id === 'roce-responder-atomic-beyond-max-dest-rd-atomic',
+    );
+    const r = new RoceRcResponder({
+      qpn: target.qpn,
+      requesterQpn: 0x0c0ffe,
+      expectedPsn: PSN,
+      mtu: 1024,
+      minRnrTimer: 14,
+      maxDestRdAtomic: a?.setup?.maxDestRdAtomic ?? 16,
+      region: { virtualAddress: target.va, rKey: target.rKey, contents: new Uint8Array(64) },
+      atomicWrite: true,
+    });
+    const rules = (a?.steps({ ...target, psn: PSN }) ?? []).flatMap((packets) =>
+      packets.map((p) => r.receive(p.decoded, p.icrcValid).rule),
+    );
+    expect(rules).toEqual([
+      'atomic',
+      'atomic',
+      'duplicate-atomic-replayed',
+      'duplicate-atomic-not-saved',
+    ]);
+  });
+
   it('no answer: 1 + retry_cnt transmissions, then RETRY_EXC_ERR (retry_cnt 7 is 7 retries)', () => {
     expect(noAnswerOutcome(1).transmissions).toBe(2);
     expect(noAnswerOutcome(7)).toEqual({
