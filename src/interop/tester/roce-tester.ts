@@ -20,7 +20,8 @@ export const ROCE_ASSERTIONS = [...ROCE_RESPONDER_ASSERTIONS, ...ROCE_REQUESTER_
 export interface RoceTester {
   readonly kernel: string;
   readonly assertions: readonly RunnableAssertion[];
-  close(): void;
+  /** Tears the tester down; with `pcap`, first writes every packet of the run there. */
+  close(pcap?: string): void;
 }
 
 /** Sets up the testbed (veth, namespace, rxe_t, relay) and opens the device side. */
@@ -50,7 +51,8 @@ export async function openRoceTester(): Promise<RoceTester> {
         run: () => runRoceNoAnswerAssertion(a, env),
       })),
     ],
-    close: () => {
+    close: (pcap?: string) => {
+      if (pcap !== undefined) wire.writePcap(pcap);
       wire.close();
       device.close();
     },
