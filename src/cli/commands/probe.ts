@@ -178,7 +178,7 @@ export function registerProbe(program: Command): void {
     .addOption(
       new Option(
         '--fuzz <count>',
-        'also send <count> seeded, field-aware mutated packets to siw0',
+        'also send <count> seeded, field-aware mutated packets to rxe0 and to siw0 (each)',
       ).argParser(positiveInteger),
     )
     .addOption(new Option('--seed <n>', 'the fuzz seed').argParser(parseSeed).default(1))

@@ -24,6 +24,7 @@ import { IWARP_ASSERTIONS } from './iwarp-assertions.js';
 import { fuzzSiw } from './iwarp-fuzz.js';
 import { IWARP_RESPONDER_ASSERTIONS } from './iwarp-responder-peer.js';
 import { type AnyIwarpAssertion, type ResultLine, runIwarpAssertions } from './iwarp-run.js';
+import { fuzzRxe } from './roce-fuzz.js';
 import { openRoceTester, ROCE_ASSERTIONS } from './roce-tester.js';
 
 export const SIW_CHOICES = ['stock', 'rfc7306', 'both'] as const;
@@ -132,10 +133,10 @@ async function runRocePass(
   options: GuestProbeOptions,
   ids: ReadonlySet<string>,
   onLine: (line: string) => void,
-): Promise<AssertionResult[]> {
+): Promise<{ results: AssertionResult[]; findings: number }> {
   const tester = await openRoceTester();
   try {
-    return await runAssertions(
+    const results = await runAssertions(
       tester.assertions.filter((a) => ids.has(a.id)),
       {
         resultsFile: options.results,
@@ -143,6 +144,11 @@ async function runRocePass(
         onResult: (r) => onLine(`probe: ${r.id} (rxe): ${r.verdict}`),
       },
     );
+    if (options.fuzz === undefined) return { results, findings: 0 };
+    const summary = await fuzzRxe(tester.env, options.fuzz, options.seed, 25, onLine);
+    const line: ResultLine = { kind: 'fuzz', summary };
+    appendFileSync(options.results, `${JSON.stringify(line)}\n`);
+    return { results, findings: summary.findings.length };
   } finally {
     const dir = pcapDirOf(options.results);
     mkdirSync(dir, { recursive: true });
@@ -164,15 +170,17 @@ export async function runVariantHere(
     pairs = pairs.filter((p) => !skipped.has(resumeKey(p.variant, p.assertion.id)));
   }
   const ids = new Set(pairs.map((p) => p.assertion.id));
-  const results =
-    variant === 'rxe'
-      ? await runRocePass(options, ids, onLine)
-      : await runIwarpAssertions(
-          SIW_ASSERTIONS.filter((a) => ids.has(a.id)),
-          variant,
-          options.results,
-          (r) => onLine(`probe: ${r.id} (${variant}): ${r.verdict}`),
-        );
+  if (variant === 'rxe') {
+    const roce = await runRocePass(options, ids, onLine);
+    const passed = roce.results.every((r) => r.verdict === 'pass' || r.verdict === 'known');
+    return passed && roce.findings === 0 ? 0 : 1;
+  }
+  const results = await runIwarpAssertions(
+    SIW_ASSERTIONS.filter((a) => ids.has(a.id)),
+    variant,
+    options.results,
+    (r) => onLine(`probe: ${r.id} (${variant}): ${r.verdict}`),
+  );
   let findings = 0;
   if (options.fuzz !== undefined && variant === 'stock') {
     const summary = await fuzzSiw(options.fuzz, options.seed, 25, onLine);
@@ -198,7 +206,8 @@ export async function runProbeInGuest(
   const before = loadedSiwVariant() ?? 'stock';
   for (const variant of passesOf(options)) {
     const pairs = selectAssertions(options).filter((p) => p.variant === variant);
-    if (pairs.length === 0 && !(variant === 'stock' && options.fuzz !== undefined)) continue;
+    const fuzzes = options.fuzz !== undefined && (variant === 'stock' || variant === 'rxe');
+    if (pairs.length === 0 && !fuzzes) continue;
     const env: NodeJS.ProcessEnv = { ...process.env, [CHILD_ENV]: variant };
     if (variant === 'rfc7306') {
       const lib = patchedLibraryPath();

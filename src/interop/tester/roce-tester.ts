@@ -9,7 +9,7 @@ import {
   runRoceNoAnswerAssertion,
 } from './roce-requester-assertions.js';
 import { ROCE_RESPONDER_ASSERTIONS } from './roce-responder-assertions.js';
-import { runRoceResponderAssertion } from './roce-responder-run.js';
+import { type RoceRunEnvironment, runRoceResponderAssertion } from './roce-responder-run.js';
 import { RoceDeviceSide, RoceWire, setUpRoceTestbed } from './roce-testbed.js';
 import { KernelLog } from './survival.js';
 
@@ -20,6 +20,8 @@ export const ROCE_ASSERTIONS = [...ROCE_RESPONDER_ASSERTIONS, ...ROCE_REQUESTER_
 export interface RoceTester {
   readonly kernel: string;
   readonly assertions: readonly RunnableAssertion[];
+  /** The device side, wire and kernel log the assertions use (the fuzz uses them too). */
+  readonly env: RoceRunEnvironment;
   /** Tears the tester down; with `pcap`, first writes every packet of the run there. */
   close(pcap?: string): void;
 }
@@ -41,6 +43,7 @@ export async function openRoceTester(): Promise<RoceTester> {
   const env = { device, wire, kernel, log };
   return {
     kernel,
+    env,
     assertions: [
       ...ROCE_RESPONDER_ASSERTIONS.map((a) => ({
         ...a,

@@ -2,7 +2,7 @@
  * Issue 21, CI: `rdma-interop probe` on every kernel line (6.1, 6.12, 7.3; one guest
  * each): the RoCE tester against rxe, and siw0 on the stock and the patched siw (the
  * set-up builds the patched one for every line), plus a bounded fuzz of FUZZ_IN_CI packets
- * per line (seed 1). `npm run fuzz:wire` runs 10^5. Every result must pass or be a
+ * per line (seed 1), to rxe and to siw0. `npm run fuzz:wire` runs 10^5. Every result must pass or be a
  * recorded behaviour, no fuzz packet may hurt siw, the report must say for each line
  * whether it has each 2026 fix (rxe's two and siw's two), and it keeps the RoCE pcaps.
  * This run replaces the kernel test of the RoCE tester (it ran the same 6.1 assertions).
@@ -67,9 +67,12 @@ describe('probe on every kernel line', () => {
         }
         const fuzz = doc.fuzz.filter((f) => f.kernel === k.release);
         expect(
-          fuzz.map((f) => [f.packets, f.findings.length]),
+          fuzz.map((f) => [f.device, f.packets, f.findings.length]),
           k.line,
-        ).toEqual([[FUZZ_IN_CI, 0]]);
+        ).toEqual([
+          ['rxe_t', FUZZ_IN_CI, 0],
+          ['siw0', FUZZ_IN_CI, 0],
+        ]);
       }
       expect(doc.fixes.map((f) => f.assertion.split('-')[0]).sort()).toEqual([
         'roce',
