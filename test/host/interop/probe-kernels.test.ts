@@ -6,6 +6,7 @@
  * recorded behaviour, no fuzz packet may hurt siw, the report must say for each line
  * whether it has each 2026 fix (rxe's two and siw's two), and it keeps the RoCE pcaps.
  * This run replaces the kernel test of the RoCE tester (it ran the same 6.1 assertions).
+ * Measured on 2026-11-25: 257 s at load 1-2 (docs/figures.md).
  */
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
