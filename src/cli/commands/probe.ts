@@ -1,16 +1,16 @@
 /**
  * `rdma-interop probe`: the reference engine as a packet-level tester (issue 21). Our
- * userspace peer speaks to siw0 (iWARP) from the wire, assertion by assertion, and the
- * engine says what each answer must be; hostile assertions are followed by a survival
+ * userspace peers speak RoCEv2 to rxe and iWARP to siw0 from the wire, assertion by
+ * assertion, and the engine says what each answer must be; hostile assertions are followed by a survival
  * check, and a guest that dies under one is recorded as `kernel-crash` and replaced.
  * docs/probe.md says how to use it.
  */
-import { resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import type { AssertionResult } from '../../interop/tester/assertion.js';
-import { IWARP_ASSERTIONS } from '../../interop/tester/iwarp-assertions.js';
 import type { FuzzSummary } from '../../interop/tester/iwarp-fuzz.js';
 import {
+  ALL_ASSERTIONS,
   runProbeInGuest,
   SIW_CHOICES,
   type SiwChoice,
@@ -30,6 +30,7 @@ import {
   renderProbeMarkdown,
   writeProbeReport,
 } from '../../interop/tester/probe-report.js';
+import { ROCE_KNOWN_BEHAVIOURS } from '../../interop/tester/roce-known.js';
 import {
   abortOnSignals,
   GuestRuntimeError,
@@ -62,7 +63,10 @@ interface ProbeOptions {
   readonly timeout: number;
 }
 
-/** The devices the tester speaks to (rxe0's RoCEv2 assertions come with the RoCE tester). */
+/**
+ * The devices the tester speaks to. rxe0 names the RoCE tester's pass: it makes its own
+ * rxe device (rxe_t, on a veth whose far end it owns), which the results name.
+ */
 const PROBE_DEVICES = ['rxe0', 'siw0'] as const;
 
 function parseDevices(value: string): string[] {
@@ -117,11 +121,12 @@ function finish(
     kernels,
     assertions: results,
     fixes: observeFixes(
-      IWARP_ASSERTIONS.flatMap((a) =>
+      ALL_ASSERTIONS.flatMap((a) =>
         a.regression === undefined ? [] : [{ id: a.id, regression: a.regression }],
       ),
       results,
       kernels,
+      new Set(ROCE_KNOWN_BEHAVIOURS.filter((k) => k.codeAbsent === true).map((k) => k.id)),
     ),
     fuzz,
   };
@@ -140,7 +145,7 @@ export function registerProbe(program: Command): void {
   program
     .command('probe')
     .description(
-      'the reference engine as a packet-level tester: assertions sent from the wire to siw0, each answer judged against the engine, the kernel’s survival checked, on one or every kernel line',
+      'the reference engine as a packet-level tester: assertions sent from the wire to rxe0 (RoCEv2) and siw0 (iWARP), each answer judged against the engine, the kernel’s survival checked, on one or every kernel line',
     )
     .addOption(runtimeOption())
     .addOption(
@@ -161,7 +166,7 @@ export function registerProbe(program: Command): void {
         .choices([...SIW_CHOICES])
         .default('stock'),
     )
-    .option('--report <dir>', 'write results.json, junit.xml and report.md into <dir>')
+    .option('--report <dir>', 'write results.json, junit.xml, report.md and pcaps/ into <dir>')
     .addOption(
       new Option('--list', 'list the assertions the filters select and exit').conflicts([
         'report',
@@ -173,7 +178,7 @@ export function registerProbe(program: Command): void {
     .addOption(
       new Option(
         '--fuzz <count>',
-        'also send <count> seeded, field-aware mutated packets to siw0',
+        'also send <count> seeded, field-aware mutated packets to rxe0 and to siw0 (each)',
       ).argParser(positiveInteger),
     )
     .addOption(new Option('--seed <n>', 'the fuzz seed').argParser(parseSeed).default(1))
@@ -199,7 +204,8 @@ export function registerProbe(program: Command): void {
       }
       const here = options.kernel === undefined && options.kernels === undefined;
       if (here && resolveRuntime(options.runtime) === 'host') {
-        if (!hostRdmaDevices().includes('siw0'))
+        const wantsSiw = options.device === undefined || options.device.includes('siw0');
+        if (wantsSiw && !hostRdmaDevices().includes('siw0'))
           usageError(command, 'no siw0 here: run with --runtime guest');
         // The host's probe names the results file and where to resume (probe-host.ts).
         const results = process.env[PROBE_RESULTS_ENV] ?? resolve('probe-results.jsonl');
@@ -232,6 +238,9 @@ export function registerProbe(program: Command): void {
             guestArgs: [process.argv[1] ?? '', ...selectionArgs(options)],
             signal: interrupt.signal,
             onProgress: (l) => process.stderr.write(`${l}\n`),
+            ...(options.report === undefined
+              ? {}
+              : { pcapDir: join(resolve(options.report), 'pcaps') }),
           });
           kernels.push(run.kernel);
           results.push(...run.results);

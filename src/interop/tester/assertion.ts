@@ -25,6 +25,12 @@ export type TesterProvider = 'rxe' | 'siw';
 /** The two siw builds the suite runs (stock upstream, and patched with RFC 7306). */
 export type SiwVariantName = 'stock' | 'rfc7306';
 
+/**
+ * One pass of a `probe` run in the guest: the RoCE tester against rxe, or the iWARP tester
+ * against siw0 on one siw build. A crashed guest resumes at `pass/id`.
+ */
+export type ProbePass = 'rxe' | SiwVariantName;
+
 /** A fix in the kernel that an assertion guards against regressing. */
 export interface RegressionRef {
   readonly title: string;

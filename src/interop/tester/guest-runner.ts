@@ -5,7 +5,7 @@
  */
 import { appendFileSync } from 'node:fs';
 import picomatch from 'picomatch';
-import type { Assertion, AssertionResult } from './assertion.js';
+import type { Assertion, AssertionResult, ProbePass } from './assertion.js';
 
 /** An assertion with the code that runs it on one device. */
 export interface RunnableAssertion extends Assertion {
@@ -14,7 +14,13 @@ export interface RunnableAssertion extends Assertion {
 
 /** One line of the results file. */
 export type RunnerLine =
-  | { readonly kind: 'starting'; readonly id: string; readonly at: string }
+  | {
+      readonly kind: 'starting';
+      readonly id: string;
+      readonly at: string;
+      /** The probe pass (rxe, or a siw build), when `probe` runs them. */
+      readonly variant?: ProbePass;
+    }
   | { readonly kind: 'result'; readonly result: AssertionResult };
 
 export interface GuestRunOptions {
@@ -22,6 +28,8 @@ export interface GuestRunOptions {
   readonly resultsFile?: string;
   /** Globs over assertion ids; all when omitted. */
   readonly select?: readonly string[];
+  /** The probe pass the `starting` lines name (probe-host.ts resumes after a crash there). */
+  readonly variant?: ProbePass;
   /** Called after each result (progress). */
   readonly onResult?: (result: AssertionResult) => void;
 }
@@ -42,7 +50,12 @@ export async function runAssertions(
   const results: AssertionResult[] = [];
   for (const assertion of assertions) {
     if (!matches(assertion.id)) continue;
-    write({ kind: 'starting', id: assertion.id, at: new Date().toISOString() });
+    write({
+      kind: 'starting',
+      id: assertion.id,
+      at: new Date().toISOString(),
+      ...(options.variant === undefined ? {} : { variant: options.variant }),
+    });
     let result: AssertionResult;
     try {
       result = await assertion.run();

@@ -9,7 +9,12 @@ import { appendFileSync } from 'node:fs';
 import { release } from 'node:os';
 import { makeRdmaWrite } from '../../codec/iwarp/build.js';
 import { probeSiwWith } from '../peer/siw-peer.js';
-import { type AssertionResult, type Survival, survivalFailed } from './assertion.js';
+import {
+  type AssertionResult,
+  type ProbePass,
+  type Survival,
+  survivalFailed,
+} from './assertion.js';
 import type { IwarpAssertion } from './iwarp-assertions.js';
 import {
   answerLine,
@@ -34,7 +39,7 @@ export type ResultLine =
       readonly kind: 'starting';
       readonly id: string;
       readonly at: string;
-      readonly variant: SiwVariant;
+      readonly variant: ProbePass;
     }
   | { readonly kind: 'result'; readonly result: AssertionResult }
   | { readonly kind: 'fuzz'; readonly summary: FuzzSummary };

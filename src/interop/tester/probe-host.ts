@@ -5,29 +5,38 @@
  * assertion it had started and not finished gets verdict `kernel-crash` with the guest
  * console's tail, and the run goes on in a fresh guest from the next assertion.
  */
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import {
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { GuestRuntimeError, runInGuest } from '../../runtime/index.js';
-import type { AssertionResult } from './assertion.js';
+import type { AssertionResult, ProbePass } from './assertion.js';
 import type { FuzzSummary } from './iwarp-fuzz.js';
 import type { ResultLine } from './iwarp-run.js';
-import { ALL_ASSERTIONS, resumeKey } from './probe-guest.js';
+import { ALL_ASSERTIONS, PROBE_DEVICE_OF, pcapDirOf, resumeKey } from './probe-guest.js';
 import type { ProbeKernel } from './probe-report.js';
+import { ROCE_TESTBED } from './roce-testbed.js';
 
 /** What the lines of a results file hold. */
 export interface ParsedResults {
   readonly results: AssertionResult[];
   readonly fuzz: FuzzSummary[];
   /** The `variant/id` started last and never finished, if any. */
-  readonly unfinished: { variant: 'stock' | 'rfc7306'; id: string } | undefined;
+  readonly unfinished: { variant: ProbePass; id: string } | undefined;
 }
 
 /** Reads a results file's JSON lines (a torn last line, from a crash, is left out). */
 export function parseResultLines(text: string): ParsedResults {
   const results: AssertionResult[] = [];
   const fuzz: FuzzSummary[] = [];
-  let open: { variant: 'stock' | 'rfc7306'; id: string } | undefined;
+  let open: { variant: ProbePass; id: string } | undefined;
   for (const raw of text.split('\n')) {
     if (raw.trim() === '') continue;
     let line: ResultLine;
@@ -38,7 +47,8 @@ export function parseResultLines(text: string): ParsedResults {
     }
     switch (line.kind) {
       case 'starting':
-        open = { variant: line.variant, id: line.id };
+        // A starting line without a pass comes from the RoCE runner alone (guest-runner.ts).
+        open = { variant: line.variant ?? 'rxe', id: line.id };
         break;
       case 'result':
         results.push(line.result);
@@ -55,18 +65,19 @@ export function parseResultLines(text: string): ParsedResults {
 /** The `kernel-crash` record of an assertion that a guest died under. */
 export function crashResult(
   id: string,
-  variant: 'stock' | 'rfc7306',
+  variant: ProbePass,
   kernel: string,
   consoleTail: string,
   failure: string,
 ): AssertionResult {
   const assertion = ALL_ASSERTIONS.find((a) => a.id === id);
+  const provider = variant === 'rxe' ? 'rxe' : 'siw';
   return {
     id,
     spec: assertion?.spec ?? '',
-    device: 'siw0',
-    provider: 'siw',
-    siwVariant: variant,
+    device: variant === 'rxe' ? ROCE_TESTBED.device : PROBE_DEVICE_OF.siw,
+    provider,
+    ...(variant === 'rxe' ? {} : { siwVariant: variant }),
     kernel,
     topology: assertion?.testerRole ?? 'requester',
     verdict: 'kernel-crash',
@@ -92,6 +103,17 @@ export interface HostProbeOptions {
   readonly guestArgs: readonly string[];
   readonly onProgress: (line: string) => void;
   readonly signal: AbortSignal;
+  /** Where the guest's pcaps go, each named `<line>-<attempt>-<file>`; dropped when omitted. */
+  readonly pcapDir?: string;
+}
+
+/** Copies the pcaps a guest wrote beside its results file into `to`. */
+function keepPcaps(results: string, to: string, prefix: string): void {
+  const from = pcapDirOf(results);
+  if (!existsSync(from)) return;
+  mkdirSync(to, { recursive: true });
+  for (const name of readdirSync(from))
+    copyFileSync(join(from, name), join(to, `${prefix}-${name}`));
 }
 
 /** One kernel line: results (crashes included), fuzz summaries, and the kernel release. */
@@ -125,6 +147,8 @@ export async function probeKernelLine(
     const parsed = existsSync(file)
       ? parseResultLines(readFileSync(file, 'utf8'))
       : { results: [], fuzz: [], unfinished: undefined };
+    if (options.pcapDir !== undefined)
+      keepPcaps(file, options.pcapDir, attempt === 0 ? options.line : `${options.line}-${attempt}`);
     rmSync(share, { recursive: true, force: true });
     results.push(...parsed.results);
     fuzz.push(...parsed.fuzz);

@@ -23,8 +23,15 @@ export interface FixObservation {
   readonly cve?: string;
   readonly commit?: string;
   /** Kernel line -> what the run saw. */
-  readonly kernels: Readonly<Record<string, 'has the fix' | 'lacks the fix' | 'not run'>>;
+  readonly kernels: Readonly<Record<string, FixSeen>>;
 }
+
+/**
+ * What a kernel line showed for a fix: its assertion left the kernel unhurt, crashed it or
+ * left kernel-log lines, did not run, or met a known behaviour saying the kernel has no
+ * such code (`codeAbsent` in roce-known.ts: e.g. no ATOMIC WRITE before 6.2).
+ */
+export type FixSeen = 'has the fix' | 'lacks the fix' | 'not affected' | 'not run';
 
 /** One kernel line's run: its line name and the kernel release the guest reported. */
 export interface ProbeKernel {
@@ -64,15 +71,22 @@ export function observeFixes(
   }[],
   results: readonly AssertionResult[],
   kernels: readonly ProbeKernel[],
+  codeAbsent: ReadonlySet<string> = new Set(),
 ): FixObservation[] {
   return regressions.map((a) => {
-    const byKernel: Record<string, 'has the fix' | 'lacks the fix' | 'not run'> = {};
+    const byKernel: Record<string, FixSeen> = {};
     for (const k of kernels) {
       const rows = results.filter(
         (r) => r.id === a.id && r.kernel === k.release && r.verdict !== 'not-run',
       );
       byKernel[k.line] =
-        rows.length === 0 ? 'not run' : rows.some(hurt) ? 'lacks the fix' : 'has the fix';
+        rows.length === 0
+          ? 'not run'
+          : rows.some(hurt)
+            ? 'lacks the fix'
+            : rows.every((r) => r.known !== undefined && codeAbsent.has(r.known))
+              ? 'not affected'
+              : 'has the fix';
     }
     return {
       assertion: a.id,

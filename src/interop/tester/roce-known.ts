@@ -13,6 +13,11 @@ export interface RoceKnownBehaviour {
   readonly kernel: VersionRange;
   readonly why: string;
   readonly spec: string;
+  /**
+   * True when the behaviour is that these kernels lack the code the assertion exercises:
+   * a regression assertion it explains is reported as 'not affected' (probe-report.ts).
+   */
+  readonly codeAbsent?: boolean;
   /** True when `observed` is the behaviour recorded here. */
   readonly matches: (expected: JsonValue, observed: JsonValue) => boolean;
 }
@@ -53,6 +58,7 @@ export const ROCE_KNOWN_BEHAVIOURS: readonly RoceKnownBehaviour[] = [
       'not support with NAK Invalid Request. Memory is untouched either way, so CVE-2026-46114 cannot ' +
       'happen on these kernels',
     spec: 'IBTA 1.5 Annex A19; Vol. 1 §9.7.5.2.2 (Invalid Request)',
+    codeAbsent: true,
     matches: silentlyDropped('RTS'),
   },
   {

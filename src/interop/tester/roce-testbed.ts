@@ -6,9 +6,11 @@
  * plays; their verbs resources live in this process.
  */
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
+import { LinkType } from '../../codec/pcap/linktype.js';
+import { encodePcap, type PcapWriteRecord } from '../../codec/pcap/pcap.js';
 import { connectRcByHand, type RcConnectParams } from '../../verbs/connect.js';
 import type { Cq } from '../../verbs/cq.js';
 import { type Context, openDevice } from '../../verbs/device.js';
@@ -86,11 +88,19 @@ function relayPath(): string {
     .replace(/roce-testbed\.ts$/, 'roce-relay.py');
 }
 
-/** The tester's wire: sends datagrams from the namespace and collects what comes back. */
+/** Nanoseconds since the epoch, for capture timestamps. */
+const nowNs = (): bigint => BigInt(Math.round((performance.timeOrigin + performance.now()) * 1e6));
+
+/**
+ * The tester's wire: sends datagrams from the namespace and collects what comes back.
+ * Every packet either way is also kept for the run's pcap (the tester sees all of them:
+ * rxe_t talks only to it).
+ */
 export class RoceWire {
   readonly #child: ChildProcess;
   #received: Uint8Array[] = [];
   #waiters: (() => void)[] = [];
+  readonly #capture: PcapWriteRecord[] = [];
 
   private constructor(child: ChildProcess) {
     this.#child = child;
@@ -115,7 +125,15 @@ export class RoceWire {
           }
           return;
         }
-        wire.#received.push(Uint8Array.from(Buffer.from(line, 'hex')));
+        const datagram = Uint8Array.from(Buffer.from(line, 'hex'));
+        // The relay's UDP socket does not see the device's IPv4 header: the capture gets
+        // one rebuilt around the datagram (its identification, which the ICRC covers, is
+        // the tester's, so a dissector's ICRC check of these packets is not meaningful).
+        wire.#capture.push({
+          timestampNs: nowNs(),
+          data: testerIpPacket(datagram, { source: DEVICE_ADDRESS, destination: TESTER_ADDRESS }),
+        });
+        wire.#received.push(datagram);
         for (const w of wire.#waiters.splice(0)) w();
       });
       child.on('exit', (code) => {
@@ -126,7 +144,14 @@ export class RoceWire {
 
   /** Sends one datagram (the UDP payload) to the device, in the IPv4 packet its ICRC covers. */
   send(datagram: Uint8Array): void {
-    this.#child.stdin!.write(`${Buffer.from(testerIpPacket(datagram)).toString('hex')}\n`);
+    const packet = testerIpPacket(datagram);
+    this.#capture.push({ timestampNs: nowNs(), data: packet });
+    this.#child.stdin!.write(`${Buffer.from(packet).toString('hex')}\n`);
+  }
+
+  /** Writes every packet sent and received so far as a pcap (LINKTYPE_RAW: IPv4). */
+  writePcap(path: string): void {
+    writeFileSync(path, encodePcap({ linkType: LinkType.RAW }, this.#capture));
   }
 
   /** Forgets what arrived so far. */

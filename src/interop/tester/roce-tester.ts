@@ -11,7 +11,7 @@ import {
   runRoceNoAnswerAssertion,
 } from './roce-requester-assertions.js';
 import { ROCE_RESPONDER_ASSERTIONS } from './roce-responder-assertions.js';
-import { runRoceResponderAssertion } from './roce-responder-run.js';
+import { type RoceRunEnvironment, runRoceResponderAssertion } from './roce-responder-run.js';
 import { RoceDeviceSide, RoceWire, setUpRoceTestbed } from './roce-testbed.js';
 import { KernelLog } from './survival.js';
 
@@ -26,7 +26,10 @@ export const ROCE_ASSERTIONS = [
 export interface RoceTester {
   readonly kernel: string;
   readonly assertions: readonly RunnableAssertion[];
-  close(): void;
+  /** The device side, wire and kernel log the assertions use (the fuzz uses them too). */
+  readonly env: RoceRunEnvironment;
+  /** Tears the tester down; with `pcap`, first writes every packet of the run there. */
+  close(pcap?: string): void;
 }
 
 /** Sets up the testbed (veth, namespace, rxe_t, relay) and opens the device side. */
@@ -46,6 +49,7 @@ export async function openRoceTester(): Promise<RoceTester> {
   const env = { device, wire, kernel, log };
   return {
     kernel,
+    env,
     assertions: [
       ...ROCE_RESPONDER_ASSERTIONS.map((a) => ({
         ...a,
@@ -60,7 +64,8 @@ export async function openRoceTester(): Promise<RoceTester> {
         run: () => runRoceAnsweredAssertion(a, env),
       })),
     ],
-    close: () => {
+    close: (pcap?: string) => {
+      if (pcap !== undefined) wire.writePcap(pcap);
       wire.close();
       device.close();
     },

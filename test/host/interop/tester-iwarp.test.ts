@@ -202,11 +202,20 @@ describe('expectations and verdicts', () => {
   });
 
   it('runs the RFC 7306 probes on the patched siw only and the wire probes on the stock one', () => {
-    const ids = (siw: 'stock' | 'rfc7306') => selectAssertions({ siw }).map((p) => p.assertion.id);
+    const ids = (siw: 'stock' | 'rfc7306') =>
+      selectAssertions({ siw, devices: ['siw0'] }).map((p) => p.assertion.id);
     expect(ids('rfc7306').filter((id) => id.startsWith('siw-rfc7306-'))).toHaveLength(11);
     expect(ids('stock').filter((id) => id.startsWith('siw-rfc7306-'))).toEqual([]);
     expect(ids('stock')).toContain('siw-probe-atomic-request');
-    expect(selectAssertions({ siw: 'both', devices: ['rxe0'] })).toEqual([]);
+    const rxe = selectAssertions({ siw: 'both', devices: ['rxe0'] });
+    expect(rxe.length).toBeGreaterThan(10);
+    expect(rxe.every((p) => p.variant === 'rxe' && p.assertion.provider === 'rxe')).toBe(true);
+    // rxe's pass runs first: a crash in it resumes at `rxe/<id>` before siw's passes.
+    expect(selectAssertions({ siw: 'both' }).map((p) => p.variant)).toEqual([
+      ...rxe.map(() => 'rxe'),
+      ...ids('stock').map(() => 'stock'),
+      ...ids('rfc7306').map(() => 'rfc7306'),
+    ]);
   });
 });
 
@@ -263,6 +272,43 @@ describe('the host side of probe', () => {
     );
     expect(crash.verdict).toBe('kernel-crash');
     expect(crash.observed).toEqual({ consoleTail: 'Oops' });
+  });
+
+  it('records a crash in the rxe pass as rxe_t, and resumes a RoCE runner line there', () => {
+    const parsed = parseResultLines(
+      JSON.stringify({ kind: 'starting', id: 'roce-responder-unknown-opcode-multicast', at: 't' }),
+    );
+    expect(parsed.unfinished).toEqual({
+      variant: 'rxe',
+      id: 'roce-responder-unknown-opcode-multicast',
+    });
+    const crash = crashResult('roce-responder-unknown-opcode-multicast', 'rxe', 'k', 'Oops', 'x');
+    expect([crash.device, crash.provider, crash.siwVariant]).toEqual(['rxe_t', 'rxe', undefined]);
+  });
+
+  it('says a kernel without the code a fix is in is not affected', () => {
+    const kernels = [
+      { line: '6.1', release: '6.1.0-56-amd64' },
+      { line: '7.3', release: '7.3.4+deb13-amd64' },
+    ];
+    const zero = 'roce-responder-atomic-write-zero-length';
+    const row = (kernel: string, verdict: AssertionResult['verdict'], known?: string) =>
+      ({
+        ...result(zero, verdict),
+        kernel,
+        provider: 'rxe',
+        ...(known === undefined ? {} : { known }),
+      }) satisfies AssertionResult;
+    const fixes = observeFixes(
+      [{ id: zero, regression: { title: 't', cve: 'CVE-2026-46114' } }],
+      [
+        row('6.1.0-56-amd64', 'known', 'rxe-no-atomic-write-before-6.2'),
+        row('7.3.4+deb13-amd64', 'pass'),
+      ],
+      kernels,
+      new Set(['rxe-no-atomic-write-before-6.2']),
+    );
+    expect(fixes[0]?.kernels).toEqual({ '6.1': 'not affected', '7.3': 'has the fix' });
   });
 
   it('says a kernel line lacks a fix when its assertion crashed or left dmesg lines', () => {
