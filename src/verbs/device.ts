@@ -117,8 +117,9 @@ export class Context extends Resource<NativeContext> {
   readonly #cqs = new Map<bigint, WeakRef<Cq>>();
   readonly #qps = new Map<number, WeakRef<Qp>>();
   readonly #listeners = new Set<(event: AsyncEvent) => void>();
-  // Watched only while someone waits (an iterator, a cq.next()): the watcher's callback
-  // holds this context, which must stay collectable otherwise.
+  // Watched only while someone waits (an iterator, a cq.next()): between waits the
+  // watcher is stopped, not closed (a wait then costs no uv handle made and closed). Its
+  // callback holds this context weakly, which must stay collectable.
   #asyncWatcher: NativeFdWatcher | undefined;
   #asyncWaiters = 0;
 
@@ -146,17 +147,18 @@ export class Context extends Resource<NativeContext> {
 
   /** @internal someone starts (+1) or stops (-1) waiting for async events. */
   watchAsyncEvents(delta: 1 | -1): void {
-    this.#asyncWaiters += delta;
-    if (this.#asyncWaiters > 0 && this.#asyncWatcher === undefined && !this.closed) {
-      this.#asyncWatcher = new (addon().NativeFdWatcher)(this.native.asyncFd, () =>
-        this.pollAsyncEvents(),
-      );
+    const before = this.#asyncWaiters;
+    this.#asyncWaiters = Math.max(0, before + delta);
+    if (this.closed) return;
+    if (before === 0 && this.#asyncWaiters > 0) {
+      if (this.#asyncWatcher === undefined) {
+        const context = new WeakRef(this);
+        this.#asyncWatcher = new (addon().NativeFdWatcher)(this.native.asyncFd, () =>
+          context.deref()?.pollAsyncEvents(),
+        );
+      }
       this.#asyncWatcher.start();
-    } else if (this.#asyncWaiters <= 0) {
-      this.#asyncWaiters = 0;
-      this.#asyncWatcher?.close();
-      this.#asyncWatcher = undefined;
-    }
+    } else if (before > 0 && this.#asyncWaiters === 0) this.#asyncWatcher?.stop();
   }
 
   /**

@@ -14,7 +14,7 @@ import type {
 } from '../native/bindings.js';
 import type { CmId } from './cm.js';
 import { isReceiveCompletion, type WorkCompletion } from './completion.js';
-import { MTU, type Mtu, nameOf, SEND_FLAGS, type SendFlag } from './constants.js';
+import { MTU, type Mtu, nameOf, SEND_FLAGS } from './constants.js';
 import type { CompletionSink, Cq } from './cq.js';
 import { VerbsArgumentError, VerbsError } from './errors.js';
 import { FLUSH_PLACEMENT, FLUSH_SELECTIVITY, type FlushSpec } from './flush.js';
@@ -23,6 +23,7 @@ import type { RemoteRef, Sge } from './mr.js';
 import type { Ah, Pd } from './pd.js';
 import { type QpAttr, type QpStateName, toNativeQpAttr } from './qp-attr.js';
 import { RoundTrip, type RoundTripOptions } from './round-trip.js';
+import { SendPacker } from './send-packer.js';
 
 /** A work-request opcode name (the C name without `IBV_WR_`), e.g. `'ATOMIC_FETCH_AND_ADD'`. */
 export type SendOpcode = WrOpcode;
@@ -122,40 +123,49 @@ function nativeSges(
 ): NativeSge[] {
   if (list === undefined) return [];
   if (!Array.isArray(list)) throw new VerbsArgumentError('sgList', 'must be an array');
-  return list.map((s, i) => {
-    if (typeof s !== 'object' || s === null)
-      throw new VerbsArgumentError(`sgList[${i}]`, 'must be an object');
-    if (isRawSge(s)) {
-      if (inline)
-        throw new VerbsArgumentError(
-          `sgList[${i}]`,
-          'inline data must come from an Mr (a raw address is refused with inline)',
-        );
-      return {
-        addr: u64('sge.addr', s.addr),
-        length: u32('sge.length', s.length),
-        lkey: u32('sge.lkey', s.lkey),
-      };
-    }
-    const mr = s.mr;
-    if (mr === undefined || typeof mr !== 'object' || !('native' in mr))
-      throw new VerbsArgumentError(`sgList[${i}].mr`, 'must be an Mr (register the Buffer first)');
-    if (mr.closed)
-      throw new VerbsError('EBADF', 9, 'ibv_post_send', undefined, `sgList[${i}] uses a closed MR`);
-    const offset = s.offset ?? 0;
-    if (!Number.isInteger(offset) || offset < 0)
-      throw new VerbsArgumentError(`sgList[${i}].offset`, 'must be a non-negative integer');
-    const length = s.length ?? mr.length - offset;
-    if (!Number.isInteger(length) || length < 0)
-      throw new VerbsArgumentError(`sgList[${i}].length`, 'must be a non-negative integer');
-    if (offset + length > mr.length)
+  const out: NativeSge[] = [];
+  for (let i = 0; i < list.length; i++) out.push(nativeSge(list[i], i, keep, inline));
+  return out;
+}
+
+function nativeSge(
+  s: Sge | RawSge | undefined,
+  i: number,
+  keep: Resource[],
+  inline: boolean,
+): NativeSge {
+  if (typeof s !== 'object' || s === null)
+    throw new VerbsArgumentError(`sgList[${i}]`, 'must be an object');
+  if (isRawSge(s)) {
+    if (inline)
       throw new VerbsArgumentError(
         `sgList[${i}]`,
-        `[${offset}, ${offset + length}) runs past the end of the MR (length ${mr.length})`,
+        'inline data must come from an Mr (a raw address is refused with inline)',
       );
-    keep.push(mr);
-    return { addr: mr.addr + BigInt(offset), length, lkey: mr.lkey };
-  });
+    return {
+      addr: u64('sge.addr', s.addr),
+      length: u32('sge.length', s.length),
+      lkey: u32('sge.lkey', s.lkey),
+    };
+  }
+  const mr = s.mr;
+  if (mr === undefined || typeof mr !== 'object' || !('native' in mr))
+    throw new VerbsArgumentError(`sgList[${i}].mr`, 'must be an Mr (register the Buffer first)');
+  if (mr.closed)
+    throw new VerbsError('EBADF', 9, 'ibv_post_send', undefined, `sgList[${i}] uses a closed MR`);
+  const offset = s.offset ?? 0;
+  if (!Number.isInteger(offset) || offset < 0)
+    throw new VerbsArgumentError(`sgList[${i}].offset`, 'must be a non-negative integer');
+  const length = s.length ?? mr.length - offset;
+  if (!Number.isInteger(length) || length < 0)
+    throw new VerbsArgumentError(`sgList[${i}].length`, 'must be a non-negative integer');
+  if (offset + length > mr.length)
+    throw new VerbsArgumentError(
+      `sgList[${i}]`,
+      `[${offset}, ${offset + length}) runs past the end of the MR (length ${mr.length})`,
+    );
+  keep.push(mr);
+  return { addr: offset === 0 ? mr.addr : mr.addr + BigInt(offset), length, lkey: mr.lkey };
 }
 
 /**
@@ -169,6 +179,7 @@ export class Qp extends Resource<NativeQp> implements CompletionSink {
   readonly recvCq: Cq;
   readonly #device: string;
   readonly #sqSigAll: boolean;
+  readonly #extended: boolean;
   readonly #sendQueue: InFlight[] = [];
   readonly #recvQueue: InFlight[] = [];
   readonly #sendQueueDepth: number;
@@ -177,6 +188,8 @@ export class Qp extends Resource<NativeQp> implements CompletionSink {
   // would overflow it (hardware does not check; rxe happens not to care).
   #unsignaledRun = 0;
   #nextWrId = 1n;
+  // The memory postSend packs its requests into for the native call (grown on demand).
+  readonly #packer = new SendPacker();
 
   /** @internal use `Pd.createQp` or `CmId.createQp` (its `cmId` closes it first) */
   constructor(
@@ -194,6 +207,7 @@ export class Qp extends Resource<NativeQp> implements CompletionSink {
     this.recvCq = recvCq;
     this.#device = device;
     this.#sqSigAll = sqSigAll;
+    this.#extended = native.extended;
     this.#sendQueueDepth = native.cap.maxSendWr;
     sendCq.attach(native.qpNum, this);
     recvCq.attach(native.qpNum, this);
@@ -206,7 +220,7 @@ export class Qp extends Resource<NativeQp> implements CompletionSink {
   }
   /** True when created for the `ibv_wr_*` API. */
   get extended(): boolean {
-    return this.native.extended;
+    return this.#extended;
   }
   /** Work requests posted and not yet retired by a polled completion. */
   get inFlight(): { send: number; recv: number } {
@@ -237,13 +251,11 @@ export class Qp extends Resource<NativeQp> implements CompletionSink {
       throw new VerbsArgumentError('opcode', `unknown opcode '${String(wr.opcode)}'`);
     const wrId = wr.wrId === undefined ? this.#nextWrId++ : u64('wrId', wr.wrId);
     const signaled = wr.signaled ?? true;
-    const flags: SendFlag[] = [];
-    if (signaled) flags.push('SIGNALED');
-    if (wr.solicited) flags.push('SOLICITED');
-    if (wr.fence) flags.push('FENCE');
-    if (wr.inline) flags.push('INLINE');
-    let sendFlags = 0;
-    for (const f of flags) sendFlags |= SEND_FLAGS[f];
+    const sendFlags =
+      (signaled ? SEND_FLAGS.SIGNALED : 0) |
+      (wr.solicited ? SEND_FLAGS.SOLICITED : 0) |
+      (wr.fence ? SEND_FLAGS.FENCE : 0) |
+      (wr.inline ? SEND_FLAGS.INLINE : 0);
     const native: NativeSendWr = {
       wrId,
       opcode,
@@ -345,7 +357,10 @@ export class Qp extends Resource<NativeQp> implements CompletionSink {
     this.#checkUnsignaled(entries);
     const usePath = path ?? (this.extended ? 'ex' : 'legacy');
     try {
-      if (usePath === 'ex') this.native.postSendEx(natives);
+      // The packed form (no N-API property read per field) takes every opcode it knows;
+      // a UD destination or another opcode goes through the object form.
+      if (this.#packer.pack(natives)) this.#packer.post(this.native, usePath === 'ex');
+      else if (usePath === 'ex') this.native.postSendEx(natives);
       else this.native.postSend(natives);
     } catch (e) {
       // ibv_post_send names the refused request; those before it are on the wire. The
