@@ -168,6 +168,11 @@ function nativeSge(
   return { addr: offset === 0 ? mr.addr : mr.addr + BigInt(offset), length, lkey: mr.lkey };
 }
 
+function indexOfWrId(queue: readonly InFlight[], wrId: bigint): number {
+  for (let i = 0; i < queue.length; i++) if (queue[i]?.wrId === wrId) return i;
+  return -1;
+}
+
 /**
  * A queue pair (`ibv_qp`). `close()` is `ibv_destroy_qp` (`rdma_destroy_qp` for a QP of
  * a cm_id) and releases the MRs its in-flight requests kept.
@@ -256,11 +261,25 @@ export class Qp extends Resource<NativeQp> implements CompletionSink {
       (wr.solicited ? SEND_FLAGS.SOLICITED : 0) |
       (wr.fence ? SEND_FLAGS.FENCE : 0) |
       (wr.inline ? SEND_FLAGS.INLINE : 0);
+    // Every field present (undefined when absent: the addon reads that as absent), so that
+    // every request has one shape and the code reading them stays monomorphic.
     const native: NativeSendWr = {
       wrId,
       opcode,
       sendFlags,
       sgList: nativeSges(wr.sgList, keep, wr.inline === true),
+      immData: undefined,
+      remoteAddr: undefined,
+      rkey: undefined,
+      compareAdd: undefined,
+      swap: undefined,
+      atomicValue: undefined,
+      flushLength: undefined,
+      flushType: undefined,
+      flushLevel: undefined,
+      ah: undefined,
+      remoteQpn: undefined,
+      remoteQkey: undefined,
     };
     if (wr.immData !== undefined) native.immData = u32('immData', wr.immData);
     if (wr.remote !== undefined) {
@@ -432,17 +451,21 @@ export class Qp extends Resource<NativeQp> implements CompletionSink {
 
   /** @internal called by the CQ for each polled completion of this QP. */
   retire(wc: WorkCompletion): void {
-    const fromRecv = wc.ok && isReceiveCompletion(wc.opcodeCode);
-    const queues = fromRecv ? [this.#recvQueue] : [this.#sendQueue, this.#recvQueue];
-    for (const q of queues) {
-      const i = q.findIndex((e) => e.wrId === wc.wrId);
+    // (No closure or array per completion: this runs for every completion polled.)
+    if (!(wc.ok && isReceiveCompletion(wc.opcodeCode))) {
+      const sq = this.#sendQueue;
+      const i = indexOfWrId(sq, wc.wrId);
       if (i >= 0) {
         // Send queue: earlier unsignaled requests completed too (in-order retirement).
-        if (q === this.#sendQueue) q.splice(0, i + 1);
-        else q.splice(i, 1);
+        if (i === 0) sq.shift();
+        else sq.splice(0, i + 1);
         return;
       }
     }
+    const rq = this.#recvQueue;
+    const i = indexOfWrId(rq, wc.wrId);
+    if (i === 0) rq.shift();
+    else if (i > 0) rq.splice(i, 1);
   }
 
   /**
