@@ -41,6 +41,10 @@ export class Cq extends Resource<NativeCq> {
   #watcher: NativeFdWatcher | undefined;
   // Reused output area of the native poll (at most 256 completions per call).
   readonly #words = new Uint32Array(256 * WC_WORDS);
+  // Whether the watcher keeps the loop alive, and whether a check that it still should
+  // is due on the next turn of the loop.
+  #watcherRefed = true;
+  #idleCheck = false;
   // Completions a wake-up polled that no waiter took yet, from #readyHead on.
   readonly #ready: WorkCompletion[] = [];
   #readyHead = 0;
@@ -187,8 +191,15 @@ export class Cq extends Resource<NativeCq> {
           const i = this.#waiters.indexOf(pending);
           if (i >= 0) this.#waiters.splice(i, 1);
           // Idle, the watcher stays (no uv handle made and closed per wait) but no longer
-          // keeps the process alive.
-          if (this.#waiters.length === 0) this.#watcher?.unref();
+          // keeps the process alive: from the next turn of the loop, so that a loop that
+          // awaits again at once pays no native call for it.
+          if (this.#waiters.length === 0 && !this.#idleCheck) {
+            this.#idleCheck = true;
+            setImmediate(() => {
+              this.#idleCheck = false;
+              if (this.#waiters.length === 0) this.#watcherRef(false);
+            });
+          }
         };
       },
     );
@@ -235,9 +246,16 @@ export class Cq extends Resource<NativeCq> {
       });
       this.#watcher.start();
     }
-    this.#watcher.ref();
+    this.#watcherRef(true);
     this.#fill(true);
     this.#deliver();
+  }
+
+  #watcherRef(ref: boolean): void {
+    if (this.#watcher === undefined || this.#watcherRefed === ref) return;
+    if (ref) this.#watcher.ref();
+    else this.#watcher.unref();
+    this.#watcherRefed = ref;
   }
 
   #onReadable(): void {
@@ -269,6 +287,7 @@ export class Cq extends Resource<NativeCq> {
   protected override onClosing(): void {
     this.#watcher?.close();
     this.#watcher = undefined;
+    this.#watcherRefed = true;
   }
 
   protected override onClose(): void {

@@ -121,6 +121,8 @@ export class Context extends Resource<NativeContext> {
   // watcher is stopped, not closed (a wait then costs no uv handle made and closed). Its
   // callback holds this context weakly, which must stay collectable.
   #asyncWatcher: NativeFdWatcher | undefined;
+  #asyncWatching = false;
+  #asyncIdleCheck = false;
   #asyncWaiters = 0;
 
   /** @internal use {@link openDevice} */
@@ -147,10 +149,9 @@ export class Context extends Resource<NativeContext> {
 
   /** @internal someone starts (+1) or stops (-1) waiting for async events. */
   watchAsyncEvents(delta: 1 | -1): void {
-    const before = this.#asyncWaiters;
-    this.#asyncWaiters = Math.max(0, before + delta);
+    this.#asyncWaiters = Math.max(0, this.#asyncWaiters + delta);
     if (this.closed) return;
-    if (before === 0 && this.#asyncWaiters > 0) {
+    if (this.#asyncWaiters > 0 && !this.#asyncWatching) {
       if (this.#asyncWatcher === undefined) {
         const context = new WeakRef(this);
         this.#asyncWatcher = new (addon().NativeFdWatcher)(this.native.asyncFd, () =>
@@ -158,7 +159,18 @@ export class Context extends Resource<NativeContext> {
         );
       }
       this.#asyncWatcher.start();
-    } else if (before > 0 && this.#asyncWaiters === 0) this.#asyncWatcher?.stop();
+      this.#asyncWatching = true;
+    } else if (this.#asyncWaiters === 0 && this.#asyncWatching && !this.#asyncIdleCheck) {
+      // Stopped from the next turn of the loop: a loop that awaits again at once (each
+      // `await cq.next()` registers here) pays no native call and no epoll_ctl for it.
+      this.#asyncIdleCheck = true;
+      setImmediate(() => {
+        this.#asyncIdleCheck = false;
+        if (this.#asyncWaiters > 0 || !this.#asyncWatching) return;
+        this.#asyncWatcher?.stop();
+        this.#asyncWatching = false;
+      });
+    }
   }
 
   /**
@@ -313,6 +325,7 @@ export class Context extends Resource<NativeContext> {
   protected override onClosing(): void {
     this.#asyncWatcher?.close();
     this.#asyncWatcher = undefined;
+    this.#asyncWatching = false;
   }
 
   protected override onClose(): void {
