@@ -11,7 +11,7 @@ import type { Context } from './device.js';
 import { VerbsArgumentError, VerbsError } from './errors.js';
 import { Resource } from './lifetime.js';
 import { addon } from './native.js';
-import { type Pending, type WaitOptions, waitFor } from './wait.js';
+import { onNextTurn, type Pending, type WaitOptions, waitFor } from './wait.js';
 
 export type { WaitOptions } from './wait.js';
 
@@ -214,7 +214,7 @@ export class Cq extends Resource<NativeCq> {
           // awaits again at once pays no native call for it.
           if (this.#waiters.length === 0 && !this.#idleCheck) {
             this.#idleCheck = true;
-            setImmediate(() => {
+            onNextTurn(() => {
               this.#idleCheck = false;
               if (this.#waiters.length === 0) this.#watcherRef(false);
             });

@@ -37,6 +37,7 @@ import { addon } from './native.js';
 import { Pd } from './pd.js';
 import type { Qp } from './qp.js';
 import type { Srq } from './srq.js';
+import { onNextTurn } from './wait.js';
 
 /** One RDMA device as `ibv_get_device_list()` reports it. */
 export interface DeviceInfo {
@@ -175,7 +176,7 @@ export class Context extends Resource<NativeContext> {
       // Stopped from the next turn of the loop: a loop that awaits again at once (each
       // `await cq.next()` registers here) pays no native call and no epoll_ctl for it.
       this.#asyncIdleCheck = true;
-      setImmediate(() => {
+      onNextTurn(() => {
         this.#asyncIdleCheck = false;
         if (this.#asyncWaiters > 0 || !this.#asyncWatching) return;
         this.#asyncWatcher?.stop();
