@@ -16,6 +16,9 @@
  * - FetchAdd message rate through `RoundTrip.repeat` (3200 requests in one native call,
  *   128 outstanding, 16 per doorbell, one signaled each); anchor `ib_atomic_bw` MsgRate
  *   (-n 3200, its tx-depth 128). Both with the device's maximum outstanding atomics. Target >= 1x.
+ * - receive message rate through an SRQ (issue 23): 8-byte Sends into a QP that receives
+ *   through an SRQ, in chunks of 128 (one `srq.postRecv` list, a `repeat` stream, the
+ *   receive completions by `pollUntil`); anchor `ib_send_bw --srq -s 8` MsgRate.
  * - write-with-immediate ping-pong, half round trip; anchor `ib_write_lat` (perftest has
  *   no --write_with_imm: plain write is the nearest). Target <= 1.5x. Like for like:
  *   ib_write_lat's t_typical is the median time between the client's consecutive posts
@@ -222,6 +225,58 @@ function fetchAddRate(p: Pair): number {
   old.close();
   if (total !== BigInt(RATE_COUNT)) throw new Error(`FetchAdd rate: the target holds ${total}`);
   return RATE_COUNT / seconds / 1e6;
+}
+
+/** Receives posted per `srq.postRecv` call and sends per stream in the SRQ rate. */
+const SRQ_CHUNK = 128;
+/** The SRQ's depth: perftest's default rx-depth with --srq. */
+const SRQ_DEPTH = 512;
+/** The message of the SRQ rate (ib_send_bw -s 8). */
+const SRQ_MESSAGE = 8;
+
+/**
+ * Receive message rate through a shared receive queue, in Mpps: RATE_COUNT 8-byte Sends
+ * from one QP to a QP that receives through an SRQ, in chunks of SRQ_CHUNK: receives
+ * posted by one `srq.postRecv` list, the Sends as a `RoundTrip.repeat` stream (window 128,
+ * 16 per doorbell), the receive completions taken with `pollUntil` (decoded and retired on
+ * the SRQ). The clock runs from the first post to the last receive completion polled.
+ * Anchor: `ib_send_bw --srq -s 8 -n RATE_COUNT` MsgRate (receives from an SRQ of depth 512,
+ * reposted as they complete).
+ */
+function srqReceiveRate(p: Pair): number {
+  const gid = p.ctx.findGid({ type: 'RoCEv2' });
+  const recvCq = p.ctx.createCq({ cqe: 2 * SRQ_DEPTH });
+  const srq = p.pd.createSrq({ maxWr: SRQ_DEPTH, maxSge: 1 });
+  const sender = p.pd.createQp({ sendCq: p.cq, maxSendWr: 256, maxRecvWr: 1 });
+  const receiver = p.pd.createQp({ sendCq: p.cq, recvCq, srq });
+  const src = p.pd.allocMr(SRQ_MESSAGE, ['LOCAL_WRITE']);
+  const dst = p.pd.allocMr(SRQ_MESSAGE, ['LOCAL_WRITE']);
+  try {
+    connectPairByHand(sender, receiver, gid, { aPsn: 0x1a2b3c, bPsn: 0x3c2b1a });
+    const send = sender.prepareRoundTrip({ opcode: 'SEND', sgList: [src.sge()] });
+    const recvs = Array.from({ length: SRQ_CHUNK }, () => ({ sgList: [dst.sge()] }));
+    let received = 0;
+    const started = performance.now();
+    while (received < RATE_COUNT) {
+      const n = Math.min(SRQ_CHUNK, RATE_COUNT - received);
+      srq.postRecv(n === SRQ_CHUNK ? recvs : recvs.slice(0, n));
+      send.repeat(n, { window: 128, batch: 16 });
+      for (const wc of recvCq.pollUntil(n))
+        if (!wc.ok) throw new Error(`SRQ receive completed with ${wc.status}`);
+      received += n;
+    }
+    const seconds = (performance.now() - started) / 1e3;
+    send.release();
+    if (srq.inFlight !== 0) throw new Error(`SRQ rate: ${srq.inFlight} receives left`);
+    return RATE_COUNT / seconds / 1e6;
+  } finally {
+    receiver.close();
+    sender.close();
+    srq.close();
+    recvCq.close();
+    src.close();
+    dst.close();
+  }
 }
 
 /**
@@ -432,6 +487,7 @@ export async function runBenchmark(): Promise<void> {
   const events: Round<Latency>[] = [];
   const imm: Round<Latency>[] = [];
   const rate: Round<number>[] = [];
+  const srqRate: Round<number>[] = [];
   let immOneThread: Latency;
   let pyPair: { ours: Latency; py: Latency | undefined };
   try {
@@ -490,6 +546,20 @@ export async function runBenchmark(): Promise<void> {
           (m, cols) => m / column(cols, 'MsgRate'),
         ),
       );
+      srqRate.push(
+        await pair(
+          anchorFirst,
+          () => srqReceiveRate(p),
+          () =>
+            anchor(
+              'ib_send_bw',
+              ['--srq', '-s', String(SRQ_MESSAGE), '-n', String(RATE_COUNT)],
+              port + 4,
+              implausibleRate,
+            ),
+          (m, cols) => m / column(cols, 'MsgRate'),
+        ),
+      );
     }
     immOneThread = writeImmLatency(p);
     pyPair = { ours: fetchAddLatencyGeneral(p), py: pyverbsFetchAdd() };
@@ -508,6 +578,7 @@ export async function runBenchmark(): Promise<void> {
     events: medianRound(events),
     imm: medianRound(imm),
     rate: medianRound(rate),
+    srqRate: medianRound(srqRate),
   };
   const atomicLat = ours.roundTrip.cols;
   const atomic = { anchor: column(atomicLat, 't_typical'), anchorP99: column(atomicLat, '99%') };
@@ -577,6 +648,17 @@ export async function runBenchmark(): Promise<void> {
       anchor: column(ours.rate.cols, 'MsgRate'),
       rounds: ROUNDS,
       ratioSpread: spreadOf(rate),
+      target: { op: '>=', ratio: 1 },
+    }),
+    figure({
+      suite,
+      name: 'SRQ receive rate, 8-byte Sends (srq.postRecv lists, repeat stream, pollUntil)',
+      unit: 'Mpps',
+      value: ours.srqRate.ours,
+      anchorName: 'ib_send_bw --srq',
+      anchor: column(ours.srqRate.cols, 'MsgRate'),
+      rounds: ROUNDS,
+      ratioSpread: spreadOf(srqRate),
       target: { op: '>=', ratio: 1 },
     }),
     figure({
