@@ -18,7 +18,7 @@
  *   (-n 3200, its tx-depth 128). Both with the device's maximum outstanding atomics. Target >= 1x.
  * - receive message rate through an SRQ (issue 23): 8-byte Sends into a QP that receives
  *   through an SRQ, in chunks of 128 (one `srq.postRecv` list, a `repeat` stream, the
- *   receive completions by `pollUntil`); anchor `ib_send_bw --srq -s 8` MsgRate.
+ *   receive completions by `pollUntil`); anchor `ib_send_bw --use-srq -s 8` MsgRate.
  * - write-with-immediate ping-pong, half round trip; anchor `ib_write_lat` (perftest has
  *   no --write_with_imm: plain write is the nearest). Target <= 1.5x. Like for like:
  *   ib_write_lat's t_typical is the median time between the client's consecutive posts
@@ -240,7 +240,7 @@ const SRQ_MESSAGE = 8;
  * posted by one `srq.postRecv` list, the Sends as a `RoundTrip.repeat` stream (window 128,
  * 16 per doorbell), the receive completions taken with `pollUntil` (decoded and retired on
  * the SRQ). The clock runs from the first post to the last receive completion polled.
- * Anchor: `ib_send_bw --srq -s 8 -n RATE_COUNT` MsgRate (receives from an SRQ of depth 512,
+ * Anchor: `ib_send_bw --use-srq -s 8 -n RATE_COUNT` MsgRate (receives from an SRQ of depth 512,
  * reposted as they complete).
  */
 function srqReceiveRate(p: Pair): number {
@@ -553,7 +553,7 @@ export async function runBenchmark(): Promise<void> {
           () =>
             anchor(
               'ib_send_bw',
-              ['--srq', '-s', String(SRQ_MESSAGE), '-n', String(RATE_COUNT)],
+              ['--use-srq', '-s', String(SRQ_MESSAGE), '-n', String(RATE_COUNT)],
               port + 4,
               implausibleRate,
             ),
@@ -655,7 +655,7 @@ export async function runBenchmark(): Promise<void> {
       name: 'SRQ receive rate, 8-byte Sends (srq.postRecv lists, repeat stream, pollUntil)',
       unit: 'Mpps',
       value: ours.srqRate.ours,
-      anchorName: 'ib_send_bw --srq',
+      anchorName: 'ib_send_bw --use-srq',
       anchor: column(ours.srqRate.cols, 'MsgRate'),
       rounds: ROUNDS,
       ratioSpread: spreadOf(srqRate),
