@@ -90,6 +90,34 @@ enum : size_t {
 };
 }  // namespace wc_word
 
+// ---------------------------------------------------------------- packed send requests
+// NativeQp.postPacked reads send requests from u32 words the TS layer wrote (no property
+// reads through N-API per post): per request kCount header words at these indices, the
+// 64-bit fields as native-endian u64 at even indices (a BigUint64Array over the same
+// memory writes them), then kNumSge SGEs of sge_word::kCount words each. The addon
+// exports the table (sendLayout); a host test checks SEND_LAYOUT in bindings.ts against it.
+namespace send_word {
+enum : size_t {
+  kWrId = 0,
+  kRemoteAddr = 2,
+  kCompareAdd = 4,
+  kSwap = 6,
+  kAtomicValue = 8,
+  kFlushLength = 10,
+  kOpcode = 12,
+  kSendFlags,
+  kNumSge,
+  kImmData,  // host order; the addon applies htonl
+  kRkey,
+  kFlushType,
+  kFlushLevel,
+  kCount = 20,  // even: the next request's u64 fields stay 8-byte aligned
+};
+}  // namespace send_word
+namespace sge_word {
+enum : size_t { kAddr = 0, kLength = 2, kLkey = 3, kCount = 4 };
+}  // namespace sge_word
+
 // ---------------------------------------------------------------- handles
 // Each handle owns one verbs resource and releases it in its destructor (the
 // safety net used by finalizers); explicit close() runs the same release and

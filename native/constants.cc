@@ -1,8 +1,8 @@
 // The libibverbs / librdmacm constants the TypeScript tables name, read from
 // <infiniband/verbs.h> and <rdma/rdma_cma.h> at compile time, and the completion layout
 // NativeCq.poll writes. Exported as `constants` (C name -> value, grouped by the TS
-// table that names them) and `wcLayout`; test/host/verbs/constants.test.ts checks every
-// TS table against them, so a wrong hand-copied value fails a test instead of a run.
+// table that names them), `wcLayout` and `sendLayout` (what NativeQp.postPacked reads);
+// test/host/verbs/constants.test.ts checks every TS table against them, so a wrong hand-copied value fails a test instead of a run.
 // (Names newer than the oldest supported rdma-core, e.g. the FLUSH ones, are absent and
 // listed by that test.)
 #include "common.h"
@@ -301,11 +301,35 @@ Napi::Object WcLayout(Napi::Env env) {
   return o;
 }
 
+Napi::Object SendLayout(Napi::Env env) {
+  Napi::Object o = Napi::Object::New(env);
+  o.Set("wrId", static_cast<double>(send_word::kWrId));
+  o.Set("remoteAddr", static_cast<double>(send_word::kRemoteAddr));
+  o.Set("compareAdd", static_cast<double>(send_word::kCompareAdd));
+  o.Set("swap", static_cast<double>(send_word::kSwap));
+  o.Set("atomicValue", static_cast<double>(send_word::kAtomicValue));
+  o.Set("flushLength", static_cast<double>(send_word::kFlushLength));
+  o.Set("opcode", static_cast<double>(send_word::kOpcode));
+  o.Set("sendFlags", static_cast<double>(send_word::kSendFlags));
+  o.Set("numSge", static_cast<double>(send_word::kNumSge));
+  o.Set("immData", static_cast<double>(send_word::kImmData));
+  o.Set("rkey", static_cast<double>(send_word::kRkey));
+  o.Set("flushType", static_cast<double>(send_word::kFlushType));
+  o.Set("flushLevel", static_cast<double>(send_word::kFlushLevel));
+  o.Set("words", static_cast<double>(send_word::kCount));
+  o.Set("sgeAddr", static_cast<double>(sge_word::kAddr));
+  o.Set("sgeLength", static_cast<double>(sge_word::kLength));
+  o.Set("sgeLkey", static_cast<double>(sge_word::kLkey));
+  o.Set("sgeWords", static_cast<double>(sge_word::kCount));
+  return o;
+}
+
 }  // namespace
 
 void RegisterConstants(Napi::Env env, Napi::Object exports) {
   exports.Set("constants", Constants(env));
   exports.Set("wcLayout", WcLayout(env));
+  exports.Set("sendLayout", SendLayout(env));
 }
 
 }  // namespace rdma_interop

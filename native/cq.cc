@@ -25,6 +25,8 @@ class Cq : public Resource<Cq, CqHandle> {
         InstanceMethod<&Cq::Poll>("poll"),
         InstanceMethod<&Cq::RequestNotify>("requestNotify"),
         InstanceMethod<&Cq::GetEvent>("getEvent"),
+        InstanceMethod<&Cq::GetEvents>("getEvents"),
+        InstanceMethod<&Cq::ArmAndPoll>("armAndPoll"),
         InstanceAccessor<&Cq::ChannelFd>("channelFd"),
         InstanceAccessor<&Cq::Cqe>("cqe"),
         InstanceAccessor<&Cq::Key>("key"),
@@ -80,6 +82,31 @@ class Cq : public Resource<Cq, CqHandle> {
   Napi::Value Poll(const Napi::CallbackInfo &info) {
     Napi::Env env = info.Env();
     CqPtr h = Handle("ibv_poll_cq");
+    // spinLimit: busy-poll here, in C++, until something arrives or this many empty polls
+    // passed. A busy loop in JS pays an N-API transition per empty poll, which under
+    // emulation costs more than the round trip being waited for.
+    uint32_t spinLimit = 0;
+    if (info.Length() > 2 && !info[2].IsUndefined())
+      spinLimit = ReadU32(info[2], "spinLimit", 0xffffffffu);
+    return Napi::Number::New(env, PollInto(env, h, info, spinLimit));
+  }
+
+  // armAndPoll(words, max?) -> n: ibv_req_notify_cq (next completion), then one poll, in
+  // one call: what a waiter does before it sleeps (a completion that came before the arm
+  // raises no event, so it must be polled after arming).
+  Napi::Value ArmAndPoll(const Napi::CallbackInfo &info) {
+    Napi::Env env = info.Env();
+    CqPtr h = Handle("ibv_req_notify_cq");
+    if (!h->channel) ThrowVerbs(env, "ibv_req_notify_cq", device_, EINVAL, "the CQ has no completion channel");
+    int n = PollInto(env, h, info, 0, /*armFirst=*/true);
+    return Napi::Number::New(env, n);
+  }
+
+  // Polls into info[0] (a Uint32Array, WC_WORDS per completion) at most info[1] and 256
+  // completions, the stashed ones of a round trip first; with armFirst, arms the CQ after
+  // the arguments were checked and before polling.
+  int PollInto(Napi::Env env, const CqPtr &h, const Napi::CallbackInfo &info, uint32_t spinLimit,
+               bool armFirst = false) {
     if (!info[0].IsTypedArray() || info[0].As<Napi::TypedArray>().TypedArrayType() != napi_uint32_array)
       ThrowArgument(env, "completions", "poll needs a Uint32Array");
     auto words = info[0].As<Napi::Uint32Array>();
@@ -87,12 +114,7 @@ class Cq : public Resource<Cq, CqHandle> {
     if (!info[1].IsUndefined()) max = std::min<size_t>(max, ReadU32(info[1], "max", 256));
     if (max == 0) ThrowArgument(env, "completions", "the Uint32Array holds no completion");
     if (max > 256) max = 256;
-    // spinLimit: busy-poll here, in C++, until something arrives or this many empty polls
-    // passed. A busy loop in JS pays an N-API transition per empty poll, which under
-    // emulation costs more than the round trip being waited for.
-    uint32_t spinLimit = 0;
-    if (info.Length() > 2 && !info[2].IsUndefined())
-      spinLimit = ReadU32(info[2], "spinLimit", 0xffffffffu);
+    if (armFirst) CheckIbv(env, "ibv_req_notify_cq", device_, ibv_req_notify_cq(h->cq, 0));
     ibv_wc wcs[256];
     int n = 0;
     // Completions a round trip set aside come first (they were polled earlier).
@@ -107,7 +129,7 @@ class Cq : public Resource<Cq, CqHandle> {
     if (n < 0) ThrowVerbs(env, "ibv_poll_cq", device_, n == -1 ? EIO : -n);
     uint32_t *out = words.Data();
     for (int i = 0; i < n; i++) WriteWcWords(out + static_cast<size_t>(i) * kWcWords, wcs[i]);
-    return Napi::Number::New(env, n);
+    return n;
   }
 
   Napi::Value RequestNotify(const Napi::CallbackInfo &info) {
@@ -135,6 +157,28 @@ class Cq : public Resource<Cq, CqHandle> {
     return Napi::Boolean::New(env, true);
   }
 
+  // Reads and acknowledges every pending completion event (non-blocking) in one call;
+  // returns how many there were. One wake-up of the channel's fd costs one call.
+  Napi::Value GetEvents(const Napi::CallbackInfo &info) {
+    Napi::Env env = info.Env();
+    CqPtr h = Handle("ibv_get_cq_event");
+    if (!h->channel) ThrowVerbs(env, "ibv_get_cq_event", device_, EINVAL, "the CQ has no completion channel");
+    uint32_t count = 0;
+    for (;;) {
+      ibv_cq *evCq = nullptr;
+      void *evCtx = nullptr;
+      if (ibv_get_cq_event(h->channel->channel, &evCq, &evCtx) != 0) {
+        if (errno == EAGAIN || errno == EWOULDBLOCK) break;
+        int err = errno != 0 ? errno : EIO;
+        if (count > 0) ibv_ack_cq_events(h->cq, count);
+        ThrowVerbs(env, "ibv_get_cq_event", device_, err);
+      }
+      ++count;
+    }
+    // One acknowledgement for all (ibv_destroy_cq waits for every event to be acknowledged).
+    if (count > 0) ibv_ack_cq_events(h->cq, count);
+    return Napi::Number::New(env, count);
+  }
 };
 
 }  // namespace

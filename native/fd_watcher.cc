@@ -10,6 +10,12 @@
 // an async environment cleanup hook (napi_add_async_cleanup_hook, N-API 8): on
 // teardown the hook closes the handle, and Node keeps running the loop until the close
 // callback has removed the hook, i.e. until nothing of ours is left on the loop.
+//
+// The handle polls a duplicate of the fd, closed with the handle: a watcher kept between
+// waits (Cq, Context) may be finalized after the channel it watched was destroyed, and
+// libuv must never stop or close a poll on an fd number that was closed and reused.
+#include <fcntl.h>
+#include <unistd.h>
 #include <uv.h>
 
 #include "common.h"
@@ -25,6 +31,7 @@ struct PollBox {
   uv_poll_t poll{};
   napi_async_cleanup_hook_handle hook = nullptr;
   FdWatcher *owner = nullptr;  // null once the handle is closing
+  int fd = -1;                 // the duplicate the handle polls (closed with it)
   bool closing = false;
 };
 
@@ -43,6 +50,10 @@ void CloseBox(PollBox *box) {
   box->owner = nullptr;
   uv_poll_stop(&box->poll);
   uv_close(reinterpret_cast<uv_handle_t *>(&box->poll), OnBoxClosed);
+  // libuv is done with the fd once uv_close returned (the handle only waits for its
+  // close callback): release the duplicate now, not a loop turn later.
+  if (box->fd >= 0) close(box->fd);
+  box->fd = -1;
 }
 
 class FdWatcher : public Napi::ObjectWrap<FdWatcher> {
@@ -70,8 +81,13 @@ class FdWatcher : public Napi::ObjectWrap<FdWatcher> {
     if (napi_get_uv_event_loop(env, &loop) != napi_ok || loop == nullptr)
       throw Napi::Error::New(env, "no libuv loop");
     auto box = std::make_unique<PollBox>();
-    int ret = uv_poll_init(loop, &box->poll, fd);
-    if (ret != 0) ThrowVerbs(env, "uv_poll_init", "", -ret);
+    box->fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+    if (box->fd < 0) ThrowVerbs(env, "fcntl", "", errno);
+    int ret = uv_poll_init(loop, &box->poll, box->fd);
+    if (ret != 0) {
+      close(box->fd);
+      ThrowVerbs(env, "uv_poll_init", "", -ret);
+    }
     box->owner = this;
     box->poll.data = box.get();
     if (napi_add_async_cleanup_hook(env, OnEnvExit, box.get(), &box->hook) != napi_ok) {

@@ -149,6 +149,7 @@ class Qp : public Resource<Qp, QpHandle> {
         InstanceMethod<&Qp::Query>("query"),
         InstanceMethod<&Qp::PostSend>("postSend"),
         InstanceMethod<&Qp::PostSendEx>("postSendEx"),
+        InstanceMethod<&Qp::PostPacked>("postPacked"),
         InstanceMethod<&Qp::PostRecv>("postRecv"),
         InstanceMethod<&Qp::BindMw>("bindMw"),
         InstanceMethod<&Qp::Prepare>("prepare"),
@@ -528,6 +529,21 @@ class Qp : public Resource<Qp, QpHandle> {
     return info.Env().Undefined();
   }
 
+  // One request of the ibv_wr_* path, parsed before anything is started.
+  struct ExRequest {
+    uint64_t wrId, remoteAddr, compareAdd, swap;
+    uint32_t opcode, flags, rkey, imm;
+    std::vector<ibv_sge> sges;
+    uint64_t atomicValue;
+    uint64_t flushLength;
+    uint32_t flushType, flushLevel;
+    // LOCAL_INV / SEND_WITH_INV / BIND_MW (object path only; postPacked leaves them unset).
+    uint32_t invalidateRkey, bindRkey;
+    MwPtr mw;
+    ibv_mw_bind_info bindInfo;
+    std::vector<std::shared_ptr<ResourceHandle>> keep;  // BIND_MW's MR, alive until posted
+  };
+
   // postSendEx(wrs): the ibv_wr_* path (ibv_wr_start .. ibv_wr_complete), extended QPs only.
   Napi::Value PostSendEx(const Napi::CallbackInfo &info) {
     Napi::Env env = info.Env();
@@ -538,24 +554,12 @@ class Qp : public Resource<Qp, QpHandle> {
     Napi::Array arr = info[0].As<Napi::Array>();
     uint32_t n = arr.Length();
     // Parse everything first so a bad argument never leaves a half-built batch.
-    struct Parsed {
-      uint64_t wrId, remoteAddr, compareAdd, swap;
-      uint32_t opcode, flags, rkey, imm;
-      std::vector<ibv_sge> sges;
-      uint64_t atomicValue;
-      uint64_t flushLength;
-      uint32_t flushType, flushLevel;
-      uint32_t invalidateRkey, bindRkey;
-      MwPtr mw;
-      ibv_mw_bind_info bindInfo;
-    };
-    std::vector<std::shared_ptr<ResourceHandle>> keep;  // BIND_MW's MRs
-    std::vector<Parsed> ps(n);
+    std::vector<ExRequest> ps(n);
     for (uint32_t i = 0; i < n; i++) {
       Napi::Value v = arr.Get(i);
       if (!v.IsObject()) ThrowArgument(env, "wrs[" + std::to_string(i) + "]", "a work request must be an object");
       Napi::Object o = v.As<Napi::Object>();
-      Parsed &p = ps[i];
+      ExRequest &p = ps[i];
       p.wrId = ReadU64(o.Get("wrId"), "wrId");
       p.opcode = ReadU32(o.Get("opcode"), "opcode", 255);
       p.flags = ReadU32Prop(o, "sendFlags", 0);
@@ -577,10 +581,16 @@ class Qp : public Resource<Qp, QpHandle> {
       if (p.opcode == IBV_WR_BIND_MW) {
         p.mw = MwFromJs(o.Get("mw"), "ibv_wr_bind_mw");
         p.bindRkey = ReadU32(o.Get("bindRkey"), "bindRkey");
-        ReadBindInfo(env, o.Get("bindInfo"), p.bindInfo, keep);
+        ReadBindInfo(env, o.Get("bindInfo"), p.bindInfo, p.keep);
       }
     }
-    if (n == 0) return env.Undefined();
+    PostEx(env, h, ps, n);
+    return env.Undefined();
+  }
+
+  // The first n requests of ps through ibv_wr_start .. ibv_wr_complete: all or nothing.
+  void PostEx(Napi::Env env, const std::shared_ptr<QpHandle> &h, std::vector<ExRequest> &ps, uint32_t n) {
+    if (n == 0) return;
     ibv_qp_ex *q = h->qpx;
     // An op the QP was not created for has no builder (a NULL function pointer in the
     // provider): refuse the whole list before starting it, never call through NULL.
@@ -602,7 +612,7 @@ class Qp : public Resource<Qp, QpHandle> {
     if (badInline >= 0) ThrowBadInline(env, "ibv_wr_set_inline_data_list", badInline, badSge);
     ibv_wr_start(q);
     for (uint32_t i = 0; i < n; i++) {
-      Parsed &p = ps[i];
+      ExRequest &p = ps[i];
       q->wr_id = p.wrId;
       q->wr_flags = p.flags & ~static_cast<unsigned>(IBV_SEND_INLINE);
       switch (p.opcode) {
@@ -646,6 +656,104 @@ class Qp : public Resource<Qp, QpHandle> {
       }
     }
     CheckIbv(env, "ibv_wr_complete", device_, ibv_wr_complete(q));
+  }
+
+
+  // postPacked(words, count, ex): `count` requests packed by the TS layer (send_word /
+  // sge_word, common.h) into `words`, posted with one doorbell through ibv_post_send or,
+  // with `ex`, the ibv_wr_* path. The hot path of Qp.postSend: no N-API property read
+  // and, once the scratch vectors have grown, no allocation per post.
+  Napi::Value PostPacked(const Napi::CallbackInfo &info) {
+    Napi::Env env = info.Env();
+    bool ex = info[2].IsBoolean() && info[2].As<Napi::Boolean>().Value();
+    auto h = Handle(ex ? "ibv_wr_complete" : "ibv_post_send");
+    if (ex && h->qpx == nullptr)
+      ThrowVerbs(env, "ibv_wr_start", device_, EOPNOTSUPP, "the QP was not created as extended");
+    if (!info[0].IsTypedArray() || info[0].As<Napi::TypedArray>().TypedArrayType() != napi_uint32_array)
+      ThrowArgument(env, "words", "postPacked needs a Uint32Array");
+    auto words = info[0].As<Napi::Uint32Array>();
+    const uint32_t *w = words.Data();
+    size_t len = words.ElementLength();
+    uint32_t n = ReadU32(info[1], "count", 0xffff);
+    auto u64At = [&](size_t at) {
+      uint64_t v;
+      std::memcpy(&v, w + at, sizeof v);
+      return v;
+    };
+    // Read and check every request before posting any (nothing half-applied on bad input).
+    if (ex) {
+      if (exScratch_.size() < n) exScratch_.resize(n);
+    } else {
+      scratch_.wrs.assign(n, ibv_send_wr{});
+      if (scratch_.sges.size() < n) scratch_.sges.resize(n);
+      scratch_.ahs.clear();
+    }
+    size_t at = 0;
+    for (uint32_t i = 0; i < n; i++) {
+      using namespace send_word;
+      if (len < at + kCount) ThrowArgument(env, "words", "shorter than the count of requests it should hold");
+      const uint32_t *r = w + at;
+      uint32_t numSge = r[kNumSge];
+      if (r[kOpcode] > 255) ThrowArgument(env, "wrs[" + std::to_string(i) + "].opcode", "must be in [0, 255]");
+      // The window ops carry objects (the MW, the bound MR) the words cannot: they go
+      // through postSend / postSendEx, never here (a NULL window would crash the provider).
+      if (r[kOpcode] == IBV_WR_BIND_MW || r[kOpcode] == IBV_WR_LOCAL_INV || r[kOpcode] == IBV_WR_SEND_WITH_INV)
+        ThrowArgument(env, "wrs[" + std::to_string(i) + "].opcode", "BIND_MW, LOCAL_INV and SEND_WITH_INV are not packed");
+      if ((len - at - kCount) / sge_word::kCount < numSge)
+        ThrowArgument(env, "words", "an SGE count runs past the end");
+      std::vector<ibv_sge> &sges = ex ? exScratch_[i].sges : scratch_.sges[i];
+      sges.resize(numSge);
+      for (uint32_t k = 0; k < numSge; k++) {
+        size_t s = at + kCount + k * sge_word::kCount;
+        sges[k].addr = u64At(s + sge_word::kAddr);
+        sges[k].length = w[s + sge_word::kLength];
+        sges[k].lkey = w[s + sge_word::kLkey];
+      }
+      if (ex) {
+        ExRequest &p = exScratch_[i];
+        p.wrId = u64At(at + kWrId);
+        p.opcode = r[kOpcode];
+        p.flags = r[kSendFlags];
+        p.remoteAddr = u64At(at + kRemoteAddr);
+        p.rkey = r[kRkey];
+        p.compareAdd = u64At(at + kCompareAdd);
+        p.swap = u64At(at + kSwap);
+        p.imm = r[kImmData];
+        p.atomicValue = u64At(at + kAtomicValue);
+        p.flushLength = u64At(at + kFlushLength);
+        p.flushType = r[kFlushType];
+        p.flushLevel = r[kFlushLevel];
+        // The packed set has no window ops: drop what an earlier object-path use left.
+        p.invalidateRkey = 0;
+        p.bindRkey = 0;
+        p.mw.reset();
+        p.keep.clear();
+        if (p.flushType > 0xff || p.flushLevel > 0xff)
+          ThrowArgument(env, "wrs[" + std::to_string(i) + "]", "flushType and flushLevel must fit in 8 bits");
+      } else {
+        ibv_send_wr &wr = scratch_.wrs[i];
+        wr.wr_id = u64At(at + kWrId);
+        wr.opcode = static_cast<ibv_wr_opcode>(r[kOpcode]);
+        wr.send_flags = r[kSendFlags];
+        wr.imm_data = htonl(r[kImmData]);  // the wire carries it big-endian
+        if (wr.opcode == IBV_WR_ATOMIC_CMP_AND_SWP || wr.opcode == IBV_WR_ATOMIC_FETCH_AND_ADD) {
+          wr.wr.atomic.remote_addr = u64At(at + kRemoteAddr);
+          wr.wr.atomic.rkey = r[kRkey];
+          wr.wr.atomic.compare_add = u64At(at + kCompareAdd);
+          wr.wr.atomic.swap = u64At(at + kSwap);
+        } else {
+          wr.wr.rdma.remote_addr = u64At(at + kRemoteAddr);
+          wr.wr.rdma.rkey = r[kRkey];
+        }
+      }
+      at += kCount + static_cast<size_t>(numSge) * sge_word::kCount;
+    }
+    if (ex) {
+      PostEx(env, h, exScratch_, n);
+    } else {
+      scratch_.Link();
+      PostChain(env, h, scratch_);
+    }
     return env.Undefined();
   }
 
@@ -661,6 +769,9 @@ class Qp : public Resource<Qp, QpHandle> {
   }
 
   std::map<uint32_t, std::unique_ptr<SendChain>> prepared_;
+  // postPacked's reused requests (legacy chain, ibv_wr_* list): no allocation per post.
+  SendChain scratch_;
+  std::vector<ExRequest> exScratch_;
   uint32_t nextPrepared_ = 1;
   uint32_t qpNum_ = 0;
   ibv_qp_cap cap_{};

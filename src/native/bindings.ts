@@ -179,6 +179,34 @@ export const WC_LAYOUT = {
 /** u32 words per completion in `NativeCq.poll`'s output (must match native/cq.cc). */
 export const WC_WORDS = 14;
 
+/**
+ * A send request as `NativeQp.postPacked` reads it (native/common.h send_word): u32 word
+ * indices of its header, 64-bit fields native-endian at even indices (written through a
+ * BigUint64Array at index / 2), then `numSge` SGEs of SEND_SGE_WORDS words each.
+ */
+export const SEND_LAYOUT = {
+  wrId: 0,
+  remoteAddr: 2,
+  compareAdd: 4,
+  swap: 6,
+  atomicValue: 8,
+  flushLength: 10,
+  opcode: 12,
+  sendFlags: 13,
+  numSge: 14,
+  immData: 15,
+  rkey: 16,
+  flushType: 17,
+  flushLevel: 18,
+} as const;
+
+/** u32 words of a packed request's header (even: the next one's u64 fields stay aligned). */
+export const SEND_WORDS = 20;
+
+/** An SGE of a packed send request: word indices and size. */
+export const SEND_SGE_LAYOUT = { sgeAddr: 0, sgeLength: 2, sgeLkey: 3 } as const;
+export const SEND_SGE_WORDS = 4;
+
 /** `ibv_cq`, optionally with its own non-blocking completion channel. */
 export interface NativeCq {
   readonly closed: boolean;
@@ -196,8 +224,15 @@ export interface NativeCq {
    */
   poll(words: Uint32Array, max?: number, spinLimit?: number): number;
   requestNotify(solicitedOnly: boolean): void;
+  /**
+   * `ibv_req_notify_cq` (any completion), then one poll as `poll(words, max)`: what a
+   * waiter does before it sleeps, in one call.
+   */
+  armAndPoll(words: Uint32Array, max?: number): number;
   /** Reads (and acknowledges) one pending completion event; false if none. */
   getEvent(): boolean;
+  /** Reads and acknowledges every pending completion event; returns how many. */
+  getEvents(): number;
 }
 
 /** `struct ibv_srq_attr`. */
@@ -416,6 +451,11 @@ export interface NativeQp {
   query(): NativeQpQuery;
   postSend(wrs: NativeSendWr[]): void;
   postSendEx(wrs: NativeSendWr[]): void;
+  /**
+   * Posts `count` requests packed in `words` (SEND_LAYOUT) with one doorbell: through
+   * `ibv_post_send`, or with `ex` the `ibv_wr_*` path. No UD destination.
+   */
+  postPacked(words: Uint32Array, count: number, ex: boolean): void;
   postRecv(wrs: NativeRecvWr[]): void;
   /**
    * `ibv_bind_mw` of a type 1 window (one send-queue request `wrId`, `sendFlags`);
@@ -591,6 +631,10 @@ export interface NativeAddon {
   readonly roundTripLayout: Readonly<Record<keyof typeof ROUND_TRIP_LAYOUT, number>>;
   /** The completion layout NativeCq.poll writes: WC_LAYOUT's indices plus `words`. */
   readonly wcLayout: Readonly<Record<keyof typeof WC_LAYOUT | 'words', number>>;
+  /** What NativeQp.postPacked reads: SEND_LAYOUT and SEND_SGE_LAYOUT, with their sizes. */
+  readonly sendLayout: Readonly<
+    Record<keyof typeof SEND_LAYOUT | keyof typeof SEND_SGE_LAYOUT | 'words' | 'sgeWords', number>
+  >;
   /**
    * The rdma-core >= 45 FLUSH names the addon uses although its headers (44) lack them
    * (native/flush.h), C name -> value.

@@ -48,26 +48,30 @@ export function ntohl(raw: number): number {
   );
 }
 
+const W = WC_LAYOUT;
+
 /** Decodes completion `index` of the addon's poll output (see `WC_LAYOUT`). */
 export function decodeWorkCompletion(words: Uint32Array, index: number): RawWorkCompletion {
   const base = index * WC_WORDS;
-  const at = (k: keyof typeof WC_LAYOUT): number => words[base + WC_LAYOUT[k]] ?? 0;
-  const immDataRaw = at('immDataRaw');
+  const low = words[base + W.wrIdLow] ?? 0;
+  const high = words[base + W.wrIdHigh] ?? 0;
+  const immDataRaw = words[base + W.immDataRaw] ?? 0;
   return {
-    wrId: (BigInt(at('wrIdHigh')) << 32n) | BigInt(at('wrIdLow')),
-    status: at('status'),
-    opcode: at('opcode'),
-    vendorErr: at('vendorErr'),
-    byteLen: at('byteLen'),
+    // One bigint for the common wrId below 2^32 instead of four.
+    wrId: high === 0 ? BigInt(low) : (BigInt(high) << 32n) | BigInt(low),
+    status: words[base + W.status] ?? 0,
+    opcode: words[base + W.opcode] ?? 0,
+    vendorErr: words[base + W.vendorErr] ?? 0,
+    byteLen: words[base + W.byteLen] ?? 0,
     immDataRaw,
     immData: ntohl(immDataRaw),
-    qpNum: at('qpNum'),
-    srcQp: at('srcQp'),
-    wcFlags: at('wcFlags'),
-    pkeyIndex: at('pkeyIndex'),
-    slid: at('slid'),
-    sl: at('sl'),
-    dlidPathBits: at('dlidPathBits'),
+    qpNum: words[base + W.qpNum] ?? 0,
+    srcQp: words[base + W.srcQp] ?? 0,
+    wcFlags: words[base + W.wcFlags] ?? 0,
+    pkeyIndex: words[base + W.pkeyIndex] ?? 0,
+    slid: words[base + W.slid] ?? 0,
+    sl: words[base + W.sl] ?? 0,
+    dlidPathBits: words[base + W.dlidPathBits] ?? 0,
   };
 }
 
@@ -106,7 +110,7 @@ function wcFlagNames(mask: number): WcFlag[] {
     names = flagNames(WC_FLAGS, mask);
     if (flagNameCache.size < 64) flagNameCache.set(mask, names);
   }
-  return [...names];
+  return names.length === 0 ? [] : [...names];
 }
 
 /** Names a raw completion. */

@@ -11,7 +11,7 @@ import type { Context } from './device.js';
 import { VerbsArgumentError, VerbsError } from './errors.js';
 import { Resource } from './lifetime.js';
 import { addon } from './native.js';
-import { type Pending, type WaitOptions, waitFor } from './wait.js';
+import { onNextTurn, type Pending, type WaitOptions, waitFor } from './wait.js';
 
 export type { WaitOptions } from './wait.js';
 
@@ -55,6 +55,13 @@ export class Cq extends Resource<NativeCq> {
   #watcher: NativeFdWatcher | undefined;
   // Reused output area of the native poll (at most 256 completions per call).
   readonly #words = new Uint32Array(256 * WC_WORDS);
+  // Whether the watcher keeps the loop alive, and whether a check that it still should
+  // is due on the next turn of the loop.
+  #watcherRefed = true;
+  #idleCheck = false;
+  // Completions a wake-up polled that no waiter took yet, from #readyHead on.
+  readonly #ready: WorkCompletion[] = [];
+  #readyHead = 0;
 
   /** @internal use `Context.createCq` */
   constructor(native: NativeCq, context: Context, device: string) {
@@ -102,8 +109,24 @@ export class Cq extends Resource<NativeCq> {
     this.#sinks.delete(qpNum);
   }
 
-  #route(wcs: readonly WorkCompletion[]): void {
-    for (const wc of wcs) this.#sinks.get(wc.qpNum)?.deref()?.retire(wc);
+  // Decodes completions [0, n) of the poll output, retiring each in its QP, into `out`.
+  #take(n: number, out: WorkCompletion[]): void {
+    for (let i = 0; i < n; i++) {
+      const wc = toWorkCompletion(decodeWorkCompletion(this.#words, i));
+      this.#sinks.get(wc.qpNum)?.deref()?.retire(wc);
+      out.push(wc);
+    }
+  }
+
+  // Moves up to `max` completions a wake-up polled and no waiter took into `out`: they
+  // came before anything the device still holds.
+  #takeReady(max: number, out: WorkCompletion[]): void {
+    while (out.length < max && this.#readyHead < this.#ready.length)
+      out.push(this.#ready[this.#readyHead++] as WorkCompletion);
+    if (this.#readyHead === this.#ready.length) {
+      this.#ready.length = 0;
+      this.#readyHead = 0;
+    }
   }
 
   /** Up to `max` completions, without waiting (`ibv_poll_cq`). */
@@ -111,14 +134,11 @@ export class Cq extends Resource<NativeCq> {
     if (!Number.isInteger(max) || max < 1 || max > 65536)
       throw new VerbsArgumentError('max', 'must be an integer in [1, 65536]');
     const out: WorkCompletion[] = [];
+    this.#takeReady(max, out);
     while (out.length < max) {
       const want = Math.min(max - out.length, 256);
       const n = this.native.poll(this.#words, want);
-      const fresh: WorkCompletion[] = [];
-      for (let i = 0; i < n; i++)
-        fresh.push(toWorkCompletion(decodeWorkCompletion(this.#words, i)));
-      this.#route(fresh);
-      out.push(...fresh);
+      this.#take(n, out);
       if (n < want) break;
     }
     return out;
@@ -131,6 +151,7 @@ export class Cq extends Resource<NativeCq> {
     if (!Number.isInteger(spinLimit) || spinLimit < 0 || spinLimit > 0xffffffff)
       throw new VerbsArgumentError('spinLimit', 'must be a u32');
     const out: WorkCompletion[] = [];
+    this.#takeReady(count, out);
     // The addon spins in C++ until something arrives: no N-API transition per empty poll.
     while (out.length < count) {
       const n = this.native.poll(this.#words, Math.min(count - out.length, 256), spinLimit);
@@ -140,23 +161,23 @@ export class Cq extends Resource<NativeCq> {
         if (this.#failure !== undefined) throw this.#failure;
         throw new VerbsError('ETIMEDOUT', 110, 'ibv_poll_cq', this.#device, 'no completion');
       }
-      const fresh: WorkCompletion[] = [];
-      for (let i = 0; i < n; i++)
-        fresh.push(toWorkCompletion(decodeWorkCompletion(this.#words, i)));
-      this.#route(fresh);
-      out.push(...fresh);
+      this.#take(n, out);
     }
     return out;
   }
 
   /**
    * The next completion. Uses the completion channel: arms the CQ, re-polls (a
-   * completion may have slipped in before arming), then waits for the channel's fd.
+   * completion may have slipped in before arming), then waits for the channel's fd. A
+   * wake-up polls every completion there is (up to 256): the next calls take them
+   * without a native call, so a batch costs one wake-up.
    */
   next(options: NextOptions = {}): Promise<WorkCompletion> {
     const solicitedOnly = options.solicitedOnly === true;
+    // A solicited-only wait takes nothing already there: only the next solicited event.
     if (!solicitedOnly) {
-      const [first] = this.poll(1);
+      if (this.#readyHead === this.#ready.length) this.#fill(false);
+      const first = this.#shiftReady();
       if (first !== undefined) return Promise.resolve(first);
     }
     if (this.#failure !== undefined) return Promise.reject(this.#failure);
@@ -188,7 +209,16 @@ export class Cq extends Resource<NativeCq> {
           this.context.watchAsyncEvents(-1);
           const i = this.#waiters.indexOf(pending);
           if (i >= 0) this.#waiters.splice(i, 1);
-          if (this.#waiters.length === 0) this.#unwatch();
+          // Idle, the watcher stays (no uv handle made and closed per wait) but no longer
+          // keeps the process alive: from the next turn of the loop, so that a loop that
+          // awaits again at once pays no native call for it.
+          if (this.#waiters.length === 0 && !this.#idleCheck) {
+            this.#idleCheck = true;
+            onNextTurn(() => {
+              this.#idleCheck = false;
+              if (this.#waiters.length === 0) this.#watcherRef(false);
+            });
+          }
         };
       },
     );
@@ -206,38 +236,67 @@ export class Cq extends Resource<NativeCq> {
     }
   }
 
-  // Arm the CQ and watch the channel, then deliver whatever is already there.
+  #shiftReady(): WorkCompletion | undefined {
+    if (this.#readyHead === this.#ready.length) return undefined;
+    const wc = this.#ready[this.#readyHead++];
+    if (this.#readyHead === this.#ready.length) {
+      this.#ready.length = 0;
+      this.#readyHead = 0;
+    }
+    return wc;
+  }
+
+  // One poll of up to 256 completions into the ready queue (with `arm`, after arming the
+  // CQ in the same native call).
+  #fill(arm: boolean): void {
+    const n = arm ? this.native.armAndPoll(this.#words) : this.native.poll(this.#words);
+    this.#take(n, this.#ready);
+  }
+
+  // Watch the channel, arm the CQ and deliver whatever is already there.
   #arm(): void {
-    if (this.#watcher === undefined)
-      this.#watcher = new (addon().NativeFdWatcher)(this.native.channelFd, () =>
-        this.#onReadable(),
-      );
-    const solicitedOnly = this.#armSolicitedOnly();
-    this.native.requestNotify(solicitedOnly);
-    this.#watcher.start();
-    // What slipped in before arming: only for a wait that any completion ends.
-    if (!solicitedOnly) this.#deliver();
+    if (this.#watcher === undefined) {
+      // The callback holds the CQ weakly: the watcher lives as long as the CQ does and
+      // must not keep a forgotten CQ from being collected (it closes when finalized).
+      const cq = new WeakRef(this);
+      this.#watcher = new (addon().NativeFdWatcher)(this.native.channelFd, () => {
+        const self = cq.deref();
+        if (self !== undefined) self.#onReadable();
+      });
+      this.#watcher.start();
+    }
+    this.#watcherRef(true);
+    this.#rearm();
   }
 
-  // Solicited-only while every waiter asked for it (one normal waiter arms for all).
-  #armSolicitedOnly(): boolean {
-    return this.#waiters.length > 0 && this.#waiters.every((w) => this.#solicitedOnly.has(w));
+  // Arm for what the waiters wait for. Solicited-only while every waiter asked for it
+  // (one normal waiter arms for all): no poll, since what is already there must not end
+  // the wait. Otherwise arm and poll in one call, and deliver what slipped in before.
+  #rearm(): void {
+    if (this.#waiters.length > 0 && this.#waiters.every((w) => this.#solicitedOnly.has(w))) {
+      this.native.requestNotify(true);
+      return;
+    }
+    this.#fill(true);
+    this.#deliver();
   }
 
-  // Drop the watcher once nobody waits: it holds a strong reference to its callback
-  // (and so to this CQ), which would keep a forgotten CQ from ever being collected.
-  #unwatch(): void {
-    this.#watcher?.close();
-    this.#watcher = undefined;
+  #watcherRef(ref: boolean): void {
+    if (this.#watcher === undefined || this.#watcherRefed === ref) return;
+    if (ref) this.#watcher.ref();
+    else this.#watcher.unref();
+    this.#watcherRefed = ref;
   }
 
   #onReadable(): void {
     try {
-      while (this.native.getEvent()) {
-        // each event was acknowledged by the addon
-      }
-      if (this.#waiters.length > 0) this.native.requestNotify(this.#armSolicitedOnly());
+      this.native.getEvents();
+      // No waiter (it timed out or took a completion polled directly): nothing to do
+      // until the next wait arms again.
+      if (this.#waiters.length === 0) return;
+      this.#fill(false);
       this.#deliver();
+      if (this.#waiters.length > 0) this.#rearm();
     } catch (e) {
       for (const w of [...this.#waiters]) w.reject(e);
     }
@@ -245,7 +304,7 @@ export class Cq extends Resource<NativeCq> {
 
   #deliver(): void {
     while (this.#waiters.length > 0) {
-      const [wc] = this.poll(1);
+      const wc = this.#shiftReady();
       if (wc === undefined) return;
       this.#waiters[0]?.resolve(wc);
     }
@@ -255,9 +314,12 @@ export class Cq extends Resource<NativeCq> {
   protected override onClosing(): void {
     this.#watcher?.close();
     this.#watcher = undefined;
+    this.#watcherRefed = true;
   }
 
   protected override onClose(): void {
+    this.#ready.length = 0;
+    this.#readyHead = 0;
     this.context.untrackCq(this.#key);
     const err = new VerbsError('EBADF', 9, 'ibv_get_cq_event', this.#device, 'the CQ was closed');
     for (const w of [...this.#waiters]) w.reject(err);

@@ -37,6 +37,7 @@ import { addon } from './native.js';
 import { Pd } from './pd.js';
 import type { Qp } from './qp.js';
 import type { Srq } from './srq.js';
+import { onNextTurn } from './wait.js';
 
 /** One RDMA device as `ibv_get_device_list()` reports it. */
 export interface DeviceInfo {
@@ -120,9 +121,12 @@ export class Context extends Resource<NativeContext> {
   readonly #qps = new Map<number, WeakRef<Qp>>();
   readonly #srqs = new Map<bigint, WeakRef<Srq>>();
   readonly #listeners = new Set<(event: AsyncEvent) => void>();
-  // Watched only while someone waits (an iterator, a cq.next()): the watcher's callback
-  // holds this context, which must stay collectable otherwise.
+  // Watched only while someone waits (an iterator, a cq.next()): between waits the
+  // watcher is stopped, not closed (a wait then costs no uv handle made and closed). Its
+  // callback holds this context weakly, which must stay collectable.
   #asyncWatcher: NativeFdWatcher | undefined;
+  #asyncWatching = false;
+  #asyncIdleCheck = false;
   #asyncWaiters = 0;
 
   /** @internal use {@link openDevice} */
@@ -157,16 +161,27 @@ export class Context extends Resource<NativeContext> {
 
   /** @internal someone starts (+1) or stops (-1) waiting for async events. */
   watchAsyncEvents(delta: 1 | -1): void {
-    this.#asyncWaiters += delta;
-    if (this.#asyncWaiters > 0 && this.#asyncWatcher === undefined && !this.closed) {
-      this.#asyncWatcher = new (addon().NativeFdWatcher)(this.native.asyncFd, () =>
-        this.pollAsyncEvents(),
-      );
+    this.#asyncWaiters = Math.max(0, this.#asyncWaiters + delta);
+    if (this.closed) return;
+    if (this.#asyncWaiters > 0 && !this.#asyncWatching) {
+      if (this.#asyncWatcher === undefined) {
+        const context = new WeakRef(this);
+        this.#asyncWatcher = new (addon().NativeFdWatcher)(this.native.asyncFd, () =>
+          context.deref()?.pollAsyncEvents(),
+        );
+      }
       this.#asyncWatcher.start();
-    } else if (this.#asyncWaiters <= 0) {
-      this.#asyncWaiters = 0;
-      this.#asyncWatcher?.close();
-      this.#asyncWatcher = undefined;
+      this.#asyncWatching = true;
+    } else if (this.#asyncWaiters === 0 && this.#asyncWatching && !this.#asyncIdleCheck) {
+      // Stopped from the next turn of the loop: a loop that awaits again at once (each
+      // `await cq.next()` registers here) pays no native call and no epoll_ctl for it.
+      this.#asyncIdleCheck = true;
+      onNextTurn(() => {
+        this.#asyncIdleCheck = false;
+        if (this.#asyncWaiters > 0 || !this.#asyncWatching) return;
+        this.#asyncWatcher?.stop();
+        this.#asyncWatching = false;
+      });
     }
   }
 
@@ -324,6 +339,7 @@ export class Context extends Resource<NativeContext> {
   protected override onClosing(): void {
     this.#asyncWatcher?.close();
     this.#asyncWatcher = undefined;
+    this.#asyncWatching = false;
   }
 
   protected override onClose(): void {

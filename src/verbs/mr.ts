@@ -72,6 +72,12 @@ export class Mr extends Resource<NativeMr> {
   /** The protection domain (kept reachable, and with it the device, while this MR lives). */
   readonly pd: Pd;
   #closed = false;
+  // Fixed at registration: read once, since every SGE posted reads them and each native
+  // getter is an N-API call (four per SGE cost a few microseconds per post under TCG).
+  readonly #lkey: number;
+  readonly #rkey: number;
+  readonly #addr: bigint;
+  readonly #length: number;
 
   /** @internal use `Pd.regMr` or `Pd.allocMr` */
   constructor(
@@ -90,23 +96,27 @@ export class Mr extends Resource<NativeMr> {
         : allocation.subarray(range.offset, range.offset + range.length);
     this.access = access;
     this.pd = pd;
+    this.#lkey = native.lkey;
+    this.#rkey = native.rkey;
+    this.#addr = native.addr;
+    this.#length = native.length;
   }
 
   /** Local key. */
   get lkey(): number {
-    return this.native.lkey;
+    return this.#lkey;
   }
   /** Remote key (0 on some providers when no remote access was asked for). */
   get rkey(): number {
-    return this.native.rkey;
+    return this.#rkey;
   }
   /** The registered start address (the Buffer's address). */
   get addr(): bigint {
-    return this.native.addr;
+    return this.#addr;
   }
   /** The registered length in bytes. */
   get length(): number {
-    return this.native.length;
+    return this.#length;
   }
   /** True once deregistered. */
   override get closed(): boolean {

@@ -12,7 +12,6 @@ import {
   QP_TYPE,
   type QpType,
   SEND_FLAGS,
-  type SendFlag,
 } from '../ibverbs/constants.js';
 import { ACCESS_FLAGS, QP_STATE, WR_OPCODE, type WrOpcode } from '../ibverbs/index.js';
 import type {
@@ -34,6 +33,7 @@ import { incRkey, type Mw, type MwBind, type MwBindRequest, nativeBindInfo } fro
 import type { Ah, Pd } from './pd.js';
 import { type AddressVector, type QpAttr, type QpStateName, toNativeQpAttr } from './qp-attr.js';
 import { RoundTrip, type RoundTripOptions } from './round-trip.js';
+import { SendPacker } from './send-packer.js';
 import type { Srq } from './srq.js';
 
 /** A work-request opcode name (the C name without `IBV_WR_`), e.g. `'ATOMIC_FETCH_AND_ADD'`. */
@@ -179,40 +179,54 @@ export function nativeSges(
 ): NativeSge[] {
   if (list === undefined) return [];
   if (!Array.isArray(list)) throw new VerbsArgumentError('sgList', 'must be an array');
-  return list.map((s, i) => {
-    if (typeof s !== 'object' || s === null)
-      throw new VerbsArgumentError(`sgList[${i}]`, 'must be an object');
-    if (isRawSge(s)) {
-      if (inline)
-        throw new VerbsArgumentError(
-          `sgList[${i}]`,
-          'inline data must come from an Mr (a raw address is refused with inline)',
-        );
-      return {
-        addr: u64('sge.addr', s.addr),
-        length: u32('sge.length', s.length),
-        lkey: u32('sge.lkey', s.lkey),
-      };
-    }
-    const mr = s.mr;
-    if (mr === undefined || typeof mr !== 'object' || !('native' in mr))
-      throw new VerbsArgumentError(`sgList[${i}].mr`, 'must be an Mr (register the Buffer first)');
-    if (mr.closed)
-      throw new VerbsError('EBADF', 9, 'ibv_post_send', undefined, `sgList[${i}] uses a closed MR`);
-    const offset = s.offset ?? 0;
-    if (!Number.isInteger(offset) || offset < 0)
-      throw new VerbsArgumentError(`sgList[${i}].offset`, 'must be a non-negative integer');
-    const length = s.length ?? mr.length - offset;
-    if (!Number.isInteger(length) || length < 0)
-      throw new VerbsArgumentError(`sgList[${i}].length`, 'must be a non-negative integer');
-    if (offset + length > mr.length)
+  const out: NativeSge[] = [];
+  for (let i = 0; i < list.length; i++) out.push(nativeSge(list[i], i, keep, inline));
+  return out;
+}
+
+function nativeSge(
+  s: Sge | RawSge | undefined,
+  i: number,
+  keep: Resource[],
+  inline: boolean,
+): NativeSge {
+  if (typeof s !== 'object' || s === null)
+    throw new VerbsArgumentError(`sgList[${i}]`, 'must be an object');
+  if (isRawSge(s)) {
+    if (inline)
       throw new VerbsArgumentError(
         `sgList[${i}]`,
-        `[${offset}, ${offset + length}) runs past the end of the MR (length ${mr.length})`,
+        'inline data must come from an Mr (a raw address is refused with inline)',
       );
-    keep.push(mr);
-    return { addr: mr.addr + BigInt(offset), length, lkey: mr.lkey };
-  });
+    return {
+      addr: u64('sge.addr', s.addr),
+      length: u32('sge.length', s.length),
+      lkey: u32('sge.lkey', s.lkey),
+    };
+  }
+  const mr = s.mr;
+  if (mr === undefined || typeof mr !== 'object' || !('native' in mr))
+    throw new VerbsArgumentError(`sgList[${i}].mr`, 'must be an Mr (register the Buffer first)');
+  if (mr.closed)
+    throw new VerbsError('EBADF', 9, 'ibv_post_send', undefined, `sgList[${i}] uses a closed MR`);
+  const offset = s.offset ?? 0;
+  if (!Number.isInteger(offset) || offset < 0)
+    throw new VerbsArgumentError(`sgList[${i}].offset`, 'must be a non-negative integer');
+  const length = s.length ?? mr.length - offset;
+  if (!Number.isInteger(length) || length < 0)
+    throw new VerbsArgumentError(`sgList[${i}].length`, 'must be a non-negative integer');
+  if (offset + length > mr.length)
+    throw new VerbsArgumentError(
+      `sgList[${i}]`,
+      `[${offset}, ${offset + length}) runs past the end of the MR (length ${mr.length})`,
+    );
+  keep.push(mr);
+  return { addr: offset === 0 ? mr.addr : mr.addr + BigInt(offset), length, lkey: mr.lkey };
+}
+
+function indexOfWrId(queue: readonly InFlight[], wrId: bigint): number {
+  for (let i = 0; i < queue.length; i++) if (queue[i]?.wrId === wrId) return i;
+  return -1;
 }
 
 /**
@@ -228,6 +242,7 @@ export class Qp extends Resource<NativeQp> implements CompletionSink {
   readonly srq: Srq | undefined;
   readonly #device: string;
   readonly #sqSigAll: boolean;
+  readonly #extended: boolean;
   readonly #sendQueue: InFlight[] = [];
   readonly #recvQueue: InFlight[] = [];
   readonly #sendQueueDepth: number;
@@ -236,6 +251,8 @@ export class Qp extends Resource<NativeQp> implements CompletionSink {
   // would overflow it (hardware does not check; rxe happens not to care).
   #unsignaledRun = 0;
   #nextWrId = 1n;
+  // The memory postSend packs its requests into for the native call (grown on demand).
+  readonly #packer = new SendPacker();
 
   /** @internal use `Pd.createQp` or `CmId.createQp` (its `cmId` closes it first) */
   constructor(
@@ -255,6 +272,7 @@ export class Qp extends Resource<NativeQp> implements CompletionSink {
     this.recvCq = recvCq;
     this.#device = device;
     this.#sqSigAll = sqSigAll;
+    this.#extended = native.extended;
     this.#sendQueueDepth = native.cap.maxSendWr;
     sendCq.attach(native.qpNum, this);
     recvCq.attach(native.qpNum, this);
@@ -267,7 +285,7 @@ export class Qp extends Resource<NativeQp> implements CompletionSink {
   }
   /** True when created for the `ibv_wr_*` API. */
   get extended(): boolean {
-    return this.native.extended;
+    return this.#extended;
   }
   /** Work requests posted and not yet retired by a polled completion. */
   get inFlight(): { send: number; recv: number } {
@@ -339,18 +357,34 @@ export class Qp extends Resource<NativeQp> implements CompletionSink {
       throw new VerbsArgumentError('opcode', `unknown opcode '${String(wr.opcode)}'`);
     const wrId = wr.wrId === undefined ? this.#nextWrId++ : u64('wrId', wr.wrId);
     const signaled = wr.signaled ?? true;
-    const flags: SendFlag[] = [];
-    if (signaled) flags.push('SIGNALED');
-    if (wr.solicited) flags.push('SOLICITED');
-    if (wr.fence) flags.push('FENCE');
-    if (wr.inline) flags.push('INLINE');
-    let sendFlags = 0;
-    for (const f of flags) sendFlags |= SEND_FLAGS[f];
+    const sendFlags =
+      (signaled ? SEND_FLAGS.SIGNALED : 0) |
+      (wr.solicited ? SEND_FLAGS.SOLICITED : 0) |
+      (wr.fence ? SEND_FLAGS.FENCE : 0) |
+      (wr.inline ? SEND_FLAGS.INLINE : 0);
+    // Every field present (undefined when absent: the addon reads that as absent), so that
+    // every request has one shape and the code reading them stays monomorphic.
     const native: NativeSendWr = {
       wrId,
       opcode,
       sendFlags,
       sgList: nativeSges(wr.sgList, keep, wr.inline === true),
+      immData: undefined,
+      remoteAddr: undefined,
+      rkey: undefined,
+      compareAdd: undefined,
+      swap: undefined,
+      atomicValue: undefined,
+      flushLength: undefined,
+      flushType: undefined,
+      flushLevel: undefined,
+      invalidateRkey: undefined,
+      mw: undefined,
+      bindRkey: undefined,
+      bindInfo: undefined,
+      ah: undefined,
+      remoteQpn: undefined,
+      remoteQkey: undefined,
     };
     if (wr.immData !== undefined) native.immData = u32('immData', wr.immData);
     if (wr.remote !== undefined) {
@@ -481,7 +515,10 @@ export class Qp extends Resource<NativeQp> implements CompletionSink {
     this.#checkUnsignaled(entries);
     const usePath = path ?? (this.extended ? 'ex' : 'legacy');
     try {
-      if (usePath === 'ex') this.native.postSendEx(natives);
+      // The packed form (no N-API property read per field) takes every opcode it knows;
+      // a UD destination or another opcode goes through the object form.
+      if (this.#packer.pack(natives)) this.#packer.post(this.native, usePath === 'ex');
+      else if (usePath === 'ex') this.native.postSendEx(natives);
       else this.native.postSend(natives);
     } catch (e) {
       // ibv_post_send names the refused request; those before it are on the wire. The
@@ -568,16 +605,21 @@ export class Qp extends Resource<NativeQp> implements CompletionSink {
     const fromRecv = wc.ok && isReceiveCompletion(wc.opcodeCode);
     // A receive of an SRQ (or a flushed one: its status carries no opcode) is the SRQ's.
     if (this.srq !== undefined && (fromRecv || !wc.ok) && this.srq.retire(wc.wrId)) return;
-    const queues = fromRecv ? [this.#recvQueue] : [this.#sendQueue, this.#recvQueue];
-    for (const q of queues) {
-      const i = q.findIndex((e) => e.wrId === wc.wrId);
+    // (No closure or array per completion: this runs for every completion polled.)
+    if (!fromRecv) {
+      const sq = this.#sendQueue;
+      const i = indexOfWrId(sq, wc.wrId);
       if (i >= 0) {
         // Send queue: earlier unsignaled requests completed too (in-order retirement).
-        if (q === this.#sendQueue) q.splice(0, i + 1);
-        else q.splice(i, 1);
+        if (i === 0) sq.shift();
+        else sq.splice(0, i + 1);
         return;
       }
     }
+    const rq = this.#recvQueue;
+    const i = indexOfWrId(rq, wc.wrId);
+    if (i === 0) rq.shift();
+    else if (i > 0) rq.splice(i, 1);
   }
 
   /**

@@ -33,7 +33,15 @@ import {
   WC_STATUS,
   WR_OPCODE,
 } from '../../../src/ibverbs/index.js';
-import { ROUND_TRIP_LAYOUT, WC_LAYOUT, WC_WORDS } from '../../../src/native/bindings.js';
+import {
+  ROUND_TRIP_LAYOUT,
+  SEND_LAYOUT,
+  SEND_SGE_LAYOUT,
+  SEND_SGE_WORDS,
+  SEND_WORDS,
+  WC_LAYOUT,
+  WC_WORDS,
+} from '../../../src/native/bindings.js';
 import { addon } from '../../../src/verbs/native.js';
 
 // Names newer than the rdma-core headers the addon is built against (rdma-core 44 has
@@ -124,6 +132,24 @@ describe('TypeScript tables against the headers the addon was built with', () =>
     const { words, ...layout } = addon().wcLayout;
     expect(words).toBe(WC_WORDS);
     expect(layout).toEqual({ ...WC_LAYOUT });
+  });
+
+  it('SEND_LAYOUT and SEND_SGE_LAYOUT are what NativeQp.postPacked reads', () => {
+    const { words, sgeWords, ...layout } = addon().sendLayout;
+    expect(words).toBe(SEND_WORDS);
+    expect(sgeWords).toBe(SEND_SGE_WORDS);
+    expect(layout).toEqual({ ...SEND_LAYOUT, ...SEND_SGE_LAYOUT });
+    // u64 fields sit at even words (a BigUint64Array writes them at index / 2)
+    for (const k of [
+      'wrId',
+      'remoteAddr',
+      'compareAdd',
+      'swap',
+      'atomicValue',
+      'flushLength',
+    ] as const)
+      expect(SEND_LAYOUT[k] % 2).toBe(0);
+    expect(SEND_WORDS % 2).toBe(0);
   });
 
   it('ROUND_TRIP_LAYOUT is the layout of the memory a round trip shares (round_trip.cc)', () => {

@@ -5,6 +5,10 @@ import {
   type NativeQp,
   type NativeRecvWr,
   type NativeSendWr,
+  SEND_LAYOUT,
+  SEND_SGE_LAYOUT,
+  SEND_SGE_WORDS,
+  SEND_WORDS,
   WC_LAYOUT,
   WC_WORDS,
 } from '../../../src/native/bindings.js';
@@ -45,6 +49,8 @@ function scriptedCq(queue: ScriptedWc[]): NativeCq {
     close() {},
     requestNotify() {},
     getEvent: () => false,
+    getEvents: () => 0,
+    armAndPoll: () => 0,
     poll(words: Uint32Array, max?: number) {
       const n = Math.min(queue.length, max ?? 256, words.length / WC_WORDS);
       for (let i = 0; i < n; i++) {
@@ -60,6 +66,37 @@ function scriptedCq(queue: ScriptedWc[]): NativeCq {
       return n;
     },
   };
+}
+
+/** Reads packed requests back as native/qp.cc PostPacked does (SEND_LAYOUT). */
+function unpack(words: Uint32Array, count: number): NativeSendWr[] {
+  const u64 = new BigUint64Array(words.buffer, words.byteOffset);
+  const L = SEND_LAYOUT;
+  const out: NativeSendWr[] = [];
+  let at = 0;
+  for (let i = 0; i < count; i++) {
+    const numSge = words[at + L.numSge] ?? 0;
+    const wr: NativeSendWr = {
+      wrId: u64[(at + L.wrId) / 2] ?? 0n,
+      opcode: words[at + L.opcode] ?? 0,
+      sendFlags: words[at + L.sendFlags] ?? 0,
+      sgList: [],
+      immData: words[at + L.immData] ?? 0,
+      remoteAddr: u64[(at + L.remoteAddr) / 2] ?? 0n,
+      rkey: words[at + L.rkey] ?? 0,
+      compareAdd: u64[(at + L.compareAdd) / 2] ?? 0n,
+      swap: u64[(at + L.swap) / 2] ?? 0n,
+    };
+    at += SEND_WORDS;
+    for (let k = 0; k < numSge; k++, at += SEND_SGE_WORDS)
+      wr.sgList.push({
+        addr: u64[(at + SEND_SGE_LAYOUT.sgeAddr) / 2] ?? 0n,
+        length: words[at + SEND_SGE_LAYOUT.sgeLength] ?? 0,
+        lkey: words[at + SEND_SGE_LAYOUT.sgeLkey] ?? 0,
+      });
+    out.push(wr);
+  }
+  return out;
 }
 
 function scriptedQp(qpNum: number, refuseAt?: number): NativeQp & { posted: NativeSendWr[][] } {
@@ -85,6 +122,7 @@ function scriptedQp(qpNum: number, refuseAt?: number): NativeQp & { posted: Nati
     },
     postSend: refuse,
     postSendEx: refuse,
+    postPacked: (words: Uint32Array, count: number) => refuse(unpack(words, count)),
     postRecv(_wrs: NativeRecvWr[]) {},
     bindMw: () => {
       throw new Error('not scripted');
@@ -172,6 +210,68 @@ describe('in-flight tracking', () => {
         expect(qp.inFlight.send).toBe(signals.length - 1 - lastRetired);
       }),
     );
+  });
+
+  it('packs each request as the addon reads it, every field rewritten on reuse', () => {
+    const { qp, native, mr } = fixture();
+    const remote = mr.remote(16);
+    qp.postSend([
+      {
+        wrId: 0x0123456789abcdefn,
+        opcode: 'ATOMIC_CMP_AND_SWP',
+        sgList: [mr.sge(8, 8)],
+        remote,
+        compare: 0x1122334455667788n,
+        swap: 0x8877665544332211n,
+      },
+      {
+        opcode: 'RDMA_WRITE_WITH_IMM',
+        sgList: [mr.sge(0, 4), mr.sge(32, 16)],
+        remote,
+        immData: 0x12345678,
+        signaled: false,
+        fence: true,
+      },
+    ]);
+    // Then a shorter list into the same memory: nothing of the first may leak into it.
+    qp.postSend({
+      wrId: 0xfedcba9876543210n,
+      opcode: 'SEND',
+      sgList: [mr.sge(4, 4)],
+      solicited: true,
+    });
+    const sge = (offset: number, length: number) => ({
+      addr: mr.addr + BigInt(offset),
+      length,
+      lkey: mr.lkey,
+    });
+    const blank = { immData: 0, remoteAddr: 0n, rkey: 0, compareAdd: 0n, swap: 0n };
+    expect(native.posted).toEqual([
+      [
+        {
+          ...blank,
+          wrId: 0x0123456789abcdefn,
+          opcode: 5,
+          sendFlags: 2,
+          sgList: [sge(8, 8)],
+          remoteAddr: mr.addr + 16n,
+          rkey: mr.rkey,
+          compareAdd: 0x1122334455667788n,
+          swap: 0x8877665544332211n,
+        },
+        {
+          ...blank,
+          wrId: 1n,
+          opcode: 1,
+          sendFlags: 1,
+          sgList: [sge(0, 4), sge(32, 16)],
+          immData: 0x12345678,
+          remoteAddr: mr.addr + 16n,
+          rkey: mr.rkey,
+        },
+      ],
+      [{ ...blank, wrId: 0xfedcba9876543210n, opcode: 2, sendFlags: 6, sgList: [sge(4, 4)] }],
+    ]);
   });
 
   it('refuses an SGE over a closed MR with EBADF before calling the addon', () => {

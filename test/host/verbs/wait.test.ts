@@ -1,6 +1,7 @@
+import { spawnSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { VerbsError } from '../../../src/verbs/errors.js';
-import { type Pending, waitFor } from '../../../src/verbs/wait.js';
+import { onNextTurn, type Pending, waitFor } from '../../../src/verbs/wait.js';
 
 const timeoutError = (ms: number) =>
   new VerbsError('ETIMEDOUT', 110, 'test_wait', undefined, `nothing in ${ms} ms`);
@@ -68,5 +69,58 @@ describe('waitFor (the wrapper’s one way to wait on the event loop)', () => {
     during.abort(new Error('stopped during'));
     await expect(waiting).rejects.toThrow('stopped during');
     expect(s2.state).toMatchObject({ hooked: 1, unhooked: 1 });
+  });
+
+  // Timed waits share one timer (armed for the earliest deadline): each must still end at
+  // its own time, whatever order they come in, and not before it.
+  it('times out each of several waits at its own deadline, in any order of arrival', async () => {
+    const started = performance.now();
+    const ended: [number, number][] = [];
+    const waits = [60, 20, 40, 20].map((ms) => {
+      const s = source<number>();
+      return waitFor({ timeoutMs: ms }, timeoutError, s.register).catch(() => {
+        ended.push([ms, performance.now() - started]);
+      });
+    });
+    // One that settles first does not take the shared timer with it.
+    const s = source<number>();
+    const early = waitFor({ timeoutMs: 10 }, timeoutError, s.register);
+    s.state.pending?.resolve(7);
+    await expect(early).resolves.toBe(7);
+    await Promise.all(waits);
+    expect(ended.map(([ms]) => ms)).toEqual([20, 20, 40, 60]);
+    for (const [ms, at] of ended) expect(at).toBeGreaterThanOrEqual(ms);
+  });
+
+  it('a timed wait that ended keeps no timer: the process exits at once', () => {
+    // A 60 s timeout settled at once: the process must not stay up for the timer.
+    const script = `
+      import { waitFor } from './dist/verbs/wait.js';
+      const err = () => new Error('timeout');
+      const later = await waitFor({ timeoutMs: 60000 }, err, (pending) => {
+        setTimeout(() => pending.resolve(1), 5);
+        return () => {};
+      });
+      const atOnce = await waitFor({ timeoutMs: 60000 }, err, (pending) => {
+        pending.resolve(2);
+        return () => {};
+      });
+      console.log(later + atOnce);`;
+    const started = Date.now();
+    const r = spawnSync(process.execPath, ['--input-type=module', '-e', script], {
+      encoding: 'utf8',
+      timeout: 30_000,
+    });
+    expect(r.stdout.trim(), r.stderr).toBe('3');
+    expect(Date.now() - started).toBeLessThan(20_000);
+  });
+
+  it('onNextTurn runs every callback of a turn once, in order, after the current one', async () => {
+    const order: string[] = [];
+    onNextTurn(() => order.push('a'));
+    onNextTurn(() => order.push('b'));
+    order.push('now');
+    await new Promise((r) => setImmediate(r));
+    expect(order).toEqual(['now', 'a', 'b']);
   });
 });

@@ -1,0 +1,94 @@
+/**
+ * The packed form of `Qp.postSend`'s requests: checked `NativeSendWr`s written into one
+ * reused block of memory (SEND_LAYOUT) that `NativeQp.postPacked` reads. Reading a JS
+ * object's fields through N-API costs a string and a lookup per field (about twenty per
+ * request), which under emulation was most of a post; words in shared memory cost none.
+ */
+
+import { WR_OPCODE } from '../ibverbs/index.js';
+import {
+  type NativeQp,
+  type NativeSendWr,
+  SEND_LAYOUT,
+  SEND_SGE_LAYOUT,
+  SEND_SGE_WORDS,
+  SEND_WORDS,
+} from '../native/bindings.js';
+import { FLUSH_PLACEMENT, FLUSH_SELECTIVITY } from './flush.js';
+
+/**
+ * The opcodes the packed form carries (native/qp.cc PostPacked reads exactly their
+ * fields); any other goes through the object form, which reads whatever it needs.
+ */
+const PACKED_OPCODES: ReadonlySet<number> = new Set([
+  WR_OPCODE.RDMA_WRITE,
+  WR_OPCODE.RDMA_WRITE_WITH_IMM,
+  WR_OPCODE.SEND,
+  WR_OPCODE.SEND_WITH_IMM,
+  WR_OPCODE.RDMA_READ,
+  WR_OPCODE.ATOMIC_CMP_AND_SWP,
+  WR_OPCODE.ATOMIC_FETCH_AND_ADD,
+  WR_OPCODE.ATOMIC_WRITE,
+  WR_OPCODE.FLUSH,
+]);
+
+const L = SEND_LAYOUT;
+const S = SEND_SGE_LAYOUT;
+
+/** One QP's packing memory and the count of requests last packed into it. */
+export class SendPacker {
+  #u32 = new Uint32Array(0);
+  #u64 = new BigUint64Array(0);
+  #count = 0;
+
+  /**
+   * Packs `wrs` (already checked); false, with nothing packed, when one of them needs
+   * the object form (a UD destination, an opcode the packed form does not carry).
+   */
+  pack(wrs: readonly NativeSendWr[]): boolean {
+    let words = 0;
+    for (const wr of wrs) {
+      if (wr.ah !== undefined || !PACKED_OPCODES.has(wr.opcode)) return false;
+      words += SEND_WORDS + wr.sgList.length * SEND_SGE_WORDS;
+    }
+    if (this.#u32.length < words) {
+      const buffer = new ArrayBuffer(Math.max(words, 2 * this.#u32.length) * 4);
+      this.#u32 = new Uint32Array(buffer);
+      this.#u64 = new BigUint64Array(buffer);
+    }
+    const u32 = this.#u32;
+    const u64 = this.#u64;
+    let at = 0;
+    for (const wr of wrs) {
+      // Every field is written: the memory is reused, absent ones must read 0.
+      u64[(at + L.wrId) / 2] = wr.wrId;
+      u64[(at + L.remoteAddr) / 2] = wr.remoteAddr ?? 0n;
+      u64[(at + L.compareAdd) / 2] = wr.compareAdd ?? 0n;
+      u64[(at + L.swap) / 2] = wr.swap ?? 0n;
+      u64[(at + L.atomicValue) / 2] = wr.atomicValue ?? 0n;
+      u64[(at + L.flushLength) / 2] = wr.flushLength ?? 0n;
+      u32[at + L.opcode] = wr.opcode;
+      u32[at + L.sendFlags] = wr.sendFlags;
+      u32[at + L.numSge] = wr.sgList.length;
+      u32[at + L.immData] = wr.immData ?? 0;
+      u32[at + L.rkey] = wr.rkey ?? 0;
+      // The object form's defaults (native/qp.cc PostSendEx) for a request without them.
+      u32[at + L.flushType] = wr.flushType ?? FLUSH_PLACEMENT.GLOBAL;
+      u32[at + L.flushLevel] = wr.flushLevel ?? FLUSH_SELECTIVITY.RANGE;
+      at += SEND_WORDS;
+      for (const sge of wr.sgList) {
+        u64[(at + S.sgeAddr) / 2] = sge.addr;
+        u32[at + S.sgeLength] = sge.length;
+        u32[at + S.sgeLkey] = sge.lkey;
+        at += SEND_SGE_WORDS;
+      }
+    }
+    this.#count = wrs.length;
+    return true;
+  }
+
+  /** Posts what `pack` packed last, with one doorbell (`ex`: the `ibv_wr_*` path). */
+  post(qp: NativeQp, ex: boolean): void {
+    qp.postPacked(this.#u32, this.#count, ex);
+  }
+}
