@@ -10,6 +10,7 @@ import { release } from 'node:os';
 import { makeRdmaWrite } from '../../codec/iwarp/build.js';
 import { probeSiwWith } from '../peer/siw-peer.js';
 import {
+  type Assertion,
   type AssertionResult,
   type ProbePass,
   type Survival,
@@ -93,13 +94,13 @@ function errorText(error: unknown): string {
   return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
 }
 
-/** Runs one assertion where siw is the Responder. */
-export async function runIwarpAssertion(
-  assertion: IwarpAssertion,
+/** The fields every siw0 result starts with. */
+function siwResultBase(
+  assertion: Pick<Assertion, 'id' | 'spec' | 'testerRole'>,
   variant: SiwVariant,
-  kernel = release(),
-): Promise<AssertionResult> {
-  const base = {
+  kernel: string,
+) {
+  return {
     id: assertion.id,
     spec: assertion.spec,
     device: 'siw0',
@@ -108,6 +109,15 @@ export async function runIwarpAssertion(
     kernel,
     topology: assertion.testerRole,
   };
+}
+
+/** Runs one assertion where siw is the Responder. */
+export async function runIwarpAssertion(
+  assertion: IwarpAssertion,
+  variant: SiwVariant,
+  kernel = release(),
+): Promise<AssertionResult> {
+  const base = siwResultBase(assertion, variant, kernel);
   const log = new KernelLog();
   log.mark();
   try {
@@ -161,15 +171,7 @@ export async function runIwarpResponderAssertion(
   variant: SiwVariant,
   kernel = release(),
 ): Promise<AssertionResult> {
-  const base = {
-    id: assertion.id,
-    spec: assertion.spec,
-    device: 'siw0',
-    provider: 'siw' as const,
-    siwVariant: variant,
-    kernel,
-    topology: assertion.testerRole,
-  };
+  const base = siwResultBase(assertion, variant, kernel);
   const log = new KernelLog();
   log.mark();
   try {
