@@ -37,6 +37,15 @@ describe('rdma-interop run --link (no boot)', () => {
       'link-rxe-fetch-add-4qp',
     ]);
     expect(ids(['--link', '--list', '--faults', 'drop=1'])).toEqual(['link-rxe-retry-exhausted']);
+    // The siw hammers need RFC 7306 atomics from both guests' siw.
+    const patched = ['--link', '--list', '--faults', 'drop=0.02', '--siw', 'rfc7306'];
+    expect(ids([...patched, '--device', 'siw0'])).toEqual([
+      'link-siw-fetch-add-x1000',
+      'link-siw-fetch-add-4qp',
+    ]);
+    const stock = run(['--link', '--list', '--faults', 'drop=0.02', '--device', 'siw0']);
+    expect(stock.status).toBe(2);
+    expect(stock.stderr).toContain('no scenario');
     expect(ids(['--link', '--list', '--scenario', 'link-rxe-fetch-add*'])).toEqual([
       'link-rxe-fetch-add',
       'link-rxe-fetch-add-x1000',
