@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import picomatch from 'picomatch';
 import {
   FAULT_LINK_SCENARIOS,
+  isSoakOnly,
   lostWireOf,
   needsSiwAtomics,
 } from '../../interop/link/fault-scenarios.js';
@@ -98,7 +99,9 @@ export function selectLinkScenarios(
       : options.faults !== undefined
         ? FAULT_LINK_SCENARIOS.filter(
             (s) =>
-              (lostWireOf(s) !== undefined) === lostWire && (siwAtomics || !needsSiwAtomics(s)),
+              (lostWireOf(s) !== undefined) === lostWire &&
+              (siwAtomics || !needsSiwAtomics(s)) &&
+              !isSoakOnly(s),
           )
         : LINK_SCENARIOS;
   return table.filter(

@@ -60,10 +60,32 @@ function faultRowScenario(device: 'rxe0' | 'siw0', row: FaultRow): Scenario {
   };
 }
 
+/**
+ * The long variant (`npm run soak`, docs/faulty-wire.md): 4 QPs x 1000 FetchAdd(+1). Only a
+ * `--scenario` pattern selects it, so that a plain `--faults` run (and CI) stays bounded.
+ */
+const SOAK_ROWS: readonly FaultRow[] = [
+  {
+    suffix: 'fetch-add-4qp-x1000',
+    title: '4 QPs at once, 1000 FetchAdd(+1) each, exactly once',
+    program: [{ do: 'hammer', qps: 4, count: 1000, add: 1n }],
+  },
+];
+
+const SOAK_ROW_SCENARIOS: readonly Scenario[] = [
+  ...SOAK_ROWS.map((row) => faultRowScenario('rxe0', row)),
+  ...SOAK_ROWS.map((row) => faultRowScenario('siw0', row)),
+];
+
 const FAULT_ROW_SCENARIOS: readonly Scenario[] = [
   ...EXACTLY_ONCE_ROWS.map((row) => faultRowScenario('rxe0', row)),
   ...EXACTLY_ONCE_ROWS.map((row) => faultRowScenario('siw0', row)),
 ];
+
+/** Whether only a `--scenario` pattern selects `scenario` (a long variant, `npm run soak`). */
+export function isSoakOnly(scenario: Scenario): boolean {
+  return SOAK_ROW_SCENARIOS.includes(scenario);
+}
 
 /** Whether `scenario` needs RFC 7306 atomics from siw (the patched siw on both guests). */
 export function needsSiwAtomics(scenario: Scenario): boolean {
@@ -124,4 +146,8 @@ export function retryTimeClass(lost: LostWire, elapsedMs: number): string {
   return `${(elapsedMs / transportTimeoutMs(lost.timeout)).toFixed(1)} x timeout`;
 }
 
-export const FAULT_LINK_SCENARIOS: readonly Scenario[] = [...FAULT_ROW_SCENARIOS, RETRY_EXHAUSTED];
+export const FAULT_LINK_SCENARIOS: readonly Scenario[] = [
+  ...FAULT_ROW_SCENARIOS,
+  RETRY_EXHAUSTED,
+  ...SOAK_ROW_SCENARIOS,
+];
