@@ -31,7 +31,7 @@ esac
 [ "$(loaded_kind)" = "$want" ] && exit 0
 if [ "$want" = rfc7306 ] && [ ! -f "$patched" ]; then
   log "no patched siw.ko at $patched for kernel $(uname -r): build it on the host with" \
-    "bash scripts/setup/siw-patched.sh <line> (the set-up builds only 6.1 by default)"
+    "bash scripts/setup/siw-patched.sh <line> (the set-up builds every line unless RDMA_INTEROP_SIW_PATCHED_LINES says fewer)"
   exit 1
 fi
 

@@ -7,7 +7,12 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import picomatch from 'picomatch';
-import { FAULT_LINK_SCENARIOS, lostWireOf } from '../../interop/link/fault-scenarios.js';
+import {
+  FAULT_LINK_SCENARIOS,
+  isSoakOnly,
+  lostWireOf,
+  needsSiwAtomics,
+} from '../../interop/link/fault-scenarios.js';
 import { type LinkFaultReport, runLinkScenarios } from '../../interop/link/run.js';
 import { LINK_SCENARIOS } from '../../interop/link/scenarios.js';
 import { renderFindings, renderReport, summaryLine } from '../../interop/report.js';
@@ -77,8 +82,14 @@ function linkKernel(kernel: string | undefined, siw: SiwVariant): LinkGuestKerne
  * pattern chooses from both.
  */
 export function selectLinkScenarios(
-  options: Pick<LinkCliOptions, 'device' | 'scenario' | 'faults'>,
+  options: Pick<LinkCliOptions, 'device' | 'scenario' | 'faults'> & {
+    readonly siw?: SiwVariant | undefined;
+    readonly peerSiw?: SiwVariant | undefined;
+  },
 ): Scenario[] {
+  // The siw hammers need RFC 7306 on both guests: a pattern still selects them explicitly.
+  const siwAtomics =
+    (options.siw ?? 'stock') === 'rfc7306' && (options.peerSiw ?? options.siw) === 'rfc7306';
   const match = options.scenario === undefined ? () => true : picomatch(options.scenario);
   // Without a pattern, `drop=1` selects the lost-wire scenarios and any other faults the rest.
   const lostWire = options.faults?.drop === 1;
@@ -86,7 +97,12 @@ export function selectLinkScenarios(
     options.scenario !== undefined
       ? [...LINK_SCENARIOS, ...FAULT_LINK_SCENARIOS]
       : options.faults !== undefined
-        ? FAULT_LINK_SCENARIOS.filter((s) => (lostWireOf(s) !== undefined) === lostWire)
+        ? FAULT_LINK_SCENARIOS.filter(
+            (s) =>
+              (lostWireOf(s) !== undefined) === lostWire &&
+              (siwAtomics || !needsSiwAtomics(s)) &&
+              !isSoakOnly(s),
+          )
         : LINK_SCENARIOS;
   return table.filter(
     (s) => (options.device === undefined || options.device.includes(s.device)) && match(s.id),

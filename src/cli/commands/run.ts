@@ -83,12 +83,20 @@ function parseDevices(value: string): DeviceName[] {
 
 /** The scenarios and wire probes the filters select. */
 export function selectScenarios(
-  options: Pick<RunOptions, 'device' | 'scenario' | 'link' | 'siw' | 'faults'>,
+  options: Pick<RunOptions, 'device' | 'scenario' | 'link' | 'siw' | 'peerSiw' | 'faults'>,
 ): {
   scenarios: Scenario[];
   probes: typeof WIRE_PROBES;
 } {
-  if (options.link) return { scenarios: selectLinkScenarios(options), probes: [] };
+  // --link refuses --siw both before this (one siw per guest).
+  if (options.link)
+    return {
+      scenarios: selectLinkScenarios({
+        ...options,
+        siw: options.siw === 'both' ? undefined : options.siw,
+      }),
+      probes: [],
+    };
   const match = options.scenario === undefined ? () => true : picomatch(options.scenario);
   const onDevice = (d: DeviceName) => options.device === undefined || options.device.includes(d);
   // The patched siw pass (run-siw.ts): siw0's scenarios that post RFC 7306 operations.

@@ -27,10 +27,12 @@ interface FaultRow {
 }
 
 /**
- * rxe only for now: stock libsiw refuses atomics before the wire (known-behaviour.ts), so
- * the siw rows need the RFC 7306 variant on both guests (`--siw rfc7306` with the pair).
+ * The exactly-once rows, on rxe (requester retry, responder duplicate handling) and on siw
+ * (TCP below MPA: a lost or repeated segment never reaches RDMAP twice). Stock libsiw
+ * refuses atomics before the wire (known-behaviour.ts), so the siw rows need the RFC 7306
+ * variant on both guests (`--siw rfc7306`); selectLinkScenarios leaves them out otherwise.
  */
-const RXE_FAULT_ROWS: readonly FaultRow[] = [
+const EXACTLY_ONCE_ROWS: readonly FaultRow[] = [
   {
     suffix: 'fetch-add-x1000',
     title: '1000 FetchAdd(+1) from one QP, exactly once',
@@ -43,18 +45,52 @@ const RXE_FAULT_ROWS: readonly FaultRow[] = [
   },
 ];
 
-const FAULT_ROW_SCENARIOS: readonly Scenario[] = RXE_FAULT_ROWS.map((row) => ({
-  id: `link-rxe-${row.suffix}`,
-  name: `link-${row.suffix}`,
-  title: `${row.title} (across the link)`,
-  family: 'link-faults',
-  device: 'rxe0',
-  postPath: 'legacy',
-  initial: WORD,
-  remoteAccess: ATOMIC_MR,
-  program: row.program,
-  captureWire: false,
-}));
+function faultRowScenario(device: 'rxe0' | 'siw0', row: FaultRow): Scenario {
+  return {
+    id: `link-${device === 'rxe0' ? 'rxe' : 'siw'}-${row.suffix}`,
+    name: `link-${row.suffix}`,
+    title: `${row.title} (across the link)`,
+    family: 'link-faults',
+    device,
+    postPath: 'legacy',
+    initial: WORD,
+    remoteAccess: ATOMIC_MR,
+    program: row.program,
+    captureWire: false,
+  };
+}
+
+/**
+ * The long variant (`npm run soak`, docs/faulty-wire.md): 4 QPs x 1000 FetchAdd(+1). Only a
+ * `--scenario` pattern selects it, so that a plain `--faults` run (and CI) stays bounded.
+ */
+const SOAK_ROWS: readonly FaultRow[] = [
+  {
+    suffix: 'fetch-add-4qp-x1000',
+    title: '4 QPs at once, 1000 FetchAdd(+1) each, exactly once',
+    program: [{ do: 'hammer', qps: 4, count: 1000, add: 1n }],
+  },
+];
+
+const SOAK_ROW_SCENARIOS: readonly Scenario[] = [
+  ...SOAK_ROWS.map((row) => faultRowScenario('rxe0', row)),
+  ...SOAK_ROWS.map((row) => faultRowScenario('siw0', row)),
+];
+
+const FAULT_ROW_SCENARIOS: readonly Scenario[] = [
+  ...EXACTLY_ONCE_ROWS.map((row) => faultRowScenario('rxe0', row)),
+  ...EXACTLY_ONCE_ROWS.map((row) => faultRowScenario('siw0', row)),
+];
+
+/** Whether only a `--scenario` pattern selects `scenario` (a long variant, `npm run soak`). */
+export function isSoakOnly(scenario: Scenario): boolean {
+  return SOAK_ROW_SCENARIOS.includes(scenario);
+}
+
+/** Whether `scenario` needs RFC 7306 atomics from siw (the patched siw on both guests). */
+export function needsSiwAtomics(scenario: Scenario): boolean {
+  return scenario.device === 'siw0' && scenario.program.some((step) => step.do === 'hammer');
+}
 
 /**
  * A scenario for a wire that loses every RoCE frame (`--faults drop=1`; the relay spares
@@ -110,4 +146,8 @@ export function retryTimeClass(lost: LostWire, elapsedMs: number): string {
   return `${(elapsedMs / transportTimeoutMs(lost.timeout)).toFixed(1)} x timeout`;
 }
 
-export const FAULT_LINK_SCENARIOS: readonly Scenario[] = [...FAULT_ROW_SCENARIOS, RETRY_EXHAUSTED];
+export const FAULT_LINK_SCENARIOS: readonly Scenario[] = [
+  ...FAULT_ROW_SCENARIOS,
+  RETRY_EXHAUSTED,
+  ...SOAK_ROW_SCENARIOS,
+];

@@ -307,9 +307,19 @@ async function respondSiw(
     const qp = id.createQp(pd, { sendCq: cq });
     const receives = postReceives(scenario, qp, mr);
     await id.accept({ initiatorDepth: IRD_ORD, responderResources: IRD_ORD });
+    // A hammer program's further QPs: one more connection each (iWARP connects through
+    // rdma_cm, not by hand as rxe does), in the order the requester connects them.
+    const extras: CmId[] = [];
+    for (let i = 0; i < extraQpsOf(scenario); i++) {
+      const more = await listener.nextConnectRequest({ timeoutMs: MESSAGE_TIMEOUT_MS });
+      more.id.createQp(pd, { sendCq: cq });
+      await more.id.accept({ initiatorDepth: IRD_ORD, responderResources: IRD_ORD });
+      extras.push(more.id);
+    }
     await finish(scenario, socket, lines, cq, receives, buffer);
     // The requester disconnects on `finished` too: both ends at once (kernel-runtime.md).
     await id.disconnect().catch(() => {});
+    for (const more of extras) await more.disconnect().catch(() => {});
   } finally {
     closeQuietly(channel, context);
   }
@@ -546,13 +556,26 @@ async function requestSiw(
     await client.resolveRoute();
     context = client.context();
     const pd = context.allocPd();
-    const cq = context.createCq({ cqe: 16 });
+    const hammer = hammerStepOf(scenario);
+    const cq = context.createCq({ cqe: hammer === undefined ? 16 : hammerCqe(hammer.qps) });
     const qp = client.createQp(pd, { sendCq: cq });
     await client.connect({ initiatorDepth: IRD_ORD, responderResources: IRD_ORD });
-    const observed = await runRequests(scenario, { qp, cq, pd }, ready);
+    // A hammer program's further QPs, each its own rdma_cm connection on the same channel.
+    const clients: CmId[] = [];
+    const extras: Qp[] = [];
+    for (let i = 0; i < extraQpsOf(scenario); i++) {
+      const more = channel.createId();
+      await more.resolveAddr(LINK_ADDRESSES.siw0[place.peer], ready.port ?? 0);
+      await more.resolveRoute();
+      extras.push(more.createQp(pd, { sendCq: cq }));
+      await more.connect({ initiatorDepth: IRD_ORD, responderResources: IRD_ORD });
+      clients.push(more);
+    }
+    const observed = await runRequests(scenario, { qp, cq, pd, extras }, ready);
     send(socket, { type: 'done', id: scenario.id, consumed: consumedBy(scenario, observed) });
     const finished = await expect(lines, 'finished');
     await client.disconnect().catch(() => {});
+    for (const more of clients) await more.disconnect().catch(() => {});
     return {
       id: scenario.id,
       serverPort: ready.port ?? 0,

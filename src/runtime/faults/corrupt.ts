@@ -8,6 +8,8 @@
  *   accepts it and only the MPA CRC can catch it (RFC 5044 §8: the connection is then
  *   terminated, with a Terminate naming the LLP error).
  */
+
+import { MPA_REPLY_KEY, MPA_REQUEST_KEY } from '../../codec/iwarp/mpa-frames.js';
 import { internetChecksum, ipv4PseudoHeader } from '../../codec/net/checksum.js';
 import type { Prng } from './prng.js';
 
@@ -91,10 +93,26 @@ export function tcpChecksum(frame: Uint8Array, segment: TcpSegment): number {
   return internetChecksum(pseudo, bytes);
 }
 
+const MPA_KEYS = [MPA_REQUEST_KEY, MPA_REPLY_KEY].map((key) => new TextEncoder().encode(key));
+
+/**
+ * True when the segment's data starts with an MPA Request or Reply key (RFC 5044 §7.1).
+ * These frames carry no CRC (the CRC is negotiated by them, §7.1 "C" bit): a changed byte
+ * there tests MPA's start-up, not the FPDU CRC that `corrupt-payload` is for.
+ */
+export function isMpaStartFrame(frame: Uint8Array, segment: TcpSegment): boolean {
+  return MPA_KEYS.some(
+    (key) =>
+      segment.end - segment.data >= key.length &&
+      key.every((byte, i) => frame[segment.data + i] === byte),
+  );
+}
+
 /**
  * Changes one data byte of a TCP segment (XOR with a non-zero value) and rewrites the TCP
- * checksum; false (frame untouched) when the frame is not TCP with data or its ports are
- * in `spare` (the control channel between the guests must stay intact).
+ * checksum; false (frame untouched) when the frame is not TCP with data, its ports are in
+ * `spare` (the control channel between the guests must stay intact) or it is an MPA
+ * Request or Reply (isMpaStartFrame).
  */
 export function corruptTcpPayload(
   frame: Uint8Array,
@@ -104,6 +122,7 @@ export function corruptTcpPayload(
   const segment = tcpSegmentOf(frame);
   if (segment === undefined || segment.end <= segment.data) return false;
   if (spare.includes(segment.srcPort) || spare.includes(segment.dstPort)) return false;
+  if (isMpaStartFrame(frame, segment)) return false;
   const at = segment.data + prng.below(segment.end - segment.data);
   frame[at] = (frame[at] ?? 0) ^ (1 + prng.below(255));
   const sum = tcpChecksum(frame, segment);

@@ -37,10 +37,25 @@ describe('rdma-interop run --link (no boot)', () => {
       'link-rxe-fetch-add-4qp',
     ]);
     expect(ids(['--link', '--list', '--faults', 'drop=1'])).toEqual(['link-rxe-retry-exhausted']);
+    // The siw hammers need RFC 7306 atomics from both guests' siw.
+    const patched = ['--link', '--list', '--faults', 'drop=0.02', '--siw', 'rfc7306'];
+    expect(ids([...patched, '--device', 'siw0'])).toEqual([
+      'link-siw-fetch-add-x1000',
+      'link-siw-fetch-add-4qp',
+    ]);
+    // The long variant (npm run soak) only by a pattern.
+    expect(ids(['--link', '--list', '--scenario', 'link-rxe-fetch-add-4qp*'])).toEqual([
+      'link-rxe-fetch-add-4qp',
+      'link-rxe-fetch-add-4qp-x1000',
+    ]);
+    const stock = run(['--link', '--list', '--faults', 'drop=0.02', '--device', 'siw0']);
+    expect(stock.status).toBe(2);
+    expect(stock.stderr).toContain('no scenario');
     expect(ids(['--link', '--list', '--scenario', 'link-rxe-fetch-add*'])).toEqual([
       'link-rxe-fetch-add',
       'link-rxe-fetch-add-x1000',
       'link-rxe-fetch-add-4qp',
+      'link-rxe-fetch-add-4qp-x1000',
     ]);
     expect(rowsOf(run(['--link', '--list', '--faults', 'drop=1']).stdout)).toEqual(
       FAULT_LINK_SCENARIOS.filter((s) => s.id.endsWith('retry-exhausted')).map(listRowOf),

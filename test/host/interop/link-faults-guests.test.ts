@@ -9,9 +9,11 @@ import type { LinkFaultReport } from '../../../src/interop/link/run.js';
 // it: two guest pairs one after the other, each behind the seeded fault relay.
 // - drop 2 %, duplicate 1 %: 1000 FetchAdd(+1) from one QP and 4 x 250 from 4 QPs on
 //   rxe stay exactly-once (every fetched value distinct, the final word exact);
+// - the same on siw, with the patched (RFC 7306) siw on both guests: exactly-once through
+//   TCP, which repeats what the relay drops and discards what it duplicates before MPA;
 // - drop everything (ARP and the control channel are spared): RETRY_EXC_ERR after the QP's
 //   retry_cnt, at (1 + retry_cnt) transport timers.
-// About 2 x 22 s of guest time under TCG (boot included; docs/figures.md).
+// About 2 x 22 s + 32 s of guest time under TCG (boot included; docs/figures.md).
 
 const CLI = join(process.cwd(), 'dist', 'cli', 'main.js');
 
@@ -31,12 +33,12 @@ interface Run {
   faults: LinkFaultReport | undefined;
 }
 
-async function runLink(faults: string): Promise<Run> {
+async function runLink(faults: string, more: readonly string[] = []): Promise<Run> {
   const dir = mkdtempSync(join(tmpdir(), 'rdma-interop-faults-'));
   let output = '';
   const child = spawn(
     process.execPath,
-    [CLI, 'run', '--link', '--faults', faults, '--report', dir],
+    [CLI, 'run', '--link', ...more, '--faults', faults, '--report', dir],
     {
       stdio: ['ignore', 'pipe', 'pipe'],
     },
@@ -63,14 +65,16 @@ async function runLink(faults: string): Promise<Run> {
 
 let lossy: Run | undefined;
 let lost: Run | undefined;
+let siw: Run | undefined;
 
 beforeAll(async () => {
   lossy = await runLink('drop=0.02,dup=0.01,seed=7');
   lost = await runLink('drop=1,seed=1');
-}, 900_000);
+  siw = await runLink('drop=0.02,dup=0.01,seed=7', ['--device', 'siw0', '--siw', 'rfc7306']);
+}, 1_200_000);
 
 afterAll(() => {
-  for (const run of [lossy, lost])
+  for (const run of [lossy, lost, siw])
     if (run !== undefined) rmSync(run.dir, { recursive: true, force: true });
 });
 
@@ -138,5 +142,26 @@ describe('run --link --faults: the seeded fault relay between two guests', () =>
     const scenario = lost?.faults?.scenarios.find((s) => s.id === 'link-rxe-retry-exhausted');
     expect(scenario?.sideA).toMatchObject({ requests: 4, repeatedRequests: 3, responses: 0 });
     expect(scenario?.sideB.requests).toBe(0);
+  });
+
+  it('drop 2 %, dup 1 % on siw (RFC 7306 on both guests): every FetchAdd exactly once through TCP', () => {
+    expect(siw?.scenarios.map((s) => [s.id, s.verdict, s.error])).toEqual([
+      ['link-siw-fetch-add-x1000', 'match', undefined],
+      ['link-siw-fetch-add-4qp', 'match', undefined],
+    ]);
+    expect(siw?.status).toBe(0);
+    for (const id of ['link-siw-fetch-add-x1000', 'link-siw-fetch-add-4qp']) {
+      const fields = entry(siw, id).device_fields ?? {};
+      expect(fields['hammer1.succeeded']).toBe('1000');
+      expect(fields['hammer1.distinct']).toBe('1000');
+      expect(fields['hammer1.sequence']).toBe('every intermediate sum once');
+      expect(fields['mem[8]']).toBe('0x0123456789abd1d7');
+    }
+    // The relay did lose and repeat segments on siw's link (TCP hid them from MPA).
+    const link = siw?.faults?.links.siw0;
+    for (const c of [link?.aToB, link?.bToA]) {
+      expect(c?.dropped).toBeGreaterThan(0);
+      expect(c?.duplicated).toBeGreaterThan(0);
+    }
   });
 });

@@ -8,7 +8,9 @@ import { BthOpcode } from '../../../src/codec/roce/opcodes.js';
 import type { RunEnvironment } from '../../../src/interop/environment.js';
 import {
   FAULT_LINK_SCENARIOS,
+  isSoakOnly,
   lostWireOf,
+  needsSiwAtomics,
   RETRY_EXHAUSTED,
   retryExhaustionMs,
   retryTimeClass,
@@ -243,11 +245,23 @@ describe('faulty wire: the scenarios and their judgement', () => {
     expect(early.differences.map((d) => d.field)).toEqual(['requester.wc1.after']);
   });
 
-  it('every faulty-wire scenario is rxe (stock libsiw refuses atomics before the wire)', () => {
-    expect(FAULT_LINK_SCENARIOS.map((s) => [s.id, s.device, s.captureWire])).toEqual([
-      ['link-rxe-fetch-add-x1000', 'rxe0', false],
-      ['link-rxe-fetch-add-4qp', 'rxe0', false],
-      ['link-rxe-retry-exhausted', 'rxe0', false],
+  it('the faulty-wire scenarios: siw only where atomics need RFC 7306, the long ones by pattern', () => {
+    expect(
+      FAULT_LINK_SCENARIOS.map((s) => [
+        s.id,
+        s.device,
+        s.captureWire,
+        needsSiwAtomics(s),
+        isSoakOnly(s),
+      ]),
+    ).toEqual([
+      ['link-rxe-fetch-add-x1000', 'rxe0', false, false, false],
+      ['link-rxe-fetch-add-4qp', 'rxe0', false, false, false],
+      ['link-siw-fetch-add-x1000', 'siw0', false, true, false],
+      ['link-siw-fetch-add-4qp', 'siw0', false, true, false],
+      ['link-rxe-retry-exhausted', 'rxe0', false, false, false],
+      ['link-rxe-fetch-add-4qp-x1000', 'rxe0', false, false, true],
+      ['link-siw-fetch-add-4qp-x1000', 'siw0', false, true, true],
     ]);
   });
 });

@@ -268,6 +268,21 @@ describe('corruption', () => {
     expect(corruptTcpPayload(ack.slice(), prng)).toBe(false);
     expect(corruptTcpPayload(frameOf(1).slice(), prng)).toBe(false);
   });
+
+  it('spares the MPA Request and Reply (no CRC yet), not an FPDU after them', () => {
+    const prng = new Prng(5);
+    for (const key of ['MPA ID Req Frame', 'MPA ID Rep Frame']) {
+      const start = new Uint8Array(20 + 8);
+      start.set(new TextEncoder().encode(key));
+      const frame = tcpFrame([40_001, 50_002], start);
+      const original = frame.slice();
+      expect(corruptTcpPayload(frame, prng)).toBe(false);
+      expect(frame).toEqual(original);
+    }
+    // One byte off the key ("MPA ID Req Framf"): an ordinary segment, corrupted.
+    const near = new TextEncoder().encode('MPA ID Req Framf');
+    expect(corruptTcpPayload(tcpFrame([40_001, 50_002], near), prng)).toBe(true);
+  });
 });
 
 describe('the relay on loopback (two sockets stand in for the guests)', () => {
