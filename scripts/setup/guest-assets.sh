@@ -104,10 +104,12 @@ mapfile -t image_parts < <(depends_of "$image_pkg=$pkg_version" | grep -E '^linu
   grep -F -e "-$abi-" || true)
 mapfile -t header_parts < <(depends_of "linux-headers-$kver=$pkg_version" | grep -E '^linux-(headers|kbuild)-' || true)
 wanted=("$image_pkg" "${image_parts[@]}" "linux-headers-$kver" "${header_parts[@]}" "linux-source-$series")
-step "downloading Debian kernel $kver ($pkg_version from $suite): ${wanted[*]}"
+mapfile -t pinned < <(suite_pin_versions "$suite" "$pkg_version" "${wanted[@]}")
+[ "${#pinned[@]}" -eq "${#wanted[@]}" ] || die "not every kernel package is in the $suite package lists: ${wanted[*]}"
+step "downloading Debian kernel $kver ($pkg_version from $suite): ${pinned[*]}"
 (
   cd "$dir/debs"
-  aget download -q "${wanted[@]/%/=$pkg_version}" 2>&1 |
+  aget download -q "${pinned[@]}" 2>&1 |
     grep -v -e '^Get:' -e 'unsandboxed' -e '^Fetched' || true
 )
 [ "$(find "$dir/debs" -name '*.deb' | wc -l)" -eq "${#wanted[@]}" ] ||

@@ -101,10 +101,12 @@ build_line() {
     # 6.12 and later name the kbuild package after the ABI.
     [ "$series" = 6.1 ] || wanted[-1]="linux-kbuild-$abi"
   fi
-  step "downloading ${wanted[*]} ($pkg_version) for the patched siw.ko of line $line"
+  local pinned
+  mapfile -t pinned < <(suite_pin_versions "$suite" "$pkg_version" "${wanted[@]}")
+  step "downloading ${pinned[*]} for the patched siw.ko of line $line"
   (
     cd "$work/debs"
-    apt-get "${aget_opts[@]}" download -q "${wanted[@]/%/=$pkg_version}" 2>&1 |
+    apt-get "${aget_opts[@]}" download -q "${pinned[@]}" 2>&1 |
       grep -v -e '^Get:' -e 'unsandboxed' -e '^Fetched' || true
   )
   ls "$work"/debs/linux-source-*.deb >/dev/null 2>&1 || die "download of linux-source-$series $pkg_version failed"

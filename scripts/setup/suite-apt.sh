@@ -71,3 +71,25 @@ suite_apt_ready() {
     step_done "apt-get update for $suite"
   fi
 }
+
+# suite_pin_versions SUITE VERSION PKG...: one "PKG=VER" line per package that the suite's
+# lists have: VER is the kernel's own VERSION where the archive still has that package at
+# it, else the package's candidate. The kernel's parts depend on each other with ">=" where
+# they may (the headers on "linux-kbuild-6.1 (>= 6.1.192-2)"), and bookworm-security keeps
+# only the newest linux-kbuild-6.1: on 2026-11-28 it had 6.1.192-3 beside an image of
+# 6.1.192-2, and a download of every part pinned to 6.1.192-2 failed. SUITE "host" is the
+# host's own apt.
+suite_pin_versions() {
+  local suite=$1 version=$2 pkg candidate
+  shift 2
+  local cache=(apt-cache)
+  [ "$suite" = host ] || cache=(suite_apt_cache "$suite")
+  for pkg in "$@"; do
+    if "${cache[@]}" show "$pkg=$version" >/dev/null 2>&1; then
+      echo "$pkg=$version"
+    else
+      candidate=$("${cache[@]}" show --no-all-versions "$pkg" 2>/dev/null | sed -n 's/^Version: //p' | head -n1)
+      [ -z "$candidate" ] || echo "$pkg=$candidate"
+    fi
+  done
+}
