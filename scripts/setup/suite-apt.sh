@@ -85,7 +85,8 @@ suite_pin_versions() {
   local cache=(apt-cache)
   [ "$suite" = host ] || cache=(suite_apt_cache "$suite")
   for pkg in "$@"; do
-    if "${cache[@]}" show "$pkg=$version" >/dev/null 2>&1; then
+    # (apt-cache show PKG=VER exits 0 with no output for a version it does not have)
+    if "${cache[@]}" show "$pkg=$version" 2>/dev/null | grep -q '^Version: '; then
       echo "$pkg=$version"
     else
       candidate=$("${cache[@]}" show --no-all-versions "$pkg" 2>/dev/null | sed -n 's/^Version: //p' | head -n1)
