@@ -80,13 +80,17 @@ suite_apt_ready() {
 # 6.1.192-2, and a download of every part pinned to 6.1.192-2 failed. SUITE "host" is the
 # host's own apt.
 suite_pin_versions() {
-  local suite=$1 version=$2 pkg candidate
+  local suite=$1 version=$2 pkg candidate shown
   shift 2
   local cache=(apt-cache)
   [ "$suite" = host ] || cache=(suite_apt_cache "$suite")
   for pkg in "$@"; do
-    # (apt-cache show PKG=VER exits 0 with no output for a version it does not have)
-    if "${cache[@]}" show "$pkg=$version" 2>/dev/null | grep -q '^Version: '; then
+    # apt-cache show PKG=VER exits 0 with no output for a version it does not have. Its
+    # output is read whole first: `| grep -q` would close the pipe at the first match and,
+    # under pipefail, turn apt-cache's SIGPIPE into a miss (linux-source-6.1 6.1.192-2 was
+    # passed over for 6.1.192-3 that way).
+    shown=$("${cache[@]}" show "$pkg=$version" 2>/dev/null || true)
+    if grep -q '^Version: ' <<<"$shown"; then
       echo "$pkg=$version"
     else
       candidate=$("${cache[@]}" show --no-all-versions "$pkg" 2>/dev/null | sed -n 's/^Version: //p' | head -n1)
