@@ -25,7 +25,7 @@ export function siwVariantEnv(variant: SiwVariant, assets: GuestAssets): Record<
   if (missing.length > 0)
     throw new GuestRuntimeError(
       'assets-missing',
-      `no patched siw for kernel ${assets.kernelRelease} (${missing.join(', ')} missing): build it with 'bash scripts/setup/siw-patched.sh <line>' (the set-up builds the 6.1 line)`,
+      `no patched siw for kernel ${assets.kernelRelease} (${missing.join(', ')} missing): build it with 'bash scripts/setup/siw-patched.sh <line>' (the set-up builds it for every kernel line; a kernel of one's own has none)`,
     );
   return { RDMA_INTEROP_SIW: 'rfc7306', LD_LIBRARY_PATH: lib };
 }
