@@ -17,6 +17,7 @@
  * `consume`.
  */
 import { DecodeError } from '../errors.js';
+import { appendPending, type PendingBytes } from '../pending-bytes.js';
 
 /** Bytes a direction may hold beyond a hole before the hole is reported and the direction dropped. */
 export const MAX_HELD_BYTES = 16 * 1024 * 1024;
@@ -87,7 +88,7 @@ interface Held<F> {
 }
 
 /** One TCP direction, reassembled as it arrives; `F` is the consumer's frame reference. */
-export class TcpStream<F> {
+export class TcpStream<F> implements PendingBytes {
   /** Whether the stream's first sequence number is known (a SYN or the first data). */
   private started = false;
   /** Sequence number of the next byte expected. */
@@ -250,17 +251,7 @@ export class TcpStream<F> {
 
   /** In-order bytes the consumer keeps for later: appended to the pending bytes. */
   append(bytes: Uint8Array, from: F): void {
-    if (this.tail + bytes.length > this.buf.length) {
-      const live = this.tail - this.head;
-      const size = Math.max(4096, this.buf.length, (live + bytes.length) * 2);
-      const next = size === this.buf.length ? this.buf : new Uint8Array(size);
-      next.set(this.buf.subarray(this.head, this.tail), 0);
-      this.buf = next;
-      this.head = 0;
-      this.tail = live;
-    }
-    this.buf.set(bytes, this.tail);
-    this.tail += bytes.length;
+    appendPending(this, bytes, 4096);
     this.pieceOffsets.push(this.received);
     this.pieceFrames.push(from);
     this.received += bytes.length;
