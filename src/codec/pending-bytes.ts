@@ -11,6 +11,16 @@ export interface PendingBytes {
   tail: number;
 }
 
+/** Makes room for `n` pending bytes in all, moving the pending bytes to the front of a new buffer. */
+export function reservePending(q: PendingBytes, n: number): void {
+  if (q.buf.length - q.head >= n) return;
+  const next = new Uint8Array(n);
+  next.set(q.buf.subarray(q.head, q.tail), 0);
+  q.buf = next;
+  q.tail -= q.head;
+  q.head = 0;
+}
+
 /**
  * Appends `bytes` behind `q`'s pending bytes. When they do not fit, the pending bytes move
  * to the front, into a buffer twice what they need (at least `minSize`) only when `buf`

@@ -120,10 +120,14 @@ export class TcpStream<F> implements PendingBytes {
   /**
    * @param lastFrom the frame of the last in-order bytes (at first: a placeholder).
    * @param holdLimit bytes held beyond a hole before `accept` answers 'gap'.
+   * @param stablePayloads the payloads given to `accept` stay unchanged (reassembleTcp's
+   *   segments): a held segment keeps a view of its bytes, not a copy (the streaming
+   *   decoders reuse their chunks, so they keep the default).
    */
   constructor(
     public lastFrom: F,
     readonly holdLimit = MAX_HELD_BYTES,
+    readonly stablePayloads = false,
   ) {}
 
   /** Fixes the sequence number of stream offset 0 before any segment (see `firstSequence`). */
@@ -175,7 +179,8 @@ export class TcpStream<F> implements PendingBytes {
     }
     if (delta > 0) {
       if (this.heldBytes + length > this.holdLimit) return 'gap';
-      this.hold({ offset: this.received + delta, payload: b.slice(start, end), from });
+      const payload = this.stablePayloads ? b.subarray(start, end) : b.slice(start, end);
+      this.hold({ offset: this.received + delta, payload, from });
       return 'new';
     }
     if (delta < 0) this.onRepeated?.(this.received + delta, b, start, start - delta);
