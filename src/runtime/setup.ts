@@ -6,13 +6,13 @@
  * uses in a checkout); this module runs them, streams their progress and maps failures
  * to typed errors.
  */
-import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { requireKnownOptions } from '../arguments.js';
 import { ArgumentError } from '../errors.js';
 import { findGuestAssets, type GuestAssets } from './assets.js';
 import { GuestRuntimeError } from './errors.js';
 import { DEFAULT_KERNEL_LINE, kernelLine } from './kernel-lines.js';
+import { runLineChild } from './line-child.js';
 import { cacheRoot, packageRoot } from './paths.js';
 
 export interface SetupOptions {
@@ -42,66 +42,33 @@ export function runScript(
   options: SetupOptions,
 ): Promise<void> {
   const progress = options.onProgress ?? (() => {});
-  return new Promise<void>((resolveRun, rejectRun) => {
-    if (options.signal?.aborted) {
-      rejectRun(new GuestRuntimeError('aborted', 'set-up stopped before it started'));
-      return;
-    }
-    const child = spawn('bash', [join(packageRoot(), 'scripts', 'setup', script), ...args], {
-      env: { ...process.env, RDMA_INTEROP_CACHE: cacheRoot() },
-      stdio: ['ignore', 'pipe', 'pipe'],
-      // Its own process group, so that an abort stops the script and what it started
-      // (apt-get, make) together.
-      detached: true,
-    });
-    const tail: string[] = [];
-    const onLine = (line: string) => {
-      if (line === '') return;
-      tail.push(line);
-      if (tail.length > TAIL_LINES) tail.shift();
-      progress(line);
-    };
-    for (const stream of [child.stdout, child.stderr]) {
-      let pending = '';
-      stream.on('data', (chunk: Buffer) => {
-        pending += chunk.toString();
-        const lines = pending.split('\n');
-        pending = lines.pop() ?? '';
-        for (const line of lines) onLine(line);
-      });
-      stream.on('end', () => onLine(pending));
-    }
-    let aborted = false;
-    const onAbort = () => {
-      aborted = true;
-      try {
-        if (child.pid !== undefined) process.kill(-child.pid, 'SIGTERM');
-      } catch {
-        // Already gone.
-      }
-    };
-    options.signal?.addEventListener('abort', onAbort, { once: true });
-    child.on('error', (error) => {
-      options.signal?.removeEventListener('abort', onAbort);
-      rejectRun(new GuestRuntimeError('setup-failed', `cannot run bash: ${error.message}`));
-    });
-    child.on('close', (code) => {
-      options.signal?.removeEventListener('abort', onAbort);
-      if (aborted) {
-        rejectRun(new GuestRuntimeError('aborted', `set-up stopped during ${script}`));
-      } else if (code === 0) {
-        resolveRun();
-      } else if (code === PACKAGES_MISSING_STATUS) {
-        rejectRun(new GuestRuntimeError('packages-missing', tail.join('\n')));
-      } else {
-        rejectRun(
-          new GuestRuntimeError(
-            'setup-failed',
-            `${script} failed (status ${code}):\n${tail.join('\n')}`,
-          ),
-        );
-      }
-    });
+  if (options.signal?.aborted)
+    return Promise.reject(new GuestRuntimeError('aborted', 'set-up stopped before it started'));
+  const tail: string[] = [];
+  const onLine = (line: string) => {
+    if (line === '') return;
+    tail.push(line);
+    if (tail.length > TAIL_LINES) tail.shift();
+    progress(line);
+  };
+  return runLineChild('bash', [join(packageRoot(), 'scripts', 'setup', script), ...args], {
+    env: { ...process.env, RDMA_INTEROP_CACHE: cacheRoot() },
+    ...(options.signal === undefined ? {} : { signal: options.signal }),
+    // The group: an abort stops the script and what it started (apt-get, make) together.
+    killSignal: 'SIGTERM',
+    lineBreak: /\n/,
+    onLine,
+  }).then(({ status, aborted, error }) => {
+    if (error !== undefined)
+      throw new GuestRuntimeError('setup-failed', `cannot run bash: ${error.message}`);
+    if (aborted) throw new GuestRuntimeError('aborted', `set-up stopped during ${script}`);
+    if (status === 0) return;
+    if (status === PACKAGES_MISSING_STATUS)
+      throw new GuestRuntimeError('packages-missing', tail.join('\n'));
+    throw new GuestRuntimeError(
+      'setup-failed',
+      `${script} failed (status ${status}):\n${tail.join('\n')}`,
+    );
   });
 }
 

@@ -181,6 +181,16 @@ export class LazyCaptureDecoder {
     return item;
   }
 
+  /** An item of direction `d`'s connection: its endpoints, connection index and direction set. */
+  private beginOn(kind: LazyItemKind, d: LazyDirection, from: FrameRef): LazyItem {
+    const item = this.begin(kind, from);
+    item.source = d.source;
+    item.destination = d.destination;
+    item.connection = this.connectionIndex(d);
+    item.direction = d.source === d.connection.client ? 'client-to-server' : 'server-to-client';
+    return item;
+  }
+
   /** A frame the fast parse does not follow: the eager decoder says whether it is malformed. */
   private slowFrame(linkType: number, b: Uint8Array, start: number, end: number, from: FrameRef) {
     const f = decodeFrame(linkType, b.subarray(start, end));
@@ -365,16 +375,11 @@ export class LazyCaptureDecoder {
       const total = body + MPA_CRC_LENGTH;
       if (end - at < total) break;
       const origin = from ?? d.frameAt(streamStart + (at - start));
-      const item = this.begin('fpdu', origin);
-      item.source = d.source;
-      item.destination = d.destination;
-      item.connection = this.connectionIndex(d);
-      item.direction = d.source === d.connection.client ? 'client-to-server' : 'server-to-client';
+      const item = this.beginOn('fpdu', d, origin);
       if (crc) {
         const p = at + body;
-        const field = ((b[p]! << 24) | (b[p + 1]! << 16) | (b[p + 2]! << 8) | b[p + 3]!) >>> 0;
         item.crcState =
-          crc32c(b.subarray(at, at + body)) === crcFieldValue(field) ? 'valid' : 'invalid';
+          crc32c(b.subarray(at, at + body)) === crcFieldValue(u32At(b, p)) ? 'valid' : 'invalid';
       } else item.crcState = 'not-in-use';
       item.rdmap.at(b, at + 2, ulpduLength);
       this.counts.fpdus++;
@@ -390,11 +395,7 @@ export class LazyCaptureDecoder {
   }
 
   private problem(d: LazyDirection, from: FrameRef, error: DecodeError): void {
-    const item = this.begin('problem', from);
-    item.source = d.source;
-    item.destination = d.destination;
-    item.connection = this.connectionIndex(d);
-    item.direction = d.source === d.connection.client ? 'client-to-server' : 'server-to-client';
+    const item = this.beginOn('problem', d, from);
     item.error = error;
     this.counts.problems++;
     this.onItem(item);
@@ -414,11 +415,7 @@ export class LazyCaptureDecoder {
       this.connectionIndex(d);
     },
     mpaFrame: (d, frame, at) => {
-      const item = this.begin('mpa-frame', at);
-      item.source = d.source;
-      item.destination = d.destination;
-      item.connection = this.connectionIndex(d);
-      item.direction = d.source === d.connection.client ? 'client-to-server' : 'server-to-client';
+      const item = this.beginOn('mpa-frame', d, at);
       item.mpaFrame = frame;
       this.onItem(item);
     },
@@ -433,11 +430,7 @@ export class LazyCaptureDecoder {
       for (;;) {
         const fpdu = d.nextFpdu(this.sink);
         if (fpdu === undefined) return;
-        const item = this.begin('fpdu', d.frameAt(d.consumed));
-        item.source = d.source;
-        item.destination = d.destination;
-        item.connection = this.connectionIndex(d);
-        item.direction = d.source === d.connection.client ? 'client-to-server' : 'server-to-client';
+        const item = this.beginOn('fpdu', d, d.frameAt(d.consumed));
         item.crcState = fpdu.crcState;
         const ulpdu = fpdu.fpdu.ulpdu.slice();
         item.rdmap.at(ulpdu, 0, ulpdu.length);

@@ -12,6 +12,7 @@
  */
 import { ArgumentError } from '../../errors.js';
 import { TcpFlag } from '../net/tcp.js';
+import { reservePending } from '../pending-bytes.js';
 import { firstSequence, type InOrderBytes, type SequenceGap, TcpStream } from './tcp-stream.js';
 
 /** One TCP segment as captured. */
@@ -107,7 +108,11 @@ function newDirection(source: TcpEndpoint, destination: TcpEndpoint): DirectionS
  * in capture order with nothing given up, and each hole that never fills closing a run.
  */
 function finish(d: DirectionState): TcpDirection {
-  const stream = new TcpStream<number>(-1, Number.POSITIVE_INFINITY);
+  const stream = new TcpStream<number>(-1, Number.POSITIVE_INFINITY, true);
+  // Room for every byte of the direction at once: the appends never regrow the buffer.
+  let bytes = 0;
+  for (const s of d.segments) bytes += s.payload.length;
+  reservePending(stream, bytes);
   const start = firstSequence(d.segments);
   if (start !== undefined) stream.startAt(start);
   let bytesBeforeStart = 0;

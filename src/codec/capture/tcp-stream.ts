@@ -17,6 +17,7 @@
  * `consume`.
  */
 import { DecodeError } from '../errors.js';
+import { appendPending, type PendingBytes } from '../pending-bytes.js';
 
 /** Bytes a direction may hold beyond a hole before the hole is reported and the direction dropped. */
 export const MAX_HELD_BYTES = 16 * 1024 * 1024;
@@ -87,7 +88,7 @@ interface Held<F> {
 }
 
 /** One TCP direction, reassembled as it arrives; `F` is the consumer's frame reference. */
-export class TcpStream<F> {
+export class TcpStream<F> implements PendingBytes {
   /** Whether the stream's first sequence number is known (a SYN or the first data). */
   private started = false;
   /** Sequence number of the next byte expected. */
@@ -119,10 +120,14 @@ export class TcpStream<F> {
   /**
    * @param lastFrom the frame of the last in-order bytes (at first: a placeholder).
    * @param holdLimit bytes held beyond a hole before `accept` answers 'gap'.
+   * @param stablePayloads the payloads given to `accept` stay unchanged (reassembleTcp's
+   *   segments): a held segment keeps a view of its bytes, not a copy (the streaming
+   *   decoders reuse their chunks, so they keep the default).
    */
   constructor(
     public lastFrom: F,
     readonly holdLimit = MAX_HELD_BYTES,
+    readonly stablePayloads = false,
   ) {}
 
   /** Fixes the sequence number of stream offset 0 before any segment (see `firstSequence`). */
@@ -174,7 +179,8 @@ export class TcpStream<F> {
     }
     if (delta > 0) {
       if (this.heldBytes + length > this.holdLimit) return 'gap';
-      this.hold({ offset: this.received + delta, payload: b.slice(start, end), from });
+      const payload = this.stablePayloads ? b.subarray(start, end) : b.slice(start, end);
+      this.hold({ offset: this.received + delta, payload, from });
       return 'new';
     }
     if (delta < 0) this.onRepeated?.(this.received + delta, b, start, start - delta);
@@ -250,17 +256,7 @@ export class TcpStream<F> {
 
   /** In-order bytes the consumer keeps for later: appended to the pending bytes. */
   append(bytes: Uint8Array, from: F): void {
-    if (this.tail + bytes.length > this.buf.length) {
-      const live = this.tail - this.head;
-      const size = Math.max(4096, this.buf.length, (live + bytes.length) * 2);
-      const next = size === this.buf.length ? this.buf : new Uint8Array(size);
-      next.set(this.buf.subarray(this.head, this.tail), 0);
-      this.buf = next;
-      this.head = 0;
-      this.tail = live;
-    }
-    this.buf.set(bytes, this.tail);
-    this.tail += bytes.length;
+    appendPending(this, bytes, 4096);
     this.pieceOffsets.push(this.received);
     this.pieceFrames.push(from);
     this.received += bytes.length;

@@ -187,18 +187,27 @@ export interface TaggedSegmentFields {
   readonly last?: boolean;
 }
 
+/** A tagged segment of `kind` (RFC 5040 §4.3: RDMA Write and RDMA Read Response are tagged). */
+function taggedSegment<K extends (RdmaWrite | RdmaReadResponse)['kind']>(
+  kind: K,
+  f: TaggedSegmentFields,
+  profile: IwarpProfile,
+): { kind: K } & Omit<RdmaWrite, 'kind'> {
+  requireBuilderArguments(f, profile);
+  return {
+    kind,
+    ddp: { tagged: true, last: f.last ?? true, stag: f.stag, taggedOffset: f.taggedOffset },
+    control: controlBitsFor(profile),
+    payload: f.payload,
+  };
+}
+
 /** A tagged RDMA Write segment (RFC 5040 §4.3). */
 export function makeRdmaWrite(
   f: TaggedSegmentFields,
   profile: IwarpProfile = DEFAULT_IWARP_PROFILE,
 ): RdmaWrite {
-  requireBuilderArguments(f, profile);
-  return {
-    kind: 'rdma-write',
-    ddp: { tagged: true, last: f.last ?? true, stag: f.stag, taggedOffset: f.taggedOffset },
-    control: controlBitsFor(profile),
-    payload: f.payload,
-  };
+  return taggedSegment('rdma-write', f, profile);
 }
 
 /** A tagged RDMA Read Response segment (RFC 5040 §4.3). */
@@ -206,13 +215,7 @@ export function makeReadResponse(
   f: TaggedSegmentFields,
   profile: IwarpProfile = DEFAULT_IWARP_PROFILE,
 ): RdmaReadResponse {
-  requireBuilderArguments(f, profile);
-  return {
-    kind: 'rdma-read-response',
-    ddp: { tagged: true, last: f.last ?? true, stag: f.stag, taggedOffset: f.taggedOffset },
-    control: controlBitsFor(profile),
-    payload: f.payload,
-  };
+  return taggedSegment('rdma-read-response', f, profile);
 }
 
 /** An RDMA Read Request on QN 1 (RFC 5040 §4.4). */

@@ -7,6 +7,7 @@
  * are file offsets.
  */
 import { DecodeError, type DecodeResult, decoded, failed } from '../errors.js';
+import { appendPending, type PendingBytes } from '../pending-bytes.js';
 import type { CaptureRecord } from './linktype.js';
 import { decodePcap, isPcap } from './pcap.js';
 import { decodePcapng, isPcapng, PcapngBlockType } from './pcapng.js';
@@ -32,10 +33,10 @@ function tooLarge(layer: 'pcap' | 'pcapng', field: string, at: number, n: number
 }
 
 /** Bytes not consumed yet, appended to by `push`, consumed from the front. */
-class ByteQueue {
-  private buf = new Uint8Array(64 * 1024);
-  private head = 0;
-  private tail = 0;
+class ByteQueue implements PendingBytes {
+  buf = new Uint8Array(64 * 1024);
+  head = 0;
+  tail = 0;
   /** File offset of the first unconsumed byte. */
   offset = 0;
 
@@ -44,18 +45,7 @@ class ByteQueue {
   }
 
   push(chunk: Uint8Array): void {
-    if (this.tail + chunk.length > this.buf.length) {
-      // Move the live bytes to the front, in a bigger buffer only when they need it.
-      const live = this.length;
-      const size = Math.max(this.buf.length, (live + chunk.length) * 2);
-      const next = size === this.buf.length ? this.buf : new Uint8Array(size);
-      next.set(this.buf.subarray(this.head, this.tail), 0);
-      this.buf = next;
-      this.head = 0;
-      this.tail = live;
-    }
-    this.buf.set(chunk, this.tail);
-    this.tail += chunk.length;
+    appendPending(this, chunk);
   }
 
   /** A view of the first `n` bytes (valid until the next push). */

@@ -24,7 +24,11 @@ import type { QpState } from '../../ibverbs/qp-state.js';
 import type { WcStatus } from '../../ibverbs/wc-status.js';
 import { type EngineFailure, taggedAccessFailure } from '../errors/failure-table.js';
 import { buildTerminate } from '../errors/terminate.js';
-import type { StreamIdentity, TaggedBufferTable } from '../memory/tagged-buffer.js';
+import type {
+  StreamIdentity,
+  TaggedAccessFailure,
+  TaggedBufferTable,
+} from '../memory/tagged-buffer.js';
 import { errorCompletion, type WorkCompletion } from '../projection/work-completion.js';
 import { type IwarpSendState, newIwarpSendState, workRequestToIwarp } from './to-iwarp.js';
 import type { WorkRequest, WorkRequestError } from './work-request.js';
@@ -174,19 +178,11 @@ export class Requester {
   #atomicResponse(message: AtomicResponse): RequesterResult {
     // RFC 7306 §5.1: "the Message Sequence Number (MSN) will be used to locate the
     // corresponding Atomic Operation request".
-    const index = this.#inFlight.findIndex(
-      (o) => o.responseMsn === message.ddp.messageSequenceNumber,
-    );
-    const entry = this.#inFlight[index];
-    if (
-      entry === undefined ||
-      message.ddp.messageSequenceNumber !== this.#expectedQn3Msn ||
-      entry.requestIdentifier !== message.originalRequestIdentifier
-    )
+    const entry = this.#qn3Request(message.ddp.messageSequenceNumber);
+    if (entry === undefined || entry.requestIdentifier !== message.originalRequestIdentifier)
       // RFC 7306 §5.2.2: an invalid Atomic Response surfaces an error at the Requester.
       return this.#fail('unexpected-response', message);
-    this.#expectedQn3Msn = (this.#expectedQn3Msn + 1) >>> 0;
-    this.#inFlight.splice(index, 1);
+    this.#retireQn3(entry);
     const localError = this.#placeAtomicOriginal(entry.wr, message.originalRemoteDataValue);
     if (localError !== undefined) return this.#localError(entry.wr, localError);
     const completion: WorkCompletion = {
@@ -244,18 +240,8 @@ export class Requester {
     const entry = this.#inFlight[index];
     if (entry === undefined || entry.wr.opcode !== 'RDMA_READ')
       return this.#fail('unexpected-response', message);
-    const local = this.#options.localBuffers;
-    if (local !== undefined && this.#options.stream !== undefined) {
-      const check = local.check(
-        this.#options.stream,
-        message.ddp.stag,
-        message.ddp.taggedOffset,
-        message.payload.length,
-        'LOCAL_WRITE',
-      );
-      if (!check.ok) return this.#fail(taggedAccessFailure(check.failure, 'ddp'), message);
-      check.access.buffer.memory.set(message.payload, check.access.offset);
-    }
+    const refused = this.#placeLocal(message.ddp.stag, message.ddp.taggedOffset, message.payload);
+    if (refused !== undefined) return this.#fail(taggedAccessFailure(refused, 'ddp'), message);
     if (!message.ddp.last) return { sent: [], completions: [], failure: undefined };
     this.#inFlight.splice(index, 1);
     const completion: WorkCompletion = {
@@ -271,32 +257,15 @@ export class Requester {
 
   #readV2Response(message: ReadV2Response): RequesterResult {
     // V2 draft §6: "the MSN MUST be used to locate the corresponding RDMA Read V2 request".
-    const index = this.#inFlight.findIndex(
-      (o) => o.responseMsn === message.ddp.messageSequenceNumber,
-    );
-    const entry = this.#inFlight[index];
-    if (
-      entry === undefined ||
-      entry.wr.opcode !== 'RDMA_READ' ||
-      message.ddp.messageSequenceNumber !== this.#expectedQn3Msn
-    )
+    const entry = this.#qn3Request(message.ddp.messageSequenceNumber);
+    if (entry === undefined || entry.wr.opcode !== 'RDMA_READ')
       return this.#fail('unexpected-response', message);
     const wr = entry.wr;
-    const local = this.#options.localBuffers;
-    if (local !== undefined && this.#options.stream !== undefined) {
-      const check = local.check(
-        this.#options.stream,
-        wr.localSTag,
-        wr.localAddr + BigInt(message.ddp.messageOffset),
-        message.payload.length,
-        'LOCAL_WRITE',
-      );
-      if (!check.ok) return this.#fail('message-too-long', message);
-      check.access.buffer.memory.set(message.payload, check.access.offset);
-    }
+    const to = wr.localAddr + BigInt(message.ddp.messageOffset);
+    if (this.#placeLocal(wr.localSTag, to, message.payload) !== undefined)
+      return this.#fail('message-too-long', message);
     if (!message.ddp.last) return { sent: [], completions: [], failure: undefined };
-    this.#expectedQn3Msn = (this.#expectedQn3Msn + 1) >>> 0;
-    this.#inFlight.splice(index, 1);
+    this.#retireQn3(entry);
     const completion: WorkCompletion = {
       wrId: wr.wrId,
       status: 'SUCCESS',
@@ -306,6 +275,34 @@ export class Requester {
       flags: [],
     };
     return { sent: this.#release(), completions: [completion], failure: undefined };
+  }
+
+  /**
+   * The request a QN 3 response answers, located by the response's MSN (RFC 7306 §5.1, V2
+   * draft §6), or undefined when none waits for it or it is not the MSN expected next.
+   */
+  #qn3Request(msn: number): Outstanding | undefined {
+    const entry = this.#inFlight.find((o) => o.responseMsn === msn);
+    return msn === this.#expectedQn3Msn ? entry : undefined;
+  }
+
+  /** The QN 3 response of `entry` is complete: the next MSN is expected, its ORD slot freed. */
+  #retireQn3(entry: Outstanding): void {
+    this.#expectedQn3Msn = (this.#expectedQn3Msn + 1) >>> 0;
+    this.#inFlight.splice(this.#inFlight.indexOf(entry), 1);
+  }
+
+  /**
+   * Writes `payload` at (`stag`, `to`) of the requester's local buffers, when it models them
+   * (IBTA 10.7.3: a local write access); the check's failure when refused.
+   */
+  #placeLocal(stag: number, to: bigint, payload: Uint8Array): TaggedAccessFailure | undefined {
+    const local = this.#options.localBuffers;
+    if (local === undefined || this.#options.stream === undefined) return undefined;
+    const check = local.check(this.#options.stream, stag, to, payload.length, 'LOCAL_WRITE');
+    if (!check.ok) return check.failure;
+    check.access.buffer.memory.set(payload, check.access.offset);
+    return undefined;
   }
 
   /** Moves waiting requests into freed ORD slots; returns their messages. */
