@@ -1,12 +1,15 @@
 /**
- * Issue 11, CI: the interop suite on every kernel line (6.1, 6.12, 7.3; rxe0 and siw0 on
+ * Issue 11, CI: the interop suite on the newer kernel lines (6.12, 7.3; rxe0 and siw0 on
  * each), one guest per kernel, strict (a difference no record explains fails, and so does
  * a record that stops holding on a kernel whose range it names), and the comparison report
- * across them. Boots three guests: the longest host test. CI leaves out the concurrency
- * scenarios (`*-concurrent-*`: thousands of FetchAdds from several QPs and processes, about
- * a third of the suite's time under TCG): the kernel tests run them on 6.1 in the guest
- * (test/kernel/interop/suite.test.ts), and `npm run matrix` runs every scenario on every
- * line (the same command without the selection).
+ * across them. CI leaves out two things `npm run matrix` (every scenario on 6.1, 6.12 and
+ * 7.3) runs:
+ * - the 6.1 line: the kernel tests run the whole suite on 6.1 in their own guest
+ *   (test/kernel/interop/suite.test.ts, concurrency scenarios included), so a third guest
+ *   here ran the same scenarios on the same kernel again (about 100 s of a quiet CI run,
+ *   150 s of a loaded one, measured 2026-11-28);
+ * - the concurrency scenarios (`*-concurrent-*`: thousands of FetchAdds from several QPs
+ *   and processes, about a third of the suite's time under TCG), which that 6.1 run has.
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
@@ -18,12 +21,13 @@ import type { Comparison } from '../../../src/interop/comparison/index.js';
 // wants to see, and the closing notes quote it.
 const report = join('.cache', 'results', 'kernel-matrix');
 const IN_CI = '!(*-concurrent-*)';
+const LINES = ['6.12', '7.3'];
 rmSync(report, { recursive: true, force: true });
 mkdirSync(report, { recursive: true });
 
 describe('the suite on every kernel line', () => {
   it(
-    'passes strictly on 6.1, 6.12 and 7.3 and writes one report per kernel plus the comparison',
+    'passes strictly on 6.12 and 7.3 and writes one report per kernel plus the comparison',
     () => {
       const run = spawnSync(
         process.execPath,
@@ -31,7 +35,7 @@ describe('the suite on every kernel line', () => {
           'dist/cli/main.js',
           'run',
           '--kernels',
-          'all',
+          LINES.join(','),
           '--strict',
           '--scenario',
           IN_CI,
@@ -42,7 +46,7 @@ describe('the suite on every kernel line', () => {
       );
       const tail = `${run.stdout.slice(-4000)}\n${run.stderr.slice(-4000)}`;
       expect(run.status, tail).toBe(0);
-      for (const line of ['6.1', '6.12', '7.3']) {
+      for (const line of LINES) {
         const results = JSON.parse(readFileSync(join(report, line, 'results.json'), 'utf8'));
         expect(results.totals.scenarios, line).toBeGreaterThan(0);
         expect(results.totals.passed, line).toBe(results.totals.scenarios);
@@ -55,19 +59,17 @@ describe('the suite on every kernel line', () => {
       expect(
         comparison.runs.map((k) => [k.label, k.kernel.split('.').slice(0, 2).join('.')]),
       ).toEqual([
-        ['6.1', '6.1'],
         ['6.12', '6.12'],
         ['7.3', '7.3'],
       ]);
-      // The newer lines run rdma-core 56.1 built from source; 6.1 the host's 44.
-      expect(comparison.runs.map((k) => k.rdmaCore.split('.')[0])).toEqual(['44', '56', '56']);
-      // Known cross-kernel changes show up as changed fields (siw's query_qp state, ~6.8).
-      const siwState = comparison.fields.find(
-        (f) => f.device === 'siw0' && f.field.endsWith('.state') && f.changed,
-      );
-      expect(siwState?.values['6.1']).toBe('RESET');
+      // Both newer lines run rdma-core 56.1 built from source (6.1 runs the host's 44).
+      expect(comparison.runs.map((k) => k.rdmaCore.split('.')[0])).toEqual(['56', '56']);
+      // Every observed value of both lines is in the comparison with both lines' value
+      // (docs/kernels.md: 6.12.95 and 7.3.4 agreed on every value on 2026-11-23).
+      expect(comparison.fields.length).toBeGreaterThan(100);
+      for (const f of comparison.fields) expect(Object.keys(f.values).sort()).toEqual(LINES);
       expect(existsSync(join(report, 'comparison.md'))).toBe(true);
-      // `rdma-interop compare` over the three kernel reports is the same comparison (the
+      // `rdma-interop compare` over the kernel reports is the same comparison (the
       // labels are the paths given instead of the kernel lines).
       const merged = spawnSync(
         process.execPath,
@@ -75,13 +77,13 @@ describe('the suite on every kernel line', () => {
           'dist/cli/main.js',
           'compare',
           '--json',
-          ...['6.1', '6.12', '7.3'].map((l) => join(report, l)),
+          ...LINES.map((l) => join(report, l)),
         ],
         { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 },
       );
       expect(merged.status, merged.stderr).toBe(0);
       const again = JSON.parse(merged.stdout) as Comparison;
-      expect(again.runs).toHaveLength(3);
+      expect(again.runs).toHaveLength(LINES.length);
       expect(again.changedCount).toBe(comparison.changedCount);
       expect(again.fields.map((f) => Object.values(f.values))).toEqual(
         comparison.fields.map((f) => Object.values(f.values)),
