@@ -73,12 +73,7 @@ describe('the suite on every kernel line', () => {
       // labels are the paths given instead of the kernel lines).
       const merged = spawnSync(
         process.execPath,
-        [
-          'dist/cli/main.js',
-          'compare',
-          '--json',
-          ...LINES.map((l) => join(report, l)),
-        ],
+        ['dist/cli/main.js', 'compare', '--json', ...LINES.map((l) => join(report, l))],
         { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 },
       );
       expect(merged.status, merged.stderr).toBe(0);
