@@ -16,6 +16,7 @@ import {
   type Survival,
   survivalFailed,
 } from './assertion.js';
+import type { FuzzSummary } from './fuzz-loop.js';
 import type { IwarpAssertion } from './iwarp-assertions.js';
 import {
   answerLine,
@@ -27,7 +28,6 @@ import {
   type SiwVariant,
   undecodableLine,
 } from './iwarp-expect.js';
-import type { FuzzSummary } from './iwarp-fuzz.js';
 import { type IwarpResponderAssertion, runResponderAssertion } from './iwarp-responder-peer.js';
 import { checkSurvival, KernelLog } from './survival.js';
 
@@ -111,6 +111,22 @@ function siwResultBase(
   };
 }
 
+/** The `fail` of an assertion whose run threw, with the survival checked after it. */
+function threw(
+  base: ReturnType<typeof siwResultBase>,
+  alive: Survival | undefined,
+  error: unknown,
+): AssertionResult {
+  return {
+    ...base,
+    verdict: 'fail',
+    expected: null,
+    observed: null,
+    ...(alive === undefined ? {} : { survival: alive }),
+    note: errorText(error),
+  };
+}
+
 /** Runs one assertion where siw is the Responder. */
 export async function runIwarpAssertion(
   assertion: IwarpAssertion,
@@ -153,15 +169,7 @@ export async function runIwarpAssertion(
       note: notes.join('; '),
     };
   } catch (error) {
-    const alive = assertion.hostile ? await survival(log) : undefined;
-    return {
-      ...base,
-      verdict: 'fail',
-      expected: null,
-      observed: null,
-      ...(alive === undefined ? {} : { survival: alive }),
-      note: errorText(error),
-    };
+    return threw(base, assertion.hostile ? await survival(log) : undefined, error);
   }
 }
 
@@ -202,15 +210,7 @@ export async function runIwarpResponderAssertion(
         : {}),
     };
   } catch (error) {
-    const alive = await survival(log);
-    return {
-      ...base,
-      verdict: 'fail',
-      expected: null,
-      observed: null,
-      survival: alive,
-      note: errorText(error),
-    };
+    return threw(base, await survival(log), error);
   }
 }
 

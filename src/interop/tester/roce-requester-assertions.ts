@@ -3,14 +3,16 @@
  * and answers (here: not at all). The expectation comes from the engine's requester rule
  * (src/engine/roce/rc-requester-retry.ts).
  */
-import { isDeepStrictEqual } from 'node:util';
 import { decodeRocePacket } from '../../codec/roce/packet.js';
 import { noAnswerOutcome } from '../../engine/roce/rc-requester-retry.js';
 import type { Assertion, AssertionResult, JsonValue } from './assertion.js';
-import { findRoceKnownBehaviour } from './roce-known.js';
-import type { RoceRunEnvironment } from './roce-responder-run.js';
-import { DEVICE_PSN, ROCE_TESTER_MTU, TESTER_PSN } from './roce-responder-run.js';
-import { ROCE_TESTBED } from './roce-testbed.js';
+import {
+  DEVICE_PSN,
+  judgeRoce,
+  ROCE_TESTER_MTU,
+  type RoceRunEnvironment,
+  TESTER_PSN,
+} from './roce-responder-run.js';
 
 /** A requester assertion where the tester never answers. */
 export interface RoceNoAnswerAssertion extends Assertion {
@@ -96,25 +98,7 @@ export async function runRoceNoAnswerAssertion(
       completion: status,
       qpState: qp.query().state ?? 'unknown',
     };
-    const common = {
-      id: assertion.id,
-      spec: assertion.spec,
-      device: ROCE_TESTBED.device,
-      provider: 'rxe' as const,
-      kernel: env.kernel,
-      topology: assertion.testerRole,
-      expected,
-      observed,
-    };
-    if (isDeepStrictEqual(expected, observed)) return { ...common, verdict: 'pass' };
-    const known = findRoceKnownBehaviour(assertion.id, env.kernel, expected, observed);
-    if (known !== undefined)
-      return { ...common, verdict: 'known', known: known.id, note: known.why };
-    return {
-      ...common,
-      verdict: 'fail',
-      note: 'the device differs from the engine, and no known behaviour explains it',
-    };
+    return judgeRoce(assertion, env, expected, observed, undefined);
   } finally {
     qp.close();
     mr.close();
