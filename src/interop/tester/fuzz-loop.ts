@@ -20,6 +20,43 @@ export function seededRandom(seed: number): () => number {
   };
 }
 
+/** The draws a mutated packet is made from, in the order the generator gives them. */
+export interface MutationDraws<K extends string> {
+  /** The generator, for further draws (random bytes). */
+  readonly random: () => number;
+  /** Which well-formed base packet, which kind of mutation. */
+  readonly base: number;
+  readonly kind: K;
+  /** Which field (or cut point), and its value. */
+  readonly choice: number;
+  readonly value: number;
+  /** Bytes an extension adds (1-64). */
+  readonly extra: number;
+  /** How the packet was made, for the report. */
+  readonly mutation: string;
+}
+
+/**
+ * The draws of the `index`-th packet of `seed`'s sequence: each packet has its own
+ * generator, seeded from the seed, the packet's index and the fuzzer's `mix` constant.
+ */
+export function mutationDraws<K extends string>(
+  seed: number,
+  index: number,
+  mix: number,
+  bases: number,
+  kinds: readonly K[],
+): MutationDraws<K> {
+  const random = seededRandom((seed * mix + index) >>> 0);
+  const base = Math.floor(random() * bases);
+  const kind = kinds[Math.floor(random() * kinds.length)] as K;
+  const choice = random();
+  const value = random();
+  const extra = Math.floor(random() * 64) + 1;
+  const mutation = `base ${base} ${kind} ${choice.toFixed(6)} ${value.toFixed(6)}`;
+  return { random, base, kind, choice, value, extra, mutation };
+}
+
 /** A field's value from a draw in [0, 1): 0, its limit, or a random value below it. */
 export function fieldValue(limit: bigint, draw: number): bigint {
   if (draw < 0.3) return 0n;

@@ -25,8 +25,8 @@ import {
   type FuzzSummary,
   fieldValue,
   minimizeTail,
+  mutationDraws,
   runFuzzBatches,
-  seededRandom,
 } from './fuzz-loop.js';
 import { fieldLimit, fpduOf, segmentLayout, segmentWith, setField } from './iwarp-packets.js';
 import { siwStillWorks } from './iwarp-run.js';
@@ -68,15 +68,15 @@ export interface FuzzPacket {
 
 /** The `index`-th packet of `seed`'s sequence (each packet draws from its own generator). */
 export function fuzzPacket(seed: number, index: number): FuzzPacket {
-  const random = seededRandom((seed * 0x9e3779b1 + index) >>> 0);
-  const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)]!;
-  const base = Math.floor(random() * BASES.length);
-  const kind = pick(['field', 'opcode', 'ulpdu-length', 'truncate', 'extend'] as const);
-  const choice = random();
-  const value = random();
-  const extra = Math.floor(random() * 64) + 1;
+  const { random, base, kind, choice, value, extra, mutation } = mutationDraws(
+    seed,
+    index,
+    0x9e3779b1,
+    BASES.length,
+    ['field', 'opcode', 'ulpdu-length', 'truncate', 'extend'] as const,
+  );
   return {
-    mutation: `base ${base} ${kind} ${choice.toFixed(6)} ${value.toFixed(6)}`,
+    mutation,
     bytes: (t, n) => {
       const segment = segmentWith(BASES[base]!(t));
       switch (kind) {

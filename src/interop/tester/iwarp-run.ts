@@ -111,6 +111,17 @@ function siwResultBase(
   };
 }
 
+/** A siw0 result's first fields, and the kernel log marked before the assertion runs. */
+function startSiwResult(
+  assertion: Pick<Assertion, 'id' | 'spec' | 'testerRole'>,
+  variant: SiwVariant,
+  kernel: string,
+) {
+  const log = new KernelLog();
+  log.mark();
+  return { base: siwResultBase(assertion, variant, kernel), log };
+}
+
 /** The `fail` of an assertion whose run threw, with the survival checked after it. */
 function threw(
   base: ReturnType<typeof siwResultBase>,
@@ -133,9 +144,7 @@ export async function runIwarpAssertion(
   variant: SiwVariant,
   kernel = release(),
 ): Promise<AssertionResult> {
-  const base = siwResultBase(assertion, variant, kernel);
-  const log = new KernelLog();
-  log.mark();
+  const { base, log } = startSiwResult(assertion, variant, kernel);
   try {
     const siw = await probeSiwWith({
       access: assertion.setup.access,
@@ -179,9 +188,7 @@ export async function runIwarpResponderAssertion(
   variant: SiwVariant,
   kernel = release(),
 ): Promise<AssertionResult> {
-  const base = siwResultBase(assertion, variant, kernel);
-  const log = new KernelLog();
-  log.mark();
+  const { base, log } = startSiwResult(assertion, variant, kernel);
   try {
     const run = await runResponderAssertion(assertion);
     const alive = await survival(log);

@@ -22,8 +22,8 @@ import {
   type FuzzSummary,
   fieldValue,
   minimizeTail,
+  mutationDraws,
   runFuzzBatches,
-  seededRandom,
 } from './fuzz-loop.js';
 import { rawTesterDatagram } from './roce-datagram.js';
 import { build, type RoceTarget, type TesterPacket } from './roce-packets.js';
@@ -74,15 +74,15 @@ export interface RoceFuzzPacket {
 
 /** The `index`-th packet of `seed`'s sequence (each packet draws from its own generator). */
 export function roceFuzzPacket(seed: number, index: number): RoceFuzzPacket {
-  const random = seededRandom((seed * 0x85ebca6b + index) >>> 0);
-  const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)]!;
-  const base = Math.floor(random() * BASES.length);
-  const kind = pick(['bth', 'header', 'opcode', 'truncate', 'extend'] as const);
-  const choice = random();
-  const value = random();
-  const extra = Math.floor(random() * 64) + 1;
+  const { random, base, kind, choice, value, extra, mutation } = mutationDraws(
+    seed,
+    index,
+    0x85ebca6b,
+    BASES.length,
+    ['bth', 'header', 'opcode', 'truncate', 'extend'] as const,
+  );
   return {
-    mutation: `base ${base} ${kind} ${choice.toFixed(6)} ${value.toFixed(6)}`,
+    mutation,
     datagram: (t) => {
       const packet = BASES[base]!(t);
       const transport = packet.datagram.subarray(0, packet.datagram.length - ICRC_LENGTH);
