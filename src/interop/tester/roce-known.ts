@@ -128,6 +128,61 @@ export const ROCE_KNOWN_BEHAVIOURS: readonly RoceKnownBehaviour[] = [
       JSON.stringify(observed),
   },
   {
+    id: 'rxe-duplicate-read-without-resource-dropped',
+    assertions: ['roce-responder-read-far-behind'],
+    kernel: { from: '0' },
+    why:
+      'rxe_resp.c duplicate_request() answers a duplicate Read only from its responder resources ' +
+      '(find_resource(): the last max_dest_rd_atomic Reads and Atomics, by PSN range); a duplicate Read ' +
+      'it has no resource for, here one 2^23 PSNs behind that was never executed, is dropped ("Resource ' +
+      'not found. Class D error. Drop the request."), where the engine executes every duplicate Read ' +
+      'again. Nothing else differs: the Write before it, the memory, the QP state',
+    spec: 'IBTA Vol. 1 §9.7.5.1.3 (duplicate Reads)',
+    matches: (expected, observed) => {
+      const e = expected as unknown as Steps;
+      const o = observed as unknown as Steps;
+      const last = e.steps.length - 1;
+      const got = o.steps[last];
+      const want = e.steps[last];
+      return (
+        o.qpState === e.qpState &&
+        o.steps.length === e.steps.length &&
+        JSON.stringify(o.steps.slice(0, last)) === JSON.stringify(e.steps.slice(0, last)) &&
+        got !== undefined &&
+        want !== undefined &&
+        want.answers.length > 0 &&
+        got.answers.length === 0 &&
+        got.memory === want.memory &&
+        got.completions.length === want.completions.length
+      );
+    },
+  },
+  {
+    id: 'rxe-short-read-response-waits-for-the-rest',
+    assertions: ['roce-requester-read-response-too-short'],
+    kernel: { from: '0' },
+    why:
+      'rxe_comp.c do_read() copies what a Read response carries and returns COMPST_COMP_ACK only when ' +
+      '"wqe->dma.resid == 0 && (pkt->mask & RXE_END_MASK)"; a Read Response ONLY shorter than the Read ' +
+      'leaves resid > 0, so it is COMPST_UPDATE_COMP: the Read stays outstanding, waiting for the rest, ' +
+      'until the transport timer retries it (rxe_req.c req_retry() sends the Read again for what is ' +
+      'left), and with the retry unanswered it completes with RETRY_EXC_ERR, the QP in ERR, where the ' +
+      'engine ends the Read at once with a length error (LOC_LEN_ERR). With retry_cnt 1: 2 Read Requests',
+    spec: 'IBTA Vol. 1 §9.7.6.1.4, §10.8.3, §9.7.6.1.3 (transport timer)',
+    matches: (expected, observed) => {
+      const e = expected as unknown as Answered;
+      const o = observed as unknown as Answered;
+      const wrId = (e.completions[0] as { wrId?: string } | undefined)?.wrId;
+      return (
+        o.qpState === 'ERR' &&
+        o.requests.length === 2 &&
+        o.requests[0] === e.requests[0] &&
+        o.requests.every((r) => r.startsWith('RC_RDMA_READ_REQUEST ')) &&
+        JSON.stringify(o.completions) === JSON.stringify([{ wrId, status: 'RETRY_EXC_ERR' }])
+      );
+    },
+  },
+  {
     id: 'rxe-answer-before-wqe-pending-dropped',
     assertions: ROCE_ANSWERED_ASSERTIONS.map((a) => a.id),
     kernel: { from: '6.12' },
