@@ -25,13 +25,18 @@ export interface RoceKnownBehaviour {
 
 type Step = { answers: JsonValue[]; memory: JsonValue; completions: JsonValue[] };
 type Steps = { steps: Step[]; qpState: string };
+type Answered = { requests: string[]; completions: JsonValue[]; qpState: string };
+
+/** A `matches` predicate over the expected and observed JSON read as `T`. */
+function over<T>(test: (e: T, o: T) => boolean) {
+  return (expected: JsonValue, observed: JsonValue): boolean =>
+    test(expected as unknown as T, observed as unknown as T);
+}
 
 /** Every step got no answer and left memory and completions as predicted; QP state `state`. */
 function silentlyDropped(state: string) {
-  return (expected: JsonValue, observed: JsonValue): boolean => {
-    const e = expected as unknown as Steps;
-    const o = observed as unknown as Steps;
-    return (
+  return over<Steps>(
+    (e, o) =>
       o.qpState === state &&
       o.steps.length === e.steps.length &&
       o.steps.every(
@@ -39,28 +44,22 @@ function silentlyDropped(state: string) {
           s.answers.length === 0 &&
           s.memory === e.steps[i]?.memory &&
           s.completions.length === e.steps[i]?.completions.length,
-      )
-    );
-  };
+      ),
+  );
 }
-
-type Answered = { requests: string[]; completions: JsonValue[]; qpState: string };
 
 /**
  * The answered requester's observation as the engine predicts it (completions, QP state)
  * but with one request packet more, which `added` accepts.
  */
 function oneRequestMore(added: (e: Answered, o: Answered) => boolean) {
-  return (expected: JsonValue, observed: JsonValue): boolean => {
-    const e = expected as unknown as Answered;
-    const o = observed as unknown as Answered;
-    return (
+  return over<Answered>(
+    (e, o) =>
       o.requests.length === e.requests.length + 1 &&
       o.qpState === e.qpState &&
       JSON.stringify(o.completions) === JSON.stringify(e.completions) &&
-      added(e, o)
-    );
-  };
+      added(e, o),
+  );
 }
 
 export const ROCE_KNOWN_BEHAVIOURS: readonly RoceKnownBehaviour[] = [
@@ -92,11 +91,9 @@ export const ROCE_KNOWN_BEHAVIOURS: readonly RoceKnownBehaviour[] = [
       'answered is retransmitted for ever and never completes with RETRY_EXC_ERR. This is the cause of ' +
       'the suite record rxe-no-retry-exhaustion-towards-err-qp (its QPs use retry_cnt 7)',
     spec: 'IBTA Vol. 1 §9.7.6.1.3 (transport timer, retry_cnt)',
-    matches: (expected, observed) => {
-      const e = expected as { transmissions: number };
-      const o = observed as { transmissions: number; completion: string | null; qpState: string };
-      return o.completion === null && o.qpState === 'RTS' && o.transmissions > e.transmissions;
-    },
+    matches: over<{ transmissions: number; completion: string | null; qpState: string }>(
+      (e, o) => o.completion === null && o.qpState === 'RTS' && o.transmissions > e.transmissions,
+    ),
   },
   {
     id: 'rxe-ghost-response-retries-read-or-atomic',
@@ -138,9 +135,7 @@ export const ROCE_KNOWN_BEHAVIOURS: readonly RoceKnownBehaviour[] = [
       'not found. Class D error. Drop the request."), where the engine executes every duplicate Read ' +
       'again. Nothing else differs: the Write before it, the memory, the QP state',
     spec: 'IBTA Vol. 1 §9.7.5.1.3 (duplicate Reads)',
-    matches: (expected, observed) => {
-      const e = expected as unknown as Steps;
-      const o = observed as unknown as Steps;
+    matches: over<Steps>((e, o) => {
       const last = e.steps.length - 1;
       const got = o.steps[last];
       const want = e.steps[last];
@@ -155,7 +150,7 @@ export const ROCE_KNOWN_BEHAVIOURS: readonly RoceKnownBehaviour[] = [
         got.memory === want.memory &&
         got.completions.length === want.completions.length
       );
-    },
+    }),
   },
   {
     id: 'rxe-short-read-response-waits-for-the-rest',
@@ -169,9 +164,7 @@ export const ROCE_KNOWN_BEHAVIOURS: readonly RoceKnownBehaviour[] = [
       'left), and with the retry unanswered it completes with RETRY_EXC_ERR, the QP in ERR, where the ' +
       'engine ends the Read at once with a length error (LOC_LEN_ERR). With retry_cnt 1: 2 Read Requests',
     spec: 'IBTA Vol. 1 §9.7.6.1.4, §10.8.3, §9.7.6.1.3 (transport timer)',
-    matches: (expected, observed) => {
-      const e = expected as unknown as Answered;
-      const o = observed as unknown as Answered;
+    matches: over<Answered>((e, o) => {
       const wrId = (e.completions[0] as { wrId?: string } | undefined)?.wrId;
       return (
         o.qpState === 'ERR' &&
@@ -180,7 +173,7 @@ export const ROCE_KNOWN_BEHAVIOURS: readonly RoceKnownBehaviour[] = [
         o.requests.every((r) => r.startsWith('RC_RDMA_READ_REQUEST ')) &&
         JSON.stringify(o.completions) === JSON.stringify([{ wrId, status: 'RETRY_EXC_ERR' }])
       );
-    },
+    }),
   },
   {
     id: 'rxe-answer-before-wqe-pending-dropped',
