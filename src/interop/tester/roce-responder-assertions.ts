@@ -73,10 +73,10 @@ const DATA_B = bytes(
 );
 const ADD = 0x0102_0304_0506_0708n;
 /**
- * Half the 24-bit PSN space: IBTA Vol. 1 §9.7.1 limits a send queue to 2^23 outstanding
- * PSNs so that the responder can split the space in two, the 2^23 PSNs behind the
- * expected one (duplicates, §9.7.5.1.3) and the 2^23 from it on (the expected PSN, then
- * out of sequence, §9.7.5.1.2).
+ * Half the 24-bit PSN space: the IBTA Vol. 1 (§9.7, the PSN rules) limits a send queue to
+ * 2^23 outstanding PSNs so that the responder can split the space in two, "the valid
+ * region and the invalid region": the 2^23 PSNs behind the expected one (duplicates,
+ * §9.7.5.1.3) and the 2^23 from it on (the expected PSN, then out of sequence, §9.7.5.1.2).
  */
 const PSN_HALF = 0x80_0000;
 
@@ -173,7 +173,7 @@ export const ROCE_RESPONDER_ASSERTIONS: readonly RoceResponderAssertion[] = [
   {
     ...base,
     id: 'roce-responder-read-far-behind',
-    spec: 'IBTA Vol. 1 §9.7.5.1.3 (a duplicate Read is executed again), §9.7.1',
+    spec: 'IBTA Vol. 1 §9.7.5.1.3 (a duplicate Read is executed again), §9.7 (the valid region)',
     title:
       'a Read 2^23 PSNs behind the expected one, never executed, is a duplicate Read: executed (again)',
     hostile: true,
