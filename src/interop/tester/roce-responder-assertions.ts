@@ -158,7 +158,7 @@ export const ROCE_RESPONDER_ASSERTIONS: readonly RoceResponderAssertion[] = [
   {
     ...base,
     id: 'roce-responder-psn-far-behind',
-    spec: 'IBTA Vol. 1 §9.7.1 (2^23 PSNs outstanding at most), §9.7.5.1.2, §9.7.5.1.3 (duplicates: a Write acknowledged, C9-105; an Atomic with no saved result, C9-121)',
+    spec: 'IBTA Vol. 1 §9.7 (at most 2^23 PSNs outstanding: the valid and invalid regions), §9.7.5.1.2, §9.7.5.1.3 (duplicates: a Write acknowledged, C9-105; an Atomic with no saved result, C9-121)',
     title:
       'PSNs at the edges of the two halves: 2^23 behind is a duplicate (a Write acknowledged and not placed, a FetchAdd never executed dropped), 2^23 - 1 ahead one PSN Sequence Error NAK',
     hostile: true,
