@@ -6,7 +6,6 @@
  */
 import { inRange, type VersionRange } from '../version-range.js';
 import type { JsonValue } from './assertion.js';
-import { ROCE_ANSWERED_ASSERTIONS } from './roce-answered-assertions.js';
 
 export interface RoceKnownBehaviour {
   readonly id: string;
@@ -174,31 +173,6 @@ export const ROCE_KNOWN_BEHAVIOURS: readonly RoceKnownBehaviour[] = [
         JSON.stringify(o.completions) === JSON.stringify([{ wrId, status: 'RETRY_EXC_ERR' }])
       );
     }),
-  },
-  {
-    id: 'rxe-answer-before-wqe-pending-dropped',
-    assertions: ROCE_ANSWERED_ASSERTIONS.map((a) => a.id),
-    kernel: { from: '6.12' },
-    why:
-      'A race in rxe, seen now and then under TCG (roce-requester-rnr-retry-0 on 7.3.4: the Write ' +
-      'sent twice). rxe_req.c rxe_requester() calls rxe_xmit_packet() before update_wqe_state() ' +
-      '(6.12.95 and 7.3.4 sources; 6.1.192 still sets the state first), and rxe_comp.c get_wqe() ' +
-      'drops a response while the WQE is still wqe_state_posted ("requester has not started it ' +
-      'yet"). A tester that answers at once can beat update_wqe_state(): its answer is dropped and ' +
-      'the transport timer sends the request again, which the tester answers again. Everything else ' +
-      '(completions, QP state) is as the engine predicts; only one transmission is added. The lower ' +
-      'bound is the oldest source read with the order reversed, not the commit that reversed it',
-    spec: 'IBTA Vol. 1 §9.7.6.1.3 (transport timer: a lost response is recovered by a retry)',
-    // One request repeated once (the timer's resend): removing it gives the prediction.
-    matches: oneRequestMore((e, o) =>
-      o.requests.some(
-        (r, i) =>
-          i > 0 &&
-          o.requests.slice(0, i).includes(r) &&
-          JSON.stringify([...o.requests.slice(0, i), ...o.requests.slice(i + 1)]) ===
-            JSON.stringify(e.requests),
-      ),
-    ),
   },
 ];
 

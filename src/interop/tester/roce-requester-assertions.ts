@@ -13,6 +13,7 @@ import {
   type RoceRunEnvironment,
   TESTER_PSN,
 } from './roce-responder-run.js';
+import { requesterTesterQpn } from './roce-testbed.js';
 
 /** A requester assertion where the tester never answers. */
 export interface RoceNoAnswerAssertion extends Assertion {
@@ -56,6 +57,7 @@ export async function runRoceNoAnswerAssertion(
 ): Promise<AssertionResult> {
   const qp = env.device.createQp();
   const mr = env.device.allocateMemory(64);
+  const testerQpn = requesterTesterQpn(qp.qpNum);
   try {
     env.device.connect(
       qp,
@@ -66,6 +68,7 @@ export async function runRoceNoAnswerAssertion(
         timeout: assertion.timeout,
         rnrRetry: 0,
       },
+      testerQpn,
     );
     env.wire.clear();
     qp.postSend({
@@ -80,11 +83,11 @@ export async function runRoceNoAnswerAssertion(
       for (const wc of env.device.cq.poll(4)) if (wc.qpNum === qp.qpNum) status = wc.status;
       await new Promise((resolve) => setTimeout(resolve, 20));
     }
-    const sent = await env.wire.collect(0, 0, 200);
-    const psns = sent.map((d) => {
-      const p = decodeRocePacket(d);
-      return p.ok ? p.value.bth.psn : -1;
-    });
+    // Only this QP's transmissions (a previous QP's late ones go to another QPN).
+    const sent = (await env.wire.collect(0, 0, 200))
+      .map((d) => decodeRocePacket(d))
+      .flatMap((p) => (p.ok && p.value.bth.destinationQp === testerQpn ? [p.value] : []));
+    const psns = sent.map((p) => p.bth.psn);
     const rule = noAnswerOutcome(assertion.retryCnt);
     const expected: JsonValue = {
       transmissions: rule.transmissions,
