@@ -165,7 +165,7 @@ export const ROCE_ANSWERED_ASSERTIONS: readonly RoceAnsweredAssertion[] = [
     title:
       'a Read Response ONLY carrying 8 bytes for a 16-byte Read is a length error (the tester answers the first Read Request only)',
     rnrRetry: 0,
-    // One transport retry (timeout 18: 1.07 s each) keeps a device that waits for the rest short.
+    // One transport retry (timeout 18: 1.07 s) at most, should the device retry the Read.
     retryCnt: 1,
     posts: [{ wrId: 0xe2n, kind: 'read', length: 16 }],
     answer: (n, r, c) => (n === 0 ? [build.readResponse(c, r.psn, READ_DATA.subarray(0, 8))] : []),
