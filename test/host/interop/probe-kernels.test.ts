@@ -8,7 +8,8 @@
  * packets, siw0's TCP streams on each build), each readable by `rdma-interop decode`.
  * This run replaces the kernel test of the RoCE tester (it ran the same 6.1 assertions).
  * Measured on 2026-11-25: 257 s at load 1-2; CI on 2026-11-28 (37 RoCE assertions a line):
- * 395.8 s at load 2-3 (docs/figures.md).
+ * 395.8 s at load 2-3; h-probe2 (40 RoCE assertions a line, siw0 captured): 454.0 s at load
+ * 0.8-2.5 (docs/figures.md).
  */
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
