@@ -8,7 +8,7 @@
 import { join, resolve } from 'node:path';
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import type { AssertionResult } from '../../interop/tester/assertion.js';
-import type { FuzzSummary } from '../../interop/tester/iwarp-fuzz.js';
+import type { FuzzSummary } from '../../interop/tester/fuzz-loop.js';
 import {
   ALL_ASSERTIONS,
   runProbeInGuest,

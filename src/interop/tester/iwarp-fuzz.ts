@@ -9,7 +9,6 @@
  * and whether siw still places a well-formed Write. A finding is minimized (bytes cut
  * from the end while it still reproduces) and kept as data.
  */
-import { release } from 'node:os';
 import {
   makeAtomicRequest,
   makeImmediateData,
@@ -21,21 +20,17 @@ import {
 import { layoutField, MPA_FPDU_LAYOUT } from '../../codec/iwarp/layouts.js';
 import type { MpaNegotiated, RdmapMessage } from '../../codec/iwarp/messages.js';
 import { probeSiwWith, type SiwTarget } from '../peer/siw-peer.js';
+import {
+  type FuzzOutcome,
+  type FuzzSummary,
+  fieldValue,
+  minimizeTail,
+  mutationDraws,
+  runFuzzBatches,
+} from './fuzz-loop.js';
 import { fieldLimit, fpduOf, segmentLayout, segmentWith, setField } from './iwarp-packets.js';
 import { siwStillWorks } from './iwarp-run.js';
 import { KernelLog } from './survival.js';
-
-/** A small seeded generator (mulberry32): the same seed gives the same packets. */
-export function seededRandom(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const PAYLOAD = Uint8Array.of(0x88, 0x77, 0x66, 0x55, 0x44, 0x33, 0x22, 0x11);
 
@@ -73,15 +68,15 @@ export interface FuzzPacket {
 
 /** The `index`-th packet of `seed`'s sequence (each packet draws from its own generator). */
 export function fuzzPacket(seed: number, index: number): FuzzPacket {
-  const random = seededRandom((seed * 0x9e3779b1 + index) >>> 0);
-  const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)]!;
-  const base = Math.floor(random() * BASES.length);
-  const kind = pick(['field', 'opcode', 'ulpdu-length', 'truncate', 'extend'] as const);
-  const choice = random();
-  const value = random();
-  const extra = Math.floor(random() * 64) + 1;
+  const { random, base, kind, choice, value, extra, mutation } = mutationDraws(
+    seed,
+    index,
+    0x9e3779b1,
+    BASES.length,
+    ['field', 'opcode', 'ulpdu-length', 'truncate', 'extend'] as const,
+  );
   return {
-    mutation: `base ${base} ${kind} ${choice.toFixed(6)} ${value.toFixed(6)}`,
+    mutation,
     bytes: (t, n) => {
       const segment = segmentWith(BASES[base]!(t));
       switch (kind) {
@@ -89,8 +84,7 @@ export function fuzzPacket(seed: number, index: number): FuzzPacket {
           const fields = segmentLayout(segment).fields;
           const f = fields[Math.floor(choice * fields.length)]!;
           const limit = fieldLimit(f);
-          const v =
-            value < 0.3 ? 0n : value < 0.6 ? limit : BigInt(Math.floor(value * Number(limit)));
+          const v = fieldValue(limit, value);
           setField(segment, 0, f, f.bits === 64 ? v : Number(v));
           return fpduOf(segment, n);
         }
@@ -132,34 +126,12 @@ export function fuzzPacket(seed: number, index: number): FuzzPacket {
   };
 }
 
-/** A packet that hurt siw, kept as data. */
-export interface FuzzFinding {
-  readonly seed: number;
-  readonly index: number;
-  readonly mutation: string;
-  /** What was wrong: guard words changed, kernel log lines, device broken. */
-  readonly why: string;
-  /** The bytes sent after the MPA exchange (hex), as sent and minimized. */
-  readonly bytes: string;
-  readonly minimized: string;
-}
-
-export interface FuzzSummary {
-  readonly kernel: string;
-  readonly device: string;
-  readonly seed: number;
-  readonly packets: number;
-  readonly batches: number;
-  readonly findings: readonly FuzzFinding[];
-}
-
-const hex = (b: Uint8Array): string => Buffer.from(b).toString('hex');
 const ACCESS = ['LOCAL_WRITE', 'REMOTE_WRITE', 'REMOTE_READ'] as const;
 
 /** Sends `bytes(t, n)` to a fresh siw QP; resolves with what looked wrong, or undefined. */
 async function sendOne(
   bytes: (t: SiwTarget, n: MpaNegotiated) => Uint8Array,
-): Promise<{ wrong: string | undefined; sent: Uint8Array }> {
+): Promise<FuzzOutcome> {
   let sent: Uint8Array = new Uint8Array(0);
   const answer = await probeSiwWith({
     access: ACCESS,
@@ -173,88 +145,37 @@ async function sendOne(
   return { wrong: answer.guardsIntact ? undefined : 'guard words outside the MR changed', sent };
 }
 
-/** Cuts bytes off the end while `reproduces` still holds (at most `tries` attempts). */
-async function minimize(
-  bytes: Uint8Array,
-  reproduces: (b: Uint8Array) => Promise<boolean>,
-  tries = 8,
-): Promise<Uint8Array> {
-  let best = bytes;
-  let step = Math.floor(bytes.length / 2);
-  for (let i = 0; i < tries && step > 0; i++) {
-    const shorter = best.subarray(0, best.length - step);
-    if (shorter.length > 0 && (await reproduces(shorter))) best = shorter;
-    else step = Math.floor(step / 2);
-  }
-  return best;
-}
-
 /**
  * Runs `count` packets of `seed` against siw0 in batches of `batch`; `onProgress` gets
  * a line per batch.
  */
-export async function fuzzSiw(
+export function fuzzSiw(
   count: number,
   seed: number,
   batch = 25,
   onProgress: (line: string) => void = () => {},
 ): Promise<FuzzSummary> {
-  const findings: FuzzFinding[] = [];
-  let batches = 0;
-  for (let start = 0; start < count; start += batch) {
-    const log = new KernelLog();
-    log.mark();
-    const end = Math.min(count, start + batch);
-    const sentInBatch: { index: number; packet: FuzzPacket; bytes: Uint8Array }[] = [];
-    for (let index = start; index < end; index++) {
-      const packet = fuzzPacket(seed, index);
-      let outcome: Awaited<ReturnType<typeof sendOne>>;
-      try {
-        outcome = await sendOne(packet.bytes);
-      } catch (error) {
-        outcome = {
-          wrong: `the peer failed: ${error instanceof Error ? error.message : String(error)}`,
-          sent: new Uint8Array(0),
-        };
-      }
-      sentInBatch.push({ index, packet, bytes: outcome.sent });
-      if (outcome.wrong !== undefined) {
-        const minimized = await minimize(outcome.sent, async (b) => {
+  return runFuzzBatches(
+    {
+      device: 'siw0',
+      sender: 'peer',
+      broken: 'siw no longer places a well-formed Write',
+      log: new KernelLog(),
+      mutation: (index) => fuzzPacket(seed, index).mutation,
+      send: (index) => sendOne(fuzzPacket(seed, index).bytes),
+      minimize: (sent) =>
+        minimizeTail(sent, async (b) => {
           try {
             return (await sendOne(() => b)).wrong !== undefined;
           } catch {
             return true;
           }
-        });
-        findings.push({
-          seed,
-          index,
-          mutation: packet.mutation,
-          why: outcome.wrong,
-          bytes: hex(outcome.sent),
-          minimized: hex(minimized),
-        });
-      }
-    }
-    batches++;
-    const problems = log.troubleSinceLastCheck();
-    const works = await siwStillWorks();
-    if (problems.length > 0 || !works) {
-      // The batch hurt the kernel: its packets are the reproducer (the batch is small).
-      const last = sentInBatch[sentInBatch.length - 1];
-      findings.push({
-        seed,
-        index: last?.index ?? start,
-        mutation: `batch ${start}-${end - 1}`,
-        why: [...problems, ...(works ? [] : ['siw no longer places a well-formed Write'])].join(
-          ' | ',
-        ),
-        bytes: sentInBatch.map((p) => hex(p.bytes)).join(','),
-        minimized: sentInBatch.map((p) => hex(p.bytes)).join(','),
-      });
-      if (!works) break;
-    }
-    onProgress(`fuzz: ${end}/${count} packets, ${findings.length} findings`);
-  }
-  return { kernel: release(), device: 'siw0', seed, packets: count, batches, findings };
+        }),
+      stillWorks: siwStillWorks,
+    },
+    count,
+    seed,
+    batch,
+    onProgress,
+  );
 }

@@ -16,6 +16,7 @@ import {
   type Survival,
   survivalFailed,
 } from './assertion.js';
+import type { FuzzSummary } from './fuzz-loop.js';
 import type { IwarpAssertion } from './iwarp-assertions.js';
 import {
   answerLine,
@@ -27,7 +28,6 @@ import {
   type SiwVariant,
   undecodableLine,
 } from './iwarp-expect.js';
-import type { FuzzSummary } from './iwarp-fuzz.js';
 import { type IwarpResponderAssertion, runResponderAssertion } from './iwarp-responder-peer.js';
 import { checkSurvival, KernelLog } from './survival.js';
 
@@ -111,15 +111,40 @@ function siwResultBase(
   };
 }
 
+/** A siw0 result's first fields, and the kernel log marked before the assertion runs. */
+function startSiwResult(
+  assertion: Pick<Assertion, 'id' | 'spec' | 'testerRole'>,
+  variant: SiwVariant,
+  kernel: string,
+) {
+  const log = new KernelLog();
+  log.mark();
+  return { base: siwResultBase(assertion, variant, kernel), log };
+}
+
+/** The `fail` of an assertion whose run threw, with the survival checked after it. */
+function threw(
+  base: ReturnType<typeof siwResultBase>,
+  alive: Survival | undefined,
+  error: unknown,
+): AssertionResult {
+  return {
+    ...base,
+    verdict: 'fail',
+    expected: null,
+    observed: null,
+    ...(alive === undefined ? {} : { survival: alive }),
+    note: errorText(error),
+  };
+}
+
 /** Runs one assertion where siw is the Responder. */
 export async function runIwarpAssertion(
   assertion: IwarpAssertion,
   variant: SiwVariant,
   kernel = release(),
 ): Promise<AssertionResult> {
-  const base = siwResultBase(assertion, variant, kernel);
-  const log = new KernelLog();
-  log.mark();
+  const { base, log } = startSiwResult(assertion, variant, kernel);
   try {
     const siw = await probeSiwWith({
       access: assertion.setup.access,
@@ -153,15 +178,7 @@ export async function runIwarpAssertion(
       note: notes.join('; '),
     };
   } catch (error) {
-    const alive = assertion.hostile ? await survival(log) : undefined;
-    return {
-      ...base,
-      verdict: 'fail',
-      expected: null,
-      observed: null,
-      ...(alive === undefined ? {} : { survival: alive }),
-      note: errorText(error),
-    };
+    return threw(base, assertion.hostile ? await survival(log) : undefined, error);
   }
 }
 
@@ -171,9 +188,7 @@ export async function runIwarpResponderAssertion(
   variant: SiwVariant,
   kernel = release(),
 ): Promise<AssertionResult> {
-  const base = siwResultBase(assertion, variant, kernel);
-  const log = new KernelLog();
-  log.mark();
+  const { base, log } = startSiwResult(assertion, variant, kernel);
   try {
     const run = await runResponderAssertion(assertion);
     const alive = await survival(log);
@@ -202,15 +217,7 @@ export async function runIwarpResponderAssertion(
         : {}),
     };
   } catch (error) {
-    const alive = await survival(log);
-    return {
-      ...base,
-      verdict: 'fail',
-      expected: null,
-      observed: null,
-      survival: alive,
-      note: errorText(error),
-    };
+    return threw(base, await survival(log), error);
   }
 }
 

@@ -26,6 +26,7 @@ import { IWARP_RESPONDER_ASSERTIONS } from './iwarp-responder-peer.js';
 import { type AnyIwarpAssertion, type ResultLine, runIwarpAssertions } from './iwarp-run.js';
 import { fuzzRxe } from './roce-fuzz.js';
 import { openRoceTester, ROCE_ASSERTIONS } from './roce-tester.js';
+import { siwPcapName, startSiwCapture } from './siw-capture.js';
 
 export const SIW_CHOICES = ['stock', 'rfc7306', 'both'] as const;
 export type SiwChoice = (typeof SIW_CHOICES)[number];
@@ -175,21 +176,29 @@ export async function runVariantHere(
     const passed = roce.results.every((r) => r.verdict === 'pass' || r.verdict === 'known');
     return passed && roce.findings === 0 ? 0 : 1;
   }
-  const results = await runIwarpAssertions(
-    SIW_ASSERTIONS.filter((a) => ids.has(a.id)),
-    variant,
-    options.results,
-    (r) => onLine(`probe: ${r.id} (${variant}): ${r.verdict}`),
-  );
-  let findings = 0;
-  if (options.fuzz !== undefined && variant === 'stock') {
-    const summary = await fuzzSiw(options.fuzz, options.seed, 25, onLine);
-    const line: ResultLine = { kind: 'fuzz', summary };
-    appendFileSync(options.results, `${JSON.stringify(line)}\n`);
-    findings = summary.findings.length;
+  // Every TCP segment of the pass (assertions, survival checks, fuzz) goes into its pcap.
+  const dir = pcapDirOf(options.results);
+  mkdirSync(dir, { recursive: true });
+  const capture = await startSiwCapture(join(dir, siwPcapName(variant)), onLine);
+  try {
+    const results = await runIwarpAssertions(
+      SIW_ASSERTIONS.filter((a) => ids.has(a.id)),
+      variant,
+      options.results,
+      (r) => onLine(`probe: ${r.id} (${variant}): ${r.verdict}`),
+    );
+    let findings = 0;
+    if (options.fuzz !== undefined && variant === 'stock') {
+      const summary = await fuzzSiw(options.fuzz, options.seed, 25, onLine);
+      const line: ResultLine = { kind: 'fuzz', summary };
+      appendFileSync(options.results, `${JSON.stringify(line)}\n`);
+      findings = summary.findings.length;
+    }
+    const ok = results.every((r) => r.verdict === 'pass' || r.verdict === 'known');
+    return ok && findings === 0 ? 0 : 1;
+  } finally {
+    await capture?.stop();
   }
-  const ok = results.every((r) => r.verdict === 'pass' || r.verdict === 'known');
-  return ok && findings === 0 ? 0 : 1;
 }
 
 /**

@@ -18,7 +18,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { GuestRuntimeError, runInGuest } from '../../runtime/index.js';
 import type { AssertionResult, ProbePass } from './assertion.js';
-import type { FuzzSummary } from './iwarp-fuzz.js';
+import type { FuzzSummary } from './fuzz-loop.js';
 import type { ResultLine } from './iwarp-run.js';
 import { ALL_ASSERTIONS, PROBE_DEVICE_OF, pcapDirOf, resumeKey } from './probe-guest.js';
 import type { ProbeKernel } from './probe-report.js';

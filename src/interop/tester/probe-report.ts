@@ -9,7 +9,7 @@ import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import type { Builder } from 'junit-report-builder';
 import type { AssertionResult } from './assertion.js';
-import type { FuzzSummary } from './iwarp-fuzz.js';
+import type { FuzzSummary } from './fuzz-loop.js';
 
 // The package is CommonJS whose module.exports is the builder itself (report-files.ts).
 const junit = createRequire(import.meta.url)('junit-report-builder') as Builder;

@@ -160,6 +160,18 @@ export const ROCE_ANSWERED_ASSERTIONS: readonly RoceAnsweredAssertion[] = [
   },
   {
     ...base,
+    id: 'roce-requester-read-response-too-short',
+    spec: 'IBTA Vol. 1 §9.7.6.1.4 (Read responses), §10.8.3 (local length error)',
+    title:
+      'a Read Response ONLY carrying 8 bytes for a 16-byte Read is a length error (the tester answers the first Read Request only)',
+    rnrRetry: 0,
+    // One transport retry (timeout 18: 1.07 s) at most, should the device retry the Read.
+    retryCnt: 1,
+    posts: [{ wrId: 0xe2n, kind: 'read', length: 16 }],
+    answer: (n, r, c) => (n === 0 ? [build.readResponse(c, r.psn, READ_DATA.subarray(0, 8))] : []),
+  },
+  {
+    ...base,
     id: 'roce-requester-atomic-ack-value',
     spec: 'IBTA Vol. 1 §9.7.6.1.4, §9.5.3 (AtomicAckETH: the original remote data)',
     title: 'a FetchAdd returns the original value the Atomic ACK carried, not memory',

@@ -24,6 +24,7 @@ import {
   type RoceRunEnvironment,
   TESTER_PSN,
 } from './roce-responder-run.js';
+import { requesterTesterQpn } from './roce-testbed.js';
 
 /** The device QP's transport timeout code (4.096 us x 2^18 = 1.07 s: above TCG's latency). */
 const TIMEOUT = 18;
@@ -116,6 +117,7 @@ export async function runRoceAnsweredAssertion(
 ): Promise<AssertionResult> {
   const qp = env.device.createQp();
   const mr = env.device.allocateMemory(SLOT * 8);
+  const testerQpn = requesterTesterQpn(qp.qpNum);
   try {
     mr.buffer.fill(0x5a);
     env.device.connect(
@@ -128,6 +130,7 @@ export async function runRoceAnsweredAssertion(
         timeout: TIMEOUT,
         maxRdAtomic: 4,
       },
+      testerQpn,
     );
     const context: RoceAnswerContext = { qpn: qp.qpNum, va: 0n, rKey: 0, psn: DEVICE_PSN };
     const { expected, rules } = predictAnswered(assertion, context);
@@ -143,7 +146,9 @@ export async function runRoceAnsweredAssertion(
     while (requests.length < cap && Date.now() - started < WATCH_MS) {
       for (const datagram of await env.wire.collect(1, 50, 0)) {
         const decoded = decodeRocePacket(datagram);
-        if (!decoded.ok || requests.length >= cap) continue;
+        // Only this QP's requests (another QP's late retransmissions go to another QPN).
+        if (!decoded.ok || decoded.value.bth.destinationQp !== testerQpn) continue;
+        if (requests.length >= cap) continue;
         const request = { opcode: decoded.value.opcode.name, psn: decoded.value.bth.psn };
         const n = requests.push(requestText(request)) - 1;
         const known = request as RoceRequestPacket;

@@ -12,13 +12,19 @@
  * FetchAdd on rxe_t. A finding is minimized (bytes cut from the end while it still
  * reproduces) and kept as data.
  */
-import { release } from 'node:os';
 import { BTH_LENGTH, type BthFields } from '../../codec/roce/bth.js';
 import { EXTENSION_HEADER_LAYOUT } from '../../codec/roce/headers.js';
 import { bthOpcodeInfo, type ExtensionHeader } from '../../codec/roce/opcodes.js';
 import { decodeRocePacket, encodeRocePacket, ICRC_LENGTH } from '../../codec/roce/packet.js';
 import type { Mr } from '../../verbs/mr.js';
-import { type FuzzFinding, type FuzzSummary, seededRandom } from './iwarp-fuzz.js';
+import {
+  type FuzzOutcome,
+  type FuzzSummary,
+  fieldValue,
+  minimizeTail,
+  mutationDraws,
+  runFuzzBatches,
+} from './fuzz-loop.js';
 import { rawTesterDatagram } from './roce-datagram.js';
 import { build, type RoceTarget, type TesterPacket } from './roce-packets.js';
 import {
@@ -66,24 +72,17 @@ export interface RoceFuzzPacket {
   readonly datagram: (t: RoceTarget) => Uint8Array;
 }
 
-/** A field's value from a draw: 0, its limit, or a random value below it. */
-function fieldValue(limit: bigint, value: number): bigint {
-  if (value < 0.3) return 0n;
-  if (value < 0.6) return limit;
-  return BigInt(Math.floor(value * Number(limit)));
-}
-
 /** The `index`-th packet of `seed`'s sequence (each packet draws from its own generator). */
 export function roceFuzzPacket(seed: number, index: number): RoceFuzzPacket {
-  const random = seededRandom((seed * 0x85ebca6b + index) >>> 0);
-  const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)]!;
-  const base = Math.floor(random() * BASES.length);
-  const kind = pick(['bth', 'header', 'opcode', 'truncate', 'extend'] as const);
-  const choice = random();
-  const value = random();
-  const extra = Math.floor(random() * 64) + 1;
+  const { random, base, kind, choice, value, extra, mutation } = mutationDraws(
+    seed,
+    index,
+    0x85ebca6b,
+    BASES.length,
+    ['bth', 'header', 'opcode', 'truncate', 'extend'] as const,
+  );
   return {
-    mutation: `base ${base} ${kind} ${choice.toFixed(6)} ${value.toFixed(6)}`,
+    mutation,
     datagram: (t) => {
       const packet = BASES[base]!(t);
       const transport = packet.datagram.subarray(0, packet.datagram.length - ICRC_LENGTH);
@@ -146,14 +145,13 @@ export function roceFuzzPacket(seed: number, index: number): RoceFuzzPacket {
 
 const GUARD_LENGTH = 4096;
 const guardByte = (i: number): number => (i * 29 + 7) & 0xff;
-const hex = (b: Uint8Array): string => Buffer.from(b).toString('hex');
 
-/** Sends one datagram to a fresh connected QP; resolves with what looked wrong, if anything. */
+/** Sends one datagram to a fresh connected QP; says what looked wrong, if anything. */
 async function sendOne(
   env: RoceRunEnvironment,
   guard: Mr,
   datagram: (t: RoceTarget) => Uint8Array,
-): Promise<{ wrong: string | undefined; sent: Uint8Array }> {
+): Promise<FuzzOutcome> {
   const qp = env.device.createQp();
   const mr = env.device.allocateMemory(256);
   try {
@@ -169,28 +167,20 @@ async function sendOne(
     await env.wire.collect(1, 40, 10);
     // The shared CQ would overflow over a long run: drop what the packet completed.
     while (env.device.cq.poll(16).length > 0);
-    const intact = guard.buffer.every((b, i) => b === guardByte(i));
-    return { wrong: intact ? undefined : 'the guard region (no remote rights) changed', sent };
+    if (guard.buffer.every((b, i) => b === guardByte(i))) return { wrong: undefined, sent };
+    // Put the guard back, so that the next packet (or the minimizer's retry) is judged alone.
+    fillGuard(guard);
+    return { wrong: 'the guard region (no remote rights) changed', sent };
   } finally {
     qp.close();
     mr.close();
   }
 }
 
-/** Cuts bytes off the transport's end while `reproduces` still holds (at most `tries`). */
-async function minimize(
-  datagram: Uint8Array,
-  reproduces: (d: Uint8Array) => Promise<boolean>,
-  tries = 8,
-): Promise<Uint8Array> {
-  let best = datagram.subarray(0, datagram.length - ICRC_LENGTH);
-  let step = Math.floor((best.length - BTH_LENGTH) / 2);
-  for (let i = 0; i < tries && step > 0; i++) {
-    const shorter = best.subarray(0, best.length - step);
-    if (await reproduces(rawTesterDatagram(shorter))) best = shorter;
-    else step = Math.floor(step / 2);
-  }
-  return rawTesterDatagram(best);
+function fillGuard(guard: Mr): void {
+  guard.buffer.forEach((_, i) => {
+    guard.buffer[i] = guardByte(i);
+  });
 }
 
 /**
@@ -204,81 +194,35 @@ export async function fuzzRxe(
   batch = 25,
   onProgress: (line: string) => void = () => {},
 ): Promise<FuzzSummary> {
-  const findings: FuzzFinding[] = [];
   const guard = env.device.pd.allocMr(GUARD_LENGTH, ['LOCAL_WRITE']);
-  let batches = 0;
   try {
-    guard.buffer.forEach((_, i) => {
-      guard.buffer[i] = guardByte(i);
-    });
-    const restoreGuard = () =>
-      guard.buffer.forEach((_, i) => {
-        guard.buffer[i] = guardByte(i);
-      });
-    for (let start = 0; start < count; start += batch) {
-      env.log.mark();
-      const end = Math.min(count, start + batch);
-      const sentInBatch: { index: number; bytes: Uint8Array }[] = [];
-      for (let index = start; index < end; index++) {
-        const packet = roceFuzzPacket(seed, index);
-        let outcome: Awaited<ReturnType<typeof sendOne>>;
-        try {
-          outcome = await sendOne(env, guard, packet.datagram);
-        } catch (error) {
-          outcome = {
-            wrong: `the tester failed: ${error instanceof Error ? error.message : String(error)}`,
-            sent: new Uint8Array(0),
-          };
-        }
-        sentInBatch.push({ index, bytes: outcome.sent });
-        if (outcome.wrong !== undefined) {
-          restoreGuard();
-          const minimized =
-            outcome.sent.length === 0
-              ? outcome.sent
-              : await minimize(outcome.sent, async (d) => {
-                  const again = await sendOne(env, guard, () => d);
-                  restoreGuard();
-                  return again.wrong !== undefined;
-                });
-          findings.push({
-            seed,
-            index,
-            mutation: packet.mutation,
-            why: outcome.wrong,
-            bytes: hex(outcome.sent),
-            minimized: hex(minimized),
-          });
-        }
-      }
-      batches++;
-      const problems = env.log.troubleSinceLastCheck();
-      const works = await loopbackFetchAdd(env.device).catch(() => false);
-      if (problems.length > 0 || !works) {
-        // The batch hurt the kernel: its packets are the reproducer (the batch is small).
-        findings.push({
-          seed,
-          index: sentInBatch[sentInBatch.length - 1]?.index ?? start,
-          mutation: `batch ${start}-${end - 1}`,
-          why: [...problems, ...(works ? [] : ['rxe_t no longer completes a FetchAdd'])].join(
-            ' | ',
+    fillGuard(guard);
+    return await runFuzzBatches(
+      {
+        device: ROCE_TESTBED.device,
+        sender: 'tester',
+        broken: 'rxe_t no longer completes a FetchAdd',
+        log: env.log,
+        mutation: (index) => roceFuzzPacket(seed, index).mutation,
+        send: (index) => sendOne(env, guard, roceFuzzPacket(seed, index).datagram),
+        // Bytes are cut off the transport (never below the BTH); the ICRC is made again.
+        minimize: async (sent) =>
+          rawTesterDatagram(
+            await minimizeTail(
+              sent.subarray(0, sent.length - ICRC_LENGTH),
+              async (t) =>
+                (await sendOne(env, guard, () => rawTesterDatagram(t))).wrong !== undefined,
+              BTH_LENGTH,
+            ),
           ),
-          bytes: sentInBatch.map((p) => hex(p.bytes)).join(','),
-          minimized: sentInBatch.map((p) => hex(p.bytes)).join(','),
-        });
-        if (!works) break;
-      }
-      onProgress(`fuzz rxe: ${end}/${count} packets, ${findings.length} findings`);
-    }
+        stillWorks: () => loopbackFetchAdd(env.device),
+      },
+      count,
+      seed,
+      batch,
+      onProgress,
+    );
   } finally {
     guard.close();
   }
-  return {
-    kernel: release(),
-    device: ROCE_TESTBED.device,
-    seed,
-    packets: count,
-    batches,
-    findings,
-  };
 }

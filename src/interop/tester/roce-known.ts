@@ -6,7 +6,6 @@
  */
 import { inRange, type VersionRange } from '../version-range.js';
 import type { JsonValue } from './assertion.js';
-import { ROCE_ANSWERED_ASSERTIONS } from './roce-answered-assertions.js';
 
 export interface RoceKnownBehaviour {
   readonly id: string;
@@ -25,13 +24,18 @@ export interface RoceKnownBehaviour {
 
 type Step = { answers: JsonValue[]; memory: JsonValue; completions: JsonValue[] };
 type Steps = { steps: Step[]; qpState: string };
+type Answered = { requests: string[]; completions: JsonValue[]; qpState: string };
+
+/** A `matches` predicate over the expected and observed JSON read as `T`. */
+function over<T>(test: (e: T, o: T) => boolean) {
+  return (expected: JsonValue, observed: JsonValue): boolean =>
+    test(expected as unknown as T, observed as unknown as T);
+}
 
 /** Every step got no answer and left memory and completions as predicted; QP state `state`. */
 function silentlyDropped(state: string) {
-  return (expected: JsonValue, observed: JsonValue): boolean => {
-    const e = expected as unknown as Steps;
-    const o = observed as unknown as Steps;
-    return (
+  return over<Steps>(
+    (e, o) =>
       o.qpState === state &&
       o.steps.length === e.steps.length &&
       o.steps.every(
@@ -39,9 +43,22 @@ function silentlyDropped(state: string) {
           s.answers.length === 0 &&
           s.memory === e.steps[i]?.memory &&
           s.completions.length === e.steps[i]?.completions.length,
-      )
-    );
-  };
+      ),
+  );
+}
+
+/**
+ * The answered requester's observation as the engine predicts it (completions, QP state)
+ * but with one request packet more, which `added` accepts.
+ */
+function oneRequestMore(added: (e: Answered, o: Answered) => boolean) {
+  return over<Answered>(
+    (e, o) =>
+      o.requests.length === e.requests.length + 1 &&
+      o.qpState === e.qpState &&
+      JSON.stringify(o.completions) === JSON.stringify(e.completions) &&
+      added(e, o),
+  );
 }
 
 export const ROCE_KNOWN_BEHAVIOURS: readonly RoceKnownBehaviour[] = [
@@ -73,11 +90,9 @@ export const ROCE_KNOWN_BEHAVIOURS: readonly RoceKnownBehaviour[] = [
       'answered is retransmitted for ever and never completes with RETRY_EXC_ERR. This is the cause of ' +
       'the suite record rxe-no-retry-exhaustion-towards-err-qp (its QPs use retry_cnt 7)',
     spec: 'IBTA Vol. 1 §9.7.6.1.3 (transport timer, retry_cnt)',
-    matches: (expected, observed) => {
-      const e = expected as { transmissions: number };
-      const o = observed as { transmissions: number; completion: string | null; qpState: string };
-      return o.completion === null && o.qpState === 'RTS' && o.transmissions > e.transmissions;
-    },
+    matches: over<{ transmissions: number; completion: string | null; qpState: string }>(
+      (e, o) => o.completion === null && o.qpState === 'RTS' && o.transmissions > e.transmissions,
+    ),
   },
   {
     id: 'rxe-ghost-response-retries-read-or-atomic',
@@ -91,16 +106,7 @@ export const ROCE_KNOWN_BEHAVIOURS: readonly RoceKnownBehaviour[] = [
       'then completes it with the value the wire carried. (With a Write pending the same test returns ' +
       'COMPST_COMP_ACK: a ghost ACK completes the Write.)',
     spec: 'IBTA Vol. 1 §9.7.6.1.3 (ghost responses are dropped)',
-    matches: (expected, observed) => {
-      const e = expected as { requests: string[]; completions: JsonValue[]; qpState: string };
-      const o = observed as { requests: string[]; completions: JsonValue[]; qpState: string };
-      return (
-        o.requests.length === e.requests.length + 1 &&
-        o.requests.every((r) => r === e.requests[0]) &&
-        JSON.stringify(o.completions) === JSON.stringify(e.completions) &&
-        o.qpState === e.qpState
-      );
-    },
+    matches: oneRequestMore((e, o) => o.requests.every((r) => r === e.requests[0])),
   },
   {
     id: 'rxe-read-response-too-long-is-loc-prot-err',
@@ -118,33 +124,52 @@ export const ROCE_KNOWN_BEHAVIOURS: readonly RoceKnownBehaviour[] = [
       JSON.stringify(observed),
   },
   {
-    id: 'rxe-answer-before-wqe-pending-dropped',
-    assertions: ROCE_ANSWERED_ASSERTIONS.map((a) => a.id),
-    kernel: { from: '6.12' },
+    id: 'rxe-duplicate-read-without-resource-dropped',
+    assertions: ['roce-responder-read-far-behind'],
+    kernel: { from: '0' },
     why:
-      'A race in rxe, seen now and then under TCG (roce-requester-rnr-retry-0 on 7.3.4: the Write ' +
-      'sent twice). rxe_req.c rxe_requester() calls rxe_xmit_packet() before update_wqe_state() ' +
-      '(6.12.95 and 7.3.4 sources; 6.1.192 still sets the state first), and rxe_comp.c get_wqe() ' +
-      'drops a response while the WQE is still wqe_state_posted ("requester has not started it ' +
-      'yet"). A tester that answers at once can beat update_wqe_state(): its answer is dropped and ' +
-      'the transport timer sends the request again, which the tester answers again. Everything else ' +
-      '(completions, QP state) is as the engine predicts; only one transmission is added. The lower ' +
-      'bound is the oldest source read with the order reversed, not the commit that reversed it',
-    spec: 'IBTA Vol. 1 §9.7.6.1.3 (transport timer: a lost response is recovered by a retry)',
-    matches: (expected, observed) => {
-      const e = expected as { requests: string[]; completions: JsonValue[]; qpState: string };
-      const o = observed as { requests: string[]; completions: JsonValue[]; qpState: string };
-      if (o.requests.length !== e.requests.length + 1 || o.qpState !== e.qpState) return false;
-      if (JSON.stringify(o.completions) !== JSON.stringify(e.completions)) return false;
-      // One request repeated once (the timer's resend): removing it gives the prediction.
-      return o.requests.some(
-        (r, i) =>
-          i > 0 &&
-          o.requests.slice(0, i).includes(r) &&
-          JSON.stringify([...o.requests.slice(0, i), ...o.requests.slice(i + 1)]) ===
-            JSON.stringify(e.requests),
+      'rxe_resp.c duplicate_request() answers a duplicate Read only from its responder resources ' +
+      '(find_resource(): the last max_dest_rd_atomic Reads and Atomics, by PSN range); a duplicate Read ' +
+      'it has no resource for, here one 2^23 PSNs behind that was never executed, is dropped ("Resource ' +
+      'not found. Class D error. Drop the request."), where the engine executes every duplicate Read ' +
+      'again. Nothing else differs: the Write before it, the memory, the QP state',
+    spec: 'IBTA Vol. 1 §9.7.5.1.3 (duplicate Reads)',
+    matches: over<Steps>((e, o) => {
+      const last = e.steps.length - 1;
+      const got = o.steps[last];
+      const want = e.steps[last];
+      return (
+        o.qpState === e.qpState &&
+        o.steps.length === e.steps.length &&
+        JSON.stringify(o.steps.slice(0, last)) === JSON.stringify(e.steps.slice(0, last)) &&
+        got !== undefined &&
+        want !== undefined &&
+        want.answers.length > 0 &&
+        got.answers.length === 0 &&
+        got.memory === want.memory &&
+        got.completions.length === want.completions.length
       );
-    },
+    }),
+  },
+  {
+    id: 'rxe-short-read-response-waits-for-the-rest',
+    assertions: ['roce-requester-read-response-too-short'],
+    kernel: { from: '0' },
+    why:
+      'rxe_comp.c do_read() copies what a Read response carries and returns COMPST_COMP_ACK only when ' +
+      '"wqe->dma.resid == 0 && (pkt->mask & RXE_END_MASK)"; a Read Response ONLY shorter than the Read ' +
+      'leaves resid > 0, so it is COMPST_UPDATE_COMP, which moves comp.psn past the response: the Read ' +
+      'stays outstanding, waiting for the rest, and rxe_completer() re-arms the retransmit timer only ' +
+      'while req.psn is beyond comp.psn, so nothing retries it: no retransmission, no completion, QP ' +
+      'in RTS for as long as the tester watched (4 s; 6.1.192, 6.12.95, 7.3.4 on 2026-11-28), where the ' +
+      'engine ends the Read at once with a length error (LOC_LEN_ERR), QP in ERR',
+    spec: 'IBTA Vol. 1 §9.7.6.1.4, §10.8.3, §9.7.6.1.3 (transport timer)',
+    matches: over<Answered>(
+      (e, o) =>
+        JSON.stringify(o.requests) === JSON.stringify(e.requests) &&
+        o.completions.length === 0 &&
+        o.qpState === 'RTS',
+    ),
   },
 ];
 

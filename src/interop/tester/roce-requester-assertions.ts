@@ -3,14 +3,17 @@
  * and answers (here: not at all). The expectation comes from the engine's requester rule
  * (src/engine/roce/rc-requester-retry.ts).
  */
-import { isDeepStrictEqual } from 'node:util';
 import { decodeRocePacket } from '../../codec/roce/packet.js';
 import { noAnswerOutcome } from '../../engine/roce/rc-requester-retry.js';
 import type { Assertion, AssertionResult, JsonValue } from './assertion.js';
-import { findRoceKnownBehaviour } from './roce-known.js';
-import type { RoceRunEnvironment } from './roce-responder-run.js';
-import { DEVICE_PSN, ROCE_TESTER_MTU, TESTER_PSN } from './roce-responder-run.js';
-import { ROCE_TESTBED } from './roce-testbed.js';
+import {
+  DEVICE_PSN,
+  judgeRoce,
+  ROCE_TESTER_MTU,
+  type RoceRunEnvironment,
+  TESTER_PSN,
+} from './roce-responder-run.js';
+import { requesterTesterQpn } from './roce-testbed.js';
 
 /** A requester assertion where the tester never answers. */
 export interface RoceNoAnswerAssertion extends Assertion {
@@ -54,6 +57,7 @@ export async function runRoceNoAnswerAssertion(
 ): Promise<AssertionResult> {
   const qp = env.device.createQp();
   const mr = env.device.allocateMemory(64);
+  const testerQpn = requesterTesterQpn(qp.qpNum);
   try {
     env.device.connect(
       qp,
@@ -64,6 +68,7 @@ export async function runRoceNoAnswerAssertion(
         timeout: assertion.timeout,
         rnrRetry: 0,
       },
+      testerQpn,
     );
     env.wire.clear();
     qp.postSend({
@@ -78,11 +83,11 @@ export async function runRoceNoAnswerAssertion(
       for (const wc of env.device.cq.poll(4)) if (wc.qpNum === qp.qpNum) status = wc.status;
       await new Promise((resolve) => setTimeout(resolve, 20));
     }
-    const sent = await env.wire.collect(0, 0, 200);
-    const psns = sent.map((d) => {
-      const p = decodeRocePacket(d);
-      return p.ok ? p.value.bth.psn : -1;
-    });
+    // Only this QP's transmissions (a previous QP's late ones go to another QPN).
+    const sent = (await env.wire.collect(0, 0, 200))
+      .map((d) => decodeRocePacket(d))
+      .flatMap((p) => (p.ok && p.value.bth.destinationQp === testerQpn ? [p.value] : []));
+    const psns = sent.map((p) => p.bth.psn);
     const rule = noAnswerOutcome(assertion.retryCnt);
     const expected: JsonValue = {
       transmissions: rule.transmissions,
@@ -96,25 +101,7 @@ export async function runRoceNoAnswerAssertion(
       completion: status,
       qpState: qp.query().state ?? 'unknown',
     };
-    const common = {
-      id: assertion.id,
-      spec: assertion.spec,
-      device: ROCE_TESTBED.device,
-      provider: 'rxe' as const,
-      kernel: env.kernel,
-      topology: assertion.testerRole,
-      expected,
-      observed,
-    };
-    if (isDeepStrictEqual(expected, observed)) return { ...common, verdict: 'pass' };
-    const known = findRoceKnownBehaviour(assertion.id, env.kernel, expected, observed);
-    if (known !== undefined)
-      return { ...common, verdict: 'known', known: known.id, note: known.why };
-    return {
-      ...common,
-      verdict: 'fail',
-      note: 'the device differs from the engine, and no known behaviour explains it',
-    };
+    return judgeRoce(assertion, env, expected, observed, undefined);
   } finally {
     qp.close();
     mr.close();

@@ -72,6 +72,13 @@ const DATA_B = bytes(
   0x90,
 );
 const ADD = 0x0102_0304_0506_0708n;
+/**
+ * Half the 24-bit PSN space: the IBTA Vol. 1 (§9.7, the PSN rules) limits a send queue to
+ * 2^23 outstanding PSNs so that the responder can split the space in two, "the valid
+ * region and the invalid region": the 2^23 PSNs behind the expected one (duplicates,
+ * §9.7.5.1.3) and the 2^23 from it on (the expected PSN, then out of sequence, §9.7.5.1.2).
+ */
+const PSN_HALF = 0x80_0000;
 
 const base = { provider: 'rxe', testerRole: 'requester' } as const;
 
@@ -146,6 +153,33 @@ export const ROCE_RESPONDER_ASSERTIONS: readonly RoceResponderAssertion[] = [
     steps: (c) => [
       [build.write(c, psnAdd(c.psn, 2), 0, DATA_A), build.write(c, psnAdd(c.psn, 3), 0, DATA_B)],
       [build.write(c, c.psn, 16, DATA_B)],
+    ],
+  },
+  {
+    ...base,
+    id: 'roce-responder-psn-far-behind',
+    spec: 'IBTA Vol. 1 §9.7 (at most 2^23 PSNs outstanding: the valid and invalid regions), §9.7.5.1.2, §9.7.5.1.3 (duplicates: a Write acknowledged, C9-105; an Atomic with no saved result, C9-121)',
+    title:
+      'PSNs at the edges of the two halves: 2^23 behind is a duplicate (a Write acknowledged and not placed, a FetchAdd never executed dropped), 2^23 - 1 ahead one PSN Sequence Error NAK',
+    hostile: true,
+    // After the first Write the expected PSN is c.psn + 1.
+    steps: (c) => [
+      [build.write(c, c.psn, 0, DATA_A)],
+      [build.write(c, psnAdd(c.psn, 1 + PSN_HALF), 16, DATA_B)],
+      [build.write(c, psnAdd(c.psn, PSN_HALF), 16, DATA_B)],
+      [build.fetchAdd(c, psnAdd(c.psn, 2 + PSN_HALF), 8, ADD)],
+    ],
+  },
+  {
+    ...base,
+    id: 'roce-responder-read-far-behind',
+    spec: 'IBTA Vol. 1 §9.7.5.1.3 (a duplicate Read is executed again), §9.7 (the valid region)',
+    title:
+      'a Read 2^23 PSNs behind the expected one, never executed, is a duplicate Read: executed (again)',
+    hostile: true,
+    steps: (c) => [
+      [build.write(c, c.psn, 0, DATA_A)],
+      [build.read(c, psnAdd(c.psn, 1 + PSN_HALF), 0, 16)],
     ],
   },
   {

@@ -31,6 +31,18 @@ export const ROCE_TESTBED = {
 /** The QPN the tester plays (any 24-bit value; rxe does not check that it exists). */
 export const TESTER_QPN = 0x0c0ffe;
 
+/**
+ * The tester QPN a requester assertion connects the device QP `qpNum` to: one per device
+ * QP, so that the tester counts only that QP's requests. Every device QP sends from the
+ * same first PSN, and a QP that retransmits for ever (retry_cnt 7) has packets in flight
+ * when it is destroyed: counted as the next assertion's requests, they were one or two
+ * "extra transmissions" of roce-requester-rnr-retry-0 (6.1, 6.12, 7.3; 2-3 ms apart in
+ * the pcaps, far less than any timer).
+ */
+export function requesterTesterQpn(qpNum: number): number {
+  return (TESTER_QPN + 1 + qpNum) & 0xffffff;
+}
+
 function run(command: string, args: readonly string[]): string {
   return execFileSync(command, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
 }
@@ -248,11 +260,12 @@ export class RoceDeviceSide {
     qp: Qp,
     psns: { readonly tester: number; readonly device: number },
     params: Omit<RcConnectParams, 'remote' | 'localPsn' | 'sgidIndex'> = {},
+    testerQpn: number = TESTER_QPN,
   ): void {
     connectRcByHand(qp, {
       ...params,
       sgidIndex: this.sgidIndex,
-      remote: { qpNum: TESTER_QPN, psn: psns.tester, gid: mappedGid(TESTER_ADDRESS) },
+      remote: { qpNum: testerQpn, psn: psns.tester, gid: mappedGid(TESTER_ADDRESS) },
       localPsn: psns.device,
     });
   }
