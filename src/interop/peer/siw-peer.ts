@@ -9,9 +9,10 @@ import { connect, type Socket } from 'node:net';
 import type { MpaNegotiated, RdmapMessage } from '../../codec/iwarp/messages.js';
 import { decodeMpaFrame, encodeMpaFrame, makeMpaFrame } from '../../codec/iwarp/mpa-frames.js';
 import { decodeMpaStream, encodeMpaStream, negotiateMpa } from '../../codec/iwarp/stream.js';
-import { EventChannel } from '../../verbs/cm.js';
+import { type CmId, EventChannel } from '../../verbs/cm.js';
 import type { WorkCompletion } from '../../verbs/completion.js';
 import type { Context } from '../../verbs/device.js';
+import { VerbsError } from '../../verbs/errors.js';
 import { closeQuietly } from '../../verbs/lifetime.js';
 import type { Access as AccessFlag } from '../../verbs/mr.js';
 
@@ -109,18 +110,38 @@ export function probeSiw(probe: RdmapMessage): Promise<SiwAnswer> {
   return probeSiwWith({ access: ['LOCAL_WRITE'], postReceive: true, messages: () => [probe] });
 }
 
+/**
+ * A listening CM id on siw0's address. rdma_cm picks the port from its own port space
+ * (cma_alloc_any_port) and siw_create_listen() then binds a kernel TCP socket to it; when
+ * a TCP socket of ours still holds that number as its local port (a closed probe's
+ * connection), the bind fails and rdma_listen() answers EADDRINUSE (seen once in 40 fuzz
+ * packets on 6.12, 2026-11-28). Such an id is closed and another port tried.
+ */
+function listenOnSomePort(channel: EventChannel): CmId {
+  for (let attempt = 1; ; attempt++) {
+    const id = channel.createId();
+    try {
+      id.bindAddr(SIW_ADDRESS, 0);
+      id.listen();
+      return id;
+    } catch (error) {
+      id.close();
+      if (!(error instanceof VerbsError && error.code === 'EADDRINUSE') || attempt === 8)
+        throw error;
+    }
+  }
+}
+
 /** Connects to a fresh siw QP set up as `setup` says, sends its messages, returns siw's answer. */
 export async function probeSiwWith(setup: SiwProbeSetup): Promise<SiwAnswer> {
   // The roots: the channel (its CM ids, the accepted one with its QP) and the CM's context
   // (the PD with the MR, the CQ); the verbs cascade closes the rest, the QP before the MR
   // (which it may still hold as a posted receive).
   const channel = new EventChannel();
-  const listener = channel.createId();
   let context: Context | undefined;
   let socket: Socket | undefined;
   try {
-    listener.bindAddr(SIW_ADDRESS, 0);
-    listener.listen();
+    const listener = listenOnSomePort(channel);
     socket = connect({ host: SIW_ADDRESS, port: listener.localPort });
     await once(socket, 'connect');
     const chunks: Buffer[] = [];
