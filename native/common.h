@@ -47,6 +47,13 @@ const char *ErrnoName(int err);
 /// plain TypeError or RangeError.
 [[noreturn]] void ThrowArgument(Napi::Env env, const std::string &field, const std::string &message);
 
+/// Hands `e` to JavaScript from a raw napi_callback, where no node-addon-api wrapper
+/// catches for us: a C++ exception leaving such a frame (or a libuv callback) unwinds into
+/// V8 and ends the process in std::terminate. When the environment is ending
+/// (worker.terminate(), process.exit() in a worker) N-API can no longer throw; the
+/// error then has nobody to go to and is dropped. Never throws.
+void ThrowIntoJs(const Napi::Error &e) noexcept;
+
 /// libibverbs calls return 0, a positive errno (the documented convention), or a
 /// NEGATIVE errno (libsiw's ibv_post_send returns -EINVAL): both are accepted here.
 inline void CheckIbv(Napi::Env env, const char *call, const std::string &device, int ret) {
