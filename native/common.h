@@ -124,6 +124,11 @@ enum : size_t {
 namespace sge_word {
 enum : size_t { kAddr = 0, kLength = 2, kLkey = 3, kCount = 4 };
 }  // namespace sge_word
+// Receive requests packed the same way (NativeQp/NativeSrq.postRecvPacked): per request
+// its wrId and SGE count, then kNumSge SGEs of sge_word::kCount words each.
+namespace recv_word {
+enum : size_t { kWrId = 0, kNumSge = 2, kCount = 4 };
+}  // namespace recv_word
 
 // ---------------------------------------------------------------- handles
 // Each handle owns one verbs resource and releases it in its destructor (the
@@ -396,6 +401,10 @@ struct RecvChain {
   std::vector<ibv_recv_wr> wrs;
   std::vector<std::vector<ibv_sge>> sges;
   void Parse(Napi::Env env, const Napi::Value &v);
+  /// Reads `count` requests packed as recv_word / sge_word from `words` (info[0]) and links
+  /// them; reuses this chain's vectors, so a chain kept per queue allocates nothing once
+  /// grown. Checks every length before anything is posted.
+  void Unpack(Napi::Env env, const Napi::Value &words, const Napi::Value &count);
   /// Throws the VerbsError of a refused post (`ret` != 0), naming the refused request.
   void Check(Napi::Env env, const char *call, const std::string &device, int ret, ibv_recv_wr *bad);
 };

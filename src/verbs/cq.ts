@@ -6,7 +6,7 @@
 import type { AsyncEventType } from '../ibverbs/constants.js';
 import { type NativeCq, type NativeFdWatcher, WC_WORDS } from '../native/bindings.js';
 import { VerbsAsyncEventError } from './async-events.js';
-import { decodeWorkCompletion, toWorkCompletion, type WorkCompletion } from './completion.js';
+import { completionAt, type WorkCompletion } from './completion.js';
 import type { Context } from './device.js';
 import { VerbsArgumentError, VerbsError } from './errors.js';
 import { Resource } from './lifetime.js';
@@ -112,7 +112,7 @@ export class Cq extends Resource<NativeCq> {
   // Decodes completions [0, n) of the poll output, retiring each in its QP, into `out`.
   #take(n: number, out: WorkCompletion[]): void {
     for (let i = 0; i < n; i++) {
-      const wc = toWorkCompletion(decodeWorkCompletion(this.#words, i));
+      const wc = completionAt(this.#words, i);
       this.#sinks.get(wc.qpNum)?.deref()?.retire(wc);
       out.push(wc);
     }

@@ -18,7 +18,6 @@ import type {
   NativeAhAttrQuery,
   NativeQp,
   NativeQpQuery,
-  NativeRecvWr,
   NativeSendWr,
   NativeSge,
 } from '../native/bindings.js';
@@ -32,6 +31,7 @@ import type { Access, RemoteRef, Sge } from './mr.js';
 import { incRkey, type Mw, type MwBind, type MwBindRequest, nativeBindInfo } from './mw.js';
 import type { Ah, Pd } from './pd.js';
 import { type AddressVector, type QpAttr, type QpStateName, toNativeQpAttr } from './qp-attr.js';
+import { type PackedRecv, RecvPacker } from './recv-packer.js';
 import { RoundTrip, type RoundTripOptions } from './round-trip.js';
 import { SendPacker } from './send-packer.js';
 import type { Srq } from './srq.js';
@@ -155,7 +155,8 @@ interface InFlight {
 
 const U64_MAX = (1n << 64n) - 1n;
 
-function u64(name: string, v: unknown): bigint {
+/** @internal a u64 argument, checked. */
+export function u64(name: string, v: unknown): bigint {
   if (typeof v !== 'bigint' || v < 0n || v > U64_MAX)
     throw new VerbsArgumentError(name, 'must be a bigint in [0, 2^64 - 1]');
   return v;
@@ -184,7 +185,8 @@ export function nativeSges(
   return out;
 }
 
-function nativeSge(
+/** @internal one SGE of {@link nativeSges}, checked; its MR goes to `keep`. */
+export function nativeSge(
   s: Sge | RawSge | undefined,
   i: number,
   keep: Resource[],
@@ -224,6 +226,14 @@ function nativeSge(
   return { addr: offset === 0 ? mr.addr : mr.addr + BigInt(offset), length, lkey: mr.lkey };
 }
 
+function recvName(): string {
+  return 'wr';
+}
+
+function recvEntry(p: PackedRecv): InFlight {
+  return { wrId: p.wrId, signaled: true, keep: p.keep };
+}
+
 function indexOfWrId(queue: readonly InFlight[], wrId: bigint): number {
   for (let i = 0; i < queue.length; i++) if (queue[i]?.wrId === wrId) return i;
   return -1;
@@ -253,6 +263,8 @@ export class Qp extends Resource<NativeQp> implements CompletionSink {
   #nextWrId = 1n;
   // The memory postSend packs its requests into for the native call (grown on demand).
   readonly #packer = new SendPacker();
+  readonly #recvPacker = new RecvPacker();
+  readonly #takeWrId = (): bigint => this.#nextWrId++;
 
   /** @internal use `Pd.createQp` or `CmId.createQp` (its `cmId` closes it first) */
   constructor(
@@ -578,26 +590,22 @@ export class Qp extends Resource<NativeQp> implements CompletionSink {
         'the QP receives through its SRQ: post to srq.postRecv',
       );
     const list = Array.isArray(wrs) ? (wrs as readonly RecvWr[]) : [wrs as RecvWr];
-    const natives: NativeRecvWr[] = [];
-    const entries: InFlight[] = [];
-    for (const wr of list) {
-      if (typeof wr !== 'object' || wr === null)
-        throw new VerbsArgumentError('wr', 'a receive request must be an object');
-      const keep: Resource[] = [];
-      const wrId = wr.wrId === undefined ? this.#nextWrId++ : u64('wrId', wr.wrId);
-      natives.push({ wrId, sgList: nativeSges(wr.sgList, keep) });
-      entries.push({ wrId, signaled: true, keep });
-    }
+    const packed = this.#recvPacker.pack(list, recvName, this.#takeWrId);
+    const rq = this.#recvQueue;
     try {
-      this.native.postRecv(natives);
+      this.#recvPacker.post(this.native, packed.length);
     } catch (e) {
       // The requests before the refused one were posted: track them.
       const posted = e instanceof VerbsError ? (e.badWrIndex ?? 0) : 0;
-      this.#recvQueue.push(...entries.slice(0, posted));
+      for (let i = 0; i < posted; i++) rq.push(recvEntry(packed[i] as PackedRecv));
       throw e;
     }
-    this.#recvQueue.push(...entries);
-    return entries.map((e) => e.wrId);
+    const ids: bigint[] = [];
+    for (const p of packed) {
+      rq.push(recvEntry(p));
+      ids.push(p.wrId);
+    }
+    return ids;
   }
 
   /** @internal called by the CQ for each polled completion of this QP. */
