@@ -8,7 +8,7 @@
 import { RECV_LAYOUT, RECV_WORDS, SEND_SGE_LAYOUT, SEND_SGE_WORDS } from '../native/bindings.js';
 import { VerbsArgumentError } from './errors.js';
 import type { Resource } from './lifetime.js';
-import { nativeSge, type RecvWr, u64 } from './qp.js';
+import { KeepList, nativeSge, type RecvWr, u64 } from './qp.js';
 
 /** A packed receive: its wrId and what it keeps alive until its completion. */
 export interface PackedRecv {
@@ -23,12 +23,12 @@ interface RecvTarget {
 
 const L = RECV_LAYOUT;
 const S = SEND_SGE_LAYOUT;
-const NO_KEEP: readonly Resource[] = [];
 
 /** One queue's packing memory. */
 export class RecvPacker {
   #u32 = new Uint32Array(0);
   #u64 = new BigUint64Array(0);
+  readonly #keep = new KeepList();
 
   /**
    * Checks and packs `list`, then posts it with one call; returns the requests as they
@@ -65,17 +65,16 @@ export class RecvPacker {
     }
     const u32 = this.#u32;
     const u64w = this.#u64;
-    const out: PackedRecv[] = [];
+    const out: PackedRecv[] = new Array(list.length);
     let at = 0;
     for (let i = 0; i < list.length; i++) {
       const wr = list[i] as RecvWr;
       const sgList = wr.sgList ?? [];
-      let keep = NO_KEEP;
+      const keep = this.#keep;
       const base = at;
       at += RECV_WORDS;
       for (let k = 0; k < sgList.length; k++) {
-        if (keep === NO_KEEP) keep = [];
-        const sge = nativeSge(sgList[k], k, keep as Resource[], false);
+        const sge = nativeSge(sgList[k], k, keep, false);
         u64w[(at + S.sgeAddr) / 2] = sge.addr;
         u32[at + S.sgeLength] = sge.length;
         u32[at + S.sgeLkey] = sge.lkey;
@@ -84,7 +83,7 @@ export class RecvPacker {
       const wrId = wr.wrId === undefined ? nextWrId() : u64(`${name(i)}.wrId`, wr.wrId);
       u64w[(base + L.wrId) / 2] = wrId;
       u32[base + L.numSge] = sgList.length;
-      out.push({ wrId, keep });
+      out[i] = { wrId, keep: keep.take() };
     }
     return out;
   }
