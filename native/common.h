@@ -405,6 +405,16 @@ struct RecvChain {
   /// them; reuses this chain's vectors, so a chain kept per queue allocates nothing once
   /// grown. Checks every length before anything is posted.
   void Unpack(Napi::Env env, const Napi::Value &words, const Napi::Value &count);
+  /// postRecvPacked(words, count) of a QP or an SRQ: Unpack, then `post(first, &bad)`
+  /// (ibv_post_recv or ibv_post_srq_recv), a refusal thrown as Check does.
+  template <typename Post>
+  void PostPacked(Napi::Env env, const Napi::CallbackInfo &info, const char *call,
+                  const std::string &device, Post post) {
+    Unpack(env, info[0], info[1]);
+    if (wrs.empty()) return;
+    ibv_recv_wr *bad = nullptr;
+    Check(env, call, device, post(wrs.data(), &bad), bad);
+  }
   /// Throws the VerbsError of a refused post (`ret` != 0), naming the refused request.
   void Check(Napi::Env env, const char *call, const std::string &device, int ret, ibv_recv_wr *bad);
 };

@@ -806,11 +806,9 @@ class Qp : public Resource<Qp, QpHandle> {
   Napi::Value PostRecvPacked(const Napi::CallbackInfo &info) {
     Napi::Env env = info.Env();
     auto h = Handle("ibv_post_recv");
-    recvScratch_.Unpack(env, info[0], info[1]);
-    if (recvScratch_.wrs.empty()) return env.Undefined();
-    ibv_recv_wr *bad = nullptr;
-    recvScratch_.Check(env, "ibv_post_recv", device_,
-                       ibv_post_recv(h->qp, recvScratch_.wrs.data(), &bad), bad);
+    recvScratch_.PostPacked(env, info, "ibv_post_recv", device_, [&](ibv_recv_wr *first, ibv_recv_wr **bad) {
+      return ibv_post_recv(h->qp, first, bad);
+    });
     return env.Undefined();
   }
 

@@ -74,11 +74,9 @@ class Srq : public Resource<Srq, SrqHandle> {
   Napi::Value PostRecvPacked(const Napi::CallbackInfo &info) {
     Napi::Env env = info.Env();
     auto h = Handle("ibv_post_srq_recv");
-    scratch_.Unpack(env, info[0], info[1]);
-    if (scratch_.wrs.empty()) return env.Undefined();
-    ibv_recv_wr *bad = nullptr;
-    scratch_.Check(env, "ibv_post_srq_recv", device_,
-                   ibv_post_srq_recv(h->srq, scratch_.wrs.data(), &bad), bad);
+    scratch_.PostPacked(env, info, "ibv_post_srq_recv", device_, [&](ibv_recv_wr *first, ibv_recv_wr **bad) {
+      return ibv_post_srq_recv(h->srq, first, bad);
+    });
     return env.Undefined();
   }
 

@@ -9,6 +9,7 @@ import { RECV_LAYOUT, RECV_WORDS, SEND_SGE_LAYOUT, SEND_SGE_WORDS } from '../nat
 import { VerbsArgumentError } from './errors.js';
 import type { Resource } from './lifetime.js';
 import { KeepList, nativeSge, type RecvWr, u64 } from './qp.js';
+import { WordMemory } from './send-packer.js';
 
 /** A packed receive: its wrId and what it keeps alive until its completion. */
 export interface PackedRecv {
@@ -26,8 +27,7 @@ const S = SEND_SGE_LAYOUT;
 
 /** One queue's packing memory. */
 export class RecvPacker {
-  #u32 = new Uint32Array(0);
-  #u64 = new BigUint64Array(0);
+  readonly #memory = new WordMemory();
   readonly #keep = new KeepList();
 
   /**
@@ -58,13 +58,8 @@ export class RecvPacker {
         );
       words += RECV_WORDS + count * SEND_SGE_WORDS;
     }
-    if (this.#u32.length < words) {
-      const buffer = new ArrayBuffer(Math.max(words, 2 * this.#u32.length) * 4);
-      this.#u32 = new Uint32Array(buffer);
-      this.#u64 = new BigUint64Array(buffer);
-    }
-    const u32 = this.#u32;
-    const u64w = this.#u64;
+    this.#memory.reserve(words);
+    const { u32, u64: u64w } = this.#memory;
     const out: PackedRecv[] = new Array(list.length);
     let at = 0;
     for (let i = 0; i < list.length; i++) {
@@ -90,6 +85,6 @@ export class RecvPacker {
 
   /** Posts what `pack` packed last: `count` requests, one doorbell. */
   post(target: RecvTarget, count: number): void {
-    target.postRecvPacked(this.#u32, count);
+    target.postRecvPacked(this.#memory.u32, count);
   }
 }
