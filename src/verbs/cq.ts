@@ -59,9 +59,12 @@ export class Cq extends Resource<NativeCq> {
   // is due on the next turn of the loop.
   #watcherRefed = true;
   #idleCheck = false;
-  // Completions a wake-up polled that no waiter took yet, from #readyHead on.
-  readonly #ready: WorkCompletion[] = [];
+  // Completions a wake-up polled that no waiter took yet: [#readyHead, #readyEnd). The
+  // array is reused, never truncated (`length = 0` drops its store, and the next wake-up
+  // would pay about 150 bytes to grow a new one); taken slots are cleared.
+  readonly #ready: (WorkCompletion | undefined)[] = [];
   #readyHead = 0;
+  #readyEnd = 0;
 
   /** @internal use `Context.createCq` */
   constructor(native: NativeCq, context: Context, device: string) {
@@ -125,12 +128,8 @@ export class Cq extends Resource<NativeCq> {
   // Moves up to `max` completions a wake-up polled and no waiter took into `out`: they
   // came before anything the device still holds.
   #takeReady(max: number, out: WorkCompletion[], at: number): number {
-    while (at < max && this.#readyHead < this.#ready.length)
-      out[at++] = this.#ready[this.#readyHead++] as WorkCompletion;
-    if (this.#readyHead === this.#ready.length) {
-      this.#ready.length = 0;
-      this.#readyHead = 0;
-    }
+    while (at < max && this.#readyHead < this.#readyEnd) out[at++] = this.#takeSlot();
+    this.#rewindReady();
     return at;
   }
 
@@ -181,7 +180,7 @@ export class Cq extends Resource<NativeCq> {
     const solicitedOnly = options.solicitedOnly === true;
     // A solicited-only wait takes nothing already there: only the next solicited event.
     if (!solicitedOnly) {
-      if (this.#readyHead === this.#ready.length) this.#fill(false);
+      if (this.#readyHead === this.#readyEnd) this.#fill(false);
       const first = this.#shiftReady();
       if (first !== undefined) return Promise.resolve(first);
     }
@@ -242,20 +241,29 @@ export class Cq extends Resource<NativeCq> {
   }
 
   #shiftReady(): WorkCompletion | undefined {
-    if (this.#readyHead === this.#ready.length) return undefined;
-    const wc = this.#ready[this.#readyHead++];
-    if (this.#readyHead === this.#ready.length) {
-      this.#ready.length = 0;
-      this.#readyHead = 0;
-    }
+    if (this.#readyHead === this.#readyEnd) return undefined;
+    const wc = this.#takeSlot();
+    this.#rewindReady();
     return wc;
+  }
+
+  #takeSlot(): WorkCompletion {
+    const wc = this.#ready[this.#readyHead] as WorkCompletion;
+    this.#ready[this.#readyHead++] = undefined;
+    return wc;
+  }
+
+  #rewindReady(): void {
+    if (this.#readyHead !== this.#readyEnd) return;
+    this.#readyHead = 0;
+    this.#readyEnd = 0;
   }
 
   // One poll of up to 256 completions into the ready queue (with `arm`, after arming the
   // CQ in the same native call).
   #fill(arm: boolean): void {
     const n = arm ? this.native.armAndPoll(this.#words) : this.native.poll(this.#words);
-    this.#take(n, this.#ready, this.#ready.length);
+    this.#readyEnd = this.#take(n, this.#ready as WorkCompletion[], this.#readyEnd);
   }
 
   // Watch the channel, arm the CQ and deliver whatever is already there.
@@ -325,6 +333,7 @@ export class Cq extends Resource<NativeCq> {
   protected override onClose(): void {
     this.#ready.length = 0;
     this.#readyHead = 0;
+    this.#readyEnd = 0;
     this.context.untrackCq(this.#key);
     const err = new VerbsError('EBADF', 9, 'ibv_get_cq_event', this.#device, 'the CQ was closed');
     for (const w of [...this.#waiters]) w.reject(err);
