@@ -81,6 +81,7 @@ export class Srq extends Resource<NativeSrq> {
   readonly pd: Pd;
   readonly #device: string;
   readonly #key: bigint;
+  readonly #maxSge: number;
   readonly #posted: PackedRecv[] = [];
   readonly #limitWaiters: Pending<AsyncEvent>[] = [];
   #nextWrId = 1n;
@@ -93,6 +94,9 @@ export class Srq extends Resource<NativeSrq> {
     this.pd = pd;
     this.#device = pd.context.name;
     this.#key = native.key;
+    // Fixed at creation (ibv_modify_srq changes max_wr and the limit only): read once,
+    // not through an N-API getter per post.
+    this.#maxSge = native.attr.maxSge;
     pd.context.trackSrq(this.#key, this);
   }
 
@@ -102,7 +106,7 @@ export class Srq extends Resource<NativeSrq> {
   }
   /** SGEs per receive request, as granted. */
   get maxSge(): number {
-    return this.native.attr.maxSge;
+    return this.#maxSge;
   }
   /** Receives posted whose completions were not polled yet. */
   get inFlight(): number {
