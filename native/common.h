@@ -47,6 +47,13 @@ const char *ErrnoName(int err);
 /// plain TypeError or RangeError.
 [[noreturn]] void ThrowArgument(Napi::Env env, const std::string &field, const std::string &message);
 
+/// Hands `e` to JavaScript from a raw napi_callback, where no node-addon-api wrapper
+/// catches for us: a C++ exception leaving such a frame (or a libuv callback) unwinds into
+/// V8 and ends the process in std::terminate. When the environment is ending
+/// (worker.terminate(), process.exit() in a worker) N-API can no longer throw; the
+/// error then has nobody to go to and is dropped. Never throws.
+void ThrowIntoJs(const Napi::Error &e) noexcept;
+
 /// libibverbs calls return 0, a positive errno (the documented convention), or a
 /// NEGATIVE errno (libsiw's ibv_post_send returns -EINVAL): both are accepted here.
 inline void CheckIbv(Napi::Env env, const char *call, const std::string &device, int ret) {
@@ -117,6 +124,11 @@ enum : size_t {
 namespace sge_word {
 enum : size_t { kAddr = 0, kLength = 2, kLkey = 3, kCount = 4 };
 }  // namespace sge_word
+// Receive requests packed the same way (NativeQp/NativeSrq.postRecvPacked): per request
+// its wrId and SGE count, then kNumSge SGEs of sge_word::kCount words each.
+namespace recv_word {
+enum : size_t { kWrId = 0, kNumSge = 2, kCount = 4 };
+}  // namespace recv_word
 
 // ---------------------------------------------------------------- handles
 // Each handle owns one verbs resource and releases it in its destructor (the
@@ -389,6 +401,20 @@ struct RecvChain {
   std::vector<ibv_recv_wr> wrs;
   std::vector<std::vector<ibv_sge>> sges;
   void Parse(Napi::Env env, const Napi::Value &v);
+  /// Reads `count` requests packed as recv_word / sge_word from `words` (info[0]) and links
+  /// them; reuses this chain's vectors, so a chain kept per queue allocates nothing once
+  /// grown. Checks every length before anything is posted.
+  void Unpack(Napi::Env env, const Napi::Value &words, const Napi::Value &count);
+  /// postRecvPacked(words, count) of a QP or an SRQ: Unpack, then `post(first, &bad)`
+  /// (ibv_post_recv or ibv_post_srq_recv), a refusal thrown as Check does.
+  template <typename Post>
+  void PostPacked(Napi::Env env, const Napi::CallbackInfo &info, const char *call,
+                  const std::string &device, Post post) {
+    Unpack(env, info[0], info[1]);
+    if (wrs.empty()) return;
+    ibv_recv_wr *bad = nullptr;
+    Check(env, call, device, post(wrs.data(), &bad), bad);
+  }
   /// Throws the VerbsError of a refused post (`ret` != 0), naming the refused request.
   void Check(Napi::Env env, const char *call, const std::string &device, int ret, ibv_recv_wr *bad);
 };

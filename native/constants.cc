@@ -324,12 +324,21 @@ Napi::Object SendLayout(Napi::Env env) {
   return o;
 }
 
+Napi::Object RecvLayout(Napi::Env env) {
+  Napi::Object o = Napi::Object::New(env);
+  o.Set("wrId", static_cast<double>(recv_word::kWrId));
+  o.Set("numSge", static_cast<double>(recv_word::kNumSge));
+  o.Set("words", static_cast<double>(recv_word::kCount));
+  return o;
+}
+
 }  // namespace
 
 void RegisterConstants(Napi::Env env, Napi::Object exports) {
   exports.Set("constants", Constants(env));
   exports.Set("wcLayout", WcLayout(env));
   exports.Set("sendLayout", SendLayout(env));
+  exports.Set("recvLayout", RecvLayout(env));
 }
 
 }  // namespace rdma_interop

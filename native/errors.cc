@@ -69,6 +69,15 @@ void ThrowArgument(Napi::Env env, const std::string &field, const std::string &m
   throw Napi::Error(env, obj);
 }
 
+void ThrowIntoJs(const Napi::Error &e) noexcept {
+  try {
+    e.ThrowAsJavaScriptException();
+  } catch (...) {
+    // napi_throw failed with an exception already pending (NODE_API_SWALLOW_UNTHROWABLE_
+    // EXCEPTIONS, binding.gyp, covers the case of none pending): that one stays pending.
+  }
+}
+
 uint64_t ReadU64(const Napi::Value &v, const char *what) {
   if (!v.IsBigInt()) ThrowArgument(v.Env(), what, "must be a bigint");
   bool lossless = false;

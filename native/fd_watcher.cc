@@ -114,12 +114,19 @@ class FdWatcher : public Napi::ObjectWrap<FdWatcher> {
     FdWatcher *self = box != nullptr ? box->owner : nullptr;
     if (self == nullptr || self->callback_.IsEmpty()) return;
     Napi::Env env = self->Env();
-    Napi::HandleScope scope(env);
+    // Called by libuv, outside any N-API call: no C++ exception may leave this frame
+    // (it would unwind through libuv into std::terminate). Every Napi call below can
+    // throw, the scope's included, once the environment is ending.
     try {
-      self->callback_.MakeCallback(env.Global(), {Napi::Number::New(env, status)}, self->asyncContext_);
-    } catch (const Napi::Error &e) {
-      // Surface as an uncaught exception instead of unwinding through libuv.
-      napi_fatal_exception(env, e.Value());
+      Napi::HandleScope scope(env);
+      try {
+        self->callback_.MakeCallback(env.Global(), {Napi::Number::New(env, status)}, self->asyncContext_);
+      } catch (const Napi::Error &e) {
+        // Surface as an uncaught exception instead of unwinding through libuv.
+        napi_fatal_exception(env, e.Value());
+      }
+    } catch (...) {
+      // The environment can no longer run JavaScript: nobody is left to tell.
     }
   }
 

@@ -129,6 +129,39 @@ void ReadBindInfo(Napi::Env env, const Napi::Value &v, ibv_mw_bind_info &out,
   out.mw_access_flags = ReadU32(o.Get("access"), "bind.access");
 }
 
+void RecvChain::Unpack(Napi::Env env, const Napi::Value &v, const Napi::Value &countValue) {
+  if (!v.IsTypedArray() || v.As<Napi::TypedArray>().TypedArrayType() != napi_uint32_array)
+    ThrowArgument(env, "words", "postRecvPacked needs a Uint32Array");
+  auto words = v.As<Napi::Uint32Array>();
+  const uint32_t *w = words.Data();
+  size_t len = words.ElementLength();
+  uint32_t n = ReadU32(countValue, "count", 0xffff);
+  wrs.assign(n, ibv_recv_wr{});
+  if (sges.size() < n) sges.resize(n);
+  size_t at = 0;
+  for (uint32_t i = 0; i < n; i++) {
+    if (len < at + recv_word::kCount) ThrowArgument(env, "words", "shorter than the count of requests it should hold");
+    uint32_t numSge = w[at + recv_word::kNumSge];
+    if ((len - at - recv_word::kCount) / sge_word::kCount < numSge)
+      ThrowArgument(env, "words", "an SGE count runs past the end");
+    std::memcpy(&wrs[i].wr_id, w + at + recv_word::kWrId, sizeof wrs[i].wr_id);
+    std::vector<ibv_sge> &list = sges[i];
+    list.resize(numSge);
+    for (uint32_t k = 0; k < numSge; k++) {
+      size_t s = at + recv_word::kCount + k * sge_word::kCount;
+      std::memcpy(&list[k].addr, w + s + sge_word::kAddr, sizeof list[k].addr);
+      list[k].length = w[s + sge_word::kLength];
+      list[k].lkey = w[s + sge_word::kLkey];
+    }
+    at += recv_word::kCount + static_cast<size_t>(numSge) * sge_word::kCount;
+  }
+  for (uint32_t i = 0; i < n; i++) {
+    wrs[i].sg_list = sges[i].empty() ? nullptr : sges[i].data();
+    wrs[i].num_sge = static_cast<int>(sges[i].size());
+    wrs[i].next = i + 1 < n ? &wrs[i + 1] : nullptr;
+  }
+}
+
 void RecvChain::Check(Napi::Env env, const char *call, const std::string &device, int ret,
                       ibv_recv_wr *bad) {
   if (ret == 0) return;
@@ -151,6 +184,7 @@ class Qp : public Resource<Qp, QpHandle> {
         InstanceMethod<&Qp::PostSendEx>("postSendEx"),
         InstanceMethod<&Qp::PostPacked>("postPacked"),
         InstanceMethod<&Qp::PostRecv>("postRecv"),
+        InstanceMethod<&Qp::PostRecvPacked>("postRecvPacked"),
         InstanceMethod<&Qp::BindMw>("bindMw"),
         InstanceMethod<&Qp::Prepare>("prepare"),
         InstanceMethod<&Qp::PostPrepared>("postPrepared"),
@@ -768,7 +802,18 @@ class Qp : public Resource<Qp, QpHandle> {
     return env.Undefined();
   }
 
+  // postRecvPacked(words, count): Qp.postRecv's hot path, as postPacked is postSend's.
+  Napi::Value PostRecvPacked(const Napi::CallbackInfo &info) {
+    Napi::Env env = info.Env();
+    auto h = Handle("ibv_post_recv");
+    recvScratch_.PostPacked(env, info, "ibv_post_recv", device_, [&](ibv_recv_wr *first, ibv_recv_wr **bad) {
+      return ibv_post_recv(h->qp, first, bad);
+    });
+    return env.Undefined();
+  }
+
   std::map<uint32_t, std::unique_ptr<SendChain>> prepared_;
+  RecvChain recvScratch_;
   // postPacked's reused requests (legacy chain, ibv_wr_* list): no allocation per post.
   SendChain scratch_;
   std::vector<ExRequest> exScratch_;

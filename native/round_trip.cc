@@ -145,7 +145,7 @@ napi_value RunCallback(napi_env env, napi_callback_info info) {
     napi_create_uint32(env, status, &out);
     return out;
   } catch (const Napi::Error &e) {
-    e.ThrowAsJavaScriptException();
+    ThrowIntoJs(e);
     return nullptr;
   }
 }

@@ -181,7 +181,7 @@ napi_value RepeatCallback(napi_env env, napi_callback_info info) {
     napi_create_uint32(env, status, &out);
     return out;
   } catch (const Napi::Error &err) {
-    err.ThrowAsJavaScriptException();
+    ThrowIntoJs(err);
     return nullptr;
   }
 }

@@ -23,6 +23,7 @@ class Srq : public Resource<Srq, SrqHandle> {
   static Properties Methods() {
     return {
         InstanceMethod<&Srq::PostRecv>("postRecv"),
+        InstanceMethod<&Srq::PostRecvPacked>("postRecvPacked"),
         InstanceMethod<&Srq::Modify>("modify"),
         InstanceMethod<&Srq::Query>("query"),
         InstanceAccessor<&Srq::Key>("key"),
@@ -68,6 +69,17 @@ class Srq : public Resource<Srq, SrqHandle> {
     return env.Undefined();
   }
 
+  // postRecvPacked(words, count): Srq.postRecv's hot path (recv_word, common.h): no N-API
+  // property read per request and, once the chain has grown, no allocation.
+  Napi::Value PostRecvPacked(const Napi::CallbackInfo &info) {
+    Napi::Env env = info.Env();
+    auto h = Handle("ibv_post_srq_recv");
+    scratch_.PostPacked(env, info, "ibv_post_srq_recv", device_, [&](ibv_recv_wr *first, ibv_recv_wr **bad) {
+      return ibv_post_srq_recv(h->srq, first, bad);
+    });
+    return env.Undefined();
+  }
+
   // modify({ maxWr?, srqLimit? }, mask): ibv_modify_srq (the TS layer computes the mask).
   Napi::Value Modify(const Napi::CallbackInfo &info) {
     Napi::Env env = info.Env();
@@ -91,6 +103,7 @@ class Srq : public Resource<Srq, SrqHandle> {
     return SrqAttrObject(env, a);
   }
 
+  RecvChain scratch_;
   ibv_srq_attr granted_{};
   uint64_t key_ = 0;
 };

@@ -13,8 +13,13 @@ const SIDE_SCRIPT = new URL('./write-imm-side.js', import.meta.url);
 /** The whole ping-pong: set-up and a few thousand round trips take seconds under TCG. */
 const LIMIT_MS = 120_000;
 
+/** When each side's thread exited (listened for from the start: it may exit early). */
+const exits = new WeakMap<Worker, Promise<void>>();
+
 function startSide(config: SideConfig): Worker {
-  return new Worker(SIDE_SCRIPT, { workerData: config });
+  const worker = new Worker(SIDE_SCRIPT, { workerData: config });
+  exits.set(worker, new Promise<void>((resolve) => worker.once('exit', () => resolve())));
+  return worker;
 }
 
 /** The next message of `worker`, or its error / early exit as a rejection. */
@@ -68,10 +73,36 @@ export async function writeImmPingPong(device: string, count: number): Promise<F
     if (result.stamps === undefined) throw new Error('the initiator sent no stamps');
     return result.stamps;
   };
+  let finished = false;
   try {
-    return await Promise.race([run(), limit]);
+    const stamps = await Promise.race([run(), limit]);
+    finished = true;
+    return stamps;
   } finally {
     clearTimeout(timer);
-    await Promise.all([initiator.terminate(), answerer.terminate()]);
+    await Promise.all([endSide(initiator, finished), endSide(answerer, finished)]);
   }
+}
+
+/** How long a side that answered may take to close its resources and exit by itself. */
+const EXIT_MS = 30_000;
+
+/**
+ * A side that answered closes its QP, CQ, MR, PD and context and then exits by itself (its
+ * listeners were `once`): let it, rather than terminating it in the middle of those
+ * native calls; terminate one that failed or does not exit in time.
+ */
+async function endSide(worker: Worker, finished: boolean): Promise<void> {
+  if (finished) {
+    let timer: NodeJS.Timeout | undefined;
+    const exited = await Promise.race([
+      (exits.get(worker) ?? Promise.resolve()).then(() => true),
+      new Promise<boolean>((resolve) => {
+        timer = setTimeout(() => resolve(false), EXIT_MS);
+      }),
+    ]);
+    clearTimeout(timer);
+    if (exited) return;
+  }
+  await worker.terminate();
 }

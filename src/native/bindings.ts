@@ -207,6 +207,14 @@ export const SEND_WORDS = 20;
 export const SEND_SGE_LAYOUT = { sgeAddr: 0, sgeLength: 2, sgeLkey: 3 } as const;
 export const SEND_SGE_WORDS = 4;
 
+/**
+ * A receive request as `postRecvPacked` reads it (native/common.h recv_word): its wrId
+ * (u64, native-endian) and SGE count, then `numSge` SGEs laid out as SEND_SGE_LAYOUT.
+ */
+export const RECV_LAYOUT = { wrId: 0, numSge: 2 } as const;
+/** u32 words of a packed receive's header (even: u64 fields stay 8-byte aligned). */
+export const RECV_WORDS = 4;
+
 /** `ibv_cq`, optionally with its own non-blocking completion channel. */
 export interface NativeCq {
   readonly closed: boolean;
@@ -253,6 +261,8 @@ export interface NativeSrq {
   close(cascade?: boolean): void;
   /** `ibv_post_srq_recv` of the whole list (one call). */
   postRecv(wrs: NativeRecvWr[]): void;
+  /** `ibv_post_srq_recv` of `count` requests packed in `words` (RECV_LAYOUT). */
+  postRecvPacked(words: Uint32Array, count: number): void;
   /** `ibv_modify_srq` with `mask` (`SRQ_ATTR_MASK`). */
   modify(attr: { maxWr?: number; srqLimit?: number }, mask: number): void;
   /** `ibv_query_srq`. */
@@ -457,6 +467,8 @@ export interface NativeQp {
    */
   postPacked(words: Uint32Array, count: number, ex: boolean): void;
   postRecv(wrs: NativeRecvWr[]): void;
+  /** `ibv_post_recv` of `count` requests packed in `words` (RECV_LAYOUT). */
+  postRecvPacked(words: Uint32Array, count: number): void;
   /**
    * `ibv_bind_mw` of a type 1 window (one send-queue request `wrId`, `sendFlags`);
    * returns the window's new rkey.
@@ -635,6 +647,8 @@ export interface NativeAddon {
   readonly sendLayout: Readonly<
     Record<keyof typeof SEND_LAYOUT | keyof typeof SEND_SGE_LAYOUT | 'words' | 'sgeWords', number>
   >;
+  /** What postRecvPacked reads: RECV_LAYOUT with its size (the SGEs as sendLayout's). */
+  readonly recvLayout: Readonly<Record<keyof typeof RECV_LAYOUT | 'words', number>>;
   /**
    * The rdma-core >= 45 FLUSH names the addon uses although its headers (44) lack them
    * (native/flush.h), C name -> value.

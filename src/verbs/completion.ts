@@ -50,28 +50,24 @@ export function ntohl(raw: number): number {
 
 const W = WC_LAYOUT;
 
-/** Decodes completion `index` of the addon's poll output (see `WC_LAYOUT`). */
+/** Decodes completion `index` of the addon's poll output (see `WC_LAYOUT`), raw. */
 export function decodeWorkCompletion(words: Uint32Array, index: number): RawWorkCompletion {
-  const base = index * WC_WORDS;
-  const low = words[base + W.wrIdLow] ?? 0;
-  const high = words[base + W.wrIdHigh] ?? 0;
-  const immDataRaw = words[base + W.immDataRaw] ?? 0;
+  const wc = completionAt(words, index);
   return {
-    // One bigint for the common wrId below 2^32 instead of four.
-    wrId: high === 0 ? BigInt(low) : (BigInt(high) << 32n) | BigInt(low),
-    status: words[base + W.status] ?? 0,
-    opcode: words[base + W.opcode] ?? 0,
-    vendorErr: words[base + W.vendorErr] ?? 0,
-    byteLen: words[base + W.byteLen] ?? 0,
-    immDataRaw,
-    immData: ntohl(immDataRaw),
-    qpNum: words[base + W.qpNum] ?? 0,
-    srcQp: words[base + W.srcQp] ?? 0,
-    wcFlags: words[base + W.wcFlags] ?? 0,
-    pkeyIndex: words[base + W.pkeyIndex] ?? 0,
-    slid: words[base + W.slid] ?? 0,
-    sl: words[base + W.sl] ?? 0,
-    dlidPathBits: words[base + W.dlidPathBits] ?? 0,
+    wrId: wc.wrId,
+    status: wc.statusCode,
+    opcode: wc.opcodeCode,
+    vendorErr: wc.vendorErr,
+    byteLen: wc.byteLen,
+    immDataRaw: wc.immDataRaw,
+    immData: ntohl(wc.immDataRaw),
+    qpNum: wc.qpNum,
+    srcQp: wc.srcQp,
+    wcFlags: wc.wcFlags,
+    pkeyIndex: wc.pkeyIndex,
+    slid: wc.slid,
+    sl: wc.sl,
+    dlidPathBits: wc.dlidPathBits,
   };
 }
 
@@ -136,6 +132,49 @@ export function toWorkCompletion(wc: RawWorkCompletion): WorkCompletion {
     slid: wc.slid,
     sl: wc.sl,
     dlidPathBits: wc.dlidPathBits,
+  };
+}
+
+// The names by value, built once (nameOf looks its reverse map up per call).
+const STATUS_NAMES = new Map<number, WcStatus>();
+for (const [name, v] of Object.entries(WC_STATUS))
+  if (!STATUS_NAMES.has(v)) STATUS_NAMES.set(v, name as WcStatus);
+const OPCODE_NAMES = new Map<number, WcOpcode>();
+for (const [name, v] of Object.entries(WC_OPCODE))
+  if (!OPCODE_NAMES.has(v)) OPCODE_NAMES.set(v, name as WcOpcode);
+
+/**
+ * Completion `index` of the addon's poll output (see `WC_LAYOUT`), named: what
+ * `toWorkCompletion(decodeWorkCompletion(words, index))` gives, built as one object (the
+ * hot path of every poll: no intermediate raw completion, no reverse-map lookup).
+ */
+export function completionAt(words: Uint32Array, index: number): WorkCompletion {
+  const base = index * WC_WORDS;
+  const low = words[base + W.wrIdLow] ?? 0;
+  const high = words[base + W.wrIdHigh] ?? 0;
+  const status = words[base + W.status] ?? 0;
+  const opcode = words[base + W.opcode] ?? 0;
+  const immDataRaw = words[base + W.immDataRaw] ?? 0;
+  const wcFlags = words[base + W.wcFlags] ?? 0;
+  return {
+    wrId: high === 0 ? BigInt(low) : (BigInt(high) << 32n) | BigInt(low),
+    status: STATUS_NAMES.get(status) ?? 'GENERAL_ERR',
+    statusCode: status,
+    ok: status === WC_STATUS.SUCCESS,
+    opcode: OPCODE_NAMES.get(opcode),
+    opcodeCode: opcode,
+    byteLen: words[base + W.byteLen] ?? 0,
+    immData: (wcFlags & WC_FLAGS.WITH_IMM) !== 0 ? ntohl(immDataRaw) : undefined,
+    immDataRaw,
+    flags: wcFlagNames(wcFlags),
+    wcFlags,
+    qpNum: words[base + W.qpNum] ?? 0,
+    srcQp: words[base + W.srcQp] ?? 0,
+    vendorErr: words[base + W.vendorErr] ?? 0,
+    pkeyIndex: words[base + W.pkeyIndex] ?? 0,
+    slid: words[base + W.slid] ?? 0,
+    sl: words[base + W.sl] ?? 0,
+    dlidPathBits: words[base + W.dlidPathBits] ?? 0,
   };
 }
 

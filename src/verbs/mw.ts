@@ -15,6 +15,7 @@ import { VerbsArgumentError, VerbsError } from './errors.js';
 import { Resource } from './lifetime.js';
 import { type Access, accessMaskOf, type Mr } from './mr.js';
 import type { Pd } from './pd.js';
+import type { KeepSink } from './qp.js';
 
 /** Where a window goes: a range of an MR registered with `MW_BIND`, and its access. */
 export interface MwBind {
@@ -63,7 +64,7 @@ export function allocMwError(e: unknown, device: string): unknown {
 }
 
 /** @internal validated `ibv_mw_bind_info` of a bind. */
-export function nativeBindInfo(bind: MwBind, keep: Resource[], field: string): NativeMwBindInfo {
+export function nativeBindInfo(bind: MwBind, keep: KeepSink, field: string): NativeMwBindInfo {
   if (typeof bind !== 'object' || bind === null)
     throw new VerbsArgumentError(field, 'must be { mr, addr?, length?, access }');
   const mr = bind.mr;

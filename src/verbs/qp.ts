@@ -18,7 +18,6 @@ import type {
   NativeAhAttrQuery,
   NativeQp,
   NativeQpQuery,
-  NativeRecvWr,
   NativeSendWr,
   NativeSge,
 } from '../native/bindings.js';
@@ -32,6 +31,7 @@ import type { Access, RemoteRef, Sge } from './mr.js';
 import { incRkey, type Mw, type MwBind, type MwBindRequest, nativeBindInfo } from './mw.js';
 import type { Ah, Pd } from './pd.js';
 import { type AddressVector, type QpAttr, type QpStateName, toNativeQpAttr } from './qp-attr.js';
+import { type PackedRecv, RecvPacker } from './recv-packer.js';
 import { RoundTrip, type RoundTripOptions } from './round-trip.js';
 import { SendPacker } from './send-packer.js';
 import type { Srq } from './srq.js';
@@ -155,7 +155,8 @@ interface InFlight {
 
 const U64_MAX = (1n << 64n) - 1n;
 
-function u64(name: string, v: unknown): bigint {
+/** @internal a u64 argument, checked. */
+export function u64(name: string, v: unknown): bigint {
   if (typeof v !== 'bigint' || v < 0n || v > U64_MAX)
     throw new VerbsArgumentError(name, 'must be a bigint in [0, 2^64 - 1]');
   return v;
@@ -174,20 +175,21 @@ function isRawSge(s: Sge | RawSge): s is RawSge {
 /** @internal validates SGEs and collects the MRs to keep alive (QPs and SRQs). */
 export function nativeSges(
   list: readonly (Sge | RawSge)[] | undefined,
-  keep: Resource[],
+  keep: KeepSink,
   inline = false,
 ): NativeSge[] {
   if (list === undefined) return [];
   if (!Array.isArray(list)) throw new VerbsArgumentError('sgList', 'must be an array');
-  const out: NativeSge[] = [];
-  for (let i = 0; i < list.length; i++) out.push(nativeSge(list[i], i, keep, inline));
+  const out: NativeSge[] = new Array(list.length);
+  for (let i = 0; i < list.length; i++) out[i] = nativeSge(list[i], i, keep, inline);
   return out;
 }
 
-function nativeSge(
+/** @internal one SGE of {@link nativeSges}, checked; its MR goes to `keep`. */
+export function nativeSge(
   s: Sge | RawSge | undefined,
   i: number,
-  keep: Resource[],
+  keep: KeepSink,
   inline: boolean,
 ): NativeSge {
   if (typeof s !== 'object' || s === null)
@@ -224,6 +226,46 @@ function nativeSge(
   return { addr: offset === 0 ? mr.addr : mr.addr + BigInt(offset), length, lkey: mr.lkey };
 }
 
+/** @internal where a check collects what a request keeps alive while in flight. */
+export interface KeepSink {
+  push(resource: Resource): unknown;
+}
+
+const NO_KEEP: readonly Resource[] = Object.freeze([]);
+
+/**
+ * @internal a reused KeepSink: `take()` copies what was collected at its size (the shared
+ * empty list when nothing was). A fresh `[]` per request reserves 17 slots on its first
+ * push (about 150 bytes, per request and per SGE list), and an array emptied with
+ * `length = 0` drops its store, so this one keeps a count instead.
+ */
+export class KeepList implements KeepSink {
+  readonly #items: (Resource | undefined)[] = [];
+  #n = 0;
+
+  push(resource: Resource): void {
+    this.#items[this.#n++] = resource;
+  }
+
+  take(): readonly Resource[] {
+    const n = this.#n;
+    if (n === 0) return NO_KEEP;
+    const out = this.#items.slice(0, n) as Resource[];
+    // Drop the references: the scratch must not keep the last request's MRs reachable.
+    for (let i = 0; i < n; i++) this.#items[i] = undefined;
+    this.#n = 0;
+    return out;
+  }
+}
+
+function recvName(): string {
+  return 'wr';
+}
+
+function recvEntry(p: PackedRecv): InFlight {
+  return { wrId: p.wrId, signaled: true, keep: p.keep };
+}
+
 function indexOfWrId(queue: readonly InFlight[], wrId: bigint): number {
   for (let i = 0; i < queue.length; i++) if (queue[i]?.wrId === wrId) return i;
   return -1;
@@ -253,6 +295,9 @@ export class Qp extends Resource<NativeQp> implements CompletionSink {
   #nextWrId = 1n;
   // The memory postSend packs its requests into for the native call (grown on demand).
   readonly #packer = new SendPacker();
+  readonly #recvPacker = new RecvPacker();
+  readonly #keep = new KeepList();
+  readonly #takeWrId = (): bigint => this.#nextWrId++;
 
   /** @internal use `Pd.createQp` or `CmId.createQp` (its `cmId` closes it first) */
   constructor(
@@ -349,7 +394,8 @@ export class Qp extends Resource<NativeQp> implements CompletionSink {
     return mw.native;
   }
 
-  #toNativeSend(wr: SendWr, keep: Resource[]): { native: NativeSendWr; signaled: boolean } {
+  // The checked request; whether it is signaled is in its sendFlags (or sq_sig_all).
+  #toNativeSend(wr: SendWr, keep: KeepSink): NativeSendWr {
     if (typeof wr !== 'object' || wr === null)
       throw new VerbsArgumentError('wr', 'a work request must be an object');
     const opcode = (WR_OPCODE as Record<string, number>)[String(wr.opcode)];
@@ -454,7 +500,11 @@ export class Qp extends Resource<NativeQp> implements CompletionSink {
       native.remoteQkey = u32('ud.remoteQkey', wr.ud.remoteQkey);
       keep.push(ah);
     }
-    return { native, signaled: signaled || this.#sqSigAll };
+    return native;
+  }
+
+  #signaled(native: NativeSendWr): boolean {
+    return this.#sqSigAll || (native.sendFlags & SEND_FLAGS.SIGNALED) !== 0;
   }
 
   /** Validates and converts a send list, with what each request keeps alive in flight. */
@@ -462,16 +512,27 @@ export class Qp extends Resource<NativeQp> implements CompletionSink {
     natives: NativeSendWr[];
     entries: InFlight[];
   } {
-    const list = Array.isArray(wrs) ? (wrs as readonly SendWr[]) : [wrs as SendWr];
-    const natives: NativeSendWr[] = [];
-    const entries: InFlight[] = [];
-    for (const wr of list) {
-      const keep: Resource[] = [];
-      const { native, signaled } = this.#toNativeSend(wr, keep);
-      natives.push(native);
-      entries.push({ wrId: native.wrId, signaled, keep });
+    // Arrays made at their final size (an empty array's first push reserves 17 slots,
+    // about 150 bytes, which a one-request post paid four times over).
+    if (!Array.isArray(wrs)) {
+      const { native, entry } = this.#convert(wrs as SendWr);
+      return { natives: [native], entries: [entry] };
+    }
+    const list = wrs as readonly SendWr[];
+    const natives: NativeSendWr[] = new Array(list.length);
+    const entries: InFlight[] = new Array(list.length);
+    for (let i = 0; i < list.length; i++) {
+      const { native, entry } = this.#convert(list[i] as SendWr);
+      natives[i] = native;
+      entries[i] = entry;
     }
     return { natives, entries };
+  }
+
+  #convert(wr: SendWr): { native: NativeSendWr; entry: InFlight } {
+    const native = this.#toNativeSend(wr, this.#keep);
+    const entry = { wrId: native.wrId, signaled: this.#signaled(native), keep: this.#keep.take() };
+    return { native, entry };
   }
 
   /**
@@ -533,7 +594,9 @@ export class Qp extends Resource<NativeQp> implements CompletionSink {
     }
     this.track(entries);
     applyBinds(wrs, natives, natives.length);
-    return entries.map((e) => e.wrId);
+    const ids: bigint[] = new Array(entries.length);
+    for (let i = 0; i < entries.length; i++) ids[i] = (entries[i] as InFlight).wrId;
+    return ids;
   }
 
   /**
@@ -560,10 +623,7 @@ export class Qp extends Resource<NativeQp> implements CompletionSink {
       throw new VerbsArgumentError('options', 'must be an object');
     refuseBindMw(wr);
     const keep: Resource[] = [];
-    const { native } = this.#toNativeSend(
-      { ...wr, wrId: RoundTrip.wrIdFor(wr), signaled: true },
-      keep,
-    );
+    const native = this.#toNativeSend({ ...wr, wrId: RoundTrip.wrIdFor(wr), signaled: true }, keep);
     return new RoundTrip(this, wr, keep, native, options);
   }
 
@@ -578,26 +638,22 @@ export class Qp extends Resource<NativeQp> implements CompletionSink {
         'the QP receives through its SRQ: post to srq.postRecv',
       );
     const list = Array.isArray(wrs) ? (wrs as readonly RecvWr[]) : [wrs as RecvWr];
-    const natives: NativeRecvWr[] = [];
-    const entries: InFlight[] = [];
-    for (const wr of list) {
-      if (typeof wr !== 'object' || wr === null)
-        throw new VerbsArgumentError('wr', 'a receive request must be an object');
-      const keep: Resource[] = [];
-      const wrId = wr.wrId === undefined ? this.#nextWrId++ : u64('wrId', wr.wrId);
-      natives.push({ wrId, sgList: nativeSges(wr.sgList, keep) });
-      entries.push({ wrId, signaled: true, keep });
-    }
+    const packed = this.#recvPacker.pack(list, recvName, this.#takeWrId);
+    const rq = this.#recvQueue;
     try {
-      this.native.postRecv(natives);
+      this.#recvPacker.post(this.native, packed.length);
     } catch (e) {
       // The requests before the refused one were posted: track them.
       const posted = e instanceof VerbsError ? (e.badWrIndex ?? 0) : 0;
-      this.#recvQueue.push(...entries.slice(0, posted));
+      for (let i = 0; i < posted; i++) rq.push(recvEntry(packed[i] as PackedRecv));
       throw e;
     }
-    this.#recvQueue.push(...entries);
-    return entries.map((e) => e.wrId);
+    const ids: bigint[] = [];
+    for (const p of packed) {
+      rq.push(recvEntry(p));
+      ids.push(p.wrId);
+    }
+    return ids;
   }
 
   /** @internal called by the CQ for each polled completion of this QP. */
@@ -665,11 +721,14 @@ const SEND_LIST_OF = (wrs: SendWr | readonly SendWr[]): readonly SendWr[] =>
   Array.isArray(wrs) ? (wrs as readonly SendWr[]) : [wrs as SendWr];
 
 /** A posted BIND_MW gave its window the rkey it carried (the first `count` requests). */
+// (No array or closure per call: this runs for every postSend.)
 function applyBinds(wrs: SendWr | readonly SendWr[], natives: NativeSendWr[], count: number): void {
-  SEND_LIST_OF(wrs).forEach((wr, i) => {
+  for (let i = 0; i < count; i++) {
     const rkey = natives[i]?.bindRkey;
-    if (i < count && wr.bind !== undefined && rkey !== undefined) wr.bind.mw.setRkey(rkey);
-  });
+    if (rkey === undefined) continue;
+    const wr = Array.isArray(wrs) ? (wrs as readonly SendWr[])[i] : (wrs as SendWr);
+    wr?.bind?.mw.setRkey(rkey);
+  }
 }
 
 /** A BIND_MW changes its window's rkey each time: posted with postSend only. */

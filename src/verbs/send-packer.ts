@@ -35,10 +35,23 @@ const PACKED_OPCODES: ReadonlySet<number> = new Set([
 const L = SEND_LAYOUT;
 const S = SEND_SGE_LAYOUT;
 
+/** @internal reused packing memory, seen as u32 words and as u64 pairs of them. */
+export class WordMemory {
+  u32 = new Uint32Array(0);
+  u64 = new BigUint64Array(0);
+
+  /** Makes room for `words` (grown at least twofold, never shrunk). */
+  reserve(words: number): void {
+    if (this.u32.length >= words) return;
+    const buffer = new ArrayBuffer(Math.max(words, 2 * this.u32.length) * 4);
+    this.u32 = new Uint32Array(buffer);
+    this.u64 = new BigUint64Array(buffer);
+  }
+}
+
 /** One QP's packing memory and the count of requests last packed into it. */
 export class SendPacker {
-  #u32 = new Uint32Array(0);
-  #u64 = new BigUint64Array(0);
+  readonly #memory = new WordMemory();
   #count = 0;
 
   /**
@@ -51,13 +64,8 @@ export class SendPacker {
       if (wr.ah !== undefined || !PACKED_OPCODES.has(wr.opcode)) return false;
       words += SEND_WORDS + wr.sgList.length * SEND_SGE_WORDS;
     }
-    if (this.#u32.length < words) {
-      const buffer = new ArrayBuffer(Math.max(words, 2 * this.#u32.length) * 4);
-      this.#u32 = new Uint32Array(buffer);
-      this.#u64 = new BigUint64Array(buffer);
-    }
-    const u32 = this.#u32;
-    const u64 = this.#u64;
+    this.#memory.reserve(words);
+    const { u32, u64 } = this.#memory;
     let at = 0;
     for (const wr of wrs) {
       // Every field is written: the memory is reused, absent ones must read 0.
@@ -89,6 +97,6 @@ export class SendPacker {
 
   /** Posts what `pack` packed last, with one doorbell (`ex`: the `ibv_wr_*` path). */
   post(qp: NativeQp, ex: boolean): void {
-    qp.postPacked(this.#u32, this.#count, ex);
+    qp.postPacked(this.#memory.u32, this.#count, ex);
   }
 }

@@ -7,12 +7,13 @@
  */
 
 import { SRQ_ATTR_MASK } from '../ibverbs/constants.js';
-import type { NativeRecvWr, NativeSrq } from '../native/bindings.js';
+import type { NativeSrq } from '../native/bindings.js';
 import type { AsyncEvent } from './async-events.js';
 import { VerbsArgumentError, VerbsError } from './errors.js';
 import { Resource } from './lifetime.js';
 import type { Pd } from './pd.js';
-import { nativeSges, type RecvWr } from './qp.js';
+import type { RecvWr } from './qp.js';
+import { type PackedRecv, RecvPacker } from './recv-packer.js';
 import { type Pending, type WaitOptions, waitFor } from './wait.js';
 
 /** Options of {@link Pd.createSrq} (`struct ibv_srq_init_attr`). */
@@ -46,20 +47,13 @@ export interface SrqModify {
   readonly limit?: number;
 }
 
-interface Posted {
-  readonly wrId: bigint;
-  readonly keep: readonly Resource[];
+function wrName(i: number): string {
+  return `wrs[${i}]`;
 }
 
 function u32(name: string, v: unknown, min = 0): number {
   if (typeof v !== 'number' || !Number.isInteger(v) || v < min || v > 0xffffffff)
     throw new VerbsArgumentError(name, `must be an integer in [${min}, 2^32 - 1]`);
-  return v;
-}
-
-function u64(name: string, v: unknown): bigint {
-  if (typeof v !== 'bigint' || v < 0n || v >= 1n << 64n)
-    throw new VerbsArgumentError(name, 'must be a bigint in [0, 2^64 - 1]');
   return v;
 }
 
@@ -87,9 +81,12 @@ export class Srq extends Resource<NativeSrq> {
   readonly pd: Pd;
   readonly #device: string;
   readonly #key: bigint;
-  readonly #posted: Posted[] = [];
+  readonly #maxSge: number;
+  readonly #posted: PackedRecv[] = [];
   readonly #limitWaiters: Pending<AsyncEvent>[] = [];
   #nextWrId = 1n;
+  readonly #packer = new RecvPacker();
+  readonly #takeWrId = (): bigint => this.#nextWrId++;
 
   /** @internal use `Pd.createSrq` */
   constructor(native: NativeSrq, pd: Pd) {
@@ -97,6 +94,9 @@ export class Srq extends Resource<NativeSrq> {
     this.pd = pd;
     this.#device = pd.context.name;
     this.#key = native.key;
+    // Fixed at creation (ibv_modify_srq changes max_wr and the limit only): read once,
+    // not through an N-API getter per post.
+    this.#maxSge = native.attr.maxSge;
     pd.context.trackSrq(this.#key, this);
   }
 
@@ -106,7 +106,7 @@ export class Srq extends Resource<NativeSrq> {
   }
   /** SGEs per receive request, as granted. */
   get maxSge(): number {
-    return this.native.attr.maxSge;
+    return this.#maxSge;
   }
   /** Receives posted whose completions were not polled yet. */
   get inFlight(): number {
@@ -119,31 +119,20 @@ export class Srq extends Resource<NativeSrq> {
    */
   postRecv(wrs: RecvWr | readonly RecvWr[]): bigint[] {
     const list = Array.isArray(wrs) ? (wrs as readonly RecvWr[]) : [wrs as RecvWr];
-    const natives: NativeRecvWr[] = [];
-    const entries: Posted[] = [];
-    list.forEach((wr, i) => {
-      if (typeof wr !== 'object' || wr === null)
-        throw new VerbsArgumentError(`wrs[${i}]`, 'a receive request must be an object');
-      const count = wr.sgList?.length ?? 0;
-      if (count > this.maxSge)
-        throw new VerbsArgumentError(
-          `wrs[${i}].sgList`,
-          `${count} SGEs, more than the SRQ's max_sge (${this.maxSge})`,
-        );
-      const keep: Resource[] = [];
-      const wrId = wr.wrId === undefined ? this.#nextWrId++ : u64(`wrs[${i}].wrId`, wr.wrId);
-      natives.push({ wrId, sgList: nativeSges(wr.sgList, keep) });
-      entries.push({ wrId, keep });
-    });
+    const packed = this.#packer.pack(list, wrName, this.#takeWrId, this.maxSge);
     try {
-      this.native.postRecv(natives);
+      this.#packer.post(this.native, packed.length);
     } catch (e) {
       const posted = e instanceof VerbsError ? (e.badWrIndex ?? 0) : 0;
-      this.#posted.push(...entries.slice(0, posted));
+      for (let i = 0; i < posted; i++) this.#posted.push(packed[i] as PackedRecv);
       throw e;
     }
-    this.#posted.push(...entries);
-    return entries.map((e) => e.wrId);
+    const ids: bigint[] = [];
+    for (const p of packed) {
+      this.#posted.push(p);
+      ids.push(p.wrId);
+    }
+    return ids;
   }
 
   /** `ibv_modify_srq`: resize (`maxWr`) and/or arm the limit event (`limit`). */
@@ -214,9 +203,13 @@ export class Srq extends Resource<NativeSrq> {
 
   /** @internal a receive completion of one of its QPs: release what that receive kept. */
   retire(wrId: bigint): boolean {
-    const i = this.#posted.findIndex((e) => e.wrId === wrId);
-    if (i < 0) return false;
-    this.#posted.splice(i, 1);
+    // (No closure per completion: receives complete in posting order, so mostly i = 0.)
+    const posted = this.#posted;
+    let i = 0;
+    while (i < posted.length && (posted[i] as PackedRecv).wrId !== wrId) i++;
+    if (i === posted.length) return false;
+    if (i === 0) posted.shift();
+    else posted.splice(i, 1);
     return true;
   }
 

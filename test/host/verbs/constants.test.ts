@@ -34,6 +34,8 @@ import {
   WR_OPCODE,
 } from '../../../src/ibverbs/index.js';
 import {
+  RECV_LAYOUT,
+  RECV_WORDS,
   ROUND_TRIP_LAYOUT,
   SEND_LAYOUT,
   SEND_SGE_LAYOUT,
@@ -150,6 +152,14 @@ describe('TypeScript tables against the headers the addon was built with', () =>
     ] as const)
       expect(SEND_LAYOUT[k] % 2).toBe(0);
     expect(SEND_WORDS % 2).toBe(0);
+  });
+
+  it('RECV_LAYOUT and RECV_WORDS are what postRecvPacked reads (SGEs as postPacked)', () => {
+    const { words, ...layout } = addon().recvLayout;
+    expect(words).toBe(RECV_WORDS);
+    expect(layout).toEqual({ ...RECV_LAYOUT });
+    expect(RECV_LAYOUT.wrId % 2).toBe(0);
+    expect(RECV_WORDS % 2).toBe(0);
   });
 
   it('ROUND_TRIP_LAYOUT is the layout of the memory a round trip shares (round_trip.cc)', () => {

@@ -5,6 +5,8 @@ import {
   type NativeQp,
   type NativeRecvWr,
   type NativeSendWr,
+  RECV_LAYOUT,
+  RECV_WORDS,
   SEND_LAYOUT,
   SEND_SGE_LAYOUT,
   SEND_SGE_WORDS,
@@ -124,6 +126,7 @@ function scriptedQp(qpNum: number, refuseAt?: number): NativeQp & { posted: Nati
     postSendEx: refuse,
     postPacked: (words: Uint32Array, count: number) => refuse(unpack(words, count)),
     postRecv(_wrs: NativeRecvWr[]) {},
+    postRecvPacked(_words: Uint32Array, _count: number) {},
     bindMw: () => {
       throw new Error('not scripted');
     },
@@ -303,13 +306,54 @@ describe('in-flight tracking', () => {
 
   it('tracks the receives before a refused one, from badWrIndex', () => {
     const { qp, native, mr } = fixture();
-    native.postRecv = () => {
+    native.postRecvPacked = () => {
       throw new VerbsError('ENOMEM', 12, 'ibv_post_recv', 'fake0', 'refused', 3);
     };
     const wr = { sgList: [mr.sge(0, 8)] };
     expect(() => qp.postRecv([wr, wr, wr, wr, wr])).toThrow(
       expect.objectContaining({ badWrIndex: 3 }),
     );
+    expect(qp.inFlight.recv).toBe(3);
+  });
+
+  it('packs receives as native/qp.cc RecvChain::Unpack reads them (RECV_LAYOUT)', () => {
+    const { qp, native, mr } = fixture();
+    const seen: { wrId: bigint; sges: { addr: bigint; length: number; lkey: number }[] }[] = [];
+    native.postRecvPacked = (words: Uint32Array, count: number) => {
+      const u64 = new BigUint64Array(words.buffer, words.byteOffset);
+      let at = 0;
+      for (let i = 0; i < count; i++) {
+        const n = words[at + RECV_LAYOUT.numSge] ?? 0;
+        const wrId = u64[(at + RECV_LAYOUT.wrId) / 2] ?? 0n;
+        at += RECV_WORDS;
+        const sges = [];
+        for (let k = 0; k < n; k++, at += SEND_SGE_WORDS)
+          sges.push({
+            addr: u64[(at + SEND_SGE_LAYOUT.sgeAddr) / 2] ?? 0n,
+            length: words[at + SEND_SGE_LAYOUT.sgeLength] ?? 0,
+            lkey: words[at + SEND_SGE_LAYOUT.sgeLkey] ?? 0,
+          });
+        seen.push({ wrId, sges });
+      }
+    };
+    const ids = qp.postRecv([
+      { wrId: 0x0102_0304_0506_0708n, sgList: [mr.sge(0, 8), mr.sge(16, 4)] },
+      { sgList: [] },
+      { wrId: 0xfedc_ba98_7654_3210n, sgList: [mr.sge(8, 8)] },
+    ]);
+    expect(ids[0]).toBe(0x0102_0304_0506_0708n);
+    expect(ids[2]).toBe(0xfedc_ba98_7654_3210n);
+    expect(seen).toEqual([
+      {
+        wrId: 0x0102_0304_0506_0708n,
+        sges: [
+          { addr: mr.addr, length: 8, lkey: mr.lkey },
+          { addr: mr.addr + 16n, length: 4, lkey: mr.lkey },
+        ],
+      },
+      { wrId: ids[1], sges: [] },
+      { wrId: 0xfedc_ba98_7654_3210n, sges: [{ addr: mr.addr + 8n, length: 8, lkey: mr.lkey }] },
+    ]);
     expect(qp.inFlight.recv).toBe(3);
   });
 

@@ -10,6 +10,7 @@ import {
   SEND_FLAGS,
 } from '../../../src/ibverbs/constants.js';
 import { WC_FLAGS, WC_STATUS } from '../../../src/ibverbs/index.js';
+import { WC_LAYOUT as POLL_LAYOUT } from '../../../src/native/bindings.js';
 import { toWorkCompletion } from '../../../src/verbs/completion.js';
 import { formatGuid, gidText } from '../../../src/verbs/device.js';
 import { accessMaskOf, VerbsArgumentError } from '../../../src/verbs/index.js';
@@ -194,6 +195,26 @@ describe('the addon poll layout', () => {
       fc.property(fc.nat({ max: 0xffffffff }), (x) => {
         expect(ntohl(ntohl(x))).toBe(x);
       }),
+    );
+  });
+
+  it('completionAt names a completion as toWorkCompletion(decodeWorkCompletion(...)) does', async () => {
+    const { completionAt, decodeWorkCompletion, toWorkCompletion } = await import(
+      '../../../src/verbs/completion.js'
+    );
+    const { WC_WORDS } = await import('../../../src/native/bindings.js');
+    fc.assert(
+      fc.property(
+        fc.array(fc.nat({ max: 0xffffffff }), { minLength: WC_WORDS, maxLength: WC_WORDS }),
+        fc.constantFrom(0, 1, 3, 0x40, 0x83, 0xffffffff),
+        fc.constantFrom(0, 1, 5, 10, 21, 0xffffffff),
+        (fields, opcode, status) => {
+          const words = Uint32Array.from(fields);
+          words[POLL_LAYOUT.opcode] = opcode;
+          words[POLL_LAYOUT.status] = status;
+          expect(completionAt(words, 0)).toEqual(toWorkCompletion(decodeWorkCompletion(words, 0)));
+        },
+      ),
     );
   });
 });

@@ -48,14 +48,39 @@ worker.on('exit', (code) => {
 });
 `;
 
-function runChild(how: 'exit' | 'terminate'): {
+// The child of the second case: a worker is terminated while a native call is raising a
+// typed error (the addon builds it by calling the registered JS class, which spins here
+// until the termination arrives). N-API can neither run the constructor nor throw once
+// the environment is ending; the addon aborted the process there, in
+// Napi::Error::Error (FATAL ERROR ... napi_define_properties) or with "terminate called
+// after throwing an instance of 'Napi::Error'", as one `bench verbs` run did while its
+// write-with-immediate workers were terminated.
+const CHILD_THROWING = `
+const { Worker } = require('node:worker_threads');
+const [, addonPath] = process.argv.slice(1);
+const body = \`
+  const { parentPort, workerData } = require('node:worker_threads');
+  const addon = require(workerData.addonPath);
+  class Spinning { constructor() { parentPort.postMessage('inside'); for (;;) {} } }
+  addon.setVerbsErrorClass(Spinning, Spinning);
+  new addon.NativeFdWatcher('not an fd', () => {});
+\`;
+const worker = new Worker(body, { eval: true, workerData: { addonPath } });
+worker.on('message', () => setTimeout(() => void worker.terminate(), 20));
+worker.on('exit', (code) => {
+  setTimeout(() => console.log('main thread alive after worker exit ' + code), 50);
+});
+`;
+
+function runChild(how: 'exit' | 'terminate' | 'throwing'): {
   status: number | null;
   signal: string | null;
   stdout: string;
 } {
   const dir = mkdtempSync(join(tmpdir(), 'rdma-interop-worker-'));
   try {
-    const r = spawnSync(process.execPath, ['-e', CHILD, how, ADDON, dir], {
+    const script = how === 'throwing' ? CHILD_THROWING : CHILD;
+    const r = spawnSync(process.execPath, ['-e', script, how, ADDON, dir], {
       encoding: 'utf8',
       timeout: 30_000,
     });
@@ -75,6 +100,13 @@ describe('a worker thread ending with armed fd watchers', () => {
 
   it('worker.terminate() leaves the process alive (was SIGSEGV)', () => {
     const r = runChild('terminate');
+    expect(r.signal).toBeNull();
+    expect(r.status).toBe(0);
+    expect(r.stdout).toContain('main thread alive after worker exit 1');
+  });
+
+  it('worker.terminate() while a native call raises a typed error leaves the process alive (was SIGABRT)', () => {
+    const r = runChild('throwing');
     expect(r.signal).toBeNull();
     expect(r.status).toBe(0);
     expect(r.stdout).toContain('main thread alive after worker exit 1');

@@ -1,0 +1,90 @@
+/**
+ * The packed form of `Qp.postRecv`'s and `Srq.postRecv`'s requests, as send-packer.ts is
+ * `postSend`'s: checked receive requests written into one reused block of memory
+ * (RECV_LAYOUT) that `postRecvPacked` reads with no N-API property read per request (six
+ * per one-SGE receive in the object form: most of a receive's cost under emulation).
+ */
+
+import { RECV_LAYOUT, RECV_WORDS, SEND_SGE_LAYOUT, SEND_SGE_WORDS } from '../native/bindings.js';
+import { VerbsArgumentError } from './errors.js';
+import type { Resource } from './lifetime.js';
+import { KeepList, nativeSge, type RecvWr, u64 } from './qp.js';
+import { WordMemory } from './send-packer.js';
+
+/** A packed receive: its wrId and what it keeps alive until its completion. */
+export interface PackedRecv {
+  readonly wrId: bigint;
+  readonly keep: readonly Resource[];
+}
+
+/** What the packed form posts to (`NativeQp` or `NativeSrq`). */
+interface RecvTarget {
+  postRecvPacked(words: Uint32Array, count: number): void;
+}
+
+const L = RECV_LAYOUT;
+const S = SEND_SGE_LAYOUT;
+
+/** One queue's packing memory. */
+export class RecvPacker {
+  readonly #memory = new WordMemory();
+  readonly #keep = new KeepList();
+
+  /**
+   * Checks and packs `list`, then posts it with one call; returns the requests as they
+   * were packed (in order), for the caller to track. `name(i)` names request i in errors;
+   * `maxSge` refuses a longer list before anything is posted; a request without a wrId
+   * takes `nextWrId()`.
+   */
+  pack(
+    list: readonly RecvWr[],
+    name: (i: number) => string,
+    nextWrId: () => bigint,
+    maxSge = Number.POSITIVE_INFINITY,
+  ): PackedRecv[] {
+    let words = 0;
+    for (let i = 0; i < list.length; i++) {
+      const wr = list[i];
+      if (typeof wr !== 'object' || wr === null)
+        throw new VerbsArgumentError(name(i), 'a receive request must be an object');
+      const sgList = wr.sgList;
+      if (sgList !== undefined && !Array.isArray(sgList))
+        throw new VerbsArgumentError(`${name(i)}.sgList`, 'must be an array');
+      const count = sgList?.length ?? 0;
+      if (count > maxSge)
+        throw new VerbsArgumentError(
+          `${name(i)}.sgList`,
+          `${count} SGEs, more than the SRQ's max_sge (${maxSge})`,
+        );
+      words += RECV_WORDS + count * SEND_SGE_WORDS;
+    }
+    this.#memory.reserve(words);
+    const { u32, u64: u64w } = this.#memory;
+    const out: PackedRecv[] = new Array(list.length);
+    let at = 0;
+    for (let i = 0; i < list.length; i++) {
+      const wr = list[i] as RecvWr;
+      const sgList = wr.sgList ?? [];
+      const keep = this.#keep;
+      const base = at;
+      at += RECV_WORDS;
+      for (let k = 0; k < sgList.length; k++) {
+        const sge = nativeSge(sgList[k], k, keep, false);
+        u64w[(at + S.sgeAddr) / 2] = sge.addr;
+        u32[at + S.sgeLength] = sge.length;
+        u32[at + S.sgeLkey] = sge.lkey;
+        at += SEND_SGE_WORDS;
+      }
+      const wrId = wr.wrId === undefined ? nextWrId() : u64(`${name(i)}.wrId`, wr.wrId);
+      u64w[(base + L.wrId) / 2] = wrId;
+      u32[base + L.numSge] = sgList.length;
+      out[i] = { wrId, keep: keep.take() };
+    }
+    return out;
+  }
+
+  /** Posts what `pack` packed last: `count` requests, one doorbell. */
+  post(target: RecvTarget, count: number): void {
+    target.postRecvPacked(this.#memory.u32, count);
+  }
+}
