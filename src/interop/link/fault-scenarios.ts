@@ -47,6 +47,34 @@ const EXACTLY_ONCE_ROWS: readonly FaultRow[] = [
   },
 ];
 
+/** Not a byte palindrome; what each FetchAdd of the mixed row adds. */
+const MIX_ADD = 0x1111111122222222n;
+const MIX_PAIRS = 8;
+
+/**
+ * Reads and Atomics mixed (issue 22), in one post: FetchAdd then a Read of the same word,
+ * eight times. The responder executes a QP's Reads and Atomics in order (IBTA 9.5 and
+ * 9.7.8; RFC 7306 §7 for iWARP), so each Read returns the sum its FetchAdd left, and the
+ * ordering checker (src/engine/ordering/) judges the completions the requester polled:
+ * lost and repeated packets must change neither.
+ */
+const MIX_ROWS: readonly FaultRow[] = [
+  {
+    suffix: 'read-atomic-mix',
+    title: `${MIX_PAIRS} x (FetchAdd, then a Read of the word), one post: values and order`,
+    program: [
+      {
+        do: 'post-send',
+        wrs: Array.from({ length: MIX_PAIRS }).flatMap(() => [
+          { kind: 'ATOMIC_FETCH_AND_ADD' as const, add: MIX_ADD },
+          { kind: 'RDMA_READ' as const },
+        ]),
+      },
+      { do: 'wait', side: 'requester', count: 2 * MIX_PAIRS },
+    ],
+  },
+];
+
 function faultRowScenario(device: 'rxe0' | 'siw0', row: FaultRow): Scenario {
   return {
     id: `link-${device === 'rxe0' ? 'rxe' : 'siw'}-${row.suffix}`,
@@ -157,9 +185,9 @@ const SOAK_ROW_SCENARIOS: readonly Scenario[] = [
 ];
 
 const FAULT_ROW_SCENARIOS: readonly Scenario[] = [
-  ...EXACTLY_ONCE_ROWS.map((row) => faultRowScenario('rxe0', row)),
+  ...[...EXACTLY_ONCE_ROWS, ...MIX_ROWS].map((row) => faultRowScenario('rxe0', row)),
   ...STREAM_ROWS.map((row) => streamScenario('rxe0', row)),
-  ...EXACTLY_ONCE_ROWS.map((row) => faultRowScenario('siw0', row)),
+  ...[...EXACTLY_ONCE_ROWS, ...MIX_ROWS].map((row) => faultRowScenario('siw0', row)),
   ...STREAM_ROWS.map((row) => streamScenario('siw0', row)),
 ];
 
@@ -180,7 +208,12 @@ export function isSoakOnly(scenario: Scenario): boolean {
 export function needsSiwRfc7306(scenario: Scenario): boolean {
   return (
     scenario.device === 'siw0' &&
-    (scenario.program.some((step) => step.do === 'hammer') || STREAMS.has(scenario.id))
+    (STREAMS.has(scenario.id) ||
+      scenario.program.some(
+        (step) =>
+          step.do === 'hammer' ||
+          (step.do === 'post-send' && step.wrs.some((wr) => wr.kind.startsWith('ATOMIC_'))),
+      ))
   );
 }
 

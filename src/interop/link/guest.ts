@@ -80,16 +80,17 @@ const ACK_TIMEOUT = 18;
  */
 const HAMMER_ACK_TIMEOUT = 16;
 
-/** A hammer or a stream: many requests on a lossy wire, where each loss costs a timeout. */
+/** A faulty-wire program (fault-scenarios.ts): many requests, where each loss costs a timeout. */
 function isFaultProgram(scenario: Scenario): boolean {
-  return hammerStepOf(scenario) !== undefined || writeStreamOf(scenario) !== undefined;
+  return scenario.family === 'link-faults';
 }
 
-/** The requester's CQ: a hammer's windows, a stream's window twice, else 16. */
+/** The requester's CQ: a hammer's windows, a stream's window or the program's requests twice. */
 function requesterCqe(scenario: Scenario): number {
   const hammer = hammerStepOf(scenario);
   if (hammer !== undefined) return hammerCqe(hammer.qps);
-  return Math.max(16, (writeStreamOf(scenario)?.window ?? 0) * 2);
+  const outstanding = writeStreamOf(scenario)?.window ?? workRequestsOf(scenario).length;
+  return Math.max(16, outstanding * 2);
 }
 
 /** The first PSN of the `i`-th further QP of a hammer program (0 = the scenario's own). */

@@ -10,6 +10,7 @@ import { decodeCapture } from '../../codec/pcap/capture.js';
 import { encodePcap } from '../../codec/pcap/pcap.js';
 import { formatValue } from '../compare-format.js';
 import { hammerFields } from '../observe.js';
+import { orderingField } from '../ordering-trace.js';
 import { transportTimeoutMs } from '../rnr-timing.js';
 import {
   DEVICES,
@@ -69,6 +70,9 @@ function verbsFields(scenario: Scenario, observation: LinkObservation): Record<s
         step.add,
       ),
     );
+  // The ordering checker on the completions the requester polled (ordering-trace.ts), as
+  // the engine's run gets it (program.ts): the link polls the requester's CQ only.
+  if (operations.length > 1) fields.ordering = orderingField(scenario, fields);
   if (observation.memory !== '') {
     const memory = new Uint8Array(Buffer.from(observation.memory, 'hex'));
     for (const offset of watchedOffsets(scenario))

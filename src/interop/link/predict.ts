@@ -24,7 +24,7 @@ const MTU = 1024;
 
 /** The verbs fields of the program the link observes (the rest of a program is not run). */
 export const LINK_VERBS_FIELD =
-  /^(post1(\.bad_wr)?|requester\.wc\d+\.(wr|status|fetched)|requester\.wc\d+\.after|mem\[-?\d+\]|hammer\d+\.(post|succeeded|distinct|sequence))$/;
+  /^(post1(\.bad_wr)?|requester\.wc\d+\.(wr|status|fetched)|requester\.wc\d+\.after|mem\[-?\d+\]|hammer\d+\.(post|succeeded|distinct|sequence)|ordering)$/;
 
 function pick(fields: Readonly<Record<string, string>>, pattern: RegExp): Record<string, string> {
   return Object.fromEntries(Object.entries(fields).filter(([name]) => pattern.test(name)));

@@ -35,6 +35,7 @@ describe('rdma-interop run --link (no boot)', () => {
     expect(ids(['--link', '--list', '--faults', 'drop=0.02,dup=0.01,seed=7'])).toEqual([
       'link-rxe-fetch-add-x1000',
       'link-rxe-fetch-add-4qp',
+      'link-rxe-read-atomic-mix',
       'link-rxe-write-imm-stream',
     ]);
     expect(ids(['--link', '--list', '--faults', 'drop=1'])).toEqual(['link-rxe-retry-exhausted']);
@@ -43,6 +44,7 @@ describe('rdma-interop run --link (no boot)', () => {
     expect(ids([...patched, '--device', 'siw0'])).toEqual([
       'link-siw-fetch-add-x1000',
       'link-siw-fetch-add-4qp',
+      'link-siw-read-atomic-mix',
       'link-siw-write-imm-stream',
     ]);
     // corrupt-payload selects the MPA CRC case (mpa-crc=1 makes the peers negotiate the CRC).

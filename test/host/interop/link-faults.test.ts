@@ -276,9 +276,11 @@ describe('faulty wire: the scenarios and their judgement', () => {
     ).toEqual([
       ['link-rxe-fetch-add-x1000', 'rxe0', false, false, false, 'lossy'],
       ['link-rxe-fetch-add-4qp', 'rxe0', false, false, false, 'lossy'],
+      ['link-rxe-read-atomic-mix', 'rxe0', false, false, false, 'lossy'],
       ['link-rxe-write-imm-stream', 'rxe0', false, false, false, 'lossy'],
       ['link-siw-fetch-add-x1000', 'siw0', false, true, false, 'lossy'],
       ['link-siw-fetch-add-4qp', 'siw0', false, true, false, 'lossy'],
+      ['link-siw-read-atomic-mix', 'siw0', false, true, false, 'lossy'],
       ['link-siw-write-imm-stream', 'siw0', false, true, false, 'lossy'],
       ['link-rxe-retry-exhausted', 'rxe0', false, false, false, 'lost'],
       ['link-siw-mpa-crc', 'siw0', false, true, false, 'corrupt-payload'],
