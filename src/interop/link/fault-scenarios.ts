@@ -75,7 +75,11 @@ const MIX_ROWS: readonly FaultRow[] = [
   },
 ];
 
-function faultRowScenario(device: 'rxe0' | 'siw0', row: FaultRow): Scenario {
+function faultRowScenario(
+  device: 'rxe0' | 'siw0',
+  row: FaultRow,
+  remoteAccess: readonly Access[] = ATOMIC_MR,
+): Scenario {
   return {
     id: `link-${device === 'rxe0' ? 'rxe' : 'siw'}-${row.suffix}`,
     name: `link-${row.suffix}`,
@@ -84,7 +88,7 @@ function faultRowScenario(device: 'rxe0' | 'siw0', row: FaultRow): Scenario {
     device,
     postPath: 'legacy',
     initial: WORD,
-    remoteAccess: ATOMIC_MR,
+    remoteAccess,
     program: row.program,
     captureWire: false,
   };
@@ -144,19 +148,8 @@ const SOAK_STREAM_ROWS: readonly StreamRow[] = [
 const STREAMS = new Map<string, WriteStream>();
 
 function streamScenario(device: 'rxe0' | 'siw0', row: StreamRow): Scenario {
-  const scenario: Scenario = {
-    id: `link-${device === 'rxe0' ? 'rxe' : 'siw'}-${row.suffix}`,
-    name: `link-${row.suffix}`,
-    title: `${row.title} (across the link)`,
-    family: 'link-faults',
-    device,
-    postPath: 'legacy',
-    initial: WORD,
-    remoteAccess: WRITE_MR,
-    // The stream runs outside the step program (guest.ts): the program posts nothing.
-    program: [],
-    captureWire: false,
-  };
+  // The stream runs outside the step program (guest.ts): the program posts nothing.
+  const scenario = faultRowScenario(device, { ...row, program: [] }, WRITE_MR);
   STREAMS.set(scenario.id, row.stream);
   return scenario;
 }
