@@ -232,6 +232,8 @@ async function finish(
   if (receives instanceof StreamReceiver) {
     // The receives are reposted while the stream runs, until A is done and they came.
     const serving = receives.serve();
+    // Awaited below; a failure meanwhile must not count as an unhandled rejection.
+    serving.catch(() => {});
     const done = await expect(lines, 'done');
     receives.stop(done.consumed ?? 0);
     await serving;

@@ -31,6 +31,8 @@ export interface WriteStream {
  * included (scripts/soak.sh gives the guest pair 1800 s).
  */
 export const STREAM_TIMEOUT_MS = 1_500_000;
+/** A stream with no completion for this long has stalled: the side stops waiting. */
+const STALL_MS = 60_000;
 /** After the last completion, how long a side waits for a stray one. */
 const SETTLE_MS = 200;
 /** After the requester is done, how long B still waits for receives it was told of, or flushes. */
@@ -124,12 +126,14 @@ export async function requestStream(
   };
   let result = post();
   const deadline = Date.now() + STREAM_TIMEOUT_MS;
-  while (outstanding > 0 && Date.now() < deadline) {
+  let lastCompletion = Date.now();
+  while (outstanding > 0 && Date.now() < deadline && Date.now() - lastCompletion < STALL_MS) {
     const wcs = cq.poll(64);
     if (wcs.length === 0) {
       await sleep(1);
       continue;
     }
+    lastCompletion = Date.now();
     for (const wc of wcs) {
       outstanding -= 1;
       statuses.push(wc.status);
@@ -269,7 +273,7 @@ export class StreamReceiver {
   async serve(): Promise<void> {
     const deadline = Date.now() + STREAM_TIMEOUT_MS;
     let quietSince = Date.now();
-    while (Date.now() < deadline) {
+    while (Date.now() < deadline && Date.now() - quietSince < STALL_MS) {
       const wcs = this.cq.poll(64);
       if (wcs.length > 0) {
         quietSince = Date.now();
