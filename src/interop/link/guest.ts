@@ -28,6 +28,7 @@ import {
   type Scenario,
   workRequestsOf,
   wrIdOf,
+  writeImmediateReceiveLength,
 } from '../scenario.js';
 import { lostWireOf, writeStreamOf } from './fault-scenarios.js';
 import { hammerCqe, hammerStepOf, linkHammer } from './hammer.js';
@@ -210,7 +211,11 @@ function targetMemory(scenario: Scenario, pd: Pd): { mr: Mr; buffer: Buffer } {
 function postReceives(scenario: Scenario, qp: Qp, mr: Mr, cq: Cq): number | StreamReceiver {
   const stream = writeStreamOf(scenario);
   if (stream !== undefined) {
-    const receiver = new StreamReceiver(stream, qp, cq);
+    const slots =
+      writeImmediateReceiveLength(scenario.device) === 0
+        ? undefined
+        : qp.pd.allocMr((stream.bytes / stream.chunk) * 8, ['LOCAL_WRITE']);
+    const receiver = new StreamReceiver(stream, qp, cq, slots);
     receiver.postInitial();
     return receiver;
   }
@@ -261,9 +266,15 @@ async function finish(
   });
 }
 
-/** The responder's CQ: a stream's window of receives twice, else 16. */
+/** The responder's CQ and receive queue: a stream's every receive, else the defaults. */
 function responderCqe(scenario: Scenario): number {
-  return Math.max(16, (writeStreamOf(scenario)?.window ?? 0) * 2);
+  const stream = writeStreamOf(scenario);
+  return stream === undefined ? 16 : stream.bytes / stream.chunk + 16;
+}
+
+function responderQueues(scenario: Scenario): { maxRecvWr?: number } {
+  const stream = writeStreamOf(scenario);
+  return stream === undefined ? {} : { maxRecvWr: stream.bytes / stream.chunk + 1 };
 }
 
 // Each scenario's resources hang off one root, a context of its own (rxe) or the rdma_cm
@@ -281,7 +292,7 @@ async function respondRxe(
   try {
     const pd = context.allocPd();
     const cq = context.createCq({ cqe: responderCqe(scenario) });
-    const qp = pd.createQp({ sendCq: cq });
+    const qp = pd.createQp({ sendCq: cq, ...responderQueues(scenario) });
     const { mr, buffer } = targetMemory(scenario, pd);
     const gid = context.findGid({ ipv4: LINK_ADDRESSES.rxe0[place.me] });
     const extras = (setup.extraQpNums ?? []).map((qpNum, i) => {
@@ -354,7 +365,7 @@ async function respondSiw(
     });
     const request = await listener.nextConnectRequest({ timeoutMs: MESSAGE_TIMEOUT_MS });
     const id: CmId = request.id;
-    const qp = id.createQp(pd, { sendCq: cq });
+    const qp = id.createQp(pd, { sendCq: cq, ...responderQueues(scenario) });
     const receives = postReceives(scenario, qp, mr, cq);
     await id.accept({ initiatorDepth: IRD_ORD, responderResources: IRD_ORD });
     // A hammer program's further QPs: one more connection each (iWARP connects through

@@ -2,8 +2,8 @@
  * The write stream of the faulty-wire scenarios (fault-scenarios.ts): guest A writes
  * `bytes` of a known pattern into guest B's buffer as RDMA Writes with immediate data of
  * `chunk` bytes each (one immediate per chunk, its index), keeping `window` requests
- * outstanding; B keeps `window` receives posted for the immediates (RFC 7306 §4.1 / IBTA
- * 9.4.3.1: a Write with Immediate consumes a receive) and reposts as they complete.
+ * outstanding; B posts a receive for every immediate before the stream starts (RFC 7306
+ * §4.1 / IBTA 9.4.3.1: a Write with Immediate consumes a receive).
  *
  * What the transports must keep whatever the wire does: the bytes arrive intact, each
  * immediate once and in the order of the writes (IBTA 9.5 / RFC 5040 §5.5: messages of a
@@ -239,11 +239,21 @@ export class StreamReceiver {
     readonly stream: WriteStream,
     readonly qp: Qp,
     readonly cq: Cq,
+    /**
+     * iWARP: 8 bytes per receive for the Immediate Data Message (RFC 7306 §6.3 places its
+     * 8 bytes in the untagged buffer; a receive without them is "no buffer", measured on
+     * siw 6.1); RoCE: none (the immediate rides in the ImmDt header).
+     */
+    readonly slots?: Mr,
   ) {}
 
-  /** The receives of the first window (before the requester connects). */
+  /**
+   * Every receive of the stream, before the requester connects: siw completes a Write at
+   * the requester once TCP has it, so A's window does not bound what reaches B, and iWARP
+   * has no RNR (a message without a receive is a Terminate, measured on siw 6.1).
+   */
   postInitial(): void {
-    this.#post(Math.min(this.stream.window, this.#expected()));
+    this.#post(this.#expected());
   }
 
   #expected(): number {
@@ -253,8 +263,12 @@ export class StreamReceiver {
   #post(count: number): void {
     if (count <= 0 || this.#ended) return;
     try {
+      const slots = this.slots;
       this.qp.postRecv(
-        Array.from({ length: count }, (_, k) => ({ wrId: BigInt(this.#posted + k), sgList: [] })),
+        Array.from({ length: count }, (_, k) => ({
+          wrId: BigInt(this.#posted + k),
+          sgList: slots === undefined ? [] : [slots.sge((this.#posted + k) * 8, 8)],
+        })),
       );
       this.#posted += count;
     } catch (error) {
@@ -279,8 +293,6 @@ export class StreamReceiver {
         quietSince = Date.now();
         this.#wcs.push(...wcs);
         if (wcs.some((wc) => !wc.ok)) this.#ended = true;
-        const pending = this.#posted - this.#wcs.length;
-        this.#post(Math.min(this.stream.window - pending, this.#expected() - this.#posted));
         continue;
       }
       if (this.#wcs.length >= this.#expected()) break;
