@@ -10,8 +10,9 @@ import picomatch from 'picomatch';
 import {
   FAULT_LINK_SCENARIOS,
   isSoakOnly,
-  lostWireOf,
-  needsSiwAtomics,
+  needsSiwRfc7306,
+  scenarioWireKind,
+  wireKindOf,
 } from '../../interop/link/fault-scenarios.js';
 import { type LinkFaultReport, runLinkScenarios } from '../../interop/link/run.js';
 import { LINK_SCENARIOS } from '../../interop/link/scenarios.js';
@@ -87,21 +88,20 @@ export function selectLinkScenarios(
     readonly peerSiw?: SiwVariant | undefined;
   },
 ): Scenario[] {
-  // The siw hammers need RFC 7306 on both guests: a pattern still selects them explicitly.
-  const siwAtomics =
+  // The siw hammers and streams need RFC 7306 on both guests: a pattern still selects them.
+  const siwRfc7306 =
     (options.siw ?? 'stock') === 'rfc7306' && (options.peerSiw ?? options.siw) === 'rfc7306';
   const match = options.scenario === undefined ? () => true : picomatch(options.scenario);
-  // Without a pattern, `drop=1` selects the lost-wire scenarios and any other faults the rest.
-  const lostWire = options.faults?.drop === 1;
+  // Without a pattern, `drop=1` selects the lost-wire scenario, `corrupt-payload` the MPA
+  // CRC case and any other faults the rest (fault-scenarios.ts wireKindOf).
+  const wire = options.faults === undefined ? undefined : wireKindOf(options.faults);
   const table =
     options.scenario !== undefined
       ? [...LINK_SCENARIOS, ...FAULT_LINK_SCENARIOS]
       : options.faults !== undefined
         ? FAULT_LINK_SCENARIOS.filter(
             (s) =>
-              (lostWireOf(s) !== undefined) === lostWire &&
-              (siwAtomics || !needsSiwAtomics(s)) &&
-              !isSoakOnly(s),
+              scenarioWireKind(s) === wire && (siwRfc7306 || !needsSiwRfc7306(s)) && !isSoakOnly(s),
           )
         : LINK_SCENARIOS;
   return table.filter(
@@ -206,11 +206,13 @@ export function faultSummary(faults: LinkFaultReport): string {
       ['B->A', counts.bToA],
     ] as const)
       lines.push(
-        `  ${device} ${direction}: ${c.frames} frames, ${c.dropped} dropped, ${c.duplicated} duplicated, ${c.reordered} reordered, ${c.corrupted} bit-flipped, ${c.corruptedPayload} payload-corrupted`,
+        `  ${device} ${direction}: ${c.frames} frames, ${c.dropped} dropped, ${c.duplicated} duplicated, ${c.reordered} reordered, ${c.corrupted} bit-flipped, ${c.corruptedPayload} payload-corrupted${c.mpaCrcRequested > 0 ? `, ${c.mpaCrcRequested} MPA Request(s) set to ask for CRCs` : ''}`,
       );
   for (const s of faults.scenarios)
     lines.push(
-      `  ${s.id}: ${s.sideA.repeatedRequests} retransmitted requests (A's side); at B: ${s.sideB.duplicateAtomics} duplicate atomics, ${s.sideB.answeredFromSavedResult} answered from the saved result, ${s.sideB.answeredDifferently} answered differently`,
+      s.transport === 'tcp'
+        ? `  ${s.id}: ${s.sideA.repeatedRequests} of ${s.sideA.requests} TCP segments A->B and ${s.sideA.repeatedResponses} of ${s.sideA.responses} B->A retransmitted (A's side)`
+        : `  ${s.id}: ${s.sideA.repeatedRequests} retransmitted requests (A's side); at B: ${s.sideB.duplicateAtomics} duplicate atomics, ${s.sideB.answeredFromSavedResult} answered from the saved result, ${s.sideB.answeredDifferently} answered differently`,
     );
   return `${lines.join('\n')}\n`;
 }

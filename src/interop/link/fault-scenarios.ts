@@ -7,9 +7,11 @@
  * the verbs side only (`captureWire: false`); the captures are analysed for
  * retransmissions and duplicate Atomics instead (run.ts).
  */
+import type { FaultSpec } from '../../runtime/faults/spec.js';
 import type { Access } from '../../verbs/mr.js';
 import { transportTimeoutMs } from '../rnr-timing.js';
 import type { Scenario, Step } from '../scenario.js';
+import type { WriteStream } from './write-stream.js';
 
 /** Not a byte palindrome; the word every FetchAdd(+1) starts from. */
 const WORD = 0x0123456789abcdefn;
@@ -45,7 +47,39 @@ const EXACTLY_ONCE_ROWS: readonly FaultRow[] = [
   },
 ];
 
-function faultRowScenario(device: 'rxe0' | 'siw0', row: FaultRow): Scenario {
+/** Not a byte palindrome; what each FetchAdd of the mixed row adds. */
+const MIX_ADD = 0x1111111122222222n;
+const MIX_PAIRS = 8;
+
+/**
+ * Reads and Atomics mixed (issue 22), in one post: FetchAdd then a Read of the same word,
+ * eight times. The responder executes a QP's Reads and Atomics in order (IBTA 9.5 and
+ * 9.7.8; RFC 7306 §7 for iWARP), so each Read returns the sum its FetchAdd left, and the
+ * ordering checker (src/engine/ordering/) judges the completions the requester polled:
+ * lost and repeated packets must change neither.
+ */
+const MIX_ROWS: readonly FaultRow[] = [
+  {
+    suffix: 'read-atomic-mix',
+    title: `${MIX_PAIRS} x (FetchAdd, then a Read of the word), one post: values and order`,
+    program: [
+      {
+        do: 'post-send',
+        wrs: Array.from({ length: MIX_PAIRS }).flatMap(() => [
+          { kind: 'ATOMIC_FETCH_AND_ADD' as const, add: MIX_ADD },
+          { kind: 'RDMA_READ' as const },
+        ]),
+      },
+      { do: 'wait', side: 'requester', count: 2 * MIX_PAIRS },
+    ],
+  },
+];
+
+function faultRowScenario(
+  device: 'rxe0' | 'siw0',
+  row: FaultRow,
+  remoteAccess: readonly Access[] = ATOMIC_MR,
+): Scenario {
   return {
     id: `link-${device === 'rxe0' ? 'rxe' : 'siw'}-${row.suffix}`,
     name: `link-${row.suffix}`,
@@ -54,7 +88,7 @@ function faultRowScenario(device: 'rxe0' | 'siw0', row: FaultRow): Scenario {
     device,
     postPath: 'legacy',
     initial: WORD,
-    remoteAccess: ATOMIC_MR,
+    remoteAccess,
     program: row.program,
     captureWire: false,
   };
@@ -72,24 +106,123 @@ const SOAK_ROWS: readonly FaultRow[] = [
   },
 ];
 
+/**
+ * The write streams (write-stream.ts): RDMA Writes with immediate data in 64 KiB chunks,
+ * 8 outstanding. CI writes 1 MiB; the soak 64 MiB (issue 22's size), which under TCG takes
+ * minutes rather than seconds.
+ */
+const CHUNK = 64 * 1024;
+const STREAM_WINDOW = 8;
+export const CI_STREAM: WriteStream = { bytes: 1024 * 1024, chunk: CHUNK, window: STREAM_WINDOW };
+export const SOAK_STREAM: WriteStream = {
+  bytes: 64 * 1024 * 1024,
+  chunk: CHUNK,
+  window: STREAM_WINDOW,
+};
+const WRITE_MR: readonly Access[] = ['LOCAL_WRITE', 'REMOTE_WRITE'];
+
+interface StreamRow {
+  readonly suffix: string;
+  readonly title: string;
+  readonly stream: WriteStream;
+}
+
+const STREAM_ROWS: readonly StreamRow[] = [
+  {
+    suffix: 'write-imm-stream',
+    title:
+      '1 MiB of RDMA Writes with immediate (16 x 64 KiB): bytes intact, every immediate once, in order',
+    stream: CI_STREAM,
+  },
+];
+const SOAK_STREAM_ROWS: readonly StreamRow[] = [
+  {
+    suffix: 'write-imm-64m',
+    title:
+      '64 MiB of RDMA Writes with immediate (1024 x 64 KiB): bytes intact, every immediate once, in order',
+    stream: SOAK_STREAM,
+  },
+];
+
+/** Each stream scenario's stream (looked up by id: both guests hold this table). */
+const STREAMS = new Map<string, WriteStream>();
+
+function streamScenario(device: 'rxe0' | 'siw0', row: StreamRow): Scenario {
+  // The stream runs outside the step program (guest.ts): the program posts nothing.
+  const scenario = faultRowScenario(device, { ...row, program: [] }, WRITE_MR);
+  STREAMS.set(scenario.id, row.stream);
+  return scenario;
+}
+
+/**
+ * The MPA CRC case (RFC 5044 §8), with `--faults corrupt-payload=P,mpa-crc=1`: the relay
+ * sets the C bit of the MPA Request (siw has no switch of its own: siw_main.c defines
+ * `mpa_crc_required` as a constant false, no module parameter, and siw_proc_mpareq keeps
+ * a peer's C bit in its Reply, RFC 5044 §7.1 "CRC MUST be used if the peer requests it"),
+ * then changes a payload byte and recomputes the TCP checksum: only the CRC can catch it.
+ * The stream is the CI write stream; the engine predicts it ends with the LLP Terminate
+ * (CRC Error), the receives and requests left flush, nothing wrong is placed and no
+ * immediate arrives twice or out of order.
+ */
+export const MPA_CRC: Scenario = streamScenario('siw0', {
+  suffix: 'mpa-crc',
+  title: 'a payload byte changed past TCP (corrupt-payload, CRC negotiated): the LLP Terminate',
+  stream: CI_STREAM,
+});
+
 const SOAK_ROW_SCENARIOS: readonly Scenario[] = [
   ...SOAK_ROWS.map((row) => faultRowScenario('rxe0', row)),
   ...SOAK_ROWS.map((row) => faultRowScenario('siw0', row)),
+  ...SOAK_STREAM_ROWS.map((row) => streamScenario('rxe0', row)),
+  ...SOAK_STREAM_ROWS.map((row) => streamScenario('siw0', row)),
 ];
 
 const FAULT_ROW_SCENARIOS: readonly Scenario[] = [
-  ...EXACTLY_ONCE_ROWS.map((row) => faultRowScenario('rxe0', row)),
-  ...EXACTLY_ONCE_ROWS.map((row) => faultRowScenario('siw0', row)),
+  ...[...EXACTLY_ONCE_ROWS, ...MIX_ROWS].map((row) => faultRowScenario('rxe0', row)),
+  ...STREAM_ROWS.map((row) => streamScenario('rxe0', row)),
+  ...[...EXACTLY_ONCE_ROWS, ...MIX_ROWS].map((row) => faultRowScenario('siw0', row)),
+  ...STREAM_ROWS.map((row) => streamScenario('siw0', row)),
 ];
+
+/** The write stream of `scenario`, if it is a stream scenario. */
+export function writeStreamOf(scenario: Scenario): WriteStream | undefined {
+  return STREAMS.get(scenario.id);
+}
 
 /** Whether only a `--scenario` pattern selects `scenario` (a long variant, `npm run soak`). */
 export function isSoakOnly(scenario: Scenario): boolean {
   return SOAK_ROW_SCENARIOS.includes(scenario);
 }
 
-/** Whether `scenario` needs RFC 7306 atomics from siw (the patched siw on both guests). */
-export function needsSiwAtomics(scenario: Scenario): boolean {
-  return scenario.device === 'siw0' && scenario.program.some((step) => step.do === 'hammer');
+/**
+ * Whether `scenario` needs RFC 7306 from siw (the patched siw on both guests): atomics
+ * (stock libsiw refuses them before the wire) or Writes with immediate data.
+ */
+export function needsSiwRfc7306(scenario: Scenario): boolean {
+  return (
+    scenario.device === 'siw0' &&
+    (STREAMS.has(scenario.id) ||
+      scenario.program.some(
+        (step) =>
+          step.do === 'hammer' ||
+          (step.do === 'post-send' && step.wrs.some((wr) => wr.kind.startsWith('ATOMIC_'))),
+      ))
+  );
+}
+
+/**
+ * The faulty-wire scenarios a `--faults` spec selects without a pattern: `drop=1` the
+ * lost-wire one, a `corrupt-payload` the MPA CRC case, any other spec the rest.
+ */
+export type WireKind = 'lost' | 'corrupt-payload' | 'lossy';
+
+export function wireKindOf(spec: FaultSpec): WireKind {
+  return spec.drop === 1 ? 'lost' : spec.corruptPayload > 0 ? 'corrupt-payload' : 'lossy';
+}
+
+/** The kind of wire `scenario` is made for. */
+export function scenarioWireKind(scenario: Scenario): WireKind {
+  return scenario === RETRY_EXHAUSTED ? 'lost' : scenario === MPA_CRC ? 'corrupt-payload' : 'lossy';
 }
 
 /**
@@ -149,5 +282,6 @@ export function retryTimeClass(lost: LostWire, elapsedMs: number): string {
 export const FAULT_LINK_SCENARIOS: readonly Scenario[] = [
   ...FAULT_ROW_SCENARIOS,
   RETRY_EXHAUSTED,
+  MPA_CRC,
   ...SOAK_ROW_SCENARIOS,
 ];

@@ -28,8 +28,9 @@ import {
   type Scenario,
   workRequestsOf,
   wrIdOf,
+  writeImmediateReceiveLength,
 } from '../scenario.js';
-import { lostWireOf } from './fault-scenarios.js';
+import { lostWireOf, writeStreamOf } from './fault-scenarios.js';
 import { hammerCqe, hammerStepOf, linkHammer } from './hammer.js';
 import {
   CONTROL_PORT,
@@ -46,6 +47,7 @@ import {
   LINK_RESPONDER_PSN,
   linkScenarioById,
 } from './scenarios.js';
+import { requestStream, StreamReceiver } from './write-stream.js';
 
 /** The guests' addresses on each link (src/runtime/pair.ts PAIR_LINKS). */
 export const LINK_ADDRESSES = {
@@ -78,6 +80,19 @@ const ACK_TIMEOUT = 18;
  * more duplicate, which the responder must answer from its saved result anyway.
  */
 const HAMMER_ACK_TIMEOUT = 16;
+
+/** A faulty-wire program (fault-scenarios.ts): many requests, where each loss costs a timeout. */
+function isFaultProgram(scenario: Scenario): boolean {
+  return scenario.family === 'link-faults';
+}
+
+/** The requester's CQ: a hammer's windows, a stream's window or the program's requests twice. */
+function requesterCqe(scenario: Scenario): number {
+  const hammer = hammerStepOf(scenario);
+  if (hammer !== undefined) return hammerCqe(hammer.qps);
+  const outstanding = writeStreamOf(scenario)?.window ?? workRequestsOf(scenario).length;
+  return Math.max(16, outstanding * 2);
+}
 
 /** The first PSN of the `i`-th further QP of a hammer program (0 = the scenario's own). */
 function hammerPsn(first: number, i: number): number {
@@ -176,6 +191,13 @@ export async function serveResponder(place: PairPlace = pairPlace('B')): Promise
  * registered and a guard word sits on each side (addon-owned, so safe on every Node).
  */
 function targetMemory(scenario: Scenario, pd: Pd): { mr: Mr; buffer: Buffer } {
+  const stream = writeStreamOf(scenario);
+  if (stream !== undefined) {
+    // A stream's buffer starts zeroed: a 0 is a byte never placed (write-stream.ts).
+    const mr = pd.allocMr(stream.bytes, scenario.remoteAccess);
+    mr.allocation.fill(0);
+    return { mr, buffer: mr.allocation };
+  }
   const initial = initialBuffer(scenario);
   const mr = pd.allocMr(initial.length, scenario.remoteAccess, {
     offset: GUARD,
@@ -185,7 +207,18 @@ function targetMemory(scenario: Scenario, pd: Pd): { mr: Mr; buffer: Buffer } {
   return { mr, buffer: mr.allocation };
 }
 
-function postReceives(scenario: Scenario, qp: Qp, mr: Mr): number {
+/** The responder's receives: the program's, or a stream's first window (its receiver). */
+function postReceives(scenario: Scenario, qp: Qp, mr: Mr, cq: Cq): number | StreamReceiver {
+  const stream = writeStreamOf(scenario);
+  if (stream !== undefined) {
+    const slots =
+      writeImmediateReceiveLength(scenario.device) === 0
+        ? undefined
+        : qp.pd.allocMr((stream.bytes / stream.chunk) * 8, ['LOCAL_WRITE']);
+    const receiver = new StreamReceiver(stream, qp, cq, slots);
+    receiver.postInitial();
+    return receiver;
+  }
   const receives = receivesOf(scenario);
   receives.forEach((r, i) => {
     qp.postRecv({ wrId: recvIdOf(i), sgList: r.length === 0 ? [] : [mr.sge(r.at, r.length)] });
@@ -198,9 +231,26 @@ async function finish(
   socket: Socket,
   lines: MessageLines,
   cq: Cq,
-  receives: number,
+  receives: number | StreamReceiver,
   buffer: Buffer,
 ): Promise<void> {
+  if (receives instanceof StreamReceiver) {
+    // The receives are reposted while the stream runs, until A is done and they came.
+    const serving = receives.serve();
+    // Awaited below; a failure meanwhile must not count as an unhandled rejection.
+    serving.catch(() => {});
+    const done = await expect(lines, 'done');
+    receives.stop(done.consumed ?? 0);
+    await serving;
+    send(socket, {
+      type: 'finished',
+      id: scenario.id,
+      completions: [],
+      memory: '',
+      stream: receives.observe(buffer),
+    });
+    return;
+  }
   const done = await expect(lines, 'done');
   // siw completes a Send at the requester once TCP has it, before the responder has placed
   // it: wait (up to the completion timeout) for every receive the requester's successful
@@ -214,6 +264,17 @@ async function finish(
     completions: wcs.map((wc) => completionOf(wc)),
     memory: buffer.toString('hex'),
   });
+}
+
+/** The responder's CQ and receive queue: a stream's every receive, else the defaults. */
+function responderCqe(scenario: Scenario): number {
+  const stream = writeStreamOf(scenario);
+  return stream === undefined ? 16 : stream.bytes / stream.chunk + 16;
+}
+
+function responderQueues(scenario: Scenario): { maxRecvWr?: number } {
+  const stream = writeStreamOf(scenario);
+  return stream === undefined ? {} : { maxRecvWr: stream.bytes / stream.chunk + 1 };
 }
 
 // Each scenario's resources hang off one root, a context of its own (rxe) or the rdma_cm
@@ -230,8 +291,8 @@ async function respondRxe(
   const context = openDevice('rxe0');
   try {
     const pd = context.allocPd();
-    const cq = context.createCq({ cqe: 16 });
-    const qp = pd.createQp({ sendCq: cq });
+    const cq = context.createCq({ cqe: responderCqe(scenario) });
+    const qp = pd.createQp({ sendCq: cq, ...responderQueues(scenario) });
     const { mr, buffer } = targetMemory(scenario, pd);
     const gid = context.findGid({ ipv4: LINK_ADDRESSES.rxe0[place.me] });
     const extras = (setup.extraQpNums ?? []).map((qpNum, i) => {
@@ -262,7 +323,7 @@ async function respondRxe(
       maxDestRdAtomic: IRD_ORD,
       minRnrTimer: LINK_MIN_RNR_TIMER,
     });
-    const receives = postReceives(scenario, qp, mr);
+    const receives = postReceives(scenario, qp, mr, cq);
     send(socket, {
       type: 'ready',
       id: scenario.id,
@@ -293,7 +354,7 @@ async function respondSiw(
     listener.listen();
     context = listener.context();
     const pd = context.allocPd();
-    const cq = context.createCq({ cqe: 16 });
+    const cq = context.createCq({ cqe: responderCqe(scenario) });
     const { mr, buffer } = targetMemory(scenario, pd);
     send(socket, {
       type: 'ready',
@@ -304,8 +365,8 @@ async function respondSiw(
     });
     const request = await listener.nextConnectRequest({ timeoutMs: MESSAGE_TIMEOUT_MS });
     const id: CmId = request.id;
-    const qp = id.createQp(pd, { sendCq: cq });
-    const receives = postReceives(scenario, qp, mr);
+    const qp = id.createQp(pd, { sendCq: cq, ...responderQueues(scenario) });
+    const receives = postReceives(scenario, qp, mr, cq);
     await id.accept({ initiatorDepth: IRD_ORD, responderResources: IRD_ORD });
     // A hammer program's further QPs: one more connection each (iWARP connects through
     // rdma_cm, not by hand as rxe does), in the order the requester connects them.
@@ -389,7 +450,12 @@ export async function driveRequester(
 }
 
 /** How many of the requester's successful requests consumed a receive at the responder. */
-function consumedBy(scenario: Scenario, observed: Pick<LinkObservation, 'requester'>): number {
+function consumedBy(
+  scenario: Scenario,
+  observed: Pick<LinkObservation, 'requester' | 'stream'>,
+): number {
+  // A stream's every successful Write with immediate consumed a receive.
+  if (observed.stream !== undefined) return observed.stream.requester.succeeded;
   const operations = workRequestsOf(scenario);
   return observed.requester.filter((wc) => {
     const op = operations.find((_, i) => wrIdOf(i).toString() === wc.wrId);
@@ -397,6 +463,20 @@ function consumedBy(scenario: Scenario, observed: Pick<LinkObservation, 'request
       wc.status === 'SUCCESS' && op !== undefined && traitsOf(op.kind).consumesReceive !== null
     );
   }).length;
+}
+
+/** A stream's observation with what B saw of it added. */
+function withResponderStream(
+  observed: Pick<LinkObservation, 'stream'>,
+  finished: Extract<ControlMessage, { type: 'finished' }>,
+): Pick<LinkObservation, 'stream'> {
+  if (observed.stream === undefined) return {};
+  return {
+    stream: {
+      requester: observed.stream.requester,
+      ...(finished.stream === undefined ? {} : { responder: finished.stream }),
+    },
+  };
 }
 
 interface RequesterEnd {
@@ -412,7 +492,23 @@ async function runRequests(
   scenario: Scenario,
   end: RequesterEnd,
   ready: ReadyMessage,
-): Promise<Pick<LinkObservation, 'local' | 'post' | 'badWr' | 'requester' | 'hammer'>> {
+): Promise<Pick<LinkObservation, 'local' | 'post' | 'badWr' | 'requester' | 'hammer' | 'stream'>> {
+  const stream = writeStreamOf(scenario);
+  if (stream !== undefined) {
+    const requester = await requestStream(
+      stream,
+      end.qp,
+      end.cq,
+      (length) => end.pd.allocMr(length, ['LOCAL_WRITE']),
+      { addr: BigInt(ready.addr), rkey: ready.rkey },
+    );
+    return {
+      local: { addr: '0', lkey: 0 },
+      post: requester.post,
+      requester: [],
+      stream: { requester },
+    };
+  }
   const local = requesterMemory(scenario, (length, access) => end.pd.allocMr(length, access), [
     'LOCAL_WRITE',
   ]);
@@ -467,8 +563,7 @@ async function requestRxe(
   const context = openDevice('rxe0');
   try {
     const pd = context.allocPd();
-    const hammer = hammerStepOf(scenario);
-    const cqe = hammer === undefined ? 16 : hammerCqe(hammer.qps);
+    const cqe = requesterCqe(scenario);
     const cq = context.createCq({ cqe });
     const createQp = () => pd.createQp({ sendCq: cq, extended: scenario.postPath === 'ex' });
     const qp = createQp();
@@ -484,7 +579,7 @@ async function requestRxe(
     });
     const ready = await expect(lines, 'ready');
     const lost = lostWireOf(scenario);
-    const timeout = lost?.timeout ?? (hammer === undefined ? ACK_TIMEOUT : HAMMER_ACK_TIMEOUT);
+    const timeout = lost?.timeout ?? (isFaultProgram(scenario) ? HAMMER_ACK_TIMEOUT : ACK_TIMEOUT);
     extras.forEach((extra, i) => {
       connectRcByHand(extra, {
         remote: {
@@ -533,6 +628,7 @@ async function requestRxe(
       ...observed,
       responder: finished.completions,
       memory: finished.memory,
+      ...withResponderStream(observed, finished),
     };
   } finally {
     closeQuietly(context);
@@ -556,8 +652,7 @@ async function requestSiw(
     await client.resolveRoute();
     context = client.context();
     const pd = context.allocPd();
-    const hammer = hammerStepOf(scenario);
-    const cq = context.createCq({ cqe: hammer === undefined ? 16 : hammerCqe(hammer.qps) });
+    const cq = context.createCq({ cqe: requesterCqe(scenario) });
     const qp = client.createQp(pd, { sendCq: cq });
     await client.connect({ initiatorDepth: IRD_ORD, responderResources: IRD_ORD });
     // A hammer program's further QPs, each its own rdma_cm connection on the same channel.
@@ -583,6 +678,7 @@ async function requestSiw(
       ...observed,
       responder: finished.completions,
       memory: finished.memory,
+      ...withResponderStream(observed, finished),
     };
   } finally {
     closeQuietly(channel, context);

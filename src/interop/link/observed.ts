@@ -10,6 +10,7 @@ import { decodeCapture } from '../../codec/pcap/capture.js';
 import { encodePcap } from '../../codec/pcap/pcap.js';
 import { formatValue } from '../compare-format.js';
 import { hammerFields } from '../observe.js';
+import { orderingField } from '../ordering-trace.js';
 import { transportTimeoutMs } from '../rnr-timing.js';
 import {
   DEVICES,
@@ -21,11 +22,12 @@ import {
   wrName,
 } from '../scenario.js';
 import { type WireRegion, wireLine } from '../wire.js';
-import { lostWireOf, retryExhaustionMs, retryTimeClass } from './fault-scenarios.js';
+import { lostWireOf, retryExhaustionMs, retryTimeClass, writeStreamOf } from './fault-scenarios.js';
 import { hammerStepOf } from './hammer.js';
 import type { LinkObservation } from './protocol.js';
 import { type RocePacketView, roceFields, roceWireFields } from './roce-fields.js';
-import { wireRepeats } from './wire-repeats.js';
+import { observedStreamFields } from './stream-outcome.js';
+import { tcpRepeats, wireRepeats } from './wire-repeats.js';
 
 /** The guests' addresses on the RoCE link (A, B): requests come from A. */
 export interface LinkPeers {
@@ -68,6 +70,9 @@ function verbsFields(scenario: Scenario, observation: LinkObservation): Record<s
         step.add,
       ),
     );
+  // The ordering checker on the completions the requester polled (ordering-trace.ts), as
+  // the engine's run gets it (program.ts): the link polls the requester's CQ only.
+  if (operations.length > 1) fields.ordering = orderingField(scenario, fields);
   if (observation.memory !== '') {
     const memory = new Uint8Array(Buffer.from(observation.memory, 'hex'));
     for (const offset of watchedOffsets(scenario))
@@ -238,18 +243,41 @@ function faultyWireOutcome(
   capture: LinkCapture,
   peers: LinkPeers,
 ): Outcome {
-  const qps = qpPairsOf(observation);
-  const mine = new Set(qps.flat());
+  const mine = new Set(qpPairsOf(observation).flat());
   const frames = new Set<number>();
   for (const item of capture.decoded.items)
     if (item.kind === 'roce' && item.packet.ok && mine.has(item.packet.value.bth.destinationQp))
       frames.add(item.frameIndex);
-  const repeats = wireRepeats(capture, qps, peers);
+  const repeats = repeatsNote(scenario, observation, capture, peers);
+  const stream = writeStreamOf(scenario);
+  if (stream !== undefined) {
+    const observed = observedStreamFields(scenario, stream, observation, capture);
+    return {
+      fields: observed.fields,
+      pcap: cutPcap(capture.bytes, (i) => frames.has(i)),
+      note: `${observed.note}; ${repeats}`,
+    };
+  }
   return {
     fields: verbsFields(scenario, observation),
     pcap: cutPcap(capture.bytes, (i) => frames.has(i)),
-    note: `${repeats.repeatedRequests} of ${repeats.requests} requests and ${repeats.repeatedResponses} of ${repeats.responses} responses repeated on guest A's side${lostNote(scenario, observation)}`,
+    note: `${repeats}${lostNote(scenario, observation)}`,
   };
+}
+
+/** What the transports repeated at guest A's side: RoCE packets, or siw's TCP segments. */
+function repeatsNote(
+  scenario: Scenario,
+  observation: LinkObservation,
+  capture: LinkCapture,
+  peers: LinkPeers,
+): string {
+  if (DEVICES[scenario.device].transport !== 'roce') {
+    const tcp = tcpRepeats(capture, observation.serverPort ?? -1);
+    return `${tcp.repeatedRequests} of ${tcp.requests} TCP segments A->B and ${tcp.repeatedResponses} of ${tcp.responses} B->A retransmitted on guest A's side`;
+  }
+  const repeats = wireRepeats(capture, qpPairsOf(observation), peers);
+  return `${repeats.repeatedRequests} of ${repeats.requests} requests and ${repeats.repeatedResponses} of ${repeats.responses} responses repeated on guest A's side`;
 }
 
 /** A lost-wire scenario: when its completion came and when the prediction had it due. */

@@ -11,9 +11,10 @@ import { projectRoceExchange } from '../../engine/projection/roce-exchange.js';
 import { formatValue } from '../compare-format.js';
 import { ENGINE_REGIONS, expectedOutcome, verbsScenarioOf } from '../expected.js';
 import { DEFAULT_TARGET, DEVICES, type Outcome, type Scenario } from '../scenario.js';
-import { lostWireOf } from './fault-scenarios.js';
+import { lostWireOf, writeStreamOf } from './fault-scenarios.js';
 import { type RocePacketView, roceWireFields } from './roce-fields.js';
 import { LINK_MIN_RNR_TIMER, LINK_REQUESTER_PSN } from './scenarios.js';
+import { expectedStreamFields } from './stream-outcome.js';
 
 /** The engine's stand-in QP numbers (any distinct values; fields name QPs by role). */
 export const ENGINE_QPS = { requester: 0x000111, responder: 0x000222 } as const;
@@ -23,7 +24,7 @@ const MTU = 1024;
 
 /** The verbs fields of the program the link observes (the rest of a program is not run). */
 export const LINK_VERBS_FIELD =
-  /^(post1(\.bad_wr)?|requester\.wc\d+\.(wr|status|fetched)|requester\.wc\d+\.after|mem\[-?\d+\]|hammer\d+\.(post|succeeded|distinct|sequence))$/;
+  /^(post1(\.bad_wr)?|requester\.wc\d+\.(wr|status|fetched)|requester\.wc\d+\.after|mem\[-?\d+\]|hammer\d+\.(post|succeeded|distinct|sequence)|ordering)$/;
 
 function pick(fields: Readonly<Record<string, string>>, pattern: RegExp): Record<string, string> {
   return Object.fromEntries(Object.entries(fields).filter(([name]) => pattern.test(name)));
@@ -50,6 +51,9 @@ export function predictRocePackets(scenario: Scenario): {
 
 /** The engine's outcome of a link scenario: the verbs fields the link observes, the wire. */
 export function expectedLinkOutcome(scenario: Scenario): Outcome {
+  // A write stream runs outside the step program: its own fields (stream-outcome.ts).
+  const stream = writeStreamOf(scenario);
+  if (stream !== undefined) return { fields: expectedStreamFields(scenario, stream) };
   const expected = expectedOutcome(scenario);
   const fields = pick(expected.fields, LINK_VERBS_FIELD);
   // A faulty-wire scenario (fault-scenarios.ts) compares the verbs side only.

@@ -6,6 +6,7 @@
  * B answers `finished` (its completions, its memory) and both tear down. bigints travel as
  * decimal strings.
  */
+import type { StreamRequesterObservation, StreamResponderObservation } from './write-stream.js';
 
 /** Guest B's control port on the link (any unprivileged port does). */
 export const CONTROL_PORT = 18515;
@@ -59,8 +60,10 @@ export interface FinishedMessage {
   readonly type: 'finished';
   readonly id: string;
   readonly completions: readonly LinkCompletion[];
-  /** The responder buffer after the program (guards included), hex. */
+  /** The responder buffer after the program (guards included), hex; '' for a stream. */
   readonly memory: string;
+  /** A write stream (write-stream.ts): B's receives and its buffer against the pattern. */
+  readonly stream?: StreamResponderObservation;
 }
 
 export interface ByeMessage {
@@ -95,6 +98,11 @@ export interface LinkObservation {
     readonly succeeded: number;
     readonly fetched: readonly string[];
     readonly before: string;
+  };
+  /** A write stream (write-stream.ts): what each side saw. */
+  readonly stream?: {
+    readonly requester: StreamRequesterObservation;
+    readonly responder?: StreamResponderObservation;
   };
   /** rxe, a hammer program: every QP pair of the scenario beyond the first (requester, responder). */
   readonly extraQpns?: readonly (readonly [number, number])[];

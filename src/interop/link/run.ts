@@ -30,7 +30,7 @@ import {
   PAIR_GUESTS,
   type PairGuest,
 } from './sides.js';
-import { NO_REPEATS, type WireRepeats, wireRepeats } from './wire-repeats.js';
+import { NO_REPEATS, tcpRepeats, type WireRepeats, wireRepeats } from './wire-repeats.js';
 
 export interface LinkRunOptions {
   readonly scenarios: readonly Scenario[];
@@ -57,9 +57,14 @@ export interface LinkFaultReport {
   readonly spec: FaultSpec;
   /** The relay's counts per link (device), both directions. */
   readonly links: Readonly<Record<string, LinkFaultCounts>>;
-  /** Per RoCE scenario: repeats seen at guest A's side and at guest B's side of the relay. */
+  /**
+   * Per scenario: repeats seen at guest A's side and at guest B's side of the relay. RoCE:
+   * packets by QP, PSN and opcode (wireRepeats); siw: TCP segments by sequence number
+   * (tcpRepeats: requests are A's segments, responses B's).
+   */
   readonly scenarios: readonly {
     readonly id: string;
+    readonly transport: 'roce' | 'tcp';
     readonly sideA: WireRepeats;
     readonly sideB: WireRepeats;
   }[];
@@ -256,23 +261,44 @@ function faultReport(
   capturesB: Readonly<Record<string, string>> | undefined,
 ): LinkFaultReport {
   const rxe = PAIR_LINKS.find((l) => l.device === 'rxe0');
-  const fileB = capturesB?.rxe0;
-  const sideA = captures.get('rxe0');
-  const sideB =
-    fileB !== undefined && existsSync(fileB)
-      ? decodeLinkCapture(new Uint8Array(readFileSync(fileB)))
+  const sideBOf = (device: string): LinkCapture | undefined => {
+    const file = capturesB?.[device];
+    return file !== undefined && existsSync(file)
+      ? decodeLinkCapture(new Uint8Array(readFileSync(file)))
       : undefined;
-  if (rxe === undefined || sideA === undefined) return { spec, links, scenarios: [] };
-  const peers = { requester: linkAddress(rxe, 0), responder: linkAddress(rxe, 1) };
+  };
+  const rxeA = captures.get('rxe0');
+  const rxeB = sideBOf('rxe0');
+  const siwA = captures.get('siw0');
+  const siwB = sideBOf('siw0');
+  const peers =
+    rxe === undefined
+      ? undefined
+      : { requester: linkAddress(rxe, 0), responder: linkAddress(rxe, 1) };
   const scenarios = observations
-    .filter((o) => o.requesterQpn !== undefined && o.error === undefined)
-    .map((o) => {
-      const qps = qpPairsOf(o);
-      return {
-        id: o.id,
-        sideA: wireRepeats(sideA, qps, peers),
-        sideB: sideB === undefined ? NO_REPEATS : wireRepeats(sideB, qps, peers),
-      };
+    .filter((o) => o.error === undefined)
+    .flatMap((o): LinkFaultReport['scenarios'][number][] => {
+      if (o.requesterQpn !== undefined && rxeA !== undefined && peers !== undefined) {
+        const qps = qpPairsOf(o);
+        return [
+          {
+            id: o.id,
+            transport: 'roce',
+            sideA: wireRepeats(rxeA, qps, peers),
+            sideB: rxeB === undefined ? NO_REPEATS : wireRepeats(rxeB, qps, peers),
+          },
+        ];
+      }
+      if (o.serverPort !== undefined && siwA !== undefined)
+        return [
+          {
+            id: o.id,
+            transport: 'tcp',
+            sideA: tcpRepeats(siwA, o.serverPort),
+            sideB: siwB === undefined ? NO_REPEATS : tcpRepeats(siwB, o.serverPort),
+          },
+        ];
+      return [];
     });
   return { spec, links, scenarios };
 }

@@ -7,6 +7,8 @@
  * again; the AtomicAckETH repeats the original value). A duplicate answered with a
  * different original value would mean the Atomic ran twice.
  */
+import { decodeFrame } from '../../codec/net/frame.js';
+import { decodeCapture } from '../../codec/pcap/capture.js';
 import type { LinkCapture, LinkPeers } from './observed.js';
 
 export interface WireRepeats {
@@ -102,4 +104,36 @@ export function wireRepeats(
     answeredFromSavedResult,
     answeredDifferently,
   };
+}
+
+/**
+ * The TCP segments of siw's connections to B's listening `port` in a link capture, and
+ * how many were retransmissions: a segment with data whose direction, sequence number and
+ * length came before (RFC 9293 §3.8.1: TCP resends unacknowledged data from the same
+ * sequence number; a duplicate the relay made counts too, at B's side). In WireRepeats'
+ * terms, requests are A's segments to the port (A connects), responses B's back.
+ */
+export function tcpRepeats(capture: LinkCapture, port: number): WireRepeats {
+  const file = decodeCapture(capture.bytes);
+  const seen = new Set<string>();
+  const counts = { requests: 0, repeatedRequests: 0, responses: 0, repeatedResponses: 0 };
+  if (!file.ok) return NO_REPEATS;
+  for (const record of file.value.records) {
+    const frame = decodeFrame(record.linkType, record.data);
+    const t = frame.ok ? frame.value.transport : undefined;
+    if (!frame.ok || t?.kind !== 'tcp' || frame.value.payload.length === 0) continue;
+    const toServer = t.header.destinationPort === port;
+    if (!toServer && t.header.sourcePort !== port) continue;
+    const key = `${t.header.sourcePort}>${t.header.destinationPort}:${t.header.sequenceNumber}:${frame.value.payload.length}`;
+    const repeated = seen.has(key);
+    seen.add(key);
+    if (toServer) {
+      counts.requests += 1;
+      if (repeated) counts.repeatedRequests += 1;
+    } else {
+      counts.responses += 1;
+      if (repeated) counts.repeatedResponses += 1;
+    }
+  }
+  return { ...NO_REPEATS, ...counts };
 }

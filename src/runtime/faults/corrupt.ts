@@ -93,6 +93,12 @@ export function tcpChecksum(frame: Uint8Array, segment: TcpSegment): number {
   return internetChecksum(pseudo, bytes);
 }
 
+function rewriteTcpChecksum(frame: Uint8Array, segment: TcpSegment): void {
+  const sum = tcpChecksum(frame, segment);
+  frame[segment.l4 + 16] = sum >> 8;
+  frame[segment.l4 + 17] = sum & 0xff;
+}
+
 const MPA_KEYS = [MPA_REQUEST_KEY, MPA_REPLY_KEY].map((key) => new TextEncoder().encode(key));
 
 /**
@@ -106,6 +112,29 @@ export function isMpaStartFrame(frame: Uint8Array, segment: TcpSegment): boolean
       segment.end - segment.data >= key.length &&
       key.every((byte, i) => frame[segment.data + i] === byte),
   );
+}
+
+const MPA_REQUEST = new TextEncoder().encode(MPA_REQUEST_KEY);
+/** The C (CRC) bit: the first bit after the key but one (RFC 5044 §7.1: |M|C|R|Res|Rev|). */
+const MPA_C_BIT = 0x40;
+
+/**
+ * Sets the C bit of an MPA Request (RFC 5044 §7.1) and rewrites the TCP checksum: the
+ * initiator then asks for CRCs, and RFC 5044 §7.1 makes both directions use them ("if
+ * either requests CRC, both MUST use it"; siw_proc_mpareq keeps the bit in its Reply, and
+ * siw_proc_mpareply turns the CRC on from the Reply). Stands in for siw's missing switch:
+ * `mpa_crc_required` is a constant false in siw_main.c, not a module parameter. False
+ * (frame untouched) for any other frame or a Request that asks for CRCs already.
+ */
+export function requestMpaCrc(frame: Uint8Array): boolean {
+  const segment = tcpSegmentOf(frame);
+  if (segment === undefined || segment.end - segment.data < MPA_REQUEST.length + 4) return false;
+  if (!MPA_REQUEST.every((byte, i) => frame[segment.data + i] === byte)) return false;
+  const at = segment.data + MPA_REQUEST.length;
+  if (((frame[at] ?? 0) & MPA_C_BIT) !== 0) return false;
+  frame[at] = (frame[at] ?? 0) | MPA_C_BIT;
+  rewriteTcpChecksum(frame, segment);
+  return true;
 }
 
 /**
@@ -125,8 +154,6 @@ export function corruptTcpPayload(
   if (isMpaStartFrame(frame, segment)) return false;
   const at = segment.data + prng.below(segment.end - segment.data);
   frame[at] = (frame[at] ?? 0) ^ (1 + prng.below(255));
-  const sum = tcpChecksum(frame, segment);
-  frame[segment.l4 + 16] = sum >> 8;
-  frame[segment.l4 + 17] = sum & 0xff;
+  rewriteTcpChecksum(frame, segment);
   return true;
 }

@@ -2,14 +2,14 @@
  * One direction of the fault relay: what happens to each frame, in this order, each step
  * drawing from the direction's own seeded stream (prng.ts), one draw per decision whether
  * it fires or not, so that a seed gives the same faults for the same frame sequence:
- * drop; bit flip; TCP payload change; duplicate; hold back for reordering; delay + jitter.
+ * drop; (`mpa-crc`: the MPA Request's C bit, no draw); bit flip; TCP payload change; duplicate; hold back for reordering; delay + jitter.
  * Delay and jitter keep the order (a frame never leaves before the one sent ahead of it):
  * reordering is the hold-back's alone, so its count is exact. ARP and the segments of the
  * spared TCP ports (the guests' control channel) are the harness, not the system under
  * test: they pass untouched and undelayed, so that even `drop=1` leaves the guests able to
  * find each other's MAC address and to report.
  */
-import { corruptTcpPayload, flipBit, isArp, tcpSegmentOf } from './corrupt.js';
+import { corruptTcpPayload, flipBit, isArp, requestMpaCrc, tcpSegmentOf } from './corrupt.js';
 import type { Prng } from './prng.js';
 import type { FaultSpec } from './spec.js';
 
@@ -29,6 +29,8 @@ export interface FaultCounts {
   corrupted: number;
   /** TCP segments with a data byte changed and the checksum recomputed. */
   corruptedPayload: number;
+  /** MPA Requests whose C bit the relay set (`mpa-crc=1`). */
+  mpaCrcRequested: number;
 }
 
 export function zeroCounts(): FaultCounts {
@@ -41,6 +43,7 @@ export function zeroCounts(): FaultCounts {
     reordered: 0,
     corrupted: 0,
     corruptedPayload: 0,
+    mpaCrcRequested: 0,
   };
 }
 
@@ -90,6 +93,8 @@ export class FaultPipeline {
       return;
     }
     const copy = Uint8Array.from(frame);
+    // Not a draw: every MPA Request asks for CRCs, so the PRNG stream is the same either way.
+    if (spec.mpaCrc === 1 && requestMpaCrc(copy)) this.counts.mpaCrcRequested += 1;
     if (this.prng.chance(spec.corrupt) && flipBit(copy, this.prng)) this.counts.corrupted += 1;
     if (this.prng.chance(spec.corruptPayload) && corruptTcpPayload(copy, this.prng))
       this.counts.corruptedPayload += 1;

@@ -27,6 +27,11 @@ export interface FaultSpec {
    * checksum recomputed: only the MPA CRC (RFC 5044 §8) can catch it.
    */
   readonly corruptPayload: number;
+  /**
+   * 1: the relay sets the C bit of every MPA Request, so that the two iWARP peers negotiate
+   * the MPA CRC (RFC 5044 §7.1), which siw does not ask for by itself.
+   */
+  readonly mpaCrc: number;
   /** PRNG seed (a 32-bit unsigned integer). */
   readonly seed: number;
 }
@@ -40,10 +45,11 @@ export const NO_FAULTS: FaultSpec = {
   jitterMs: 0,
   corrupt: 0,
   corruptPayload: 0,
+  mpaCrc: 0,
   seed: 1,
 };
 
-type Kind = 'probability' | 'count' | 'duration' | 'seed';
+type Kind = 'probability' | 'count' | 'duration' | 'flag' | 'seed';
 
 interface FaultKey {
   readonly key: string;
@@ -82,6 +88,12 @@ export const FAULT_KEYS: readonly FaultKey[] = [
     kind: 'probability',
     meaning: 'change a TCP payload byte, checksum recomputed (only the MPA CRC catches it)',
   },
+  {
+    key: 'mpa-crc',
+    field: 'mpaCrc',
+    kind: 'flag',
+    meaning: '1: set the C bit of MPA Requests, so the iWARP peers use the MPA CRC',
+  },
   { key: 'seed', field: 'seed', kind: 'seed', meaning: 'PRNG seed' },
 ];
 
@@ -114,6 +126,10 @@ function parseValue(key: FaultKey, text: string): number {
       if (!Number.isFinite(ms) || ms > MAX_DURATION_MS)
         throw bad(`is not a duration such as 1ms, 500us or 0.2s (at most ${MAX_DURATION_MS} ms)`);
       return ms;
+    }
+    case 'flag': {
+      if (text !== '0' && text !== '1') throw bad('is not 0 or 1');
+      return Number(text);
     }
     case 'seed': {
       const n = Number(text);
@@ -175,6 +191,7 @@ export function isFaultless(spec: FaultSpec): boolean {
     spec.delayMs === 0 &&
     spec.jitterMs === 0 &&
     spec.corrupt === 0 &&
-    spec.corruptPayload === 0
+    spec.corruptPayload === 0 &&
+    spec.mpaCrc === 0
   );
 }

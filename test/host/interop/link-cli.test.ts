@@ -35,14 +35,21 @@ describe('rdma-interop run --link (no boot)', () => {
     expect(ids(['--link', '--list', '--faults', 'drop=0.02,dup=0.01,seed=7'])).toEqual([
       'link-rxe-fetch-add-x1000',
       'link-rxe-fetch-add-4qp',
+      'link-rxe-read-atomic-mix',
+      'link-rxe-write-imm-stream',
     ]);
     expect(ids(['--link', '--list', '--faults', 'drop=1'])).toEqual(['link-rxe-retry-exhausted']);
-    // The siw hammers need RFC 7306 atomics from both guests' siw.
+    // The siw hammers and streams need RFC 7306 (atomics, immediates) from both guests' siw.
     const patched = ['--link', '--list', '--faults', 'drop=0.02', '--siw', 'rfc7306'];
     expect(ids([...patched, '--device', 'siw0'])).toEqual([
       'link-siw-fetch-add-x1000',
       'link-siw-fetch-add-4qp',
+      'link-siw-read-atomic-mix',
+      'link-siw-write-imm-stream',
     ]);
+    // corrupt-payload selects the MPA CRC case (mpa-crc=1 makes the peers negotiate the CRC).
+    const crc = ['--faults', 'corrupt-payload=0.02,mpa-crc=1,seed=7', '--siw', 'rfc7306'];
+    expect(ids(['--link', '--list', ...crc])).toEqual(['link-siw-mpa-crc']);
     // The long variant (npm run soak) only by a pattern.
     expect(ids(['--link', '--list', '--scenario', 'link-rxe-fetch-add-4qp*'])).toEqual([
       'link-rxe-fetch-add-4qp',

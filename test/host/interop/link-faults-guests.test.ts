@@ -12,8 +12,13 @@ import type { LinkFaultReport } from '../../../src/interop/link/run.js';
 // - the same on siw, with the patched (RFC 7306) siw on both guests: exactly-once through
 //   TCP, which repeats what the relay drops and discards what it duplicates before MPA;
 // - drop everything (ARP and the control channel are spared): RETRY_EXC_ERR after the QP's
-//   retry_cnt, at (1 + retry_cnt) transport timers.
-// About 2 x 22 s + 32 s of guest time under TCG (boot included; docs/figures.md).
+//   retry_cnt, at (1 + retry_cnt) transport timers;
+// - on both lossy pairs, Reads and FetchAdds mixed in one post (values and the ordering
+//   checker) and 1 MiB of RDMA Writes with immediate (bytes intact, every immediate once,
+//   in order);
+// - the MPA CRC case on siw (corrupt-payload, the CRC negotiated through mpa-crc=1): the
+//   stream ends with B's LLP Terminate (CRC Error), what is left flushes.
+// Four guest pairs under TCG (boot included; docs/figures.md has the measured times).
 
 const CLI = join(process.cwd(), 'dist', 'cli', 'main.js');
 
@@ -66,15 +71,18 @@ async function runLink(faults: string, more: readonly string[] = []): Promise<Ru
 let lossy: Run | undefined;
 let lost: Run | undefined;
 let siw: Run | undefined;
+let crc: Run | undefined;
+const PATCHED_SIW = ['--device', 'siw0', '--siw', 'rfc7306'];
 
 beforeAll(async () => {
   lossy = await runLink('drop=0.02,dup=0.01,seed=7');
   lost = await runLink('drop=1,seed=1');
-  siw = await runLink('drop=0.02,dup=0.01,seed=7', ['--device', 'siw0', '--siw', 'rfc7306']);
-}, 1_200_000);
+  siw = await runLink('drop=0.02,dup=0.01,seed=7', PATCHED_SIW);
+  crc = await runLink('corrupt-payload=0.02,mpa-crc=1,seed=7', PATCHED_SIW);
+}, 1_500_000);
 
 afterAll(() => {
-  for (const run of [lossy, lost, siw])
+  for (const run of [lossy, lost, siw, crc])
     if (run !== undefined) rmSync(run.dir, { recursive: true, force: true });
 });
 
@@ -84,6 +92,23 @@ function entry(run: Run | undefined, id: string): ScenarioEntry {
     throw new Error(`${id} missing from results.json:\n${run?.output ?? ''}`);
   return found;
 }
+
+/** The mixed row's last Read and the ordering checker's verdict (the engine's values). */
+const MIXED = {
+  'requester.wc2.fetched': '0x12345678abcdf011',
+  'requester.wc16.fetched': '0x89abcdf09abcdeff',
+  'mem[8]': '0x89abcdf09abcdeff',
+  ordering: 'ok',
+};
+
+/** 16 x 64 KiB Writes with immediate, all through. */
+const WHOLE_STREAM = {
+  'stream.post': 'ok',
+  'stream.requester': 'every one SUCCESS (16)',
+  'stream.responder': 'every one SUCCESS (16)',
+  'stream.immediates': 'once each, in order',
+  'stream.memory': 'every byte as sent',
+};
 
 describe('run --link --faults: the seeded fault relay between two guests', () => {
   it('drop 2 %, dup 1 %: every rxe FetchAdd exactly once, from one QP and from four', () => {
@@ -100,6 +125,13 @@ describe('run --link --faults: the seeded fault relay between two guests', () =>
     const four = entry(lossy, 'link-rxe-fetch-add-4qp').device_fields ?? {};
     expect(four['hammer1.distinct']).toBe('1000');
     expect(four['mem[8]']).toBe('0x0123456789abd1d7');
+  });
+
+  it('drop 2 %, dup 1 % on rxe: Reads and FetchAdds mixed keep their values and order; the write stream arrives whole', () => {
+    const mix = entry(lossy, 'link-rxe-read-atomic-mix').device_fields ?? {};
+    expect(mix).toMatchObject(MIXED);
+    const stream = entry(lossy, 'link-rxe-write-imm-stream').device_fields ?? {};
+    expect(stream).toEqual(WHOLE_STREAM);
   });
 
   it('counts every fault it applied, and the transports repeated what was lost', () => {
@@ -148,7 +180,18 @@ describe('run --link --faults: the seeded fault relay between two guests', () =>
     expect(siw?.scenarios.map((s) => [s.id, s.verdict, s.error])).toEqual([
       ['link-siw-fetch-add-x1000', 'match', undefined],
       ['link-siw-fetch-add-4qp', 'match', undefined],
+      ['link-siw-read-atomic-mix', 'match', undefined],
+      ['link-siw-write-imm-stream', 'match', undefined],
     ]);
+    expect(entry(siw, 'link-siw-read-atomic-mix').device_fields).toMatchObject(MIXED);
+    expect(entry(siw, 'link-siw-write-imm-stream').device_fields).toEqual({
+      ...WHOLE_STREAM,
+      'stream.terminate': 'none',
+    });
+    // TCP repeated what the relay dropped: retransmitted segments at A's side of the relay.
+    const tcp = (siw?.faults?.scenarios ?? []).filter((s) => s.transport === 'tcp');
+    expect(tcp.map((s) => s.id)).toContain('link-siw-write-imm-stream');
+    expect(tcp.reduce((n, s) => n + s.sideA.repeatedRequests, 0)).toBeGreaterThan(0);
     expect(siw?.status).toBe(0);
     for (const id of ['link-siw-fetch-add-x1000', 'link-siw-fetch-add-4qp']) {
       const fields = entry(siw, id).device_fields ?? {};
@@ -163,5 +206,22 @@ describe('run --link --faults: the seeded fault relay between two guests', () =>
       expect(c?.dropped).toBeGreaterThan(0);
       expect(c?.duplicated).toBeGreaterThan(0);
     }
+  });
+
+  it("the MPA CRC case on siw: the stream ends with B's LLP Terminate (CRC Error), the rest flushes", () => {
+    const link = crc?.faults?.links.siw0;
+    // The relay set the one MPA Request's C bit, and changed payload bytes past TCP.
+    expect(link?.aToB.mpaCrcRequested).toBe(1);
+    expect(link?.aToB.corruptedPayload).toBeGreaterThan(0);
+    const result = entry(crc, 'link-siw-mpa-crc');
+    expect(result.device_fields).toMatchObject({
+      'stream.terminate': 'B: llp.mpa.crc-error',
+      'stream.responder': 'SUCCESS, then WR_FLUSH_ERR',
+      'stream.immediates': 'once each, in order',
+    });
+    expect({ verdict: result.verdict, error: result.error }).toEqual({
+      verdict: 'match',
+      error: undefined,
+    });
   });
 });

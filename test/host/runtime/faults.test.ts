@@ -5,7 +5,7 @@ import { buildTcpFrame, buildUdpFrame } from '../../../src/codec/net/build.js';
 import { decodeFrame } from '../../../src/codec/net/frame.js';
 import { TcpFlag } from '../../../src/codec/net/tcp.js';
 import { ArgumentError, UnknownNameError } from '../../../src/errors.js';
-import { corruptTcpPayload, flipBit } from '../../../src/runtime/faults/corrupt.js';
+import { corruptTcpPayload, flipBit, requestMpaCrc } from '../../../src/runtime/faults/corrupt.js';
 import { FaultPipeline, HOLD_LIMIT_MS } from '../../../src/runtime/faults/pipeline.js';
 import { Prng } from '../../../src/runtime/faults/prng.js';
 import { LinkRelay } from '../../../src/runtime/faults/relay.js';
@@ -76,6 +76,7 @@ describe('--faults: the fault relay spec', () => {
       jitterMs: 2,
       corrupt: 0.001,
       corruptPayload: 0.0005,
+      mpaCrc: 0,
       seed: 7,
     });
     expect(parseFaults('delay=500us,jitter=0.2s,seed=3')).toMatchObject({
@@ -100,6 +101,8 @@ describe('--faults: the fault relay spec', () => {
       ['delay=5', /faults\.delay: '5' is not a duration/],
       ['jitter=1h', /faults\.jitter: /],
       ['seed=-1', /faults\.seed: /],
+      ['mpa-crc=yes', /faults\.mpa-crc: 'yes' is not 0 or 1/],
+      ['mpa-crc=2', /faults\.mpa-crc: /],
       ['seed=4294967296', /faults\.seed: /],
       ['drop', /faults\.drop: has no value/],
       ['drop=0.1,drop=0.2', /faults\.drop: is given twice/],
@@ -280,8 +283,59 @@ describe('corruption', () => {
       expect(frame).toEqual(original);
     }
     // One byte off the key ("MPA ID Req Framf"): an ordinary segment, corrupted.
+    // (see below: mpa-crc=1 rewrites the Request's C bit instead)
     const near = new TextEncoder().encode('MPA ID Req Framf');
     expect(corruptTcpPayload(tcpFrame([40_001, 50_002], near), prng)).toBe(true);
+  });
+});
+
+describe('mpa-crc=1: the MPA Request asks for CRCs (RFC 5044 §7.1)', () => {
+  /** An MPA Request: key, then |M|C|R|Res|Rev| = 0x00 0x02 (rev 2), PD_Length 0. */
+  function request(key = 'MPA ID Req Frame', bits = 0x00): Uint8Array {
+    const bytes = new Uint8Array(20);
+    bytes.set(new TextEncoder().encode(key));
+    bytes[16] = bits;
+    bytes[17] = 2;
+    return tcpFrame([40_001, 50_002], bytes);
+  }
+  const C_BIT_AT = 14 + 20 + 20 + 16;
+
+  it('sets the C bit of a Request and nothing else, the TCP checksum still valid', () => {
+    const frame = request();
+    const original = frame.slice();
+    expect(parseFaults('mpa-crc=1,seed=3')).toMatchObject({ mpaCrc: 1, seed: 3 });
+    expect(formatFaults(parseFaults('mpa-crc=1,corrupt-payload=0.02,seed=3'))).toBe(
+      'corrupt-payload=0.02,mpa-crc=1,seed=3',
+    );
+    expect(requestMpaCrc(frame)).toBe(true);
+    expect(frame[C_BIT_AT]).toBe(0x40);
+    const changed = [...frame].flatMap((b, i) => (b !== original[i] ? [i] : []));
+    expect(changed.filter((i) => i !== 14 + 20 + 16 && i !== 14 + 20 + 17)).toEqual([C_BIT_AT]);
+    expect(tcpChecksumValid(frame)).toBe(true);
+  });
+
+  it('leaves the Reply, a Request asking already, and other segments alone', () => {
+    for (const frame of [
+      request('MPA ID Rep Frame'),
+      request('MPA ID Req Frame', 0x40),
+      tcpFrame([40_001, 50_002], new Uint8Array(40)),
+      frameOf(3),
+    ]) {
+      const original = frame.slice();
+      expect(requestMpaCrc(frame)).toBe(false);
+      expect(frame).toEqual(original);
+    }
+  });
+
+  it('the pipeline counts the Requests it set, without a draw (the fault sequence is unchanged)', () => {
+    const spec = { ...NO_FAULTS, drop: 0.3, mpaCrc: 1, seed: 11 };
+    const got: Uint8Array[] = [];
+    const pipeline = new FaultPipeline(spec, new Prng(spec.seed), (f) => got.push(f));
+    const plain = run({ ...spec, mpaCrc: 0 }, 40);
+    for (let i = 0; i < 40; i++) pipeline.push(i === 0 ? request() : frameOf(i));
+    expect(pipeline.counts.dropped).toBe(plain.pipeline.counts.dropped);
+    const requestKept = got.some((f) => f[C_BIT_AT] === 0x40);
+    expect(pipeline.counts.mpaCrcRequested).toBe(requestKept ? 1 : 0);
   });
 });
 
