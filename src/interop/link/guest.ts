@@ -377,6 +377,7 @@ async function respondSiw(
       await more.id.accept({ initiatorDepth: IRD_ORD, responderResources: IRD_ORD });
       extras.push(more.id);
     }
+    send(socket, { type: 'accepted', id: scenario.id });
     await finish(scenario, socket, lines, cq, receives, buffer);
     // The requester disconnects on `finished` too: both ends at once (kernel-runtime.md).
     await id.disconnect().catch(() => {});
@@ -666,6 +667,8 @@ async function requestSiw(
       await more.connect({ initiatorDepth: IRD_ORD, responderResources: IRD_ORD });
       clients.push(more);
     }
+    // Not before B's side is established (protocol.ts AcceptedMessage: siw_accept's window).
+    await expect(lines, 'accepted');
     const observed = await runRequests(scenario, { qp, cq, pd, extras }, ready);
     send(socket, { type: 'done', id: scenario.id, consumed: consumedBy(scenario, observed) });
     const finished = await expect(lines, 'finished');

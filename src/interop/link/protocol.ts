@@ -2,7 +2,8 @@
  * How the two guests of the link mode agree on each scenario: one TCP connection across
  * the RoCE link (guest B listens), one JSON object per line. Guest A (requester) drives:
  * `setup` (its QP number and GID), B answers `ready` (its QP, or its rdma_cm port, and its
- * MR's address and rkey) once its receives are posted; A posts and waits, then `done`;
+ * MR's address and rkey) once its receives are posted (siw: and `accepted` once its
+ * rdma_cm accept returned); A posts and waits, then `done`;
  * B answers `finished` (its completions, its memory) and both tear down. bigints travel as
  * decimal strings.
  */
@@ -34,6 +35,18 @@ export interface ReadyMessage {
   readonly rkey: number;
   /** rxe, a hammer program: the responder QPs for the requester's further QPs, in order. */
   readonly extraQpNums?: readonly number[];
+}
+
+/**
+ * siw: B's rdma_cm accept returned (ESTABLISHED on B's side, every connection of the
+ * scenario). A posts nothing before it: siw_accept (drivers/infiniband/sw/siw/siw_cm.c)
+ * sends the MPA Reply before it hands the socket's data_ready to the QP
+ * (siw_qp_socket_assoc), and an FPDU that lands in between wakes siw_cm_llp_data_ready,
+ * which ignores data in RDMA mode: it stays unread until more data comes (docs/interop.md).
+ */
+export interface AcceptedMessage {
+  readonly type: 'accepted';
+  readonly id: string;
 }
 
 export interface DoneMessage {
@@ -73,6 +86,7 @@ export interface ByeMessage {
 export type ControlMessage =
   | SetupMessage
   | ReadyMessage
+  | AcceptedMessage
   | DoneMessage
   | FinishedMessage
   | ByeMessage;

@@ -130,9 +130,10 @@ describe('the patched siw (6.1) with the stock siw (7.3), both ways round', () =
       '--peer-siw',
       'stock',
     ]);
-    // Seen once in three runs: the stock 7.3 requester's Read Request got no Read
-    // Response from the patched 6.1 responder (link-siw-read--b-to-a, recorded in
-    // test/fixtures/link/pairs-siw.json; cause not traced): a failure when it happens.
+    // Once in three runs the stock 7.3 requester's Read Request got no Read Response from
+    // the patched 6.1 responder (link-siw-read--b-to-a, test/fixtures/link/pairs-siw.json):
+    // it landed in siw_accept's window before the QP took the socket's data_ready. The
+    // requester now waits for B's accept (protocol.ts 'accepted'); a failure if it recurs.
     expect(failing(run)).toEqual([]);
     expect(run.status, run.output).toBe(0);
   }, 600_000);
