@@ -226,9 +226,10 @@ describe('a recorded mixed siw pair, judged again (patched 6.1 with stock 7.3, b
   it('every difference is recorded, on the side it belongs to, but one open divergence', () => {
     const verdicts = Object.fromEntries(recorded.map((r) => [r.id, rejudge(r).verdict]));
     expect(recorded).toHaveLength(16);
-    // Open (docs/interop.md, mixed pairs), in this recording only (not in the next two
-    // runs): the stock 7.3 requester's Read Request got no Read Response from the patched
-    // 6.1 responder; cause not traced.
+    // In this recording only: the stock 7.3 requester's Read Request got no Read Response
+    // from the patched 6.1 responder. The likely cause (docs/interop.md, mixed pairs): a
+    // request that reached siw between its MPA Reply and siw_qp_socket_assoc() in
+    // siw_accept() is never read; the link harness now waits for the responder's accept.
     expect(Object.entries(verdicts).filter(([, v]) => v !== 'match' && v !== 'known')).toEqual([
       ['link-siw-read--b-to-a', 'divergence'],
     ]);
