@@ -30,6 +30,15 @@ function typedCommand(program: ReturnType<typeof buildProgram>): string {
   return first === undefined ? 'rdma-interop' : `rdma-interop ${first}`;
 }
 
+// A reader that stops early (`rdma-interop decode x.pcap | head`) closes the pipe: the
+// rest of the output has nowhere to go, which is the reader's choice, not an error, so
+// the command ends quietly with status 0 instead of an unhandled EPIPE and its stack.
+for (const stream of [process.stdout, process.stderr])
+  stream.on('error', (e: NodeJS.ErrnoException) => {
+    if (e.code === 'EPIPE') process.exit(0);
+    process.exitCode = 1;
+  });
+
 const program = buildProgram();
 try {
   await program.parseAsync(process.argv);
