@@ -7,10 +7,11 @@
  */
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { existsSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { fileURLToPath } from 'node:url';
 import { LinkType } from '../../codec/pcap/linktype.js';
 import { encodePcap, type PcapWriteRecord } from '../../codec/pcap/pcap.js';
+import { packageRoot } from '../../runtime/paths.js';
 import { connectRcByHand, type RcConnectParams } from '../../verbs/connect.js';
 import type { Cq } from '../../verbs/cq.js';
 import { type Context, openDevice } from '../../verbs/device.js';
@@ -93,11 +94,12 @@ export function setUpRoceTestbed(): void {
     run('rdma', ['link', 'add', t.device, 'type', 'rxe', 'netdev', t.deviceNetdev]);
 }
 
-/** The relay script, kept beside the sources (also when this runs from dist/). */
+/**
+ * The relay script, with the guest's other scripts: the package ships scripts/guest/ and
+ * not src/, so an installed package finds it too (it was kept beside the sources).
+ */
 function relayPath(): string {
-  return fileURLToPath(import.meta.url)
-    .replace(/\/dist\/interop\/tester\/roce-testbed\.js$/, '/src/interop/tester/roce-testbed.ts')
-    .replace(/roce-testbed\.ts$/, 'roce-relay.py');
+  return join(packageRoot(), 'scripts', 'guest', 'roce-relay.py');
 }
 
 /** Nanoseconds since the epoch, for capture timestamps. */
