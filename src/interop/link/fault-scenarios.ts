@@ -53,10 +53,11 @@ const MIX_PAIRS = 8;
 
 /**
  * Reads and Atomics mixed (issue 22), in one post: FetchAdd then a Read of the same word,
- * eight times. The responder executes a QP's Reads and Atomics in order (IBTA 9.5 and
- * 9.7.8; RFC 7306 §7 for iWARP), so each Read returns the sum its FetchAdd left, and the
- * ordering checker (src/engine/ordering/) judges the completions the requester polled:
- * lost and repeated packets must change neither.
+ * eight times. Each FetchAdd fetches exactly the sum before it (RFC 7306 §7, IBTA 9.5:
+ * Atomics execute once, in order, a repeated one is answered from its saved result);
+ * each Read returns the sum its FetchAdd left or a later one (a repeated Read executes
+ * again, and an iWARP Read Response may follow later messages: read-window.ts); the
+ * ordering checker (src/engine/ordering/) judges the completions the requester polled.
  */
 const MIX_ROWS: readonly FaultRow[] = [
   {

@@ -47,7 +47,7 @@ import {
   LINK_RESPONDER_PSN,
   linkScenarioById,
 } from './scenarios.js';
-import { requestStream, StreamReceiver } from './write-stream.js';
+import { requestStream, STREAM_DONE_TIMEOUT_MS, StreamReceiver } from './write-stream.js';
 
 /** The guests' addresses on each link (src/runtime/pair.ts PAIR_LINKS). */
 export const LINK_ADDRESSES = {
@@ -137,8 +137,9 @@ function send(socket: Socket, message: ControlMessage): void {
 async function expect<T extends ControlMessage['type']>(
   lines: MessageLines,
   type: T,
+  timeoutMs = MESSAGE_TIMEOUT_MS,
 ): Promise<Extract<ControlMessage, { type: T }>> {
-  const message = await lines.next(MESSAGE_TIMEOUT_MS);
+  const message = await lines.next(timeoutMs);
   if (message.type !== type) throw new Error(`expected '${type}', got '${message.type}'`);
   return message as Extract<ControlMessage, { type: T }>;
 }
@@ -239,7 +240,10 @@ async function finish(
     const serving = receives.serve();
     // Awaited below; a failure meanwhile must not count as an unhandled rejection.
     serving.catch(() => {});
-    const done = await expect(lines, 'done');
+    // A sends `done` when its stream ended: every write completed, one failed, or no
+    // completion came for STALL_MS (a stalled stream); its deadline is STREAM_TIMEOUT_MS.
+    // A 64 MiB soak stream, or one that stalls, takes longer than MESSAGE_TIMEOUT_MS.
+    const done = await expect(lines, 'done', STREAM_DONE_TIMEOUT_MS);
     receives.stop(done.consumed ?? 0);
     await serving;
     send(socket, {

@@ -21,6 +21,7 @@ import type { Scenario } from '../scenario.js';
 import { decodeLinkCapture, type LinkCapture, observedLinkOutcome, qpPairsOf } from './observed.js';
 import { expectedLinkOutcome } from './predict.js';
 import { CONTROL_PORT, type LinkObservation } from './protocol.js';
+import { withReadWindows } from './read-window.js';
 import {
   directedId,
   type LinkDirection,
@@ -116,7 +117,7 @@ export function judgeLinkScenario(
     requester: linkSide(requester, context.environments[requester], scenario.device),
     responder: linkSide(responder, context.environments[responder], scenario.device),
   };
-  const engine = expectedLinkOutcome(withResponderOf(scenario, pair));
+  const engine = withReadWindows(scenario, expectedLinkOutcome(withResponderOf(scenario, pair)));
   // The result carries the direction in its id (the report's rows, pcap and junit names).
   const shown: Scenario =
     requester === 'A'
@@ -143,7 +144,10 @@ export function judgeLinkScenario(
     rxe === undefined
       ? { requester: '', responder: '' }
       : { requester: linkAddress(rxe, at(requester)), responder: linkAddress(rxe, at(responder)) };
-  const kernel = observedLinkOutcome(scenario, observation, capture, peers);
+  const kernel = withReadWindows(
+    scenario,
+    observedLinkOutcome(scenario, observation, capture, peers),
+  );
   return {
     ...base,
     kernel,

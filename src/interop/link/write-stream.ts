@@ -33,6 +33,8 @@ export interface WriteStream {
 export const STREAM_TIMEOUT_MS = 1_500_000;
 /** A stream with no completion for this long has stalled: the side stops waiting. */
 const STALL_MS = 60_000;
+/** How long B waits for A's `done`: A's whole deadline, and its stall detection beyond. */
+export const STREAM_DONE_TIMEOUT_MS = STREAM_TIMEOUT_MS + 2 * STALL_MS;
 /** After the last completion, how long a side waits for a stray one. */
 const SETTLE_MS = 200;
 /** After the requester is done, how long B still waits for receives it was told of, or flushes. */

@@ -3,6 +3,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { IN_WINDOW } from '../../../src/interop/link/read-window.js';
 import type { LinkFaultReport } from '../../../src/interop/link/run.js';
 
 // The faulty wire on real guests (docs/faulty-wire.md), through the CLI as a user runs
@@ -96,9 +97,15 @@ function entry(run: Run | undefined, id: string): ScenarioEntry {
   return found;
 }
 
-/** The mixed row's last Read and the ordering checker's verdict (the engine's values). */
+/**
+ * The mixed row: the first and last FetchAdd exact, the first Read within its window (a
+ * repeated Read may see later FetchAdds: read-window.ts), the last Read and the word
+ * exact, and the ordering checker's verdict.
+ */
 const MIXED = {
-  'requester.wc2.fetched': '0x12345678abcdf011',
+  'requester.wc1.fetched': '0x0123456789abcdef',
+  'requester.wc2.fetched': IN_WINDOW,
+  'requester.wc15.fetched': '0x789abcdf789abcdd',
   'requester.wc16.fetched': '0x89abcdf09abcdeff',
   'mem[8]': '0x89abcdf09abcdeff',
   ordering: 'ok',
