@@ -79,6 +79,9 @@ export function resultsDocument(
       seconds: Number(r.seconds.toFixed(3)),
       engine: r.engine.fields,
       device_fields: r.kernel?.fields ?? null,
+      // What the device's run noted beside its fields (not compared): repeats on the wire,
+      // the exact words of Reads judged by their window (link/read-window.ts).
+      ...(r.kernel?.note === undefined ? {} : { device_note: r.kernel.note }),
       differences: r.differences.map((d) => ({
         field: d.field,
         engine: d.engine,
