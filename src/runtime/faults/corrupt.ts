@@ -4,11 +4,14 @@
  * - a bit flip anywhere in the IPv4 payload (the transport header or data), which the
  *   receiver's TCP or UDP checksum (RFC 793, RFC 768) or RoCEv2's ICRC (IBTA Annex A17.3.3)
  *   must catch; the IP header is left alone so that the frame still reaches the transport;
- * - a changed byte of a TCP segment's data with the TCP checksum recomputed, so that TCP
- *   accepts it and only the MPA CRC can catch it (RFC 5044 §8: the connection is then
+ * - a changed byte of the Write data in an FPDU, with the TCP checksum recomputed, so that
+ *   TCP accepts it and only the MPA CRC can catch it (RFC 5044 §8: the connection is then
  *   terminated, with a Terminate naming the LLP error).
  */
 
+import { DDP_FIELDS, DDP_TAGGED_HEADER_LENGTH, DDP_VERSION } from '../../codec/iwarp/ddp.js';
+import { readField, readFieldNumber } from '../../codec/iwarp/layouts.js';
+import { MPA_CRC_LENGTH, MPA_ULPDU_LENGTH_LENGTH, mpaPadLength } from '../../codec/iwarp/mpa.js';
 import { MPA_REPLY_KEY, MPA_REQUEST_KEY } from '../../codec/iwarp/mpa-frames.js';
 import { internetChecksum, ipv4PseudoHeader } from '../../codec/net/checksum.js';
 import type { Prng } from './prng.js';
@@ -138,10 +141,35 @@ export function requestMpaCrc(frame: Uint8Array): boolean {
 }
 
 /**
- * Changes one data byte of a TCP segment (XOR with a non-zero value) and rewrites the TCP
- * checksum; false (frame untouched) when the frame is not TCP with data, its ports are in
- * `spare` (the control channel between the guests must stay intact) or it is an MPA
- * Request or Reply (isMpaStartFrame).
+ * Where the data of the tagged FPDU a segment starts with lies (RFC 5044 §4: ULPDU_Length,
+ * then the ULPDU; RFC 5041 §4.2: a tagged DDP header of 14 bytes, then the payload a Write
+ * places), or undefined when the segment does not start with a whole tagged FPDU of DDP
+ * version 1 carrying data. A byte changed there is one only the MPA CRC can catch: a
+ * changed header byte (an STag, an offset, a length) is caught by the header checks first
+ * (siw checks a segment's DDP header before its trailer, siw_qp_rx.c siw_get_hdr /
+ * siw_get_trailer), which tests those checks, not the CRC.
+ */
+export function taggedPayloadOf(
+  frame: Uint8Array,
+  segment: TcpSegment,
+): { start: number; end: number } | undefined {
+  const data = segment.data;
+  if (segment.end - data < MPA_ULPDU_LENGTH_LENGTH + DDP_TAGGED_HEADER_LENGTH) return undefined;
+  const ulpdu = data + MPA_ULPDU_LENGTH_LENGTH;
+  if (!readField(frame, ulpdu, DDP_FIELDS.tagged)) return undefined;
+  if (readFieldNumber(frame, ulpdu, DDP_FIELDS.ddpVersion) !== DDP_VERSION) return undefined;
+  const length = ((frame[data] ?? 0) << 8) | (frame[data + 1] ?? 0);
+  const fpduEnd = ulpdu + length + mpaPadLength(length) + MPA_CRC_LENGTH;
+  if (length <= DDP_TAGGED_HEADER_LENGTH || fpduEnd > segment.end) return undefined;
+  return { start: ulpdu + DDP_TAGGED_HEADER_LENGTH, end: ulpdu + length };
+}
+
+/**
+ * Changes one byte of the Write data in the tagged FPDU a TCP segment starts with (XOR with
+ * a non-zero value; taggedPayloadOf) and rewrites the TCP checksum; false (frame untouched,
+ * no draw) when the frame is not TCP, its ports are in `spare` (the control channel between
+ * the guests must stay intact), it is an MPA Request or Reply (isMpaStartFrame), or it
+ * starts with no tagged FPDU carrying data.
  */
 export function corruptTcpPayload(
   frame: Uint8Array,
@@ -152,7 +180,9 @@ export function corruptTcpPayload(
   if (segment === undefined || segment.end <= segment.data) return false;
   if (spare.includes(segment.srcPort) || spare.includes(segment.dstPort)) return false;
   if (isMpaStartFrame(frame, segment)) return false;
-  const at = segment.data + prng.below(segment.end - segment.data);
+  const payload = taggedPayloadOf(frame, segment);
+  if (payload === undefined) return false;
+  const at = payload.start + prng.below(payload.end - payload.start);
   frame[at] = (frame[at] ?? 0) ^ (1 + prng.below(255));
   rewriteTcpChecksum(frame, segment);
   return true;

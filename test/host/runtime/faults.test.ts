@@ -1,6 +1,9 @@
 import { createSocket, type Socket } from 'node:dgram';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
+import { makeRdmaWrite, makeSend } from '../../../src/codec/iwarp/build.js';
+import { decodeFpdu, encodeFpdu } from '../../../src/codec/iwarp/mpa.js';
+import { encodeRdmapMessage } from '../../../src/codec/iwarp/rdmap.js';
 import { buildTcpFrame, buildUdpFrame } from '../../../src/codec/net/build.js';
 import { decodeFrame } from '../../../src/codec/net/frame.js';
 import { TcpFlag } from '../../../src/codec/net/tcp.js';
@@ -246,26 +249,62 @@ describe('corruption', () => {
     expect(arp.every((b, i) => b === (i === 12 ? 0x08 : i === 13 ? 0x06 : 0))).toBe(true);
   });
 
-  it('a payload change keeps the TCP checksum valid (only the MPA CRC can catch it)', () => {
+  /** An RDMA Write of `data` as one FPDU with its CRC (RFC 5044 §4), as siw sends it. */
+  const WRITE_FPDU = encodeFpdu(
+    encodeRdmapMessage(
+      makeRdmaWrite({ stag: 0x1234_5678, taggedOffset: 0x7f00_0000_1000n, payload: data }),
+    ),
+    { crc: true, markers: false },
+  );
+  /** Where the Write's data lies in a frame: after Ethernet, IPv4, TCP, MPA length, DDP header. */
+  const DATA_AT = 14 + 20 + 20 + 2 + 14;
+
+  it('a payload change hits the Write data of the FPDU, TCP checksum valid, CRC not', () => {
     const prng = new Prng(4);
+    const hit = new Set<number>();
     for (let n = 0; n < 50; n++) {
-      const original = tcpFrame([40_001, 50_002], data);
+      const original = tcpFrame([40_001, 50_002], WRITE_FPDU);
       const frame = original.slice();
       expect(corruptTcpPayload(frame, prng)).toBe(true);
       const changed = [...frame].flatMap((b, i) => (b !== original[i] ? [i] : []));
       // One data byte, and the checksum field (unless the new sum happens to be equal in a byte).
-      const inData = changed.filter((i) => i >= frame.length - data.length);
+      const inData = changed.filter((i) => i >= DATA_AT && i < DATA_AT + data.length);
       expect(inData).toHaveLength(1);
+      hit.add(inData[0] ?? -1);
       expect(
         changed.every((i) => inData.includes(i) || i === 14 + 20 + 16 || i === 14 + 20 + 17),
       ).toBe(true);
       expect(tcpChecksumValid(frame)).toBe(true);
+      // Only the MPA CRC catches it (RFC 5044 §8).
+      const crcOf = (f: Uint8Array) => {
+        const fpdu = decodeFpdu(f, 14 + 20 + 20, { crc: true, markers: false });
+        return fpdu.ok ? fpdu.value.crcState : 'undecodable';
+      };
+      expect([crcOf(original), crcOf(frame)]).toEqual(['valid', 'invalid']);
     }
+    // Spread over the data, never the headers or the CRC.
+    expect(hit.size).toBeGreaterThan(20);
+  });
+
+  it('leaves a segment alone that starts with no tagged FPDU carrying data (no draw)', () => {
+    const prng = new Prng(4);
+    const before = new Prng(4);
+    const send = encodeFpdu(
+      encodeRdmapMessage(makeSend({ messageSequenceNumber: 1, payload: data })),
+      { crc: true, markers: false },
+    );
+    for (const bytes of [data, send, WRITE_FPDU.subarray(0, 40)]) {
+      const frame = tcpFrame([40_001, 50_002], bytes);
+      const original = frame.slice();
+      expect(corruptTcpPayload(frame, prng)).toBe(false);
+      expect(frame).toEqual(original);
+    }
+    expect(prng.below(1000)).toBe(before.below(1000));
   });
 
   it('spares the control channel, segments without data and non-TCP frames', () => {
     const prng = new Prng(4);
-    const control = tcpFrame([18515, 50_002], data);
+    const control = tcpFrame([18515, 50_002], WRITE_FPDU);
     expect(corruptTcpPayload(control.slice(), prng, [18515])).toBe(false);
     const ack = tcpFrame([40_001, 50_002], new Uint8Array(0));
     expect(corruptTcpPayload(ack.slice(), prng)).toBe(false);
@@ -282,10 +321,8 @@ describe('corruption', () => {
       expect(corruptTcpPayload(frame, prng)).toBe(false);
       expect(frame).toEqual(original);
     }
-    // One byte off the key ("MPA ID Req Framf"): an ordinary segment, corrupted.
-    // (see below: mpa-crc=1 rewrites the Request's C bit instead)
-    const near = new TextEncoder().encode('MPA ID Req Framf');
-    expect(corruptTcpPayload(tcpFrame([40_001, 50_002], near), prng)).toBe(true);
+    // An FPDU after them is corrupted (see below: mpa-crc=1 rewrites the Request's C bit).
+    expect(corruptTcpPayload(tcpFrame([40_001, 50_002], WRITE_FPDU), prng)).toBe(true);
   });
 });
 
