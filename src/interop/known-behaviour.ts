@@ -228,6 +228,49 @@ const LINK_PAIR_BEHAVIOUR: readonly KnownBehaviour[] = [
 ];
 
 /**
+ * The MPA CRC case on the faulty wire (`run --link --device siw0 --siw rfc7306 --faults
+ * corrupt-payload=0.02,mpa-crc=1,seed=7`, fault-scenarios.ts MPA_CRC): a byte of a Write's
+ * data changed past TCP. Measured on 6.1.0-56 (rdma-core 56.1), patched siw on both guests.
+ */
+const LINK_FAULT_BEHAVIOUR: readonly KnownBehaviour[] = [
+  {
+    id: 'siw-crc-failed-write-placed',
+    provider: 'siw',
+    alsoFor: ['siw+rfc7306'],
+    role: 'responder',
+    kernel: SINCE_6_1,
+    scenarios: ['link-siw-mpa-crc'],
+    observed: { 'stream.memory': /^\d+ byte\(s\) wrong, the first at \d+$/ },
+    why:
+      "siw places a tagged FPDU's data as it receives it (siw_qp_rx.c siw_proc_write -> " +
+      'siw_rx_data into the MR) and compares the CRC only at the trailer (siw_get_trailer), ' +
+      "so the changed byte is in B's buffer when the Terminate (LLP / MPA / CRC Error) goes " +
+      'out; RFC 5044 §7.2 says an FPDU whose CRC fails is not delivered. The packet tester ' +
+      'records the same for a Send (siw-crc-checked-after-placement)',
+    spec: 'RFC 5044 §7.2, §8',
+  },
+  {
+    id: 'siw-dropped-stream-active-request-loc-qp-op-err',
+    provider: 'siw',
+    alsoFor: ['siw+rfc7306'],
+    kernel: SINCE_6_1,
+    scenarios: ['link-siw-mpa-crc'],
+    observed: {
+      'stream.requester':
+        /^(SUCCESS, then WR_FLUSH_ERR|\d+ SUCCESS, 1 LOC_QP_OP_ERR(, \d+ WR_FLUSH_ERR)?)$/,
+    },
+    why:
+      "when B drops the connection after its Terminate, the request A's transmit path is " +
+      'sending fails: siw_qp_tx.c siw_qp_sq_process completes that active WQE with ' +
+      'SIW_WC_LOC_QP_OP_ERR (and calls siw_qp_cm_drop), and siw_sq_flush completes the rest ' +
+      'with WR_FLUSH_ERR; the engine flushes every outstanding request. Whether a request is ' +
+      'active at that moment is timing (A keeps 8 of 64 KiB outstanding), so the record names ' +
+      "the engine's value too",
+    spec: 'RFC 5040 §5.4 (a terminated stream), IBTA 1.5 §10.3.1 (the QP in Error flushes)',
+  },
+];
+
+/**
  * The patched siw (patches/siw/, patches/rdma-core/, docs/siw-rfc7306.md), measured on
  * 6.1.192 with rdma-core 56.1 (`run --siw rfc7306`).
  */
@@ -737,6 +780,7 @@ export const KNOWN_BEHAVIOUR: readonly KnownBehaviour[] = [
   },
   ...PATCHED_SIW_BEHAVIOUR,
   ...LINK_PAIR_BEHAVIOUR,
+  ...LINK_FAULT_BEHAVIOUR,
   {
     id: 'siw-no-solicited-event',
     provider: 'siw',

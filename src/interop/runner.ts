@@ -92,10 +92,16 @@ export function judge(
       coversScenario(k, scenario.id),
   );
   const findings = recorded.filter((k) => raw.some((d) => explainsField(k, d.field, d.kernel)));
-  // Stale: the field a record names was observed, with another value. (A record whose
-  // field was not observed at all, e.g. bad_wr after an accepted post, is not stale.)
+  // Stale: the field a record names was observed, with a value the record does not name.
+  // (A record whose field was not observed at all, e.g. bad_wr after an accepted post, is
+  // not stale; nor is one whose pattern names the engine's value too, which records a
+  // behaviour that shows only when timing allows it: link-siw-mpa-crc's active request.)
   const stale = recorded.filter(
-    (k) => !findings.includes(k) && Object.keys(kernel.fields).some((f) => namesField(k, f)),
+    (k) =>
+      !findings.includes(k) &&
+      Object.entries(kernel.fields).some(
+        ([f, value]) => namesField(k, f) && !explainsField(k, f, value),
+      ),
   );
   const refusal = findings.some((k) => k.nothingHappened === true);
   const differences: JudgedDifference[] = raw.map((d) => ({

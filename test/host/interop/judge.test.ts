@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { expectedOutcome } from '../../../src/interop/expected.js';
 import type { Environment, KnownBehaviour } from '../../../src/interop/known-behaviour.js';
 import { KNOWN_BEHAVIOUR } from '../../../src/interop/known-behaviour.js';
+import { FAULT_LINK_SCENARIOS } from '../../../src/interop/link/fault-scenarios.js';
 import { LINK_SCENARIOS } from '../../../src/interop/link/scenarios.js';
 import { judge } from '../../../src/interop/runner.js';
 import type { Outcome, Scenario } from '../../../src/interop/scenario.js';
@@ -189,6 +190,42 @@ describe('judging engine against device', () => {
     expect(result.stale).toEqual([refused]);
   });
 
+  it('a record whose pattern names the engine value too is not stale when the engine value shows', () => {
+    const timing: KnownBehaviour = {
+      id: 'test-timing',
+      provider: 'rxe',
+      kernel: { from: '6.1' },
+      scenarios: ['rxe-fetch-add'],
+      observed: { 'requester.wc1.status': /^(SUCCESS|LOC_QP_OP_ERR)$/ },
+      why: 'test',
+    };
+    const asEngine = judge(fetchAdd, engine, withFields({}), RXE_BOOKWORM, [timing]);
+    expect({ verdict: asEngine.verdict, stale: asEngine.stale }).toEqual({
+      verdict: 'match',
+      stale: [],
+    });
+    const shown = judge(
+      fetchAdd,
+      engine,
+      withFields({ 'requester.wc1.status': 'LOC_QP_OP_ERR' }),
+      RXE_BOOKWORM,
+      [timing],
+    );
+    expect(shown.verdict).toBe('known');
+    // A third value is neither: the record is stale and the difference unexplained.
+    const other = judge(
+      fetchAdd,
+      engine,
+      withFields({ 'requester.wc1.status': 'WR_FLUSH_ERR' }),
+      RXE_BOOKWORM,
+      [timing],
+    );
+    expect({ verdict: other.verdict, stale: other.stale.map((k) => k.id) }).toEqual({
+      verdict: 'divergence',
+      stale: ['test-timing'],
+    });
+  });
+
   it('records apply only to their provider and kernel line', () => {
     const newer: Environment = { ...RXE_BOOKWORM, kernel: '6.12.48-amd64' };
     const result = judge(fetchAdd, engine, refusedOutcome, newer, [refused]);
@@ -201,7 +238,7 @@ describe('the recorded provider behaviour', () => {
   it('every record names at least one scenario that exists, on its provider', () => {
     for (const k of KNOWN_BEHAVIOUR) {
       // The two-guest wire scenarios (src/interop/link/) are named `link-<provider>-...`.
-      const covered = [...SCENARIOS, ...LINK_SCENARIOS].filter((s) =>
+      const covered = [...SCENARIOS, ...LINK_SCENARIOS, ...FAULT_LINK_SCENARIOS].filter((s) =>
         k.scenarios.some((p) => new RegExp(`^${p.replace(/\*/g, '.*')}$`).test(s.id)),
       );
       expect(covered.length, k.id).toBeGreaterThan(0);

@@ -15,12 +15,13 @@ import type { LinkFaultReport } from '../../../src/interop/link/run.js';
 // - drop everything (ARP and the control channel are spared): RETRY_EXC_ERR after the QP's
 //   retry_cnt, at (1 + retry_cnt) transport timers;
 // - 1 MiB of RDMA Writes with immediate on both lossy pairs (bytes intact, every immediate
-//   once, in order), and on rxe Reads and FetchAdds mixed in one post (values and the
-//   ordering checker).
-// Three guest pairs under TCG (boot included; docs/figures.md has the measured times).
-// Not here, open (docs/faulty-wire.md "Open"): the mixed row on siw (the patched siw's
-// FetchAdds fetched other values than the engine's in the first run, cause not traced) and
-// the MPA CRC case (guest B waited 60 s for A's control message and the pair failed).
+//   once, in order), and Reads and FetchAdds mixed in one post on both (values, each Read
+//   within its window: read-window.ts, and the ordering checker);
+// - the MPA CRC case on the patched siw: a byte of a Write's data changed past TCP, the
+//   CRC negotiated by the relay; B's Terminate (LLP / MPA / CRC Error), flushes, and the
+//   two recorded siw departures (the bad byte placed before the CRC check; the active
+//   request LOC_QP_OP_ERR).
+// Four guest pairs under TCG (boot included; docs/figures.md has the measured times).
 
 const CLI = join(process.cwd(), 'dist', 'cli', 'main.js');
 
@@ -28,7 +29,7 @@ interface ScenarioEntry {
   readonly id: string;
   readonly verdict: string;
   readonly device_fields: Record<string, string> | null;
-  readonly differences: readonly { field: string }[];
+  readonly differences: readonly { field: string; explainedBy: string | null }[];
   readonly error?: string;
 }
 
@@ -73,6 +74,7 @@ async function runLink(faults: string, more: readonly string[] = []): Promise<Ru
 let lossy: Run | undefined;
 let lost: Run | undefined;
 let siw: Run | undefined;
+let crc: Run | undefined;
 const PATCHED_SIW = ['--device', 'siw0', '--siw', 'rfc7306'];
 
 beforeAll(async () => {
@@ -81,12 +83,13 @@ beforeAll(async () => {
   siw = await runLink('drop=0.02,dup=0.01,seed=7', [
     ...PATCHED_SIW,
     '--scenario',
-    'link-siw-{fetch-add-x1000,fetch-add-4qp,write-imm-stream}',
+    'link-siw-{fetch-add-x1000,fetch-add-4qp,read-atomic-mix,write-imm-stream}',
   ]);
-}, 1_500_000);
+  crc = await runLink('corrupt-payload=0.02,mpa-crc=1,seed=7', PATCHED_SIW);
+}, 1_800_000);
 
 afterAll(() => {
-  for (const run of [lossy, lost, siw])
+  for (const run of [lossy, lost, siw, crc])
     if (run !== undefined) rmSync(run.dir, { recursive: true, force: true });
 });
 
@@ -190,8 +193,10 @@ describe('run --link --faults: the seeded fault relay between two guests', () =>
     expect(siw?.scenarios.map((s) => [s.id, s.verdict, s.error])).toEqual([
       ['link-siw-fetch-add-x1000', 'match', undefined],
       ['link-siw-fetch-add-4qp', 'match', undefined],
+      ['link-siw-read-atomic-mix', 'match', undefined],
       ['link-siw-write-imm-stream', 'match', undefined],
     ]);
+    expect(entry(siw, 'link-siw-read-atomic-mix').device_fields).toMatchObject(MIXED);
     expect(entry(siw, 'link-siw-write-imm-stream').device_fields).toEqual({
       ...WHOLE_STREAM,
       'stream.terminate': 'none',
@@ -214,5 +219,33 @@ describe('run --link --faults: the seeded fault relay between two guests', () =>
       expect(c?.dropped).toBeGreaterThan(0);
       expect(c?.duplicated).toBeGreaterThan(0);
     }
+  });
+
+  it('the MPA CRC case on siw: the CRC Terminate from B, flushes after, the bad byte recorded', () => {
+    const result = entry(crc, 'link-siw-mpa-crc');
+    expect({ verdict: result.verdict, error: result.error }).toEqual({
+      verdict: 'known',
+      error: undefined,
+    });
+    expect(crc?.status).toBe(0);
+    const fields = result.device_fields ?? {};
+    expect(fields).toMatchObject({
+      'stream.post': 'ok',
+      'stream.responder': 'SUCCESS, then WR_FLUSH_ERR',
+      'stream.immediates': 'once each, in order',
+      'stream.terminate': 'B: llp.mpa.crc-error',
+    });
+    // siw placed the changed byte before it read the trailer (siw-crc-failed-write-placed).
+    expect(fields['stream.memory']).toMatch(/^1 byte\(s\) wrong, the first at \d+$/);
+    expect(result.differences.map((d) => [d.field, d.explainedBy])).toEqual([
+      ['stream.memory', 'siw-crc-failed-write-placed'],
+      ...(fields['stream.requester'] === 'SUCCESS, then WR_FLUSH_ERR'
+        ? []
+        : [['stream.requester', 'siw-dropped-stream-active-request-loc-qp-op-err']]),
+    ]);
+    const link = crc?.faults?.links.siw0;
+    expect(link?.aToB.mpaCrcRequested).toBe(1);
+    expect(link?.aToB.corruptedPayload).toBeGreaterThan(0);
+    expect((link?.aToB.dropped ?? 0) + (link?.bToA.dropped ?? 0)).toBe(0);
   });
 });
