@@ -8,6 +8,9 @@
 import {
   projectIwarp,
   projectRoce,
+  REQUESTER_STREAM,
+  RESPONDER_STREAM,
+  type ResponderWindow,
   type TransportOutcome,
   type VerbsScenario,
 } from '../engine/projection/project.js';
@@ -16,9 +19,10 @@ import type { LocalSge, WorkRequest } from '../engine/requester/work-request.js'
 import { ACCESS_FLAGS } from '../ibverbs/access-flags.js';
 import type { Access } from '../verbs/mr.js';
 import { requireScenario } from './arguments.js';
+import { formatValue } from './compare-format.js';
 import { observedCompletion } from './observe.js';
 import { OPERATION_TRAITS, operandsOf, traitsOf } from './operations.js';
-import { type ImmediateSide, runProgramNow } from './program.js';
+import { type ImmediateSide, runProgramNow, type WindowStepResult } from './program.js';
 import { DEFAULT_RNR_RETRY, receivePostTimes, servedByRetry, timersOf } from './rnr-timing.js';
 import {
   DEFAULT_TARGET,
@@ -45,6 +49,10 @@ import { type WireRegion, wireLine } from './wire.js';
 
 /** The engine's stand-ins for what the kernel assigns (any values do; these are fixed). */
 const REMOTE_STAG = 0x1a2b3c4d;
+/** The rkey of the scenario's memory window (a `bind-mw` step binds it). */
+const WINDOW_STAG = 0x1a2b3e02;
+/** The rights a bound window grants (scenario.ts `bind-mw`). */
+const WINDOW_ACCESS = ACCESS_FLAGS.REMOTE_READ | ACCESS_FLAGS.REMOTE_WRITE;
 /** A key the responder never issued (invalid-rkey scenarios). */
 const UNKNOWN_STAG = 0x1a2b3cff;
 /** An 8-aligned virtual address for the MR's first byte, as a registered Buffer has. */
@@ -110,11 +118,13 @@ function localDataOf(op: Operation, index: number): Partial<WorkRequest> {
 export function engineWorkRequest(op: Operation, index: number): WorkRequest {
   const traits = traitsOf(op.kind);
   const remoteAddr = REMOTE_BASE + BigInt(op.target ?? DEFAULT_TARGET);
-  const rkey = op.rkey === 'invalid' ? UNKNOWN_STAG : REMOTE_STAG;
+  const rkey =
+    op.rkey === 'invalid' ? UNKNOWN_STAG : op.rkey === 'window' ? WINDOW_STAG : REMOTE_STAG;
   return {
     wrId: wrIdOf(index),
     opcode: traits.opcode,
     ...(traits.remote ? { remoteAddr, rkey } : {}),
+    ...(traits.invalidatesWindow ? { invalidateRkey: WINDOW_STAG } : {}),
     ...localDataOf(op, index),
     // IBV_SEND_SOLICITED means something only to a request that consumes a receive.
     ...(op.solicited === true && traits.consumesReceive !== null ? { solicited: true } : {}),
@@ -130,6 +140,37 @@ function responderQpAccessAtFirstPost(scenario: Scenario): readonly Access[] {
     if (step.do === 'modify' && step.side === 'responder') access = step.access;
   }
   return access;
+}
+
+/**
+ * The scenario's memory window as the engine binds it: over the whole MR, from before the
+ * first request (every program binds before it posts), associated with the QP it was
+ * bound on when it is of type 2 (IBTA 1.5 §10.6.7.2.1), and invalidated before the first
+ * request posted after a `local-invalidate` step (§10.6.7.2.4).
+ */
+function windowsOf(scenario: Scenario): ResponderWindow[] {
+  let bind: Extract<Step, { do: 'bind-mw' }> | undefined;
+  let posted = 0;
+  let invalidatedBefore: number | undefined;
+  for (const step of scenario.program) {
+    if (step.do === 'bind-mw') bind ??= step;
+    if (step.do === 'post-send' && step.side !== 'responder') posted += step.wrs.length;
+    if (step.do === 'local-invalidate') invalidatedBefore ??= posted;
+  }
+  if (bind === undefined) return [];
+  return [
+    {
+      parent: REMOTE_STAG,
+      stag: WINDOW_STAG,
+      baseTaggedOffset: REMOTE_BASE,
+      length: MR_LENGTH,
+      access: WINDOW_ACCESS,
+      ...(bind.type === 2
+        ? { streamId: bind.side === 'responder' ? RESPONDER_STREAM : REQUESTER_STREAM }
+        : {}),
+      ...(invalidatedBefore === undefined ? {} : { invalidatedBefore }),
+    },
+  ];
 }
 
 /** The engine's memory regions, named as the wire lines name them. */
@@ -165,6 +206,7 @@ export function verbsScenarioOf(
     .map(({ id, length }) => ({ id, length }));
   const operations = workRequestsOf(scenario).slice(0, wrCount);
   const depth = scenario.initiatorDepth ?? DEFAULT_IRD_ORD;
+  const windows = windowsOf(scenario);
   return {
     responder: {
       buffers: [
@@ -178,6 +220,7 @@ export function verbsScenarioOf(
         },
       ],
       receives,
+      ...(windows.length === 0 ? {} : { windows }),
       ird: DEFAULT_IRD_ORD,
       protectionDomain: PROTECTION_DOMAIN,
       ...(scenario.responderExtensions === undefined
@@ -326,6 +369,10 @@ function engineSide(scenario: Scenario): ImmediateSide {
     ...projected.invalid.map((e) => e.wrId),
   ]);
   let memory = memoryAfter(scenario, projected);
+  const invalidatesRemotely = workRequestsOf(scenario).some(
+    (op) => traitsOf(op.kind).invalidatesWindow,
+  );
+  const windowSteps = (): WindowStepResult => ({ result: 'ok', status: 'SUCCESS' });
   return {
     postSend: (side, wrs, first) => {
       if (side === 'responder') {
@@ -349,6 +396,10 @@ function engineSide(scenario: Scenario): ImmediateSide {
           imm: wc.immData?.host,
           immRaw: wc.immData?.network,
           vendorErr: 0,
+          invalidated:
+            invalidatesRemotely && wc.status === 'SUCCESS' && wc.opcode === 'RECV'
+              ? windowName(wc.invalidatedRkey ?? 0)
+              : undefined,
         }),
         // An atomic's original value; a Read's data: the target word after the work
         // requests before it.
@@ -376,12 +427,23 @@ function engineSide(scenario: Scenario): ImmediateSide {
       memory = result.memory;
       return { post: 'ok', succeeded: result.succeeded, fetched: result.fetched, before };
     },
+    // The engine binds and invalidates the window in the projection (windowsOf): the
+    // requests themselves succeed (the catalogue binds a free window once, IBTA 1.5
+    // o10-37.2.30, and invalidates only a bound type 2 one, o10-37.2.26).
+    bindMw: windowSteps,
+    // requireScenario refuses a local-invalidate without a type 2 window bound before it.
+    localInvalidate: windowSteps,
     memory: () => memory,
     wire: () =>
       scenario.captureWire
         ? projected.iwarpWire.map((w) => wireLine(w.from, w.message, ENGINE_REGIONS)).join('\n')
         : undefined,
   };
+}
+
+/** How a completion names an rkey a Send with Invalidate invalidated. */
+function windowName(rkey: number): string {
+  return rkey === WINDOW_STAG ? 'window' : formatValue(rkey);
 }
 
 /** What the reference engine says a verbs program sees for `scenario`. */

@@ -18,6 +18,12 @@ export interface ObservedCompletion {
   /** imm_data as a little-endian host reads the raw field. */
   readonly immRaw: number | undefined;
   readonly vendorErr: number;
+  /**
+   * The rkey a Send with Invalidate invalidated (ibv_wc.invalidated_rkey, IBTA 1.5
+   * §11.4.2.1), named: `window` for the scenario's window's; given only on the receive
+   * completions of a program that invalidates remotely.
+   */
+  readonly invalidated?: string;
   /** The local 8 bytes after a successful fetching operation (Read data, atomic original). */
   readonly fetched: bigint | undefined;
 }
@@ -31,7 +37,7 @@ type CommonCompletion = Pick<
 /** A completion as a side polled it: the common fields, then the side's own. */
 export function observedCompletion(
   wc: CommonCompletion,
-  own: Pick<ObservedCompletion, 'imm' | 'immRaw' | 'vendorErr'>,
+  own: Pick<ObservedCompletion, 'imm' | 'immRaw' | 'vendorErr' | 'invalidated'>,
 ): Omit<ObservedCompletion, 'fetched'> {
   const { wrId, status, opcode, byteLen, flags } = wc;
   return { wrId, status, opcode, byteLen, flags, ...own };
@@ -67,6 +73,7 @@ export function completionFields(
     fields[`${p}.imm`] = formatValue(wc.imm);
     fields[`${p}.imm_raw`] = formatValue(wc.immRaw);
   }
+  if (wc.invalidated !== undefined) fields[`${p}.inv_rkey`] = wc.invalidated;
   if (side === 'requester' && traits?.fetches) fields[`${p}.fetched`] = formatValue(wc.fetched);
   return fields;
 }

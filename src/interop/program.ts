@@ -1,7 +1,7 @@
 /**
  * The one interpreter of a scenario's program. It owns the step switch, the counters,
  * the observation field names (`postN`, `side.wcN.*`, `qN.side.state`, `modifyN`,
- * `hammerN.*`, `eventN.side`, `mem[*]`, `ordering`, `wire`) and the wait accounting; a
+ * `hammerN.*`, `eventN.side`, `bindN`, `invN`, `mem[*]`, `ordering`, `wire`) and the wait accounting; a
  * {@link ProgramSide} does the steps: the engine (expected.ts, a view over the projection)
  * or a device (kernel/device-side.ts, for the one-guest suite and the link requester
  * alike).
@@ -74,6 +74,14 @@ export interface HammerObservation {
 
 export type HammerStep = Extract<Step, { do: 'hammer' }>;
 
+/** What a memory-window step (`bind-mw`, `local-invalidate`) observed. */
+export interface WindowStepResult {
+  /** What the post (ibv_bind_mw, ibv_post_send) returned: `ok` or the errno's name. */
+  readonly result: string;
+  /** Its completion's status, undefined when none came. */
+  readonly status?: string;
+}
+
 /** What runs the steps: one method per step kind, plus the memory and wire read at the end. */
 export interface ProgramSide {
   /**
@@ -95,6 +103,10 @@ export interface ProgramSide {
   /** Whether the armed CQ's event came; the completion that woke it stays for a wait. */
   cqEvent(side: Side): Maybe<boolean>;
   hammer(step: HammerStep): Maybe<HammerObservation>;
+  /** Binds the scenario's window on `side`'s QP (the `index`-th window request). */
+  bindMw(type: 1 | 2, side: Side, index: number): Maybe<WindowStepResult>;
+  /** Posts a LOCAL_INV of the window's rkey on `side`'s QP (the `index`-th window request). */
+  localInvalidate(side: Side, index: number): Maybe<WindowStepResult>;
   /**
    * The responder's buffer after the program (guards included), or undefined where this
    * side does not hold it (the link requester: the responder's guest reports it).
@@ -153,6 +165,14 @@ function* interpret(scenario: Scenario): Generator<Ask, Outcome, unknown> {
   let modifyStep = 0;
   let hammerStep = 0;
   let eventStep = 0;
+  let windowRequests = 0;
+  const windowStep = { bind: 0, inv: 0 };
+  const windowFields = (name: 'bind' | 'inv', result: WindowStepResult): void => {
+    windowStep[name] += 1;
+    fields[`${name}${windowStep[name]}`] = result.result;
+    if (result.result === 'ok')
+      fields[`${name}${windowStep[name]}.status`] = result.status ?? 'none';
+  };
   for (const step of scenario.program) {
     switch (step.do) {
       case 'post-send': {
@@ -242,6 +262,12 @@ function* interpret(scenario: Scenario): Generator<Ask, Outcome, unknown> {
         );
         break;
       }
+      case 'bind-mw':
+        windowFields('bind', yield* ask((s) => s.bindMw(step.type, step.side, windowRequests++)));
+        break;
+      case 'local-invalidate':
+        windowFields('inv', yield* ask((s) => s.localInvalidate(step.side, windowRequests++)));
+        break;
       default:
         return unknownStep(step);
     }

@@ -61,8 +61,11 @@ export interface Operation extends OperandValues {
   readonly payload?: bigint;
   /** Bytes a Write or Send carries: 0, 8 (default) or 16 (see {@link payloadBytes}). */
   readonly length?: 0 | 8 | 16;
-  /** `invalid`: an rkey the responder never issued. */
-  readonly rkey?: 'valid' | 'invalid';
+  /**
+   * `valid`: the responder MR's rkey; `invalid`: an rkey the responder never issued;
+   * `window`: the rkey of the scenario's memory window (a `bind-mw` step binds it).
+   */
+  readonly rkey?: 'valid' | 'invalid' | 'window';
   /**
    * The local SGE: `valid` (8 bytes of the local buffer), `invalid-lkey`, `short` (4
    * bytes), `none` (no SGE at all).
@@ -114,6 +117,22 @@ export type Step =
    * (`eventN.side` = `woken` or `none`). The completion that woke it stays for the next wait.
    */
   | { readonly do: 'cq-event'; readonly side: Side }
+  /**
+   * Binds the scenario's memory window (IBTA 1.5 §10.6.7; allocated with ibv_alloc_mw at
+   * the first bind) over the whole responder MR with REMOTE_READ | REMOTE_WRITE, on the
+   * side's QP: type 1 with ibv_bind_mw, type 2 with an IBV_WR_BIND_MW work request
+   * (through the scenario's post API on the requester; §10.6.7.2.1: a type 2 window is
+   * then associated with that QP). The step polls the bind's own completion
+   * (`bindN.status`); completions the side had pending stay for the next wait.
+   */
+  | { readonly do: 'bind-mw'; readonly type: 1 | 2; readonly side: Side }
+  /**
+   * IBV_WR_LOCAL_INV of the window's rkey, posted on the side's QP (IBTA 1.5
+   * §10.6.7.2.4 invalidation of a type 2 window; o10-37.2.26: a type 1 window cannot be
+   * invalidated, so the scenario check refuses it). The step polls its own completion
+   * (`invN.status`).
+   */
+  | { readonly do: 'local-invalidate'; readonly side: Side }
   /**
    * Concurrency: `qps` further requester QPs (each connected to its own responder QP in
    * the same PD) each post `count` FetchAdd(`add`) to the target word, all at once, and
@@ -277,6 +296,17 @@ export function wrIdOf(index: number): bigint {
   return 0x5700n + BigInt(index + 1);
 }
 
+/** The wr_id of the n-th (0-based) memory-window request (a bind or a local invalidate). */
+export function windowWrIdOf(index: number): bigint {
+  return 0x5600n + BigInt(index + 1);
+}
+
+/** The memory window's type a scenario binds (its first `bind-mw` step), or undefined. */
+export function windowTypeOf(scenario: Pick<Scenario, 'program'>): 1 | 2 | undefined {
+  for (const step of scenario.program) if (step.do === 'bind-mw') return step.type;
+  return undefined;
+}
+
 /** The wr_id the n-th receive (0-based) carries on both sides. */
 export function recvIdOf(index: number): bigint {
   return 0x5200n + BigInt(index + 1);
@@ -287,5 +317,6 @@ export function wrName(wrId: bigint): string {
   if (wrId > 0x5700n && wrId < 0x5800n) return `wr${wrId - 0x5700n}`;
   if (wrId > 0x5800n && wrId < 0x5900n) return `rwr${wrId - 0x5800n}`;
   if (wrId > 0x5200n && wrId < 0x5300n) return `recv${wrId - 0x5200n}`;
+  if (wrId > 0x5600n && wrId < 0x5700n) return `mw${wrId - 0x5600n}`;
   return `0x${wrId.toString(16)}`;
 }

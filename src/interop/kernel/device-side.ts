@@ -9,10 +9,20 @@ import type { WorkCompletion } from '../../verbs/completion.js';
 import type { Cq } from '../../verbs/cq.js';
 import { VerbsError } from '../../verbs/errors.js';
 import type { Access, Mr, RemoteRef } from '../../verbs/mr.js';
+import type { Mw } from '../../verbs/mw.js';
 import type { PostPath, Qp, RawSge, SendWr } from '../../verbs/qp.js';
+import { formatValue } from '../compare-format.js';
 import { observedCompletion } from '../observe.js';
 import { operandsOf, type ReceiveUse, traitsOf } from '../operations.js';
-import type { HammerObservation, HammerStep, Polled, PostResult, ProgramSide } from '../program.js';
+import {
+  COMPLETION_TIMEOUT_MS,
+  type HammerObservation,
+  type HammerStep,
+  type Polled,
+  type PostResult,
+  type ProgramSide,
+  type WindowStepResult,
+} from '../program.js';
 import {
   DEFAULT_TARGET,
   LOCAL_SLOT,
@@ -23,12 +33,22 @@ import {
   responderWrIdOf,
   type Scenario,
   type Side,
+  windowWrIdOf,
   workRequestsOf,
   wrIdOf,
 } from '../scenario.js';
 
-/** The verbs SendWr for `op`, the `index`-th work request of the program. */
-export function sendWrOf(op: Operation, index: number, local: Mr, remote: RemoteRef): SendWr {
+/**
+ * The verbs SendWr for `op`, the `index`-th work request of the program; `window` is the
+ * scenario's memory window once a `bind-mw` step bound it.
+ */
+export function sendWrOf(
+  op: Operation,
+  index: number,
+  local: Mr,
+  remote: RemoteRef,
+  window?: Mw,
+): SendWr {
   const traits = traitsOf(op.kind);
   const slot = LOCAL_SLOT * index;
   const length = traits.localData === 'payload' ? (op.length ?? 8) : 8;
@@ -42,17 +62,31 @@ export function sendWrOf(op: Operation, index: number, local: Mr, remote: Remote
           : [local.sge(slot, length)];
   const target: RemoteRef = {
     addr: remote.addr + BigInt(op.target ?? DEFAULT_TARGET),
-    rkey: op.rkey === 'invalid' ? (remote.rkey ^ 0x00ff_0000) >>> 0 : remote.rkey,
+    rkey:
+      op.rkey === 'invalid'
+        ? (remote.rkey ^ 0x00ff_0000) >>> 0
+        : op.rkey === 'window'
+          ? boundWindow(window).rkey
+          : remote.rkey,
   };
   return {
     wrId: wrIdOf(index),
     opcode: traits.opcode,
     sgList,
     ...(traits.remote ? { remote: target } : {}),
+    ...(traits.invalidatesWindow ? { invalidateRkey: boundWindow(window).rkey } : {}),
     ...(op.solicited ? { solicited: true } : {}),
     ...operandsOf(op.kind, op),
   };
 }
+
+function boundWindow(window: Mw | undefined): Mw {
+  if (window === undefined) throw new Error('the program uses its window before a bind-mw step');
+  return window;
+}
+
+/** The rights the scenario's window grants (scenario.ts `bind-mw`). */
+const WINDOW_ACCESS: readonly Access[] = ['REMOTE_READ', 'REMOTE_WRITE'];
 
 /**
  * The requester's memory: one LOCAL_SLOT per work request, each holding its request's
@@ -78,6 +112,17 @@ async function pollOne(cq: Cq, timeoutMs: number): Promise<WorkCompletion | unde
     if (wc !== undefined) return wc;
     if (Date.now() >= deadline) return undefined;
     await new Promise((resolve) => setTimeout(resolve, 1));
+  }
+}
+
+/** Runs a verbs call: `ok`, or the errno's name of the VerbsError it threw. */
+function tryVerbs(call: () => void): string {
+  try {
+    call();
+    return 'ok';
+  } catch (error) {
+    if (!(error instanceof VerbsError)) throw error;
+    return error.code;
   }
 }
 
@@ -122,11 +167,19 @@ export class DeviceSide implements ProgramSide {
   readonly polled: Record<Side, PolledCompletion[]> = { requester: [], responder: [] };
   // The solicited-only wait an `arm-solicited` step started, per side.
   readonly #armed: Partial<Record<Side, Promise<WorkCompletion | undefined>>> = {};
-  // The completion that woke a `cq-event`: the side's next wait gets it first.
+  // Completions a wait gets before polling the CQ: the one that woke a `cq-event`, and
+  // those a window step polled past while looking for its own.
   readonly #woke: Record<Side, WorkCompletion[]> = { requester: [], responder: [] };
+  // The scenario's memory window, allocated at its first bind.
+  #window: Mw | undefined;
+  // The program posts a Send with Invalidate: its receives report the invalidated rkey.
+  readonly #invalidatesRemotely: boolean;
 
   constructor(options: DeviceSideOptions) {
     this.#options = options;
+    this.#invalidatesRemotely = workRequestsOf(options.scenario).some(
+      (op) => traitsOf(op.kind).invalidatesWindow,
+    );
   }
 
   #responder(what: string): QpEnd & { readonly mr: Mr } {
@@ -156,7 +209,7 @@ export class DeviceSide implements ProgramSide {
           }
         : {
             qp: this.#options.requester.qp,
-            wrs: wrs.map((op, i) => sendWrOf(op, first + i, local, remote)),
+            wrs: wrs.map((op, i) => sendWrOf(op, first + i, local, remote, this.#window)),
             path: scenario.postPath,
           };
     this.#lastPost[side] = performance.now();
@@ -199,6 +252,13 @@ export class DeviceSide implements ProgramSide {
         imm: wc.immData,
         immRaw: wc.immData === undefined ? undefined : wc.immDataRaw,
         vendorErr: wc.vendorErr,
+        // ibv_wc.invalidated_rkey shares imm_data's union (verbs.h), in host order.
+        invalidated:
+          this.#invalidatesRemotely && wc.status === 'SUCCESS' && wc.opcode === 'RECV'
+            ? wc.immDataRaw === this.#window?.rkey
+              ? 'window'
+              : formatValue(wc.immDataRaw)
+            : undefined,
       }),
       fetched: (index) => {
         entry.fetched = local.buffer.readBigUInt64LE(LOCAL_SLOT * index);
@@ -213,13 +273,9 @@ export class DeviceSide implements ProgramSide {
   }
 
   modify(side: Side, access: readonly Access[]): string {
-    try {
+    return tryVerbs(() => {
       this.#end(side).qp.modify({ access: ['LOCAL_WRITE', ...access] });
-      return 'ok';
-    } catch (error) {
-      if (!(error instanceof VerbsError)) throw error;
-      return error.code;
-    }
+    });
   }
 
   async sleep(ms: number): Promise<void> {
@@ -245,6 +301,54 @@ export class DeviceSide implements ProgramSide {
     if (wc === undefined) return false;
     this.#woke[side].push(wc);
     return true;
+  }
+
+  async bindMw(type: 1 | 2, side: Side, index: number): Promise<WindowStepResult> {
+    const { mr } = this.#responder('bind-mw');
+    const { qp } = this.#end(side);
+    const wrId = windowWrIdOf(index);
+    const posted = tryVerbs(() => {
+      this.#window ??= mr.pd.allocMw(type);
+      const mw = this.#window;
+      if (type === 1) qp.bindMw(mw, { mr, access: WINDOW_ACCESS, wrId });
+      else
+        qp.postSend(
+          { wrId, opcode: 'BIND_MW', bind: { mw, mr, access: WINDOW_ACCESS } },
+          side === 'requester' ? this.#options.scenario.postPath : 'legacy',
+        );
+    });
+    return posted === 'ok'
+      ? { result: posted, ...(await this.#own(side, wrId)) }
+      : { result: posted };
+  }
+
+  async localInvalidate(side: Side, index: number): Promise<WindowStepResult> {
+    const { qp } = this.#end(side);
+    const wrId = windowWrIdOf(index);
+    const mw = boundWindow(this.#window);
+    const posted = tryVerbs(() => {
+      qp.postSend(
+        { wrId, opcode: 'LOCAL_INV', invalidateRkey: mw.rkey },
+        side === 'requester' ? this.#options.scenario.postPath : 'legacy',
+      );
+    });
+    return posted === 'ok'
+      ? { result: posted, ...(await this.#own(side, wrId)) }
+      : { result: posted };
+  }
+
+  /**
+   * Polls `side`'s CQ for the completion of the window request `wrId`; the completions
+   * before it stay for the side's next wait.
+   */
+  async #own(side: Side, wrId: bigint): Promise<{ status?: string }> {
+    const cq = this.#end(side).cq;
+    for (;;) {
+      const wc = await pollOne(cq, COMPLETION_TIMEOUT_MS);
+      if (wc === undefined) return {};
+      if (wc.wrId === wrId) return { status: wc.status };
+      this.#woke[side].push(wc);
+    }
   }
 
   async hammer(step: HammerStep): Promise<HammerObservation> {

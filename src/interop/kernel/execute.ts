@@ -27,13 +27,20 @@ import { DeviceSide, requesterMemory } from './device-side.js';
 import { hammer } from './hammer.js';
 import { connectLoopback, type LoopbackPair } from './loopback.js';
 
-/** The requester QP's creation flags for the IBTA 1.5 operations the scenario posts. */
+/**
+ * The requester QP's creation flags for the operations the scenario posts (IBTA 1.5
+ * placement, Send with Invalidate), and for the window requests it posts on it (a BIND_MW
+ * or LOCAL_INV through ibv_wr_* needs IBV_QP_EX_WITH_BIND_MW / _LOCAL_INV).
+ */
 function createFlagsOf(scenario: Scenario): Partial<Record<QpCreateFlag, true>> {
   const flags: Partial<Record<QpCreateFlag, true>> = {};
   for (const op of workRequestsOf(scenario)) {
     const flag = traitsOf(op.kind).createFlag;
     if (flag !== null) flags[flag] = true;
   }
+  for (const step of scenario.program)
+    if ((step.do === 'bind-mw' || step.do === 'local-invalidate') && step.side === 'requester')
+      flags.memoryWindowOps = true;
   return flags;
 }
 

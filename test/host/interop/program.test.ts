@@ -70,6 +70,15 @@ function scriptedSide(calls: string[]): ImmediateSide {
       return side === 'requester';
     },
     hammer: () => ({ post: 'ok', succeeded: 2, fetched: [1n, 2n], before: 1n }),
+    // The bind succeeds without a completion, the invalidation is refused.
+    bindMw: (type, side, index) => {
+      calls.push(`bindMw ${type} ${side} ${index}`);
+      return { result: 'ok' };
+    },
+    localInvalidate: (side, index) => {
+      calls.push(`localInvalidate ${side} ${index}`);
+      return { result: 'EINVAL' };
+    },
     memory: () => initialBuffer({ ...BASE, program: [] }),
     wire: () => undefined,
   };
@@ -148,6 +157,31 @@ describe('the scenario interpreter', () => {
       'event1.responder': 'none',
       'event2.requester': 'woken',
     });
+  });
+
+  it('numbers the window steps together and names their fields apart', () => {
+    const calls: string[] = [];
+    const scenario: Scenario = {
+      ...BASE,
+      program: [
+        { do: 'bind-mw', type: 2, side: 'requester' },
+        { do: 'local-invalidate', side: 'responder' },
+        { do: 'bind-mw', type: 2, side: 'responder' },
+      ],
+    };
+    const outcome = runProgramNow(scenario, scriptedSide(calls));
+    expect(calls).toEqual([
+      'bindMw 2 requester 0',
+      'localInvalidate responder 1',
+      'bindMw 2 responder 2',
+    ]);
+    expect(outcome.fields).toMatchObject({
+      bind1: 'ok',
+      'bind1.status': 'none',
+      inv1: 'EINVAL',
+      bind2: 'ok',
+    });
+    expect(outcome.fields).not.toHaveProperty('inv1.status');
   });
 
   it('refuses a step kind it does not know, with a typed error', () => {
