@@ -35,6 +35,7 @@ import {
   type Operation,
   type Outcome,
   payloadBytes,
+  type RequesterQp,
   recvIdOf,
   responderWrIdOf,
   type Scenario,
@@ -373,8 +374,31 @@ function engineSide(scenario: Scenario): ImmediateSide {
     (op) => traitsOf(op.kind).invalidatesWindow,
   );
   const windowSteps = (): WindowStepResult => ({ result: 'ok', status: 'SUCCESS' });
+  // The SRQ (IBTA 1.5 §10.2.9): one receive queue, its receives taken in posting order by
+  // whichever QP a Send arrives on, so the projection's one stream consumes them in the
+  // order the program posts its Sends; `consumers` names the QP of each consuming request.
+  const consumers = consumingQps(scenario);
+  const receivesServed = projected.responder.completions.filter(
+    (wc) => wc.status === 'SUCCESS' && wc.opcode?.startsWith('RECV') === true,
+  ).length;
+  const srq = { posted: 0, consumed: 0, consumersPosted: 0, limit: 0, reached: false };
+  let recvCompletions = 0;
   return {
     postSend: (side, wrs, first) => {
+      if (side === 'requester') {
+        // rxe_resp.c get_srq_wqe, siw_qp_rx.c siw_rqe_get: after taking a receive, fewer
+        // than srq_limit left raises SRQ_LIMIT_REACHED once and disarms the limit.
+        srq.consumersPosted += wrs.filter(
+          (op) => traitsOf(op.kind).consumesReceive !== null,
+        ).length;
+        while (srq.consumed < Math.min(srq.consumersPosted, receivesServed)) {
+          srq.consumed += 1;
+          if (srq.limit > 0 && srq.posted - srq.consumed < srq.limit) {
+            srq.limit = 0;
+            srq.reached = true;
+          }
+        }
+      }
       if (side === 'responder') {
         wrs.forEach((_, i) => {
           completions.responder.push(responderWrite(responderWrIdOf(first + i), state));
@@ -386,11 +410,18 @@ function engineSide(scenario: Scenario): ImmediateSide {
       const detail = projected.notExpressible.find((e) => e.wrId === bad)?.detail;
       return { result: 'not-expressible', ...(detail === undefined ? {} : { note: detail }) };
     },
-    postRecv: () => {},
+    postRecv: () => {
+      srq.posted += 1;
+    },
     nextCompletion: (side) => {
       const wc = completions[side][consumed[side]];
       if (wc === undefined) return undefined;
       consumed[side] += 1;
+      const isReceive = side === 'responder' && wc.opcode?.startsWith('RECV') === true;
+      const qp =
+        scenario.srq === true && side === 'responder'
+          ? ((isReceive ? consumers[recvCompletions++] : undefined) ?? 'first')
+          : undefined;
       return {
         completion: observedCompletion(wc, {
           imm: wc.immData?.host,
@@ -400,6 +431,7 @@ function engineSide(scenario: Scenario): ImmediateSide {
             invalidatesRemotely && wc.status === 'SUCCESS' && wc.opcode === 'RECV'
               ? windowName(wc.invalidatedRkey ?? 0)
               : undefined,
+          qp,
         }),
         // An atomic's original value; a Read's data: the target word after the work
         // requests before it.
@@ -431,6 +463,15 @@ function engineSide(scenario: Scenario): ImmediateSide {
     // requests themselves succeed (the catalogue binds a free window once, IBTA 1.5
     // o10-37.2.30, and invalidates only a bound type 2 one, o10-37.2.26).
     bindMw: windowSteps,
+    srqLimit: (limit) => {
+      srq.limit = limit;
+      return 'ok';
+    },
+    srqEvent: () => {
+      const reached = srq.reached;
+      srq.reached = false;
+      return { reached, limit: srq.limit };
+    },
     // requireScenario refuses a local-invalidate without a type 2 window bound before it.
     localInvalidate: windowSteps,
     memory: () => memory,
@@ -439,6 +480,17 @@ function engineSide(scenario: Scenario): ImmediateSide {
         ? projected.iwarpWire.map((w) => wireLine(w.from, w.message, ENGINE_REGIONS)).join('\n')
         : undefined,
   };
+}
+
+/** The requester QP of each request that consumes a receive, in posting order. */
+function consumingQps(scenario: Scenario): RequesterQp[] {
+  return scenario.program.flatMap((step) =>
+    step.do === 'post-send' && step.side !== 'responder'
+      ? step.wrs
+          .filter((op) => traitsOf(op.kind).consumesReceive !== null)
+          .map(() => step.qp ?? 'first')
+      : [],
+  );
 }
 
 /** How a completion names an rkey a Send with Invalidate invalidated. */

@@ -40,6 +40,14 @@ export function connectionOf(scenario: Pick<Scenario, 'device' | 'connect'>): Co
 /** The two QPs of a pair: the requester posts the scenario's operations. */
 export type Side = 'requester' | 'responder';
 
+/** Which of the requester's QPs posts (`second` only in a scenario with an SRQ). */
+export type RequesterQp = 'first' | 'second';
+
+/** True when the program posts on the requester's second QP. */
+export function usesSecondQp(scenario: Pick<Scenario, 'program'>): boolean {
+  return scenario.program.some((s) => s.do === 'post-send' && s.qp === 'second');
+}
+
 /**
  * The responder's memory region: 32 bytes (four words at MR offsets 0, 8, 16, 24) inside
  * a 48-byte buffer, with one guard word on each side (offsets -8 and 32), so that a write
@@ -82,10 +90,20 @@ export type Step =
    * `side` says `responder`: then each request is an 8-byte RDMA Write back into the
    * requester's buffer (what a further post on the responder QP gets).
    */
-  | { readonly do: 'post-send'; readonly wrs: readonly Operation[]; readonly side?: Side }
+  | {
+      readonly do: 'post-send';
+      readonly wrs: readonly Operation[];
+      readonly side?: Side;
+      /**
+       * `second`: the requester's second QP (a scenario with `srq`), connected to the
+       * responder's second QP, which receives through the same SRQ; default `first`.
+       */
+      readonly qp?: RequesterQp;
+    }
   /**
    * One receive on the responder: `send` = 8 bytes over the target word; `write-imm` = what
-   * write-with-immediate consumes on the transport (none on RoCE, 8 bytes on iWARP).
+   * write-with-immediate consumes on the transport (none on RoCE, 8 bytes on iWARP). In a
+   * scenario with `srq` it is posted to the SRQ (ibv_post_srq_recv).
    */
   | { readonly do: 'post-recv'; readonly for: ReceiveUse }
   /**
@@ -133,6 +151,19 @@ export type Step =
    * (`invN.status`).
    */
   | { readonly do: 'local-invalidate'; readonly side: Side }
+  /**
+   * ibv_modify_srq(IBV_SRQ_LIMIT) on the scenario's SRQ: arms the limit event (IBTA 1.5
+   * §10.2.9.2 SRQ limit; §11.6.3.3 the affiliated asynchronous event SRQ Limit Reached):
+   * once a receive is taken and fewer than `limit` remain, the device raises
+   * IBV_EVENT_SRQ_LIMIT_REACHED once and disarms the limit. `srqLimitN` = the call's result.
+   */
+  | { readonly do: 'srq-limit'; readonly limit: number }
+  /**
+   * Waits at most `timeoutMs` for the SRQ's IBV_EVENT_SRQ_LIMIT_REACHED (ibv_get_async_event),
+   * then reads the limit back (ibv_query_srq): `srqEventN` = `limit-reached` or `none`,
+   * `srqEventN.limit` the srq_limit read.
+   */
+  | { readonly do: 'srq-event'; readonly timeoutMs: number }
   /**
    * Concurrency: `qps` further requester QPs (each connected to its own responder QP in
    * the same PD) each post `count` FetchAdd(`add`) to the target word, all at once, and
@@ -184,6 +215,12 @@ export interface Scenario {
    * responder then answers such a message with the Terminate of RFC 7306 §1.1.
    */
   readonly responderExtensions?: { readonly atomics: boolean; readonly immediateData: boolean };
+  /**
+   * The responder QP receives through a shared receive queue (IBTA 1.5 §10.2.9), and so
+   * does a second responder QP, connected to a second requester QP, when the program
+   * posts on `qp: 'second'`. Every responder completion then names its QP (`.qp`).
+   */
+  readonly srq?: boolean;
   readonly program: readonly Step[];
   /**
    * Capture the connection and compare the messages on the wire too. Only siw traffic is

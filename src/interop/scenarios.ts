@@ -126,6 +126,8 @@ interface Row {
   readonly byHand?: boolean;
   /** Ids keep the first suite's names: `rxe-fetch-add` for ibv_post_send, `-ex` for ibv_wr_*. */
   readonly capture?: boolean;
+  /** The responder QPs receive through an SRQ (scenario.ts `srq`). */
+  readonly srq?: boolean;
 }
 
 function family(name: string, targets: readonly Target[], rows: readonly Row[]): Scenario[] {
@@ -151,6 +153,7 @@ function family(name: string, targets: readonly Target[], rows: readonly Row[]):
         ...(row.rnrRetry === undefined ? {} : { rnrRetry: row.rnrRetry }),
         ...(row.minRnrTimer === undefined ? {} : { minRnrTimer: row.minRnrTimer }),
         ...(row.timeout === undefined ? {} : { timeout: row.timeout }),
+        ...(row.srq === true ? { srq: true } : {}),
         program: row.program,
         // Only siw traffic can be captured: rxe loops QP-to-QP traffic back internally.
         captureWire: t.device === 'siw0' && (row.capture ?? true),
@@ -755,6 +758,70 @@ const MEMORY_WINDOWS: readonly Row[] = [
   },
 ];
 
+/** A Send from the requester's `qp` and its requester completion (the SRQ programs). */
+function sendFrom(qp: 'first' | 'second', payload: bigint): Step[] {
+  return [
+    { do: 'post-send', wrs: [{ kind: 'SEND', payload }], qp },
+    { do: 'wait', side: 'requester', count: 1 },
+  ];
+}
+
+/** Four receives on the SRQ. */
+const FOUR_SRQ_RECEIVES: readonly Step[] = Array.from({ length: 4 }, () => ({
+  do: 'post-recv' as const,
+  for: 'send' as const,
+}));
+
+/** How long an SRQ event wait that should see none waits (it spends all of it). */
+const NO_SRQ_EVENT_MS = 300;
+
+/**
+ * Shared receive queues (IBTA 1.5 §10.2.9) on every device: rxe (both post APIs) and siw
+ * (libsiw and siw have SRQs: siw_create_srq, siw_post_srq_recv, the limit in
+ * siw_qp_rx.c siw_rqe_get).
+ */
+const SRQ: readonly Row[] = [
+  {
+    // §10.2.9: the SRQ's receives are taken in the order they were posted, by whichever
+    // QP a Send arrives on; each completion names its QP (qp_num). Each Send is waited
+    // for before the next, so the arrival order is the posting order. Not captured: the
+    // two connections' messages would interleave in one capture, each with its own MSNs.
+    suffix: 'srq-two-qps',
+    title: 'Sends from two QPs into one SRQ: receives taken in posting order',
+    srq: true,
+    capture: false,
+    program: [
+      ...FOUR_SRQ_RECEIVES,
+      ...sendFrom('first', PAYLOAD),
+      ...sendFrom('second', PAYLOAD ^ 0x00ff_00ff_00ff_00ffn),
+      ...sendFrom('second', SWAP),
+      ...sendFrom('first', WORD ^ 0xf0f0_0000_0000_0f0fn),
+      { do: 'wait', side: 'responder', count: 4 },
+      { do: 'query', side: 'requester' },
+      { do: 'query', side: 'responder' },
+    ],
+  },
+  {
+    // §10.2.9.2 / §11.6.3.3: with 4 receives and the limit armed at 2, the first two
+    // Sends leave 3 and 2 (not fewer than 2: no event), the third leaves 1: the event,
+    // once, and the limit is disarmed (reads 0; rxe_resp.c get_srq_wqe sets srq->limit = 0).
+    suffix: 'srq-limit',
+    title: 'SRQ limit 2 over 4 receives: SRQ_LIMIT_REACHED at the third Send only',
+    srq: true,
+    program: [
+      ...FOUR_SRQ_RECEIVES,
+      { do: 'srq-limit', limit: 2 },
+      ...sendFrom('first', PAYLOAD),
+      ...sendFrom('first', SWAP),
+      { do: 'wait', side: 'responder', count: 2 },
+      { do: 'srq-event', timeoutMs: NO_SRQ_EVENT_MS },
+      ...sendFrom('first', WORD ^ 0xf0f0_0000_0000_0f0fn),
+      { do: 'wait', side: 'responder', count: 1 },
+      { do: 'srq-event', timeoutMs: 5000 },
+    ],
+  },
+];
+
 /**
  * One-operation programs of the first suite, and the solicited event, on rdma_cm-connected
  * rxe pairs: the bring-up differs (ib_cm sets the QP attributes), the programs do not.
@@ -782,4 +849,5 @@ export const SCENARIOS: readonly Scenario[] = [
   ...family('solicited', EVERY_TARGET, SOLICITED),
   ...family('rdma-cm', RXE_CM_TARGETS, RDMA_CM),
   ...family('memory-windows', WINDOW_TARGETS, MEMORY_WINDOWS),
+  ...family('srq', EVERY_TARGET, SRQ),
 ].sort((a, b) => (a.device === b.device ? 0 : a.device === 'rxe0' ? -1 : 1));

@@ -11,6 +11,7 @@ import { VerbsError } from '../../verbs/errors.js';
 import type { Access, Mr, RemoteRef } from '../../verbs/mr.js';
 import type { Mw } from '../../verbs/mw.js';
 import type { PostPath, Qp, RawSge, SendWr } from '../../verbs/qp.js';
+import type { Srq } from '../../verbs/srq.js';
 import { formatValue } from '../compare-format.js';
 import { observedCompletion } from '../observe.js';
 import { operandsOf, type ReceiveUse, traitsOf } from '../operations.js';
@@ -28,6 +29,7 @@ import {
   LOCAL_SLOT,
   type Operation,
   payloadBytes,
+  type RequesterQp,
   receiveSgeOf,
   recvIdOf,
   responderWrIdOf,
@@ -143,7 +145,15 @@ export interface DeviceSideOptions {
    * The responder QP and its MR (guards included in its allocation), when they are in
    * this process; absent on the link, where the responder's guest posts the receives.
    */
-  readonly responder?: QpEnd & { readonly mr: Mr };
+  readonly responder?: QpEnd & {
+    readonly mr: Mr;
+    /** The SRQ the responder QPs receive through (a scenario with `srq`). */
+    readonly srq?: Srq;
+    /** The second responder QP, on the SRQ (a scenario that posts on `qp: 'second'`). */
+    readonly second?: Qp;
+  };
+  /** The requester's second QP, on the requester's CQ (`qp: 'second'`). */
+  readonly secondRequester?: Qp;
   /** The concurrency step (kernel/hammer.ts), where the side can run it. */
   readonly hammer?: (step: HammerStep) => Promise<HammerObservation>;
   /** Stops the capture and gives the program's messages as lines, if captured. */
@@ -182,7 +192,7 @@ export class DeviceSide implements ProgramSide {
     );
   }
 
-  #responder(what: string): QpEnd & { readonly mr: Mr } {
+  #responder(what: string): NonNullable<DeviceSideOptions['responder']> {
     const responder = this.#options.responder;
     if (responder === undefined)
       throw new Error(`${what}: the responder QP is not in this process`);
@@ -193,7 +203,7 @@ export class DeviceSide implements ProgramSide {
     return side === 'requester' ? this.#options.requester : this.#responder(`${side} QP`);
   }
 
-  postSend(side: Side, wrs: readonly Operation[], first: number): PostResult {
+  postSend(side: Side, wrs: readonly Operation[], first: number, qp: RequesterQp): PostResult {
     const { scenario, local, remote } = this.#options;
     const posted: { readonly qp: Qp; readonly wrs: SendWr[]; readonly path?: PostPath } =
       side === 'responder'
@@ -208,7 +218,7 @@ export class DeviceSide implements ProgramSide {
             })),
           }
         : {
-            qp: this.#options.requester.qp,
+            qp: qp === 'second' ? this.#secondRequester() : this.#options.requester.qp,
             wrs: wrs.map((op, i) => sendWrOf(op, first + i, local, remote, this.#window)),
             path: scenario.postPath,
           };
@@ -234,10 +244,12 @@ export class DeviceSide implements ProgramSide {
     // On the link the responder's guest posts the program's receives (link/guest.ts).
     if (responder === undefined) return;
     const { at, length } = receiveSgeOf(this.#options.scenario.device, use);
-    responder.qp.postRecv({
+    const wr = {
       wrId: recvIdOf(index),
       sgList: length === 0 ? [] : [responder.mr.sge(at, length)],
-    });
+    };
+    if (responder.srq === undefined) responder.qp.postRecv(wr);
+    else responder.srq.postRecv(wr);
   }
 
   async nextCompletion(side: Side, timeoutMs: number): Promise<Polled | undefined> {
@@ -252,6 +264,12 @@ export class DeviceSide implements ProgramSide {
         imm: wc.immData,
         immRaw: wc.immData === undefined ? undefined : wc.immDataRaw,
         vendorErr: wc.vendorErr,
+        qp:
+          side === 'responder' && this.#options.scenario.srq === true
+            ? wc.qpNum === this.#options.responder?.second?.qpNum
+              ? 'second'
+              : 'first'
+            : undefined,
         // ibv_wc.invalidated_rkey shares imm_data's union (verbs.h), in host order.
         invalidated:
           this.#invalidatesRemotely && wc.status === 'SUCCESS' && wc.opcode === 'RECV'
@@ -351,9 +369,51 @@ export class DeviceSide implements ProgramSide {
     }
   }
 
+  #secondRequester(): Qp {
+    const qp = this.#options.secondRequester;
+    if (qp === undefined) throw new Error('post-send: the pair has no second requester QP');
+    return qp;
+  }
+
+  #srq(what: string): Srq {
+    const srq = this.#responder(what).srq;
+    if (srq === undefined) throw new Error(`${what}: the responder has no SRQ`);
+    return srq;
+  }
+
+  srqLimit(limit: number): string {
+    return tryVerbs(() => {
+      this.#srq('srq-limit').modify({ limit });
+    });
+  }
+
+  async srqEvent(timeoutMs: number): Promise<{ reached: boolean; limit: number }> {
+    const srq = this.#srq('srq-event');
+    // An event raised before this wait stays in the context's async event queue until read.
+    const reached = await srq.limitReached({ timeoutMs }).then(
+      () => true,
+      (error: unknown) => {
+        if (error instanceof VerbsError && error.code === 'ETIMEDOUT') return false;
+        throw error;
+      },
+    );
+    return { reached, limit: srq.query().limit };
+  }
+
   async hammer(step: HammerStep): Promise<HammerObservation> {
     if (this.#options.hammer === undefined) throw new Error('hammer: not on this side');
     return this.#options.hammer(step);
+  }
+
+  /**
+   * Deallocates the window, before the pair's teardown: the verbs cascade destroys the QPs
+   * first (lifetime.ts CLOSE_ORDER), and a type 2 window bound to a QP holds a reference
+   * to it (rxe_mw.c rxe_do_bind_mw: rxe_get(qp)), so rxe's QP destroy waits for it
+   * (measured: ~50 s in a 6.1 guest per scenario).
+   */
+  dispose(): void {
+    this.#window?.close();
+    this.#window = undefined;
   }
 
   memory(): Uint8Array | undefined {

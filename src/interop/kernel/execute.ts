@@ -17,6 +17,7 @@ import {
   MR_LENGTH,
   type Outcome,
   type Scenario,
+  usesSecondQp,
   watchedOffsets,
   wordAt,
   workRequestsOf,
@@ -86,6 +87,7 @@ async function runConnected(scenario: Scenario): Promise<Outcome> {
     ...(scenario.rnrRetry === undefined ? {} : { rnrRetry: scenario.rnrRetry }),
     ...(scenario.minRnrTimer === undefined ? {} : { minRnrTimer: scenario.minRnrTimer }),
     ...(scenario.timeout === undefined ? {} : { timeout: scenario.timeout }),
+    ...(scenario.srq === true ? { srq: true, secondPair: usesSecondQp(scenario) } : {}),
     ...(scenario.captureWire
       ? {
           beforeConnect: async (port: number) => {
@@ -131,7 +133,14 @@ async function runOnPair(
     requester: { qp: pair.requester, cq: pair.requesterCq },
     local: localMr,
     remote: remoteMr,
-    responder: { qp: pair.responder, cq: pair.responderCq, mr: remoteMr },
+    responder: {
+      qp: pair.responder,
+      cq: pair.responderCq,
+      mr: remoteMr,
+      ...(pair.srq === undefined ? {} : { srq: pair.srq }),
+      ...(pair.second === undefined ? {} : { second: pair.second.responder }),
+    },
+    ...(pair.second === undefined ? {} : { secondRequester: pair.second.requester }),
     hammer: async (step) => {
       const before = remoteMr.allocation.readBigUInt64LE(GUARD + DEFAULT_TARGET);
       return { ...(await hammer(scenario, pair, remoteMr, step)), before };
@@ -142,5 +151,9 @@ async function runOnPair(
         { name: 'local', stag: localMr.lkey, base: localMr.addr },
       ]),
   });
-  return runProgram(scenario, side);
+  try {
+    return await runProgram(scenario, side);
+  } finally {
+    side.dispose();
+  }
 }

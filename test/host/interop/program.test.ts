@@ -79,6 +79,16 @@ function scriptedSide(calls: string[]): ImmediateSide {
       calls.push(`localInvalidate ${side} ${index}`);
       return { result: 'EINVAL' };
     },
+    srqLimit: (limit) => {
+      calls.push(`srqLimit ${limit}`);
+      return 'ok';
+    },
+    // The event comes at the first wait only; the limit then reads 0 (disarmed).
+    srqEvent: (timeoutMs) => {
+      calls.push(`srqEvent ${timeoutMs}`);
+      const reached = calls.filter((c) => c.startsWith('srqEvent')).length === 1;
+      return { reached, limit: reached ? 0 : 3 };
+    },
     memory: () => initialBuffer({ ...BASE, program: [] }),
     wire: () => undefined,
   };
@@ -182,6 +192,43 @@ describe('the scenario interpreter', () => {
       bind2: 'ok',
     });
     expect(outcome.fields).not.toHaveProperty('inv1.status');
+  });
+
+  it('posts on the QP a step names, and numbers the SRQ steps', () => {
+    const calls: string[] = [];
+    const posts: string[] = [];
+    const side = scriptedSide(calls);
+    const scenario: Scenario = {
+      ...BASE,
+      srq: true,
+      program: [
+        { do: 'srq-limit', limit: 3 },
+        { do: 'post-send', wrs: [{ kind: 'SEND', payload: 1n }], qp: 'second' },
+        { do: 'post-send', wrs: [{ kind: 'SEND', payload: 2n }] },
+        { do: 'srq-event', timeoutMs: 300 },
+        { do: 'srq-event', timeoutMs: 400 },
+      ],
+    };
+    const outcome = runProgramNow(scenario, {
+      ...side,
+      postSend: (s, wrs, first, qp) => {
+        posts.push(`${s} ${first} ${qp}`);
+        return side.postSend(s, wrs, first, qp);
+      },
+    });
+    expect(posts).toEqual(['requester 0 second', 'requester 1 first']);
+    expect(calls.filter((c) => c.startsWith('srq'))).toEqual([
+      'srqLimit 3',
+      'srqEvent 300',
+      'srqEvent 400',
+    ]);
+    expect(outcome.fields).toMatchObject({
+      srqLimit1: 'ok',
+      srqEvent1: 'limit-reached',
+      'srqEvent1.limit': '0',
+      srqEvent2: 'none',
+      'srqEvent2.limit': '3',
+    });
   });
 
   it('refuses a step kind it does not know, with a typed error', () => {
