@@ -558,13 +558,30 @@ export const KNOWN_BEHAVIOUR: readonly KnownBehaviour[] = [
     provider: 'rxe',
     kernel: SINCE_6_1,
     scenarios: ['rxe-*'],
-    // Every program's receive is the responder's first completion.
-    observed: { 'responder.wc1.flags': /^GRH(\|.+)?$/ },
+    // Any receive completion (the SRQ programs have four). Only GRH and GRH|WITH_IMM: a
+    // further flag is a difference of its own (rxe-with-inv-reads-ip-csum-ok).
+    observed: { 'responder.wc*.flags': /^GRH(\|WITH_IMM)?$/ },
     why:
       'rxe sets IB_WC_GRH on every receive completion of a RoCE QP, RC included (rxe_resp.c do_complete: ' +
       'wc_flags = IB_WC_GRH for RoCE), where the engine follows IBTA (a GRH flag only when a GRH was ' +
       'received into the buffer, which RC receives do not report)',
     spec: 'IBTA 11.4.2.1 (ibv_wc wc_flags)',
+  },
+  {
+    id: 'rxe-with-inv-reads-ip-csum-ok',
+    provider: 'rxe',
+    kernel: SINCE_6_1,
+    scenarios: ['rxe-mw2-send-with-inv*'],
+    // The receive of the Send with Invalidate (the invalidated rkey itself is right).
+    observed: { 'responder.wc1.flags': 'GRH|IP_CSUM_OK' },
+    why:
+      "rxe_resp.c do_complete writes the kernel's flag bits into the user-space CQE (uwc->wc_flags |= " +
+      'IB_WC_WITH_INVALIDATE, 1 << 2 in include/rdma/ib_verbs.h, next to IB_WC_GRH of ' +
+      'rxe-grh-on-rc-receive), and librxe hands that CQE to the program as its ibv_wc; in libibverbs ' +
+      '1 << 2 is IBV_WC_IP_CSUM_OK (verbs.h: IBV_WC_WITH_INV is 1 << 3), so a program reads ' +
+      'GRH|IP_CSUM_OK and no WITH_INV for a Send with Invalidate (measured on 6.1.192 / rdma-core 44 ' +
+      'and 7.3.4 / rdma-core 56.1); invalidated_rkey is right',
+    spec: 'IBTA 1.5 §11.4.2.1 (the completion of a Send with Invalidate reports the invalidated R_Key)',
   },
   {
     id: 'rxe-send-cqe-with-imm',
