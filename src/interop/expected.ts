@@ -386,8 +386,9 @@ function engineSide(scenario: Scenario): ImmediateSide {
   return {
     postSend: (side, wrs, first) => {
       if (side === 'requester') {
-        // rxe_resp.c get_srq_wqe, siw_qp_rx.c siw_rqe_get: after taking a receive, fewer
-        // than srq_limit left raises SRQ_LIMIT_REACHED once and disarms the limit.
+        // ibv_modify_srq(3): the event comes once the WRs in the SRQ drop below srq_limit
+        // (rxe_resp.c get_srq_wqe, siw_qp_rx.c siw_rqe_get test it as each receive is
+        // taken), once; ibv_query_srq(3): srq_limit then reads 0 (no longer armed).
         srq.consumersPosted += wrs.filter(
           (op) => traitsOf(op.kind).consumesReceive !== null,
         ).length;

@@ -668,7 +668,7 @@ const SOLICITED: readonly Row[] = [
  * alloc_mw in its ib_device_ops, libsiw none; ibv_alloc_mw fails with EOPNOTSUPP before
  * any program runs, and test/kernel/verbs/mw.test.ts asserts that refusal): every siw row
  * would compare the same refused bring-up, in guest time, and say nothing about Send with
- * Invalidate on iWARP (RFC 5040 §6.10), which needs a window or a fast-registered MR.
+ * Invalidate on iWARP (RFC 5040 §4.1, §5.3), which needs a window or a fast-registered MR.
  */
 const WINDOW_MR: readonly Access[] = [...ATOMIC_MR, 'MW_BIND'];
 const WINDOW_TARGETS: readonly Target[] = EVERY_TARGET.filter((t) => t.device === 'rxe0');
@@ -737,7 +737,7 @@ const MEMORY_WINDOWS: readonly Row[] = [
     ],
   },
   {
-    // IBTA 1.5 §9.4.1.2 / §10.6.7.2.4 (RFC 5040 §6.10 on iWARP): the Send invalidates the
+    // IBTA 1.5 §9.4.1.2 / §10.6.7.2.4 (RFC 5040 §5.3 on iWARP): the Send invalidates the
     // window as its receive completes (WITH_INV, invalidated_rkey); a later Write with that
     // rkey is a remote access error.
     suffix: 'mw2-send-with-inv',

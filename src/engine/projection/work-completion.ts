@@ -39,7 +39,7 @@ export interface WorkCompletion {
   readonly solicited?: true;
   /**
    * For a receive of a Send with Invalidate (flag WITH_INV): the STag it invalidated
-   * (ibv_wc.invalidated_rkey; IBTA 1.5 §11.4.2.1, RFC 5040 §6.10).
+   * (ibv_wc.invalidated_rkey; IBTA 1.5 §11.4.2.1, RFC 5040 §5.3).
    */
   readonly invalidatedRkey?: number;
 }

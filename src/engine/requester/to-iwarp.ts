@@ -143,7 +143,7 @@ export function workRequestToIwarp(
       return { ok: true, messages: segments };
     }
     case 'SEND_WITH_INV': {
-      // RFC 5040 §5.2 / §6.10: Send with Invalidate names the STag in the DDP untagged
+      // RFC 5040 §4.1, §5.3: Send with Invalidate names the STag in the DDP untagged
       // header's Invalidate STag field; the Data Sink invalidates it on placement.
       const message = makeSend(
         {
