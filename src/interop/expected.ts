@@ -471,7 +471,7 @@ function engineSide(scenario: Scenario): ImmediateSide {
     srqEvent: () => {
       const reached = srq.reached;
       srq.reached = false;
-      return { reached, limit: srq.limit };
+      return { reached, limit: String(srq.limit) };
     },
     // requireScenario refuses a local-invalidate without a type 2 window bound before it.
     localInvalidate: windowSteps,

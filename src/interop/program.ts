@@ -116,8 +116,11 @@ export interface ProgramSide {
   localInvalidate(side: Side, index: number): Maybe<WindowStepResult>;
   /** Arms the SRQ's limit: `ok` or the errno's name. */
   srqLimit(limit: number): Maybe<string>;
-  /** Whether SRQ_LIMIT_REACHED came within `timeoutMs`, and the srq_limit read after. */
-  srqEvent(timeoutMs: number): Maybe<{ readonly reached: boolean; readonly limit: number }>;
+  /**
+   * Whether SRQ_LIMIT_REACHED came within `timeoutMs`, and the srq_limit read after it
+   * (a number, or the errno's name of a refused ibv_query_srq).
+   */
+  srqEvent(timeoutMs: number): Maybe<{ readonly reached: boolean; readonly limit: string }>;
   /**
    * The responder's buffer after the program (guards included), or undefined where this
    * side does not hold it (the link requester: the responder's guest reports it).
@@ -288,7 +291,7 @@ function* interpret(scenario: Scenario): Generator<Ask, Outcome, unknown> {
         const n = ++srqEventStep;
         const seen = yield* ask((s) => s.srqEvent(step.timeoutMs));
         fields[`srqEvent${n}`] = seen.reached ? 'limit-reached' : 'none';
-        fields[`srqEvent${n}.limit`] = String(seen.limit);
+        fields[`srqEvent${n}.limit`] = seen.limit;
         break;
       }
       default:

@@ -137,13 +137,19 @@ export type Step =
   | { readonly do: 'cq-event'; readonly side: Side }
   /**
    * Binds the scenario's memory window (IBTA 1.5 §10.6.7; allocated with ibv_alloc_mw at
-   * the first bind) over the whole responder MR with REMOTE_READ | REMOTE_WRITE, on the
+   * the first bind) over the responder MR (`range`) with REMOTE_READ | REMOTE_WRITE, on the
    * side's QP: type 1 with ibv_bind_mw, type 2 with an IBV_WR_BIND_MW work request
    * (through the scenario's post API on the requester; §10.6.7.2.1: a type 2 window is
    * then associated with that QP). The step polls the bind's own completion
    * (`bindN.status`); completions the side had pending stay for the next wait.
    */
-  | { readonly do: 'bind-mw'; readonly type: 1 | 2; readonly side: Side }
+  | {
+      readonly do: 'bind-mw';
+      readonly type: 1 | 2;
+      readonly side: Side;
+      /** The window: `length` bytes from MR offset `at`; default the whole MR. */
+      readonly range?: { readonly at: number; readonly length: number };
+    }
   /**
    * IBV_WR_LOCAL_INV of the window's rkey, posted on the side's QP (IBTA 1.5
    * §10.6.7.2.4 invalidation of a type 2 window; o10-37.2.26: a type 1 window cannot be

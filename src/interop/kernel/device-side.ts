@@ -387,7 +387,7 @@ export class DeviceSide implements ProgramSide {
     });
   }
 
-  async srqEvent(timeoutMs: number): Promise<{ reached: boolean; limit: number }> {
+  async srqEvent(timeoutMs: number): Promise<{ reached: boolean; limit: string }> {
     const srq = this.#srq('srq-event');
     // An event raised before this wait stays in the context's async event queue until read.
     const reached = await srq.limitReached({ timeoutMs }).then(
@@ -397,7 +397,11 @@ export class DeviceSide implements ProgramSide {
         throw error;
       },
     );
-    return { reached, limit: srq.query().limit };
+    let limit = '';
+    const queried = tryVerbs(() => {
+      limit = String(srq.query().limit);
+    });
+    return { reached, limit: queried === 'ok' ? limit : queried };
   }
 
   async hammer(step: HammerStep): Promise<HammerObservation> {

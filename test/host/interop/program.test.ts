@@ -87,7 +87,7 @@ function scriptedSide(calls: string[]): ImmediateSide {
     srqEvent: (timeoutMs) => {
       calls.push(`srqEvent ${timeoutMs}`);
       const reached = calls.filter((c) => c.startsWith('srqEvent')).length === 1;
-      return { reached, limit: reached ? 0 : 3 };
+      return { reached, limit: reached ? '0' : 'EOPNOTSUPP' };
     },
     memory: () => initialBuffer({ ...BASE, program: [] }),
     wire: () => undefined,
@@ -227,7 +227,7 @@ describe('the scenario interpreter', () => {
       srqEvent1: 'limit-reached',
       'srqEvent1.limit': '0',
       srqEvent2: 'none',
-      'srqEvent2.limit': '3',
+      'srqEvent2.limit': 'EOPNOTSUPP',
     });
   });
 
