@@ -144,7 +144,7 @@ function responderQpAccessAtFirstPost(scenario: Scenario): readonly Access[] {
 }
 
 /**
- * The scenario's memory window as the engine binds it: over the whole MR, from before the
+ * The scenario's memory window as the engine binds it: over its range of the MR, from before the
  * first request (every program binds before it posts), associated with the QP it was
  * bound on when it is of type 2 (IBTA 1.5 §10.6.7.2.1), and invalidated before the first
  * request posted after a `local-invalidate` step (§10.6.7.2.4).
@@ -163,8 +163,8 @@ function windowsOf(scenario: Scenario): ResponderWindow[] {
     {
       parent: REMOTE_STAG,
       stag: WINDOW_STAG,
-      baseTaggedOffset: REMOTE_BASE,
-      length: MR_LENGTH,
+      baseTaggedOffset: REMOTE_BASE + BigInt(bind.range?.at ?? 0),
+      length: bind.range?.length ?? MR_LENGTH,
       access: WINDOW_ACCESS,
       ...(bind.type === 2
         ? { streamId: bind.side === 'responder' ? RESPONDER_STREAM : REQUESTER_STREAM }

@@ -75,6 +75,7 @@ export interface HammerObservation {
 }
 
 export type HammerStep = Extract<Step, { do: 'hammer' }>;
+export type BindMwStep = Extract<Step, { do: 'bind-mw' }>;
 
 /** What a memory-window step (`bind-mw`, `local-invalidate`) observed. */
 export interface WindowStepResult {
@@ -111,7 +112,7 @@ export interface ProgramSide {
   cqEvent(side: Side): Maybe<boolean>;
   hammer(step: HammerStep): Maybe<HammerObservation>;
   /** Binds the scenario's window on `side`'s QP (the `index`-th window request). */
-  bindMw(type: 1 | 2, side: Side, index: number): Maybe<WindowStepResult>;
+  bindMw(step: BindMwStep, index: number): Maybe<WindowStepResult>;
   /** Posts a LOCAL_INV of the window's rkey on `side`'s QP (the `index`-th window request). */
   localInvalidate(side: Side, index: number): Maybe<WindowStepResult>;
   /** Arms the SRQ's limit: `ok` or the errno's name. */
@@ -279,7 +280,7 @@ function* interpret(scenario: Scenario): Generator<Ask, Outcome, unknown> {
         break;
       }
       case 'bind-mw':
-        windowFields('bind', yield* ask((s) => s.bindMw(step.type, step.side, windowRequests++)));
+        windowFields('bind', yield* ask((s) => s.bindMw(step, windowRequests++)));
         break;
       case 'local-invalidate':
         windowFields('inv', yield* ask((s) => s.localInvalidate(step.side, windowRequests++)));

@@ -711,6 +711,22 @@ const MEMORY_WINDOWS: readonly Row[] = [
     program: windowWriteRead(1, 'requester'),
   },
   {
+    // IBTA 1.5 §10.6.7: a window grants access to its own range only, so a Write inside
+    // the MR but outside the window (MR offset 8; the window is bytes 16-31) is a remote
+    // access error (R_Key violation), as for an address past an MR.
+    suffix: 'mw2-outside-window',
+    title: 'Write through a type 2 window over MR bytes 16-31, at MR offset 8',
+    byHand: true,
+    remoteAccess: WINDOW_MR,
+    program: [
+      { do: 'bind-mw', type: 2, side: 'responder', range: { at: 16, length: 16 } },
+      { do: 'post-send', wrs: [WINDOW_WRITE] },
+      { do: 'wait', side: 'requester', count: 1 },
+      { do: 'query', side: 'requester' },
+      { do: 'query', side: 'responder' },
+    ],
+  },
+  {
     // IBTA 1.5 §10.6.7.2.1: a type 2 window is associated with the QP that bound it; an
     // access arriving on another QP is a remote access error (rxe_mw.c rxe_lookup_mw:
     // mw->qp != qp).

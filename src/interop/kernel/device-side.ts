@@ -16,6 +16,7 @@ import { formatValue } from '../compare-format.js';
 import { observedCompletion } from '../observe.js';
 import { operandsOf, type ReceiveUse, traitsOf } from '../operations.js';
 import {
+  type BindMwStep,
   COMPLETION_TIMEOUT_MS,
   type HammerObservation,
   type HammerStep,
@@ -321,17 +322,25 @@ export class DeviceSide implements ProgramSide {
     return true;
   }
 
-  async bindMw(type: 1 | 2, side: Side, index: number): Promise<WindowStepResult> {
+  async bindMw(step: BindMwStep, index: number): Promise<WindowStepResult> {
+    const { type, side } = step;
     const { mr } = this.#responder('bind-mw');
     const { qp } = this.#end(side);
     const wrId = windowWrIdOf(index);
+    const where = {
+      mr,
+      access: WINDOW_ACCESS,
+      ...(step.range === undefined
+        ? {}
+        : { addr: mr.addr + BigInt(step.range.at), length: step.range.length }),
+    };
     const posted = tryVerbs(() => {
       this.#window ??= mr.pd.allocMw(type);
       const mw = this.#window;
-      if (type === 1) qp.bindMw(mw, { mr, access: WINDOW_ACCESS, wrId });
+      if (type === 1) qp.bindMw(mw, { ...where, wrId });
       else
         qp.postSend(
-          { wrId, opcode: 'BIND_MW', bind: { mw, mr, access: WINDOW_ACCESS } },
+          { wrId, opcode: 'BIND_MW', bind: { mw, ...where } },
           side === 'requester' ? this.#options.scenario.postPath : 'legacy',
         );
     });

@@ -71,7 +71,7 @@ function scriptedSide(calls: string[]): ImmediateSide {
     },
     hammer: () => ({ post: 'ok', succeeded: 2, fetched: [1n, 2n], before: 1n }),
     // The bind succeeds without a completion, the invalidation is refused.
-    bindMw: (type, side, index) => {
+    bindMw: ({ type, side }, index) => {
       calls.push(`bindMw ${type} ${side} ${index}`);
       return { result: 'ok' };
     },

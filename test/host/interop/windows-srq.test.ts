@@ -23,8 +23,8 @@ const PAYLOAD = '0x8877665544332211';
 describe('memory-window scenarios on the engine', () => {
   it('windows are rxe rows only, through both post APIs (siw has no windows)', () => {
     const ids = SCENARIOS.filter((s) => s.family === 'memory-windows').map((s) => s.id);
-    expect(ids).toHaveLength(12);
-    expect(ids.filter((id) => id.endsWith('-ex'))).toHaveLength(6);
+    expect(ids).toHaveLength(14);
+    expect(ids.filter((id) => id.endsWith('-ex'))).toHaveLength(7);
     expect(ids.every((id) => id.startsWith('rxe-mw'))).toBe(true);
   });
 
@@ -45,6 +45,25 @@ describe('memory-window scenarios on the engine', () => {
       });
     });
   }
+
+  it('a Write inside the MR but outside the window is a remote access error', () => {
+    expect(fields('rxe-mw2-outside-window')).toEqual({
+      bind1: 'ok',
+      'bind1.status': 'SUCCESS',
+      post1: 'ok',
+      'requester.wc1.wr': 'wr1',
+      'requester.wc1.status': 'REM_ACCESS_ERR',
+      'requester.wc1.vendor_err': '0',
+      'q1.requester.state': 'ERR',
+      'q2.responder.state': 'ERR',
+      'mem[-8]': '0x5a000000000000a5',
+      'mem[0]': '0x5a000800000000ad',
+      'mem[8]': WORD,
+      'mem[16]': '0x5a001800000000bd',
+      'mem[24]': '0x5a002000000000c5',
+      'mem[32]': '0x5a002800000000cd',
+    });
+  });
 
   it('a type 2 window bound on the requester QP is refused on the responder QP (REM_ACCESS_ERR)', () => {
     expect(fields('rxe-mw2-other-qp')).toMatchObject({
