@@ -585,6 +585,30 @@ export const KNOWN_BEHAVIOUR: readonly KnownBehaviour[] = [
     spec: 'IBTA 1.5 §11.4.2.1 (the completion of a Send with Invalidate reports the invalidated R_Key)',
   },
   {
+    id: 'rxe-mw-range-is-the-mr',
+    provider: 'rxe',
+    kernel: SINCE_6_1,
+    scenarios: ['rxe-mw2-outside-window*'],
+    // The Write succeeds and lands: nothing fails, both QPs stay in RTS.
+    observed: {
+      'requester.wc1.status': 'SUCCESS',
+      'requester.wc1.opcode': 'RDMA_WRITE',
+      'requester.wc1.flags': 'none',
+      'requester.wc1.vendor_err': '—',
+      'q1.requester.state': 'RTS',
+      'q2.responder.state': 'RTS',
+      'mem[8]': '0x8877665544332211',
+    },
+    why:
+      "rxe bounds an access through a memory window by the window's MR, not by the window: " +
+      'rxe_resp.c check_rkey looks the window up (rxe_mw.c rxe_lookup_mw checks its rkey, PD, QP, ' +
+      'access and state), then takes mr = mw->mr and checks the range with mr_check_range(mr, ...) ' +
+      'only; mw->addr and mw->length are not consulted (only for a ZERO_BASED window, as the ' +
+      'offset). So a Write inside the MR but outside the window is placed (measured on 6.1.192 and ' +
+      '7.3.4, both post APIs)',
+    spec: 'IBTA 1.5 §10.6.7: a memory window grants remote access to its own range only',
+  },
+  {
     id: 'libsiw-no-query-srq',
     provider: 'siw',
     kernel: SINCE_6_1,
