@@ -42,6 +42,17 @@ export function requireScenario(scenario: unknown, field = 'scenario'): Scenario
     >;
     if (st.do === 'bind-mw')
       window ??= requireInteger('interop', `${field}.program[${i}].type`, st.type, 1, 2);
+    // The SRQ steps and the second QP need the scenario's SRQ (its second responder QP).
+    const needsSrq =
+      st.do === 'srq-limit' ||
+      st.do === 'srq-event' ||
+      (st.do === 'post-send' && st.qp === 'second');
+    if (needsSrq && s.srq !== true)
+      throw new ArgumentError(
+        'interop',
+        `${field}.program[${i}]`,
+        `${String(st.do)}${st.do === 'post-send' ? " on qp 'second'" : ''} needs srq: true`,
+      );
     // IBTA 1.5 o10-37.2.26: only a bound type 2 window can be invalidated.
     if (st.do === 'local-invalidate' && window !== 2)
       throw new ArgumentError(

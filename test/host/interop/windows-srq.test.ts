@@ -151,6 +151,16 @@ describe('SRQ scenarios on the engine', () => {
     expect(f).not.toHaveProperty('wire');
   });
 
+  it('refuses SRQ steps and the second QP in a scenario without an SRQ', () => {
+    const { srq: _, ...base } = scenario('rxe-srq-limit');
+    for (const step of [
+      { do: 'srq-limit', limit: 2 },
+      { do: 'srq-event', timeoutMs: 300 },
+      { do: 'post-send', wrs: [{ kind: 'SEND', payload: 1n }], qp: 'second' },
+    ] as const)
+      expect(() => expectedOutcome({ ...base, program: [step] })).toThrow(ArgumentError);
+  });
+
   it('the limit event comes when fewer than the limit remain, once, and disarms it', () => {
     expect(fields('rxe-srq-limit')).toMatchObject({
       srqLimit1: 'ok',
