@@ -5,6 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { ArgumentError } from '../../../src/errors.js';
 import { expectedOutcome } from '../../../src/interop/expected.js';
+import { judge } from '../../../src/interop/runner.js';
 import type { Scenario } from '../../../src/interop/scenario.js';
 import { SCENARIOS } from '../../../src/interop/scenarios.js';
 
@@ -171,5 +172,50 @@ describe('SRQ scenarios on the engine', () => {
       'responder.wc3.wr': 'recv3',
       'responder.wc3.qp': 'first',
     });
+  });
+});
+
+/** The id of the record that explains a difference. */
+function recordOf(explainedBy: unknown): unknown {
+  return typeof explainedBy === 'object' && explainedBy !== null && 'id' in explainedBy
+    ? explainedBy.id
+    : explainedBy;
+}
+
+describe('the records of these scenarios, judged as the suite judges them', () => {
+  const rxe61 = { provider: 'rxe', kernel: '6.1.0-56-amd64', rdmaCore: '44.0' };
+
+  it('every SRQ receive on rxe carries GRH: known, and no record goes stale', () => {
+    const s = scenario('rxe-srq-two-qps-ex');
+    const engine = expectedOutcome(s);
+    const device = { ...engine.fields };
+    for (const n of [1, 2, 3, 4]) device[`responder.wc${n}.flags`] = 'GRH';
+    const judged = judge(s, engine, { fields: device }, rxe61);
+    expect(judged.verdict).toBe('known');
+    expect(judged.stale).toEqual([]);
+    expect(judged.differences.map((d) => [d.field, recordOf(d.explainedBy)])).toEqual([
+      ['responder.wc1.flags', 'rxe-grh-on-rc-receive'],
+      ['responder.wc2.flags', 'rxe-grh-on-srq-receive'],
+      ['responder.wc3.flags', 'rxe-grh-on-srq-receive'],
+      ['responder.wc4.flags', 'rxe-grh-on-srq-receive'],
+    ]);
+  });
+
+  it("Send with Invalidate's flags are their own record's, not GRH's", () => {
+    const s = scenario('rxe-mw2-send-with-inv');
+    const engine = expectedOutcome(s);
+    const device = { ...engine.fields, 'responder.wc1.flags': 'GRH|IP_CSUM_OK' };
+    const judged = judge(s, engine, { fields: device }, rxe61);
+    expect([judged.verdict, judged.stale]).toEqual(['known', []]);
+    expect(recordOf(judged.differences[0]?.explainedBy)).toBe('rxe-with-inv-reads-ip-csum-ok');
+    // WITH_INV read as it should be is no difference at all; a GRH flag alone is not
+    // what this program's receive shows, and no record explains it.
+    const grhOnly = judge(
+      s,
+      engine,
+      { fields: { ...device, 'responder.wc1.flags': 'GRH' } },
+      rxe61,
+    );
+    expect(grhOnly.verdict).toBe('divergence');
   });
 });
