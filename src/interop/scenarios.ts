@@ -738,8 +738,8 @@ const MEMORY_WINDOWS: readonly Row[] = [
   },
   {
     // IBTA 1.5 §10.6.7.2.4: LOCAL_INV invalidates the window; a later access with its rkey
-    // is a remote access error (C9-... R_Key violation), which moves the responder QP to
-    // ERR (IBTA §9.9.3.1.3 class C; rxe_resp.c do_class_ac_error).
+    // is an R_Key violation: NAK Remote Access Error (IBTA 1.5 §9.7.5.2.8), which moves the
+    // responder QP to ERR as well (rxe_resp.c do_class_ac_error).
     suffix: 'mw2-invalidated',
     title: 'Write through a type 2 window, LOCAL_INV on the responder, Write again',
     byHand: true,
