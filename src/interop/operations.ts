@@ -52,7 +52,7 @@ export interface OperationTraits {
   readonly createFlag: QpCreateFlag | null;
   /**
    * Invalidates the scenario's memory window at the responder when it is placed (Send
-   * with Invalidate: IBTA 1.5 §9.4.1.2 and §10.6.7.2.4, RFC 5040 §5.3): the request
+   * with Invalidate: IBTA 1.5 §9.4.1 and §10.6.7.2.4, RFC 5040 §5.3): the request
    * carries the window's rkey.
    */
   readonly invalidatesWindow: boolean;

@@ -753,7 +753,7 @@ const MEMORY_WINDOWS: readonly Row[] = [
     ],
   },
   {
-    // IBTA 1.5 §9.4.1.2 / §10.6.7.2.4 (RFC 5040 §5.3 on iWARP): the Send invalidates the
+    // IBTA 1.5 §9.4.1 / §10.6.7.2.4 (RFC 5040 §5.3 on iWARP): the Send invalidates the
     // window as its receive completes (WITH_INV, invalidated_rkey); a later Write with that
     // rkey is a remote access error.
     suffix: 'mw2-send-with-inv',

@@ -80,7 +80,7 @@ export interface SendRequest extends Base {
 
 /**
  * `SEND_WITH_INV`: a Send that also invalidates the responder's STag `invalidateRkey`
- * when it is placed (IBTA 1.5 §9.4.1.2 Send with Invalidate, the IETH; RFC 5040 §4.1 and
+ * when it is placed (IBTA 1.5 §9.4.1 Send with Invalidate, the IETH; RFC 5040 §4.1 and
  * §5.3: Send with Invalidate carries the STag in the Invalidate STag field). The
  * responder's receive completion carries WITH_INV and the rkey (IBTA 1.5 §11.4.2.1).
  */
