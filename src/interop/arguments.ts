@@ -8,10 +8,12 @@ import {
   requireArray,
   requireBigint,
   requireBoolean,
+  requireInteger,
   requireName,
   requireObject,
   requireString,
 } from '../arguments.js';
+import { ArgumentError } from '../errors.js';
 import type { RunEnvironment } from './environment.js';
 import type { Environment } from './known-behaviour.js';
 import { DEVICES, type Scenario } from './scenario.js';
@@ -33,8 +35,31 @@ export function requireScenario(scenario: unknown, field = 'scenario'): Scenario
     );
   requireBigint('interop', `${field}.initial`, s.initial, 0n, 0xffff_ffff_ffff_ffffn);
   requireArray('interop', `${field}.remoteAccess`, s.remoteAccess);
+  let window: number | undefined;
   requireArray('interop', `${field}.program`, s.program).forEach((step, i) => {
-    requireObject('interop', `${field}.program[${i}]`, step);
+    const st = requireObject('interop', `${field}.program[${i}]`, step) as Readonly<
+      Record<string, unknown>
+    >;
+    if (st.do === 'bind-mw')
+      window ??= requireInteger('interop', `${field}.program[${i}].type`, st.type, 1, 2);
+    // The SRQ steps and the second QP need the scenario's SRQ (its second responder QP).
+    const needsSrq =
+      st.do === 'srq-limit' ||
+      st.do === 'srq-event' ||
+      (st.do === 'post-send' && st.qp === 'second');
+    if (needsSrq && s.srq !== true)
+      throw new ArgumentError(
+        'interop',
+        `${field}.program[${i}]`,
+        `${String(st.do)}${st.do === 'post-send' ? " on qp 'second'" : ''} needs srq: true`,
+      );
+    // IBTA 1.5 o10-37.2.26: only a bound type 2 window can be invalidated.
+    if (st.do === 'local-invalidate' && window !== 2)
+      throw new ArgumentError(
+        'interop',
+        `${field}.program[${i}]`,
+        'a local-invalidate needs a type 2 window bound by an earlier bind-mw step (IBTA 1.5 o10-37.2.26)',
+      );
   });
   requireBoolean('interop', `${field}.captureWire`, s.captureWire);
   return scenario as Scenario;

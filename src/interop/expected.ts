@@ -8,6 +8,9 @@
 import {
   projectIwarp,
   projectRoce,
+  REQUESTER_STREAM,
+  RESPONDER_STREAM,
+  type ResponderWindow,
   type TransportOutcome,
   type VerbsScenario,
 } from '../engine/projection/project.js';
@@ -16,9 +19,10 @@ import type { LocalSge, WorkRequest } from '../engine/requester/work-request.js'
 import { ACCESS_FLAGS } from '../ibverbs/access-flags.js';
 import type { Access } from '../verbs/mr.js';
 import { requireScenario } from './arguments.js';
+import { formatValue } from './compare-format.js';
 import { observedCompletion } from './observe.js';
 import { OPERATION_TRAITS, operandsOf, traitsOf } from './operations.js';
-import { type ImmediateSide, runProgramNow } from './program.js';
+import { type ImmediateSide, runProgramNow, type WindowStepResult } from './program.js';
 import { DEFAULT_RNR_RETRY, receivePostTimes, servedByRetry, timersOf } from './rnr-timing.js';
 import {
   DEFAULT_TARGET,
@@ -31,6 +35,7 @@ import {
   type Operation,
   type Outcome,
   payloadBytes,
+  type RequesterQp,
   recvIdOf,
   responderWrIdOf,
   type Scenario,
@@ -45,6 +50,10 @@ import { type WireRegion, wireLine } from './wire.js';
 
 /** The engine's stand-ins for what the kernel assigns (any values do; these are fixed). */
 const REMOTE_STAG = 0x1a2b3c4d;
+/** The rkey of the scenario's memory window (a `bind-mw` step binds it). */
+const WINDOW_STAG = 0x1a2b3e02;
+/** The rights a bound window grants (scenario.ts `bind-mw`). */
+const WINDOW_ACCESS = ACCESS_FLAGS.REMOTE_READ | ACCESS_FLAGS.REMOTE_WRITE;
 /** A key the responder never issued (invalid-rkey scenarios). */
 const UNKNOWN_STAG = 0x1a2b3cff;
 /** An 8-aligned virtual address for the MR's first byte, as a registered Buffer has. */
@@ -110,11 +119,13 @@ function localDataOf(op: Operation, index: number): Partial<WorkRequest> {
 export function engineWorkRequest(op: Operation, index: number): WorkRequest {
   const traits = traitsOf(op.kind);
   const remoteAddr = REMOTE_BASE + BigInt(op.target ?? DEFAULT_TARGET);
-  const rkey = op.rkey === 'invalid' ? UNKNOWN_STAG : REMOTE_STAG;
+  const rkey =
+    op.rkey === 'invalid' ? UNKNOWN_STAG : op.rkey === 'window' ? WINDOW_STAG : REMOTE_STAG;
   return {
     wrId: wrIdOf(index),
     opcode: traits.opcode,
     ...(traits.remote ? { remoteAddr, rkey } : {}),
+    ...(traits.invalidatesWindow ? { invalidateRkey: WINDOW_STAG } : {}),
     ...localDataOf(op, index),
     // IBV_SEND_SOLICITED means something only to a request that consumes a receive.
     ...(op.solicited === true && traits.consumesReceive !== null ? { solicited: true } : {}),
@@ -130,6 +141,37 @@ function responderQpAccessAtFirstPost(scenario: Scenario): readonly Access[] {
     if (step.do === 'modify' && step.side === 'responder') access = step.access;
   }
   return access;
+}
+
+/**
+ * The scenario's memory window as the engine binds it: over its range of the MR, from before the
+ * first request (every program binds before it posts), associated with the QP it was
+ * bound on when it is of type 2 (IBTA 1.5 §10.6.7.2.1), and invalidated before the first
+ * request posted after a `local-invalidate` step (§10.6.7.2.4).
+ */
+function windowsOf(scenario: Scenario): ResponderWindow[] {
+  let bind: Extract<Step, { do: 'bind-mw' }> | undefined;
+  let posted = 0;
+  let invalidatedBefore: number | undefined;
+  for (const step of scenario.program) {
+    if (step.do === 'bind-mw') bind ??= step;
+    if (step.do === 'post-send' && step.side !== 'responder') posted += step.wrs.length;
+    if (step.do === 'local-invalidate') invalidatedBefore ??= posted;
+  }
+  if (bind === undefined) return [];
+  return [
+    {
+      parent: REMOTE_STAG,
+      stag: WINDOW_STAG,
+      baseTaggedOffset: REMOTE_BASE + BigInt(bind.range?.at ?? 0),
+      length: bind.range?.length ?? MR_LENGTH,
+      access: WINDOW_ACCESS,
+      ...(bind.type === 2
+        ? { streamId: bind.side === 'responder' ? RESPONDER_STREAM : REQUESTER_STREAM }
+        : {}),
+      ...(invalidatedBefore === undefined ? {} : { invalidatedBefore }),
+    },
+  ];
 }
 
 /** The engine's memory regions, named as the wire lines name them. */
@@ -165,6 +207,7 @@ export function verbsScenarioOf(
     .map(({ id, length }) => ({ id, length }));
   const operations = workRequestsOf(scenario).slice(0, wrCount);
   const depth = scenario.initiatorDepth ?? DEFAULT_IRD_ORD;
+  const windows = windowsOf(scenario);
   return {
     responder: {
       buffers: [
@@ -178,6 +221,7 @@ export function verbsScenarioOf(
         },
       ],
       receives,
+      ...(windows.length === 0 ? {} : { windows }),
       ird: DEFAULT_IRD_ORD,
       protectionDomain: PROTECTION_DOMAIN,
       ...(scenario.responderExtensions === undefined
@@ -326,8 +370,36 @@ function engineSide(scenario: Scenario): ImmediateSide {
     ...projected.invalid.map((e) => e.wrId),
   ]);
   let memory = memoryAfter(scenario, projected);
+  const invalidatesRemotely = workRequestsOf(scenario).some(
+    (op) => traitsOf(op.kind).invalidatesWindow,
+  );
+  const windowSteps = (): WindowStepResult => ({ result: 'ok', status: 'SUCCESS' });
+  // The SRQ (IBTA 1.5 §10.2.9): one receive queue, its receives taken in posting order by
+  // whichever QP a Send arrives on, so the projection's one stream consumes them in the
+  // order the program posts its Sends; `consumers` names the QP of each consuming request.
+  const consumers = consumingQps(scenario);
+  const receivesServed = projected.responder.completions.filter(
+    (wc) => wc.status === 'SUCCESS' && wc.opcode?.startsWith('RECV') === true,
+  ).length;
+  const srq = { posted: 0, consumed: 0, consumersPosted: 0, limit: 0, reached: false };
+  let recvCompletions = 0;
   return {
     postSend: (side, wrs, first) => {
+      if (side === 'requester') {
+        // ibv_modify_srq(3): the event comes once the WRs in the SRQ drop below srq_limit
+        // (rxe_resp.c get_srq_wqe, siw_qp_rx.c siw_rqe_get test it as each receive is
+        // taken), once; ibv_query_srq(3): srq_limit then reads 0 (no longer armed).
+        srq.consumersPosted += wrs.filter(
+          (op) => traitsOf(op.kind).consumesReceive !== null,
+        ).length;
+        while (srq.consumed < Math.min(srq.consumersPosted, receivesServed)) {
+          srq.consumed += 1;
+          if (srq.limit > 0 && srq.posted - srq.consumed < srq.limit) {
+            srq.limit = 0;
+            srq.reached = true;
+          }
+        }
+      }
       if (side === 'responder') {
         wrs.forEach((_, i) => {
           completions.responder.push(responderWrite(responderWrIdOf(first + i), state));
@@ -339,16 +411,28 @@ function engineSide(scenario: Scenario): ImmediateSide {
       const detail = projected.notExpressible.find((e) => e.wrId === bad)?.detail;
       return { result: 'not-expressible', ...(detail === undefined ? {} : { note: detail }) };
     },
-    postRecv: () => {},
+    postRecv: () => {
+      srq.posted += 1;
+    },
     nextCompletion: (side) => {
       const wc = completions[side][consumed[side]];
       if (wc === undefined) return undefined;
       consumed[side] += 1;
+      const isReceive = side === 'responder' && wc.opcode?.startsWith('RECV') === true;
+      const qp =
+        scenario.srq === true && side === 'responder'
+          ? ((isReceive ? consumers[recvCompletions++] : undefined) ?? 'first')
+          : undefined;
       return {
         completion: observedCompletion(wc, {
           imm: wc.immData?.host,
           immRaw: wc.immData?.network,
           vendorErr: 0,
+          invalidated:
+            invalidatesRemotely && wc.status === 'SUCCESS' && wc.opcode === 'RECV'
+              ? windowName(wc.invalidatedRkey ?? 0)
+              : undefined,
+          qp,
         }),
         // An atomic's original value; a Read's data: the target word after the work
         // requests before it.
@@ -376,12 +460,43 @@ function engineSide(scenario: Scenario): ImmediateSide {
       memory = result.memory;
       return { post: 'ok', succeeded: result.succeeded, fetched: result.fetched, before };
     },
+    // The engine binds and invalidates the window in the projection (windowsOf): the
+    // requests themselves succeed (the catalogue binds a free window once, IBTA 1.5
+    // o10-37.2.30, and invalidates only a bound type 2 one, o10-37.2.26).
+    bindMw: windowSteps,
+    srqLimit: (limit) => {
+      srq.limit = limit;
+      return 'ok';
+    },
+    srqEvent: () => {
+      const reached = srq.reached;
+      srq.reached = false;
+      return { reached, limit: String(srq.limit) };
+    },
+    // requireScenario refuses a local-invalidate without a type 2 window bound before it.
+    localInvalidate: windowSteps,
     memory: () => memory,
     wire: () =>
       scenario.captureWire
         ? projected.iwarpWire.map((w) => wireLine(w.from, w.message, ENGINE_REGIONS)).join('\n')
         : undefined,
   };
+}
+
+/** The requester QP of each request that consumes a receive, in posting order. */
+function consumingQps(scenario: Scenario): RequesterQp[] {
+  return scenario.program.flatMap((step) =>
+    step.do === 'post-send' && step.side !== 'responder'
+      ? step.wrs
+          .filter((op) => traitsOf(op.kind).consumesReceive !== null)
+          .map(() => step.qp ?? 'first')
+      : [],
+  );
+}
+
+/** How a completion names an rkey a Send with Invalidate invalidated. */
+function windowName(rkey: number): string {
+  return rkey === WINDOW_STAG ? 'window' : formatValue(rkey);
 }
 
 /** What the reference engine says a verbs program sees for `scenario`. */

@@ -600,14 +600,85 @@ export const KNOWN_BEHAVIOUR: readonly KnownBehaviour[] = [
     id: 'rxe-grh-on-rc-receive',
     provider: 'rxe',
     kernel: SINCE_6_1,
-    scenarios: ['rxe-*'],
-    // Every program's receive is the responder's first completion.
-    observed: { 'responder.wc1.flags': /^GRH(\|.+)?$/ },
+    // Not the Send with Invalidate programs: their receive's flags are another record's.
+    scenarios: ['rxe-!(mw2-send-with-inv*)'],
+    // Every program's receive is the responder's first completion (the SRQ programs' later
+    // ones: rxe-grh-on-srq-receive). Only GRH and GRH|WITH_IMM: a further flag is a
+    // difference of its own (rxe-with-inv-reads-ip-csum-ok).
+    observed: { 'responder.wc1.flags': /^GRH(\|WITH_IMM)?$/ },
     why:
       'rxe sets IB_WC_GRH on every receive completion of a RoCE QP, RC included (rxe_resp.c do_complete: ' +
       'wc_flags = IB_WC_GRH for RoCE), where the engine follows IBTA (a GRH flag only when a GRH was ' +
       'received into the buffer, which RC receives do not report)',
     spec: 'IBTA 11.4.2.1 (ibv_wc wc_flags)',
+  },
+  {
+    // A record of its own: on the other programs a later responder completion is a Write
+    // back, whose flags a field glob over every completion would name without explaining.
+    id: 'rxe-grh-on-srq-receive',
+    provider: 'rxe',
+    kernel: SINCE_6_1,
+    scenarios: ['rxe-srq-*'],
+    observed: { 'responder.wc{2,3,4}.flags': 'GRH' },
+    why:
+      'as rxe-grh-on-rc-receive, for the later receives of the SRQ programs: rxe_resp.c do_complete ' +
+      'sets IB_WC_GRH on every user receive completion of a RoCE QP, whether its receive came from ' +
+      'the QP or from an SRQ (get_srq_wqe)',
+    spec: 'IBTA 11.4.2.1 (ibv_wc wc_flags)',
+  },
+  {
+    id: 'rxe-with-inv-reads-ip-csum-ok',
+    provider: 'rxe',
+    kernel: SINCE_6_1,
+    scenarios: ['rxe-mw2-send-with-inv*'],
+    // The receive of the Send with Invalidate (the invalidated rkey itself is right).
+    observed: { 'responder.wc1.flags': 'GRH|IP_CSUM_OK' },
+    why:
+      "rxe_resp.c do_complete writes the kernel's flag bits into the user-space CQE (uwc->wc_flags |= " +
+      'IB_WC_WITH_INVALIDATE, 1 << 2 in include/rdma/ib_verbs.h, next to IB_WC_GRH of ' +
+      'rxe-grh-on-rc-receive), and librxe hands that CQE to the program as its ibv_wc; in libibverbs ' +
+      '1 << 2 is IBV_WC_IP_CSUM_OK (verbs.h: IBV_WC_WITH_INV is 1 << 3), so a program reads ' +
+      'GRH|IP_CSUM_OK and no WITH_INV for a Send with Invalidate (measured on 6.1.192 / rdma-core 44 ' +
+      'and 7.3.4 / rdma-core 56.1); invalidated_rkey is right',
+    spec: 'IBTA 1.5 §11.4.2.1 (the completion of a Send with Invalidate reports the invalidated R_Key)',
+  },
+  {
+    id: 'rxe-mw-range-is-the-mr',
+    provider: 'rxe',
+    kernel: SINCE_6_1,
+    scenarios: ['rxe-mw2-outside-window*'],
+    // The Write succeeds and lands: nothing fails, both QPs stay in RTS.
+    observed: {
+      'requester.wc1.status': 'SUCCESS',
+      'requester.wc1.opcode': 'RDMA_WRITE',
+      'requester.wc1.flags': 'none',
+      'requester.wc1.vendor_err': '—',
+      'q1.requester.state': 'RTS',
+      'q2.responder.state': 'RTS',
+      'mem[8]': '0x8877665544332211',
+    },
+    why:
+      "rxe bounds an access through a memory window by the window's MR, not by the window: " +
+      'rxe_resp.c check_rkey looks the window up (rxe_mw.c rxe_lookup_mw checks its rkey, PD, QP, ' +
+      'access and state), then takes mr = mw->mr and checks the range with mr_check_range(mr, ...) ' +
+      'only; mw->addr and mw->length are not consulted (only for a ZERO_BASED window, as the ' +
+      'offset). So a Write inside the MR but outside the window is placed (measured on 6.1.192 and ' +
+      '7.3.4, both post APIs)',
+    spec: 'IBTA 1.5 §10.6.7: a memory window grants remote access to its own range only',
+  },
+  {
+    id: 'libsiw-no-query-srq',
+    provider: 'siw',
+    kernel: SINCE_6_1,
+    rdmaCore: SINCE_RDMA_CORE_44,
+    scenarios: ['siw-srq-limit'],
+    observed: { 'srqEvent*.limit': 'EOPNOTSUPP' },
+    why:
+      'libsiw has no query_srq: rdma-core providers/siw/siw.c siw_context_ops sets create_srq, ' +
+      'modify_srq, post_srq_recv and destroy_srq only, so ibv_query_srq fails with EOPNOTSUPP and a ' +
+      'program cannot read whether the limit is still armed (the event itself comes: siw_qp_rx.c ' +
+      'siw_rqe_get; measured on 6.1.192 / rdma-core 44 and 7.3.4 / rdma-core 56.1)',
+    spec: 'ibv_query_srq(3): srq_limit reads 0 once the limit event fired',
   },
   {
     id: 'rxe-send-cqe-with-imm',

@@ -4,7 +4,7 @@
  */
 import { formatValue } from './compare-format.js';
 import { traitsOf } from './operations.js';
-import { type Operation, type Side, wrName } from './scenario.js';
+import { type Operation, type RequesterQp, type Side, wrName } from './scenario.js';
 
 /** A completion as both sides report it (a subset of `struct ibv_wc` plus the fetched word). */
 export interface ObservedCompletion {
@@ -18,6 +18,17 @@ export interface ObservedCompletion {
   /** imm_data as a little-endian host reads the raw field. */
   readonly immRaw: number | undefined;
   readonly vendorErr: number;
+  /**
+   * The rkey a Send with Invalidate invalidated (ibv_wc.invalidated_rkey, IBTA 1.5
+   * §11.4.2.1), named: `window` for the scenario's window's; given only on the receive
+   * completions of a program that invalidates remotely.
+   */
+  readonly invalidated?: string;
+  /**
+   * Which responder QP the completion is of (ibv_wc.qp_num named `first` or `second`),
+   * given only for the responder in a scenario with an SRQ.
+   */
+  readonly qp?: RequesterQp;
   /** The local 8 bytes after a successful fetching operation (Read data, atomic original). */
   readonly fetched: bigint | undefined;
 }
@@ -31,7 +42,7 @@ type CommonCompletion = Pick<
 /** A completion as a side polled it: the common fields, then the side's own. */
 export function observedCompletion(
   wc: CommonCompletion,
-  own: Pick<ObservedCompletion, 'imm' | 'immRaw' | 'vendorErr'>,
+  own: Pick<ObservedCompletion, 'imm' | 'immRaw' | 'vendorErr' | 'invalidated' | 'qp'>,
 ): Omit<ObservedCompletion, 'fetched'> {
   const { wrId, status, opcode, byteLen, flags } = wc;
   return { wrId, status, opcode, byteLen, flags, ...own };
@@ -54,6 +65,7 @@ export function completionFields(
     [`${p}.wr`]: wrName(wc.wrId),
     [`${p}.status`]: wc.status,
   };
+  if (wc.qp !== undefined) fields[`${p}.qp`] = wc.qp;
   if (wc.status !== 'SUCCESS') {
     fields[`${p}.vendor_err`] = formatValue(wc.vendorErr);
     return fields;
@@ -67,6 +79,7 @@ export function completionFields(
     fields[`${p}.imm`] = formatValue(wc.imm);
     fields[`${p}.imm_raw`] = formatValue(wc.immRaw);
   }
+  if (wc.invalidated !== undefined) fields[`${p}.inv_rkey`] = wc.invalidated;
   if (side === 'requester' && traits?.fetches) fields[`${p}.fetched`] = formatValue(wc.fetched);
   return fields;
 }

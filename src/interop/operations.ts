@@ -28,7 +28,7 @@ export type LocalData = 'payload' | 'read-data' | 'atomic-original' | 'none';
 export type ReceiveUse = 'send' | 'write-imm';
 
 /** A requester QP creation flag (ibv_create_qp_ex send_ops_flags) the operation needs. */
-export type QpCreateFlag = keyof Pick<QpOptions, 'atomicWrite' | 'flush'>;
+export type QpCreateFlag = keyof Pick<QpOptions, 'atomicWrite' | 'flush' | 'memoryWindowOps'>;
 
 export interface OperationTraits {
   /** The work-request opcode: the same name in the engine and in libibverbs (`IBV_WR_*`). */
@@ -44,11 +44,18 @@ export interface OperationTraits {
   /** Is an 8-byte atomic (RFC 7306 §5.1 / IBTA 9.4.5): alignment and REMOTE_ATOMIC apply. */
   readonly atomic: boolean;
   /**
-   * The creation flag of an IBTA 1.5 memory placement operation (Annex A19: ATOMIC WRITE,
-   * FLUSH; not RFC 7306): RoCE only, posted through ibv_wr_* on a requester QP created
-   * for it (send_ops_flags); null for every other operation.
+   * The creation flag an extended requester QP needs for it (send_ops_flags): an IBTA 1.5
+   * memory placement operation (Annex A19: ATOMIC WRITE, FLUSH; not RFC 7306; RoCE only,
+   * posted through ibv_wr_*), or the memory-window operations (SEND_WITH_INV:
+   * IBV_QP_EX_WITH_SEND_WITH_INV); null for every other operation.
    */
   readonly createFlag: QpCreateFlag | null;
+  /**
+   * Invalidates the scenario's memory window at the responder when it is placed (Send
+   * with Invalidate: IBTA 1.5 §9.4.1 and §10.6.7.2.4, RFC 5040 §5.3): the request
+   * carries the window's rkey.
+   */
+  readonly invalidatesWindow: boolean;
   /**
    * The remote rights it uses that the responder QP must enable as well as the MR (IBTA
    * 10.6.3.3; for FLUSH IBTA 1.5 Annex A19: rxe_resp.c check_qp_attr_access checks the
@@ -75,6 +82,7 @@ export const OPERATION_TRAITS = {
     fetches: false,
     atomic: false,
     createFlag: null,
+    invalidatesWindow: false,
     qpGatedRights: ['REMOTE_WRITE'],
     consumesReceive: null,
     operands: [],
@@ -89,6 +97,7 @@ export const OPERATION_TRAITS = {
     fetches: false,
     atomic: false,
     createFlag: null,
+    invalidatesWindow: false,
     qpGatedRights: ['REMOTE_WRITE'],
     consumesReceive: 'write-imm',
     operands: ['immData'],
@@ -103,6 +112,7 @@ export const OPERATION_TRAITS = {
     fetches: false,
     atomic: false,
     createFlag: null,
+    invalidatesWindow: false,
     qpGatedRights: [],
     consumesReceive: 'send',
     operands: [],
@@ -117,9 +127,25 @@ export const OPERATION_TRAITS = {
     fetches: false,
     atomic: false,
     createFlag: null,
+    invalidatesWindow: false,
     qpGatedRights: [],
     consumesReceive: 'send',
     operands: ['immData'],
+    reportsByteLen: false,
+    ordering: 'send',
+  },
+  SEND_WITH_INV: {
+    opcode: 'SEND_WITH_INV',
+    completes: 'SEND',
+    remote: false,
+    localData: 'payload',
+    fetches: false,
+    atomic: false,
+    createFlag: 'memoryWindowOps',
+    invalidatesWindow: true,
+    qpGatedRights: [],
+    consumesReceive: 'send',
+    operands: [],
     reportsByteLen: false,
     ordering: 'send',
   },
@@ -131,6 +157,7 @@ export const OPERATION_TRAITS = {
     fetches: true,
     atomic: false,
     createFlag: null,
+    invalidatesWindow: false,
     qpGatedRights: ['REMOTE_READ'],
     consumesReceive: null,
     operands: [],
@@ -145,6 +172,7 @@ export const OPERATION_TRAITS = {
     fetches: true,
     atomic: true,
     createFlag: null,
+    invalidatesWindow: false,
     qpGatedRights: ['REMOTE_ATOMIC'],
     consumesReceive: null,
     operands: ['add'],
@@ -159,6 +187,7 @@ export const OPERATION_TRAITS = {
     fetches: true,
     atomic: true,
     createFlag: null,
+    invalidatesWindow: false,
     qpGatedRights: ['REMOTE_ATOMIC'],
     consumesReceive: null,
     operands: ['compare', 'swap'],
@@ -175,6 +204,7 @@ export const OPERATION_TRAITS = {
     // Aligned like an atomic (A19), but needs Remote Write, not Remote Atomic.
     atomic: false,
     createFlag: 'atomicWrite',
+    invalidatesWindow: false,
     qpGatedRights: ['REMOTE_WRITE'],
     consumesReceive: null,
     operands: ['atomicValue'],
@@ -190,6 +220,7 @@ export const OPERATION_TRAITS = {
     fetches: false,
     atomic: false,
     createFlag: 'flush',
+    invalidatesWindow: false,
     qpGatedRights: ['FLUSH_GLOBAL', 'FLUSH_PERSISTENT'],
     consumesReceive: null,
     operands: ['flush'],

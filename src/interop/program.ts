@@ -1,7 +1,8 @@
 /**
  * The one interpreter of a scenario's program. It owns the step switch, the counters,
  * the observation field names (`postN`, `side.wcN.*`, `qN.side.state`, `modifyN`,
- * `hammerN.*`, `eventN.side`, `mem[*]`, `ordering`, `wire`) and the wait accounting; a
+ * `hammerN.*`, `eventN.side`, `bindN`, `invN`, `srqLimitN`, `srqEventN`, `mem[*]`,
+ * `ordering`, `wire`) and the wait accounting; a
  * {@link ProgramSide} does the steps: the engine (expected.ts, a view over the projection)
  * or a device (kernel/device-side.ts, for the one-guest suite and the link requester
  * alike).
@@ -24,6 +25,7 @@ import { timerClass } from './rnr-timing.js';
 import {
   type Operation,
   type Outcome,
+  type RequesterQp,
   type Scenario,
   type Side,
   type Step,
@@ -73,6 +75,15 @@ export interface HammerObservation {
 }
 
 export type HammerStep = Extract<Step, { do: 'hammer' }>;
+export type BindMwStep = Extract<Step, { do: 'bind-mw' }>;
+
+/** What a memory-window step (`bind-mw`, `local-invalidate`) observed. */
+export interface WindowStepResult {
+  /** What the post (ibv_bind_mw, ibv_post_send) returned: `ok` or the errno's name. */
+  readonly result: string;
+  /** Its completion's status, undefined when none came. */
+  readonly status?: string;
+}
 
 /** What runs the steps: one method per step kind, plus the memory and wire read at the end. */
 export interface ProgramSide {
@@ -80,7 +91,12 @@ export interface ProgramSide {
    * Posts `wrs` on `side`, numbered from `first` (the requester's work requests:
    * wrIdOf(first + i); the responder's Writes back: responderWrIdOf(first + i)).
    */
-  postSend(side: Side, wrs: readonly Operation[], first: number): Maybe<PostResult>;
+  postSend(
+    side: Side,
+    wrs: readonly Operation[],
+    first: number,
+    qp: RequesterQp,
+  ): Maybe<PostResult>;
   /** Posts the `index`-th receive on the responder, for a Send or a write-with-immediate. */
   postRecv(index: number, use: ReceiveUse): Maybe<void>;
   /** The side's next completion, or undefined when none comes within `timeoutMs`. */
@@ -95,6 +111,17 @@ export interface ProgramSide {
   /** Whether the armed CQ's event came; the completion that woke it stays for a wait. */
   cqEvent(side: Side): Maybe<boolean>;
   hammer(step: HammerStep): Maybe<HammerObservation>;
+  /** Binds the scenario's window on `side`'s QP (the `index`-th window request). */
+  bindMw(step: BindMwStep, index: number): Maybe<WindowStepResult>;
+  /** Posts a LOCAL_INV of the window's rkey on `side`'s QP (the `index`-th window request). */
+  localInvalidate(side: Side, index: number): Maybe<WindowStepResult>;
+  /** Arms the SRQ's limit: `ok` or the errno's name. */
+  srqLimit(limit: number): Maybe<string>;
+  /**
+   * Whether SRQ_LIMIT_REACHED came within `timeoutMs`, and the srq_limit read after it
+   * (a number, or the errno's name of a refused ibv_query_srq).
+   */
+  srqEvent(timeoutMs: number): Maybe<{ readonly reached: boolean; readonly limit: string }>;
   /**
    * The responder's buffer after the program (guards included), or undefined where this
    * side does not hold it (the link requester: the responder's guest reports it).
@@ -153,6 +180,16 @@ function* interpret(scenario: Scenario): Generator<Ask, Outcome, unknown> {
   let modifyStep = 0;
   let hammerStep = 0;
   let eventStep = 0;
+  let windowRequests = 0;
+  let srqLimitStep = 0;
+  let srqEventStep = 0;
+  const windowStep = { bind: 0, inv: 0 };
+  const windowFields = (name: 'bind' | 'inv', result: WindowStepResult): void => {
+    windowStep[name] += 1;
+    fields[`${name}${windowStep[name]}`] = result.result;
+    if (result.result === 'ok')
+      fields[`${name}${windowStep[name]}.status`] = result.status ?? 'none';
+  };
   for (const step of scenario.program) {
     switch (step.do) {
       case 'post-send': {
@@ -161,7 +198,7 @@ function* interpret(scenario: Scenario): Generator<Ask, Outcome, unknown> {
         const first = side === 'responder' ? responderPosted : posted;
         if (side === 'responder') responderPosted += step.wrs.length;
         else posted += step.wrs.length;
-        const post = yield* ask((s) => s.postSend(side, step.wrs, first));
+        const post = yield* ask((s) => s.postSend(side, step.wrs, first, step.qp ?? 'first'));
         fields[`post${postStep}`] = post.result;
         if (post.note !== undefined) notes.push(post.note);
         if (side === 'responder') {
@@ -240,6 +277,22 @@ function* interpret(scenario: Scenario): Generator<Ask, Outcome, unknown> {
             step.add,
           ),
         );
+        break;
+      }
+      case 'bind-mw':
+        windowFields('bind', yield* ask((s) => s.bindMw(step, windowRequests++)));
+        break;
+      case 'local-invalidate':
+        windowFields('inv', yield* ask((s) => s.localInvalidate(step.side, windowRequests++)));
+        break;
+      case 'srq-limit':
+        fields[`srqLimit${++srqLimitStep}`] = yield* ask((s) => s.srqLimit(step.limit));
+        break;
+      case 'srq-event': {
+        const n = ++srqEventStep;
+        const seen = yield* ask((s) => s.srqEvent(step.timeoutMs));
+        fields[`srqEvent${n}`] = seen.reached ? 'limit-reached' : 'none';
+        fields[`srqEvent${n}.limit`] = seen.limit;
         break;
       }
       default:

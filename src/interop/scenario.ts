@@ -40,6 +40,14 @@ export function connectionOf(scenario: Pick<Scenario, 'device' | 'connect'>): Co
 /** The two QPs of a pair: the requester posts the scenario's operations. */
 export type Side = 'requester' | 'responder';
 
+/** Which of the requester's QPs posts (`second` only in a scenario with an SRQ). */
+export type RequesterQp = 'first' | 'second';
+
+/** True when the program posts on the requester's second QP. */
+export function usesSecondQp(scenario: Pick<Scenario, 'program'>): boolean {
+  return scenario.program.some((s) => s.do === 'post-send' && s.qp === 'second');
+}
+
 /**
  * The responder's memory region: 32 bytes (four words at MR offsets 0, 8, 16, 24) inside
  * a 48-byte buffer, with one guard word on each side (offsets -8 and 32), so that a write
@@ -61,8 +69,11 @@ export interface Operation extends OperandValues {
   readonly payload?: bigint;
   /** Bytes a Write or Send carries: 0, 8 (default) or 16 (see {@link payloadBytes}). */
   readonly length?: 0 | 8 | 16;
-  /** `invalid`: an rkey the responder never issued. */
-  readonly rkey?: 'valid' | 'invalid';
+  /**
+   * `valid`: the responder MR's rkey; `invalid`: an rkey the responder never issued;
+   * `window`: the rkey of the scenario's memory window (a `bind-mw` step binds it).
+   */
+  readonly rkey?: 'valid' | 'invalid' | 'window';
   /**
    * The local SGE: `valid` (8 bytes of the local buffer), `invalid-lkey`, `short` (4
    * bytes), `none` (no SGE at all).
@@ -79,10 +90,20 @@ export type Step =
    * `side` says `responder`: then each request is an 8-byte RDMA Write back into the
    * requester's buffer (what a further post on the responder QP gets).
    */
-  | { readonly do: 'post-send'; readonly wrs: readonly Operation[]; readonly side?: Side }
+  | {
+      readonly do: 'post-send';
+      readonly wrs: readonly Operation[];
+      readonly side?: Side;
+      /**
+       * `second`: the requester's second QP (a scenario with `srq`), connected to the
+       * responder's second QP, which receives through the same SRQ; default `first`.
+       */
+      readonly qp?: RequesterQp;
+    }
   /**
    * One receive on the responder: `send` = 8 bytes over the target word; `write-imm` = what
-   * write-with-immediate consumes on the transport (none on RoCE, 8 bytes on iWARP).
+   * write-with-immediate consumes on the transport (none on RoCE, 8 bytes on iWARP). In a
+   * scenario with `srq` it is posted to the SRQ (ibv_post_srq_recv).
    */
   | { readonly do: 'post-recv'; readonly for: ReceiveUse }
   /**
@@ -114,6 +135,41 @@ export type Step =
    * (`eventN.side` = `woken` or `none`). The completion that woke it stays for the next wait.
    */
   | { readonly do: 'cq-event'; readonly side: Side }
+  /**
+   * Binds the scenario's memory window (IBTA 1.5 §10.6.7; allocated with ibv_alloc_mw at
+   * the first bind) over the responder MR (`range`) with REMOTE_READ | REMOTE_WRITE, on the
+   * side's QP: type 1 with ibv_bind_mw, type 2 with an IBV_WR_BIND_MW work request
+   * (through the scenario's post API on the requester; §10.6.7.2.1: a type 2 window is
+   * then associated with that QP). The step polls the bind's own completion
+   * (`bindN.status`); completions the side had pending stay for the next wait.
+   */
+  | {
+      readonly do: 'bind-mw';
+      readonly type: 1 | 2;
+      readonly side: Side;
+      /** The window: `length` bytes from MR offset `at`; default the whole MR. */
+      readonly range?: { readonly at: number; readonly length: number };
+    }
+  /**
+   * IBV_WR_LOCAL_INV of the window's rkey, posted on the side's QP (IBTA 1.5
+   * §10.6.7.2.4 invalidation of a type 2 window; o10-37.2.26: a type 1 window cannot be
+   * invalidated, so the scenario check refuses it). The step polls its own completion
+   * (`invN.status`).
+   */
+  | { readonly do: 'local-invalidate'; readonly side: Side }
+  /**
+   * ibv_modify_srq(IBV_SRQ_LIMIT) on the scenario's SRQ: arms the limit event (IBTA 1.5
+   * §10.2.9.2 SRQ limit; §11.6.3.3 the affiliated asynchronous event SRQ Limit Reached):
+   * once a receive is taken and fewer than `limit` remain, the device raises
+   * IBV_EVENT_SRQ_LIMIT_REACHED once and disarms the limit. `srqLimitN` = the call's result.
+   */
+  | { readonly do: 'srq-limit'; readonly limit: number }
+  /**
+   * Waits at most `timeoutMs` for the SRQ's IBV_EVENT_SRQ_LIMIT_REACHED (ibv_get_async_event),
+   * then reads the limit back (ibv_query_srq): `srqEventN` = `limit-reached` or `none`,
+   * `srqEventN.limit` the srq_limit read.
+   */
+  | { readonly do: 'srq-event'; readonly timeoutMs: number }
   /**
    * Concurrency: `qps` further requester QPs (each connected to its own responder QP in
    * the same PD) each post `count` FetchAdd(`add`) to the target word, all at once, and
@@ -165,6 +221,12 @@ export interface Scenario {
    * responder then answers such a message with the Terminate of RFC 7306 §1.1.
    */
   readonly responderExtensions?: { readonly atomics: boolean; readonly immediateData: boolean };
+  /**
+   * The responder QP receives through a shared receive queue (IBTA 1.5 §10.2.9), and so
+   * does a second responder QP, connected to a second requester QP, when the program
+   * posts on `qp: 'second'`. Every responder completion then names its QP (`.qp`).
+   */
+  readonly srq?: boolean;
   readonly program: readonly Step[];
   /**
    * Capture the connection and compare the messages on the wire too. Only siw traffic is
@@ -277,6 +339,17 @@ export function wrIdOf(index: number): bigint {
   return 0x5700n + BigInt(index + 1);
 }
 
+/** The wr_id of the n-th (0-based) memory-window request (a bind or a local invalidate). */
+export function windowWrIdOf(index: number): bigint {
+  return 0x5600n + BigInt(index + 1);
+}
+
+/** The memory window's type a scenario binds (its first `bind-mw` step), or undefined. */
+export function windowTypeOf(scenario: Pick<Scenario, 'program'>): 1 | 2 | undefined {
+  for (const step of scenario.program) if (step.do === 'bind-mw') return step.type;
+  return undefined;
+}
+
 /** The wr_id the n-th receive (0-based) carries on both sides. */
 export function recvIdOf(index: number): bigint {
   return 0x5200n + BigInt(index + 1);
@@ -287,5 +360,6 @@ export function wrName(wrId: bigint): string {
   if (wrId > 0x5700n && wrId < 0x5800n) return `wr${wrId - 0x5700n}`;
   if (wrId > 0x5800n && wrId < 0x5900n) return `rwr${wrId - 0x5800n}`;
   if (wrId > 0x5200n && wrId < 0x5300n) return `recv${wrId - 0x5200n}`;
+  if (wrId > 0x5600n && wrId < 0x5700n) return `mw${wrId - 0x5600n}`;
   return `0x${wrId.toString(16)}`;
 }

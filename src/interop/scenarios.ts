@@ -126,6 +126,8 @@ interface Row {
   readonly byHand?: boolean;
   /** Ids keep the first suite's names: `rxe-fetch-add` for ibv_post_send, `-ex` for ibv_wr_*. */
   readonly capture?: boolean;
+  /** The responder QPs receive through an SRQ (scenario.ts `srq`). */
+  readonly srq?: boolean;
 }
 
 function family(name: string, targets: readonly Target[], rows: readonly Row[]): Scenario[] {
@@ -151,6 +153,7 @@ function family(name: string, targets: readonly Target[], rows: readonly Row[]):
         ...(row.rnrRetry === undefined ? {} : { rnrRetry: row.rnrRetry }),
         ...(row.minRnrTimer === undefined ? {} : { minRnrTimer: row.minRnrTimer }),
         ...(row.timeout === undefined ? {} : { timeout: row.timeout }),
+        ...(row.srq === true ? { srq: true } : {}),
         program: row.program,
         // Only siw traffic can be captured: rxe loops QP-to-QP traffic back internally.
         captureWire: t.device === 'siw0' && (row.capture ?? true),
@@ -658,6 +661,184 @@ const SOLICITED: readonly Row[] = [
 ];
 
 /**
+ * Memory windows (IBTA 1.5 §10.6.7) on rxe, through both post APIs (rxe has windows since
+ * Linux 5.13). The responder MR is registered with MW_BIND; each program binds one window
+ * over the whole MR (REMOTE_READ | REMOTE_WRITE) and addresses the target word through its
+ * rkey. Not on siw: siw has no memory windows at all (drivers/infiniband/sw/siw sets no
+ * alloc_mw in its ib_device_ops, libsiw none; ibv_alloc_mw fails with EOPNOTSUPP before
+ * any program runs, and test/kernel/verbs/mw.test.ts asserts that refusal): every siw row
+ * would compare the same refused bring-up, in guest time, and say nothing about Send with
+ * Invalidate on iWARP (RFC 5040 §4.1, §5.3), which needs a window or a fast-registered MR.
+ */
+const WINDOW_MR: readonly Access[] = [...ATOMIC_MR, 'MW_BIND'];
+const WINDOW_TARGETS: readonly Target[] = EVERY_TARGET.filter((t) => t.device === 'rxe0');
+const WINDOW_WRITE: Operation = { kind: 'RDMA_WRITE', payload: PAYLOAD, rkey: 'window' };
+/** A Write after the window was invalidated: another payload, so a placement would show. */
+const LATE_WINDOW_WRITE: Operation = { ...WINDOW_WRITE, payload: SWAP };
+
+/** Write then Read of the target word through the window bound on `side`. */
+function windowWriteRead(type: 1 | 2, side: 'requester' | 'responder'): Step[] {
+  return [
+    { do: 'bind-mw', type, side },
+    { do: 'post-send', wrs: [WINDOW_WRITE, { kind: 'RDMA_READ', rkey: 'window' }] },
+    { do: 'wait', side: 'requester', count: 2 },
+    { do: 'query', side: 'requester' },
+    { do: 'query', side: 'responder' },
+  ];
+}
+
+const MEMORY_WINDOWS: readonly Row[] = [
+  {
+    suffix: 'mw1-write-read',
+    title: 'RDMA Write and Read through a type 1 window (ibv_bind_mw)',
+    byHand: true,
+    remoteAccess: WINDOW_MR,
+    program: windowWriteRead(1, 'responder'),
+  },
+  {
+    suffix: 'mw2-write-read',
+    title: 'RDMA Write and Read through a type 2 window (IBV_WR_BIND_MW)',
+    byHand: true,
+    remoteAccess: WINDOW_MR,
+    program: windowWriteRead(2, 'responder'),
+  },
+  {
+    // IBTA 1.5 §10.6.7.1: a type 1 window belongs to the PD, usable through any of its QPs.
+    suffix: 'mw1-other-qp',
+    title: 'A type 1 window bound on the requester QP, used through the responder QP',
+    byHand: true,
+    remoteAccess: WINDOW_MR,
+    program: windowWriteRead(1, 'requester'),
+  },
+  {
+    // IBTA 1.5 §10.6.7: a window grants access to its own range only, so a Write inside
+    // the MR but outside the window (MR offset 8; the window is bytes 16-31) is a remote
+    // access error (R_Key violation), as for an address past an MR.
+    suffix: 'mw2-outside-window',
+    title: 'Write through a type 2 window over MR bytes 16-31, at MR offset 8',
+    byHand: true,
+    remoteAccess: WINDOW_MR,
+    program: [
+      { do: 'bind-mw', type: 2, side: 'responder', range: { at: 16, length: 16 } },
+      { do: 'post-send', wrs: [WINDOW_WRITE] },
+      { do: 'wait', side: 'requester', count: 1 },
+      { do: 'query', side: 'requester' },
+      { do: 'query', side: 'responder' },
+    ],
+  },
+  {
+    // IBTA 1.5 §10.6.7.2.1: a type 2 window is associated with the QP that bound it; an
+    // access arriving on another QP is a remote access error (rxe_mw.c rxe_lookup_mw:
+    // mw->qp != qp).
+    suffix: 'mw2-other-qp',
+    title: 'A type 2 window bound on the requester QP, used through the responder QP',
+    byHand: true,
+    remoteAccess: WINDOW_MR,
+    program: [{ do: 'bind-mw', type: 2, side: 'requester' }, ...failing(WINDOW_WRITE)],
+  },
+  {
+    // IBTA 1.5 §10.6.7.2.4: LOCAL_INV invalidates the window; a later access with its rkey
+    // is an R_Key violation: NAK Remote Access Error (IBTA 1.5 §9.7.5.2.8), which moves the
+    // responder QP to ERR as well (rxe_resp.c do_class_ac_error).
+    suffix: 'mw2-invalidated',
+    title: 'Write through a type 2 window, LOCAL_INV on the responder, Write again',
+    byHand: true,
+    remoteAccess: WINDOW_MR,
+    program: [
+      { do: 'bind-mw', type: 2, side: 'responder' },
+      { do: 'post-send', wrs: [WINDOW_WRITE] },
+      { do: 'wait', side: 'requester', count: 1 },
+      { do: 'local-invalidate', side: 'responder' },
+      ...failing(LATE_WINDOW_WRITE),
+    ],
+  },
+  {
+    // IBTA 1.5 §9.4.1 / §10.6.7.2.4 (RFC 5040 §5.3 on iWARP): the Send invalidates the
+    // window as its receive completes (WITH_INV, invalidated_rkey); a later Write with that
+    // rkey is a remote access error.
+    suffix: 'mw2-send-with-inv',
+    title: 'Send with Invalidate of a type 2 window, then a Write through it',
+    byHand: true,
+    remoteAccess: WINDOW_MR,
+    program: [
+      { do: 'bind-mw', type: 2, side: 'responder' },
+      { do: 'post-recv', for: 'send' },
+      { do: 'post-send', wrs: [{ kind: 'SEND_WITH_INV', payload: PAYLOAD }] },
+      { do: 'wait', side: 'requester', count: 1 },
+      { do: 'wait', side: 'responder', count: 1 },
+      { do: 'post-send', wrs: [LATE_WINDOW_WRITE] },
+      { do: 'wait', side: 'requester', count: 1 },
+      { do: 'query', side: 'requester' },
+      { do: 'query', side: 'responder' },
+    ],
+  },
+];
+
+/** A Send from the requester's `qp` and its requester completion (the SRQ programs). */
+function sendFrom(qp: 'first' | 'second', payload: bigint): Step[] {
+  return [
+    { do: 'post-send', wrs: [{ kind: 'SEND', payload }], qp },
+    { do: 'wait', side: 'requester', count: 1 },
+  ];
+}
+
+/** Four receives on the SRQ. */
+const FOUR_SRQ_RECEIVES: readonly Step[] = Array.from({ length: 4 }, () => ({
+  do: 'post-recv' as const,
+  for: 'send' as const,
+}));
+
+/** How long an SRQ event wait that should see none waits (it spends all of it). */
+const NO_SRQ_EVENT_MS = 300;
+
+/**
+ * Shared receive queues (IBTA 1.5 §10.2.9) on every device: rxe (both post APIs) and siw
+ * (libsiw and siw have SRQs: siw_create_srq, siw_post_srq_recv, the limit in
+ * siw_qp_rx.c siw_rqe_get).
+ */
+const SRQ: readonly Row[] = [
+  {
+    // §10.2.9: the SRQ's receives are taken in the order they were posted, by whichever
+    // QP a Send arrives on; each completion names its QP (qp_num). Each Send is waited
+    // for before the next, so the arrival order is the posting order. Not captured: the
+    // two connections' messages would interleave in one capture, each with its own MSNs.
+    suffix: 'srq-two-qps',
+    title: 'Sends from two QPs into one SRQ: receives taken in posting order',
+    srq: true,
+    capture: false,
+    program: [
+      ...FOUR_SRQ_RECEIVES,
+      ...sendFrom('first', PAYLOAD),
+      ...sendFrom('second', PAYLOAD ^ 0x00ff_00ff_00ff_00ffn),
+      ...sendFrom('second', SWAP),
+      ...sendFrom('first', WORD ^ 0xf0f0_0000_0000_0f0fn),
+      { do: 'wait', side: 'responder', count: 4 },
+      { do: 'query', side: 'requester' },
+      { do: 'query', side: 'responder' },
+    ],
+  },
+  {
+    // §10.2.9.2 / §11.6.3.3: with 4 receives and the limit armed at 2, the first two
+    // Sends leave 3 and 2 (not fewer than 2: no event), the third leaves 1: the event,
+    // once, and the limit is disarmed (reads 0; rxe_resp.c get_srq_wqe sets srq->limit = 0).
+    suffix: 'srq-limit',
+    title: 'SRQ limit 2 over 4 receives: SRQ_LIMIT_REACHED at the third Send only',
+    srq: true,
+    program: [
+      ...FOUR_SRQ_RECEIVES,
+      { do: 'srq-limit', limit: 2 },
+      ...sendFrom('first', PAYLOAD),
+      ...sendFrom('first', SWAP),
+      { do: 'wait', side: 'responder', count: 2 },
+      { do: 'srq-event', timeoutMs: NO_SRQ_EVENT_MS },
+      ...sendFrom('first', WORD ^ 0xf0f0_0000_0000_0f0fn),
+      { do: 'wait', side: 'responder', count: 1 },
+      { do: 'srq-event', timeoutMs: 5000 },
+    ],
+  },
+];
+
+/**
  * One-operation programs of the first suite, and the solicited event, on rdma_cm-connected
  * rxe pairs: the bring-up differs (ib_cm sets the QP attributes), the programs do not.
  */
@@ -683,4 +864,6 @@ export const SCENARIOS: readonly Scenario[] = [
   ...family('ibta15', IBTA15_TARGETS, IBTA15),
   ...family('solicited', EVERY_TARGET, SOLICITED),
   ...family('rdma-cm', RXE_CM_TARGETS, RDMA_CM),
+  ...family('memory-windows', WINDOW_TARGETS, MEMORY_WINDOWS),
+  ...family('srq', EVERY_TARGET, SRQ),
 ].sort((a, b) => (a.device === b.device ? 0 : a.device === 'rxe0' ? -1 : 1));

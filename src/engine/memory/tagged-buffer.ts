@@ -42,6 +42,19 @@ export interface TaggedBufferRegistration {
   readonly contents?: Uint8Array;
 }
 
+/** A memory window over a registered region ({@link TaggedBufferTable.bindWindow}). */
+export interface TaggedWindowBinding {
+  /** The window's 32-bit STag (its rkey). */
+  readonly stag: number;
+  /** Tagged Offset of the window's first byte (inside the region). */
+  readonly baseTaggedOffset: bigint;
+  readonly length: number;
+  /** libibverbs access mask of the window (`ACCESS_FLAGS`). */
+  readonly access: number;
+  /** Type 2: the stream (QP) it is bound on; type 1: undefined (every stream of the PD). */
+  readonly streamId?: number;
+}
+
 /** A registered Tagged Buffer. `memory` is the live target memory. */
 export interface TaggedBuffer {
   readonly stag: number;
@@ -162,6 +175,60 @@ export class TaggedBufferTable {
       streamId: registration.streamId,
       baseAddress: registration.baseAddress ?? baseTaggedOffset,
       byteOrder: registration.byteOrder ?? 'little-endian',
+      memory,
+      view: new DataView(memory.buffer, memory.byteOffset, memory.byteLength),
+      valid: true,
+    };
+    this.#buffers.set(stag, buffer);
+    return buffer;
+  }
+
+  /**
+   * Binds a memory window (IBTA 1.5 §10.6.7; RFC 5040 §2.1 "STag" names windows too):
+   * a further STag over `[baseTaggedOffset, +length)` of the registered region `parent`,
+   * sharing its memory, with its own rights (at most what the region grants remotely)
+   * and, for a type 2 window, the one stream (QP) it was bound on (§10.6.7.2.1: a type 2
+   * window is associated with a QP; an access through another QP fails, as
+   * `stag-not-associated`). Throws `TaggedBufferRegistrationError` on a window outside
+   * the region or an STag already in use.
+   */
+  bindWindow(parent: number, window: TaggedWindowBinding): TaggedBuffer {
+    const region = this.#buffers.get(parent);
+    if (region === undefined)
+      throw new TaggedBufferRegistrationError(`no region under STag 0x${parent.toString(16)}`);
+    const { stag, baseTaggedOffset, length, access, streamId } = window;
+    if (!Number.isInteger(stag) || stag < 0 || stag > 0xffff_ffff)
+      throw new TaggedBufferRegistrationError(`STag ${describeValue(stag)} is not a 32-bit value`);
+    if (this.#buffers.has(stag))
+      throw new TaggedBufferRegistrationError(`STag 0x${stag.toString(16)} already registered`);
+    const start =
+      typeof baseTaggedOffset === 'bigint' ? baseTaggedOffset - region.baseTaggedOffset : -1n;
+    if (
+      start < 0n ||
+      !Number.isSafeInteger(length) ||
+      length < 0 ||
+      start + BigInt(length) > BigInt(region.length)
+    )
+      throw new TaggedBufferRegistrationError('the window is not inside its region');
+    if (!Number.isInteger(access) || access < 0 || access > 0xffff_ffff)
+      throw new TaggedBufferRegistrationError(
+        `access ${describeValue(access)} is not a 32-bit value`,
+      );
+    if (streamId !== undefined && (!Number.isInteger(streamId) || streamId < 0))
+      throw new TaggedBufferRegistrationError(
+        `streamId ${describeValue(streamId)} is not a stream number`,
+      );
+    const offset = Number(start);
+    const memory = region.memory.subarray(offset, offset + length);
+    const buffer: TaggedBuffer = {
+      stag,
+      baseTaggedOffset,
+      length,
+      access,
+      protectionDomain: region.protectionDomain,
+      streamId,
+      baseAddress: region.baseAddress + start,
+      byteOrder: region.byteOrder,
       memory,
       view: new DataView(memory.buffer, memory.byteOffset, memory.byteLength),
       valid: true,

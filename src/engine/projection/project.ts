@@ -28,7 +28,11 @@ import type { RocePacketFields } from '../../codec/roce/packet.js';
 import type { QpState } from '../../ibverbs/qp-state.js';
 import { type EngineFailure, failureRow } from '../errors/failure-table.js';
 import { runPlacementRequest } from '../ibta15/placement-request.js';
-import { type TaggedBufferRegistration, TaggedBufferTable } from '../memory/tagged-buffer.js';
+import {
+  type TaggedBufferRegistration,
+  TaggedBufferTable,
+  type TaggedWindowBinding,
+} from '../memory/tagged-buffer.js';
 import type { TracedEvent, TracedOperation } from '../ordering/checker.js';
 import { Requester } from '../requester/requester.js';
 import { type RoceSendState, workRequestToRoce } from '../requester/to-roce.js';
@@ -63,6 +67,8 @@ export interface VerbsScenario {
     /** iWARP only: false models a peer without RFC 7306 Immediate Data (siw). */
     readonly supportsImmediateData?: boolean;
     readonly protectionDomain?: number;
+    /** Memory windows bound over the buffers above before the first request. */
+    readonly windows?: readonly ResponderWindow[];
   };
   readonly requester?: {
     /** Default 16. */
@@ -79,6 +85,17 @@ export interface VerbsScenario {
    * `uwc->wc_flags = IB_WC_GRH`). Default `reference`.
    */
   readonly roceModel?: 'reference' | 'rxe';
+}
+
+/**
+ * A memory window of the responder (IBTA 1.5 §10.6.7): bound over the buffer `parent`
+ * before the first work request, and invalidated locally (a LOCAL_INV on the responder,
+ * §10.6.7.2.4; RFC 5040 §2.1 "Invalidate STag") just before work request
+ * `invalidatedBefore` when given.
+ */
+export interface ResponderWindow extends TaggedWindowBinding {
+  readonly parent: number;
+  readonly invalidatedBefore?: number;
 }
 
 /** A message on the iWARP wire and its direction. */
@@ -131,6 +148,12 @@ interface EngineRun {
 }
 
 const PD = 1;
+/**
+ * The streams (QPs) of the projection: the responder's, which every request arrives on,
+ * and the requester's. A type 2 window bound on one is associated with it only.
+ */
+export const RESPONDER_STREAM = 1;
+export const REQUESTER_STREAM = 2;
 
 /**
  * The scenario's shape, checked before the engine runs (issue 25: no raw TypeError from a
@@ -162,6 +185,21 @@ function checkScenario(scenario: VerbsScenario): void {
     });
   }
   if (ird !== undefined) requireInteger('engine', 'scenario.responder.ird', ird, 0, 0xffff);
+  const windows = scenario.responder.windows;
+  if (windows !== undefined)
+    requireArray('engine', 'scenario.responder.windows', windows).forEach((w, i) => {
+      requireObject('engine', `scenario.responder.windows[${i}]`, w);
+      const { parent, invalidatedBefore } = w as ResponderWindow;
+      requireInteger('engine', `scenario.responder.windows[${i}].parent`, parent, 0, 0xffff_ffff);
+      if (invalidatedBefore !== undefined)
+        requireInteger(
+          'engine',
+          `scenario.responder.windows[${i}].invalidatedBefore`,
+          invalidatedBefore,
+          0,
+          0xffff_ffff,
+        );
+    });
   if (supportsAtomics !== undefined)
     requireBoolean('engine', 'scenario.responder.supportsAtomics', supportsAtomics);
   if (supportsImmediateData !== undefined)
@@ -209,11 +247,13 @@ function runEngine(
   const pd = scenario.responder.protectionDomain ?? PD;
   const buffers = new TaggedBufferTable();
   for (const b of scenario.responder.buffers) buffers.register(b);
+  const windows = scenario.responder.windows ?? [];
+  for (const w of windows) buffers.bindWindow(w.parent, w);
   const local = new TaggedBufferTable();
   for (const b of scenario.requester?.localBuffers ?? []) local.register(b);
   const responder = new Responder({
     profile,
-    stream: { streamId: 1, protectionDomain: pd },
+    stream: { streamId: RESPONDER_STREAM, protectionDomain: pd },
     buffers,
     ird: scenario.responder.ird ?? 16,
     supportsAtomics: capabilities.atomics,
@@ -227,7 +267,7 @@ function runEngine(
     profile,
     ord: scenario.requester?.ord ?? 16,
     localBuffers: local,
-    stream: { streamId: 2, protectionDomain: PD },
+    stream: { streamId: REQUESTER_STREAM, protectionDomain: PD },
     terminateStatus: (t) => terminateStatus(t, statusModel),
   });
   const run: EngineRun = {
@@ -303,6 +343,7 @@ function runEngine(
   // executes (projectRoce flushes the later requests by index).
   let placementFailed = false;
   scenario.workRequests.forEach((wr, index) => {
+    for (const w of windows) if (w.invalidatedBefore === index) buffers.invalidate(w.stag);
     if (placementFailed) return;
     if (capabilities.placement && isPlacementRequest(wr)) {
       // IBTA 1.5 Annex A19 on RoCE (not RFC 7306): executed at the responder in order
@@ -370,6 +411,9 @@ function receiveCompletion(
     // Buffer Model and consumes one Untagged Buffer); on RoCE nothing (ImmDt is a header).
     ...(writeImm && completion.data.byteLength === 0 ? {} : { data: completion.data }),
     ...(completion.solicitedEvent ? { solicited: true as const } : {}),
+    ...(completion.invalidatedSTag === undefined
+      ? {}
+      : { invalidatedRkey: completion.invalidatedSTag }),
   };
 }
 

@@ -42,6 +42,7 @@ export const ROCE_ACKNOWLEDGEMENT = {
   RDMA_WRITE_WITH_IMM: 'ack',
   SEND: 'ack',
   SEND_WITH_IMM: 'ack',
+  SEND_WITH_INV: 'ack',
   RDMA_READ: 'read-response',
   ATOMIC_FETCH_AND_ADD: 'atomic-ack',
   ATOMIC_CMP_AND_SWP: 'atomic-ack',

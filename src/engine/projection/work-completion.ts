@@ -37,6 +37,11 @@ export interface WorkCompletion {
    * (IBTA 1.5 §11.4.2.2). Not an ibv_wc field: what the CQ's event shows.
    */
   readonly solicited?: true;
+  /**
+   * For a receive of a Send with Invalidate (flag WITH_INV): the STag it invalidated
+   * (ibv_wc.invalidated_rkey; IBTA 1.5 §11.4.2.1, RFC 5040 §5.3).
+   */
+  readonly invalidatedRkey?: number;
 }
 
 /** What one side sees after a scenario: its completions in poll order and its QP state. */

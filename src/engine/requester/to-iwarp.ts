@@ -142,6 +142,21 @@ export function workRequestToIwarp(
       state.qn0 = (state.qn0 + 1) >>> 0;
       return { ok: true, messages: segments };
     }
+    case 'SEND_WITH_INV': {
+      // RFC 5040 §4.1, §5.3: Send with Invalidate names the STag in the DDP untagged
+      // header's Invalidate STag field; the Data Sink invalidates it on placement.
+      const message = makeSend(
+        {
+          messageSequenceNumber: state.qn0,
+          payload: wr.payload,
+          kind: wr.solicited === true ? 'send-se-invalidate' : 'send-invalidate',
+          invalidateSTag: wr.invalidateRkey,
+        },
+        profile,
+      );
+      state.qn0 = (state.qn0 + 1) >>> 0;
+      return { ok: true, messages: [message] };
+    }
     case 'RDMA_READ': {
       if (wr.readV2 === true) {
         if (profile !== 'v2-draft')

@@ -114,24 +114,33 @@ export function workRequestToRoce(wr: WorkRequest, state: RoceSendState): RoceEn
     case 'RDMA_WRITE':
     case 'RDMA_WRITE_WITH_IMM':
     case 'SEND':
-    case 'SEND_WITH_IMM': {
+    case 'SEND_WITH_IMM':
+    case 'SEND_WITH_INV': {
       const write = wr.opcode.startsWith('RDMA_WRITE');
       const withImm = wr.opcode.endsWith('_WITH_IMM');
+      // IBTA 1.5 §9.3.8: the last (or only) packet of a Send with Invalidate carries the
+      // R_Key to invalidate in its IETH.
+      const ieth = 'invalidateRkey' in wr ? { rKey: wr.invalidateRkey } : undefined;
       const reth =
         'remoteAddr' in wr
           ? { virtualAddress: wr.remoteAddr, rKey: wr.rkey, dmaLength: wr.payload.length }
           : undefined;
       // ImmDt holds the 32-bit immediate as its big-endian wire value (IBTA §9.3.7).
-      const imm = withImm ? { immediateData: wr.immData ?? 0 } : undefined;
+      const imm = withImm && 'immData' in wr ? { immediateData: wr.immData ?? 0 } : undefined;
       const chunks: Uint8Array[] = [];
       for (let at = 0; at < wr.payload.length; at += state.mtu)
         chunks.push(wr.payload.subarray(at, at + state.mtu));
       if (chunks.length === 0) chunks.push(new Uint8Array(0));
       const op = write ? 'RDMA_WRITE' : 'SEND';
-      const immSuffix = withImm ? '_WITH_IMMEDIATE' : '';
+      const immSuffix = withImm ? '_WITH_IMMEDIATE' : ieth !== undefined ? '_WITH_INVALIDATE' : '';
       const se = wr.solicited === true && (!write || withImm);
       if (chunks.length === 1) {
-        push(`RC_${op}_ONLY${immSuffix}` as BthOpcodeName, headersOf(reth, imm), chunks[0], se);
+        push(
+          `RC_${op}_ONLY${immSuffix}` as BthOpcodeName,
+          headersOf(reth, imm, ieth),
+          chunks[0],
+          se,
+        );
       } else {
         chunks.forEach((chunk, i) => {
           if (i === 0) push(`RC_${op}_FIRST` as BthOpcodeName, headersOf(reth, undefined), chunk);
@@ -139,7 +148,7 @@ export function workRequestToRoce(wr: WorkRequest, state: RoceSendState): RoceEn
           else
             push(
               `RC_${op}_LAST${immSuffix}` as BthOpcodeName,
-              headersOf(undefined, imm),
+              headersOf(undefined, imm, ieth),
               chunk,
               se,
             );
@@ -165,9 +174,11 @@ function unknownOpcode(wr: never): never {
 function headersOf(
   reth: { virtualAddress: bigint; rKey: number; dmaLength: number } | undefined,
   imm: { immediateData: number } | undefined,
+  ieth?: { rKey: number },
 ): ExtensionHeaders {
   return {
     ...(reth === undefined ? {} : { RETH: reth }),
     ...(imm === undefined ? {} : { ImmDt: imm }),
+    ...(ieth === undefined ? {} : { IETH: ieth }),
   };
 }

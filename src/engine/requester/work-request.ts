@@ -78,6 +78,20 @@ export interface SendRequest extends Base {
   readonly solicited?: boolean;
 }
 
+/**
+ * `SEND_WITH_INV`: a Send that also invalidates the responder's STag `invalidateRkey`
+ * when it is placed (IBTA 1.5 §9.4.1 Send with Invalidate, the IETH; RFC 5040 §4.1 and
+ * §5.3: Send with Invalidate carries the STag in the Invalidate STag field). The
+ * responder's receive completion carries WITH_INV and the rkey (IBTA 1.5 §11.4.2.1).
+ */
+export interface SendWithInvalidateRequest extends Base {
+  readonly opcode: 'SEND_WITH_INV';
+  readonly payload: Uint8Array;
+  readonly invalidateRkey: number;
+  /** IBV_SEND_SOLICITED (Send with Solicited Event and Invalidate, RFC 5040 §5.3). */
+  readonly solicited?: boolean;
+}
+
 /** `RDMA_READ` of `length` bytes into the local buffer `localSTag` at `localAddr`. */
 export interface RdmaReadRequestWr extends Base {
   readonly opcode: 'RDMA_READ';
@@ -142,6 +156,7 @@ export type WorkRequest =
   | CompareAndSwapRequest
   | RdmaWriteRequest
   | SendRequest
+  | SendWithInvalidateRequest
   | RdmaReadRequestWr
   | AtomicWriteRequest
   | FlushRequest;
@@ -182,6 +197,7 @@ const REQUIRED_FIELDS: Readonly<
   RDMA_WRITE_WITH_IMM: { remoteAddr: 'u64', rkey: 'u32', payload: 'bytes', immData: 'u32' },
   SEND: { payload: 'bytes' },
   SEND_WITH_IMM: { payload: 'bytes', immData: 'u32' },
+  SEND_WITH_INV: { payload: 'bytes', invalidateRkey: 'u32' },
   RDMA_READ: { remoteAddr: 'u64', rkey: 'u32', length: 'u32', localSTag: 'u32', localAddr: 'u64' },
   ATOMIC_WRITE: { remoteAddr: 'u64', rkey: 'u32', atomicValue: 'u64' },
   FLUSH: { remoteAddr: 'u64', rkey: 'u32' },

@@ -9,26 +9,49 @@ import type { WorkCompletion } from '../../verbs/completion.js';
 import type { Cq } from '../../verbs/cq.js';
 import { VerbsError } from '../../verbs/errors.js';
 import type { Access, Mr, RemoteRef } from '../../verbs/mr.js';
+import type { Mw } from '../../verbs/mw.js';
 import type { PostPath, Qp, RawSge, SendWr } from '../../verbs/qp.js';
+import type { Srq } from '../../verbs/srq.js';
+import { formatValue } from '../compare-format.js';
 import { observedCompletion } from '../observe.js';
 import { operandsOf, type ReceiveUse, traitsOf } from '../operations.js';
-import type { HammerObservation, HammerStep, Polled, PostResult, ProgramSide } from '../program.js';
+import {
+  type BindMwStep,
+  COMPLETION_TIMEOUT_MS,
+  type HammerObservation,
+  type HammerStep,
+  type Polled,
+  type PostResult,
+  type ProgramSide,
+  type WindowStepResult,
+} from '../program.js';
 import {
   DEFAULT_TARGET,
   LOCAL_SLOT,
   type Operation,
   payloadBytes,
+  type RequesterQp,
   receiveSgeOf,
   recvIdOf,
   responderWrIdOf,
   type Scenario,
   type Side,
+  windowWrIdOf,
   workRequestsOf,
   wrIdOf,
 } from '../scenario.js';
 
-/** The verbs SendWr for `op`, the `index`-th work request of the program. */
-export function sendWrOf(op: Operation, index: number, local: Mr, remote: RemoteRef): SendWr {
+/**
+ * The verbs SendWr for `op`, the `index`-th work request of the program; `window` is the
+ * scenario's memory window once a `bind-mw` step bound it.
+ */
+export function sendWrOf(
+  op: Operation,
+  index: number,
+  local: Mr,
+  remote: RemoteRef,
+  window?: Mw,
+): SendWr {
   const traits = traitsOf(op.kind);
   const slot = LOCAL_SLOT * index;
   const length = traits.localData === 'payload' ? (op.length ?? 8) : 8;
@@ -42,17 +65,31 @@ export function sendWrOf(op: Operation, index: number, local: Mr, remote: Remote
           : [local.sge(slot, length)];
   const target: RemoteRef = {
     addr: remote.addr + BigInt(op.target ?? DEFAULT_TARGET),
-    rkey: op.rkey === 'invalid' ? (remote.rkey ^ 0x00ff_0000) >>> 0 : remote.rkey,
+    rkey:
+      op.rkey === 'invalid'
+        ? (remote.rkey ^ 0x00ff_0000) >>> 0
+        : op.rkey === 'window'
+          ? boundWindow(window).rkey
+          : remote.rkey,
   };
   return {
     wrId: wrIdOf(index),
     opcode: traits.opcode,
     sgList,
     ...(traits.remote ? { remote: target } : {}),
+    ...(traits.invalidatesWindow ? { invalidateRkey: boundWindow(window).rkey } : {}),
     ...(op.solicited ? { solicited: true } : {}),
     ...operandsOf(op.kind, op),
   };
 }
+
+function boundWindow(window: Mw | undefined): Mw {
+  if (window === undefined) throw new Error('the program uses its window before a bind-mw step');
+  return window;
+}
+
+/** The rights the scenario's window grants (scenario.ts `bind-mw`). */
+const WINDOW_ACCESS: readonly Access[] = ['REMOTE_READ', 'REMOTE_WRITE'];
 
 /**
  * The requester's memory: one LOCAL_SLOT per work request, each holding its request's
@@ -81,6 +118,17 @@ async function pollOne(cq: Cq, timeoutMs: number): Promise<WorkCompletion | unde
   }
 }
 
+/** Runs a verbs call: `ok`, or the errno's name of the VerbsError it threw. */
+function tryVerbs(call: () => void): string {
+  try {
+    call();
+    return 'ok';
+  } catch (error) {
+    if (!(error instanceof VerbsError)) throw error;
+    return error.code;
+  }
+}
+
 /** A QP and its CQ. */
 export interface QpEnd {
   readonly qp: Qp;
@@ -98,7 +146,15 @@ export interface DeviceSideOptions {
    * The responder QP and its MR (guards included in its allocation), when they are in
    * this process; absent on the link, where the responder's guest posts the receives.
    */
-  readonly responder?: QpEnd & { readonly mr: Mr };
+  readonly responder?: QpEnd & {
+    readonly mr: Mr;
+    /** The SRQ the responder QPs receive through (a scenario with `srq`). */
+    readonly srq?: Srq;
+    /** The second responder QP, on the SRQ (a scenario that posts on `qp: 'second'`). */
+    readonly second?: Qp;
+  };
+  /** The requester's second QP, on the requester's CQ (`qp: 'second'`). */
+  readonly secondRequester?: Qp;
   /** The concurrency step (kernel/hammer.ts), where the side can run it. */
   readonly hammer?: (step: HammerStep) => Promise<HammerObservation>;
   /** Stops the capture and gives the program's messages as lines, if captured. */
@@ -122,14 +178,24 @@ export class DeviceSide implements ProgramSide {
   readonly polled: Record<Side, PolledCompletion[]> = { requester: [], responder: [] };
   // The solicited-only wait an `arm-solicited` step started, per side.
   readonly #armed: Partial<Record<Side, Promise<WorkCompletion | undefined>>> = {};
-  // The completion that woke a `cq-event`: the side's next wait gets it first.
+  // Completions a wait gets before polling the CQ: the one that woke a `cq-event`, and
+  // those a window step polled past while looking for its own.
   readonly #woke: Record<Side, WorkCompletion[]> = { requester: [], responder: [] };
+  // The scenario's memory window, allocated at its first bind.
+  #window: Mw | undefined;
+  // Whether the SRQ's limit event came, listened for from the arming (`srq-limit`) on.
+  #limitEvent: Promise<boolean> | undefined;
+  // The program posts a Send with Invalidate: its receives report the invalidated rkey.
+  readonly #invalidatesRemotely: boolean;
 
   constructor(options: DeviceSideOptions) {
     this.#options = options;
+    this.#invalidatesRemotely = workRequestsOf(options.scenario).some(
+      (op) => traitsOf(op.kind).invalidatesWindow,
+    );
   }
 
-  #responder(what: string): QpEnd & { readonly mr: Mr } {
+  #responder(what: string): NonNullable<DeviceSideOptions['responder']> {
     const responder = this.#options.responder;
     if (responder === undefined)
       throw new Error(`${what}: the responder QP is not in this process`);
@@ -140,7 +206,7 @@ export class DeviceSide implements ProgramSide {
     return side === 'requester' ? this.#options.requester : this.#responder(`${side} QP`);
   }
 
-  postSend(side: Side, wrs: readonly Operation[], first: number): PostResult {
+  postSend(side: Side, wrs: readonly Operation[], first: number, qp: RequesterQp): PostResult {
     const { scenario, local, remote } = this.#options;
     const posted: { readonly qp: Qp; readonly wrs: SendWr[]; readonly path?: PostPath } =
       side === 'responder'
@@ -155,8 +221,8 @@ export class DeviceSide implements ProgramSide {
             })),
           }
         : {
-            qp: this.#options.requester.qp,
-            wrs: wrs.map((op, i) => sendWrOf(op, first + i, local, remote)),
+            qp: qp === 'second' ? this.#secondRequester() : this.#options.requester.qp,
+            wrs: wrs.map((op, i) => sendWrOf(op, first + i, local, remote, this.#window)),
             path: scenario.postPath,
           };
     this.#lastPost[side] = performance.now();
@@ -181,10 +247,12 @@ export class DeviceSide implements ProgramSide {
     // On the link the responder's guest posts the program's receives (link/guest.ts).
     if (responder === undefined) return;
     const { at, length } = receiveSgeOf(this.#options.scenario.device, use);
-    responder.qp.postRecv({
+    const wr = {
       wrId: recvIdOf(index),
       sgList: length === 0 ? [] : [responder.mr.sge(at, length)],
-    });
+    };
+    if (responder.srq === undefined) responder.qp.postRecv(wr);
+    else responder.srq.postRecv(wr);
   }
 
   async nextCompletion(side: Side, timeoutMs: number): Promise<Polled | undefined> {
@@ -199,6 +267,19 @@ export class DeviceSide implements ProgramSide {
         imm: wc.immData,
         immRaw: wc.immData === undefined ? undefined : wc.immDataRaw,
         vendorErr: wc.vendorErr,
+        qp:
+          side === 'responder' && this.#options.scenario.srq === true
+            ? wc.qpNum === this.#options.responder?.second?.qpNum
+              ? 'second'
+              : 'first'
+            : undefined,
+        // ibv_wc.invalidated_rkey shares imm_data's union (verbs.h), in host order.
+        invalidated:
+          this.#invalidatesRemotely && wc.status === 'SUCCESS' && wc.opcode === 'RECV'
+            ? wc.immDataRaw === this.#window?.rkey
+              ? 'window'
+              : formatValue(wc.immDataRaw)
+            : undefined,
       }),
       fetched: (index) => {
         entry.fetched = local.buffer.readBigUInt64LE(LOCAL_SLOT * index);
@@ -213,13 +294,9 @@ export class DeviceSide implements ProgramSide {
   }
 
   modify(side: Side, access: readonly Access[]): string {
-    try {
+    return tryVerbs(() => {
       this.#end(side).qp.modify({ access: ['LOCAL_WRITE', ...access] });
-      return 'ok';
-    } catch (error) {
-      if (!(error instanceof VerbsError)) throw error;
-      return error.code;
-    }
+    });
   }
 
   async sleep(ms: number): Promise<void> {
@@ -247,9 +324,133 @@ export class DeviceSide implements ProgramSide {
     return true;
   }
 
+  async bindMw(step: BindMwStep, index: number): Promise<WindowStepResult> {
+    const { type, side } = step;
+    const { mr } = this.#responder('bind-mw');
+    const { qp } = this.#end(side);
+    const wrId = windowWrIdOf(index);
+    const where = {
+      mr,
+      access: WINDOW_ACCESS,
+      ...(step.range === undefined
+        ? {}
+        : { addr: mr.addr + BigInt(step.range.at), length: step.range.length }),
+    };
+    const posted = tryVerbs(() => {
+      this.#window ??= mr.pd.allocMw(type);
+      const mw = this.#window;
+      if (type === 1) qp.bindMw(mw, { ...where, wrId });
+      else
+        qp.postSend(
+          { wrId, opcode: 'BIND_MW', bind: { mw, ...where } },
+          side === 'requester' ? this.#options.scenario.postPath : 'legacy',
+        );
+    });
+    return posted === 'ok'
+      ? { result: posted, ...(await this.#own(side, wrId)) }
+      : { result: posted };
+  }
+
+  async localInvalidate(side: Side, index: number): Promise<WindowStepResult> {
+    const { qp } = this.#end(side);
+    const wrId = windowWrIdOf(index);
+    const mw = boundWindow(this.#window);
+    const posted = tryVerbs(() => {
+      qp.postSend(
+        { wrId, opcode: 'LOCAL_INV', invalidateRkey: mw.rkey },
+        side === 'requester' ? this.#options.scenario.postPath : 'legacy',
+      );
+    });
+    return posted === 'ok'
+      ? { result: posted, ...(await this.#own(side, wrId)) }
+      : { result: posted };
+  }
+
+  /**
+   * Polls `side`'s CQ for the completion of the window request `wrId`; the completions
+   * before it stay for the side's next wait.
+   */
+  async #own(side: Side, wrId: bigint): Promise<{ status?: string }> {
+    const cq = this.#end(side).cq;
+    for (;;) {
+      const wc = await pollOne(cq, COMPLETION_TIMEOUT_MS);
+      if (wc === undefined) return {};
+      if (wc.wrId === wrId) return { status: wc.status };
+      this.#woke[side].push(wc);
+    }
+  }
+
+  #secondRequester(): Qp {
+    const qp = this.#options.secondRequester;
+    if (qp === undefined) throw new Error('post-send: the pair has no second requester QP');
+    return qp;
+  }
+
+  #srq(what: string): Srq {
+    const srq = this.#responder(what).srq;
+    if (srq === undefined) throw new Error(`${what}: the responder has no SRQ`);
+    return srq;
+  }
+
+  srqLimit(limit: number): string {
+    const srq = this.#srq('srq-limit');
+    const result = tryVerbs(() => {
+      srq.modify({ limit });
+    });
+    if (result === 'ok') this.#listenForLimit(srq);
+    return result;
+  }
+
+  /**
+   * Waits for the SRQ's limit event from the arming on, across the program's steps: the
+   * context reads async events whenever its descriptor is readable while anyone waits,
+   * and Srq.limitReached hands an event only to the waiters present then, so a wait
+   * started only at the `srq-event` step can miss an event read just after the previous
+   * wait timed out (measured once on 7.3.4: rxe-srq-limit-ex saw none within 5 s).
+   */
+  #listenForLimit(srq: Srq): Promise<boolean> {
+    this.#limitEvent ??= srq.limitReached().then(
+      () => true,
+      // The SRQ closed with the pair (EBADF): no event.
+      () => false,
+    );
+    return this.#limitEvent;
+  }
+
+  async srqEvent(timeoutMs: number): Promise<{ reached: boolean; limit: string }> {
+    const srq = this.#srq('srq-event');
+    const event = this.#listenForLimit(srq);
+    let timer: NodeJS.Timeout | undefined;
+    const reached = await Promise.race([
+      event,
+      new Promise<false>((resolve) => {
+        timer = setTimeout(() => resolve(false), timeoutMs);
+      }),
+    ]);
+    clearTimeout(timer);
+    // Seen: the next wait listens afresh (the device disarmed the limit).
+    if (reached) this.#limitEvent = undefined;
+    let limit = '';
+    const queried = tryVerbs(() => {
+      limit = String(srq.query().limit);
+    });
+    return { reached, limit: queried === 'ok' ? limit : queried };
+  }
+
   async hammer(step: HammerStep): Promise<HammerObservation> {
     if (this.#options.hammer === undefined) throw new Error('hammer: not on this side');
     return this.#options.hammer(step);
+  }
+
+  /**
+   * Deallocates the window, before the pair's teardown: the verbs cascade destroys the QPs
+   * first (lifetime.ts CLOSE_ORDER), and a type 2 window bound to a QP holds a reference
+   * to it (rxe_mw.c rxe_do_bind_mw: rxe_get(qp)), so rxe's QP destroy waits for it: ~50 s
+   * per scenario in a 6.1.192 guest (rxe_pool.c __rxe_cleanup's timed wait), none on 7.3.4.
+   */
+  dispose(): void {
+    this.#window?.close();
+    this.#window = undefined;
   }
 
   memory(): Uint8Array | undefined {

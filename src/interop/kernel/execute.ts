@@ -17,6 +17,7 @@ import {
   MR_LENGTH,
   type Outcome,
   type Scenario,
+  usesSecondQp,
   watchedOffsets,
   wordAt,
   workRequestsOf,
@@ -27,13 +28,20 @@ import { DeviceSide, requesterMemory } from './device-side.js';
 import { hammer } from './hammer.js';
 import { connectLoopback, type LoopbackPair } from './loopback.js';
 
-/** The requester QP's creation flags for the IBTA 1.5 operations the scenario posts. */
+/**
+ * The requester QP's creation flags for the operations the scenario posts (IBTA 1.5
+ * placement, Send with Invalidate), and for the window requests it posts on it (a BIND_MW
+ * or LOCAL_INV through ibv_wr_* needs IBV_QP_EX_WITH_BIND_MW / _LOCAL_INV).
+ */
 function createFlagsOf(scenario: Scenario): Partial<Record<QpCreateFlag, true>> {
   const flags: Partial<Record<QpCreateFlag, true>> = {};
   for (const op of workRequestsOf(scenario)) {
     const flag = traitsOf(op.kind).createFlag;
     if (flag !== null) flags[flag] = true;
   }
+  for (const step of scenario.program)
+    if ((step.do === 'bind-mw' || step.do === 'local-invalidate') && step.side === 'requester')
+      flags.memoryWindowOps = true;
   return flags;
 }
 
@@ -79,6 +87,7 @@ async function runConnected(scenario: Scenario): Promise<Outcome> {
     ...(scenario.rnrRetry === undefined ? {} : { rnrRetry: scenario.rnrRetry }),
     ...(scenario.minRnrTimer === undefined ? {} : { minRnrTimer: scenario.minRnrTimer }),
     ...(scenario.timeout === undefined ? {} : { timeout: scenario.timeout }),
+    ...(scenario.srq === true ? { srq: true, secondPair: usesSecondQp(scenario) } : {}),
     ...(scenario.captureWire
       ? {
           beforeConnect: async (port: number) => {
@@ -124,7 +133,14 @@ async function runOnPair(
     requester: { qp: pair.requester, cq: pair.requesterCq },
     local: localMr,
     remote: remoteMr,
-    responder: { qp: pair.responder, cq: pair.responderCq, mr: remoteMr },
+    responder: {
+      qp: pair.responder,
+      cq: pair.responderCq,
+      mr: remoteMr,
+      ...(pair.srq === undefined ? {} : { srq: pair.srq }),
+      ...(pair.second === undefined ? {} : { second: pair.second.responder }),
+    },
+    ...(pair.second === undefined ? {} : { secondRequester: pair.second.requester }),
     hammer: async (step) => {
       const before = remoteMr.allocation.readBigUInt64LE(GUARD + DEFAULT_TARGET);
       return { ...(await hammer(scenario, pair, remoteMr, step)), before };
@@ -135,5 +151,9 @@ async function runOnPair(
         { name: 'local', stag: localMr.lkey, base: localMr.addr },
       ]),
   });
-  return runProgram(scenario, side);
+  try {
+    return await runProgram(scenario, side);
+  } finally {
+    side.dispose();
+  }
 }

@@ -12,6 +12,7 @@ import { closeQuietly } from '../../verbs/lifetime.js';
 import type { Access, Mr, RegisteredRange } from '../../verbs/mr.js';
 import type { Pd } from '../../verbs/pd.js';
 import type { Qp } from '../../verbs/qp.js';
+import type { Srq } from '../../verbs/srq.js';
 import type { QpCreateFlag } from '../operations.js';
 import { type Connection, DEVICES, type DeviceName } from '../scenario.js';
 
@@ -22,6 +23,13 @@ export interface LoopbackPair {
   readonly responderCq: Cq;
   readonly requester: Qp;
   readonly responder: Qp;
+  /** The SRQ the responder QPs receive through (`srq` asked). */
+  readonly srq: Srq | undefined;
+  /**
+   * The second requester QP (on the requester CQ) and the second responder QP (on the
+   * responder CQ and the SRQ), connected to each other (`secondPair` asked).
+   */
+  readonly second: { readonly requester: Qp; readonly responder: Qp } | undefined;
   /**
    * Allocates and registers addon-owned memory (pd.allocMr: all of it, or `range`), living
    * until {@link close}, which closes it after the QPs (the PD's close order). Safe on every
@@ -76,6 +84,8 @@ function pairOf(
 }
 
 const IRD_ORD = 4;
+/** The second pair's PSNs (distinct from the first pair's and the hammer's). */
+const SECOND_PSN = 0x7700;
 
 /** How a pair is brought up. */
 export interface PairOptions {
@@ -100,7 +110,14 @@ export interface PairOptions {
   readonly timeout?: number;
   /** Runs once the rdma_cm listener has its port (rdma_cm only), e.g. to start a capture. */
   readonly beforeConnect?: (port: number) => Promise<void>;
+  /** The responder QP receives through a shared receive queue (ibv_create_srq). */
+  readonly srq?: boolean;
+  /** A second requester QP connected to a second responder QP on the same SRQ. */
+  readonly secondPair?: boolean;
 }
+
+/** The SRQ of a pair: enough receives for a scenario, one SGE each. */
+const SRQ_SIZE = { maxWr: 16, maxSge: 1 } as const;
 
 /** Connects a loopback pair on `device`. */
 export async function connectLoopback(
@@ -109,12 +126,7 @@ export async function connectLoopback(
 ): Promise<LoopbackPair> {
   return (options.connect ?? DEVICES[device].connect) === 'by-hand'
     ? connectByHand(device, options)
-    : connectThroughCm(
-        device,
-        options.extended,
-        options.initiatorDepth ?? IRD_ORD,
-        options.beforeConnect ?? (async () => {}),
-      );
+    : connectThroughCm(device, options);
 }
 
 async function connectByHand(device: DeviceName, options: PairOptions): Promise<LoopbackPair> {
@@ -125,7 +137,8 @@ async function connectByHand(device: DeviceName, options: PairOptions): Promise<
     const requesterCq = context.createCq({ cqe: 16 });
     const responderCq = context.createCq({ cqe: 16 });
     const requester = pd.createQp({ sendCq: requesterCq, extended, ...options.placementOps });
-    const responder = pd.createQp({ sendCq: responderCq });
+    const srq = options.srq === true ? pd.createSrq(SRQ_SIZE) : undefined;
+    const responder = pd.createQp({ sendCq: responderCq, ...(srq === undefined ? {} : { srq }) });
     const gid = context.findGid();
     connectPairByHand(requester, responder, gid, {
       maxDestRdAtomic: IRD_ORD,
@@ -142,6 +155,18 @@ async function connectByHand(device: DeviceName, options: PairOptions): Promise<
           : { access: ['LOCAL_WRITE', ...options.responderAccess] }),
       },
     });
+    let second: PairParts['second'];
+    if (options.secondPair === true) {
+      const a = pd.createQp({ sendCq: requesterCq, extended, ...options.placementOps });
+      const b = pd.createQp({ sendCq: responderCq, ...(srq === undefined ? {} : { srq }) });
+      connectPairByHand(a, b, gid, {
+        aPsn: SECOND_PSN,
+        bPsn: SECOND_PSN + 1,
+        maxRdAtomic: IRD_ORD,
+        maxDestRdAtomic: IRD_ORD,
+      });
+      second = { requester: a, responder: b };
+    }
     const parts: PairParts = {
       context,
       pd,
@@ -149,6 +174,8 @@ async function connectByHand(device: DeviceName, options: PairOptions): Promise<
       responderCq,
       requester,
       responder,
+      srq,
+      second,
       listenerPort: undefined,
       acceptRemote: () => Promise.reject(new RangeError('rxe pairs are connected by hand')),
       addPair: async (cq, index, extendedQp) => {
@@ -184,12 +211,10 @@ function requireExtendedQps(device: DeviceName, extended: boolean): void {
     throw new Error('siw has no extended QPs (libsiw implements no create_qp_ex)');
 }
 
-async function connectThroughCm(
-  device: DeviceName,
-  extended: boolean,
-  initiatorDepth: number,
-  beforeConnect: (port: number) => Promise<void>,
-): Promise<LoopbackPair> {
+async function connectThroughCm(device: DeviceName, options: PairOptions): Promise<LoopbackPair> {
+  const extended = options.extended;
+  const initiatorDepth = options.initiatorDepth ?? IRD_ORD;
+  const beforeConnect = options.beforeConnect ?? (async () => {});
   requireExtendedQps(device, extended);
   const address = DEVICES[device].address;
   // The roots: the channel (its CM ids, each with its QP) and the CM's context (PD, CQs).
@@ -209,12 +234,31 @@ async function connectThroughCm(
     const requesterCq = context.createCq({ cqe: 16 });
     const responderCq = context.createCq({ cqe: 16 });
     const requester = client.createQp(pd, { sendCq: requesterCq, extended });
+    const srq = options.srq === true ? pd.createSrq(SRQ_SIZE) : undefined;
+    const onSrq = srq === undefined ? {} : { srq };
     const connected = client.connect({ initiatorDepth, responderResources: IRD_ORD });
     const request = await listener.nextConnectRequest({ timeoutMs: 30_000 });
     const server = request.id;
-    const responder = server.createQp(pd, { sendCq: responderCq });
+    const responder = server.createQp(pd, { sendCq: responderCq, ...onSrq });
     await server.accept({ initiatorDepth: IRD_ORD, responderResources: IRD_ORD });
     await connected;
+    // The second pair: one more connection to the same listener, its responder QP on the SRQ.
+    const secondIds: CmId[] = [];
+    let second: PairParts['second'];
+    if (options.secondPair === true) {
+      const client2 = channel.createId();
+      secondIds.push(client2);
+      await client2.resolveAddr(address, listener.localPort, { src: address });
+      await client2.resolveRoute();
+      const a = client2.createQp(pd, { sendCq: requesterCq, extended });
+      const connecting = client2.connect({ initiatorDepth, responderResources: IRD_ORD });
+      const incoming = await listener.nextConnectRequest({ timeoutMs: 30_000 });
+      secondIds.push(incoming.id);
+      const b = incoming.id.createQp(pd, { sendCq: responderCq, ...onSrq });
+      await incoming.id.accept({ initiatorDepth: IRD_ORD, responderResources: IRD_ORD });
+      await connecting;
+      second = { requester: a, responder: b };
+    }
     // Another process may take long to start under emulation (node, the addon, rdma_cm).
     const acceptOne = async (cq: Cq, timeoutMs = 30_000): Promise<{ id: CmId; qp: Qp }> => {
       const incoming = await listener.nextConnectRequest({ timeoutMs });
@@ -229,6 +273,8 @@ async function connectThroughCm(
       responderCq,
       requester,
       responder,
+      srq,
+      second,
       listenerPort: listener.localPort,
       acceptRemote: async (cq) => {
         const { id, qp } = await acceptOne(cq, 180_000);
@@ -267,7 +313,7 @@ async function connectThroughCm(
     };
     // Both ends at once: one after the other can stall for ~100 s (kernel-runtime.md).
     return pairOf(parts, [channel, context], async () => {
-      await Promise.all([client.disconnect(), server.disconnect()]);
+      await Promise.all([client, server, ...secondIds].map((id) => id.disconnect()));
     });
   } catch (error) {
     closeQuietly(channel, context);

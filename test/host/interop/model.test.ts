@@ -40,15 +40,18 @@ describe('the operation-traits table', () => {
       .filter((t) => t.consumesReceive)
       .map((t) => t.opcode)
       .sort();
-    expect(consumers).toEqual(['RDMA_WRITE_WITH_IMM', 'SEND', 'SEND_WITH_IMM']);
+    expect(consumers).toEqual(['RDMA_WRITE_WITH_IMM', 'SEND', 'SEND_WITH_IMM', 'SEND_WITH_INV']);
   });
 
   it('bring-up needs are traits: QP creation flags, QP-gated rights, what the local SGE holds', () => {
     const rows = Object.values(OPERATION_TRAITS);
     expect(rows.filter((t) => t.createFlag !== null).map((t) => [t.opcode, t.createFlag])).toEqual([
+      ['SEND_WITH_INV', 'memoryWindowOps'],
       ['ATOMIC_WRITE', 'atomicWrite'],
       ['FLUSH', 'flush'],
     ]);
+    // Only Send with Invalidate carries the window's rkey to invalidate.
+    expect(rows.filter((t) => t.invalidatesWindow).map((t) => t.opcode)).toEqual(['SEND_WITH_INV']);
     expect(traitsOf('FLUSH').qpGatedRights).toEqual(['FLUSH_GLOBAL', 'FLUSH_PERSISTENT']);
     for (const t of rows)
       expect(t.fetches).toBe(t.localData === 'read-data' || t.localData === 'atomic-original');

@@ -70,6 +70,25 @@ function scriptedSide(calls: string[]): ImmediateSide {
       return side === 'requester';
     },
     hammer: () => ({ post: 'ok', succeeded: 2, fetched: [1n, 2n], before: 1n }),
+    // The bind succeeds without a completion, the invalidation is refused.
+    bindMw: ({ type, side }, index) => {
+      calls.push(`bindMw ${type} ${side} ${index}`);
+      return { result: 'ok' };
+    },
+    localInvalidate: (side, index) => {
+      calls.push(`localInvalidate ${side} ${index}`);
+      return { result: 'EINVAL' };
+    },
+    srqLimit: (limit) => {
+      calls.push(`srqLimit ${limit}`);
+      return 'ok';
+    },
+    // The event comes at the first wait only; the limit then reads 0 (disarmed).
+    srqEvent: (timeoutMs) => {
+      calls.push(`srqEvent ${timeoutMs}`);
+      const reached = calls.filter((c) => c.startsWith('srqEvent')).length === 1;
+      return { reached, limit: reached ? '0' : 'EOPNOTSUPP' };
+    },
     memory: () => initialBuffer({ ...BASE, program: [] }),
     wire: () => undefined,
   };
@@ -147,6 +166,68 @@ describe('the scenario interpreter', () => {
     expect(outcome.fields).toMatchObject({
       'event1.responder': 'none',
       'event2.requester': 'woken',
+    });
+  });
+
+  it('numbers the window steps together and names their fields apart', () => {
+    const calls: string[] = [];
+    const scenario: Scenario = {
+      ...BASE,
+      program: [
+        { do: 'bind-mw', type: 2, side: 'requester' },
+        { do: 'local-invalidate', side: 'responder' },
+        { do: 'bind-mw', type: 2, side: 'responder' },
+      ],
+    };
+    const outcome = runProgramNow(scenario, scriptedSide(calls));
+    expect(calls).toEqual([
+      'bindMw 2 requester 0',
+      'localInvalidate responder 1',
+      'bindMw 2 responder 2',
+    ]);
+    expect(outcome.fields).toMatchObject({
+      bind1: 'ok',
+      'bind1.status': 'none',
+      inv1: 'EINVAL',
+      bind2: 'ok',
+    });
+    expect(outcome.fields).not.toHaveProperty('inv1.status');
+  });
+
+  it('posts on the QP a step names, and numbers the SRQ steps', () => {
+    const calls: string[] = [];
+    const posts: string[] = [];
+    const side = scriptedSide(calls);
+    const scenario: Scenario = {
+      ...BASE,
+      srq: true,
+      program: [
+        { do: 'srq-limit', limit: 3 },
+        { do: 'post-send', wrs: [{ kind: 'SEND', payload: 1n }], qp: 'second' },
+        { do: 'post-send', wrs: [{ kind: 'SEND', payload: 2n }] },
+        { do: 'srq-event', timeoutMs: 300 },
+        { do: 'srq-event', timeoutMs: 400 },
+      ],
+    };
+    const outcome = runProgramNow(scenario, {
+      ...side,
+      postSend: (s, wrs, first, qp) => {
+        posts.push(`${s} ${first} ${qp}`);
+        return side.postSend(s, wrs, first, qp);
+      },
+    });
+    expect(posts).toEqual(['requester 0 second', 'requester 1 first']);
+    expect(calls.filter((c) => c.startsWith('srq'))).toEqual([
+      'srqLimit 3',
+      'srqEvent 300',
+      'srqEvent 400',
+    ]);
+    expect(outcome.fields).toMatchObject({
+      srqLimit1: 'ok',
+      srqEvent1: 'limit-reached',
+      'srqEvent1.limit': '0',
+      srqEvent2: 'none',
+      'srqEvent2.limit': 'EOPNOTSUPP',
     });
   });
 
