@@ -140,11 +140,13 @@ enum : size_t { kWrId = 0, kNumSge = 2, kCount = 4 };
 // collector's timing. The native classes over these handles are Resource<Self,
 // Handle>s (resource.h).
 
-/// The close order among the children of one parent: a QP before its SRQ (which refuses
-/// to go while a QP uses it), windows before MRs (rxe refuses to deregister an MR with
-/// windows bound to it), a QP before the AHs and MRs of its PD, PDs before CQs (a QP
-/// before its CQs), the QP of a cm_id before the id.
-enum class Rank { kQp, kSrq, kMw, kAh, kMr, kPd, kCq, kCmId };
+/// The close order among the children of one parent: windows first (a type 2 window
+/// holds a reference on the QP it was bound through, rxe_mw.c rxe_do_bind_mw, and rxe
+/// refuses to deregister an MR with windows bound to it), a QP before its SRQ (which
+/// refuses to go while a QP uses it), a QP before the AHs and MRs of its PD, PDs before
+/// CQs (a QP before its CQs), the QP of a cm_id before the id. src/verbs/lifetime.ts
+/// CLOSE_ORDER is the same list.
+enum class Rank { kMw, kQp, kSrq, kAh, kMr, kPd, kCq, kCmId };
 
 struct ResourceHandle;
 

@@ -40,12 +40,14 @@ export function closeQuietly(...roots: readonly (Closable | undefined)[]): void 
 
 /**
  * The close order among the children of one parent, first to last (the addon's `Rank`
- * in native/common.h): a QP before the SRQ it receives through (ibv_destroy_srq refuses
- * while a QP uses it), memory windows before the MRs they are bound to (rxe refuses to
- * deregister an MR with bound windows), and before the AHs and MRs of its PD, PDs
- * before CQs.
+ * in native/common.h): memory windows first, before the QPs a type 2 window is bound
+ * through (rxe_mw.c rxe_do_bind_mw takes a reference on the QP that only the window's
+ * invalidation or deallocation drops, and destroying the QP first waited about 50 s per
+ * window on 6.1) and before the MRs they are bound to (rxe refuses to deregister an MR
+ * with bound windows); a QP before the SRQ it receives through (ibv_destroy_srq refuses
+ * while a QP uses it) and before the AHs and MRs of its PD; PDs before CQs.
  */
-export const CLOSE_ORDER = ['Qp', 'Srq', 'Mw', 'Ah', 'Mr', 'Pd', 'Cq', 'CmId'] as const;
+export const CLOSE_ORDER = ['Mw', 'Qp', 'Srq', 'Ah', 'Mr', 'Pd', 'Cq', 'CmId'] as const;
 
 /** The kind of a verbs object that has a parent. */
 export type ChildKind = (typeof CLOSE_ORDER)[number];

@@ -115,4 +115,13 @@ describe('one close order in both languages', () => {
     const native = (ranks ?? '').split(',').map((r) => r.trim().replace(/^k/, ''));
     expect([...CLOSE_ORDER]).toEqual(native);
   });
+
+  it('windows close before QPs (a type 2 window holds its QP), QPs before SRQs and MRs', () => {
+    const at = (kind: (typeof CLOSE_ORDER)[number]) => CLOSE_ORDER.indexOf(kind);
+    expect([at('Mw') < at('Qp'), at('Qp') < at('Srq'), at('Mw') < at('Mr')]).toEqual([
+      true,
+      true,
+      true,
+    ]);
+  });
 });
