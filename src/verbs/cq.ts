@@ -155,7 +155,7 @@ export class Cq extends Resource<NativeCq> {
     if (!Number.isInteger(spinLimit) || spinLimit < 0 || spinLimit > 0xffffffff)
       throw new VerbsArgumentError('spinLimit', 'must be a u32');
     const out: WorkCompletion[] = new Array(count);
-    let got = this.#takeReady(count, out, 0);
+    let got = this.#readyHead === this.#readyEnd ? 0 : this.#takeReady(count, out, 0);
     // The addon spins in C++ until something arrives: no N-API transition per empty poll.
     while (got < count) {
       const n = this.native.poll(this.#words, Math.min(count - got, 256), spinLimit);
