@@ -85,6 +85,19 @@ export class RecvPacker {
     return out;
   }
 
+  /** Rewrites the wrId of packed request 0 at word `at` (a prepared receive's first). */
+  setWrId(at: number, wrId: bigint): void {
+    this.#memory.u64[(at + L.wrId) / 2] = wrId;
+  }
+
+  /** Posts the one request `pack` packed last `count` times (wrIds counting up). */
+  postCopies(
+    target: { postRecvCopies(words: Uint32Array, count: number): void },
+    count: number,
+  ): void {
+    target.postRecvCopies(this.#memory.u32, count);
+  }
+
   /** Posts what `pack` packed last: `count` requests, one doorbell. */
   post(target: RecvTarget, count: number): void {
     target.postRecvPacked(this.#memory.u32, count);
