@@ -51,6 +51,7 @@ import {
 } from '../verbs/index.js';
 import { column, implausibleLatency, implausibleRate } from './perftest-plausibility.js';
 import { figure, percentile, printFigures } from './report.js';
+import { srqRateThreads } from './srq-rate.js';
 import { writeImmPingPong } from './write-imm-pingpong.js';
 
 const DEVICE = 'rxe0';
@@ -518,7 +519,7 @@ export async function runBenchmark(): Promise<void> {
   const events: Round<Latency>[] = [];
   const imm: Round<Latency>[] = [];
   const rate: Round<number>[] = [];
-  const srqRate: Round<{ prepared: number; lists: number }>[] = [];
+  const srqRate: Round<{ threads: number; prepared: number; lists: number }>[] = [];
   let immOneThread: Latency;
   let pyPair: { ours: Latency; py: Latency | undefined };
   try {
@@ -583,7 +584,11 @@ export async function runBenchmark(): Promise<void> {
       srqRate.push(
         await pair(
           anchorFirst,
-          () => ({ prepared: srqReceiveRate(p, 'prepared'), lists: srqReceiveRate(p, 'lists') }),
+          async () => ({
+            threads: await srqRateThreads(DEVICE, RATE_COUNT, SRQ_DEPTH, SRQ_MESSAGE),
+            prepared: srqReceiveRate(p, 'prepared'),
+            lists: srqReceiveRate(p, 'lists'),
+          }),
           () =>
             anchor(
               'ib_send_bw',
@@ -591,7 +596,7 @@ export async function runBenchmark(): Promise<void> {
               port + 4,
               implausibleRate,
             ),
-          (m, cols) => m.prepared / column(cols, 'MsgRate'),
+          (m, cols) => m.threads / column(cols, 'MsgRate'),
         ),
       );
     }
@@ -606,12 +611,15 @@ export async function runBenchmark(): Promise<void> {
     cols: r.cols,
     ratio: r.ours.general.median / column(r.cols, 't_typical'),
   }));
-  // The postRecv-list refill's ratio per round, against the round's own ib_send_bw.
-  const srqListRounds = srqRate.map((r) => ({
-    ours: r.ours,
-    cols: r.cols,
-    ratio: r.ours.lists / column(r.cols, 'MsgRate'),
-  }));
+  // The one-thread SRQ rates' ratios per round, against the round's own ib_send_bw.
+  const srqRoundsOf = (form: 'prepared' | 'lists') =>
+    srqRate.map((r) => ({
+      ours: r.ours,
+      cols: r.cols,
+      ratio: r.ours[form] / column(r.cols, 'MsgRate'),
+    }));
+  const srqOneThreadRounds = srqRoundsOf('prepared');
+  const srqListRounds = srqRoundsOf('lists');
   const ours = {
     roundTrip: medianRound(lat),
     general: medianRound(generalRounds),
@@ -619,6 +627,7 @@ export async function runBenchmark(): Promise<void> {
     imm: medianRound(imm),
     rate: medianRound(rate),
     srqRate: medianRound(srqRate),
+    srqOneThread: medianRound(srqOneThreadRounds),
     srqLists: medianRound(srqListRounds),
   };
   const atomicLat = ours.roundTrip.cols;
@@ -693,9 +702,9 @@ export async function runBenchmark(): Promise<void> {
     }),
     figure({
       suite,
-      name: 'SRQ receive rate, 8-byte Sends (prepareRecv refills, repeat stream, pollUntil)',
+      name: 'SRQ receive rate, 8-byte Sends, a thread per side (as ib_send_bw): prepareRecv refills + pollUntil, repeat stream',
       unit: 'Mpps',
-      value: ours.srqRate.ours.prepared,
+      value: ours.srqRate.ours.threads,
       anchorName: 'ib_send_bw --use-srq',
       anchor: column(ours.srqRate.cols, 'MsgRate'),
       rounds: ROUNDS,
@@ -704,7 +713,17 @@ export async function runBenchmark(): Promise<void> {
     }),
     figure({
       suite,
-      name: 'SRQ receive rate, the same with srq.postRecv lists as refills',
+      name: 'SRQ receive rate, both sides in one thread (nothing overlaps), prepareRecv refills',
+      unit: 'Mpps',
+      value: ours.srqOneThread.ours.prepared,
+      anchorName: 'ib_send_bw --use-srq',
+      anchor: column(ours.srqOneThread.cols, 'MsgRate'),
+      rounds: ROUNDS,
+      ratioSpread: spreadOf(srqOneThreadRounds),
+    }),
+    figure({
+      suite,
+      name: 'SRQ receive rate, both sides in one thread, srq.postRecv lists as refills',
       unit: 'Mpps',
       value: ours.srqLists.ours.lists,
       anchorName: 'ib_send_bw --use-srq',

@@ -1,0 +1,113 @@
+/**
+ * One side of the two-thread SRQ receive rate (srq-rate.ts), run in a worker thread with
+ * its own device context, as each `ib_send_bw --use-srq` side is its own process:
+ *
+ * - the receiver: a QP that receives through an SRQ of depth `depth`, filled before the
+ *   run (perftest's server posts its rx-depth first), then `pollUntil` of the receive
+ *   completions in batches of REFILL and the refill of what each batch consumed with one
+ *   `PreparedRecv.post` (perftest's server reposts each completed receive);
+ * - the sender: `count` 8-byte Sends as one `RoundTrip.repeat` stream (window 128, 16 per
+ *   doorbell; perftest's client: tx-depth 128), its rate from the stream's first post to
+ *   its last completion (the addon's TSC stamps), as perftest's client reports MsgRate.
+ *
+ * A stream of `count` Sends before the measured one warms both sides up: V8 compiles a
+ * loop only after some thousand iterations, and until then a receiver that refills in
+ * interpreted JavaScript under TCG falls behind the sender, whose Sends then meet an empty
+ * SRQ (RNR NAKs, each a retry timer: measured in the guest, 110 in three runs without it;
+ * perftest's C needs no warm-up and had none).
+ */
+import { parentPort, workerData } from 'node:worker_threads';
+import { connectRcByHand, openDevice } from '../verbs/index.js';
+
+/** What a side tells its peer (through the main thread). */
+export interface SrqWireSide {
+  readonly qpNum: number;
+  readonly psn: number;
+  readonly gid: Uint8Array;
+}
+
+export interface SrqSideConfig {
+  readonly device: string;
+  readonly role: 'sender' | 'receiver';
+  /** Messages in all. */
+  readonly count: number;
+  /** The SRQ's depth (receiver). */
+  readonly depth: number;
+  /** The message size in bytes. */
+  readonly size: number;
+}
+
+/** The sender's rate (Mpps); the receiver's count of receives that completed in error. */
+export interface SrqSideResult {
+  readonly mpps: number | undefined;
+  readonly failed: number;
+}
+
+/** Receive completions polled per batch, and reposted per refill. */
+const REFILL = 16;
+/** The most empty polls `Cq.pollUntil` takes (u32 max): the driver's time limit ends a hang. */
+const SPIN_LIMIT = 0xffffffff;
+
+function side(config: SrqSideConfig): void {
+  const port = parentPort;
+  if (port === null) throw new Error('srq-rate-side runs in a worker thread');
+  const ctx = openDevice(config.device);
+  const gid = ctx.findGid({ type: 'RoCEv2' });
+  const pd = ctx.allocPd();
+  const cq = ctx.createCq({ cqe: 2 * config.depth });
+  const receiver = config.role === 'receiver';
+  const srq = receiver ? pd.createSrq({ maxWr: config.depth, maxSge: 1 }) : undefined;
+  const qp = pd.createQp({ sendCq: cq, recvCq: cq, maxSendWr: 256, maxRecvWr: 1, srq });
+  const mr = pd.allocMr(config.size, ['LOCAL_WRITE']);
+  const psn = receiver ? 0x3c2b1a : 0x1a2b3c;
+  const self: SrqWireSide = { qpNum: qp.qpNum, psn, gid: gid.gid };
+  port.once('message', (start: { peer: SrqWireSide }) => {
+    connectRcByHand(qp, {
+      remote: { qpNum: start.peer.qpNum, psn: start.peer.psn, gid: Buffer.from(start.peer.gid) },
+      localPsn: psn,
+      sgidIndex: gid.index,
+    });
+    const recv = srq?.prepareRecv({ sgList: [mr.sge()] });
+    if (recv !== undefined) recv.post(config.depth);
+    port.once('message', () => {
+      let result: SrqSideResult;
+      if (recv !== undefined) {
+        // The warm-up stream's receives and the measured stream's.
+        const total = 2 * config.count;
+        let received = 0;
+        let posted = config.depth;
+        let failed = 0;
+        while (received < total) {
+          const n = Math.min(REFILL, total - received);
+          for (const wc of cq.pollUntil(n, SPIN_LIMIT)) if (!wc.ok) failed++;
+          received += n;
+          const more = Math.min(n, total - posted);
+          if (more > 0) {
+            recv.post(more);
+            posted += more;
+          }
+        }
+        recv.release();
+        result = { mpps: undefined, failed };
+      } else {
+        const send = qp.prepareRoundTrip({ opcode: 'SEND', sgList: [mr.sge()] });
+        send.repeat(config.count, { window: 128, batch: 16 }); // the warm-up
+        send.repeat(config.count, { window: 128, batch: 16 });
+        const seconds = (send.completedAt - send.postedAt) / 1e6;
+        send.release();
+        result = { mpps: config.count / seconds / 1e6, failed: 0 };
+      }
+      port.postMessage(result);
+      qp.close();
+      srq?.close();
+      mr.close();
+      cq.close();
+      pd.close();
+      ctx.close();
+    });
+    port.postMessage('ready');
+  });
+  port.postMessage(self);
+}
+
+side(workerData as SrqSideConfig);
