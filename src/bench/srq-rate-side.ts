@@ -16,15 +16,8 @@
  * SRQ (RNR NAKs, each a retry timer: measured in the guest, 110 in three runs without it;
  * perftest's C needs no warm-up and had none).
  */
-import { parentPort, workerData } from 'node:worker_threads';
-import { connectRcByHand, openDevice } from '../verbs/index.js';
-
-/** What a side tells its peer (through the main thread). */
-export interface SrqWireSide {
-  readonly qpNum: number;
-  readonly psn: number;
-  readonly gid: Uint8Array;
-}
+import { workerData } from 'node:worker_threads';
+import { connectToPeer, openSide, type PeerQp, SPIN_LIMIT } from './side-common.js';
 
 export interface SrqSideConfig {
   readonly device: string;
@@ -45,28 +38,18 @@ export interface SrqSideResult {
 
 /** Receive completions polled per batch, and reposted per refill. */
 const REFILL = 16;
-/** The most empty polls `Cq.pollUntil` takes (u32 max): the driver's time limit ends a hang. */
-const SPIN_LIMIT = 0xffffffff;
 
 function side(config: SrqSideConfig): void {
-  const port = parentPort;
-  if (port === null) throw new Error('srq-rate-side runs in a worker thread');
-  const ctx = openDevice(config.device);
-  const gid = ctx.findGid({ type: 'RoCEv2' });
-  const pd = ctx.allocPd();
+  const { port, ctx, gid, pd } = openSide('srq-rate-side', config.device);
   const cq = ctx.createCq({ cqe: 2 * config.depth });
   const receiver = config.role === 'receiver';
   const srq = receiver ? pd.createSrq({ maxWr: config.depth, maxSge: 1 }) : undefined;
   const qp = pd.createQp({ sendCq: cq, recvCq: cq, maxSendWr: 256, maxRecvWr: 1, srq });
   const mr = pd.allocMr(config.size, ['LOCAL_WRITE']);
   const psn = receiver ? 0x3c2b1a : 0x1a2b3c;
-  const self: SrqWireSide = { qpNum: qp.qpNum, psn, gid: gid.gid };
-  port.once('message', (start: { peer: SrqWireSide }) => {
-    connectRcByHand(qp, {
-      remote: { qpNum: start.peer.qpNum, psn: start.peer.psn, gid: Buffer.from(start.peer.gid) },
-      localPsn: psn,
-      sgidIndex: gid.index,
-    });
+  const self: PeerQp = { qpNum: qp.qpNum, psn, gid: gid.gid };
+  port.once('message', (start: { peer: PeerQp }) => {
+    connectToPeer(qp, start.peer, psn, gid.index);
     const recv = srq?.prepareRecv({ sgList: [mr.sge()] });
     if (recv !== undefined) recv.post(config.depth);
     port.once('message', () => {
@@ -98,11 +81,7 @@ function side(config: SrqSideConfig): void {
         result = { mpps: config.count / seconds / 1e6, failed: 0 };
       }
       port.postMessage(result);
-      qp.close();
-      srq?.close();
-      mr.close();
-      cq.close();
-      pd.close();
+      // The context's close closes its QP, SRQ, MR, CQ and PD first (the cascade).
       ctx.close();
     });
     port.postMessage('ready');
