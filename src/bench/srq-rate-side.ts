@@ -6,8 +6,8 @@
  *   run (perftest's server posts its rx-depth first), then `pollUntil` of the receive
  *   completions in batches of REFILL and the refill of what each batch consumed with one
  *   `PreparedRecv.post` (perftest's server reposts each completed receive);
- * - the sender: `count` 8-byte Sends as one `RoundTrip.repeat` stream (window 128, 16 per
- *   doorbell; perftest's client: tx-depth 128), its rate from the stream's first post to
+ * - the sender: `count` 8-byte Sends as one `RoundTrip.repeat` stream (window 128, `batch` per
+ *   doorbell; perftest's client: tx-depth 128, post_list `batch`), its rate from the stream's first post to
  *   its last completion (the addon's TSC stamps), as perftest's client reports MsgRate.
  *
  * A stream of `count` Sends before the measured one warms both sides up: V8 compiles a
@@ -28,6 +28,8 @@ export interface SrqSideConfig {
   readonly depth: number;
   /** The message size in bytes. */
   readonly size: number;
+  /** Sends per doorbell (sender; one signaled per doorbell), as perftest's post_list. */
+  readonly batch: number;
 }
 
 /** The sender's rate (Mpps); the receiver's count of receives that completed in error. */
@@ -74,8 +76,9 @@ function side(config: SrqSideConfig): void {
         result = { mpps: undefined, failed };
       } else {
         const send = qp.prepareRoundTrip({ opcode: 'SEND', sgList: [mr.sge()] });
-        send.repeat(config.count, { window: 128, batch: 16 }); // the warm-up
-        send.repeat(config.count, { window: 128, batch: 16 });
+        const stream = { window: 128, batch: config.batch };
+        send.repeat(config.count, stream); // the warm-up
+        send.repeat(config.count, stream);
         const seconds = (send.completedAt - send.postedAt) / 1e6;
         send.release();
         result = { mpps: config.count / seconds / 1e6, failed: 0 };

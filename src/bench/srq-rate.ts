@@ -16,17 +16,9 @@ const LIMIT_MS = 120_000;
 
 export async function srqRateThreads(
   device: string,
-  count: number,
-  depth: number,
-  size: number,
+  run: Omit<SrqSideConfig, 'device' | 'role'>,
 ): Promise<number> {
-  const config = (role: SrqSideConfig['role']): SrqSideConfig => ({
-    device,
-    role,
-    count,
-    depth,
-    size,
-  });
+  const config = (role: SrqSideConfig['role']): SrqSideConfig => ({ device, role, ...run });
   const receiver = startSide(SIDE_SCRIPT, config('receiver'));
   const sender = startSide(SIDE_SCRIPT, config('sender'));
   return withSides([receiver, sender], LIMIT_MS, 'the SRQ rate', async () => {

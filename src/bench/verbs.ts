@@ -21,7 +21,8 @@
  * - receive message rate through an SRQ (issue 23): 8-byte Sends into a QP that receives
  *   through an SRQ of perftest's rx-depth, kept full with `PreparedRecv.post` refills and
  *   `pollUntil`, the Sends a `repeat` stream; a thread per side (srq-rate.ts), as
- *   `ib_send_bw --use-srq -s 8` runs a process per side: anchor its MsgRate, target >= 1x.
+ *   `ib_send_bw --use-srq -s 8` runs a process per side, its sender 16 per doorbell as ours
+ *   (`-l 16`, see SRQ_DOORBELL): anchor its MsgRate, target >= 1x.
  *   Printed beside it without a target: both sides in one thread, with prepared refills
  *   and with `srq.postRecv` lists.
  * - write-with-immediate ping-pong, half round trip; anchor `ib_write_lat` (perftest has
@@ -178,8 +179,8 @@ async function fetchAddLatencyEvents(p: Pair): Promise<Latency> {
   const stamps = new Float64Array(ITERATIONS + WARMUP + 1);
   let fetched = 0n;
   for (let i = 0; i < stamps.length; i++) {
-    stamps[i] = performance.now();
     p.a.postSend(wr);
+    stamps[i] = p.a.lastPostedAt / 1000; // at the post, as perftest -e stamps its posts
     const wc = await p.cq.next({ timeoutMs: 10_000 });
     if (!wc.ok) throw new Error(`FetchAdd completed with ${wc.status}`);
     fetched = old.buffer.readBigUInt64LE();
@@ -249,6 +250,14 @@ const SRQ_CHUNK = 128;
 const SRQ_DEPTH = 512;
 /** The message of the SRQ rate (ib_send_bw -s 8). */
 const SRQ_MESSAGE = 8;
+/**
+ * Sends per doorbell in the SRQ rate, ours and the anchor's (`ib_send_bw -l`, its
+ * post_list): perftest rings one doorbell per Send by default, which measured in the
+ * guest (2026-11-28, two runs each) 1.2-1.35x slower than lists of 16 (0.022 / 0.030 and
+ * 0.041 / 0.050 Mpps); a sender batching where its anchor does not would be measured
+ * against a slower sender.
+ */
+const SRQ_DOORBELL = 16;
 
 /** How the SRQ rate's receiver (re)posts: copies of a prepared receive, or postRecv lists. */
 type SrqRefill = 'prepared' | 'lists';
@@ -257,16 +266,15 @@ type SrqRefill = 'prepared' | 'lists';
  * Receive message rate through a shared receive queue, in Mpps, as `ib_send_bw --use-srq`
  * runs it: the SRQ filled to SRQ_DEPTH before the clock starts (perftest's server posts
  * its rx-depth before the run), then RATE_COUNT 8-byte Sends from one QP to a QP that
- * receives through the SRQ, in streams of SRQ_CHUNK (`RoundTrip.repeat`, window 128, 16
- * per doorbell), each followed by `pollUntil` of its receive completions (decoded, and
- * retired on the SRQ) and the refill of what they consumed, up to RATE_COUNT receives in
- * all (perftest reposts each completed receive while the run needs it). `refill`:
- * `srq.prepareRecv` copies (one call per refill, the targeted figure) or `srq.postRecv`
- * lists (every receive checked and packed in JavaScript). The clock runs from the first
- * Send to the last receive completion polled. Anchor: `ib_send_bw --use-srq -s 8 -n
- * RATE_COUNT` MsgRate. What still differs: perftest's receiver is its own process on the
- * other CPU, its polling and reposting overlapping the sender; here one thread does both
- * sides, one after the other.
+ * receives through the SRQ, in streams of SRQ_CHUNK (`RoundTrip.repeat`, window 128,
+ * SRQ_DOORBELL per doorbell), each followed by `pollUntil` of its receive completions
+ * (decoded, and retired on the SRQ) and the refill of what they consumed, up to RATE_COUNT
+ * receives in all (perftest reposts each completed receive while the run needs it).
+ * `refill`: `srq.prepareRecv` copies (one call per refill) or `srq.postRecv` lists (every
+ * receive checked and packed in JavaScript). The clock runs from the first Send to the last
+ * receive completion polled. Both sides in one thread, printed without a target beside the
+ * targeted form (srq-rate.ts: a thread per side, as perftest's server and client are two
+ * processes whose polling and reposting overlap the other's posts).
  */
 function srqReceiveRate(p: Pair, refill: SrqRefill): number {
   const gid = p.ctx.findGid({ type: 'RoCEv2' });
@@ -291,7 +299,7 @@ function srqReceiveRate(p: Pair, refill: SrqRefill): number {
     const started = performance.now();
     while (received < RATE_COUNT) {
       const n = Math.min(SRQ_CHUNK, RATE_COUNT - received);
-      send.repeat(n, { window: 128, batch: 16 });
+      send.repeat(n, { window: 128, batch: SRQ_DOORBELL });
       for (const wc of recvCq.pollUntil(n))
         if (!wc.ok) throw new Error(`SRQ receive completed with ${wc.status}`);
       received += n;
@@ -603,14 +611,27 @@ export async function runBenchmark(): Promise<void> {
         await pair(
           anchorFirst,
           async () => ({
-            threads: await srqRateThreads(DEVICE, RATE_COUNT, SRQ_DEPTH, SRQ_MESSAGE),
+            threads: await srqRateThreads(DEVICE, {
+              count: RATE_COUNT,
+              depth: SRQ_DEPTH,
+              size: SRQ_MESSAGE,
+              batch: SRQ_DOORBELL,
+            }),
             prepared: srqReceiveRate(p, 'prepared'),
             lists: srqReceiveRate(p, 'lists'),
           }),
           () =>
             anchor(
               'ib_send_bw',
-              ['--use-srq', '-s', String(SRQ_MESSAGE), '-n', String(RATE_COUNT)],
+              [
+                '--use-srq',
+                '-s',
+                String(SRQ_MESSAGE),
+                '-n',
+                String(RATE_COUNT),
+                '-l',
+                String(SRQ_DOORBELL),
+              ],
               port + 4,
               implausibleRate,
             ),
