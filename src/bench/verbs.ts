@@ -255,7 +255,8 @@ const SRQ_MESSAGE = 8;
  * post_list): perftest rings one doorbell per Send by default, which measured in the
  * guest (2026-11-28, two runs each) 1.2-1.35x slower than lists of 16 (0.022 / 0.030 and
  * 0.041 / 0.050 Mpps); a sender batching where its anchor does not would be measured
- * against a slower sender.
+ * against a slower sender. With `-l`, perftest also asks one completion per list
+ * (perftest_parameters.c sets cq_mod to post_list), as `repeat` asks one per chain.
  */
 const SRQ_DOORBELL = 16;
 
