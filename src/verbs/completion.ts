@@ -149,6 +149,14 @@ function namesByValue<N extends string>(table: Readonly<Record<N, number>>): (N 
 const STATUS_NAMES = namesByValue<WcStatus>(WC_STATUS);
 const OPCODE_NAMES = namesByValue<WcOpcode>(WC_OPCODE);
 
+/** The wrId of completion `index` of the addon's poll output. */
+export function wrIdAt(words: Uint32Array, index: number): bigint {
+  const base = index * WC_WORDS;
+  const low = words[base + W.wrIdLow] ?? 0;
+  const high = words[base + W.wrIdHigh] ?? 0;
+  return high === 0 ? BigInt(low) : (BigInt(high) << 32n) | BigInt(low);
+}
+
 /**
  * Completion `index` of the addon's poll output (see `WC_LAYOUT`), named: what
  * `toWorkCompletion(decodeWorkCompletion(words, index))` gives, built as one object (the
@@ -156,14 +164,12 @@ const OPCODE_NAMES = namesByValue<WcOpcode>(WC_OPCODE);
  */
 export function completionAt(words: Uint32Array, index: number): WorkCompletion {
   const base = index * WC_WORDS;
-  const low = words[base + W.wrIdLow] ?? 0;
-  const high = words[base + W.wrIdHigh] ?? 0;
   const status = words[base + W.status] ?? 0;
   const opcode = words[base + W.opcode] ?? 0;
   const immDataRaw = words[base + W.immDataRaw] ?? 0;
   const wcFlags = words[base + W.wcFlags] ?? 0;
   return {
-    wrId: high === 0 ? BigInt(low) : (BigInt(high) << 32n) | BigInt(low),
+    wrId: wrIdAt(words, index),
     status: (status < STATUS_NAMES.length ? STATUS_NAMES[status] : undefined) ?? 'GENERAL_ERR',
     statusCode: status,
     ok: status === WC_STATUS.SUCCESS,

@@ -820,14 +820,19 @@ export class Qp extends Resource<NativeQp> implements CompletionSink {
 
   /** @internal called by the CQ for each polled completion of this QP. */
   retire(wc: WorkCompletion): void {
+    this.retireRaw(wc.ok, wc.opcodeCode, wc.wrId);
+  }
+
+  /** @internal `retire` from the completion's raw fields (no completion object). */
+  retireRaw(ok: boolean, opcodeCode: number, wrId: bigint): void {
     // (The RECV bit directly: opcodeCode is a u32 the decoder read, not user input.)
-    const fromRecv = wc.ok && (wc.opcodeCode & WC_OPCODE.RECV) !== 0;
+    const fromRecv = ok && (opcodeCode & WC_OPCODE.RECV) !== 0;
     // A receive of an SRQ (or a flushed one: its status carries no opcode) is the SRQ's.
-    if (this.srq !== undefined && (fromRecv || !wc.ok) && this.srq.retire(wc.wrId)) return;
+    if (this.srq !== undefined && (fromRecv || !ok) && this.srq.retire(wrId)) return;
     // (No closure or array per completion: this runs for every completion polled.)
     if (!fromRecv) {
       const sq = this.#sendQueue;
-      const i = indexOfWrId(sq, wc.wrId);
+      const i = indexOfWrId(sq, wrId);
       if (i >= 0) {
         // Send queue: earlier unsignaled requests completed too (in-order retirement).
         if (i === 0) sq.shift();
@@ -836,7 +841,7 @@ export class Qp extends Resource<NativeQp> implements CompletionSink {
       }
     }
     const rq = this.#recvQueue;
-    const i = indexOfWrId(rq, wc.wrId);
+    const i = indexOfWrId(rq, wrId);
     if (i === 0) rq.shift();
     else if (i > 0) rq.splice(i, 1);
   }

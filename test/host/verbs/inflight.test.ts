@@ -17,7 +17,12 @@ import {
 } from '../../../src/native/bindings.js';
 import { Cq } from '../../../src/verbs/cq.js';
 import type { Context } from '../../../src/verbs/device.js';
-import { VerbsArgumentError, VerbsAsyncEventError, VerbsError } from '../../../src/verbs/index.js';
+import {
+  VerbsArgumentError,
+  VerbsAsyncEventError,
+  VerbsCompletionError,
+  VerbsError,
+} from '../../../src/verbs/index.js';
 import { Mr } from '../../../src/verbs/mr.js';
 import type { Pd } from '../../../src/verbs/pd.js';
 import { Qp } from '../../../src/verbs/qp.js';
@@ -518,5 +523,38 @@ describe('prepared SRQ receives (issue 23)', () => {
     expect(refused).toBeInstanceOf(VerbsError);
     expect(srq.inFlight).toBe(4);
     qp.close();
+  });
+});
+
+describe('cq.pollUntilCount (issue 23)', () => {
+  it('retires what it counts without completion objects; a failed one throws VerbsCompletionError naming it after the count; wrong arguments and an empty CQ are typed errors', () => {
+    const { queue, cq, qp, mr } = fixture();
+    const ids = [0, 1, 2, 3].map(() => qp.postSend({ opcode: 'SEND', sgList: [mr.sge(0, 8)] })[0]);
+    expect(qp.inFlight.send).toBe(4);
+    for (const id of ids.slice(0, 2)) queue.push({ wrId: id as bigint, qpNum: 7 });
+    cq.pollUntilCount(2);
+    expect(qp.inFlight.send).toBe(2);
+    // The third fails (REM_ACCESS_ERR, 10): named once the fourth was polled too.
+    queue.push(
+      { wrId: ids[2] as bigint, qpNum: 7, status: 10 },
+      { wrId: ids[3] as bigint, qpNum: 7 },
+    );
+    let error: unknown;
+    try {
+      cq.pollUntilCount(2);
+    } catch (e) {
+      error = e;
+    }
+    expect(error).toBeInstanceOf(VerbsCompletionError);
+    expect([(error as VerbsCompletionError).wrId, (error as VerbsCompletionError).status]).toEqual([
+      ids[2],
+      'REM_ACCESS_ERR',
+    ]);
+    expect(qp.inFlight.send).toBe(0);
+    for (const bad of [-1, 1.5, Number.NaN, '2'])
+      expect(() => cq.pollUntilCount(bad as never)).toThrow(VerbsArgumentError);
+    expect(() => cq.pollUntilCount(1, -1)).toThrow(VerbsArgumentError);
+    expect(() => cq.pollUntilCount(1, 0)).toThrow(/no completion/);
+    cq.pollUntilCount(0);
   });
 });

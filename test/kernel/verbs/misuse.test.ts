@@ -252,6 +252,10 @@ describe('misuse of the verbs wrapper on rxe0', () => {
     expect(code(() => srq.prepareRecv({ sgList: [{ mr: Buffer.alloc(8) }] as never }))).toBe(
       'VerbsArgumentError',
     );
+    // The count-only poll: typed refusals, and an empty CQ times out (ETIMEDOUT).
+    expect(code(() => lo.cq.pollUntilCount(-1))).toBe('VerbsArgumentError');
+    expect(code(() => lo.cq.pollUntilCount(1, 2 ** 32))).toBe('VerbsArgumentError');
+    expect(code(() => lo.cq.pollUntilCount(1, 10))).toBe('ETIMEDOUT');
     const recv = srq.prepareRecv({ sgList: [mr.sge(0, 8)] });
     for (const bad of [0, -1, 1.5, 65536, Number.NaN, '2', 2n, undefined])
       expect(code(() => recv.post(bad as never))).toBe('VerbsArgumentError');

@@ -120,6 +120,12 @@ describe('shared receive queues', () => {
       expect(recvs.filter((w) => w.qpNum === s.b1.qpNum)).toHaveLength(3);
       expect(s.srq.inFlight).toBe(0);
       expect(slot.buffer.toString('latin1', 0, 8)).toBe('prepared');
+      // Refilled and consumed again, counted without completion objects.
+      recv.post(2);
+      s.a1.postSend({ opcode: 'SEND', sgList: [src.sge(0, 8)] });
+      s.a2.postSend({ opcode: 'SEND', sgList: [src.sge(0, 8)] });
+      s.cq.pollUntilCount(4, 200_000_000);
+      expect([s.srq.inFlight, s.a1.inFlight.send, s.a2.inFlight.send]).toEqual([0, 0, 0]);
       recv.release();
     } finally {
       s.close();
