@@ -417,6 +417,24 @@ struct RecvChain {
     ibv_recv_wr *bad = nullptr;
     Check(env, call, device, post(wrs.data(), &bad), bad);
   }
+  /// postRecvCopies(words, count) of an SRQ: the one request packed in `words`, linked
+  /// `count` times (wr_id counting up from its own, every copy on its SGE list), then
+  /// `post(first, &bad)` as PostPacked.
+  template <typename Post>
+  void PostCopies(Napi::Env env, const Napi::CallbackInfo &info, const char *call,
+                  const std::string &device, Post post) {
+    uint32_t count = ReadU32(info[1], "count", 0xffff);
+    if (count == 0) ThrowArgument(env, "count", "must be at least 1");
+    Unpack(env, info[0], Napi::Number::New(env, 1));
+    const ibv_recv_wr first = wrs[0];
+    wrs.assign(count, first);
+    for (uint32_t i = 0; i < count; i++) {
+      wrs[i].wr_id = first.wr_id + i;
+      wrs[i].next = i + 1 < count ? &wrs[i + 1] : nullptr;
+    }
+    ibv_recv_wr *bad = nullptr;
+    Check(env, call, device, post(wrs.data(), &bad), bad);
+  }
   /// Throws the VerbsError of a refused post (`ret` != 0), naming the refused request.
   void Check(Napi::Env env, const char *call, const std::string &device, int ret, ibv_recv_wr *bad);
 };

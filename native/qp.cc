@@ -8,6 +8,7 @@
 #include <map>
 #include <vector>
 
+#include "clock.h"
 #include "resource.h"
 #include "flush.h"
 
@@ -781,6 +782,14 @@ class Qp : public Resource<Qp, QpHandle> {
         }
       }
       at += kCount + static_cast<size_t>(numSge) * sge_word::kCount;
+    }
+    // The two words after the last request, when the array has them, take the post's
+    // time stamp (f64 microseconds, FastClock: the TSC, as a round trip's postedAt and
+    // perftest's post stamps), written just before the doorbell.
+    if (len >= at + 2) {
+      const FastClock &clock = FastClock::Get();
+      double us = clock.Microseconds(clock.Ticks());
+      std::memcpy(words.Data() + at, &us, sizeof us);
     }
     if (ex) {
       PostEx(env, h, exScratch_, n);

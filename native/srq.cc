@@ -24,6 +24,7 @@ class Srq : public Resource<Srq, SrqHandle> {
     return {
         InstanceMethod<&Srq::PostRecv>("postRecv"),
         InstanceMethod<&Srq::PostRecvPacked>("postRecvPacked"),
+        InstanceMethod<&Srq::PostRecvCopies>("postRecvCopies"),
         InstanceMethod<&Srq::Modify>("modify"),
         InstanceMethod<&Srq::Query>("query"),
         InstanceAccessor<&Srq::Key>("key"),
@@ -75,6 +76,18 @@ class Srq : public Resource<Srq, SrqHandle> {
     Napi::Env env = info.Env();
     auto h = Handle("ibv_post_srq_recv");
     scratch_.PostPacked(env, info, "ibv_post_srq_recv", device_, [&](ibv_recv_wr *first, ibv_recv_wr **bad) {
+      return ibv_post_srq_recv(h->srq, first, bad);
+    });
+    return env.Undefined();
+  }
+
+  // postRecvCopies(words, count): a prepared receive (Srq.prepareRecv) posted `count`
+  // times in one ibv_post_srq_recv, wrIds counting up from the packed one: a refill of
+  // the queue with no JS work per receive.
+  Napi::Value PostRecvCopies(const Napi::CallbackInfo &info) {
+    Napi::Env env = info.Env();
+    auto h = Handle("ibv_post_srq_recv");
+    scratch_.PostCopies(env, info, "ibv_post_srq_recv", device_, [&](ibv_recv_wr *first, ibv_recv_wr **bad) {
       return ibv_post_srq_recv(h->srq, first, bad);
     });
     return env.Undefined();

@@ -3,14 +3,12 @@
  * in a worker thread: its own device context, QP and CQ, as each perftest process has its
  * own. The messages with the main thread are WireSide / SideStart / SideResult.
  */
-import { parentPort, workerData } from 'node:worker_threads';
-import { connectRcByHand, openDevice, type RemoteRef } from '../verbs/index.js';
+import { workerData } from 'node:worker_threads';
+import type { RemoteRef } from '../verbs/index.js';
+import { connectToPeer, openSide, type PeerQp, SPIN_LIMIT } from './side-common.js';
 
 /** What a side tells the main thread about itself, for its peer. */
-export interface WireSide {
-  readonly qpNum: number;
-  readonly psn: number;
-  readonly gid: Uint8Array;
+export interface WireSide extends PeerQp {
   readonly target: RemoteRef;
 }
 
@@ -32,18 +30,11 @@ export interface SideConfig {
   readonly count: number;
 }
 
-/** The most empty polls `Cq.pollUntil` takes (u32 max): the driver's time limit ends a hang. */
-const SPIN_LIMIT = 0xffffffff;
-
 /** Receives posted ahead, and again every RECV_BATCH messages (one call each). */
 const RECV_BATCH = 100;
 
 function side(config: SideConfig): void {
-  const port = parentPort;
-  if (port === null) throw new Error('write-imm-side runs in a worker thread');
-  const ctx = openDevice(config.device);
-  const gid = ctx.findGid({ type: 'RoCEv2' });
-  const pd = ctx.allocPd();
+  const { port, ctx, gid, pd } = openSide('write-imm-side', config.device);
   const cq = ctx.createCq({ cqe: 1024, channel: false });
   const qp = pd.createQp({ sendCq: cq, recvCq: cq, maxSendWr: 256, maxRecvWr: 256 });
   const mr = pd.allocMr(8, ['LOCAL_WRITE', 'REMOTE_WRITE']);
@@ -51,11 +42,7 @@ function side(config: SideConfig): void {
   const psn = config.initiator ? 1 : 2;
   const self: WireSide = { qpNum: qp.qpNum, psn, gid: gid.gid, target: mr.remote() };
   port.once('message', (start: SideStart) => {
-    connectRcByHand(qp, {
-      remote: { qpNum: start.peer.qpNum, psn: start.peer.psn, gid: Buffer.from(start.peer.gid) },
-      localPsn: psn,
-      sgidIndex: gid.index,
-    });
+    connectToPeer(qp, start.peer, psn, gid.index);
     qp.postRecv(recvs);
     qp.postRecv(recvs);
     port.once('message', () => {

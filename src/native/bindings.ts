@@ -263,6 +263,11 @@ export interface NativeSrq {
   postRecv(wrs: NativeRecvWr[]): void;
   /** `ibv_post_srq_recv` of `count` requests packed in `words` (RECV_LAYOUT). */
   postRecvPacked(words: Uint32Array, count: number): void;
+  /**
+   * `ibv_post_srq_recv` of the one request packed in `words`, `count` times (1 to 65535)
+   * in one list, wrIds counting up from its own.
+   */
+  postRecvCopies(words: Uint32Array, count: number): void;
   /** `ibv_modify_srq` with `mask` (`SRQ_ATTR_MASK`). */
   modify(attr: { maxWr?: number; srqLimit?: number }, mask: number): void;
   /** `ibv_query_srq`. */

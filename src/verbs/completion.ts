@@ -135,13 +135,27 @@ export function toWorkCompletion(wc: RawWorkCompletion): WorkCompletion {
   };
 }
 
-// The names by value, built once (nameOf looks its reverse map up per call).
-const STATUS_NAMES = new Map<number, WcStatus>();
-for (const [name, v] of Object.entries(WC_STATUS))
-  if (!STATUS_NAMES.has(v)) STATUS_NAMES.set(v, name as WcStatus);
-const OPCODE_NAMES = new Map<number, WcOpcode>();
-for (const [name, v] of Object.entries(WC_OPCODE))
-  if (!OPCODE_NAMES.has(v)) OPCODE_NAMES.set(v, name as WcOpcode);
+// The names by value, built once, as arrays indexed by the value (nameOf looks its
+// reverse map up per call; an array index is the cheapest lookup there is). The values
+// are small: statuses up to 21, opcodes up to 0x80 + a few.
+function namesByValue<N extends string>(table: Readonly<Record<N, number>>): (N | undefined)[] {
+  const out: (N | undefined)[] = [];
+  for (const [name, v] of Object.entries(table) as [N, number][])
+    if (out[v] === undefined) out[v] = name;
+  // Filled up to its length, so that a lookup never reads a hole.
+  for (let i = 0; i < out.length; i++) out[i] ??= undefined;
+  return out;
+}
+const STATUS_NAMES = namesByValue<WcStatus>(WC_STATUS);
+const OPCODE_NAMES = namesByValue<WcOpcode>(WC_OPCODE);
+
+/** The wrId of completion `index` of the addon's poll output. */
+export function wrIdAt(words: Uint32Array, index: number): bigint {
+  const base = index * WC_WORDS;
+  const low = words[base + W.wrIdLow] ?? 0;
+  const high = words[base + W.wrIdHigh] ?? 0;
+  return high === 0 ? BigInt(low) : (BigInt(high) << 32n) | BigInt(low);
+}
 
 /**
  * Completion `index` of the addon's poll output (see `WC_LAYOUT`), named: what
@@ -150,18 +164,16 @@ for (const [name, v] of Object.entries(WC_OPCODE))
  */
 export function completionAt(words: Uint32Array, index: number): WorkCompletion {
   const base = index * WC_WORDS;
-  const low = words[base + W.wrIdLow] ?? 0;
-  const high = words[base + W.wrIdHigh] ?? 0;
   const status = words[base + W.status] ?? 0;
   const opcode = words[base + W.opcode] ?? 0;
   const immDataRaw = words[base + W.immDataRaw] ?? 0;
   const wcFlags = words[base + W.wcFlags] ?? 0;
   return {
-    wrId: high === 0 ? BigInt(low) : (BigInt(high) << 32n) | BigInt(low),
-    status: STATUS_NAMES.get(status) ?? 'GENERAL_ERR',
+    wrId: wrIdAt(words, index),
+    status: (status < STATUS_NAMES.length ? STATUS_NAMES[status] : undefined) ?? 'GENERAL_ERR',
     statusCode: status,
     ok: status === WC_STATUS.SUCCESS,
-    opcode: OPCODE_NAMES.get(opcode),
+    opcode: opcode < OPCODE_NAMES.length ? OPCODE_NAMES[opcode] : undefined,
     opcodeCode: opcode,
     byteLen: words[base + W.byteLen] ?? 0,
     immData: (wcFlags & WC_FLAGS.WITH_IMM) !== 0 ? ntohl(immDataRaw) : undefined,

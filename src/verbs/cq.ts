@@ -4,13 +4,15 @@
  */
 
 import type { AsyncEventType } from '../ibverbs/constants.js';
-import { type NativeCq, type NativeFdWatcher, WC_WORDS } from '../native/bindings.js';
+import { WC_STATUS } from '../ibverbs/index.js';
+import { type NativeCq, type NativeFdWatcher, WC_LAYOUT, WC_WORDS } from '../native/bindings.js';
 import { VerbsAsyncEventError } from './async-events.js';
-import { completionAt, type WorkCompletion } from './completion.js';
+import { completionAt, type WorkCompletion, wrIdAt } from './completion.js';
 import type { Context } from './device.js';
 import { VerbsArgumentError, VerbsError } from './errors.js';
 import { Resource } from './lifetime.js';
 import { addon } from './native.js';
+import { VerbsCompletionError } from './round-trip.js';
 import { onNextTurn, type Pending, type WaitOptions, waitFor } from './wait.js';
 
 export type { WaitOptions } from './wait.js';
@@ -19,6 +21,8 @@ export type { WaitOptions } from './wait.js';
 export interface CompletionSink {
   /** @internal */
   retire(wc: WorkCompletion): void;
+  /** @internal `retire` from the completion's raw fields. */
+  retireRaw(ok: boolean, opcodeCode: number, wrId: bigint): void;
   /** @internal the CQ failed: drop (and return) the requests whose completions it lost. */
   abandon(cq: Cq): bigint[];
 }
@@ -155,7 +159,7 @@ export class Cq extends Resource<NativeCq> {
     if (!Number.isInteger(spinLimit) || spinLimit < 0 || spinLimit > 0xffffffff)
       throw new VerbsArgumentError('spinLimit', 'must be a u32');
     const out: WorkCompletion[] = new Array(count);
-    let got = this.#takeReady(count, out, 0);
+    let got = this.#readyHead === this.#readyEnd ? 0 : this.#takeReady(count, out, 0);
     // The addon spins in C++ until something arrives: no N-API transition per empty poll.
     while (got < count) {
       const n = this.native.poll(this.#words, Math.min(count - got, 256), spinLimit);
@@ -168,6 +172,59 @@ export class Cq extends Resource<NativeCq> {
       got = this.#take(n, out, got);
     }
     return out;
+  }
+
+  /**
+   * Busy-polls until `count` completions arrived, as `pollUntil`, retiring each, without
+   * making completion objects: for loops that need only that their requests completed
+   * (an SRQ refill counts its receives). A completion that is not `SUCCESS` throws a
+   * `VerbsCompletionError` naming it, once `count` were polled (the first failed one is
+   * named; every completion polled is retired). ETIMEDOUT as `pollUntil`.
+   */
+  pollUntilCount(count: number, spinLimit = 50_000_000): void {
+    if (!Number.isInteger(count) || count < 0)
+      throw new VerbsArgumentError('count', 'must be a non-negative integer');
+    if (!Number.isInteger(spinLimit) || spinLimit < 0 || spinLimit > 0xffffffff)
+      throw new VerbsArgumentError('spinLimit', 'must be a u32');
+    let got = 0;
+    let failed: WorkCompletion | undefined;
+    // What a wake-up of next() polled comes first (already retired).
+    while (got < count && this.#readyHead !== this.#readyEnd) {
+      const wc = this.#takeSlot();
+      got++;
+      if (!wc.ok) failed ??= wc;
+    }
+    this.#rewindReady();
+    const words = this.#words;
+    while (got < count) {
+      const n = this.native.poll(words, Math.min(count - got, 256), spinLimit);
+      if (n === 0) {
+        this.context.pollAsyncEvents();
+        if (this.#failure !== undefined) throw this.#failure;
+        throw new VerbsError('ETIMEDOUT', 110, 'ibv_poll_cq', this.#device, 'no completion');
+      }
+      for (let i = 0; i < n; i++) {
+        const base = i * WC_WORDS;
+        if (words[base + WC_LAYOUT.status] !== WC_STATUS.SUCCESS) {
+          const wc = completionAt(words, i);
+          this.#sinks.get(wc.qpNum)?.deref()?.retire(wc);
+          failed ??= wc;
+          continue;
+        }
+        const qpNum = words[base + WC_LAYOUT.qpNum] ?? 0;
+        const opcode = words[base + WC_LAYOUT.opcode] ?? 0;
+        this.#sinks.get(qpNum)?.deref()?.retireRaw(true, opcode, wrIdAt(words, i));
+      }
+      got += n;
+    }
+    if (failed !== undefined)
+      throw new VerbsCompletionError(
+        failed.status,
+        failed.statusCode,
+        failed.wrId,
+        failed.vendorErr,
+        this.#device,
+      );
   }
 
   /**

@@ -82,6 +82,7 @@ export {
 } from './mr.js';
 export { incRkey, type Mw, type MwBind, type MwBindRequest } from './mw.js';
 export type { Ah, Pd, QpOptions } from './pd.js';
+export type { PreparedRecv } from './prepared-recv.js';
 export { type DeviceCapabilities, probeCapabilities } from './probe.js';
 export type {
   MwBindOptions,

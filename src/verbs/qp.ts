@@ -4,6 +4,8 @@
  * tracking: every MR a posted request uses stays referenced until its completion is
  * polled (unsignaled requests retire with the next signaled one, in send-queue order).
  */
+
+import { describeValue } from '../arguments.js';
 import {
   flagNames,
   MTU,
@@ -13,7 +15,7 @@ import {
   type QpType,
   SEND_FLAGS,
 } from '../ibverbs/constants.js';
-import { ACCESS_FLAGS, QP_STATE, WR_OPCODE, type WrOpcode } from '../ibverbs/index.js';
+import { ACCESS_FLAGS, QP_STATE, WC_OPCODE, WR_OPCODE, type WrOpcode } from '../ibverbs/index.js';
 import type {
   NativeAhAttrQuery,
   NativeQp,
@@ -22,7 +24,7 @@ import type {
   NativeSge,
 } from '../native/bindings.js';
 import type { CmId } from './cm.js';
-import { isReceiveCompletion, type WorkCompletion } from './completion.js';
+import type { WorkCompletion } from './completion.js';
 import type { CompletionSink, Cq } from './cq.js';
 import { VerbsArgumentError, VerbsError } from './errors.js';
 import { FLUSH_PLACEMENT, FLUSH_SELECTIVITY, type FlushSpec } from './flush.js';
@@ -155,6 +157,9 @@ interface InFlight {
 
 const U64_MAX = (1n << 64n) - 1n;
 
+/** `enum ibv_wr_opcode` by name, own names only. */
+const SEND_OPCODE_CODES: ReadonlyMap<string, number> = new Map(Object.entries(WR_OPCODE));
+
 /** @internal a u64 argument, checked. */
 export function u64(name: string, v: unknown): bigint {
   if (typeof v !== 'bigint' || v < 0n || v > U64_MAX)
@@ -192,6 +197,29 @@ export function nativeSge(
   keep: KeepSink,
   inline: boolean,
 ): NativeSge {
+  const out: MutableSge = { addr: 0n, length: 0, lkey: 0 };
+  sgeInto(s, i, keep, inline, out);
+  return out;
+}
+
+/** @internal a checked SGE as the packers write it (one reused per packer). */
+export interface MutableSge {
+  addr: bigint;
+  length: number;
+  lkey: number;
+}
+
+/**
+ * @internal checks one SGE into `out` (the packers reuse one: no object per SGE); its MR
+ * goes to `keep`.
+ */
+export function sgeInto(
+  s: Sge | RawSge | undefined,
+  i: number,
+  keep: KeepSink,
+  inline: boolean,
+  out: MutableSge,
+): void {
   if (typeof s !== 'object' || s === null)
     throw new VerbsArgumentError(`sgList[${i}]`, 'must be an object');
   if (isRawSge(s)) {
@@ -200,11 +228,10 @@ export function nativeSge(
         `sgList[${i}]`,
         'inline data must come from an Mr (a raw address is refused with inline)',
       );
-    return {
-      addr: u64('sge.addr', s.addr),
-      length: u32('sge.length', s.length),
-      lkey: u32('sge.lkey', s.lkey),
-    };
+    out.addr = u64('sge.addr', s.addr);
+    out.length = u32('sge.length', s.length);
+    out.lkey = u32('sge.lkey', s.lkey);
+    return;
   }
   const mr = s.mr;
   if (mr === undefined || typeof mr !== 'object' || !('native' in mr))
@@ -223,7 +250,9 @@ export function nativeSge(
       `[${offset}, ${offset + length}) runs past the end of the MR (length ${mr.length})`,
     );
   keep.push(mr);
-  return { addr: offset === 0 ? mr.addr : mr.addr + BigInt(offset), length, lkey: mr.lkey };
+  out.addr = offset === 0 ? mr.addr : mr.addr + BigInt(offset);
+  out.length = length;
+  out.lkey = mr.lkey;
 }
 
 /** @internal where a check collects what a request keeps alive while in flight. */
@@ -250,12 +279,72 @@ export class KeepList implements KeepSink {
   take(): readonly Resource[] {
     const n = this.#n;
     if (n === 0) return NO_KEEP;
+    if (n === 1) {
+      // The everyday request keeps one MR: a literal, cheaper than a slice.
+      const only = this.#items[0] as Resource;
+      this.#items[0] = undefined;
+      this.#n = 0;
+      return [only];
+    }
     const out = this.#items.slice(0, n) as Resource[];
     // Drop the references: the scratch must not keep the last request's MRs reachable.
     for (let i = 0; i < n; i++) this.#items[i] = undefined;
     this.#n = 0;
     return out;
   }
+}
+
+/**
+ * @internal a reused SGE list for one request at a time ({@link nativeSges} without an
+ * array and an object per SGE per post): `fill` checks `list` into it and returns it.
+ */
+export class SgeScratch {
+  readonly #pool: MutableSge[] = [];
+  #list: MutableSge[] = [];
+
+  fill(list: readonly (Sge | RawSge)[] | undefined, keep: KeepSink, inline: boolean): NativeSge[] {
+    if (list !== undefined && !Array.isArray(list))
+      throw new VerbsArgumentError('sgList', 'must be an array');
+    const n = list === undefined ? 0 : list.length;
+    // Made at its size, and again only when a request has another SGE count.
+    if (this.#list.length !== n) this.#list = new Array(n);
+    for (let i = 0; i < n; i++) {
+      let sge = this.#pool[i];
+      if (sge === undefined) {
+        sge = { addr: 0n, length: 0, lkey: 0 };
+        this.#pool[i] = sge;
+      }
+      sgeInto((list as readonly (Sge | RawSge)[])[i], i, keep, inline, sge);
+      this.#list[i] = sge;
+    }
+    return this.#list;
+  }
+}
+
+/** A send request with every field present, to be filled by `Qp.#toNativeSend`. */
+function blankSendWr(): NativeSendWr {
+  return {
+    wrId: 0n,
+    opcode: 0,
+    sendFlags: 0,
+    sgList: [],
+    immData: undefined,
+    remoteAddr: undefined,
+    rkey: undefined,
+    compareAdd: undefined,
+    swap: undefined,
+    atomicValue: undefined,
+    flushLength: undefined,
+    flushType: undefined,
+    flushLevel: undefined,
+    invalidateRkey: undefined,
+    mw: undefined,
+    bindRkey: undefined,
+    bindInfo: undefined,
+    ah: undefined,
+    remoteQpn: undefined,
+    remoteQkey: undefined,
+  };
 }
 
 function recvName(): string {
@@ -297,6 +386,12 @@ export class Qp extends Resource<NativeQp> implements CompletionSink {
   readonly #packer = new SendPacker();
   readonly #recvPacker = new RecvPacker();
   readonly #keep = new KeepList();
+  // The request and SGE list a one-request postSend is checked into (reused: no request
+  // object, SGE list or SGE objects per post); #scratchBusy while one is being checked,
+  // so that a getter of the request that posts again gets fresh ones.
+  readonly #scratch = blankSendWr();
+  readonly #scratchSges = new SgeScratch();
+  #scratchBusy = false;
   readonly #takeWrId = (): bigint => this.#nextWrId++;
 
   /** @internal use `Pd.createQp` or `CmId.createQp` (its `cmId` closes it first) */
@@ -332,6 +427,15 @@ export class Qp extends Resource<NativeQp> implements CompletionSink {
   get extended(): boolean {
     return this.#extended;
   }
+  /**
+   * @internal when the last one-doorbell `postSend` of the packed form rang (microseconds,
+   * as `RoundTrip.postedAt`): the benchmark stamps its general loop with it, as perftest
+   * stamps its posts, instead of a clock read per iteration.
+   */
+  get lastPostedAt(): number {
+    return this.#packer.postedAt;
+  }
+
   /** Work requests posted and not yet retired by a polled completion. */
   get inFlight(): { send: number; recv: number } {
     return { send: this.#sendQueue.length, recv: this.#recvQueue.length };
@@ -395,12 +499,20 @@ export class Qp extends Resource<NativeQp> implements CompletionSink {
   }
 
   // The checked request; whether it is signaled is in its sendFlags (or sq_sig_all).
-  #toNativeSend(wr: SendWr, keep: KeepSink): NativeSendWr {
+  #toNativeSend(
+    wr: SendWr,
+    keep: KeepSink,
+    native: NativeSendWr = blankSendWr(),
+    sges?: SgeScratch,
+  ): NativeSendWr {
     if (typeof wr !== 'object' || wr === null)
       throw new VerbsArgumentError('wr', 'a work request must be an object');
-    const opcode = (WR_OPCODE as Record<string, number>)[String(wr.opcode)];
+    // By own name only (a lookup in WR_OPCODE itself would take 'toString' from its
+    // prototype), and without String() of the value (an object's throwing toString).
+    const name = wr.opcode;
+    const opcode = typeof name === 'string' ? SEND_OPCODE_CODES.get(name) : undefined;
     if (opcode === undefined)
-      throw new VerbsArgumentError('opcode', `unknown opcode '${String(wr.opcode)}'`);
+      throw new VerbsArgumentError('opcode', `unknown opcode ${describeValue(name)}`);
     const wrId = wr.wrId === undefined ? this.#nextWrId++ : u64('wrId', wr.wrId);
     const signaled = wr.signaled ?? true;
     const sendFlags =
@@ -409,29 +521,31 @@ export class Qp extends Resource<NativeQp> implements CompletionSink {
       (wr.fence ? SEND_FLAGS.FENCE : 0) |
       (wr.inline ? SEND_FLAGS.INLINE : 0);
     // Every field present (undefined when absent: the addon reads that as absent), so that
-    // every request has one shape and the code reading them stays monomorphic.
-    const native: NativeSendWr = {
-      wrId,
-      opcode,
-      sendFlags,
-      sgList: nativeSges(wr.sgList, keep, wr.inline === true),
-      immData: undefined,
-      remoteAddr: undefined,
-      rkey: undefined,
-      compareAdd: undefined,
-      swap: undefined,
-      atomicValue: undefined,
-      flushLength: undefined,
-      flushType: undefined,
-      flushLevel: undefined,
-      invalidateRkey: undefined,
-      mw: undefined,
-      bindRkey: undefined,
-      bindInfo: undefined,
-      ah: undefined,
-      remoteQpn: undefined,
-      remoteQkey: undefined,
-    };
+    // every request has one shape and the code reading them stays monomorphic; a reused
+    // request has every field reset.
+    native.wrId = wrId;
+    native.opcode = opcode;
+    native.sendFlags = sendFlags;
+    native.sgList =
+      sges === undefined
+        ? nativeSges(wr.sgList, keep, wr.inline === true)
+        : sges.fill(wr.sgList, keep, wr.inline === true);
+    native.immData = undefined;
+    native.remoteAddr = undefined;
+    native.rkey = undefined;
+    native.compareAdd = undefined;
+    native.swap = undefined;
+    native.atomicValue = undefined;
+    native.flushLength = undefined;
+    native.flushType = undefined;
+    native.flushLevel = undefined;
+    native.invalidateRkey = undefined;
+    native.mw = undefined;
+    native.bindRkey = undefined;
+    native.bindInfo = undefined;
+    native.ah = undefined;
+    native.remoteQpn = undefined;
+    native.remoteQkey = undefined;
     if (wr.immData !== undefined) native.immData = u32('immData', wr.immData);
     if (wr.remote !== undefined) {
       native.remoteAddr = u64('remote.addr', wr.remote.addr);
@@ -541,15 +655,19 @@ export class Qp extends Resource<NativeQp> implements CompletionSink {
    */
   #checkUnsignaled(entries: readonly InFlight[]): number {
     let run = this.#unsignaledRun;
-    for (const e of entries) {
-      run = e.signaled ? 0 : run + 1;
-      if (run > this.#sendQueueDepth)
-        throw new VerbsArgumentError(
-          'signaled',
-          `more than ${this.#sendQueueDepth} unsignaled requests in a row (the send queue's depth) would overflow it: signal one of them`,
-        );
-    }
+    for (const e of entries) run = this.#runAfter(run, e.signaled);
     return run;
+  }
+
+  // The unsignaled run after one more request, refused as #checkUnsignaled says.
+  #runAfter(run: number, signaled: boolean): number {
+    const next = signaled ? 0 : run + 1;
+    if (next > this.#sendQueueDepth)
+      throw new VerbsArgumentError(
+        'signaled',
+        `more than ${this.#sendQueueDepth} unsignaled requests in a row (the send queue's depth) would overflow it: signal one of them`,
+      );
+    return next;
   }
 
   /** @internal records posted requests. */
@@ -572,6 +690,7 @@ export class Qp extends Resource<NativeQp> implements CompletionSink {
    * posted (the verbs contract); they stay tracked.
    */
   postSend(wrs: SendWr | readonly SendWr[], path?: PostPath): bigint[] {
+    if (!Array.isArray(wrs) && !this.#scratchBusy) return this.#postOne(wrs as SendWr, path);
     const { natives, entries } = this.#toNativeList(wrs);
     this.#checkUnsignaled(entries);
     const usePath = path ?? (this.extended ? 'ex' : 'legacy');
@@ -597,6 +716,49 @@ export class Qp extends Resource<NativeQp> implements CompletionSink {
     const ids: bigint[] = new Array(entries.length);
     for (let i = 0; i < entries.length; i++) ids[i] = (entries[i] as InFlight).wrId;
     return ids;
+  }
+
+  /**
+   * `postSend` of one request (not in a list), the everyday loop's form: the same checks
+   * and posting, checked into the QP's reused request and SGE list, so that nothing but
+   * its in-flight entry, the list of what it keeps and the returned wrId array is made.
+   */
+  #postOne(wr: SendWr, path: PostPath | undefined): bigint[] {
+    const keep = this.#keep;
+    let native: NativeSendWr;
+    this.#scratchBusy = true;
+    try {
+      native = this.#toNativeSend(wr, keep, this.#scratch, this.#scratchSges);
+    } catch (e) {
+      keep.take(); // what the refused request collected is not kept
+      throw e;
+    } finally {
+      this.#scratchBusy = false;
+    }
+    const entry: InFlight = {
+      wrId: native.wrId,
+      signaled: this.#signaled(native),
+      keep: keep.take(),
+    };
+    const run = this.#runAfter(this.#unsignaledRun, entry.signaled);
+    const usePath = path ?? (this.#extended ? 'ex' : 'legacy');
+    try {
+      if (this.#packer.pack1(native)) this.#packer.post(this.native, usePath === 'ex');
+      else if (usePath === 'ex') this.native.postSendEx([native]);
+      else this.native.postSend([native]);
+    } finally {
+      // The scratch must not keep a window or an address handle reachable.
+      if (native.mw !== undefined || native.ah !== undefined || native.bindInfo !== undefined) {
+        native.mw = undefined;
+        native.ah = undefined;
+        native.bindInfo = undefined;
+      }
+    }
+    // Posted (a refusal threw above: one request, so nothing of it was posted).
+    this.#sendQueue.push(entry);
+    this.#unsignaledRun = run;
+    if (native.bindRkey !== undefined) wr.bind?.mw.setRkey(native.bindRkey);
+    return [entry.wrId];
   }
 
   /**
@@ -658,13 +820,19 @@ export class Qp extends Resource<NativeQp> implements CompletionSink {
 
   /** @internal called by the CQ for each polled completion of this QP. */
   retire(wc: WorkCompletion): void {
-    const fromRecv = wc.ok && isReceiveCompletion(wc.opcodeCode);
+    this.retireRaw(wc.ok, wc.opcodeCode, wc.wrId);
+  }
+
+  /** @internal `retire` from the completion's raw fields (no completion object). */
+  retireRaw(ok: boolean, opcodeCode: number, wrId: bigint): void {
+    // (The RECV bit directly: opcodeCode is a u32 the decoder read, not user input.)
+    const fromRecv = ok && (opcodeCode & WC_OPCODE.RECV) !== 0;
     // A receive of an SRQ (or a flushed one: its status carries no opcode) is the SRQ's.
-    if (this.srq !== undefined && (fromRecv || !wc.ok) && this.srq.retire(wc.wrId)) return;
+    if (this.srq !== undefined && (fromRecv || !ok) && this.srq.retire(wrId)) return;
     // (No closure or array per completion: this runs for every completion polled.)
     if (!fromRecv) {
       const sq = this.#sendQueue;
-      const i = indexOfWrId(sq, wc.wrId);
+      const i = indexOfWrId(sq, wrId);
       if (i >= 0) {
         // Send queue: earlier unsignaled requests completed too (in-order retirement).
         if (i === 0) sq.shift();
@@ -673,7 +841,7 @@ export class Qp extends Resource<NativeQp> implements CompletionSink {
       }
     }
     const rq = this.#recvQueue;
-    const i = indexOfWrId(rq, wc.wrId);
+    const i = indexOfWrId(rq, wrId);
     if (i === 0) rq.shift();
     else if (i > 0) rq.splice(i, 1);
   }

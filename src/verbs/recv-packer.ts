@@ -8,7 +8,7 @@
 import { RECV_LAYOUT, RECV_WORDS, SEND_SGE_LAYOUT, SEND_SGE_WORDS } from '../native/bindings.js';
 import { VerbsArgumentError } from './errors.js';
 import type { Resource } from './lifetime.js';
-import { KeepList, nativeSge, type RecvWr, u64 } from './qp.js';
+import { KeepList, type MutableSge, type RecvWr, sgeInto, u64 } from './qp.js';
 import { WordMemory } from './send-packer.js';
 
 /** A packed receive: its wrId and what it keeps alive until its completion. */
@@ -29,6 +29,7 @@ const S = SEND_SGE_LAYOUT;
 export class RecvPacker {
   readonly #memory = new WordMemory();
   readonly #keep = new KeepList();
+  readonly #sge: MutableSge = { addr: 0n, length: 0, lkey: 0 };
 
   /**
    * Checks and packs `list`, then posts it with one call; returns the requests as they
@@ -69,7 +70,8 @@ export class RecvPacker {
       const base = at;
       at += RECV_WORDS;
       for (let k = 0; k < sgList.length; k++) {
-        const sge = nativeSge(sgList[k], k, keep, false);
+        const sge = this.#sge;
+        sgeInto(sgList[k], k, keep, false, sge);
         u64w[(at + S.sgeAddr) / 2] = sge.addr;
         u32[at + S.sgeLength] = sge.length;
         u32[at + S.sgeLkey] = sge.lkey;
@@ -81,6 +83,19 @@ export class RecvPacker {
       out[i] = { wrId, keep: keep.take() };
     }
     return out;
+  }
+
+  /** Rewrites the wrId of packed request 0 at word `at` (a prepared receive's first). */
+  setWrId(at: number, wrId: bigint): void {
+    this.#memory.u64[(at + L.wrId) / 2] = wrId;
+  }
+
+  /** Posts the one request `pack` packed last `count` times (wrIds counting up). */
+  postCopies(
+    target: { postRecvCopies(words: Uint32Array, count: number): void },
+    count: number,
+  ): void {
+    target.postRecvCopies(this.#memory.u32, count);
   }
 
   /** Posts what `pack` packed last: `count` requests, one doorbell. */

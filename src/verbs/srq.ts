@@ -12,6 +12,7 @@ import type { AsyncEvent } from './async-events.js';
 import { VerbsArgumentError, VerbsError } from './errors.js';
 import { Resource } from './lifetime.js';
 import type { Pd } from './pd.js';
+import { PreparedRecv, type RecvRunSink } from './prepared-recv.js';
 import type { RecvWr } from './qp.js';
 import { type PackedRecv, RecvPacker } from './recv-packer.js';
 import { type Pending, type WaitOptions, waitFor } from './wait.js';
@@ -72,17 +73,28 @@ export function srqInitOf(options: SrqOptions): {
   };
 }
 
+/** Receives posted by one `PreparedRecv.post`: wrIds [first, end), `left` not completed. */
+interface RecvRun {
+  readonly first: bigint;
+  readonly end: bigint;
+  left: number;
+  readonly keep: readonly Resource[];
+}
+
 /**
  * A shared receive queue (`ibv_srq`). `close()` is `ibv_destroy_srq`; its QPs close
  * first (with `{ cascade: false }`: EBUSY while one is open).
  */
-export class Srq extends Resource<NativeSrq> {
+export class Srq extends Resource<NativeSrq> implements RecvRunSink {
   /** The PD (kept reachable while this SRQ lives). */
   readonly pd: Pd;
   readonly #device: string;
   readonly #key: bigint;
   readonly #maxSge: number;
   readonly #posted: PackedRecv[] = [];
+  // What prepared receives posted, a run per post (no entry per receive).
+  readonly #runs: RecvRun[] = [];
+  #runsLeft = 0;
   readonly #limitWaiters: Pending<AsyncEvent>[] = [];
   #nextWrId = 1n;
   readonly #packer = new RecvPacker();
@@ -110,7 +122,37 @@ export class Srq extends Resource<NativeSrq> {
   }
   /** Receives posted whose completions were not polled yet. */
   get inFlight(): number {
-    return this.#posted.length;
+    return this.#posted.length + this.#runsLeft;
+  }
+
+  /** @internal the device name (for messages). */
+  get device(): string {
+    return this.#device;
+  }
+
+  /**
+   * Checks a receive request once for {@link PreparedRecv.post}, which posts copies of
+   * it in one call (a refill with no JavaScript work per receive). The copies' wrIds are
+   * numbered by the SRQ (a request with `wrId` is refused); its SGEs are checked against
+   * {@link maxSge} as `postRecv`'s.
+   */
+  prepareRecv(wr: RecvWr): PreparedRecv {
+    if (this.closed)
+      throw new VerbsError('EBADF', 9, 'ibv_post_srq_recv', this.#device, 'the SRQ is closed');
+    return new PreparedRecv(this, wr);
+  }
+
+  /** @internal */
+  takeWrIds(count: number): bigint {
+    const first = this.#nextWrId;
+    this.#nextWrId += BigInt(count);
+    return first;
+  }
+
+  /** @internal */
+  trackRun(first: bigint, count: number, keep: readonly Resource[]): void {
+    this.#runs.push({ first, end: first + BigInt(count), left: count, keep });
+    this.#runsLeft += count;
   }
 
   /**
@@ -207,14 +249,33 @@ export class Srq extends Resource<NativeSrq> {
     const posted = this.#posted;
     let i = 0;
     while (i < posted.length && (posted[i] as PackedRecv).wrId !== wrId) i++;
-    if (i === posted.length) return false;
+    if (i === posted.length) return this.#retireFromRun(wrId);
     if (i === 0) posted.shift();
     else posted.splice(i, 1);
     return true;
   }
 
+  // A receive of a prepared receive's run (runs complete in posting order, mostly the
+  // first; comparisons only: no bigint made per completion).
+  #retireFromRun(wrId: bigint): boolean {
+    const runs = this.#runs;
+    for (let r = 0; r < runs.length; r++) {
+      const run = runs[r] as RecvRun;
+      if (wrId < run.first || wrId >= run.end) continue;
+      this.#runsLeft--;
+      if (--run.left === 0) {
+        if (r === 0) runs.shift();
+        else runs.splice(r, 1);
+      }
+      return true;
+    }
+    return false;
+  }
+
   protected override onClose(): void {
     this.#posted.length = 0;
+    this.#runs.length = 0;
+    this.#runsLeft = 0;
     this.pd.context.untrackSrq(this.#key);
     const err = new VerbsError(
       'EBADF',

@@ -5,6 +5,7 @@ import {
   type NativeQp,
   type NativeRecvWr,
   type NativeSendWr,
+  type NativeSrq,
   RECV_LAYOUT,
   RECV_WORDS,
   SEND_LAYOUT,
@@ -16,10 +17,16 @@ import {
 } from '../../../src/native/bindings.js';
 import { Cq } from '../../../src/verbs/cq.js';
 import type { Context } from '../../../src/verbs/device.js';
-import { VerbsArgumentError, VerbsAsyncEventError, VerbsError } from '../../../src/verbs/index.js';
+import {
+  VerbsArgumentError,
+  VerbsAsyncEventError,
+  VerbsCompletionError,
+  VerbsError,
+} from '../../../src/verbs/index.js';
 import { Mr } from '../../../src/verbs/mr.js';
 import type { Pd } from '../../../src/verbs/pd.js';
 import { Qp } from '../../../src/verbs/qp.js';
+import { Srq } from '../../../src/verbs/srq.js';
 
 // The context and PD as a CQ and a QP use them (no device on the host).
 const fakeContext = {
@@ -441,5 +448,113 @@ describe('in-flight tracking', () => {
     expect(qp.inFlight.send).toBe(0);
     expect(cq.error).toBe(error);
     await expect(cq.next()).rejects.toBe(error);
+  });
+});
+
+describe('prepared SRQ receives (issue 23)', () => {
+  it('copies are numbered by the SRQ, tracked as one run per post and retired in any order; a partial refusal tracks what was posted', () => {
+    const queue: ScriptedWc[] = [];
+    const cq = new Cq(scriptedCq(queue), fakeContext, 'fake0');
+    const context = { ...fakeContext, name: 'fake0', trackSrq() {}, untrackSrq() {} };
+    const pd = { context } as unknown as Pd;
+    const calls: { first: bigint; count: number }[] = [];
+    let refuseAt: number | undefined;
+    const native = {
+      closed: false,
+      key: 0x7700n,
+      attr: { maxWr: 64, maxSge: 1, srqLimit: 0 },
+      close() {},
+      postRecv() {},
+      postRecvPacked() {},
+      postRecvCopies(words: Uint32Array, count: number) {
+        const first = new BigUint64Array(words.buffer, words.byteOffset, 1)[0] ?? 0n;
+        calls.push({ first, count });
+        if (refuseAt !== undefined && refuseAt < count)
+          throw new VerbsError('ENOMEM', 12, 'ibv_post_srq_recv', 'fake0', 'full', refuseAt);
+      },
+      modify() {},
+      query: () => ({ maxWr: 64, maxSge: 1, srqLimit: 0 }),
+    } as unknown as NativeSrq;
+    const srq = new Srq(native, pd);
+    const qp = new Qp(scriptedQp(7), pd, cq, cq, 'fake0', false, undefined, srq);
+    const mr = new Mr(
+      {
+        closed: false,
+        lkey: 0x1234,
+        rkey: 0x5678,
+        addr: 0x7f0000002000n,
+        length: 64,
+        buffer: undefined,
+        close() {},
+      },
+      Buffer.alloc(64),
+      ['LOCAL_WRITE'],
+      pd,
+    );
+    const recv = srq.prepareRecv({ sgList: [mr.sge(0, 16)] });
+    const first = recv.post(3);
+    expect(recv.post(2)).toBe(first + 3n);
+    expect(calls).toEqual([
+      { first, count: 3 },
+      { first: first + 3n, count: 2 },
+    ]);
+    expect(srq.inFlight).toBe(5);
+    // Out of order across the two runs (an SRQ feeds several QPs); RECV is opcode 0x80.
+    for (const k of [4n, 0n, 3n]) queue.push({ wrId: first + k, qpNum: 7, opcode: 0x80 });
+    expect(cq.pollUntil(3).map((w) => w.wrId)).toEqual([first + 4n, first, first + 3n]);
+    expect(srq.inFlight).toBe(2);
+    // A wrId in no run is not the SRQ's: it stays with nothing retired.
+    queue.push({ wrId: first + 100n, qpNum: 7, opcode: 0x80 });
+    cq.pollUntil(1);
+    expect(srq.inFlight).toBe(2);
+    for (const k of [1n, 2n]) queue.push({ wrId: first + k, qpNum: 7, opcode: 0x80 });
+    cq.pollUntil(2);
+    expect(srq.inFlight).toBe(0);
+    // The provider takes 4 of 10: those 4 are tracked, the error is the provider's.
+    refuseAt = 4;
+    const refused = (() => {
+      try {
+        recv.post(10);
+      } catch (e) {
+        return e;
+      }
+      return undefined;
+    })();
+    expect(refused).toBeInstanceOf(VerbsError);
+    expect(srq.inFlight).toBe(4);
+    qp.close();
+  });
+});
+
+describe('cq.pollUntilCount (issue 23)', () => {
+  it('retires what it counts without completion objects; a failed one throws VerbsCompletionError naming it after the count; wrong arguments and an empty CQ are typed errors', () => {
+    const { queue, cq, qp, mr } = fixture();
+    const ids = [0, 1, 2, 3].map(() => qp.postSend({ opcode: 'SEND', sgList: [mr.sge(0, 8)] })[0]);
+    expect(qp.inFlight.send).toBe(4);
+    for (const id of ids.slice(0, 2)) queue.push({ wrId: id as bigint, qpNum: 7 });
+    cq.pollUntilCount(2);
+    expect(qp.inFlight.send).toBe(2);
+    // The third fails (REM_ACCESS_ERR, 10): named once the fourth was polled too.
+    queue.push(
+      { wrId: ids[2] as bigint, qpNum: 7, status: 10 },
+      { wrId: ids[3] as bigint, qpNum: 7 },
+    );
+    let error: unknown;
+    try {
+      cq.pollUntilCount(2);
+    } catch (e) {
+      error = e;
+    }
+    expect(error).toBeInstanceOf(VerbsCompletionError);
+    expect([(error as VerbsCompletionError).wrId, (error as VerbsCompletionError).status]).toEqual([
+      ids[2],
+      'REM_ACCESS_ERR',
+    ]);
+    expect(qp.inFlight.send).toBe(0);
+    for (const bad of [-1, 1.5, Number.NaN, '2'])
+      expect(() => cq.pollUntilCount(bad as never)).toThrow(VerbsArgumentError);
+    expect(() => cq.pollUntilCount(1, -1)).toThrow(VerbsArgumentError);
+    expect(() => cq.pollUntilCount(1, 0)).toThrow(/no completion/);
+    cq.pollUntilCount(0);
   });
 });

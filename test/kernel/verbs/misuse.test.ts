@@ -169,6 +169,135 @@ describe('misuse of the verbs wrapper on rxe0', () => {
     lo.close();
   });
 
+  it('one request, checked into a reused request of the QP: refusals typed, nothing kept from them, SGE counts change, a re-entering getter posts its own (issue 23)', () => {
+    for (const extended of [false, true]) {
+      const lo = rxeLoopback({ extended });
+      const src = lo.pd.allocMr(16, ['LOCAL_WRITE']);
+      const dst = lo.pd.allocMr(16, ['LOCAL_WRITE', 'REMOTE_WRITE']);
+      src.buffer.write('0123456789abcdef', 'latin1');
+      const post = (wr: unknown) => code(() => lo.a.postSend(wr as never));
+      // Names of the opcode table's prototype, and values with no usable string form.
+      expect(post({ opcode: 'toString' })).toBe('VerbsArgumentError');
+      expect(post({ opcode: '__proto__' })).toBe('VerbsArgumentError');
+      const throwing = {
+        toString() {
+          throw new Error('no string form');
+        },
+      };
+      expect(post({ opcode: throwing })).toBe('VerbsArgumentError');
+      expect(post({ opcode: Symbol('SEND') })).toBe('VerbsArgumentError');
+      // Refused after its SGE was checked: the MR is not kept by anything.
+      expect(post({ opcode: 'RDMA_WRITE', sgList: [src.sge(0, 4)], immData: -1 })).toBe(
+        'VerbsArgumentError',
+      );
+      expect(lo.a.inFlight.send).toBe(0);
+      // Two SGEs, then none, then one, through the same reused list.
+      const two = lo.a.postSend({
+        opcode: 'RDMA_WRITE',
+        sgList: [src.sge(0, 2), src.sge(8, 2)],
+        remote: dst.remote(0),
+      });
+      const none = lo.a.postSend({ opcode: 'RDMA_WRITE', remote: dst.remote(4) });
+      const one = lo.a.postSend({
+        opcode: 'RDMA_WRITE',
+        sgList: [src.sge(4, 4)],
+        remote: dst.remote(8),
+      });
+      expect(lo.cq.pollUntil(3).map((w) => [w.wrId, w.status])).toEqual([
+        [two[0], 'SUCCESS'],
+        [none[0], 'SUCCESS'],
+        [one[0], 'SUCCESS'],
+      ]);
+      expect(dst.buffer.toString('latin1', 0, 12)).toBe('0189\0\0\0\x004567');
+      // A getter of the request that posts on the same QP while it is being checked.
+      let inner: bigint[] = [];
+      const outer = lo.a.postSend({
+        opcode: 'RDMA_WRITE',
+        remote: dst.remote(12),
+        get sgList() {
+          if (inner.length === 0)
+            inner = lo.a.postSend({
+              opcode: 'RDMA_WRITE',
+              sgList: [src.sge(12, 2)],
+              remote: dst.remote(0),
+            });
+          return [src.sge(14, 2)];
+        },
+      } as never);
+      const wcs = lo.cq.pollUntil(2);
+      expect(wcs.map((w) => [w.wrId, w.status])).toEqual([
+        [inner[0], 'SUCCESS'],
+        [outer[0], 'SUCCESS'],
+      ]);
+      expect(dst.buffer.toString('latin1', 0, 2) + dst.buffer.toString('latin1', 12, 14)).toBe(
+        'cdef',
+      );
+      expect(lo.a.inFlight.send).toBe(0);
+      lo.close();
+    }
+  });
+
+  it('prepared SRQ receives: wrong use is a typed error, the addon refuses bad words, use after release or close is EBADF (issue 23)', () => {
+    const lo = rxeLoopback();
+    const mr = lo.pd.allocMr(16, ['LOCAL_WRITE']);
+    const srq = lo.pd.createSrq({ maxWr: 8, maxSge: 1 });
+    expect(code(() => srq.prepareRecv(null as never))).toBe('VerbsArgumentError');
+    expect(code(() => srq.prepareRecv([{ sgList: [] }] as never))).toBe('VerbsArgumentError');
+    expect(code(() => srq.prepareRecv({ wrId: 5n, sgList: [mr.sge()] }))).toBe(
+      'VerbsArgumentError',
+    );
+    // More SGEs than the SRQ's max_sge, refused at preparation.
+    const tooMany = Array(srq.maxSge + 1).fill(mr.sge(0, 8));
+    expect(code(() => srq.prepareRecv({ sgList: tooMany }))).toBe('VerbsArgumentError');
+    expect(code(() => srq.prepareRecv({ sgList: [{ mr: Buffer.alloc(8) }] as never }))).toBe(
+      'VerbsArgumentError',
+    );
+    // The count-only poll: typed refusals, and an empty CQ times out (ETIMEDOUT).
+    expect(code(() => lo.cq.pollUntilCount(-1))).toBe('VerbsArgumentError');
+    expect(code(() => lo.cq.pollUntilCount(1, 2 ** 32))).toBe('VerbsArgumentError');
+    expect(code(() => lo.cq.pollUntilCount(1, 10))).toBe('ETIMEDOUT');
+    const recv = srq.prepareRecv({ sgList: [mr.sge(0, 8)] });
+    for (const bad of [0, -1, 1.5, 65536, Number.NaN, '2', 2n, undefined])
+      expect(code(() => recv.post(bad as never))).toBe('VerbsArgumentError');
+    expect(srq.inFlight).toBe(0);
+    // More copies than the queue holds: the provider refuses the first that does not fit
+    // (rxe: ENOMEM); those before it were posted and stay tracked.
+    const refused = (() => {
+      try {
+        recv.post(0xffff);
+      } catch (e) {
+        return e;
+      }
+      return undefined;
+    })();
+    expect(refused).toBeInstanceOf(VerbsError);
+    expect((refused as VerbsError).call).toBe('ibv_post_srq_recv');
+    expect(srq.inFlight).toBe((refused as VerbsError).badWrIndex);
+    // The addon's own checks, called directly.
+    const native = srq.native;
+    expect(code(() => native.postRecvCopies(new Uint32Array(4), 0))).toBe('VerbsArgumentError');
+    expect(code(() => native.postRecvCopies(new Uint32Array(2), 1))).toBe('VerbsArgumentError');
+    expect(code(() => native.postRecvCopies([1, 2, 3, 4] as never, 1))).toBe('VerbsArgumentError');
+    expect(code(() => native.postRecvCopies(new Uint32Array(4), 65536))).toBe('VerbsArgumentError');
+    const badSges = new Uint32Array(4);
+    badSges[2] = 9; // nine SGEs that the words do not hold
+    expect(code(() => native.postRecvCopies(badSges, 1))).toBe('VerbsArgumentError');
+    // A closed MR, a released request, a closed SRQ.
+    const other = lo.pd.allocMr(8, ['LOCAL_WRITE']);
+    const usesOther = srq.prepareRecv({ sgList: [other.sge()] });
+    const live = srq.prepareRecv({ sgList: [mr.sge(8, 8)] });
+    other.close();
+    expect(code(() => usesOther.post(1))).toBe('EBADF');
+    recv.release();
+    expect(code(() => recv.post(1))).toBe('EBADF');
+    srq.close();
+    expect(code(() => srq.prepareRecv({ sgList: [mr.sge()] }))).toBe('EBADF');
+    expect(code(() => live.post(1))).toBe('EBADF');
+    expect(srq.inFlight).toBe(0);
+    mr.close();
+    lo.close();
+  });
+
   it('the native classes called directly refuse wrong arguments with VerbsArgumentError naming the field', () => {
     const lo = rxeLoopback();
     const native = addon();

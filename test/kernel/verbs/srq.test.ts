@@ -100,6 +100,38 @@ describe('shared receive queues', () => {
     }
   });
 
+  it('rxe0: a prepared receive posts its copies in one call; each completes with its own wrId, on either QP, and retires', () => {
+    const s = rxeSharedSrq();
+    try {
+      const slot = s.pd.allocMr(16, ['LOCAL_WRITE']);
+      const recv = s.srq.prepareRecv({ sgList: [slot.sge(0, 16)] });
+      const first = recv.post(3);
+      expect(recv.post(2)).toBe(first + 3n);
+      expect(s.srq.inFlight).toBe(5);
+      const src = s.pd.allocMr(16, ['LOCAL_WRITE']);
+      src.buffer.write('prepared', 'latin1');
+      for (let i = 0; i < 5; i++)
+        (i % 2 === 0 ? s.a1 : s.a2).postSend({ opcode: 'SEND', sgList: [src.sge(0, 8)] });
+      const recvs = s.cq.pollUntil(10, 200_000_000).filter((w) => w.opcode === 'RECV');
+      expect(recvs.map((w) => `${w.status} ${w.byteLen}`)).toEqual(Array(5).fill('SUCCESS 8'));
+      expect(recvs.map((w) => w.wrId).sort((x, y) => (x < y ? -1 : 1))).toEqual(
+        [0n, 1n, 2n, 3n, 4n].map((i) => first + i),
+      );
+      expect(recvs.filter((w) => w.qpNum === s.b1.qpNum)).toHaveLength(3);
+      expect(s.srq.inFlight).toBe(0);
+      expect(slot.buffer.toString('latin1', 0, 8)).toBe('prepared');
+      // Refilled and consumed again, counted without completion objects.
+      recv.post(2);
+      s.a1.postSend({ opcode: 'SEND', sgList: [src.sge(0, 8)] });
+      s.a2.postSend({ opcode: 'SEND', sgList: [src.sge(0, 8)] });
+      s.cq.pollUntilCount(4, 200_000_000);
+      expect([s.srq.inFlight, s.a1.inFlight.send, s.a2.inFlight.send]).toEqual([0, 0, 0]);
+      recv.release();
+    } finally {
+      s.close();
+    }
+  });
+
   it('rxe0: SRQ_LIMIT_REACHED fires once fewer than the limit remain, then the limit is disarmed', async () => {
     const s = rxeSharedSrq();
     try {

@@ -1,0 +1,109 @@
+/**
+ * The worker-thread plumbing of the benchmarks that run one side per thread, as perftest
+ * runs one side per process (write-imm-pingpong.ts, srq-rate.ts): start a side, take its
+ * next message (its error or early exit as a rejection), and end it.
+ */
+import { Worker } from 'node:worker_threads';
+
+/** When each side's thread exited (listened for from the start: it may exit early). */
+const exits = new WeakMap<Worker, Promise<void>>();
+
+/** Starts the side script `script` with `workerData`. */
+export function startSide(script: URL, workerData: unknown): Worker {
+  const worker = new Worker(script, { workerData });
+  exits.set(worker, new Promise<void>((resolve) => worker.once('exit', () => resolve())));
+  return worker;
+}
+
+/** The next message of `worker`, or its error / early exit as a rejection. */
+export function next<T>(worker: Worker): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const cleanup = () => {
+      worker.off('message', onMessage);
+      worker.off('error', onError);
+      worker.off('exit', onExit);
+    };
+    const onMessage = (m: T) => {
+      cleanup();
+      resolve(m);
+    };
+    const onError = (e: Error) => {
+      cleanup();
+      reject(e);
+    };
+    const onExit = (code: number) => {
+      cleanup();
+      reject(new Error(`a benchmark side exited (${code}) before answering`));
+    };
+    worker.on('message', onMessage);
+    worker.on('error', onError);
+    worker.on('exit', onExit);
+  });
+}
+
+/** Runs `run` with a time limit of `limitMs`, then ends both sides (endSide). */
+export async function withSides<T>(
+  sides: readonly Worker[],
+  limitMs: number,
+  what: string,
+  run: () => Promise<T>,
+): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const limit = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () => reject(new Error(`${what} did not finish within ${limitMs / 1000} s`)),
+      limitMs,
+    );
+  });
+  let finished = false;
+  try {
+    const result = await Promise.race([run(), limit]);
+    finished = true;
+    return result;
+  } finally {
+    clearTimeout(timer);
+    await Promise.all(sides.map((side) => endSide(side, finished)));
+  }
+}
+
+/** How long a side that answered may take to close its resources and exit by itself. */
+const EXIT_MS = 30_000;
+
+/**
+ * A side that answered closes its verbs objects and then exits by itself (its listeners
+ * were `once`): let it, rather than terminating it in the middle of those native calls;
+ * terminate one that failed or does not exit in time.
+ */
+async function endSide(worker: Worker, finished: boolean): Promise<void> {
+  if (finished) {
+    let timer: NodeJS.Timeout | undefined;
+    const exited = await Promise.race([
+      (exits.get(worker) ?? Promise.resolve()).then(() => true),
+      new Promise<boolean>((resolve) => {
+        timer = setTimeout(() => resolve(false), EXIT_MS);
+      }),
+    ]);
+    clearTimeout(timer);
+    if (exited) return;
+  }
+  await worker.terminate();
+}
+
+/**
+ * The two sides' protocol: each tells what its peer needs (its first message), gets the
+ * peer's (`{ peer }`), connects and answers 'ready'; then both get 'go' and answer with
+ * their results, returned in the order of `sides`.
+ */
+export async function exchangeAndGo<R>(a: Worker, b: Worker): Promise<[R, R]> {
+  const [wireA, wireB] = await Promise.all([next<unknown>(a), next<unknown>(b)]);
+  const readyA = next<string>(a);
+  const readyB = next<string>(b);
+  a.postMessage({ peer: wireB });
+  b.postMessage({ peer: wireA });
+  await Promise.all([readyA, readyB]);
+  const doneA = next<R>(a);
+  const doneB = next<R>(b);
+  a.postMessage('go');
+  b.postMessage('go');
+  return Promise.all([doneA, doneB]);
+}
