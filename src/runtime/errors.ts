@@ -13,6 +13,11 @@ export type RuntimeFailure =
   /** The guest kernel panicked before the command started (runInGuest boots once more). */
   | 'boot-panic'
   | 'output-incomplete'
+  /**
+   * The guest kernel reported a CPU stuck in a soft lockup for HUNG_AFTER_SECONDS (qemu.ts):
+   * the guest is stopped then, not at the run's time-out.
+   */
+  | 'guest-hung'
   /** One guest of a pair (pair.ts) exited non-zero and the other was stopped. */
   | 'partner-failed';
 

@@ -5,6 +5,7 @@
 import { existsSync, readdirSync } from 'node:fs';
 import {
   requireArray,
+  requireBoolean,
   requireInteger,
   requireKnownOptions,
   requireName,
@@ -107,6 +108,13 @@ export interface GuestRunOptions {
   readonly setup?: 'if-missing' | 'never';
   /** A raw disk image for the guest's /dev/vda, copy-on-write (BootOptions.dataDisk). */
   readonly dataDisk?: string;
+  /**
+   * Boot once more when the guest kernel hangs (`guest-hung`) while the command runs.
+   * Only for commands that are environment, not the RDMA code under test, and that can
+   * run twice (the container path: runc once hung a TCG guest). Default false: a hang is
+   * the error, since a kernel under test that hangs is an outcome, not a reason to retry.
+   */
+  readonly retryHung?: boolean;
 }
 
 /**
@@ -134,6 +142,7 @@ const GUEST_RUN_OPTIONS: readonly string[] = Object.keys({
   dataDisk: true,
   modules: true,
   siw: true,
+  retryHung: true,
 } satisfies Record<keyof GuestRunOptions, true>);
 
 /**
@@ -176,6 +185,8 @@ function checkGuestRunOptions(options: GuestRunOptions): void {
     requireName('runtime', 'accelerator', { auto: 0, kvm: 0, tcg: 0 }, accel, 'options.accel');
   if (setup !== undefined)
     requireName('runtime', 'set-up mode', { 'if-missing': 0, never: 0 }, setup, 'options.setup');
+  if (options.retryHung !== undefined)
+    requireBoolean('runtime', 'options.retryHung', options.retryHung);
   if (options.siw !== undefined)
     requireName(
       'runtime',
@@ -290,12 +301,18 @@ export async function runInGuest(options: GuestRunOptions): Promise<BootResult> 
   try {
     result = await boot();
   } catch (error) {
-    if (!(error instanceof GuestRuntimeError) || error.failure !== 'boot-panic') throw error;
-    const panic = error.consoleTail.split('\n').find((l) => l.includes('Kernel panic')) ?? '';
-    progress(
-      `the guest kernel panicked before the command started (${panic.trim()}): booting it once more`,
-    );
-    result = await boot();
+    if (!(error instanceof GuestRuntimeError)) throw error;
+    if (error.failure === 'guest-hung' && options.retryHung === true) {
+      progress(`${error.message.split('\n')[0]}: booting it once more`);
+      result = await boot();
+    } else {
+      if (error.failure !== 'boot-panic') throw error;
+      const panic = error.consoleTail.split('\n').find((l) => l.includes('Kernel panic')) ?? '';
+      progress(
+        `the guest kernel panicked before the command started (${panic.trim()}): booting it once more`,
+      );
+      result = await boot();
+    }
   }
   const ready =
     result.devicesReadySeconds === undefined

@@ -193,8 +193,36 @@ function qemuArgs(options: BootOptions, run: RunDir, shareDir: string): string[]
 /** How QEMU's run ended, as seen from the host. */
 interface Outcome {
   readonly code: number | null;
-  readonly why: 'exited' | 'timeout' | 'aborted' | 'spawn-error';
+  readonly why: 'exited' | 'timeout' | 'aborted' | 'spawn-error' | 'hung';
   readonly spawnError?: Error;
+  /** The console line that showed the guest hung (`why` = `hung`). */
+  readonly hungLine?: string;
+}
+
+/**
+ * A CPU the guest kernel's watchdog reports stuck this long means a hung guest: it does not
+ * come back (a TCG guest seen in CI: both vCPUs stuck in runc for 924 s until killed,
+ * where the run's time-out was 1800 s). The watchdog itself reports from 20 s on
+ * (2 x watchdog_thresh), and a loaded TCG guest can stall that long and recover.
+ */
+export const HUNG_AFTER_SECONDS = 150;
+/** How often the console is read for a lockup report. */
+const HUNG_CHECK_MS = 5_000;
+
+/** The kernel's soft lockup report with the longest stall, if any reaches `seconds`. */
+export function hungLineOf(console: string, seconds = HUNG_AFTER_SECONDS): string | undefined {
+  let found: string | undefined;
+  for (const match of console.matchAll(/^.*soft lockup - CPU#\d+ stuck for (\d+)s!.*$/gm))
+    if (Number(match[1]) >= seconds) found = match[0];
+  return found?.trim();
+}
+
+function consoleHung(file: string): string | undefined {
+  try {
+    return existsSync(file) ? hungLineOf(readFileSync(file, 'utf8')) : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /**
@@ -308,7 +336,9 @@ async function bootInRunDir(options: BootOptions, run: RunDir): Promise<BootResu
   // A write to a port whose guest side is gone must not crash the process.
   for (const port of [control, stdoutPort, stderrPort]) port.on('error', () => {});
 
-  const outcome = await waitForQemu(child, options.timeoutMs, options.signal);
+  const outcome = await waitForQemu(child, options.timeoutMs, options.signal, () =>
+    consoleHung(run.consoleLog),
+  );
   clearTimeout(graceTimer);
   const wallSeconds = (Date.now() - started) / 1000;
 
@@ -322,6 +352,13 @@ async function bootInRunDir(options: BootOptions, run: RunDir): Promise<BootResu
     throw new GuestRuntimeError(
       'aborted',
       `guest stopped after ${wallSeconds.toFixed(1)} s: ${abortReason(options.signal)}`,
+    );
+  }
+  if (outcome.why === 'hung') {
+    throw new GuestRuntimeError(
+      'guest-hung',
+      `the guest kernel hung after ${wallSeconds.toFixed(1)} s (${outcome.hungLine ?? 'soft lockup'}): stopped`,
+      consoleTail(run.consoleLog),
     );
   }
   if (outcome.why === 'timeout') {
@@ -392,24 +429,33 @@ function waitForQemu(
   child: ChildProcess,
   timeoutMs: number,
   signal: AbortSignal | undefined,
+  hung: () => string | undefined = () => undefined,
 ): Promise<Outcome> {
   return new Promise<Outcome>((resolveOutcome) => {
     let why: Outcome['why'] = 'exited';
-    const stop = (reason: 'timeout' | 'aborted') => {
+    let hungLine: string | undefined;
+    const stop = (reason: 'timeout' | 'aborted' | 'hung') => {
       if (why !== 'exited') return;
       why = reason;
       child.kill('SIGKILL');
     };
     const timer = setTimeout(() => stop('timeout'), timeoutMs);
+    const watchdog = setInterval(() => {
+      hungLine = hung();
+      if (hungLine !== undefined) stop('hung');
+    }, HUNG_CHECK_MS);
     const onAbort = () => stop('aborted');
     signal?.addEventListener('abort', onAbort, { once: true });
     const finish = (outcome: Outcome) => {
       clearTimeout(timer);
+      clearInterval(watchdog);
       signal?.removeEventListener('abort', onAbort);
       resolveOutcome(outcome);
     };
     child.on('error', (error) => finish({ code: null, why: 'spawn-error', spawnError: error }));
     // 'close': the process is reaped AND every stdio stream has delivered its last byte.
-    child.on('close', (code) => finish({ code, why }));
+    child.on('close', (code) =>
+      finish({ code, why, ...(hungLine === undefined ? {} : { hungLine }) }),
+    );
   });
 }

@@ -298,6 +298,8 @@ async function runInGuestContainer(options: DockerRunOptions): Promise<DockerRun
       memoryMiB: options.memoryMiB ?? 4096,
       timeoutSeconds: options.timeoutSeconds ?? 1800,
       setup: 'if-missing',
+      // dockerd and runc are the environment here, and the script can run twice.
+      retryHung: true,
       env: {
         DOCKER_HANDOVER: handover,
         DOCKER_IMAGE: IMAGE_NAME,
