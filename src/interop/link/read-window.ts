@@ -75,7 +75,8 @@ export function withReadWindows(scenario: Scenario, outcome: Outcome): Outcome {
     fields[name] = IN_WINDOW;
     if (at > 0) late.push(`${wr} read ${value} (${at} FetchAdd(s) after its own)`);
   }
-  const notes = [outcome.note, late.length > 0 ? `later words: ${late.join(', ')}` : undefined];
-  const note = notes.filter((n) => n !== undefined).join('; ');
-  return note === '' ? { fields } : { fields, note };
+  const lateNote = late.length > 0 ? `later words: ${late.join(', ')}` : undefined;
+  const note = [outcome.note, lateNote].filter((n) => n !== undefined).join('; ');
+  // Everything else of the outcome (its pcap) stays as it is.
+  return note === '' ? { ...outcome, fields } : { ...outcome, fields, note };
 }

@@ -40,6 +40,12 @@ describe('a Read after FetchAdds of its word, on the faulty wire (read-window.ts
     );
   });
 
+  it('keeps the rest of the outcome: the capture a Read scenario carries', () => {
+    const pcap = Uint8Array.of(0xd4, 0xc3, 0xb2, 0xa1);
+    const read = withReadWindows(MIX, { ...device({}), pcap });
+    expect(read.pcap).toBe(pcap);
+  });
+
   it('a Read older than its FetchAdd, or a FetchAdd off by one add, still diverges', () => {
     expect(differences(device({ 'requester.wc4.fetched': '0x12345678abcdf011' }))).toEqual([
       { field: 'requester.wc4.fetched', engine: IN_WINDOW, kernel: '0x12345678abcdf011' },
