@@ -301,18 +301,10 @@ export async function runInGuest(options: GuestRunOptions): Promise<BootResult> 
   try {
     result = await boot();
   } catch (error) {
-    if (!(error instanceof GuestRuntimeError)) throw error;
-    if (error.failure === 'guest-hung' && options.retryHung === true) {
-      progress(`${error.message.split('\n')[0]}: booting it once more`);
-      result = await boot();
-    } else {
-      if (error.failure !== 'boot-panic') throw error;
-      const panic = error.consoleTail.split('\n').find((l) => l.includes('Kernel panic')) ?? '';
-      progress(
-        `the guest kernel panicked before the command started (${panic.trim()}): booting it once more`,
-      );
-      result = await boot();
-    }
+    const why = error instanceof GuestRuntimeError ? bootAgainBecause(error, options) : undefined;
+    if (why === undefined) throw error;
+    progress(`${why}: booting it once more`);
+    result = await boot();
   }
   const ready =
     result.devicesReadySeconds === undefined
@@ -320,6 +312,15 @@ export async function runInGuest(options: GuestRunOptions): Promise<BootResult> 
       : `, devices ready ${result.devicesReadySeconds.toFixed(1)} s after boot`;
   progress(`guest exited ${result.exitCode} after ${result.wallSeconds.toFixed(1)} s${ready}`);
   return result;
+}
+
+/** Why a failed boot is worth one more (runInGuest), or undefined when it is the error. */
+function bootAgainBecause(error: GuestRuntimeError, options: GuestRunOptions): string | undefined {
+  if (error.failure === 'guest-hung' && options.retryHung === true)
+    return error.message.split('\n')[0];
+  if (error.failure !== 'boot-panic') return undefined;
+  const panic = error.consoleTail.split('\n').find((l) => l.includes('Kernel panic')) ?? '';
+  return `the guest kernel panicked before the command started (${panic.trim()})`;
 }
 
 /** The rdma-core version built from source this run uses, `undefined` for the host's. */
