@@ -6,6 +6,7 @@
 
 #include <algorithm>
 
+#include "bound_call.h"
 #include "resource.h"
 #include "wc_words.h"
 
@@ -27,6 +28,7 @@ class Cq : public Resource<Cq, CqHandle> {
         InstanceMethod<&Cq::GetEvent>("getEvent"),
         InstanceMethod<&Cq::GetEvents>("getEvents"),
         InstanceMethod<&Cq::ArmAndPoll>("armAndPoll"),
+        InstanceMethod<&Cq::BoundPoll>("boundPoll"),
         InstanceAccessor<&Cq::ChannelFd>("channelFd"),
         InstanceAccessor<&Cq::Cqe>("cqe"),
         InstanceAccessor<&Cq::Key>("key"),
@@ -103,8 +105,7 @@ class Cq : public Resource<Cq, CqHandle> {
   }
 
   // Polls into info[0] (a Uint32Array, WC_WORDS per completion) at most info[1] and 256
-  // completions, the stashed ones of a round trip first; with armFirst, arms the CQ after
-  // the arguments were checked and before polling.
+  // completions; with armFirst, arms the CQ after the arguments were checked.
   int PollInto(Napi::Env env, const CqPtr &h, const Napi::CallbackInfo &info, uint32_t spinLimit,
                bool armFirst = false) {
     if (!info[0].IsTypedArray() || info[0].As<Napi::TypedArray>().TypedArrayType() != napi_uint32_array)
@@ -113,21 +114,66 @@ class Cq : public Resource<Cq, CqHandle> {
     size_t max = words.ElementLength() / kWcWords;
     if (!info[1].IsUndefined()) max = std::min<size_t>(max, ReadU32(info[1], "max", 256));
     if (max == 0) ThrowArgument(env, "completions", "the Uint32Array holds no completion");
-    if (max > 256) max = 256;
     if (armFirst) CheckIbv(env, "ibv_req_notify_cq", device_, ibv_req_notify_cq(h->cq, 0));
+    return PollWords(env, *h, words.Data(), max, spinLimit);
+  }
+
+  // boundPoll() -> { memory, poll(max, spinLimit) }: poll as a bound call (bound_call.h)
+  // into memory of 256 completions the addon owns (`memory`, an ArrayBuffer of
+  // WC_WORDS u32 per completion). Cq.poll, pollUntil and pollUntilCount use it.
+  Napi::Value BoundPoll(const Napi::CallbackInfo &info) {
+    Napi::Env env = info.Env();
+    auto state = std::make_unique<BoundPollState>();
+    state->cq = Handle("ibv_poll_cq");
+    state->block = NewWordBlock(256 * kWcWords);
+    Napi::Object out = Napi::Object::New(env);
+    out.Set("memory", WordBlockBuffer(env, state->block));
+    out.Set("poll", BindCall(env, "poll", &BoundPollCall, std::move(state)));
+    return out;
+  }
+
+  struct BoundPollState {
+    CqPtr cq;
+    WordBlock block;
+    void Finalize(napi_env) {}
+  };
+
+  // poll(max, spinLimit) -> n, bound to one CQ and its memory.
+  static napi_value BoundPollCall(napi_env env, napi_callback_info info) {
+    BoundArgs<BoundPollState, 2> args(env, info);
+    if (args.state == nullptr) return nullptr;
+    try {
+      BoundPollState &s = *args.state;
+      uint32_t max = BoundU32(env, args.argv[0], "max", 256);
+      uint32_t spinLimit = BoundU32(env, args.argv[1], "spinLimit", 0xffffffffu);
+      if (max == 0) ThrowArgument(Napi::Env(env), "max", "must be at least 1");
+      if (!s.cq->Live()) ThrowClosed(Napi::Env(env), "ibv_poll_cq", s.cq->device, "completion queue");
+      napi_value out = nullptr;
+      napi_create_uint32(env, static_cast<uint32_t>(PollWords(Napi::Env(env), *s.cq, s.block->data(), max, spinLimit)),
+                         &out);
+      return out;
+    } catch (const Napi::Error &e) {
+      ThrowIntoJs(e);
+      return nullptr;
+    }
+  }
+
+  // Polls at most `max` (and 256) completions into `out` (kWcWords each), the stashed ones
+  // of a round trip first; busy-polls up to `spinLimit` empty polls while none came.
+  static int PollWords(Napi::Env env, CqHandle &h, uint32_t *out, size_t max, uint32_t spinLimit) {
+    if (max > 256) max = 256;
     ibv_wc wcs[256];
     int n = 0;
     // Completions a round trip set aside come first (they were polled earlier).
-    while (!h->stash.empty() && static_cast<size_t>(n) < max) {
-      wcs[n++] = h->stash.front();
-      h->stash.pop_front();
+    while (!h.stash.empty() && static_cast<size_t>(n) < max) {
+      wcs[n++] = h.stash.front();
+      h.stash.pop_front();
     }
     for (uint32_t spins = 0; n == 0; ++spins) {
-      n = ibv_poll_cq(h->cq, static_cast<int>(max), wcs);
+      n = ibv_poll_cq(h.cq, static_cast<int>(max), wcs);
       if (n != 0 || spins >= spinLimit) break;
     }
-    if (n < 0) ThrowVerbs(env, "ibv_poll_cq", device_, n == -1 ? EIO : -n);
-    uint32_t *out = words.Data();
+    if (n < 0) ThrowVerbs(env, "ibv_poll_cq", h.device, n == -1 ? EIO : -n);
     for (int i = 0; i < n; i++) WriteWcWords(out + static_cast<size_t>(i) * kWcWords, wcs[i]);
     return n;
   }

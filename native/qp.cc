@@ -8,6 +8,7 @@
 #include <map>
 #include <vector>
 
+#include "bound_call.h"
 #include "clock.h"
 #include "resource.h"
 #include "flush.h"
@@ -184,6 +185,7 @@ class Qp : public Resource<Qp, QpHandle> {
         InstanceMethod<&Qp::PostSend>("postSend"),
         InstanceMethod<&Qp::PostSendEx>("postSendEx"),
         InstanceMethod<&Qp::PostPacked>("postPacked"),
+        InstanceMethod<&Qp::BoundPost>("boundPost"),
         InstanceMethod<&Qp::PostRecv>("postRecv"),
         InstanceMethod<&Qp::PostRecvPacked>("postRecvPacked"),
         InstanceMethod<&Qp::BindMw>("bindMw"),
@@ -701,15 +703,66 @@ class Qp : public Resource<Qp, QpHandle> {
   Napi::Value PostPacked(const Napi::CallbackInfo &info) {
     Napi::Env env = info.Env();
     bool ex = info[2].IsBoolean() && info[2].As<Napi::Boolean>().Value();
-    auto h = Handle(ex ? "ibv_wr_complete" : "ibv_post_send");
-    if (ex && h->qpx == nullptr)
-      ThrowVerbs(env, "ibv_wr_start", device_, EOPNOTSUPP, "the QP was not created as extended");
     if (!info[0].IsTypedArray() || info[0].As<Napi::TypedArray>().TypedArrayType() != napi_uint32_array)
       ThrowArgument(env, "words", "postPacked needs a Uint32Array");
     auto words = info[0].As<Napi::Uint32Array>();
-    const uint32_t *w = words.Data();
-    size_t len = words.ElementLength();
-    uint32_t n = ReadU32(info[1], "count", 0xffff);
+    PostPackedWords(env, words.Data(), words.ElementLength(), ReadU32(info[1], "count", 0xffff), ex);
+    return env.Undefined();
+  }
+
+  // boundPost(words) -> { memory, post(count, ex) }: postPacked as a bound call
+  // (bound_call.h) reading requests from `words` u32 of memory the addon owns (`memory`).
+  // Qp.postSend packs into it; a packing that needs more asks for a larger one.
+  Napi::Value BoundPost(const Napi::CallbackInfo &info) {
+    Napi::Env env = info.Env();
+    Handle("ibv_post_send");
+    uint32_t words = ReadU32(info[0], "words", 1u << 24);
+    if (words == 0) ThrowArgument(env, "words", "must be at least 1");
+    auto state = std::make_unique<BoundPostState>();
+    state->self = this;
+    state->block = NewWordBlock(words);
+    // The scratch vectors the post uses are this object's: keep it while the function lives.
+    if (napi_create_reference(env, info.This(), 1, &state->selfRef) != napi_ok)
+      throw Napi::Error::New(env, "napi_create_reference failed");
+    Napi::Object out = Napi::Object::New(env);
+    out.Set("memory", WordBlockBuffer(env, state->block));
+    out.Set("post", BindCall(env, "post", &BoundPostCall, std::move(state)));
+    return out;
+  }
+
+  struct BoundPostState {
+    Qp *self = nullptr;
+    napi_ref selfRef = nullptr;
+    WordBlock block;
+    void Finalize(napi_env env) {
+      if (selfRef != nullptr) napi_delete_reference(env, selfRef);
+      selfRef = nullptr;
+    }
+  };
+
+  // post(count, ex), bound to one QP and its memory.
+  static napi_value BoundPostCall(napi_env env, napi_callback_info info) {
+    BoundArgs<BoundPostState, 2> args(env, info);
+    if (args.state == nullptr) return nullptr;
+    try {
+      BoundPostState &s = *args.state;
+      uint32_t n = BoundU32(env, args.argv[0], "count", 0xffff);
+      bool ex = false;
+      if (args.argv[1] != nullptr && napi_get_value_bool(env, args.argv[1], &ex) != napi_ok) ex = false;
+      s.self->PostPackedWords(Napi::Env(env), s.block->data(), s.block->size(), n, ex);
+      return nullptr;
+    } catch (const Napi::Error &e) {
+      ThrowIntoJs(e);
+      return nullptr;
+    }
+  }
+
+  // The body of postPacked: `n` requests from `w` (`len` words), the post's time stamp
+  // written after them when there is room.
+  void PostPackedWords(Napi::Env env, uint32_t *w, size_t len, uint32_t n, bool ex) {
+    auto h = Handle(ex ? "ibv_wr_complete" : "ibv_post_send");
+    if (ex && h->qpx == nullptr)
+      ThrowVerbs(env, "ibv_wr_start", device_, EOPNOTSUPP, "the QP was not created as extended");
     auto u64At = [&](size_t at) {
       uint64_t v;
       std::memcpy(&v, w + at, sizeof v);
@@ -789,7 +842,7 @@ class Qp : public Resource<Qp, QpHandle> {
     if (len >= at + 2) {
       const FastClock &clock = FastClock::Get();
       double us = clock.Microseconds(clock.Ticks());
-      std::memcpy(words.Data() + at, &us, sizeof us);
+      std::memcpy(w + at, &us, sizeof us);
     }
     if (ex) {
       PostEx(env, h, exScratch_, n);
@@ -797,7 +850,6 @@ class Qp : public Resource<Qp, QpHandle> {
       scratch_.Link();
       PostChain(env, h, scratch_);
     }
-    return env.Undefined();
   }
 
   Napi::Value PostRecv(const Napi::CallbackInfo &info) {

@@ -1,20 +1,24 @@
 /**
  * One side of the two-thread SRQ receive rate (srq-rate.ts), run in a worker thread with
- * its own device context, as each `ib_send_bw --use-srq` side is its own process:
+ * its own device context, as each `ib_send_bw --use-srq` side is its own process. The
+ * sides live for the whole benchmark (every round), as a program keeps its receiver: each
+ * `{ streams }` message runs that many streams of `count` Sends, the last one measured.
  *
  * - the receiver: a QP that receives through an SRQ of depth `depth`, filled before the
- *   run (perftest's server posts its rx-depth first), then `pollUntilCount` of the receive
- *   completions (counted and retired, no completion objects) in batches of REFILL and the refill of what each batch consumed with one
- *   `PreparedRecv.post` (perftest's server reposts each completed receive);
- * - the sender: `count` 8-byte Sends as one `RoundTrip.repeat` stream (window 128, `batch` per
- *   doorbell; perftest's client: tx-depth 128, post_list `batch`), its rate from the stream's first post to
- *   its last completion (the addon's TSC stamps), as perftest's client reports MsgRate.
+ *   first run (perftest's server posts its rx-depth first), then `pollUntilCount` of the
+ *   receive completions (counted and retired, no completion objects) in batches of REFILL
+ *   and the refill of what each batch consumed with one `PreparedRecv.post` (perftest's
+ *   server reposts each completed receive);
+ * - the sender: `count` 8-byte Sends per stream, each a `RoundTrip.repeat` (window 128,
+ *   `batch` per doorbell; perftest's client: tx-depth 128, post_list `batch`), its rate
+ *   from the measured stream's first post to its last completion (the addon's TSC stamps),
+ *   as perftest's client reports MsgRate.
  *
- * A stream of `count` Sends before the measured one warms both sides up: V8 compiles a
- * loop only after some thousand iterations, and until then a receiver that refills in
+ * The streams before the measured one warm both sides up: a new worker compiles its loop
+ * (V8's optimizing compiler, on background threads that share the guest's two CPUs with
+ * both sides) only after some thousand iterations; until then a receiver that refills in
  * interpreted JavaScript under TCG falls behind the sender, whose Sends then meet an empty
- * SRQ (RNR NAKs, each a retry timer: measured in the guest, 110 in three runs without it;
- * perftest's C needs no warm-up and had none).
+ * SRQ (RNR NAKs, each a retry timer). perftest's C needs no warm-up and has none.
  */
 import { workerData } from 'node:worker_threads';
 import { connectToPeer, openSide, type PeerQp, SPIN_LIMIT } from './side-common.js';
@@ -22,7 +26,7 @@ import { connectToPeer, openSide, type PeerQp, SPIN_LIMIT } from './side-common.
 export interface SrqSideConfig {
   readonly device: string;
   readonly role: 'sender' | 'receiver';
-  /** Messages in all. */
+  /** Messages per stream. */
   readonly count: number;
   /** The SRQ's depth (receiver). */
   readonly depth: number;
@@ -30,6 +34,11 @@ export interface SrqSideConfig {
   readonly size: number;
   /** Sends per doorbell (sender; one signaled per doorbell), as perftest's post_list. */
   readonly batch: number;
+}
+
+/** What each run's message asks: `streams` streams of `count`, the last one measured. */
+export interface SrqSideRun {
+  readonly streams: number;
 }
 
 /** The sender's rate (Mpps); the receiver sends none (a failed receive throws there). */
@@ -52,40 +61,36 @@ function side(config: SrqSideConfig): void {
   port.once('message', (start: { peer: PeerQp }) => {
     connectToPeer(qp, start.peer, psn, gid.index);
     const recv = srq?.prepareRecv({ sgList: [mr.sge()] });
-    if (recv !== undefined) recv.post(config.depth);
-    port.once('message', () => {
-      let result: SrqSideResult;
+    recv?.post(config.depth);
+    const send = receiver ? undefined : qp.prepareRoundTrip({ opcode: 'SEND', sgList: [mr.sge()] });
+    const stream = { window: 128, batch: config.batch };
+    const onRun = (run: SrqSideRun | 'end') => {
+      if (run === 'end') {
+        port.off('message', onRun);
+        recv?.release();
+        send?.release();
+        // The context's close closes its QP, SRQ, MR, CQ and PD first (the cascade).
+        ctx.close();
+        return;
+      }
+      let result: SrqSideResult = { mpps: undefined };
       if (recv !== undefined) {
-        // The warm-up stream's receives and the measured stream's.
-        const total = 2 * config.count;
-        let received = 0;
-        let posted = config.depth;
-        while (received < total) {
+        // Every receive is reposted (the SRQ stays at its depth across runs).
+        const total = run.streams * config.count;
+        for (let received = 0; received < total; received += REFILL) {
           const n = Math.min(REFILL, total - received);
           // Counted, not decoded: a failed receive throws (VerbsCompletionError).
           cq.pollUntilCount(n, SPIN_LIMIT);
-          received += n;
-          const more = Math.min(n, total - posted);
-          if (more > 0) {
-            recv.post(more);
-            posted += more;
-          }
+          recv.post(n);
         }
-        recv.release();
-        result = { mpps: undefined };
-      } else {
-        const send = qp.prepareRoundTrip({ opcode: 'SEND', sgList: [mr.sge()] });
-        const stream = { window: 128, batch: config.batch };
-        send.repeat(config.count, stream); // the warm-up
-        send.repeat(config.count, stream);
+      } else if (send !== undefined) {
+        for (let s = 0; s < run.streams; s++) send.repeat(config.count, stream);
         const seconds = (send.completedAt - send.postedAt) / 1e6;
-        send.release();
         result = { mpps: config.count / seconds / 1e6 };
       }
       port.postMessage(result);
-      // The context's close closes its QP, SRQ, MR, CQ and PD first (the cascade).
-      ctx.close();
-    });
+    };
+    port.on('message', onRun);
     port.postMessage('ready');
   });
   port.postMessage(self);

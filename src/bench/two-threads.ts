@@ -48,6 +48,18 @@ export async function withSides<T>(
   what: string,
   run: () => Promise<T>,
 ): Promise<T> {
+  let finished = false;
+  try {
+    const result = await withLimit(run(), limitMs, what);
+    finished = true;
+    return result;
+  } finally {
+    await endSides(sides, finished);
+  }
+}
+
+/** `run`, or a rejection naming `what` once `limitMs` passed. */
+export async function withLimit<T>(run: Promise<T>, limitMs: number, what: string): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const limit = new Promise<never>((_, reject) => {
     timer = setTimeout(
@@ -55,15 +67,16 @@ export async function withSides<T>(
       limitMs,
     );
   });
-  let finished = false;
   try {
-    const result = await Promise.race([run(), limit]);
-    finished = true;
-    return result;
+    return await Promise.race([run, limit]);
   } finally {
     clearTimeout(timer);
-    await Promise.all(sides.map((side) => endSide(side, finished)));
   }
+}
+
+/** Ends every side (endSide): `finished` ones may exit by themselves first. */
+export async function endSides(sides: readonly Worker[], finished: boolean): Promise<void> {
+  await Promise.all(sides.map((side) => endSide(side, finished)));
 }
 
 /** How long a side that answered may take to close its resources and exit by itself. */
@@ -95,15 +108,25 @@ async function endSide(worker: Worker, finished: boolean): Promise<void> {
  * their results, returned in the order of `sides`.
  */
 export async function exchangeAndGo<R>(a: Worker, b: Worker): Promise<[R, R]> {
+  await connectSides(a, b);
+  return goSides<R>(a, b, 'go');
+}
+
+/** The first half of {@link exchangeAndGo}: both sides connected and 'ready'. */
+export async function connectSides(a: Worker, b: Worker): Promise<void> {
   const [wireA, wireB] = await Promise.all([next<unknown>(a), next<unknown>(b)]);
   const readyA = next<string>(a);
   const readyB = next<string>(b);
   a.postMessage({ peer: wireB });
   b.postMessage({ peer: wireA });
   await Promise.all([readyA, readyB]);
+}
+
+/** Sends both sides `go` and returns their answers, in the order of the sides. */
+export async function goSides<R>(a: Worker, b: Worker, go: unknown): Promise<[R, R]> {
   const doneA = next<R>(a);
   const doneB = next<R>(b);
-  a.postMessage('go');
-  b.postMessage('go');
+  a.postMessage(go);
+  b.postMessage(go);
   return Promise.all([doneA, doneB]);
 }

@@ -216,6 +216,22 @@ export const RECV_LAYOUT = { wrId: 0, numSge: 2 } as const;
 export const RECV_WORDS = 4;
 
 /** `ibv_cq`, optionally with its own non-blocking completion channel. */
+/** {@link NativeCq.boundPoll}: the CQ's poll into the addon's memory. */
+export interface BoundPoll {
+  /** 256 completions of WC_WORDS u32 each. */
+  readonly memory: ArrayBuffer;
+  /** As `NativeCq.poll(new Uint32Array(memory), max, spinLimit)`. */
+  poll(max: number, spinLimit: number): number;
+}
+
+/** {@link NativeQp.boundPost}: the QP's packed post from the addon's memory. */
+export interface BoundPost {
+  /** The packed requests (SEND_LAYOUT), then the post's time stamp. */
+  readonly memory: ArrayBuffer;
+  /** As `NativeQp.postPacked(new Uint32Array(memory), count, ex)`. */
+  post(count: number, ex: boolean): void;
+}
+
 export interface NativeCq {
   readonly closed: boolean;
   /** The completion channel's fd, or -1. */
@@ -231,6 +247,11 @@ export interface NativeCq {
    * `spinLimit` empty polls passed (then 0).
    */
   poll(words: Uint32Array, max?: number, spinLimit?: number): number;
+  /**
+   * `poll` as a bound call (native/bound_call.h) into memory of 256 completions the addon
+   * owns: `poll(max, spinLimit)` writes into `memory`.
+   */
+  boundPoll(): BoundPoll;
   requestNotify(solicitedOnly: boolean): void;
   /**
    * `ibv_req_notify_cq` (any completion), then one poll as `poll(words, max)`: what a
@@ -471,6 +492,12 @@ export interface NativeQp {
    * `ibv_post_send`, or with `ex` the `ibv_wr_*` path. No UD destination.
    */
   postPacked(words: Uint32Array, count: number, ex: boolean): void;
+  /**
+   * `postPacked` as a bound call (native/bound_call.h) over `words` u32 of memory the addon
+   * owns: pack into `memory`, then `post(count, ex)`. One N-API step per post, not the
+   * checked method call's dozen.
+   */
+  boundPost(words: number): BoundPost;
   postRecv(wrs: NativeRecvWr[]): void;
   /** `ibv_post_recv` of `count` requests packed in `words` (RECV_LAYOUT). */
   postRecvPacked(words: Uint32Array, count: number): void;

@@ -152,8 +152,11 @@ const OPCODE_NAMES = namesByValue<WcOpcode>(WC_OPCODE);
 /** The wrId of completion `index` of the addon's poll output. */
 export function wrIdAt(words: Uint32Array, index: number): bigint {
   const base = index * WC_WORDS;
-  const low = words[base + W.wrIdLow] ?? 0;
-  const high = words[base + W.wrIdHigh] ?? 0;
+  return wrIdOf(words[base + W.wrIdLow] ?? 0, words[base + W.wrIdHigh] ?? 0);
+}
+
+/** A wrId from its two u32 halves as the poll output holds them. */
+export function wrIdOf(low: number, high: number): bigint {
   return high === 0 ? BigInt(low) : (BigInt(high) << 32n) | BigInt(low);
 }
 

@@ -7,7 +7,7 @@ import type { AsyncEventType } from '../ibverbs/constants.js';
 import { WC_STATUS } from '../ibverbs/index.js';
 import { type NativeCq, type NativeFdWatcher, WC_LAYOUT, WC_WORDS } from '../native/bindings.js';
 import { VerbsAsyncEventError } from './async-events.js';
-import { completionAt, type WorkCompletion, wrIdAt } from './completion.js';
+import { completionAt, type WorkCompletion } from './completion.js';
 import type { Context } from './device.js';
 import { VerbsArgumentError, VerbsError } from './errors.js';
 import { Resource } from './lifetime.js';
@@ -23,6 +23,11 @@ export interface CompletionSink {
   retire(wc: WorkCompletion): void;
   /** @internal `retire` from the completion's raw fields. */
   retireRaw(ok: boolean, opcodeCode: number, wrId: bigint): void;
+  /**
+   * @internal `retire` of a successful completion from its poll words (the wrId as its
+   * two u32 halves: no bigint made where the sink can do without).
+   */
+  retireSucceeded(opcodeCode: number, wrIdLow: number, wrIdHigh: number): void;
   /** @internal the CQ failed: drop (and return) the requests whose completions it lost. */
   abandon(cq: Cq): bigint[];
 }
@@ -56,9 +61,20 @@ export class Cq extends Resource<NativeCq> {
   /** The waiters that asked for solicited completions only. */
   readonly #solicitedOnly = new WeakSet<Waiter>();
   readonly #sinks = new Map<number, WeakRef<CompletionSink>>();
+  // The last sink looked up (#sinkOf), until the end of the current job: WeakRef.deref
+  // keeps its target alive until then anyway (ECMA-262 AddToKeptObjects), and it is a
+  // runtime call, paid per completion polled without this.
+  #cachedQpNum = -1;
+  #cachedSink: CompletionSink | undefined;
+  readonly #clearSinkCache = (): void => {
+    this.#cachedQpNum = -1;
+    this.#cachedSink = undefined;
+  };
   #watcher: NativeFdWatcher | undefined;
-  // Reused output area of the native poll (at most 256 completions per call).
-  readonly #words = new Uint32Array(256 * WC_WORDS);
+  // The native poll as a bound call, and its output area (256 completions, the addon's
+  // memory): one N-API step per poll (native/bound_call.h).
+  readonly #words: Uint32Array;
+  readonly #poll: (max: number, spinLimit: number) => number;
   // Whether the watcher keeps the loop alive, and whether a check that it still should
   // is due on the next turn of the loop.
   #watcherRefed = true;
@@ -76,6 +92,9 @@ export class Cq extends Resource<NativeCq> {
     this.context = context;
     this.#device = device;
     this.#key = native.key;
+    const bound = native.boundPoll();
+    this.#words = new Uint32Array(bound.memory);
+    this.#poll = bound.poll;
   }
 
   /** The number of entries the provider granted. */
@@ -110,10 +129,22 @@ export class Cq extends Resource<NativeCq> {
   /** @internal a QP registers itself to have its in-flight requests retired. */
   attach(qpNum: number, sink: CompletionSink): void {
     this.#sinks.set(qpNum, new WeakRef(sink));
+    this.#clearSinkCache();
   }
   /** @internal */
   detach(qpNum: number): void {
     this.#sinks.delete(qpNum);
+    this.#clearSinkCache();
+  }
+
+  // The QP that completions of `qpNum` retire in (undefined: none attached, or collected).
+  #sinkOf(qpNum: number): CompletionSink | undefined {
+    if (qpNum === this.#cachedQpNum) return this.#cachedSink;
+    const sink = this.#sinks.get(qpNum)?.deref();
+    if (this.#cachedQpNum === -1) queueMicrotask(this.#clearSinkCache);
+    this.#cachedQpNum = qpNum;
+    this.#cachedSink = sink;
+    return sink;
   }
 
   // Decodes completions [0, n) of the poll output, retiring each in its QP, into `out`
@@ -123,7 +154,7 @@ export class Cq extends Resource<NativeCq> {
   #take(n: number, out: WorkCompletion[], at: number): number {
     for (let i = 0; i < n; i++) {
       const wc = completionAt(this.#words, i);
-      this.#sinks.get(wc.qpNum)?.deref()?.retire(wc);
+      this.#sinkOf(wc.qpNum)?.retire(wc);
       out[at++] = wc;
     }
     return at;
@@ -145,7 +176,7 @@ export class Cq extends Resource<NativeCq> {
     let got = this.#takeReady(max, out, 0);
     while (got < max) {
       const want = Math.min(max - got, 256);
-      const n = this.native.poll(this.#words, want);
+      const n = this.#poll(want, 0);
       got = this.#take(n, out, got);
       if (n < want) break;
     }
@@ -162,7 +193,7 @@ export class Cq extends Resource<NativeCq> {
     let got = this.#readyHead === this.#readyEnd ? 0 : this.#takeReady(count, out, 0);
     // The addon spins in C++ until something arrives: no N-API transition per empty poll.
     while (got < count) {
-      const n = this.native.poll(this.#words, Math.min(count - got, 256), spinLimit);
+      const n = this.#poll(Math.min(count - got, 256), spinLimit);
       if (n === 0) {
         // Nothing came: the device may have reported this CQ in error (an overrun).
         this.context.pollAsyncEvents();
@@ -197,7 +228,7 @@ export class Cq extends Resource<NativeCq> {
     this.#rewindReady();
     const words = this.#words;
     while (got < count) {
-      const n = this.native.poll(words, Math.min(count - got, 256), spinLimit);
+      const n = this.#poll(Math.min(count - got, 256), spinLimit);
       if (n === 0) {
         this.context.pollAsyncEvents();
         if (this.#failure !== undefined) throw this.#failure;
@@ -207,13 +238,15 @@ export class Cq extends Resource<NativeCq> {
         const base = i * WC_WORDS;
         if (words[base + WC_LAYOUT.status] !== WC_STATUS.SUCCESS) {
           const wc = completionAt(words, i);
-          this.#sinks.get(wc.qpNum)?.deref()?.retire(wc);
+          this.#sinkOf(wc.qpNum)?.retire(wc);
           failed ??= wc;
           continue;
         }
-        const qpNum = words[base + WC_LAYOUT.qpNum] ?? 0;
-        const opcode = words[base + WC_LAYOUT.opcode] ?? 0;
-        this.#sinks.get(qpNum)?.deref()?.retireRaw(true, opcode, wrIdAt(words, i));
+        this.#sinkOf(words[base + WC_LAYOUT.qpNum] ?? 0)?.retireSucceeded(
+          words[base + WC_LAYOUT.opcode] ?? 0,
+          words[base + WC_LAYOUT.wrIdLow] ?? 0,
+          words[base + WC_LAYOUT.wrIdHigh] ?? 0,
+        );
       }
       got += n;
     }
@@ -319,7 +352,7 @@ export class Cq extends Resource<NativeCq> {
   // One poll of up to 256 completions into the ready queue (with `arm`, after arming the
   // CQ in the same native call).
   #fill(arm: boolean): void {
-    const n = arm ? this.native.armAndPoll(this.#words) : this.native.poll(this.#words);
+    const n = arm ? this.native.armAndPoll(this.#words) : this.#poll(256, 0);
     this.#readyEnd = this.#take(n, this.#ready as WorkCompletion[], this.#readyEnd);
   }
 

@@ -24,7 +24,7 @@ import type {
   NativeSge,
 } from '../native/bindings.js';
 import type { CmId } from './cm.js';
-import type { WorkCompletion } from './completion.js';
+import { type WorkCompletion, wrIdOf } from './completion.js';
 import type { CompletionSink, Cq } from './cq.js';
 import { VerbsArgumentError, VerbsError } from './errors.js';
 import { FLUSH_PLACEMENT, FLUSH_SELECTIVITY, type FlushSpec } from './flush.js';
@@ -383,7 +383,7 @@ export class Qp extends Resource<NativeQp> implements CompletionSink {
   #unsignaledRun = 0;
   #nextWrId = 1n;
   // The memory postSend packs its requests into for the native call (grown on demand).
-  readonly #packer = new SendPacker();
+  readonly #packer: SendPacker;
   readonly #recvPacker = new RecvPacker();
   readonly #keep = new KeepList();
   // The request and SGE list a one-request postSend is checked into (reused: no request
@@ -414,6 +414,7 @@ export class Qp extends Resource<NativeQp> implements CompletionSink {
     this.#sqSigAll = sqSigAll;
     this.#extended = native.extended;
     this.#sendQueueDepth = native.cap.maxSendWr;
+    this.#packer = new SendPacker(native);
     sendCq.attach(native.qpNum, this);
     recvCq.attach(native.qpNum, this);
     pd.context.trackQp(this);
@@ -697,7 +698,7 @@ export class Qp extends Resource<NativeQp> implements CompletionSink {
     try {
       // The packed form (no N-API property read per field) takes every opcode it knows;
       // a UD destination or another opcode goes through the object form.
-      if (this.#packer.pack(natives)) this.#packer.post(this.native, usePath === 'ex');
+      if (this.#packer.pack(natives)) this.#packer.post(usePath === 'ex');
       else if (usePath === 'ex') this.native.postSendEx(natives);
       else this.native.postSend(natives);
     } catch (e) {
@@ -743,7 +744,7 @@ export class Qp extends Resource<NativeQp> implements CompletionSink {
     const run = this.#runAfter(this.#unsignaledRun, entry.signaled);
     const usePath = path ?? (this.#extended ? 'ex' : 'legacy');
     try {
-      if (this.#packer.pack1(native)) this.#packer.post(this.native, usePath === 'ex');
+      if (this.#packer.pack1(native)) this.#packer.post(usePath === 'ex');
       else if (usePath === 'ex') this.native.postSendEx([native]);
       else this.native.postSend([native]);
     } finally {
@@ -821,6 +822,18 @@ export class Qp extends Resource<NativeQp> implements CompletionSink {
   /** @internal called by the CQ for each polled completion of this QP. */
   retire(wc: WorkCompletion): void {
     this.retireRaw(wc.ok, wc.opcodeCode, wc.wrId);
+  }
+
+  /** @internal `retire` of a successful completion from its poll words. */
+  retireSucceeded(opcodeCode: number, wrIdLow: number, wrIdHigh: number): void {
+    // A receive through the SRQ: the SRQ's prepared runs compare numbers, no bigint.
+    if (
+      (opcodeCode & WC_OPCODE.RECV) !== 0 &&
+      this.srq !== undefined &&
+      this.srq.retireWords(wrIdLow, wrIdHigh)
+    )
+      return;
+    this.retireRaw(true, opcodeCode, wrIdOf(wrIdLow, wrIdHigh));
   }
 
   /** @internal `retire` from the completion's raw fields (no completion object). */

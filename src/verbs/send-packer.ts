@@ -7,6 +7,7 @@
 
 import { WR_OPCODE } from '../ibverbs/index.js';
 import {
+  type BoundPost,
   type NativeQp,
   type NativeSendWr,
   SEND_LAYOUT,
@@ -35,16 +36,25 @@ const PACKED_OPCODES: ReadonlySet<number> = new Set([
 const L = SEND_LAYOUT;
 const S = SEND_SGE_LAYOUT;
 
-/** @internal reused packing memory, seen as u32 words, u64 pairs and f64 pairs of them. */
+/**
+ * @internal reused packing memory, seen as u32 words, u64 pairs and f64 pairs of them:
+ * JavaScript's own, or, given `allocate`, memory that allocates (the addon's, for a bound
+ * call that reads it).
+ */
 export class WordMemory {
   u32 = new Uint32Array(0);
   u64 = new BigUint64Array(0);
   f64 = new Float64Array(0);
+  readonly #allocate: (words: number) => ArrayBuffer;
+
+  constructor(allocate: (words: number) => ArrayBuffer = (words) => new ArrayBuffer(words * 4)) {
+    this.#allocate = allocate;
+  }
 
   /** Makes room for `words` (grown at least twofold, never shrunk). */
   reserve(words: number): void {
     if (this.u32.length >= words) return;
-    const buffer = new ArrayBuffer(Math.max(words, 2 * this.u32.length) * 4);
+    const buffer = this.#allocate(Math.max(words, 2 * this.u32.length));
     this.u32 = new Uint32Array(buffer);
     this.u64 = new BigUint64Array(buffer);
     this.f64 = new Float64Array(buffer);
@@ -67,9 +77,19 @@ function wordsOf(wr: NativeSendWr): number {
  * just before ringing the doorbell, as a round trip stamps its posts.
  */
 export class SendPacker {
-  readonly #memory = new WordMemory();
+  // The QP's packed post as a bound call over the addon's memory, remade when the memory
+  // grows (native/bound_call.h: one N-API step per post).
+  #bound: BoundPost | undefined;
+  readonly #memory: WordMemory;
   #count = 0;
   #end = 0;
+
+  constructor(qp: NativeQp) {
+    this.#memory = new WordMemory((words) => {
+      this.#bound = qp.boundPost(words);
+      return this.#bound.memory;
+    });
+  }
 
   /**
    * Packs `wrs` (already checked); false, with nothing packed, when one of them needs
@@ -127,9 +147,10 @@ export class SendPacker {
   }
 
   /** Posts what `pack` packed last, with one doorbell (`ex`: the `ibv_wr_*` path). */
-  post(qp: NativeQp, ex: boolean): void {
+  post(ex: boolean): void {
     this.#memory.f64[this.#end / 2] = Number.NaN;
-    qp.postPacked(this.#memory.u32, this.#count, ex);
+    // (Set by the first pack's reserve: nothing is posted before something was packed.)
+    (this.#bound as BoundPost).post(this.#count, ex);
   }
 
   /**

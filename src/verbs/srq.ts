@@ -9,6 +9,7 @@
 import { SRQ_ATTR_MASK } from '../ibverbs/constants.js';
 import type { NativeSrq } from '../native/bindings.js';
 import type { AsyncEvent } from './async-events.js';
+import { wrIdOf } from './completion.js';
 import { VerbsArgumentError, VerbsError } from './errors.js';
 import { Resource } from './lifetime.js';
 import type { Pd } from './pd.js';
@@ -77,9 +78,15 @@ export function srqInitOf(options: SrqOptions): {
 interface RecvRun {
   readonly first: bigint;
   readonly end: bigint;
+  // The same bounds as numbers (exact: see #bigRuns), which retireWords compares.
+  readonly firstNumber: number;
+  readonly endNumber: number;
   left: number;
   readonly keep: readonly Resource[];
 }
+
+/** 2^32, to put a wrId together from its halves as a number. */
+const HIGH_WORD = 0x1_0000_0000;
 
 /**
  * A shared receive queue (`ibv_srq`). `close()` is `ibv_destroy_srq`; its QPs close
@@ -95,6 +102,7 @@ export class Srq extends Resource<NativeSrq> implements RecvRunSink {
   // What prepared receives posted, a run per post (no entry per receive).
   readonly #runs: RecvRun[] = [];
   #runsLeft = 0;
+  #bigRuns = false;
   readonly #limitWaiters: Pending<AsyncEvent>[] = [];
   #nextWrId = 1n;
   readonly #packer = new RecvPacker();
@@ -151,7 +159,11 @@ export class Srq extends Resource<NativeSrq> implements RecvRunSink {
 
   /** @internal */
   trackRun(first: bigint, count: number, keep: readonly Resource[]): void {
-    this.#runs.push({ first, end: first + BigInt(count), left: count, keep });
+    const end = first + BigInt(count);
+    // Past 2^53 a number no longer holds every wrId exactly (after 9e15 receives).
+    if (end > BigInt(Number.MAX_SAFE_INTEGER)) this.#bigRuns = true;
+    const firstNumber = Number(first);
+    this.#runs.push({ first, end, firstNumber, endNumber: firstNumber + count, left: count, keep });
     this.#runsLeft += count;
   }
 
@@ -255,6 +267,33 @@ export class Srq extends Resource<NativeSrq> implements RecvRunSink {
     return true;
   }
 
+  /**
+   * @internal `retire` of a successful receive from its wrId's halves: a receive of a
+   * prepared run is found by comparing numbers (no bigint made per completion, which under
+   * emulation held the receiver of a stream back); anything else as `retire`.
+   */
+  retireWords(low: number, high: number): boolean {
+    if (this.#posted.length > 0 || this.#bigRuns) return this.retire(wrIdOf(low, high));
+    const id = high * HIGH_WORD + low;
+    const runs = this.#runs;
+    for (let r = 0; r < runs.length; r++) {
+      const run = runs[r] as RecvRun;
+      if (id < run.firstNumber || id >= run.endNumber) continue;
+      this.#retireAt(r, run);
+      return true;
+    }
+    return false;
+  }
+
+  // Run `r` (`run`) had one of its receives complete.
+  #retireAt(r: number, run: RecvRun): void {
+    this.#runsLeft--;
+    if (--run.left === 0) {
+      if (r === 0) this.#runs.shift();
+      else this.#runs.splice(r, 1);
+    }
+  }
+
   // A receive of a prepared receive's run (runs complete in posting order, mostly the
   // first; comparisons only: no bigint made per completion).
   #retireFromRun(wrId: bigint): boolean {
@@ -262,11 +301,7 @@ export class Srq extends Resource<NativeSrq> implements RecvRunSink {
     for (let r = 0; r < runs.length; r++) {
       const run = runs[r] as RecvRun;
       if (wrId < run.first || wrId >= run.end) continue;
-      this.#runsLeft--;
-      if (--run.left === 0) {
-        if (r === 0) runs.shift();
-        else runs.splice(r, 1);
-      }
+      this.#retireAt(r, run);
       return true;
     }
     return false;

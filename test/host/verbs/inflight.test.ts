@@ -50,7 +50,7 @@ interface ScriptedWc {
 }
 
 function scriptedCq(queue: ScriptedWc[]): NativeCq {
-  return {
+  const cq: NativeCq = {
     closed: false,
     channelFd: -1,
     key: 0x5000n,
@@ -74,7 +74,14 @@ function scriptedCq(queue: ScriptedWc[]): NativeCq {
       }
       return n;
     },
+    // The bound form (native/bound_call.h) is the scripted poll into memory of its own.
+    boundPoll() {
+      const memory = new ArrayBuffer(256 * WC_WORDS * 4);
+      const words = new Uint32Array(memory);
+      return { memory, poll: (max: number) => cq.poll(words, max) };
+    },
   };
+  return cq;
 }
 
 /** Reads packed requests back as native/qp.cc PostPacked does (SEND_LAYOUT). */
@@ -132,6 +139,11 @@ function scriptedQp(qpNum: number, refuseAt?: number): NativeQp & { posted: Nati
     postSend: refuse,
     postSendEx: refuse,
     postPacked: (words: Uint32Array, count: number) => refuse(unpack(words, count)),
+    boundPost(size: number) {
+      const memory = new ArrayBuffer(size * 4);
+      const words = new Uint32Array(memory);
+      return { memory, post: (count: number) => refuse(unpack(words, count)) };
+    },
     postRecv(_wrs: NativeRecvWr[]) {},
     postRecvPacked(_words: Uint32Array, _count: number) {},
     bindMw: () => {
@@ -452,78 +464,95 @@ describe('in-flight tracking', () => {
 });
 
 describe('prepared SRQ receives (issue 23)', () => {
-  it('copies are numbered by the SRQ, tracked as one run per post and retired in any order; a partial refusal tracks what was posted', () => {
-    const queue: ScriptedWc[] = [];
-    const cq = new Cq(scriptedCq(queue), fakeContext, 'fake0');
-    const context = { ...fakeContext, name: 'fake0', trackSrq() {}, untrackSrq() {} };
-    const pd = { context } as unknown as Pd;
-    const calls: { first: bigint; count: number }[] = [];
-    let refuseAt: number | undefined;
-    const native = {
-      closed: false,
-      key: 0x7700n,
-      attr: { maxWr: 64, maxSge: 1, srqLimit: 0 },
-      close() {},
-      postRecv() {},
-      postRecvPacked() {},
-      postRecvCopies(words: Uint32Array, count: number) {
-        const first = new BigUint64Array(words.buffer, words.byteOffset, 1)[0] ?? 0n;
-        calls.push({ first, count });
-        if (refuseAt !== undefined && refuseAt < count)
-          throw new VerbsError('ENOMEM', 12, 'ibv_post_srq_recv', 'fake0', 'full', refuseAt);
+  // pollUntil retires from completion objects (bigint wrIds), pollUntilCount from the poll
+  // words (a prepared run's receives compared as numbers): the same rules either way.
+  const retirers: [string, (cq: Cq, n: number) => void][] = [
+    [
+      'pollUntil',
+      (cq, n) => {
+        cq.pollUntil(n);
       },
-      modify() {},
-      query: () => ({ maxWr: 64, maxSge: 1, srqLimit: 0 }),
-    } as unknown as NativeSrq;
-    const srq = new Srq(native, pd);
-    const qp = new Qp(scriptedQp(7), pd, cq, cq, 'fake0', false, undefined, srq);
-    const mr = new Mr(
-      {
+    ],
+    ['pollUntilCount', (cq, n) => cq.pollUntilCount(n)],
+  ];
+  it.each(retirers)(
+    'copies are numbered by the SRQ, tracked as one run per post and retired in any order through %s; a partial refusal tracks what was posted',
+    (_name, retire) => {
+      const queue: ScriptedWc[] = [];
+      const cq = new Cq(scriptedCq(queue), fakeContext, 'fake0');
+      const context = { ...fakeContext, name: 'fake0', trackSrq() {}, untrackSrq() {} };
+      const pd = { context } as unknown as Pd;
+      const calls: { first: bigint; count: number }[] = [];
+      let refuseAt: number | undefined;
+      const native = {
         closed: false,
-        lkey: 0x1234,
-        rkey: 0x5678,
-        addr: 0x7f0000002000n,
-        length: 64,
-        buffer: undefined,
+        key: 0x7700n,
+        attr: { maxWr: 64, maxSge: 1, srqLimit: 0 },
         close() {},
-      },
-      Buffer.alloc(64),
-      ['LOCAL_WRITE'],
-      pd,
-    );
-    const recv = srq.prepareRecv({ sgList: [mr.sge(0, 16)] });
-    const first = recv.post(3);
-    expect(recv.post(2)).toBe(first + 3n);
-    expect(calls).toEqual([
-      { first, count: 3 },
-      { first: first + 3n, count: 2 },
-    ]);
-    expect(srq.inFlight).toBe(5);
-    // Out of order across the two runs (an SRQ feeds several QPs); RECV is opcode 0x80.
-    for (const k of [4n, 0n, 3n]) queue.push({ wrId: first + k, qpNum: 7, opcode: 0x80 });
-    expect(cq.pollUntil(3).map((w) => w.wrId)).toEqual([first + 4n, first, first + 3n]);
-    expect(srq.inFlight).toBe(2);
-    // A wrId in no run is not the SRQ's: it stays with nothing retired.
-    queue.push({ wrId: first + 100n, qpNum: 7, opcode: 0x80 });
-    cq.pollUntil(1);
-    expect(srq.inFlight).toBe(2);
-    for (const k of [1n, 2n]) queue.push({ wrId: first + k, qpNum: 7, opcode: 0x80 });
-    cq.pollUntil(2);
-    expect(srq.inFlight).toBe(0);
-    // The provider takes 4 of 10: those 4 are tracked, the error is the provider's.
-    refuseAt = 4;
-    const refused = (() => {
-      try {
-        recv.post(10);
-      } catch (e) {
-        return e;
-      }
-      return undefined;
-    })();
-    expect(refused).toBeInstanceOf(VerbsError);
-    expect(srq.inFlight).toBe(4);
-    qp.close();
-  });
+        postRecv() {},
+        postRecvPacked() {},
+        postRecvCopies(words: Uint32Array, count: number) {
+          const first = new BigUint64Array(words.buffer, words.byteOffset, 1)[0] ?? 0n;
+          calls.push({ first, count });
+          if (refuseAt !== undefined && refuseAt < count)
+            throw new VerbsError('ENOMEM', 12, 'ibv_post_srq_recv', 'fake0', 'full', refuseAt);
+        },
+        modify() {},
+        query: () => ({ maxWr: 64, maxSge: 1, srqLimit: 0 }),
+      } as unknown as NativeSrq;
+      const srq = new Srq(native, pd);
+      const qp = new Qp(scriptedQp(7), pd, cq, cq, 'fake0', false, undefined, srq);
+      const mr = new Mr(
+        {
+          closed: false,
+          lkey: 0x1234,
+          rkey: 0x5678,
+          addr: 0x7f0000002000n,
+          length: 64,
+          buffer: undefined,
+          close() {},
+        },
+        Buffer.alloc(64),
+        ['LOCAL_WRITE'],
+        pd,
+      );
+      const recv = srq.prepareRecv({ sgList: [mr.sge(0, 16)] });
+      const first = recv.post(3);
+      expect(recv.post(2)).toBe(first + 3n);
+      expect(calls).toEqual([
+        { first, count: 3 },
+        { first: first + 3n, count: 2 },
+      ]);
+      expect(srq.inFlight).toBe(5);
+      // Out of order across the two runs (an SRQ feeds several QPs); RECV is opcode 0x80.
+      for (const k of [4n, 0n, 3n]) queue.push({ wrId: first + k, qpNum: 7, opcode: 0x80 });
+      retire(cq, 3);
+      expect(srq.inFlight).toBe(2);
+      // A wrId in no run is not the SRQ's: it stays with nothing retired.
+      queue.push({ wrId: first + 100n, qpNum: 7, opcode: 0x80 });
+      retire(cq, 1);
+      expect(srq.inFlight).toBe(2);
+      // A receive posted by postRecv beside the runs: retired by its own wrId.
+      const [listed] = srq.postRecv({ sgList: [mr.sge(16, 16)] });
+      expect(listed).toBe(first + 5n);
+      for (const k of [1n, 5n, 2n]) queue.push({ wrId: first + k, qpNum: 7, opcode: 0x80 });
+      retire(cq, 3);
+      expect(srq.inFlight).toBe(0);
+      // The provider takes 4 of 10: those 4 are tracked, the error is the provider's.
+      refuseAt = 4;
+      const refused = (() => {
+        try {
+          recv.post(10);
+        } catch (e) {
+          return e;
+        }
+        return undefined;
+      })();
+      expect(refused).toBeInstanceOf(VerbsError);
+      expect(srq.inFlight).toBe(4);
+      qp.close();
+    },
+  );
 });
 
 describe('cq.pollUntilCount (issue 23)', () => {
@@ -556,5 +585,36 @@ describe('cq.pollUntilCount (issue 23)', () => {
     expect(() => cq.pollUntilCount(1, -1)).toThrow(VerbsArgumentError);
     expect(() => cq.pollUntilCount(1, 0)).toThrow(/no completion/);
     cq.pollUntilCount(0);
+  });
+});
+
+describe('completion routing', () => {
+  it('a QP closed and a new one with the same number in one synchronous run: completions retire in the new one', () => {
+    const queue: ScriptedWc[] = [];
+    const cq = new Cq(scriptedCq(queue), fakeContext, 'fake0');
+    const mr = fixture().mr;
+    const old = new Qp(scriptedQp(7), fakePd, cq, cq, 'fake0', false);
+    const [a] = old.postSend({ opcode: 'SEND', sgList: [mr.sge(0, 8)] });
+    queue.push({ wrId: a as bigint, qpNum: 7 });
+    cq.pollUntilCount(1);
+    expect(old.inFlight.send).toBe(0);
+    old.close();
+    // The same QP number, handed out again (the provider may reuse it).
+    const reused = new Qp(scriptedQp(7), fakePd, cq, cq, 'fake0', false);
+    const [b] = reused.postSend({ opcode: 'SEND', sgList: [mr.sge(0, 8)] });
+    queue.push({ wrId: b as bigint, qpNum: 7 });
+    cq.pollUntilCount(1);
+    expect(reused.inFlight.send).toBe(0);
+    // Two QPs alternating on one CQ, each completion retired in its own.
+    const other = new Qp(scriptedQp(8), fakePd, cq, cq, 'fake0', false);
+    const ids = [reused, other, reused, other].map(
+      (qp) => [qp, qp.postSend({ opcode: 'SEND', sgList: [mr.sge(0, 8)] })[0]] as const,
+    );
+    expect([reused.inFlight.send, other.inFlight.send]).toEqual([2, 2]);
+    for (const [qp, id] of ids) queue.push({ wrId: id as bigint, qpNum: qp.qpNum });
+    cq.pollUntilCount(3);
+    expect([reused.inFlight.send, other.inFlight.send]).toEqual([0, 1]);
+    cq.pollUntil(1);
+    expect(other.inFlight.send).toBe(0);
   });
 });

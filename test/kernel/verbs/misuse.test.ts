@@ -1,6 +1,7 @@
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { afterAll, describe, expect, it } from 'vitest';
+import { WC_WORDS } from '../../../src/native/bindings.js';
 import {
   type Mr,
   openDevice,
@@ -338,6 +339,48 @@ describe('misuse of the verbs wrapper on rxe0', () => {
     );
     expect(lo.a.inFlight.recv).toBe(0);
     lo.close();
+  });
+
+  it('the bound calls (poll, packed post) refuse wrong arguments with VerbsArgumentError, a closed object with EBADF, and keep their memory after a detach', () => {
+    const lo = rxeLoopback();
+    const refusal = (fn: () => unknown): string => {
+      try {
+        fn();
+      } catch (e) {
+        return e instanceof VerbsArgumentError
+          ? `VerbsArgumentError ${e.field}`
+          : (code(() => {
+              throw e;
+            }) ?? String(e));
+      }
+      return 'no error';
+    };
+    const poll = lo.cq.native.boundPoll();
+    expect(poll.memory.byteLength).toBe(256 * WC_WORDS * 4);
+    for (const bad of ['1', -1, 1.5, 257, Number.NaN, 2n, undefined, {}])
+      expect(refusal(() => poll.poll(bad as never, 0))).toBe('VerbsArgumentError max');
+    expect(refusal(() => poll.poll(0, 0))).toBe('VerbsArgumentError max');
+    expect(refusal(() => poll.poll(1, -1))).toBe('VerbsArgumentError spinLimit');
+    expect(refusal(() => poll.poll(1, 2 ** 32))).toBe('VerbsArgumentError spinLimit');
+    expect(poll.poll(16, 0)).toBe(0); // an empty CQ: nothing, at once
+    const post = lo.a.native.boundPost(64);
+    expect(post.memory.byteLength).toBe(64 * 4);
+    for (const bad of ['1', -1, 1.5, 65536, Number.NaN, 2n, undefined])
+      expect(refusal(() => post.post(bad as never, false))).toBe('VerbsArgumentError count');
+    // 64 words cannot hold 9 requests: refused before anything is posted.
+    expect(refusal(() => post.post(9, false))).toBe('VerbsArgumentError words');
+    expect(refusal(() => lo.a.native.boundPost(0))).toBe('VerbsArgumentError words');
+    // A transfer of the ArrayBuffer (Node 20 copies the addon's external memory rather
+    // than detaching it; were it detached, the block stays the bound call's): the bound
+    // calls still read and write their own memory, never freed memory.
+    structuredClone(post.memory, { transfer: [post.memory] });
+    expect(post.post(0, false)).toBeUndefined();
+    structuredClone(poll.memory, { transfer: [poll.memory] });
+    expect(poll.poll(4, 0)).toBe(0);
+    expect(lo.a.inFlight.send).toBe(0);
+    lo.close();
+    expect(refusal(() => poll.poll(1, 0))).toBe('EBADF');
+    expect(refusal(() => post.post(0, false))).toBe('EBADF');
   });
 
   it('SRQs and memory windows: wrong use is a typed error, use after close is EBADF (issue 23)', () => {
