@@ -150,6 +150,18 @@ describe('shared receive queues', () => {
       // rxe_resp.c get_srq_wqe sets srq->limit = 0 when it raises the event.
       expect(s.srq.query().limit).toBe(0);
       expect(s.srq.inFlight).toBe(3);
+      // Armed again and fired while nobody waits: the event the context reads then (here
+      // ctx.pollAsyncEvents) is kept for the next limitReached.
+      s.srq.modify({ limit: 3 });
+      s.a1.postSend({ opcode: 'SEND', sgList: [src.sge(0, 8)] });
+      s.cq.pollUntil(2, 200_000_000);
+      let read = 0;
+      for (let i = 0; i < 100 && read === 0; i++) {
+        read = s.ctx.pollAsyncEvents().filter((e) => e.type === 'SRQ_LIMIT_REACHED').length;
+        if (read === 0) await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+      expect(read).toBe(1);
+      expect((await s.srq.limitReached({ timeoutMs: 1000 })).srq).toBe(s.srq);
     } finally {
       s.close();
     }
