@@ -13,6 +13,7 @@ import { VerbsArgumentError, VerbsError } from './errors.js';
 import { Resource } from './lifetime.js';
 import type { Pd } from './pd.js';
 import { PreparedRecv, type RecvRunSink } from './prepared-recv.js';
+import { withProviderCause } from './provider-causes.js';
 import type { RecvWr } from './qp.js';
 import { type PackedRecv, RecvPacker } from './recv-packer.js';
 import { type Pending, type WaitOptions, waitFor } from './wait.js';
@@ -206,9 +207,17 @@ export class Srq extends Resource<NativeSrq> implements RecvRunSink {
     if (rearm) this.#unclaimedLimit = undefined;
   }
 
-  /** `ibv_query_srq`. */
+  /**
+   * `ibv_query_srq`. On siw: VerbsError EOPNOTSUPP naming the cause (libsiw implements
+   * no query_srq).
+   */
   query(): SrqAttr {
-    const a = this.native.query();
+    let a: ReturnType<NativeSrq['query']>;
+    try {
+      a = this.native.query();
+    } catch (e) {
+      throw withProviderCause(e, this.#device);
+    }
     return { maxWr: a.maxWr, maxSge: a.maxSge, limit: a.srqLimit };
   }
 

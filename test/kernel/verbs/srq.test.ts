@@ -12,6 +12,7 @@ import {
   type Pd,
   type Qp,
   type Srq,
+  VerbsError,
 } from '../../../src/verbs/index.js';
 import { cmPair } from './fixtures.js';
 import { NONE, ownResources } from './resources.js';
@@ -209,6 +210,18 @@ describe('shared receive queues', () => {
       const slots = p.pd.allocMr(8 * 16, ['LOCAL_WRITE']);
       srq.postRecv([...Array(8).keys()].map((i) => ({ sgList: [slots.sge(i * 16, 16)] })));
       srq.modify({ limit: 4 });
+      // libsiw has no query_srq: the refusal keeps its code and names that cause.
+      let refused: unknown;
+      try {
+        srq.query();
+      } catch (e) {
+        refused = e;
+      }
+      expect(refused).toBeInstanceOf(VerbsError);
+      expect(refused).toMatchObject({ code: 'EOPNOTSUPP', call: 'ibv_query_srq', device: 'siw0' });
+      expect((refused as VerbsError).message).toMatch(
+        /^ibv_query_srq failed: EOPNOTSUPP .*: libsiw implements no ibv_query_srq \(providers\/siw\/siw\.c/,
+      );
       const event = srq.limitReached({ timeoutMs: 20_000 });
       const src = p.pd.allocMr(16, ['LOCAL_WRITE']);
       src.buffer.write('iwarp srq');
