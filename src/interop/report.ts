@@ -225,6 +225,16 @@ export function renderMarkdown(
           `| ${r.scenario.id} | ${mdEscape(sideText(r.pair.requester))} | ${mdEscape(sideText(r.pair.responder))} | ${VERDICT_CELL[r.verdict]} |`,
         );
   }
+  const noted = results.filter((r) => r.kernel?.note !== undefined);
+  if (noted.length > 0) {
+    // What a device's run noted beside its fields (not compared; results.json's device_note).
+    out.push('', '## Device notes', '');
+    out.push('| result | device | note |', '|---|---|---|');
+    for (const r of noted)
+      out.push(
+        `| ${r.scenario.id} | ${mdEscape(r.pair === undefined ? r.scenario.device : pairText(r.pair))} | ${mdEscape(r.kernel?.note ?? '')} |`,
+      );
+  }
   out.push('', '## Differences', '');
   const withDifferences = results.filter(
     (r) => r.differences.length > 0 || r.error !== undefined || r.stale.length > 0,

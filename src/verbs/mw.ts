@@ -6,7 +6,7 @@
  * invalidated by `LOCAL_INV` or remotely by a peer's `SEND_WITH_INV` (type 2 only,
  * section 10.6.7.2.4). rxe has windows since Linux 5.13; siw has none (its driver and
  * libsiw provide no alloc_mw: `ibv_alloc_mw` fails with EOPNOTSUPP, which
- * {@link Pd.allocMw} reports with that cause).
+ * {@link Pd.allocMw} reports with that cause: provider-causes.ts).
  */
 
 import { MW_TYPE, type MwType } from '../ibverbs/constants.js';
@@ -44,23 +44,6 @@ export function incRkey(rkey: number): number {
   if (!Number.isInteger(rkey) || rkey < 0 || rkey > 0xffffffff)
     throw new VerbsArgumentError('rkey', 'must be a u32');
   return ((rkey & 0xffffff00) | ((rkey + 1) & 0xff)) >>> 0;
-}
-
-/** Why a provider has no windows (read in its driver and its libibverbs provider). */
-const NO_MW_CAUSE: readonly { readonly device: RegExp; readonly cause: string }[] = [
-  {
-    device: /^siw/,
-    cause:
-      'siw has no memory windows: drivers/infiniband/sw/siw sets no alloc_mw in its ib_device_ops, and libsiw none in its verbs_context_ops',
-  },
-];
-
-/** @internal the typed error of an `ibv_alloc_mw` the provider refused, with its cause. */
-export function allocMwError(e: unknown, device: string): unknown {
-  if (!(e instanceof VerbsError) || (e.code !== 'EOPNOTSUPP' && e.code !== 'ENOSYS')) return e;
-  const known = NO_MW_CAUSE.find((c) => c.device.test(device));
-  if (known === undefined) return e;
-  return new VerbsError(e.code, e.errno, 'ibv_alloc_mw', e.device, known.cause);
 }
 
 /** @internal validated `ibv_mw_bind_info` of a bind. */

@@ -14,8 +14,9 @@ import { VerbsArgumentError } from './errors.js';
 import { requireFlushLibrary } from './flush.js';
 import { Resource } from './lifetime.js';
 import { type Access, accessMaskOf, Mr, type RegisteredRange } from './mr.js';
-import { allocMwError, Mw } from './mw.js';
+import { Mw } from './mw.js';
 import { addon } from './native.js';
+import { withProviderCause } from './provider-causes.js';
 import { Qp } from './qp.js';
 import { type AddressVector, nativeAv } from './qp-attr.js';
 import { Srq, type SrqOptions, srqInitOf } from './srq.js';
@@ -261,7 +262,7 @@ export class Pd extends Resource<NativePd> {
     try {
       return new Mw(new (addon().NativeMw)(this.native, value), this);
     } catch (e) {
-      throw allocMwError(e, this.context.name);
+      throw withProviderCause(e, this.context.name);
     }
   }
 

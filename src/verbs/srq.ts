@@ -14,6 +14,7 @@ import { VerbsArgumentError, VerbsError } from './errors.js';
 import { Resource } from './lifetime.js';
 import type { Pd } from './pd.js';
 import { PreparedRecv, type RecvRunSink } from './prepared-recv.js';
+import { withProviderCause } from './provider-causes.js';
 import type { RecvWr } from './qp.js';
 import { type PackedRecv, RecvPacker } from './recv-packer.js';
 import { type Pending, type WaitOptions, waitFor } from './wait.js';
@@ -104,6 +105,9 @@ export class Srq extends Resource<NativeSrq> implements RecvRunSink {
   #runsLeft = 0;
   #bigRuns = false;
   readonly #limitWaiters: Pending<AsyncEvent>[] = [];
+  // A limit event the context read while nobody waited (the watcher of another waiter, a
+  // pollAsyncEvents, the read just after a wait timed out): the next limitReached gets it.
+  #unclaimedLimit: AsyncEvent | undefined;
   #nextWrId = 1n;
   readonly #packer = new RecvPacker();
   readonly #takeWrId = (): bigint => this.#nextWrId++;
@@ -207,24 +211,45 @@ export class Srq extends Resource<NativeSrq> implements RecvRunSink {
       mask |= SRQ_ATTR_MASK.LIMIT;
     }
     if (mask === 0) throw new VerbsArgumentError('attr', 'give maxWr or limit');
+    const rearm = native.srqLimit !== undefined && native.srqLimit > 0;
+    // An event of the previous arming may wait in the async queue: read it first, so that
+    // it is dropped with the unclaimed one rather than taken for the new arming's.
+    if (rearm) this.pd.context.pollAsyncEvents();
     this.native.modify(native, mask);
+    if (rearm) this.#unclaimedLimit = undefined;
   }
 
-  /** `ibv_query_srq`. */
+  /**
+   * `ibv_query_srq`. On siw: VerbsError EOPNOTSUPP naming the cause (libsiw implements
+   * no query_srq).
+   */
   query(): SrqAttr {
-    const a = this.native.query();
+    let a: ReturnType<NativeSrq['query']>;
+    try {
+      a = this.native.query();
+    } catch (e) {
+      throw withProviderCause(e, this.#device);
+    }
     return { maxWr: a.maxWr, maxSge: a.maxSge, limit: a.srqLimit };
   }
 
   /**
    * The next SRQ_LIMIT_REACHED of this SRQ (arm it first with `modify({ limit })`; the
-   * device disarms it when it fires). Rejects with EBADF if the SRQ closes first.
+   * device disarms it when it fires). An event the context read while nobody waited is
+   * kept (one per SRQ) and returned by the next call at once; arming the limit again
+   * (a non-zero `modify({ limit })`) or closing the SRQ drops it. Rejects with EBADF if
+   * the SRQ closes first.
    */
   limitReached(options: WaitOptions = {}): Promise<AsyncEvent> {
     if (this.closed)
       return Promise.reject(
         new VerbsError('EBADF', 9, 'ibv_get_async_event', this.#device, 'the SRQ is closed'),
       );
+    const kept = this.#unclaimedLimit;
+    if (kept !== undefined && options.signal?.aborted !== true) {
+      this.#unclaimedLimit = undefined;
+      return Promise.resolve(kept);
+    }
     const context = this.pd.context;
     return waitFor<AsyncEvent>(
       options,
@@ -252,7 +277,8 @@ export class Srq extends Resource<NativeSrq> implements RecvRunSink {
   /** @internal the context read an async event naming this SRQ. */
   onAsyncEvent(event: AsyncEvent): void {
     if (event.type !== 'SRQ_LIMIT_REACHED') return;
-    for (const w of [...this.#limitWaiters]) w.resolve(event);
+    if (this.#limitWaiters.length === 0) this.#unclaimedLimit = event;
+    else for (const w of [...this.#limitWaiters]) w.resolve(event);
   }
 
   /** @internal a receive completion of one of its QPs: release what that receive kept. */
@@ -311,6 +337,7 @@ export class Srq extends Resource<NativeSrq> implements RecvRunSink {
     this.#posted.length = 0;
     this.#runs.length = 0;
     this.#runsLeft = 0;
+    this.#unclaimedLimit = undefined;
     this.pd.context.untrackSrq(this.#key);
     const err = new VerbsError(
       'EBADF',

@@ -404,9 +404,11 @@ export class DeviceSide implements ProgramSide {
   /**
    * Waits for the SRQ's limit event from the arming on, across the program's steps: the
    * context reads async events whenever its descriptor is readable while anyone waits,
-   * and Srq.limitReached hands an event only to the waiters present then, so a wait
-   * started only at the `srq-event` step can miss an event read just after the previous
-   * wait timed out (measured once on 7.3.4: rxe-srq-limit-ex saw none within 5 s).
+   * and Srq.limitReached once handed an event only to the waiters present then, so a wait
+   * started only at the `srq-event` step missed an event read just after the previous
+   * wait timed out (measured once on 7.3.4: rxe-srq-limit-ex saw none within 5 s). The SRQ
+   * now keeps such an event for its next wait; listening from the arming stays the
+   * simplest order to read.
    */
   #listenForLimit(srq: Srq): Promise<boolean> {
     this.#limitEvent ??= srq.limitReached().then(

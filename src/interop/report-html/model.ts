@@ -33,6 +33,8 @@ export interface ScenarioEntry {
   readonly seconds: number;
   readonly engine: Readonly<Record<string, string>>;
   readonly device_fields: Readonly<Record<string, string>> | null;
+  /** What the device's run noted beside its fields (not compared), when it noted anything. */
+  readonly device_note?: string;
   readonly differences: readonly DifferenceEntry[];
   readonly stale: readonly string[];
   readonly error?: string;

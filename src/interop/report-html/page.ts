@@ -153,7 +153,12 @@ function resultBody(
             html`<tr><td colspan="3">recorded behaviour did not happen</td><td class="reason d-unrecorded"><code>${id}</code>: stale record</td></tr>`,
         )}</table>!${reasons.map((id) => html`<p class="why">!${reasonHtml({ field: '', engine: '', device: '', explainedBy: id }, findings)}</p>`)}`;
   const error = s.error === undefined ? '' : html`<p class="d-unrecorded">Error: ${s.error}</p>`;
-  return `${error}${svg}<div class="tables">${memory}${otherTable}</div>${differences}`;
+  // Not compared: repeats on the wire, the exact words of Reads judged by their window.
+  const note =
+    s.device_note === undefined
+      ? ''
+      : html`<p class="why note">${s.device} noted: ${s.device_note}</p>`;
+  return `${error}${note}${svg}<div class="tables">${memory}${otherTable}</div>${differences}`;
 }
 
 function anchorOf(run: RunInput, s: ScenarioEntry): string {

@@ -216,6 +216,24 @@ describe('report.html from a results.json', () => {
     ]);
   });
 
+  it('shows what the device noted in its result, and nothing when it noted nothing', () => {
+    const noted: RunInput = {
+      ...run,
+      results: {
+        ...run.results,
+        scenarios: run.results.scenarios.map((s) =>
+          s.id === 'siw-read' ? { ...s, device_note: 'later words: wr4 read <0x1>' } : s,
+        ),
+      },
+    };
+    const html = renderReportHtml([noted]);
+    expect(templateOf(html, 'r-6_1-siw-read')).toContain(
+      '<p class="why note">siw0 noted: later words: wr4 read &#60;0x1&#62;</p><svg class="ladder"',
+    );
+    expect(html.match(/class="why note"/g)?.length).toBe(1);
+    expect(page).not.toContain('class="why note"');
+  });
+
   it('lists the wire probes, what the engine and siw answered', () => {
     const probes = [
       { id: 'siw-probe-x', verdict: 'known', engine: 'terminate layer=0', device: '' },

@@ -136,4 +136,27 @@ describe('the report files', () => {
       '| requester.wc1.fetched | 0x0123456789abcdef | 0xefcdab8967452301 | **unrecorded** |',
     );
   });
+
+  it('report.md: what a device noted, with its result and device; no section when none did', () => {
+    // (The engine's outcomes stand for the devices' here, and some of them carry a note.)
+    const noted = (note: (id: string) => string | undefined) =>
+      results().map((r) => {
+        const text = note(r.scenario.id);
+        const fields = r.kernel?.fields ?? {};
+        return { ...r, kernel: text === undefined ? { fields } : { fields, note: text } };
+      });
+    expect(
+      renderMarkdown(
+        noted(() => undefined),
+        ENV,
+      ),
+    ).not.toContain('Device notes');
+    const md = renderMarkdown(
+      noted((id) => (id === 'siw-read' ? '2 retransmitted packet(s) | counted once' : undefined)),
+      ENV,
+    );
+    expect(md).toContain(
+      '## Device notes\n\n| result | device | note |\n|---|---|---|\n| siw-read | siw0 | 2 retransmitted packet(s) \\| counted once |\n\n## Differences',
+    );
+  });
 });

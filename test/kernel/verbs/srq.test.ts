@@ -12,6 +12,7 @@ import {
   type Pd,
   type Qp,
   type Srq,
+  VerbsError,
 } from '../../../src/verbs/index.js';
 import { cmPair } from './fixtures.js';
 import { NONE, ownResources } from './resources.js';
@@ -150,6 +151,18 @@ describe('shared receive queues', () => {
       // rxe_resp.c get_srq_wqe sets srq->limit = 0 when it raises the event.
       expect(s.srq.query().limit).toBe(0);
       expect(s.srq.inFlight).toBe(3);
+      // Armed again and fired while nobody waits: the event the context reads then (here
+      // ctx.pollAsyncEvents) is kept for the next limitReached.
+      s.srq.modify({ limit: 3 });
+      s.a1.postSend({ opcode: 'SEND', sgList: [src.sge(0, 8)] });
+      s.cq.pollUntil(2, 200_000_000);
+      let read = 0;
+      for (let i = 0; i < 100 && read === 0; i++) {
+        read = s.ctx.pollAsyncEvents().filter((e) => e.type === 'SRQ_LIMIT_REACHED').length;
+        if (read === 0) await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+      expect(read).toBe(1);
+      expect((await s.srq.limitReached({ timeoutMs: 1000 })).srq).toBe(s.srq);
     } finally {
       s.close();
     }
@@ -197,6 +210,18 @@ describe('shared receive queues', () => {
       const slots = p.pd.allocMr(8 * 16, ['LOCAL_WRITE']);
       srq.postRecv([...Array(8).keys()].map((i) => ({ sgList: [slots.sge(i * 16, 16)] })));
       srq.modify({ limit: 4 });
+      // libsiw has no query_srq: the refusal keeps its code and names that cause.
+      let refused: unknown;
+      try {
+        srq.query();
+      } catch (e) {
+        refused = e;
+      }
+      expect(refused).toBeInstanceOf(VerbsError);
+      expect(refused).toMatchObject({ code: 'EOPNOTSUPP', call: 'ibv_query_srq', device: 'siw0' });
+      expect((refused as VerbsError).message).toMatch(
+        /^ibv_query_srq failed: EOPNOTSUPP .*: libsiw implements no ibv_query_srq \(providers\/siw\/siw\.c/,
+      );
       const event = srq.limitReached({ timeoutMs: 20_000 });
       const src = p.pd.allocMr(16, ['LOCAL_WRITE']);
       src.buffer.write('iwarp srq');
