@@ -7,9 +7,8 @@
  * its client's. The sides are opened once and measured every round: each measurement
  * resolves with the sender's message rate (Mpps), as perftest's client reports it.
  */
-import type { Worker } from 'node:worker_threads';
 import type { SrqSideConfig, SrqSideResult, SrqSideRun } from './srq-rate-side.js';
-import { connectSides, endSides, goSides, startSide, withLimit } from './two-threads.js';
+import { openSidePair } from './two-threads.js';
 
 const SIDE_SCRIPT = new URL('./srq-rate-side.js', import.meta.url);
 /** Set-up, or one measurement with its warm-up streams, under TCG. */
@@ -27,37 +26,18 @@ export async function openSrqRateSides(
   run: Omit<SrqSideConfig, 'device' | 'role'>,
 ): Promise<SrqRateSides> {
   const config = (role: SrqSideConfig['role']): SrqSideConfig => ({ device, role, ...run });
-  const sides: [Worker, Worker] = [
-    startSide(SIDE_SCRIPT, config('receiver')),
-    startSide(SIDE_SCRIPT, config('sender')),
-  ];
-  const [receiver, sender] = sides;
-  try {
-    await withLimit(connectSides(receiver, sender), LIMIT_MS, 'the SRQ rate set-up');
-  } catch (e) {
-    await endSides(sides, false);
-    throw e;
-  }
-  let failed = false;
+  const pair = await openSidePair<SrqSideRun, SrqSideResult>(
+    SIDE_SCRIPT,
+    [config('receiver'), config('sender')],
+    LIMIT_MS,
+    'the SRQ rate',
+  );
   return {
     async measure(streams: number): Promise<number> {
-      try {
-        const go: SrqSideRun = { streams };
-        const [, sent] = await withLimit(
-          goSides<SrqSideResult>(receiver, sender, go),
-          LIMIT_MS,
-          'the SRQ rate',
-        );
-        if (sent.mpps === undefined) throw new Error('the sender sent no rate');
-        return sent.mpps;
-      } catch (e) {
-        failed = true;
-        throw e;
-      }
+      const [, sent] = await pair.run({ streams });
+      if (sent.mpps === undefined) throw new Error('the sender sent no rate');
+      return sent.mpps;
     },
-    async close(): Promise<void> {
-      if (!failed) for (const side of sides) side.postMessage('end');
-      await endSides(sides, !failed);
-    },
+    close: () => pair.close(),
   };
 }

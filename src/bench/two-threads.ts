@@ -1,7 +1,8 @@
 /**
  * The worker-thread plumbing of the benchmarks that run one side per thread, as perftest
  * runs one side per process (write-imm-pingpong.ts, srq-rate.ts): start a side, take its
- * next message (its error or early exit as a rejection), and end it.
+ * next message (its error or early exit as a rejection), connect a pair, run it as often as
+ * wanted, and end it.
  */
 import { Worker } from 'node:worker_threads';
 
@@ -9,14 +10,14 @@ import { Worker } from 'node:worker_threads';
 const exits = new WeakMap<Worker, Promise<void>>();
 
 /** Starts the side script `script` with `workerData`. */
-export function startSide(script: URL, workerData: unknown): Worker {
+function startSide(script: URL, workerData: unknown): Worker {
   const worker = new Worker(script, { workerData });
   exits.set(worker, new Promise<void>((resolve) => worker.once('exit', () => resolve())));
   return worker;
 }
 
 /** The next message of `worker`, or its error / early exit as a rejection. */
-export function next<T>(worker: Worker): Promise<T> {
+function next<T>(worker: Worker): Promise<T> {
   return new Promise<T>((resolve, reject) => {
     const cleanup = () => {
       worker.off('message', onMessage);
@@ -41,25 +42,8 @@ export function next<T>(worker: Worker): Promise<T> {
   });
 }
 
-/** Runs `run` with a time limit of `limitMs`, then ends both sides (endSide). */
-export async function withSides<T>(
-  sides: readonly Worker[],
-  limitMs: number,
-  what: string,
-  run: () => Promise<T>,
-): Promise<T> {
-  let finished = false;
-  try {
-    const result = await withLimit(run(), limitMs, what);
-    finished = true;
-    return result;
-  } finally {
-    await endSides(sides, finished);
-  }
-}
-
 /** `run`, or a rejection naming `what` once `limitMs` passed. */
-export async function withLimit<T>(run: Promise<T>, limitMs: number, what: string): Promise<T> {
+async function withLimit<T>(run: Promise<T>, limitMs: number, what: string): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const limit = new Promise<never>((_, reject) => {
     timer = setTimeout(
@@ -75,7 +59,7 @@ export async function withLimit<T>(run: Promise<T>, limitMs: number, what: strin
 }
 
 /** Ends every side (endSide): `finished` ones may exit by themselves first. */
-export async function endSides(sides: readonly Worker[], finished: boolean): Promise<void> {
+async function endSides(sides: readonly Worker[], finished: boolean): Promise<void> {
   await Promise.all(sides.map((side) => endSide(side, finished)));
 }
 
@@ -104,16 +88,50 @@ async function endSide(worker: Worker, finished: boolean): Promise<void> {
 
 /**
  * The two sides' protocol: each tells what its peer needs (its first message), gets the
- * peer's (`{ peer }`), connects and answers 'ready'; then both get 'go' and answer with
- * their results, returned in the order of `sides`.
+ * peer's (`{ peer }`), connects and answers 'ready'; then, as often as wanted, both get a
+ * run message and answer with their results; at the end both get 'end', close their
+ * verbs objects and exit by themselves.
  */
-export async function exchangeAndGo<R>(a: Worker, b: Worker): Promise<[R, R]> {
-  await connectSides(a, b);
-  return goSides<R>(a, b, 'go');
+export interface SidePair<Run, Result> {
+  /** Both sides' answers to `run`, in the order the sides were given. */
+  run(run: Run): Promise<[Result, Result]>;
+  close(): Promise<void>;
 }
 
-/** The first half of {@link exchangeAndGo}: both sides connected and 'ready'. */
-export async function connectSides(a: Worker, b: Worker): Promise<void> {
+/** Starts `script` twice (`configs`), connects the two, and returns the pair. */
+export async function openSidePair<Run, Result>(
+  script: URL,
+  configs: readonly [unknown, unknown],
+  limitMs: number,
+  what: string,
+): Promise<SidePair<Run, Result>> {
+  const sides: [Worker, Worker] = [startSide(script, configs[0]), startSide(script, configs[1])];
+  const [a, b] = sides;
+  try {
+    await withLimit(connectSides(a, b), limitMs, `${what} set-up`);
+  } catch (e) {
+    await endSides(sides, false);
+    throw e;
+  }
+  let failed = false;
+  return {
+    async run(run: Run): Promise<[Result, Result]> {
+      try {
+        return await withLimit(goSides<Result>(a, b, run), limitMs, what);
+      } catch (e) {
+        failed = true;
+        throw e;
+      }
+    },
+    async close(): Promise<void> {
+      if (!failed) for (const side of sides) side.postMessage('end');
+      await endSides(sides, !failed);
+    },
+  };
+}
+
+/** Both sides connected and 'ready'. */
+async function connectSides(a: Worker, b: Worker): Promise<void> {
   const [wireA, wireB] = await Promise.all([next<unknown>(a), next<unknown>(b)]);
   const readyA = next<string>(a);
   const readyB = next<string>(b);
@@ -123,7 +141,7 @@ export async function connectSides(a: Worker, b: Worker): Promise<void> {
 }
 
 /** Sends both sides `go` and returns their answers, in the order of the sides. */
-export async function goSides<R>(a: Worker, b: Worker, go: unknown): Promise<[R, R]> {
+async function goSides<R>(a: Worker, b: Worker, go: unknown): Promise<[R, R]> {
   const doneA = next<R>(a);
   const doneB = next<R>(b);
   a.postMessage(go);

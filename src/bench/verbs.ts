@@ -59,7 +59,7 @@ import {
 import { column, implausibleLatency, implausibleRate } from './perftest-plausibility.js';
 import { figure, percentile, printFigures } from './report.js';
 import { openSrqRateSides, type SrqRateSides } from './srq-rate.js';
-import { writeImmPingPong } from './write-imm-pingpong.js';
+import { openWriteImmPingPong, type PingPongSides } from './write-imm-pingpong.js';
 
 const DEVICE = 'rxe0';
 const ITERATIONS = 1000;
@@ -375,8 +375,8 @@ function writeImmLatency(p: Pair): Latency {
  * `ib_write_lat` runs one side per process: half round trip in microseconds, from the
  * initiator's post stamps. The targeted figure: like for like with its anchor.
  */
-async function writeImmLatencyThreads(): Promise<Latency> {
-  const stamps = await writeImmPingPong(DEVICE, ITERATIONS + WARMUP + 1);
+async function writeImmLatencyThreads(sides: PingPongSides): Promise<Latency> {
+  const stamps = await sides.measure(ITERATIONS + WARMUP + 1);
   return latencyOf(
     samplesOf(
       stamps.map((us) => us / 1000),
@@ -388,13 +388,15 @@ async function writeImmLatencyThreads(): Promise<Latency> {
 const ROUNDS = 5;
 
 /**
- * General-loop iterations run once before the rounds. A loop of the wrapper's JavaScript
+ * Iterations of the general loop, the event loop and the threaded ping-pong run once
+ * before the rounds. A loop of the wrapper's JavaScript
  * (postSend, pollUntil and what they call: a dozen functions) is not optimized after the
  * 1000 warm-up iterations of a figure: measured in the guest (2026-11-28, one boot), the
  * same general loop took 5.2x, then 2.9x, then 2.3-2.6x the round trip over its first
  * three runs of 2000 iterations (V8's optimizing compiler runs on a background thread,
  * which under TCG on a loaded host takes seconds). perftest's C needs no warm-up; without
- * this, the first rounds measured the interpreter.
+ * this, the first rounds measured the interpreter. The event loop likewise (2026-11-29:
+ * 60-115 us in its first 2000 iterations, 36-44 from the fourth thousand on).
  */
 const JIT_WARMUP = 6000;
 
@@ -557,6 +559,7 @@ export async function runBenchmark(): Promise<void> {
     size: SRQ_MESSAGE,
     batch: SRQ_DOORBELL,
   });
+  const pingPong = await openWriteImmPingPong(DEVICE);
   const lat: Round<{ roundTrip: Latency; general: Latency }>[] = [];
   const events: Round<Latency>[] = [];
   const imm: Round<Latency>[] = [];
@@ -565,8 +568,11 @@ export async function runBenchmark(): Promise<void> {
   let immOneThread: Latency;
   let pyPair: { ours: Latency; py: Latency | undefined };
   try {
-    for (let done = 0; done < JIT_WARMUP; done += ITERATIONS + WARMUP)
+    for (let done = 0; done < JIT_WARMUP; done += ITERATIONS + WARMUP) {
       fetchAddLatencyGeneral(p, 'post');
+      await fetchAddLatencyEvents(p);
+      await pingPong.measure(ITERATIONS + WARMUP + 1);
+    }
     for (let r = 0; r < ROUNDS; r++) {
       const port = 18515 + 100 * r;
       // Odd rounds measure the anchor first: a load change inside a round then favours
@@ -606,7 +612,7 @@ export async function runBenchmark(): Promise<void> {
       imm.push(
         await pair(
           anchorFirst,
-          () => writeImmLatencyThreads(),
+          () => writeImmLatencyThreads(pingPong),
           () => anchor('ib_write_lat', ['-n', String(ITERATIONS)], port + 1, implausibleLatency),
           (w, cols) => w.median / column(cols, 't_typical'),
         ),
@@ -656,6 +662,7 @@ export async function runBenchmark(): Promise<void> {
     pyPair = { ours: fetchAddLatencyGeneral(p, 'clock'), py: pyverbsFetchAdd() };
   } finally {
     await srqSides.close();
+    await pingPong.close();
     p.close();
   }
   // The general loop's ratio per round, against the round's own ib_atomic_lat.
