@@ -220,8 +220,12 @@ export const RECV_WORDS = 4;
 export interface BoundPoll {
   /** 256 completions of WC_WORDS u32 each. */
   readonly memory: ArrayBuffer;
-  /** As `NativeCq.poll(new Uint32Array(memory), max, spinLimit)`. */
-  poll(max: number, spinLimit: number): number;
+  /**
+   * As `NativeCq.poll(new Uint32Array(memory), max, spinLimit)`, busy-polling until
+   * `atLeast` (at most `max`) completions came or `spinLimit` polls in a row found none;
+   * returns how many came (at least one poll is made, even for `atLeast` 0).
+   */
+  poll(max: number, spinLimit: number, atLeast: number): number;
 }
 
 /** {@link NativeQp.boundPost}: the QP's packed post from the addon's memory. */

@@ -65,7 +65,7 @@ export class Cq extends Resource<NativeCq> {
   // The native poll as a bound call, and its output area (256 completions, the addon's
   // memory): one N-API step per poll (native/bound_call.h).
   readonly #words: Uint32Array;
-  readonly #poll: (max: number, spinLimit: number) => number;
+  readonly #poll: (max: number, spinLimit: number, atLeast: number) => number;
   // Whether the watcher keeps the loop alive, and whether a check that it still should
   // is due on the next turn of the loop.
   #watcherRefed = true;
@@ -163,7 +163,7 @@ export class Cq extends Resource<NativeCq> {
     let got = this.#takeReady(max, out, 0);
     while (got < max) {
       const want = Math.min(max - got, 256);
-      const n = this.#poll(want, 0);
+      const n = this.#poll(want, 0, 0);
       got = this.#take(n, out, got);
       if (n < want) break;
     }
@@ -180,7 +180,9 @@ export class Cq extends Resource<NativeCq> {
     let got = this.#readyHead === this.#readyEnd ? 0 : this.#takeReady(count, out, 0);
     // The addon spins in C++ until something arrives: no N-API transition per empty poll.
     while (got < count) {
-      const n = this.#poll(Math.min(count - got, 256), spinLimit);
+      const want = Math.min(count - got, 256);
+      // All `want` in one native call (the addon waits for each as it spins).
+      const n = this.#poll(want, spinLimit, want);
       if (n === 0) {
         // Nothing came: the device may have reported this CQ in error (an overrun).
         this.context.pollAsyncEvents();
@@ -215,7 +217,9 @@ export class Cq extends Resource<NativeCq> {
     this.#rewindReady();
     const words = this.#words;
     while (got < count) {
-      const n = this.#poll(Math.min(count - got, 256), spinLimit);
+      const want = Math.min(count - got, 256);
+      // All `want` in one native call (the addon waits for each as it spins).
+      const n = this.#poll(want, spinLimit, want);
       if (n === 0) {
         this.context.pollAsyncEvents();
         if (this.#failure !== undefined) throw this.#failure;
@@ -339,7 +343,7 @@ export class Cq extends Resource<NativeCq> {
   // One poll of up to 256 completions into the ready queue (with `arm`, after arming the
   // CQ in the same native call).
   #fill(arm: boolean): void {
-    const n = arm ? this.native.armAndPoll(this.#words) : this.#poll(256, 0);
+    const n = arm ? this.native.armAndPoll(this.#words) : this.#poll(256, 0, 0);
     this.#readyEnd = this.#take(n, this.#ready as WorkCompletion[], this.#readyEnd);
   }
 

@@ -357,12 +357,16 @@ describe('misuse of the verbs wrapper on rxe0', () => {
     };
     const poll = lo.cq.native.boundPoll();
     expect(poll.memory.byteLength).toBe(256 * WC_WORDS * 4);
-    for (const bad of ['1', -1, 1.5, 257, Number.NaN, 2n, undefined, {}])
-      expect(refusal(() => poll.poll(bad as never, 0))).toBe('VerbsArgumentError max');
-    expect(refusal(() => poll.poll(0, 0))).toBe('VerbsArgumentError max');
-    expect(refusal(() => poll.poll(1, -1))).toBe('VerbsArgumentError spinLimit');
-    expect(refusal(() => poll.poll(1, 2 ** 32))).toBe('VerbsArgumentError spinLimit');
-    expect(poll.poll(16, 0)).toBe(0); // an empty CQ: nothing, at once
+    for (const bad of ['1', -1, 1.5, 257, Number.NaN, 2n, undefined, {}]) {
+      expect(refusal(() => poll.poll(bad as never, 0, 1))).toBe('VerbsArgumentError max');
+      expect(refusal(() => poll.poll(1, 0, bad as never))).toBe('VerbsArgumentError atLeast');
+    }
+    expect(refusal(() => poll.poll(0, 0, 0))).toBe('VerbsArgumentError max');
+    expect(refusal(() => poll.poll(1, -1, 1))).toBe('VerbsArgumentError spinLimit');
+    expect(refusal(() => poll.poll(1, 2 ** 32, 1))).toBe('VerbsArgumentError spinLimit');
+    // An empty CQ: nothing, at once; waiting for 16 gives up after 1000 empty polls.
+    expect(poll.poll(16, 0, 0)).toBe(0);
+    expect(poll.poll(16, 1000, 16)).toBe(0);
     const post = lo.a.native.boundPost(64);
     expect(post.memory.byteLength).toBe(64 * 4);
     for (const bad of ['1', -1, 1.5, 65536, Number.NaN, 2n, undefined])
@@ -376,10 +380,10 @@ describe('misuse of the verbs wrapper on rxe0', () => {
     structuredClone(post.memory, { transfer: [post.memory] });
     expect(post.post(0, false)).toBeUndefined();
     structuredClone(poll.memory, { transfer: [poll.memory] });
-    expect(poll.poll(4, 0)).toBe(0);
+    expect(poll.poll(4, 0, 1)).toBe(0);
     expect(lo.a.inFlight.send).toBe(0);
     lo.close();
-    expect(refusal(() => poll.poll(1, 0))).toBe('EBADF');
+    expect(refusal(() => poll.poll(1, 0, 1))).toBe('EBADF');
     expect(refusal(() => post.post(0, false))).toBe('EBADF');
   });
 
