@@ -245,6 +245,15 @@ function fetchAddRate(p: Pair): number {
   return RATE_COUNT / seconds / 1e6;
 }
 
+/**
+ * Messages of each SRQ rate measurement and of its anchor (`ib_send_bw -n`): 10000, not
+ * the 3200 of the FetchAdd rate. One stream of 3200 Sends lasts about 64 ms in the guest,
+ * and a single stall of a vCPU on the shared 2-core host (several ms) moved a round's
+ * ratio by a third either way (2026-11-29: rounds 0.52-1.77 in one run); a longer stream,
+ * on both sides, averages such stalls.
+ */
+const SRQ_COUNT = 10_000;
+
 /** Receives reposted per refill and Sends per stream in the SRQ rate. */
 const SRQ_CHUNK = 128;
 /** The SRQ's depth: perftest's default rx-depth with --use-srq (posted before the clock). */
@@ -262,14 +271,15 @@ const SRQ_MESSAGE = 8;
 const SRQ_DOORBELL = 16;
 
 /**
- * Streams of RATE_COUNT Sends per measurement of the threaded SRQ rate, the last one
+ * Streams of SRQ_COUNT Sends per measurement of the threaded SRQ rate, the last one
  * measured: the sides live across the rounds (srq-rate.ts), so only the first round warms
  * up V8 in them. Measured in the guest (2026-11-29, one boot, load 1.2-3.5): with the
  * measured stream second, the sender made 0.012-0.038 Mpps and the SRQ ran empty (1-8
  * RNR NAKs per run) while V8's background compiler took 0.84 s of the guest's two CPUs;
- * with it seventh, 0.054-0.056 Mpps, as fast as with a receiver that does not poll at all.
+ * with it seventh (19200 Sends before it), 0.054-0.056 Mpps, as fast as with a receiver
+ * that does not poll at all. Streams are SRQ_COUNT long: three before the measured one.
  */
-const SRQ_FIRST_STREAMS = 8;
+const SRQ_FIRST_STREAMS = 4;
 const SRQ_STREAMS = 2;
 
 /** How the SRQ rate's receiver (re)posts: copies of a prepared receive, or postRecv lists. */
@@ -278,10 +288,10 @@ type SrqRefill = 'prepared' | 'lists';
 /**
  * Receive message rate through a shared receive queue, in Mpps, as `ib_send_bw --use-srq`
  * runs it: the SRQ filled to SRQ_DEPTH before the clock starts (perftest's server posts
- * its rx-depth before the run), then RATE_COUNT 8-byte Sends from one QP to a QP that
+ * its rx-depth before the run), then SRQ_COUNT 8-byte Sends from one QP to a QP that
  * receives through the SRQ, in streams of SRQ_CHUNK (`RoundTrip.repeat`, window 128,
  * SRQ_DOORBELL per doorbell), each followed by `pollUntilCount` of its receive
- * completions (counted and retired on the SRQ) and the refill of what they consumed, up to RATE_COUNT
+ * completions (counted and retired on the SRQ) and the refill of what they consumed, up to SRQ_COUNT
  * receives in all (perftest reposts each completed receive while the run needs it).
  * `refill`: `srq.prepareRecv` copies (one call per refill) or `srq.postRecv` lists (every
  * receive checked and packed in JavaScript). The clock runs from the first Send to the last
@@ -310,12 +320,12 @@ function srqReceiveRate(p: Pair, refill: SrqRefill): number {
     let posted = SRQ_DEPTH;
     let received = 0;
     const started = performance.now();
-    while (received < RATE_COUNT) {
-      const n = Math.min(SRQ_CHUNK, RATE_COUNT - received);
+    while (received < SRQ_COUNT) {
+      const n = Math.min(SRQ_CHUNK, SRQ_COUNT - received);
       send.repeat(n, { window: 128, batch: SRQ_DOORBELL });
       recvCq.pollUntilCount(n); // a failed receive throws VerbsCompletionError
       received += n;
-      const more = Math.min(n, RATE_COUNT - posted);
+      const more = Math.min(n, SRQ_COUNT - posted);
       if (more > 0) {
         post(more);
         posted += more;
@@ -325,7 +335,7 @@ function srqReceiveRate(p: Pair, refill: SrqRefill): number {
     send.release();
     prepared.release();
     if (srq.inFlight !== 0) throw new Error(`SRQ rate: ${srq.inFlight} receives left`);
-    return RATE_COUNT / seconds / 1e6;
+    return SRQ_COUNT / seconds / 1e6;
   } finally {
     receiver.close();
     sender.close();
@@ -554,7 +564,7 @@ export async function runBenchmark(): Promise<void> {
   // and a change landing between a figure and its anchor would otherwise decide the ratio.
   const p = loopback();
   const srqSides: SrqRateSides = await openSrqRateSides(DEVICE, {
-    count: RATE_COUNT,
+    count: SRQ_COUNT,
     depth: SRQ_DEPTH,
     size: SRQ_MESSAGE,
     batch: SRQ_DOORBELL,
@@ -647,7 +657,7 @@ export async function runBenchmark(): Promise<void> {
                 '-s',
                 String(SRQ_MESSAGE),
                 '-n',
-                String(RATE_COUNT),
+                String(SRQ_COUNT),
                 '-l',
                 String(SRQ_DOORBELL),
               ],
