@@ -64,6 +64,20 @@ struct BoundArgs {
   }
 };
 
+/// A bound call's body run with its state and arguments; a thrown Napi::Error becomes the
+/// JS exception (as every N-API entry point must: no C++ exception crosses into V8).
+template <typename State, size_t N, typename Body>
+napi_value RunBound(napi_env env, napi_callback_info info, Body body) {
+  BoundArgs<State, N> args(env, info);
+  if (args.state == nullptr) return nullptr;
+  try {
+    return body(*args.state, args.argv);
+  } catch (const Napi::Error &e) {
+    ThrowIntoJs(e);
+    return nullptr;
+  }
+}
+
 /// Argument `v` as an integer in [0, max]: one N-API call (a non-number or anything out of
 /// range is a VerbsArgumentError, as ReadU32 says it).
 inline uint32_t BoundU32(napi_env env, napi_value v, const char *what, uint32_t max) {

@@ -140,23 +140,17 @@ class Cq : public Resource<Cq, CqHandle> {
 
   // poll(max, spinLimit, atLeast) -> n, bound to one CQ and its memory.
   static napi_value BoundPollCall(napi_env env, napi_callback_info info) {
-    BoundArgs<BoundPollState, 3> args(env, info);
-    if (args.state == nullptr) return nullptr;
-    try {
-      BoundPollState &s = *args.state;
-      uint32_t max = BoundU32(env, args.argv[0], "max", 256);
-      uint32_t spinLimit = BoundU32(env, args.argv[1], "spinLimit", 0xffffffffu);
-      uint32_t atLeast = BoundU32(env, args.argv[2], "atLeast", 256);
+    return RunBound<BoundPollState, 3>(env, info, [env](BoundPollState &s, napi_value *argv) {
+      uint32_t max = BoundU32(env, argv[0], "max", 256);
+      uint32_t spinLimit = BoundU32(env, argv[1], "spinLimit", 0xffffffffu);
+      uint32_t atLeast = BoundU32(env, argv[2], "atLeast", 256);
       if (max == 0) ThrowArgument(Napi::Env(env), "max", "must be at least 1");
       if (!s.cq->Live()) ThrowClosed(Napi::Env(env), "ibv_poll_cq", s.cq->device, "completion queue");
       napi_value out = nullptr;
       int n = PollWords(Napi::Env(env), *s.cq, s.block->data(), max, spinLimit, atLeast);
       napi_create_uint32(env, static_cast<uint32_t>(n), &out);
       return out;
-    } catch (const Napi::Error &e) {
-      ThrowIntoJs(e);
-      return nullptr;
-    }
+    });
   }
 
   // Polls at most `max` (and 256) completions into `out` (kWcWords each), the stashed ones

@@ -742,19 +742,13 @@ class Qp : public Resource<Qp, QpHandle> {
 
   // post(count, ex), bound to one QP and its memory.
   static napi_value BoundPostCall(napi_env env, napi_callback_info info) {
-    BoundArgs<BoundPostState, 2> args(env, info);
-    if (args.state == nullptr) return nullptr;
-    try {
-      BoundPostState &s = *args.state;
-      uint32_t n = BoundU32(env, args.argv[0], "count", 0xffff);
+    return RunBound<BoundPostState, 2>(env, info, [env](BoundPostState &s, napi_value *argv) {
+      uint32_t n = BoundU32(env, argv[0], "count", 0xffff);
       bool ex = false;
-      if (args.argv[1] != nullptr && napi_get_value_bool(env, args.argv[1], &ex) != napi_ok) ex = false;
+      if (napi_get_value_bool(env, argv[1], &ex) != napi_ok) ex = false;
       s.self->PostPackedWords(Napi::Env(env), s.block->data(), s.block->size(), n, ex);
-      return nullptr;
-    } catch (const Napi::Error &e) {
-      ThrowIntoJs(e);
-      return nullptr;
-    }
+      return static_cast<napi_value>(nullptr);
+    });
   }
 
   // The body of postPacked: `n` requests from `w` (`len` words), the post's time stamp
