@@ -45,6 +45,14 @@ export interface NextOptions extends WaitOptions {
   readonly solicitedOnly?: boolean;
 }
 
+/** The arguments of the busy polls (pollUntil, pollUntilCount). */
+function checkBusyPoll(count: number, spinLimit: number): void {
+  if (!Number.isInteger(count) || count < 0)
+    throw new VerbsArgumentError('count', 'must be a non-negative integer');
+  if (!Number.isInteger(spinLimit) || spinLimit < 0 || spinLimit > 0xffffffff)
+    throw new VerbsArgumentError('spinLimit', 'must be a u32');
+}
+
 /**
  * A completion queue (`ibv_cq`), optionally with a completion channel for async waits.
  * Its `close()` (`ibv_destroy_cq`) closes the live QPs that use it first; pending
@@ -170,26 +178,26 @@ export class Cq extends Resource<NativeCq> {
     return out;
   }
 
+  // One busy poll of the pollUntil forms: up to `left` (and 256) completions in one native
+  // call, the addon waiting for each as it spins; how many came (at least one), or the
+  // CQ's failure (an overrun the device reported) or ETIMEDOUT when none came.
+  #pollBusy(left: number, spinLimit: number): number {
+    const want = Math.min(left, 256);
+    const n = this.#poll(want, spinLimit, want);
+    if (n > 0) return n;
+    this.context.pollAsyncEvents();
+    if (this.#failure !== undefined) throw this.#failure;
+    throw new VerbsError('ETIMEDOUT', 110, 'ibv_poll_cq', this.#device, 'no completion');
+  }
+
   /** Busy-polls until `count` completions arrived (or `spinLimit` empty polls passed). */
   pollUntil(count: number, spinLimit = 50_000_000): WorkCompletion[] {
-    if (!Number.isInteger(count) || count < 0)
-      throw new VerbsArgumentError('count', 'must be a non-negative integer');
-    if (!Number.isInteger(spinLimit) || spinLimit < 0 || spinLimit > 0xffffffff)
-      throw new VerbsArgumentError('spinLimit', 'must be a u32');
+    checkBusyPoll(count, spinLimit);
     const out: WorkCompletion[] = new Array(count);
     let got = this.#readyHead === this.#readyEnd ? 0 : this.#takeReady(count, out, 0);
     // The addon spins in C++ until something arrives: no N-API transition per empty poll.
     while (got < count) {
-      const want = Math.min(count - got, 256);
-      // All `want` in one native call (the addon waits for each as it spins).
-      const n = this.#poll(want, spinLimit, want);
-      if (n === 0) {
-        // Nothing came: the device may have reported this CQ in error (an overrun).
-        this.context.pollAsyncEvents();
-        if (this.#failure !== undefined) throw this.#failure;
-        throw new VerbsError('ETIMEDOUT', 110, 'ibv_poll_cq', this.#device, 'no completion');
-      }
-      got = this.#take(n, out, got);
+      got = this.#take(this.#pollBusy(count - got, spinLimit), out, got);
     }
     return out;
   }
@@ -202,10 +210,7 @@ export class Cq extends Resource<NativeCq> {
    * named; every completion polled is retired). ETIMEDOUT as `pollUntil`.
    */
   pollUntilCount(count: number, spinLimit = 50_000_000): void {
-    if (!Number.isInteger(count) || count < 0)
-      throw new VerbsArgumentError('count', 'must be a non-negative integer');
-    if (!Number.isInteger(spinLimit) || spinLimit < 0 || spinLimit > 0xffffffff)
-      throw new VerbsArgumentError('spinLimit', 'must be a u32');
+    checkBusyPoll(count, spinLimit);
     let got = 0;
     let failed: WorkCompletion | undefined;
     // What a wake-up of next() polled comes first (already retired).
@@ -217,14 +222,7 @@ export class Cq extends Resource<NativeCq> {
     this.#rewindReady();
     const words = this.#words;
     while (got < count) {
-      const want = Math.min(count - got, 256);
-      // All `want` in one native call (the addon waits for each as it spins).
-      const n = this.#poll(want, spinLimit, want);
-      if (n === 0) {
-        this.context.pollAsyncEvents();
-        if (this.#failure !== undefined) throw this.#failure;
-        throw new VerbsError('ETIMEDOUT', 110, 'ibv_poll_cq', this.#device, 'no completion');
-      }
+      const n = this.#pollBusy(count - got, spinLimit);
       for (let i = 0; i < n; i++) {
         const base = i * WC_WORDS;
         if (words[base + WC_LAYOUT.status] !== WC_STATUS.SUCCESS) {
