@@ -18,7 +18,9 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { buildTcpFrame, type FrameAddressing } from '../../src/codec/net/build.js';
+import { decodeFrame } from '../../src/codec/net/frame.js';
 import { TcpFlag, type TcpOption } from '../../src/codec/net/tcp.js';
+import { decodeCapture } from '../../src/codec/pcap/capture.js';
 import { LinkType } from '../../src/codec/pcap/linktype.js';
 import { encodePcap } from '../../src/codec/pcap/pcap.js';
 
@@ -137,4 +139,27 @@ export class TcpConversation {
   frames(): Uint8Array[] {
     return [...this.out];
   }
+}
+
+/**
+ * A copy of a capture (pcap or pcapng, written back as a nanosecond pcap) with every TCP
+ * port `from` replaced by `to` in both directions; checksums are left as they were (neither
+ * tshark nor the codec checks TCP checksums by default). For captures whose port a test
+ * wants on a value that tshark gives to another protocol.
+ */
+export function withTcpPort(capture: Uint8Array, from: number, to: number): Uint8Array {
+  const c = decodeCapture(capture);
+  if (!c.ok) throw c.error;
+  const linkType = c.value.records[0]?.linkType ?? LinkType.ETHERNET;
+  const records = c.value.records.map((r) => {
+    const data = Uint8Array.from(r.data);
+    const f = decodeFrame(r.linkType, data);
+    if (f.ok && f.value.transport?.kind === 'tcp' && f.value.ipPacket !== undefined) {
+      const at = f.value.ipPacket.byteOffset - data.byteOffset + (f.value.ipHeaderLength ?? 0);
+      const view = new DataView(data.buffer, data.byteOffset);
+      for (const p of [at, at + 2]) if (view.getUint16(p) === from) view.setUint16(p, to);
+    }
+    return { timestampNs: r.timestampNs, data, originalLength: r.originalLength };
+  });
+  return encodePcap({ linkType, precision: 'nano' }, records);
 }

@@ -15,6 +15,9 @@
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
+import { TSHARK_MPA_ON_ANY_PORT } from '../../src/codec/capture/tshark-fields.js';
+
+export { TSHARK_MPA_ON_ANY_PORT };
 
 /** Path of the tshark binary used by the cross-check tests. */
 export const TSHARK_PATH = '/usr/bin/tshark';
@@ -59,8 +62,10 @@ export const INFINIBAND_PAYLOAD_PROTOCOLS: readonly string[] = [
   'fcoib',
 ];
 
+/** Every run finds MPA by its content on any port, as the codec does (see the constant). */
+
 function commonArgs(file: string, o: TsharkOptions): string[] {
-  const args = ['-r', file, '-n'];
+  const args = ['-r', file, '-n', '-o', TSHARK_MPA_ON_ANY_PORT];
   for (const p of o.prefs ?? []) args.push('-o', p);
   for (const d of o.decodeAs ?? []) args.push('-d', d);
   for (const h of o.enableHeuristics ?? []) args.push('--enable-heuristic', h);

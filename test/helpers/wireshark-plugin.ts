@@ -16,7 +16,7 @@ import { runDecode } from '../../src/cli/commands/decode.js';
 import { SUMMARY_COLUMNS } from '../../src/codec/capture/summary.js';
 import { generateWiresharkPlugin, wiresharkPluginFields } from '../../src/wireshark/generate.js';
 import type { PluginTables } from '../../src/wireshark/tables.js';
-import { TSHARK_PATH } from './tshark.js';
+import { TSHARK_MPA_ON_ANY_PORT, TSHARK_PATH } from './tshark.js';
 
 /** Writes the generated plugin into `dir` and returns its path. */
 export function writePlugin(dir: string, tables?: PluginTables): string {
@@ -44,7 +44,7 @@ export function pluginColumns(
   fields: readonly string[],
   o: PluginRunOptions = {},
 ): Map<number, Map<string, string[]>> {
-  const args = ['-n', '-X', `lua_script:${plugin}`, '-r', file];
+  const args = ['-n', '-o', TSHARK_MPA_ON_ANY_PORT, '-X', `lua_script:${plugin}`, '-r', file];
   if (o.wireshark === 'disabled') args.push('--disable-protocol', 'iwarp_ddp_rdmap');
   for (const p of o.prefs ?? []) args.push('-o', p);
   if (o.filter !== undefined) args.push('-Y', o.filter);

@@ -14,6 +14,19 @@
  */
 import { EXTENSION_HEADER_LENGTH, type ExtensionHeader } from '../roce/opcodes.js';
 
+/**
+ * The `-o` preference under which tshark finds MPA where the codec does. The codec knows an
+ * MPA stream by its content on any port (the Request/Reply key, RFC 5044 7.1), while tshark
+ * by default gives a TCP conversation to whatever protocol registered one of its ports and
+ * tries its heuristics (MPA's among them) only after. An iWARP connection's ports are
+ * ephemeral (Linux: 32768-60999), and tshark 4.0 registers seven in that range
+ * (`tshark -G decodes`: 34980 ecatf, 44321 pcp, 44322 pmproxy, 44818 enip, 48049 cbsp,
+ * 48898 ams, 57000 irc): a CI run's siw connection from port 44818 went to EtherNet/IP,
+ * its MPA Request, Reply and every FPDU after them no iWARP at all. Heuristics first
+ * changes nothing on the other ports, where no port dissector answers before them.
+ */
+export const TSHARK_MPA_ON_ANY_PORT = 'tcp.try_heuristic_first:TRUE';
+
 /** The tshark field types the table uses (`tshark -G fields`, column 4). */
 export type TsharkType =
   | 'FT_UINT8'

@@ -11,7 +11,7 @@
  * FPDUs twice (issue 25).
  */
 import { execFileSync } from 'node:child_process';
-import { readdirSync } from 'node:fs';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runDecode } from '../../../src/cli/commands/decode.js';
@@ -34,11 +34,12 @@ import {
 import { buildRoceFrame } from '../../../src/codec/roce/frame.js';
 import type { ExtensionHeaders } from '../../../src/codec/roce/headers.js';
 import { bthOpcodeByName } from '../../../src/codec/roce/opcodes.js';
-import { makeTempDir, TcpConversation, writeTempPcap } from '../../helpers/pcap.js';
+import { makeTempDir, TcpConversation, withTcpPort, writeTempPcap } from '../../helpers/pcap.js';
 import {
   INFINIBAND_PAYLOAD_PROTOCOLS,
   TSHARK_AVAILABLE,
   TSHARK_PATH,
+  tsharkColumns,
   tsharkFieldsText,
 } from '../../helpers/tshark.js';
 import { diffWithTshark as diffMerged } from '../../helpers/tshark-diff.js';
@@ -299,6 +300,23 @@ describe.skipIf(!TSHARK_AVAILABLE)('decode --fields agrees with tshark -T fields
     console.log(
       `tshark diff, committed captures: ${FIXTURES.length} files, ${frames} frames, ${FIELDS.length} fields, ${values} values`,
     );
+  });
+
+  // A CI run's stock siw connection came from port 44818, which tshark 4.0 gives to
+  // EtherNet/IP: tshark then showed its MPA Request, Reply and FPDUs as no iWARP at all,
+  // where decode (MPA by content, on any port) decoded them (TSHARK_MPA_ON_ANY_PORT).
+  it('on a siw capture moved to a port tshark registers for another protocol (44818, enip)', () => {
+    const original = 'test/fixtures/link/link-siw-read.pcap';
+    const moved = join(makeTempDir('tshark-port-'), 'siw-read-44818.pcap');
+    writeFileSync(moved, withTcpPort(readFileSync(original), 49383, 44818));
+    // The RDMAP opcodes tshark shows, frame by frame: the same on either port.
+    const opcodes = (file: string) =>
+      tsharkColumns(file, ['frame.number', 'iwarp_rdma.opcode'])
+        .filter((r) => (r['iwarp_rdma.opcode'] ?? []).length > 0)
+        .map((r) => `${r['frame.number']?.[0]}:${r['iwarp_rdma.opcode']?.join('|')}`);
+    expect(opcodes(original).length).toBeGreaterThan(0);
+    expect(opcodes(moved)).toEqual(opcodes(original));
+    expect(diffOne(moved)).toEqual(diffOne(original));
   });
 
   it("the kernel tests' merge (test/helpers/tshark-diff.ts): the rxe captures concatenated", () => {

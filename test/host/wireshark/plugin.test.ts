@@ -15,7 +15,7 @@ import { buildRoceFrame } from '../../../src/codec/roce/frame.js';
 import { checkRoceIcrc } from '../../../src/codec/roce/icrc.js';
 import { generateWiresharkPlugin, wiresharkPluginFields } from '../../../src/wireshark/generate.js';
 import { CODEC_TABLES } from '../../../src/wireshark/tables.js';
-import { makeTempDir, writeTempPcap } from '../../helpers/pcap.js';
+import { makeTempDir, withTcpPort, writeTempPcap } from '../../helpers/pcap.js';
 import {
   INFINIBAND_PAYLOAD_PROTOCOLS,
   TSHARK_AVAILABLE,
@@ -212,6 +212,23 @@ describe.skipIf(!TSHARK_AVAILABLE)('the Wireshark plugin in tshark', () => {
       ],
     ]);
   }, 120_000);
+
+  // A CI run's stock siw connection came from port 44818, which tshark 4.0 gives to
+  // EtherNet/IP: without TSHARK_MPA_ON_ANY_PORT the plugin saw no DDP segment of it.
+  it('decodes a siw connection on a port tshark registers for another protocol (44818, enip)', () => {
+    const moved = join(dir, 'siw-read-44818.pcap');
+    const original = join(FIXTURES, 'link/link-siw-read.pcap');
+    writeFileSync(moved, withTcpPort(readFileSync(original), 49383, 44818));
+    const before = comparePluginWithDecode(original, plugin, { wireshark: 'disabled' });
+    const after = comparePluginWithDecode(moved, plugin, { wireshark: 'disabled' });
+    expect(after.mismatches).toEqual([]);
+    expect([after.frames, after.values, after.messages]).toEqual([
+      before.frames,
+      before.values,
+      before.messages,
+    ]);
+    expect(after.messages).toMatchObject({ 'rdma-read-request': 1, 'rdma-read-response': 1 });
+  });
 
   it('shows a field added to a layout table with no other edit', () => {
     const extra = {
