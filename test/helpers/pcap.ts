@@ -143,8 +143,8 @@ export class TcpConversation {
 
 /**
  * A copy of a capture (pcap or pcapng, written back as a nanosecond pcap) with every TCP
- * port `from` replaced by `to` in both directions; checksums are left as they were (neither
- * tshark nor the codec checks TCP checksums by default). For captures whose port a test
+ * port `from` replaced by `to` in both directions, each TCP checksum updated for the change
+ * (RFC 1624 eqn. 3), so it stays exactly as valid as it was. For captures whose port a test
  * wants on a value that tshark gives to another protocol.
  */
 export function withTcpPort(capture: Uint8Array, from: number, to: number): Uint8Array {
@@ -157,7 +157,14 @@ export function withTcpPort(capture: Uint8Array, from: number, to: number): Uint
     if (f.ok && f.value.transport?.kind === 'tcp' && f.value.ipPacket !== undefined) {
       const at = f.value.ipPacket.byteOffset - data.byteOffset + (f.value.ipHeaderLength ?? 0);
       const view = new DataView(data.buffer, data.byteOffset);
-      for (const p of [at, at + 2]) if (view.getUint16(p) === from) view.setUint16(p, to);
+      for (const p of [at, at + 2]) {
+        if (view.getUint16(p) !== from) continue;
+        view.setUint16(p, to);
+        // HC' = ~(~HC + ~m + m'), in one's-complement arithmetic; the checksum is at 16.
+        let sum = (~view.getUint16(at + 16) & 0xffff) + (~from & 0xffff) + to;
+        while (sum > 0xffff) sum = (sum & 0xffff) + (sum >>> 16);
+        view.setUint16(at + 16, ~sum & 0xffff);
+      }
     }
     return { timestampNs: r.timestampNs, data, originalLength: r.originalLength };
   });

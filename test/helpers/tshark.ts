@@ -63,7 +63,6 @@ export const INFINIBAND_PAYLOAD_PROTOCOLS: readonly string[] = [
 ];
 
 /** Every run finds MPA by its content on any port, as the codec does (see the constant). */
-
 function commonArgs(file: string, o: TsharkOptions): string[] {
   const args = ['-r', file, '-n', '-o', TSHARK_MPA_ON_ANY_PORT];
   for (const p of o.prefs ?? []) args.push('-o', p);
