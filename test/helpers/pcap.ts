@@ -18,6 +18,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { buildTcpFrame, type FrameAddressing } from '../../src/codec/net/build.js';
+import { finishChecksum } from '../../src/codec/net/checksum.js';
 import { decodeFrame } from '../../src/codec/net/frame.js';
 import { TcpFlag, type TcpOption } from '../../src/codec/net/tcp.js';
 import { decodeCapture } from '../../src/codec/pcap/capture.js';
@@ -161,9 +162,8 @@ export function withTcpPort(capture: Uint8Array, from: number, to: number): Uint
         if (view.getUint16(p) !== from) continue;
         view.setUint16(p, to);
         // HC' = ~(~HC + ~m + m'), in one's-complement arithmetic; the checksum is at 16.
-        let sum = (~view.getUint16(at + 16) & 0xffff) + (~from & 0xffff) + to;
-        while (sum > 0xffff) sum = (sum & 0xffff) + (sum >>> 16);
-        view.setUint16(at + 16, ~sum & 0xffff);
+        const sum = (~view.getUint16(at + 16) & 0xffff) + (~from & 0xffff) + to;
+        view.setUint16(at + 16, finishChecksum(sum));
       }
     }
     return { timestampNs: r.timestampNs, data, originalLength: r.originalLength };

@@ -17,8 +17,6 @@ import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { TSHARK_MPA_ON_ANY_PORT } from '../../src/codec/capture/tshark-fields.js';
 
-export { TSHARK_MPA_ON_ANY_PORT };
-
 /** Path of the tshark binary used by the cross-check tests. */
 export const TSHARK_PATH = '/usr/bin/tshark';
 

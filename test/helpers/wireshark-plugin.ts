@@ -14,9 +14,10 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { runDecode } from '../../src/cli/commands/decode.js';
 import { SUMMARY_COLUMNS } from '../../src/codec/capture/summary.js';
+import { TSHARK_MPA_ON_ANY_PORT } from '../../src/codec/capture/tshark-fields.js';
 import { generateWiresharkPlugin, wiresharkPluginFields } from '../../src/wireshark/generate.js';
 import type { PluginTables } from '../../src/wireshark/tables.js';
-import { TSHARK_MPA_ON_ANY_PORT, TSHARK_PATH } from './tshark.js';
+import { TSHARK_PATH } from './tshark.js';
 
 /** Writes the generated plugin into `dir` and returns its path. */
 export function writePlugin(dir: string, tables?: PluginTables): string {
