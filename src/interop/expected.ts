@@ -5,17 +5,10 @@
  * reports. Everything operation-specific comes from the traits table (operations.ts).
  */
 
-import {
-  projectIwarp,
-  projectRoce,
-  REQUESTER_STREAM,
-  RESPONDER_STREAM,
-  type ResponderWindow,
-  type TransportOutcome,
-  type VerbsScenario,
-} from '../engine/projection/project.js';
-import { errorCompletion, type WorkCompletion } from '../engine/projection/work-completion.js';
+import type { VerbsScenario } from '../engine/projection/project.js';
+import type { WorkCompletion } from '../engine/projection/work-completion.js';
 import type { LocalSge, WorkRequest } from '../engine/requester/work-request.js';
+import { EngineSession, type EngineSessionOptions } from '../engine/session/session.js';
 import { ACCESS_FLAGS } from '../ibverbs/access-flags.js';
 import type { Access } from '../verbs/mr.js';
 import { requireScenario } from './arguments.js';
@@ -23,12 +16,10 @@ import { formatValue } from './compare-format.js';
 import { observedCompletion } from './observe.js';
 import { OPERATION_TRAITS, operandsOf, traitsOf } from './operations.js';
 import { type ImmediateSide, runProgramNow, type WindowStepResult } from './program.js';
-import { DEFAULT_RNR_RETRY, receivePostTimes, servedByRetry, timersOf } from './rnr-timing.js';
 import {
   DEFAULT_TARGET,
   DEVICES,
   GUARD,
-  IMMEDIATE_RECEIVE_OFFSET,
   initialBuffer,
   LOCAL_SLOT,
   MR_LENGTH,
@@ -36,15 +27,14 @@ import {
   type Outcome,
   payloadBytes,
   type RequesterQp,
+  receiveSgeOf,
   recvIdOf,
   responderWrIdOf,
   type Scenario,
-  type Side,
   type Step,
   wordAt,
   workRequestsOf,
   wrIdOf,
-  writeImmediateReceiveLength,
 } from './scenario.js';
 import { type WireRegion, wireLine } from './wire.js';
 
@@ -133,97 +123,43 @@ export function engineWorkRequest(op: Operation, index: number): WorkRequest {
   } as WorkRequest;
 }
 
-/** The remote access in force at the first post: the bring-up's, or a modify's before it. */
-function responderQpAccessAtFirstPost(scenario: Scenario): readonly Access[] {
-  let access = scenario.responderQpAccess ?? REMOTE_RIGHTS;
-  for (const step of scenario.program) {
-    if (step.do === 'post-send') break;
-    if (step.do === 'modify' && step.side === 'responder') access = step.access;
-  }
-  return access;
-}
-
-/**
- * The scenario's memory window as the engine binds it: over its range of the MR, from before the
- * first request (every program binds before it posts), associated with the QP it was
- * bound on when it is of type 2 (IBTA 1.5 §10.6.7.2.1), and invalidated before the first
- * request posted after a `local-invalidate` step (§10.6.7.2.4).
- */
-function windowsOf(scenario: Scenario): ResponderWindow[] {
-  let bind: Extract<Step, { do: 'bind-mw' }> | undefined;
-  let posted = 0;
-  let invalidatedBefore: number | undefined;
-  for (const step of scenario.program) {
-    if (step.do === 'bind-mw') bind ??= step;
-    if (step.do === 'post-send' && step.side !== 'responder') posted += step.wrs.length;
-    if (step.do === 'local-invalidate') invalidatedBefore ??= posted;
-  }
-  if (bind === undefined) return [];
-  return [
-    {
-      parent: REMOTE_STAG,
-      stag: WINDOW_STAG,
-      baseTaggedOffset: REMOTE_BASE + BigInt(bind.range?.at ?? 0),
-      length: bind.range?.length ?? MR_LENGTH,
-      access: WINDOW_ACCESS,
-      ...(bind.type === 2
-        ? { streamId: bind.side === 'responder' ? RESPONDER_STREAM : REQUESTER_STREAM }
-        : {}),
-      ...(invalidatedBefore === undefined ? {} : { invalidatedBefore }),
-    },
-  ];
-}
-
 /** The engine's memory regions, named as the wire lines name them. */
 export const ENGINE_REGIONS: readonly WireRegion[] = [
   { name: 'remote', stag: REMOTE_STAG, base: REMOTE_BASE },
   { name: 'local', stag: LOCAL_STAG, base: LOCAL_BASE },
 ];
 
+const maskOf = (rights: readonly Access[]): number =>
+  rights.reduce((mask, name) => mask | ACCESS_FLAGS[name], 0);
+
 /**
- * The engine's VerbsScenario for a scenario (the first `wrCount` work requests). The MR's
- * remote rights are those both the MR and the responder QP grant (IBTA 10.6.3.3: a remote
- * access needs the QP's enable as well as the region's).
+ * The engine's connection for `scenario`, brought up as the device side brings up its QPs
+ * (kernel/execute.ts): the responder's MR over `contents` (the MR without its guards), the
+ * requester's buffer of one slot per work request, the depths, timers and extensions.
+ * The MR's remote rights in force are those both the MR and the responder QP grant (IBTA
+ * 10.6.3.3), the session checks them.
  */
-export function verbsScenarioOf(
-  scenario: Scenario,
-  wrCount = Number.POSITIVE_INFINITY,
-): VerbsScenario {
-  const buffer = initialBuffer(scenario);
-  const qpAccess = responderQpAccessAtFirstPost(scenario);
-  const access = scenario.remoteAccess
-    .filter((a) => !QP_GATED_RIGHTS.has(a) || qpAccess.includes(a))
-    .reduce((mask, name) => mask | ACCESS_FLAGS[name], 0);
-  // A receive posted after the request met RNR NAKs counts if a retry finds it.
-  const postedAt = receivePostTimes(scenario);
-  const receives = scenario.program
-    .filter((s) => s.do === 'post-recv')
-    .map((s, j) => ({
-      id: recvIdOf(j),
-      length: s.for === 'write-imm' ? writeImmediateReceiveLength(scenario.device) : 8,
-      servedBy: servedByRetry(scenario, postedAt[j] ?? 0),
-    }))
-    .filter((r) => r.servedBy.served)
-    .map(({ id, length }) => ({ id, length }));
-  const operations = workRequestsOf(scenario).slice(0, wrCount);
-  const depth = scenario.initiatorDepth ?? DEFAULT_IRD_ORD;
-  const windows = windowsOf(scenario);
+function sessionOptionsOf(scenario: Scenario, contents: Uint8Array): EngineSessionOptions {
+  const slots = Math.max(1, workRequestsOf(scenario).length);
   return {
+    transport: DEVICES[scenario.device].transport === 'roce' ? 'roce' : 'iwarp',
     responder: {
       buffers: [
         {
           stag: REMOTE_STAG,
           baseTaggedOffset: REMOTE_BASE,
           length: MR_LENGTH,
-          access,
+          access: maskOf(scenario.remoteAccess),
           protectionDomain: PROTECTION_DOMAIN,
-          contents: buffer.slice(GUARD, GUARD + MR_LENGTH),
+          contents,
         },
       ],
-      receives,
-      ...(windows.length === 0 ? {} : { windows }),
       ird: DEFAULT_IRD_ORD,
       protectionDomain: PROTECTION_DOMAIN,
+      qpAccess: maskOf(scenario.responderQpAccess ?? REMOTE_RIGHTS),
+      qpGatedAccess: maskOf([...QP_GATED_RIGHTS]),
+      ...(scenario.minRnrTimer === undefined ? {} : { minRnrTimer: scenario.minRnrTimer }),
+      ...(scenario.srq === true ? { srq: true } : {}),
       ...(scenario.responderExtensions === undefined
         ? {}
         : {
@@ -232,197 +168,127 @@ export function verbsScenarioOf(
           }),
     },
     requester: {
-      ord: depth,
+      ord: scenario.initiatorDepth ?? DEFAULT_IRD_ORD,
+      ...(scenario.rnrRetry === undefined ? {} : { rnrRetry: scenario.rnrRetry }),
       localBuffers: [
         {
           stag: LOCAL_STAG,
           baseTaggedOffset: LOCAL_BASE,
-          length: LOCAL_SLOT * Math.max(1, operations.length),
+          length: LOCAL_SLOT * slots,
           access: ACCESS_FLAGS.LOCAL_WRITE,
           protectionDomain: PROTECTION_DOMAIN,
         },
       ],
     },
-    workRequests: operations.map(engineWorkRequest),
   };
 }
 
-function project(scenario: Scenario, wrCount?: number): TransportOutcome {
-  const verbs = verbsScenarioOf(scenario, wrCount);
-  return DEVICES[scenario.device].transport === 'roce' ? projectRoce(verbs) : projectIwarp(verbs);
-}
-
-/** The responder buffer after the run: the MR as the engine left it, Sends placed, guards. */
-function memoryAfter(scenario: Scenario, projected: TransportOutcome): Uint8Array {
+/** The responder's buffer as the program reads it: the engine's MR between its guards. */
+function guarded(scenario: Scenario, session: EngineSession): Uint8Array {
   const buffer = initialBuffer(scenario);
-  const region = projected.memory.get(REMOTE_STAG);
+  const region = session.memory('responder').get(REMOTE_STAG);
   if (region !== undefined) buffer.set(region, GUARD);
-  // A Send's receive buffer is the target word, a write-with-immediate's the word at
-  // IMMEDIATE_RECEIVE_OFFSET (kernel/execute.ts posts them there); on iWARP the Immediate
-  // Data Message places its 8 bytes in it (RFC 7306 §6.3).
-  for (const wc of projected.responder.completions)
-    if (wc.data !== undefined && wc.data.byteLength > 0)
-      buffer.set(
-        wc.data.subarray(0, 8),
-        GUARD + (wc.opcode === 'RECV_RDMA_WITH_IMM' ? IMMEDIATE_RECEIVE_OFFSET : DEFAULT_TARGET),
-      );
   return buffer;
 }
 
 /**
  * The concurrency step on the engine: every QP's FetchAdds as one serialisation (any
- * serialisation of atomics gives the same sum and the same set of fetched values),
- * starting from the memory the program left. A `hammer` step comes last in a program.
+ * serialisation of atomics gives the same sum and the same set of fetched values) on a
+ * connection brought up like the program's over the memory the program left. A `hammer`
+ * step comes last in a program.
  */
 function engineHammer(
   scenario: Scenario,
   memory: Uint8Array,
   step: Extract<Step, { do: 'hammer' }>,
 ): { succeeded: number; fetched: bigint[]; memory: Uint8Array } {
-  const base = verbsScenarioOf(scenario, 0);
-  const [region] = base.responder.buffers;
-  if (region === undefined) throw new Error('the responder has no region');
-  const total = step.qps * step.count;
-  const verbs: VerbsScenario = {
-    ...base,
-    responder: {
-      ...base.responder,
-      buffers: [{ ...region, contents: memory.slice(GUARD, GUARD + MR_LENGTH) }],
-    },
-    workRequests: Array.from({ length: total }, (_, i) => ({
+  const session = new EngineSession(
+    sessionOptionsOf(scenario, memory.slice(GUARD, GUARD + MR_LENGTH)),
+  );
+  session.post(
+    'requester',
+    Array.from({ length: step.qps * step.count }, (_, i) => ({
       wrId: BigInt(i),
       opcode: 'ATOMIC_FETCH_AND_ADD' as const,
       remoteAddr: REMOTE_BASE + BigInt(DEFAULT_TARGET),
       rkey: REMOTE_STAG,
       add: step.add,
     })),
-  };
-  const out =
-    DEVICES[scenario.device].transport === 'roce' ? projectRoce(verbs) : projectIwarp(verbs);
-  const done = out.requester.completions.filter((c) => c.status === 'SUCCESS');
-  const after = memory.slice();
-  const live = out.memory.get(REMOTE_STAG);
-  if (live !== undefined) after.set(live, GUARD);
+  );
+  const done: WorkCompletion[] = [];
+  for (let wc = session.poll('requester'); wc !== undefined; wc = session.poll('requester'))
+    if (wc.status === 'SUCCESS') done.push(wc);
   return {
     succeeded: done.length,
     fetched: done.flatMap((c) => (c.atomicOriginal === undefined ? [] : [c.atomicOriginal])),
-    memory: after,
+    memory: guarded(scenario, session),
   };
 }
 
-/**
- * An RDMA Write posted on the responder back into the requester's buffer: flushed when
- * the responder QP is in ERR; when only the requester is, it drops the request (IBTA
- * 10.3.1: a QP in the Error state discards incoming packets), so the responder retries
- * until its retry count is exceeded and goes to ERR itself; else it succeeds.
- */
-function responderWrite(wrId: bigint, state: Record<Side, string>): WorkCompletion {
-  if (state.responder === 'ERR') return errorCompletion(wrId, 'WR_FLUSH_ERR');
-  if (state.requester === 'ERR') {
-    state.responder = 'ERR';
-    return errorCompletion(wrId, 'RETRY_EXC_ERR');
-  }
-  return {
-    wrId,
-    status: 'SUCCESS',
-    opcode: 'RDMA_WRITE',
-    byteLen: 8,
-    immData: undefined,
-    flags: [],
-  };
+/** The 8 bytes of the requester's buffer slot of the `index`-th work request. */
+function localWord(session: EngineSession, index: number): bigint | undefined {
+  const local = session.memory('requester').get(LOCAL_STAG);
+  if (local === undefined) return undefined;
+  return new DataView(local.buffer, local.byteOffset, local.byteLength).getBigUint64(
+    LOCAL_SLOT * index,
+    true,
+  );
 }
 
 /**
- * How long after its post the program's RNR'd request completes, by the timers: a
- * request no receive served fails once its rnr_retry retries are spent (one RNR timer
- * each); one a late receive served completes at the retry that found it; anything else
- * at once.
+ * The engine as a side of the program (program.ts): each step is one call of an engine
+ * session (engine/session/), as each step of the device side is one verbs call.
  */
-function predictedRnrElapsedMs(scenario: Scenario, projected: TransportOutcome): number {
-  const { rnr } = timersOf(scenario);
-  if (projected.failure === 'no-receive-buffer')
-    return (scenario.rnrRetry ?? DEFAULT_RNR_RETRY) * rnr;
-  const late = receivePostTimes(scenario)
-    .map((at) => servedByRetry(scenario, at))
-    .filter((s) => s.served && s.atRetry > 0);
-  return Math.max(0, ...late.map((s) => s.atRetry * rnr));
-}
-
-/**
- * The engine as a side of the program (program.ts): a view over the projection of the
- * whole program, each step reading what the projection says the program sees.
- */
-function engineSide(scenario: Scenario): ImmediateSide {
-  const projected = project(scenario);
-  // QP states as the program goes; a responder post can change the responder's.
-  const state: Record<Side, string> = {
-    requester: projected.requester.qpState,
-    responder: projected.responder.qpState,
-  };
-  const completions: Record<Side, WorkCompletion[]> = {
-    requester: [...projected.requester.completions],
-    // Completions of requests posted on the responder come after the projection's own.
-    responder: [...projected.responder.completions],
-  };
-  const consumed: Record<Side, number> = { requester: 0, responder: 0 };
-  const refused = new Set<bigint>([
-    ...projected.notExpressible.map((e) => e.wrId),
-    ...projected.invalid.map((e) => e.wrId),
-  ]);
-  let memory = memoryAfter(scenario, projected);
+function engineSide(scenario: Scenario): { side: ImmediateSide; session: EngineSession } {
+  const session = new EngineSession(
+    sessionOptionsOf(scenario, initialBuffer(scenario).slice(GUARD, GUARD + MR_LENGTH)),
+  );
+  // What a hammer step left (it runs on a connection of its own, after the program).
+  let hammered: Uint8Array | undefined;
+  // ibv_wc.invalidated_rkey shares imm_data's union (verbs.h): the program's receives
+  // report it when the program posts a Send with Invalidate, as on the device side.
   const invalidatesRemotely = workRequestsOf(scenario).some(
     (op) => traitsOf(op.kind).invalidatesWindow,
   );
   const windowSteps = (): WindowStepResult => ({ result: 'ok', status: 'SUCCESS' });
-  // The SRQ (IBTA 1.5 §10.2.9): one receive queue, its receives taken in posting order by
-  // whichever QP a Send arrives on, so the projection's one stream consumes them in the
-  // order the program posts its Sends; `consumers` names the QP of each consuming request.
-  const consumers = consumingQps(scenario);
-  const receivesServed = projected.responder.completions.filter(
-    (wc) => wc.status === 'SUCCESS' && wc.opcode?.startsWith('RECV') === true,
-  ).length;
-  const srq = { posted: 0, consumed: 0, consumersPosted: 0, limit: 0, reached: false };
-  let recvCompletions = 0;
-  return {
-    postSend: (side, wrs, first) => {
-      if (side === 'requester') {
-        // ibv_modify_srq(3): the event comes once the WRs in the SRQ drop below srq_limit
-        // (rxe_resp.c get_srq_wqe, siw_qp_rx.c siw_rqe_get test it as each receive is
-        // taken), once; ibv_query_srq(3): srq_limit then reads 0 (no longer armed).
-        srq.consumersPosted += wrs.filter(
-          (op) => traitsOf(op.kind).consumesReceive !== null,
-        ).length;
-        while (srq.consumed < Math.min(srq.consumersPosted, receivesServed)) {
-          srq.consumed += 1;
-          if (srq.limit > 0 && srq.posted - srq.consumed < srq.limit) {
-            srq.limit = 0;
-            srq.reached = true;
-          }
-        }
-      }
+  const side: ImmediateSide = {
+    postSend: (side, wrs, first, qp) => {
       if (side === 'responder') {
-        wrs.forEach((_, i) => {
-          completions.responder.push(responderWrite(responderWrIdOf(first + i), state));
-        });
+        // An RDMA Write of 8 bytes back into the requester's buffer (kernel/execute.ts).
+        session.post(
+          'responder',
+          wrs.map((_, i) => ({
+            wrId: responderWrIdOf(first + i),
+            opcode: 'RDMA_WRITE' as const,
+            remoteAddr: LOCAL_BASE,
+            rkey: LOCAL_STAG,
+            payload: new Uint8Array(8),
+          })),
+        );
         return { result: 'ok' };
       }
-      const bad = wrs.map((_, i) => wrIdOf(first + i)).find((id) => refused.has(id));
+      const requests = wrs.map((op, i) => engineWorkRequest(op, first + i));
+      const { refused } = session.post('requester', requests, { via: qp });
+      const bad = requests.find((wr) => refused.some((e) => e.wrId === wr.wrId));
       if (bad === undefined) return { result: 'ok' };
-      const detail = projected.notExpressible.find((e) => e.wrId === bad)?.detail;
-      return { result: 'not-expressible', ...(detail === undefined ? {} : { note: detail }) };
+      const why = refused.find((e) => e.wrId === bad.wrId);
+      return {
+        result: 'not-expressible',
+        ...(why?.reason === 'not-expressible' ? { note: why.detail } : {}),
+      };
     },
-    postRecv: () => {
-      srq.posted += 1;
+    postRecv: (index, use) => {
+      const sge = receiveSgeOf(scenario.device, use);
+      session.postRecv('responder', {
+        id: recvIdOf(index),
+        length: sge.length,
+        stag: REMOTE_STAG,
+        addr: REMOTE_BASE + BigInt(sge.at),
+      });
     },
     nextCompletion: (side) => {
-      const wc = completions[side][consumed[side]];
+      const wc = session.poll(side);
       if (wc === undefined) return undefined;
-      consumed[side] += 1;
-      const isReceive = side === 'responder' && wc.opcode?.startsWith('RECV') === true;
-      const qp =
-        scenario.srq === true && side === 'responder'
-          ? ((isReceive ? consumers[recvCompletions++] : undefined) ?? 'first')
-          : undefined;
       return {
         completion: observedCompletion(wc, {
           imm: wc.immData?.host,
@@ -432,66 +298,85 @@ function engineSide(scenario: Scenario): ImmediateSide {
             invalidatesRemotely && wc.status === 'SUCCESS' && wc.opcode === 'RECV'
               ? windowName(wc.invalidatedRkey ?? 0)
               : undefined,
-          qp,
+          qp:
+            scenario.srq === true && side === 'responder'
+              ? ((wc.via as RequesterQp | undefined) ?? 'first')
+              : undefined,
         }),
-        // An atomic's original value; a Read's data: the target word after the work
-        // requests before it.
+        // An atomic's original value; a Read's data as it landed in its slot.
         fetched: (index, op) =>
           traitsOf(op.kind).localData === 'atomic-original'
             ? wc.atomicOriginal
-            : wordAt(memoryAfter(scenario, project(scenario, index)), op.target ?? DEFAULT_TARGET),
-        elapsedMs: () => predictedRnrElapsedMs(scenario, projected),
+            : localWord(session, index),
+        elapsedMs: () => session.rnrDelayMs(),
       };
     },
-    queryState: (side) => state[side],
-    modify: () => 'ok',
-    sleep: () => {},
-    armSolicited: () => {},
-    // IBTA 1.5 §11.4.2.2: a CQ armed for solicited completions signals the next receive
-    // completion with the Solicited Event, or an unsuccessful completion. The completions
-    // the program has not polled yet are the ones that arrive after the arm.
-    cqEvent: (side) =>
-      completions[side]
-        .slice(consumed[side])
-        .some((wc) => wc.solicited === true || wc.status !== 'SUCCESS'),
-    hammer: (step) => {
-      const before = wordAt(memory, DEFAULT_TARGET);
-      const result = engineHammer(scenario, memory, step);
-      memory = result.memory;
-      return { post: 'ok', succeeded: result.succeeded, fetched: result.fetched, before };
+    queryState: (side) => session.query(side),
+    modify: (side, access) => {
+      session.modify(side, { access: maskOf(access) });
+      return 'ok';
     },
-    // The engine binds and invalidates the window in the projection (windowsOf): the
-    // requests themselves succeed (the catalogue binds a free window once, IBTA 1.5
+    sleep: (ms) => session.advance(ms),
+    armSolicited: () => {},
+    cqEvent: (side) => session.solicitedPending(side),
+    hammer: (step) => {
+      const memory = hammered ?? guarded(scenario, session);
+      const result = engineHammer(scenario, memory, step);
+      hammered = result.memory;
+      return {
+        post: 'ok',
+        succeeded: result.succeeded,
+        fetched: result.fetched,
+        before: wordAt(memory, DEFAULT_TARGET),
+      };
+    },
+    // The requests themselves succeed (the catalogue binds a free window once, IBTA 1.5
     // o10-37.2.30, and invalidates only a bound type 2 one, o10-37.2.26).
-    bindMw: windowSteps,
+    bindMw: (step) => {
+      session.bindWindow(step.side, {
+        parent: REMOTE_STAG,
+        stag: WINDOW_STAG,
+        baseTaggedOffset: REMOTE_BASE + BigInt(step.range?.at ?? 0),
+        length: step.range?.length ?? MR_LENGTH,
+        access: WINDOW_ACCESS,
+        type: step.type,
+      });
+      return windowSteps();
+    },
+    // requireScenario refuses a local-invalidate without a type 2 window bound before it.
+    localInvalidate: (side) => {
+      session.invalidateWindow(side, WINDOW_STAG);
+      return windowSteps();
+    },
     srqLimit: (limit) => {
-      srq.limit = limit;
+      session.srqLimit(limit);
       return 'ok';
     },
     srqEvent: () => {
-      const reached = srq.reached;
-      srq.reached = false;
-      return { reached, limit: String(srq.limit) };
+      const { reached, limit } = session.srqEvent();
+      return { reached, limit: String(limit) };
     },
-    // requireScenario refuses a local-invalidate without a type 2 window bound before it.
-    localInvalidate: windowSteps,
-    memory: () => memory,
+    memory: () => hammered ?? guarded(scenario, session),
     wire: () =>
       scenario.captureWire
-        ? projected.iwarpWire.map((w) => wireLine(w.from, w.message, ENGINE_REGIONS)).join('\n')
+        ? session
+            .wire()
+            .iwarp.map((w) => wireLine(w.from, w.message, ENGINE_REGIONS))
+            .join('\n')
         : undefined,
   };
+  return { side, session };
 }
 
-/** The requester QP of each request that consumes a receive, in posting order. */
-function consumingQps(scenario: Scenario): RequesterQp[] {
-  return scenario.program.flatMap((step) =>
-    step.do === 'post-send' && step.side !== 'responder'
-      ? step.wrs
-          .filter((op) => traitsOf(op.kind).consumesReceive !== null)
-          .map(() => step.qp ?? 'first')
-      : [],
-  );
+/**
+ * The engine's VerbsScenario for a scenario: the connection the engine session stands for
+ * after the program's steps (the link's RoCE exchange projects it packet by packet).
+ */
+export function verbsScenarioOf(scenario: Scenario): VerbsScenario {
+  requireScenario(scenario);
+  const { side, session } = engineSide(scenario);
+  runProgramNow(scenario, side);
+  return session.scenario();
 }
 
 /** How a completion names an rkey a Send with Invalidate invalidated. */
@@ -502,5 +387,5 @@ function windowName(rkey: number): string {
 /** What the reference engine says a verbs program sees for `scenario`. */
 export function expectedOutcome(scenario: Scenario): Outcome {
   requireScenario(scenario);
-  return runProgramNow(scenario, engineSide(scenario));
+  return runProgramNow(scenario, engineSide(scenario).side);
 }
