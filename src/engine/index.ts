@@ -121,4 +121,19 @@ export type {
   ReceiveCompletion,
   ResponderResult,
 } from './responder/types.js';
+/**
+ * The reference RNIC pair as a step-by-step session (post, poll, query, modify, advance,
+ * SRQ limit, memory, wire): what the scenario interpreter's engine side drives.
+ */
+export {
+  EngineSession,
+  type EngineSessionOptions,
+  type SessionCompletion,
+  SessionMisuseError,
+  type SessionPostResult,
+  type SessionReceive,
+  type SessionSide,
+  type SessionWindow,
+  type SessionWire,
+} from './session/session.js';
 export { makeReadV2Request, makeReadV2Response } from './wire/build.js';

@@ -6,16 +6,21 @@
  * docs/traceability.md. `behaviour` rows are non-MUST statements the engine also pins.
  */
 
+import { IBTA_VERBS_REQUIREMENTS } from './ibta-verbs.js';
+
 /** Which document a requirement comes from. */
-export type RequirementDocument = 'rfc7306' | 'v2-draft';
+export type RequirementDocument = 'rfc7306' | 'v2-draft' | 'ibta-1.5';
 
 /** One requirement. */
 export interface Requirement {
-  /** `R7306-<section>-<n>` or `RV2-<section>-<n>`. */
+  /** `R7306-<section>-<n>`, `RV2-<section>-<n>` or `IBTA-<section>-<n>`. */
   readonly id: string;
   readonly document: RequirementDocument;
   readonly section: string;
-  /** The sentence as the spec text has it (a distinctive part of it for the V2 draft). */
+  /**
+   * The sentence as the spec text has it (a distinctive part of it for the V2 draft; the
+   * rule in our words for IBTA, whose text is not redistributable).
+   */
   readonly text: string;
   /** `behaviour` marks a non-MUST statement that tests also pin. */
   readonly kind?: 'behaviour';
@@ -516,4 +521,5 @@ export const V2_DRAFT_REQUIREMENTS: readonly Requirement[] = [
 export const REQUIREMENTS: readonly Requirement[] = [
   ...RFC7306_REQUIREMENTS,
   ...V2_DRAFT_REQUIREMENTS,
+  ...IBTA_VERBS_REQUIREMENTS,
 ];

@@ -28,7 +28,7 @@ export interface Traceability {
 }
 
 const TITLE = /\bit\(\s*(['`"])(.*?)\1/g;
-const ID = /\[(R7306-[0-9.]+-[0-9a-z]+|RV2-[0-9.]+-[0-9]+)\]/g;
+const ID = /\[(R7306-[0-9.]+-[0-9a-z]+|RV2-[0-9.]+-[0-9]+|IBTA-[0-9.]+-[0-9]+)\]/g;
 
 /** Builds the table from the requirements and the test sources. */
 export function buildTraceability(
@@ -65,6 +65,12 @@ export function buildTraceability(
   };
 }
 
+const DOCUMENT_NAMES: Readonly<Record<Requirement['document'], string>> = {
+  rfc7306: 'RFC 7306',
+  'v2-draft': 'V2 draft',
+  'ibta-1.5': 'IBTA 1.5',
+};
+
 const escapeCell = (s: string) => s.replace(/\|/g, '\\|');
 
 /** docs/traceability.md. */
@@ -82,7 +88,7 @@ export function renderTraceability(table: Traceability): string {
   ];
   for (const row of table.rows) {
     const r = row.requirement;
-    const doc = r.document === 'rfc7306' ? 'RFC 7306' : 'V2 draft';
+    const doc = DOCUMENT_NAMES[r.document];
     const kind = r.kind === 'behaviour' ? ' (behaviour)' : '';
     lines.push(
       `| ${r.id} | ${doc} §${r.section}${kind} | ${escapeCell(r.text)} | ${row.tests.map(escapeCell).join('<br>')} |`,
