@@ -1,8 +1,10 @@
 /**
- * The reference side of a scenario: the program compiled into the engine's verbs
- * projection for the scenario's transport (RoCEv2 for rxe, iWARP per RFC 7306 for siw),
- * then walked step by step to produce the same observation fields the device side
- * reports. Everything operation-specific comes from the traits table (operations.ts).
+ * The reference side of a scenario: an engine session (engine/session/) brought up as the
+ * device side brings up its QPs, each program step one call of it, for the scenario's
+ * transport (RoCEv2 for rxe, iWARP per RFC 7306 for siw). It reports the same observation
+ * fields the device side does. Everything operation-specific comes from the traits table
+ * (operations.ts); the verbs rules (SRQ, RNR retries, the Write back to a requester in ERR)
+ * are the session's.
  */
 
 import type { VerbsScenario } from '../engine/projection/project.js';

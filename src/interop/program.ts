@@ -3,7 +3,7 @@
  * the observation field names (`postN`, `side.wcN.*`, `qN.side.state`, `modifyN`,
  * `hammerN.*`, `eventN.side`, `bindN`, `invN`, `srqLimitN`, `srqEventN`, `mem[*]`,
  * `ordering`, `wire`) and the wait accounting; a
- * {@link ProgramSide} does the steps: the engine (expected.ts, a view over the projection)
+ * {@link ProgramSide} does the steps: the engine (expected.ts, one engine-session call a step)
  * or a device (kernel/device-side.ts, for the one-guest suite and the link requester
  * alike).
  *
