@@ -405,7 +405,10 @@ export class EngineSession {
     const stag = window?.parent ?? wr.rkey;
     const region = this.#options.responder.buffers.find((b) => b.stag === stag);
     const bytes = memory.get(stag);
-    if (region === undefined || bytes === undefined) return new Uint8Array(0);
+    // A malformed Read (the requester refuses it as invalid) finds nothing.
+    if (region === undefined || bytes === undefined || typeof wr.remoteAddr !== 'bigint')
+      return new Uint8Array(0);
+    if (!Number.isSafeInteger(wr.length) || wr.length < 0) return new Uint8Array(0);
     const at = Number(wr.remoteAddr - region.baseTaggedOffset);
     return at < 0 ? new Uint8Array(0) : bytes.slice(at, at + wr.length);
   }
@@ -441,7 +444,8 @@ export class EngineSession {
       const region = buffers.find((b) => b.stag === wr.localSTag);
       const bytes = memory.get(wr.localSTag);
       if (region === undefined || bytes === undefined) continue;
-      bytes.set(data, Number(wr.localAddr - region.baseTaggedOffset));
+      const at = Number(wr.localAddr - region.baseTaggedOffset);
+      if (at >= 0 && at + data.byteLength <= bytes.byteLength) bytes.set(data, at);
     }
     return memory;
   }

@@ -231,6 +231,10 @@ describe('engine session', () => {
     expect(() => new EngineSession({ ...options('roce'), transport: 'ib' as never })).toThrow(
       UnknownNameError,
     );
+    // A malformed request is the requester's to refuse (a typed `invalid`), not a TypeError.
+    const other = new EngineSession(options('iwarp'));
+    const bad = { wrId: 9n, opcode: 'RDMA_READ', remoteAddr: 8, rkey: RKEY, length: 8 } as never;
+    expect(other.post('requester', [bad]).refused).toMatchObject([{ wrId: 9n }]);
     // Nothing was half-applied: the session still has nothing posted.
     expect(session.poll('requester')).toBeUndefined();
     expect(session.poll('responder')).toBeUndefined();
