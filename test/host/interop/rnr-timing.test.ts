@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { expectedOutcome } from '../../../src/interop/expected.js';
 import { servedByRetry } from '../../../src/engine/session/rnr.js';
+import { expectedOutcome } from '../../../src/interop/expected.js';
 import { RNR_TIMER_MS, timerClass, transportTimeoutMs } from '../../../src/interop/rnr-timing.js';
 import type { Scenario } from '../../../src/interop/scenario.js';
 import { SCENARIOS } from '../../../src/interop/scenarios.js';
