@@ -9,13 +9,27 @@
  * the engine's failure table names (IBTA Table 44; §9.7.5.2.8), or for a missing receive
  * an RNR NAK with the responder's min_rnr_timer (§9.7.5.2.8; an rnr_retry of 0 ends the
  * exchange there).
+ *
+ * The answers' shapes (ACK, NAK and RNR NAK syndromes, which acknowledgement a request
+ * gets) and the PSN arithmetic are the RC responder's (../roce/rc-answers.ts,
+ * ../roce/psn.ts), so the suite's prediction and the tester's expectations share them.
  */
 import { AethNakCode, type AethSyndrome, encodeAethSyndrome } from '../../codec/roce/aeth.js';
 import type { ExtensionHeaders } from '../../codec/roce/headers.js';
 import { BthOpcode } from '../../codec/roce/opcodes.js';
 import { workRequestToRoce } from '../requester/to-roce.js';
-import type { ModelledWrOpcode, WorkRequest } from '../requester/work-request.js';
+import type { WorkRequest } from '../requester/work-request.js';
+import { PSN_MASK } from '../roce/psn.js';
+import {
+  ACK_SYNDROME,
+  nakSyndrome,
+  ROCE_ACKNOWLEDGEMENT,
+  type RoceAcknowledgement,
+  rnrNakSyndrome,
+} from '../roce/rc-answers.js';
 import { projectRoce, type TransportOutcome, type VerbsScenario } from './project.js';
+
+export { ROCE_ACKNOWLEDGEMENT, type RoceAcknowledgement } from '../roce/rc-answers.js';
 
 /** One RoCEv2 packet, in the terms a capture can give too. */
 export interface RocePacket {
@@ -27,28 +41,6 @@ export interface RocePacket {
   readonly aethSyndrome?: AethSyndrome;
   readonly payload: Uint8Array;
 }
-
-/**
- * How the responder acknowledges a request that succeeded: an ACK (Send, Write, IBTA
- * §9.7.5.1; ATOMIC WRITE, IBTA 1.5 Annex A19), an ATOMIC Acknowledge with the original
- * value (§9.7.4.1.6), an RDMA READ Response ONLY with the Read's bytes (§9.7.4.1.5), or
- * one without data (FLUSH, A19: answered once the earlier requests are placed; rxe_comp.c
- * check_ack accepts a read response for IB_WR_FLUSH).
- */
-export type RoceAcknowledgement = 'ack' | 'atomic-ack' | 'read-response' | 'empty-read-response';
-
-export const ROCE_ACKNOWLEDGEMENT = {
-  RDMA_WRITE: 'ack',
-  RDMA_WRITE_WITH_IMM: 'ack',
-  SEND: 'ack',
-  SEND_WITH_IMM: 'ack',
-  SEND_WITH_INV: 'ack',
-  RDMA_READ: 'read-response',
-  ATOMIC_FETCH_AND_ADD: 'atomic-ack',
-  ATOMIC_CMP_AND_SWP: 'atomic-ack',
-  ATOMIC_WRITE: 'ack',
-  FLUSH: 'empty-read-response',
-} as const satisfies Record<ModelledWrOpcode, RoceAcknowledgement>;
 
 /** Where the packets go and what the responder's NAKs carry. */
 export interface RoceExchangeOptions {
@@ -64,9 +56,7 @@ export interface RoceExchangeOptions {
   readonly remote: { readonly stag: number; readonly base: bigint };
 }
 
-const PSN_MASK = 0xff_ffff;
-/** The credit count the engine's ACKs carry (it has no credit policy; not compared). */
-const ACK: AethSyndrome = { kind: 'ACK', creditCount: 31 };
+const ACK = ACK_SYNDROME;
 
 function response(
   destinationQp: number,
@@ -154,18 +144,10 @@ export function projectRoceExchange(
       const to = options.requesterQp;
       if (projected.failure === 'no-receive-buffer')
         responses.push(
-          response(
-            to,
-            'RC_ACKNOWLEDGE',
-            last.psn,
-            { kind: 'RNR_NAK', timer: options.minRnrTimer },
-            msn,
-          ),
+          response(to, 'RC_ACKNOWLEDGE', last.psn, rnrNakSyndrome(options.minRnrTimer), msn),
         );
       else if (projected.nak !== undefined && projected.nak in AethNakCode)
-        responses.push(
-          response(to, 'RC_ACKNOWLEDGE', last.psn, { kind: 'NAK', code: projected.nak }, msn),
-        );
+        responses.push(response(to, 'RC_ACKNOWLEDGE', last.psn, nakSyndrome(projected.nak), msn));
       break;
     }
     msn += 1;

@@ -24,12 +24,11 @@
  *     it are flushed (WR_FLUSH_ERR).
  *
  * Deterministic, no I/O, no timers: a retransmission is reported as the PSNs sent again.
+ * The PSN arithmetic (§9.7.1) is the RC responder's (./psn.ts).
  */
 
 import type { AethSyndrome } from '../../codec/roce/aeth.js';
-import { psnAdd, psnDistance } from './rc-responder.js';
-
-const HALF_PSN_SPACE = 0x800000;
+import { HALF_PSN_SPACE, psnAdd, psnDistance } from './psn.js';
 
 /** A request the verbs program posts (one packet each: payloads up to one PMTU). */
 export interface RoceRequesterPost {

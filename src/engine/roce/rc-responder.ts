@@ -26,27 +26,28 @@
  *   - a Send or a Write with Immediate with no receive posted: RNR NAK carrying the
  *     responder's min_rnr_timer (§9.7.5.2.8, Table 45), the PSN is not consumed.
  *
+ * This file holds the transport rules only. The semantics come from the engine's shared
+ * responder core, as for the suite's projection: the R_Key, access and bounds check is the
+ * tagged-buffer table's (../memory/tagged-buffer.ts), the atomics are
+ * ../responder/execute-atomic.ts over the RFC 7306 arithmetic (../atomic/masked-arith.ts:
+ * the one FetchAdd and CmpSwap), the answers' shapes are ./rc-answers.ts and the PSN
+ * arithmetic ./psn.ts.
+ *
  * Deterministic, no I/O: the caller passes decoded packets and reads the answers and the
  * memory back.
  */
 
-import type { AethSyndrome } from '../../codec/roce/aeth.js';
+import type { AethNakCodeName, AethSyndrome } from '../../codec/roce/aeth.js';
 import { bthOpcodeInfo } from '../../codec/roce/opcodes.js';
 import type { RocePacket } from '../../codec/roce/packet.js';
+import { type AccessFlag, accessMask } from '../../ibverbs/access-flags.js';
+import { U64_MASK } from '../atomic/masked-arith.js';
+import { type TaggedBuffer, TaggedBufferTable } from '../memory/tagged-buffer.js';
+import { executeAtomic } from '../responder/execute-atomic.js';
+import { HALF_PSN_SPACE, PSN_SPACE, psnAdd, psnDistance } from './psn.js';
+import { ACK_SYNDROME, nakSyndrome, readResponseOpcode, rnrNakSyndrome } from './rc-answers.js';
 
-/** PSN arithmetic is modulo 2^24 (IBTA §9.7.1). */
-const PSN_SPACE = 0x1000000;
-const HALF_PSN_SPACE = PSN_SPACE / 2;
-
-/** `a - b` modulo 2^24. */
-export function psnDistance(a: number, b: number): number {
-  return (a - b + PSN_SPACE) % PSN_SPACE;
-}
-
-/** `psn + n` modulo 2^24. */
-export function psnAdd(psn: number, n: number): number {
-  return (psn + n) % PSN_SPACE;
-}
+export { psnAdd, psnDistance } from './psn.js';
 
 /** The QP states that matter to a responder (§10.3.1). */
 export type RoceQpState = 'RESET' | 'INIT' | 'RTR' | 'RTS' | 'ERR';
@@ -120,11 +121,17 @@ interface SavedResult {
   readonly span: number;
 }
 
-const ACK: AethSyndrome = { kind: 'ACK', creditCount: 31 };
+const ACK = ACK_SYNDROME;
+const nak = (code: AethNakCodeName): AethSyndrome => nakSyndrome(code);
 
-function nak(code: 'PSN_SEQUENCE_ERROR' | 'INVALID_REQUEST' | 'REMOTE_ACCESS_ERROR'): AethSyndrome {
-  return { kind: 'NAK', code };
-}
+/**
+ * The tester's one region in the shared tagged-buffer table: its R_Key as the STag, its
+ * virtual address as the base (a VA-based MR), every remote right (the tester's MR grants
+ * them all), memory in the byte order of the little-endian hosts rxe runs on.
+ */
+const REGION_ACCESS = accessMask(['LOCAL_WRITE', 'REMOTE_WRITE', 'REMOTE_READ', 'REMOTE_ATOMIC']);
+const REGION_PD = 1;
+const STREAM = { streamId: 1, protectionDomain: REGION_PD } as const;
 
 function hex(bytes: Uint8Array): string {
   return Buffer.from(bytes).toString('hex');
@@ -133,7 +140,9 @@ function hex(bytes: Uint8Array): string {
 /** The RC responder model (see the file comment for the rules and their sources). */
 export class RoceRcResponder {
   readonly #o: RoceRcResponderOptions;
-  readonly #memory: Uint8Array;
+  /** The region, registered in the shared tagged-buffer table (its memory is a copy). */
+  readonly #buffers = new TaggedBufferTable();
+  readonly #region: TaggedBuffer;
   readonly #receives: number[];
   readonly #saved: SavedResult[] = [];
   #expected: number;
@@ -143,12 +152,21 @@ export class RoceRcResponder {
   #inMessage: string | undefined;
   #messageOffset = 0;
   #messageLength = 0;
-  #messageVa = 0n;
+  /** Where the Write in progress places its next byte, as an offset into the region. */
+  #messageStart = 0;
 
   constructor(options: RoceRcResponderOptions) {
     this.#o = options;
-    // A copy: `contents` may be a Buffer, whose slice() is a view of the same memory.
-    this.#memory = Uint8Array.from(options.region.contents);
+    // register() copies `contents` (it may be a Buffer, whose slice() is a view).
+    const { region } = options;
+    this.#region = this.#buffers.register({
+      stag: region.rKey,
+      baseTaggedOffset: region.virtualAddress,
+      length: region.contents.length,
+      access: REGION_ACCESS,
+      protectionDomain: REGION_PD,
+      contents: region.contents,
+    });
     this.#receives = [...(options.receives ?? [])];
     this.#expected = options.expectedPsn;
     this.#state = options.state ?? 'RTS';
@@ -156,7 +174,7 @@ export class RoceRcResponder {
 
   /** The region's bytes as the model has them now. */
   get memory(): Uint8Array {
-    return this.#memory.slice();
+    return this.#region.memory.slice();
   }
 
   get expectedPsn(): number {
@@ -244,13 +262,13 @@ export class RoceRcResponder {
     }
   }
 
-  /** R_Key and bounds (§9.7.5.2.8): the MR offset, or undefined. */
-  #target(va: bigint, rKey: number, length: number): number | undefined {
-    const r = this.#o.region;
-    if (rKey !== r.rKey) return undefined;
-    const offset = va - r.virtualAddress;
-    if (offset < 0n || offset + BigInt(length) > BigInt(r.contents.length)) return undefined;
-    return Number(offset);
+  /**
+   * R_Key, access and bounds (§9.7.5.2.8: a Remote Access Error NAK): the shared
+   * tagged-buffer check (../memory/tagged-buffer.ts), the MR offset or undefined.
+   */
+  #target(va: bigint, rKey: number, length: number, right: AccessFlag): number | undefined {
+    const checked = this.#buffers.check(STREAM, rKey, va, length, right);
+    return checked.ok ? checked.access.offset : undefined;
   }
 
   #advance(n = 1): void {
@@ -264,14 +282,14 @@ export class RoceRcResponder {
     const withImmediate = p.opcode.operation.endsWith('WITH_IMMEDIATE');
     if (withImmediate && this.#receives.length === 0)
       return answer('rnr', 'no-receive', [
-        this.#ackPacket(psn, { kind: 'RNR_NAK', timer: this.#o.minRnrTimer }),
+        this.#ackPacket(psn, rnrNakSyndrome(this.#o.minRnrTimer)),
       ]);
     if (position === 'first' || position === 'only') {
       const reth = p.headers.RETH;
       if (reth === undefined) return this.#fatal('opcode-sequence', 'INVALID_REQUEST', psn);
-      if (this.#target(reth.virtualAddress, reth.rKey, reth.dmaLength) === undefined)
-        return this.#fatal('remote-access', 'REMOTE_ACCESS_ERROR', psn);
-      this.#messageVa = reth.virtualAddress;
+      const start = this.#target(reth.virtualAddress, reth.rKey, reth.dmaLength, 'REMOTE_WRITE');
+      if (start === undefined) return this.#fatal('remote-access', 'REMOTE_ACCESS_ERROR', psn);
+      this.#messageStart = start;
       this.#messageLength = reth.dmaLength;
       this.#messageOffset = 0;
     }
@@ -282,8 +300,7 @@ export class RoceRcResponder {
       return this.#fatal('length-mismatch', 'INVALID_REQUEST', psn);
     if (!last && p.payload.length !== this.#o.mtu)
       return this.#fatal('length-mismatch', 'INVALID_REQUEST', psn);
-    const at = Number(this.#messageVa - this.#o.region.virtualAddress) + this.#messageOffset;
-    this.#memory.set(p.payload, at);
+    this.#region.memory.set(p.payload, this.#messageStart + this.#messageOffset);
     this.#messageOffset = end;
     this.#inMessage = last ? undefined : 'RDMA_WRITE';
     this.#advance();
@@ -305,7 +322,7 @@ export class RoceRcResponder {
     const position = p.opcode.position;
     if ((position === 'first' || position === 'only') && this.#receives.length === 0)
       return answer('rnr', 'no-receive', [
-        this.#ackPacket(psn, { kind: 'RNR_NAK', timer: this.#o.minRnrTimer }),
+        this.#ackPacket(psn, rnrNakSyndrome(this.#o.minRnrTimer)),
       ]);
     if (position === 'first' || position === 'only') this.#messageOffset = 0;
     const end = this.#messageOffset + p.payload.length;
@@ -331,22 +348,15 @@ export class RoceRcResponder {
   #readAnswers(p: RocePacket): { answers: RoceAnswer[]; span: number } | undefined {
     const reth = p.headers.RETH;
     if (reth === undefined) return undefined;
-    const offset = this.#target(reth.virtualAddress, reth.rKey, reth.dmaLength);
+    const offset = this.#target(reth.virtualAddress, reth.rKey, reth.dmaLength, 'REMOTE_READ');
     if (offset === undefined) return undefined;
-    const data = this.#memory.subarray(offset, offset + reth.dmaLength);
+    const data = this.#region.memory.subarray(offset, offset + reth.dmaLength);
+    // §9.7.5.1.5: the Read's data in PMTU-sized response packets, one PSN each.
     const span = Math.max(1, Math.ceil(data.length / this.#o.mtu));
     const answers: RoceAnswer[] = [];
     for (let i = 0; i < span; i++) {
-      const name =
-        span === 1
-          ? 'RC_RDMA_READ_RESPONSE_ONLY'
-          : i === 0
-            ? 'RC_RDMA_READ_RESPONSE_FIRST'
-            : i === span - 1
-              ? 'RC_RDMA_READ_RESPONSE_LAST'
-              : 'RC_RDMA_READ_RESPONSE_MIDDLE';
       answers.push({
-        opcode: name,
+        opcode: readResponseOpcode(i, span),
         psn: psnAdd(p.bth.psn, i),
         syndrome: ACK,
         payloadHex: hex(data.subarray(i * this.#o.mtu, (i + 1) * this.#o.mtu)),
@@ -381,18 +391,21 @@ export class RoceRcResponder {
     if (eth === undefined) return this.#fatal('opcode-sequence', 'INVALID_REQUEST', psn);
     if (eth.virtualAddress % 8n !== 0n)
       return this.#fatal('atomic-misaligned', 'INVALID_REQUEST', psn);
-    const offset = this.#target(eth.virtualAddress, eth.rKey, 8);
+    const offset = this.#target(eth.virtualAddress, eth.rKey, 8, 'REMOTE_ATOMIC');
     if (offset === undefined) return this.#fatal('remote-access', 'REMOTE_ACCESS_ERROR', psn);
-    const view = new DataView(this.#memory.buffer, this.#memory.byteOffset + offset, 8);
-    // The responder's memory is host order; rxe runs on little-endian hosts.
-    const original = view.getBigUint64(0, true);
-    const next =
-      p.opcode.operation === 'FETCH_ADD'
-        ? BigInt.asUintN(64, original + eth.swapOrAddData)
-        : original === eth.compareData
-          ? eth.swapOrAddData
-          : original;
-    view.setBigUint64(0, next, true);
+    // §9.4.5: FETCH ADD adds the whole word (RFC 7306 §5.1.1 with Add Mask 0), COMPARE SWAP
+    // compares and swaps the whole word (§5.1.2 with all-ones masks): the shared atomics.
+    const fetchAdd = p.opcode.operation === 'FETCH_ADD';
+    const { original } = executeAtomic(
+      fetchAdd ? 'fetch-add' : 'cmp-swap',
+      { buffer: this.#region, offset, address: eth.virtualAddress },
+      {
+        addOrSwapData: eth.swapOrAddData,
+        addOrSwapMask: fetchAdd ? 0n : U64_MASK,
+        compareData: eth.compareData,
+        compareMask: U64_MASK,
+      },
+    );
     this.#save({ psn, kind: 'atomic', packet: p, original, span: 1 });
     this.#advance();
     return {
@@ -415,9 +428,9 @@ export class RoceRcResponder {
       return this.#fatal('atomic-write-length', 'INVALID_REQUEST', psn);
     if (reth.virtualAddress % 8n !== 0n)
       return this.#fatal('atomic-misaligned', 'INVALID_REQUEST', psn);
-    const offset = this.#target(reth.virtualAddress, reth.rKey, 8);
+    const offset = this.#target(reth.virtualAddress, reth.rKey, 8, 'REMOTE_WRITE');
     if (offset === undefined) return this.#fatal('remote-access', 'REMOTE_ACCESS_ERROR', psn);
-    this.#memory.set(p.payload, offset);
+    this.#region.memory.set(p.payload, offset);
     this.#advance();
     return {
       outcome: 'executed',
