@@ -14,7 +14,6 @@
  */
 
 import type { AethNakCodeName, AethSyndrome } from '../../codec/roce/aeth.js';
-import type { ModelledWrOpcode } from '../requester/work-request.js';
 
 /** The AETH syndrome of a positive acknowledgement (§9.7.5.1; credit count 31, see above). */
 export const ACK_SYNDROME: AethSyndrome = { kind: 'ACK', creditCount: 31 };
@@ -38,22 +37,3 @@ export function readResponseOpcode(index: number, span: number): string {
   if (index === 0) return 'RC_RDMA_READ_RESPONSE_FIRST';
   return index === span - 1 ? 'RC_RDMA_READ_RESPONSE_LAST' : 'RC_RDMA_READ_RESPONSE_MIDDLE';
 }
-
-/**
- * How the responder acknowledges a request that succeeded (see the file comment): an ACK,
- * an ATOMIC Acknowledge, an RDMA READ Response with the Read's bytes, or one without data.
- */
-export type RoceAcknowledgement = 'ack' | 'atomic-ack' | 'read-response' | 'empty-read-response';
-
-export const ROCE_ACKNOWLEDGEMENT = {
-  RDMA_WRITE: 'ack',
-  RDMA_WRITE_WITH_IMM: 'ack',
-  SEND: 'ack',
-  SEND_WITH_IMM: 'ack',
-  SEND_WITH_INV: 'ack',
-  RDMA_READ: 'read-response',
-  ATOMIC_FETCH_AND_ADD: 'atomic-ack',
-  ATOMIC_CMP_AND_SWP: 'atomic-ack',
-  ATOMIC_WRITE: 'ack',
-  FLUSH: 'empty-read-response',
-} as const satisfies Record<ModelledWrOpcode, RoceAcknowledgement>;

@@ -1,9 +1,11 @@
 /**
- * The transport rules of an InfiniBand / RoCEv2 RC responder, packet by packet: what the
- * packet tester (src/interop/tester/) expects a device to answer when the tester plays the
- * requester. The engine's Responder (../responder/) models the operations as iWARP
- * messages; this model adds what RoCE decides per packet (PSN, opcode sequence, lengths,
- * the responder resources of Reads and Atomics), as public sources cite the IBTA Vol. 1:
+ * The transport rules of an InfiniBand / RoCEv2 RC responder, packet by packet: the one
+ * RC responder of the engine. It gives what the packet tester (src/interop/tester/)
+ * expects a device to answer when the tester plays the requester, and the answers in the
+ * packets the suite predicts (../projection/roce-exchange.ts). The engine's Responder
+ * (../responder/) models the operations as iWARP messages; this model adds what RoCE
+ * decides per packet (PSN, opcode sequence, lengths, the responder resources of Reads and
+ * Atomics), as public sources cite the IBTA Vol. 1:
  *
  *   - header validation, §9.6: a bad ICRC (Annex A17.3.3), a reserved opcode, a QPN that
  *     is not this QP, or an opcode of another transport: silently dropped;
@@ -26,12 +28,11 @@
  *   - a Send or a Write with Immediate with no receive posted: RNR NAK carrying the
  *     responder's min_rnr_timer (§9.7.5.2.8, Table 45), the PSN is not consumed.
  *
- * This file holds the transport rules only. The semantics come from the engine's shared
- * responder core, as for the suite's projection: the R_Key, access and bounds check is the
- * tagged-buffer table's (../memory/tagged-buffer.ts), the atomics are
- * ../responder/execute-atomic.ts over the RFC 7306 arithmetic (../atomic/masked-arith.ts:
- * the one FetchAdd and CmpSwap), the answers' shapes are ./rc-answers.ts and the PSN
- * arithmetic ./psn.ts.
+ * This file holds the transport rules only. The semantics (placement, R_Key / access /
+ * bounds, atomics, receive consumption) come from an {@link RcSemantics}
+ * (./rc-semantics.ts): for the tester one region over the engine's shared core
+ * (./rc-region.ts), for the suite the shared responder core's run of the scenario. The
+ * answers' shapes are ./rc-answers.ts, the PSN arithmetic ./psn.ts.
  *
  * Deterministic, no I/O: the caller passes decoded packets and reads the answers and the
  * memory back.
@@ -40,27 +41,25 @@
 import type { AethNakCodeName, AethSyndrome } from '../../codec/roce/aeth.js';
 import { bthOpcodeInfo } from '../../codec/roce/opcodes.js';
 import type { RocePacket } from '../../codec/roce/packet.js';
-import { type AccessFlag, accessMask } from '../../ibverbs/access-flags.js';
-import { U64_MASK } from '../atomic/masked-arith.js';
-import { type TaggedBuffer, TaggedBufferTable } from '../memory/tagged-buffer.js';
-import { executeAtomic } from '../responder/execute-atomic.js';
 import { HALF_PSN_SPACE, PSN_SPACE, psnAdd, psnDistance } from './psn.js';
 import { ACK_SYNDROME, nakSyndrome, readResponseOpcode, rnrNakSyndrome } from './rc-answers.js';
+import { type RoceRegion, RoceRegionSemantics } from './rc-region.js';
+import {
+  isRefusal,
+  type RcRefusal,
+  type RcSemantics,
+  type RoceReceiveCompletion,
+} from './rc-semantics.js';
 
 export { psnAdd, psnDistance } from './psn.js';
+export type { RoceRegion } from './rc-region.js';
+export type { RcRefusal, RcSemantics, RoceReceiveCompletion } from './rc-semantics.js';
 
 /** The QP states that matter to a responder (§10.3.1). */
 export type RoceQpState = 'RESET' | 'INIT' | 'RTR' | 'RTS' | 'ERR';
 
-/** The one memory region the tester targets. */
-export interface RoceRegion {
-  readonly virtualAddress: bigint;
-  readonly rKey: number;
-  /** The region's bytes (copied: the model keeps its own mirror). */
-  readonly contents: Uint8Array;
-}
-
-export interface RoceRcResponderOptions {
+/** The transport parameters of the responder QP. */
+export interface RoceRcTransportOptions {
   /** This (the device's) QPN. */
   readonly qpn: number;
   /** The requester's QPN, where answers go. */
@@ -73,12 +72,16 @@ export interface RoceRcResponderOptions {
   readonly minRnrTimer: number;
   /** Saved Read / Atomic results the responder keeps (max_dest_rd_atomic). */
   readonly maxDestRdAtomic: number;
+  readonly state?: RoceQpState;
+}
+
+/** The tester's responder: the transport over one region (./rc-region.ts). */
+export interface RoceRcResponderOptions extends RoceRcTransportOptions {
   readonly region: RoceRegion;
   /** Receive buffers posted, by length, in order. */
   readonly receives?: readonly number[];
   /** Whether the responder implements ATOMIC WRITE (IBTA 1.5). */
   readonly atomicWrite: boolean;
-  readonly state?: RoceQpState;
 }
 
 /** One answer the responder sends (a packet, in the terms of the codec's decoder). */
@@ -90,13 +93,6 @@ export interface RoceAnswer {
   /** Read Response payload / Atomic original value (hex, for the comparison). */
   readonly payloadHex?: string;
   readonly originalRemoteData?: bigint;
-}
-
-/** A receive completion the responder's verbs program sees. */
-export interface RoceReceiveCompletion {
-  readonly byteLength: number;
-  readonly immediateData: number | undefined;
-  readonly opcode: 'RECV' | 'RECV_RDMA_WITH_IMM';
 }
 
 /** What one packet did. */
@@ -124,57 +120,48 @@ interface SavedResult {
 const ACK = ACK_SYNDROME;
 const nak = (code: AethNakCodeName): AethSyndrome => nakSyndrome(code);
 
-/**
- * The tester's one region in the shared tagged-buffer table: its R_Key as the STag, its
- * virtual address as the base (a VA-based MR), every remote right (the tester's MR grants
- * them all), memory in the byte order of the little-endian hosts rxe runs on.
- */
-const REGION_ACCESS = accessMask(['LOCAL_WRITE', 'REMOTE_WRITE', 'REMOTE_READ', 'REMOTE_ATOMIC']);
-const REGION_PD = 1;
-const STREAM = { streamId: 1, protectionDomain: REGION_PD } as const;
-
 function hex(bytes: Uint8Array): string {
   return Buffer.from(bytes).toString('hex');
 }
 
 /** The RC responder model (see the file comment for the rules and their sources). */
 export class RoceRcResponder {
-  readonly #o: RoceRcResponderOptions;
-  /** The region, registered in the shared tagged-buffer table (its memory is a copy). */
-  readonly #buffers = new TaggedBufferTable();
-  readonly #region: TaggedBuffer;
-  readonly #receives: number[];
+  readonly #o: RoceRcTransportOptions;
+  readonly #semantics: RcSemantics;
+  /** Set when the semantics are the tester's region (postReceive goes there). */
+  readonly #region: RoceRegionSemantics | undefined;
   readonly #saved: SavedResult[] = [];
   #expected: number;
   #state: RoceQpState;
   #nakSent = false;
+  /** Messages completed (the MSN, §9.7.5.1.2: an AETH carries it; 24 bits). */
+  #msn = 0;
   /** The operation of the message in progress (after a FIRST), or undefined. */
   #inMessage: string | undefined;
   #messageOffset = 0;
   #messageLength = 0;
-  /** Where the Write in progress places its next byte, as an offset into the region. */
-  #messageStart = 0;
 
-  constructor(options: RoceRcResponderOptions) {
+  /** The tester's responder: one region over the engine's shared core. */
+  constructor(options: RoceRcResponderOptions);
+  /** A responder whose semantics come from `semantics` (the suite's engine run). */
+  constructor(options: RoceRcTransportOptions, semantics: RcSemantics);
+  constructor(options: RoceRcTransportOptions | RoceRcResponderOptions, semantics?: RcSemantics) {
     this.#o = options;
-    // register() copies `contents` (it may be a Buffer, whose slice() is a view).
-    const { region } = options;
-    this.#region = this.#buffers.register({
-      stag: region.rKey,
-      baseTaggedOffset: region.virtualAddress,
-      length: region.contents.length,
-      access: REGION_ACCESS,
-      protectionDomain: REGION_PD,
-      contents: region.contents,
-    });
-    this.#receives = [...(options.receives ?? [])];
+    if (semantics === undefined) {
+      const o = options as RoceRcResponderOptions;
+      this.#region = new RoceRegionSemantics(o.region, o.receives ?? [], o.atomicWrite);
+      this.#semantics = this.#region;
+    } else {
+      this.#region = undefined;
+      this.#semantics = semantics;
+    }
     this.#expected = options.expectedPsn;
     this.#state = options.state ?? 'RTS';
   }
 
   /** The region's bytes as the model has them now. */
   get memory(): Uint8Array {
-    return this.#region.memory.slice();
+    return this.#semantics.memory;
   }
 
   get expectedPsn(): number {
@@ -185,9 +172,16 @@ export class RoceRcResponder {
     return this.#state;
   }
 
-  /** Posts a receive buffer of `length` bytes. */
+  /** The MSN: how many messages the responder completed (mod 2^24). */
+  get msn(): number {
+    return this.#msn;
+  }
+
+  /** Posts a receive buffer of `length` bytes (the tester's region semantics). */
   postReceive(length: number): void {
-    this.#receives.push(length);
+    if (this.#region === undefined)
+      throw new TypeError('postReceive: the semantics of this responder keep their own receives');
+    this.#region.postReceive(length);
   }
 
   /**
@@ -222,13 +216,24 @@ export class RoceRcResponder {
   }
 
   /** A NAK that ends the exchange: Invalid Request and Remote Access move the QP to ERR (§10.3.1). */
-  #fatal(
-    rule: string,
-    code: 'INVALID_REQUEST' | 'REMOTE_ACCESS_ERROR',
-    psn: number,
-  ): RoceResponderStep {
+  #fatal(rule: string, code: AethNakCodeName, psn: number): RoceResponderStep {
     this.#state = 'ERR';
     return answer('nak', rule, [this.#ackPacket(psn, nak(code))]);
+  }
+
+  #rnr(rule: string, psn: number): RoceResponderStep {
+    return answer('rnr', rule, [this.#ackPacket(psn, rnrNakSyndrome(this.#o.minRnrTimer))]);
+  }
+
+  /**
+   * What the semantics refused: a NAK of its class (the QP to ERR), an RNR NAK (the PSN
+   * not consumed, §9.7.5.2.8), or no answer (the QP to ERR: nothing more is executed).
+   */
+  #refused(refusal: RcRefusal, psn: number): RoceResponderStep {
+    if (refusal.answer === 'nak') return this.#fatal(refusal.rule, refusal.code, psn);
+    if (refusal.answer === 'rnr') return this.#rnr(refusal.rule, psn);
+    this.#state = 'ERR';
+    return dropped(refusal.rule);
   }
 
   #execute(p: RocePacket): RoceResponderStep {
@@ -257,18 +262,11 @@ export class RoceRcResponder {
         return this.#atomic(p);
       case 'ATOMIC_WRITE':
         return this.#atomicWrite(p);
+      case 'FLUSH':
+        return this.#flush(p);
       default:
         return this.#fatal('unsupported-opcode', 'INVALID_REQUEST', psn);
     }
-  }
-
-  /**
-   * R_Key, access and bounds (§9.7.5.2.8: a Remote Access Error NAK): the shared
-   * tagged-buffer check (../memory/tagged-buffer.ts), the MR offset or undefined.
-   */
-  #target(va: bigint, rKey: number, length: number, right: AccessFlag): number | undefined {
-    const checked = this.#buffers.check(STREAM, rKey, va, length, right);
-    return checked.ok ? checked.access.offset : undefined;
   }
 
   #advance(n = 1): void {
@@ -276,20 +274,21 @@ export class RoceRcResponder {
     this.#nakSent = false;
   }
 
+  /** A message completed: the MSN counts it (§9.7.5.1.2), modulo 2^24 like a PSN. */
+  #completed(): void {
+    this.#msn = psnAdd(this.#msn, 1);
+  }
+
   #write(p: RocePacket): RoceResponderStep {
     const psn = p.bth.psn;
     const position = p.opcode.position;
     const withImmediate = p.opcode.operation.endsWith('WITH_IMMEDIATE');
-    if (withImmediate && this.#receives.length === 0)
-      return answer('rnr', 'no-receive', [
-        this.#ackPacket(psn, rnrNakSyndrome(this.#o.minRnrTimer)),
-      ]);
+    if (withImmediate && !this.#semantics.receiveReady()) return this.#rnr('no-receive', psn);
     if (position === 'first' || position === 'only') {
       const reth = p.headers.RETH;
       if (reth === undefined) return this.#fatal('opcode-sequence', 'INVALID_REQUEST', psn);
-      const start = this.#target(reth.virtualAddress, reth.rKey, reth.dmaLength, 'REMOTE_WRITE');
-      if (start === undefined) return this.#fatal('remote-access', 'REMOTE_ACCESS_ERROR', psn);
-      this.#messageStart = start;
+      const refusal = this.#semantics.writeTarget(reth);
+      if (refusal !== undefined) return this.#refused(refusal, psn);
       this.#messageLength = reth.dmaLength;
       this.#messageOffset = 0;
     }
@@ -300,19 +299,20 @@ export class RoceRcResponder {
       return this.#fatal('length-mismatch', 'INVALID_REQUEST', psn);
     if (!last && p.payload.length !== this.#o.mtu)
       return this.#fatal('length-mismatch', 'INVALID_REQUEST', psn);
-    this.#region.memory.set(p.payload, this.#messageStart + this.#messageOffset);
+    this.#semantics.placeWrite(this.#messageOffset, p.payload);
     this.#messageOffset = end;
     this.#inMessage = last ? undefined : 'RDMA_WRITE';
     this.#advance();
+    if (last) this.#completed();
     const completions: RoceReceiveCompletion[] = [];
-    if (last && withImmediate) {
-      this.#receives.shift();
-      completions.push({
-        byteLength: this.#messageLength,
-        immediateData: p.headers.ImmDt?.immediateData,
-        opcode: 'RECV_RDMA_WITH_IMM',
-      });
-    }
+    if (last && withImmediate)
+      completions.push(
+        this.#semantics.consumeReceive({
+          byteLength: this.#messageLength,
+          immediateData: p.headers.ImmDt?.immediateData,
+          opcode: 'RECV_RDMA_WITH_IMM',
+        }),
+      );
     const answers = last || p.bth.ackRequest ? [this.#ackPacket(psn, ACK)] : [];
     return { outcome: 'executed', rule: 'write', answers, completions };
   }
@@ -320,38 +320,40 @@ export class RoceRcResponder {
   #send(p: RocePacket): RoceResponderStep {
     const psn = p.bth.psn;
     const position = p.opcode.position;
-    if ((position === 'first' || position === 'only') && this.#receives.length === 0)
-      return answer('rnr', 'no-receive', [
-        this.#ackPacket(psn, rnrNakSyndrome(this.#o.minRnrTimer)),
-      ]);
+    if ((position === 'first' || position === 'only') && !this.#semantics.receiveReady())
+      return this.#rnr('no-receive', psn);
     if (position === 'first' || position === 'only') this.#messageOffset = 0;
     const end = this.#messageOffset + p.payload.length;
     const last = position === 'last' || position === 'only';
     if (!last && p.payload.length !== this.#o.mtu)
       return this.#fatal('length-mismatch', 'INVALID_REQUEST', psn);
+    const refusal = last ? this.#semantics.sendRefusal() : undefined;
+    if (refusal !== undefined) return this.#refused(refusal, psn);
     this.#messageOffset = end;
     this.#inMessage = last ? undefined : 'SEND';
     this.#advance();
     const completions: RoceReceiveCompletion[] = [];
     if (last) {
-      this.#receives.shift();
-      completions.push({
-        byteLength: end,
-        immediateData: p.headers.ImmDt?.immediateData,
-        opcode: 'RECV',
-      });
+      this.#completed();
+      completions.push(
+        this.#semantics.consumeReceive({
+          byteLength: end,
+          immediateData: p.headers.ImmDt?.immediateData,
+          opcode: 'RECV',
+        }),
+      );
     }
     const answers = last || p.bth.ackRequest ? [this.#ackPacket(psn, ACK)] : [];
     return { outcome: 'executed', rule: 'send', answers, completions };
   }
 
-  #readAnswers(p: RocePacket): { answers: RoceAnswer[]; span: number } | undefined {
+  /** A Read's response packets (§9.7.5.1.5: PMTU-sized, one PSN each), or the refusal. */
+  #readAnswers(p: RocePacket): { answers: RoceAnswer[]; span: number } | RcRefusal | undefined {
     const reth = p.headers.RETH;
     if (reth === undefined) return undefined;
-    const offset = this.#target(reth.virtualAddress, reth.rKey, reth.dmaLength, 'REMOTE_READ');
-    if (offset === undefined) return undefined;
-    const data = this.#region.memory.subarray(offset, offset + reth.dmaLength);
-    // §9.7.5.1.5: the Read's data in PMTU-sized response packets, one PSN each.
+    const result = this.#semantics.read(reth);
+    if (isRefusal(result)) return result;
+    const data = result.data;
     const span = Math.max(1, Math.ceil(data.length / this.#o.mtu));
     const answers: RoceAnswer[] = [];
     for (let i = 0; i < span; i++) {
@@ -373,9 +375,11 @@ export class RoceRcResponder {
   #read(p: RocePacket, duplicate: boolean): RoceResponderStep {
     const result = this.#readAnswers(p);
     if (result === undefined) return this.#fatal('remote-access', 'REMOTE_ACCESS_ERROR', p.bth.psn);
+    if (isRefusal(result)) return this.#refused(result, p.bth.psn);
     if (!duplicate) {
       this.#save({ psn: p.bth.psn, kind: 'read', packet: p, span: result.span });
       this.#advance(result.span);
+      this.#completed();
     }
     return {
       outcome: duplicate ? 'duplicate' : 'executed',
@@ -389,25 +393,13 @@ export class RoceRcResponder {
     const psn = p.bth.psn;
     const eth = p.headers.AtomicETH;
     if (eth === undefined) return this.#fatal('opcode-sequence', 'INVALID_REQUEST', psn);
-    if (eth.virtualAddress % 8n !== 0n)
-      return this.#fatal('atomic-misaligned', 'INVALID_REQUEST', psn);
-    const offset = this.#target(eth.virtualAddress, eth.rKey, 8, 'REMOTE_ATOMIC');
-    if (offset === undefined) return this.#fatal('remote-access', 'REMOTE_ACCESS_ERROR', psn);
-    // §9.4.5: FETCH ADD adds the whole word (RFC 7306 §5.1.1 with Add Mask 0), COMPARE SWAP
-    // compares and swaps the whole word (§5.1.2 with all-ones masks): the shared atomics.
-    const fetchAdd = p.opcode.operation === 'FETCH_ADD';
-    const { original } = executeAtomic(
-      fetchAdd ? 'fetch-add' : 'cmp-swap',
-      { buffer: this.#region, offset, address: eth.virtualAddress },
-      {
-        addOrSwapData: eth.swapOrAddData,
-        addOrSwapMask: fetchAdd ? 0n : U64_MASK,
-        compareData: eth.compareData,
-        compareMask: U64_MASK,
-      },
-    );
+    const kind = p.opcode.operation === 'FETCH_ADD' ? 'fetch-add' : 'cmp-swap';
+    const result = this.#semantics.atomic(kind, eth);
+    if (isRefusal(result)) return this.#refused(result, psn);
+    const { original } = result;
     this.#save({ psn, kind: 'atomic', packet: p, original, span: 1 });
     this.#advance();
+    this.#completed();
     return {
       outcome: 'executed',
       rule: 'atomic',
@@ -420,22 +412,38 @@ export class RoceRcResponder {
 
   #atomicWrite(p: RocePacket): RoceResponderStep {
     const psn = p.bth.psn;
-    if (!this.#o.atomicWrite) return this.#fatal('unsupported-opcode', 'INVALID_REQUEST', psn);
+    if (!this.#semantics.atomicWriteSupported())
+      return this.#fatal('unsupported-opcode', 'INVALID_REQUEST', psn);
     const reth = p.headers.RETH;
     if (reth === undefined) return this.#fatal('opcode-sequence', 'INVALID_REQUEST', psn);
-    // oA19-28: exactly 8 bytes; o9-21: 8-byte aligned.
-    if (reth.dmaLength !== 8 || p.payload.length !== 8)
-      return this.#fatal('atomic-write-length', 'INVALID_REQUEST', psn);
-    if (reth.virtualAddress % 8n !== 0n)
-      return this.#fatal('atomic-misaligned', 'INVALID_REQUEST', psn);
-    const offset = this.#target(reth.virtualAddress, reth.rKey, 8, 'REMOTE_WRITE');
-    if (offset === undefined) return this.#fatal('remote-access', 'REMOTE_ACCESS_ERROR', psn);
-    this.#region.memory.set(p.payload, offset);
+    const refusal = this.#semantics.atomicWrite(reth, p.payload);
+    if (refusal !== undefined) return this.#refused(refusal, psn);
     this.#advance();
+    this.#completed();
     return {
       outcome: 'executed',
       rule: 'atomic-write',
       answers: [this.#ackPacket(psn, ACK)],
+      completions: [],
+    };
+  }
+
+  /**
+   * FLUSH (IBTA 1.5 Annex A19): answered, once the requests before it are placed, by an
+   * RDMA READ Response ONLY without data (rxe_comp.c check_ack accepts it for IB_WR_FLUSH).
+   */
+  #flush(p: RocePacket): RoceResponderStep {
+    const psn = p.bth.psn;
+    const reth = p.headers.RETH;
+    if (reth === undefined) return this.#fatal('opcode-sequence', 'INVALID_REQUEST', psn);
+    const refusal = this.#semantics.flush(reth);
+    if (refusal !== undefined) return this.#refused(refusal, psn);
+    this.#advance();
+    this.#completed();
+    return {
+      outcome: 'executed',
+      rule: 'flush',
+      answers: [{ opcode: 'RC_RDMA_READ_RESPONSE_ONLY', psn, syndrome: ACK }],
       completions: [],
     };
   }
