@@ -172,16 +172,16 @@ export class RoceRcResponder {
     return this.#state;
   }
 
-  /** The MSN: how many messages the responder completed (mod 2^24). */
-  get msn(): number {
-    return this.#msn;
-  }
-
   /** Posts a receive buffer of `length` bytes (the tester's region semantics). */
   postReceive(length: number): void {
     if (this.#region === undefined)
       throw new TypeError('postReceive: the semantics of this responder keep their own receives');
     this.#region.postReceive(length);
+  }
+
+  /** The MSN: how many messages the responder completed (mod 2^24). */
+  get msn(): number {
+    return this.#msn;
   }
 
   /**
@@ -398,16 +398,12 @@ export class RoceRcResponder {
     if (isRefusal(result)) return this.#refused(result, psn);
     const { original } = result;
     this.#save({ psn, kind: 'atomic', packet: p, original, span: 1 });
-    this.#advance();
-    this.#completed();
-    return {
-      outcome: 'executed',
-      rule: 'atomic',
-      answers: [
-        { opcode: 'RC_ATOMIC_ACKNOWLEDGE', psn, syndrome: ACK, originalRemoteData: original },
-      ],
-      completions: [],
-    };
+    return this.#executedOne('atomic', {
+      opcode: 'RC_ATOMIC_ACKNOWLEDGE',
+      psn,
+      syndrome: ACK,
+      originalRemoteData: original,
+    });
   }
 
   #atomicWrite(p: RocePacket): RoceResponderStep {
@@ -418,14 +414,14 @@ export class RoceRcResponder {
     if (reth === undefined) return this.#fatal('opcode-sequence', 'INVALID_REQUEST', psn);
     const refusal = this.#semantics.atomicWrite(reth, p.payload);
     if (refusal !== undefined) return this.#refused(refusal, psn);
+    return this.#executedOne('atomic-write', this.#ackPacket(psn, ACK));
+  }
+
+  /** A one-packet request executed: its PSN consumed, its message counted, one answer. */
+  #executedOne(rule: string, reply: RoceAnswer): RoceResponderStep {
     this.#advance();
     this.#completed();
-    return {
-      outcome: 'executed',
-      rule: 'atomic-write',
-      answers: [this.#ackPacket(psn, ACK)],
-      completions: [],
-    };
+    return { outcome: 'executed', rule, answers: [reply], completions: [] };
   }
 
   /**
@@ -438,14 +434,7 @@ export class RoceRcResponder {
     if (reth === undefined) return this.#fatal('opcode-sequence', 'INVALID_REQUEST', psn);
     const refusal = this.#semantics.flush(reth);
     if (refusal !== undefined) return this.#refused(refusal, psn);
-    this.#advance();
-    this.#completed();
-    return {
-      outcome: 'executed',
-      rule: 'flush',
-      answers: [{ opcode: 'RC_RDMA_READ_RESPONSE_ONLY', psn, syndrome: ACK }],
-      completions: [],
-    };
+    return this.#executedOne('flush', { opcode: 'RC_RDMA_READ_RESPONSE_ONLY', psn, syndrome: ACK });
   }
 
   #duplicate(p: RocePacket): RoceResponderStep {
