@@ -22,11 +22,31 @@ import type { AtomicEth, ExtensionHeaders, Reth } from '../../codec/roce/headers
 import { BthOpcode, bthOpcodeInfo } from '../../codec/roce/opcodes.js';
 import type { RocePacket as DecodedRocePacket, RocePacketFields } from '../../codec/roce/packet.js';
 import { workRequestToRoce } from '../requester/to-roce.js';
-import type { WorkRequest } from '../requester/work-request.js';
+import type { ModelledWrOpcode, WorkRequest } from '../requester/work-request.js';
 import { PSN_MASK } from '../roce/psn.js';
-import { type RoceAnswer, RoceRcResponder } from '../roce/rc-responder.js';
+import { type RcRequestFamily, type RoceAnswer, RoceRcResponder } from '../roce/rc-responder.js';
 import type { RcRefusal, RcSemantics, RoceReceiveCompletion } from '../roce/rc-semantics.js';
 import { projectRoce, type TransportOutcome, type VerbsScenario } from './project.js';
+
+/**
+ * Which rule of the RC responder answers each work request the engine encodes
+ * (`workRequestToRoce`): the request family its packets carry. A work request kind new to
+ * the engine is a compile error here until it names one, and the responder answers it by
+ * that family's rule (an ACK, an ATOMIC Acknowledge, Read Response packets, or the empty
+ * Read Response of a FLUSH).
+ */
+export const ROCE_REQUEST_FAMILY = {
+  RDMA_WRITE: 'RDMA_WRITE',
+  RDMA_WRITE_WITH_IMM: 'RDMA_WRITE',
+  SEND: 'SEND',
+  SEND_WITH_IMM: 'SEND',
+  SEND_WITH_INV: 'SEND',
+  RDMA_READ: 'RDMA_READ_REQUEST',
+  ATOMIC_FETCH_AND_ADD: 'FETCH_ADD',
+  ATOMIC_CMP_AND_SWP: 'COMPARE_SWAP',
+  ATOMIC_WRITE: 'ATOMIC_WRITE',
+  FLUSH: 'FLUSH',
+} as const satisfies Record<ModelledWrOpcode, RcRequestFamily>;
 
 /** One RoCEv2 packet, in the terms a capture can give too. */
 export interface RocePacket {

@@ -55,6 +55,26 @@ export { psnAdd, psnDistance } from './psn.js';
 export type { RoceRegion } from './rc-region.js';
 export type { RcRefusal, RcSemantics, RoceReceiveCompletion } from './rc-semantics.js';
 
+/**
+ * The request families the responder executes (the BTH operation without FIRST / MIDDLE /
+ * LAST / ONLY and WITH_*: §9.4 SEND, RDMA WRITE, RDMA READ, the ATOMICs; IBTA 1.5 Annex
+ * A19 ATOMIC WRITE and FLUSH). Any other request opcode is answered NAK Invalid Request.
+ */
+export const RC_REQUEST_FAMILIES = [
+  'SEND',
+  'RDMA_WRITE',
+  'RDMA_READ_REQUEST',
+  'FETCH_ADD',
+  'COMPARE_SWAP',
+  'ATOMIC_WRITE',
+  'FLUSH',
+] as const;
+export type RcRequestFamily = (typeof RC_REQUEST_FAMILIES)[number];
+
+function isRequestFamily(family: string): family is RcRequestFamily {
+  return (RC_REQUEST_FAMILIES as readonly string[]).includes(family);
+}
+
 /** The QP states that matter to a responder (§10.3.1). */
 export type RoceQpState = 'RESET' | 'INIT' | 'RTR' | 'RTS' | 'ERR';
 
@@ -250,6 +270,7 @@ export class RoceRcResponder {
       if (this.#inMessage !== family) return this.#fatal('opcode-sequence', 'INVALID_REQUEST', psn);
     } else if (this.#inMessage !== undefined)
       return this.#fatal('opcode-sequence', 'INVALID_REQUEST', psn);
+    if (!isRequestFamily(family)) return this.#fatal('unsupported-opcode', 'INVALID_REQUEST', psn);
     switch (family) {
       case 'RDMA_WRITE':
         return this.#write(p);
@@ -265,7 +286,7 @@ export class RoceRcResponder {
       case 'FLUSH':
         return this.#flush(p);
       default:
-        return this.#fatal('unsupported-opcode', 'INVALID_REQUEST', psn);
+        throw new TypeError(`unhandled request family ${String(family satisfies never)}`);
     }
   }
 

@@ -1,7 +1,13 @@
 import { describe, expect, it } from 'vitest';
+import { bthOpcodeInfo } from '../../../src/codec/roce/opcodes.js';
 import { FAILURE_TABLE } from '../../../src/engine/errors/failure-table.js';
 import { projectRoce, type VerbsScenario } from '../../../src/engine/projection/project.js';
-import { projectRoceExchange } from '../../../src/engine/projection/roce-exchange.js';
+import {
+  projectRoceExchange,
+  ROCE_REQUEST_FAMILY,
+} from '../../../src/engine/projection/roce-exchange.js';
+import { workRequestToRoce } from '../../../src/engine/requester/to-roce.js';
+import type { WorkRequest } from '../../../src/engine/requester/work-request.js';
 import {
   nakCompletionStatus,
   RNR_RETRY_EXCEEDED_STATUS,
@@ -168,5 +174,34 @@ describe("the suite's packets come from the RC responder", () => {
       'REM_ACCESS_ERR',
       'WR_FLUSH_ERR',
     ]);
+  });
+});
+
+describe('every work request the engine encodes names the RC responder rule that answers it', () => {
+  const at = { remoteAddr: REMOTE.base, rkey: REMOTE.stag };
+  const data = Uint8Array.of(0x11, 0x22, 0x33);
+  const samples: readonly WorkRequest[] = [
+    { opcode: 'RDMA_WRITE', wrId: 1n, ...at, payload: data },
+    { opcode: 'RDMA_WRITE_WITH_IMM', wrId: 2n, ...at, payload: data, immData: 0x1234_5678 },
+    { opcode: 'SEND', wrId: 3n, payload: data },
+    { opcode: 'SEND_WITH_IMM', wrId: 4n, payload: data, immData: 0x1234_5678 },
+    { opcode: 'SEND_WITH_INV', wrId: 5n, payload: data, invalidateRkey: 0x0bad_cafe },
+    { opcode: 'RDMA_READ', wrId: 6n, ...at, length: 8, localSTag: 0x42, localAddr: 0x1000n },
+    { opcode: 'ATOMIC_FETCH_AND_ADD', wrId: 7n, ...at, add: 0x0102_0304_0506_0708n },
+    { opcode: 'ATOMIC_CMP_AND_SWP', wrId: 8n, ...at, compare: 1n, swap: 0x0a0b_0c0d_0e0f_1011n },
+    { opcode: 'ATOMIC_WRITE', wrId: 9n, ...at, atomicValue: 0x0123_4567_89ab_cdefn },
+    { opcode: 'FLUSH', wrId: 10n, ...at, flush: { length: 8n } },
+  ];
+
+  it('the family of its packets is the row of ROCE_REQUEST_FAMILY', () => {
+    expect(samples.map((wr) => wr.opcode).sort()).toEqual(Object.keys(ROCE_REQUEST_FAMILY).sort());
+    for (const wr of samples) {
+      const encoded = workRequestToRoce(wr, { destinationQp: 0x222, psn: 0, mtu: 1024 });
+      if (!encoded.ok) throw new Error(`${wr.opcode} did not encode`);
+      const families = encoded.packets.map((p) =>
+        bthOpcodeInfo(p.bth.opcode)?.operation.replace(/_(FIRST|MIDDLE|LAST|ONLY)(_WITH_.*)?$/, ''),
+      );
+      expect([wr.opcode, ...families]).toEqual([wr.opcode, ROCE_REQUEST_FAMILY[wr.opcode]]);
+    }
   });
 });
