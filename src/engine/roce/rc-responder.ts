@@ -41,6 +41,7 @@
 import type { AethNakCodeName, AethSyndrome } from '../../codec/roce/aeth.js';
 import { bthOpcodeInfo } from '../../codec/roce/opcodes.js';
 import type { RocePacket } from '../../codec/roce/packet.js';
+import { ArgumentError } from '../../errors.js';
 import { HALF_PSN_SPACE, PSN_SPACE, psnAdd, psnDistance } from './psn.js';
 import { ACK_SYNDROME, nakSyndrome, readResponseOpcode, rnrNakSyndrome } from './rc-answers.js';
 import { type RoceRegion, RoceRegionSemantics } from './rc-region.js';
@@ -195,7 +196,11 @@ export class RoceRcResponder {
   /** Posts a receive buffer of `length` bytes (the tester's region semantics). */
   postReceive(length: number): void {
     if (this.#region === undefined)
-      throw new TypeError('postReceive: the semantics of this responder keep their own receives');
+      throw new ArgumentError(
+        'engine',
+        'postReceive',
+        'this responder was given its semantics, which keep their own receives',
+      );
     this.#region.postReceive(length);
   }
 

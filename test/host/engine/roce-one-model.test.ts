@@ -17,6 +17,7 @@ import {
   type RcSemantics,
   RoceRcResponder,
 } from '../../../src/engine/roce/rc-responder.js';
+import { ArgumentError } from '../../../src/errors.js';
 import { accessMask } from '../../../src/ibverbs/access-flags.js';
 import { build } from '../../../src/interop/tester/roce-packets.js';
 
@@ -108,6 +109,10 @@ describe('the RC responder over other semantics (the suite)', () => {
     const nak = responder({ rule: 'x', answer: 'nak', code: 'REMOTE_OPERATIONAL_ERROR' });
     const step = nak.receive(build.read(t, 0x10, 0, 8).decoded, true);
     expect(step.answers[0]?.syndrome).toEqual({ kind: 'NAK', code: 'REMOTE_OPERATIONAL_ERROR' });
+  });
+
+  it("receives are the semantics' own: postReceive on it is an ArgumentError", () => {
+    expect(() => responder(undefined).postReceive(64)).toThrow(ArgumentError);
   });
 
   it('the MSN counts the messages completed (§9.7.5.1.2)', () => {
