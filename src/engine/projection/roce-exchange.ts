@@ -247,6 +247,9 @@ export function projectRoceExchange(
     const encoded = workRequestToRoce(wr, state);
     if (!encoded.ok) break;
     semantics.wr = wr;
+    // After a NAK or RNR NAK, the request's later packets are on the wire but the responder
+    // is not asked again: the requester's retry or its ERR decides (the exchange ends here).
+    let refused = false;
     for (const fields of encoded.packets) {
       requests.push({
         opcode: fields.bth.opcode,
@@ -256,9 +259,11 @@ export function projectRoceExchange(
         headers: fields.headers,
         payload: fields.payload ?? new Uint8Array(0),
       });
+      if (refused) continue;
       const step = responder.receive(decodedView(fields), true);
       for (const a of step.answers)
         responses.push(answerPacket(a, options.requesterQp, responder.msn));
+      refused = step.outcome === 'nak' || step.outcome === 'rnr';
     }
     // The failing request ends the exchange (a NAK moves both QPs to ERR; an RNR NAK with
     // the link's rnr_retry of 0 ends it too).

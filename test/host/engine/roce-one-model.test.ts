@@ -156,6 +156,29 @@ describe("the suite's packets come from the RC responder", () => {
     expect(Buffer.compare(joined, Buffer.from(expected ?? []))).toBe(0);
   });
 
+  it('a 3-packet Write with Immediate and no receive: one RNR NAK, at its first PSN', () => {
+    const { requests, responses } = projectRoceExchange(
+      {
+        responder: { buffers: [region(4096)], receives: [] },
+        workRequests: [
+          {
+            opcode: 'RDMA_WRITE_WITH_IMM',
+            wrId: 0x41n,
+            remoteAddr: REMOTE.base,
+            rkey: REMOTE.stag,
+            payload: new Uint8Array(2500),
+            immData: 0x0a0b_0c0d,
+          },
+        ],
+      },
+      EXCHANGE,
+    );
+    expect(requests.map((p) => p.psn)).toEqual([0xfffffe, 0xffffff, 0]);
+    expect(responses.map((p) => [p.psn, p.aethSyndrome])).toEqual([
+      [0xfffffe, { kind: 'RNR_NAK', timer: 12 }],
+    ]);
+  });
+
   it('an rkey never issued: NAK Remote Access Error at the request, nothing after it', () => {
     const write = (wrId: bigint, rkey: number) => ({
       opcode: 'RDMA_WRITE' as const,
