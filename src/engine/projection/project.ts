@@ -44,6 +44,7 @@ import {
 } from '../requester/work-request.js';
 import { Responder } from '../responder/responder.js';
 import type { ReceiveBuffer, ReceiveCompletion } from '../responder/types.js';
+import { nakCompletionStatus, RNR_RETRY_EXCEEDED_STATUS } from '../roce/rc-requester.js';
 import { type TerminateStatusModel, terminateStatus } from './terminate-status.js';
 import { TraceRecorder } from './trace.js';
 import {
@@ -483,6 +484,14 @@ export function projectRoce(scenario: VerbsScenario, destinationQp = 0x000123): 
     if (encoded.ok) packets.push(...encoded.packets);
   }
   const row = run.failure === undefined ? undefined : failureRow(run.failure);
+  const rnr = run.failure === 'no-receive-buffer';
+  // The failing request's status is what the one RC requester (../roce/rc-requester.ts)
+  // gives for the responder's answer: RNR NAKs outlasting an rnr_retry of 0, or the NAK
+  // the failure table names (IBTA §9.7.5.2.8); a failure with no NAK that ends a request
+  // is a Remote Operational Error.
+  const failedStatus = rnr
+    ? RNR_RETRY_EXCEEDED_STATUS
+    : ((row?.roceNak === undefined ? undefined : nakCompletionStatus(row.roceNak)) ?? 'REM_OP_ERR');
   const requester: WorkCompletion[] = [];
   scenario.workRequests.forEach((wr, index) => {
     if (run.failedWrIndex !== undefined && index > run.failedWrIndex) {
@@ -490,7 +499,7 @@ export function projectRoce(scenario: VerbsScenario, destinationQp = 0x000123): 
       return;
     }
     if (index === run.failedWrIndex) {
-      requester.push(errorCompletion(wr.wrId, row?.roceRequesterStatus ?? 'REM_OP_ERR'));
+      requester.push(errorCompletion(wr.wrId, failedStatus));
       return;
     }
     // Its own completion: success, or a local error (and the flushes after it) that the
@@ -498,7 +507,6 @@ export function projectRoce(scenario: VerbsScenario, destinationQp = 0x000123): 
     const done = run.requester.find((c) => c.wrId === wr.wrId);
     if (done !== undefined) requester.push(done);
   });
-  const rnr = run.failure === 'no-receive-buffer';
   const grh = scenario.roceModel === 'rxe';
   const responderCompletions = run.responderCompletions.map(({ wrIndex, completion }) => {
     const wc = receiveCompletion(completion, scenario.workRequests[wrIndex]);

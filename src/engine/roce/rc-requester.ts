@@ -24,12 +24,11 @@
  *     it are flushed (WR_FLUSH_ERR).
  *
  * Deterministic, no I/O, no timers: a retransmission is reported as the PSNs sent again.
+ * The PSN arithmetic (§9.7.1) is the RC responder's (./psn.ts).
  */
 
-import type { AethSyndrome } from '../../codec/roce/aeth.js';
-import { psnAdd, psnDistance } from './rc-responder.js';
-
-const HALF_PSN_SPACE = 0x800000;
+import type { AethNakCodeName, AethSyndrome } from '../../codec/roce/aeth.js';
+import { HALF_PSN_SPACE, psnAdd, psnDistance } from './psn.js';
 
 /** A request the verbs program posts (one packet each: payloads up to one PMTU). */
 export interface RoceRequesterPost {
@@ -97,12 +96,30 @@ const OPCODE: Record<RoceRequesterPost['kind'], RoceRequestPacket['opcode']> = {
   'fetch-add': 'RC_FETCH_ADD',
 };
 
+/**
+ * The status of the request a NAK names (§9.7.5.2.2 - §9.7.5.2.4, §10.8.3; rxe_comp.c
+ * `check_ack`): the NAKs that end the request. PSN Sequence Error is not here: the
+ * requester sends again (§9.7.5.2.1).
+ */
 const NAK_STATUS = {
   INVALID_REQUEST: 'REM_INV_REQ_ERR',
   REMOTE_ACCESS_ERROR: 'REM_ACCESS_ERR',
   REMOTE_OPERATIONAL_ERROR: 'REM_OP_ERR',
   INVALID_RD_REQUEST: 'REM_INV_REQ_ERR',
-} as const;
+} as const satisfies Partial<Record<AethNakCodeName, RoceRequesterCompletion['status']>>;
+
+/** The status a request ends with when the RNR NAKs outlast rnr_retry (§9.7.5.2.8). */
+export const RNR_RETRY_EXCEEDED_STATUS = 'RNR_RETRY_EXC_ERR' as const;
+
+/**
+ * The status of the request a NAK of class `code` ends (the table above), or undefined
+ * for a PSN Sequence Error, which the requester answers by sending again.
+ */
+export function nakCompletionStatus(
+  code: AethNakCodeName,
+): RoceRequesterCompletion['status'] | undefined {
+  return code === 'PSN_SEQUENCE_ERROR' ? undefined : NAK_STATUS[code];
+}
 
 /** The RC requester model (see the file comment for the rules and their sources). */
 export class RoceRcRequester {
@@ -173,7 +190,8 @@ export class RoceRcRequester {
     }
     const before = this.#complete(index - 1);
     if (s.kind === 'RNR_NAK') {
-      if (this.#rnrLeft === 0) return this.#fail('rnr-retry-exceeded', 'RNR_RETRY_EXC_ERR', before);
+      if (this.#rnrLeft === 0)
+        return this.#fail('rnr-retry-exceeded', RNR_RETRY_EXCEEDED_STATUS, before);
       if (this.#o.rnrRetry !== 7) this.#rnrLeft--;
       return { rule: 'rnr-nak-resend', completions: before, sent: this.#resend() };
     }

@@ -1,9 +1,11 @@
 /**
- * The transport rules of an InfiniBand / RoCEv2 RC responder, packet by packet: what the
- * packet tester (src/interop/tester/) expects a device to answer when the tester plays the
- * requester. The engine's Responder (../responder/) models the operations as iWARP
- * messages; this model adds what RoCE decides per packet (PSN, opcode sequence, lengths,
- * the responder resources of Reads and Atomics), as public sources cite the IBTA Vol. 1:
+ * The transport rules of an InfiniBand / RoCEv2 RC responder, packet by packet: the one
+ * RC responder of the engine. It gives what the packet tester (src/interop/tester/)
+ * expects a device to answer when the tester plays the requester, and the answers in the
+ * packets the suite predicts (../projection/roce-exchange.ts). The engine's Responder
+ * (../responder/) models the operations as iWARP messages; this model adds what RoCE
+ * decides per packet (PSN, opcode sequence, lengths, the responder resources of Reads and
+ * Atomics), as public sources cite the IBTA Vol. 1:
  *
  *   - header validation, §9.6: a bad ICRC (Annex A17.3.3), a reserved opcode, a QPN that
  *     is not this QP, or an opcode of another transport: silently dropped;
@@ -26,40 +28,59 @@
  *   - a Send or a Write with Immediate with no receive posted: RNR NAK carrying the
  *     responder's min_rnr_timer (§9.7.5.2.8, Table 45), the PSN is not consumed.
  *
+ * This file holds the transport rules only. The semantics (placement, R_Key / access /
+ * bounds, atomics, receive consumption) come from an {@link RcSemantics}
+ * (./rc-semantics.ts): for the tester one region over the engine's shared core
+ * (./rc-region.ts), for the suite the shared responder core's run of the scenario. The
+ * answers' shapes are ./rc-answers.ts, the PSN arithmetic ./psn.ts.
+ *
  * Deterministic, no I/O: the caller passes decoded packets and reads the answers and the
  * memory back.
  */
 
-import type { AethSyndrome } from '../../codec/roce/aeth.js';
+import type { AethNakCodeName, AethSyndrome } from '../../codec/roce/aeth.js';
 import { bthOpcodeInfo } from '../../codec/roce/opcodes.js';
 import type { RocePacket } from '../../codec/roce/packet.js';
+import { ArgumentError } from '../../errors.js';
+import { HALF_PSN_SPACE, PSN_SPACE, psnAdd, psnDistance } from './psn.js';
+import { ACK_SYNDROME, nakSyndrome, readResponseOpcode, rnrNakSyndrome } from './rc-answers.js';
+import { type RoceRegion, RoceRegionSemantics } from './rc-region.js';
+import {
+  isRefusal,
+  type RcRefusal,
+  type RcSemantics,
+  type RoceReceiveCompletion,
+} from './rc-semantics.js';
 
-/** PSN arithmetic is modulo 2^24 (IBTA §9.7.1). */
-const PSN_SPACE = 0x1000000;
-const HALF_PSN_SPACE = PSN_SPACE / 2;
+export { psnAdd, psnDistance } from './psn.js';
+export type { RoceRegion } from './rc-region.js';
+export type { RcRefusal, RcSemantics, RoceReceiveCompletion } from './rc-semantics.js';
 
-/** `a - b` modulo 2^24. */
-export function psnDistance(a: number, b: number): number {
-  return (a - b + PSN_SPACE) % PSN_SPACE;
-}
+/**
+ * The request families the responder executes (the BTH operation without FIRST / MIDDLE /
+ * LAST / ONLY and WITH_*: §9.4 SEND, RDMA WRITE, RDMA READ, the ATOMICs; IBTA 1.5 Annex
+ * A19 ATOMIC WRITE and FLUSH). Any other request opcode is answered NAK Invalid Request.
+ */
+export const RC_REQUEST_FAMILIES = [
+  'SEND',
+  'RDMA_WRITE',
+  'RDMA_READ_REQUEST',
+  'FETCH_ADD',
+  'COMPARE_SWAP',
+  'ATOMIC_WRITE',
+  'FLUSH',
+] as const;
+export type RcRequestFamily = (typeof RC_REQUEST_FAMILIES)[number];
 
-/** `psn + n` modulo 2^24. */
-export function psnAdd(psn: number, n: number): number {
-  return (psn + n) % PSN_SPACE;
+function isRequestFamily(family: string): family is RcRequestFamily {
+  return (RC_REQUEST_FAMILIES as readonly string[]).includes(family);
 }
 
 /** The QP states that matter to a responder (§10.3.1). */
 export type RoceQpState = 'RESET' | 'INIT' | 'RTR' | 'RTS' | 'ERR';
 
-/** The one memory region the tester targets. */
-export interface RoceRegion {
-  readonly virtualAddress: bigint;
-  readonly rKey: number;
-  /** The region's bytes (copied: the model keeps its own mirror). */
-  readonly contents: Uint8Array;
-}
-
-export interface RoceRcResponderOptions {
+/** The transport parameters of the responder QP. */
+export interface RoceRcTransportOptions {
   /** This (the device's) QPN. */
   readonly qpn: number;
   /** The requester's QPN, where answers go. */
@@ -72,12 +93,16 @@ export interface RoceRcResponderOptions {
   readonly minRnrTimer: number;
   /** Saved Read / Atomic results the responder keeps (max_dest_rd_atomic). */
   readonly maxDestRdAtomic: number;
+  readonly state?: RoceQpState;
+}
+
+/** The tester's responder: the transport over one region (./rc-region.ts). */
+export interface RoceRcResponderOptions extends RoceRcTransportOptions {
   readonly region: RoceRegion;
   /** Receive buffers posted, by length, in order. */
   readonly receives?: readonly number[];
   /** Whether the responder implements ATOMIC WRITE (IBTA 1.5). */
   readonly atomicWrite: boolean;
-  readonly state?: RoceQpState;
 }
 
 /** One answer the responder sends (a packet, in the terms of the codec's decoder). */
@@ -89,13 +114,6 @@ export interface RoceAnswer {
   /** Read Response payload / Atomic original value (hex, for the comparison). */
   readonly payloadHex?: string;
   readonly originalRemoteData?: bigint;
-}
-
-/** A receive completion the responder's verbs program sees. */
-export interface RoceReceiveCompletion {
-  readonly byteLength: number;
-  readonly immediateData: number | undefined;
-  readonly opcode: 'RECV' | 'RECV_RDMA_WITH_IMM';
 }
 
 /** What one packet did. */
@@ -120,11 +138,8 @@ interface SavedResult {
   readonly span: number;
 }
 
-const ACK: AethSyndrome = { kind: 'ACK', creditCount: 31 };
-
-function nak(code: 'PSN_SEQUENCE_ERROR' | 'INVALID_REQUEST' | 'REMOTE_ACCESS_ERROR'): AethSyndrome {
-  return { kind: 'NAK', code };
-}
+const ACK = ACK_SYNDROME;
+const nak = (code: AethNakCodeName): AethSyndrome => nakSyndrome(code);
 
 function hex(bytes: Uint8Array): string {
   return Buffer.from(bytes).toString('hex');
@@ -132,31 +147,42 @@ function hex(bytes: Uint8Array): string {
 
 /** The RC responder model (see the file comment for the rules and their sources). */
 export class RoceRcResponder {
-  readonly #o: RoceRcResponderOptions;
-  readonly #memory: Uint8Array;
-  readonly #receives: number[];
+  readonly #o: RoceRcTransportOptions;
+  readonly #semantics: RcSemantics;
+  /** Set when the semantics are the tester's region (postReceive goes there). */
+  readonly #region: RoceRegionSemantics | undefined;
   readonly #saved: SavedResult[] = [];
   #expected: number;
   #state: RoceQpState;
   #nakSent = false;
+  /** Messages completed (the MSN, §9.7.5.1.2: an AETH carries it; 24 bits). */
+  #msn = 0;
   /** The operation of the message in progress (after a FIRST), or undefined. */
   #inMessage: string | undefined;
   #messageOffset = 0;
   #messageLength = 0;
-  #messageVa = 0n;
 
-  constructor(options: RoceRcResponderOptions) {
+  /** The tester's responder: one region over the engine's shared core. */
+  constructor(options: RoceRcResponderOptions);
+  /** A responder whose semantics come from `semantics` (the suite's engine run). */
+  constructor(options: RoceRcTransportOptions, semantics: RcSemantics);
+  constructor(options: RoceRcTransportOptions | RoceRcResponderOptions, semantics?: RcSemantics) {
     this.#o = options;
-    // A copy: `contents` may be a Buffer, whose slice() is a view of the same memory.
-    this.#memory = Uint8Array.from(options.region.contents);
-    this.#receives = [...(options.receives ?? [])];
+    if (semantics === undefined) {
+      const o = options as RoceRcResponderOptions;
+      this.#region = new RoceRegionSemantics(o.region, o.receives ?? [], o.atomicWrite);
+      this.#semantics = this.#region;
+    } else {
+      this.#region = undefined;
+      this.#semantics = semantics;
+    }
     this.#expected = options.expectedPsn;
     this.#state = options.state ?? 'RTS';
   }
 
   /** The region's bytes as the model has them now. */
   get memory(): Uint8Array {
-    return this.#memory.slice();
+    return this.#semantics.memory;
   }
 
   get expectedPsn(): number {
@@ -167,9 +193,20 @@ export class RoceRcResponder {
     return this.#state;
   }
 
-  /** Posts a receive buffer of `length` bytes. */
+  /** Posts a receive buffer of `length` bytes (the tester's region semantics). */
   postReceive(length: number): void {
-    this.#receives.push(length);
+    if (this.#region === undefined)
+      throw new ArgumentError(
+        'engine',
+        'postReceive',
+        'this responder was given its semantics, which keep their own receives',
+      );
+    this.#region.postReceive(length);
+  }
+
+  /** The MSN: how many messages the responder completed (mod 2^24). */
+  get msn(): number {
+    return this.#msn;
   }
 
   /**
@@ -204,13 +241,24 @@ export class RoceRcResponder {
   }
 
   /** A NAK that ends the exchange: Invalid Request and Remote Access move the QP to ERR (§10.3.1). */
-  #fatal(
-    rule: string,
-    code: 'INVALID_REQUEST' | 'REMOTE_ACCESS_ERROR',
-    psn: number,
-  ): RoceResponderStep {
+  #fatal(rule: string, code: AethNakCodeName, psn: number): RoceResponderStep {
     this.#state = 'ERR';
     return answer('nak', rule, [this.#ackPacket(psn, nak(code))]);
+  }
+
+  #rnr(rule: string, psn: number): RoceResponderStep {
+    return answer('rnr', rule, [this.#ackPacket(psn, rnrNakSyndrome(this.#o.minRnrTimer))]);
+  }
+
+  /**
+   * What the semantics refused: a NAK of its class (the QP to ERR), an RNR NAK (the PSN
+   * not consumed, §9.7.5.2.8), or no answer (the QP to ERR: nothing more is executed).
+   */
+  #refused(refusal: RcRefusal, psn: number): RoceResponderStep {
+    if (refusal.answer === 'nak') return this.#fatal(refusal.rule, refusal.code, psn);
+    if (refusal.answer === 'rnr') return this.#rnr(refusal.rule, psn);
+    this.#state = 'ERR';
+    return dropped(refusal.rule);
   }
 
   #execute(p: RocePacket): RoceResponderStep {
@@ -227,6 +275,7 @@ export class RoceRcResponder {
       if (this.#inMessage !== family) return this.#fatal('opcode-sequence', 'INVALID_REQUEST', psn);
     } else if (this.#inMessage !== undefined)
       return this.#fatal('opcode-sequence', 'INVALID_REQUEST', psn);
+    if (!isRequestFamily(family)) return this.#fatal('unsupported-opcode', 'INVALID_REQUEST', psn);
     switch (family) {
       case 'RDMA_WRITE':
         return this.#write(p);
@@ -239,18 +288,11 @@ export class RoceRcResponder {
         return this.#atomic(p);
       case 'ATOMIC_WRITE':
         return this.#atomicWrite(p);
+      case 'FLUSH':
+        return this.#flush(p);
       default:
-        return this.#fatal('unsupported-opcode', 'INVALID_REQUEST', psn);
+        throw new TypeError(`unhandled request family ${String(family satisfies never)}`);
     }
-  }
-
-  /** R_Key and bounds (§9.7.5.2.8): the MR offset, or undefined. */
-  #target(va: bigint, rKey: number, length: number): number | undefined {
-    const r = this.#o.region;
-    if (rKey !== r.rKey) return undefined;
-    const offset = va - r.virtualAddress;
-    if (offset < 0n || offset + BigInt(length) > BigInt(r.contents.length)) return undefined;
-    return Number(offset);
   }
 
   #advance(n = 1): void {
@@ -258,20 +300,21 @@ export class RoceRcResponder {
     this.#nakSent = false;
   }
 
+  /** A message completed: the MSN counts it (§9.7.5.1.2), modulo 2^24 like a PSN. */
+  #completed(): void {
+    this.#msn = psnAdd(this.#msn, 1);
+  }
+
   #write(p: RocePacket): RoceResponderStep {
     const psn = p.bth.psn;
     const position = p.opcode.position;
     const withImmediate = p.opcode.operation.endsWith('WITH_IMMEDIATE');
-    if (withImmediate && this.#receives.length === 0)
-      return answer('rnr', 'no-receive', [
-        this.#ackPacket(psn, { kind: 'RNR_NAK', timer: this.#o.minRnrTimer }),
-      ]);
+    if (withImmediate && !this.#semantics.receiveReady()) return this.#rnr('no-receive', psn);
     if (position === 'first' || position === 'only') {
       const reth = p.headers.RETH;
       if (reth === undefined) return this.#fatal('opcode-sequence', 'INVALID_REQUEST', psn);
-      if (this.#target(reth.virtualAddress, reth.rKey, reth.dmaLength) === undefined)
-        return this.#fatal('remote-access', 'REMOTE_ACCESS_ERROR', psn);
-      this.#messageVa = reth.virtualAddress;
+      const refusal = this.#semantics.writeTarget(reth);
+      if (refusal !== undefined) return this.#refused(refusal, psn);
       this.#messageLength = reth.dmaLength;
       this.#messageOffset = 0;
     }
@@ -282,20 +325,20 @@ export class RoceRcResponder {
       return this.#fatal('length-mismatch', 'INVALID_REQUEST', psn);
     if (!last && p.payload.length !== this.#o.mtu)
       return this.#fatal('length-mismatch', 'INVALID_REQUEST', psn);
-    const at = Number(this.#messageVa - this.#o.region.virtualAddress) + this.#messageOffset;
-    this.#memory.set(p.payload, at);
+    this.#semantics.placeWrite(this.#messageOffset, p.payload);
     this.#messageOffset = end;
     this.#inMessage = last ? undefined : 'RDMA_WRITE';
     this.#advance();
+    if (last) this.#completed();
     const completions: RoceReceiveCompletion[] = [];
-    if (last && withImmediate) {
-      this.#receives.shift();
-      completions.push({
-        byteLength: this.#messageLength,
-        immediateData: p.headers.ImmDt?.immediateData,
-        opcode: 'RECV_RDMA_WITH_IMM',
-      });
-    }
+    if (last && withImmediate)
+      completions.push(
+        this.#semantics.consumeReceive({
+          byteLength: this.#messageLength,
+          immediateData: p.headers.ImmDt?.immediateData,
+          opcode: 'RECV_RDMA_WITH_IMM',
+        }),
+      );
     const answers = last || p.bth.ackRequest ? [this.#ackPacket(psn, ACK)] : [];
     return { outcome: 'executed', rule: 'write', answers, completions };
   }
@@ -303,50 +346,45 @@ export class RoceRcResponder {
   #send(p: RocePacket): RoceResponderStep {
     const psn = p.bth.psn;
     const position = p.opcode.position;
-    if ((position === 'first' || position === 'only') && this.#receives.length === 0)
-      return answer('rnr', 'no-receive', [
-        this.#ackPacket(psn, { kind: 'RNR_NAK', timer: this.#o.minRnrTimer }),
-      ]);
+    if ((position === 'first' || position === 'only') && !this.#semantics.receiveReady())
+      return this.#rnr('no-receive', psn);
     if (position === 'first' || position === 'only') this.#messageOffset = 0;
     const end = this.#messageOffset + p.payload.length;
     const last = position === 'last' || position === 'only';
     if (!last && p.payload.length !== this.#o.mtu)
       return this.#fatal('length-mismatch', 'INVALID_REQUEST', psn);
+    const refusal = last ? this.#semantics.sendRefusal() : undefined;
+    if (refusal !== undefined) return this.#refused(refusal, psn);
     this.#messageOffset = end;
     this.#inMessage = last ? undefined : 'SEND';
     this.#advance();
     const completions: RoceReceiveCompletion[] = [];
     if (last) {
-      this.#receives.shift();
-      completions.push({
-        byteLength: end,
-        immediateData: p.headers.ImmDt?.immediateData,
-        opcode: 'RECV',
-      });
+      this.#completed();
+      completions.push(
+        this.#semantics.consumeReceive({
+          byteLength: end,
+          immediateData: p.headers.ImmDt?.immediateData,
+          opcode: 'RECV',
+        }),
+      );
     }
     const answers = last || p.bth.ackRequest ? [this.#ackPacket(psn, ACK)] : [];
     return { outcome: 'executed', rule: 'send', answers, completions };
   }
 
-  #readAnswers(p: RocePacket): { answers: RoceAnswer[]; span: number } | undefined {
+  /** A Read's response packets (§9.7.5.1.5: PMTU-sized, one PSN each), or the refusal. */
+  #readAnswers(p: RocePacket): { answers: RoceAnswer[]; span: number } | RcRefusal | undefined {
     const reth = p.headers.RETH;
     if (reth === undefined) return undefined;
-    const offset = this.#target(reth.virtualAddress, reth.rKey, reth.dmaLength);
-    if (offset === undefined) return undefined;
-    const data = this.#memory.subarray(offset, offset + reth.dmaLength);
+    const result = this.#semantics.read(reth);
+    if (isRefusal(result)) return result;
+    const data = result.data;
     const span = Math.max(1, Math.ceil(data.length / this.#o.mtu));
     const answers: RoceAnswer[] = [];
     for (let i = 0; i < span; i++) {
-      const name =
-        span === 1
-          ? 'RC_RDMA_READ_RESPONSE_ONLY'
-          : i === 0
-            ? 'RC_RDMA_READ_RESPONSE_FIRST'
-            : i === span - 1
-              ? 'RC_RDMA_READ_RESPONSE_LAST'
-              : 'RC_RDMA_READ_RESPONSE_MIDDLE';
       answers.push({
-        opcode: name,
+        opcode: readResponseOpcode(i, span),
         psn: psnAdd(p.bth.psn, i),
         syndrome: ACK,
         payloadHex: hex(data.subarray(i * this.#o.mtu, (i + 1) * this.#o.mtu)),
@@ -363,9 +401,11 @@ export class RoceRcResponder {
   #read(p: RocePacket, duplicate: boolean): RoceResponderStep {
     const result = this.#readAnswers(p);
     if (result === undefined) return this.#fatal('remote-access', 'REMOTE_ACCESS_ERROR', p.bth.psn);
+    if (isRefusal(result)) return this.#refused(result, p.bth.psn);
     if (!duplicate) {
       this.#save({ psn: p.bth.psn, kind: 'read', packet: p, span: result.span });
       this.#advance(result.span);
+      this.#completed();
     }
     return {
       outcome: duplicate ? 'duplicate' : 'executed',
@@ -379,52 +419,48 @@ export class RoceRcResponder {
     const psn = p.bth.psn;
     const eth = p.headers.AtomicETH;
     if (eth === undefined) return this.#fatal('opcode-sequence', 'INVALID_REQUEST', psn);
-    if (eth.virtualAddress % 8n !== 0n)
-      return this.#fatal('atomic-misaligned', 'INVALID_REQUEST', psn);
-    const offset = this.#target(eth.virtualAddress, eth.rKey, 8);
-    if (offset === undefined) return this.#fatal('remote-access', 'REMOTE_ACCESS_ERROR', psn);
-    const view = new DataView(this.#memory.buffer, this.#memory.byteOffset + offset, 8);
-    // The responder's memory is host order; rxe runs on little-endian hosts.
-    const original = view.getBigUint64(0, true);
-    const next =
-      p.opcode.operation === 'FETCH_ADD'
-        ? BigInt.asUintN(64, original + eth.swapOrAddData)
-        : original === eth.compareData
-          ? eth.swapOrAddData
-          : original;
-    view.setBigUint64(0, next, true);
+    const kind = p.opcode.operation === 'FETCH_ADD' ? 'fetch-add' : 'cmp-swap';
+    const result = this.#semantics.atomic(kind, eth);
+    if (isRefusal(result)) return this.#refused(result, psn);
+    const { original } = result;
     this.#save({ psn, kind: 'atomic', packet: p, original, span: 1 });
-    this.#advance();
-    return {
-      outcome: 'executed',
-      rule: 'atomic',
-      answers: [
-        { opcode: 'RC_ATOMIC_ACKNOWLEDGE', psn, syndrome: ACK, originalRemoteData: original },
-      ],
-      completions: [],
-    };
+    return this.#executedOne('atomic', {
+      opcode: 'RC_ATOMIC_ACKNOWLEDGE',
+      psn,
+      syndrome: ACK,
+      originalRemoteData: original,
+    });
   }
 
   #atomicWrite(p: RocePacket): RoceResponderStep {
     const psn = p.bth.psn;
-    if (!this.#o.atomicWrite) return this.#fatal('unsupported-opcode', 'INVALID_REQUEST', psn);
+    if (!this.#semantics.atomicWriteSupported())
+      return this.#fatal('unsupported-opcode', 'INVALID_REQUEST', psn);
     const reth = p.headers.RETH;
     if (reth === undefined) return this.#fatal('opcode-sequence', 'INVALID_REQUEST', psn);
-    // oA19-28: exactly 8 bytes; o9-21: 8-byte aligned.
-    if (reth.dmaLength !== 8 || p.payload.length !== 8)
-      return this.#fatal('atomic-write-length', 'INVALID_REQUEST', psn);
-    if (reth.virtualAddress % 8n !== 0n)
-      return this.#fatal('atomic-misaligned', 'INVALID_REQUEST', psn);
-    const offset = this.#target(reth.virtualAddress, reth.rKey, 8);
-    if (offset === undefined) return this.#fatal('remote-access', 'REMOTE_ACCESS_ERROR', psn);
-    this.#memory.set(p.payload, offset);
+    const refusal = this.#semantics.atomicWrite(reth, p.payload);
+    if (refusal !== undefined) return this.#refused(refusal, psn);
+    return this.#executedOne('atomic-write', this.#ackPacket(psn, ACK));
+  }
+
+  /** A one-packet request executed: its PSN consumed, its message counted, one answer. */
+  #executedOne(rule: string, reply: RoceAnswer): RoceResponderStep {
     this.#advance();
-    return {
-      outcome: 'executed',
-      rule: 'atomic-write',
-      answers: [this.#ackPacket(psn, ACK)],
-      completions: [],
-    };
+    this.#completed();
+    return { outcome: 'executed', rule, answers: [reply], completions: [] };
+  }
+
+  /**
+   * FLUSH (IBTA 1.5 Annex A19): answered, once the requests before it are placed, by an
+   * RDMA READ Response ONLY without data (rxe_comp.c check_ack accepts it for IB_WR_FLUSH).
+   */
+  #flush(p: RocePacket): RoceResponderStep {
+    const psn = p.bth.psn;
+    const reth = p.headers.RETH;
+    if (reth === undefined) return this.#fatal('opcode-sequence', 'INVALID_REQUEST', psn);
+    const refusal = this.#semantics.flush(reth);
+    if (refusal !== undefined) return this.#refused(refusal, psn);
+    return this.#executedOne('flush', { opcode: 'RC_RDMA_READ_RESPONSE_ONLY', psn, syndrome: ACK });
   }
 
   #duplicate(p: RocePacket): RoceResponderStep {

@@ -19,14 +19,13 @@
  * diverges. The FetchAdds' own values stay exact: a repeated Atomic is answered from its
  * saved result, and RFC 7306 §7 executes Atomics once, in order.
  */
+import { maskedFetchAdd } from '../../engine/atomic/masked-arith.js';
 import { formatValue } from '../compare-format.js';
 import type { Outcome, Scenario } from '../scenario.js';
 import { DEFAULT_TARGET, workRequestsOf } from '../scenario.js';
 
 /** What a Read's field says when its value falls in its window. */
 export const IN_WINDOW = "its FetchAdd's word or a later FetchAdd's";
-
-const WORD = (1n << 64n) - 1n;
 
 /**
  * The words each Read may return, by work-request index, or undefined when the
@@ -46,7 +45,8 @@ export function readWindows(scenario: Scenario): Map<number, readonly bigint[]> 
   let word = scenario.initial;
   for (const op of ops)
     if (op.kind === 'ATOMIC_FETCH_AND_ADD') {
-      word = (word + (op.add ?? 0n)) & WORD;
+      // The engine's FetchAdd: the verbs one is RFC 7306's with Add Mask 0 (IBTA §9.4.5).
+      word = maskedFetchAdd(word, op.add ?? 0n, 0n);
       states.push(word);
     }
   const windows = new Map<number, readonly bigint[]>();
