@@ -25,7 +25,8 @@ import { decodeWorkCompletion, toWorkCompletion, type WorkCompletion } from './c
 import { VerbsArgumentError, VerbsError } from './errors.js';
 import type { Mr } from './mr.js';
 import { addon } from './native.js';
-import type { Qp, SendWr } from './qp.js';
+import type { Qp } from './qp.js';
+import type { SendWr } from './wr.js';
 
 /** Options of {@link Qp.prepareRoundTrip}. */
 export interface RoundTripOptions {
