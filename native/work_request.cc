@@ -28,6 +28,12 @@ void UnpackSges(const uint32_t *w, size_t at, uint32_t numSge, std::vector<ibv_s
   }
 }
 
+// The JS list of requests `v` (a VerbsArgumentError naming `wrs` unless an array).
+Napi::Array RequestList(Napi::Env env, const Napi::Value &v, const char *what) {
+  if (!v.IsArray()) ThrowArgument(env, "wrs", what);
+  return v.As<Napi::Array>();
+}
+
 // The object a JS list holds at `i`, or a VerbsArgumentError naming wrs[i].
 Napi::Object RequestAt(Napi::Env env, const Napi::Array &arr, uint32_t i, const char *what) {
   Napi::Value e = arr.Get(i);
@@ -79,8 +85,7 @@ void ReadBindInfo(Napi::Env env, const Napi::Value &v, ibv_mw_bind_info &out,
 // ---------------------------------------------------------------- receive
 
 void RecvChain::Parse(Napi::Env env, const Napi::Value &v) {
-  if (!v.IsArray()) ThrowArgument(env, "wrs", "expected an array of receive requests");
-  Napi::Array arr = v.As<Napi::Array>();
+  Napi::Array arr = RequestList(env, v, "expected an array of receive requests");
   uint32_t n = arr.Length();
   wrs.assign(n, ibv_recv_wr{});
   sges.assign(n, {});
@@ -123,8 +128,7 @@ void RecvChain::Check(Napi::Env env, const char *call, const std::string &device
 // ---------------------------------------------------------------- send
 
 void SendChain::Parse(Napi::Env env, const Napi::Value &v) {
-  if (!v.IsArray()) ThrowArgument(env, "wrs", "expected an array of work requests");
-  Napi::Array arr = v.As<Napi::Array>();
+  Napi::Array arr = RequestList(env, v, "expected an array of work requests");
   uint32_t n = arr.Length();
   wrs.assign(n, ibv_send_wr{});
   sges.assign(n, {});
@@ -176,8 +180,7 @@ void SendChain::Parse(Napi::Env env, const Napi::Value &v) {
 }
 
 void ParseExRequests(Napi::Env env, const Napi::Value &v, std::vector<ExRequest> &ps) {
-  if (!v.IsArray()) ThrowArgument(env, "wrs", "expected an array of work requests");
-  Napi::Array arr = v.As<Napi::Array>();
+  Napi::Array arr = RequestList(env, v, "expected an array of work requests");
   uint32_t n = arr.Length();
   ps = std::vector<ExRequest>(n);
   for (uint32_t i = 0; i < n; i++) {
