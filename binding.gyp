@@ -10,6 +10,8 @@
         "native/mr.cc",
         "native/cq.cc",
         "native/qp.cc",
+        "native/qp_post.cc",
+        "native/work_request.cc",
         "native/fd_watcher.cc",
         "native/cm.cc",
         "native/ah.cc",

@@ -394,51 +394,6 @@ uint32_t ReadU32Prop(const Napi::Object &o, const char *key, uint32_t fallback,
 uint64_t ReadU64Prop(const Napi::Object &o, const char *key, uint64_t fallback);
 bool ReadBoolProp(const Napi::Object &o, const char *key, bool fallback);
 
-/// Reads a JS SGE list ([{ addr, length, lkey }]) into `out` (undefined: none).
-void ReadSges(const Napi::Value &v, std::vector<ibv_sge> &out);
-
-/// A receive list parsed from JS ([{ wrId, sgList }]), linked for ibv_post_recv or
-/// ibv_post_srq_recv (the vectors own what the requests point into: never copied).
-struct RecvChain {
-  std::vector<ibv_recv_wr> wrs;
-  std::vector<std::vector<ibv_sge>> sges;
-  void Parse(Napi::Env env, const Napi::Value &v);
-  /// Reads `count` requests packed as recv_word / sge_word from `words` (info[0]) and links
-  /// them; reuses this chain's vectors, so a chain kept per queue allocates nothing once
-  /// grown. Checks every length before anything is posted.
-  void Unpack(Napi::Env env, const Napi::Value &words, const Napi::Value &count);
-  /// postRecvPacked(words, count) of a QP or an SRQ: Unpack, then `post(first, &bad)`
-  /// (ibv_post_recv or ibv_post_srq_recv), a refusal thrown as Check does.
-  template <typename Post>
-  void PostPacked(Napi::Env env, const Napi::CallbackInfo &info, const char *call,
-                  const std::string &device, Post post) {
-    Unpack(env, info[0], info[1]);
-    if (wrs.empty()) return;
-    ibv_recv_wr *bad = nullptr;
-    Check(env, call, device, post(wrs.data(), &bad), bad);
-  }
-  /// postRecvCopies(words, count) of an SRQ: the one request packed in `words`, linked
-  /// `count` times (wr_id counting up from its own, every copy on its SGE list), then
-  /// `post(first, &bad)` as PostPacked.
-  template <typename Post>
-  void PostCopies(Napi::Env env, const Napi::CallbackInfo &info, const char *call,
-                  const std::string &device, Post post) {
-    uint32_t count = ReadU32(info[1], "count", 0xffff);
-    if (count == 0) ThrowArgument(env, "count", "must be at least 1");
-    Unpack(env, info[0], Napi::Number::New(env, 1));
-    const ibv_recv_wr first = wrs[0];
-    wrs.assign(count, first);
-    for (uint32_t i = 0; i < count; i++) {
-      wrs[i].wr_id = first.wr_id + i;
-      wrs[i].next = i + 1 < count ? &wrs[i + 1] : nullptr;
-    }
-    ibv_recv_wr *bad = nullptr;
-    Check(env, call, device, post(wrs.data(), &bad), bad);
-  }
-  /// Throws the VerbsError of a refused post (`ret` != 0), naming the refused request.
-  void Check(Napi::Env env, const char *call, const std::string &device, int ret, ibv_recv_wr *bad);
-};
-
 /// A uint64 as a JS bigint.
 inline Napi::Value U64(Napi::Env env, uint64_t v) { return Napi::BigInt::New(env, v); }
 

@@ -2,54 +2,19 @@
 // for the ibv_wr_* path), state transitions (ibv_modify_qp from a typed attribute
 // object), query, and posting (ibv_post_send / ibv_wr_* / ibv_post_recv), each post
 // list with a single doorbell. QPs made by rdma_create_qp are adopted (NewCmQpObject).
-#include <arpa/inet.h>
-
-#include <functional>
+// The requests themselves are read in work_request.cc and posted by qp_post.cc.
 #include <map>
+#include <memory>
 #include <vector>
 
 #include "bound_call.h"
 #include "clock.h"
+#include "qp_post.h"
 #include "resource.h"
-#include "flush.h"
 
 namespace rdma_interop {
 
 namespace {
-
-struct QpHandle : ResourceHandle {
-  static constexpr Rank kRank = Rank::kQp;
-  ibv_qp *qp = nullptr;
-  ibv_qp_ex *qpx = nullptr;  // non-null when created for the ibv_wr_* API
-  uint64_t sendOps = 0;      // the IBV_QP_EX_WITH_* flags it was created with
-  PdPtr pd;
-  CqPtr sendCq, recvCq;
-  CmIdPtr cmId;  // set when rdma_cm owns the QP (destroyed with rdma_destroy_qp)
-  SrqPtr srq;    // set when it receives through an SRQ
-  int Destroy() override {
-    if (qp == nullptr) return 0;
-    int ret = 0;
-    if (cmId) {
-      rdma_destroy_qp(cmId->id);
-      cmId->hasQp = false;
-    } else {
-      ret = ibv_destroy_qp(qp);
-    }
-    if (ret == 0) qp = nullptr;
-    return ret;
-  }
-  bool Live() const override { return qp != nullptr; }
-  /// Listed by its PD, CQs and cm_id, which release it first when they close with cascade.
-  void Register(const std::shared_ptr<QpHandle> &self) {
-    device = pd->device;
-    pd->children.Add(self);
-    sendCq->children.Add(self);
-    if (recvCq != sendCq) recvCq->children.Add(self);
-    if (cmId) cmId->children.Add(self);
-    if (srq) srq->children.Add(self);
-  }
-  ~QpHandle() override { Destroy(); }
-};
 
 // Every IBV_QP_EX_WITH_* flag the RC ibv_wr_* path may use; the provider refuses the
 // ones it lacks (EOPNOTSUPP / EINVAL), which the caller sees as a typed error.
@@ -57,122 +22,6 @@ constexpr uint64_t kRcSendOps = IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_
                                 IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM |
                                 IBV_QP_EX_WITH_RDMA_READ | IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP |
                                 IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD;
-
-// Whether the ibv_wr_* builder for `opcode` exists on this extended QP.
-bool ExOpAvailable(const ibv_qp_ex *q, uint64_t ops, uint32_t opcode) {
-  switch (opcode) {
-    case IBV_WR_RDMA_WRITE: return (ops & IBV_QP_EX_WITH_RDMA_WRITE) && q->wr_rdma_write;
-    case IBV_WR_RDMA_WRITE_WITH_IMM:
-      return (ops & IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM) && q->wr_rdma_write_imm;
-    case IBV_WR_SEND: return (ops & IBV_QP_EX_WITH_SEND) && q->wr_send;
-    case IBV_WR_SEND_WITH_IMM: return (ops & IBV_QP_EX_WITH_SEND_WITH_IMM) && q->wr_send_imm;
-    case IBV_WR_RDMA_READ: return (ops & IBV_QP_EX_WITH_RDMA_READ) && q->wr_rdma_read;
-    case IBV_WR_ATOMIC_CMP_AND_SWP:
-      return (ops & IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP) && q->wr_atomic_cmp_swp;
-    case IBV_WR_ATOMIC_FETCH_AND_ADD:
-      return (ops & IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD) && q->wr_atomic_fetch_add;
-    case IBV_WR_ATOMIC_WRITE: return (ops & IBV_QP_EX_WITH_ATOMIC_WRITE) && q->wr_atomic_write;
-    case flush::kWrFlush: return flush::Available(q, ops);
-    case IBV_WR_LOCAL_INV: return (ops & IBV_QP_EX_WITH_LOCAL_INV) && q->wr_local_inv;
-    case IBV_WR_BIND_MW: return (ops & IBV_QP_EX_WITH_BIND_MW) && q->wr_bind_mw;
-    case IBV_WR_SEND_WITH_INV: return (ops & IBV_QP_EX_WITH_SEND_WITH_INV) && q->wr_send_inv;
-    default: return false;
-  }
-}
-
-}  // namespace
-
-void ReadSges(const Napi::Value &v, std::vector<ibv_sge> &out) {
-  if (v.IsUndefined()) return;
-  if (!v.IsArray()) ThrowArgument(v.Env(), "sgList", "must be an array");
-  Napi::Array arr = v.As<Napi::Array>();
-  for (uint32_t i = 0; i < arr.Length(); i++) {
-    Napi::Value e = arr.Get(i);
-    if (!e.IsObject()) ThrowArgument(v.Env(), "sgList[" + std::to_string(i) + "]", "an SGE must be an object");
-    Napi::Object o = e.As<Napi::Object>();
-    ibv_sge s{};
-    s.addr = ReadU64(o.Get("addr"), "sge.addr");
-    s.length = ReadU32(o.Get("length"), "sge.length");
-    s.lkey = ReadU32(o.Get("lkey"), "sge.lkey");
-    out.push_back(s);
-  }
-}
-
-void RecvChain::Parse(Napi::Env env, const Napi::Value &v) {
-  if (!v.IsArray()) ThrowArgument(env, "wrs", "expected an array of receive requests");
-  Napi::Array arr = v.As<Napi::Array>();
-  uint32_t n = arr.Length();
-  wrs.assign(n, ibv_recv_wr{});
-  sges.assign(n, {});
-  for (uint32_t i = 0; i < n; i++) {
-    Napi::Value e = arr.Get(i);
-    if (!e.IsObject()) ThrowArgument(env, "wrs[" + std::to_string(i) + "]", "a receive request must be an object");
-    Napi::Object o = e.As<Napi::Object>();
-    wrs[i].wr_id = ReadU64(o.Get("wrId"), "wrId");
-    ReadSges(o.Get("sgList"), sges[i]);
-  }
-  for (uint32_t i = 0; i < n; i++) {
-    wrs[i].sg_list = sges[i].empty() ? nullptr : sges[i].data();
-    wrs[i].num_sge = static_cast<int>(sges[i].size());
-    wrs[i].next = i + 1 < n ? &wrs[i + 1] : nullptr;
-  }
-}
-
-// { mr, addr, length, access } -> ibv_mw_bind_info; `keep` holds the MR until posted.
-void ReadBindInfo(Napi::Env env, const Napi::Value &v, ibv_mw_bind_info &out,
-                  std::vector<std::shared_ptr<ResourceHandle>> &keep) {
-  if (!v.IsObject()) ThrowArgument(env, "bind", "must be { mr, addr, length, access }");
-  Napi::Object o = v.As<Napi::Object>();
-  MrRef mr = MrRefFromJs(o.Get("mr"), "ibv_bind_mw");
-  keep.push_back(mr.owner);
-  out.mr = mr.mr;
-  out.addr = ReadU64(o.Get("addr"), "bind.addr");
-  out.length = ReadU64(o.Get("length"), "bind.length");
-  out.mw_access_flags = ReadU32(o.Get("access"), "bind.access");
-}
-
-void RecvChain::Unpack(Napi::Env env, const Napi::Value &v, const Napi::Value &countValue) {
-  if (!v.IsTypedArray() || v.As<Napi::TypedArray>().TypedArrayType() != napi_uint32_array)
-    ThrowArgument(env, "words", "postRecvPacked needs a Uint32Array");
-  auto words = v.As<Napi::Uint32Array>();
-  const uint32_t *w = words.Data();
-  size_t len = words.ElementLength();
-  uint32_t n = ReadU32(countValue, "count", 0xffff);
-  wrs.assign(n, ibv_recv_wr{});
-  if (sges.size() < n) sges.resize(n);
-  size_t at = 0;
-  for (uint32_t i = 0; i < n; i++) {
-    if (len < at + recv_word::kCount) ThrowArgument(env, "words", "shorter than the count of requests it should hold");
-    uint32_t numSge = w[at + recv_word::kNumSge];
-    if ((len - at - recv_word::kCount) / sge_word::kCount < numSge)
-      ThrowArgument(env, "words", "an SGE count runs past the end");
-    std::memcpy(&wrs[i].wr_id, w + at + recv_word::kWrId, sizeof wrs[i].wr_id);
-    std::vector<ibv_sge> &list = sges[i];
-    list.resize(numSge);
-    for (uint32_t k = 0; k < numSge; k++) {
-      size_t s = at + recv_word::kCount + k * sge_word::kCount;
-      std::memcpy(&list[k].addr, w + s + sge_word::kAddr, sizeof list[k].addr);
-      list[k].length = w[s + sge_word::kLength];
-      list[k].lkey = w[s + sge_word::kLkey];
-    }
-    at += recv_word::kCount + static_cast<size_t>(numSge) * sge_word::kCount;
-  }
-  for (uint32_t i = 0; i < n; i++) {
-    wrs[i].sg_list = sges[i].empty() ? nullptr : sges[i].data();
-    wrs[i].num_sge = static_cast<int>(sges[i].size());
-    wrs[i].next = i + 1 < n ? &wrs[i + 1] : nullptr;
-  }
-}
-
-void RecvChain::Check(Napi::Env env, const char *call, const std::string &device, int ret,
-                      ibv_recv_wr *bad) {
-  if (ret == 0) return;
-  long index = bad != nullptr ? bad - wrs.data() : 0;
-  ThrowVerbs(env, call, device, ret > 0 ? ret : -ret,
-             "receive request #" + std::to_string(index) + " refused", static_cast<int>(index));
-}
-
-namespace {
 
 class Qp : public Resource<Qp, QpHandle> {
  public:
@@ -274,15 +123,7 @@ class Qp : public Resource<Qp, QpHandle> {
   Napi::Value CmOwned(const Napi::CallbackInfo &info) {
     return Napi::Boolean::New(info.Env(), handle_ && handle_->cmId != nullptr);
   }
-  Napi::Value Cap(const Napi::CallbackInfo &info) {
-    Napi::Object o = Napi::Object::New(info.Env());
-    o.Set("maxSendWr", cap_.max_send_wr);
-    o.Set("maxRecvWr", cap_.max_recv_wr);
-    o.Set("maxSendSge", cap_.max_send_sge);
-    o.Set("maxRecvSge", cap_.max_recv_sge);
-    o.Set("maxInlineData", cap_.max_inline_data);
-    return o;
-  }
+  Napi::Value Cap(const Napi::CallbackInfo &info) { return CapObject(info.Env(), cap_); }
 
   // modify(attr, mask): the mask is computed by the TS layer from the same table
   // (src/verbs/qp-attr.ts) that names the fields; here every present field is read.
@@ -403,131 +244,6 @@ class Qp : public Resource<Qp, QpHandle> {
     return Napi::Number::New(env, mw->mw->rkey);
   }
 
-  // A parsed chain of legacy send requests (the SGE vectors own the memory sg_list
-  // points into, so the struct must not be copied after Link()).
-  struct SendChain {
-    std::vector<ibv_send_wr> wrs;
-    std::vector<std::vector<ibv_sge>> sges;
-    std::vector<AhPtr> ahs;  // UD destinations, alive as long as the chain
-    std::vector<std::shared_ptr<ResourceHandle>> keep;  // BIND_MW's window and MR
-    void Link() {
-      for (size_t i = 0; i < wrs.size(); i++) {
-        wrs[i].sg_list = sges[i].empty() ? nullptr : sges[i].data();
-        wrs[i].num_sge = static_cast<int>(sges[i].size());
-        wrs[i].next = i + 1 < wrs.size() ? &wrs[i + 1] : nullptr;
-      }
-    }
-  };
-
-  static void ParseSendChain(Napi::Env env, const Napi::Value &v, SendChain &chain) {
-    if (!v.IsArray()) ThrowArgument(env, "wrs", "expected an array of work requests");
-    Napi::Array arr = v.As<Napi::Array>();
-    uint32_t n = arr.Length();
-    chain.wrs.assign(n, ibv_send_wr{});
-    chain.sges.assign(n, {});
-    for (uint32_t i = 0; i < n; i++) {
-      Napi::Value e = arr.Get(i);
-      if (!e.IsObject()) ThrowArgument(env, "wrs[" + std::to_string(i) + "]", "a work request must be an object");
-      Napi::Object o = e.As<Napi::Object>();
-      ibv_send_wr &wr = chain.wrs[i];
-      wr.wr_id = ReadU64(o.Get("wrId"), "wrId");
-      wr.opcode = static_cast<ibv_wr_opcode>(ReadU32(o.Get("opcode"), "opcode", 255));
-      wr.send_flags = ReadU32Prop(o, "sendFlags", 0);
-      ReadSges(o.Get("sgList"), chain.sges[i]);
-      wr.imm_data = htonl(ReadU32Prop(o, "immData", 0));  // the wire carries it big-endian
-      switch (wr.opcode) {
-        case IBV_WR_ATOMIC_CMP_AND_SWP:
-        case IBV_WR_ATOMIC_FETCH_AND_ADD:
-          wr.wr.atomic.remote_addr = ReadU64Prop(o, "remoteAddr", 0);
-          wr.wr.atomic.rkey = ReadU32Prop(o, "rkey", 0);
-          wr.wr.atomic.compare_add = ReadU64Prop(o, "compareAdd", 0);
-          wr.wr.atomic.swap = ReadU64Prop(o, "swap", 0);
-          break;
-        case IBV_WR_LOCAL_INV:
-        case IBV_WR_SEND_WITH_INV:
-          // invalidate_rkey shares its union with imm_data (host order, not on the wire as is).
-          wr.invalidate_rkey = ReadU32Prop(o, "invalidateRkey", 0);
-          break;
-        case IBV_WR_BIND_MW: {
-          MwPtr mw = MwFromJs(o.Get("mw"), "ibv_post_send");
-          chain.keep.push_back(mw);
-          wr.bind_mw.mw = mw->mw;
-          wr.bind_mw.rkey = ReadU32(o.Get("bindRkey"), "bindRkey");
-          ReadBindInfo(env, o.Get("bindInfo"), wr.bind_mw.bind_info, chain.keep);
-          break;
-        }
-        default:
-          wr.wr.rdma.remote_addr = ReadU64Prop(o, "remoteAddr", 0);
-          wr.wr.rdma.rkey = ReadU32Prop(o, "rkey", 0);
-          break;
-      }
-      Napi::Value ah = o.Get("ah");
-      if (!ah.IsUndefined()) {
-        // UD: the union's ud member replaces rdma/atomic (SEND and SEND_WITH_IMM only).
-        AhPtr handle = AhFromJs(ah, "ibv_post_send");
-        chain.ahs.push_back(handle);
-        wr.wr.ud.ah = handle->ah;
-        wr.wr.ud.remote_qpn = ReadU32Prop(o, "remoteQpn", 0, 0xffffff);
-        wr.wr.ud.remote_qkey = ReadU32Prop(o, "remoteQkey", 0);
-      }
-    }
-    chain.Link();
-  }
-
-  // Inline requests make the provider copy from the SGE addresses in this process: each
-  // must lie in a live MR of the QP's PD, else a wrong address would crash the process.
-  // Returns the index of the first bad request, or -1.
-  static long FirstBadInline(const std::shared_ptr<QpHandle> &h, size_t n,
-                             const std::function<uint32_t(size_t)> &flags,
-                             const std::function<const std::vector<ibv_sge> &(size_t)> &sges,
-                             size_t *badSge) {
-    for (size_t i = 0; i < n; i++)
-      if ((flags(i) & IBV_SEND_INLINE) != 0 && !InlineSgesRegistered(*h->pd, sges(i), badSge))
-        return static_cast<long>(i);
-    return -1;
-  }
-
-  [[noreturn]] void ThrowBadInline(Napi::Env env, const char *call, long index, size_t sge) {
-    ThrowVerbs(env, call, device_, EINVAL,
-               "work request #" + std::to_string(index) + ": inline sgList[" + std::to_string(sge) +
-                   "] is not inside a registered MR of this QP's PD",
-               static_cast<int>(index));
-  }
-
-  void PostChain(Napi::Env env, const std::shared_ptr<QpHandle> &h, SendChain &chain) {
-    if (chain.wrs.empty()) return;
-    // A prepared chain outlives nothing it points at: an AH released by its PD's
-    // cascading close would be a dangling pointer in the provider.
-    for (const AhPtr &ah : chain.ahs)
-      if (ah->ah == nullptr) ThrowClosed(env, "ibv_post_send", device_, "an address handle of the list");
-    size_t badSge = 0;
-    long badInline = FirstBadInline(
-        h, chain.wrs.size(), [&](size_t i) { return chain.wrs[i].send_flags; },
-        [&](size_t i) -> const std::vector<ibv_sge> & { return chain.sges[i]; }, &badSge);
-    if (badInline >= 0) {
-      // As a provider refusing request #k does: the requests before it are posted.
-      if (badInline > 0) {
-        chain.wrs[badInline - 1].next = nullptr;
-        ibv_send_wr *bad = nullptr;
-        int ret = ibv_post_send(h->qp, chain.wrs.data(), &bad);
-        chain.wrs[badInline - 1].next = &chain.wrs[badInline];
-        if (ret != 0) {
-          long index = bad != nullptr ? bad - chain.wrs.data() : 0;
-          ThrowVerbs(env, "ibv_post_send", device_, ret > 0 ? ret : -ret,
-                     "work request #" + std::to_string(index) + " refused", static_cast<int>(index));
-        }
-      }
-      ThrowBadInline(env, "ibv_post_send", badInline, badSge);
-    }
-    ibv_send_wr *bad = nullptr;
-    int ret = ibv_post_send(h->qp, chain.wrs.data(), &bad);
-    if (ret != 0) {
-      long index = bad != nullptr ? bad - chain.wrs.data() : 0;
-      ThrowVerbs(env, "ibv_post_send", device_, ret > 0 ? ret : -ret,
-                 "work request #" + std::to_string(index) + " refused", static_cast<int>(index));
-    }
-  }
-
   // postSend(wrs): one ibv_post_send for the whole chain (one doorbell). Throws a
   // VerbsError whose message names the index of the refused request; the requests
   // before it were posted (that is what the verbs contract says).
@@ -535,8 +251,8 @@ class Qp : public Resource<Qp, QpHandle> {
     Napi::Env env = info.Env();
     auto h = Handle("ibv_post_send");
     SendChain chain;
-    ParseSendChain(env, info[0], chain);
-    PostChain(env, h, chain);
+    chain.Parse(env, info[0]);
+    PostSendChain(env, *h, device_, chain);
     return env.Undefined();
   }
 
@@ -546,7 +262,7 @@ class Qp : public Resource<Qp, QpHandle> {
     Napi::Env env = info.Env();
     Handle("ibv_post_send");
     auto chain = std::make_unique<SendChain>();
-    ParseSendChain(env, info[0], *chain);
+    chain->Parse(env, info[0]);
     uint32_t id = nextPrepared_++;
     prepared_.emplace(id, std::move(chain));
     return Napi::Number::New(env, id);
@@ -557,7 +273,7 @@ class Qp : public Resource<Qp, QpHandle> {
     auto h = Handle("ibv_post_send");
     auto it = prepared_.find(ReadU32(info[0], "id"));
     if (it == prepared_.end()) ThrowVerbs(env, "ibv_post_send", device_, EINVAL, "no such prepared chain");
-    PostChain(env, h, *it->second);
+    PostSendChain(env, *h, device_, *it->second);
     return env.Undefined();
   }
 
@@ -566,135 +282,18 @@ class Qp : public Resource<Qp, QpHandle> {
     return info.Env().Undefined();
   }
 
-  // One request of the ibv_wr_* path, parsed before anything is started.
-  struct ExRequest {
-    uint64_t wrId, remoteAddr, compareAdd, swap;
-    uint32_t opcode, flags, rkey, imm;
-    std::vector<ibv_sge> sges;
-    uint64_t atomicValue;
-    uint64_t flushLength;
-    uint32_t flushType, flushLevel;
-    // LOCAL_INV / SEND_WITH_INV / BIND_MW (object path only; postPacked leaves them unset).
-    uint32_t invalidateRkey, bindRkey;
-    MwPtr mw;
-    ibv_mw_bind_info bindInfo;
-    std::vector<std::shared_ptr<ResourceHandle>> keep;  // BIND_MW's MR, alive until posted
-  };
-
   // postSendEx(wrs): the ibv_wr_* path (ibv_wr_start .. ibv_wr_complete), extended QPs only.
   Napi::Value PostSendEx(const Napi::CallbackInfo &info) {
     Napi::Env env = info.Env();
     auto h = Handle("ibv_wr_complete");
     if (h->qpx == nullptr)
       ThrowVerbs(env, "ibv_wr_start", device_, EOPNOTSUPP, "the QP was not created as extended");
-    if (!info[0].IsArray()) ThrowArgument(env, "wrs", "expected an array of work requests");
-    Napi::Array arr = info[0].As<Napi::Array>();
-    uint32_t n = arr.Length();
     // Parse everything first so a bad argument never leaves a half-built batch.
-    std::vector<ExRequest> ps(n);
-    for (uint32_t i = 0; i < n; i++) {
-      Napi::Value v = arr.Get(i);
-      if (!v.IsObject()) ThrowArgument(env, "wrs[" + std::to_string(i) + "]", "a work request must be an object");
-      Napi::Object o = v.As<Napi::Object>();
-      ExRequest &p = ps[i];
-      p.wrId = ReadU64(o.Get("wrId"), "wrId");
-      p.opcode = ReadU32(o.Get("opcode"), "opcode", 255);
-      p.flags = ReadU32Prop(o, "sendFlags", 0);
-      p.remoteAddr = ReadU64Prop(o, "remoteAddr", 0);
-      p.rkey = ReadU32Prop(o, "rkey", 0);
-      p.compareAdd = ReadU64Prop(o, "compareAdd", 0);
-      p.swap = ReadU64Prop(o, "swap", 0);
-      p.imm = ReadU32Prop(o, "immData", 0);
-      p.atomicValue = ReadU64Prop(o, "atomicValue", 0);
-      p.flushLength = ReadU64Prop(o, "flushLength", 0);
-      p.flushType = ReadU32Prop(o, "flushType", flush::kPlacementGlobal);
-      p.flushLevel = ReadU32Prop(o, "flushLevel", flush::kSelectivityRange);
-      if (p.flushType > 0xff || p.flushLevel > 0xff)
-        ThrowArgument(env, "wrs[" + std::to_string(i) + "]", "flushType and flushLevel must fit in 8 bits");
-      ReadSges(o.Get("sgList"), p.sges);
-      p.invalidateRkey = ReadU32Prop(o, "invalidateRkey", 0);
-      p.bindRkey = 0;
-      p.bindInfo = ibv_mw_bind_info{};
-      if (p.opcode == IBV_WR_BIND_MW) {
-        p.mw = MwFromJs(o.Get("mw"), "ibv_wr_bind_mw");
-        p.bindRkey = ReadU32(o.Get("bindRkey"), "bindRkey");
-        ReadBindInfo(env, o.Get("bindInfo"), p.bindInfo, p.keep);
-      }
-    }
-    PostEx(env, h, ps, n);
+    std::vector<ExRequest> ps;
+    ParseExRequests(env, info[0], ps);
+    PostExRequests(env, *h, device_, ps, static_cast<uint32_t>(ps.size()));
     return env.Undefined();
   }
-
-  // The first n requests of ps through ibv_wr_start .. ibv_wr_complete: all or nothing.
-  void PostEx(Napi::Env env, const std::shared_ptr<QpHandle> &h, std::vector<ExRequest> &ps, uint32_t n) {
-    if (n == 0) return;
-    ibv_qp_ex *q = h->qpx;
-    // An op the QP was not created for has no builder (a NULL function pointer in the
-    // provider): refuse the whole list before starting it, never call through NULL.
-    for (uint32_t i = 0; i < n; i++) {
-      if (!ExOpAvailable(q, h->sendOps, ps[i].opcode))
-        ThrowVerbs(env, "ibv_wr_start", device_, EOPNOTSUPP,
-                   "work request #" + std::to_string(i) + ": opcode " + std::to_string(ps[i].opcode) +
-                       " is not among this QP's send_ops_flags",
-                   static_cast<int>(i));
-    }
-    // All or nothing on this path: a bad inline request refuses the whole list.
-    size_t badSge = 0;
-    long badInline = FirstBadInline(
-        h, n,
-        [&](size_t i) {
-          return ps[i].opcode == IBV_WR_ATOMIC_WRITE || ps[i].opcode == flush::kWrFlush ? 0u : ps[i].flags;
-        },
-        [&](size_t i) -> const std::vector<ibv_sge> & { return ps[i].sges; }, &badSge);
-    if (badInline >= 0) ThrowBadInline(env, "ibv_wr_set_inline_data_list", badInline, badSge);
-    ibv_wr_start(q);
-    for (uint32_t i = 0; i < n; i++) {
-      ExRequest &p = ps[i];
-      q->wr_id = p.wrId;
-      q->wr_flags = p.flags & ~static_cast<unsigned>(IBV_SEND_INLINE);
-      switch (p.opcode) {
-        case IBV_WR_RDMA_WRITE: ibv_wr_rdma_write(q, p.rkey, p.remoteAddr); break;
-        case IBV_WR_RDMA_WRITE_WITH_IMM: ibv_wr_rdma_write_imm(q, p.rkey, p.remoteAddr, htonl(p.imm)); break;
-        case IBV_WR_SEND: ibv_wr_send(q); break;
-        case IBV_WR_SEND_WITH_IMM: ibv_wr_send_imm(q, htonl(p.imm)); break;
-        case IBV_WR_RDMA_READ: ibv_wr_rdma_read(q, p.rkey, p.remoteAddr); break;
-        case IBV_WR_ATOMIC_CMP_AND_SWP:
-          ibv_wr_atomic_cmp_swp(q, p.rkey, p.remoteAddr, p.compareAdd, p.swap);
-          break;
-        case IBV_WR_ATOMIC_FETCH_AND_ADD:
-          ibv_wr_atomic_fetch_add(q, p.rkey, p.remoteAddr, p.compareAdd);
-          break;
-        case IBV_WR_ATOMIC_WRITE:
-          // The provider copies the 8 bytes into the WQE now (host order in memory).
-          ibv_wr_atomic_write(q, p.rkey, p.remoteAddr, &p.atomicValue);
-          break;
-        case flush::kWrFlush:
-          // IBTA 1.5 FLUSH: no local data; ExOpAvailable checked the 45+ layout.
-          flush::Post(q, p.rkey, p.remoteAddr, static_cast<size_t>(p.flushLength),
-                      static_cast<uint8_t>(p.flushType), static_cast<uint8_t>(p.flushLevel));
-          break;
-        case IBV_WR_LOCAL_INV: ibv_wr_local_inv(q, p.invalidateRkey); break;
-        case IBV_WR_SEND_WITH_INV: ibv_wr_send_inv(q, p.invalidateRkey); break;
-        case IBV_WR_BIND_MW: ibv_wr_bind_mw(q, p.mw->mw, p.bindRkey, &p.bindInfo); break;
-        default:
-          break;  // unreachable: ExOpAvailable refused it above
-      }
-      // Atomic Write carries its payload itself; Flush, LOCAL_INV and BIND_MW have none.
-      if (p.opcode == IBV_WR_ATOMIC_WRITE || p.opcode == flush::kWrFlush ||
-          p.opcode == IBV_WR_LOCAL_INV || p.opcode == IBV_WR_BIND_MW)
-        continue;
-      if (p.flags & IBV_SEND_INLINE) {
-        std::vector<ibv_data_buf> bufs;
-        for (const ibv_sge &s : p.sges)
-          bufs.push_back({reinterpret_cast<void *>(static_cast<uintptr_t>(s.addr)), s.length});
-        ibv_wr_set_inline_data_list(q, bufs.size(), bufs.data());
-      } else {
-        ibv_wr_set_sge_list(q, p.sges.size(), p.sges.data());
-      }
-    }
-    CheckIbv(env, "ibv_wr_complete", device_, ibv_wr_complete(q));
-  }
-
 
   // postPacked(words, count, ex): `count` requests packed by the TS layer (send_word /
   // sge_word, common.h) into `words`, posted with one doorbell through ibv_post_send or,
@@ -757,79 +356,8 @@ class Qp : public Resource<Qp, QpHandle> {
     auto h = Handle(ex ? "ibv_wr_complete" : "ibv_post_send");
     if (ex && h->qpx == nullptr)
       ThrowVerbs(env, "ibv_wr_start", device_, EOPNOTSUPP, "the QP was not created as extended");
-    auto u64At = [&](size_t at) {
-      uint64_t v;
-      std::memcpy(&v, w + at, sizeof v);
-      return v;
-    };
     // Read and check every request before posting any (nothing half-applied on bad input).
-    if (ex) {
-      if (exScratch_.size() < n) exScratch_.resize(n);
-    } else {
-      scratch_.wrs.assign(n, ibv_send_wr{});
-      if (scratch_.sges.size() < n) scratch_.sges.resize(n);
-      scratch_.ahs.clear();
-    }
-    size_t at = 0;
-    for (uint32_t i = 0; i < n; i++) {
-      using namespace send_word;
-      if (len < at + kCount) ThrowArgument(env, "words", "shorter than the count of requests it should hold");
-      const uint32_t *r = w + at;
-      uint32_t numSge = r[kNumSge];
-      if (r[kOpcode] > 255) ThrowArgument(env, "wrs[" + std::to_string(i) + "].opcode", "must be in [0, 255]");
-      // The window ops carry objects (the MW, the bound MR) the words cannot: they go
-      // through postSend / postSendEx, never here (a NULL window would crash the provider).
-      if (r[kOpcode] == IBV_WR_BIND_MW || r[kOpcode] == IBV_WR_LOCAL_INV || r[kOpcode] == IBV_WR_SEND_WITH_INV)
-        ThrowArgument(env, "wrs[" + std::to_string(i) + "].opcode", "BIND_MW, LOCAL_INV and SEND_WITH_INV are not packed");
-      if ((len - at - kCount) / sge_word::kCount < numSge)
-        ThrowArgument(env, "words", "an SGE count runs past the end");
-      std::vector<ibv_sge> &sges = ex ? exScratch_[i].sges : scratch_.sges[i];
-      sges.resize(numSge);
-      for (uint32_t k = 0; k < numSge; k++) {
-        size_t s = at + kCount + k * sge_word::kCount;
-        sges[k].addr = u64At(s + sge_word::kAddr);
-        sges[k].length = w[s + sge_word::kLength];
-        sges[k].lkey = w[s + sge_word::kLkey];
-      }
-      if (ex) {
-        ExRequest &p = exScratch_[i];
-        p.wrId = u64At(at + kWrId);
-        p.opcode = r[kOpcode];
-        p.flags = r[kSendFlags];
-        p.remoteAddr = u64At(at + kRemoteAddr);
-        p.rkey = r[kRkey];
-        p.compareAdd = u64At(at + kCompareAdd);
-        p.swap = u64At(at + kSwap);
-        p.imm = r[kImmData];
-        p.atomicValue = u64At(at + kAtomicValue);
-        p.flushLength = u64At(at + kFlushLength);
-        p.flushType = r[kFlushType];
-        p.flushLevel = r[kFlushLevel];
-        // The packed set has no window ops: drop what an earlier object-path use left.
-        p.invalidateRkey = 0;
-        p.bindRkey = 0;
-        p.mw.reset();
-        p.keep.clear();
-        if (p.flushType > 0xff || p.flushLevel > 0xff)
-          ThrowArgument(env, "wrs[" + std::to_string(i) + "]", "flushType and flushLevel must fit in 8 bits");
-      } else {
-        ibv_send_wr &wr = scratch_.wrs[i];
-        wr.wr_id = u64At(at + kWrId);
-        wr.opcode = static_cast<ibv_wr_opcode>(r[kOpcode]);
-        wr.send_flags = r[kSendFlags];
-        wr.imm_data = htonl(r[kImmData]);  // the wire carries it big-endian
-        if (wr.opcode == IBV_WR_ATOMIC_CMP_AND_SWP || wr.opcode == IBV_WR_ATOMIC_FETCH_AND_ADD) {
-          wr.wr.atomic.remote_addr = u64At(at + kRemoteAddr);
-          wr.wr.atomic.rkey = r[kRkey];
-          wr.wr.atomic.compare_add = u64At(at + kCompareAdd);
-          wr.wr.atomic.swap = u64At(at + kSwap);
-        } else {
-          wr.wr.rdma.remote_addr = u64At(at + kRemoteAddr);
-          wr.wr.rdma.rkey = r[kRkey];
-        }
-      }
-      at += kCount + static_cast<size_t>(numSge) * sge_word::kCount;
-    }
+    size_t at = UnpackSendWords(env, w, len, n, ex, scratch_, exScratch_);
     // The two words after the last request, when the array has them, take the post's
     // time stamp (f64 microseconds, FastClock: the TSC, as a round trip's postedAt and
     // perftest's post stamps), written just before the doorbell.
@@ -839,10 +367,10 @@ class Qp : public Resource<Qp, QpHandle> {
       std::memcpy(w + at, &us, sizeof us);
     }
     if (ex) {
-      PostEx(env, h, exScratch_, n);
+      PostExRequests(env, *h, device_, exScratch_, n);
     } else {
       scratch_.Link();
-      PostChain(env, h, scratch_);
+      PostSendChain(env, *h, device_, scratch_);
     }
   }
 

@@ -2,6 +2,7 @@
 // ibv_modify_srq and ibv_query_srq. QPs created on it are its children (they close
 // first: ibv_destroy_srq refuses while a QP uses the SRQ).
 #include "resource.h"
+#include "work_request.h"
 
 namespace rdma_interop {
 

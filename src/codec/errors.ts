@@ -4,7 +4,8 @@
  * writing anything, so nothing is half-encoded.
  */
 
-import { RdmaInteropError } from '../errors.js';
+import { nameText } from '../arguments.js';
+import { RdmaInteropError, UnknownNameError } from '../errors.js';
 
 /** The protocol layer a field belongs to. */
 export type CodecLayer =
@@ -71,4 +72,19 @@ export function decoded<T>(value: T): DecodeResult<T> {
 
 export function failed<T>(error: DecodeError): DecodeResult<T> {
   return { ok: false, error };
+}
+
+/**
+ * The row of `rows` whose key (`keyOf`) is `name`, or an UnknownNameError naming `kind`
+ * and listing every key (the lookup convention of the codec's tables).
+ */
+export function rowNamed<T>(
+  rows: readonly T[],
+  keyOf: (row: T) => string,
+  name: unknown,
+  kind: string,
+): T {
+  const row = rows.find((r) => keyOf(r) === name);
+  if (row === undefined) throw new UnknownNameError('codec', kind, nameText(name), rows.map(keyOf));
+  return row;
 }

@@ -83,19 +83,9 @@ export {
 export { incRkey, type Mw, type MwBind, type MwBindRequest } from './mw.js';
 export type { Ah, Pd, QpOptions } from './pd.js';
 export type { PreparedRecv } from './prepared-recv.js';
+export type { PreparedSend } from './prepared-send.js';
 export { type DeviceCapabilities, probeCapabilities } from './probe.js';
-export type {
-  MwBindOptions,
-  PostPath,
-  PreparedSend,
-  Qp,
-  QpInfo,
-  RawSge,
-  RecvWr,
-  SendOpcode,
-  SendWr,
-  UdDestination,
-} from './qp.js';
+export type { Qp, QpInfo } from './qp.js';
 export type { AddressVector, Grh, QpAttr, QpStateName } from './qp-attr.js';
 export {
   type RepeatOptions,
@@ -104,3 +94,12 @@ export {
   VerbsCompletionError,
 } from './round-trip.js';
 export type { Srq, SrqAttr, SrqModify, SrqOptions } from './srq.js';
+export type {
+  MwBindOptions,
+  PostPath,
+  RawSge,
+  RecvWr,
+  SendOpcode,
+  SendWr,
+  UdDestination,
+} from './wr.js';

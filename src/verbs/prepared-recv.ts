@@ -9,8 +9,8 @@ import { describeValue } from '../arguments.js';
 import type { NativeSrq } from '../native/bindings.js';
 import { VerbsArgumentError, VerbsError } from './errors.js';
 import type { Resource } from './lifetime.js';
-import type { RecvWr } from './qp.js';
 import { RecvPacker } from './recv-packer.js';
+import type { RecvWr } from './wr.js';
 
 /** Copies one `post` takes at most (the addon's bound: one list per call). */
 export const MAX_RECV_COPIES = 0xffff;

@@ -5,7 +5,6 @@
  * polled (unsignaled requests retire with the next signaled one, in send-queue order).
  */
 
-import { describeValue } from '../arguments.js';
 import {
   flagNames,
   MTU,
@@ -15,101 +14,34 @@ import {
   type QpType,
   SEND_FLAGS,
 } from '../ibverbs/constants.js';
-import { ACCESS_FLAGS, QP_STATE, WC_OPCODE, WR_OPCODE, type WrOpcode } from '../ibverbs/index.js';
+import { ACCESS_FLAGS, QP_STATE, WC_OPCODE } from '../ibverbs/index.js';
 import type {
   NativeAhAttrQuery,
   NativeQp,
   NativeQpQuery,
   NativeSendWr,
-  NativeSge,
 } from '../native/bindings.js';
 import type { CmId } from './cm.js';
 import { type WorkCompletion, wrIdOf } from './completion.js';
 import type { CompletionSink, Cq } from './cq.js';
 import { VerbsArgumentError, VerbsError } from './errors.js';
-import { FLUSH_PLACEMENT, FLUSH_SELECTIVITY, type FlushSpec } from './flush.js';
 import { Resource } from './lifetime.js';
-import type { Access, RemoteRef, Sge } from './mr.js';
-import { incRkey, type Mw, type MwBind, type MwBindRequest, nativeBindInfo } from './mw.js';
-import type { Ah, Pd } from './pd.js';
+import type { Access } from './mr.js';
+import { type Mw, nativeBindInfo } from './mw.js';
+import type { Pd } from './pd.js';
+import { PreparedSend } from './prepared-send.js';
 import { type AddressVector, type QpAttr, type QpStateName, toNativeQpAttr } from './qp-attr.js';
 import { type PackedRecv, RecvPacker } from './recv-packer.js';
 import { RoundTrip, type RoundTripOptions } from './round-trip.js';
 import { SendPacker } from './send-packer.js';
+import { applyBinds, blankSendWr, checkMw, refuseBindMw, toNativeSend } from './send-wr.js';
+import { KeepList, SgeScratch, u64 } from './sge.js';
 import type { Srq } from './srq.js';
+import type { InFlight, MwBindOptions, PostPath, RecvWr, SendWr } from './wr.js';
 
-/** A work-request opcode name (the C name without `IBV_WR_`), e.g. `'ATOMIC_FETCH_AND_ADD'`. */
-export type SendOpcode = WrOpcode;
-
-/**
- * An SGE given by raw address and key: no bounds check and no keep-alive (tests only).
- * Refused with `inline` (the provider would copy from that address in this process).
- */
-export interface RawSge {
-  readonly addr: bigint;
-  readonly length: number;
-  readonly lkey: number;
-}
-
-/** A send work request. */
-export interface SendWr {
-  /** Echoed in the completion; auto-numbered when absent. */
-  readonly wrId?: bigint;
-  readonly opcode: SendOpcode;
-  readonly sgList?: readonly (Sge | RawSge)[];
-  /** Ask for a completion (default true). */
-  readonly signaled?: boolean;
-  readonly solicited?: boolean;
-  readonly fence?: boolean;
-  /** Copy the payload into the WQE at post time. */
-  readonly inline?: boolean;
-  /** SEND_WITH_IMM / RDMA_WRITE_WITH_IMM: the 32-bit value (sent big-endian). */
-  readonly immData?: number;
-  /** RDMA and atomic operations: the target. */
-  readonly remote?: RemoteRef;
-  /** FETCH_AND_ADD: the addend. */
-  readonly add?: bigint;
-  /** CMP_AND_SWP: the compare value. */
-  readonly compare?: bigint;
-  /** CMP_AND_SWP: the swap value. */
-  readonly swap?: bigint;
-  /** ATOMIC_WRITE (extended path): the 8-byte value. */
-  readonly atomicValue?: bigint;
-  /** FLUSH (extended path, rdma-core >= 45, QP created with `flush`): what to flush. */
-  readonly flush?: FlushSpec;
-  /** UD QPs (SEND / SEND_WITH_IMM, legacy path): where the datagram goes. */
-  readonly ud?: UdDestination;
-  /** BIND_MW: the type 2 window, where it goes and its new rkey. */
-  readonly bind?: MwBindRequest;
-  /**
-   * LOCAL_INV, SEND_WITH_INV: the rkey to invalidate, or the type 2 window whose
-   * current rkey it is.
-   */
-  readonly invalidateRkey?: number | Mw;
-}
-
-/** Options of {@link Qp.bindMw}: where the type 1 window goes, and its request. */
-export interface MwBindOptions extends MwBind {
-  readonly wrId?: bigint;
-  /** Ask for a completion (BIND_MW, default true). */
-  readonly signaled?: boolean;
-}
-
-/** The destination of a UD send. */
-export interface UdDestination {
-  readonly ah: Ah;
-  readonly remoteQpn: number;
-  readonly remoteQkey: number;
-}
-
-/** A receive work request. */
-export interface RecvWr {
-  readonly wrId?: bigint;
-  readonly sgList?: readonly (Sge | RawSge)[];
-}
-
-/** Which posting API to use. */
-export type PostPath = 'legacy' | 'ex';
+export type { PreparedSend } from './prepared-send.js';
+// The request types moved to wr.ts; named here too for the importers of this module.
+export type { PostPath, RawSge, SendWr } from './wr.js';
 
 /**
  * `ibv_query_qp` with every attribute, raw (as `struct ibv_qp_attr` and
@@ -145,205 +77,6 @@ function avOf(a: NativeAhAttrQuery): AddressVector {
     staticRate: a.staticRate,
     port: a.portNum,
     ...(a.isGlobal ? { grh: { ...a.grh } } : {}),
-  };
-}
-
-interface InFlight {
-  readonly wrId: bigint;
-  readonly signaled: boolean;
-  /** What the request needs until it completes (MRs, a UD address handle). */
-  readonly keep: readonly Resource[];
-}
-
-const U64_MAX = (1n << 64n) - 1n;
-
-/** `enum ibv_wr_opcode` by name, own names only. */
-const SEND_OPCODE_CODES: ReadonlyMap<string, number> = new Map(Object.entries(WR_OPCODE));
-
-/** @internal a u64 argument, checked. */
-export function u64(name: string, v: unknown): bigint {
-  if (typeof v !== 'bigint' || v < 0n || v > U64_MAX)
-    throw new VerbsArgumentError(name, 'must be a bigint in [0, 2^64 - 1]');
-  return v;
-}
-
-function u32(name: string, v: unknown): number {
-  if (typeof v !== 'number' || !Number.isInteger(v) || v < 0 || v > 0xffffffff)
-    throw new VerbsArgumentError(name, 'must be an integer in [0, 2^32 - 1]');
-  return v;
-}
-
-function isRawSge(s: Sge | RawSge): s is RawSge {
-  return typeof (s as RawSge).addr === 'bigint';
-}
-
-/** @internal validates SGEs and collects the MRs to keep alive (QPs and SRQs). */
-export function nativeSges(
-  list: readonly (Sge | RawSge)[] | undefined,
-  keep: KeepSink,
-  inline = false,
-): NativeSge[] {
-  if (list === undefined) return [];
-  if (!Array.isArray(list)) throw new VerbsArgumentError('sgList', 'must be an array');
-  const out: NativeSge[] = new Array(list.length);
-  for (let i = 0; i < list.length; i++) out[i] = nativeSge(list[i], i, keep, inline);
-  return out;
-}
-
-/** @internal one SGE of {@link nativeSges}, checked; its MR goes to `keep`. */
-export function nativeSge(
-  s: Sge | RawSge | undefined,
-  i: number,
-  keep: KeepSink,
-  inline: boolean,
-): NativeSge {
-  const out: MutableSge = { addr: 0n, length: 0, lkey: 0 };
-  sgeInto(s, i, keep, inline, out);
-  return out;
-}
-
-/** @internal a checked SGE as the packers write it (one reused per packer). */
-export interface MutableSge {
-  addr: bigint;
-  length: number;
-  lkey: number;
-}
-
-/**
- * @internal checks one SGE into `out` (the packers reuse one: no object per SGE); its MR
- * goes to `keep`.
- */
-export function sgeInto(
-  s: Sge | RawSge | undefined,
-  i: number,
-  keep: KeepSink,
-  inline: boolean,
-  out: MutableSge,
-): void {
-  if (typeof s !== 'object' || s === null)
-    throw new VerbsArgumentError(`sgList[${i}]`, 'must be an object');
-  if (isRawSge(s)) {
-    if (inline)
-      throw new VerbsArgumentError(
-        `sgList[${i}]`,
-        'inline data must come from an Mr (a raw address is refused with inline)',
-      );
-    out.addr = u64('sge.addr', s.addr);
-    out.length = u32('sge.length', s.length);
-    out.lkey = u32('sge.lkey', s.lkey);
-    return;
-  }
-  const mr = s.mr;
-  if (mr === undefined || typeof mr !== 'object' || !('native' in mr))
-    throw new VerbsArgumentError(`sgList[${i}].mr`, 'must be an Mr (register the Buffer first)');
-  if (mr.closed)
-    throw new VerbsError('EBADF', 9, 'ibv_post_send', undefined, `sgList[${i}] uses a closed MR`);
-  const offset = s.offset ?? 0;
-  if (!Number.isInteger(offset) || offset < 0)
-    throw new VerbsArgumentError(`sgList[${i}].offset`, 'must be a non-negative integer');
-  const length = s.length ?? mr.length - offset;
-  if (!Number.isInteger(length) || length < 0)
-    throw new VerbsArgumentError(`sgList[${i}].length`, 'must be a non-negative integer');
-  if (offset + length > mr.length)
-    throw new VerbsArgumentError(
-      `sgList[${i}]`,
-      `[${offset}, ${offset + length}) runs past the end of the MR (length ${mr.length})`,
-    );
-  keep.push(mr);
-  out.addr = offset === 0 ? mr.addr : mr.addr + BigInt(offset);
-  out.length = length;
-  out.lkey = mr.lkey;
-}
-
-/** @internal where a check collects what a request keeps alive while in flight. */
-export interface KeepSink {
-  push(resource: Resource): unknown;
-}
-
-const NO_KEEP: readonly Resource[] = Object.freeze([]);
-
-/**
- * @internal a reused KeepSink: `take()` copies what was collected at its size (the shared
- * empty list when nothing was). A fresh `[]` per request reserves 17 slots on its first
- * push (about 150 bytes, per request and per SGE list), and an array emptied with
- * `length = 0` drops its store, so this one keeps a count instead.
- */
-export class KeepList implements KeepSink {
-  readonly #items: (Resource | undefined)[] = [];
-  #n = 0;
-
-  push(resource: Resource): void {
-    this.#items[this.#n++] = resource;
-  }
-
-  take(): readonly Resource[] {
-    const n = this.#n;
-    if (n === 0) return NO_KEEP;
-    if (n === 1) {
-      // The everyday request keeps one MR: a literal, cheaper than a slice.
-      const only = this.#items[0] as Resource;
-      this.#items[0] = undefined;
-      this.#n = 0;
-      return [only];
-    }
-    const out = this.#items.slice(0, n) as Resource[];
-    // Drop the references: the scratch must not keep the last request's MRs reachable.
-    for (let i = 0; i < n; i++) this.#items[i] = undefined;
-    this.#n = 0;
-    return out;
-  }
-}
-
-/**
- * @internal a reused SGE list for one request at a time ({@link nativeSges} without an
- * array and an object per SGE per post): `fill` checks `list` into it and returns it.
- */
-export class SgeScratch {
-  readonly #pool: MutableSge[] = [];
-  #list: MutableSge[] = [];
-
-  fill(list: readonly (Sge | RawSge)[] | undefined, keep: KeepSink, inline: boolean): NativeSge[] {
-    if (list !== undefined && !Array.isArray(list))
-      throw new VerbsArgumentError('sgList', 'must be an array');
-    const n = list === undefined ? 0 : list.length;
-    // Made at its size, and again only when a request has another SGE count.
-    if (this.#list.length !== n) this.#list = new Array(n);
-    for (let i = 0; i < n; i++) {
-      let sge = this.#pool[i];
-      if (sge === undefined) {
-        sge = { addr: 0n, length: 0, lkey: 0 };
-        this.#pool[i] = sge;
-      }
-      sgeInto((list as readonly (Sge | RawSge)[])[i], i, keep, inline, sge);
-      this.#list[i] = sge;
-    }
-    return this.#list;
-  }
-}
-
-/** A send request with every field present, to be filled by `Qp.#toNativeSend`. */
-function blankSendWr(): NativeSendWr {
-  return {
-    wrId: 0n,
-    opcode: 0,
-    sendFlags: 0,
-    sgList: [],
-    immData: undefined,
-    remoteAddr: undefined,
-    rkey: undefined,
-    compareAdd: undefined,
-    swap: undefined,
-    atomicValue: undefined,
-    flushLength: undefined,
-    flushType: undefined,
-    flushLevel: undefined,
-    invalidateRkey: undefined,
-    mw: undefined,
-    bindRkey: undefined,
-    bindInfo: undefined,
-    ah: undefined,
-    remoteQpn: undefined,
-    remoteQkey: undefined,
   };
 }
 
@@ -470,7 +203,7 @@ export class Qp extends Resource<NativeQp> implements CompletionSink {
    * request instead (VerbsArgumentError here).
    */
   bindMw(mw: Mw, bind: MwBindOptions): number {
-    const native = this.#checkMw(mw, 1, 'mw');
+    const native = checkMw(mw, 1, 'mw', this.#device);
     const keep: Resource[] = [mw];
     const info = nativeBindInfo(bind, keep, 'bind');
     const wrId = bind.wrId === undefined ? this.#nextWrId++ : u64('wrId', bind.wrId);
@@ -481,141 +214,6 @@ export class Qp extends Resource<NativeQp> implements CompletionSink {
     this.track([entry]);
     mw.setRkey(rkey);
     return rkey;
-  }
-
-  // A window of `type`, open, of this QP's PD.
-  #checkMw(mw: Mw, type: 1 | 2, field: string): Mw['native'] {
-    if (typeof mw !== 'object' || mw === null || !('native' in mw) || !('setRkey' in mw))
-      throw new VerbsArgumentError(field, 'must be an Mw (pd.allocMw)');
-    if (mw.closed)
-      throw new VerbsError('EBADF', 9, 'ibv_bind_mw', this.#device, `${field} is closed`);
-    if (mw.type !== type)
-      throw new VerbsArgumentError(
-        field,
-        type === 1
-          ? 'a type 2 window is bound by a BIND_MW work request (postSend), not by bindMw'
-          : 'a type 1 window is bound by qp.bindMw (ibv_bind_mw), not by a work request',
-      );
-    return mw.native;
-  }
-
-  // The checked request; whether it is signaled is in its sendFlags (or sq_sig_all).
-  #toNativeSend(
-    wr: SendWr,
-    keep: KeepSink,
-    native: NativeSendWr = blankSendWr(),
-    sges?: SgeScratch,
-  ): NativeSendWr {
-    if (typeof wr !== 'object' || wr === null)
-      throw new VerbsArgumentError('wr', 'a work request must be an object');
-    // By own name only (a lookup in WR_OPCODE itself would take 'toString' from its
-    // prototype), and without String() of the value (an object's throwing toString).
-    const name = wr.opcode;
-    const opcode = typeof name === 'string' ? SEND_OPCODE_CODES.get(name) : undefined;
-    if (opcode === undefined)
-      throw new VerbsArgumentError('opcode', `unknown opcode ${describeValue(name)}`);
-    const wrId = wr.wrId === undefined ? this.#nextWrId++ : u64('wrId', wr.wrId);
-    const signaled = wr.signaled ?? true;
-    const sendFlags =
-      (signaled ? SEND_FLAGS.SIGNALED : 0) |
-      (wr.solicited ? SEND_FLAGS.SOLICITED : 0) |
-      (wr.fence ? SEND_FLAGS.FENCE : 0) |
-      (wr.inline ? SEND_FLAGS.INLINE : 0);
-    // Every field present (undefined when absent: the addon reads that as absent), so that
-    // every request has one shape and the code reading them stays monomorphic; a reused
-    // request has every field reset.
-    native.wrId = wrId;
-    native.opcode = opcode;
-    native.sendFlags = sendFlags;
-    native.sgList =
-      sges === undefined
-        ? nativeSges(wr.sgList, keep, wr.inline === true)
-        : sges.fill(wr.sgList, keep, wr.inline === true);
-    native.immData = undefined;
-    native.remoteAddr = undefined;
-    native.rkey = undefined;
-    native.compareAdd = undefined;
-    native.swap = undefined;
-    native.atomicValue = undefined;
-    native.flushLength = undefined;
-    native.flushType = undefined;
-    native.flushLevel = undefined;
-    native.invalidateRkey = undefined;
-    native.mw = undefined;
-    native.bindRkey = undefined;
-    native.bindInfo = undefined;
-    native.ah = undefined;
-    native.remoteQpn = undefined;
-    native.remoteQkey = undefined;
-    if (wr.immData !== undefined) native.immData = u32('immData', wr.immData);
-    if (wr.remote !== undefined) {
-      native.remoteAddr = u64('remote.addr', wr.remote.addr);
-      native.rkey = u32('remote.rkey', wr.remote.rkey);
-    }
-    if (wr.add !== undefined) native.compareAdd = u64('add', wr.add);
-    if (wr.compare !== undefined) native.compareAdd = u64('compare', wr.compare);
-    if (wr.swap !== undefined) native.swap = u64('swap', wr.swap);
-    if (wr.atomicValue !== undefined) native.atomicValue = u64('atomicValue', wr.atomicValue);
-    if (wr.flush !== undefined) {
-      native.flushLength = u64('flush.length', wr.flush.length);
-      const placement = FLUSH_PLACEMENT[wr.flush.placement ?? 'GLOBAL'];
-      const selectivity = FLUSH_SELECTIVITY[wr.flush.selectivity ?? 'RANGE'];
-      if (placement === undefined)
-        throw new VerbsArgumentError('flush.placement', `unknown '${String(wr.flush.placement)}'`);
-      if (selectivity === undefined)
-        throw new VerbsArgumentError(
-          'flush.selectivity',
-          `unknown '${String(wr.flush.selectivity)}'`,
-        );
-      native.flushType = placement;
-      native.flushLevel = selectivity;
-    }
-    if (wr.opcode === 'BIND_MW') {
-      const bind = wr.bind;
-      if (typeof bind !== 'object' || bind === null)
-        throw new VerbsArgumentError(
-          'bind',
-          'BIND_MW needs bind: { mw, mr, addr?, length?, access }',
-        );
-      native.mw = this.#checkMw(bind.mw, 2, 'bind.mw');
-      native.bindRkey =
-        bind.rkey === undefined ? incRkey(bind.mw.rkey) : u32('bind.rkey', bind.rkey);
-      native.bindInfo = nativeBindInfo(bind, keep, 'bind');
-      keep.push(bind.mw);
-    } else if (wr.bind !== undefined) {
-      throw new VerbsArgumentError(
-        'bind',
-        `only a BIND_MW request binds (not ${String(wr.opcode)})`,
-      );
-    }
-    if (wr.opcode === 'LOCAL_INV' || wr.opcode === 'SEND_WITH_INV') {
-      const target = wr.invalidateRkey;
-      if (typeof target === 'object' && target !== null) {
-        this.#checkMw(target, 2, 'invalidateRkey');
-        native.invalidateRkey = target.rkey;
-      } else if (target === undefined) {
-        throw new VerbsArgumentError('invalidateRkey', `${wr.opcode} needs the rkey to invalidate`);
-      } else {
-        native.invalidateRkey = u32('invalidateRkey', target);
-      }
-    } else if (wr.invalidateRkey !== undefined) {
-      throw new VerbsArgumentError(
-        'invalidateRkey',
-        `only LOCAL_INV and SEND_WITH_INV invalidate (not ${String(wr.opcode)})`,
-      );
-    }
-    if (wr.ud !== undefined) {
-      const ah = wr.ud.ah;
-      if (typeof ah !== 'object' || ah === null || !('native' in ah))
-        throw new VerbsArgumentError('ud.ah', 'must be an Ah (Pd.createAh)');
-      if (ah.closed)
-        throw new VerbsError('EBADF', 9, 'ibv_post_send', this.#device, 'ud.ah is closed');
-      native.ah = ah.native;
-      native.remoteQpn = u32('ud.remoteQpn', wr.ud.remoteQpn);
-      native.remoteQkey = u32('ud.remoteQkey', wr.ud.remoteQkey);
-      keep.push(ah);
-    }
-    return native;
   }
 
   #signaled(native: NativeSendWr): boolean {
@@ -645,7 +243,7 @@ export class Qp extends Resource<NativeQp> implements CompletionSink {
   }
 
   #convert(wr: SendWr): { native: NativeSendWr; entry: InFlight } {
-    const native = this.#toNativeSend(wr, this.#keep);
+    const native = toNativeSend(wr, this.#keep, this.#takeWrId, this.#device);
     const entry = { wrId: native.wrId, signaled: this.#signaled(native), keep: this.#keep.take() };
     return { native, entry };
   }
@@ -729,7 +327,14 @@ export class Qp extends Resource<NativeQp> implements CompletionSink {
     let native: NativeSendWr;
     this.#scratchBusy = true;
     try {
-      native = this.#toNativeSend(wr, keep, this.#scratch, this.#scratchSges);
+      native = toNativeSend(
+        wr,
+        keep,
+        this.#takeWrId,
+        this.#device,
+        this.#scratch,
+        this.#scratchSges,
+      );
     } catch (e) {
       keep.take(); // what the refused request collected is not kept
       throw e;
@@ -786,7 +391,12 @@ export class Qp extends Resource<NativeQp> implements CompletionSink {
       throw new VerbsArgumentError('options', 'must be an object');
     refuseBindMw(wr);
     const keep: Resource[] = [];
-    const native = this.#toNativeSend({ ...wr, wrId: RoundTrip.wrIdFor(wr), signaled: true }, keep);
+    const native = toNativeSend(
+      { ...wr, wrId: RoundTrip.wrIdFor(wr), signaled: true },
+      keep,
+      this.#takeWrId,
+      this.#device,
+    );
     return new RoundTrip(this, wr, keep, native, options);
   }
 
@@ -895,92 +505,5 @@ export class Qp extends Resource<NativeQp> implements CompletionSink {
   /** The device name (for messages). */
   get device(): string {
     return this.#device;
-  }
-}
-
-const SEND_LIST_OF = (wrs: SendWr | readonly SendWr[]): readonly SendWr[] =>
-  Array.isArray(wrs) ? (wrs as readonly SendWr[]) : [wrs as SendWr];
-
-/** A posted BIND_MW gave its window the rkey it carried (the first `count` requests). */
-// (No array or closure per call: this runs for every postSend.)
-function applyBinds(wrs: SendWr | readonly SendWr[], natives: NativeSendWr[], count: number): void {
-  for (let i = 0; i < count; i++) {
-    const rkey = natives[i]?.bindRkey;
-    if (rkey === undefined) continue;
-    const wr = Array.isArray(wrs) ? (wrs as readonly SendWr[])[i] : (wrs as SendWr);
-    wr?.bind?.mw.setRkey(rkey);
-  }
-}
-
-/** A BIND_MW changes its window's rkey each time: posted with postSend only. */
-function refuseBindMw(wrs: SendWr | readonly SendWr[]): void {
-  if (SEND_LIST_OF(wrs).some((wr) => typeof wr === 'object' && wr?.opcode === 'BIND_MW'))
-    throw new VerbsArgumentError(
-      'opcode',
-      'a BIND_MW request gives its window a new rkey each time: post it with postSend',
-    );
-}
-
-/** A send list parsed once by {@link Qp.prepare}; `post()` rings one doorbell for it. */
-export class PreparedSend {
-  readonly #qp: Qp;
-  readonly #id: number;
-  readonly #entries: readonly InFlight[];
-  readonly #track: (entries: readonly InFlight[]) => void;
-  #released = false;
-
-  /** @internal */
-  constructor(
-    qp: Qp,
-    id: number,
-    entries: readonly InFlight[],
-    track: (e: readonly InFlight[]) => void,
-  ) {
-    this.#qp = qp;
-    this.#id = id;
-    this.#entries = entries;
-    this.#track = track;
-  }
-
-  /** The wrIds of the list. */
-  get wrIds(): bigint[] {
-    return this.#entries.map((e) => e.wrId);
-  }
-
-  /** `ibv_post_send` of the whole list. EBADF if released or if one of its MRs was closed. */
-  post(): void {
-    if (this.#released)
-      throw new VerbsError(
-        'EBADF',
-        9,
-        'ibv_post_send',
-        this.#qp.device,
-        'the prepared list was released',
-      );
-    for (const e of this.#entries)
-      for (const mr of e.keep)
-        if (mr.closed)
-          throw new VerbsError(
-            'EBADF',
-            9,
-            'ibv_post_send',
-            this.#qp.device,
-            'a prepared request uses a closed MR',
-          );
-    this.#qp.checkUnsignaled(this.#entries);
-    this.#qp.native.postPrepared(this.#id);
-    this.#track(this.#entries);
-  }
-
-  /** Frees the parsed list; idempotent. */
-  release(): void {
-    if (this.#released) return;
-    this.#released = true;
-    if (!this.#qp.closed) this.#qp.native.unprepare(this.#id);
-  }
-
-  /** Same as {@link release}. */
-  [Symbol.dispose](): void {
-    this.release();
   }
 }

@@ -8,8 +8,9 @@
 import { RECV_LAYOUT, RECV_WORDS, SEND_SGE_LAYOUT, SEND_SGE_WORDS } from '../native/bindings.js';
 import { VerbsArgumentError } from './errors.js';
 import type { Resource } from './lifetime.js';
-import { KeepList, type MutableSge, type RecvWr, sgeInto, u64 } from './qp.js';
 import { WordMemory } from './send-packer.js';
+import { KeepList, type MutableSge, sgeInto, u64 } from './sge.js';
+import type { RecvWr } from './wr.js';
 
 /** A packed receive: its wrId and what it keeps alive until its completion. */
 export interface PackedRecv {

@@ -25,7 +25,9 @@ import { decodeWorkCompletion, toWorkCompletion, type WorkCompletion } from './c
 import { VerbsArgumentError, VerbsError } from './errors.js';
 import type { Mr } from './mr.js';
 import { addon } from './native.js';
-import type { Qp, SendWr } from './qp.js';
+import type { Qp } from './qp.js';
+import { u64 } from './sge.js';
+import type { SendWr } from './wr.js';
 
 /** Options of {@link Qp.prepareRoundTrip}. */
 export interface RoundTripOptions {
@@ -69,15 +71,8 @@ export class VerbsCompletionError extends VerbsError {
 }
 
 const LITTLE_ENDIAN_HOST = endianness() === 'LE';
-const U64_MAX = (1n << 64n) - 1n;
 // Round trips get wrIds of their own (top bit set), apart from postSend's auto-numbering.
 let nextTag = 1n;
-
-function u64(field: string, v: unknown): bigint {
-  if (typeof v !== 'bigint' || v < 0n || v > U64_MAX)
-    throw new VerbsArgumentError(field, 'must be a bigint in [0, 2^64 - 1]');
-  return v;
-}
 
 /** The local 8 bytes an atomic's fetched value lands in, read without N-API. */
 function fetchedView(mr: Mr, offset: number): () => bigint {

@@ -18,7 +18,7 @@ import {
 import { FLUSH_PLACEMENT, FLUSH_SELECTIVITY } from './flush.js';
 
 /**
- * The opcodes the packed form carries (native/qp.cc PostPacked reads exactly their
+ * The opcodes the packed form carries (native/work_request.cc UnpackSendWords reads exactly their
  * fields); any other goes through the object form, which reads whatever it needs.
  */
 const PACKED_OPCODES: ReadonlySet<number> = new Set([
@@ -133,7 +133,7 @@ export class SendPacker {
     u32[at + L.numSge] = wr.sgList.length;
     u32[at + L.immData] = wr.immData ?? 0;
     u32[at + L.rkey] = wr.rkey ?? 0;
-    // The object form's defaults (native/qp.cc PostSendEx) for a request without them.
+    // The object form's defaults (native/work_request.cc ParseExRequests) for a request without them.
     u32[at + L.flushType] = wr.flushType ?? FLUSH_PLACEMENT.GLOBAL;
     u32[at + L.flushLevel] = wr.flushLevel ?? FLUSH_SELECTIVITY.RANGE;
     let w = at + SEND_WORDS;

@@ -15,9 +15,9 @@ import { Resource } from './lifetime.js';
 import type { Pd } from './pd.js';
 import { PreparedRecv, type RecvRunSink } from './prepared-recv.js';
 import { withProviderCause } from './provider-causes.js';
-import type { RecvWr } from './qp.js';
 import { type PackedRecv, RecvPacker } from './recv-packer.js';
 import { type Pending, type WaitOptions, waitFor } from './wait.js';
+import type { RecvWr } from './wr.js';
 
 /** Options of {@link Pd.createSrq} (`struct ibv_srq_init_attr`). */
 export interface SrqOptions {

@@ -5,6 +5,7 @@
  */
 import { nameText, requireCode } from '../../arguments.js';
 import { UnknownNameError } from '../../errors.js';
+import { rowNamed } from '../errors.js';
 import {
   ATOMIC_REQUEST_LAYOUT,
   ATOMIC_RESPONSE_LAYOUT,
@@ -500,13 +501,5 @@ export function atomicOpcodeInfo(aOpCode: number): AtomicOpcodeInfo | undefined 
 
 /** Look up an AOpCode row by kind. */
 export function atomicOpcodeOf(kind: AtomicOperationKind): AtomicOpcodeInfo {
-  const row = ATOMIC_OPCODES.find((r) => r.kind === kind);
-  if (row === undefined)
-    throw new UnknownNameError(
-      'codec',
-      'atomic operation kind',
-      nameText(kind),
-      ATOMIC_OPCODES.map((r) => r.kind),
-    );
-  return row;
+  return rowNamed(ATOMIC_OPCODES, (r) => r.kind, kind, 'atomic operation kind');
 }

@@ -3,8 +3,8 @@
  * field (RFC 5040 §4.8), with names. RFC 7306 adds no new codes; its §8 says which
  * existing code each new error uses (recorded in `RFC7306_TERMINATE_USES`).
  */
-import { nameText, requireCode } from '../../arguments.js';
-import { UnknownNameError } from '../../errors.js';
+import { requireCode } from '../../arguments.js';
+import { rowNamed } from '../errors.js';
 
 /** The Layer field (4 bits) of a Terminate Control field. */
 export const TerminateLayer = {
@@ -334,15 +334,7 @@ export function terminateCodeInfo(
 
 /** Find a code by its stable identifier. */
 export function terminateCodeById(id: string): TerminateCodeInfo {
-  const code = TERMINATE_CODES.find((c) => c.id === id);
-  if (code === undefined)
-    throw new UnknownNameError(
-      'codec',
-      'Terminate code id',
-      nameText(id),
-      TERMINATE_CODES.map((c) => c.id),
-    );
-  return code;
+  return rowNamed(TERMINATE_CODES, (c) => c.id, id, 'Terminate code id');
 }
 
 /** The name of an Error Type, if defined for the layer. */
