@@ -17,6 +17,7 @@ import {
 import { errorCompletion, type WorkCompletion } from '../engine/projection/work-completion.js';
 import type { LocalSge, WorkRequest } from '../engine/requester/work-request.js';
 import { ACCESS_FLAGS } from '../ibverbs/access-flags.js';
+import { type WireRegion, wireLine } from '../judge/wire.js';
 import type { Access } from '../verbs/mr.js';
 import { requireScenario } from './arguments.js';
 import { formatValue } from './compare-format.js';
@@ -46,7 +47,6 @@ import {
   wrIdOf,
   writeImmediateReceiveLength,
 } from './scenario.js';
-import { type WireRegion, wireLine } from './wire.js';
 
 /** The engine's stand-ins for what the kernel assigns (any values do; these are fixed). */
 const REMOTE_STAG = 0x1a2b3c4d;

@@ -8,6 +8,10 @@
  * test/host/package/exports.test.ts pins the list.
  */
 export { ArgumentError, UnknownNameError } from '../errors.js';
+export { KNOWN_PROBE_ANSWERS, type KnownProbeAnswer } from '../judge/probe-answers.js';
+export { type EngineAnswer, engineAnswer } from '../probe/engine-peer.js';
+export { judgeProbe, type ProbeResult, type ProbeVerdict, runProbe } from '../probe/run-probes.js';
+export { WIRE_PROBES, type WireProbe } from '../probe/wire-probes.js';
 export { compareOutcomes, type FieldDifference } from './compare.js';
 export {
   COMPARISON_SCHEMA,
@@ -31,9 +35,7 @@ export {
   appliesIn,
   type Environment,
   KNOWN_BEHAVIOUR,
-  KNOWN_PROBE_ANSWERS,
   type KnownBehaviour,
-  type KnownProbeAnswer,
   type VersionRange,
 } from './known-behaviour.js';
 export {
@@ -43,9 +45,6 @@ export {
   type OperationKind,
   type OperationTraits,
 } from './operations.js';
-export { type EngineAnswer, engineAnswer } from './peer/engine-peer.js';
-export { WIRE_PROBES, type WireProbe } from './peer/probes.js';
-export { judgeProbe, type ProbeResult, type ProbeVerdict, runProbe } from './peer/run-probes.js';
 export {
   renderMarkdown,
   renderMatrix,

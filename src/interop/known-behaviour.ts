@@ -13,10 +13,10 @@
 
 import picomatch from 'picomatch';
 import { requireObject } from '../arguments.js';
+import { inRange, type VersionRange } from '../judge/version-range.js';
 import { requireEnvironment } from './arguments.js';
-import { inRange, type VersionRange } from './version-range.js';
 
-export type { VersionRange } from './version-range.js';
+export type { VersionRange } from '../judge/version-range.js';
 
 /** Where the suite runs: which provider, which kernel, which rdma-core. */
 export interface Environment {
@@ -877,42 +877,5 @@ export const KNOWN_BEHAVIOUR: readonly KnownBehaviour[] = [
       "siw_query_qp in Debian's 6.1 kernel does not fill qp_state (it reads as 0 = RESET although the QP is " +
       'in RTS); upstream "RDMA/siw: Set qp_state in siw_query_qp" (6.8 cycle) adds siw_qp_state_to_ib_qp_state, ' +
       'and 6.12 and 7.3 report the real state (RTS, ERR), as the engine does',
-  },
-];
-
-/** siw's recorded answer to a wire probe (src/interop/peer/probes.ts), where it differs. */
-export interface KnownProbeAnswer {
-  readonly id: string;
-  readonly probe: string;
-  /** siw's answer exactly as the wire lines print it. */
-  readonly kernel: string;
-  readonly why: string;
-}
-
-/** What siw sends back for the RFC 7306 messages it does not implement. */
-const SIW_UNEXPECTED_OPCODE_TERMINATE =
-  'responder> terminate qn=2 msn=1 mo=0 L layer=2 type=0 code=0x06 hdrct=---';
-
-const SIW_TERMINATE_WHY =
-  'siw answers an opcode above 7 with Terminate RDMAP / Remote Operation Error / Unexpected ' +
-  'OpCode (siw_qp_rx.c siw_get_hdr), as RFC 7306 §1.1 says a peer without the extension ' +
-  'does, but (1) on little-endian hosts its struct iwarp_terminate bitfields ' +
-  '(__LITTLE_ENDIAN_BITFIELD: layer:4 then etype:4) put Layer in the low nibble, so the wire ' +
-  'reads Layer 2 (LLP), Error Type 0 instead of Layer 0, Error Type 2; (2) it copies no ' +
-  'header for opcode errors (siw_send_terminate), where the engine copies the DDP header ' +
-  'with its segment length per RFC 7306 §8.1 and RFC 5040 §4.8';
-
-export const KNOWN_PROBE_ANSWERS: readonly KnownProbeAnswer[] = [
-  {
-    id: 'siw-terminate-layout',
-    probe: 'siw-probe-atomic-request',
-    kernel: SIW_UNEXPECTED_OPCODE_TERMINATE,
-    why: SIW_TERMINATE_WHY,
-  },
-  {
-    id: 'siw-terminate-layout',
-    probe: 'siw-probe-immediate-data',
-    kernel: SIW_UNEXPECTED_OPCODE_TERMINATE,
-    why: SIW_TERMINATE_WHY,
   },
 ];

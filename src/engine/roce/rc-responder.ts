@@ -1,6 +1,6 @@
 /**
  * The transport rules of an InfiniBand / RoCEv2 RC responder, packet by packet: what the
- * packet tester (src/interop/tester/) expects a device to answer when the tester plays the
+ * packet tester (src/probe/) expects a device to answer when the tester plays the
  * requester. The engine's Responder (../responder/) models the operations as iWARP
  * messages; this model adds what RoCE decides per packet (PSN, opcode sequence, lengths,
  * the responder resources of Reads and Atomics), as public sources cite the IBTA Vol. 1:

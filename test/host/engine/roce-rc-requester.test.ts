@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { RoceRcRequester } from '../../../src/engine/roce/rc-requester.js';
-import { ROCE_ANSWERED_ASSERTIONS } from '../../../src/interop/tester/roce-answered-assertions.js';
-import { predictAnswered } from '../../../src/interop/tester/roce-answered-run.js';
-import { findRoceKnownBehaviour } from '../../../src/interop/tester/roce-known.js';
+import { ROCE_ANSWERED_ASSERTIONS } from '../../../src/probe/roce-answered-assertions.js';
+import { predictAnswered } from '../../../src/probe/roce-answered-run.js';
+import { findRoceKnownBehaviour } from '../../../src/probe/roce-known.js';
 
 const PSN = 0xfffffe; // wraps: PSN arithmetic is modulo 2^24
 const ACK = { kind: 'ACK', creditCount: 31 } as const;

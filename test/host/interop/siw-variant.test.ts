@@ -8,11 +8,11 @@ import { expectedOutcome } from '../../../src/interop/expected.js';
 import { appliesIn, KNOWN_BEHAVIOUR } from '../../../src/interop/known-behaviour.js';
 import { SCENARIOS } from '../../../src/interop/scenarios.js';
 import {
-  loadedSiwVariant,
   PATCHED_SIW_PROVIDER,
   siwProvider,
   usesRfc7306,
 } from '../../../src/interop/siw-variant.js';
+import { loadedSiwVariant } from '../../../src/runtime/siw-module.js';
 
 const CLI = join(process.cwd(), 'dist', 'cli', 'main.js');
 

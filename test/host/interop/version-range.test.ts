@@ -5,7 +5,7 @@ import {
   inRange,
   rangeText,
   versionNumbers,
-} from '../../../src/interop/version-range.js';
+} from '../../../src/judge/version-range.js';
 
 describe('version ranges of recorded behaviour', () => {
   it("reads Debian's kernel and rdma-core version strings as numbers", () => {

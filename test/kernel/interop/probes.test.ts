@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { WIRE_PROBES } from '../../../src/interop/peer/probes.js';
-import { runProbe } from '../../../src/interop/peer/run-probes.js';
+import { runProbe } from '../../../src/probe/run-probes.js';
+import { WIRE_PROBES } from '../../../src/probe/wire-probes.js';
 
 // Our userspace iWARP peer (codec only: MPA over a TCP socket) sends RFC 7306 messages to
 // a real siw QP. siw's answer must be the engine's, or the recorded siw behaviour.

@@ -2,16 +2,16 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Rfc7306Answer } from '../../../src/interop/peer/rfc7306-probes.js';
-import { RFC7306_PROBES } from '../../../src/interop/peer/rfc7306-probes.js';
-import type { PairCheck } from '../../../src/interop/peer/siw-pair-rfc7306.js';
+import type { Rfc7306Answer } from '../../../src/probe/rfc7306-probes.js';
+import { RFC7306_PROBES } from '../../../src/probe/rfc7306-probes.js';
+import type { PairCheck } from '../../../src/probe/siw-pair-rfc7306.js';
 
 // The patched siw.ko (patches/siw/, rfc7306=1) with the patched libsiw (patches/rdma-core/):
 // (1) our userspace iWARP peer sends RFC 7306 messages to siw0 as Responder, the engine
 // answers the same with the same memory; siw's answer must be the engine's, or a recorded,
-// explained finding (src/interop/peer/rfc7306-known.ts); (2) siw against siw, verbs
+// explained finding (src/probe/rfc7306-known.ts); (2) siw against siw, verbs
 // atomics and RDMA Write with Immediate, checked against the engine's results. Both run in
-// a child process (src/interop/peer/rfc7306-main.ts) that loads the patched libsiw; siw0
+// a child process (src/probe/rfc7306-main.ts) that loads the patched libsiw; siw0
 // goes back to the stock module afterwards for the other kernel tests.
 
 interface ProbeOutcome {
@@ -37,7 +37,7 @@ describe('patched siw0 (rfc7306=1): wire probes from our iWARP peer, and siw aga
     siwModule('rfc7306');
     expect(readFileSync('/sys/module/siw/parameters/rfc7306', 'utf8').trim()).toBe('Y');
     const rdmaCore = join(process.env.MODULES_ROOT ?? '', '..', 'siw-rfc7306-rdma-core');
-    const out = execFileSync(process.execPath, [join(root, 'dist/interop/peer/rfc7306-main.js')], {
+    const out = execFileSync(process.execPath, [join(root, 'dist/probe/rfc7306-main.js')], {
       env: { ...process.env, LD_LIBRARY_PATH: join(rdmaCore, 'lib') },
       encoding: 'utf8',
       timeout: 300_000,
