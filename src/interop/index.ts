@@ -9,8 +9,9 @@
  */
 export { ArgumentError, UnknownNameError } from '../errors.js';
 export { KNOWN_PROBE_ANSWERS, type KnownProbeAnswer } from '../judge/probe-answers.js';
+export type { Verdict } from '../judge/verdict.js';
 export { type EngineAnswer, engineAnswer } from '../probe/engine-peer.js';
-export { judgeProbe, type ProbeResult, type ProbeVerdict, runProbe } from '../probe/run-probes.js';
+export { judgeProbe, type ProbeResult, runProbe } from '../probe/run-probes.js';
 export { WIRE_PROBES, type WireProbe } from '../probe/wire-probes.js';
 export { compareOutcomes, type FieldDifference } from './compare.js';
 export {
@@ -60,7 +61,6 @@ export {
   runScenario,
   runScenarios,
   type ScenarioResult,
-  type Verdict,
 } from './runner.js';
 export {
   DEVICES,

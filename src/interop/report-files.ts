@@ -58,8 +58,8 @@ export function resultsDocument(
       match: count('match'),
       known: count('known'),
       finding: count('finding'),
-      divergence: count('divergence'),
-      error: count('error'),
+      fail: count('fail'),
+      'not-run': count('not-run'),
       fieldsCompared: results.reduce(
         (n, r) =>
           n +
@@ -137,7 +137,7 @@ export function junitXml(results: readonly ScenarioResult[], strict: boolean): s
         .property('requester', sideText(r.pair.requester))
         .property('responder', sideText(r.pair.responder));
     const text = differenceLines(r).join('\n');
-    if (r.verdict === 'error') test.error(r.error ?? 'error', 'error', text);
+    if (r.verdict === 'not-run') test.error(r.error ?? 'not-run', 'not-run', text);
     else if (!passed(r.verdict, strict)) test.failure(`${r.verdict}: ${text}`, r.verdict);
     else if (text !== '') test.standardOutput(text);
   }

@@ -1,6 +1,7 @@
 /** Runs scenarios through the engine and the kernel and judges each comparison. */
 import { requireArray } from '../arguments.js';
 import { ArgumentError } from '../errors.js';
+import type { Verdict } from '../judge/verdict.js';
 import { requireEnvironment, requireOutcome, requireScenario } from './arguments.js';
 import { compareOutcomes, type FieldDifference } from './compare.js';
 import { formatValue } from './compare-format.js';
@@ -18,14 +19,6 @@ import {
 } from './known-behaviour.js';
 import type { LinkPair } from './link/sides.js';
 import { ABSENT, initialBuffer, type Outcome, type Scenario, wordAt } from './scenario.js';
-
-/**
- * `match`: every field equal. `known`: the differences are all recorded provider
- * behaviour. `finding`: differences on a provider/kernel the records do not cover
- * (reported; `--strict` fails them). `divergence`: an unrecorded difference on a recorded
- * provider, or a recorded one that did not happen. `error`: the scenario could not run.
- */
-export type Verdict = 'match' | 'known' | 'finding' | 'divergence' | 'error';
 
 /** One difference and what explains it. */
 export interface JudgedDifference extends FieldDifference {
@@ -117,7 +110,7 @@ export function judge(
         ? 'known'
         : 'match'
       : hasRecordsFor(env, known) || hasRecordsFor(responderEnv, known)
-        ? 'divergence'
+        ? 'fail'
         : 'finding';
   return { verdict, differences, findings, stale };
 }
@@ -140,7 +133,7 @@ export async function runScenario(scenario: Scenario, env: Environment): Promise
   } catch (error) {
     return {
       scenario,
-      verdict: 'error',
+      verdict: 'not-run',
       engine,
       kernel: undefined,
       differences: [],

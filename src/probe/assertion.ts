@@ -7,6 +7,8 @@
  * engine, never from a value written per assertion.
  */
 
+import type { Verdict } from '../judge/verdict.js';
+
 /** A JSON value: what `expected` and `observed` hold, so that results.json carries them as is. */
 export type JsonValue =
   | null
@@ -56,21 +58,13 @@ export interface Assertion {
 }
 
 /**
- * `pass`: the device did what the engine predicts; `fail`: it did not and no known behaviour
- * explains it; `known`: it did not and a recorded known behaviour (`known`) explains it;
- * `kernel-crash`: the guest died or logged an oops while it ran; `not-run`: it could not run
- * here (`note` says why).
+ * The verdicts an assertion can get (judge/verdict.ts; the tester never gives `finding`):
+ * `match`: the device did what the engine predicts; `fail`: it did not and no record
+ * explains it; `known`: it did not and a record (`known`) explains it; `kernel-crash`: the
+ * guest died or logged an oops while it ran; `not-run`: it could not run here (`note` says
+ * why).
  */
-export type AssertionVerdict = 'pass' | 'fail' | 'known' | 'kernel-crash' | 'not-run';
-
-/** Every verdict, in report order. */
-export const ASSERTION_VERDICTS: readonly AssertionVerdict[] = [
-  'pass',
-  'fail',
-  'known',
-  'kernel-crash',
-  'not-run',
-];
+export type AssertionVerdict = Exclude<Verdict, 'finding'>;
 
 /** The kernel's state after a hostile assertion (survival.ts). */
 export interface Survival {

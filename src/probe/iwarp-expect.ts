@@ -427,7 +427,7 @@ export function judgeIwarp(
     (k) => k.assertions.includes(assertion.id) && k.variants.includes(variant),
   );
   if (same(expected, observed))
-    return { verdict: records.length === 0 ? 'pass' : 'fail', known: [] };
+    return { verdict: records.length === 0 ? 'match' : 'fail', known: [] };
   const derived = records.reduce((d, k) => k.derive(d), {
     answer: expected,
     terminates: expectedTerminates,

@@ -197,7 +197,7 @@ export async function runIwarpResponderAssertion(
     const hurt = survivalFailed(alive);
     return {
       ...base,
-      verdict: hurt ? 'fail' : same ? 'pass' : known ? 'known' : 'fail',
+      verdict: hurt ? 'fail' : same ? 'match' : known ? 'known' : 'fail',
       expected: {
         ...run.expected,
         request: [...run.expected.request],

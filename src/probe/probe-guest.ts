@@ -173,7 +173,7 @@ export async function runVariantHere(
   const ids = new Set(pairs.map((p) => p.assertion.id));
   if (variant === 'rxe') {
     const roce = await runRocePass(options, ids, onLine);
-    const passed = roce.results.every((r) => r.verdict === 'pass' || r.verdict === 'known');
+    const passed = roce.results.every((r) => r.verdict === 'match' || r.verdict === 'known');
     return passed && roce.findings === 0 ? 0 : 1;
   }
   // Every TCP segment of the pass (assertions, survival checks, fuzz) goes into its pcap.
@@ -194,7 +194,7 @@ export async function runVariantHere(
       appendFileSync(options.results, `${JSON.stringify(line)}\n`);
       findings = summary.findings.length;
     }
-    const ok = results.every((r) => r.verdict === 'pass' || r.verdict === 'known');
+    const ok = results.every((r) => r.verdict === 'match' || r.verdict === 'known');
     return ok && findings === 0 ? 0 : 1;
   } finally {
     await capture?.stop();

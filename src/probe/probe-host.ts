@@ -5,6 +5,7 @@
  * assertion it had started and not finished gets verdict `kernel-crash` with the guest
  * console's tail, and the run goes on in a fresh guest from the next assertion.
  */
+
 import {
   copyFileSync,
   existsSync,
@@ -16,6 +17,7 @@ import {
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { verdictFromFile } from '../judge/verdict.js';
 import { GuestRuntimeError, runInGuest } from '../runtime/index.js';
 import type { AssertionResult, ProbePass } from './assertion.js';
 import type { FuzzSummary } from './fuzz-loop.js';
@@ -51,7 +53,11 @@ export function parseResultLines(text: string): ParsedResults {
         open = { variant: line.variant ?? 'rxe', id: line.id };
         break;
       case 'result':
-        results.push(line.result);
+        // A results file written before issue 31 says `pass` where it now says `match`.
+        results.push({
+          ...line.result,
+          verdict: verdictFromFile(line.result.verdict) as AssertionResult['verdict'],
+        });
         if (open?.id === line.result.id) open = undefined;
         break;
       case 'fuzz':

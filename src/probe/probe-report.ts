@@ -49,7 +49,7 @@ export interface ProbeDocument {
 
 /** Whether an assertion's verdict lets the run pass. */
 export function assertionPassed(r: AssertionResult): boolean {
-  return r.verdict === 'pass' || r.verdict === 'known';
+  return r.verdict === 'match' || r.verdict === 'known';
 }
 
 /** A result hurt the kernel: a crash, or dmesg lines after it. */
@@ -140,7 +140,7 @@ export function renderProbeMarkdown(doc: ProbeDocument): string {
         `| ${f.title}${f.cve === undefined ? '' : ` (${f.cve})`}${f.commit === undefined ? '' : ` ${f.commit.slice(0, 12)}`} | ${f.assertion} | ${lines.map((l) => f.kernels[l] ?? 'not run').join(' | ')} |`,
       );
   }
-  const differences = doc.assertions.filter((r) => r.verdict !== 'pass');
+  const differences = doc.assertions.filter((r) => r.verdict !== 'match');
   if (differences.length > 0) {
     out.push('', '## Differences', '');
     for (const r of differences) {

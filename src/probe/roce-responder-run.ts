@@ -194,7 +194,7 @@ export async function runRoceResponderAssertion(
   }
 }
 
-/** The verdict of a RoCE assertion: pass, a known behaviour, or fail (also for survival). */
+/** The verdict of a RoCE assertion: match, a known behaviour, or fail (also for survival). */
 export function judgeRoce(
   assertion: Assertion,
   env: RoceRunEnvironment,
@@ -215,7 +215,7 @@ export function judgeRoce(
   };
   if (survival !== undefined && survivalFailed(survival))
     return { ...common, verdict: 'fail', note: 'the kernel did not survive (survival)' };
-  if (isDeepStrictEqual(expected, observed)) return { ...common, verdict: 'pass' };
+  if (isDeepStrictEqual(expected, observed)) return { ...common, verdict: 'match' };
   const known = findRoceKnownBehaviour(assertion.id, env.kernel, expected, observed);
   if (known !== undefined) return { ...common, verdict: 'known', known: known.id, note: known.why };
   return {

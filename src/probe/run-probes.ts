@@ -2,18 +2,18 @@
  * Runs the wire probes against siw (through our userspace iWARP peer) and against the
  * engine configured as an RNIC without RFC 7306, and judges the answers line by line.
  */
+
 import { requireArray, requireObject, requireString } from '../arguments.js';
 import { KNOWN_PROBE_ANSWERS, type KnownProbeAnswer } from '../judge/probe-answers.js';
+import type { Verdict } from '../judge/verdict.js';
 import { wireLine } from '../judge/wire.js';
 import { engineAnswer } from './engine-peer.js';
 import { probeSiw } from './siw-peer.js';
 import type { WireProbe } from './wire-probes.js';
 
-export type ProbeVerdict = 'match' | 'known' | 'divergence' | 'error';
-
 export interface ProbeResult {
   readonly probe: WireProbe;
-  readonly verdict: ProbeVerdict;
+  readonly verdict: Verdict;
   /** The engine's answer, one wire line per message. */
   readonly engine: string;
   /** siw's answer, one wire line per message. */
@@ -46,12 +46,12 @@ export function judgeProbe(
   // A Send delivers nothing on the engine side's wire; what it delivered is compared too.
   const delivered = answers.engineDelivered === answers.kernelDelivered;
   if (answers.engine === answers.kernel && delivered) {
-    return { verdict: recorded === undefined ? 'match' : 'divergence', finding: undefined };
+    return { verdict: recorded === undefined ? 'match' : 'fail', finding: undefined };
   }
   if (recorded !== undefined && recorded.kernel === answers.kernel && delivered) {
     return { verdict: 'known', finding: recorded };
   }
-  return { verdict: 'divergence', finding: undefined };
+  return { verdict: 'fail', finding: undefined };
 }
 
 export async function runProbe(probe: WireProbe): Promise<ProbeResult> {
@@ -70,7 +70,7 @@ export async function runProbe(probe: WireProbe): Promise<ProbeResult> {
   } catch (error) {
     return {
       probe,
-      verdict: 'error',
+      verdict: 'not-run',
       engine,
       kernel: '',
       engineDelivered,

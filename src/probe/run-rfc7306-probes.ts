@@ -3,21 +3,21 @@
  * against the reference engine as an RNIC with the extensions, holding the same memory,
  * and judges the answers: wire lines, target memory afterwards, receive completion.
  */
+
 import type { RdmapMessage } from '../codec/iwarp/messages.js';
 import { encodeRdmapMessage } from '../codec/iwarp/rdmap.js';
 import { TaggedBufferTable } from '../engine/memory/tagged-buffer.js';
 import { Responder } from '../engine/responder/responder.js';
+import type { Verdict } from '../judge/verdict.js';
 import { wireLine } from '../judge/wire.js';
 import { accessMaskOf } from '../verbs/mr.js';
 import { KNOWN_RFC7306_PROBE_ANSWERS, type KnownRfc7306ProbeAnswer } from './rfc7306-known.js';
 import type { Rfc7306Answer, Rfc7306Probe } from './rfc7306-probes.js';
 import { probeSiwWith, SIW_BUFFER_BYTES, type SiwTarget } from './siw-peer.js';
 
-export type Rfc7306Verdict = 'match' | 'known' | 'divergence' | 'error';
-
 export interface Rfc7306ProbeResult {
   readonly probe: Rfc7306Probe;
-  readonly verdict: Rfc7306Verdict;
+  readonly verdict: Verdict;
   readonly engine: Rfc7306Answer | undefined;
   readonly kernel: Rfc7306Answer | undefined;
   readonly finding: KnownRfc7306ProbeAnswer | undefined;
@@ -98,10 +98,10 @@ export function judgeRfc7306Probe(
   const same = (a: Rfc7306Answer, b: Rfc7306Answer): boolean =>
     a.wire === b.wire && a.memory === b.memory && a.receive === b.receive;
   if (same(engine, kernel))
-    return { verdict: recorded === undefined ? 'match' : 'divergence', finding: undefined };
+    return { verdict: recorded === undefined ? 'match' : 'fail', finding: undefined };
   if (recorded !== undefined && same(recorded.kernel(engine), kernel))
     return { verdict: 'known', finding: recorded };
-  return { verdict: 'divergence', finding: undefined };
+  return { verdict: 'fail', finding: undefined };
 }
 
 /** Runs `probe` against siw0 (which must run the patched siw.ko with rfc7306=1). */
@@ -135,7 +135,7 @@ export async function runRfc7306Probe(probe: Rfc7306Probe): Promise<Rfc7306Probe
   } catch (error) {
     return {
       probe,
-      verdict: 'error',
+      verdict: 'not-run',
       engine: undefined,
       kernel: undefined,
       finding: undefined,

@@ -132,7 +132,7 @@ export function judgeLinkScenario(
   if (observation === undefined || observation.error !== undefined || capture === undefined)
     return {
       ...base,
-      verdict: 'error',
+      verdict: 'not-run',
       kernel: undefined,
       error:
         observation?.error ??

@@ -126,7 +126,7 @@ describe('judging engine against device', () => {
     expect(judge(fetchAdd, engine, withFields({}), RXE_BOOKWORM).verdict).toBe('match');
   });
 
-  it('a byte-swapped fetched value is a divergence naming the field', () => {
+  it('a byte-swapped fetched value fails, naming the field', () => {
     const result = judge(
       fetchAdd,
       engine,
@@ -141,7 +141,7 @@ describe('judging engine against device', () => {
       withFields({ 'requester.wc1.fetched': '0xefcdab8967452301' }),
       RXE_BOOKWORM,
     );
-    expect(recorded.verdict).toBe('divergence');
+    expect(recorded.verdict).toBe('fail');
     expect(recorded.differences).toEqual([
       {
         field: 'requester.wc1.fetched',
@@ -181,12 +181,12 @@ describe('judging engine against device', () => {
 
   it('a refusal does not excuse memory that changed anyway', () => {
     const changed = { fields: { ...refusedOutcome.fields, 'mem[8]': '0x0000000000000001' } };
-    expect(judge(fetchAdd, engine, changed, RXE_BOOKWORM, [refused]).verdict).toBe('divergence');
+    expect(judge(fetchAdd, engine, changed, RXE_BOOKWORM, [refused]).verdict).toBe('fail');
   });
 
   it('a recorded behaviour whose field shows another value is stale, and fails', () => {
     const result = judge(fetchAdd, engine, withFields({}), RXE_BOOKWORM, [refused]);
-    expect(result.verdict).toBe('divergence');
+    expect(result.verdict).toBe('fail');
     expect(result.stale).toEqual([refused]);
   });
 
@@ -221,7 +221,7 @@ describe('judging engine against device', () => {
       [timing],
     );
     expect({ verdict: other.verdict, stale: other.stale.map((k) => k.id) }).toEqual({
-      verdict: 'divergence',
+      verdict: 'fail',
       stale: ['test-timing'],
     });
   });

@@ -143,7 +143,7 @@ describe('expectations and verdicts', () => {
     const qn = assertion('siw-ddp-invalid-stag');
     const plain = engineIwarpAnswer(qn, TARGET, PLAIN, 'rfc7306');
     expect(judgeIwarp(qn, 'rfc7306', plain.answer, plain.terminates, plain.answer).verdict).toBe(
-      'pass',
+      'match',
     );
     const other = {
       ...observed,
@@ -249,10 +249,18 @@ describe('the host side of probe', () => {
       survival: { dmesg, deviceWorks: true, guestUp: true },
     }) satisfies AssertionResult;
 
+  it("reads a results file written before issue 31: its 'pass' is today's 'match'", () => {
+    const line = JSON.stringify({
+      kind: 'result',
+      result: { ...result('siw-ddp-invalid-qn', 'match'), verdict: 'pass' },
+    });
+    expect(parseResultLines(line).results.map((r) => r.verdict)).toEqual(['match']);
+  });
+
   it('names the assertion a crashed guest was running and ignores a torn last line', () => {
     const text = [
       JSON.stringify({ kind: 'starting', id: 'siw-ddp-invalid-qn', at: 't', variant: 'stock' }),
-      JSON.stringify({ kind: 'result', result: result('siw-ddp-invalid-qn', 'pass') }),
+      JSON.stringify({ kind: 'result', result: result('siw-ddp-invalid-qn', 'match') }),
       JSON.stringify({
         kind: 'starting',
         id: 'siw-mpa-length-underflow',
@@ -304,7 +312,7 @@ describe('the host side of probe', () => {
       [{ id: zero, regression: { title: 't', cve: 'CVE-2026-46114' } }],
       [
         row('6.1.0-56-amd64', 'known', 'rxe-no-atomic-write-before-6.2'),
-        row('7.3.4+deb13-amd64', 'pass'),
+        row('7.3.4+deb13-amd64', 'match'),
       ],
       kernels,
       new Set(['rxe-no-atomic-write-before-6.2']),

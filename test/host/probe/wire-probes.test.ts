@@ -41,9 +41,9 @@ describe('judging a probe', () => {
       verdict: 'known',
       finding: known[0],
     });
-    expect(judgeProbe(atomic, { ...same, kernel: 'other line' }, known).verdict).toBe('divergence');
+    expect(judgeProbe(atomic, { ...same, kernel: 'other line' }, known).verdict).toBe('fail');
     // Recorded, but siw answered like the engine: the record is stale.
-    expect(judgeProbe(atomic, same, known).verdict).toBe('divergence');
+    expect(judgeProbe(atomic, same, known).verdict).toBe('fail');
   });
 
   it('different delivered bytes diverge even when nothing was sent back', () => {
@@ -54,6 +54,6 @@ describe('judging a probe', () => {
         { ...same, engineDelivered: '8877665544332211', kernelDelivered: '1122334455667788' },
         [],
       ).verdict,
-    ).toBe('divergence');
+    ).toBe('fail');
   });
 });
