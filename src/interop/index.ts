@@ -9,7 +9,10 @@
  */
 export { ArgumentError, UnknownNameError } from '../errors.js';
 export { KNOWN_PROBE_ANSWERS, type KnownProbeAnswer } from '../judge/probe-answers.js';
+export { appliesIn, type BehaviourRecord, type Environment } from '../judge/record.js';
+export { KNOWN_BEHAVIOUR } from '../judge/records/index.js';
 export type { Verdict } from '../judge/verdict.js';
+export type { VersionRange } from '../judge/version-range.js';
 export { type EngineAnswer, engineAnswer } from '../probe/engine-peer.js';
 export { judgeProbe, type ProbeResult, runProbe } from '../probe/run-probes.js';
 export { WIRE_PROBES, type WireProbe } from '../probe/wire-probes.js';
@@ -32,13 +35,6 @@ export {
   type RunEnvironment,
 } from './environment.js';
 export { expectedOutcome } from './expected.js';
-export {
-  appliesIn,
-  type Environment,
-  KNOWN_BEHAVIOUR,
-  type KnownBehaviour,
-  type VersionRange,
-} from './known-behaviour.js';
 export {
   OPERATION_TRAITS,
   type Operand,

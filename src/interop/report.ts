@@ -5,11 +5,11 @@
 
 import Table from 'cli-table3';
 import { requireArray, requireBoolean, requireName } from '../arguments.js';
+import { observedText } from '../judge/record.js';
 import type { Verdict } from '../judge/verdict.js';
 import type { ProbeResult } from '../probe/run-probes.js';
 import { requireProbeResults, requireResults, requireRunEnvironment } from './arguments.js';
 import type { RunEnvironment } from './environment.js';
-import { observedText } from './known-behaviour.js';
 import { PAIR_GUESTS, type PairGuest, pairText, sideText } from './link/sides.js';
 import type { JudgedDifference, ScenarioResult } from './runner.js';
 import { passed } from './runner.js';

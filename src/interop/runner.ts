@@ -1,29 +1,30 @@
 /** Runs scenarios through the engine and the kernel and judges each comparison. */
 import { requireArray } from '../arguments.js';
 import { ArgumentError } from '../errors.js';
-import type { Verdict } from '../judge/verdict.js';
-import { requireEnvironment, requireOutcome, requireScenario } from './arguments.js';
-import { compareOutcomes, type FieldDifference } from './compare.js';
-import { formatValue } from './compare-format.js';
-import { expectedOutcome } from './expected.js';
-import { runOnKernel } from './kernel/execute.js';
 import {
   appliesIn,
+  type BehaviourRecord,
   coversScenario,
   type Environment,
   explainsField,
   hasRecordsFor,
-  KNOWN_BEHAVIOUR,
-  type KnownBehaviour,
   namesField,
-} from './known-behaviour.js';
+  requireEnvironment,
+} from '../judge/record.js';
+import { KNOWN_BEHAVIOUR } from '../judge/records/index.js';
+import type { Verdict } from '../judge/verdict.js';
+import { requireOutcome, requireScenario } from './arguments.js';
+import { compareOutcomes, type FieldDifference } from './compare.js';
+import { formatValue } from './compare-format.js';
+import { expectedOutcome } from './expected.js';
+import { runOnKernel } from './kernel/execute.js';
 import type { LinkPair } from './link/sides.js';
 import { ABSENT, initialBuffer, type Outcome, type Scenario, wordAt } from './scenario.js';
 
 /** One difference and what explains it. */
 export interface JudgedDifference extends FieldDifference {
   /** The recorded behaviour it is, or `consequence` of a recorded refused post. */
-  readonly explainedBy: KnownBehaviour | 'consequence' | undefined;
+  readonly explainedBy: BehaviourRecord | 'consequence' | undefined;
 }
 
 export interface ScenarioResult {
@@ -33,9 +34,9 @@ export interface ScenarioResult {
   readonly kernel: Outcome | undefined;
   readonly differences: readonly JudgedDifference[];
   /** Recorded behaviour that explains differences. */
-  readonly findings: readonly KnownBehaviour[];
+  readonly findings: readonly BehaviourRecord[];
   /** Recorded behaviour for this scenario that did not occur. */
-  readonly stale: readonly KnownBehaviour[];
+  readonly stale: readonly BehaviourRecord[];
   readonly error?: string;
   readonly seconds: number;
   /** A link result: the sides it ran on (link/sides.ts), requester and responder. */
@@ -64,7 +65,7 @@ export function judge(
   engine: Outcome,
   kernel: Outcome,
   env: Environment,
-  known: readonly KnownBehaviour[] = KNOWN_BEHAVIOUR,
+  known: readonly BehaviourRecord[] = KNOWN_BEHAVIOUR,
   /** The responder's side where it differs (a link pair): its records use it (`role`). */
   responderEnv: Environment = env,
 ): Pick<ScenarioResult, 'verdict' | 'differences' | 'findings' | 'stale'> {
@@ -76,8 +77,8 @@ export function judge(
   requireEnvironment(responderEnv, 'responderEnv');
   const raw = compareOutcomes(engine, kernel);
   // A link pair: each record holds on its own side, and some only against a given peer.
-  const sideOf = (k: KnownBehaviour) => (k.role === 'responder' ? responderEnv : env);
-  const peerOf = (k: KnownBehaviour) => (k.role === 'responder' ? env : responderEnv);
+  const sideOf = (k: BehaviourRecord) => (k.role === 'responder' ? responderEnv : env);
+  const peerOf = (k: BehaviourRecord) => (k.role === 'responder' ? env : responderEnv);
   const recorded = known.filter(
     (k) =>
       appliesIn(k, sideOf(k)) &&

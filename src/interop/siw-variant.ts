@@ -4,16 +4,7 @@
  * docs/siw-rfc7306.md). The patched pass is keyed as its own provider, `siw+rfc7306`, so
  * recorded behaviour (known-behaviour.ts) and reports say which one ran.
  */
-import type { SiwVariant } from '../runtime/siw-variant-env.js';
 import type { Scenario } from './scenario.js';
-
-/** The provider key of siw0 on the patched module (with rfc7306=1) and patched libsiw. */
-export const PATCHED_SIW_PROVIDER = 'siw+rfc7306';
-
-/** siw's provider key for recorded behaviour: `siw+rfc7306` on the patched module. */
-export function siwProvider(variant: SiwVariant | undefined): string {
-  return variant === 'rfc7306' ? PATCHED_SIW_PROVIDER : 'siw';
-}
 
 /**
  * The scenarios the patched pass runs: those whose program posts an RFC 7306 operation

@@ -7,8 +7,8 @@
  * (known-behaviour.ts `role`).
  */
 import { join } from 'node:path';
+import type { Environment } from '../../judge/record.js';
 import type { RunEnvironment } from '../environment.js';
-import type { Environment } from '../known-behaviour.js';
 import { DEVICES, type DeviceName } from '../scenario.js';
 
 export const PAIR_GUESTS = ['A', 'B'] as const;

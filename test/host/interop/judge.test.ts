@@ -1,12 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { expectedOutcome } from '../../../src/interop/expected.js';
-import type { Environment, KnownBehaviour } from '../../../src/interop/known-behaviour.js';
-import { coversScenario, KNOWN_BEHAVIOUR } from '../../../src/interop/known-behaviour.js';
 import { FAULT_LINK_SCENARIOS } from '../../../src/interop/link/fault-scenarios.js';
 import { LINK_SCENARIOS } from '../../../src/interop/link/scenarios.js';
 import { judge } from '../../../src/interop/runner.js';
 import type { Outcome, Scenario } from '../../../src/interop/scenario.js';
 import { SCENARIOS } from '../../../src/interop/scenarios.js';
+import type { BehaviourRecord, Environment } from '../../../src/judge/record.js';
+import { coversScenario } from '../../../src/judge/record.js';
+import { KNOWN_BEHAVIOUR } from '../../../src/judge/records/index.js';
 
 function scenario(id: string): Scenario {
   const found = SCENARIOS.find((s) => s.id === id);
@@ -152,11 +153,11 @@ describe('judging engine against device', () => {
     ]);
   });
 
-  const refused: KnownBehaviour = {
+  const refused: BehaviourRecord = {
     id: 'test-refusal',
     provider: 'rxe',
     kernel: { from: '6.1', before: '6.2' },
-    scenarios: ['rxe-fetch-add'],
+    scope: ['rxe-fetch-add'],
     observed: { post1: 'EINVAL' },
     nothingHappened: true,
     why: 'test',
@@ -191,11 +192,11 @@ describe('judging engine against device', () => {
   });
 
   it('a record whose pattern names the engine value too is not stale when the engine value shows', () => {
-    const timing: KnownBehaviour = {
+    const timing: BehaviourRecord = {
       id: 'test-timing',
       provider: 'rxe',
       kernel: { from: '6.1' },
-      scenarios: ['rxe-fetch-add'],
+      scope: ['rxe-fetch-add'],
       observed: { 'requester.wc1.status': /^(SUCCESS|LOC_QP_OP_ERR)$/ },
       why: 'test',
     };

@@ -2,7 +2,6 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { RunEnvironment } from '../../../src/interop/environment.js';
-import type { Environment, KnownBehaviour } from '../../../src/interop/known-behaviour.js';
 import { decodeLinkCapture } from '../../../src/interop/link/observed.js';
 import { expectedLinkOutcome } from '../../../src/interop/link/predict.js';
 import type { LinkObservation } from '../../../src/interop/link/protocol.js';
@@ -14,6 +13,7 @@ import { junitXml, resultsDocument } from '../../../src/interop/report-files.js'
 import { renderReportHtml, resultsEntryOf } from '../../../src/interop/report-html/index.js';
 import { judge } from '../../../src/interop/runner.js';
 import type { Outcome, Scenario } from '../../../src/interop/scenario.js';
+import type { BehaviourRecord, Environment } from '../../../src/judge/record.js';
 
 // Mixed link pairs without a boot: the sides a result names, records looked up with the
 // environment of the side they belong to, the engine's stock siw responder, and the pair
@@ -92,12 +92,12 @@ describe('recorded behaviour keyed by the side it belongs to', () => {
   const s = scenario('link-siw-fetch-add');
   const engine: Outcome = { fields: { wire: 'requester> atomic-request' } };
   const device: Outcome = { fields: { wire: 'responder> terminate' } };
-  const record: KnownBehaviour = {
+  const record: BehaviourRecord = {
     id: 'test-responder-terminates',
     provider: 'siw',
     role: 'responder',
     kernel: { from: '6.1' },
-    scenarios: ['link-siw-fetch-add'],
+    scope: ['link-siw-fetch-add'],
     observed: { wire: 'responder> terminate' },
     why: 'test record',
   };
