@@ -1,6 +1,7 @@
 /** Runs scenarios through the engine and the kernel and judges each comparison. */
 import { requireArray } from '../arguments.js';
 import { ArgumentError } from '../errors.js';
+import { judgeFields, verdictOf } from '../judge/judge.js';
 import {
   appliesIn,
   type BehaviourRecord,
@@ -85,17 +86,15 @@ export function judge(
       (k.peer === undefined || k.peer === peerOf(k).provider) &&
       coversScenario(k, scenario.id),
   );
-  const findings = recorded.filter((k) => raw.some((d) => explainsField(k, d.field, d.kernel)));
-  // Stale: the field a record names was observed, with a value the record does not name.
-  // (A record whose field was not observed at all, e.g. bad_wr after an accepted post, is
-  // not stale; nor is one whose pattern names the engine's value too, which records a
-  // behaviour that shows only when timing allows it: link-siw-mpa-crc's active request.)
-  const stale = recorded.filter(
-    (k) =>
-      !findings.includes(k) &&
-      Object.entries(kernel.fields).some(
-        ([f, value]) => namesField(k, f) && !explainsField(k, f, value),
-      ),
+  // Stale (judge/judge.ts): the field a record names was observed, with a value the record
+  // does not name. (A record whose field was not observed at all, e.g. bad_wr after an
+  // accepted post, is not stale; nor is one whose pattern names the engine's value too,
+  // which records a behaviour that shows only when timing allows it: link-siw-mpa-crc's
+  // active request.)
+  const { explaining: findings, stale } = judgeFields(
+    recorded,
+    raw.map((d) => ({ field: d.field, device: d.kernel })),
+    kernel.fields,
   );
   const refusal = findings.some((k) => k.nothingHappened === true);
   const differences: JudgedDifference[] = raw.map((d) => ({
@@ -105,14 +104,12 @@ export function judge(
       (refusal && consequenceOfRefusal(scenario, d) ? 'consequence' : undefined),
   }));
   const unexplained = differences.filter((d) => d.explainedBy === undefined);
-  const verdict: Verdict =
-    unexplained.length === 0 && stale.length === 0
-      ? differences.length > 0
-        ? 'known'
-        : 'match'
-      : hasRecordsFor(env, known) || hasRecordsFor(responderEnv, known)
-        ? 'fail'
-        : 'finding';
+  const verdict: Verdict = verdictOf({
+    differences: differences.length,
+    unexplained: unexplained.length,
+    stale: stale.length,
+    recorded: hasRecordsFor(env, known) || hasRecordsFor(responderEnv, known),
+  });
   return { verdict, differences, findings, stale };
 }
 

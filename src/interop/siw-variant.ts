@@ -2,7 +2,7 @@
  * Which siw the suite's siw0 runs on: the stock module and libsiw, or the project's
  * patched ones (patches/siw/, patches/rdma-core/: RFC 7306 Atomics and Immediate Data,
  * docs/siw-rfc7306.md). The patched pass is keyed as its own provider, `siw+rfc7306`, so
- * recorded behaviour (known-behaviour.ts) and reports say which one ran.
+ * recorded behaviour (judge/records/) and reports say which one ran.
  */
 import type { Scenario } from './scenario.js';
 

@@ -14,7 +14,7 @@
 
 import picomatch from 'picomatch';
 import { requireObject, requireString } from '../arguments.js';
-import type { Terminate } from '../codec/iwarp/messages.js';
+import type { IwarpExpectation } from './iwarp-answer.js';
 import { inRange, type VersionRange } from './version-range.js';
 
 /** A JSON value: what the tester's `expected` and `observed` hold, as results.json carries them. */
@@ -25,22 +25,6 @@ export type JsonValue =
   | string
   | readonly JsonValue[]
   | { readonly [key: string]: JsonValue };
-
-/** One side's answer to an iWARP assertion; each part prints and compares as it is. */
-export interface IwarpAnswer {
-  /** The messages sent back, one wire line each. */
-  readonly wire: readonly string[];
-  /** The receive completion: `none`, `ok bytes=<n> imm=<hex>|- data=<hex of 8>` or `error`. */
-  readonly receive: string;
-  /** The MR afterwards (hex). */
-  readonly memory: string;
-}
-
-/** An iWARP answer with the Terminates its wire lines show, in order, as records rewrite them. */
-export interface IwarpExpectation {
-  readonly answer: IwarpAnswer;
-  readonly terminates: readonly Terminate[];
-}
 
 /** Where the suite runs: which provider, which kernel, which rdma-core. */
 export interface Environment {

@@ -1,5 +1,5 @@
 /**
- * Version ranges for recorded provider behaviour (known-behaviour.ts): a record holds for a
+ * Version ranges for recorded provider behaviour (judge/records/): a record holds for a
  * range of kernel lines (`uname -r`) and, where the userspace provider decides, a range of
  * rdma-core versions. Versions compare by their leading dotted numbers only, so Debian's
  * ABI names (`6.1.0-56-amd64`, `6.12.95+deb12-amd64`, `7.3.4+deb13-amd64`) and package

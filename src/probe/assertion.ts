@@ -94,7 +94,7 @@ export interface AssertionResult {
   /** What the device did. */
   readonly observed: JsonValue;
   readonly survival?: Survival;
-  /** The known-behaviour id that explains a `known` verdict. */
+  /** The id of the record (judge/records/) that explains a `known` verdict. */
   readonly known?: string;
   readonly note?: string;
 }

@@ -14,9 +14,9 @@ import { decodeMpaStream, negotiateMpa } from '../codec/iwarp/stream.js';
 import { TaggedBufferTable } from '../engine/memory/tagged-buffer.js';
 import { terminateStatus } from '../engine/projection/terminate-status.js';
 import { Responder } from '../engine/responder/responder.js';
+import { answerLine } from '../judge/iwarp-answer.js';
 import { EventChannel } from '../verbs/cm.js';
 import type { Assertion } from './assertion.js';
-import { answerLine } from './iwarp-expect.js';
 import { concatBytes, fpduOf, segmentWith } from './iwarp-packets.js';
 import { SIW_ADDRESS } from './siw-peer.js';
 

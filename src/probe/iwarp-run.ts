@@ -8,6 +8,10 @@
 import { appendFileSync } from 'node:fs';
 import { release } from 'node:os';
 import { makeRdmaWrite } from '../codec/iwarp/build.js';
+import { answerLine, type IwarpAnswer, undecodableLine } from '../judge/iwarp-answer.js';
+import { judgeFields, recordsInScope, testerVerdictOf } from '../judge/judge.js';
+import { type BehaviourRecord, explainsField, siwProvider } from '../judge/record.js';
+import { IWARP_RECORDS } from '../judge/records/index.js';
 import {
   type Assertion,
   type AssertionResult,
@@ -18,14 +22,11 @@ import {
 import type { FuzzSummary } from './fuzz-loop.js';
 import type { IwarpAssertion } from './iwarp-assertions.js';
 import {
-  answerLine,
   engineIwarpAnswer,
-  type IwarpAnswer,
   initialContents,
   judgeIwarp,
   receiveLine,
   type SiwVariant,
-  undecodableLine,
 } from './iwarp-expect.js';
 import { type IwarpResponderAssertion, runResponderAssertion } from './iwarp-responder-peer.js';
 import { probeSiwWith } from './siw-peer.js';
@@ -156,7 +157,15 @@ export async function runIwarpAssertion(
     });
     const engine = engineIwarpAnswer(assertion, siw.target, siw.negotiated, variant);
     const observed = observedAnswer(siw);
-    const judged = judgeIwarp(assertion, variant, engine.answer, engine.terminates, observed);
+    const judged = judgeIwarp(
+      assertion,
+      variant,
+      engine.answer,
+      engine.terminates,
+      observed,
+      IWARP_RECORDS,
+      kernel,
+    );
     const alive = assertion.hostile ? await survival(log) : undefined;
     // Memory outside the MR changed, or the kernel complained: a failure whatever the answer.
     const hurt = !siw.guardsIntact || (alive !== undefined && survivalFailed(alive));
@@ -182,6 +191,41 @@ export async function runIwarpAssertion(
   }
 }
 
+/**
+ * The judgement of siw as the Requester: its observation (request and answer lines, the
+ * completion status), flattened to fields, against the engine's, by the records' field
+ * globs (the one judge, judge/judge.ts).
+ */
+export function judgeResponder(
+  id: string,
+  variant: SiwVariant,
+  kernel: string,
+  run: { readonly observed: object; readonly expected: object },
+  records: readonly BehaviourRecord[] = IWARP_RECORDS,
+): { verdict: 'match' | 'known' | 'fail'; known: BehaviourRecord | undefined } {
+  const flat = (o: object): Record<string, string> =>
+    Object.fromEntries(
+      Object.entries(o).map(([k, v]) => [k, typeof v === 'string' ? v : JSON.stringify(v)]),
+    );
+  const observed = flat(run.observed);
+  const expected = flat(run.expected);
+  const differences = Object.keys({ ...expected, ...observed })
+    .filter((field) => observed[field] !== expected[field])
+    .map((field) => ({ field, device: observed[field] ?? '' }));
+  const env = { provider: siwProvider(variant), kernel, rdmaCore: 'unknown' };
+  const recorded = recordsInScope(records, id, env).filter((k) => k.observed !== undefined);
+  const { explaining, stale } = judgeFields(recorded, differences, observed);
+  const unexplained = differences.filter(
+    (d) => !explaining.some((k) => explainsField(k, d.field, d.device)),
+  );
+  const verdict = testerVerdictOf({
+    differences: differences.length,
+    unexplained: unexplained.length,
+    stale: stale.length,
+  });
+  return { verdict, known: verdict === 'known' ? explaining[0] : undefined };
+}
+
 /** Runs one assertion where the tester is the Responder (siw the Requester). */
 export async function runIwarpResponderAssertion(
   assertion: IwarpResponderAssertion,
@@ -192,12 +236,11 @@ export async function runIwarpResponderAssertion(
   try {
     const run = await runResponderAssertion(assertion);
     const alive = await survival(log);
-    const same = JSON.stringify(run.observed) === JSON.stringify(run.expected);
-    const known = !same && run.observed.status === run.siwModelStatus;
+    const judged = judgeResponder(assertion.id, variant, kernel, run);
     const hurt = survivalFailed(alive);
     return {
       ...base,
-      verdict: hurt ? 'fail' : same ? 'match' : known ? 'known' : 'fail',
+      verdict: hurt ? 'fail' : judged.verdict,
       expected: {
         ...run.expected,
         request: [...run.expected.request],
@@ -209,12 +252,7 @@ export async function runIwarpResponderAssertion(
         answer: [...run.observed.answer],
       },
       survival: alive,
-      ...(known ? { known: 'siw-terminate-flushes-requester' } : {}),
-      ...(known
-        ? {
-            note: 'siw_proc_terminate only logs the Terminate and returns -ECONNRESET; siw_sq_flush completes the ORQ entry with SIW_WC_WR_FLUSH_ERR (terminate-status.ts, siw model)',
-          }
-        : {}),
+      ...(judged.known === undefined ? {} : { known: judged.known.id, note: judged.known.why }),
     };
   } catch (error) {
     return threw(base, await survival(log), error);

@@ -29,7 +29,7 @@ export interface FixObservation {
 /**
  * What a kernel line showed for a fix: its assertion left the kernel unhurt, crashed it or
  * left kernel-log lines, did not run, or met a known behaviour saying the kernel has no
- * such code (`codeAbsent` in roce-known.ts: e.g. no ATOMIC WRITE before 6.2).
+ * such code (`codeAbsent` in judge/record.ts: e.g. no ATOMIC WRITE before 6.2).
  */
 export type FixSeen = 'has the fix' | 'lacks the fix' | 'not affected' | 'not run';
 

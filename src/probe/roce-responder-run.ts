@@ -4,8 +4,12 @@
  * answers, receive completions and memory are compared with the prediction after each
  * step, then the QP state.
  */
+
 import { isDeepStrictEqual } from 'node:util';
 import { RoceRcResponder } from '../engine/roce/rc-responder.js';
+import { recordsInScope, testerVerdictOf } from '../judge/judge.js';
+import type { BehaviourRecord, Environment } from '../judge/record.js';
+import { ROCE_RECORDS } from '../judge/records/index.js';
 import { connectPairByHand } from '../verbs/connect.js';
 import type { Cq } from '../verbs/cq.js';
 import type { Mr } from '../verbs/mr.js';
@@ -13,7 +17,6 @@ import type { Qp } from '../verbs/qp.js';
 import type { Assertion, AssertionResult, JsonValue, Survival } from './assertion.js';
 import { survivalFailed } from './assertion.js';
 import { DEVICE_ADDRESS } from './roce-datagram.js';
-import { findRoceKnownBehaviour } from './roce-known.js';
 import { answerJson, datagramJson } from './roce-packets.js';
 import type { RoceResponderAssertion } from './roce-responder-assertions.js';
 import { ROCE_TESTBED, type RoceDeviceSide, type RoceWire, TESTER_QPN } from './roce-testbed.js';
@@ -215,14 +218,43 @@ export function judgeRoce(
   };
   if (survival !== undefined && survivalFailed(survival))
     return { ...common, verdict: 'fail', note: 'the kernel did not survive (survival)' };
-  if (isDeepStrictEqual(expected, observed)) return { ...common, verdict: 'match' };
-  const known = findRoceKnownBehaviour(assertion.id, env.kernel, expected, observed);
-  if (known !== undefined) return { ...common, verdict: 'known', known: known.id, note: known.why };
+  const differs = !isDeepStrictEqual(expected, observed);
+  const recorded = recordsInScope(ROCE_RECORDS, assertion.id, roceEnvironment(env.kernel));
+  const explaining = differs ? recorded.filter((k) => k.matches?.(expected, observed)) : [];
+  const stale = recorded.filter((k) => !explaining.includes(k));
+  const verdict = testerVerdictOf({
+    differences: differs ? 1 : 0,
+    unexplained: differs && explaining.length === 0 ? 1 : 0,
+    stale: stale.length,
+  });
+  const known = explaining[0];
+  if (verdict === 'match') return { ...common, verdict };
+  if (verdict === 'known' && known !== undefined)
+    return { ...common, verdict, known: known.id, note: known.why };
   return {
     ...common,
     verdict: 'fail',
-    note: 'the device differs from the engine, and no known behaviour explains it',
+    note: differs
+      ? 'the device differs from the engine, and no known behaviour explains it'
+      : `the device did what the engine predicts, but a record in scope did not happen (stale): ${stale.map((k) => k.id).join(', ')}`,
   };
+}
+
+/** Where the RoCE tester's records hold: rxe on the guest's kernel. */
+export function roceEnvironment(kernel: string): Environment {
+  return { provider: 'rxe', kernel, rdmaCore: 'unknown' };
+}
+
+/** The record that explains rxe's `observed` for this assertion where it differs, if any. */
+export function roceRecordFor(
+  assertion: string,
+  kernel: string,
+  expected: JsonValue,
+  observed: JsonValue,
+): BehaviourRecord | undefined {
+  return recordsInScope(ROCE_RECORDS, assertion, roceEnvironment(kernel)).find(
+    (k) => k.matches?.(expected, observed) === true,
+  );
 }
 
 /**

@@ -7,6 +7,7 @@
  */
 import { join, resolve } from 'node:path';
 import { type Command, InvalidArgumentError, Option } from 'commander';
+import { RECORDS } from '../../judge/records/index.js';
 import type { AssertionResult } from '../../probe/assertion.js';
 import type { FuzzSummary } from '../../probe/fuzz-loop.js';
 import {
@@ -26,7 +27,6 @@ import {
   renderProbeMarkdown,
   writeProbeReport,
 } from '../../probe/probe-report.js';
-import { ROCE_KNOWN_BEHAVIOURS } from '../../probe/roce-known.js';
 import {
   abortOnSignals,
   GuestRuntimeError,
@@ -122,7 +122,7 @@ function finish(
       ),
       results,
       kernels,
-      new Set(ROCE_KNOWN_BEHAVIOURS.filter((k) => k.codeAbsent === true).map((k) => k.id)),
+      new Set(RECORDS.filter((k) => k.codeAbsent === true).map((k) => k.id)),
     ),
     fuzz,
   };

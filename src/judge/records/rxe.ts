@@ -1,4 +1,4 @@
-/** The suite's records of rxe (the kernel driver) and librxe (rdma-core's provider), in the order the judge tries them. */
+/** The records of rxe (the kernel driver) and librxe (rdma-core's provider), in the order the judge tries them. */
 import type { BehaviourRecord } from '../record.js';
 import {
   RDMA_CORE_BEFORE_FLUSH,
@@ -9,13 +9,19 @@ import {
   SINCE_6_1,
   SINCE_RDMA_CORE_44,
 } from './ranges.js';
+import { silentlyDropped } from './rxe-wire.js';
 
 export const RXE_RECORDS: readonly BehaviourRecord[] = [
   {
     id: 'rxe-no-atomic-write-before-6.2',
     provider: 'rxe',
     kernel: RXE_BEFORE_PLACEMENT,
-    scope: RXE_ATOMIC_WRITES,
+    scope: [
+      ...RXE_ATOMIC_WRITES,
+      // The RoCE tester's ATOMIC WRITE requests to rxe as a responder.
+      'roce-responder-atomic-write-zero-length',
+      'roce-responder-atomic-write-misaligned',
+    ],
     observed: {
       'requester.wc1.status': 'LOC_QP_OP_ERR',
       'requester.wc1.vendor_err': '0',
@@ -35,8 +41,15 @@ export const RXE_RECORDS: readonly BehaviourRecord[] = [
       'opcode and completes it locally with LOC_QP_OP_ERR, the requester QP in ERR; nothing ' +
       'reached the responder, so its QP stays in RTS, memory is untouched, and the Write it ' +
       'posts back towards the requester in ERR gets no completion within 2 s. From 6.2 ' +
-      '("RDMA/rxe: Support RDMA Atomic Write operation") rxe executes it as the engine does',
-    spec: 'IBTA 1.5 Vol. 1 Annex A19 (ATOMIC WRITE)',
+      '("RDMA/rxe: Support RDMA Atomic Write operation") rxe executes it as the engine does. ' +
+      'As a responder (the packet tester), rxe_opcode.c has no row for 0x1D and rxe_rcv drops ' +
+      'the packet as an unknown opcode (no NAK, QP stays RTS), where the engine answers an ' +
+      'operation the responder does not support with NAK Invalid Request. Memory is untouched ' +
+      'either way, so CVE-2026-46114 cannot happen on these kernels',
+    spec: 'IBTA 1.5 Vol. 1 Annex A19 (ATOMIC WRITE); Vol. 1 §9.7.5.2.2 (Invalid Request)',
+    // The tester's observation: every step unanswered, memory and completions as predicted.
+    matches: silentlyDropped('RTS'),
+    codeAbsent: true,
   },
   {
     id: 'librxe-44-no-flush',

@@ -2,8 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { RoceRcResponder } from '../../../src/engine/roce/rc-responder.js';
 import { ROCE_ANSWERED_ASSERTIONS } from '../../../src/probe/roce-answered-assertions.js';
 import { predictAnswered } from '../../../src/probe/roce-answered-run.js';
-import { findRoceKnownBehaviour } from '../../../src/probe/roce-known.js';
 import { ROCE_RESPONDER_ASSERTIONS } from '../../../src/probe/roce-responder-assertions.js';
+import { roceRecordFor } from '../../../src/probe/roce-responder-run.js';
 
 // The assertions that closed tester-roce.md's "Open" list (issue 21): the PSN far behind at
 // the responder, and a Read response shorter than the Read. What the engine predicts for
@@ -68,14 +68,14 @@ describe('the PSN far behind at the responder (IBTA 9.7.1: two halves of 2^23 PS
     const expected = { steps: [step(['ack']), step(['read response'])], qpState: 'RTS' };
     const dropped = { steps: [step(['ack']), step([])], qpState: 'RTS' };
     const id = 'roce-responder-read-far-behind';
-    expect(findRoceKnownBehaviour(id, '7.3.4+deb13-amd64', expected, dropped)?.id).toBe(
+    expect(roceRecordFor(id, '7.3.4+deb13-amd64', expected, dropped)?.id).toBe(
       'rxe-duplicate-read-without-resource-dropped',
     );
     // The Write before it answered differently, or memory changed: not this record.
     const otherWrite = { ...dropped, steps: [step([]), step([])] };
-    expect(findRoceKnownBehaviour(id, '6.1.0-56-amd64', expected, otherWrite)).toBeUndefined();
+    expect(roceRecordFor(id, '6.1.0-56-amd64', expected, otherWrite)).toBeUndefined();
     const placed = { ...dropped, steps: [step(['ack']), { ...step([]), memory: 'ffff' }] };
-    expect(findRoceKnownBehaviour(id, '6.1.0-56-amd64', expected, placed)).toBeUndefined();
+    expect(roceRecordFor(id, '6.1.0-56-amd64', expected, placed)).toBeUndefined();
   });
 });
 
@@ -102,12 +102,12 @@ describe('a Read response shorter than the Read', () => {
   it('the record accepts the Read left outstanding (measured on 6.1, 6.12, 7.3), nothing else', () => {
     const read = `RC_RDMA_READ_REQUEST psn ${0x3c5a10}`;
     const waiting = { requests: [read], completions: [], qpState: 'RTS' };
-    expect(findRoceKnownBehaviour(id, '6.1.0-56-amd64', expected, waiting)?.id).toBe(
+    expect(roceRecordFor(id, '6.1.0-56-amd64', expected, waiting)?.id).toBe(
       'rxe-short-read-response-waits-for-the-rest',
     );
     const success = { ...waiting, completions: [{ wrId: '0xe2', status: 'SUCCESS' }] };
-    expect(findRoceKnownBehaviour(id, '6.1.0-56-amd64', expected, success)).toBeUndefined();
+    expect(roceRecordFor(id, '6.1.0-56-amd64', expected, success)).toBeUndefined();
     const resent = { ...waiting, requests: [read, read] };
-    expect(findRoceKnownBehaviour(id, '6.1.0-56-amd64', expected, resent)).toBeUndefined();
+    expect(roceRecordFor(id, '6.1.0-56-amd64', expected, resent)).toBeUndefined();
   });
 });

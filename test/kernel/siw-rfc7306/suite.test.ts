@@ -14,7 +14,7 @@ import { comparePluginWithDecode, writePlugin } from '../../helpers/wireshark-pl
 // patched siw (`run --siw rfc7306`: the CLI switches siw0 to the patched module and runs
 // the scenarios in a child process that loads the patched libsiw). Each must match the
 // engine field by field (verbs side and the codec-decoded capture), or differ only as the
-// records for provider `siw+rfc7306` say (src/interop/known-behaviour.ts).
+// records for provider `siw+rfc7306` say (src/judge/records/).
 
 interface ScenarioEntry {
   readonly id: string;

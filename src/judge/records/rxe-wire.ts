@@ -1,26 +1,13 @@
 /**
- * What rxe does where the packet tester's expectation (the engine) differs, recorded as
- * data with the cause in the driver's source, keyed by kernel range. A difference not
- * listed fails the assertion. Each record names the observation it explains (a predicate
- * over the expected and observed JSON), so a record whose behaviour stops no longer applies.
+ * The records of rxe as the RoCE packet tester meets it (src/probe/roce-*.ts): what rxe
+ * answers where the engine predicts otherwise, each with its cause in the driver's source.
+ * The tester's observation is a JSON of counts and lists compared with the engine's (one
+ * request more, as many steps, retransmitted more often), so each record explains it by a
+ * predicate over the engine's and the device's JSON (`matches`): a field glob names a
+ * value, not a relation between two observations. rxe-no-atomic-write-before-6.2, which
+ * the suite records too, is in rxe.ts.
  */
-import { inRange, type VersionRange } from '../judge/version-range.js';
-import type { JsonValue } from './assertion.js';
-
-export interface RoceKnownBehaviour {
-  readonly id: string;
-  readonly assertions: readonly string[];
-  readonly kernel: VersionRange;
-  readonly why: string;
-  readonly spec: string;
-  /**
-   * True when the behaviour is that these kernels lack the code the assertion exercises:
-   * a regression assertion it explains is reported as 'not affected' (probe-report.ts).
-   */
-  readonly codeAbsent?: boolean;
-  /** True when `observed` is the behaviour recorded here. */
-  readonly matches: (expected: JsonValue, observed: JsonValue) => boolean;
-}
+import type { BehaviourRecord, JsonValue } from '../record.js';
 
 type Step = { answers: JsonValue[]; memory: JsonValue; completions: JsonValue[] };
 type Steps = { steps: Step[]; qpState: string };
@@ -33,7 +20,7 @@ function over<T>(test: (e: T, o: T) => boolean) {
 }
 
 /** Every step got no answer and left memory and completions as predicted; QP state `state`. */
-function silentlyDropped(state: string) {
+export function silentlyDropped(state: string) {
   return over<Steps>(
     (e, o) =>
       o.qpState === state &&
@@ -61,27 +48,12 @@ function oneRequestMore(added: (e: Answered, o: Answered) => boolean) {
   );
 }
 
-export const ROCE_KNOWN_BEHAVIOURS: readonly RoceKnownBehaviour[] = [
-  {
-    id: 'rxe-no-atomic-write-before-6.2',
-    assertions: [
-      'roce-responder-atomic-write-zero-length',
-      'roce-responder-atomic-write-misaligned',
-    ],
-    kernel: { from: '0', before: '6.2' },
-    why:
-      'rxe implements IBTA 1.5 ATOMIC WRITE (opcode 0x1D) from 6.2 ("RDMA/rxe: Implement RC RDMA ' +
-      'ATOMIC WRITE"); before that rxe_opcode.c has no row for 0x1D and rxe_rcv drops the packet as an ' +
-      'unknown opcode (no NAK, QP stays RTS), where the engine answers an operation the responder does ' +
-      'not support with NAK Invalid Request. Memory is untouched either way, so CVE-2026-46114 cannot ' +
-      'happen on these kernels',
-    spec: 'IBTA 1.5 Annex A19; Vol. 1 §9.7.5.2.2 (Invalid Request)',
-    codeAbsent: true,
-    matches: silentlyDropped('RTS'),
-  },
+/** The RoCE tester's records of rxe (the suite's are in rxe.ts). */
+export const RXE_WIRE_RECORDS: readonly BehaviourRecord[] = [
   {
     id: 'rxe-retry-cnt-7-is-infinite',
-    assertions: ['roce-requester-no-answer-retry-7'],
+    provider: 'rxe',
+    scope: ['roce-requester-no-answer-retry-7'],
     kernel: { from: '0' },
     why:
       'rxe_comp.c (COMPST_ERROR_RETRY) decrements qp->comp.retry_cnt only when it is not 7: ' +
@@ -96,7 +68,8 @@ export const ROCE_KNOWN_BEHAVIOURS: readonly RoceKnownBehaviour[] = [
   },
   {
     id: 'rxe-ghost-response-retries-read-or-atomic',
-    assertions: ['roce-requester-ghost-ack-outstanding'],
+    provider: 'rxe',
+    scope: ['roce-requester-ghost-ack-outstanding'],
     kernel: { from: '0' },
     why:
       'rxe_comp.c check_psn() compares a response PSN only with the oldest WQE: "check to see if ' +
@@ -110,7 +83,8 @@ export const ROCE_KNOWN_BEHAVIOURS: readonly RoceKnownBehaviour[] = [
   },
   {
     id: 'rxe-read-response-too-long-is-loc-prot-err',
-    assertions: ['roce-requester-read-response-too-long'],
+    provider: 'rxe',
+    scope: ['roce-requester-read-response-too-long'],
     kernel: { from: '0' },
     why:
       "rxe_comp.c do_read() copies the response payload into the Read's scatter list with " +
@@ -125,7 +99,8 @@ export const ROCE_KNOWN_BEHAVIOURS: readonly RoceKnownBehaviour[] = [
   },
   {
     id: 'rxe-duplicate-read-without-resource-dropped',
-    assertions: ['roce-responder-read-far-behind'],
+    provider: 'rxe',
+    scope: ['roce-responder-read-far-behind'],
     kernel: { from: '0' },
     why:
       'rxe_resp.c duplicate_request() answers a duplicate Read only from its responder resources ' +
@@ -153,7 +128,8 @@ export const ROCE_KNOWN_BEHAVIOURS: readonly RoceKnownBehaviour[] = [
   },
   {
     id: 'rxe-short-read-response-waits-for-the-rest',
-    assertions: ['roce-requester-read-response-too-short'],
+    provider: 'rxe',
+    scope: ['roce-requester-read-response-too-short'],
     kernel: { from: '0' },
     why:
       'rxe_comp.c do_read() copies what a Read response carries and returns COMPST_COMP_ACK only when ' +
@@ -172,18 +148,3 @@ export const ROCE_KNOWN_BEHAVIOURS: readonly RoceKnownBehaviour[] = [
     ),
   },
 ];
-
-/** The record explaining this difference, if any. */
-export function findRoceKnownBehaviour(
-  assertion: string,
-  kernel: string,
-  expected: JsonValue,
-  observed: JsonValue,
-): RoceKnownBehaviour | undefined {
-  return ROCE_KNOWN_BEHAVIOURS.find(
-    (k) =>
-      k.assertions.includes(assertion) &&
-      inRange(kernel, k.kernel) &&
-      k.matches(expected, observed),
-  );
-}
