@@ -1,18 +1,21 @@
 import { describe, expect, it } from 'vitest';
-import { RFC7306_PROBES } from '../../../src/probe/rfc7306-probes.js';
-import {
-  engineRfc7306Answer,
-  initialMemory,
-  judgeRfc7306Probe,
-} from '../../../src/probe/run-rfc7306-probes.js';
+import { IWARP_ASSERTIONS } from '../../../src/probe/iwarp-assertions.js';
+import { engineIwarpAnswer, initialContents, judgeIwarp } from '../../../src/probe/iwarp-expect.js';
 
-// The engine half of the patched-siw wire probes (the siw half runs in the guest:
-// test/kernel/siw-rfc7306/). A made-up registration stands in for siw's MR.
+// The engine half of the RFC 7306 probes, which the tester runs as assertions on the
+// patched siw (the siw half runs in the guest: probe --device siw0 --siw rfc7306). A
+// made-up registration stands in for siw's MR.
 const target = { stag: 0x00abcd01, address: 0x7f00_1234_5600n };
+const PLAIN = { crc: false, markers: false };
 const probe = (id: string) => {
-  const found = RFC7306_PROBES.find((p) => p.id === id);
-  if (found === undefined) throw new Error(`no probe ${id}`);
+  const found = IWARP_ASSERTIONS.find((p) => p.id === id);
+  if (found === undefined) throw new Error(`no assertion ${id}`);
   return found;
+};
+/** The engine's answer, its wire lines joined as the retired `run` probes printed them. */
+const engineRfc7306Answer = (p: ReturnType<typeof probe>, t: typeof target) => {
+  const { answer } = engineIwarpAnswer(p, t, PLAIN, 'rfc7306');
+  return { ...answer, wire: answer.wire.join('\n') };
 };
 const word = (memoryHex: string): bigint => Buffer.from(memoryHex, 'hex').readBigUInt64LE(0);
 
@@ -39,11 +42,11 @@ describe('RFC 7306 wire probes: the engine side', () => {
     expect(answer.wire).toBe('');
   });
 
-  it('judges equal answers a match and any difference a divergence when nothing is recorded', () => {
+  it('judges equal answers a match and any difference a failure when nothing is recorded', () => {
     const p = probe('siw-rfc7306-fetch-add');
-    const engine = engineRfc7306Answer(p, target);
-    expect(judgeRfc7306Probe(p, engine, engine, []).verdict).toBe('match');
-    const other = { ...engine, memory: Buffer.from(initialMemory(1n)).toString('hex') };
-    expect(judgeRfc7306Probe(p, engine, other, []).verdict).toBe('fail');
+    const { answer, terminates } = engineIwarpAnswer(p, target, PLAIN, 'rfc7306');
+    expect(judgeIwarp(p, 'rfc7306', answer, terminates, answer).verdict).toBe('match');
+    const other = { ...answer, memory: Buffer.from(initialContents(1n)).toString('hex') };
+    expect(judgeIwarp(p, 'rfc7306', answer, terminates, other).verdict).toBe('fail');
   });
 });
