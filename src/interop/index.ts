@@ -8,7 +8,6 @@
  * test/host/package/exports.test.ts pins the list.
  */
 export { ArgumentError, UnknownNameError } from '../errors.js';
-export { KNOWN_PROBE_ANSWERS, type KnownProbeAnswer } from '../judge/probe-answers.js';
 export { appliesIn, type BehaviourRecord, type Environment } from '../judge/record.js';
 export { KNOWN_BEHAVIOUR } from '../judge/records/index.js';
 export type { Verdict } from '../judge/verdict.js';

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import type { Terminate } from '../../../src/codec/iwarp/messages.js';
 import { wireLine } from '../../../src/judge/wire.js';
 import { engineAnswer } from '../../../src/probe/engine-peer.js';
 import { judgeProbe } from '../../../src/probe/run-probes.js';
@@ -35,15 +36,17 @@ describe('judging a probe', () => {
     expect(judgeProbe(atomic, same, []).verdict).toBe('match');
   });
 
-  it('a recorded siw answer is known; any other answer diverges', () => {
-    const known = [{ id: 'k', probe: atomic.id, kernel: 'siw line', why: 'test' }];
-    expect(judgeProbe(atomic, { ...same, kernel: 'siw line' }, known)).toMatchObject({
-      verdict: 'known',
-      finding: known[0],
-    });
-    expect(judgeProbe(atomic, { ...same, kernel: 'other line' }, known).verdict).toBe('fail');
+  it("siw's recorded answer (the tester's siw-terminate-layout) is known; any other fails", () => {
+    const sent = engineAnswer(atomic.message).sent;
+    const engine = sent.map((m) => wireLine('responder', m, [])).join('\n');
+    const terminates = sent.filter((m): m is Terminate => m.kind === 'terminate');
+    const answers = { ...same, engine, engineTerminates: terminates };
+    const siw = 'responder> terminate qn=2 msn=1 mo=0 L layer=2 type=0 code=0x06 hdrct=---';
+    const judged = judgeProbe(atomic, { ...answers, kernel: siw });
+    expect([judged.verdict, judged.finding?.id]).toEqual(['known', 'siw-terminate-layout']);
+    expect(judgeProbe(atomic, { ...answers, kernel: 'other line' }).verdict).toBe('fail');
     // Recorded, but siw answered like the engine: the record is stale.
-    expect(judgeProbe(atomic, same, known).verdict).toBe('fail');
+    expect(judgeProbe(atomic, { ...answers, kernel: engine }).verdict).toBe('fail');
   });
 
   it('different delivered bytes diverge even when nothing was sent back', () => {
