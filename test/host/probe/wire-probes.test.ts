@@ -49,6 +49,17 @@ describe('judging a probe', () => {
     expect(judgeProbe(atomic, { ...answers, kernel: engine }).verdict).toBe('fail');
   });
 
+  it("the Immediate Data probe's recorded answer is the same Terminate line (one record for both)", () => {
+    const immediate = probe('siw-probe-immediate-data');
+    const sent = engineAnswer(immediate.message).sent;
+    const engine = sent.map((m) => wireLine('responder', m, [])).join('\n');
+    const terminates = sent.filter((m): m is Terminate => m.kind === 'terminate');
+    const siw = 'responder> terminate qn=2 msn=1 mo=0 L layer=2 type=0 code=0x06 hdrct=---';
+    expect(
+      judgeProbe(immediate, { ...same, engine, kernel: siw, engineTerminates: terminates }).verdict,
+    ).toBe('known');
+  });
+
   it('different delivered bytes diverge even when nothing was sent back', () => {
     const send = probe('siw-probe-send');
     expect(
