@@ -14,8 +14,8 @@ import {
   requireString,
 } from '../arguments.js';
 import { ArgumentError } from '../errors.js';
+import type { Environment } from '../judge/record.js';
 import type { RunEnvironment } from './environment.js';
-import type { Environment } from './known-behaviour.js';
 import { DEVICES, type Scenario } from './scenario.js';
 
 /** A Scenario's shape: the fields every scenario has, with their types; the device known. */
@@ -63,14 +63,6 @@ export function requireScenario(scenario: unknown, field = 'scenario'): Scenario
   });
   requireBoolean('interop', `${field}.captureWire`, s.captureWire);
   return scenario as Scenario;
-}
-
-/** The key recorded behaviour is looked up with: three strings. */
-export function requireEnvironment(env: unknown, field = 'env'): Environment {
-  const e = requireObject('interop', field, env) as Readonly<Record<string, unknown>>;
-  for (const key of ['provider', 'kernel', 'rdmaCore'] as const)
-    requireString('interop', `${field}.${key}`, e[key]);
-  return env as Environment;
 }
 
 /** A run's environment: strings and a list of device facts. */

@@ -6,11 +6,12 @@
 import { execFileSync } from 'node:child_process';
 import { hostname, release } from 'node:os';
 import { requireArray, requireObject, requireString } from '../arguments.js';
+import type { Environment } from '../judge/record.js';
+import { siwProvider } from '../judge/record.js';
+import { loadedSiwVariant } from '../runtime/siw-module.js';
 import { openDevice } from '../verbs/device.js';
 import { libibverbsVersion } from '../verbs/flush.js';
-import type { Environment } from './known-behaviour.js';
 import { DEVICES, type DeviceName } from './scenario.js';
-import { loadedSiwVariant, siwProvider } from './siw-variant.js';
 
 /** The device attributes a report shows (a subset of ibv_query_device). */
 export interface DeviceFacts {

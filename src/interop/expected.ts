@@ -12,6 +12,7 @@ import type { WorkCompletion } from '../engine/projection/work-completion.js';
 import type { LocalSge, WorkRequest } from '../engine/requester/work-request.js';
 import { EngineSession, type EngineSessionOptions } from '../engine/session/session.js';
 import { ACCESS_FLAGS } from '../ibverbs/access-flags.js';
+import { type WireRegion, wireLine } from '../judge/wire.js';
 import type { Access } from '../verbs/mr.js';
 import { requireScenario } from './arguments.js';
 import { formatValue } from './compare-format.js';
@@ -38,7 +39,6 @@ import {
   workRequestsOf,
   wrIdOf,
 } from './scenario.js';
-import { type WireRegion, wireLine } from './wire.js';
 
 /** The engine's stand-ins for what the kernel assigns (any values do; these are fixed). */
 const REMOTE_STAG = 0x1a2b3c4d;

@@ -8,6 +8,13 @@
  * test/host/package/exports.test.ts pins the list.
  */
 export { ArgumentError, UnknownNameError } from '../errors.js';
+export { appliesIn, type BehaviourRecord, type Environment } from '../judge/record.js';
+export { KNOWN_BEHAVIOUR } from '../judge/records/index.js';
+export type { Verdict } from '../judge/verdict.js';
+export type { VersionRange } from '../judge/version-range.js';
+export { type EngineAnswer, engineAnswer } from '../probe/engine-peer.js';
+export { judgeProbe, type ProbeResult, runProbe } from '../probe/run-probes.js';
+export { WIRE_PROBES, type WireProbe } from '../probe/wire-probes.js';
 export { compareOutcomes, type FieldDifference } from './compare.js';
 export {
   COMPARISON_SCHEMA,
@@ -28,24 +35,12 @@ export {
 } from './environment.js';
 export { expectedOutcome } from './expected.js';
 export {
-  appliesIn,
-  type Environment,
-  KNOWN_BEHAVIOUR,
-  KNOWN_PROBE_ANSWERS,
-  type KnownBehaviour,
-  type KnownProbeAnswer,
-  type VersionRange,
-} from './known-behaviour.js';
-export {
   OPERATION_TRAITS,
   type Operand,
   type OperandValues,
   type OperationKind,
   type OperationTraits,
 } from './operations.js';
-export { type EngineAnswer, engineAnswer } from './peer/engine-peer.js';
-export { WIRE_PROBES, type WireProbe } from './peer/probes.js';
-export { judgeProbe, type ProbeResult, type ProbeVerdict, runProbe } from './peer/run-probes.js';
 export {
   renderMarkdown,
   renderMatrix,
@@ -61,7 +56,6 @@ export {
   runScenario,
   runScenarios,
   type ScenarioResult,
-  type Verdict,
 } from './runner.js';
 export {
   DEVICES,

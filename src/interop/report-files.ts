@@ -9,10 +9,10 @@ import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import type { Builder } from 'junit-report-builder';
 import { requireArray, requireBoolean, requireObject, requireString } from '../arguments.js';
+import type { ProbeResult } from '../probe/run-probes.js';
 import { requireProbeResults, requireResults, requireRunEnvironment } from './arguments.js';
 import type { RunEnvironment } from './environment.js';
 import { type PairGuest, sideText } from './link/sides.js';
-import type { ProbeResult } from './peer/run-probes.js';
 import { columnOf, differenceLines, renderMarkdown } from './report.js';
 import { memoryBefore, renderReportHtml, resultsEntryOf } from './report-html/index.js';
 import { passed, type ScenarioResult } from './runner.js';
@@ -58,8 +58,8 @@ export function resultsDocument(
       match: count('match'),
       known: count('known'),
       finding: count('finding'),
-      divergence: count('divergence'),
-      error: count('error'),
+      fail: count('fail'),
+      'not-run': count('not-run'),
       fieldsCompared: results.reduce(
         (n, r) =>
           n +
@@ -137,7 +137,7 @@ export function junitXml(results: readonly ScenarioResult[], strict: boolean): s
         .property('requester', sideText(r.pair.requester))
         .property('responder', sideText(r.pair.responder));
     const text = differenceLines(r).join('\n');
-    if (r.verdict === 'error') test.error(r.error ?? 'error', 'error', text);
+    if (r.verdict === 'not-run') test.error(r.error ?? 'not-run', 'not-run', text);
     else if (!passed(r.verdict, strict)) test.failure(`${r.verdict}: ${text}`, r.verdict);
     else if (text !== '') test.standardOutput(text);
   }

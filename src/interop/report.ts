@@ -5,12 +5,13 @@
 
 import Table from 'cli-table3';
 import { requireArray, requireBoolean, requireName } from '../arguments.js';
+import { observedText } from '../judge/record.js';
+import type { Verdict } from '../judge/verdict.js';
+import type { ProbeResult } from '../probe/run-probes.js';
 import { requireProbeResults, requireResults, requireRunEnvironment } from './arguments.js';
 import type { RunEnvironment } from './environment.js';
-import { observedText } from './known-behaviour.js';
 import { PAIR_GUESTS, type PairGuest, pairText, sideText } from './link/sides.js';
-import type { ProbeResult } from './peer/run-probes.js';
-import type { JudgedDifference, ScenarioResult, Verdict } from './runner.js';
+import type { JudgedDifference, ScenarioResult } from './runner.js';
 import { passed } from './runner.js';
 import type { Scenario } from './scenario.js';
 
@@ -18,8 +19,9 @@ const VERDICT_CELL: Record<Verdict, string> = {
   match: 'match',
   known: 'known',
   finding: 'finding',
-  divergence: 'FAIL',
-  error: 'ERROR',
+  fail: 'FAIL',
+  'kernel-crash': 'CRASH',
+  'not-run': 'NOT RUN',
 };
 
 /** A matrix column: one device through one post API. */
@@ -144,8 +146,9 @@ const VERDICT_NAMES: Readonly<Record<Verdict, true>> = {
   match: true,
   known: true,
   finding: true,
-  divergence: true,
-  error: true,
+  fail: true,
+  'kernel-crash': true,
+  'not-run': true,
 };
 
 /** `N passed, N failed`. */

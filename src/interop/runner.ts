@@ -1,36 +1,31 @@
 /** Runs scenarios through the engine and the kernel and judges each comparison. */
 import { requireArray } from '../arguments.js';
 import { ArgumentError } from '../errors.js';
-import { requireEnvironment, requireOutcome, requireScenario } from './arguments.js';
-import { compareOutcomes, type FieldDifference } from './compare.js';
-import { formatValue } from './compare-format.js';
-import { expectedOutcome } from './expected.js';
-import { runOnKernel } from './kernel/execute.js';
+import { judgeFields, verdictOf } from '../judge/judge.js';
 import {
   appliesIn,
+  type BehaviourRecord,
   coversScenario,
   type Environment,
   explainsField,
   hasRecordsFor,
-  KNOWN_BEHAVIOUR,
-  type KnownBehaviour,
   namesField,
-} from './known-behaviour.js';
+  requireEnvironment,
+} from '../judge/record.js';
+import { KNOWN_BEHAVIOUR } from '../judge/records/index.js';
+import type { Verdict } from '../judge/verdict.js';
+import { requireOutcome, requireScenario } from './arguments.js';
+import { compareOutcomes, type FieldDifference } from './compare.js';
+import { formatValue } from './compare-format.js';
+import { expectedOutcome } from './expected.js';
+import { runOnKernel } from './kernel/execute.js';
 import type { LinkPair } from './link/sides.js';
 import { ABSENT, initialBuffer, type Outcome, type Scenario, wordAt } from './scenario.js';
-
-/**
- * `match`: every field equal. `known`: the differences are all recorded provider
- * behaviour. `finding`: differences on a provider/kernel the records do not cover
- * (reported; `--strict` fails them). `divergence`: an unrecorded difference on a recorded
- * provider, or a recorded one that did not happen. `error`: the scenario could not run.
- */
-export type Verdict = 'match' | 'known' | 'finding' | 'divergence' | 'error';
 
 /** One difference and what explains it. */
 export interface JudgedDifference extends FieldDifference {
   /** The recorded behaviour it is, or `consequence` of a recorded refused post. */
-  readonly explainedBy: KnownBehaviour | 'consequence' | undefined;
+  readonly explainedBy: BehaviourRecord | 'consequence' | undefined;
 }
 
 export interface ScenarioResult {
@@ -40,9 +35,9 @@ export interface ScenarioResult {
   readonly kernel: Outcome | undefined;
   readonly differences: readonly JudgedDifference[];
   /** Recorded behaviour that explains differences. */
-  readonly findings: readonly KnownBehaviour[];
+  readonly findings: readonly BehaviourRecord[];
   /** Recorded behaviour for this scenario that did not occur. */
-  readonly stale: readonly KnownBehaviour[];
+  readonly stale: readonly BehaviourRecord[];
   readonly error?: string;
   readonly seconds: number;
   /** A link result: the sides it ran on (link/sides.ts), requester and responder. */
@@ -71,7 +66,7 @@ export function judge(
   engine: Outcome,
   kernel: Outcome,
   env: Environment,
-  known: readonly KnownBehaviour[] = KNOWN_BEHAVIOUR,
+  known: readonly BehaviourRecord[] = KNOWN_BEHAVIOUR,
   /** The responder's side where it differs (a link pair): its records use it (`role`). */
   responderEnv: Environment = env,
 ): Pick<ScenarioResult, 'verdict' | 'differences' | 'findings' | 'stale'> {
@@ -83,25 +78,23 @@ export function judge(
   requireEnvironment(responderEnv, 'responderEnv');
   const raw = compareOutcomes(engine, kernel);
   // A link pair: each record holds on its own side, and some only against a given peer.
-  const sideOf = (k: KnownBehaviour) => (k.role === 'responder' ? responderEnv : env);
-  const peerOf = (k: KnownBehaviour) => (k.role === 'responder' ? env : responderEnv);
+  const sideOf = (k: BehaviourRecord) => (k.role === 'responder' ? responderEnv : env);
+  const peerOf = (k: BehaviourRecord) => (k.role === 'responder' ? env : responderEnv);
   const recorded = known.filter(
     (k) =>
       appliesIn(k, sideOf(k)) &&
       (k.peer === undefined || k.peer === peerOf(k).provider) &&
       coversScenario(k, scenario.id),
   );
-  const findings = recorded.filter((k) => raw.some((d) => explainsField(k, d.field, d.kernel)));
-  // Stale: the field a record names was observed, with a value the record does not name.
-  // (A record whose field was not observed at all, e.g. bad_wr after an accepted post, is
-  // not stale; nor is one whose pattern names the engine's value too, which records a
-  // behaviour that shows only when timing allows it: link-siw-mpa-crc's active request.)
-  const stale = recorded.filter(
-    (k) =>
-      !findings.includes(k) &&
-      Object.entries(kernel.fields).some(
-        ([f, value]) => namesField(k, f) && !explainsField(k, f, value),
-      ),
+  // Stale (judge/judge.ts): the field a record names was observed, with a value the record
+  // does not name. (A record whose field was not observed at all, e.g. bad_wr after an
+  // accepted post, is not stale; nor is one whose pattern names the engine's value too,
+  // which records a behaviour that shows only when timing allows it: link-siw-mpa-crc's
+  // active request.)
+  const { explaining: findings, stale } = judgeFields(
+    recorded,
+    raw.map((d) => ({ field: d.field, device: d.kernel })),
+    kernel.fields,
   );
   const refusal = findings.some((k) => k.nothingHappened === true);
   const differences: JudgedDifference[] = raw.map((d) => ({
@@ -111,14 +104,12 @@ export function judge(
       (refusal && consequenceOfRefusal(scenario, d) ? 'consequence' : undefined),
   }));
   const unexplained = differences.filter((d) => d.explainedBy === undefined);
-  const verdict: Verdict =
-    unexplained.length === 0 && stale.length === 0
-      ? differences.length > 0
-        ? 'known'
-        : 'match'
-      : hasRecordsFor(env, known) || hasRecordsFor(responderEnv, known)
-        ? 'divergence'
-        : 'finding';
+  const verdict: Verdict = verdictOf({
+    differences: differences.length,
+    unexplained: unexplained.length,
+    stale: stale.length,
+    recorded: hasRecordsFor(env, known) || hasRecordsFor(responderEnv, known),
+  });
   return { verdict, differences, findings, stale };
 }
 
@@ -140,7 +131,7 @@ export async function runScenario(scenario: Scenario, env: Environment): Promise
   } catch (error) {
     return {
       scenario,
-      verdict: 'error',
+      verdict: 'not-run',
       engine,
       kernel: undefined,
       differences: [],

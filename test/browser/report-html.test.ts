@@ -117,14 +117,14 @@ describe('report.html in headless Chromium', () => {
   it('filters by verdict and by device, in the matrix and in the results', async () => {
     const verdicts = [...new Set(entries.map((e) => e.verdict))];
     const kept = verdicts[0] as string;
-    for (const v of ['match', 'known', 'finding', 'divergence', 'error'])
+    for (const v of ['match', 'known', 'finding', 'fail', 'not-run'])
       if (v !== kept) await page.locator(`input[data-filter="verdict"][value="${v}"]`).uncheck();
     const visible = page.locator('details.result:not(.hidden)');
     const count = entries.filter((e) => e.verdict === kept).length;
     expect(await visible.count()).toBe(count);
     expect(await page.locator('#shown').textContent()).toBe(String(count));
     expect(await page.locator('.matrix td.cell:not(.off) a').count()).toBe(count);
-    for (const v of ['match', 'known', 'finding', 'divergence', 'error'])
+    for (const v of ['match', 'known', 'finding', 'fail', 'not-run'])
       await page.locator(`input[data-filter="verdict"][value="${v}"]`).check();
     const device = entries[entries.length - 1]?.device as string;
     await page.locator('select[data-filter="device"]').selectOption(device);

@@ -7,20 +7,17 @@
  */
 import { join, resolve } from 'node:path';
 import { type Command, InvalidArgumentError, Option } from 'commander';
-import type { AssertionResult } from '../../interop/tester/assertion.js';
-import type { FuzzSummary } from '../../interop/tester/fuzz-loop.js';
+import { RECORDS } from '../../judge/records/index.js';
+import type { AssertionResult } from '../../probe/assertion.js';
+import type { FuzzSummary } from '../../probe/fuzz-loop.js';
 import {
   ALL_ASSERTIONS,
   runProbeInGuest,
   SIW_CHOICES,
   type SiwChoice,
   selectAssertions,
-} from '../../interop/tester/probe-guest.js';
-import {
-  PROBE_AFTER_ENV,
-  PROBE_RESULTS_ENV,
-  probeKernelLine,
-} from '../../interop/tester/probe-host.js';
+} from '../../probe/probe-guest.js';
+import { PROBE_AFTER_ENV, PROBE_RESULTS_ENV, probeKernelLine } from '../../probe/probe-host.js';
 import {
   assertionPassed,
   observeFixes,
@@ -29,8 +26,7 @@ import {
   type ProbeKernel,
   renderProbeMarkdown,
   writeProbeReport,
-} from '../../interop/tester/probe-report.js';
-import { ROCE_KNOWN_BEHAVIOURS } from '../../interop/tester/roce-known.js';
+} from '../../probe/probe-report.js';
 import {
   abortOnSignals,
   GuestRuntimeError,
@@ -126,7 +122,7 @@ function finish(
       ),
       results,
       kernels,
-      new Set(ROCE_KNOWN_BEHAVIOURS.filter((k) => k.codeAbsent === true).map((k) => k.id)),
+      new Set(RECORDS.filter((k) => k.codeAbsent === true).map((k) => k.id)),
     ),
     fuzz,
   };

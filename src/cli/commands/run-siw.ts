@@ -6,13 +6,13 @@
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
+import { hostRdmaDevices } from '../../runtime/index.js';
 import {
   loadedSiwVariant,
   PATCHED_PASS_ENV,
   patchedLibraryPath,
   switchSiwModule,
-} from '../../interop/siw-variant.js';
-import { hostRdmaDevices } from '../../runtime/index.js';
+} from '../../runtime/siw-module.js';
 import { errorLine } from '../errors.js';
 
 const RUN = 'rdma-interop run';

@@ -6,8 +6,6 @@ import { Command, CommanderError, InvalidArgumentError, Option } from 'commander
 import picomatch from 'picomatch';
 import { compareReports, readReports, writeComparison } from '../../interop/comparison/index.js';
 import { collectEnvironment, environmentFor } from '../../interop/environment.js';
-import { WIRE_PROBES } from '../../interop/peer/probes.js';
-import { type ProbeResult, runProbe } from '../../interop/peer/run-probes.js';
 import {
   renderFindings,
   renderProbeReport,
@@ -20,6 +18,8 @@ import { passed, runScenarios } from '../../interop/runner.js';
 import { DEVICES, type DeviceName, type Scenario } from '../../interop/scenario.js';
 import { SCENARIOS } from '../../interop/scenarios.js';
 import { usesRfc7306 } from '../../interop/siw-variant.js';
+import { type ProbeResult, runProbe } from '../../probe/run-probes.js';
+import { WIRE_PROBES } from '../../probe/wire-probes.js';
 import type { FaultSpec } from '../../runtime/faults/spec.js';
 import { hostRdmaDevices, KERNEL_LINES } from '../../runtime/index.js';
 import { findKernelLine } from '../../runtime/kernel-lines.js';

@@ -1,6 +1,6 @@
 /**
  * The response rules of an InfiniBand / RoCEv2 RC requester, packet by packet: what the
- * packet tester (src/interop/tester/) expects a device's requester to do when the tester
+ * packet tester (src/probe/) expects a device's requester to do when the tester
  * plays the responder and answers its requests. As public sources cite the IBTA Vol. 1:
  *
  *   - §9.7.6.1.1 / §9.7.6.1.2: an ACK at PSN p acknowledges every request up to p

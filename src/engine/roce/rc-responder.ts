@@ -1,6 +1,6 @@
 /**
  * The transport rules of an InfiniBand / RoCEv2 RC responder, packet by packet: the one
- * RC responder of the engine. It gives what the packet tester (src/interop/tester/)
+ * RC responder of the engine. It gives what the packet tester (src/probe/)
  * expects a device to answer when the tester plays the requester, and the answers in the
  * packets the suite predicts (../projection/roce-exchange.ts). The engine's Responder
  * (../responder/) models the operations as iWARP messages; this model adds what RoCE

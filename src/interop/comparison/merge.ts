@@ -56,7 +56,7 @@ function devicesOf(run: ReportRun): { name: string; provider: string }[] {
     if (typeof facts.name === 'string')
       providers.set(facts.name, typeof facts.provider === 'string' ? facts.provider : 'unknown');
   for (const s of run.scenarios) if (!providers.has(s.device)) providers.set(s.device, 'unknown');
-  // The wire probes talk to siw0 (interop/peer/probes.ts).
+  // The wire probes talk to siw0 (probe/wire-probes.ts).
   if (run.probes.length > 0 && !providers.has('siw0')) providers.set('siw0', 'unknown');
   return [...providers].map(([name, provider]) => ({ name, provider }));
 }

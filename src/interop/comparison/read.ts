@@ -9,6 +9,7 @@ import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { requireArray, requireString } from '../../arguments.js';
 import { RdmaInteropError } from '../../errors.js';
+import { verdictFromFile } from '../../judge/verdict.js';
 
 /** One scenario's outcome on one device, as the comparison reads it. */
 export interface ReportScenario {
@@ -92,7 +93,7 @@ export function reportRunOf(label: string, path: string, document: unknown): Rep
     return {
       id: s.id,
       device: s.device,
-      verdict: stringOr(s.verdict, UNKNOWN),
+      verdict: verdictFromFile(stringOr(s.verdict, UNKNOWN)),
       fields: stringRecord(s.device_fields),
       reasons,
       ...(typeof s.error === 'string' ? { error: s.error } : {}),
@@ -101,7 +102,13 @@ export function reportRunOf(label: string, path: string, document: unknown): Rep
   const probes = (Array.isArray(d.probes) ? d.probes : []).flatMap((raw) => {
     const p = (raw ?? {}) as Record<string, unknown>;
     return typeof p.id === 'string'
-      ? [{ id: p.id, verdict: stringOr(p.verdict, UNKNOWN), device: stringOr(p.device, '') }]
+      ? [
+          {
+            id: p.id,
+            verdict: verdictFromFile(stringOr(p.verdict, UNKNOWN)),
+            device: stringOr(p.device, ''),
+          },
+        ]
       : [];
   });
   return {

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { decodeCaptureMessages, type FpduItem } from '../../codec/capture/index.js';
 import type { RdmapMessage } from '../../codec/iwarp/messages.js';
-import type { WireDirection } from '../wire.js';
+import type { WireDirection } from '../../judge/wire.js';
 
 export interface CapturedMessage {
   readonly from: WireDirection;

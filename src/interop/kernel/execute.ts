@@ -5,6 +5,7 @@
  * memory inside and just outside the MR, and (siw) the messages on the wire.
  */
 
+import { type WireRegion, wireLine } from '../../judge/wire.js';
 import { VerbsError } from '../../verbs/errors.js';
 import { formatValue } from '../compare-format.js';
 import { type QpCreateFlag, traitsOf } from '../operations.js';
@@ -22,7 +23,6 @@ import {
   wordAt,
   workRequestsOf,
 } from '../scenario.js';
-import { type WireRegion, wireLine } from '../wire.js';
 import { type Capture, startCapture } from './capture.js';
 import { DeviceSide, requesterMemory } from './device-side.js';
 import { hammer } from './hammer.js';

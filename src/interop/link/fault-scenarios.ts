@@ -31,7 +31,7 @@ interface FaultRow {
 /**
  * The exactly-once rows, on rxe (requester retry, responder duplicate handling) and on siw
  * (TCP below MPA: a lost or repeated segment never reaches RDMAP twice). Stock libsiw
- * refuses atomics before the wire (known-behaviour.ts), so the siw rows need the RFC 7306
+ * refuses atomics before the wire (judge/records/), so the siw rows need the RFC 7306
  * variant on both guests (`--siw rfc7306`); selectLinkScenarios leaves them out otherwise.
  */
 const EXACTLY_ONCE_ROWS: readonly FaultRow[] = [

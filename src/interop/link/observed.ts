@@ -8,6 +8,7 @@ import { type CaptureDecode, decodeCaptureMessages } from '../../codec/capture/i
 import { decodeFrame } from '../../codec/net/frame.js';
 import { decodeCapture } from '../../codec/pcap/capture.js';
 import { encodePcap } from '../../codec/pcap/pcap.js';
+import { type WireRegion, wireLine } from '../../judge/wire.js';
 import { formatValue } from '../compare-format.js';
 import { hammerFields } from '../observe.js';
 import { orderingField } from '../ordering-trace.js';
@@ -21,7 +22,6 @@ import {
   workRequestsOf,
   wrName,
 } from '../scenario.js';
-import { type WireRegion, wireLine } from '../wire.js';
 import { lostWireOf, retryExhaustionMs, retryTimeClass, writeStreamOf } from './fault-scenarios.js';
 import { hammerStepOf } from './hammer.js';
 import type { LinkObservation } from './protocol.js';

@@ -16,8 +16,8 @@
 import type { AethSyndrome } from '../../codec/roce/aeth.js';
 import { bthOpcodeInfo } from '../../codec/roce/opcodes.js';
 import type { RocePacket } from '../../engine/projection/roce-exchange.js';
+import type { WireRegion } from '../../judge/wire.js';
 import { formatValue } from '../compare-format.js';
-import type { WireRegion } from '../wire.js';
 
 /** One RoCE packet in the terms both sides can give, with its ICRC's check. */
 export interface RocePacketView extends RocePacket {

@@ -3,7 +3,7 @@
  * the requester in guest A and the responder in guest B (and, both ways round, then the
  * roles swapped in the same boot: sides.ts), then compares what the engine predicts
  * (predict.ts) with what the guests observed and what crossed the link (observed.ts), and
- * judges each scenario like the one-guest suite (runner.ts `judge`, known-behaviour.ts
+ * judges each scenario like the one-guest suite (runner.ts `judge`, judge/records/
  * records, each looked up with the environment of the side it belongs to).
  */
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -95,7 +95,7 @@ export interface LinkJudgeContext {
 
 /**
  * What the responder implements of RFC 7306: the patched siw both extensions, a stock siw
- * neither (its siw_get_hdr knows RDMAP opcodes 0-7 only: known-behaviour.ts).
+ * neither (its siw_get_hdr knows RDMAP opcodes 0-7 only: judge/records/).
  */
 function withResponderOf(scenario: Scenario, pair: LinkPair): Scenario {
   if (scenario.device !== 'siw0' || pair.responder.provider !== 'siw') return scenario;
@@ -132,7 +132,7 @@ export function judgeLinkScenario(
   if (observation === undefined || observation.error !== undefined || capture === undefined)
     return {
       ...base,
-      verdict: 'error',
+      verdict: 'not-run',
       kernel: undefined,
       error:
         observation?.error ??

@@ -4,11 +4,11 @@
  * `--peer-kernel`/`--peer-siw` for guest B). A mixed pair runs both ways round in one boot:
  * A requests from B, then B from A (guest-main.ts). Every result names the pair it ran on,
  * and recorded behaviour is looked up with the environment of the side it belongs to
- * (known-behaviour.ts `role`).
+ * (judge/records/ `role`).
  */
 import { join } from 'node:path';
+import type { Environment } from '../../judge/record.js';
 import type { RunEnvironment } from '../environment.js';
-import type { Environment } from '../known-behaviour.js';
 import { DEVICES, type DeviceName } from '../scenario.js';
 
 export const PAIR_GUESTS = ['A', 'B'] as const;

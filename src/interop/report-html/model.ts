@@ -6,6 +6,7 @@
  * report written by this process, a kernel comparison of several runs, and a fixture.
  */
 import { RdmaInteropError } from '../../errors.js';
+import { verdictFromFile } from '../../judge/verdict.js';
 
 /** A results.json that report.html cannot be made from. */
 export class ReportHtmlInputError extends RdmaInteropError {
@@ -105,7 +106,24 @@ export function resultsEntryOf(document: unknown): ResultsEntry {
       !Array.isArray(s.differences)
     )
       throw new ReportHtmlInputError('results.json has a scenario without id, verdict or fields');
-  return document as unknown as ResultsEntry;
+  // A results.json written before issue 31 names its verdicts the former way.
+  const probes = (document as { probes?: unknown }).probes;
+  return {
+    ...(document as unknown as ResultsEntry),
+    scenarios: (scenarios as ScenarioEntry[]).map((s) => ({
+      ...s,
+      verdict: verdictFromFile(s.verdict),
+    })),
+    ...(Array.isArray(probes)
+      ? {
+          probes: (probes as ProbeEntry[]).map((p) =>
+            isRecord(p) && typeof p.verdict === 'string'
+              ? { ...p, verdict: verdictFromFile(p.verdict) }
+              : p,
+          ),
+        }
+      : {}),
+  };
 }
 
 /** One run's results and where its pcaps are. */

@@ -14,13 +14,14 @@ import type { DifferenceEntry, FindingEntry, RunInput, ScenarioEntry } from './m
 import { completionsOf, isOtherField, memoryOffsets, packetsOf } from './packets.js';
 import { packetTimes } from './timing.js';
 
-const VERDICTS = ['match', 'known', 'finding', 'divergence', 'error'] as const;
+/** The suite's verdicts, in the page's order (`kernel-crash` is the tester's alone). */
+const VERDICTS = ['match', 'known', 'finding', 'fail', 'not-run'] as const;
 const VERDICT_TEXT: Readonly<Record<string, string>> = {
   match: 'match',
   known: 'known',
   finding: 'finding',
-  divergence: 'FAIL',
-  error: 'ERROR',
+  fail: 'FAIL',
+  'not-run': 'NOT RUN',
 };
 
 /** The public RFC text of a section, for links from spec citations (IBTA is not public). */

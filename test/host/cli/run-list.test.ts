@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { WIRE_PROBES } from '../../../src/interop/peer/probes.js';
 import { SCENARIOS } from '../../../src/interop/scenarios.js';
+import { WIRE_PROBES } from '../../../src/probe/wire-probes.js';
 import { listRowOf, rowsOf, runCli as run } from './run-cli.js';
 
 describe('rdma-interop run --list', () => {

@@ -10,11 +10,11 @@ import { join } from 'node:path';
 import picomatch from 'picomatch';
 import { describe, expect, it } from 'vitest';
 import { LINK_SCENARIOS } from '../../../src/interop/link/scenarios.js';
-import { WIRE_PROBES } from '../../../src/interop/peer/probes.js';
-import { RFC7306_PROBES } from '../../../src/interop/peer/rfc7306-probes.js';
 import type { Scenario } from '../../../src/interop/scenario.js';
 import { SCENARIOS } from '../../../src/interop/scenarios.js';
 import { usesRfc7306 } from '../../../src/interop/siw-variant.js';
+import { RFC7306_PROBES } from '../../../src/probe/rfc7306-probes.js';
+import { WIRE_PROBES } from '../../../src/probe/wire-probes.js';
 import { docFiles, ROOT } from './examples.js';
 
 /** Files whose numbers are history or generated, not claims about the current tables. */

@@ -19,7 +19,7 @@ import {
 } from '../../../src/engine/roce/rc-responder.js';
 import { ArgumentError } from '../../../src/errors.js';
 import { accessMask } from '../../../src/ibverbs/access-flags.js';
-import { build } from '../../../src/interop/tester/roce-packets.js';
+import { build } from '../../../src/probe/roce-packets.js';
 
 // One RoCE RC model (issue 31): the transport rules in one RC responder and requester, the
 // suite's packets and the tester's expectations both from them.

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { RoceRcRequester } from '../../../src/engine/roce/rc-requester.js';
-import { ROCE_ANSWERED_ASSERTIONS } from '../../../src/interop/tester/roce-answered-assertions.js';
-import { predictAnswered } from '../../../src/interop/tester/roce-answered-run.js';
-import { findRoceKnownBehaviour } from '../../../src/interop/tester/roce-known.js';
+import { ROCE_ANSWERED_ASSERTIONS } from '../../../src/probe/roce-answered-assertions.js';
+import { predictAnswered } from '../../../src/probe/roce-answered-run.js';
+import { roceRecordFor } from '../../../src/probe/roce-responder-run.js';
 
 const PSN = 0xfffffe; // wraps: PSN arithmetic is modulo 2^24
 const ACK = { kind: 'ACK', creditCount: 31 } as const;
@@ -109,18 +109,18 @@ describe('the RoCE requester assertions, as the engine predicts them', () => {
     const { expected } = prediction('roce-requester-read-response-too-long');
     const asRxe = JSON.parse(JSON.stringify(expected).replace('LOC_LEN_ERR', 'LOC_PROT_ERR'));
     const id = 'roce-requester-read-response-too-long';
-    expect(findRoceKnownBehaviour(id, '6.1.0-56-amd64', expected, asRxe)?.id).toBe(
+    expect(roceRecordFor(id, '6.1.0-56-amd64', expected, asRxe)?.id).toBe(
       'rxe-read-response-too-long-is-loc-prot-err',
     );
     const other = { ...asRxe, qpState: 'RTS' };
-    expect(findRoceKnownBehaviour(id, '6.1.0-56-amd64', expected, other)).toBeUndefined();
+    expect(roceRecordFor(id, '6.1.0-56-amd64', expected, other)).toBeUndefined();
     const ghost = prediction('roce-requester-ghost-ack-outstanding').expected as {
       requests: string[];
     };
     const resent = { ...ghost, requests: [...ghost.requests, ghost.requests[0] ?? ''] };
-    expect(
-      findRoceKnownBehaviour('roce-requester-ghost-ack-outstanding', '7.3.4', ghost, resent)?.id,
-    ).toBe('rxe-ghost-response-retries-read-or-atomic');
+    expect(roceRecordFor('roce-requester-ghost-ack-outstanding', '7.3.4', ghost, resent)?.id).toBe(
+      'rxe-ghost-response-retries-read-or-atomic',
+    );
   });
 
   it('rnr_retry 0: a Write sent twice is no known behaviour on any line', () => {
@@ -132,6 +132,6 @@ describe('the RoCE requester assertions, as the engine predicts them', () => {
     expect(e.requests.length).toBe(1);
     const twice = { ...e, requests: [e.requests[0] ?? '', e.requests[0] ?? ''] };
     for (const kernel of ['6.1.0-56-amd64', '6.12.95+deb12-amd64', '7.3.4+deb13-amd64'])
-      expect(findRoceKnownBehaviour(id, kernel, expected, twice)).toBeUndefined();
+      expect(roceRecordFor(id, kernel, expected, twice)).toBeUndefined();
   });
 });

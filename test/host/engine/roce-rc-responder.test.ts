@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { noAnswerOutcome } from '../../../src/engine/roce/rc-requester-retry.js';
 import { psnAdd, psnDistance, RoceRcResponder } from '../../../src/engine/roce/rc-responder.js';
-import { build } from '../../../src/interop/tester/roce-packets.js';
-import { ROCE_RESPONDER_ASSERTIONS } from '../../../src/interop/tester/roce-responder-assertions.js';
+import { build } from '../../../src/probe/roce-packets.js';
+import { ROCE_RESPONDER_ASSERTIONS } from '../../../src/probe/roce-responder-assertions.js';
 
 const target = { qpn: 0x000017, va: 0x0000_7f00_1234_0000n, rKey: 0x00a1b2 };
 const PSN = 0xfffffe; // wraps: PSN arithmetic is modulo 2^24

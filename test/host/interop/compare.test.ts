@@ -148,6 +148,25 @@ describe('compareReports', () => {
     expect(md).toContain('## rxe0');
   });
 
+  it("reads the verdict names of a results.json written before issue 31 as today's", () => {
+    const former = (verdict: string) =>
+      reportRunOf('x', '/x', {
+        ...results('h', '6.1.0-56-amd64', '44.0', 'RTS', verdict),
+        probes: [{ id: 'siw-probe-atomic-request', verdict, device: 'x' }],
+      });
+    for (const [was, is] of [
+      ['divergence', 'fail'],
+      ['error', 'not-run'],
+      ['known', 'known'],
+    ]) {
+      const run = former(was as string);
+      expect([run.scenarios[0]?.verdict, run.probes[0]?.verdict]).toEqual([is, is]);
+    }
+    // An old run and a new one compare equal where only the name changed.
+    const diff = compareReports([former('divergence'), former('fail')]);
+    expect(JSON.stringify(diff)).not.toContain('divergence');
+  });
+
   it('refuses what is not a results.json, with a typed error naming the source', () => {
     expect(() => reportRunOf('x', '/x', { schema: 'other' })).toThrow(ReportInputError);
     expect(() => reportRunOf('7.3', '/x', null)).toThrow(/^7.3: results.json is not an object$/);

@@ -1,12 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { expectedOutcome } from '../../../src/interop/expected.js';
-import type { Environment, KnownBehaviour } from '../../../src/interop/known-behaviour.js';
-import { coversScenario, KNOWN_BEHAVIOUR } from '../../../src/interop/known-behaviour.js';
 import { FAULT_LINK_SCENARIOS } from '../../../src/interop/link/fault-scenarios.js';
 import { LINK_SCENARIOS } from '../../../src/interop/link/scenarios.js';
 import { judge } from '../../../src/interop/runner.js';
 import type { Outcome, Scenario } from '../../../src/interop/scenario.js';
 import { SCENARIOS } from '../../../src/interop/scenarios.js';
+import type { BehaviourRecord, Environment } from '../../../src/judge/record.js';
+import { coversScenario } from '../../../src/judge/record.js';
+import { KNOWN_BEHAVIOUR } from '../../../src/judge/records/index.js';
 
 function scenario(id: string): Scenario {
   const found = SCENARIOS.find((s) => s.id === id);
@@ -126,7 +127,7 @@ describe('judging engine against device', () => {
     expect(judge(fetchAdd, engine, withFields({}), RXE_BOOKWORM).verdict).toBe('match');
   });
 
-  it('a byte-swapped fetched value is a divergence naming the field', () => {
+  it('a byte-swapped fetched value fails, naming the field', () => {
     const result = judge(
       fetchAdd,
       engine,
@@ -141,7 +142,7 @@ describe('judging engine against device', () => {
       withFields({ 'requester.wc1.fetched': '0xefcdab8967452301' }),
       RXE_BOOKWORM,
     );
-    expect(recorded.verdict).toBe('divergence');
+    expect(recorded.verdict).toBe('fail');
     expect(recorded.differences).toEqual([
       {
         field: 'requester.wc1.fetched',
@@ -152,11 +153,11 @@ describe('judging engine against device', () => {
     ]);
   });
 
-  const refused: KnownBehaviour = {
+  const refused: BehaviourRecord = {
     id: 'test-refusal',
     provider: 'rxe',
     kernel: { from: '6.1', before: '6.2' },
-    scenarios: ['rxe-fetch-add'],
+    scope: ['rxe-fetch-add'],
     observed: { post1: 'EINVAL' },
     nothingHappened: true,
     why: 'test',
@@ -181,21 +182,21 @@ describe('judging engine against device', () => {
 
   it('a refusal does not excuse memory that changed anyway', () => {
     const changed = { fields: { ...refusedOutcome.fields, 'mem[8]': '0x0000000000000001' } };
-    expect(judge(fetchAdd, engine, changed, RXE_BOOKWORM, [refused]).verdict).toBe('divergence');
+    expect(judge(fetchAdd, engine, changed, RXE_BOOKWORM, [refused]).verdict).toBe('fail');
   });
 
   it('a recorded behaviour whose field shows another value is stale, and fails', () => {
     const result = judge(fetchAdd, engine, withFields({}), RXE_BOOKWORM, [refused]);
-    expect(result.verdict).toBe('divergence');
+    expect(result.verdict).toBe('fail');
     expect(result.stale).toEqual([refused]);
   });
 
   it('a record whose pattern names the engine value too is not stale when the engine value shows', () => {
-    const timing: KnownBehaviour = {
+    const timing: BehaviourRecord = {
       id: 'test-timing',
       provider: 'rxe',
       kernel: { from: '6.1' },
-      scenarios: ['rxe-fetch-add'],
+      scope: ['rxe-fetch-add'],
       observed: { 'requester.wc1.status': /^(SUCCESS|LOC_QP_OP_ERR)$/ },
       why: 'test',
     };
@@ -221,7 +222,7 @@ describe('judging engine against device', () => {
       [timing],
     );
     expect({ verdict: other.verdict, stale: other.stale.map((k) => k.id) }).toEqual({
-      verdict: 'divergence',
+      verdict: 'fail',
       stale: ['test-timing'],
     });
   });

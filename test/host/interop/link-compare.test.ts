@@ -122,7 +122,7 @@ describe('link mode: comparison on recorded frames', () => {
     expect(bytes.indexOf(original, at + 1)).toBe(-1);
     bytes[at + 7] = 0xee;
     const result = judged('link-rxe-fetch-add', bytes);
-    expect(result.verdict).toBe('divergence');
+    expect(result.verdict).toBe('fail');
     const byField = Object.fromEntries(result.differences.map((d) => [d.field, d.kernel]));
     expect(byField['wire.resp1.atomicacketh']).toBe('0x0123456789abcdee');
     expect(byField['wire.resp1.icrc']).toMatch(/^bad stored=0x[0-9a-f]+ computed=0x[0-9a-f]+$/);
@@ -136,7 +136,7 @@ describe('link mode: comparison on recorded frames', () => {
     const bytes = pcap('link-rxe-atomic-pair');
     const cut = firstRecords(bytes, 3);
     const partial = judged('link-rxe-atomic-pair', cut);
-    expect(partial.verdict).toBe('divergence');
+    expect(partial.verdict).toBe('fail');
     const fields = partial.differences.map((d) => d.field);
     expect(fields).toContain('wire.responses');
     expect(fields).toContain('wire.resp2.atomicacketh');

@@ -215,7 +215,7 @@ describe('faulty wire: the scenarios and their judgement', () => {
       wire,
       ENVIRONMENT,
     );
-    expect(bad.verdict).toBe('divergence');
+    expect(bad.verdict).toBe('fail');
     expect(bad.differences.map((d) => d.field).sort()).toEqual([
       'hammer1.distinct',
       'hammer1.sequence',
@@ -389,7 +389,7 @@ describe('the write stream: bytes intact, every immediate once and in order', ()
       `17 immediates: 1 repeated, 0 out of order`,
     );
     const judged = judgeLinkScenario(STREAM, torn, wire, ENVIRONMENT);
-    expect(judged.verdict).toBe('divergence');
+    expect(judged.verdict).toBe('fail');
     expect(judged.differences.map((d) => d.field).sort()).toEqual([
       'stream.immediates',
       'stream.memory',

@@ -2,7 +2,6 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { RunEnvironment } from '../../../src/interop/environment.js';
-import type { Environment, KnownBehaviour } from '../../../src/interop/known-behaviour.js';
 import { decodeLinkCapture } from '../../../src/interop/link/observed.js';
 import { expectedLinkOutcome } from '../../../src/interop/link/predict.js';
 import type { LinkObservation } from '../../../src/interop/link/protocol.js';
@@ -14,6 +13,7 @@ import { junitXml, resultsDocument } from '../../../src/interop/report-files.js'
 import { renderReportHtml, resultsEntryOf } from '../../../src/interop/report-html/index.js';
 import { judge } from '../../../src/interop/runner.js';
 import type { Outcome, Scenario } from '../../../src/interop/scenario.js';
+import type { BehaviourRecord, Environment } from '../../../src/judge/record.js';
 
 // Mixed link pairs without a boot: the sides a result names, records looked up with the
 // environment of the side they belong to, the engine's stock siw responder, and the pair
@@ -84,7 +84,7 @@ describe('the sides of a link pair', () => {
     expect(result.scenario.name).toBe('link-read--b-to-a');
     expect(result.pair?.requester.guest).toBe('B');
     expect(result.pair?.responder.guest).toBe('A');
-    expect(result.verdict).toBe('error');
+    expect(result.verdict).toBe('not-run');
   });
 });
 
@@ -92,12 +92,12 @@ describe('recorded behaviour keyed by the side it belongs to', () => {
   const s = scenario('link-siw-fetch-add');
   const engine: Outcome = { fields: { wire: 'requester> atomic-request' } };
   const device: Outcome = { fields: { wire: 'responder> terminate' } };
-  const record: KnownBehaviour = {
+  const record: BehaviourRecord = {
     id: 'test-responder-terminates',
     provider: 'siw',
     role: 'responder',
     kernel: { from: '6.1' },
-    scenarios: ['link-siw-fetch-add'],
+    scope: ['link-siw-fetch-add'],
     observed: { wire: 'responder> terminate' },
     why: 'test record',
   };
@@ -117,7 +117,7 @@ describe('recorded behaviour keyed by the side it belongs to', () => {
   it('... and not when only the requester is (the patched siw responds)', () => {
     const judged = judge(s, engine, device, stock, [record], patched);
     expect(judged.findings).toEqual([]);
-    expect(judged.verdict).toBe('divergence');
+    expect(judged.verdict).toBe('fail');
   });
 
   it('a record without a role is the requester side', () => {
@@ -223,7 +223,7 @@ describe('a recorded mixed siw pair, judged again (patched 6.1 with stock 7.3, b
       r.pair.responder,
     );
 
-  it('every difference is recorded, on the side it belongs to, but one open divergence', () => {
+  it('every difference is recorded, on the side it belongs to, but one open failure', () => {
     const verdicts = Object.fromEntries(recorded.map((r) => [r.id, rejudge(r).verdict]));
     expect(recorded).toHaveLength(16);
     // In this recording only: the stock 7.3 requester's Read Request got no Read Response
@@ -231,7 +231,7 @@ describe('a recorded mixed siw pair, judged again (patched 6.1 with stock 7.3, b
     // request that reached siw between its MPA Reply and siw_qp_socket_assoc() in
     // siw_accept() is never read; the link harness now waits for the responder's accept.
     expect(Object.entries(verdicts).filter(([, v]) => v !== 'match' && v !== 'known')).toEqual([
-      ['link-siw-read--b-to-a', 'divergence'],
+      ['link-siw-read--b-to-a', 'fail'],
     ]);
   });
 
@@ -256,7 +256,7 @@ describe('a recorded mixed siw pair, judged again (patched 6.1 with stock 7.3, b
       fetchAdd.pair.requester,
     );
     expect(swapped.findings).toEqual([]);
-    expect(swapped.verdict).toBe('divergence');
+    expect(swapped.verdict).toBe('fail');
   });
 
   it("a stock pair (the default link run): the refused posts stay recorded against the engine's stock responder", () => {

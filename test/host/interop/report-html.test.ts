@@ -101,7 +101,7 @@ describe('report.html from a results.json', () => {
             title: scenario.title,
             device: 'rxe0',
             postApi: 'ibv_post_send',
-            verdict: 'divergence',
+            verdict: 'fail',
             seconds: 1,
             engine,
             device_fields: device,

@@ -80,11 +80,11 @@ describe('the report files', () => {
     const t = doc.totals;
     expect(t.scenarios).toBe(SCENARIOS.length);
     expect(
-      (t.match ?? 0) + (t.known ?? 0) + (t.finding ?? 0) + (t.divergence ?? 0) + (t.error ?? 0),
+      (t.match ?? 0) + (t.known ?? 0) + (t.finding ?? 0) + (t.fail ?? 0) + (t['not-run'] ?? 0),
     ).toBe(SCENARIOS.length);
-    expect(t.divergence).toBe(1);
+    expect(t.fail).toBe(1);
     expect(doc.scenarios.find((s) => s.id === 'rxe-fetch-add')).toMatchObject({
-      verdict: 'divergence',
+      verdict: 'fail',
       differences: [
         {
           field: 'requester.wc1.fetched',

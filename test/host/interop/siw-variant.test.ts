@@ -5,14 +5,11 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { compareOutcomes } from '../../../src/interop/compare.js';
 import { expectedOutcome } from '../../../src/interop/expected.js';
-import { appliesIn, KNOWN_BEHAVIOUR } from '../../../src/interop/known-behaviour.js';
 import { SCENARIOS } from '../../../src/interop/scenarios.js';
-import {
-  loadedSiwVariant,
-  PATCHED_SIW_PROVIDER,
-  siwProvider,
-  usesRfc7306,
-} from '../../../src/interop/siw-variant.js';
+import { usesRfc7306 } from '../../../src/interop/siw-variant.js';
+import { appliesIn, PATCHED_SIW_PROVIDER, siwProvider } from '../../../src/judge/record.js';
+import { KNOWN_BEHAVIOUR } from '../../../src/judge/records/index.js';
+import { loadedSiwVariant } from '../../../src/runtime/siw-module.js';
 
 const CLI = join(process.cwd(), 'dist', 'cli', 'main.js');
 

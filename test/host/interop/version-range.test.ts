@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { appliesIn, type KnownBehaviour } from '../../../src/interop/known-behaviour.js';
+import { appliesIn, type BehaviourRecord } from '../../../src/judge/record.js';
 import {
   compareToBound,
   inRange,
   rangeText,
   versionNumbers,
-} from '../../../src/interop/version-range.js';
+} from '../../../src/judge/version-range.js';
 
 describe('version ranges of recorded behaviour', () => {
   it("reads Debian's kernel and rdma-core version strings as numbers", () => {
@@ -37,12 +37,12 @@ describe('version ranges of recorded behaviour', () => {
   });
 
   it('a record applies only inside both its kernel and rdma-core ranges', () => {
-    const k: KnownBehaviour = {
+    const k: BehaviourRecord = {
       id: 'test',
       provider: 'rxe',
       kernel: { from: '6.2' },
       rdmaCore: { from: '45' },
-      scenarios: ['rxe-*'],
+      scope: ['rxe-*'],
       observed: { post1: 'EINVAL' },
       why: 'test',
     };

@@ -13,7 +13,7 @@ import { comparePluginWithDecode, writePlugin } from '../../helpers/wireshark-pl
 
 // The interop suite as tests: each scenario's program on its real device must match the
 // engine field by field, or differ only in ways recorded (with their source) in
-// src/interop/known-behaviour.ts for this provider and kernel.
+// src/judge/records/ for this provider and kernel.
 const env = collectEnvironment([]);
 
 // The run's report (results.json, report.md, report.html, pcaps) goes into the directory

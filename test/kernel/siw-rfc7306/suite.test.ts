@@ -4,7 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SCENARIOS } from '../../../src/interop/scenarios.js';
-import { loadedSiwVariant, usesRfc7306 } from '../../../src/interop/siw-variant.js';
+import { usesRfc7306 } from '../../../src/interop/siw-variant.js';
+import { loadedSiwVariant } from '../../../src/runtime/siw-module.js';
 import { TSHARK_AVAILABLE } from '../../helpers/tshark.js';
 import { diffWithTshark, PRINTED_TSHARK_FIELDS } from '../../helpers/tshark-diff.js';
 import { comparePluginWithDecode, writePlugin } from '../../helpers/wireshark-plugin.js';
@@ -13,7 +14,7 @@ import { comparePluginWithDecode, writePlugin } from '../../helpers/wireshark-pl
 // patched siw (`run --siw rfc7306`: the CLI switches siw0 to the patched module and runs
 // the scenarios in a child process that loads the patched libsiw). Each must match the
 // engine field by field (verbs side and the codec-decoded capture), or differ only as the
-// records for provider `siw+rfc7306` say (src/interop/known-behaviour.ts).
+// records for provider `siw+rfc7306` say (src/judge/records/).
 
 interface ScenarioEntry {
   readonly id: string;

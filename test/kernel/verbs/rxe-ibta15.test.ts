@@ -6,7 +6,7 @@
  */
 import { release } from 'node:os';
 import { afterEach, describe, expect, it } from 'vitest';
-import { compareToBound } from '../../../src/interop/version-range.js';
+import { compareToBound } from '../../../src/judge/version-range.js';
 import {
   type Access,
   type Context,

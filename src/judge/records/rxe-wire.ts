@@ -1,0 +1,150 @@
+/**
+ * The records of rxe as the RoCE packet tester meets it (src/probe/roce-*.ts): what rxe
+ * answers where the engine predicts otherwise, each with its cause in the driver's source.
+ * The tester's observation is a JSON of counts and lists compared with the engine's (one
+ * request more, as many steps, retransmitted more often), so each record explains it by a
+ * predicate over the engine's and the device's JSON (`matches`): a field glob names a
+ * value, not a relation between two observations. rxe-no-atomic-write-before-6.2, which
+ * the suite records too, is in rxe.ts.
+ */
+import type { BehaviourRecord, JsonValue } from '../record.js';
+
+type Step = { answers: JsonValue[]; memory: JsonValue; completions: JsonValue[] };
+type Steps = { steps: Step[]; qpState: string };
+type Answered = { requests: string[]; completions: JsonValue[]; qpState: string };
+
+/** A `matches` predicate over the expected and observed JSON read as `T`. */
+function over<T>(test: (e: T, o: T) => boolean) {
+  return (expected: JsonValue, observed: JsonValue): boolean =>
+    test(expected as unknown as T, observed as unknown as T);
+}
+
+/** Every step got no answer and left memory and completions as predicted; QP state `state`. */
+export function silentlyDropped(state: string) {
+  return over<Steps>(
+    (e, o) =>
+      o.qpState === state &&
+      o.steps.length === e.steps.length &&
+      o.steps.every(
+        (s, i) =>
+          s.answers.length === 0 &&
+          s.memory === e.steps[i]?.memory &&
+          s.completions.length === e.steps[i]?.completions.length,
+      ),
+  );
+}
+
+/**
+ * The answered requester's observation as the engine predicts it (completions, QP state)
+ * but with one request packet more, which `added` accepts.
+ */
+function oneRequestMore(added: (e: Answered, o: Answered) => boolean) {
+  return over<Answered>(
+    (e, o) =>
+      o.requests.length === e.requests.length + 1 &&
+      o.qpState === e.qpState &&
+      JSON.stringify(o.completions) === JSON.stringify(e.completions) &&
+      added(e, o),
+  );
+}
+
+/** The RoCE tester's records of rxe (the suite's are in rxe.ts). */
+export const RXE_WIRE_RECORDS: readonly BehaviourRecord[] = [
+  {
+    id: 'rxe-retry-cnt-7-is-infinite',
+    provider: 'rxe',
+    scope: ['roce-requester-no-answer-retry-7'],
+    kernel: { from: '0' },
+    why:
+      'rxe_comp.c (COMPST_ERROR_RETRY) decrements qp->comp.retry_cnt only when it is not 7: ' +
+      '"if (qp->comp.retry_cnt != 7) qp->comp.retry_cnt--;", the rule IBTA gives rnr_retry (7 = ' +
+      'infinite) applied to the transport retry count too, so with retry_cnt 7 a request that is never ' +
+      'answered is retransmitted for ever and never completes with RETRY_EXC_ERR. This is the cause of ' +
+      'the suite record rxe-no-retry-exhaustion-towards-err-qp (its QPs use retry_cnt 7)',
+    spec: 'IBTA Vol. 1 §9.7.6.1.3 (transport timer, retry_cnt)',
+    matches: over<{ transmissions: number; completion: string | null; qpState: string }>(
+      (e, o) => o.completion === null && o.qpState === 'RTS' && o.transmissions > e.transmissions,
+    ),
+  },
+  {
+    id: 'rxe-ghost-response-retries-read-or-atomic',
+    provider: 'rxe',
+    scope: ['roce-requester-ghost-ack-outstanding'],
+    kernel: { from: '0' },
+    why:
+      'rxe_comp.c check_psn() compares a response PSN only with the oldest WQE: "check to see if ' +
+      'response is past the oldest WQE. if it is, complete send/write or error read/atomic": a PSN ' +
+      'beyond its last_psn, with a Read or Atomic pending, returns COMPST_ERROR_RETRY, so a ghost ACK ' +
+      '(a PSN never sent) makes rxe send the FetchAdd again instead of dropping the ACK; the Atomic ACK ' +
+      'then completes it with the value the wire carried. (With a Write pending the same test returns ' +
+      'COMPST_COMP_ACK: a ghost ACK completes the Write.)',
+    spec: 'IBTA Vol. 1 §9.7.6.1.3 (ghost responses are dropped)',
+    matches: oneRequestMore((e, o) => o.requests.every((r) => r === e.requests[0])),
+  },
+  {
+    id: 'rxe-read-response-too-long-is-loc-prot-err',
+    provider: 'rxe',
+    scope: ['roce-requester-read-response-too-long'],
+    kernel: { from: '0' },
+    why:
+      "rxe_comp.c do_read() copies the response payload into the Read's scatter list with " +
+      'copy_data(), which refuses a length beyond what is left of it, and do_read() reports every ' +
+      'copy_data() failure as IB_WC_LOC_PROT_ERR ("RDMA/rxe: Return CQE error if invalid lkey was ' +
+      'supplied"), so a Read response longer than the Read completes with LOC_PROT_ERR where the ' +
+      'engine reports a length error (LOC_LEN_ERR); the QP goes to ERR either way',
+    spec: 'IBTA Vol. 1 §9.7.6.1.4, §10.8.3',
+    matches: (expected, observed) =>
+      JSON.stringify(expected).replace('"LOC_LEN_ERR"', '"LOC_PROT_ERR"') ===
+      JSON.stringify(observed),
+  },
+  {
+    id: 'rxe-duplicate-read-without-resource-dropped',
+    provider: 'rxe',
+    scope: ['roce-responder-read-far-behind'],
+    kernel: { from: '0' },
+    why:
+      'rxe_resp.c duplicate_request() answers a duplicate Read only from its responder resources ' +
+      '(find_resource(): the last max_dest_rd_atomic Reads and Atomics, by PSN range); a duplicate Read ' +
+      'it has no resource for, here one 2^23 PSNs behind that was never executed, is dropped ("Resource ' +
+      'not found. Class D error. Drop the request."), where the engine executes every duplicate Read ' +
+      'again. Nothing else differs: the Write before it, the memory, the QP state',
+    spec: 'IBTA Vol. 1 §9.7.5.1.3 (duplicate Reads)',
+    matches: over<Steps>((e, o) => {
+      const last = e.steps.length - 1;
+      const got = o.steps[last];
+      const want = e.steps[last];
+      return (
+        o.qpState === e.qpState &&
+        o.steps.length === e.steps.length &&
+        JSON.stringify(o.steps.slice(0, last)) === JSON.stringify(e.steps.slice(0, last)) &&
+        got !== undefined &&
+        want !== undefined &&
+        want.answers.length > 0 &&
+        got.answers.length === 0 &&
+        got.memory === want.memory &&
+        got.completions.length === want.completions.length
+      );
+    }),
+  },
+  {
+    id: 'rxe-short-read-response-waits-for-the-rest',
+    provider: 'rxe',
+    scope: ['roce-requester-read-response-too-short'],
+    kernel: { from: '0' },
+    why:
+      'rxe_comp.c do_read() copies what a Read response carries and returns COMPST_COMP_ACK only when ' +
+      '"wqe->dma.resid == 0 && (pkt->mask & RXE_END_MASK)"; a Read Response ONLY shorter than the Read ' +
+      'leaves resid > 0, so it is COMPST_UPDATE_COMP, which moves comp.psn past the response: the Read ' +
+      'stays outstanding, waiting for the rest, and rxe_completer() re-arms the retransmit timer only ' +
+      'while req.psn is beyond comp.psn, so nothing retries it: no retransmission, no completion, QP ' +
+      'in RTS for as long as the tester watched (4 s; 6.1.192, 6.12.95, 7.3.4 on 2026-11-28), where the ' +
+      'engine ends the Read at once with a length error (LOC_LEN_ERR), QP in ERR',
+    spec: 'IBTA Vol. 1 §9.7.6.1.4, §10.8.3, §9.7.6.1.3 (transport timer)',
+    matches: over<Answered>(
+      (e, o) =>
+        JSON.stringify(o.requests) === JSON.stringify(e.requests) &&
+        o.completions.length === 0 &&
+        o.qpState === 'RTS',
+    ),
+  },
+];

@@ -1,0 +1,301 @@
+/** The records of rxe (the kernel driver) and librxe (rdma-core's provider), in the order the judge tries them. */
+import type { BehaviourRecord } from '../record.js';
+import {
+  RDMA_CORE_BEFORE_FLUSH,
+  RXE_ATOMIC_WRITES,
+  RXE_BEFORE_PLACEMENT,
+  RXE_FLUSHES,
+  RXE_WITH_PLACEMENT,
+  SINCE_6_1,
+  SINCE_RDMA_CORE_44,
+} from './ranges.js';
+import { silentlyDropped } from './rxe-wire.js';
+
+export const RXE_RECORDS: readonly BehaviourRecord[] = [
+  {
+    id: 'rxe-no-atomic-write-before-6.2',
+    provider: 'rxe',
+    kernel: RXE_BEFORE_PLACEMENT,
+    scope: [
+      ...RXE_ATOMIC_WRITES,
+      // The RoCE tester's ATOMIC WRITE requests to rxe as a responder.
+      'roce-responder-atomic-write-zero-length',
+      'roce-responder-atomic-write-misaligned',
+    ],
+    observed: {
+      'requester.wc1.status': 'LOC_QP_OP_ERR',
+      'requester.wc1.vendor_err': '0',
+      'requester.wc1.{opcode,byte_len,flags}': '—',
+      'requester.wc2.status': 'WR_FLUSH_ERR',
+      'requester.wc2.vendor_err': '0',
+      'requester.wc2.{opcode,flags,fetched}': '—',
+      'q1.requester.state': 'ERR',
+      'q{2,4}.responder.state': 'RTS',
+      'responder.wc2.status': 'none',
+      'responder.wc2.{wr,vendor_err}': '—',
+      'mem[8]': '0x0123456789abcdef',
+    },
+    why:
+      'rxe before 6.2 has no ATOMIC WRITE: librxe of rdma-core 44 builds the request ' +
+      '(ibv_wr_atomic_write exists since rdma-core 43) but the 6.1 kernel does not know the ' +
+      'opcode and completes it locally with LOC_QP_OP_ERR, the requester QP in ERR; nothing ' +
+      'reached the responder, so its QP stays in RTS, memory is untouched, and the Write it ' +
+      'posts back towards the requester in ERR gets no completion within 2 s. From 6.2 ' +
+      '("RDMA/rxe: Support RDMA Atomic Write operation") rxe executes it as the engine does. ' +
+      'As a responder (the packet tester), rxe_opcode.c has no row for 0x1D and rxe_rcv drops ' +
+      'the packet as an unknown opcode (no NAK, QP stays RTS), where the engine answers an ' +
+      'operation the responder does not support with NAK Invalid Request. Memory is untouched ' +
+      'either way, so CVE-2026-46114 cannot happen on these kernels',
+    spec: 'IBTA 1.5 Vol. 1 Annex A19 (ATOMIC WRITE); Vol. 1 §9.7.5.2.2 (Invalid Request)',
+    // The tester's observation: every step unanswered, memory and completions as predicted.
+    matches: silentlyDropped('RTS'),
+    codeAbsent: true,
+  },
+  {
+    id: 'librxe-44-no-flush',
+    provider: 'rxe',
+    kernel: SINCE_6_1,
+    rdmaCore: RDMA_CORE_BEFORE_FLUSH,
+    scope: RXE_FLUSHES,
+    observed: { bringup: 'EOPNOTSUPP ibv_wr_flush' },
+    nothingHappened: true,
+    why:
+      'rdma-core 44 has no ibv_wr_flush (it came in rdma-core 45), so the suite cannot create ' +
+      'a requester QP for FLUSH (LibraryTooOldError, before anything is created): nothing is ' +
+      'posted and memory is untouched. The 6.1 kernel would refuse anyway: no flush MR rights ' +
+      '(ibv_reg_mr EINVAL) and no FLUSH opcode before 6.2 ("RDMA/rxe: Implement RC RDMA FLUSH ' +
+      'service in requester side")',
+    spec: 'IBTA 1.5 Vol. 1 Annex A19 (FLUSH)',
+  },
+  {
+    id: 'librxe-atomic-alignment',
+    provider: 'rxe',
+    kernel: SINCE_6_1,
+    rdmaCore: SINCE_RDMA_CORE_44,
+    scope: ['rxe-misaligned'],
+    observed: { post1: 'EINVAL', 'post1.bad_wr': 'wr1' },
+    nothingHappened: true,
+    why:
+      'librxe checks atomic alignment before posting (rdma-core providers/rxe/rxe.c validate_send_wr: ' +
+      'remote_addr & 7 -> EINVAL, bad_wr = the request); the ibv_wr_* path has no such check and gets ' +
+      'the NAK (rxe-misaligned-ex)',
+    spec: 'IBTA o9-21 (atomic alignment); RFC 7306 §5.1',
+  },
+  {
+    id: 'refused-post-keeps-rts',
+    provider: 'rxe',
+    kernel: SINCE_6_1,
+    rdmaCore: SINCE_RDMA_CORE_44,
+    scope: ['rxe-misaligned'],
+    // The aligned FetchAdd posted next executes on the untouched QP: it fetches the word at
+    // offset 8 as initialised and adds to it (so the misaligned word at 12 changes too).
+    observed: {
+      'q*.*.state': 'RTS',
+      'requester.wc2.status': 'SUCCESS',
+      'requester.wc2.opcode': 'FETCH_ADD',
+      'requester.wc2.byte_len': '8',
+      'requester.wc2.fetched': '0x89abcdef000000b5',
+      'mem[8]': '0x9abcdf00222222d7',
+      'mem[12]': '0x012345679abcdf00',
+      'responder.wc2.status': 'SUCCESS',
+      'responder.wc2.opcode': 'RDMA_WRITE',
+      'responder.wc2.flags': 'none',
+    },
+    why:
+      'the refused post never reached the wire, so no NAK moved either QP to ERR, and the next ' +
+      'FetchAdd on the requester and the Write back from the responder succeed where the engine ' +
+      '(which sent the misaligned request) flushes them',
+  },
+  {
+    id: 'librxe-atomic-sge-length',
+    provider: 'rxe',
+    kernel: SINCE_6_1,
+    rdmaCore: SINCE_RDMA_CORE_44,
+    scope: ['rxe-atomic-short-sge', 'rxe-atomic-no-sge'],
+    observed: { post1: 'EINVAL', 'post1.bad_wr': 'wr1' },
+    nothingHappened: true,
+    why:
+      'librxe refuses an atomic whose SGE list holds fewer than 8 bytes before posting ' +
+      '(rdma-core providers/rxe/rxe.c validate_send_wr: atomic length < 8 -> EINVAL); the ibv_wr_* ' +
+      'path has no such check and the request executes remotely (rxe-atomic-short-sge-ex)',
+    spec: 'IBTA 10.7.3 (local errors)',
+  },
+  {
+    id: 'librxe-refused-sge-keeps-rts',
+    provider: 'rxe',
+    kernel: SINCE_6_1,
+    rdmaCore: SINCE_RDMA_CORE_44,
+    scope: ['rxe-atomic-short-sge', 'rxe-atomic-no-sge'],
+    // Nothing was sent for the refused request; the next FetchAdd executes on the intact QP,
+    // which leaves the word where the engine's executed-then-failed request leaves it.
+    observed: {
+      'q*.requester.state': 'RTS',
+      'requester.wc2.status': 'SUCCESS',
+      'requester.wc2.opcode': 'FETCH_ADD',
+      'requester.wc2.byte_len': '8',
+      'requester.wc2.fetched': '0x0123456789abcdef',
+      'q4.responder.state': 'RTS',
+      'responder.wc2.status': 'SUCCESS',
+      'responder.wc2.opcode': 'RDMA_WRITE',
+      'responder.wc2.flags': 'none',
+    },
+    why:
+      'the refused post moved nothing to ERR, so the FetchAdd posted next succeeds (fetching the ' +
+      "untouched word) where the engine flushes it, and the responder's Write back succeeds where " +
+      'the engine, whose requester is in ERR, sees it retried until RETRY_EXC_ERR',
+  },
+  {
+    id: 'rxe-short-sge-is-protection-error',
+    provider: 'rxe',
+    kernel: SINCE_6_1,
+    scope: ['rxe-atomic-short-sge-ex', 'rxe-atomic-no-sge-ex'],
+    observed: { 'requester.wc1.status': 'LOC_PROT_ERR' },
+    why:
+      'rxe finds the short (or missing) local SGE when it copies the atomic response into it ' +
+      '(the atomic response copy in rxe_comp.c) and reports that copy failure as ' +
+      'IB_WC_LOC_PROT_ERR; the engine follows IBTA and reports a length error (LOC_LEN_ERR). ' +
+      'As in the engine, the responder has executed the atomic (the word changed) and the QP is in ERR',
+    spec: 'IBTA 10.7.3; ibv_poll_cq(3) IBV_WC_LOC_LEN_ERR',
+  },
+  {
+    id: 'rxe-no-retry-exhaustion-towards-err-qp',
+    provider: 'rxe',
+    kernel: SINCE_6_1,
+    scope: [
+      'rxe-atomic-invalid-lkey*',
+      'rxe-atomic-short-sge-ex',
+      'rxe-atomic-no-sge-ex',
+      'rxe-send-imm-no-recv*',
+      'rxe-write-imm-no-recv*',
+      'rxe-send-no-recv*',
+    ],
+    // The responder's RDMA Write towards the requester QP that is in ERR.
+    observed: {
+      'responder.wc2.status': 'none',
+      'responder.wc2.wr': '—',
+      'responder.wc2.vendor_err': '—',
+      'q4.responder.state': 'RTS',
+    },
+    why:
+      'an RDMA Write from an RTS QP to a peer QP in ERR (which drops it, rxe_resp.c) gets no ' +
+      'completion and the QP stays in RTS: the suite connects its QPs with retry_cnt 7, and ' +
+      'rxe_comp.c (COMPST_ERROR_RETRY) decrements retry_cnt only when it is not 7 ("if ' +
+      '(qp->comp.retry_cnt != 7) qp->comp.retry_cnt--"), i.e. treats 7 as "retry for ever" like ' +
+      'rnr_retry, where IBTA makes it 7 retries. Measured by the packet tester (issue 21, ' +
+      'roce-requester-no-answer-retry-7: 136 transmissions in 2.5 s under TCG, no completion; with retry_cnt 1: ' +
+      '2 transmissions, then RETRY_EXC_ERR)',
+    spec: 'IBTA 9.7.6.1.3 (transport timer), 10.3.1 (Error state)',
+  },
+  {
+    id: 'rxe-qp-access-is-invalid-request',
+    provider: 'rxe',
+    kernel: SINCE_6_1,
+    scope: ['rxe-qp-no-atomic*', 'rxe-qp-atomic-removed*'],
+    observed: { 'requester.wc1.status': 'REM_INV_REQ_ERR' },
+    why:
+      'rxe checks the QP access flags in check_op_valid (drivers/infiniband/sw/rxe/rxe_resp.c): an ' +
+      'atomic to a QP without IB_ACCESS_REMOTE_ATOMIC is RESPST_ERR_UNSUPPORTED_OPCODE, a NAK Invalid ' +
+      'Request (REM_INV_REQ_ERR); the engine treats the QP enable like the MR right, a Remote Access ' +
+      'Error (REM_ACCESS_ERR). Both QPs go to ERR either way',
+    spec: 'IBTA 9.7.5.2.8 (NAK codes), 10.6.3.3 (QP remote access enables)',
+  },
+  {
+    id: 'rxe-qp-flush-enable-is-invalid-request',
+    provider: 'rxe',
+    kernel: RXE_WITH_PLACEMENT,
+    scope: ['rxe-flush-qp-no-enable-ex'],
+    observed: { 'requester.wc1.status': 'REM_INV_REQ_ERR' },
+    why:
+      "as for atomics (rxe-qp-access-is-invalid-request): rxe checks the responder QP's flush " +
+      'enables in check_qp_attr_access (rxe_resp.c, since the 6.2 RDMA FLUSH series): a FLUSH to a QP without IB_ACCESS_FLUSH_GLOBAL is ' +
+      'RESPST_ERR_UNSUPPORTED_OPCODE, a NAK Invalid Request (REM_INV_REQ_ERR); the engine treats ' +
+      'the QP enable like the MR right, a Remote Access Error (REM_ACCESS_ERR)',
+    spec: 'IBTA 1.5 Vol. 1 Annex A19 (FLUSH), 9.7.5.2.8 (NAK codes)',
+  },
+  {
+    id: 'rxe-grh-on-rc-receive',
+    provider: 'rxe',
+    kernel: SINCE_6_1,
+    // Not the Send with Invalidate programs: their receive's flags are another record's.
+    scope: ['rxe-!(mw2-send-with-inv*)'],
+    // Every program's receive is the responder's first completion (the SRQ programs' later
+    // ones: rxe-grh-on-srq-receive). Only GRH and GRH|WITH_IMM: a further flag is a
+    // difference of its own (rxe-with-inv-reads-ip-csum-ok).
+    observed: { 'responder.wc1.flags': /^GRH(\|WITH_IMM)?$/ },
+    why:
+      'rxe sets IB_WC_GRH on every receive completion of a RoCE QP, RC included (rxe_resp.c do_complete: ' +
+      'wc_flags = IB_WC_GRH for RoCE), where the engine follows IBTA (a GRH flag only when a GRH was ' +
+      'received into the buffer, which RC receives do not report)',
+    spec: 'IBTA 11.4.2.1 (ibv_wc wc_flags)',
+  },
+  {
+    // A record of its own: on the other programs a later responder completion is a Write
+    // back, whose flags a field glob over every completion would name without explaining.
+    id: 'rxe-grh-on-srq-receive',
+    provider: 'rxe',
+    kernel: SINCE_6_1,
+    scope: ['rxe-srq-*'],
+    observed: { 'responder.wc{2,3,4}.flags': 'GRH' },
+    why:
+      'as rxe-grh-on-rc-receive, for the later receives of the SRQ programs: rxe_resp.c do_complete ' +
+      'sets IB_WC_GRH on every user receive completion of a RoCE QP, whether its receive came from ' +
+      'the QP or from an SRQ (get_srq_wqe)',
+    spec: 'IBTA 11.4.2.1 (ibv_wc wc_flags)',
+  },
+  {
+    id: 'rxe-with-inv-reads-ip-csum-ok',
+    provider: 'rxe',
+    kernel: SINCE_6_1,
+    scope: ['rxe-mw2-send-with-inv*'],
+    // The receive of the Send with Invalidate (the invalidated rkey itself is right).
+    observed: { 'responder.wc1.flags': 'GRH|IP_CSUM_OK' },
+    why:
+      "rxe_resp.c do_complete writes the kernel's flag bits into the user-space CQE (uwc->wc_flags |= " +
+      'IB_WC_WITH_INVALIDATE, 1 << 2 in include/rdma/ib_verbs.h, next to IB_WC_GRH of ' +
+      'rxe-grh-on-rc-receive), and librxe hands that CQE to the program as its ibv_wc; in libibverbs ' +
+      '1 << 2 is IBV_WC_IP_CSUM_OK (verbs.h: IBV_WC_WITH_INV is 1 << 3), so a program reads ' +
+      'GRH|IP_CSUM_OK and no WITH_INV for a Send with Invalidate (measured on 6.1.192 / rdma-core 44 ' +
+      'and 7.3.4 / rdma-core 56.1); invalidated_rkey is right',
+    spec: 'IBTA 1.5 §11.4.2.1 (the completion of a Send with Invalidate reports the invalidated R_Key)',
+  },
+  {
+    id: 'rxe-mw-range-is-the-mr',
+    provider: 'rxe',
+    kernel: SINCE_6_1,
+    scope: ['rxe-mw2-outside-window*'],
+    // The Write succeeds and lands: nothing fails, both QPs stay in RTS.
+    observed: {
+      'requester.wc1.status': 'SUCCESS',
+      'requester.wc1.opcode': 'RDMA_WRITE',
+      'requester.wc1.flags': 'none',
+      'requester.wc1.vendor_err': '—',
+      'q1.requester.state': 'RTS',
+      'q2.responder.state': 'RTS',
+      'mem[8]': '0x8877665544332211',
+    },
+    why:
+      "rxe bounds an access through a memory window by the window's MR, not by the window: " +
+      'rxe_resp.c check_rkey looks the window up (rxe_mw.c rxe_lookup_mw checks its rkey, PD, QP, ' +
+      'access and state), then takes mr = mw->mr and checks the range with mr_check_range(mr, ...) ' +
+      'only; mw->addr and mw->length are not consulted (only for a ZERO_BASED window, as the ' +
+      'offset). So a Write inside the MR but outside the window is placed (measured on 6.1.192 and ' +
+      '7.3.4, both post APIs)',
+    spec: 'IBTA 1.5 §10.6.7: a memory window grants remote access to its own range only',
+  },
+  {
+    id: 'rxe-send-cqe-with-imm',
+    provider: 'rxe',
+    kernel: SINCE_6_1,
+    scope: ['rxe-write-imm*', 'rxe-send-imm*', 'rxe-order-write-then-write-imm*'],
+    observed: {
+      'requester.wc*.flags': 'WITH_IMM',
+      'requester.wc*.imm': '0',
+      'requester.wc*.imm_raw': '0',
+    },
+    why:
+      'rxe reports IB_WC_WITH_IMM on the requester completion of RDMA_WRITE_WITH_IMM and SEND_WITH_IMM ' +
+      '(rxe_comp.c make_send_cqe sets wc_flags from the work request opcode), with imm_data 0; in ' +
+      'libibverbs the flag says imm_data is valid, which is meant for the receive side',
+    spec: 'ibv_poll_cq(3): IBV_WC_WITH_IMM',
+  },
+];

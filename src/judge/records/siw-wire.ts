@@ -1,0 +1,327 @@
+/**
+ * The records of siw as the iWARP packet tester meets it (src/probe/iwarp-*.ts): siw's
+ * answer to an assertion as a function of the engine's (`derive`: its wire lines, receive
+ * and memory, with the Terminates rewritten as siw lays them out). Field values cannot
+ * say these: the Terminate siw sends is the engine's, changed, and differs per assertion.
+ * Every record in scope applies, in this table's order. The siw variants are providers:
+ * `siw` (stock) and `siw+rfc7306` (patched). No kernel range: measured unchanged on every
+ * kernel line the tester runs (6.1, 6.12, 7.3).
+ */
+import { makeSend } from '../../codec/iwarp/build.js';
+import type { Terminate } from '../../codec/iwarp/messages.js';
+import { decodeRdmapMessage, encodeRdmapMessage } from '../../codec/iwarp/rdmap.js';
+import { buildTerminate } from '../../engine/errors/terminate.js';
+import { answerLine, type IwarpExpectation, undecodableLine } from '../iwarp-answer.js';
+import type { BehaviourRecord } from '../record.js';
+import type { VersionRange } from '../version-range.js';
+
+/** Every kernel. */
+const ANY_KERNEL: VersionRange = { from: '0' };
+
+/**
+ * siw.h/iwarp.h: the stock `struct iwarp_terminate` declares its nibbles for
+ * __LITTLE_ENDIAN_BITFIELD as layer:4 then etype:4, so on x86 the wire carries the Error
+ * Type in the Layer nibble and the other way round (the patched siw's 0001 fixes it).
+ */
+const swapNibbles = (t: Terminate): Terminate => ({
+  ...t,
+  layer: t.errorType,
+  errorType: t.layer,
+});
+
+/** No header copied (siw_send_terminate copies none for an opcode error). */
+const noHeaders = (t: Terminate): Terminate => ({
+  ...t,
+  segmentLengthValid: false,
+  ddpHeaderIncluded: false,
+  rdmaHeaderIncluded: false,
+  ddpSegmentLength: undefined,
+  terminatedDdpHeader: undefined,
+  terminatedRdmaHeader: undefined,
+});
+
+/** The engine's answer with each Terminate rewritten by `map`. */
+/** The wire lines with each Terminate line rewritten by `line` from the Terminates in order. */
+function withTerminateLines(
+  d: IwarpExpectation,
+  terminates: readonly Terminate[],
+  line: (t: Terminate) => string,
+): IwarpExpectation {
+  let i = 0;
+  return {
+    answer: {
+      ...d.answer,
+      wire: d.answer.wire.map((l) =>
+        l.includes(' terminate ') && terminates[i] !== undefined ? line(terminates[i++]!) : l,
+      ),
+    },
+    terminates,
+  };
+}
+
+const terminatesAs =
+  (map: (t: Terminate) => Terminate) =>
+  (d: IwarpExpectation): IwarpExpectation =>
+    withTerminateLines(d, d.terminates.map(map), answerLine);
+
+/**
+ * A Terminate as the stock siw puts it on the wire (patches/siw/0001 describes both bugs):
+ * the Terminate Control field from little-endian bitfields (Layer in the low nibble of the
+ * first byte, Error Type in the high one; M, D, R in the low bits of the third byte), and,
+ * with M set, the copied DDP Segment Length cut to the payload alone. The codec refuses
+ * such a Terminate (a header copy no Hdrct bit announces), so it shows as undecodable.
+ */
+function stockTerminateLine(t: Terminate): string {
+  const bytes = encodeRdmapMessage(t);
+  // The Terminate Control field follows the 18-byte untagged DDP header (QN 2).
+  const at = 18;
+  bytes[at] = ((t.errorType & 0x0f) << 4) | (t.layer & 0x0f);
+  bytes[at + 1] = t.errorCode;
+  bytes[at + 2] =
+    (t.segmentLengthValid ? 1 : 0) | (t.ddpHeaderIncluded ? 2 : 0) | (t.rdmaHeaderIncluded ? 4 : 0);
+  bytes[at + 3] = 0;
+  if (t.segmentLengthValid && t.ddpSegmentLength !== undefined && t.terminatedDdpHeader) {
+    const payload = t.ddpSegmentLength - t.terminatedDdpHeader.length;
+    bytes[at + 4] = (payload >> 8) & 0xff;
+    bytes[at + 5] = payload & 0xff;
+  }
+  const decoded = decodeRdmapMessage(bytes);
+  return decoded.ok ? answerLine(decoded.value) : undecodableLine(bytes, decoded.error.message);
+}
+
+/** The engine's answer with each Terminate as the stock siw lays it out. */
+const stockLayout = (d: IwarpExpectation): IwarpExpectation =>
+  withTerminateLines(d, d.terminates, stockTerminateLine);
+
+/** The engine's answer with each Terminate's three codes replaced (its copy kept). */
+const codesAs = (layer: number, errorType: number, errorCode: number) =>
+  terminatesAs((t) => ({ ...t, layer, errorType, errorCode }));
+
+/** The engine's answer with its Terminate replaced by one with no header copy. */
+const bareTerminate = (layer: number, errorType: number, errorCode: number) =>
+  terminatesAs((t) => noHeaders({ ...t, layer, errorType, errorCode }));
+
+/**
+ * siw's Terminate for a Send announcing more than the receive holds: DDP Untagged Buffer
+ * Error 0x02 with the Send's DDP header and the announced ULPDU Length (65535) copied.
+ */
+function receiveSpaceShortTerminate(): Terminate {
+  // The Send's DDP segment as the tester sends it (probe/iwarp-packets.ts segmentWith).
+  const send = encodeRdmapMessage(
+    makeSend({ messageSequenceNumber: 1, payload: new Uint8Array(8) }),
+    { strict: false },
+  );
+  const t = buildTerminate('rfc7306', 1, 'no-receive-buffer', { bytes: send });
+  return { ...t, ddpSegmentLength: 0xffff };
+}
+
+const OPCODE_TERMINATE =
+  'siw answers an opcode it does not implement with Terminate RDMAP / Remote Operation Error / ' +
+  'Unexpected OpCode (siw_qp_rx.c siw_get_hdr, as RFC 7306 §1.1 says), but siw_send_terminate ' +
+  'copies no header for it, where RFC 7306 §8.1 asks for the DDP header';
+
+export const SIW_WIRE_RECORDS: readonly BehaviourRecord[] = [
+  {
+    id: 'siw-terminate-layout',
+    provider: 'siw',
+    kernel: ANY_KERNEL,
+    scope: [
+      'siw-probe-atomic-request',
+      'siw-probe-immediate-data',
+      'siw-rdmap-unknown-opcode-first',
+      // Immediate Data is an opcode the stock siw lacks, whatever its length.
+      'siw-rdmap-immediate-data-short',
+    ],
+    derive: terminatesAs((t) => noHeaders(swapNibbles(t))),
+    why:
+      `${OPCODE_TERMINATE}; and the stock struct iwarp_terminate bitfields put Layer in the low ` +
+      'nibble on little-endian hosts (the wire reads Layer 2, Error Type 0)',
+  },
+  {
+    id: 'siw-terminate-layout',
+    provider: 'siw',
+    kernel: ANY_KERNEL,
+    scope: ['siw-mpa-bad-crc'],
+    derive: terminatesAs(swapNibbles),
+    why:
+      'the stock struct iwarp_terminate bitfields put Layer in the low nibble on little-endian ' +
+      'hosts: LLP / MPA / CRC Error reads Layer 0, Error Type 2 on the wire',
+  },
+  {
+    id: 'siw-opcode-terminate-no-header',
+    provider: 'siw+rfc7306',
+    kernel: ANY_KERNEL,
+    scope: ['siw-rdmap-unknown-opcode-first'],
+    derive: terminatesAs(noHeaders),
+    why: OPCODE_TERMINATE,
+  },
+  {
+    id: 'siw-crc-checked-after-placement',
+    provider: 'siw',
+    alsoFor: ['siw+rfc7306'],
+    kernel: ANY_KERNEL,
+    scope: ['siw-mpa-bad-crc'],
+    derive: (d) => ({
+      ...d,
+      // The Send's 8 bytes, placed at the receive buffer's start.
+      answer: { ...d.answer, memory: `8877665544332211${d.answer.memory.slice(16)}` },
+    }),
+    why:
+      "siw_tcp_rx_data places an FPDU's payload into the receive buffer (SIW_GET_DATA_START, " +
+      'siw_proc_send) before it reads the trailer; siw_get_trailer compares the CRC only then. ' +
+      'RFC 5044 §7.2 says an FPDU whose CRC fails is not delivered: the buffer holds the payload ' +
+      'of a Send that completed in error',
+  },
+  {
+    id: 'siw-failed-send-completes-receive',
+    provider: 'siw',
+    alsoFor: ['siw+rfc7306'],
+    kernel: ANY_KERNEL,
+    scope: [
+      'siw-ddp-invalid-qn',
+      'siw-ddp-msn-out-of-range',
+      'siw-ddp-mo-beyond-buffer',
+      'siw-mpa-bad-crc',
+    ],
+    derive: (d) => ({ ...d, answer: { ...d.answer, receive: 'error GENERAL_ERR' } }),
+    why:
+      "siw takes the receive WQE when a Send segment's header arrives, before the checks that " +
+      'fail; the error path of siw_tcp_rx_data calls siw_rdmap_complete(qp, rv), which completes ' +
+      'that WQE with SIW_WC_GENERAL_ERR ("error != 0 && wc_status == SIW_WC_SUCCESS"); the ' +
+      'engine leaves the receive untouched, so it is flushed (WR_FLUSH_ERR)',
+  },
+  {
+    id: 'siw-access-is-ddp-invalid-stag',
+    provider: 'siw',
+    alsoFor: ['siw+rfc7306'],
+    kernel: ANY_KERNEL,
+    scope: ['siw-ddp-unauthorised-stag'],
+    // DDP layer (1), Tagged Buffer Error (1), Invalid STag (0x00); the copy is kept.
+    derive: terminatesAs((t) => ({ ...t, layer: 1, errorType: 1, errorCode: 0x00 })),
+    why:
+      'siw_qp.c siw_tagged_error maps E_ACCESS_PERM to DDP_ECODE_T_INVALID_STAG ("RFC 5041 ' +
+      '(DDP) lacks an ecode for insufficient access permissions"); the engine reports the ' +
+      'RDMAP Remote Protection Error Access Rights Violation (RFC 5040 §4.8, code 0x02), ' +
+      'which siw_rdmap_error uses only for RDMAP-level checks',
+  },
+  {
+    id: 'siw-mo-must-be-in-order',
+    provider: 'siw',
+    alsoFor: ['siw+rfc7306'],
+    kernel: ANY_KERNEL,
+    scope: ['siw-ddp-mo-beyond-buffer'],
+    derive: codesAs(1, 2, 0x04),
+    why:
+      "siw_send_check_ntoh requires a Send segment's MO to equal the bytes of the message " +
+      'received so far (in-order placement) and answers DDP Untagged Buffer Error Invalid MO ' +
+      '(0x04); the engine checks that MO + length fits the receive buffer (RFC 5041 §7.2 0x05, ' +
+      'message too long)',
+  },
+  {
+    id: 'siw-short-ulpdu-is-llp-error',
+    provider: 'siw+rfc7306',
+    kernel: ANY_KERNEL,
+    scope: ['siw-mpa-length-underflow', 'siw-rdmap-immediate-data-short'],
+    derive: bareTerminate(2, 0, 0x03),
+    why:
+      'siw, with the 2026 underflow fix, refuses an MPA ULPDU Length shorter than the ' +
+      "opcode's header (iwarp_pktinfo[].hdr_len; the patched siw's Immediate Data header holds " +
+      'its 8 bytes) with Terminate LLP / MPA / 0x03 and no header copy; the engine hands the ' +
+      'short ULPDU to DDP, which cannot decode it (RDMAP Remote Operation Error, Unspecified). ' +
+      "Observed on 6.1.192; the fix's diff was not read",
+  },
+  {
+    id: 'siw-short-ulpdu-is-llp-error',
+    provider: 'siw',
+    kernel: ANY_KERNEL,
+    scope: ['siw-mpa-length-underflow'],
+    derive: bareTerminate(0, 2, 0x03),
+    why:
+      'as on the patched siw (LLP / MPA / 0x03 for a ULPDU Length shorter than the header), ' +
+      'with the stock Terminate layout: Layer and Error Type nibbles swapped',
+  },
+  {
+    id: 'siw-reads-header-past-ulpdu-length',
+    provider: 'siw+rfc7306',
+    kernel: ANY_KERNEL,
+    scope: ['siw-mpa-markers-not-negotiated'],
+    derive: bareTerminate(1, 2, 0x06),
+    why:
+      'siw_get_hdr copies the 14-byte DDP header from the stream before looking at the ULPDU ' +
+      "Length: with a 4-byte marker in front, the marker's zero bytes sit where the DDP control " +
+      'byte is, and the first check that fails is the DDP version (Terminate DDP / Untagged / ' +
+      'Invalid DDP Version 0x06, no copy); the engine reads the marker as a ULPDU Length of 0 ' +
+      'and refuses the empty ULPDU (RDMAP Unspecified)',
+  },
+  {
+    id: 'siw-reads-header-past-ulpdu-length',
+    provider: 'siw',
+    kernel: ANY_KERNEL,
+    scope: ['siw-mpa-markers-not-negotiated'],
+    derive: bareTerminate(2, 1, 0x06),
+    why: 'as on the patched siw, with the stock Terminate layout (nibbles swapped)',
+  },
+  {
+    id: 'siw-unexpected-read-response-is-ddp-catastrophic',
+    provider: 'siw',
+    alsoFor: ['siw+rfc7306'],
+    kernel: ANY_KERNEL,
+    scope: ['siw-rdmap-opcode-sequence'],
+    derive: codesAs(1, 0, 0x00),
+    why:
+      'siw_proc_rresp finds the ORQ empty (siw_orqe_start_rx: "ORQ empty") and ends in its ' +
+      'error_term: Terminate DDP / Local Catastrophic; the engine answers a response nothing ' +
+      'asked for as RDMAP Unexpected OpCode (RFC 5040 §7)',
+  },
+  {
+    id: 'siw-receive-space-short',
+    provider: 'siw',
+    alsoFor: ['siw+rfc7306'],
+    kernel: ANY_KERNEL,
+    scope: ['siw-mpa-length-over-buffer'],
+    derive: (d) => {
+      const terminate = receiveSpaceShortTerminate();
+      return {
+        answer: { ...d.answer, wire: [answerLine(terminate)], receive: 'error LOC_LEN_ERR' },
+        terminates: [terminate],
+      };
+    },
+    why:
+      "siw checks a Send's announced length against the receive buffer as soon as its header " +
+      'is in (siw_send_check_ntoh, "receive space short") and terminates with DDP Untagged ' +
+      'Buffer Error 0x02 and the receive in LOC_LEN_ERR, where the engine (RFC 5044 §7.2) waits ' +
+      "for the FPDU's 65535 bytes (the failure table's message-too-long row records the same)",
+  },
+  {
+    id: 'siw-ddp-terminate-layout',
+    provider: 'siw',
+    kernel: ANY_KERNEL,
+    scope: [
+      'siw-mpa-length-over-buffer',
+      'siw-ddp-invalid-qn',
+      'siw-ddp-msn-out-of-range',
+      'siw-ddp-mo-beyond-buffer',
+      'siw-ddp-invalid-stag',
+      'siw-ddp-unauthorised-stag',
+      'siw-rdmap-opcode-sequence',
+    ],
+    // Applied last (see the order of this table): the codes are siw's by then.
+    derive: stockLayout,
+    why:
+      "the stock siw's Terminates with a header copy are malformed on x86 (patches/siw/0001): " +
+      'struct iwarp_terminate little-endian bitfields put Layer and Error Type in swapped nibbles ' +
+      'and the M/D/R bits in the low bits of the third byte, and siw rewrites the copied DDP ' +
+      'Segment Length to the payload length; a decoder reading RFC 5040 §4.8 sees header bytes no ' +
+      'Hdrct bit announces',
+  },
+  {
+    id: 'siw-terminate-flushes-requester',
+    provider: 'siw',
+    alsoFor: ['siw+rfc7306'],
+    kernel: ANY_KERNEL,
+    // siw as the Requester (probe/iwarp-responder-peer.ts): the tester's Terminate.
+    scope: ['siw-requester-terminate-on-read'],
+    observed: { status: 'WR_FLUSH_ERR' },
+    why: 'siw_proc_terminate only logs the Terminate and returns -ECONNRESET; siw_sq_flush completes the ORQ entry with SIW_WC_WR_FLUSH_ERR (terminate-status.ts, siw model)',
+  },
+];

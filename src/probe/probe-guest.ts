@@ -1,0 +1,240 @@
+/**
+ * `probe` where the devices are (root in the guest): runs the selected assertions in
+ * passes, the RoCE tester against rxe first, then siw0 on each siw variant asked for, and
+ * the fuzz, appending JSON lines to the results file. siw0 is switched between the stock
+ * and the patched module between variants, and each pass runs in a child process of its
+ * own: the patched libsiw must be loaded from a process's start, and siw0 cannot be
+ * reloaded while a process holds a verbs context on it (run-siw.ts says why).
+ */
+import { spawnSync } from 'node:child_process';
+import { appendFileSync, existsSync, mkdirSync } from 'node:fs';
+import { release } from 'node:os';
+import { dirname, join } from 'node:path';
+import picomatch from 'picomatch';
+import {
+  loadedSiwVariant,
+  PATCHED_PASS_ENV,
+  patchedLibraryPath,
+  switchSiwModule,
+} from '../runtime/siw-module.js';
+import type { SiwVariant } from '../runtime/siw-variant-env.js';
+import type { AssertionResult, ProbePass } from './assertion.js';
+import { runAssertions } from './guest-runner.js';
+import { IWARP_ASSERTIONS } from './iwarp-assertions.js';
+import { fuzzSiw } from './iwarp-fuzz.js';
+import { IWARP_RESPONDER_ASSERTIONS } from './iwarp-responder-peer.js';
+import { type AnyIwarpAssertion, type ResultLine, runIwarpAssertions } from './iwarp-run.js';
+import { fuzzRxe } from './roce-fuzz.js';
+import { openRoceTester, ROCE_ASSERTIONS } from './roce-tester.js';
+import { siwPcapName, startSiwCapture } from './siw-capture.js';
+
+export const SIW_CHOICES = ['stock', 'rfc7306', 'both'] as const;
+export type SiwChoice = (typeof SIW_CHOICES)[number];
+
+/** An assertion of either tester. */
+export type ProbeAssertion = AnyIwarpAssertion | (typeof ROCE_ASSERTIONS)[number];
+
+/** siw0's assertions, in run order. */
+const SIW_ASSERTIONS: readonly AnyIwarpAssertion[] = [
+  ...IWARP_ASSERTIONS,
+  ...IWARP_RESPONDER_ASSERTIONS,
+];
+
+/** Every assertion `probe` knows, in run order (rxe's, then siw's). */
+export const ALL_ASSERTIONS: readonly ProbeAssertion[] = [...ROCE_ASSERTIONS, ...SIW_ASSERTIONS];
+
+/** The device a provider's assertions are listed under (`--device`). */
+export const PROBE_DEVICE_OF = { rxe: 'rxe0', siw: 'siw0' } as const;
+
+/** What a `probe` run selects. */
+export interface ProbeSelection {
+  readonly devices?: readonly string[];
+  readonly assertion?: string;
+  readonly siw: SiwChoice;
+}
+
+/** The variants `--siw` names, in run order. */
+export function variantsOf(choice: SiwChoice): SiwVariant[] {
+  return choice === 'both' ? ['stock', 'rfc7306'] : [choice];
+}
+
+/** The passes a selection runs, in order: rxe, then each siw variant. */
+export function passesOf(selection: ProbeSelection): ProbePass[] {
+  const wants = (device: string) =>
+    selection.devices === undefined || selection.devices.includes(device);
+  return [
+    ...(wants(PROBE_DEVICE_OF.rxe) ? (['rxe'] as const) : []),
+    ...(wants(PROBE_DEVICE_OF.siw) ? variantsOf(selection.siw) : []),
+  ];
+}
+
+/** A selected assertion and the pass it runs in. */
+export interface SelectedAssertion {
+  readonly assertion: ProbeAssertion;
+  readonly variant: ProbePass;
+}
+
+/** The (assertion, pass) pairs the selection runs, in order. */
+export function selectAssertions(selection: ProbeSelection): SelectedAssertion[] {
+  const match = selection.assertion === undefined ? () => true : picomatch(selection.assertion);
+  return passesOf(selection).flatMap((variant) =>
+    ALL_ASSERTIONS.filter(
+      (a) =>
+        match(a.id) &&
+        (variant === 'rxe'
+          ? a.provider === 'rxe'
+          : a.provider === 'siw' &&
+            (a.siwVariants === undefined || a.siwVariants.includes(variant))),
+    ).map((assertion) => ({ assertion, variant })),
+  );
+}
+
+/** `variant/id`: where a run resumes after a crash (`--after`). */
+export const resumeKey = (variant: ProbePass, id: string): string => `${variant}/${id}`;
+
+/** Where the guest writes the pcaps of a run: beside its results file. */
+export const pcapDirOf = (results: string): string => join(dirname(results), 'pcaps');
+
+/** Options of the in-guest run. */
+export interface GuestProbeOptions extends ProbeSelection {
+  /** The JSON-lines file results are appended to. */
+  readonly results: string;
+  /** Skip every pair up to and including this `variant/id` (resuming after a crash). */
+  readonly after?: string;
+  readonly fuzz?: number;
+  readonly seed: number;
+  /** The CLI's own path and the args that select (for the child processes). */
+  readonly childArgs: readonly string[];
+}
+
+const CHILD_ENV = 'RDMA_INTEROP_PROBE_VARIANT';
+
+function notRun(pairs: readonly SelectedAssertion[], note: string): AssertionResult[] {
+  return pairs.map(({ assertion, variant }) => ({
+    id: assertion.id,
+    spec: assertion.spec,
+    device: 'siw0',
+    provider: 'siw',
+    ...(variant === 'rxe' ? {} : { siwVariant: variant }),
+    kernel: release(),
+    topology: assertion.testerRole,
+    verdict: 'not-run',
+    expected: null,
+    observed: null,
+    note,
+  }));
+}
+
+/**
+ * The RoCE pass: the RoCE tester's testbed (veth, namespace, rxe_t) and its selected
+ * assertions, each result a line of the results file; every packet the tester sent and
+ * received goes into `pcaps/rxe_t.pcap` beside it.
+ */
+async function runRocePass(
+  options: GuestProbeOptions,
+  ids: ReadonlySet<string>,
+  onLine: (line: string) => void,
+): Promise<{ results: AssertionResult[]; findings: number }> {
+  const tester = await openRoceTester();
+  try {
+    const results = await runAssertions(
+      tester.assertions.filter((a) => ids.has(a.id)),
+      {
+        resultsFile: options.results,
+        variant: 'rxe',
+        onResult: (r) => onLine(`probe: ${r.id} (rxe): ${r.verdict}`),
+      },
+    );
+    if (options.fuzz === undefined) return { results, findings: 0 };
+    const summary = await fuzzRxe(tester.env, options.fuzz, options.seed, 25, onLine);
+    const line: ResultLine = { kind: 'fuzz', summary };
+    appendFileSync(options.results, `${JSON.stringify(line)}\n`);
+    return { results, findings: summary.findings.length };
+  } finally {
+    const dir = pcapDirOf(options.results);
+    mkdirSync(dir, { recursive: true });
+    tester.close(join(dir, 'rxe_t.pcap'));
+  }
+}
+
+/** The worker: one pass, in this process (siw0 already on that variant). */
+export async function runVariantHere(
+  options: GuestProbeOptions,
+  variant: ProbePass,
+  onLine: (line: string) => void,
+): Promise<number> {
+  let pairs = selectAssertions(options).filter((p) => p.variant === variant);
+  if (options.after !== undefined) {
+    const all = selectAssertions(options);
+    const at = all.findIndex((p) => resumeKey(p.variant, p.assertion.id) === options.after);
+    const skipped = new Set(all.slice(0, at + 1).map((p) => resumeKey(p.variant, p.assertion.id)));
+    pairs = pairs.filter((p) => !skipped.has(resumeKey(p.variant, p.assertion.id)));
+  }
+  const ids = new Set(pairs.map((p) => p.assertion.id));
+  if (variant === 'rxe') {
+    const roce = await runRocePass(options, ids, onLine);
+    const passed = roce.results.every((r) => r.verdict === 'match' || r.verdict === 'known');
+    return passed && roce.findings === 0 ? 0 : 1;
+  }
+  // Every TCP segment of the pass (assertions, survival checks, fuzz) goes into its pcap.
+  const dir = pcapDirOf(options.results);
+  mkdirSync(dir, { recursive: true });
+  const capture = await startSiwCapture(join(dir, siwPcapName(variant)), onLine);
+  try {
+    const results = await runIwarpAssertions(
+      SIW_ASSERTIONS.filter((a) => ids.has(a.id)),
+      variant,
+      options.results,
+      (r) => onLine(`probe: ${r.id} (${variant}): ${r.verdict}`),
+    );
+    let findings = 0;
+    if (options.fuzz !== undefined && variant === 'stock') {
+      const summary = await fuzzSiw(options.fuzz, options.seed, 25, onLine);
+      const line: ResultLine = { kind: 'fuzz', summary };
+      appendFileSync(options.results, `${JSON.stringify(line)}\n`);
+      findings = summary.findings.length;
+    }
+    const ok = results.every((r) => r.verdict === 'match' || r.verdict === 'known');
+    return ok && findings === 0 ? 0 : 1;
+  } finally {
+    await capture?.stop();
+  }
+}
+
+/**
+ * The in-guest entry: each variant in a child process (or here, in the child). Resolves
+ * with the exit status.
+ */
+export async function runProbeInGuest(
+  options: GuestProbeOptions,
+  onLine: (line: string) => void,
+): Promise<number> {
+  const child = process.env[CHILD_ENV] as ProbePass | undefined;
+  if (child !== undefined) return runVariantHere(options, child, onLine);
+  let status = 0;
+  const before = loadedSiwVariant() ?? 'stock';
+  for (const variant of passesOf(options)) {
+    const pairs = selectAssertions(options).filter((p) => p.variant === variant);
+    const fuzzes = options.fuzz !== undefined && (variant === 'stock' || variant === 'rxe');
+    if (pairs.length === 0 && !fuzzes) continue;
+    const env: NodeJS.ProcessEnv = { ...process.env, [CHILD_ENV]: variant };
+    if (variant === 'rfc7306') {
+      const lib = patchedLibraryPath();
+      if (!existsSync(lib)) {
+        for (const r of notRun(pairs, `no patched siw for kernel ${release()} (${lib} missing)`))
+          appendFileSync(
+            options.results,
+            `${JSON.stringify({ kind: 'result', result: r } satisfies ResultLine)}\n`,
+          );
+        continue;
+      }
+      env.LD_LIBRARY_PATH = lib;
+      env[PATCHED_PASS_ENV] = 'rfc7306';
+    }
+    if (variant !== 'rxe' && loadedSiwVariant() !== variant) switchSiwModule(variant);
+    const run = spawnSync(process.execPath, [...options.childArgs], { env, stdio: 'inherit' });
+    status = Math.max(status, run.status ?? 1);
+  }
+  if (loadedSiwVariant() !== before) switchSiwModule(before);
+  return status;
+}

@@ -1,0 +1,241 @@
+/**
+ * Our own iWARP peer, in userspace: a plain TCP socket that speaks MPA (RFC 5044/6581)
+ * and RDMAP with the codec, connected to a real siw QP accepted through rdma_cm. It sends
+ * one probe message and records what siw sends back (e.g. a Terminate) and what siw
+ * delivered to its receive queue. Only the codec stands between us and the kernel.
+ */
+import { once } from 'node:events';
+import { connect, type Socket } from 'node:net';
+import type { MpaNegotiated, RdmapMessage } from '../codec/iwarp/messages.js';
+import { decodeMpaFrame, encodeMpaFrame, makeMpaFrame } from '../codec/iwarp/mpa-frames.js';
+import { decodeMpaStream, encodeMpaStream, negotiateMpa } from '../codec/iwarp/stream.js';
+import { type CmId, EventChannel } from '../verbs/cm.js';
+import type { WorkCompletion } from '../verbs/completion.js';
+import type { Context } from '../verbs/device.js';
+import { VerbsError } from '../verbs/errors.js';
+import { closeQuietly } from '../verbs/lifetime.js';
+import type { Access as AccessFlag } from '../verbs/mr.js';
+
+/** siw0's address (scripts/rdma-devices.sh). */
+export const SIW_ADDRESS = '198.51.100.1';
+/** How long siw gets to answer (it runs under TCG in the guest). */
+const ANSWER_WAIT_MS = 3000;
+
+/** Size of the siw QP's one memory region (receive buffer and atomic target). */
+export const SIW_BUFFER_BYTES = 64;
+
+/**
+ * Guard bytes on each side of the MR, in the same allocation but outside the
+ * registration: a remote access that lands there is memory corruption (issue 21's fuzz).
+ */
+export const SIW_GUARD_BYTES = 64;
+/** The guard bytes' pattern (a byte that no probe writes). */
+const GUARD_FILL = 0xa5;
+
+/** Where the probe messages may point: the siw MR, as registered. */
+export interface SiwTarget {
+  readonly stag: number;
+  /** Address of the MR's first byte (siw is VA-based: this is its Tagged Offset). */
+  readonly address: bigint;
+}
+
+/** How one probe connection is set up and what it sends. */
+export interface SiwProbeSetup {
+  /** The MR's access flags. */
+  readonly access: readonly AccessFlag[];
+  /** The MR's contents before the probe (SIW_BUFFER_BYTES long; zeros by default). */
+  readonly initial?: Uint8Array;
+  /** Whether the QP gets one receive (the whole MR) before the probe. */
+  readonly postReceive: boolean;
+  /** The IRD siw accepts with (responder resources; default 4). */
+  readonly ird?: number;
+  /** The messages, sent back to back in one TCP write after the MPA exchange. */
+  readonly messages?: (target: SiwTarget) => readonly RdmapMessage[];
+  /**
+   * Instead of `messages`: the raw bytes sent after the MPA exchange (FPDUs built, or
+   * broken, by the caller with the negotiated settings).
+   */
+  readonly stream?: (target: SiwTarget, negotiated: MpaNegotiated) => Uint8Array;
+  /** Whether our MPA Request asks for CRCs (RFC 5044 §7.1: then both directions use them). */
+  readonly mpaCrc?: boolean;
+  /** How long siw gets to answer, in ms (default 3000; it runs under TCG in the guest). */
+  readonly answerWaitMs?: number;
+}
+
+export interface SiwAnswer {
+  /** RDMAP messages siw sent after its MPA Reply, decoded by the codec. */
+  readonly sent: readonly RdmapMessage[];
+  /**
+   * Every FPDU siw sent, in order: its message, or the ULPDU's bytes and why the codec
+   * refused them (a malformed message must show, not vanish).
+   */
+  readonly fpdus: readonly (
+    | { readonly message: RdmapMessage }
+    | { readonly ulpdu: Uint8Array; readonly error: string }
+  )[];
+  /** What the siw QP's receive queue completed (a delivered Send), if anything. */
+  readonly completion: WorkCompletion | undefined;
+  /** The bytes in siw's receive buffer afterwards (first 8). */
+  readonly received: Uint8Array;
+  /** The whole MR afterwards (SIW_BUFFER_BYTES). */
+  readonly memory: Uint8Array;
+  /** The MR the messages pointed at. */
+  readonly target: SiwTarget;
+  /** Whether siw closed the TCP connection after answering. */
+  readonly closedBySiw: boolean;
+  /** The MPA settings both directions used. */
+  readonly negotiated: MpaNegotiated;
+  /** Whether the guard bytes around the MR are as they were. */
+  readonly guardsIntact: boolean;
+  /** Where siw's FPDUs stopped decoding, if they did (a message the codec refuses). */
+  readonly decodeError: string | undefined;
+}
+
+function bytesOf(chunks: readonly Buffer[]): Uint8Array {
+  const joined = Buffer.concat(chunks);
+  return new Uint8Array(joined.buffer, joined.byteOffset, joined.byteLength);
+}
+
+async function waitUntil(check: () => boolean, ms: number): Promise<boolean> {
+  const deadline = Date.now() + ms;
+  while (!check()) {
+    if (Date.now() > deadline) return false;
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  return true;
+}
+
+/** Connects to a fresh siw QP, sends `probe` as the first FPDU, returns siw's answer. */
+export function probeSiw(probe: RdmapMessage): Promise<SiwAnswer> {
+  return probeSiwWith({ access: ['LOCAL_WRITE'], postReceive: true, messages: () => [probe] });
+}
+
+/**
+ * A listening CM id on siw0's address. rdma_cm picks the port from its own port space
+ * (cma_alloc_any_port) and siw_create_listen() then binds a kernel TCP socket to it; when
+ * a TCP socket of ours still holds that number as its local port (a closed probe's
+ * connection), the bind fails and rdma_listen() answers EADDRINUSE (seen once in 40 fuzz
+ * packets on 6.12, 2026-11-28). Such an id is closed and another port tried.
+ */
+function listenOnSomePort(channel: EventChannel): CmId {
+  for (let attempt = 1; ; attempt++) {
+    const id = channel.createId();
+    try {
+      id.bindAddr(SIW_ADDRESS, 0);
+      id.listen();
+      return id;
+    } catch (error) {
+      id.close();
+      if (!(error instanceof VerbsError && error.code === 'EADDRINUSE') || attempt === 8)
+        throw error;
+    }
+  }
+}
+
+/** Connects to a fresh siw QP set up as `setup` says, sends its messages, returns siw's answer. */
+export async function probeSiwWith(setup: SiwProbeSetup): Promise<SiwAnswer> {
+  // The roots: the channel (its CM ids, the accepted one with its QP) and the CM's context
+  // (the PD with the MR, the CQ); the verbs cascade closes the rest, the QP before the MR
+  // (which it may still hold as a posted receive).
+  const channel = new EventChannel();
+  let context: Context | undefined;
+  let socket: Socket | undefined;
+  try {
+    const listener = listenOnSomePort(channel);
+    socket = connect({ host: SIW_ADDRESS, port: listener.localPort });
+    await once(socket, 'connect');
+    const chunks: Buffer[] = [];
+    let closedBySiw = false;
+    socket.on('data', (c: Buffer) => chunks.push(c));
+    socket.on('end', () => {
+      closedBySiw = true;
+    });
+    socket.on('error', () => {
+      closedBySiw = true;
+    });
+    // RFC 6581 enhanced MPA (revision 2), as siw's own initiator sends it; no CRC, no
+    // markers, not peer-to-peer: siw then needs no RTR message.
+    const request = makeMpaFrame('mpa-request', {
+      crc: setup.mpaCrc ?? false,
+      enhancedParameters: {
+        ird: 4,
+        ord: 4,
+        peerToPeer: false,
+        sendRtr: false,
+        writeRtr: false,
+        readRtr: false,
+      },
+    });
+    socket.write(encodeMpaFrame(request));
+
+    const connectRequest = await listener.nextConnectRequest({ timeoutMs: 20_000 });
+    const id = connectRequest.id;
+    context = id.context();
+    const pd = context.allocPd();
+    const cq = context.createCq({ cqe: 8 });
+    const qp = id.createQp(pd, { sendCq: cq });
+    const mr = pd.allocMr(SIW_BUFFER_BYTES + 2 * SIW_GUARD_BYTES, [...setup.access], {
+      offset: SIW_GUARD_BYTES,
+      length: SIW_BUFFER_BYTES,
+    });
+    mr.allocation.fill(GUARD_FILL);
+    const buffer = mr.buffer;
+    buffer.fill(0);
+    if (setup.initial !== undefined) buffer.set(setup.initial);
+    if (setup.postReceive) qp.postRecv({ sgList: [mr.sge(0, SIW_BUFFER_BYTES)] });
+    await id.accept({ responderResources: setup.ird ?? 4, initiatorDepth: 4 });
+
+    // The MPA Reply: decode it as soon as it is whole, then speak RDMAP.
+    let reply: ReturnType<typeof decodeMpaFrame> | undefined;
+    const gotReply = await waitUntil(() => {
+      reply = decodeMpaFrame(bytesOf(chunks));
+      return reply.ok;
+    }, 10_000);
+    if (!gotReply || reply === undefined || !reply.ok) throw new Error('siw sent no MPA Reply');
+    const replyFrame = reply.value.frame;
+    const target: SiwTarget = { stag: mr.rkey, address: mr.addr };
+    const negotiated = negotiateMpa(request, replyFrame);
+    let wire: Uint8Array;
+    if (setup.stream !== undefined) wire = setup.stream(target, negotiated);
+    else {
+      const { fpdus } = encodeMpaStream(request, setup.messages?.(target) ?? [], {
+        peerFrame: replyFrame,
+      });
+      if (fpdus.length === 0) throw new Error('the probe did not encode');
+      wire = Buffer.concat(fpdus);
+    }
+    socket.write(wire);
+
+    await waitUntil(() => closedBySiw, setup.answerWaitMs ?? ANSWER_WAIT_MS);
+    const completion = cq.poll(1)[0];
+    const stream = decodeMpaStream(bytesOf(chunks));
+    if (!stream.ok) throw stream.error;
+    // The wire probes expect well-formed answers; the tester records what it got instead.
+    if (setup.stream === undefined && stream.value.error !== undefined) throw stream.value.error;
+    const sent = stream.value.fpdus.flatMap((f) => (f.message.ok ? [f.message.value] : []));
+    const fpdus = stream.value.fpdus.map((f) =>
+      f.message.ok
+        ? { message: f.message.value }
+        : { ulpdu: new Uint8Array(f.fpdu.ulpdu), error: f.message.error.message },
+    );
+    const guards = [
+      mr.allocation.subarray(0, SIW_GUARD_BYTES),
+      mr.allocation.subarray(SIW_GUARD_BYTES + SIW_BUFFER_BYTES),
+    ];
+    return {
+      fpdus,
+      negotiated,
+      guardsIntact: guards.every((g) => g.every((b) => b === GUARD_FILL)),
+      decodeError: stream.value.error?.message,
+      sent,
+      completion,
+      received: new Uint8Array(buffer.subarray(0, 8)),
+      memory: new Uint8Array(buffer),
+      target,
+      closedBySiw,
+    };
+  } finally {
+    socket?.destroy();
+    closeQuietly(channel, context);
+  }
+}
