@@ -6,7 +6,7 @@
  * `--no-<name>` for a negated one) and parsed there by the same definition. This file is
  * the one writer; each such command has one table (`Forwarding`) that says, for every one
  * of its options, whether it goes along or why it stays here, and one function that makes
- * its request. test/host/cli/options-walk.test.ts parses, requests and parses again for
+ * its request. test/host/cli/options-request.test.ts parses, requests and parses again for
  * every option of every table, and fails on an option a table does not name.
  */
 import type { Command, Option } from 'commander';

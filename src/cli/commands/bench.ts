@@ -35,7 +35,7 @@ interface BenchOptions {
 /**
  * Every option of `bench`: none goes along as given to the guest's `bench verbs`, which
  * is asked for its figures in a file this process names and reads (cli/request.ts;
- * test/host/cli/options-walk.test.ts checks each).
+ * test/host/cli/options-request.test.ts checks each).
  */
 export const BENCH_FORWARDING = {
   report: { stays: "this process writes <file>, every suite's figures: the guest's go to a share" },

@@ -69,7 +69,7 @@ const THIS_HOST = { stays: 'the guests are booted and the report written by this
 
 /**
  * Every option of `probe`: whether its guests' `probe` gets it (the selection, the fuzz and
- * its seed), or why not (cli/request.ts; test/host/cli/options-walk.test.ts checks each).
+ * its seed), or why not (cli/request.ts; test/host/cli/options-request.test.ts checks each).
  */
 export const PROBE_FORWARDING = {
   runtime: { stays: "the guest's probe is on the guest's devices: --runtime host" },

@@ -5,7 +5,7 @@
  * options `RUN_FORWARDING` marks `forward` as this process parsed them (cli/request.ts
  * writes them back from the definition), plus what the run itself decides (its report
  * directory, the pass's siw). An option added to `run` is a compile error here until the
- * table says whether it goes along (test/host/cli/options-walk.test.ts checks each).
+ * table says whether it goes along (test/host/cli/options-request.test.ts checks each).
  */
 import type { Command } from 'commander';
 import type { DeviceName } from '../../interop/scenario.js';
