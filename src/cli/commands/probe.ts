@@ -44,6 +44,7 @@ import {
   runtimeOption,
   timeoutOption,
 } from '../options.js';
+import { CACHE_DIR_STAYS, type Forwarding, forwardedOptions, requestArgs } from '../request.js';
 
 interface ProbeOptions {
   readonly runtime: Runtime;
@@ -57,7 +58,29 @@ interface ProbeOptions {
   readonly fuzz?: number;
   readonly seed: number;
   readonly timeout: number;
+  readonly cacheDir?: string;
 }
+
+const THIS_HOST = { stays: 'the guests are booted and the report written by this process' };
+
+/**
+ * Every option of `probe`: whether its guests' `probe` gets it (the selection, the fuzz and
+ * its seed), or why not (cli/request.ts; test/host/cli/options-request.test.ts checks each).
+ */
+export const PROBE_FORWARDING = {
+  runtime: { stays: "the guest's probe is on the guest's devices: --runtime host" },
+  device: 'forward',
+  assertion: 'forward',
+  kernel: THIS_HOST,
+  kernels: THIS_HOST,
+  siw: 'forward',
+  report: THIS_HOST,
+  list: { stays: 'lists the assertions here and exits: no guest' },
+  fuzz: 'forward',
+  seed: 'forward',
+  timeout: THIS_HOST,
+  cacheDir: CACHE_DIR_STAYS,
+} as const satisfies Readonly<Record<keyof ProbeOptions, Forwarding>>;
 
 /**
  * The devices the tester speaks to. rxe0 names the RoCE tester's pass: it makes its own
@@ -96,13 +119,15 @@ function parseSeed(value: string): number {
   return n;
 }
 
-/** The arguments that make the guest's `probe` select what this one selected. */
-function selectionArgs(options: ProbeOptions): string[] {
-  const args = ['probe', '--runtime', 'host', '--siw', options.siw, '--seed', String(options.seed)];
-  if (options.device !== undefined) args.push('--device', options.device.join(','));
-  if (options.assertion !== undefined) args.push('--assertion', options.assertion);
-  if (options.fuzz !== undefined) args.push('--fuzz', String(options.fuzz));
-  return args;
+/**
+ * The arguments that make the guest's `probe` select what this one selected (`command`:
+ * probe's definition, which writes them).
+ */
+export function probeGuestArgs(command: Command, options: ProbeOptions): string[] {
+  return [
+    'probe',
+    ...requestArgs(command, { ...forwardedOptions(PROBE_FORWARDING, options), runtime: 'host' }),
+  ];
 }
 
 /** The report and the exit status of a finished run. */
@@ -231,7 +256,7 @@ export function registerProbe(program: Command): void {
           const run = await probeKernelLine({
             line,
             timeoutSeconds: options.timeout,
-            guestArgs: [process.argv[1] ?? '', ...selectionArgs(options)],
+            guestArgs: [process.argv[1] ?? '', ...probeGuestArgs(command, options)],
             signal: interrupt.signal,
             onProgress: (l) => process.stderr.write(`${l}\n`),
             ...(options.report === undefined

@@ -26,35 +26,24 @@ export function inPatchedPass(): boolean {
   return process.env[PATCHED_PASS_ENV] === 'rfc7306';
 }
 
-export interface PatchedPassOptions {
-  readonly device?: readonly string[];
-  readonly scenario?: string;
-  readonly strict?: boolean;
-  readonly json?: boolean;
-}
-
 /**
  * `--siw both`'s stock pass, in a child process like the patched one: siw0 cannot be
  * deleted and reloaded (siw-module.sh) while a process holds a verbs context on it
  * (siw has no disassociate_ucontext, so ib_unregister_device waits for the last close),
  * and this process would hold one for the rest of its life if any resource of the
- * stock pass were left open. Resolves with the pass's exit status.
+ * stock pass were left open. `args`: the pass's `run` (run-request.ts `runElsewhereArgs`).
+ * Resolves with the pass's exit status.
  */
-export function runStockPass(options: PatchedPassOptions, report: string | undefined): number {
-  const args = ['run', '--runtime', 'host', '--siw', 'stock'];
-  if (options.device !== undefined) args.push('--device', options.device.join(','));
-  if (options.scenario !== undefined) args.push('--scenario', options.scenario);
-  if (options.strict === true) args.push('--strict');
-  if (report !== undefined) args.push('--report', report);
+export function runStockPass(args: readonly string[]): number {
   const child = spawnSync(process.execPath, [process.argv[1] ?? '', ...args], { stdio: 'inherit' });
   return child.status ?? 1;
 }
 
 /**
  * Runs the patched pass where the devices are (root in the guest); resolves with its exit
- * status. `report`: the directory its report goes to.
+ * status. `args`: the pass's `run` (run-request.ts `runElsewhereArgs`: siw0, --siw rfc7306).
  */
-export function runPatchedPass(options: PatchedPassOptions, report: string | undefined): number {
+export function runPatchedPass(args: readonly string[]): number {
   if (!hostRdmaDevices().includes('siw0')) {
     process.stderr.write(errorLine(RUN, 'no siw0 here: the patched siw pass is left out'));
     return 2;
@@ -69,11 +58,6 @@ export function runPatchedPass(options: PatchedPassOptions, report: string | und
     );
     return 2;
   }
-  const args = ['run', '--runtime', 'host', '--device', 'siw0', '--siw', 'rfc7306'];
-  if (options.scenario !== undefined) args.push('--scenario', options.scenario);
-  if (options.strict === true) args.push('--strict');
-  if (options.json === true) args.push('--json');
-  if (report !== undefined) args.push('--report', report);
   const before = loadedSiwVariant() ?? 'stock';
   process.stderr.write('interop: siw0 on the patched siw (siw+rfc7306)\n');
   try {

@@ -20,10 +20,9 @@ import { SCENARIOS } from '../../interop/scenarios.js';
 import { usesRfc7306 } from '../../interop/siw-variant.js';
 import { type ProbeResult, runProbe } from '../../probe/run-probes.js';
 import { WIRE_PROBES } from '../../probe/wire-probes.js';
-import type { FaultSpec } from '../../runtime/faults/spec.js';
 import { hostRdmaDevices, KERNEL_LINES } from '../../runtime/index.js';
 import { findKernelLine } from '../../runtime/kernel-lines.js';
-import { SIW_VARIANTS, type SiwVariant } from '../../runtime/siw-variant-env.js';
+import { SIW_VARIANTS } from '../../runtime/siw-variant-env.js';
 import { onDevicesOrGuest, resolveRuntime } from '../devices-or-guest.js';
 import { errorLine, usageError } from '../errors.js';
 import {
@@ -33,37 +32,12 @@ import {
   kernelChoice,
   kernelOption,
   modulesOption,
-  type Runtime,
   runtimeOption,
   timeoutOption,
 } from '../options.js';
 import { runLink, selectLinkScenarios } from './run-link.js';
-import {
-  inPatchedPass,
-  runPatchedPass,
-  runStockPass,
-  SIW_CHOICES,
-  type SiwChoice,
-} from './run-siw.js';
-
-interface RunOptions {
-  readonly runtime: Runtime;
-  readonly device?: DeviceName[];
-  readonly scenario?: string;
-  readonly report?: string;
-  readonly strict?: boolean;
-  readonly list?: boolean;
-  readonly link?: boolean;
-  readonly timeout: number;
-  readonly kernel?: string;
-  readonly modules?: string;
-  readonly kernels?: string[];
-  readonly siw?: SiwChoice;
-  readonly peerKernel?: string;
-  readonly peerSiw?: SiwVariant;
-  readonly json?: boolean;
-  readonly faults?: FaultSpec;
-}
+import { type RunOptions, runElsewhereArgs } from './run-request.js';
+import { inPatchedPass, runPatchedPass, runStockPass, SIW_CHOICES } from './run-siw.js';
 
 const DEVICE_NAMES = Object.keys(DEVICES) as DeviceName[];
 
@@ -136,12 +110,23 @@ function progress(total: number): {
   return { start: () => {}, done: (line) => process.stderr.write(`${line}\n`), stop: () => {} };
 }
 
-async function runHere(options: RunOptions, reportDir: string | undefined): Promise<number> {
-  if (options.siw === 'rfc7306' && !inPatchedPass()) return runPatchedPass(options, reportDir);
+/** The suite on this host's devices; `command`: run's definition (for the siw passes). */
+async function runHere(
+  command: Command,
+  options: RunOptions,
+  reportDir: string | undefined,
+): Promise<number> {
+  // The patched pass: siw0's RFC 7306 scenarios, the patched module, this CLI again.
+  const patchedPass = (report: string | undefined) =>
+    runPatchedPass(
+      runElsewhereArgs(command, options, { report, siw: 'rfc7306', device: ['siw0'] }),
+    );
+  if (options.siw === 'rfc7306' && !inPatchedPass()) return patchedPass(reportDir);
   if (options.siw === 'both' && !inPatchedPass()) {
-    const stock = runStockPass(options, reportDir);
-    const patched = runPatchedPass(
-      options,
+    const stock = runStockPass(
+      runElsewhereArgs(command, options, { report: reportDir, siw: 'stock' }),
+    );
+    const patched = patchedPass(
       reportDir === undefined ? undefined : join(reportDir, 'siw-rfc7306'),
     );
     return Math.max(stock, patched);
@@ -225,22 +210,22 @@ function parseKernelLines(value: string): string[] {
   return [...new Set(names)];
 }
 
-/** One suite run where the devices are (this host, or a guest booting `kernel`). */
+/**
+ * One suite run where the devices are (this host, or a guest booting `kernel`).
+ * `command`: run's definition, which writes the guest's request.
+ */
 async function runOnce(
+  command: Command,
   options: RunOptions,
   kernel: string | undefined,
   report: string | undefined,
 ): Promise<number> {
-  const guestArgs = ['run', '--runtime', 'host'];
-  if (options.device !== undefined) guestArgs.push('--device', options.device.join(','));
-  if (options.scenario !== undefined) guestArgs.push('--scenario', options.scenario);
-  if (options.strict) guestArgs.push('--strict');
-  if (options.json) guestArgs.push('--json');
-  if (options.siw !== undefined) guestArgs.push('--siw', options.siw);
   // In the guest, the report goes to a private share first (the guest writes nothing
   // else the host keeps), and is copied to its place afterwards.
   const share = report === undefined ? undefined : mkdtempSync(join(tmpdir(), 'rdma-interop-run-'));
-  if (share !== undefined) guestArgs.push('--report', join(share, 'report'));
+  const guestArgs = runElsewhereArgs(command, options, {
+    report: share === undefined ? undefined : join(share, 'report'),
+  });
   try {
     const status = await onDevicesOrGuest(
       {
@@ -252,7 +237,7 @@ async function runOnce(
         ...(kernel === undefined ? {} : { kernel }),
         ...(options.modules === undefined ? {} : { modules: options.modules }),
       },
-      () => runHere(options, share === undefined ? undefined : join(share, 'report')),
+      () => runHere(command, options, share === undefined ? undefined : join(share, 'report')),
     );
     const produced = share === undefined ? undefined : join(share, 'report');
     if (produced !== undefined && report !== undefined && existsSync(produced))
@@ -268,12 +253,16 @@ async function runOnce(
  * comparison of their results. Fails when any kernel's run fails (a record that stops
  * holding on a kernel fails that kernel's run).
  */
-async function runOnKernels(options: RunOptions, lines: readonly string[]): Promise<number> {
+async function runOnKernels(
+  command: Command,
+  options: RunOptions,
+  lines: readonly string[],
+): Promise<number> {
   const statuses: Record<string, number> = {};
   for (const line of lines) {
     process.stderr.write(`interop: kernel line ${line}\n`);
     const report = options.report === undefined ? undefined : join(resolve(options.report), line);
-    statuses[line] = await runOnce({ ...options, runtime: 'guest' }, line, report);
+    statuses[line] = await runOnce(command, { ...options, runtime: 'guest' }, line, report);
     process.stdout.write(`interop: kernel ${line}: exit status ${statuses[line]}\n`);
   }
   if (options.report !== undefined) {
@@ -481,10 +470,11 @@ export function registerRun(program: Command): void {
         return;
       }
       if (options.kernels !== undefined) {
-        process.exitCode = await runOnKernels(options, options.kernels);
+        process.exitCode = await runOnKernels(command, options, options.kernels);
         return;
       }
       process.exitCode = await runOnce(
+        command,
         options.kernel === undefined ? options : { ...options, runtime: 'guest' },
         options.kernel,
         options.report,

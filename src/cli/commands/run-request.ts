@@ -1,0 +1,89 @@
+/**
+ * What `rdma-interop run` asks of the runs it starts elsewhere: the suite in the guest
+ * (run.ts `runOnce`), and `--siw both|rfc7306`'s stock and patched passes in child
+ * processes (run-siw.ts). Each is this command again with `--runtime host`, given the
+ * options `RUN_FORWARDING` marks `forward` as this process parsed them (cli/request.ts
+ * writes them back from the definition), plus what the run itself decides (its report
+ * directory, the pass's siw). An option added to `run` is a compile error here until the
+ * table says whether it goes along (test/host/cli/options-request.test.ts checks each).
+ */
+import type { Command } from 'commander';
+import type { DeviceName } from '../../interop/scenario.js';
+import type { FaultSpec } from '../../runtime/faults/spec.js';
+import type { SiwVariant } from '../../runtime/siw-variant-env.js';
+import type { Runtime } from '../options.js';
+import { CACHE_DIR_STAYS, type Forwarding, forwardedOptions, requestArgs } from '../request.js';
+import type { SiwChoice } from './run-siw.js';
+
+/** `run`'s options as commander parses them. */
+export interface RunOptions {
+  readonly runtime: Runtime;
+  readonly device?: DeviceName[];
+  readonly scenario?: string;
+  readonly report?: string;
+  readonly strict?: boolean;
+  readonly list?: boolean;
+  readonly link?: boolean;
+  readonly timeout: number;
+  readonly kernel?: string;
+  readonly modules?: string;
+  readonly kernels?: string[];
+  readonly siw?: SiwChoice;
+  readonly peerKernel?: string;
+  readonly peerSiw?: SiwVariant;
+  readonly json?: boolean;
+  readonly faults?: FaultSpec;
+  readonly cacheDir?: string;
+}
+
+const LINK_ONLY = { stays: 'with --link only, which boots its guest pair from this process' };
+const THIS_GUEST = { stays: 'sets up the guest this process boots' };
+
+/** Every option of `run`: whether the runs it starts elsewhere get it, or why not. */
+export const RUN_FORWARDING = {
+  runtime: { stays: "the run elsewhere is on that machine's devices: --runtime host" },
+  device: 'forward',
+  scenario: 'forward',
+  // Replaced by the directory the run elsewhere writes (the guest's private share, copied
+  // to <dir> afterwards; a pass's <dir> or <dir>/siw-rfc7306).
+  report: 'forward',
+  strict: 'forward',
+  json: 'forward',
+  list: { stays: 'lists the scenarios here and exits: nothing runs elsewhere' },
+  link: { stays: 'boots its guest pair from this process (run-link.ts), no run elsewhere' },
+  peerKernel: LINK_ONLY,
+  peerSiw: LINK_ONLY,
+  siw: 'forward',
+  faults: LINK_ONLY,
+  timeout: THIS_GUEST,
+  kernel: THIS_GUEST,
+  modules: THIS_GUEST,
+  kernels: { stays: 'a guest per kernel line, each booted from this process' },
+  cacheDir: CACHE_DIR_STAYS,
+} as const satisfies Readonly<Record<keyof RunOptions, Forwarding>>;
+
+/** What one run elsewhere decides for itself, over the forwarded options. */
+export interface RunElsewhere {
+  /** Where it writes its report (none: it writes none). */
+  readonly report: string | undefined;
+  /** A siw pass's siw. */
+  readonly siw?: SiwChoice;
+  /** The patched pass's device (siw0). */
+  readonly device?: readonly DeviceName[];
+}
+
+/** The arguments of `rdma-interop run` elsewhere (on the devices there: --runtime host). */
+export function runElsewhereArgs(
+  command: Command,
+  options: RunOptions,
+  elsewhere: RunElsewhere,
+): string[] {
+  return [
+    'run',
+    ...requestArgs(command, {
+      ...forwardedOptions(RUN_FORWARDING, options),
+      runtime: 'host',
+      ...elsewhere,
+    }),
+  ];
+}
