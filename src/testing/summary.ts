@@ -4,7 +4,9 @@
  * (hook and suite failures, unexpected skips, not-run documentation blocks, tests run
  * against test/test-counts.json). Exits non-zero when anything failed.
  *
- * Usage: node dist/testing/summary.js <expected-skips.json> <label>=<report.json>...
+ * Usage: node dist/testing/summary.js [--partial] <expected-skips.json> <label>=<report.json>...
+ *        (<label>=not-run: that project was left out; --partial: a run of selected files,
+ *        judged against their counts only)
  *        node dist/testing/summary.js --write-counts <test-counts.json> <label>=<report.json>...
  * The counts file is read from beside the skips file (test/test-counts.json).
  */
@@ -15,6 +17,7 @@ import { closingLine, countsOf, type LabelledReport, type VitestReport } from '.
 function readReports(specs: readonly string[]): LabelledReport[] {
   return specs.map((spec) => {
     const [label, file = ''] = spec.split('=', 2) as [string, string | undefined];
+    if (file === 'not-run') return { label, file, report: undefined, leftOut: true };
     const report =
       file !== '' && existsSync(file)
         ? (JSON.parse(readFileSync(file, 'utf8')) as VitestReport)
@@ -46,7 +49,8 @@ if (args[0] === '--write-counts') {
   writeFileSync(countsFile, `${JSON.stringify(countsOf(readReports(specs), previous), null, 2)}\n`);
   process.stdout.write(`wrote ${countsFile}\n`);
 } else {
-  const [skipsFile, ...specs] = args;
+  const partial = args[0] === '--partial';
+  const [skipsFile, ...specs] = partial ? args.slice(1) : args;
   if (skipsFile === undefined || specs.length === 0) {
     process.stderr.write('usage: summary.js <expected-skips.json> <label>=<report.json>...\n');
     process.exit(2);
@@ -59,6 +63,7 @@ if (args[0] === '--write-counts') {
       ? (JSON.parse(readFileSync(countsFile, 'utf8')) as Record<string, number>)
       : undefined,
     { hostHasRdmaDevices: hostHasRdmaDevices() },
+    { partial },
   );
   for (const line of verdict.lines) process.stdout.write(`${line}\n`);
   process.stdout.write(`${verdict.text}\n`);

@@ -131,6 +131,27 @@ describe('the closing line of npm test (issue 38)', () => {
     expect([...more.counts]).toEqual([[`${FIXTURES}/fewer.fixture.ts`, 2]]);
     expect(countsOf(reports)).toEqual(counts('fewer.fixture.ts', 2));
     expect(closingLine(reports, [], undefined, NO_DEVICES).failed).toBe(1);
+    // A run of selected files (--partial): absent files are not judged, fewer still fails.
+    const gone = { 'test/host/x/gone.test.ts': 4 };
+    const partial = { partial: true };
+    expect(
+      closingLine(reports, [], { ...counts('fewer.fixture.ts', 2), ...gone }, NO_DEVICES, partial)
+        .failed,
+    ).toBe(0);
+    expect(
+      closingLine(reports, [], counts('fewer.fixture.ts', 3), NO_DEVICES, partial).failed,
+    ).toBe(1);
+  });
+
+  it('counts the committed tests of a project left out (RDMA_INTEROP_SKIP_KERNEL_TESTS) as not run', () => {
+    const v = closingLine(
+      [{ label: 'kernel', file: 'not-run', report: undefined, leftOut: true }],
+      [],
+      { 'test/kernel/a.test.ts': 4, 'test/kernel/b.test.ts': 3, 'test/host/c.test.ts': 9 },
+      NO_DEVICES,
+    );
+    expect(v.text).toBe('0 passed, 0 failed, 7 not run');
+    expect(v.lines).toEqual(['kernel: NOT RUN: 7 tests in 2 files were left out of this run']);
   });
 
   it('fails on a missing report and on a test collected but never run', () => {
