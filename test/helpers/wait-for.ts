@@ -7,12 +7,12 @@
  */
 export async function waitFor<T>(
   what: string,
-  probe: () => T | undefined,
+  probe: () => T | undefined | Promise<T | undefined>,
   { deadlineMs = 30_000, intervalMs = 5 }: { deadlineMs?: number; intervalMs?: number } = {},
 ): Promise<T> {
   const deadline = performance.now() + deadlineMs;
   for (;;) {
-    const value = probe();
+    const value = await probe();
     if (value !== undefined) return value;
     if (performance.now() > deadline) throw new Error(`waited ${deadlineMs} ms for ${what}`);
     await new Promise((resolve) => setTimeout(resolve, intervalMs));
