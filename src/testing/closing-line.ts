@@ -13,8 +13,9 @@
  *   body): vitest leaves those tests "passed" in its JSON, so they count here as failures.
  * - tests collected but never run (vitest's pending state: a run cut short).
  * - tests expected against tests run: test/test-counts.json holds each file's committed
- *   count of tests; a file that ran fewer, and a committed file of a project that did run
- *   but is absent from its reports, fail. A file with more tests than its committed count
+ *   count of tests, not-run (todo) blocks left out (they have their own count): what
+ *   `vitest list` collects on a machine where nothing is skipped. A file that ran fewer,
+ *   and a committed file of a project that did run but is absent from its reports, fail. A file with more tests than its committed count
  *   is listed as a count to update (refresh with `summary.js --write-counts`).
  */
 
@@ -100,6 +101,11 @@ export function testPath(name: string): string {
   return m?.[1] ?? name;
 }
 
+/** A file's tests as the counts count them: every one but the not-run (todo) blocks. */
+function testsIn(result: FileResult): number {
+  return result.assertionResults.filter((t) => t.status !== 'todo').length;
+}
+
 /** The test project a report label covers (host-guests is the host project's other half). */
 function projectOf(label: string): string {
   return label.startsWith('host') ? 'host' : label;
@@ -163,7 +169,7 @@ export function closingLine(
     projectsRun.add(projectOf(label));
     for (const result of report.testResults) {
       const path = testPath(result.name);
-      ran.set(path, (ran.get(path) ?? 0) + result.assertionResults.length);
+      ran.set(path, (ran.get(path) ?? 0) + testsIn(result));
       const testFailed = result.assertionResults.some((t) => t.status === 'failed');
       if (result.status === 'failed' && result.assertionResults.length === 0)
         fail(`${label}: ${path} failed to load: ${result.message ?? ''}`.trim());
@@ -239,7 +245,7 @@ export function countsOf(
   for (const { report } of reports)
     for (const result of report?.testResults ?? []) {
       const path = testPath(result.name);
-      fresh.set(path, (fresh.get(path) ?? 0) + result.assertionResults.length);
+      fresh.set(path, (fresh.get(path) ?? 0) + testsIn(result));
     }
   for (const [path, n] of fresh) counts[path] = n;
   return Object.fromEntries(Object.entries(counts).sort(([a], [b]) => a.localeCompare(b)));

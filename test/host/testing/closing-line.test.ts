@@ -58,7 +58,7 @@ describe('the closing line of npm test (issue 38)', () => {
     const v = closingLine(
       only('not-run.fixture.ts'),
       [],
-      counts('not-run.fixture.ts', 2),
+      counts('not-run.fixture.ts', 1),
       NO_DEVICES,
     );
     expect(v.text).toBe('1 passed, 0 failed, 1 not run');
