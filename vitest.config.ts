@@ -4,6 +4,13 @@ import { defineConfig } from 'vitest/config';
 // cross-checks); `kernel` needs real rxe/siw devices and runs inside the QEMU guest
 // (or on a host that has them), driven by scripts/test.sh; `browser` opens report.html
 // in Chromium.
+// Every fast-check property runs from one printed, overridable seed (FC_SEED): a failure
+// is replayable from the log (test/helpers/fast-check-seed.ts).
+const seeded = {
+  setupFiles: ['test/helpers/fast-check-seed.ts'],
+  globalSetup: ['test/helpers/fast-check-global.ts'],
+};
+
 export default defineConfig({
   test: {
     projects: [
@@ -11,6 +18,7 @@ export default defineConfig({
         test: {
           name: 'host',
           include: ['test/host/**/*.test.ts'],
+          ...seeded,
           testTimeout: 60_000,
         },
       },
@@ -18,6 +26,7 @@ export default defineConfig({
         test: {
           name: 'kernel',
           include: ['test/kernel/**/*.test.ts'],
+          ...seeded,
           // rxe is unreliable under concurrency (rust-ibverbs CI runs serially too).
           fileParallelism: false,
           testTimeout: 120_000,

@@ -1,12 +1,19 @@
 #!/usr/bin/env bash
 # The project's test command (`npm test`; .ci/run calls exactly this). Does its own set-up,
 # then: lint (biome, tsc, shellcheck), host tests, kernel tests on real rxe/siw devices
-# (on this host if it has them, else in the throwaway QEMU guest), and one closing line
-# `N passed, N failed[, N skipped]` counting every test, host and guest.
+# (on this host if /sys/class/infiniband is not empty, via scripts/test-kernel-host.sh,
+# which makes rxe0/siw0 there; else in the throwaway QEMU guest), the browser test of the
+# suite's report, and one closing line (src/testing/closing-line.ts):
+#   `N passed, N failed[, N skipped][, N not run]`
+# counting every test, host and guest; a failing hook or suite, a skip not listed in
+# test/expected-skips.json with a condition that holds, and a file that ran fewer tests
+# than test/test-counts.json gives it are failures; documentation blocks marked not-run
+# count as "not run", never as passed.
 #
 # RDMA_INTEROP_SKIP_KERNEL_TESTS=1 is the only way to run without the guest (e.g. a
-# machine without QEMU): the kernel tests are then reported loudly as NOT RUN and counted
-# as skipped. CI must not set it.
+# machine without QEMU): the kernel and browser tests are then reported loudly as NOT RUN
+# and their committed counts are counted as "not run" in the closing line. CI must not
+# set it.
 set -uo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root" || exit 1
@@ -79,13 +86,13 @@ if [ "${RDMA_INTEROP_SKIP_KERNEL_TESTS:-0}" = 1 ]; then
   echo "# KERNEL TESTS NOT RUN: RDMA_INTEROP_SKIP_KERNEL_TESTS=1 is set."
   echo "# Nothing was checked against real rxe/siw devices in this run."
   echo "########################################################################"
+  reports+=("kernel=not-run" "browser=not-run")
 else
   reports+=("kernel=$results/kernel.json")
   kernel_tests=("$node_bin" node_modules/vitest/vitest.mjs run --project kernel --reporter=default --reporter=json
     --outputFile.json="$results/kernel.json")
   if [ -n "$(ls /sys/class/infiniband 2>/dev/null)" ]; then
-    echo "== kernel tests on this host's devices: $(cd /sys/class/infiniband && echo *)"
-    RDMA_INTEROP_SHARE="$results" "${kernel_tests[@]}" || status=1
+    bash scripts/test-kernel-host.sh "$results" "$node_bin" || status=1
   else
     echo "== kernel tests in the QEMU guest (this host has no RDMA devices)"
     # The guest's own limit (the vm default is 600 s): the kernel tests take about 11 min

@@ -1,79 +1,71 @@
 /**
  * Reads vitest JSON reports (host and guest runs) and prints the one closing line CI
- * reads: `N passed, N failed` (`, N skipped` where there are skips). Exits non-zero on
- * any failure, on a test file that failed to load, on a report that is missing, and on a
- * skip that test/expected-skips.json does not list with its reason.
+ * reads: `N passed, N failed[, N skipped][, N not run]`, judged by ./closing-line.ts
+ * (hook and suite failures, unexpected skips, not-run documentation blocks, tests run
+ * against test/test-counts.json). Exits non-zero when anything failed.
  *
- * Usage: node dist/testing/summary.js <expected-skips.json> <label>=<report.json>...
+ * Usage: node dist/testing/summary.js [--partial] <expected-skips.json> <label>=<report.json>...
+ *        (<label>=not-run: that project was left out; --partial: a run of selected files,
+ *        judged against their counts only)
+ *        node dist/testing/summary.js --write-counts <test-counts.json> <label>=<report.json>...
+ * The counts file is read from beside the skips file (test/test-counts.json).
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { closingLine, countsOf, type LabelledReport, type VitestReport } from './closing-line.js';
 
-interface AssertionResult {
-  readonly fullName: string;
-  readonly status: string;
-}
-interface FileResult {
-  readonly name: string;
-  readonly status: string;
-  readonly message?: string;
-  readonly assertionResults: readonly AssertionResult[];
-}
-interface VitestReport {
-  readonly testResults: readonly FileResult[];
-}
-interface ExpectedSkip {
-  readonly test: string;
-  readonly reason: string;
+function readReports(specs: readonly string[]): LabelledReport[] {
+  return specs.map((spec) => {
+    const [label, file = ''] = spec.split('=', 2) as [string, string | undefined];
+    if (file === 'not-run') return { label, file, report: undefined, leftOut: true };
+    const report =
+      file !== '' && existsSync(file)
+        ? (JSON.parse(readFileSync(file, 'utf8')) as VitestReport)
+        : undefined;
+    return { label, file: file || 'none given', report };
+  });
 }
 
-const [skipsFile, ...reports] = process.argv.slice(2);
-if (skipsFile === undefined || reports.length === 0) {
-  process.stderr.write('usage: summary.js <expected-skips.json> <label>=<report.json>...\n');
-  process.exit(2);
-}
-const expectedSkips = new Map(
-  (JSON.parse(readFileSync(skipsFile, 'utf8')) as ExpectedSkip[]).map((s) => [s.test, s.reason]),
-);
-
-let passed = 0;
-let failed = 0;
-let skipped = 0;
-const problems: string[] = [];
-
-for (const spec of reports) {
-  const [label, file] = spec.split('=', 2) as [string, string | undefined];
-  if (file === undefined || !existsSync(file)) {
-    problems.push(`${label}: no test report (${file ?? 'none given'}): that run did not complete`);
-    failed += 1;
-    continue;
-  }
-  const report = JSON.parse(readFileSync(file, 'utf8')) as VitestReport;
-  for (const result of report.testResults) {
-    if (result.assertionResults.length === 0 && result.status === 'failed') {
-      failed += 1;
-      problems.push(`${label}: ${result.name} failed to load: ${result.message ?? ''}`.trim());
-    }
-    for (const test of result.assertionResults) {
-      if (test.status === 'passed') passed += 1;
-      else if (test.status === 'failed') {
-        failed += 1;
-        problems.push(`${label}: FAILED ${test.fullName}`);
-      } else {
-        skipped += 1;
-        const reason = expectedSkips.get(test.fullName);
-        if (reason === undefined) {
-          failed += 1;
-          problems.push(`${label}: UNEXPECTED SKIP ${test.fullName} (not in ${skipsFile})`);
-        } else {
-          process.stdout.write(`${label}: skipped as expected: ${test.fullName}: ${reason}\n`);
-        }
-      }
-    }
+function hostHasRdmaDevices(): boolean {
+  try {
+    return readdirSync('/sys/class/infiniband').length > 0;
+  } catch {
+    return false;
   }
 }
 
-for (const problem of problems) process.stdout.write(`${problem}\n`);
-process.stdout.write(
-  `${passed} passed, ${failed} failed${skipped > 0 ? `, ${skipped} skipped` : ''}\n`,
-);
-process.exitCode = failed > 0 ? 1 : 0;
+const args = process.argv.slice(2);
+if (args[0] === '--write-counts') {
+  const [, countsFile, ...specs] = args;
+  if (countsFile === undefined || specs.length === 0) {
+    process.stderr.write(
+      'usage: summary.js --write-counts <test-counts.json> <label>=<report.json>...\n',
+    );
+    process.exit(2);
+  }
+  const previous = existsSync(countsFile)
+    ? (JSON.parse(readFileSync(countsFile, 'utf8')) as Record<string, number>)
+    : {};
+  writeFileSync(countsFile, `${JSON.stringify(countsOf(readReports(specs), previous), null, 2)}\n`);
+  process.stdout.write(`wrote ${countsFile}\n`);
+} else {
+  const partial = args[0] === '--partial';
+  const [skipsFile, ...specs] = partial ? args.slice(1) : args;
+  if (skipsFile === undefined || specs.length === 0) {
+    process.stderr.write('usage: summary.js <expected-skips.json> <label>=<report.json>...\n');
+    process.exit(2);
+  }
+  const countsFile = join(dirname(skipsFile), 'test-counts.json');
+  const verdict = closingLine(
+    readReports(specs),
+    JSON.parse(readFileSync(skipsFile, 'utf8')) as unknown[],
+    existsSync(countsFile)
+      ? (JSON.parse(readFileSync(countsFile, 'utf8')) as Record<string, number>)
+      : undefined,
+    { hostHasRdmaDevices: hostHasRdmaDevices() },
+    { partial },
+  );
+  for (const line of verdict.lines) process.stdout.write(`${line}\n`);
+  process.stdout.write(`${verdict.text}\n`);
+  process.exitCode = verdict.failed > 0 ? 1 : 0;
+}

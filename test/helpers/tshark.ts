@@ -23,6 +23,37 @@ export const TSHARK_PATH = '/usr/bin/tshark';
 /** Whether tshark is installed on this machine. */
 export const TSHARK_AVAILABLE = existsSync(TSHARK_PATH);
 
+/**
+ * The tshark release whose output formats the tests were written against (Debian 12's
+ * 4.0.x: field names, `-T fields` value formats, the heuristics in
+ * INFINIBAND_PAYLOAD_PROTOCOLS). Another release fails every run through this helper with
+ * a clear message instead of a field-by-field diff.
+ */
+export const TESTED_TSHARK = '4.0';
+
+/** `major.minor.patch` of a `tshark --version` first line, undefined if it has none. */
+export function parseTsharkVersion(text: string): string | undefined {
+  return /^TShark \(Wireshark\) (\d+\.\d+\.\d+)/.exec(text)?.[1];
+}
+
+/** The installed tshark's version, undefined when tshark is not installed. */
+export const TSHARK_VERSION: string | undefined = TSHARK_AVAILABLE
+  ? parseTsharkVersion(
+      execFileSync(TSHARK_PATH, ['--version'], {
+        encoding: 'utf8',
+        stdio: ['ignore', 'pipe', 'ignore'],
+      }),
+    )
+  : undefined;
+
+/** Throws unless the installed tshark is the {@link TESTED_TSHARK} release. */
+export function assertTestedTshark(version: string | undefined = TSHARK_VERSION): void {
+  if (version === undefined || !version.startsWith(`${TESTED_TSHARK}.`))
+    throw new Error(
+      `tshark ${version ?? '(version unknown)'} at ${TSHARK_PATH}: the tests compare against tshark ${TESTED_TSHARK}.x output formats (Debian 12's wireshark package)`,
+    );
+}
+
 /** One frame as tshark decoded it: field name (e.g. `infiniband.bth.psn`) to all its values. */
 export type TsharkFrame = Map<string, string[]>;
 
@@ -72,6 +103,7 @@ function commonArgs(file: string, o: TsharkOptions): string[] {
 }
 
 function run(args: string[]): string {
+  assertTestedTshark();
   return execFileSync(TSHARK_PATH, args, {
     encoding: 'utf8',
     maxBuffer: 256 * 1024 * 1024,

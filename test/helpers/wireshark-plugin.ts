@@ -17,7 +17,7 @@ import { SUMMARY_COLUMNS } from '../../src/codec/capture/summary.js';
 import { TSHARK_MPA_ON_ANY_PORT } from '../../src/codec/capture/tshark-fields.js';
 import { generateWiresharkPlugin, wiresharkPluginFields } from '../../src/wireshark/generate.js';
 import type { PluginTables } from '../../src/wireshark/tables.js';
-import { TSHARK_PATH } from './tshark.js';
+import { assertTestedTshark, TSHARK_PATH } from './tshark.js';
 
 /** Writes the generated plugin into `dir` and returns its path. */
 export function writePlugin(dir: string, tables?: PluginTables): string {
@@ -51,6 +51,7 @@ export function pluginColumns(
   if (o.filter !== undefined) args.push('-Y', o.filter);
   args.push('-T', 'fields', '-E', 'separator=\t', '-E', 'occurrence=a', '-E', 'aggregator=|');
   for (const f of ['frame.number', ...fields]) args.push('-e', f);
+  assertTestedTshark();
   const out = execFileSync(TSHARK_PATH, args, {
     encoding: 'utf8',
     maxBuffer: 256 * 1024 * 1024,

@@ -270,13 +270,16 @@ export function retryExhaustionMs(lost: LostWire): number {
 }
 
 /**
- * The class of an observed completion time against the lost-wire prediction: on time
- * from (1 + retry_cnt) timers (5 % early for the timer's granularity) to twice that plus
- * 100 ms (a loaded TCG guest fires its timers late); else how many timers it took.
+ * The class of an observed completion time against the lost-wire prediction: on time once
+ * (1 + retry_cnt) timers have run (5 % early for the timer's granularity); else how many
+ * timers it took. No upper bound: an emulated guest fires its timers late by however much
+ * the host is loaded, so a wall-clock ceiling fails runs for the load, not the device
+ * (issue 38). That the timer ran 1 + retry_cnt times is judged from the wire instead: the
+ * relay's count of the request's transmissions (link-faults-guests.test.ts).
  */
 export function retryTimeClass(lost: LostWire, elapsedMs: number): string {
   const due = retryExhaustionMs(lost);
-  if (elapsedMs >= 0.95 * due && elapsedMs <= 2 * due + 100) return '(1 + retry_cnt) x timeout';
+  if (elapsedMs >= 0.95 * due) return '(1 + retry_cnt) x timeout';
   return `${(elapsedMs / transportTimeoutMs(lost.timeout)).toFixed(1)} x timeout`;
 }
 

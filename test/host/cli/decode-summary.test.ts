@@ -241,7 +241,9 @@ function peakRssKib(file: string): number {
 }
 
 describe.skipIf(!existsSync(CLI))('decode memory (child process)', () => {
-  it('the peak RSS does not scale with the capture (24 MB vs 240 MB)', { timeout: 20_000 }, () => {
+  // No speed target hides in the timeout (issue 38: guests boot beside this test): it only
+  // stops a hang. How fast decode is lives in npm run bench.
+  it('the peak RSS does not scale with the capture (24 MB vs 240 MB)', { timeout: 600_000 }, () => {
     const dir = makeTempDir();
     const small = join(dir, 'small.pcap');
     const large = join(dir, 'large.pcap');

@@ -6,6 +6,7 @@
  */
 import { spawnSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
+import { notRun } from '../../helpers/not-run.js';
 import {
   allBlocks,
   cliShim,
@@ -72,10 +73,9 @@ describe.each(tsBlocks.map((b) => [ordinal(blocks, b), b] as const))('%s', (name
 
 describe.each(shBlocks.map((b) => [b.id, b] as const))('%s (sh)', (_id, block) => {
   const reason = notRunReason(blocks, block);
+  // A block marked not-run is counted as not run by the closing line, never passed.
   if (reason !== undefined) {
-    it('is marked not-run with a reason', () => {
-      expect(reason.length).toBeGreaterThan(10);
-    });
+    notRun('runs', reason);
     return;
   }
   it('runs, every command exiting 0', () => {

@@ -39,6 +39,21 @@ describe('masked FetchAdd (RFC 7306 §5.1.1)', () => {
     expect(maskedFetchAdd(0x00000001ffffffffn, 0x0000000200000001n, mask)).toBe(
       0x0000000300000000n,
     );
+    // Fields of 16 and 48 bits (boundaries at bits 15 and 63), worked by hand from RFC 7306
+    // §5.1.1's rule (a set mask bit i drops the carry out of bit i), not from the module:
+    //   low 16:  0xffff + 0x0001 = 0x1_0000 -> 0x0000, the carry dropped at bit 15;
+    //   high 48: 0x0123456789ab + 0x000000000001 = 0x0123456789ac.
+    // A mask stored with its bytes or 32-bit halves swapped (0x0080000000000080,
+    // 0x0000800080000000) gives 0x0123456789acff00 or 0x0123456789ad0000 (issue 38).
+    expect(maskedFetchAdd(0x0123456789abffffn, 0x0000000000010001n, 0x8000000000008000n)).toBe(
+      0x0123456789ac0000n,
+    );
+    expect(maskedFetchAdd(0x0123456789abffffn, 0x0000000000010001n, 0x0080000000000080n)).toBe(
+      0x0123456789acff00n,
+    );
+    expect(maskedFetchAdd(0x0123456789abffffn, 0x0000000000010001n, 0x0000800080000000n)).toBe(
+      0x0123456789ad0000n,
+    );
     // Eight byte fields.
     expect(maskedFetchAdd(0x01ff02fe03fd04fcn, 0x0101010101010104n, 0x8080808080808080n)).toBe(
       0x020003ff04fe0500n,

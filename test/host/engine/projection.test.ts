@@ -36,7 +36,8 @@ describe('verbs projection', () => {
           wrId: 0x1001n,
           remoteAddr: VA,
           rkey: RKEY,
-          add: 0x0000000100000001n,
+          // Not symmetric under a byte or 32-bit-half swap (issue 38).
+          add: 0x0000000300000002n,
         },
       ],
     };
@@ -55,7 +56,7 @@ describe('verbs projection', () => {
       ]);
       expect(outcome.requester.qpState).toBe('RTS');
       expect(outcome.responder.completions).toEqual([]);
-      expect(word(outcome.memory.get(RKEY))).toBe(0x0123456889abcdf0n);
+      expect(word(outcome.memory.get(RKEY))).toBe(0x0123456a89abcdf1n); // ORIGINAL + add, by hand
     }
     // iWARP wire: FetchAdd with Add Mask 0 on QN 1, response on QN 3.
     const [req, resp] = iwarp.iwarpWire;
@@ -72,13 +73,22 @@ describe('verbs projection', () => {
     });
     // RoCE wire: RC_FETCH_ADD with the add value in AtomicETH; encodes and decodes losslessly.
     const packet = roce.roceRequests[0]!;
-    const decoded = decodeRocePacket(encodeRocePacket(packet));
+    const encoded = encodeRocePacket(packet);
+    // Beside the round trip, an outside reference: the AtomicETH written out by hand from
+    // IBTA 1.5 §9.3.4.1 (VA 8 bytes, R_Key 4, Swap/Add Data 8, Compare Data 8, big-endian),
+    // right after the 12-byte BTH whose opcode is RC FETCH_ADD (0x14, Table 40).
+    const hex = Buffer.from(encoded).toString('hex');
+    expect(hex.slice(0, 2)).toBe('14');
+    expect(hex.slice(24, 80)).toBe(
+      ['00007f0012345678', '00c0ffee', '0000000300000002', '0000000000000000'].join(''),
+    );
+    const decoded = decodeRocePacket(encoded);
     if (!decoded.ok) throw decoded.error;
     expect(decoded.value.opcode.name).toBe('RC_FETCH_ADD');
     expect(decoded.value.headers.AtomicETH).toEqual({
       virtualAddress: VA,
       rKey: RKEY,
-      swapOrAddData: 0x0000000100000001n,
+      swapOrAddData: 0x0000000300000002n,
       compareData: 0n,
     });
   });

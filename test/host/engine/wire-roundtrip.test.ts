@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { IwarpProfile } from '../../../src/codec/iwarp/profiles.js';
 import { decodeRdmapMessage, encodeRdmapMessage } from '../../../src/codec/iwarp/rdmap.js';
+import { buildRoceFrame } from '../../../src/codec/roce/frame.js';
 import { decodeRocePacket, encodeRocePacket } from '../../../src/codec/roce/packet.js';
 import {
   projectIwarp,
@@ -9,6 +10,12 @@ import {
 } from '../../../src/engine/projection/project.js';
 import type { WorkRequest } from '../../../src/engine/requester/work-request.js';
 import { accessMask } from '../../../src/ibverbs/access-flags.js';
+import { writeTempPcap } from '../../helpers/pcap.js';
+import {
+  INFINIBAND_PAYLOAD_PROTOCOLS,
+  TSHARK_AVAILABLE,
+  tsharkColumns,
+} from '../../helpers/tshark.js';
 
 const RKEY = 0x2468ace0;
 const VA = 0x00007ffe00001000n;
@@ -109,6 +116,68 @@ describe('everything the engine emits survives the codec', () => {
       expect(outcome.terminate).toMatchObject({ layer: 0, errorType: 2, errorCode: 7 });
     });
   }
+
+  // Beside the round trips, outside references (issue 38): the first request written out
+  // by hand from RFC 7306 §5.2.1 Figure 4, and tshark's decoding of every RoCE request.
+  it('iWARP rfc7306: the FetchAdd request is the RFC 7306 Figure 4 layout, byte for byte (by hand)', () => {
+    const first = projectIwarp(scenario('rfc7306')).iwarpWire[0]!;
+    const expected = [
+      '41', // DDP control: T=0 L=1 Rsvd=0 DV=01 (RFC 5041 §4.3)
+      '4a', // RDMAP control: RV=01 Rsv=00 Opcode=1010 (Atomic Request, RFC 7306 §10.1)
+      '00000000', // Invalidate STag: zero (RFC 7306 §4.1)
+      '00000001', // QN 1: the Atomic Request queue (RFC 7306 §4.2)
+      '00000001', // MSN 1: the first message on QN 1
+      '00000000', // MO 0
+      '00000000', // Reserved (28 bits) + AOpCode 0: FetchAdd (RFC 7306 §5.2.1)
+      '00000001', // Request Identifier: the first request
+      '2468ace0', // Remote STag: the scenario's RKEY
+      '00007ffe00001000', // Remote Tagged Offset: VA
+      '0102030405060708', // Add Data: the work request's add
+      '0000000000000000', // Add Mask 0: a plain 64-bit add (RFC 7306 §5.1.1)
+      '0000000000000000', // Compare Data: zero for FetchAdd
+      'ffffffffffffffff', // Compare Mask: all ones for FetchAdd
+    ].join('');
+    expect(
+      Buffer.from(encodeRdmapMessage(first.message, { profile: 'rfc7306' })).toString('hex'),
+    ).toBe(expected);
+  });
+
+  it.skipIf(!TSHARK_AVAILABLE)(
+    'RoCE: tshark decodes every request with the opcode, PSN and atomic data it was built with',
+    () => {
+      const outcome = projectRoce(scenario('rfc7306'));
+      const frames = outcome.roceRequests.map((p) =>
+        buildRoceFrame({ sourceIp: '192.0.2.1', destinationIp: '192.0.2.2' }, p),
+      );
+      const rows = tsharkColumns(
+        writeTempPcap(frames),
+        [
+          'infiniband.bth.opcode',
+          'infiniband.bth.psn',
+          'infiniband.atomiceth.swapdt',
+          'infiniband.atomiceth.cmpdt',
+        ],
+        { disableProtocols: INFINIBAND_PAYLOAD_PROTOCOLS },
+      );
+      expect(rows.map((r) => Number(r['infiniband.bth.opcode']?.[0]))).toEqual([
+        0x14, 0x13, 0x0a, 0x0b, 0x04, 0x0c, 0x05, 0x14,
+      ]);
+      expect(rows.map((r) => Number(r['infiniband.bth.psn']?.[0]))).toEqual(
+        outcome.roceRequests.map((p) => p.bth.psn),
+      );
+      // FetchAdd: Swap/Add Data = the add; CmpSwap: the swap and the compare.
+      expect(
+        [rows[0], rows[1]].map((r) =>
+          [r?.['infiniband.atomiceth.swapdt']?.[0], r?.['infiniband.atomiceth.cmpdt']?.[0]].map(
+            (v) => BigInt(v ?? -1),
+          ),
+        ),
+      ).toEqual([
+        [0x0102030405060708n, 0n],
+        [0x1122334455667788n, 0n],
+      ]);
+    },
+  );
 
   it('RoCE: every request packet encodes and decodes with the opcode and headers it was built with', () => {
     const outcome = projectRoce(scenario('rfc7306'));

@@ -232,7 +232,10 @@ describe('faulty wire: the scenarios and their judgement', () => {
     expect(retryTimeClass(lost, 280)).toBe('(1 + retry_cnt) x timeout');
     expect(retryTimeClass(lost, 600)).toBe('(1 + retry_cnt) x timeout');
     expect(retryTimeClass(lost, 140)).toBe('2.1 x timeout');
-    expect(retryTimeClass(lost, 2000)).toBe('29.8 x timeout');
+    expect(retryTimeClass(lost, 254)).toBe('3.8 x timeout');
+    // Late is on time: a loaded emulated guest fires its timers late (issue 38); the
+    // number of transmissions is judged from the relay's count instead.
+    expect(retryTimeClass(lost, 2000)).toBe('(1 + retry_cnt) x timeout');
     const fields = expectedLinkOutcome(RETRY_EXHAUSTED).fields;
     expect(fields).toMatchObject({
       post1: 'ok',

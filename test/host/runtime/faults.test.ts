@@ -9,7 +9,7 @@ import { decodeFrame } from '../../../src/codec/net/frame.js';
 import { TcpFlag } from '../../../src/codec/net/tcp.js';
 import { ArgumentError, UnknownNameError } from '../../../src/errors.js';
 import { corruptTcpPayload, flipBit, requestMpaCrc } from '../../../src/runtime/faults/corrupt.js';
-import { FaultPipeline, HOLD_LIMIT_MS } from '../../../src/runtime/faults/pipeline.js';
+import { FaultPipeline } from '../../../src/runtime/faults/pipeline.js';
 import { Prng } from '../../../src/runtime/faults/prng.js';
 import { LinkRelay } from '../../../src/runtime/faults/relay.js';
 import {
@@ -18,6 +18,7 @@ import {
   NO_FAULTS,
   parseFaults,
 } from '../../../src/runtime/faults/spec.js';
+import { waitFor } from '../../helpers/wait-for.js';
 
 const ETHERNET = 1;
 
@@ -161,7 +162,10 @@ describe('the fault pipeline (one direction)', () => {
   it('reorders within the window: each held frame overtaken by at most `reorder` frames', async () => {
     const spec = { ...NO_FAULTS, reorder: 4, reorderRate: 0.1, seed: 11 };
     const { out, pipeline } = run(spec, 2000);
-    await sleep(HOLD_LIMIT_MS + 30);
+    // Held frames leave within the pipeline's hold limit; waited for, not slept for (issue 38).
+    await waitFor('all 2000 frames out of the reorder window', () =>
+      out.length >= 2000 ? true : undefined,
+    );
     expect([...out].sort((a, b) => a - b)).toEqual(Array.from({ length: 2000 }, (_, i) => i));
     // A frame is reordered when a frame that arrived after it left before it.
     let reordered = 0;
@@ -186,7 +190,7 @@ describe('the fault pipeline (one direction)', () => {
     });
     for (let i = 0; i < 20; i++) pipeline.push(frameOf(i));
     expect(out).toEqual([]);
-    await sleep(120);
+    await waitFor('the 20 delayed frames', () => (out.length >= 20 ? true : undefined));
     expect(out).toEqual(Array.from({ length: 20 }, (_, i) => i));
     expect(Math.min(...times)).toBeGreaterThanOrEqual(29);
     pipeline.close();
@@ -217,7 +221,17 @@ describe('the fault pipeline (one direction)', () => {
     pipeline.push(frameOf(1));
     pipeline.close();
     pipeline.push(frameOf(2));
-    await sleep(40);
+    // Absence shown by a later event, not a short sleep (issue 38): a second pipeline with
+    // the same delay, given its frame after the first's, delivers it; by then the closed
+    // pipeline's frame would have gone out too.
+    const later: number[] = [];
+    const witness = new FaultPipeline({ ...NO_FAULTS, delayMs: 20 }, new Prng(1), (f) =>
+      later.push(indexOf(f)),
+    );
+    witness.push(frameOf(3));
+    await waitFor('the witness frame', () => (later.length > 0 ? true : undefined));
+    witness.close();
+    expect(later).toEqual([3]);
     expect(out).toEqual([]);
     expect(pipeline.counts.frames).toBe(1);
   });
@@ -395,9 +409,19 @@ describe('the relay on loopback (two sockets stand in for the guests)', () => {
       for (let i = 0; i < 200; i++) {
         a.socket.send(frameOf(i), towardsB, '127.0.0.1');
         b.socket.send(frameOf(1000 + i), towardsA, '127.0.0.1');
+        // Pacing, so that loopback UDP's socket buffers do not overflow; not synchronisation.
         if (i % 20 === 19) await sleep(5);
       }
-      await sleep(200);
+      // Waited for: every frame counted and every forwarded one received (issue 38).
+      await waitFor('the relay to count and deliver every frame', () => {
+        const c = relay.counts();
+        return c.aToB.frames === 200 &&
+          c.bToA.frames === 200 &&
+          b.got.length >= c.aToB.forwarded &&
+          a.got.length >= c.bToA.forwarded
+          ? true
+          : undefined;
+      });
       const { aToB, bToA } = relay.counts();
       expect(aToB.frames).toBe(200);
       expect(bToA.frames).toBe(200);

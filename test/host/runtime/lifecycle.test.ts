@@ -1,10 +1,11 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
+import { FuzzRandom } from '../../../src/fuzz/random.js';
 import { GuestRuntimeError, runInGuest } from '../../../src/runtime/index.js';
 import { processArgv, processIdentity } from '../../../src/runtime/processes.js';
 
@@ -136,7 +137,6 @@ describe('the runtime owns its QEMU', () => {
     async () => {
       const controller = new AbortController();
       let qemu: { pid: number; runDir: string } | undefined;
-      const started = Date.now();
       const result = runInGuest({
         command: ['sleep', '600'],
         timeoutSeconds: 380,
@@ -152,7 +152,8 @@ describe('the runtime owns its QEMU', () => {
       expect(error).toBeInstanceOf(GuestRuntimeError);
       expect((error as GuestRuntimeError).failure).toBe('aborted');
       expect((error as GuestRuntimeError).message).toContain('test says stop');
-      expect(Date.now() - started).toBeLessThan(380_000);
+      // The abort, not the run's own 380 s limit, ended it: the failure says 'aborted' (a
+      // stopwatch would judge the host's load, issue 38).
       expect(qemu).toBeDefined();
       expect(gone(qemu?.pid ?? -1)).toBe(true);
       expect(existsSync(qemu?.runDir ?? '/')).toBe(false);
@@ -166,8 +167,12 @@ describe('the command output and status', () => {
     'vm keeps stdout and stderr apart, byte for byte, and passes the exit status',
     async () => {
       const dir = mkdtempSync(join(tmpdir(), 'rdma-interop-output-'));
-      const outBytes = randomBytes(3 * 1024 * 1024 + 17);
-      const errText = `${randomBytes(512 * 1024).toString('base64')}\n`;
+      // Seeded bytes (FuzzRandom, seed 38): a failure repeats with the same content.
+      const random = new FuzzRandom(38);
+      const bytes = (n: number) =>
+        Buffer.from(Uint8Array.from({ length: n }, () => random.below(256)));
+      const outBytes = bytes(3 * 1024 * 1024 + 17);
+      const errText = `${bytes(512 * 1024).toString('base64')}\n`;
       writeFileSync(join(dir, 'out.bin'), outBytes);
       writeFileSync(join(dir, 'err.txt'), errText);
       const run = startCli([

@@ -290,7 +290,7 @@ function buildConversation(s: Scenario): { file: string; client: Uint8Array; ser
       remoteSTag: 0x1a2b3c4d,
       remoteTaggedOffset: 0x0123456789abcdefn,
       addOrSwapData: 0x1111111122222222n,
-      addOrSwapMask: 0x8000000080000000n,
+      addOrSwapMask: 0x8000000000008000n, // not symmetric under a byte or 32-bit-half swap (issue 38)
     }),
     makeAtomicRequest({
       operation: 'cmp-swap',

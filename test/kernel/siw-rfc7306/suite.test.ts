@@ -39,6 +39,10 @@ const IN_CI = '!(siw-concurrent-*)';
 const patched = SCENARIOS.filter(
   (s) => s.device === 'siw0' && usesRfc7306(s) && !s.id.startsWith('siw-concurrent-'),
 );
+/** The scenarios CI leaves out: each a visible skip, listed in test/expected-skips.json. */
+const leftOut = SCENARIOS.filter(
+  (s) => s.device === 'siw0' && usesRfc7306(s) && s.id.startsWith('siw-concurrent-'),
+);
 
 describe('patched siw0 (siw+rfc7306): the suite RFC 7306 scenarios against the engine', () => {
   const dir = mkdtempSync(join(tmpdir(), 'siw-rfc7306-suite-'));
@@ -134,6 +138,9 @@ describe('patched siw0 (siw+rfc7306): the suite RFC 7306 scenarios against the e
     },
     120_000,
   );
+
+  for (const scenario of leftOut)
+    it.skip(`${scenario.id} (${scenario.title}) on siw+rfc7306 [skipped: not in npm test: its time budget; run --siw rfc7306 --scenario '${scenario.id}' runs it]`, () => {});
 
   for (const scenario of patched) {
     it(`${scenario.id} (${scenario.title}) on siw+rfc7306`, () => {

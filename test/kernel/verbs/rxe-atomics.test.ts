@@ -5,8 +5,13 @@ import { type Loopback, rxeLoopback, u64Buffer } from './fixtures.js';
 // RFC 7306 §5.1 semantics as RoCE carries them; rxe operates on the target word as a
 // host-order (little-endian on x86) u64 and returns the original value in host order.
 const ORIGINAL = 0x0123456789abcdefn;
-const ADD = 0x1111111111111111n;
-const SUM = 0x123456789abcdf00n & 0xffffffffffffffffn;
+// Neither operand is a byte palindrome, so an operand or original sent or stored in the
+// wrong byte order shows (issue 38): the add byte-swapped (0x8877665544332211) would leave
+// 0x899aabbccddef000 in place of SUM; carries cross byte boundaries (0xef + 0x88 = 0x177)
+// and the 32-bit one (0x89abcdef + 0x55667788 = 0xdf124577, no carry out; the upper
+// halves 0x01234567 + 0x11223344 = 0x124578ab).
+const ADD = 0x1122334455667788n;
+const SUM = 0x124578abdf124577n; // hand-worked: 0x0123456789abcdef + 0x1122334455667788
 
 describe.each([
   { path: 'legacy' as PostPath, extended: false },

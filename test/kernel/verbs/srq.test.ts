@@ -3,6 +3,7 @@
  * SRQ limit event (IBV_EVENT_SRQ_LIMIT_REACHED) on rxe0 and siw0, an SRQ under an
  * rdma_cm QP, and the close cascade.
  */
+
 import { afterAll, describe, expect, it } from 'vitest';
 import {
   type Context,
@@ -14,6 +15,7 @@ import {
   type Srq,
   VerbsError,
 } from '../../../src/verbs/index.js';
+import { waitFor } from '../../helpers/wait-for.js';
 import { cmPair } from './fixtures.js';
 import { NONE, ownResources } from './resources.js';
 
@@ -156,13 +158,13 @@ describe('shared receive queues', () => {
       s.srq.modify({ limit: 3 });
       s.a1.postSend({ opcode: 'SEND', sgList: [src.sge(0, 8)] });
       s.cq.pollUntil(2, 200_000_000);
-      let read = 0;
-      for (let i = 0; i < 100 && read === 0; i++) {
-        read = s.ctx.pollAsyncEvents().filter((e) => e.type === 'SRQ_LIMIT_REACHED').length;
-        if (read === 0) await new Promise((resolve) => setTimeout(resolve, 10));
-      }
+      // Waited for (a deadline that only fails), not slept for: issue 38.
+      const read = await waitFor('the SRQ_LIMIT_REACHED event', () => {
+        const n = s.ctx.pollAsyncEvents().filter((e) => e.type === 'SRQ_LIMIT_REACHED').length;
+        return n > 0 ? n : undefined;
+      });
       expect(read).toBe(1);
-      expect((await s.srq.limitReached({ timeoutMs: 1000 })).srq).toBe(s.srq);
+      expect((await s.srq.limitReached({ timeoutMs: 30_000 })).srq).toBe(s.srq);
     } finally {
       s.close();
     }

@@ -69,14 +69,14 @@ const GOLDEN: readonly Golden[] = [
     },
   },
   {
-    // RFC 5040 §4.4 Figure 8.
+    // RFC 5040 §4.4 Figure 8. STags that are not byte palindromes (issue 38).
     layout: READ_REQUEST_LAYOUT,
-    bytes: '11111111 0123456789abcdef 00001000 22222222 fedcba9876543210',
+    bytes: '1a2b3c4d 0123456789abcdef 00001000 5e6f7081 fedcba9876543210',
     fields: {
-      sinkSTag: 0x11111111,
+      sinkSTag: 0x1a2b3c4d,
       sinkTaggedOffset: 0x0123456789abcdefn,
       readSize: 4096,
-      sourceSTag: 0x22222222,
+      sourceSTag: 0x5e6f7081,
       sourceTaggedOffset: 0xfedcba9876543210n,
     },
   },
@@ -126,8 +126,8 @@ const GOLDEN: readonly Golden[] = [
   {
     // draft-wood-storm-rdmap-ext-v2-00 §6.1.
     layout: READ_V2_REQUEST_LAYOUT,
-    bytes: '00002000 33333333 0123456789abcdef',
-    fields: { readSize: 0x2000, sourceSTag: 0x33333333, sourceTaggedOffset: 0x0123456789abcdefn },
+    bytes: '00002000 6b7c8d9e 0123456789abcdef',
+    fields: { readSize: 0x2000, sourceSTag: 0x6b7c8d9e, sourceTaggedOffset: 0x0123456789abcdefn },
   },
   {
     // RFC 5044 §7.1 + RFC 6581 §5: key, M=1 C=0 R=1 enhanced=1 Res=0011b, Rev 2, PD_Length 260.

@@ -28,7 +28,7 @@ describe('RDMAP golden vectors (bytes written out field by field)', () => {
       remoteSTag: 0x1a2b3c4d,
       remoteTaggedOffset: 0x0123456789abcdefn,
       addOrSwapData: 0x1111111122222222n,
-      addOrSwapMask: 0x8000000080000000n,
+      addOrSwapMask: 0x8000000000008000n, // not symmetric under a byte or 32-bit-half swap (issue 38)
     });
     const expected = hex(
       [
@@ -43,7 +43,7 @@ describe('RDMAP golden vectors (bytes written out field by field)', () => {
         '1a2b3c4d', // Remote STag
         '0123456789abcdef', // Remote Tagged Offset
         '1111111122222222', // Add Data
-        '8000000080000000', // Add Mask
+        '8000000000008000', // Add Mask
         '0000000000000000', // Compare Data (zero for FetchAdd)
         'ffffffffffffffff', // Compare Mask (all ones for FetchAdd)
       ].join(''),

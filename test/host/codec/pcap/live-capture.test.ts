@@ -19,6 +19,7 @@ import { decodePcapng } from '../../../../src/codec/pcap/pcapng.js';
 import { encodeRocePacket } from '../../../../src/codec/roce/packet.js';
 import { makeTempDir } from '../../../helpers/pcap.js';
 import { tsharkColumns } from '../../../helpers/tshark.js';
+import { waitFor } from '../../../helpers/wait-for.js';
 
 const CAN_CAPTURE =
   process.getuid?.() === 0 &&
@@ -57,12 +58,29 @@ function stop(child: ChildProcess): Promise<void> {
   });
 }
 
-async function send(family: 'udp4' | 'udp6', host: string): Promise<void> {
+async function send(family: 'udp4' | 'udp6', host: string, packet = PACKET): Promise<void> {
   const socket = createSocket(family);
   await new Promise<void>((resolve, reject) =>
-    socket.send(PACKET, 4791, host, (e) => (e ? reject(e) : resolve())),
+    socket.send(packet, 4791, host, (e) => (e ? reject(e) : resolve())),
   );
   socket.close();
+}
+
+/** A packet for another QP, sent until every tool has written one: the filters are armed. */
+const PROBE = encodeRocePacket({
+  bth: { opcode: 0x04, destinationQp: 0x00beef, psn: 1 },
+  headers: {},
+  payload: Uint8Array.of(0x01),
+});
+
+/** How many RoCE packets for `qp` the capture file holds so far (0 while it is unreadable). */
+function packetsFor(file: string, qp: number): number {
+  if (!existsSync(file)) return 0;
+  const r = decodeCaptureMessages(readFileSync(file));
+  if (!r.ok) return 0;
+  return r.value.items.filter(
+    (i) => i.kind === 'roce' && i.packet.ok && i.packet.value.bth.destinationQp === qp,
+  ).length;
 }
 
 describe.skipIf(!CAN_CAPTURE)('captures written by tcpdump and dumpcap', () => {
@@ -82,12 +100,23 @@ describe.skipIf(!CAN_CAPTURE)('captures written by tcpdump and dumpcap', () => {
       startCapture('tcpdump', ['-i', 'any', '-y', 'LINUX_SLL', '-U', '-w', files.sll1, filter]),
       startCapture('dumpcap', ['-i', 'lo', '-f', filter, '-w', files.ng]),
     ]);
-    // dumpcap announces "Capturing on" a moment before its filter is armed.
-    await new Promise((r) => setTimeout(r, 1500));
+    // dumpcap announces "Capturing on" a moment before its filter is armed: waited for by
+    // evidence, not a sleep (issue 38): probes go out until every file holds one.
+    const all = Object.values(files);
+    await waitFor(
+      'every capture tool to record a probe packet',
+      async () => {
+        await send('udp4', '127.0.0.1', PROBE);
+        return all.every((f) => packetsFor(f, 0x00beef) > 0) ? true : undefined;
+      },
+      { intervalMs: 100 },
+    );
     await send('udp4', '127.0.0.1');
     await send('udp6', '::1');
-    // Let the tools drain their buffers before stopping them (SIGINT flushes the file).
-    await new Promise((r) => setTimeout(r, 1000));
+    // Every tool has written both before it is stopped (SIGINT then flushes the file).
+    await waitFor('every capture file to hold both packets', () =>
+      all.every((f) => packetsFor(f, 0x00c0de) >= 2) ? true : undefined,
+    );
     await Promise.all(tools.map(stop));
   }, 60_000);
 
