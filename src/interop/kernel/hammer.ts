@@ -14,6 +14,7 @@ import type { Mr } from '../../verbs/mr.js';
 import { connectionOf, DEFAULT_TARGET, type Scenario, type Step } from '../scenario.js';
 import type { HammerEndpoint, HammerJob, HammerProcessResult } from './hammer-process.js';
 import type { ExtraPair, LoopbackPair } from './loopback.js';
+import { pollCompletions } from './poll-completions.js';
 
 /** Requests each QP keeps outstanding (below the default send queue depth of 64). */
 const WINDOW = 16;
@@ -85,22 +86,14 @@ async function hammerInProcess(
       if (!(error instanceof VerbsError)) throw error;
       return { post: error.code, succeeded: 0, fetched: [] };
     }
-    let done = 0;
-    const deadline = Date.now() + HAMMER_TIMEOUT_MS;
-    while (done < total && Date.now() < deadline) {
-      const wcs = cq.poll(64);
-      if (wcs.length === 0) {
-        await new Promise((resolve) => setImmediate(resolve));
-        continue;
-      }
+    await pollCompletions(cq, total, Date.now() + HAMMER_TIMEOUT_MS, (wcs) => {
       for (const wc of wcs) {
-        done += 1;
         if (wc.ok) ok[Number(wc.wrId)] = true;
         const q = Math.floor(Number(wc.wrId) / step.count);
         outstanding[q] = (outstanding[q] ?? 1) - 1;
         post(q);
       }
-    }
+    });
     const fetched = ok.flatMap((good, i) => (good ? [sink.buffer.readBigUInt64LE(i * 8)] : []));
     return { post: 'ok', succeeded: fetched.length, fetched };
   } finally {
