@@ -18,7 +18,7 @@ import type { Pd } from '../../verbs/pd.js';
 import type { Qp } from '../../verbs/qp.js';
 import { DeviceSide, requesterMemory } from '../kernel/device-side.js';
 import { traitsOf } from '../operations.js';
-import { type HammerObservation, runProgram } from '../program.js';
+import { type HammerObservation, planOf, runProgram } from '../program.js';
 import {
   GUARD,
   initialBuffer,
@@ -520,13 +520,15 @@ async function runRequests(
       stream: { requester },
     };
   }
-  const local = requesterMemory(scenario, (length, access) => end.pd.allocMr(length, access), [
+  const plan = planOf(scenario);
+  const local = requesterMemory(plan, (length, access) => end.pd.allocMr(length, access), [
     'LOCAL_WRITE',
   ]);
   const remote = { addr: BigInt(ready.addr), rkey: ready.rkey };
   let hammered: HammerObservation | undefined;
   const side = new DeviceSide({
     scenario,
+    plan,
     requester: { qp: end.qp, cq: end.cq },
     local,
     remote,
