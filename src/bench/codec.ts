@@ -179,6 +179,16 @@ int main(void) {
   }
 }
 
+/** A codec figure from one interleaved measurement of a subject and its anchor. */
+function interleavedFigure(
+  name: string,
+  unit: string,
+  anchorName: string,
+  r: { readonly subject: number; readonly anchor: number },
+): Figure {
+  return figure({ suite: 'codec', name, value: r.subject, unit, anchorName, anchor: r.anchor });
+}
+
 async function runIwarp(): Promise<readonly Figure[]> {
   const figures: Figure[] = [];
   const messages = sampleMessages();
@@ -196,17 +206,8 @@ async function runIwarp(): Promise<readonly Figure[]> {
         sink ^= rawHeaderRead(segments);
       }, segments.length),
   );
-  const decodeRate = headers.subject;
-  const rawRate = headers.anchor;
   figures.push(
-    figure({
-      suite: 'codec',
-      name: 'RDMAP/DDP header decode',
-      value: decodeRate,
-      unit: 'decodes/s',
-      anchorName: 'DataView field reads',
-      anchor: rawRate,
-    }),
+    interleavedFigure('RDMAP/DDP header decode', 'decodes/s', 'DataView field reads', headers),
   );
 
   // Full FPDU decode with CRC vs the CRC alone.
@@ -225,17 +226,13 @@ async function runIwarp(): Promise<readonly Figure[]> {
         for (const f of fpdus) sink ^= crc32c(f.subarray(0, f.length - 4));
       }, fpdus.length),
   );
-  const fpduRate = fpduFigures.subject;
-  const crcOnlyRate = fpduFigures.anchor;
   figures.push(
-    figure({
-      suite: 'codec',
-      name: 'FPDU decode (MPA + CRC32c + DDP/RDMAP)',
-      value: fpduRate,
-      unit: 'FPDUs/s',
-      anchorName: 'CRC32c of the same bytes',
-      anchor: crcOnlyRate,
-    }),
+    interleavedFigure(
+      'FPDU decode (MPA + CRC32c + DDP/RDMAP)',
+      'FPDUs/s',
+      'CRC32c of the same bytes',
+      fpduFigures,
+    ),
   );
 
   // CRC32c on 64 KiB buffers.
@@ -393,22 +390,8 @@ async function runRoce(): Promise<readonly Figure[]> {
 
   let sink = 0;
   const figures: Figure[] = [];
-  const add = (
-    name: string,
-    unit: string,
-    anchorName: string,
-    r: { subject: number; anchor: number },
-  ) =>
-    figures.push(
-      figure({
-        suite: 'codec',
-        name,
-        value: r.subject,
-        unit,
-        anchorName,
-        anchor: r.anchor,
-      }),
-    );
+  const add = (...args: Parameters<typeof interleavedFigure>) =>
+    figures.push(interleavedFigure(...args));
 
   add(
     'RoCE packet decode (BTH + AtomicETH)',

@@ -15,12 +15,7 @@ export {
   accessMask,
   hasAccess,
 } from '../ibverbs/access-flags.js';
-export {
-  FLUSH_PLACEMENT,
-  FLUSH_SELECTIVITY,
-  type FlushPlacement,
-  type FlushSelectivity,
-} from '../ibverbs/flush.js';
+export * from '../ibverbs/flush.js';
 export { QP_STATE, type QpState } from '../ibverbs/qp-state.js';
 export {
   WC_FLAGS,
@@ -125,15 +120,5 @@ export type {
  * The reference RNIC pair as a step-by-step session (post, poll, query, modify, advance,
  * SRQ limit, memory, wire): what the scenario interpreter's engine side drives.
  */
-export {
-  EngineSession,
-  type EngineSessionOptions,
-  type SessionCompletion,
-  SessionMisuseError,
-  type SessionPostResult,
-  type SessionReceive,
-  type SessionSide,
-  type SessionWindow,
-  type SessionWire,
-} from './session/session.js';
+export * from './session/session.js';
 export { makeReadV2Request, makeReadV2Response } from './wire/build.js';

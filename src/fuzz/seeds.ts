@@ -31,6 +31,7 @@ import { encodeRdmapMessage } from '../codec/iwarp/rdmap.js';
 import { RDMAP_HOOKS, rdmapHeaderLayout, type TerminateTail } from '../codec/iwarp/rdmap-hooks.js';
 import { encodeMpaStream } from '../codec/iwarp/stream.js';
 import { buildTcpFrame, buildUdpFrame, type FrameAddressing } from '../codec/net/build.js';
+import { concatBytes } from '../codec/net/bytes.js';
 import { encodeSll, encodeSll2 } from '../codec/net/sll.js';
 import { TcpFlag } from '../codec/net/tcp.js';
 import { LinkType } from '../codec/pcap/linktype.js';
@@ -196,7 +197,7 @@ export function randomMpaStream(rng: FuzzRandom): Uint8Array {
   const frame = randomMpaFrame(rng);
   const messages = Array.from({ length: rng.int(0, 4) }, () => randomRdmapMessage(rng, profile));
   const s = encodeMpaStream(frame, messages, { profile });
-  return concat([s.frame, ...s.fpdus]);
+  return concatBytes(s.frame, ...s.fpdus);
 }
 
 function headerValue(rng: FuzzRandom, h: keyof typeof EXTENSION_HEADER_LAYOUT) {
@@ -411,14 +412,4 @@ export function randomCaptureFile(rng: FuzzRandom): Uint8Array {
 /** An MPA frame's bytes. */
 export function randomMpaFrameBytes(rng: FuzzRandom): Uint8Array {
   return encodeMpaFrame(randomMpaFrame(rng));
-}
-
-function concat(parts: readonly Uint8Array[]): Uint8Array {
-  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
-  let at = 0;
-  for (const p of parts) {
-    out.set(p, at);
-    at += p.length;
-  }
-  return out;
 }

@@ -18,7 +18,13 @@ import { requireScenario } from './arguments.js';
 import { formatValue } from './compare-format.js';
 import { observedCompletion } from './observe.js';
 import { OPERATION_TRAITS, operandsOf, traitsOf } from './operations.js';
-import { type ImmediateSide, runProgramNow, type WindowStepResult } from './program.js';
+import {
+  type ImmediateSide,
+  type ProgramPlan,
+  planOf,
+  runProgramNow,
+  type WindowStepResult,
+} from './program.js';
 import {
   DEFAULT_TARGET,
   DEVICES,
@@ -36,7 +42,6 @@ import {
   type Scenario,
   type Step,
   wordAt,
-  workRequestsOf,
   wrIdOf,
 } from './scenario.js';
 
@@ -141,8 +146,11 @@ const maskOf = (rights: readonly Access[]): number =>
  * The MR's remote rights in force are those both the MR and the responder QP grant (IBTA
  * 10.6.3.3), the session checks them.
  */
-function sessionOptionsOf(scenario: Scenario, contents: Uint8Array): EngineSessionOptions {
-  const slots = Math.max(1, workRequestsOf(scenario).length);
+function sessionOptionsOf(
+  scenario: Scenario,
+  plan: ProgramPlan,
+  contents: Uint8Array,
+): EngineSessionOptions {
   return {
     transport: DEVICES[scenario.device].transport === 'roce' ? 'roce' : 'iwarp',
     responder: {
@@ -176,7 +184,7 @@ function sessionOptionsOf(scenario: Scenario, contents: Uint8Array): EngineSessi
         {
           stag: LOCAL_STAG,
           baseTaggedOffset: LOCAL_BASE,
-          length: LOCAL_SLOT * slots,
+          length: LOCAL_SLOT * plan.requesterSlots,
           access: ACCESS_FLAGS.LOCAL_WRITE,
           protectionDomain: PROTECTION_DOMAIN,
         },
@@ -201,11 +209,12 @@ function guarded(scenario: Scenario, session: EngineSession): Uint8Array {
  */
 function engineHammer(
   scenario: Scenario,
+  plan: ProgramPlan,
   memory: Uint8Array,
   step: Extract<Step, { do: 'hammer' }>,
 ): { succeeded: number; fetched: bigint[]; memory: Uint8Array } {
   const session = new EngineSession(
-    sessionOptionsOf(scenario, memory.slice(GUARD, GUARD + MR_LENGTH)),
+    sessionOptionsOf(scenario, plan, memory.slice(GUARD, GUARD + MR_LENGTH)),
   );
   session.post(
     'requester',
@@ -242,16 +251,13 @@ function localWord(session: EngineSession, index: number): bigint | undefined {
  * session (engine/session/), as each step of the device side is one verbs call.
  */
 function engineSide(scenario: Scenario): { side: ImmediateSide; session: EngineSession } {
+  const plan = planOf(scenario);
   const session = new EngineSession(
-    sessionOptionsOf(scenario, initialBuffer(scenario).slice(GUARD, GUARD + MR_LENGTH)),
+    sessionOptionsOf(scenario, plan, initialBuffer(scenario).slice(GUARD, GUARD + MR_LENGTH)),
   );
   // What a hammer step left (it runs on a connection of its own, after the program).
   let hammered: Uint8Array | undefined;
-  // ibv_wc.invalidated_rkey shares imm_data's union (verbs.h): the program's receives
-  // report it when the program posts a Send with Invalidate, as on the device side.
-  const invalidatesRemotely = workRequestsOf(scenario).some(
-    (op) => traitsOf(op.kind).invalidatesWindow,
-  );
+  const { invalidatesRemotely } = plan;
   const windowSteps = (): WindowStepResult => ({ result: 'ok', status: 'SUCCESS' });
   const side: ImmediateSide = {
     postSend: (side, wrs, first, qp) => {
@@ -323,7 +329,7 @@ function engineSide(scenario: Scenario): { side: ImmediateSide; session: EngineS
     cqEvent: (side) => session.solicitedPending(side),
     hammer: (step) => {
       const memory = hammered ?? guarded(scenario, session);
-      const result = engineHammer(scenario, memory, step);
+      const result = engineHammer(scenario, plan, memory, step);
       hammered = result.memory;
       return {
         post: 'ok',

@@ -145,6 +145,29 @@ function* ask<T>(call: (side: ProgramSide) => T): Generator<Ask, Awaited<T>, unk
   return (yield call) as Awaited<T>;
 }
 
+/**
+ * What both sides read from the whole program before its first step, in one pass: the
+ * requester's work requests in posting order (one LOCAL_SLOT of the requester's buffer
+ * each), and whether one is a Send with Invalidate (then the program's receives report
+ * the invalidated rkey: ibv_wc.invalidated_rkey shares imm_data's union, verbs.h).
+ */
+export interface ProgramPlan {
+  readonly requests: readonly Operation[];
+  /** Slots of the requester's buffer: one per work request, at least one. */
+  readonly requesterSlots: number;
+  readonly invalidatesRemotely: boolean;
+}
+
+/** The plan of `scenario`'s program (see {@link ProgramPlan}). */
+export function planOf(scenario: Scenario): ProgramPlan {
+  const requests = workRequestsOf(scenario);
+  return {
+    requests,
+    requesterSlots: Math.max(1, requests.length),
+    invalidatesRemotely: requests.some((op) => traitsOf(op.kind).invalidatesWindow),
+  };
+}
+
 /** Runs `scenario`'s program on `side`. */
 export async function runProgram(scenario: Scenario, side: ProgramSide): Promise<Outcome> {
   const steps = interpret(scenario);

@@ -235,6 +235,22 @@ export interface Scenario {
   readonly captureWire: boolean;
 }
 
+/** The QP attributes a scenario may set at a by-hand bring-up (absent: the defaults). */
+export type QpAttributes = Pick<
+  Scenario,
+  'initiatorDepth' | 'rnrRetry' | 'minRnrTimer' | 'timeout'
+>;
+
+/** The QP attributes `from` sets, and only those (an absent one stays absent). */
+export function qpAttributesOf(from: QpAttributes): QpAttributes {
+  return {
+    ...(from.initiatorDepth === undefined ? {} : { initiatorDepth: from.initiatorDepth }),
+    ...(from.rnrRetry === undefined ? {} : { rnrRetry: from.rnrRetry }),
+    ...(from.minRnrTimer === undefined ? {} : { minRnrTimer: from.minRnrTimer }),
+    ...(from.timeout === undefined ? {} : { timeout: from.timeout }),
+  };
+}
+
 /**
  * What a scenario produced, in the terms a verbs program sees: one formatted value per
  * observed field (`post1`, `requester.wc1.status`, `responder.wc1.imm`, `q1.responder.state`,

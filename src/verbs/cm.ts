@@ -195,14 +195,7 @@ export class CmId extends Resource<NativeCmId> {
     }
     return waitFor<CmEvent>(
       options,
-      (ms) =>
-        new VerbsError(
-          'ETIMEDOUT',
-          110,
-          'rdma_get_cm_event',
-          undefined,
-          `no ${accept.join('/')} in ${ms} ms`,
-        ),
+      { call: 'rdma_get_cm_event', device: undefined, what: accept.join('/') },
       (pending) => {
         const waiter: CmWaiter = { accept, fail, ...pending };
         this.#waiters.push(waiter);

@@ -270,14 +270,7 @@ export class Cq extends Resource<NativeCq> {
       );
     return waitFor<WorkCompletion>(
       options,
-      (ms) =>
-        new VerbsError(
-          'ETIMEDOUT',
-          110,
-          'ibv_get_cq_event',
-          this.#device,
-          `no completion in ${ms} ms`,
-        ),
+      { call: 'ibv_get_cq_event', device: this.#device, what: 'completion' },
       (pending) => {
         this.#waiters.push(pending);
         if (solicitedOnly) this.#solicitedOnly.add(pending);

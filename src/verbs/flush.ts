@@ -14,12 +14,7 @@ import { VerbsError } from './errors.js';
 import { addon } from './native.js';
 
 // The tables live with the engine's other verbs enums (one source for both layers).
-export {
-  FLUSH_PLACEMENT,
-  FLUSH_SELECTIVITY,
-  type FlushPlacement,
-  type FlushSelectivity,
-} from '../ibverbs/flush.js';
+export * from '../ibverbs/flush.js';
 
 import type { FlushPlacement, FlushSelectivity } from '../ibverbs/flush.js';
 

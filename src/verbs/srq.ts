@@ -253,14 +253,7 @@ export class Srq extends Resource<NativeSrq> implements RecvRunSink {
     const context = this.pd.context;
     return waitFor<AsyncEvent>(
       options,
-      (ms) =>
-        new VerbsError(
-          'ETIMEDOUT',
-          110,
-          'ibv_get_async_event',
-          this.#device,
-          `no SRQ_LIMIT_REACHED in ${ms} ms`,
-        ),
+      { call: 'ibv_get_async_event', device: this.#device, what: 'SRQ_LIMIT_REACHED' },
       (pending) => {
         this.#limitWaiters.push(pending);
         context.watchAsyncEvents(1);

@@ -4,7 +4,7 @@
  * and unregisters itself exactly once whichever comes first.
  */
 import { performance } from 'node:perf_hooks';
-import type { VerbsError } from './errors.js';
+import { VerbsError } from './errors.js';
 
 /** Options of every asynchronous wait. */
 export interface WaitOptions {
@@ -25,11 +25,21 @@ export interface Pending<T> {
  * It may settle `pending` at once (an event already queued, a failing arm); the unhook
  * still runs, once.
  */
+/** What a wait waits for, for its ETIMEDOUT: "no `what` in N ms" from `call` on `device`. */
+export interface WaitingFor {
+  readonly call: string;
+  readonly device: string | undefined;
+  readonly what: string;
+}
+
 export function waitFor<T>(
   options: WaitOptions,
-  timeoutError: (timeoutMs: number) => VerbsError,
+  waitingFor: WaitingFor,
   register: (pending: Pending<T>) => () => void,
 ): Promise<T> {
+  const { call, device, what } = waitingFor;
+  const timeoutError = (ms: number) =>
+    new VerbsError('ETIMEDOUT', 110, call, device, `no ${what} in ${ms} ms`);
   const { signal, timeoutMs } = options;
   if (signal?.aborted) return Promise.reject(signal.reason);
   return new Promise<T>((resolve, reject) => {

@@ -3,7 +3,7 @@
  * codec follows; every difference is recorded as data in `opcodes.ts` with its citation.
  */
 
-import { nameText, requireKnownOptions } from '../../arguments.js';
+import { nameText, requireKnownOptions, requireObject } from '../../arguments.js';
 import { type ErrorOrigin, UnknownNameError } from '../../errors.js';
 
 /** Which specification the codec follows. */
@@ -57,4 +57,17 @@ export function requireIwarpProfile(
   if (typeof profile !== 'string' || !isIwarpProfile(profile))
     throw new UnknownNameError(origin, 'iWARP profile', nameText(profile), IWARP_PROFILES, field);
   return profile;
+}
+
+/**
+ * The profile an options object names (checked: ArgumentError for a non-object, as
+ * `requireIwarpProfile` for an unknown profile), or DEFAULT_IWARP_PROFILE.
+ */
+export function profileOption(
+  origin: ErrorOrigin,
+  options: { readonly profile?: IwarpProfile | undefined },
+): IwarpProfile {
+  requireObject(origin, 'options', options);
+  if (options.profile === undefined) return DEFAULT_IWARP_PROFILE;
+  return requireIwarpProfile(origin, options.profile, 'options.profile');
 }

@@ -88,17 +88,22 @@ export function decodeFrame(linkType: number, bytes: Uint8Array): DecodeResult<D
   }
   const l3 = bytes.subarray(at);
   let network: NetworkLayer;
-  let l4: Uint8Array;
-  let l4Offset: number;
+  // The IP packet's addresses and payload, the same fields in both versions.
+  let ip: {
+    readonly sourceBytes: Uint8Array;
+    readonly destinationBytes: Uint8Array;
+    readonly payload: Uint8Array;
+    readonly payloadOffset: number;
+  };
   let protocol: number;
-  let pseudo: (length: number) => Uint8Array;
+  let pseudoHeader: typeof ipv4PseudoHeader;
   let ipPacket: Uint8Array;
   let ipHeaderLength: number;
   if (etherType === EtherType.IPv4) {
-    const ip = shift(decodeIpv4(l3), at);
-    if (!ip.ok) return ip;
-    network = { kind: 'ipv4', header: ip.value.header };
-    if (isIpv4Fragment(ip.value.header))
+    const v4 = shift(decodeIpv4(l3), at);
+    if (!v4.ok) return v4;
+    network = { kind: 'ipv4', header: v4.value.header };
+    if (isIpv4Fragment(v4.value.header))
       return failed(
         new DecodeError(
           'ipv4',
@@ -108,18 +113,16 @@ export function decodeFrame(linkType: number, bytes: Uint8Array): DecodeResult<D
           'IPv4 fragments are not reassembled',
         ),
       );
-    l4 = ip.value.payload;
-    l4Offset = at + ip.value.payloadOffset;
-    protocol = ip.value.header.protocol;
-    const { sourceBytes: s, destinationBytes: d } = ip.value;
-    pseudo = (length) => ipv4PseudoHeader(s, d, protocol, length);
-    ipPacket = l3.subarray(0, ip.value.header.totalLength);
-    ipHeaderLength = ip.value.header.headerLength;
+    ip = v4.value;
+    protocol = v4.value.header.protocol;
+    pseudoHeader = ipv4PseudoHeader;
+    ipPacket = l3.subarray(0, v4.value.header.totalLength);
+    ipHeaderLength = v4.value.header.headerLength;
   } else if (etherType === EtherType.IPv6) {
-    const ip = shift(decodeIpv6(l3), at);
-    if (!ip.ok) return ip;
-    network = { kind: 'ipv6', header: ip.value.header };
-    if (ip.value.header.extensionHeaders.includes(IPV6_FRAGMENT_HEADER))
+    const v6 = shift(decodeIpv6(l3), at);
+    if (!v6.ok) return v6;
+    network = { kind: 'ipv6', header: v6.value.header };
+    if (v6.value.header.extensionHeaders.includes(IPV6_FRAGMENT_HEADER))
       return failed(
         new DecodeError(
           'ipv6',
@@ -129,16 +132,18 @@ export function decodeFrame(linkType: number, bytes: Uint8Array): DecodeResult<D
           'IPv6 fragments are not reassembled',
         ),
       );
-    l4 = ip.value.payload;
-    l4Offset = at + ip.value.payloadOffset;
-    protocol = ip.value.header.upperProtocol;
-    const { sourceBytes: s, destinationBytes: d } = ip.value;
-    pseudo = (length) => ipv6PseudoHeader(s, d, protocol, length);
-    ipPacket = l3.subarray(0, 40 + ip.value.header.payloadLength);
-    ipHeaderLength = ip.value.payloadOffset;
+    ip = v6.value;
+    protocol = v6.value.header.upperProtocol;
+    pseudoHeader = ipv6PseudoHeader;
+    ipPacket = l3.subarray(0, 40 + v6.value.header.payloadLength);
+    ipHeaderLength = v6.value.payloadOffset;
   } else {
     return decoded({ link, payloadOffset: at, payload: l3 });
   }
+  const l4 = ip.payload;
+  const l4Offset = at + ip.payloadOffset;
+  const { sourceBytes: s, destinationBytes: d } = ip;
+  const pseudo = (length: number) => pseudoHeader(s, d, protocol, length);
   if (protocol === IpProtocol.UDP) {
     const udp = shift(decodeUdp(l4, pseudo(l4.length)), l4Offset);
     if (!udp.ok) return udp;

@@ -31,91 +31,108 @@ export interface SllFrame {
   readonly payload: Uint8Array;
 }
 
-/** Decodes an SLL (v1) frame. */
-export function decodeSll(bytes: Uint8Array): DecodeResult<SllFrame> {
+/** A field's byte offset and width (1, 2 or 4 bytes, big-endian). */
+type Place = readonly [offset: number, width: 1 | 2 | 4];
+
+/** A cooked header's version. */
+type Version = 1 | 2;
+
+/** Per version (SLL, SLL2): header length, the first of the 8 address bytes. */
+const LENGTH = { 1: 16, 2: 20 } as const;
+const ADDRESS = { 1: 6, 2: 12 } as const;
+/** The field a truncated header is reported against. */
+const HEADER = { 1: 'header', 2: 'sll2-header' } as const;
+
+type PlacedField = 'packetType' | 'hardwareType' | 'addressLength' | 'protocol';
+
+/** Each field's place in SLL and in SLL2 (tcpdump.org's linktype pages). */
+const PLACES: { readonly [F in PlacedField]: { readonly [v in Version]: Place } } = {
+  packetType: { 1: [0, 2], 2: [10, 1] },
+  hardwareType: { 1: [2, 2], 2: [8, 2] },
+  addressLength: { 1: [4, 2], 2: [11, 1] },
+  protocol: { 1: [14, 2], 2: [0, 2] },
+};
+/** SLL2 only. */
+const INTERFACE_INDEX: Place = [4, 4];
+
+function get(v: DataView, [at, width]: Place): number {
+  return width === 1 ? v.getUint8(at) : width === 2 ? v.getUint16(at) : v.getUint32(at);
+}
+
+/** Writes `n` truncated to the place's width. */
+function set(v: DataView, [at, width]: Place, n: number): void {
+  if (width === 1) v.setUint8(at, n & 0xff);
+  else if (width === 2) v.setUint16(at, n & 0xffff);
+  else v.setUint32(at, n >>> 0);
+}
+
+function decodeWith(version: Version, bytes: Uint8Array): DecodeResult<SllFrame> {
   requireBytes('codec', 'bytes', bytes);
-  if (bytes.length < 16)
-    return failed(new DecodeError('sll', 'header', 0, 'truncated', `${bytes.length} < 16`));
+  const length = LENGTH[version];
+  if (bytes.length < length)
+    return failed(
+      new DecodeError('sll', HEADER[version], 0, 'truncated', `${bytes.length} < ${length}`),
+    );
   const v = viewOf(bytes);
-  const addressLength = Math.min(v.getUint16(4), 8);
+  const read = (field: PlacedField) => get(v, PLACES[field][version]);
+  const address = ADDRESS[version];
   return decoded({
     header: {
-      version: 1,
-      packetType: v.getUint16(0),
-      hardwareType: v.getUint16(2),
-      address: formatMac(bytes.subarray(6, 6 + addressLength)),
-      protocol: v.getUint16(14),
-      interfaceIndex: undefined,
+      version,
+      packetType: read('packetType'),
+      hardwareType: read('hardwareType'),
+      address: formatMac(bytes.subarray(address, address + Math.min(read('addressLength'), 8))),
+      protocol: read('protocol'),
+      interfaceIndex: version === 2 ? get(v, INTERFACE_INDEX) : undefined,
     },
-    payloadOffset: 16,
-    payload: bytes.subarray(16),
+    payloadOffset: length,
+    payload: bytes.subarray(length),
   });
+}
+
+/** The fields an encoder takes (`interfaceIndex` SLL2 only, default 1). */
+interface SllFields {
+  packetType: number;
+  hardwareType?: number;
+  address?: Uint8Array;
+  protocol: number;
+  interfaceIndex?: number;
+}
+
+function encodeWith(version: Version, h: SllFields, payload: Uint8Array): Uint8Array {
+  requireFields('sll', 'fields', h);
+  requirePayload('sll', 'payload', payload);
+  requirePayload('sll', 'address', h.address, true);
+  const address = h.address ?? new Uint8Array(6);
+  const out = new Uint8Array(LENGTH[version] + payload.length);
+  const v = viewOf(out);
+  const write = (field: PlacedField, n: number) => set(v, PLACES[field][version], n);
+  write('packetType', h.packetType);
+  write('hardwareType', h.hardwareType ?? 1);
+  write('addressLength', Math.min(address.length, 8));
+  out.set(address.subarray(0, 8), ADDRESS[version]);
+  write('protocol', h.protocol);
+  if (version === 2) set(v, INTERFACE_INDEX, h.interfaceIndex ?? 1);
+  out.set(payload, LENGTH[version]);
+  return out;
+}
+
+/** Decodes an SLL (v1) frame. */
+export function decodeSll(bytes: Uint8Array): DecodeResult<SllFrame> {
+  return decodeWith(1, bytes);
 }
 
 /** Decodes an SLL2 frame. */
 export function decodeSll2(bytes: Uint8Array): DecodeResult<SllFrame> {
-  requireBytes('codec', 'bytes', bytes);
-  if (bytes.length < 20)
-    return failed(new DecodeError('sll', 'sll2-header', 0, 'truncated', `${bytes.length} < 20`));
-  const v = viewOf(bytes);
-  const addressLength = Math.min(v.getUint8(11), 8);
-  return decoded({
-    header: {
-      version: 2,
-      packetType: v.getUint8(10),
-      hardwareType: v.getUint16(8),
-      address: formatMac(bytes.subarray(12, 12 + addressLength)),
-      protocol: v.getUint16(0),
-      interfaceIndex: v.getUint32(4),
-    },
-    payloadOffset: 20,
-    payload: bytes.subarray(20),
-  });
+  return decodeWith(2, bytes);
 }
 
 /** Encodes an SLL (v1) frame (for tests of `tcpdump -i any` captures). */
-export function encodeSll(
-  h: { packetType: number; hardwareType?: number; address?: Uint8Array; protocol: number },
-  payload: Uint8Array,
-): Uint8Array {
-  requireFields('sll', 'fields', h);
-  requirePayload('sll', 'payload', payload);
-  requirePayload('sll', 'address', h.address, true);
-  const address = h.address ?? new Uint8Array(6);
-  const out = new Uint8Array(16 + payload.length);
-  const v = viewOf(out);
-  v.setUint16(0, h.packetType & 0xffff);
-  v.setUint16(2, (h.hardwareType ?? 1) & 0xffff);
-  v.setUint16(4, Math.min(address.length, 8));
-  out.set(address.subarray(0, 8), 6);
-  v.setUint16(14, h.protocol & 0xffff);
-  out.set(payload, 16);
-  return out;
+export function encodeSll(h: Omit<SllFields, 'interfaceIndex'>, payload: Uint8Array): Uint8Array {
+  return encodeWith(1, h, payload);
 }
 
 /** Encodes an SLL2 frame. */
-export function encodeSll2(
-  h: {
-    packetType: number;
-    hardwareType?: number;
-    address?: Uint8Array;
-    protocol: number;
-    interfaceIndex?: number;
-  },
-  payload: Uint8Array,
-): Uint8Array {
-  requireFields('sll', 'fields', h);
-  requirePayload('sll', 'payload', payload);
-  requirePayload('sll', 'address', h.address, true);
-  const address = h.address ?? new Uint8Array(6);
-  const out = new Uint8Array(20 + payload.length);
-  const v = viewOf(out);
-  v.setUint16(0, h.protocol & 0xffff);
-  v.setUint32(4, (h.interfaceIndex ?? 1) >>> 0);
-  v.setUint16(8, (h.hardwareType ?? 1) & 0xffff);
-  v.setUint8(10, h.packetType & 0xff);
-  v.setUint8(11, Math.min(address.length, 8));
-  out.set(address.subarray(0, 8), 12);
-  out.set(payload, 20);
-  return out;
+export function encodeSll2(h: SllFields, payload: Uint8Array): Uint8Array {
+  return encodeWith(2, h, payload);
 }

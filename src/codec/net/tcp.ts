@@ -4,11 +4,10 @@
  * header). The checksum is verified against a caller-supplied pseudo-header and reported.
  */
 
-import { requireBytes } from '../../arguments.js';
-import { requireFields, requirePayload } from '../encode-arguments.js';
 import { DecodeError, type DecodeResult, decoded, EncodeError, failed } from '../errors.js';
 import { inRange, viewOf } from './bytes.js';
 import { finishChecksum, onesComplementSum } from './checksum.js';
+import { requireTransportArguments, transportHeaderMissing } from './transport-arguments.js';
 
 /** TCP flag bits (RFC 9293 §3.1, RFC 3168 for CWR/ECE). */
 export const TcpFlag = {
@@ -80,10 +79,8 @@ function decodeOptions(area: Uint8Array, base: number): DecodeResult<TcpOption[]
 
 /** Decodes a TCP segment (`bytes` is the IP payload); `pseudoHeader` enables checksum checks. */
 export function decodeTcp(bytes: Uint8Array, pseudoHeader?: Uint8Array): DecodeResult<TcpSegment> {
-  requireBytes('codec', 'bytes', bytes);
-  if (pseudoHeader !== undefined) requireBytes('codec', 'pseudoHeader', pseudoHeader);
-  if (bytes.length < 20)
-    return failed(new DecodeError('tcp', 'header', 0, 'truncated', `${bytes.length} < 20`));
+  const missing = transportHeaderMissing('tcp', bytes, pseudoHeader, 20);
+  if (missing !== undefined) return missing;
   const v = viewOf(bytes);
   const headerLength = (bytes[12]! >> 4) * 4;
   if (headerLength < 20)
@@ -140,16 +137,11 @@ export function encodeTcp(
   payload: Uint8Array,
   pseudoHeader?: Uint8Array,
 ): Uint8Array {
-  requireFields('tcp', 'fields', h);
-  requirePayload('tcp', 'payload', payload);
-  requirePayload('tcp', 'pseudoHeader', pseudoHeader, true);
+  requireTransportArguments('tcp', h, payload, pseudoHeader);
   const ack = h.acknowledgementNumber ?? 0;
   const flags = h.flags ?? TcpFlag.ACK;
   const window = h.window ?? 0xffff;
   const urgent = h.urgentPointer ?? 0;
-  if (!inRange(h.sourcePort, 0xffff)) throw new EncodeError('tcp', 'sourcePort', 'not 16-bit');
-  if (!inRange(h.destinationPort, 0xffff))
-    throw new EncodeError('tcp', 'destinationPort', 'not 16-bit');
   if (!inRange(h.sequenceNumber, 0xffffffff))
     throw new EncodeError('tcp', 'sequenceNumber', 'not 32-bit');
   if (!inRange(ack, 0xffffffff))

@@ -3,11 +3,10 @@
  * (see `checksum.ts`); it is verified and reported, not enforced.
  */
 
-import { requireBytes } from '../../arguments.js';
-import { requireFields, requirePayload } from '../encode-arguments.js';
 import { DecodeError, type DecodeResult, decoded, EncodeError, failed } from '../errors.js';
 import { inRange, viewOf } from './bytes.js';
 import { finishChecksum, onesComplementSum } from './checksum.js';
+import { requireTransportArguments, transportHeaderMissing } from './transport-arguments.js';
 
 /** A decoded UDP header. */
 export interface UdpHeader {
@@ -31,10 +30,8 @@ export interface UdpDatagram {
 
 /** Decodes a UDP datagram; `pseudoHeader` enables checksum verification. */
 export function decodeUdp(bytes: Uint8Array, pseudoHeader?: Uint8Array): DecodeResult<UdpDatagram> {
-  requireBytes('codec', 'bytes', bytes);
-  if (pseudoHeader !== undefined) requireBytes('codec', 'pseudoHeader', pseudoHeader);
-  if (bytes.length < 8)
-    return failed(new DecodeError('udp', 'header', 0, 'truncated', `${bytes.length} < 8`));
+  const missing = transportHeaderMissing('udp', bytes, pseudoHeader, 8);
+  if (missing !== undefined) return missing;
   const v = viewOf(bytes);
   const length = v.getUint16(4);
   if (length < 8) return failed(new DecodeError('udp', 'length', 4, 'bad-length', `${length} < 8`));
@@ -77,12 +74,7 @@ export function encodeUdp(
   payload: Uint8Array,
   pseudoHeader?: Uint8Array,
 ): Uint8Array {
-  requireFields('udp', 'fields', h);
-  requirePayload('udp', 'payload', payload);
-  requirePayload('udp', 'pseudoHeader', pseudoHeader, true);
-  if (!inRange(h.sourcePort, 0xffff)) throw new EncodeError('udp', 'sourcePort', 'not 16-bit');
-  if (!inRange(h.destinationPort, 0xffff))
-    throw new EncodeError('udp', 'destinationPort', 'not 16-bit');
+  requireTransportArguments('udp', h, payload, pseudoHeader);
   if (h.checksum !== undefined && !inRange(h.checksum, 0xffff))
     throw new EncodeError('udp', 'checksum', 'not 16-bit');
   const length = 8 + payload.length;

@@ -56,199 +56,147 @@ export interface OrderingRule {
   readonly constraints: readonly OrderingConstraint[];
 }
 
-const completedInOrder = (text: string): OrderingConstraint => ({
-  column: 'ordering at Remote Peer',
-  text,
-  earlier: { op: 'first', event: 'completed@remote' },
-  later: { op: 'second', event: 'completed@remote' },
-});
+/** "`later` of the second operation happens only after `earlier` of the first." */
+function constraint(
+  column: TableColumn,
+  earlier: OrderingEventKind,
+  later: OrderingEventKind,
+  text: string,
+): OrderingConstraint {
+  return {
+    column,
+    text,
+    earlier: { op: 'first', event: earlier },
+    later: { op: 'second', event: later },
+  };
+}
 
-const responseAfterFirstCompleted = (text: string): OrderingConstraint => ({
-  column: 'ordering at Remote Peer',
-  text,
-  earlier: { op: 'first', event: 'completed@remote' },
-  later: { op: 'second', event: 'response-generated@remote' },
-});
+const completedInOrder = (text: string): OrderingConstraint =>
+  constraint('ordering at Remote Peer', 'completed@remote', 'completed@remote', text);
 
-const responsePlacedAfterFirstPlaced = (text: string): OrderingConstraint => ({
-  column: 'placement at Local Peer',
-  text,
-  earlier: { op: 'first', event: 'placed@remote' },
-  later: { op: 'second', event: 'placed@local' },
-});
+const responseAfterFirstCompleted = (text: string): OrderingConstraint =>
+  constraint('ordering at Remote Peer', 'completed@remote', 'response-generated@remote', text);
 
-const responseAfterFirstResponse = (text: string): OrderingConstraint => ({
-  column: 'ordering at Remote Peer',
-  text,
-  earlier: { op: 'first', event: 'response-generated@remote' },
-  later: { op: 'second', event: 'response-generated@remote' },
-});
+const responsePlacedAfterFirstPlaced = (text: string): OrderingConstraint =>
+  constraint('placement at Local Peer', 'placed@remote', 'placed@local', text);
+
+const responseAfterFirstResponse = (text: string): OrderingConstraint =>
+  constraint(
+    'ordering at Remote Peer',
+    'response-generated@remote',
+    'response-generated@remote',
+    text,
+  );
+
+const completedAfterFirst = (earlier: OrderingEventKind, text: string): OrderingConstraint =>
+  constraint('ordering at Remote Peer', earlier, 'completed@remote', text);
+
+/** A rule of `source`: `second` issued after `first` on one stream, and its guarantees. */
+function rule(
+  source: OrderingRule['source'],
+  id: string,
+  [first, second]: readonly [OrderedOperation, OrderedOperation],
+  ...constraints: OrderingConstraint[]
+): OrderingRule {
+  return { id, source, first, second, constraints };
+}
+
+const t7 = (
+  id: string,
+  pair: readonly [OrderedOperation, OrderedOperation],
+  ...c: OrderingConstraint[]
+) => rule('RFC 7306 §7', id, pair, ...c);
+const b5 = (
+  id: string,
+  pair: readonly [OrderedOperation, OrderedOperation],
+  ...c: OrderingConstraint[]
+) => rule('RFC 5040 §5.5', id, pair, ...c);
+
+const WRITE_PLACED_AND_DELIVERED =
+  'Immediate Data is Completed after RDMA Write is Placed and Delivered';
 
 /** RFC 7306 §7, row by row (draft-ietf-storm-rdmap-ext-2014-03 §7 has the same table). */
 export const RFC7306_ORDERING_TABLE: readonly OrderingRule[] = [
-  {
-    id: 'T7-imm-send',
-    source: 'RFC 7306 §7',
-    first: 'immediate',
-    second: 'send',
-    constraints: [completedInOrder('Completed in Order')],
-  },
-  {
-    id: 'T7-imm-write',
-    source: 'RFC 7306 §7',
-    first: 'immediate',
-    second: 'write',
-    constraints: [],
-  },
-  {
-    id: 'T7-imm-read',
-    source: 'RFC 7306 §7',
-    first: 'immediate',
-    second: 'read',
-    constraints: [
-      responsePlacedAfterFirstPlaced(
-        'RDMA Read Response will not be Placed until Immediate Data is Placed at Remote Peer',
-      ),
-      responseAfterFirstCompleted(
-        'RDMA Read Response Message will not be generated until Immediate Data has been Completed',
-      ),
-    ],
-  },
-  {
-    id: 'T7-imm-atomic',
-    source: 'RFC 7306 §7',
-    first: 'immediate',
-    second: 'atomic',
-    constraints: [
-      responsePlacedAfterFirstPlaced(
-        'Atomic Response will not be Placed until Immediate Data is Placed at Remote Peer',
-      ),
-      responseAfterFirstCompleted(
-        'Atomic Response Message will not be generated until Immediate Data has been Completed',
-      ),
-    ],
-  },
-  {
-    id: 'T7-imm-imm',
-    source: 'RFC 7306 §7',
-    first: 'immediate',
-    second: 'immediate',
-    constraints: [completedInOrder('Completed in Order')],
-  },
-  {
-    id: 'T7-send-imm',
-    source: 'RFC 7306 §7',
-    first: 'send',
-    second: 'immediate',
-    constraints: [completedInOrder('Completed in Order')],
-  },
-  {
-    id: 'T7-write-imm',
-    source: 'RFC 7306 §7',
-    first: 'write',
-    second: 'immediate',
-    constraints: [
-      {
-        column: 'ordering at Remote Peer',
-        text: 'Immediate Data is Completed after RDMA Write is Placed and Delivered',
-        earlier: { op: 'first', event: 'placed@remote' },
-        later: { op: 'second', event: 'completed@remote' },
-      },
-      {
-        column: 'ordering at Remote Peer',
-        text: 'Immediate Data is Completed after RDMA Write is Placed and Delivered',
-        earlier: { op: 'first', event: 'delivered@remote' },
-        later: { op: 'second', event: 'completed@remote' },
-      },
-    ],
-  },
+  t7('T7-imm-send', ['immediate', 'send'], completedInOrder('Completed in Order')),
+  t7('T7-imm-write', ['immediate', 'write']),
+  t7(
+    'T7-imm-read',
+    ['immediate', 'read'],
+    responsePlacedAfterFirstPlaced(
+      'RDMA Read Response will not be Placed until Immediate Data is Placed at Remote Peer',
+    ),
+    responseAfterFirstCompleted(
+      'RDMA Read Response Message will not be generated until Immediate Data has been Completed',
+    ),
+  ),
+  t7(
+    'T7-imm-atomic',
+    ['immediate', 'atomic'],
+    responsePlacedAfterFirstPlaced(
+      'Atomic Response will not be Placed until Immediate Data is Placed at Remote Peer',
+    ),
+    responseAfterFirstCompleted(
+      'Atomic Response Message will not be generated until Immediate Data has been Completed',
+    ),
+  ),
+  t7('T7-imm-imm', ['immediate', 'immediate'], completedInOrder('Completed in Order')),
+  t7('T7-send-imm', ['send', 'immediate'], completedInOrder('Completed in Order')),
+  t7(
+    'T7-write-imm',
+    ['write', 'immediate'],
+    completedAfterFirst('placed@remote', WRITE_PLACED_AND_DELIVERED),
+    completedAfterFirst('delivered@remote', WRITE_PLACED_AND_DELIVERED),
+  ),
   // "Immediate Data MAY be Placed before RDMA Read Response is generated": no guarantee.
-  { id: 'T7-read-imm', source: 'RFC 7306 §7', first: 'read', second: 'immediate', constraints: [] },
+  t7('T7-read-imm', ['read', 'immediate']),
   // "Immediate Data MAY be Placed before Atomic Response is generated": no guarantee.
-  {
-    id: 'T7-atomic-imm',
-    source: 'RFC 7306 §7',
-    first: 'atomic',
-    second: 'immediate',
-    constraints: [],
-  },
+  t7('T7-atomic-imm', ['atomic', 'immediate']),
   // "Send Payload MAY be Placed before Atomic Response is generated"; RFC 7306 §5.4 also
   // lets Sends Complete before prior Atomic Requests finish their response processing.
-  { id: 'T7-atomic-send', source: 'RFC 7306 §7', first: 'atomic', second: 'send', constraints: [] },
-  {
-    id: 'T7-atomic-write',
-    source: 'RFC 7306 §7',
-    first: 'atomic',
-    second: 'write',
-    constraints: [],
-  },
-  {
-    id: 'T7-atomic-read',
-    source: 'RFC 7306 §7',
-    first: 'atomic',
-    second: 'read',
-    constraints: [
-      responseAfterFirstResponse(
-        'RDMA Read Response Message will not be generated until Atomic Response Message has been generated',
-      ),
-    ],
-  },
-  {
-    id: 'T7-atomic-atomic',
-    source: 'RFC 7306 §7',
-    first: 'atomic',
-    second: 'atomic',
-    constraints: [
-      {
-        column: 'placement at Remote Peer',
-        text: 'Placed in order',
-        earlier: { op: 'first', event: 'placed@remote' },
-        later: { op: 'second', event: 'placed@remote' },
-      },
-      {
-        column: 'ordering at Remote Peer',
-        text: 'Second Atomic Request Message will not be processed until first Atomic Response has been generated',
-        earlier: { op: 'first', event: 'response-generated@remote' },
-        later: { op: 'second', event: 'processed@remote' },
-      },
-    ],
-  },
-  {
-    id: 'T7-send-atomic',
-    source: 'RFC 7306 §7',
-    first: 'send',
-    second: 'atomic',
-    constraints: [
-      responsePlacedAfterFirstPlaced(
-        'Atomic Response will not be Placed at the Local Peer until Send Payload is Placed at the Remote Peer',
-      ),
-      responseAfterFirstCompleted(
-        'Atomic Response Message will not be generated until Send has been Completed',
-      ),
-    ],
-  },
-  {
-    id: 'T7-write-atomic',
-    source: 'RFC 7306 §7',
-    first: 'write',
-    second: 'atomic',
-    constraints: [
-      responsePlacedAfterFirstPlaced(
-        'Atomic Response will not be Placed at the Local Peer until RDMA Write Payload is Placed at the Remote Peer',
-      ),
-    ],
-  },
-  {
-    id: 'T7-read-atomic',
-    source: 'RFC 7306 §7',
-    first: 'read',
-    second: 'atomic',
-    constraints: [
-      responseAfterFirstResponse(
-        'Atomic Response Message will not be generated until RDMA Read Response has been generated',
-      ),
-    ],
-  },
+  t7('T7-atomic-send', ['atomic', 'send']),
+  t7('T7-atomic-write', ['atomic', 'write']),
+  t7(
+    'T7-atomic-read',
+    ['atomic', 'read'],
+    responseAfterFirstResponse(
+      'RDMA Read Response Message will not be generated until Atomic Response Message has been generated',
+    ),
+  ),
+  t7(
+    'T7-atomic-atomic',
+    ['atomic', 'atomic'],
+    constraint('placement at Remote Peer', 'placed@remote', 'placed@remote', 'Placed in order'),
+    constraint(
+      'ordering at Remote Peer',
+      'response-generated@remote',
+      'processed@remote',
+      'Second Atomic Request Message will not be processed until first Atomic Response has been generated',
+    ),
+  ),
+  t7(
+    'T7-send-atomic',
+    ['send', 'atomic'],
+    responsePlacedAfterFirstPlaced(
+      'Atomic Response will not be Placed at the Local Peer until Send Payload is Placed at the Remote Peer',
+    ),
+    responseAfterFirstCompleted(
+      'Atomic Response Message will not be generated until Send has been Completed',
+    ),
+  ),
+  t7(
+    'T7-write-atomic',
+    ['write', 'atomic'],
+    responsePlacedAfterFirstPlaced(
+      'Atomic Response will not be Placed at the Local Peer until RDMA Write Payload is Placed at the Remote Peer',
+    ),
+  ),
+  t7(
+    'T7-read-atomic',
+    ['read', 'atomic'],
+    responseAfterFirstResponse(
+      'Atomic Response Message will not be generated until RDMA Read Response has been generated',
+    ),
+  ),
 ];
 
 /**
@@ -258,70 +206,42 @@ export const RFC7306_ORDERING_TABLE: readonly OrderingRule[] = [
  * paraphrases §5.5 rather than quoting it (the RFC 7306 rows above are quotes).
  */
 export const RFC5040_ORDERING_RULES: readonly OrderingRule[] = [
-  {
-    id: 'B5-send-send',
-    source: 'RFC 5040 §5.5',
-    first: 'send',
-    second: 'send',
-    constraints: [
-      completedInOrder('Send Messages are Completed at the Data Sink in the order sent'),
-    ],
-  },
-  {
-    id: 'B5-write-send',
-    source: 'RFC 5040 §5.5',
-    first: 'write',
-    second: 'send',
-    constraints: [
-      {
-        column: 'ordering at Remote Peer',
-        text: 'a Send is Completed at the Data Sink only after earlier RDMA Write data is Placed',
-        earlier: { op: 'first', event: 'placed@remote' },
-        later: { op: 'second', event: 'completed@remote' },
-      },
-    ],
-  },
-  {
-    id: 'B5-send-read',
-    source: 'RFC 5040 §5.5',
-    first: 'send',
-    second: 'read',
-    constraints: [
-      responseAfterFirstCompleted(
-        'an RDMA Read Request is processed only after earlier Messages are Delivered; its Response follows the Send',
-      ),
-    ],
-  },
-  {
-    id: 'B5-write-read',
-    source: 'RFC 5040 §5.5',
-    first: 'write',
-    second: 'read',
-    constraints: [
-      responsePlacedAfterFirstPlaced(
-        'RDMA Read Response data is Placed at the Local Peer only after earlier RDMA Write data is Placed at the Remote Peer',
-      ),
-    ],
-  },
-  {
-    id: 'B5-read-read',
-    source: 'RFC 5040 §5.5',
-    first: 'read',
-    second: 'read',
-    constraints: [
-      responseAfterFirstResponse('RDMA Read Responses are generated in the order of the Requests'),
-    ],
-  },
-  { id: 'B5-send-write', source: 'RFC 5040 §5.5', first: 'send', second: 'write', constraints: [] },
-  {
-    id: 'B5-write-write',
-    source: 'RFC 5040 §5.5',
-    first: 'write',
-    second: 'write',
-    constraints: [],
-  },
-  { id: 'B5-read-send', source: 'RFC 5040 §5.5', first: 'read', second: 'send', constraints: [] },
-  { id: 'B5-read-write', source: 'RFC 5040 §5.5', first: 'read', second: 'write', constraints: [] },
+  b5(
+    'B5-send-send',
+    ['send', 'send'],
+    completedInOrder('Send Messages are Completed at the Data Sink in the order sent'),
+  ),
+  b5(
+    'B5-write-send',
+    ['write', 'send'],
+    completedAfterFirst(
+      'placed@remote',
+      'a Send is Completed at the Data Sink only after earlier RDMA Write data is Placed',
+    ),
+  ),
+  b5(
+    'B5-send-read',
+    ['send', 'read'],
+    responseAfterFirstCompleted(
+      'an RDMA Read Request is processed only after earlier Messages are Delivered; its Response follows the Send',
+    ),
+  ),
+  b5(
+    'B5-write-read',
+    ['write', 'read'],
+    responsePlacedAfterFirstPlaced(
+      'RDMA Read Response data is Placed at the Local Peer only after earlier RDMA Write data is Placed at the Remote Peer',
+    ),
+  ),
+  b5(
+    'B5-read-read',
+    ['read', 'read'],
+    responseAfterFirstResponse('RDMA Read Responses are generated in the order of the Requests'),
+  ),
+  b5('B5-send-write', ['send', 'write']),
+  b5('B5-write-write', ['write', 'write']),
+  b5('B5-read-send', ['read', 'send']),
+  b5('B5-read-write', ['read', 'write']),
 ];
 
 const OPERATIONS: readonly OrderedOperation[] = ['send', 'immediate', 'write', 'read', 'atomic'];
@@ -338,12 +258,12 @@ export const RFC7306_SECTION_5_4_PAIR_RULES: readonly OrderingRule[] = OPERATION
   first,
   second: 'atomic',
   constraints: [
-    {
-      column: 'ordering at Remote Peer',
-      text: 'an Atomic Request is processed only after all previous RDMA Messages on the stream have been Delivered',
-      earlier: { op: 'first', event: 'delivered@remote' },
-      later: { op: 'second', event: 'processed@remote' },
-    },
+    constraint(
+      'ordering at Remote Peer',
+      'delivered@remote',
+      'processed@remote',
+      'an Atomic Request is processed only after all previous RDMA Messages on the stream have been Delivered',
+    ),
   ],
 }));
 

@@ -156,6 +156,15 @@ const PD = 1;
 export const RESPONDER_STREAM = 1;
 export const REQUESTER_STREAM = 2;
 
+/** The models a scenario may name, each with the names it takes. */
+const SCENARIO_MODELS: readonly (readonly [
+  key: 'iwarpStatusModel' | 'roceModel',
+  what: string,
+  names: Readonly<Record<string, 0>>,
+])[] = [
+  ['iwarpStatusModel', 'iWARP status model', { reference: 0, siw: 0 }],
+  ['roceModel', 'RoCE model', { reference: 0, rxe: 0 }],
+];
 /**
  * The scenario's shape, checked before the engine runs (issue 25: no raw TypeError from a
  * plain-JavaScript caller): its parts are objects and arrays, its numbers integers, its
@@ -212,22 +221,10 @@ function checkScenario(scenario: VerbsScenario): void {
     if (localBuffers !== undefined)
       requireArray('engine', 'scenario.requester.localBuffers', localBuffers);
   }
-  if (scenario.iwarpStatusModel !== undefined)
-    requireName(
-      'engine',
-      'iWARP status model',
-      { reference: 0, siw: 0 },
-      scenario.iwarpStatusModel,
-      'scenario.iwarpStatusModel',
-    );
-  if (scenario.roceModel !== undefined)
-    requireName(
-      'engine',
-      'RoCE model',
-      { reference: 0, rxe: 0 },
-      scenario.roceModel,
-      'scenario.roceModel',
-    );
+  for (const [key, what, names] of SCENARIO_MODELS) {
+    const model = scenario[key];
+    if (model !== undefined) requireName('engine', what, names, model, `scenario.${key}`);
+  }
   const pd = scenario.responder.protectionDomain;
   if (pd !== undefined)
     requireInteger('engine', 'scenario.responder.protectionDomain', pd, 0, 0xffff_ffff);

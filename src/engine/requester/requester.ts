@@ -6,7 +6,6 @@
  * Terminate into error completions.
  */
 
-import { requireObject } from '../../arguments.js';
 import { byFamily, type FamilyHandlers } from '../../codec/iwarp/by-family.js';
 import type {
   AtomicResponse,
@@ -15,11 +14,7 @@ import type {
   ReadV2Response,
   Terminate,
 } from '../../codec/iwarp/messages.js';
-import {
-  DEFAULT_IWARP_PROFILE,
-  type IwarpProfile,
-  requireIwarpProfile,
-} from '../../codec/iwarp/profiles.js';
+import { type IwarpProfile, profileOption } from '../../codec/iwarp/profiles.js';
 import type { QpState } from '../../ibverbs/qp-state.js';
 import type { WcStatus } from '../../ibverbs/wc-status.js';
 import { type EngineFailure, taggedAccessFailure } from '../errors/failure-table.js';
@@ -83,11 +78,8 @@ export class Requester {
   #outgoingQn2Msn = 1;
 
   constructor(options: RequesterOptions) {
-    requireObject('engine', 'options', options);
-    if (options.profile !== undefined)
-      requireIwarpProfile('engine', options.profile, 'options.profile');
+    this.profile = profileOption('engine', options);
     this.#options = options;
-    this.profile = options.profile ?? DEFAULT_IWARP_PROFILE;
   }
 
   /** The QP state a verbs user would query. */

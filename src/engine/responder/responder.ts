@@ -8,7 +8,6 @@
  * stream with a Terminate (RFC 5040 §7); nothing is half-applied.
  */
 
-import { requireObject } from '../../arguments.js';
 import { controlBitsFor, makeReadResponse } from '../../codec/iwarp/build.js';
 import { type FamilyHandlers, handlerOf } from '../../codec/iwarp/by-family.js';
 import { DDP_UNTAGGED_HEADER_LENGTH, DDP_VERSION } from '../../codec/iwarp/ddp.js';
@@ -35,10 +34,9 @@ import {
   rdmapOpcodeOf,
 } from '../../codec/iwarp/opcodes.js';
 import {
-  DEFAULT_IWARP_PROFILE,
   type IwarpProfile,
   PROFILE_RDMA_VERSION,
-  requireIwarpProfile,
+  profileOption,
 } from '../../codec/iwarp/profiles.js';
 import { decodeRdmapMessage } from '../../codec/iwarp/rdmap.js';
 import { failureOfDecodeError } from '../errors/decode-failure.js';
@@ -124,11 +122,8 @@ export class Responder {
   readonly #control: ControlBits;
 
   constructor(options: ResponderOptions) {
-    requireObject('engine', 'options', options);
-    if (options.profile !== undefined)
-      requireIwarpProfile('engine', options.profile, 'options.profile');
+    this.profile = profileOption('engine', options);
     this.#options = options;
-    this.profile = options.profile ?? DEFAULT_IWARP_PROFILE;
     const profile = this.profile;
     this.#queues = new Map(
       RDMAP_OPCODES.map((row) => [row.kind, acceptedQueueNumbers(row.opcode, profile)]),

@@ -53,24 +53,22 @@ export function makeReadV2Request(
 ): ReadV2Request {
   requireInteger('engine', 'msn', msn, 0, 0xffff_ffff);
   requireObject('engine', 'fields', fields);
-  return {
-    kind: 'read-v2-request',
-    ddp: untaggedPlacementFor('read-v2-request', msn),
-    control: controlBitsFor('v2-draft'),
-    invalidateSTag: 0,
-    ...fields,
-  };
+  return { ...untaggedV2('read-v2-request', msn), ...fields };
 }
 
 /** RDMA Read V2 Response, untagged on QN 3 (V2 draft §6, §6.3). */
 export function makeReadV2Response(msn: number, payload: Uint8Array): ReadV2Response {
   requireInteger('engine', 'msn', msn, 0, 0xffff_ffff);
   requireBytes('engine', 'payload', payload);
+  return { ...untaggedV2('read-v2-response', msn), payload };
+}
+
+/** The header of a V2 untagged message of `kind` (RV 2 control, no Invalidate STag). */
+function untaggedV2<K extends 'read-v2-request' | 'read-v2-response'>(kind: K, msn: number) {
   return {
-    kind: 'read-v2-response',
-    ddp: untaggedPlacementFor('read-v2-response', msn),
+    kind,
+    ddp: untaggedPlacementFor(kind, msn),
     control: controlBitsFor('v2-draft'),
     invalidateSTag: 0,
-    payload,
   };
 }

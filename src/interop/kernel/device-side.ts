@@ -22,6 +22,7 @@ import {
   type HammerStep,
   type Polled,
   type PostResult,
+  type ProgramPlan,
   type ProgramSide,
   type WindowStepResult,
 } from '../program.js';
@@ -37,7 +38,6 @@ import {
   type Scenario,
   type Side,
   windowWrIdOf,
-  workRequestsOf,
   wrIdOf,
 } from '../scenario.js';
 
@@ -96,13 +96,12 @@ const WINDOW_ACCESS: readonly Access[] = ['REMOTE_READ', 'REMOTE_WRITE'];
  * 16 payload bytes (what a Write or Send carries out; a fetched value lands over them).
  */
 export function requesterMemory(
-  scenario: Scenario,
+  plan: ProgramPlan,
   allocate: (length: number, access: readonly Access[]) => Mr,
   access: readonly Access[],
 ): Mr {
-  const operations = workRequestsOf(scenario);
-  const mr = allocate(LOCAL_SLOT * Math.max(1, operations.length), access);
-  operations.forEach((op, i) => {
+  const mr = allocate(LOCAL_SLOT * plan.requesterSlots, access);
+  plan.requests.forEach((op, i) => {
     mr.buffer.set(payloadBytes({ ...op, length: 16 }), LOCAL_SLOT * i);
   });
   return mr;
@@ -137,6 +136,8 @@ export interface QpEnd {
 
 export interface DeviceSideOptions {
   readonly scenario: Scenario;
+  /** The program's plan ({@link planOf}), which the requester's buffer was made from. */
+  readonly plan: ProgramPlan;
   readonly requester: QpEnd;
   /** The requester's buffer ({@link requesterMemory}). */
   readonly local: Mr;
@@ -185,14 +186,9 @@ export class DeviceSide implements ProgramSide {
   #window: Mw | undefined;
   // Whether the SRQ's limit event came, listened for from the arming (`srq-limit`) on.
   #limitEvent: Promise<boolean> | undefined;
-  // The program posts a Send with Invalidate: its receives report the invalidated rkey.
-  readonly #invalidatesRemotely: boolean;
 
   constructor(options: DeviceSideOptions) {
     this.#options = options;
-    this.#invalidatesRemotely = workRequestsOf(options.scenario).some(
-      (op) => traitsOf(op.kind).invalidatesWindow,
-    );
   }
 
   #responder(what: string): NonNullable<DeviceSideOptions['responder']> {
@@ -275,7 +271,7 @@ export class DeviceSide implements ProgramSide {
             : undefined,
         // ibv_wc.invalidated_rkey shares imm_data's union (verbs.h), in host order.
         invalidated:
-          this.#invalidatesRemotely && wc.status === 'SUCCESS' && wc.opcode === 'RECV'
+          this.#options.plan.invalidatesRemotely && wc.status === 'SUCCESS' && wc.opcode === 'RECV'
             ? wc.immDataRaw === this.#window?.rkey
               ? 'window'
               : formatValue(wc.immDataRaw)

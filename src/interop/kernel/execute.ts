@@ -9,7 +9,7 @@ import { type WireRegion, wireLine } from '../../judge/wire.js';
 import { VerbsError } from '../../verbs/errors.js';
 import { formatValue } from '../compare-format.js';
 import { type QpCreateFlag, traitsOf } from '../operations.js';
-import { runProgram } from '../program.js';
+import { planOf, runProgram } from '../program.js';
 import {
   connectionOf,
   DEFAULT_TARGET,
@@ -17,6 +17,7 @@ import {
   initialBuffer,
   MR_LENGTH,
   type Outcome,
+  qpAttributesOf,
   type Scenario,
   usesSecondQp,
   watchedOffsets,
@@ -83,10 +84,7 @@ async function runConnected(scenario: Scenario): Promise<Outcome> {
     ...(scenario.responderQpAccess === undefined
       ? {}
       : { responderAccess: scenario.responderQpAccess }),
-    ...(scenario.initiatorDepth === undefined ? {} : { initiatorDepth: scenario.initiatorDepth }),
-    ...(scenario.rnrRetry === undefined ? {} : { rnrRetry: scenario.rnrRetry }),
-    ...(scenario.minRnrTimer === undefined ? {} : { minRnrTimer: scenario.minRnrTimer }),
-    ...(scenario.timeout === undefined ? {} : { timeout: scenario.timeout }),
+    ...qpAttributesOf(scenario),
     ...(scenario.srq === true ? { srq: true, secondPair: usesSecondQp(scenario) } : {}),
     ...(scenario.captureWire
       ? {
@@ -127,9 +125,11 @@ async function runOnPair(
   });
   remoteMr.allocation.set(initial);
   // REMOTE_WRITE: the responder's Writes back land in the requester's first slot.
-  const localMr = requesterMemory(scenario, pair.allocateMemory, ['LOCAL_WRITE', 'REMOTE_WRITE']);
+  const plan = planOf(scenario);
+  const localMr = requesterMemory(plan, pair.allocateMemory, ['LOCAL_WRITE', 'REMOTE_WRITE']);
   const side = new DeviceSide({
     scenario,
+    plan,
     requester: { qp: pair.requester, cq: pair.requesterCq },
     local: localMr,
     remote: remoteMr,

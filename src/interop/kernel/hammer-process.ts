@@ -12,6 +12,7 @@ import { connectRcByHand } from '../../verbs/connect.js';
 import { openDevice } from '../../verbs/device.js';
 import { VerbsError } from '../../verbs/errors.js';
 import { DEVICES, type DeviceName } from '../scenario.js';
+import { pollCompletions } from './poll-completions.js';
 
 /** What the suite's process sends once it has connected its responder QP. */
 export interface HammerJob {
@@ -85,7 +86,6 @@ async function main(): Promise<void> {
   const ok: boolean[] = Array.from({ length: job.count }, () => false);
   let posted = 0;
   let outstanding = 0;
-  let done = 0;
   const post = (): void => {
     const room = Math.min(job.window - outstanding, job.count - posted);
     if (room <= 0) return;
@@ -109,20 +109,13 @@ async function main(): Promise<void> {
     await say({ post: error.code } satisfies HammerProcessResult);
     return;
   }
-  const deadline = Date.now() + job.timeoutMs;
-  while (done < job.count && Date.now() < deadline) {
-    const wcs = cq.poll(64);
-    if (wcs.length === 0) {
-      await new Promise((resolve) => setImmediate(resolve));
-      continue;
-    }
+  await pollCompletions(cq, job.count, Date.now() + job.timeoutMs, (wcs) => {
     for (const wc of wcs) {
-      done += 1;
       outstanding -= 1;
       if (wc.ok) ok[Number(wc.wrId)] = true;
     }
     post();
-  }
+  });
   const fetched = ok.flatMap((good, i) =>
     good ? [`0x${mr.buffer.readBigUInt64LE(i * 8).toString(16)}`] : [],
   );

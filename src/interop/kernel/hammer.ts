@@ -13,7 +13,9 @@ import { VerbsError } from '../../verbs/errors.js';
 import type { Mr } from '../../verbs/mr.js';
 import { connectionOf, DEFAULT_TARGET, type Scenario, type Step } from '../scenario.js';
 import type { HammerEndpoint, HammerJob, HammerProcessResult } from './hammer-process.js';
+import { HammerWindows } from './hammer-windows.js';
 import type { ExtraPair, LoopbackPair } from './loopback.js';
+import { pollCompletions } from './poll-completions.js';
 
 /** Requests each QP keeps outstanding (below the default send queue depth of 64). */
 const WINDOW = 16;
@@ -56,52 +58,24 @@ async function hammerInProcess(
     for (let i = 0; i < step.qps; i++)
       extra.push(await pair.addPair(cq, i, scenario.postPath === 'ex'));
     const requesters = extra.flatMap((e) => (e.requester === undefined ? [] : [e.requester]));
-    const posted = requesters.map(() => 0);
-    const outstanding = requesters.map(() => 0);
-    const ok: boolean[] = Array.from({ length: total }, () => false);
-    const sink = localMr;
-    const post = (q: number): void => {
-      const requester = requesters[q];
-      if (requester === undefined) return;
-      const room = Math.min(WINDOW - (outstanding[q] ?? 0), step.count - (posted[q] ?? 0));
-      if (room <= 0) return;
-      const wrs = Array.from({ length: room }, (_, k) => {
-        const slot = q * step.count + (posted[q] ?? 0) + k;
-        return {
-          wrId: BigInt(slot),
-          opcode: 'ATOMIC_FETCH_AND_ADD' as const,
-          sgList: [sink.sge(slot * 8, 8)],
-          remote: remote.remote(DEFAULT_TARGET),
-          add: step.add,
-        };
-      });
-      requester.postSend(wrs, scenario.postPath);
-      posted[q] = (posted[q] ?? 0) + room;
-      outstanding[q] = (outstanding[q] ?? 0) + room;
-    };
+    const windows = new HammerWindows(
+      requesters,
+      step,
+      WINDOW,
+      localMr,
+      remote.remote(DEFAULT_TARGET),
+      scenario.postPath,
+    );
     try {
-      for (let q = 0; q < requesters.length; q++) post(q);
+      windows.postAll();
     } catch (error) {
       if (!(error instanceof VerbsError)) throw error;
       return { post: error.code, succeeded: 0, fetched: [] };
     }
-    let done = 0;
-    const deadline = Date.now() + HAMMER_TIMEOUT_MS;
-    while (done < total && Date.now() < deadline) {
-      const wcs = cq.poll(64);
-      if (wcs.length === 0) {
-        await new Promise((resolve) => setImmediate(resolve));
-        continue;
-      }
-      for (const wc of wcs) {
-        done += 1;
-        if (wc.ok) ok[Number(wc.wrId)] = true;
-        const q = Math.floor(Number(wc.wrId) / step.count);
-        outstanding[q] = (outstanding[q] ?? 1) - 1;
-        post(q);
-      }
-    }
-    const fetched = ok.flatMap((good, i) => (good ? [sink.buffer.readBigUInt64LE(i * 8)] : []));
+    await pollCompletions(cq, total, Date.now() + HAMMER_TIMEOUT_MS, (wcs) => {
+      for (const wc of wcs) windows.post(windows.complete(wc));
+    });
+    const fetched = windows.fetched();
     return { post: 'ok', succeeded: fetched.length, fetched };
   } finally {
     for (const e of extra) await e.close();

@@ -65,16 +65,30 @@ export interface ExtraPair {
   close(): Promise<void>;
 }
 
-type PairParts = Omit<LoopbackPair, 'allocateMemory' | 'close'>;
+/** The resources of a pair made the same way however it connects: its PD and two CQs. */
+type PairBase = Pick<LoopbackPair, 'context' | 'pd' | 'requesterCq' | 'responderCq'>;
+/** The connected QPs of a pair over its base. */
+type PairQps = PairBase & Pick<LoopbackPair, 'requester' | 'responder' | 'srq' | 'second'>;
+/** How further QPs join a pair: the way this device's pairs connect. */
+type PairJoin = Pick<LoopbackPair, 'listenerPort' | 'acceptRemote' | 'addPair'>;
+
+function pairBase(context: Context): PairBase {
+  const pd = context.allocPd();
+  const requesterCq = context.createCq({ cqe: 16 });
+  const responderCq = context.createCq({ cqe: 16 });
+  return { context, pd, requesterCq, responderCq };
+}
 
 /** The LoopbackPair around connected resources: `roots` close in order (see `close`). */
 function pairOf(
-  parts: PairParts,
+  parts: PairQps,
+  join: PairJoin,
   roots: readonly (EventChannel | Context)[],
   disconnect: () => Promise<void>,
 ): LoopbackPair {
   return {
     ...parts,
+    ...join,
     allocateMemory: (length, access, range) => parts.pd.allocMr(length, access, range),
     close: async () => {
       await disconnect().catch(() => {});
@@ -133,9 +147,8 @@ async function connectByHand(device: DeviceName, options: PairOptions): Promise<
   const extended = options.extended;
   const context = openDevice(device);
   try {
-    const pd = context.allocPd();
-    const requesterCq = context.createCq({ cqe: 16 });
-    const responderCq = context.createCq({ cqe: 16 });
+    const base = pairBase(context);
+    const { pd, requesterCq, responderCq } = base;
     const requester = pd.createQp({ sendCq: requesterCq, extended, ...options.placementOps });
     const srq = options.srq === true ? pd.createSrq(SRQ_SIZE) : undefined;
     const responder = pd.createQp({ sendCq: responderCq, ...(srq === undefined ? {} : { srq }) });
@@ -155,7 +168,7 @@ async function connectByHand(device: DeviceName, options: PairOptions): Promise<
           : { access: ['LOCAL_WRITE', ...options.responderAccess] }),
       },
     });
-    let second: PairParts['second'];
+    let second: LoopbackPair['second'];
     if (options.secondPair === true) {
       const a = pd.createQp({ sendCq: requesterCq, extended, ...options.placementOps });
       const b = pd.createQp({ sendCq: responderCq, ...(srq === undefined ? {} : { srq }) });
@@ -167,15 +180,7 @@ async function connectByHand(device: DeviceName, options: PairOptions): Promise<
       });
       second = { requester: a, responder: b };
     }
-    const parts: PairParts = {
-      context,
-      pd,
-      requesterCq,
-      responderCq,
-      requester,
-      responder,
-      srq,
-      second,
+    const join: PairJoin = {
       listenerPort: undefined,
       acceptRemote: () => Promise.reject(new RangeError('rxe pairs are connected by hand')),
       addPair: async (cq, index, extendedQp) => {
@@ -198,7 +203,8 @@ async function connectByHand(device: DeviceName, options: PairOptions): Promise<
         };
       },
     };
-    return pairOf(parts, [context], async () => {});
+    const qps = { ...base, requester, responder, srq, second };
+    return pairOf(qps, join, [context], async () => {});
   } catch (error) {
     closeQuietly(context);
     throw error;
@@ -230,9 +236,8 @@ async function connectThroughCm(device: DeviceName, options: PairOptions): Promi
     await client.resolveAddr(address, listener.localPort, { src: address });
     await client.resolveRoute();
     context = client.context();
-    const pd = context.allocPd();
-    const requesterCq = context.createCq({ cqe: 16 });
-    const responderCq = context.createCq({ cqe: 16 });
+    const base = pairBase(context);
+    const { pd, requesterCq, responderCq } = base;
     const requester = client.createQp(pd, { sendCq: requesterCq, extended });
     const srq = options.srq === true ? pd.createSrq(SRQ_SIZE) : undefined;
     const onSrq = srq === undefined ? {} : { srq };
@@ -244,7 +249,7 @@ async function connectThroughCm(device: DeviceName, options: PairOptions): Promi
     await connected;
     // The second pair: one more connection to the same listener, its responder QP on the SRQ.
     const secondIds: CmId[] = [];
-    let second: PairParts['second'];
+    let second: LoopbackPair['second'];
     if (options.secondPair === true) {
       const client2 = channel.createId();
       secondIds.push(client2);
@@ -266,15 +271,7 @@ async function connectThroughCm(device: DeviceName, options: PairOptions): Promi
       await incoming.id.accept({ initiatorDepth: IRD_ORD, responderResources: IRD_ORD });
       return { id: incoming.id, qp };
     };
-    const parts: PairParts = {
-      context,
-      pd,
-      requesterCq,
-      responderCq,
-      requester,
-      responder,
-      srq,
-      second,
+    const join: PairJoin = {
       listenerPort: listener.localPort,
       acceptRemote: async (cq) => {
         const { id, qp } = await acceptOne(cq, 180_000);
@@ -312,7 +309,8 @@ async function connectThroughCm(device: DeviceName, options: PairOptions): Promi
       },
     };
     // Both ends at once: one after the other can stall for ~100 s (kernel-runtime.md).
-    return pairOf(parts, [channel, context], async () => {
+    const qps = { ...base, requester, responder, srq, second };
+    return pairOf(qps, join, [channel, context], async () => {
       await Promise.all([client, server, ...secondIds].map((id) => id.disconnect()));
     });
   } catch (error) {

@@ -9,7 +9,7 @@ import { connect as connectTcp, createServer, type Socket } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type CmId, EventChannel } from '../../verbs/cm.js';
 import type { WorkCompletion } from '../../verbs/completion.js';
-import { connectRcByHand } from '../../verbs/connect.js';
+import { connectRcByHand, type PairSideParams } from '../../verbs/connect.js';
 import type { Cq } from '../../verbs/cq.js';
 import { type Context, openDevice } from '../../verbs/device.js';
 import { closeQuietly } from '../../verbs/lifetime.js';
@@ -18,7 +18,7 @@ import type { Pd } from '../../verbs/pd.js';
 import type { Qp } from '../../verbs/qp.js';
 import { DeviceSide, requesterMemory } from '../kernel/device-side.js';
 import { traitsOf } from '../operations.js';
-import { type HammerObservation, runProgram } from '../program.js';
+import { type HammerObservation, planOf, runProgram } from '../program.js';
 import {
   GUARD,
   initialBuffer,
@@ -97,6 +97,32 @@ function requesterCqe(scenario: Scenario): number {
 /** The first PSN of the `i`-th further QP of a hammer program (0 = the scenario's own). */
 function hammerPsn(first: number, i: number): number {
   return (first + 0x1000 * i) & 0xffffff;
+}
+
+/**
+ * Connects `qp`, the `index`th QP of this end (0 its own, then the hammer's extras, whose
+ * PSNs `hammerPsn` spreads), by hand to the peer's QP `qpNum`, announced in `peer` (its
+ * setup or ready message), with the link's IRD/ORD and this end's `side` attributes.
+ */
+function connectToPeer(
+  qp: Qp,
+  peer: { readonly psn?: number; readonly gid?: string },
+  qpNum: number,
+  at: { readonly index: number; readonly localPsn: number; readonly sgidIndex: number },
+  side: PairSideParams,
+): void {
+  connectRcByHand(qp, {
+    remote: {
+      qpNum,
+      psn: hammerPsn(peer.psn ?? 0, at.index),
+      gid: Buffer.from(peer.gid ?? '', 'hex'),
+    },
+    localPsn: hammerPsn(at.localPsn, at.index),
+    sgidIndex: at.sgidIndex,
+    maxRdAtomic: IRD_ORD,
+    maxDestRdAtomic: IRD_ORD,
+    ...side,
+  });
 }
 
 /** How many QPs beyond the scenario's own its hammer step needs. */
@@ -299,34 +325,14 @@ async function respondRxe(
     const qp = pd.createQp({ sendCq: cq, ...responderQueues(scenario) });
     const { mr, buffer } = targetMemory(scenario, pd);
     const gid = context.findGid({ ipv4: LINK_ADDRESSES.rxe0[place.me] });
+    const at = (index: number) => ({ index, localPsn: LINK_RESPONDER_PSN, sgidIndex: gid.index });
+    const side = { minRnrTimer: LINK_MIN_RNR_TIMER };
     const extras = (setup.extraQpNums ?? []).map((qpNum, i) => {
       const extra = pd.createQp({ sendCq: cq });
-      connectRcByHand(extra, {
-        remote: {
-          qpNum,
-          psn: hammerPsn(setup.psn ?? 0, i + 1),
-          gid: Buffer.from(setup.gid ?? '', 'hex'),
-        },
-        localPsn: hammerPsn(LINK_RESPONDER_PSN, i + 1),
-        sgidIndex: gid.index,
-        maxRdAtomic: IRD_ORD,
-        maxDestRdAtomic: IRD_ORD,
-        minRnrTimer: LINK_MIN_RNR_TIMER,
-      });
+      connectToPeer(extra, setup, qpNum, at(i + 1), side);
       return extra;
     });
-    connectRcByHand(qp, {
-      remote: {
-        qpNum: setup.qpNum ?? 0,
-        psn: setup.psn ?? 0,
-        gid: Buffer.from(setup.gid ?? '', 'hex'),
-      },
-      localPsn: LINK_RESPONDER_PSN,
-      sgidIndex: gid.index,
-      maxRdAtomic: IRD_ORD,
-      maxDestRdAtomic: IRD_ORD,
-      minRnrTimer: LINK_MIN_RNR_TIMER,
-    });
+    connectToPeer(qp, setup, setup.qpNum ?? 0, at(0), side);
     const receives = postReceives(scenario, qp, mr, cq);
     send(socket, {
       type: 'ready',
@@ -514,13 +520,15 @@ async function runRequests(
       stream: { requester },
     };
   }
-  const local = requesterMemory(scenario, (length, access) => end.pd.allocMr(length, access), [
+  const plan = planOf(scenario);
+  const local = requesterMemory(plan, (length, access) => end.pd.allocMr(length, access), [
     'LOCAL_WRITE',
   ]);
   const remote = { addr: BigInt(ready.addr), rkey: ready.rkey };
   let hammered: HammerObservation | undefined;
   const side = new DeviceSide({
     scenario,
+    plan,
     requester: { qp: end.qp, cq: end.cq },
     local,
     remote,
@@ -585,35 +593,13 @@ async function requestRxe(
     const ready = await expect(lines, 'ready');
     const lost = lostWireOf(scenario);
     const timeout = lost?.timeout ?? (isFaultProgram(scenario) ? HAMMER_ACK_TIMEOUT : ACK_TIMEOUT);
+    const at = (index: number) => ({ index, localPsn: LINK_REQUESTER_PSN, sgidIndex: gid.index });
+    const side = { timeout, rnrRetry: scenario.rnrRetry ?? 7 };
     extras.forEach((extra, i) => {
-      connectRcByHand(extra, {
-        remote: {
-          qpNum: ready.extraQpNums?.[i] ?? 0,
-          psn: hammerPsn(ready.psn ?? 0, i + 1),
-          gid: Buffer.from(ready.gid ?? '', 'hex'),
-        },
-        localPsn: hammerPsn(LINK_REQUESTER_PSN, i + 1),
-        sgidIndex: gid.index,
-        maxRdAtomic: IRD_ORD,
-        maxDestRdAtomic: IRD_ORD,
-        timeout,
-        rnrRetry: scenario.rnrRetry ?? 7,
-      });
+      connectToPeer(extra, ready, ready.extraQpNums?.[i] ?? 0, at(i + 1), side);
     });
-    connectRcByHand(qp, {
-      remote: {
-        qpNum: ready.qpNum ?? 0,
-        psn: ready.psn ?? 0,
-        gid: Buffer.from(ready.gid ?? '', 'hex'),
-      },
-      localPsn: LINK_REQUESTER_PSN,
-      sgidIndex: gid.index,
-      maxRdAtomic: IRD_ORD,
-      maxDestRdAtomic: IRD_ORD,
-      timeout,
-      ...(lost === undefined ? {} : { retryCnt: lost.retryCnt }),
-      rnrRetry: scenario.rnrRetry ?? 7,
-    });
+    const retry = lost === undefined ? {} : { retryCnt: lost.retryCnt };
+    connectToPeer(qp, ready, ready.qpNum ?? 0, at(0), { ...side, ...retry });
     const observed = await runRequests(scenario, { qp, cq, pd, extras }, ready);
     send(socket, { type: 'done', id: scenario.id, consumed: consumedBy(scenario, observed) });
     const finished = await expect(lines, 'finished');

@@ -9,6 +9,7 @@ import type { Cq } from '../../verbs/cq.js';
 import { VerbsError } from '../../verbs/errors.js';
 import type { Mr } from '../../verbs/mr.js';
 import type { Qp } from '../../verbs/qp.js';
+import { HammerWindows } from '../kernel/hammer-windows.js';
 import type { HammerObservation, HammerStep } from '../program.js';
 import { DEFAULT_TARGET, type Scenario } from '../scenario.js';
 
@@ -37,35 +38,10 @@ export async function linkHammer(
 ): Promise<HammerObservation> {
   const total = qps.length * step.count;
   const sink = allocate(total * 8);
-  const posted = qps.map(() => 0);
-  const outstanding = qps.map(() => 0);
-  const ok: boolean[] = Array.from({ length: total }, () => false);
-  const post = (q: number): void => {
-    const qp = qps[q];
-    if (qp === undefined) return;
-    const room = Math.min(
-      LINK_HAMMER_WINDOW - (outstanding[q] ?? 0),
-      step.count - (posted[q] ?? 0),
-    );
-    if (room <= 0) return;
-    qp.postSend(
-      Array.from({ length: room }, (_, k) => {
-        const slot = q * step.count + (posted[q] ?? 0) + k;
-        return {
-          wrId: BigInt(slot),
-          opcode: 'ATOMIC_FETCH_AND_ADD' as const,
-          sgList: [sink.sge(slot * 8, 8)],
-          remote: { addr: remote.addr + BigInt(DEFAULT_TARGET), rkey: remote.rkey },
-          add: step.add,
-        };
-      }),
-      scenario.postPath,
-    );
-    posted[q] = (posted[q] ?? 0) + room;
-    outstanding[q] = (outstanding[q] ?? 0) + room;
-  };
+  const target = { addr: remote.addr + BigInt(DEFAULT_TARGET), rkey: remote.rkey };
+  const windows = new HammerWindows(qps, step, LINK_HAMMER_WINDOW, sink, target, scenario.postPath);
   try {
-    for (let q = 0; q < qps.length; q++) post(q);
+    windows.postAll();
   } catch (error) {
     if (!(error instanceof VerbsError)) throw error;
     return { post: error.code, succeeded: 0, fetched: [], before: scenario.initial };
@@ -81,20 +57,14 @@ export async function linkHammer(
     }
     for (const wc of wcs) {
       done += 1;
-      const q = Math.floor(Number(wc.wrId) / step.count);
-      outstanding[q] = (outstanding[q] ?? 1) - 1;
-      if (wc.ok) ok[Number(wc.wrId)] = true;
+      const q = windows.complete(wc);
       // A QP in error flushes what it has; posting more only adds flushes.
-      else failed[q] = true;
-      if (failed[q] !== true) {
-        post(q);
-      } else {
-        // The requests never posted will not complete: count them as done.
-        done += step.count - (posted[q] ?? 0);
-        posted[q] = step.count;
-      }
+      if (!wc.ok) failed[q] = true;
+      // The requests never posted will not complete: count them as done.
+      if (failed[q] !== true) windows.post(q);
+      else done += windows.abandon(q);
     }
   }
-  const fetched = ok.flatMap((good, i) => (good ? [sink.buffer.readBigUInt64LE(i * 8)] : []));
+  const fetched = windows.fetched();
   return { post: 'ok', succeeded: fetched.length, fetched, before: scenario.initial };
 }

@@ -10,6 +10,8 @@ import {
   DEVICES,
   type DeviceName,
   type Operation,
+  type QpAttributes,
+  qpAttributesOf,
   type Scenario,
   type Step,
 } from '../scenario.js';
@@ -108,17 +110,13 @@ export function failing(op: Operation): Step[] {
   ];
 }
 
-export interface Row {
+export interface Row extends QpAttributes {
   readonly suffix: string;
   readonly title: string;
   readonly program: readonly Step[];
   readonly initialAt?: number;
   readonly remoteAccess?: readonly Access[];
   readonly responderQpAccess?: readonly Access[];
-  readonly initiatorDepth?: number;
-  readonly rnrRetry?: number;
-  readonly minRnrTimer?: number;
-  readonly timeout?: number;
   /**
    * The row needs a by-hand bring-up (QP attributes rdma_cm does not let a program set:
    * the responder QP's access at bring-up, rnr_retry, min_rnr_timer): rxe only.
@@ -149,10 +147,7 @@ export function family(name: string, targets: readonly Target[], rows: readonly 
         ...(row.responderQpAccess === undefined
           ? {}
           : { responderQpAccess: row.responderQpAccess }),
-        ...(row.initiatorDepth === undefined ? {} : { initiatorDepth: row.initiatorDepth }),
-        ...(row.rnrRetry === undefined ? {} : { rnrRetry: row.rnrRetry }),
-        ...(row.minRnrTimer === undefined ? {} : { minRnrTimer: row.minRnrTimer }),
-        ...(row.timeout === undefined ? {} : { timeout: row.timeout }),
+        ...qpAttributesOf(row),
         ...(row.srq === true ? { srq: true } : {}),
         program: row.program,
         // Only siw traffic can be captured: rxe loops QP-to-QP traffic back internally.

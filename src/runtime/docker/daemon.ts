@@ -83,14 +83,10 @@ export function dockerdProgram(env: NodeJS.ProcessEnv = process.env): string {
     }
     return override;
   }
-  const found = onPath('dockerd');
-  if (found === undefined) {
-    throw new RuntimeError(
-      'engine-missing',
-      "no dockerd on this machine: install Debian's docker.io (bash scripts/setup/docker.sh, as root)",
-    );
-  }
-  return found;
+  return requireOnPath(
+    'dockerd',
+    "no dockerd on this machine: install Debian's docker.io (bash scripts/setup/docker.sh, as root)",
+  );
 }
 
 /**
@@ -99,13 +95,16 @@ export function dockerdProgram(env: NodeJS.ProcessEnv = process.env): string {
  */
 export function dockerClient(): string {
   if (existsSync('/usr/bin/docker')) return '/usr/bin/docker';
-  const found = onPath('docker');
-  if (found === undefined) {
-    throw new RuntimeError(
-      'engine-missing',
-      "no docker client: install Debian's docker.io (bash scripts/setup/docker.sh)",
-    );
-  }
+  return requireOnPath(
+    'docker',
+    "no docker client: install Debian's docker.io (bash scripts/setup/docker.sh)",
+  );
+}
+
+/** `name`'s path on PATH; without one, an `engine-missing` RuntimeError saying `missing`. */
+function requireOnPath(name: string, missing: string): string {
+  const found = onPath(name);
+  if (found === undefined) throw new RuntimeError('engine-missing', missing);
   return found;
 }
 

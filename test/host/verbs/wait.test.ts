@@ -3,8 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { VerbsError } from '../../../src/verbs/errors.js';
 import { onNextTurn, type Pending, waitFor } from '../../../src/verbs/wait.js';
 
-const timeoutError = (ms: number) =>
-  new VerbsError('ETIMEDOUT', 110, 'test_wait', undefined, `nothing in ${ms} ms`);
+const timeoutError = { call: 'test_wait', device: undefined, what: 'event' };
 
 /** An event source that records how often it was hooked and unhooked. */
 function source<T>() {
@@ -47,6 +46,7 @@ describe('waitFor (the wrapper’s one way to wait on the event loop)', () => {
     );
     expect(error).toBeInstanceOf(VerbsError);
     expect(error).toMatchObject({ code: 'ETIMEDOUT', errno: 110, call: 'test_wait' });
+    expect((error as Error).message).toContain('no event in 5 ms');
     expect(s.state.unhooked).toBe(1);
   });
 
@@ -98,7 +98,7 @@ describe('waitFor (the wrapper’s one way to wait on the event loop)', () => {
     // holding its event loop open once both waits are over, which must include no Timeout.
     const script = `
       import { waitFor } from './dist/verbs/wait.js';
-      const err = () => new Error('timeout');
+      const err = { call: 'test_wait', device: undefined, what: 'event' };
       const later = await waitFor({ timeoutMs: 60000 }, err, (pending) => {
         setTimeout(() => pending.resolve(1), 5);
         return () => {};
