@@ -14,7 +14,6 @@ import {
   requireString,
 } from '../arguments.js';
 import { ArgumentError } from '../errors.js';
-import type { Environment } from '../judge/record.js';
 import type { RunEnvironment } from './environment.js';
 import { DEVICES, type Scenario } from './scenario.js';
 

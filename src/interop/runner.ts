@@ -9,7 +9,6 @@ import {
   type Environment,
   explainsField,
   hasRecordsFor,
-  namesField,
   requireEnvironment,
 } from '../judge/record.js';
 import { KNOWN_BEHAVIOUR } from '../judge/records/index.js';
