@@ -160,7 +160,7 @@ const RXE_ROWS: readonly LinkRow[] = [
     suffix: 'misaligned',
     title: 'misaligned FetchAdd (NAK invalid request)',
     family: 'link-naks',
-    // ibv_post_send refuses it in librxe (known-behaviour.ts librxe-atomic-alignment).
+    // ibv_post_send refuses it in librxe (judge/records/rxe.ts librxe-atomic-alignment).
     postPath: 'ex',
     initialAt: MISALIGNED,
     wrs: [{ ...FETCH_ADD, target: MISALIGNED }],

@@ -18,7 +18,7 @@ import { ORDERING_WAIT_MS } from './ordering.js';
 /**
  * IBTA 1.5 memory placement (Vol. 1 Annex A19: ATOMIC WRITE, FLUSH; NOT RFC 7306, which
  * has neither, so no siw rows): rxe through ibv_wr_* (ibv_wr_flush needs rdma-core 45).
- * rxe has them from 6.2; on 6.1 the runs show the refusals (known-behaviour.ts).
+ * rxe has them from 6.2; on 6.1 the runs show the refusals (judge/records/rxe.ts).
  */
 export const IBTA15_TARGETS: readonly Target[] = [{ device: 'rxe0', postPath: 'ex' }];
 /** What an ATOMIC WRITE places: not WORD, not a byte palindrome. */
