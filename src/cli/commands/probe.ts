@@ -7,6 +7,7 @@
  */
 import { join, resolve } from 'node:path';
 import { type Command, InvalidArgumentError, Option } from 'commander';
+import { type Shard, shardLabel } from '../../interop/shard.js';
 import type { AssertionResult } from '../../interop/tester/assertion.js';
 import type { FuzzSummary } from '../../interop/tester/fuzz-loop.js';
 import {
@@ -48,6 +49,7 @@ import {
   runtimeOption,
   timeoutOption,
 } from '../options.js';
+import { shardOption } from '../shard-option.js';
 
 interface ProbeOptions {
   readonly runtime: Runtime;
@@ -61,6 +63,7 @@ interface ProbeOptions {
   readonly fuzz?: number;
   readonly seed: number;
   readonly timeout: number;
+  readonly shard?: Shard;
 }
 
 /**
@@ -106,6 +109,7 @@ function selectionArgs(options: ProbeOptions): string[] {
   if (options.device !== undefined) args.push('--device', options.device.join(','));
   if (options.assertion !== undefined) args.push('--assertion', options.assertion);
   if (options.fuzz !== undefined) args.push('--fuzz', String(options.fuzz));
+  if (options.shard !== undefined) args.push('--shard', shardLabel(options.shard));
   return args;
 }
 
@@ -184,11 +188,13 @@ export function registerProbe(program: Command): void {
     .addOption(new Option('--seed <n>', 'the fuzz seed').argParser(parseSeed).default(1))
     .addOption(timeoutOption('limit per guest (boot + assertions)', 900))
     .addOption(cacheDirOption())
+    .addOption(shardOption('(assertion, pass) pairs'))
     .action(async (options: ProbeOptions, command: Command) => {
       const pairs = selectAssertions({
         siw: options.siw,
         ...(options.device === undefined ? {} : { devices: options.device }),
         ...(options.assertion === undefined ? {} : { assertion: options.assertion }),
+        ...(options.shard === undefined ? {} : { shard: options.shard }),
       });
       if (pairs.length === 0 && options.fuzz === undefined)
         usageError(

@@ -6,6 +6,7 @@
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
+import { type Shard, shardLabel } from '../../interop/shard.js';
 import {
   loadedSiwVariant,
   PATCHED_PASS_ENV,
@@ -31,6 +32,7 @@ export interface PatchedPassOptions {
   readonly scenario?: string;
   readonly strict?: boolean;
   readonly json?: boolean;
+  readonly shard?: Shard;
 }
 
 /**
@@ -45,6 +47,7 @@ export function runStockPass(options: PatchedPassOptions, report: string | undef
   if (options.device !== undefined) args.push('--device', options.device.join(','));
   if (options.scenario !== undefined) args.push('--scenario', options.scenario);
   if (options.strict === true) args.push('--strict');
+  if (options.shard !== undefined) args.push('--shard', shardLabel(options.shard));
   if (report !== undefined) args.push('--report', report);
   const child = spawnSync(process.execPath, [process.argv[1] ?? '', ...args], { stdio: 'inherit' });
   return child.status ?? 1;
@@ -72,6 +75,7 @@ export function runPatchedPass(options: PatchedPassOptions, report: string | und
   const args = ['run', '--runtime', 'host', '--device', 'siw0', '--siw', 'rfc7306'];
   if (options.scenario !== undefined) args.push('--scenario', options.scenario);
   if (options.strict === true) args.push('--strict');
+  if (options.shard !== undefined) args.push('--shard', shardLabel(options.shard));
   if (options.json === true) args.push('--json');
   if (report !== undefined) args.push('--report', report);
   const before = loadedSiwVariant() ?? 'stock';

@@ -19,6 +19,7 @@ import { writeComparisonHtml } from '../../interop/report-html/index.js';
 import { passed, runScenarios } from '../../interop/runner.js';
 import { DEVICES, type DeviceName, type Scenario } from '../../interop/scenario.js';
 import { SCENARIOS } from '../../interop/scenarios.js';
+import { markShard, type Shard, selectShard, shardLabel, withShard } from '../../interop/shard.js';
 import { usesRfc7306 } from '../../interop/siw-variant.js';
 import type { FaultSpec } from '../../runtime/faults/spec.js';
 import { hostRdmaDevices, KERNEL_LINES } from '../../runtime/index.js';
@@ -37,6 +38,7 @@ import {
   runtimeOption,
   timeoutOption,
 } from '../options.js';
+import { shardOption } from '../shard-option.js';
 import { runLink, selectLinkScenarios } from './run-link.js';
 import {
   inPatchedPass,
@@ -63,6 +65,7 @@ interface RunOptions {
   readonly peerSiw?: SiwVariant;
   readonly json?: boolean;
   readonly faults?: FaultSpec;
+  readonly shard?: Shard;
 }
 
 const DEVICE_NAMES = Object.keys(DEVICES) as DeviceName[];
@@ -81,8 +84,33 @@ function parseDevices(value: string): DeviceName[] {
   return names as DeviceName[];
 }
 
-/** The scenarios and wire probes the filters select. */
+/**
+ * The scenarios and wire probes the filters select; with --shard, that shard's part of
+ * them (scenarios and probes split together, keyed by id: interop/shard.ts).
+ */
 export function selectScenarios(
+  options: Pick<
+    RunOptions,
+    'device' | 'scenario' | 'link' | 'siw' | 'peerSiw' | 'faults' | 'shard'
+  >,
+): {
+  scenarios: Scenario[];
+  probes: typeof WIRE_PROBES;
+} {
+  const all = selectUnsharded(options);
+  if (options.shard === undefined) return all;
+  const items = [
+    ...all.scenarios.map((s) => ({ key: s.id, scenario: s })),
+    ...all.probes.map((p) => ({ key: p.id, probe: p })),
+  ];
+  const kept = selectShard(items, (i) => i.key, options.shard);
+  return {
+    scenarios: kept.flatMap((i) => ('scenario' in i ? [i.scenario] : [])),
+    probes: kept.flatMap((i) => ('probe' in i ? [i.probe] : [])),
+  };
+}
+
+function selectUnsharded(
   options: Pick<RunOptions, 'device' | 'scenario' | 'link' | 'siw' | 'peerSiw' | 'faults'>,
 ): {
   scenarios: Scenario[];
@@ -191,7 +219,7 @@ async function runHere(options: RunOptions, reportDir: string | undefined): Prom
   if (options.json === true) {
     // The document results.json holds (report-files.ts), on stdout instead of the text.
     process.stdout.write(
-      `${JSON.stringify(resultsDocument(results, probeResults, env, strict), null, 2)}\n`,
+      `${JSON.stringify(withShard(resultsDocument(results, probeResults, env, strict), options.shard), null, 2)}\n`,
     );
   } else {
     if (results.length > 0) process.stdout.write(`${renderReport(results)}\n`);
@@ -201,7 +229,10 @@ async function runHere(options: RunOptions, reportDir: string | undefined): Prom
     if (findings !== '')
       process.stdout.write(`\nKnown provider behaviour seen in this run:\n${findings}\n`);
   }
-  if (reportDir !== undefined) writeReport(reportDir, results, probeResults, env, strict);
+  if (reportDir !== undefined) {
+    writeReport(reportDir, results, probeResults, env, strict);
+    if (options.shard !== undefined) markShard(reportDir, options.shard);
+  }
   const verdicts = [...results.map((r) => r.verdict), ...probeResults.map((r) => r.verdict)];
   // With --json the summary goes to stderr: stdout is the document alone.
   (options.json === true ? process.stderr : process.stdout).write(
@@ -237,6 +268,7 @@ async function runOnce(
   if (options.strict) guestArgs.push('--strict');
   if (options.json) guestArgs.push('--json');
   if (options.siw !== undefined) guestArgs.push('--siw', options.siw);
+  if (options.shard !== undefined) guestArgs.push('--shard', shardLabel(options.shard));
   // In the guest, the report goes to a private share first (the guest writes nothing
   // else the host keeps), and is copied to its place afterwards.
   const share = report === undefined ? undefined : mkdtempSync(join(tmpdir(), 'rdma-interop-run-'));
@@ -441,13 +473,14 @@ export function registerRun(program: Command): void {
         .conflicts(['kernel', 'link', 'json', 'peerKernel', 'peerSiw']),
     )
     .addOption(cacheDirOption())
+    .addOption(shardOption('scenarios and wire probes'))
     .action(async (options: RunOptions, command: Command) => {
       refuseIdleOptions(command, options);
       const { scenarios, probes } = selectScenarios(options);
       if (scenarios.length + probes.length === 0)
         usageError(
           command,
-          `no scenario matches${options.scenario === undefined ? '' : ` '${options.scenario}'`}${options.device === undefined ? '' : ` on ${options.device.join(',')}`}`,
+          `no scenario matches${options.scenario === undefined ? '' : ` '${options.scenario}'`}${options.device === undefined ? '' : ` on ${options.device.join(',')}`}${options.shard === undefined ? '' : ` in shard ${shardLabel(options.shard)} (fewer items than shards)`}`,
         );
       if (options.list) {
         const rows = [

@@ -9,6 +9,7 @@ import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { requireArray, requireString } from '../../arguments.js';
 import { RdmaInteropError } from '../../errors.js';
+import { mergeShards } from './shards.js';
 
 /** One scenario's outcome on one device, as the comparison reads it. */
 export interface ReportScenario {
@@ -39,6 +40,8 @@ export interface ReportRun {
     readonly verdict: string;
     readonly device: string;
   }[];
+  /** `k/n` when the run is shard k of n (`run --shard`); shards.ts merges the parts. */
+  readonly shard?: string;
 }
 
 /** A report that cannot be compared: missing, not JSON, not a results.json. */
@@ -119,6 +122,7 @@ export function reportRunOf(label: string, path: string, document: unknown): Rep
       : [],
     scenarios,
     probes,
+    ...(typeof d.shard === 'string' ? { shard: d.shard } : {}),
   };
 }
 
@@ -144,9 +148,14 @@ function resultsFilesIn(dir: string): string[] {
 
 /**
  * The runs behind `paths` (report directories or results.json files), in the order
- * given; a directory holding per-kernel or per-variant subreports gives one run each.
+ * given; a directory holding per-kernel or per-variant subreports gives one run each,
+ * and the shards of one run (`run --shard`) give one run together (shards.ts).
  */
 export function readReports(paths: readonly string[]): ReportRun[] {
+  return mergeShards(readRuns(paths));
+}
+
+function readRuns(paths: readonly string[]): ReportRun[] {
   requireArray('interop', 'paths', paths).forEach((p, i) => {
     requireString('interop', `paths[${i}]`, p);
   });

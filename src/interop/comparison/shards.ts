@@ -1,0 +1,87 @@
+/**
+ * `compare` of the shards of a run (`run --shard k/n`, interop/shard.ts): the parts of
+ * one run are put back together into one run before comparing, so that comparing the n
+ * shards' reports gives what comparing the unsharded run gives. Parts belong together
+ * when they ran on the same kernel, rdma-core, Node and siw variant and were split into
+ * the same number of shards; their host may differ (one CI runner per shard). Two parts
+ * claiming the same shard are refused: they are two runs, to be compared one at a time.
+ */
+import { ReportInputError, type ReportRun } from './read.js';
+
+/** `k/n` as results.json records it. */
+const SHARD = /^(\d+)\/(\d+)$/;
+
+/** The siw variant a run's siw0 ran on, from its device facts (a part may lack siw0). */
+function siwVariantOf(run: ReportRun): string {
+  return run.devices.some((d) => d.provider === 'siw+rfc7306') ? 'rfc7306' : 'stock';
+}
+
+/** The path elements all `labels` share, from the start (`out/6.1` of `out/6.1/shard-2`). */
+function commonPrefix(labels: readonly string[]): string {
+  const split = labels.map((l) => l.split('/'));
+  const first = split[0] ?? [];
+  let n = 0;
+  while (n < first.length && split.every((p) => p.length > n && p[n] === first[n])) n++;
+  return first.slice(0, n).join('/');
+}
+
+/** One run of its parts: scenarios and probes in shard order, devices once each. */
+function mergeParts(parts: readonly ReportRun[]): ReportRun {
+  const first = parts[0];
+  if (first === undefined) throw new ReportInputError('compare', 'no shard to merge');
+  const devices = new Map<string, Readonly<Record<string, unknown>>>();
+  for (const p of parts)
+    for (const d of p.devices) {
+      const name = String(d.name ?? '?');
+      if (!devices.has(name)) devices.set(name, d);
+    }
+  const prefix = commonPrefix(parts.map((p) => p.label));
+  return {
+    label: prefix === '' || prefix === '.' ? first.label : prefix,
+    path: first.path,
+    host: [...new Set(parts.map((p) => p.host))].join(', '),
+    kernel: first.kernel,
+    rdmaCore: first.rdmaCore,
+    node: first.node,
+    devices: [...devices.values()],
+    scenarios: parts.flatMap((p) => p.scenarios),
+    probes: parts.flatMap((p) => p.probes),
+  };
+}
+
+/**
+ * `runs` with the shards of each sharded run merged into one, at the place of its first
+ * part; unsharded runs as they are.
+ */
+export function mergeShards(runs: readonly ReportRun[]): ReportRun[] {
+  const groups = new Map<string, { index: number; run: ReportRun }[]>();
+  const keyOf: (string | undefined)[] = runs.map((run) => {
+    if (run.shard === undefined) return undefined;
+    const m = SHARD.exec(run.shard);
+    if (m === null) throw new ReportInputError(run.label, `shard '${run.shard}' is not k/n`);
+    const key = [run.kernel, run.rdmaCore, run.node, siwVariantOf(run), m[2]].join('\u0000');
+    const group = groups.get(key) ?? [];
+    const index = Number(m[1]);
+    const twin = group.find((g) => g.index === index);
+    if (twin !== undefined)
+      throw new ReportInputError(
+        run.label,
+        `shard ${run.shard} of kernel ${run.kernel} is also in ${twin.run.label}: compare the shards of one run at a time`,
+      );
+    group.push({ index, run });
+    groups.set(key, group);
+    return key;
+  });
+  const merged: ReportRun[] = [];
+  const done = new Set<string>();
+  runs.forEach((run, i) => {
+    const key = keyOf[i];
+    if (key === undefined) merged.push(run);
+    else if (!done.has(key)) {
+      done.add(key);
+      const parts = [...(groups.get(key) ?? [])].sort((a, b) => a.index - b.index);
+      merged.push(mergeParts(parts.map((p) => p.run)));
+    }
+  });
+  return merged;
+}

@@ -1,0 +1,97 @@
+/**
+ * `--shard <k>/<n>` of `run` and `probe` (issue 36): one of n deterministic parts of what
+ * the other filters select, so that one kernel line's work can fan out over n CI jobs (or
+ * the n indices of a Kubernetes indexed Job) and `compare` can put the parts back together
+ * (comparison/shards.ts).
+ *
+ * The split: the selected items' keys are sorted (by UTF-16 code unit, not by locale, so
+ * every machine sorts alike) and the item of rank r goes to shard (r mod n) + 1. Why this
+ * and not a hash of the id: it is exact (shard sizes differ by at most one, whatever the
+ * ids), and round-robin over the sorted ids spreads each family (ids of a family sort
+ * together) and so its run time over every shard. What it gives up: adding a scenario
+ * moves others to another shard, which does not matter because the shards of one run are
+ * computed by one version of the suite over one selection; a hash would keep an id in
+ * its shard across versions, but its shards are balanced only on average.
+ */
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { ArgumentError } from '../errors.js';
+
+/** Shard `index` (1-based) of `count`. */
+export interface Shard {
+  readonly index: number;
+  readonly count: number;
+}
+
+/** The largest shard count accepted: more parts than any CI fans a line out into. */
+export const MAX_SHARDS = 1000;
+
+/** A `--shard` value that is not `<k>/<n>` with 1 <= k <= n. */
+export class ShardError extends ArgumentError {
+  override readonly name = 'ShardError';
+  constructor(
+    /** The value given. */
+    readonly value: string,
+    /** What is wrong with it, as a sentence. */
+    readonly reason: string,
+  ) {
+    super('interop', 'shard', `'${value}' is not a shard: ${reason}`);
+  }
+}
+
+/** Parses `k/n` (e.g. `2/5`): 1 <= k <= n <= {@link MAX_SHARDS}, plain decimal integers. */
+export function parseShard(value: unknown): Shard {
+  if (typeof value !== 'string') throw new ShardError(String(value), 'expected a string k/n');
+  const m = /^\s*(\d{1,4})\s*\/\s*(\d{1,4})\s*$/.exec(value);
+  if (m === null)
+    throw new ShardError(value, 'expected <k>/<n>, two whole numbers, e.g. 2/5 (shard 2 of 5)');
+  const index = Number(m[1]);
+  const count = Number(m[2]);
+  if (count < 1 || count > MAX_SHARDS)
+    throw new ShardError(value, `the shard count must be 1 to ${MAX_SHARDS}`);
+  if (index < 1 || index > count)
+    throw new ShardError(value, `the shard number must be 1 to ${count} (shards count from 1)`);
+  return { index, count };
+}
+
+/** `k/n`, as `--shard` takes it and as reports record it. */
+export const shardLabel = (shard: Shard): string => `${shard.index}/${shard.count}`;
+
+/**
+ * The items of `items` in `shard`, in their given order: rank the keys (sorted by code
+ * unit; equal keys by position), keep ranks r with r mod count = index - 1. Every item
+ * is in exactly one of the `count` shards, and their sizes differ by at most one.
+ */
+export function selectShard<T>(
+  items: readonly T[],
+  keyOf: (item: T) => string,
+  shard: Shard | undefined,
+): T[] {
+  if (shard === undefined) return [...items];
+  const keys = items.map(keyOf);
+  const order = keys
+    .map((key, position) => ({ key, position }))
+    .sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : a.position - b.position));
+  const kept = new Set(
+    order.filter((_, rank) => rank % shard.count === shard.index - 1).map((o) => o.position),
+  );
+  return items.filter((_, position) => kept.has(position));
+}
+
+/**
+ * results.json of a shard: the document with `shard: "k/n"` beside `schema`, so that
+ * `compare` knows the run is one part of a larger one (comparison/shards.ts). An
+ * unsharded run's document is returned as it is.
+ */
+export function withShard(document: unknown, shard: Shard | undefined): unknown {
+  if (shard === undefined || typeof document !== 'object' || document === null) return document;
+  const { schema, ...rest } = document as Record<string, unknown>;
+  return { schema, shard: shardLabel(shard), ...rest };
+}
+
+/** Adds the shard to the results.json `run --report` wrote into `dir` (see {@link withShard}). */
+export function markShard(dir: string, shard: Shard): void {
+  const file = join(dir, 'results.json');
+  const document: unknown = JSON.parse(readFileSync(file, 'utf8'));
+  writeFileSync(file, `${JSON.stringify(withShard(document, shard), null, 2)}\n`);
+}
