@@ -4,14 +4,16 @@
  * the n indices of a Kubernetes indexed Job) and `compare` can put the parts back together
  * (comparison/shards.ts).
  *
- * The split: the selected items' keys are sorted (by UTF-16 code unit, not by locale, so
- * every machine sorts alike) and the item of rank r goes to shard (r mod n) + 1. Why this
- * and not a hash of the id: it is exact (shard sizes differ by at most one, whatever the
- * ids), and round-robin over the sorted ids spreads each family (ids of a family sort
- * together) and so its run time over every shard. What it gives up: adding a scenario
- * moves others to another shard, which does not matter because the shards of one run are
- * computed by one version of the suite over one selection; a hash would keep an id in
- * its shard across versions, but its shards are balanced only on average.
+ * The split: the item at position p of the selection, in the suite's own order (the order
+ * `--list` prints, the same on every machine running one version), goes to shard
+ * (p mod n) + 1. Why this and not a hash of the id: it is exact (shard sizes differ by at
+ * most one, whatever the ids); dealing round-robin spreads each family (a family's
+ * scenarios are listed together) and so its run time over every shard; and a shard's
+ * i-th item is the selection's item i*n + k - 1, so `compare` puts the shards' results
+ * back in the unsharded order. What it gives up: adding a scenario moves others to
+ * another shard, which does not matter because the shards of one run are computed by
+ * one version of the suite over one selection; a hash would keep an id in its shard
+ * across versions, but its shards are balanced only on average.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -58,25 +60,18 @@ export function parseShard(value: unknown): Shard {
 export const shardLabel = (shard: Shard): string => `${shard.index}/${shard.count}`;
 
 /**
- * The items of `items` in `shard`, in their given order: rank the keys (sorted by code
- * unit; equal keys by position), keep ranks r with r mod count = index - 1. Every item
- * is in exactly one of the `count` shards, and their sizes differ by at most one.
+ * The items of `items` in `shard`, in their given order: those at positions p with
+ * p mod count = index - 1. Every item is in exactly one of the `count` shards, and their
+ * sizes differ by at most one.
  */
-export function selectShard<T>(
-  items: readonly T[],
-  keyOf: (item: T) => string,
-  shard: Shard | undefined,
-): T[] {
+export function selectShard<T>(items: readonly T[], shard: Shard | undefined): T[] {
   if (shard === undefined) return [...items];
-  const keys = items.map(keyOf);
-  const order = keys
-    .map((key, position) => ({ key, position }))
-    .sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : a.position - b.position));
-  const kept = new Set(
-    order.filter((_, rank) => rank % shard.count === shard.index - 1).map((o) => o.position),
-  );
-  return items.filter((_, position) => kept.has(position));
+  return items.filter((_, position) => position % shard.count === shard.index - 1);
 }
+
+/** Where the `i`-th item of `shard` was in the unsharded selection ({@link selectShard}). */
+export const unshardedPosition = (shard: Shard, i: number): number =>
+  i * shard.count + shard.index - 1;
 
 /**
  * results.json of a shard: the document with `shard: "k/n"` beside `schema`, so that

@@ -86,7 +86,7 @@ function parseDevices(value: string): DeviceName[] {
 
 /**
  * The scenarios and wire probes the filters select; with --shard, that shard's part of
- * them (scenarios and probes split together, keyed by id: interop/shard.ts).
+ * them (scenarios, then probes, as --list shows them, dealt round-robin: interop/shard.ts).
  */
 export function selectScenarios(
   options: Pick<
@@ -100,10 +100,10 @@ export function selectScenarios(
   const all = selectUnsharded(options);
   if (options.shard === undefined) return all;
   const items = [
-    ...all.scenarios.map((s) => ({ key: s.id, scenario: s })),
-    ...all.probes.map((p) => ({ key: p.id, probe: p })),
+    ...all.scenarios.map((scenario) => ({ scenario })),
+    ...all.probes.map((probe) => ({ probe })),
   ];
-  const kept = selectShard(items, (i) => i.key, options.shard);
+  const kept = selectShard(items, options.shard);
   return {
     scenarios: kept.flatMap((i) => ('scenario' in i ? [i.scenario] : [])),
     probes: kept.flatMap((i) => ('probe' in i ? [i.probe] : [])),

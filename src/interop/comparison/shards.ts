@@ -5,7 +5,10 @@
  * when they ran on the same kernel, rdma-core, Node and siw variant and were split into
  * the same number of shards; their host may differ (one CI runner per shard). Two parts
  * claiming the same shard are refused: they are two runs, to be compared one at a time.
+ * The merged run lists its scenarios and probes in the unsharded order: a shard's i-th
+ * item (scenarios, then probes) was the selection's item i*n + k - 1 (interop/shard.ts).
  */
+import { type Shard, unshardedPosition } from '../shard.js';
 import { ReportInputError, type ReportRun } from './read.js';
 
 /** `k/n` as results.json records it. */
@@ -25,27 +28,44 @@ function commonPrefix(labels: readonly string[]): string {
   return first.slice(0, n).join('/');
 }
 
-/** One run of its parts: scenarios and probes in shard order, devices once each. */
-function mergeParts(parts: readonly ReportRun[]): ReportRun {
-  const first = parts[0];
+/** Items of the parts, each at its place in the unsharded selection. */
+function inUnshardedOrder<T>(
+  parts: readonly { shard: Shard; items: readonly T[]; offset: number }[],
+): T[] {
+  return parts
+    .flatMap(({ shard, items, offset }) =>
+      items.map((item, i) => ({ item, at: unshardedPosition(shard, offset + i) })),
+    )
+    .sort((a, b) => a.at - b.at)
+    .map((x) => x.item);
+}
+
+/** One run of its parts: scenarios and probes in the unsharded order, devices once each. */
+function mergeParts(parts: readonly { shard: Shard; run: ReportRun }[]): ReportRun {
+  const first = parts[0]?.run;
   if (first === undefined) throw new ReportInputError('compare', 'no shard to merge');
   const devices = new Map<string, Readonly<Record<string, unknown>>>();
-  for (const p of parts)
-    for (const d of p.devices) {
+  for (const { run } of parts)
+    for (const d of run.devices) {
       const name = String(d.name ?? '?');
       if (!devices.has(name)) devices.set(name, d);
     }
-  const prefix = commonPrefix(parts.map((p) => p.label));
+  const prefix = commonPrefix(parts.map((p) => p.run.label));
   return {
     label: prefix === '' || prefix === '.' ? first.label : prefix,
     path: first.path,
-    host: [...new Set(parts.map((p) => p.host))].join(', '),
+    host: [...new Set(parts.map((p) => p.run.host))].join(', '),
     kernel: first.kernel,
     rdmaCore: first.rdmaCore,
     node: first.node,
     devices: [...devices.values()],
-    scenarios: parts.flatMap((p) => p.scenarios),
-    probes: parts.flatMap((p) => p.probes),
+    // A shard lists its scenarios, then its probes: its probes follow its scenarios.
+    scenarios: inUnshardedOrder(
+      parts.map(({ shard, run }) => ({ shard, items: run.scenarios, offset: 0 })),
+    ),
+    probes: inUnshardedOrder(
+      parts.map(({ shard, run }) => ({ shard, items: run.probes, offset: run.scenarios.length })),
+    ),
   };
 }
 
@@ -54,21 +74,21 @@ function mergeParts(parts: readonly ReportRun[]): ReportRun {
  * part; unsharded runs as they are.
  */
 export function mergeShards(runs: readonly ReportRun[]): ReportRun[] {
-  const groups = new Map<string, { index: number; run: ReportRun }[]>();
+  const groups = new Map<string, { shard: Shard; run: ReportRun }[]>();
   const keyOf: (string | undefined)[] = runs.map((run) => {
     if (run.shard === undefined) return undefined;
     const m = SHARD.exec(run.shard);
     if (m === null) throw new ReportInputError(run.label, `shard '${run.shard}' is not k/n`);
     const key = [run.kernel, run.rdmaCore, run.node, siwVariantOf(run), m[2]].join('\u0000');
     const group = groups.get(key) ?? [];
-    const index = Number(m[1]);
-    const twin = group.find((g) => g.index === index);
+    const shard = { index: Number(m[1]), count: Number(m[2]) };
+    const twin = group.find((g) => g.shard.index === shard.index);
     if (twin !== undefined)
       throw new ReportInputError(
         run.label,
         `shard ${run.shard} of kernel ${run.kernel} is also in ${twin.run.label}: compare the shards of one run at a time`,
       );
-    group.push({ index, run });
+    group.push({ shard, run });
     groups.set(key, group);
     return key;
   });
@@ -79,8 +99,8 @@ export function mergeShards(runs: readonly ReportRun[]): ReportRun[] {
     if (key === undefined) merged.push(run);
     else if (!done.has(key)) {
       done.add(key);
-      const parts = [...(groups.get(key) ?? [])].sort((a, b) => a.index - b.index);
-      merged.push(mergeParts(parts.map((p) => p.run)));
+      const parts = [...(groups.get(key) ?? [])].sort((a, b) => a.shard.index - b.shard.index);
+      merged.push(mergeParts(parts));
     }
   });
   return merged;

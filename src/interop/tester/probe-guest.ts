@@ -52,7 +52,7 @@ export interface ProbeSelection {
   readonly devices?: readonly string[];
   readonly assertion?: string;
   readonly siw: SiwChoice;
-  /** `--shard k/n`: that part of the pairs, keyed `variant/id` (interop/shard.ts). */
+  /** `--shard k/n`: that part of the pairs, in run order (interop/shard.ts). */
   readonly shard?: Shard;
 }
 
@@ -90,7 +90,7 @@ export function selectAssertions(selection: ProbeSelection): SelectedAssertion[]
             (a.siwVariants === undefined || a.siwVariants.includes(variant))),
     ).map((assertion) => ({ assertion, variant })),
   );
-  return selectShard(pairs, (p) => resumeKey(p.variant, p.assertion.id), selection.shard);
+  return selectShard(pairs, selection.shard);
 }
 
 /** `variant/id`: where a run resumes after a crash (`--after`). */

@@ -8,7 +8,13 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runArgumentsError, selectScenarios } from '../../../src/cli/commands/run.js';
 import { ArgumentError } from '../../../src/errors.js';
-import { parseShard, type Shard, ShardError, selectShard } from '../../../src/interop/shard.js';
+import {
+  parseShard,
+  type Shard,
+  ShardError,
+  selectShard,
+  unshardedPosition,
+} from '../../../src/interop/shard.js';
 import { resumeKey, selectAssertions } from '../../../src/interop/tester/probe-guest.js';
 import { rowsOf, runCli } from './run-cli.js';
 
@@ -64,13 +70,19 @@ describe('parseShard', () => {
 });
 
 describe('selectShard', () => {
-  it('deals the sorted keys round-robin and keeps the given order inside a shard', () => {
+  it('deals the items round-robin in their given order', () => {
     const items = ['d', 'a', 'c', 'e', 'b'];
-    expect(selectShard(items, (x) => x, { index: 1, count: 2 })).toEqual(['a', 'c', 'e']);
-    expect(selectShard(items, (x) => x, { index: 2, count: 2 })).toEqual(['d', 'b']);
-    expect(selectShard(items, (x) => x, undefined)).toEqual(items);
+    expect(selectShard(items, { index: 1, count: 2 })).toEqual(['d', 'c', 'b']);
+    expect(selectShard(items, { index: 2, count: 2 })).toEqual(['a', 'e']);
+    expect(selectShard(items, undefined)).toEqual(items);
+    // A shard's i-th item was the selection's item i*n + k - 1 (compare's merge uses it).
+    const third = { index: 3, count: 4 };
+    const letters = [...'abcdefghijk'];
+    selectShard(letters, third).forEach((x, i) => {
+      expect(letters[unshardedPosition(third, i)]).toBe(x);
+    });
     // More shards than items: some are empty, none has two.
-    expect(shardsOf(7).map((s) => selectShard(['x', 'y'], (x) => x, s).length)).toEqual([
+    expect(shardsOf(7).map((s) => selectShard(['x', 'y'], s).length)).toEqual([
       1, 1, 0, 0, 0, 0, 0,
     ]);
   });
