@@ -73,20 +73,30 @@ export function selectShard<T>(items: readonly T[], shard: Shard | undefined): T
 export const unshardedPosition = (shard: Shard, i: number): number =>
   i * shard.count + shard.index - 1;
 
+/** A sharded run: which shard, and of what (the filters it was split from). */
+export interface ShardOf {
+  readonly shard: Shard;
+  /**
+   * The selection that was split, as the filters name it (e.g. `device=rxe0`): shards of
+   * different selections are different runs, even on one kernel (comparison/shards.ts).
+   */
+  readonly selection: string;
+}
+
 /**
- * results.json of a shard: the document with `shard: "k/n"` beside `schema`, so that
- * `compare` knows the run is one part of a larger one (comparison/shards.ts). An
- * unsharded run's document is returned as it is.
+ * results.json of a shard: the document with `shard: "k/n"` and `shardSelection` beside
+ * `schema`, so that `compare` knows the run is one part of a larger one
+ * (comparison/shards.ts). An unsharded run's document is returned as it is.
  */
-export function withShard(document: unknown, shard: Shard | undefined): unknown {
-  if (shard === undefined || typeof document !== 'object' || document === null) return document;
+export function withShard(document: unknown, of: ShardOf | undefined): unknown {
+  if (of === undefined || typeof document !== 'object' || document === null) return document;
   const { schema, ...rest } = document as Record<string, unknown>;
-  return { schema, shard: shardLabel(shard), ...rest };
+  return { schema, shard: shardLabel(of.shard), shardSelection: of.selection, ...rest };
 }
 
 /** Adds the shard to the results.json `run --report` wrote into `dir` (see {@link withShard}). */
-export function markShard(dir: string, shard: Shard): void {
+export function markShard(dir: string, of: ShardOf): void {
   const file = join(dir, 'results.json');
   const document: unknown = JSON.parse(readFileSync(file, 'utf8'));
-  writeFileSync(file, `${JSON.stringify(withShard(document, shard), null, 2)}\n`);
+  writeFileSync(file, `${JSON.stringify(withShard(document, of), null, 2)}\n`);
 }

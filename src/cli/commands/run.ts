@@ -19,7 +19,14 @@ import { writeComparisonHtml } from '../../interop/report-html/index.js';
 import { passed, runScenarios } from '../../interop/runner.js';
 import { DEVICES, type DeviceName, type Scenario } from '../../interop/scenario.js';
 import { SCENARIOS } from '../../interop/scenarios.js';
-import { markShard, type Shard, selectShard, shardLabel, withShard } from '../../interop/shard.js';
+import {
+  markShard,
+  type Shard,
+  type ShardOf,
+  selectShard,
+  shardLabel,
+  withShard,
+} from '../../interop/shard.js';
 import { usesRfc7306 } from '../../interop/siw-variant.js';
 import type { FaultSpec } from '../../runtime/faults/spec.js';
 import { hostRdmaDevices, KERNEL_LINES } from '../../runtime/index.js';
@@ -108,6 +115,20 @@ export function selectScenarios(
     scenarios: kept.flatMap((i) => ('scenario' in i ? [i.scenario] : [])),
     probes: kept.flatMap((i) => ('probe' in i ? [i.probe] : [])),
   };
+}
+
+/**
+ * What a sharded run split: the filters that chose its selection, in a fixed order, so
+ * that shards of one selection say the same (`device=rxe0 siw=stock`).
+ */
+function shardOf(options: RunOptions): ShardOf | undefined {
+  if (options.shard === undefined) return undefined;
+  const filters = [
+    options.device === undefined ? [] : [`device=${[...options.device].sort().join(',')}`],
+    options.scenario === undefined ? [] : [`scenario=${options.scenario}`],
+    [`siw=${options.siw ?? 'stock'}`],
+  ].flat();
+  return { shard: options.shard, selection: filters.join(' ') };
 }
 
 function selectUnsharded(
@@ -219,7 +240,7 @@ async function runHere(options: RunOptions, reportDir: string | undefined): Prom
   if (options.json === true) {
     // The document results.json holds (report-files.ts), on stdout instead of the text.
     process.stdout.write(
-      `${JSON.stringify(withShard(resultsDocument(results, probeResults, env, strict), options.shard), null, 2)}\n`,
+      `${JSON.stringify(withShard(resultsDocument(results, probeResults, env, strict), shardOf(options)), null, 2)}\n`,
     );
   } else {
     if (results.length > 0) process.stdout.write(`${renderReport(results)}\n`);
@@ -231,7 +252,8 @@ async function runHere(options: RunOptions, reportDir: string | undefined): Prom
   }
   if (reportDir !== undefined) {
     writeReport(reportDir, results, probeResults, env, strict);
-    if (options.shard !== undefined) markShard(reportDir, options.shard);
+    const of = shardOf(options);
+    if (of !== undefined) markShard(reportDir, of);
   }
   const verdicts = [...results.map((r) => r.verdict), ...probeResults.map((r) => r.verdict)];
   // With --json the summary goes to stderr: stdout is the document alone.

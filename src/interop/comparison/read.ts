@@ -42,6 +42,10 @@ export interface ReportRun {
   }[];
   /** `k/n` when the run is shard k of n (`run --shard`); shards.ts merges the parts. */
   readonly shard?: string;
+  /** What the shard was split from (`shardSelection`: the filters, e.g. `device=rxe0`). */
+  readonly shardSelection?: string;
+  /** A merged sharded run: the results.json of each of its shards, in shard order. */
+  readonly parts?: readonly string[];
 }
 
 /** A report that cannot be compared: missing, not JSON, not a results.json. */
@@ -123,6 +127,7 @@ export function reportRunOf(label: string, path: string, document: unknown): Rep
     scenarios,
     probes,
     ...(typeof d.shard === 'string' ? { shard: d.shard } : {}),
+    ...(typeof d.shardSelection === 'string' ? { shardSelection: d.shardSelection } : {}),
   };
 }
 

@@ -2,8 +2,9 @@
  * `compare` of the shards of a run (`run --shard k/n`, interop/shard.ts): the parts of
  * one run are put back together into one run before comparing, so that comparing the n
  * shards' reports gives what comparing the unsharded run gives. Parts belong together
- * when they ran on the same kernel, rdma-core, Node and siw variant and were split into
- * the same number of shards; their host may differ (one CI runner per shard). Two parts
+ * when they ran on the same kernel, rdma-core, Node and siw variant and were split from
+ * the same selection (`shardSelection`: `--device rxe0`'s shards and `--device siw0`'s are
+ * two runs) into the same number of shards; their host may differ (one CI runner per shard). Two parts
  * claiming the same shard are refused: they are two runs, to be compared one at a time.
  * The merged run lists its scenarios and probes in the unsharded order: a shard's i-th
  * item (scenarios, then probes) was the selection's item i*n + k - 1 (interop/shard.ts).
@@ -54,6 +55,7 @@ function mergeParts(parts: readonly { shard: Shard; run: ReportRun }[]): ReportR
   return {
     label: prefix === '' || prefix === '.' ? first.label : prefix,
     path: first.path,
+    parts: parts.map((p) => p.run.path),
     host: [...new Set(parts.map((p) => p.run.host))].join(', '),
     kernel: first.kernel,
     rdmaCore: first.rdmaCore,
@@ -79,7 +81,14 @@ export function mergeShards(runs: readonly ReportRun[]): ReportRun[] {
     if (run.shard === undefined) return undefined;
     const m = SHARD.exec(run.shard);
     if (m === null) throw new ReportInputError(run.label, `shard '${run.shard}' is not k/n`);
-    const key = [run.kernel, run.rdmaCore, run.node, siwVariantOf(run), m[2]].join('\u0000');
+    const key = [
+      run.kernel,
+      run.rdmaCore,
+      run.node,
+      siwVariantOf(run),
+      run.shardSelection ?? '',
+      m[2],
+    ].join('\u0000');
     const group = groups.get(key) ?? [];
     const shard = { index: Number(m[1]), count: Number(m[2]) };
     const twin = group.find((g) => g.shard.index === shard.index);

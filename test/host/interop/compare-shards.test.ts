@@ -47,7 +47,7 @@ function grown(line: string): Doc {
 }
 
 /** Shard k of n of `doc`, as `run --shard k/n --report` writes it. */
-function shardOf(doc: Doc, index: number, count: number): unknown {
+function shardOf(doc: Doc, index: number, count: number, selection = 'siw=stock'): unknown {
   const items = [
     ...doc.scenarios.map((scenario) => ({ scenario })),
     ...doc.probes.map((probe) => ({ probe })),
@@ -67,7 +67,7 @@ function shardOf(doc: Doc, index: number, count: number): unknown {
       scenarios,
       probes,
     },
-    { index, count },
+    { shard: { index, count }, selection },
   );
 }
 
@@ -129,6 +129,16 @@ describe('compare of shards', () => {
     expect(() => readReports([join(dir, 'a'), join(dir, 'b')])).toThrow(
       /shard 1\/2 of kernel 6\.1\.0-56-amd64 is also in/,
     );
+  });
+
+  it('keeps shards of different selections apart (a job per provider, each sharded)', () => {
+    const dir = join(root, 'providers');
+    write(join(dir, 'rxe0-1'), shardOf(grown('6.1'), 1, 2, 'device=rxe0 siw=stock'));
+    write(join(dir, 'rxe0-2'), shardOf(grown('6.1'), 2, 2, 'device=rxe0 siw=stock'));
+    write(join(dir, 'siw0-1'), shardOf(grown('6.1'), 1, 2, 'device=siw0 siw=stock'));
+    const runs = readReports(['rxe0-1', 'siw0-1', 'rxe0-2'].map((d) => join(dir, d)));
+    expect(runs.map((r) => r.scenarios.length)).toEqual([10, 5]);
+    expect(runs.map((r) => r.parts?.length)).toEqual([2, 1]);
   });
 
   it('keeps shards of different kernels, or split differently, apart', () => {
