@@ -20,13 +20,26 @@ function siwVariantOf(run: ReportRun): string {
   return run.devices.some((d) => d.provider === 'siw+rfc7306') ? 'rfc7306' : 'stock';
 }
 
-/** The path elements all `labels` share, from the start (`out/6.1` of `out/6.1/shard-2`). */
-function commonPrefix(labels: readonly string[]): string {
-  const split = labels.map((l) => l.split('/'));
-  const first = split[0] ?? [];
+/**
+ * The merged run's label: the path its parts' labels share, then what their last
+ * elements share, less a trailing shard number or the word `shard`: `out/6.1` of
+ * `out/6.1/shard-1` and `out/6.1/shard-2`; `reports/report-6.1-rxe0` of
+ * `reports/report-6.1-rxe0-1` and `-2` (the matrix workflow's artefacts). One part keeps
+ * its own label.
+ */
+function mergedLabel(labels: readonly string[]): string {
+  const first = labels[0] ?? '.';
+  if (labels.length === 1) return first;
+  const split = labels.map((l) => l.replace(/\/+$/, '').split('/'));
+  const head = split[0] ?? [];
   let n = 0;
-  while (n < first.length && split.every((p) => p.length > n && p[n] === first[n])) n++;
-  return first.slice(0, n).join('/');
+  while (n < head.length - 1 && split.every((p) => p.length > n + 1 && p[n] === head[n])) n++;
+  const lasts = split.map((p) => p.slice(n).join('/'));
+  let common = lasts[0] ?? '';
+  for (const l of lasts) while (!l.startsWith(common)) common = common.slice(0, -1);
+  const rest = common.replace(/[-_./]*(shard)?[-_./]*$/i, '');
+  const label = [...head.slice(0, n), ...(rest === '' ? [] : [rest])].join('/');
+  return label === '' ? first : label;
 }
 
 /** Items of the parts, each at its place in the unsharded selection. */
@@ -51,9 +64,8 @@ function mergeParts(parts: readonly { shard: Shard; run: ReportRun }[]): ReportR
       const name = String(d.name ?? '?');
       if (!devices.has(name)) devices.set(name, d);
     }
-  const prefix = commonPrefix(parts.map((p) => p.run.label));
   return {
-    label: prefix === '' || prefix === '.' ? first.label : prefix,
+    label: mergedLabel(parts.map((p) => p.run.label)),
     path: first.path,
     parts: parts.map((p) => p.run.path),
     host: [...new Set(parts.map((p) => p.run.host))].join(', '),
