@@ -188,7 +188,8 @@ export function registerProbe(program: Command): void {
     .addOption(new Option('--seed <n>', 'the fuzz seed').argParser(parseSeed).default(1))
     .addOption(timeoutOption('limit per guest (boot + assertions)', 900))
     .addOption(cacheDirOption())
-    .addOption(shardOption('(assertion, pass) pairs'))
+    // The fuzz is not split: n shards would send it n times over.
+    .addOption(shardOption('(assertion, pass) pairs').conflicts(['fuzz']))
     .action(async (options: ProbeOptions, command: Command) => {
       const pairs = selectAssertions({
         siw: options.siw,
