@@ -11,6 +11,7 @@ import { appendFileSync, existsSync, mkdirSync } from 'node:fs';
 import { release } from 'node:os';
 import { dirname, join } from 'node:path';
 import picomatch from 'picomatch';
+import { type Shard, selectShard } from '../judge/shard.js';
 import {
   loadedSiwVariant,
   PATCHED_PASS_ENV,
@@ -51,6 +52,8 @@ export interface ProbeSelection {
   readonly devices?: readonly string[];
   readonly assertion?: string;
   readonly siw: SiwChoice;
+  /** `--shard k/n`: that part of the pairs, in run order (judge/shard.ts). */
+  readonly shard?: Shard;
 }
 
 /** The variants `--siw` names, in run order. */
@@ -77,7 +80,7 @@ export interface SelectedAssertion {
 /** The (assertion, pass) pairs the selection runs, in order. */
 export function selectAssertions(selection: ProbeSelection): SelectedAssertion[] {
   const match = selection.assertion === undefined ? () => true : picomatch(selection.assertion);
-  return passesOf(selection).flatMap((variant) =>
+  const pairs = passesOf(selection).flatMap((variant) =>
     ALL_ASSERTIONS.filter(
       (a) =>
         match(a.id) &&
@@ -87,6 +90,7 @@ export function selectAssertions(selection: ProbeSelection): SelectedAssertion[]
             (a.siwVariants === undefined || a.siwVariants.includes(variant))),
     ).map((assertion) => ({ assertion, variant })),
   );
+  return selectShard(pairs, selection.shard);
 }
 
 /** `variant/id`: where a run resumes after a crash (`--after`). */

@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { compareReports, readReports, writeComparison } from '../../interop/comparison/index.js';
 import { renderComparisonMarkdown } from '../../interop/comparison/markdown.js';
+import { writeComparedRunsHtml } from '../../interop/report-html/compared-runs.js';
 
 interface CompareOptions {
   readonly out?: string;
@@ -10,8 +11,8 @@ interface CompareOptions {
 /**
  * `rdma-interop compare <report dir>...`: merges the results.json of any number of
  * `--report` directories (hosts, devices, kernel lines, dates) into one comparison.
- * Markdown on stdout (or JSON with --json); with --out, comparison.md and comparison.json
- * into that directory. Exit 0 whether or not values differ: differing is the answer.
+ * Markdown on stdout (or JSON with --json); with --out, comparison.md, comparison.json and
+ * comparison.html into that directory. The shards of a run (`run --shard`) compare as one run. Exit 0 whether or not values differ: differing is the answer.
  */
 export function registerCompare(program: Command): void {
   program
@@ -23,15 +24,22 @@ export function registerCompare(program: Command): void {
       '<report...>',
       'report directories (run --report; a run --kernels directory gives one run per kernel) or results.json files',
     )
-    .option('--out <dir>', 'write comparison.md and comparison.json into <dir>')
+    .option('--out <dir>', 'write comparison.md, comparison.json and comparison.html into <dir>')
     .option('--json', 'print the comparison as JSON instead of Markdown')
     .action((reports: string[], options: CompareOptions) => {
-      const comparison = compareReports(readReports(reports));
+      const runs = readReports(reports);
+      const comparison = compareReports(runs);
       if (options.out !== undefined) {
         const written = writeComparison(options.out, comparison);
+        const html = writeComparedRunsHtml(options.out, runs, comparison);
         process.stderr.write(
           `compare: ${comparison.changedCount} of ${comparison.fields.length} values differ across ${comparison.runs.length} runs (${written})\n`,
         );
+        // A report of an older schema is in the comparison but not drawn on the page.
+        if (html.left.length > 0)
+          process.stderr.write(
+            `compare: comparison.html leaves out ${html.left.length} of ${runs.length} runs: ${html.left.join('; ')}\n`,
+          );
       }
       process.stdout.write(
         options.json === true

@@ -8,6 +8,7 @@
 import { join, resolve } from 'node:path';
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import { RECORDS } from '../../judge/records/index.js';
+import { type Shard, shardLabel } from '../../judge/shard.js';
 import type { AssertionResult } from '../../probe/assertion.js';
 import type { FuzzSummary } from '../../probe/fuzz-loop.js';
 import {
@@ -45,6 +46,7 @@ import {
   timeoutOption,
 } from '../options.js';
 import { CACHE_DIR_STAYS, type Forwarding, forwardedOptions, requestArgs } from '../request.js';
+import { shardOption } from '../shard-option.js';
 
 interface ProbeOptions {
   readonly runtime: Runtime;
@@ -59,6 +61,7 @@ interface ProbeOptions {
   readonly seed: number;
   readonly timeout: number;
   readonly cacheDir?: string;
+  readonly shard?: Shard;
 }
 
 const THIS_HOST = { stays: 'the guests are booted and the report written by this process' };
@@ -79,6 +82,8 @@ export const PROBE_FORWARDING = {
   fuzz: 'forward',
   seed: 'forward',
   timeout: THIS_HOST,
+  // The guest's probe selects the same part (judge/shard.ts).
+  shard: 'forward',
   cacheDir: CACHE_DIR_STAYS,
 } as const satisfies Readonly<Record<keyof ProbeOptions, Forwarding>>;
 
@@ -124,9 +129,14 @@ function parseSeed(value: string): number {
  * probe's definition, which writes them).
  */
 export function probeGuestArgs(command: Command, options: ProbeOptions): string[] {
+  const forwarded = forwardedOptions(PROBE_FORWARDING, options);
   return [
     'probe',
-    ...requestArgs(command, { ...forwardedOptions(PROBE_FORWARDING, options), runtime: 'host' }),
+    ...requestArgs(command, {
+      ...forwarded,
+      shard: forwarded.shard === undefined ? undefined : shardLabel(forwarded.shard),
+      runtime: 'host',
+    }),
   ];
 }
 
@@ -205,11 +215,14 @@ export function registerProbe(program: Command): void {
     .addOption(new Option('--seed <n>', 'the fuzz seed').argParser(parseSeed).default(1))
     .addOption(timeoutOption('limit per guest (boot + assertions)', 900))
     .addOption(cacheDirOption())
+    // The fuzz is not split: n shards would send it n times over.
+    .addOption(shardOption('(assertion, pass) pairs').conflicts(['fuzz']))
     .action(async (options: ProbeOptions, command: Command) => {
       const pairs = selectAssertions({
         siw: options.siw,
         ...(options.device === undefined ? {} : { devices: options.device }),
         ...(options.assertion === undefined ? {} : { assertion: options.assertion }),
+        ...(options.shard === undefined ? {} : { shard: options.shard }),
       });
       if (pairs.length === 0 && options.fuzz === undefined)
         usageError(

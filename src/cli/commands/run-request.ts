@@ -9,6 +9,7 @@
  */
 import type { Command } from 'commander';
 import type { DeviceName } from '../../interop/scenario.js';
+import { type Shard, shardLabel } from '../../judge/shard.js';
 import type { FaultSpec } from '../../runtime/faults/spec.js';
 import type { SiwVariant } from '../../runtime/siw-variant-env.js';
 import type { Runtime } from '../options.js';
@@ -33,6 +34,7 @@ export interface RunOptions {
   readonly peerSiw?: SiwVariant;
   readonly json?: boolean;
   readonly faults?: FaultSpec;
+  readonly shard?: Shard;
   readonly cacheDir?: string;
 }
 
@@ -55,6 +57,8 @@ export const RUN_FORWARDING = {
   peerSiw: LINK_ONLY,
   siw: 'forward',
   faults: LINK_ONLY,
+  // Each run elsewhere (the guest's, a siw pass) selects the same part (judge/shard.ts).
+  shard: 'forward',
   timeout: THIS_GUEST,
   kernel: THIS_GUEST,
   modules: THIS_GUEST,
@@ -78,10 +82,12 @@ export function runElsewhereArgs(
   options: RunOptions,
   elsewhere: RunElsewhere,
 ): string[] {
+  const forwarded = forwardedOptions(RUN_FORWARDING, options);
   return [
     'run',
     ...requestArgs(command, {
-      ...forwardedOptions(RUN_FORWARDING, options),
+      ...forwarded,
+      shard: forwarded.shard === undefined ? undefined : shardLabel(forwarded.shard),
       runtime: 'host',
       ...elsewhere,
     }),

@@ -18,6 +18,7 @@ import { passed, runScenarios } from '../../interop/runner.js';
 import { DEVICES, type DeviceName, type Scenario } from '../../interop/scenario.js';
 import { SCENARIOS } from '../../interop/scenarios.js';
 import { usesRfc7306 } from '../../interop/siw-variant.js';
+import { markShard, type ShardOf, selectShard, shardLabel, withShard } from '../../judge/shard.js';
 import { type ProbeResult, runProbe } from '../../probe/run-probes.js';
 import { WIRE_PROBES } from '../../probe/wire-probes.js';
 import { hostRdmaDevices, KERNEL_LINES } from '../../runtime/index.js';
@@ -35,6 +36,7 @@ import {
   runtimeOption,
   timeoutOption,
 } from '../options.js';
+import { shardOption } from '../shard-option.js';
 import { runLink, selectLinkScenarios } from './run-link.js';
 import { type RunOptions, runElsewhereArgs } from './run-request.js';
 import { inPatchedPass, runPatchedPass, runStockPass, SIW_CHOICES } from './run-siw.js';
@@ -55,8 +57,47 @@ function parseDevices(value: string): DeviceName[] {
   return names as DeviceName[];
 }
 
-/** The scenarios and wire probes the filters select. */
+/**
+ * The scenarios and wire probes the filters select; with --shard, that shard's part of
+ * them (scenarios, then probes, as --list shows them, dealt round-robin: judge/shard.ts).
+ */
 export function selectScenarios(
+  options: Pick<
+    RunOptions,
+    'device' | 'scenario' | 'link' | 'siw' | 'peerSiw' | 'faults' | 'shard'
+  >,
+): {
+  scenarios: Scenario[];
+  probes: typeof WIRE_PROBES;
+} {
+  const all = selectUnsharded(options);
+  if (options.shard === undefined) return all;
+  const items = [
+    ...all.scenarios.map((scenario) => ({ scenario })),
+    ...all.probes.map((probe) => ({ probe })),
+  ];
+  const kept = selectShard(items, options.shard);
+  return {
+    scenarios: kept.flatMap((i) => ('scenario' in i ? [i.scenario] : [])),
+    probes: kept.flatMap((i) => ('probe' in i ? [i.probe] : [])),
+  };
+}
+
+/**
+ * What a sharded run split: the filters that chose its selection, in a fixed order, so
+ * that shards of one selection say the same (`device=rxe0 siw=stock`).
+ */
+function shardOf(options: RunOptions): ShardOf | undefined {
+  if (options.shard === undefined) return undefined;
+  const filters = [
+    options.device === undefined ? [] : [`device=${[...options.device].sort().join(',')}`],
+    options.scenario === undefined ? [] : [`scenario=${options.scenario}`],
+    [`siw=${options.siw ?? 'stock'}`],
+  ].flat();
+  return { shard: options.shard, selection: filters.join(' ') };
+}
+
+function selectUnsharded(
   options: Pick<RunOptions, 'device' | 'scenario' | 'link' | 'siw' | 'peerSiw' | 'faults'>,
 ): {
   scenarios: Scenario[];
@@ -176,7 +217,7 @@ async function runHere(
   if (options.json === true) {
     // The document results.json holds (report-files.ts), on stdout instead of the text.
     process.stdout.write(
-      `${JSON.stringify(resultsDocument(results, probeResults, env, strict), null, 2)}\n`,
+      `${JSON.stringify(withShard(resultsDocument(results, probeResults, env, strict), shardOf(options)), null, 2)}\n`,
     );
   } else {
     if (results.length > 0) process.stdout.write(`${renderReport(results)}\n`);
@@ -186,7 +227,11 @@ async function runHere(
     if (findings !== '')
       process.stdout.write(`\nKnown provider behaviour seen in this run:\n${findings}\n`);
   }
-  if (reportDir !== undefined) writeReport(reportDir, results, probeResults, env, strict);
+  if (reportDir !== undefined) {
+    writeReport(reportDir, results, probeResults, env, strict);
+    const of = shardOf(options);
+    if (of !== undefined) markShard(reportDir, of);
+  }
   const verdicts = [...results.map((r) => r.verdict), ...probeResults.map((r) => r.verdict)];
   // With --json the summary goes to stderr: stdout is the document alone.
   (options.json === true ? process.stderr : process.stdout).write(
@@ -430,13 +475,14 @@ export function registerRun(program: Command): void {
         .conflicts(['kernel', 'link', 'json', 'peerKernel', 'peerSiw']),
     )
     .addOption(cacheDirOption())
+    .addOption(shardOption('scenarios and wire probes'))
     .action(async (options: RunOptions, command: Command) => {
       refuseIdleOptions(command, options);
       const { scenarios, probes } = selectScenarios(options);
       if (scenarios.length + probes.length === 0)
         usageError(
           command,
-          `no scenario matches${options.scenario === undefined ? '' : ` '${options.scenario}'`}${options.device === undefined ? '' : ` on ${options.device.join(',')}`}`,
+          `no scenario matches${options.scenario === undefined ? '' : ` '${options.scenario}'`}${options.device === undefined ? '' : ` on ${options.device.join(',')}`}${options.shard === undefined ? '' : ` in shard ${shardLabel(options.shard)} (fewer items than shards)`}`,
         );
       if (options.list) {
         const rows = [

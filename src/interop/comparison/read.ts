@@ -10,6 +10,7 @@ import { dirname, join, relative, resolve } from 'node:path';
 import { requireArray, requireString } from '../../arguments.js';
 import { RdmaInteropError } from '../../errors.js';
 import { verdictFromFile } from '../../judge/verdict.js';
+import { mergeShards } from './shards.js';
 
 /** One scenario's outcome on one device, as the comparison reads it. */
 export interface ReportScenario {
@@ -40,6 +41,12 @@ export interface ReportRun {
     readonly verdict: string;
     readonly device: string;
   }[];
+  /** `k/n` when the run is shard k of n (`run --shard`); shards.ts merges the parts. */
+  readonly shard?: string;
+  /** What the shard was split from (`shardSelection`: the filters, e.g. `device=rxe0`). */
+  readonly shardSelection?: string;
+  /** A merged sharded run: the results.json of each of its shards, in shard order. */
+  readonly parts?: readonly string[];
 }
 
 /** A report that cannot be compared: missing, not JSON, not a results.json. */
@@ -126,6 +133,8 @@ export function reportRunOf(label: string, path: string, document: unknown): Rep
       : [],
     scenarios,
     probes,
+    ...(typeof d.shard === 'string' ? { shard: d.shard } : {}),
+    ...(typeof d.shardSelection === 'string' ? { shardSelection: d.shardSelection } : {}),
   };
 }
 
@@ -151,9 +160,14 @@ function resultsFilesIn(dir: string): string[] {
 
 /**
  * The runs behind `paths` (report directories or results.json files), in the order
- * given; a directory holding per-kernel or per-variant subreports gives one run each.
+ * given; a directory holding per-kernel or per-variant subreports gives one run each,
+ * and the shards of one run (`run --shard`) give one run together (shards.ts).
  */
 export function readReports(paths: readonly string[]): ReportRun[] {
+  return mergeShards(readRuns(paths));
+}
+
+function readRuns(paths: readonly string[]): ReportRun[] {
   requireArray('interop', 'paths', paths).forEach((p, i) => {
     requireString('interop', `paths[${i}]`, p);
   });

@@ -236,6 +236,16 @@ const ENTRIES: Readonly<Record<string, Entry>> = {
       expect(listed.length).toBeGreaterThan(1);
     },
   },
+  'rdma-interop run --shard': {
+    // h-matrix (issue 36): the partition itself is test/host/cli/shard.test.ts.
+    effect: async () => {
+      const all = scenarioIds(await cli(['run', '--list', '--scenario', 'rxe-*atomic*']));
+      const half = scenarioIds(
+        await cli(['run', '--list', '--scenario', 'rxe-*atomic*', '--shard', '2/2']),
+      );
+      expect(half).toEqual(all.filter((_, i) => i % 2 === 1));
+    },
+  },
   'rdma-interop run --report': {
     coveredBy:
       'test/host/interop/kernel-matrix.test.ts (guests), test/kernel/siw-rfc7306/suite.test.ts',
@@ -755,6 +765,15 @@ const ENTRIES: Readonly<Record<string, Entry>> = {
       ]);
     },
   },
+  'rdma-interop probe --shard': {
+    effect: async () => {
+      const all = ids(await cli(['probe', '--list', '--assertion', 'siw-mpa-*']));
+      const first = ids(
+        await cli(['probe', '--list', '--assertion', 'siw-mpa-*', '--shard', '1/2']),
+      );
+      expect(first).toEqual(all.filter((_, i) => i % 2 === 0));
+    },
+  },
   'rdma-interop probe --siw': {
     effect: async () => {
       const rows = lines((await cli(['probe', '--list', '--siw', 'rfc7306'])).stdout);
@@ -812,6 +831,7 @@ const VALUES: Readonly<Record<string, ValueCheck>> = {
   'rdma-interop run --scenario': { free: 'a glob; one that matches nothing is refused (exit 2)' },
   'rdma-interop run --report': { free: 'a directory, created' },
   'rdma-interop run --siw': { bad: 'patched' },
+  'rdma-interop run --shard': { bad: '6/5' },
   'rdma-interop run --timeout': { bad: '0' },
   'rdma-interop run --kernel': { bad: '9.9' },
   'rdma-interop run --kernels': { bad: '6.1,9.9' },
@@ -846,6 +866,7 @@ const VALUES: Readonly<Record<string, ValueCheck>> = {
   'rdma-interop probe --report': { free: 'a directory, created' },
   'rdma-interop probe --fuzz': { bad: '0' },
   'rdma-interop probe --seed': { bad: '-1' },
+  'rdma-interop probe --shard': { bad: '0/5' },
   'rdma-interop probe --timeout': { bad: '0' },
   'rdma-interop probe --cache-dir': { free: 'a directory, created' },
   'rdma-interop vm --memory': { bad: '1.5' },
@@ -870,6 +891,10 @@ const VALUES: Readonly<Record<string, ValueCheck>> = {
 const REFUSED: readonly (readonly [readonly string[], RegExp])[] = [
   [['wireshark-plugin', '--dir', '/tmp'], /--dir goes with --install/],
   [['run', '--modules', '/tmp'], /--modules goes with --kernel/],
+  [
+    ['probe', '--shard', '1/2', '--fuzz', '3'],
+    /'--shard <k>\/<n>' cannot be used with option '--fuzz/,
+  ],
   [['run', '--link', '--kernel', '6.1', '--modules', '/tmp'], /--modules goes with --kernel/],
   [['run', '--list', '--modules', '/tmp'], /'--list' cannot be used with option '--modules/],
   [
