@@ -105,6 +105,22 @@ export function requireName<K extends string>(
   return name as K;
 }
 
+/**
+ * The value `map` holds under `name`, or UnknownNameError naming `kind` and listing the
+ * map's keys: the lookup convention for tables indexed by name.
+ */
+export function requireKey<K extends string, V>(
+  origin: ErrorOrigin,
+  kind: string,
+  map: ReadonlyMap<K, V>,
+  name: K,
+): V {
+  const value = map.get(name);
+  if (value === undefined)
+    throw new UnknownNameError(origin, kind, nameText(name), [...map.keys()]);
+  return value;
+}
+
 /** An options argument: `undefined` (the defaults) or a non-array object, or throws. */
 export function requireOptions(origin: ErrorOrigin, field: string, value: unknown): void {
   if (value === undefined) return;

@@ -3,8 +3,7 @@
  * tagged/untagged, queue numbers and the profiles an opcode is valid in all come from
  * here; the encoder, the decoder, the engine and reports read these tables.
  */
-import { nameText, requireCode } from '../../arguments.js';
-import { UnknownNameError } from '../../errors.js';
+import { requireCode, requireKey } from '../../arguments.js';
 import { rowNamed } from '../errors.js';
 import {
   ATOMIC_REQUEST_LAYOUT,
@@ -371,12 +370,7 @@ export function rdmapOpcodeInfo(opcode: number): RdmapOpcodeInfo | undefined {
 
 /** Look up an opcode row by message kind (every kind has exactly one row). */
 export function rdmapOpcodeOf(kind: RdmapMessageKind): RdmapOpcodeInfo {
-  const info = OPCODE_BY_KIND.get(kind);
-  if (info === undefined)
-    throw new UnknownNameError('codec', 'RDMAP message kind', nameText(kind), [
-      ...OPCODE_BY_KIND.keys(),
-    ]);
-  return info;
+  return requireKey('codec', 'RDMAP message kind', OPCODE_BY_KIND, kind);
 }
 
 const OPCODE_BY_VALUE: ReadonlyMap<number, RdmapOpcodeInfo> = new Map(

@@ -4,14 +4,13 @@
  * RoCE NAK / verbs status the same failure produces on the other transport.
  */
 
-import { nameText } from '../../arguments.js';
+import { requireKey } from '../../arguments.js';
 import {
   RFC7306_HEADER_COPY_RULES,
   type TerminateCodeInfo,
   terminateCodeById,
 } from '../../codec/iwarp/terminate-codes.js';
 import type { AethNakCodeName } from '../../codec/roce/aeth.js';
-import { UnknownNameError } from '../../errors.js';
 import type { WcStatus } from '../../ibverbs/wc-status.js';
 
 /** Failures detected by the Responder / Data Sink on an incoming message. */
@@ -310,12 +309,7 @@ const BY_FAILURE: ReadonlyMap<EngineFailure, FailureRow> = new Map(
 
 /** The row of `failure`. Every failure has exactly one row (a test checks it). */
 export function failureRow(failure: EngineFailure): FailureRow {
-  const row = BY_FAILURE.get(failure);
-  if (row === undefined)
-    throw new UnknownNameError('engine', 'engine failure', nameText(failure), [
-      ...BY_FAILURE.keys(),
-    ]);
-  return row;
+  return requireKey('engine', 'engine failure', BY_FAILURE, failure);
 }
 
 /** The RFC 5040 §4.8 Terminate code of `failure`, from the codec's table. */
