@@ -7,16 +7,11 @@
  * engine, never from a value written per assertion.
  */
 
+/** A JSON value: what `expected` and `observed` hold, so that results.json carries them as is. */
+import type { JsonValue } from '../judge/record.js';
 import type { Verdict } from '../judge/verdict.js';
 
-/** A JSON value: what `expected` and `observed` hold, so that results.json carries them as is. */
-export type JsonValue =
-  | null
-  | boolean
-  | number
-  | string
-  | readonly JsonValue[]
-  | { readonly [key: string]: JsonValue };
+export type { JsonValue };
 
 /** The role the TESTER plays; the device under test plays the other one. */
 export type TesterRole = 'requester' | 'responder';
