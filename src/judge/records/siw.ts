@@ -281,6 +281,46 @@ export const SIW_RECORDS: readonly BehaviourRecord[] = [
       'succeeds, where the engine flushes the one and times out the other',
   },
   {
+    id: 'siw-qp-access-not-enforced-qps-stay-rts',
+    provider: 'siw+rfc7306',
+    // From the kernel whose siw_query_qp reports the state at all (before it, the state
+    // reads RESET: siw-query-qp-state).
+    kernel: SIW_QUERY_QP_STATE_REPORTED,
+    scope: ['siw-qp-atomic-removed'],
+    observed: { 'q*.*.state': 'RTS' },
+    why:
+      'both FetchAdds execute (siw-qp-access-not-enforced), so no error reaches either QP: all ' +
+      'stay in RTS where the engine, whose responder Terminated the stream, has them in ERR; ' +
+      'measured on 7.3.4 with rdma-core 56.1 and the patched siw',
+    spec: 'IBTA 10.6.3.3 (QP remote access enables); RFC 5040 §7 (Terminate ends the stream)',
+  },
+  {
+    id: 'libsiw-rfc7306-refused-sge-qps-stay-rts',
+    provider: 'siw+rfc7306',
+    kernel: SIW_QUERY_QP_STATE_REPORTED,
+    rdmaCore: { from: '56.1' },
+    scope: ['siw-atomic-short-sge', 'siw-atomic-no-sge'],
+    observed: { 'q*.*.state': 'RTS' },
+    why:
+      'the patched libsiw refused the atomic at the post (libsiw-rfc7306-atomic-sge-length), so ' +
+      'no error reached either QP: both stay in RTS where the engine, which sent it and failed ' +
+      'the Atomic Response placement, has them in ERR; measured on 7.3.4 with rdma-core 56.1',
+    spec: 'IBTA 10.7.3 (local errors)',
+  },
+  {
+    id: 'siw-atomic-response-local-error-responder-err',
+    provider: 'siw+rfc7306',
+    kernel: SIW_QUERY_QP_STATE_REPORTED,
+    scope: ['siw-atomic-invalid-lkey'],
+    observed: { 'q2.responder.state': 'ERR' },
+    side: 'engine',
+    why:
+      "the requester's Terminate (siw-atomic-response-local-error-terminates) ends the stream, so " +
+      "siw's responder QP goes to ERR too, where the engine sends no Terminate and keeps it in " +
+      'RTS; measured on 7.3.4 with the patched siw',
+    spec: 'RFC 5040 §7, §4.8 (Local Catastrophic Error)',
+  },
+  {
     id: 'siw-qp-access-not-enforced',
     provider: 'siw+rfc7306',
     kernel: SINCE_6_1,
