@@ -12,6 +12,16 @@ buildinfo="$RDMA_INTEROP_CACHE/tsc-build.tsbuildinfo"
 [ -f dist/cli/main.js ] || rm -f "$buildinfo"
 npx tsc -p tsconfig.build.json --incremental --tsBuildInfoFile "$buildinfo"
 chmod +x dist/cli/main.js
+# Nor does it delete the outputs of a source that was moved or removed: without this, a
+# checkout that pulled a move (src/interop/tester -> src/probe) keeps running, and packing,
+# the old files (test/host/package/contents.test.ts found 74 such outputs).
+while IFS= read -r -d '' output; do
+  source_file="src/${output#dist/}"
+  source_file="${source_file%.d.ts}"
+  source_file="${source_file%.js}.ts"
+  [ -f "$source_file" ] || rm -f "$output"
+done < <(find dist -type f \( -name '*.js' -o -name '*.d.ts' \) -print0)
+find dist -mindepth 1 -type d -empty -delete
 step_done "TypeScript build"
 
 if [ -f binding.gyp ]; then
