@@ -17,7 +17,8 @@
  *   the RoCEv2 packets `wire.reqN.psn` / `wire.respN.aeth`, `wire.requests`,
  *   `wire.responses`, and a write stream's `stream.memory` and the like.
  */
-import { ArgumentError } from '../errors.js';
+import { requireObject } from '../arguments.js';
+import { ArgumentError, UnknownNameError } from '../errors.js';
 
 /** The side of a QP pair a field is about. */
 export type Lane = 'requester' | 'responder';
@@ -148,30 +149,34 @@ export class FieldNameError extends ArgumentError {
 
 const PACKET_COUNT = { req: 'requests', resp: 'responses' } as const;
 
-/** The flattened name of `key`: what results.json, reports and record globs say. */
+/**
+ * The flattened name of `key`: what results.json, reports and record globs say. A key
+ * with a member no field has (a side, a part, a counter below 1) throws an ArgumentError.
+ */
 export function fieldName(key: FieldKey): string {
+  requireObject('interop', 'key', key);
   switch (key.kind) {
     case 'post':
-      return `post${counter(key.n)}${key.badWr === true ? '.bad_wr' : ''}`;
+      return `post${counter(key.n)}${flag(key.badWr, 'badWr') ? '.bad_wr' : ''}`;
     case 'completion':
-      return `${completionPrefix(key.side, key.n)}.${key.part}`;
+      return `${completionPrefix(key.side, key.n)}.${member(COMPLETION_PARTS, key.part, 'key.part')}`;
     case 'state':
-      return `q${counter(key.n)}.${key.side}.state`;
+      return `q${counter(key.n)}.${lane(key.side)}.state`;
     case 'modify':
       return `modify${counter(key.n)}`;
     case 'event':
-      return `event${counter(key.n)}.${key.side}`;
+      return `event${counter(key.n)}.${lane(key.side)}`;
     case 'hammer':
-      return `hammer${counter(key.n)}.${key.part}`;
+      return `hammer${counter(key.n)}.${member(HAMMER_PARTS, key.part, 'key.part')}`;
     case 'window':
-      return `${key.step}${counter(key.n)}${key.status === true ? '.status' : ''}`;
+      return `${member(WINDOW_STEPS, key.step, 'key.step')}${counter(key.n)}${flag(key.status, 'status') ? '.status' : ''}`;
     case 'srq-limit':
       return `srqLimit${counter(key.n)}`;
     case 'srq-event':
-      return `srqEvent${counter(key.n)}${key.limit === true ? '.limit' : ''}`;
+      return `srqEvent${counter(key.n)}${flag(key.limit, 'limit') ? '.limit' : ''}`;
     case 'memory':
       if (!Number.isSafeInteger(key.offset) || Object.is(key.offset, -0))
-        throw new ArgumentError('interop', 'key.offset', `not an integer: ${key.offset}`);
+        throw new ArgumentError('interop', 'key.offset', `not an integer: ${String(key.offset)}`);
       return `mem[${key.offset}]`;
     case 'ordering':
       return 'ordering';
@@ -180,11 +185,11 @@ export function fieldName(key: FieldKey): string {
     case 'wire':
       return 'wire';
     case 'packet-count':
-      return `wire.${PACKET_COUNT[key.direction]}`;
+      return `wire.${PACKET_COUNT[member(DIRECTIONS, key.direction, 'key.direction')]}`;
     case 'packet':
-      return `${packetPrefix(key.direction, key.n)}${key.part}`;
+      return `${packetPrefix(key.direction, key.n)}${member(PACKET_PARTS, key.part, 'key.part')}`;
     case 'stream':
-      return `stream.${key.part}`;
+      return `stream.${member(STREAM_PARTS, key.part, 'key.part')}`;
     default:
       return unknownKind(key);
   }
@@ -195,7 +200,7 @@ export function fieldName(key: FieldKey): string {
  * groups a completion's parts by.
  */
 export function completionPrefix(side: Lane, n: number): string {
-  return `${side}.wc${counter(n)}`;
+  return `${lane(side)}.wc${counter(n)}`;
 }
 
 /**
@@ -203,7 +208,7 @@ export function completionPrefix(side: Lane, n: number): string {
  * difference in any of the packet's headers starts with it.
  */
 export function packetPrefix(direction: PacketDirection, n: number): string {
-  return `wire.${direction}${counter(n)}.`;
+  return `wire.${member(DIRECTIONS, direction, 'direction')}${counter(n)}.`;
 }
 
 /** The key of the field `name`; a name no side writes throws a {@link FieldNameError}. */
@@ -304,13 +309,56 @@ function oneOf<T extends string>(list: readonly T[], value: string | undefined):
   return list.find((item) => item === value);
 }
 
+const LANES: readonly Lane[] = ['requester', 'responder'];
+const DIRECTIONS: readonly PacketDirection[] = ['req', 'resp'];
+const WINDOW_STEPS: readonly WindowStep[] = ['bind', 'inv'];
+
 function counter(n: number): number {
   if (!Number.isSafeInteger(n) || n < 1)
-    throw new ArgumentError('interop', 'key.n', `not a counter (1, 2, ...): ${n}`);
+    throw new ArgumentError('interop', 'key.n', `not a counter (1, 2, ...): ${String(n)}`);
   return n;
+}
+
+function lane(side: Lane): Lane {
+  return member(LANES, side, 'key.side');
+}
+
+/** `value` if `list` holds it, else an UnknownNameError naming the list. */
+function member<T extends string>(list: readonly T[], value: T, field: string): T {
+  if (oneOf(list, value) === undefined)
+    throw new UnknownNameError('interop', field, String(value), list, field);
+  return value;
+}
+
+/** An optional `true` flag: absent or true, nothing else. */
+function flag(value: true | undefined, name: string): boolean {
+  if (value !== undefined && value !== true)
+    throw new ArgumentError('interop', `key.${name}`, `${String(value)} is not true or absent`);
+  return value === true;
 }
 
 /** The exhaustiveness check: a kind without a case above does not compile. */
 function unknownKind(key: never): never {
-  throw new ArgumentError('interop', 'key.kind', `unknown field kind ${JSON.stringify(key)}`);
+  const kind = (key as { kind?: unknown }).kind;
+  throw new UnknownNameError('interop', 'field kind', String(kind), FIELD_KINDS, 'key.kind');
 }
+
+/** Every kind, for the error of an unknown one (a Record: a kind left out does not compile). */
+const FIELD_KINDS = Object.keys({
+  post: true,
+  completion: true,
+  state: true,
+  modify: true,
+  event: true,
+  hammer: true,
+  window: true,
+  'srq-limit': true,
+  'srq-event': true,
+  memory: true,
+  ordering: true,
+  bringup: true,
+  wire: true,
+  'packet-count': true,
+  packet: true,
+  stream: true,
+} satisfies Record<FieldKind, true>);

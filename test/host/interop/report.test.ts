@@ -69,7 +69,7 @@ describe('the terminal report', () => {
 
 describe('the report files', () => {
   it('results.json: versioned schema, environment, totals that add up', () => {
-    const doc = resultsDocument(results(), [], ENV, false) as {
+    const doc = resultsDocument(results(), ENV, false) as {
       schema: string;
       environment: RunEnvironment;
       totals: Record<string, number>;

@@ -152,14 +152,25 @@ describe('observation field names (judge/observation.ts)', () => {
     expect(() => parseField(8 as unknown as string)).toThrow(FieldNameError);
   });
 
-  it('refuses a key that has no name (a counter below 1, a fractional offset)', () => {
-    const bad: FieldKey[] = [
+  it('refuses a key that has no name (a counter below 1, an unknown side, part or kind)', () => {
+    const bad = [
       { kind: 'post', n: 0 },
       { kind: 'completion', side: 'requester', n: 1.5, part: 'wr' },
+      { kind: 'completion', side: 'initiator', n: 1, part: 'wr' },
+      { kind: 'completion', side: 'requester', n: 1, part: 'colour' },
+      { kind: 'packet', direction: 'ack', n: 1, part: 'psn' },
+      { kind: 'window', step: 'unbind', n: 1 },
+      { kind: 'post', n: 1, badWr: false },
       { kind: 'memory', offset: 0.5 },
       { kind: 'memory', offset: -0 },
-    ];
-    for (const key of bad) expect(() => fieldName(key)).toThrow(ArgumentError);
+      { kind: 'colour' },
+      undefined,
+      'post1',
+    ] as unknown as FieldKey[];
+    for (const key of bad) expect(() => fieldName(key), JSON.stringify(key)).toThrow(ArgumentError);
+    expect(() => fieldName({ kind: 'colour' } as unknown as FieldKey)).toThrow(
+      /unknown field kind 'colour' \(known: post, completion,/,
+    );
   });
 
   it('the link keeps the verbs fields it observes and no other (link/predict.ts)', () => {
