@@ -84,17 +84,6 @@ export function requireResults(results: unknown, field = 'results'): void {
   });
 }
 
-/** Probe results: an array of objects, each with its probe. */
-export function requireProbeResults(results: unknown, field = 'probes'): void {
-  requireArray('interop', field, results).forEach((r, i) => {
-    const result = requireObject('interop', `${field}[${i}]`, r) as Readonly<
-      Record<string, unknown>
-    >;
-    requireObject('interop', `${field}[${i}].probe`, result.probe);
-    requireString('interop', `${field}[${i}].verdict`, result.verdict);
-  });
-}
-
 /** An Outcome: an object of fields (strings). */
 export function requireOutcome(field: string, outcome: unknown): void {
   const o = requireObject('interop', field, outcome) as Readonly<Record<string, unknown>>;

@@ -1,4 +1,5 @@
 /** Field-by-field comparison of the engine's and the device's observations of a scenario. */
+import { tryParseField } from '../judge/observation.js';
 import { requireOutcome } from './arguments.js';
 import { ABSENT, type Outcome } from './scenario.js';
 
@@ -14,12 +15,40 @@ export interface FieldDifference {
 
 /** Orders fields as a program meets them: posts, completions, queries, memory, wire. */
 function fieldRank(field: string): number {
-  if (field.startsWith('post') || field.startsWith('modify')) return 0;
-  if (field.startsWith('requester.')) return 1;
-  if (field.startsWith('responder.')) return 2;
-  if (field.startsWith('q')) return 3;
-  if (field.startsWith('mem[')) return 4;
-  return 5;
+  const key = tryParseField(field);
+  if (key === undefined) return LAST;
+  switch (key.kind) {
+    case 'post':
+    case 'modify':
+      return 0;
+    case 'completion':
+      return key.side === 'requester' ? 1 : 2;
+    case 'state':
+      return 3;
+    case 'memory':
+      return 4;
+    case 'event':
+    case 'hammer':
+    case 'window':
+    case 'srq-limit':
+    case 'srq-event':
+    case 'ordering':
+    case 'bringup':
+    case 'wire':
+    case 'packet-count':
+    case 'packet':
+    case 'stream':
+      return LAST;
+    default:
+      return unknownKind(key);
+  }
+}
+
+/** The rank of the rest (and of a name that is no field: a report shows it last). */
+const LAST = 5;
+
+function unknownKind(key: never): never {
+  throw new RangeError(`unknown field kind ${JSON.stringify(key)}`);
 }
 
 /** Every field either side observed, in report order. */

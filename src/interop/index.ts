@@ -8,12 +8,17 @@
  * test/host/package/exports.test.ts pins the list.
  */
 export { ArgumentError, UnknownNameError } from '../errors.js';
+export {
+  type FieldKey,
+  FieldNameError,
+  fieldName,
+  parseField,
+} from '../judge/observation.js';
 export { appliesIn, type BehaviourRecord, type Environment } from '../judge/record.js';
 export { KNOWN_BEHAVIOUR } from '../judge/records/index.js';
 export type { Verdict } from '../judge/verdict.js';
 export type { VersionRange } from '../judge/version-range.js';
 export { type EngineAnswer, engineAnswer } from '../probe/engine-peer.js';
-export { judgeProbe, type ProbeResult, runProbe } from '../probe/run-probes.js';
 export { WIRE_PROBES, type WireProbe } from '../probe/wire-probes.js';
 export { compareOutcomes, type FieldDifference } from './compare.js';
 export {
@@ -44,7 +49,6 @@ export {
 export {
   renderMarkdown,
   renderMatrix,
-  renderProbeReport,
   renderReport,
   summaryLine,
 } from './report.js';

@@ -2,6 +2,7 @@
  * Observations as comparable fields. Both sides (engine and device) describe what a
  * program saw with these functions, so a field means the same thing on both.
  */
+import { type CompletionPart, fieldName, type HammerPart } from '../judge/observation.js';
 import { formatValue } from './compare-format.js';
 import { traitsOf } from './operations.js';
 import { type Operation, type RequesterQp, type Side, wrName } from './scenario.js';
@@ -60,33 +61,33 @@ export function completionFields(
   wc: ObservedCompletion,
   operation: Operation | undefined,
 ): Record<string, string> {
-  const p = `${side}.wc${n}`;
-  const fields: Record<string, string> = {
-    [`${p}.wr`]: wrName(wc.wrId),
-    [`${p}.status`]: wc.status,
+  const fields: Record<string, string> = {};
+  const put = (part: CompletionPart, value: string) => {
+    fields[fieldName({ kind: 'completion', side, n, part })] = value;
   };
-  if (wc.qp !== undefined) fields[`${p}.qp`] = wc.qp;
+  put('wr', wrName(wc.wrId));
+  put('status', wc.status);
+  if (wc.qp !== undefined) put('qp', wc.qp);
   if (wc.status !== 'SUCCESS') {
-    fields[`${p}.vendor_err`] = formatValue(wc.vendorErr);
+    put('vendor_err', formatValue(wc.vendorErr));
     return fields;
   }
   const traits = operation === undefined ? undefined : traitsOf(operation.kind);
-  fields[`${p}.opcode`] = wc.opcode ?? 'unknown';
-  if (wc.opcode?.startsWith('RECV') || traits?.reportsByteLen)
-    fields[`${p}.byte_len`] = String(wc.byteLen);
-  fields[`${p}.flags`] = wc.flags.length === 0 ? 'none' : wc.flags.join('|');
+  put('opcode', wc.opcode ?? 'unknown');
+  if (wc.opcode?.startsWith('RECV') || traits?.reportsByteLen) put('byte_len', String(wc.byteLen));
+  put('flags', wc.flags.length === 0 ? 'none' : wc.flags.join('|'));
   if (wc.imm !== undefined) {
-    fields[`${p}.imm`] = formatValue(wc.imm);
-    fields[`${p}.imm_raw`] = formatValue(wc.immRaw);
+    put('imm', formatValue(wc.imm));
+    put('imm_raw', formatValue(wc.immRaw));
   }
-  if (wc.invalidated !== undefined) fields[`${p}.inv_rkey`] = wc.invalidated;
-  if (side === 'requester' && traits?.fetches) fields[`${p}.fetched`] = formatValue(wc.fetched);
+  if (wc.invalidated !== undefined) put('inv_rkey', wc.invalidated);
+  if (side === 'requester' && traits?.fetches) put('fetched', formatValue(wc.fetched));
   return fields;
 }
 
 /** The field of a wait that got fewer completions than it asked for. */
 export function missingCompletionField(side: Side, n: number): Record<string, string> {
-  return { [`${side}.wc${n}.status`]: 'none' };
+  return { [fieldName({ kind: 'completion', side, n, part: 'status' })]: 'none' };
 }
 
 /**
@@ -106,10 +107,11 @@ export function hammerFields(
   const expected = new Set(fetched.map((_, i) => (initial + BigInt(i) * add) & mask));
   const seen = new Set(fetched);
   const complete = seen.size === expected.size && [...seen].every((v) => expected.has(v));
+  const name = (part: HammerPart) => fieldName({ kind: 'hammer', n: k, part });
   return {
-    [`hammer${k}.post`]: post,
-    [`hammer${k}.succeeded`]: String(succeeded),
-    [`hammer${k}.distinct`]: String(seen.size),
-    [`hammer${k}.sequence`]: complete ? 'every intermediate sum once' : 'gaps or repeats',
+    [name('post')]: post,
+    [name('succeeded')]: String(succeeded),
+    [name('distinct')]: String(seen.size),
+    [name('sequence')]: complete ? 'every intermediate sum once' : 'gaps or repeats',
   };
 }

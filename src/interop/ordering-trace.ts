@@ -20,6 +20,7 @@ import {
   type TracedOperation,
 } from '../engine/ordering/checker.js';
 import type { OrderingEventKind } from '../engine/ordering/rules.js';
+import { type CompletionPart, fieldName } from '../judge/observation.js';
 import { traitsOf } from './operations.js';
 import { type Scenario, workRequestsOf } from './scenario.js';
 
@@ -48,9 +49,10 @@ export function observedTrace(
     if (step.do !== 'wait') continue;
     for (let k = 0; k < step.count; k++) {
       const n = ++taken[step.side];
-      const prefix = `${step.side}.wc${n}`;
-      if (fields[`${prefix}.status`] !== 'SUCCESS') continue;
-      const wr = fields[`${prefix}.wr`] ?? '';
+      const part = (p: CompletionPart) =>
+        fieldName({ kind: 'completion', side: step.side, n, part: p });
+      if (fields[part('status')] !== 'SUCCESS') continue;
+      const wr = fields[part('wr')] ?? '';
       source = step.side;
       if (step.side === 'requester') {
         const index = Number(wr.slice(2)) - 1;

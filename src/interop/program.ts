@@ -1,8 +1,9 @@
 /**
  * The one interpreter of a scenario's program. It owns the step switch, the counters,
- * the observation field names (`postN`, `side.wcN.*`, `qN.side.state`, `modifyN`,
- * `hammerN.*`, `eventN.side`, `bindN`, `invN`, `srqLimitN`, `srqEventN`, `mem[*]`,
- * `ordering`, `wire`) and the wait accounting; a
+ * which observation fields a step writes (`postN`, `side.wcN.*`, `qN.side.state`,
+ * `modifyN`, `hammerN.*`, `eventN.side`, `bindN`, `invN`, `srqLimitN`, `srqEventN`,
+ * `mem[*]`, `ordering`, `wire`: their names are keys of judge/observation.ts) and the
+ * wait accounting; a
  * {@link ProgramSide} does the steps: the engine (expected.ts, one engine-session call a step)
  * or a device (kernel/device-side.ts, for the one-guest suite and the link requester
  * alike).
@@ -11,6 +12,7 @@
  * exhaustive: a forgotten case does not compile) and one method on each side (the
  * interface makes a forgotten one a compile error too).
  */
+import { fieldName, type WindowStep } from '../judge/observation.js';
 import type { Access } from '../verbs/mr.js';
 import { formatValue } from './compare-format.js';
 import {
@@ -207,11 +209,11 @@ function* interpret(scenario: Scenario): Generator<Ask, Outcome, unknown> {
   let srqLimitStep = 0;
   let srqEventStep = 0;
   const windowStep = { bind: 0, inv: 0 };
-  const windowFields = (name: 'bind' | 'inv', result: WindowStepResult): void => {
-    windowStep[name] += 1;
-    fields[`${name}${windowStep[name]}`] = result.result;
+  const windowFields = (name: WindowStep, result: WindowStepResult): void => {
+    const n = ++windowStep[name];
+    fields[fieldName({ kind: 'window', step: name, n })] = result.result;
     if (result.result === 'ok')
-      fields[`${name}${windowStep[name]}.status`] = result.status ?? 'none';
+      fields[fieldName({ kind: 'window', step: name, n, status: true })] = result.status ?? 'none';
   };
   for (const step of scenario.program) {
     switch (step.do) {
@@ -222,7 +224,7 @@ function* interpret(scenario: Scenario): Generator<Ask, Outcome, unknown> {
         if (side === 'responder') responderPosted += step.wrs.length;
         else posted += step.wrs.length;
         const post = yield* ask((s) => s.postSend(side, step.wrs, first, step.qp ?? 'first'));
-        fields[`post${postStep}`] = post.result;
+        fields[fieldName({ kind: 'post', n: postStep })] = post.result;
         if (post.note !== undefined) notes.push(post.note);
         if (side === 'responder') {
           if (post.result === 'ok') responderAccepted += step.wrs.length;
@@ -230,7 +232,8 @@ function* interpret(scenario: Scenario): Generator<Ask, Outcome, unknown> {
           accepted += step.wrs.length;
           acceptedConsumers += step.wrs.filter((op) => traitsOf(op.kind).consumesReceive).length;
         } else if (post.badWr !== undefined) {
-          fields[`post${postStep}.bad_wr`] = `wr${first + post.badWr + 1}`;
+          fields[fieldName({ kind: 'post', n: postStep, badWr: true })] =
+            `wr${first + post.badWr + 1}`;
           accepted += post.badWr; // those before bad_wr were posted
         }
         break;
@@ -268,11 +271,15 @@ function* interpret(scenario: Scenario): Generator<Ask, Outcome, unknown> {
         break;
       case 'query':
         queryStep += 1;
-        fields[`q${queryStep}.${step.side}.state`] = yield* ask((s) => s.queryState(step.side));
+        fields[fieldName({ kind: 'state', n: queryStep, side: step.side })] = yield* ask((s) =>
+          s.queryState(step.side),
+        );
         break;
       case 'modify':
         modifyStep += 1;
-        fields[`modify${modifyStep}`] = yield* ask((s) => s.modify(step.side, step.access));
+        fields[fieldName({ kind: 'modify', n: modifyStep })] = yield* ask((s) =>
+          s.modify(step.side, step.access),
+        );
         break;
       case 'sleep':
         yield* ask((s) => s.sleep(step.ms));
@@ -283,7 +290,9 @@ function* interpret(scenario: Scenario): Generator<Ask, Outcome, unknown> {
       case 'cq-event': {
         eventStep += 1;
         const woken = yield* ask((s) => s.cqEvent(step.side));
-        fields[`event${eventStep}.${step.side}`] = woken ? 'woken' : 'none';
+        fields[fieldName({ kind: 'event', n: eventStep, side: step.side })] = woken
+          ? 'woken'
+          : 'none';
         break;
       }
       case 'hammer': {
@@ -309,13 +318,15 @@ function* interpret(scenario: Scenario): Generator<Ask, Outcome, unknown> {
         windowFields('inv', yield* ask((s) => s.localInvalidate(step.side, windowRequests++)));
         break;
       case 'srq-limit':
-        fields[`srqLimit${++srqLimitStep}`] = yield* ask((s) => s.srqLimit(step.limit));
+        fields[fieldName({ kind: 'srq-limit', n: ++srqLimitStep })] = yield* ask((s) =>
+          s.srqLimit(step.limit),
+        );
         break;
       case 'srq-event': {
         const n = ++srqEventStep;
         const seen = yield* ask((s) => s.srqEvent(step.timeoutMs));
-        fields[`srqEvent${n}`] = seen.reached ? 'limit-reached' : 'none';
-        fields[`srqEvent${n}.limit`] = seen.limit;
+        fields[fieldName({ kind: 'srq-event', n })] = seen.reached ? 'limit-reached' : 'none';
+        fields[fieldName({ kind: 'srq-event', n, limit: true })] = seen.limit;
         break;
       }
       default:
@@ -325,10 +336,11 @@ function* interpret(scenario: Scenario): Generator<Ask, Outcome, unknown> {
   const memory = yield* ask((s) => s.memory());
   if (memory !== undefined)
     for (const offset of watchedOffsets(scenario))
-      fields[`mem[${offset}]`] = formatValue(wordAt(memory, offset));
-  if (operations.length > 1) fields.ordering = orderingField(scenario, fields);
+      fields[fieldName({ kind: 'memory', offset })] = formatValue(wordAt(memory, offset));
+  if (operations.length > 1)
+    fields[fieldName({ kind: 'ordering' })] = orderingField(scenario, fields);
   const wire = yield* ask((s) => s.wire());
-  if (wire !== undefined) fields.wire = wire;
+  if (wire !== undefined) fields[fieldName({ kind: 'wire' })] = wire;
   return notes.length === 0 ? { fields } : { fields, note: notes.join('; ') };
 }
 

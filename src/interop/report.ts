@@ -7,8 +7,7 @@ import Table from 'cli-table3';
 import { requireArray, requireBoolean, requireName } from '../arguments.js';
 import { observedText } from '../judge/record.js';
 import type { Verdict } from '../judge/verdict.js';
-import type { ProbeResult } from '../probe/run-probes.js';
-import { requireProbeResults, requireResults, requireRunEnvironment } from './arguments.js';
+import { requireResults, requireRunEnvironment } from './arguments.js';
 import type { RunEnvironment } from './environment.js';
 import { PAIR_GUESTS, type PairGuest, pairText, sideText } from './link/sides.js';
 import type { JudgedDifference, ScenarioResult } from './runner.js';
@@ -108,29 +107,10 @@ export function differenceLines(result: ScenarioResult): string[] {
 }
 
 /** Each recorded behaviour that explained a difference in this run, once. */
-export function renderFindings(
-  results: readonly ScenarioResult[],
-  probes: readonly ProbeResult[] = [],
-): string {
+export function renderFindings(results: readonly ScenarioResult[]): string {
   const seen = new Map<string, string>();
   for (const f of results.flatMap((r) => r.findings)) seen.set(f.id, f.why);
-  for (const p of probes) if (p.finding !== undefined) seen.set(p.finding.id, p.finding.why);
   return [...seen].map(([id, why]) => `[${id}] ${why}`).join('\n');
-}
-
-/** The wire probes: what the engine and siw answered to our peer's message. */
-export function renderProbeReport(results: readonly ProbeResult[]): string {
-  requireProbeResults(results, 'results');
-  const lines: string[] = [];
-  for (const r of results) {
-    lines.push(`${r.probe.id}: ${r.verdict}${r.finding ? ` [${r.finding.id}]` : ''}`);
-    if (r.error !== undefined) lines.push(`  ${r.error}`);
-    else if (r.verdict !== 'match') {
-      lines.push(`  engine: ${r.engine || '(nothing)'}`);
-      lines.push(`  siw:    ${r.kernel || '(nothing)'}`);
-    }
-  }
-  return lines.join('\n');
 }
 
 /** The whole terminal report. */

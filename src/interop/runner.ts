@@ -2,6 +2,7 @@
 import { requireArray } from '../arguments.js';
 import { ArgumentError } from '../errors.js';
 import { judgeFields, verdictOf } from '../judge/judge.js';
+import { tryParseField } from '../judge/observation.js';
 import {
   appliesIn,
   type BehaviourRecord,
@@ -54,9 +55,9 @@ export function passed(verdict: Verdict, strict = false): boolean {
  */
 function consequenceOfRefusal(scenario: Scenario, d: FieldDifference): boolean {
   if (d.kernel === ABSENT || d.kernel === 'none' || d.kernel === '') return true;
-  const mem = /^mem\[(-?\d+)\]$/.exec(d.field)?.[1];
+  const key = tryParseField(d.field);
   return (
-    mem !== undefined && d.kernel === formatValue(wordAt(initialBuffer(scenario), Number(mem)))
+    key?.kind === 'memory' && d.kernel === formatValue(wordAt(initialBuffer(scenario), key.offset))
   );
 }
 

@@ -1,6 +1,6 @@
 /**
  * The one verdict set of every runner (issue 31): the suite, the link and faulty-wire
- * runs, the tester, and the wire probes. A judge gives one of `match`, `known`, `finding`,
+ * runs, and the tester (the former wire probes of `run` among its assertions). A judge gives one of `match`, `known`, `finding`,
  * `fail`; a run that could not judge gives `kernel-crash` or `not-run` (with its reason).
  *
  * - `match`: the device did what the engine predicts, field for field.

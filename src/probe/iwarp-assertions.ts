@@ -224,7 +224,7 @@ const TESTER_ASSERTIONS: readonly IwarpAssertion[] = [
   },
 ];
 
-/** The three wire probes of `run` (peer/probes.ts) on the stock siw, as assertions. */
+/** The three wire probes `run` ran until issue 31 (wire-probes.ts), on the stock siw. */
 const WIRE_PROBE_ASSERTIONS: readonly IwarpAssertion[] = WIRE_PROBES.map((p) => ({
   id: p.id,
   spec:

@@ -3,6 +3,8 @@
  * built with the codec. RFC 7306 §1.1 says how a peer without the extensions answers an
  * extension message (a capability probe): a Terminate. The same message goes through
  * the reference engine configured as such a peer, and the two answers are compared.
+ * `run` sent them until issue 31; they are the tester's assertions of the same ids now
+ * (iwarp-assertions.ts, `rdma-interop probe --assertion 'siw-probe-*'`).
  */
 
 import { makeAtomicRequest, makeImmediateData, makeSend } from '../codec/iwarp/index.js';

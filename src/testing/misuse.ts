@@ -59,7 +59,6 @@ const GUARDED = new Set([
   './runtime.abortOnSignals',
   './interop.runScenario',
   './interop.runScenarios',
-  './interop.runProbe',
   './interop.writeReport',
 ]);
 const GUARDED_MISUSE = new Set([

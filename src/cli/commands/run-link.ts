@@ -150,7 +150,7 @@ export async function runLink(
     const strict = options.strict === true;
     if (options.json === true) {
       process.stdout.write(
-        `${JSON.stringify(resultsDocument(results, [], run.environment, strict, run.environments), null, 2)}\n`,
+        `${JSON.stringify(resultsDocument(results, run.environment, strict, run.environments), null, 2)}\n`,
       );
     } else {
       process.stdout.write(`${renderReport(results)}\n`);
@@ -159,7 +159,7 @@ export async function runLink(
         process.stdout.write(`\nKnown provider behaviour seen in this run:\n${findings}\n`);
     }
     if (options.report !== undefined) {
-      writeReport(options.report, results, [], run.environment, strict, run.environments);
+      writeReport(options.report, results, run.environment, strict, run.environments);
       if (run.faults !== undefined) writeFaultReport(options.report, run.faults, run.captures);
     }
     if (run.faults !== undefined)

@@ -6,12 +6,7 @@ import { Command, CommanderError, InvalidArgumentError, Option } from 'commander
 import picomatch from 'picomatch';
 import { compareReports, readReports, writeComparison } from '../../interop/comparison/index.js';
 import { collectEnvironment, environmentFor } from '../../interop/environment.js';
-import {
-  renderFindings,
-  renderProbeReport,
-  renderReport,
-  summaryLine,
-} from '../../interop/report.js';
+import { renderFindings, renderReport, summaryLine } from '../../interop/report.js';
 import { resultsDocument, writeReport } from '../../interop/report-files.js';
 import { writeComparisonHtml } from '../../interop/report-html/index.js';
 import { passed, runScenarios } from '../../interop/runner.js';
@@ -19,7 +14,6 @@ import { DEVICES, type DeviceName, type Scenario } from '../../interop/scenario.
 import { SCENARIOS } from '../../interop/scenarios.js';
 import { usesRfc7306 } from '../../interop/siw-variant.js';
 import { markShard, type ShardOf, selectShard, shardLabel, withShard } from '../../judge/shard.js';
-import { type ProbeResult, runProbe } from '../../probe/run-probes.js';
 import { WIRE_PROBES } from '../../probe/wire-probes.js';
 import { hostRdmaDevices, KERNEL_LINES } from '../../runtime/index.js';
 import { findKernelLine } from '../../runtime/kernel-lines.js';
@@ -58,29 +52,17 @@ function parseDevices(value: string): DeviceName[] {
 }
 
 /**
- * The scenarios and wire probes the filters select; with --shard, that shard's part of
- * them (scenarios, then probes, as --list shows them, dealt round-robin: judge/shard.ts).
+ * The scenarios the filters select; with --shard, that shard's part of them (as --list
+ * shows them, dealt round-robin: judge/shard.ts).
  */
 export function selectScenarios(
   options: Pick<
     RunOptions,
     'device' | 'scenario' | 'link' | 'siw' | 'peerSiw' | 'faults' | 'shard'
   >,
-): {
-  scenarios: Scenario[];
-  probes: typeof WIRE_PROBES;
-} {
+): Scenario[] {
   const all = selectUnsharded(options);
-  if (options.shard === undefined) return all;
-  const items = [
-    ...all.scenarios.map((scenario) => ({ scenario })),
-    ...all.probes.map((probe) => ({ probe })),
-  ];
-  const kept = selectShard(items, options.shard);
-  return {
-    scenarios: kept.flatMap((i) => ('scenario' in i ? [i.scenario] : [])),
-    probes: kept.flatMap((i) => ('probe' in i ? [i.probe] : [])),
-  };
+  return options.shard === undefined ? all : selectShard(all, options.shard);
 }
 
 /**
@@ -99,34 +81,33 @@ function shardOf(options: RunOptions): ShardOf | undefined {
 
 function selectUnsharded(
   options: Pick<RunOptions, 'device' | 'scenario' | 'link' | 'siw' | 'peerSiw' | 'faults'>,
-): {
-  scenarios: Scenario[];
-  probes: typeof WIRE_PROBES;
-} {
+): Scenario[] {
   // --link refuses --siw both before this (one siw per guest).
   if (options.link)
-    return {
-      scenarios: selectLinkScenarios({
-        ...options,
-        siw: options.siw === 'both' ? undefined : options.siw,
-      }),
-      probes: [],
-    };
+    return selectLinkScenarios({
+      ...options,
+      siw: options.siw === 'both' ? undefined : options.siw,
+    });
   const match = options.scenario === undefined ? () => true : picomatch(options.scenario);
   const onDevice = (d: DeviceName) => options.device === undefined || options.device.includes(d);
   // The patched siw pass (run-siw.ts): siw0's scenarios that post RFC 7306 operations.
   if (options.siw === 'rfc7306')
-    return {
-      scenarios: SCENARIOS.filter(
-        (s) => s.device === 'siw0' && onDevice(s.device) && usesRfc7306(s) && match(s.id),
-      ),
-      probes: [],
-    };
-  return {
-    scenarios: SCENARIOS.filter((s) => onDevice(s.device) && match(s.id)),
-    // The wire probes talk to siw0 from our userspace iWARP peer.
-    probes: onDevice('siw0') ? WIRE_PROBES.filter((p) => match(p.id)) : [],
-  };
+    return SCENARIOS.filter(
+      (s) => s.device === 'siw0' && onDevice(s.device) && usesRfc7306(s) && match(s.id),
+    );
+  return SCENARIOS.filter((s) => onDevice(s.device) && match(s.id));
+}
+
+/**
+ * Where a glob that selects no scenario but names a former wire probe of `run` went:
+ * the tester's assertions of the same ids (issue 31).
+ */
+function formerProbesHint(glob: string | undefined): string {
+  if (glob === undefined) return '';
+  const match = picomatch(glob);
+  return WIRE_PROBES.some((p) => match(p.id))
+    ? `; the wire probes are the tester's assertions now: rdma-interop probe --assertion '${glob}'`
+    : '';
 }
 
 /** Progress: a bar on a terminal, a plain line per scenario otherwise. */
@@ -173,7 +154,7 @@ async function runHere(
     return Math.max(stock, patched);
   }
   const available = hostRdmaDevices();
-  const { scenarios: wanted, probes: wantedProbes } = selectScenarios(options);
+  const wanted = selectScenarios(options);
   const scenarios = wanted.filter((s) => available.includes(s.device));
   const missing = [
     ...new Set(wanted.filter((s) => !available.includes(s.device)).map((s) => s.device)),
@@ -182,8 +163,7 @@ async function runHere(
     process.stderr.write(
       `interop: no device ${missing.join(', ')} here; its scenarios are left out\n`,
     );
-  const probes = available.includes('siw0') ? wantedProbes : [];
-  if (scenarios.length + probes.length === 0) {
+  if (scenarios.length === 0) {
     process.stderr.write(
       errorLine(
         'rdma-interop run',
@@ -194,7 +174,7 @@ async function runHere(
   }
   const env = collectEnvironment([...new Set(scenarios.map((s) => s.device))]);
   process.stderr.write(
-    `interop: ${scenarios.length} scenarios, ${probes.length} wire probes on ${available.join(', ')} (kernel ${env.kernel}, rdma-core ${env.rdmaCore})\n`,
+    `interop: ${scenarios.length} scenarios on ${available.join(', ')} (kernel ${env.kernel}, rdma-core ${env.rdmaCore})\n`,
   );
   const shown = progress(scenarios.length);
   const results = await runScenarios(
@@ -207,32 +187,24 @@ async function runHere(
     shown.start,
   );
   shown.stop();
-  const probeResults: ProbeResult[] = [];
-  for (const probe of probes) {
-    const result = await runProbe(probe);
-    probeResults.push(result);
-    process.stderr.write(`  [probe] ${probe.id}: ${result.verdict}\n`);
-  }
   const strict = options.strict === true;
   if (options.json === true) {
     // The document results.json holds (report-files.ts), on stdout instead of the text.
     process.stdout.write(
-      `${JSON.stringify(withShard(resultsDocument(results, probeResults, env, strict), shardOf(options)), null, 2)}\n`,
+      `${JSON.stringify(withShard(resultsDocument(results, env, strict), shardOf(options)), null, 2)}\n`,
     );
   } else {
     if (results.length > 0) process.stdout.write(`${renderReport(results)}\n`);
-    if (probeResults.length > 0)
-      process.stdout.write(`\nWire probes:\n${renderProbeReport(probeResults)}\n`);
-    const findings = renderFindings(results, probeResults);
+    const findings = renderFindings(results);
     if (findings !== '')
       process.stdout.write(`\nKnown provider behaviour seen in this run:\n${findings}\n`);
   }
   if (reportDir !== undefined) {
-    writeReport(reportDir, results, probeResults, env, strict);
+    writeReport(reportDir, results, env, strict);
     const of = shardOf(options);
     if (of !== undefined) markShard(reportDir, of);
   }
-  const verdicts = [...results.map((r) => r.verdict), ...probeResults.map((r) => r.verdict)];
+  const verdicts = results.map((r) => r.verdict);
   // With --json the summary goes to stderr: stdout is the document alone.
   (options.json === true ? process.stderr : process.stdout).write(
     `interop: ${summaryLine(verdicts, strict)}\n`,
@@ -475,32 +447,23 @@ export function registerRun(program: Command): void {
         .conflicts(['kernel', 'link', 'json', 'peerKernel', 'peerSiw']),
     )
     .addOption(cacheDirOption())
-    .addOption(shardOption('scenarios and wire probes'))
+    .addOption(shardOption('scenarios'))
     .action(async (options: RunOptions, command: Command) => {
       refuseIdleOptions(command, options);
-      const { scenarios, probes } = selectScenarios(options);
-      if (scenarios.length + probes.length === 0)
+      const scenarios = selectScenarios(options);
+      if (scenarios.length === 0)
         usageError(
           command,
-          `no scenario matches${options.scenario === undefined ? '' : ` '${options.scenario}'`}${options.device === undefined ? '' : ` on ${options.device.join(',')}`}${options.shard === undefined ? '' : ` in shard ${shardLabel(options.shard)} (fewer items than shards)`}`,
+          `no scenario matches${options.scenario === undefined ? '' : ` '${options.scenario}'`}${options.device === undefined ? '' : ` on ${options.device.join(',')}`}${options.shard === undefined ? '' : ` in shard ${shardLabel(options.shard)} (fewer items than shards)`}${formerProbesHint(options.scenario)}`,
         );
       if (options.list) {
-        const rows = [
-          ...scenarios.map((s) => ({
-            id: s.id,
-            device: s.device as string,
-            post: s.postPath === 'ex' ? 'ibv_wr_*' : 'post_send',
-            family: s.family as string,
-            title: s.title,
-          })),
-          ...probes.map((p) => ({
-            id: p.id,
-            device: 'siw0',
-            post: 'probe',
-            family: 'wire',
-            title: p.title,
-          })),
-        ];
+        const rows = scenarios.map((s) => ({
+          id: s.id,
+          device: s.device as string,
+          post: s.postPath === 'ex' ? 'ibv_wr_*' : 'post_send',
+          family: s.family as string,
+          title: s.title,
+        }));
         process.stdout.write(
           options.json === true
             ? `${JSON.stringify(rows, null, 2)}\n`

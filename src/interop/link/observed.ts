@@ -8,6 +8,7 @@ import { type CaptureDecode, decodeCaptureMessages } from '../../codec/capture/i
 import { decodeFrame } from '../../codec/net/frame.js';
 import { decodeCapture } from '../../codec/pcap/capture.js';
 import { encodePcap } from '../../codec/pcap/pcap.js';
+import { type CompletionPart, fieldName } from '../../judge/observation.js';
 import { type WireRegion, wireLine } from '../../judge/wire.js';
 import { formatValue } from '../compare-format.js';
 import { hammerFields } from '../observe.js';
@@ -38,24 +39,28 @@ export interface LinkPeers {
 function verbsFields(scenario: Scenario, observation: LinkObservation): Record<string, string> {
   // A program without a post (a hammer step only) has no post1, as the engine says.
   const fields: Record<string, string> = {
-    post1: workRequestsOf(scenario).length === 0 ? '—' : observation.post,
+    [fieldName({ kind: 'post', n: 1 })]:
+      workRequestsOf(scenario).length === 0 ? '—' : observation.post,
   };
-  if (observation.badWr !== undefined) fields['post1.bad_wr'] = `wr${observation.badWr + 1}`;
+  if (observation.badWr !== undefined)
+    fields[fieldName({ kind: 'post', n: 1, badWr: true })] = `wr${observation.badWr + 1}`;
   const operations = workRequestsOf(scenario);
   const waited = operations.length;
   for (let n = 1; n <= waited; n++) {
     const wc = observation.requester[n - 1];
+    const put = (part: CompletionPart, value: string) => {
+      fields[fieldName({ kind: 'completion', side: 'requester', n, part })] = value;
+    };
     if (wc === undefined) {
-      fields[`requester.wc${n}.status`] = 'none';
+      put('status', 'none');
       continue;
     }
-    fields[`requester.wc${n}.wr`] = wrName(BigInt(wc.wrId));
-    fields[`requester.wc${n}.status`] = wc.status;
-    if (wc.fetched !== undefined)
-      fields[`requester.wc${n}.fetched`] = formatValue(BigInt(wc.fetched));
+    put('wr', wrName(BigInt(wc.wrId)));
+    put('status', wc.status);
+    if (wc.fetched !== undefined) put('fetched', formatValue(BigInt(wc.fetched)));
     const lost = lostWireOf(scenario);
     if (lost !== undefined && wc.elapsedMs !== undefined)
-      fields[`requester.wc${n}.after`] = retryTimeClass(lost, wc.elapsedMs);
+      put('after', retryTimeClass(lost, wc.elapsedMs));
   }
   const step = hammerStepOf(scenario);
   if (step !== undefined && observation.hammer !== undefined)
@@ -72,11 +77,12 @@ function verbsFields(scenario: Scenario, observation: LinkObservation): Record<s
     );
   // The ordering checker on the completions the requester polled (ordering-trace.ts), as
   // the engine's run gets it (program.ts): the link polls the requester's CQ only.
-  if (operations.length > 1) fields.ordering = orderingField(scenario, fields);
+  if (operations.length > 1)
+    fields[fieldName({ kind: 'ordering' })] = orderingField(scenario, fields);
   if (observation.memory !== '') {
     const memory = new Uint8Array(Buffer.from(observation.memory, 'hex'));
     for (const offset of watchedOffsets(scenario))
-      fields[`mem[${offset}]`] = formatValue(wordAt(memory, offset));
+      fields[fieldName({ kind: 'memory', offset })] = formatValue(wordAt(memory, offset));
   }
   return fields;
 }
@@ -158,7 +164,8 @@ function roceOutcome(
   const once = (list: RocePacketView[], direction: 'req' | 'resp') => {
     const seen = new Set<string>();
     return list.filter((view) => {
-      const key = JSON.stringify(roceFields(direction, 0, view, qpsOf, regions));
+      // Numbered alike (1): packets that differ only in their place count once.
+      const key = JSON.stringify(roceFields(direction, 1, view, qpsOf, regions));
       if (seen.has(key)) return false;
       seen.add(key);
       return true;

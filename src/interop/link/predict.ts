@@ -8,6 +8,7 @@
  * compares them.
  */
 import { projectRoceExchange } from '../../engine/projection/roce-exchange.js';
+import { type CompletionPart, fieldName, tryParseField } from '../../judge/observation.js';
 import { formatValue } from '../compare-format.js';
 import { ENGINE_REGIONS, expectedOutcome, verbsScenarioOf } from '../expected.js';
 import { DEFAULT_TARGET, DEVICES, type Outcome, type Scenario } from '../scenario.js';
@@ -22,12 +23,45 @@ export const ENGINE_QPS = { requester: 0x000111, responder: 0x000222 } as const;
 /** rxe's path MTU for the link QPs (connectRcByHand default). */
 const MTU = 1024;
 
-/** The verbs fields of the program the link observes (the rest of a program is not run). */
-export const LINK_VERBS_FIELD =
-  /^(post1(\.bad_wr)?|requester\.wc\d+\.(wr|status|fetched)|requester\.wc\d+\.after|mem\[-?\d+\]|hammer\d+\.(post|succeeded|distinct|sequence)|ordering)$/;
+/**
+ * True for a verbs field of the program the link observes (the rest of a program is not
+ * run): the first post, the requester's completions (which request, its status, the
+ * fetched word, a lost request's retry time), the memory words, the concurrency step and
+ * the ordering verdict.
+ */
+export function isLinkVerbsField(name: string): boolean {
+  const key = tryParseField(name);
+  switch (key?.kind) {
+    case 'post':
+      return key.n === 1;
+    case 'completion':
+      return key.side === 'requester' && LINK_COMPLETION_PARTS.has(key.part);
+    case 'memory':
+    case 'hammer':
+    case 'ordering':
+      return true;
+    default:
+      return false;
+  }
+}
 
-function pick(fields: Readonly<Record<string, string>>, pattern: RegExp): Record<string, string> {
-  return Object.fromEntries(Object.entries(fields).filter(([name]) => pattern.test(name)));
+const LINK_COMPLETION_PARTS: ReadonlySet<CompletionPart> = new Set([
+  'wr',
+  'status',
+  'fetched',
+  'after',
+]);
+
+function pick(
+  fields: Readonly<Record<string, string>>,
+  keep: (name: string) => boolean,
+): Record<string, string> {
+  return Object.fromEntries(Object.entries(fields).filter(([name]) => keep(name)));
+}
+
+/** The field of the requester's first completion's `part`. */
+function firstCompletion(part: CompletionPart): string {
+  return fieldName({ kind: 'completion', side: 'requester', n: 1, part });
 }
 
 /** The RoCEv2 packets the engine predicts, both directions (ICRC valid). */
@@ -55,17 +89,17 @@ export function expectedLinkOutcome(scenario: Scenario): Outcome {
   const stream = writeStreamOf(scenario);
   if (stream !== undefined) return { fields: expectedStreamFields(scenario, stream) };
   const expected = expectedOutcome(scenario);
-  const fields = pick(expected.fields, LINK_VERBS_FIELD);
+  const fields = pick(expected.fields, isLinkVerbsField);
   // A faulty-wire scenario (fault-scenarios.ts) compares the verbs side only.
   const lost = lostWireOf(scenario);
   if (lost !== undefined)
     // Nothing crosses: the request is never executed, the requester gives up (IBTA 9.7.6.1.4).
     Object.assign(fields, {
-      'requester.wc1.status': 'RETRY_EXC_ERR',
-      'requester.wc1.after': '(1 + retry_cnt) x timeout',
-      [`mem[${DEFAULT_TARGET}]`]: formatValue(scenario.initial),
+      [firstCompletion('status')]: 'RETRY_EXC_ERR',
+      [firstCompletion('after')]: '(1 + retry_cnt) x timeout',
+      [fieldName({ kind: 'memory', offset: DEFAULT_TARGET })]: formatValue(scenario.initial),
     });
-  if (lost !== undefined) delete fields['requester.wc1.fetched'];
+  if (lost !== undefined) delete fields[firstCompletion('fetched')];
   if (!scenario.captureWire) return { fields };
   if (DEVICES[scenario.device].transport === 'roce') {
     const { requests, responses } = predictRocePackets(scenario);

@@ -20,6 +20,7 @@
  * saved result, and RFC 7306 §7 executes Atomics once, in order.
  */
 import { maskedFetchAdd } from '../../engine/atomic/masked-arith.js';
+import { fieldName, tryParseField } from '../../judge/observation.js';
 import { formatValue } from '../compare-format.js';
 import type { Outcome, Scenario } from '../scenario.js';
 import { DEFAULT_TARGET, workRequestsOf } from '../scenario.js';
@@ -65,8 +66,10 @@ export function withReadWindows(scenario: Scenario, outcome: Outcome): Outcome {
   const fields = { ...outcome.fields };
   const late: string[] = [];
   for (const [name, value] of Object.entries(outcome.fields)) {
-    const match = /^requester\.wc(\d+)\.fetched$/.exec(name);
-    const wr = match === null ? undefined : outcome.fields[`requester.wc${match[1]}.wr`];
+    const key = tryParseField(name);
+    const fetched =
+      key?.kind === 'completion' && key.side === 'requester' && key.part === 'fetched';
+    const wr = fetched ? outcome.fields[fieldName({ ...key, part: 'wr' })] : undefined;
     const window = wr === undefined ? undefined : windows.get(Number(wr.slice(2)) - 1);
     // A window of one word (the last Read) is compared exactly, as any other value.
     if (window === undefined || window.length < 2) continue;

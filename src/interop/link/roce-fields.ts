@@ -16,6 +16,7 @@
 import type { AethSyndrome } from '../../codec/roce/aeth.js';
 import { bthOpcodeInfo } from '../../codec/roce/opcodes.js';
 import type { RocePacket } from '../../engine/projection/roce-exchange.js';
+import { fieldName, type PacketDirection, type PacketPart } from '../../judge/observation.js';
 import type { WireRegion } from '../../judge/wire.js';
 import { formatValue } from '../compare-format.js';
 
@@ -31,7 +32,7 @@ export interface QpNames {
   readonly responder: number;
 }
 
-export type RoceDirection = 'req' | 'resp';
+export type RoceDirection = PacketDirection;
 
 function hex(bytes: Uint8Array): string {
   return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('hex');
@@ -70,30 +71,30 @@ export function roceFields(
   qps: QpNames,
   regions: readonly WireRegion[],
 ): Record<string, string> {
-  const p = `wire.${direction}${n}`;
+  const p = (part: PacketPart) => fieldName({ kind: 'packet', direction, n, part });
   // By direction: the two guests number their QPs alike, so the same number can name the
   // requester in one guest and the responder in the other.
   const peer = direction === 'req' ? 'responder' : 'requester';
   const qpName = packet.destinationQp === qps[peer] ? peer : formatValue(packet.destinationQp);
   const fields: Record<string, string> = {
-    [`${p}.opcode`]: bthOpcodeInfo(packet.opcode)?.name ?? `0x${packet.opcode.toString(16)}`,
-    [`${p}.psn`]: psnText(packet.psn),
-    [`${p}.dqp`]: qpName,
-    [`${p}.se`]: packet.solicitedEvent ? '1' : '0',
-    [`${p}.icrc`]: packet.icrc,
+    [p('opcode')]: bthOpcodeInfo(packet.opcode)?.name ?? `0x${packet.opcode.toString(16)}`,
+    [p('psn')]: psnText(packet.psn),
+    [p('dqp')]: qpName,
+    [p('se')]: packet.solicitedEvent ? '1' : '0',
+    [p('icrc')]: packet.icrc,
   };
   const h = packet.headers;
   if (h.RETH)
-    fields[`${p}.reth`] =
+    fields[p('reth')] =
       `va=${addressName(h.RETH.virtualAddress, h.RETH.rKey, regions)} rkey=${keyName(h.RETH.rKey, regions)} len=${h.RETH.dmaLength}`;
   if (h.AtomicETH)
-    fields[`${p}.atomiceth`] =
+    fields[p('atomiceth')] =
       `va=${addressName(h.AtomicETH.virtualAddress, h.AtomicETH.rKey, regions)} rkey=${keyName(h.AtomicETH.rKey, regions)} swap_add=${formatValue(h.AtomicETH.swapOrAddData)} compare=${formatValue(h.AtomicETH.compareData)}`;
-  if (h.ImmDt) fields[`${p}.immdt`] = formatValue(h.ImmDt.immediateData);
+  if (h.ImmDt) fields[p('immdt')] = formatValue(h.ImmDt.immediateData);
   if (h.AETH && packet.aethSyndrome)
-    fields[`${p}.aeth`] = `${syndromeText(packet.aethSyndrome)} msn=${h.AETH.msn}`;
-  if (h.AtomicAckETH) fields[`${p}.atomicacketh`] = formatValue(h.AtomicAckETH.originalRemoteData);
-  if (packet.payload.byteLength > 0) fields[`${p}.payload`] = hex(packet.payload);
+    fields[p('aeth')] = `${syndromeText(packet.aethSyndrome)} msn=${h.AETH.msn}`;
+  if (h.AtomicAckETH) fields[p('atomicacketh')] = formatValue(h.AtomicAckETH.originalRemoteData);
+  if (packet.payload.byteLength > 0) fields[p('payload')] = hex(packet.payload);
   return fields;
 }
 
@@ -105,8 +106,8 @@ export function roceWireFields(
   regions: readonly WireRegion[],
 ): Record<string, string> {
   const fields: Record<string, string> = {
-    'wire.requests': String(requests.length),
-    'wire.responses': String(responses.length),
+    [fieldName({ kind: 'packet-count', direction: 'req' })]: String(requests.length),
+    [fieldName({ kind: 'packet-count', direction: 'resp' })]: String(responses.length),
   };
   for (const [i, packet] of requests.entries())
     Object.assign(fields, roceFields('req', i + 1, packet, qps, regions));

@@ -19,6 +19,7 @@
  */
 import { terminateCodeInfo } from '../../codec/iwarp/terminate-codes.js';
 import { terminateCodeOf } from '../../engine/errors/failure-table.js';
+import { fieldName, type StreamPart } from '../../judge/observation.js';
 import type { Scenario } from '../scenario.js';
 import { MPA_CRC } from './fault-scenarios.js';
 import type { LinkCapture } from './observed.js';
@@ -26,6 +27,10 @@ import type { LinkObservation } from './protocol.js';
 import { immediatesOf, type StatusRuns, statusRuns, type WriteStream } from './write-stream.js';
 
 const FLUSHED_AFTER = 'SUCCESS, then WR_FLUSH_ERR';
+
+function streamField(part: StreamPart): string {
+  return fieldName({ kind: 'stream', part });
+}
 
 /** The class of a completion sequence of `total` requests (or receives). */
 export function completionClass(runs: StatusRuns, total: number): string {
@@ -52,16 +57,18 @@ export function expectedStreamFields(
   const total = stream.bytes / stream.chunk;
   const cut = scenario === MPA_CRC;
   return {
-    'stream.post': 'ok',
-    'stream.requester': cut
+    [streamField('post')]: 'ok',
+    [streamField('requester')]: cut
       ? FLUSHED_AFTER
       : completionClass(statusRuns(repeat('SUCCESS', total)), total),
-    'stream.responder': cut
+    [streamField('responder')]: cut
       ? FLUSHED_AFTER
       : completionClass(statusRuns(repeat('SUCCESS', total)), total),
-    'stream.immediates': immediatesClass(immediatesOf([])),
-    'stream.memory': cut ? 'a prefix as sent, the rest untouched' : 'every byte as sent',
-    ...(scenario.device === 'siw0' ? { 'stream.terminate': cut ? crcTerminate() : 'none' } : {}),
+    [streamField('immediates')]: immediatesClass(immediatesOf([])),
+    [streamField('memory')]: cut ? 'a prefix as sent, the rest untouched' : 'every byte as sent',
+    ...(scenario.device === 'siw0'
+      ? { [streamField('terminate')]: cut ? crcTerminate() : 'none' }
+      : {}),
   };
 }
 
@@ -97,16 +104,17 @@ export function observedStreamFields(
   const requester = observation.stream?.requester;
   const responder = observation.stream?.responder;
   const fields: Record<string, string> = {
-    'stream.post': requester?.post ?? 'none',
-    'stream.requester':
+    [streamField('post')]: requester?.post ?? 'none',
+    [streamField('requester')]:
       requester === undefined ? 'none' : completionClass(requester.statuses, total),
-    'stream.responder':
+    [streamField('responder')]:
       responder === undefined ? 'none' : completionClass(responder.statuses, total),
-    'stream.immediates': responder === undefined ? 'none' : immediatesClass(responder.immediates),
-    'stream.memory': responder?.memory ?? 'none',
+    [streamField('immediates')]:
+      responder === undefined ? 'none' : immediatesClass(responder.immediates),
+    [streamField('memory')]: responder?.memory ?? 'none',
   };
   if (scenario.device === 'siw0')
-    fields['stream.terminate'] =
+    fields[streamField('terminate')] =
       capture === undefined ? 'no capture' : terminatesOf(observation, capture);
   const note = [
     `requester: ${requester?.statuses ?? 'none'} in ${requester?.elapsedMs ?? '?'} ms`,

@@ -4,6 +4,7 @@
  */
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { fieldName } from '../../judge/observation.js';
 import { formatValue } from '../compare-format.js';
 import type { Comparison } from '../comparison/index.js';
 import { FAULT_LINK_SCENARIOS } from '../link/fault-scenarios.js';
@@ -20,7 +21,10 @@ export { renderReportHtml } from './page.js';
 export function memoryBefore(scenario: Scenario): Record<string, string> {
   const buffer = initialBuffer(scenario);
   return Object.fromEntries(
-    watchedOffsets(scenario).map((o) => [`mem[${o}]`, formatValue(wordAt(buffer, o))]),
+    watchedOffsets(scenario).map((o) => [
+      fieldName({ kind: 'memory', offset: o }),
+      formatValue(wordAt(buffer, o)),
+    ]),
   );
 }
 

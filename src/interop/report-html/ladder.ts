@@ -9,6 +9,7 @@
  * so the SVG is written directly; ghtml's `html` escapes every value put into it.
  */
 import { html } from 'ghtml';
+import { completionPrefix } from '../../judge/observation.js';
 import type { DifferenceEntry } from './model.js';
 import type { CompletionEntry, Lane, PacketPart, WirePacket } from './packets.js';
 
@@ -246,7 +247,7 @@ function drawCompletion(
   const lines = completionLines(c);
   const bx = c.lane === 'requester' ? x0 + LANE_L - 6 : x0 + LANE_R - BOX + 6;
   const height = 8 + lines.length * LINE;
-  const fieldOf = (name: string) => `${c.lane}.wc${c.n}.${name}`;
+  const fieldOf = (name: string) => `${completionPrefix(c.lane, c.n)}.${name}`;
   const diffOf = (name: string) =>
     other?.values.get(name) === c.values.get(name) ? undefined : diffs.of(fieldOf(name));
   const boxDiff = [...c.values.keys()].map(diffOf).find((d) => d !== undefined);

@@ -4,7 +4,15 @@
  * link/roce-fields.ts), the completions of each side, the memory words, and the rest.
  */
 
-export type Lane = 'requester' | 'responder';
+import {
+  completionPrefix,
+  type Lane,
+  type PacketDirection,
+  packetPrefix,
+  tryParseField,
+} from '../../judge/observation.js';
+
+export type { Lane };
 
 /** One token of a packet: `stag=remote`, `L`, `psn=0x12a5c3`. */
 export interface PacketPart {
@@ -50,8 +58,6 @@ function iwarpPackets(wire: string): WirePacket[] {
   });
 }
 
-const ROCE_KEY = /^wire\.(req|resp)(\d+)\.(\w+)$/;
-
 /**
  * A header field whose value lists several (`reth` = `va=remote+8 rkey=remote len=8`): a
  * token per item (`reth.va`), so each can wrap and be marked on its own.
@@ -68,27 +74,30 @@ function headerParts(name: string, value: string): PacketPart[] {
 
 /** The RoCEv2 `wire.reqN.*` / `wire.respN.*` fields, requests and responses. */
 function rocePackets(fields: Readonly<Record<string, string>>): WirePacket[] {
-  const packets = new Map<string, { from: Lane; values: Map<string, string> }>();
+  const packets = new Map<
+    string,
+    { direction: PacketDirection; n: number; values: Map<string, string> }
+  >();
   for (const [field, value] of Object.entries(fields)) {
-    const m = ROCE_KEY.exec(field);
-    if (m === null) continue;
-    const key = `${m[1]}${m[2]}`;
+    const k = tryParseField(field);
+    if (k?.kind !== 'packet') continue;
+    const key = `${k.direction}${k.n}`;
     let p = packets.get(key);
     if (p === undefined) {
-      p = { from: m[1] === 'req' ? 'requester' : 'responder', values: new Map() };
+      p = { direction: k.direction, n: k.n, values: new Map() };
       packets.set(key, p);
     }
-    p.values.set(m[3] ?? '', value);
+    p.values.set(k.part, value);
   }
   return [...packets].map(([key, p]) => ({
     key,
-    from: p.from,
+    from: p.direction === 'req' ? 'requester' : 'responder',
     kind: p.values.get('opcode') ?? '?',
     sequence: p.values.has('psn') ? `psn=${p.values.get('psn')}` : undefined,
     parts: [...p.values]
       .filter(([name]) => name !== 'opcode' && name !== 'psn')
       .flatMap(([name, value]) => headerParts(name, value)),
-    field: `wire.${key}.`,
+    field: packetPrefix(p.direction, p.n),
   }));
 }
 
@@ -107,21 +116,19 @@ export interface CompletionEntry {
   readonly values: ReadonlyMap<string, string>;
 }
 
-const WC_KEY = /^(requester|responder)\.wc(\d+)\.(\w+)$/;
-
 /** The completions of one side's fields, requester's first, in order. */
 export function completionsOf(fields: Readonly<Record<string, string>> | null): CompletionEntry[] {
   const found = new Map<string, { lane: Lane; n: number; values: Map<string, string> }>();
   for (const [field, value] of Object.entries(fields ?? {})) {
-    const m = WC_KEY.exec(field);
-    if (m === null) continue;
-    const key = `${m[1]}.${m[2]}`;
+    const k = tryParseField(field);
+    if (k?.kind !== 'completion') continue;
+    const key = completionPrefix(k.side, k.n);
     let c = found.get(key);
     if (c === undefined) {
-      c = { lane: m[1] as Lane, n: Number(m[2]), values: new Map() };
+      c = { lane: k.side, n: k.n, values: new Map() };
       found.set(key, c);
     }
-    c.values.set(m[3] ?? '', value);
+    c.values.set(k.part, value);
   }
   return [...found.values()].sort((a, b) =>
     a.lane === b.lane ? a.n - b.n : a.lane === 'requester' ? -1 : 1,
@@ -133,19 +140,23 @@ export function memoryOffsets(...sides: (Readonly<Record<string, string>> | null
   const offsets = new Set<number>();
   for (const fields of sides)
     for (const field of Object.keys(fields ?? {})) {
-      const m = /^mem\[(-?\d+)\]$/.exec(field);
-      if (m !== null) offsets.add(Number(m[1]));
+      const k = tryParseField(field);
+      if (k?.kind === 'memory') offsets.add(k.offset);
     }
   return [...offsets].sort((a, b) => a - b);
 }
 
 /** A field that is none of packets, completions, memory: `ordering`, `q1.responder.state`. */
 export function isOtherField(field: string): boolean {
-  return !(
-    field === 'wire' ||
-    ROCE_KEY.test(field) ||
-    field.startsWith('wire.') ||
-    WC_KEY.test(field) ||
-    /^mem\[/.test(field)
-  );
+  const key = tryParseField(field);
+  switch (key?.kind) {
+    case 'wire':
+    case 'packet':
+    case 'packet-count':
+    case 'completion':
+    case 'memory':
+      return false;
+    default:
+      return true;
+  }
 }

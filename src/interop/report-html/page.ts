@@ -6,6 +6,7 @@
  * the latter with the values that changed between kernels.
  */
 import { html } from 'ghtml';
+import { fieldName } from '../../judge/observation.js';
 import type { Comparison } from '../comparison/index.js';
 import { pairText } from '../link/sides.js';
 import { SCRIPT, STYLE } from './client.js';
@@ -114,7 +115,7 @@ function resultBody(
       ? ''
       : html`<table class="fields"><tr><th>memory word</th><th>before</th><th>engine after</th><th>${s.device} after</th></tr>!${offsets.map(
           (o) => {
-            const field = `mem[${o}]`;
+            const field = fieldName({ kind: 'memory', offset: o });
             const d = diffs.of(field);
             return html`<tr><td>${field}</td><td>${before[field] ?? '—'}</td><td>${s.engine[field] ?? '—'}</td><td class="${cellClass(d)}" title="${d === undefined ? '' : diffs.reason(d)}">${dev[field] ?? '—'}</td></tr>`;
           },

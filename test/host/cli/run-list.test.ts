@@ -1,15 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { SCENARIOS } from '../../../src/interop/scenarios.js';
-import { WIRE_PROBES } from '../../../src/probe/wire-probes.js';
 import { listRowOf, rowsOf, runCli as run } from './run-cli.js';
 
 describe('rdma-interop run --list', () => {
-  it('lists every scenario with device, post API, family and title, then the wire probes', () => {
+  it('lists every scenario with device, post API, family and title (no wire probes: issue 31)', () => {
     const rows = rowsOf(run(['--list']).stdout);
-    expect(rows).toEqual([
-      ...SCENARIOS.map(listRowOf),
-      ...WIRE_PROBES.map((p) => [p.id, 'siw0', 'probe', 'wire', p.title]),
-    ]);
+    expect(rows).toEqual(SCENARIOS.map(listRowOf));
     expect(rows).toContainEqual(['siw-fetch-add', 'siw0', 'post_send', 'atomics', 'FetchAdd']);
     // The families issue 10 added across processes, RNR timers and siw.
     expect(rows).toContainEqual([
@@ -64,6 +60,12 @@ describe('rdma-interop run --list', () => {
     expect(result.status).toBe(2);
     expect(result.stderr).toBe(
       "rdma-interop run: error: no scenario matches 'no-such-*' (see 'rdma-interop run --help')\n",
+    );
+    // The former wire probes: the error says where they went.
+    const probes = run(['--scenario', 'siw-probe-*']);
+    expect(probes.status).toBe(2);
+    expect(probes.stderr).toContain(
+      "the wire probes are the tester's assertions now: rdma-interop probe --assertion 'siw-probe-*'",
     );
   });
 

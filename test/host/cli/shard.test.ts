@@ -89,10 +89,7 @@ describe('selectShard', () => {
 });
 
 describe('run --shard', () => {
-  const ids = (s: ReturnType<typeof selectScenarios>) => [
-    ...s.scenarios.map((x) => x.id),
-    ...s.probes.map((p) => p.id),
-  ];
+  const ids = (s: ReturnType<typeof selectScenarios>) => s.map((x) => x.id);
 
   it.each([{}, { device: ['siw0' as const] }, { scenario: 'rxe-*' }, { siw: 'rfc7306' as const }])(
     'splits the selection %j into n disjoint, covering shards for n = 1..7',

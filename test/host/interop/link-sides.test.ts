@@ -157,7 +157,7 @@ describe('the pair in every report file', () => {
   );
 
   it('results.json: both environments, and each result its sides', () => {
-    const doc = resultsDocument([result], [], A, false, { A, B }) as {
+    const doc = resultsDocument([result], A, false, { A, B }) as {
       pair: Record<string, RunEnvironment>;
       scenarios: { id: string; pair: { requester: { guest: string; kernel: string } } }[];
     };
@@ -180,7 +180,7 @@ describe('the pair in every report file', () => {
     const page = renderReportHtml([
       {
         line: A.kernel,
-        results: resultsEntryOf(resultsDocument([result], [], A, false, { A, B })),
+        results: resultsEntryOf(resultsDocument([result], A, false, { A, B })),
         pcap: () => undefined,
         memoryBefore: () => undefined,
       },

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { ArgumentError } from '../../../src/errors.js';
 import type { RunEnvironment } from '../../../src/interop/environment.js';
 import { expectedOutcome } from '../../../src/interop/expected.js';
 import { renderMarkdown, renderMatrix, renderReport } from '../../../src/interop/report.js';
@@ -69,7 +70,7 @@ describe('the terminal report', () => {
 
 describe('the report files', () => {
   it('results.json: versioned schema, environment, totals that add up', () => {
-    const doc = resultsDocument(results(), [], ENV, false) as {
+    const doc = resultsDocument(results(), ENV, false) as {
       schema: string;
       environment: RunEnvironment;
       totals: Record<string, number>;
@@ -95,6 +96,19 @@ describe('the report files', () => {
       ],
     });
     expect(() => JSON.stringify(doc)).not.toThrow();
+    // Issue 31: run's wire probes are the tester's assertions; results.json has none.
+    expect(Object.keys(doc)).toEqual([
+      'schema',
+      'environment',
+      'strict',
+      'totals',
+      'scenarios',
+      'findings',
+    ]);
+    // The former signature (a probes array second) is refused, not misread.
+    expect(() => resultsDocument(results(), [] as unknown as RunEnvironment, false)).toThrow(
+      ArgumentError,
+    );
   });
 
   it('junit.xml: one test case per scenario and device/API, the difference in the failure', () => {

@@ -23,7 +23,7 @@ const results: ScenarioResult[] = [];
 afterAll(() => {
   if (share === undefined || results.length === 0) return;
   const devices = [...new Set(results.map((r) => r.scenario.device))];
-  writeReport(join(share, 'interop-report'), results, [], collectEnvironment(devices), false);
+  writeReport(join(share, 'interop-report'), results, collectEnvironment(devices), false);
 });
 
 /** The stock siw0's captures of this run, for the Wireshark plugin check below. */
