@@ -21,7 +21,7 @@ import {
 } from './observe.js';
 import { type ReceiveUse, traitsOf } from './operations.js';
 import { orderingField } from './ordering-trace.js';
-import { timerClass } from './rnr-timing.js';
+import type { TimerClass } from './rnr-timing.js';
 import {
   type Operation,
   type Outcome,
@@ -60,8 +60,6 @@ export interface Polled {
   readonly completion: Omit<ObservedCompletion, 'fetched'>;
   /** The 8 bytes a successful fetching request `op` (the `index`-th) brought back. */
   fetched(index: number, op: Operation): bigint | undefined;
-  /** Milliseconds from the side's last post to this completion (timed waits). */
-  elapsedMs(): number;
 }
 
 /** What a `hammer` step observed. */
@@ -101,6 +99,12 @@ export interface ProgramSide {
   postRecv(index: number, use: ReceiveUse): Maybe<void>;
   /** The side's next completion, or undefined when none comes within `timeoutMs`. */
   nextCompletion(side: Side, timeoutMs: number): Maybe<Polled | undefined>;
+  /**
+   * The class of timer (rnr-timing.ts) the completion `side` just polled came in, counted
+   * from the side's last post (a `timed` wait): the engine from its own clock, a device
+   * from its own evidence (kernel/timer-witness.ts), never from the guest's wall clock.
+   */
+  timerOf(side: Side): Maybe<TimerClass>;
   /** The QP state's name. */
   queryState(side: Side): Maybe<string>;
   /** Sets the side's remote access at RTS: `ok` or the errno's name. */
@@ -263,7 +267,7 @@ function* interpret(scenario: Scenario): Generator<Ask, Outcome, unknown> {
           const fetched = fetches ? polled.fetched(index, op) : undefined;
           Object.assign(fields, completionFields(step.side, n, { ...wc, fetched }, op));
           if (step.timed === true)
-            fields[`${step.side}.wc${n}.timer`] = timerClass(scenario, polled.elapsedMs());
+            fields[`${step.side}.wc${n}.timer`] = yield* ask((s) => s.timerOf(step.side));
         }
         break;
       case 'query':
