@@ -43,16 +43,16 @@ export type TimerCounter = (typeof TIMER_COUNTERS)[number];
 /** One reading of {@link TIMER_COUNTERS} (u64 in the kernel: bigint). */
 export type TimerCounts = Readonly<Record<TimerCounter, bigint>>;
 
-/** A counter directory or value that cannot be read as rxe writes it. */
+/** A counter that cannot be read as rxe writes it, or that went back between readings. */
 export class HwCountersError extends RdmaInteropError {
   override readonly name = 'HwCountersError';
   readonly origin = 'interop';
   constructor(
-    /** The file that could not be read. */
-    readonly path: string,
+    /** The counter file, or the counter's name, that is wrong. */
+    readonly what: string,
     message: string,
   ) {
-    super(`${path}: ${message}`);
+    super(`${what}: ${message}`);
   }
 }
 
