@@ -320,7 +320,7 @@ function engineSide(scenario: Scenario): { side: ImmediateSide; session: EngineS
       };
     },
     // The engine's clock is its own (session.advance): the RNR waits the program made.
-    timerOf: () => timerClass(scenario, session.rnrDelayMs()),
+    timerOf: () => ({ timer: timerClass(scenario, session.rnrDelayMs()) }),
     queryState: (side) => session.query(side),
     modify: (side, access) => {
       session.modify(side, { access: maskOf(access) });

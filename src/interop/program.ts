@@ -62,6 +62,13 @@ export interface Polled {
   fetched(index: number, op: Operation): bigint | undefined;
 }
 
+/** The class of timer a timed wait's completion came in, and what showed it. */
+export interface TimedCompletion {
+  readonly timer: TimerClass;
+  /** The evidence, for the outcome's note (a device's counter deltas); not compared. */
+  readonly evidence?: string;
+}
+
 /** What a `hammer` step observed. */
 export interface HammerObservation {
   /** `ok`, or the errno the first refused post got. */
@@ -104,7 +111,7 @@ export interface ProgramSide {
    * from the side's last post (a `timed` wait): the engine from its own clock, a device
    * from its own evidence (kernel/timer-witness.ts), never from the guest's wall clock.
    */
-  timerOf(side: Side): Maybe<TimerClass>;
+  timerOf(side: Side): Maybe<TimedCompletion>;
   /** The QP state's name. */
   queryState(side: Side): Maybe<string>;
   /** Sets the side's remote access at RTS: `ok` or the errno's name. */
@@ -266,8 +273,12 @@ function* interpret(scenario: Scenario): Generator<Ask, Outcome, unknown> {
           const fetches = op !== undefined && wc.status === 'SUCCESS' && traitsOf(op.kind).fetches;
           const fetched = fetches ? polled.fetched(index, op) : undefined;
           Object.assign(fields, completionFields(step.side, n, { ...wc, fetched }, op));
-          if (step.timed === true)
-            fields[`${step.side}.wc${n}.timer`] = yield* ask((s) => s.timerOf(step.side));
+          if (step.timed === true) {
+            const timed = yield* ask((s) => s.timerOf(step.side));
+            fields[`${step.side}.wc${n}.timer`] = timed.timer;
+            if (timed.evidence !== undefined)
+              notes.push(`${step.side}.wc${n}.timer: ${timed.evidence}`);
+          }
         }
         break;
       case 'query':

@@ -24,9 +24,9 @@ import {
   type PostResult,
   type ProgramPlan,
   type ProgramSide,
+  type TimedCompletion,
   type WindowStepResult,
 } from '../program.js';
-import type { TimerClass } from '../rnr-timing.js';
 import {
   DEFAULT_TARGET,
   LOCAL_SLOT,
@@ -322,7 +322,7 @@ export class DeviceSide implements ProgramSide {
     };
   }
 
-  timerOf(side: Side): Promise<TimerClass> {
+  timerOf(side: Side): Promise<TimedCompletion> {
     return this.#timers.classOf(side);
   }
 

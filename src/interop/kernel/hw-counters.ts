@@ -134,6 +134,14 @@ export async function readFreshTimerCounts(
   return counts;
 }
 
+/** The counters that moved between two readings (`rcvd_rnr_err +3, ...`), or `none moved`. */
+export function countsMoved(before: TimerCounts, after: TimerCounts): string {
+  const moved = TIMER_COUNTERS.filter((name) => after[name] !== before[name]).map(
+    (name) => `${name} +${after[name] - before[name]}`,
+  );
+  return moved.length === 0 ? 'none moved' : moved.join(', ');
+}
+
 /** The timers a delta shows ran, per kind. */
 export interface TimerEvidence {
   /** RNR NAKs that armed the RNR timer (those with no rnr_retry left did not). */

@@ -4,10 +4,10 @@
  * 38), but what the device itself shows ran between the side's last post and the
  * completion.
  */
-
-import type { TimerClass } from '../rnr-timing.js';
+import type { TimedCompletion } from '../program.js';
 import { DEVICES, type Scenario, type Side } from '../scenario.js';
 import {
+  countsMoved,
   hwCountersDir,
   type ReaderClock,
   readFreshTimerCounts,
@@ -20,8 +20,8 @@ import {
 export interface TimerWitness {
   /** Called just before each post on `side` (a timed wait counts from the side's last post). */
   mark(side: Side): Promise<void>;
-  /** The class of the completion `side` just polled. */
-  classOf(side: Side): Promise<TimerClass>;
+  /** The class of the completion `side` just polled, and what showed it. */
+  classOf(side: Side): Promise<TimedCompletion>;
 }
 
 /** rxe: the port's counters (hw-counters.ts), read at the post and at the completion. */
@@ -39,10 +39,14 @@ export class CounterWitness implements TimerWitness {
     this.#marks[side] = await readFreshTimerCounts(this.#dir, this.#clock);
   }
 
-  async classOf(side: Side): Promise<TimerClass> {
+  async classOf(side: Side): Promise<TimedCompletion> {
     const before = this.#marks[side];
     if (before === undefined) throw new Error(`a timed wait on the ${side} before any post`);
-    return timerClassOf(timerEvidence(before, await readFreshTimerCounts(this.#dir, this.#clock)));
+    const after = await readFreshTimerCounts(this.#dir, this.#clock);
+    return {
+      timer: timerClassOf(timerEvidence(before, after)),
+      evidence: `rxe hw_counters ${countsMoved(before, after)}`,
+    };
   }
 }
 
@@ -56,7 +60,10 @@ export class CounterWitness implements TimerWitness {
  */
 export const NO_TIMER_TRANSPORT: TimerWitness = {
   mark: async () => {},
-  classOf: async () => 'no-timer',
+  classOf: async () => ({
+    timer: 'no-timer',
+    evidence: 'iWARP: no RNR and no transport timer at the RDMA layers (not measured)',
+  }),
 };
 
 /** The witness of `scenario`'s device; `root` is sysfs's infiniband class (tests: a fake). */

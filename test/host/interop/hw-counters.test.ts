@@ -133,20 +133,29 @@ describe('rxe hw_counters', () => {
     await expect(witness.classOf('requester')).rejects.toThrow(/before any post/);
     await witness.mark('requester');
     writeCounts(plus({ rcvd_rnr_err: 4n }));
-    expect(await witness.classOf('requester')).toBe('rnr-timer');
+    expect(await witness.classOf('requester')).toEqual({
+      timer: 'rnr-timer',
+      evidence: 'rxe hw_counters rcvd_rnr_err +4',
+    });
     await witness.mark('requester');
     writeCounts(plus({ rcvd_rnr_err: 5n, retry_rnr_exceeded_err: 1n, completer_retry_err: 1n }));
-    expect(await witness.classOf('requester')).toBe('transport-timer');
+    expect(await witness.classOf('requester')).toEqual({
+      timer: 'transport-timer',
+      evidence:
+        'rxe hw_counters rcvd_rnr_err +1, retry_rnr_exceeded_err +1, completer_retry_err +1',
+    });
+    await witness.mark('requester');
+    expect((await witness.classOf('requester')).evidence).toBe('rxe hw_counters none moved');
   });
 
   it('rxe reads its port counters under the given root; siw, which has neither timer, reads nothing', async () => {
     const rxe = timerWitnessOf({ device: 'rxe0' }, root, fakeClock());
     await rxe.mark('requester');
     writeCounts(plus({ rcvd_rnr_err: 1n, retry_rnr_exceeded_err: 1n }));
-    expect(await rxe.classOf('requester')).toBe('no-timer');
+    expect((await rxe.classOf('requester')).timer).toBe('no-timer');
     const siw = timerWitnessOf({ device: 'siw0' }, join(root, 'absent'));
     await siw.mark('requester');
-    expect(await siw.classOf('requester')).toBe('no-timer');
+    expect((await siw.classOf('requester')).timer).toBe('no-timer');
     const broken = timerWitnessOf({ device: 'rxe0' }, join(root, 'absent'));
     await expect(broken.mark('requester')).rejects.toThrow(HwCountersError);
   });

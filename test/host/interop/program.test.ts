@@ -57,7 +57,7 @@ function scriptedSide(calls: string[]): ImmediateSide {
     },
     timerOf: (side) => {
       calls.push(`timerOf ${side}`);
-      return 'rnr-timer';
+      return { timer: 'rnr-timer', evidence: 'rcvd_rnr_err +2' };
     },
     queryState: (side) => (side === 'requester' ? 'RTS' : 'ERR'),
     modify: () => 'EINVAL',
@@ -158,6 +158,7 @@ describe('the scenario interpreter', () => {
       `nextCompletion requester ${GRACE_MS}`,
     ]);
     expect(outcome.fields['requester.wc1.timer']).toBe('rnr-timer');
+    expect(outcome.note).toBe('requester.wc1.timer: rcvd_rnr_err +2');
     expect(outcome.fields['requester.wc2.status']).toBe('none');
     expect(outcome.fields).not.toHaveProperty(['requester.wc2.timer']);
   });
