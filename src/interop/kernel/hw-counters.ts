@@ -19,6 +19,10 @@
  * - `rcvd_seq_err` (RXE_CNT_RCV_SEQ_ERR): a PSN sequence NAK (check_ack(),
  *   AETH_NAK_PSN_SEQ_ERROR), the other way into COMPST_ERROR_RETRY; subtracted.
  *
+ * Measured in the 6.1.0-57 and 7.3.4 guests (the rnr scenarios, rxe-rnr-*): rnr_retry 0
+ * moved rcvd_rnr_err +1 and retry_rnr_exceeded_err +1; rnr_retry 2 +3 and +1; rnr_retry 1
+ * with the receive too late +2 and +1; a receive posted 300 or 50 ms late rcvd_rnr_err +1.
+ *
  * The counters are per device port, so a delta is one QP's only while nothing else runs
  * on the device: the one-guest suite runs one scenario at a time, both QPs on the one
  * device (the RNR NAK is counted on the requester's completer only).
