@@ -25,6 +25,7 @@ import {
   runProgramNow,
   type WindowStepResult,
 } from './program.js';
+import { timerClass } from './rnr-timing.js';
 import {
   DEFAULT_TARGET,
   DEVICES,
@@ -316,9 +317,10 @@ function engineSide(scenario: Scenario): { side: ImmediateSide; session: EngineS
           traitsOf(op.kind).localData === 'atomic-original'
             ? wc.atomicOriginal
             : localWord(session, index),
-        elapsedMs: () => session.rnrDelayMs(),
       };
     },
+    // The engine's clock is its own (session.advance): the RNR waits the program made.
+    timerOf: () => ({ timer: timerClass(scenario, session.rnrDelayMs()) }),
     queryState: (side) => session.query(side),
     modify: (side, access) => {
       session.modify(side, { access: maskOf(access) });

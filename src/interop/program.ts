@@ -23,7 +23,7 @@ import {
 } from './observe.js';
 import { type ReceiveUse, traitsOf } from './operations.js';
 import { orderingField } from './ordering-trace.js';
-import { timerClass } from './rnr-timing.js';
+import type { TimerClass } from './rnr-timing.js';
 import {
   type Operation,
   type Outcome,
@@ -62,8 +62,13 @@ export interface Polled {
   readonly completion: Omit<ObservedCompletion, 'fetched'>;
   /** The 8 bytes a successful fetching request `op` (the `index`-th) brought back. */
   fetched(index: number, op: Operation): bigint | undefined;
-  /** Milliseconds from the side's last post to this completion (timed waits). */
-  elapsedMs(): number;
+}
+
+/** The class of timer a timed wait's completion came in, and what showed it. */
+export interface TimedCompletion {
+  readonly timer: TimerClass;
+  /** The evidence, for the outcome's note (a device's counter deltas); not compared. */
+  readonly evidence?: string;
 }
 
 /** What a `hammer` step observed. */
@@ -103,6 +108,12 @@ export interface ProgramSide {
   postRecv(index: number, use: ReceiveUse): Maybe<void>;
   /** The side's next completion, or undefined when none comes within `timeoutMs`. */
   nextCompletion(side: Side, timeoutMs: number): Maybe<Polled | undefined>;
+  /**
+   * The class of timer (rnr-timing.ts) the completion `side` just polled came in, counted
+   * from the side's last post (a `timed` wait): the engine from its own clock, a device
+   * from its own evidence (kernel/timer-witness.ts), never from the guest's wall clock.
+   */
+  timerOf(side: Side): Maybe<TimedCompletion>;
   /** The QP state's name. */
   queryState(side: Side): Maybe<string>;
   /** Sets the side's remote access at RTS: `ok` or the errno's name. */
@@ -265,8 +276,12 @@ function* interpret(scenario: Scenario): Generator<Ask, Outcome, unknown> {
           const fetches = op !== undefined && wc.status === 'SUCCESS' && traitsOf(op.kind).fetches;
           const fetched = fetches ? polled.fetched(index, op) : undefined;
           Object.assign(fields, completionFields(step.side, n, { ...wc, fetched }, op));
-          if (step.timed === true)
-            fields[`${step.side}.wc${n}.timer`] = timerClass(scenario, polled.elapsedMs());
+          if (step.timed === true) {
+            const timed = yield* ask((s) => s.timerOf(step.side));
+            const timer = fieldName({ kind: 'completion', side: step.side, n, part: 'timer' });
+            fields[timer] = timed.timer;
+            if (timed.evidence !== undefined) notes.push(`${timer}: ${timed.evidence}`);
+          }
         }
         break;
       case 'query':

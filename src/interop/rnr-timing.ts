@@ -5,7 +5,9 @@
  * rnr_retry times (7 = without limit); a request nothing answers waits the transport
  * timer (4.096 us x 2^timeout, IBTA 9.7.6.1.3). A completion's time is reported as the
  * class of timer it completed in, not as a number: timing under emulation varies, which
- * timer ran does not.
+ * timer ran does not. The engine classes its own clock here ({@link timerClass}); a
+ * device is classed from its own evidence (kernel/timer-witness.ts: rxe's counters),
+ * never from the guest's wall clock, which a loaded TCG host stretches (issue 38).
  */
 import { RNR_TIMER_MS } from '../engine/session/rnr.js';
 import type { Scenario } from './scenario.js';
@@ -38,7 +40,7 @@ export function timersOf(scenario: Scenario): { rnr: number; transport: number }
   };
 }
 
-/** The class of a completion that came `elapsedMs` after its post. */
+/** The class of a completion that came `elapsedMs` after its post, on the engine's clock. */
 export function timerClass(scenario: Scenario, elapsedMs: number): TimerClass {
   const { rnr, transport } = timersOf(scenario);
   if (elapsedMs >= transport) return 'transport-timer';

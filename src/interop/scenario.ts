@@ -109,7 +109,8 @@ export type Step =
   /**
    * Polls `count` completions from the side's CQ (fewer if `timeoutMs` passes). `timed`:
    * also report the class of timer each completion came in (`wcN.timer`, rnr-timing.ts),
-   * timed from the side's last post.
+   * counted from the side's last post: the engine by its clock, a device by what it
+   * counted (kernel/timer-witness.ts), never by the guest's wall clock.
    */
   | {
       readonly do: 'wait';

@@ -38,7 +38,7 @@ export const COMPLETION_PARTS = [
   'fetched',
   /** A timed wait's class (rnr-timing.ts). */
   'timer',
-  /** A lost request's retry time class (link/observed.ts). */
+  /** A lost request's retry timers, counted on the wire (link/observed.ts). */
   'after',
 ] as const;
 export type CompletionPart = (typeof COMPLETION_PARTS)[number];

@@ -24,6 +24,7 @@ import {
   type PostResult,
   type ProgramPlan,
   type ProgramSide,
+  type TimedCompletion,
   type WindowStepResult,
 } from '../program.js';
 import {
@@ -40,6 +41,7 @@ import {
   windowWrIdOf,
   wrIdOf,
 } from '../scenario.js';
+import { NO_TIMER_TRANSPORT, type TimerWitness, timerWitnessOf } from './timer-witness.js';
 
 /**
  * The verbs SendWr for `op`, the `index`-th work request of the program; `window` is the
@@ -160,13 +162,28 @@ export interface DeviceSideOptions {
   readonly hammer?: (step: HammerStep) => Promise<HammerObservation>;
   /** Stops the capture and gives the program's messages as lines, if captured. */
   readonly wire?: () => Promise<string | undefined>;
+  /**
+   * What classes a timed wait's completion (`wcN.timer`); default the scenario device's
+   * own evidence (timer-witness.ts timerWitnessOf: rxe's counters, none on siw).
+   */
+  readonly timers?: TimerWitness;
+}
+
+/** The sides whose completions a timed wait of `scenario` classes. */
+function timedSides(scenario: Scenario): ReadonlySet<Side> {
+  return new Set(
+    scenario.program.flatMap((s) => (s.do === 'wait' && s.timed === true ? [s.side] : [])),
+  );
 }
 
 /** A completion a wait polled, with the word it fetched (what the link reports). */
 export interface PolledCompletion {
   readonly wc: WorkCompletion;
   fetched?: bigint;
-  /** Milliseconds from the side's last post to this completion. */
+  /**
+   * Milliseconds from the side's last post to this completion, on the guest's clock: shown
+   * in notes only (a loaded emulated guest stretches it), never a compared field.
+   */
   readonly elapsedMs?: number;
 }
 
@@ -187,8 +204,16 @@ export class DeviceSide implements ProgramSide {
   // Whether the SRQ's limit event came, listened for from the arming (`srq-limit`) on.
   #limitEvent: Promise<boolean> | undefined;
 
+  // What classes timed waits, and the sides it marks posts on (those a timed wait reads).
+  readonly #timers: TimerWitness;
+  readonly #timed: ReadonlySet<Side>;
+
   constructor(options: DeviceSideOptions) {
     this.#options = options;
+    this.#timed = timedSides(options.scenario);
+    this.#timers =
+      options.timers ??
+      (this.#timed.size === 0 ? NO_TIMER_TRANSPORT : timerWitnessOf(options.scenario));
   }
 
   #responder(what: string): NonNullable<DeviceSideOptions['responder']> {
@@ -202,7 +227,20 @@ export class DeviceSide implements ProgramSide {
     return side === 'requester' ? this.#options.requester : this.#responder(`${side} QP`);
   }
 
-  postSend(side: Side, wrs: readonly Operation[], first: number, qp: RequesterQp): PostResult {
+  postSend(
+    side: Side,
+    wrs: readonly Operation[],
+    first: number,
+    qp: RequesterQp,
+  ): PostResult | Promise<PostResult> {
+    // A side a timed wait reads: the witness marks the post first (it may wait for a fresh
+    // counter reading); the others post at once, as before.
+    if (this.#timed.has(side))
+      return this.#timers.mark(side).then(() => this.#postSend(side, wrs, first, qp));
+    return this.#postSend(side, wrs, first, qp);
+  }
+
+  #postSend(side: Side, wrs: readonly Operation[], first: number, qp: RequesterQp): PostResult {
     const { scenario, local, remote } = this.#options;
     const posted: { readonly qp: Qp; readonly wrs: SendWr[]; readonly path?: PostPath } =
       side === 'responder'
@@ -281,8 +319,11 @@ export class DeviceSide implements ProgramSide {
         entry.fetched = local.buffer.readBigUInt64LE(LOCAL_SLOT * index);
         return entry.fetched;
       },
-      elapsedMs: () => elapsed,
     };
+  }
+
+  timerOf(side: Side): Promise<TimedCompletion> {
+    return this.#timers.classOf(side);
   }
 
   queryState(side: Side): string {

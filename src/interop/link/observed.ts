@@ -23,7 +23,12 @@ import {
   workRequestsOf,
   wrName,
 } from '../scenario.js';
-import { lostWireOf, retryExhaustionMs, retryTimeClass, writeStreamOf } from './fault-scenarios.js';
+import {
+  lostWireOf,
+  retryExhaustionMs,
+  retryTimersClass,
+  writeStreamOf,
+} from './fault-scenarios.js';
 import { hammerStepOf } from './hammer.js';
 import type { LinkObservation } from './protocol.js';
 import { type RocePacketView, roceFields, roceWireFields } from './roce-fields.js';
@@ -36,7 +41,15 @@ export interface LinkPeers {
   readonly responder: string;
 }
 
-function verbsFields(scenario: Scenario, observation: LinkObservation): Record<string, string> {
+/**
+ * The verbs fields guest A recorded; `repeatedRequests`, the requests repeated on the wire
+ * (a faulty-wire scenario), decides a lost wire's `after` field.
+ */
+function verbsFields(
+  scenario: Scenario,
+  observation: LinkObservation,
+  repeatedRequests?: number,
+): Record<string, string> {
   // A program without a post (a hammer step only) has no post1, as the engine says.
   const fields: Record<string, string> = {
     [fieldName({ kind: 'post', n: 1 })]:
@@ -59,8 +72,8 @@ function verbsFields(scenario: Scenario, observation: LinkObservation): Record<s
     put('status', wc.status);
     if (wc.fetched !== undefined) put('fetched', formatValue(BigInt(wc.fetched)));
     const lost = lostWireOf(scenario);
-    if (lost !== undefined && wc.elapsedMs !== undefined)
-      put('after', retryTimeClass(lost, wc.elapsedMs));
+    if (lost !== undefined && repeatedRequests !== undefined)
+      put('after', retryTimersClass(lost, wc.status, repeatedRequests));
   }
   const step = hammerStepOf(scenario);
   if (step !== undefined && observation.hammer !== undefined)
@@ -265,8 +278,15 @@ function faultyWireOutcome(
       note: `${observed.note}; ${repeats}`,
     };
   }
+  // A lost wire's timers are counted on the wire: the capture is guest A's side of the
+  // relay, where every transmission shows before the relay drops it (A requests: the
+  // faulty-wire runs are one-way).
+  const lostRepeats =
+    lostWireOf(scenario) === undefined || DEVICES[scenario.device].transport !== 'roce'
+      ? undefined
+      : wireRepeats(capture, qpPairsOf(observation), peers).repeatedRequests;
   return {
-    fields: verbsFields(scenario, observation),
+    fields: verbsFields(scenario, observation, lostRepeats),
     pcap: cutPcap(capture.bytes, (i) => frames.has(i)),
     note: `${repeats}${lostNote(scenario, observation)}`,
   };
@@ -287,7 +307,10 @@ function repeatsNote(
   return `${repeats.repeatedRequests} of ${repeats.requests} requests and ${repeats.repeatedResponses} of ${repeats.responses} responses repeated on guest A's side`;
 }
 
-/** A lost-wire scenario: when its completion came and when the prediction had it due. */
+/**
+ * A lost-wire scenario: when its completion came on the guest's clock and when the
+ * prediction had it due; shown, never compared (the `after` field counts on the wire).
+ */
 function lostNote(scenario: Scenario, observation: LinkObservation): string {
   const lost = lostWireOf(scenario);
   const elapsed = observation.requester[0]?.elapsedMs;

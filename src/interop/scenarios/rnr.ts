@@ -6,9 +6,10 @@ import { failing, IMM, PAYLOAD, type Row, single } from './family.js';
 
 /**
  * The RNR timers: the longest RNR timer, 655.36 ms (IBTA Table 45 code 0), against a 4.3 s
- * transport timer (timeout 20), far apart so the class a completion lands in cannot be
- * mistaken even with the jitter of an emulated guest on a loaded host (rnr-timing.ts): an
- * rnr_retry 0 answer took over 123 ms, then over 245 ms, at host load 17-21.
+ * transport timer (timeout 20), far apart so that no transport timer runs out while the
+ * RNR waits and late receives play out, even in an emulated guest on a loaded host (an
+ * rnr_retry 0 answer took over 123 ms, then over 245 ms, at host load 17-21). The device's
+ * class is counted, not timed (kernel/timer-witness.ts: rxe's hw_counters).
  */
 const RNR_TIMERS = { minRnrTimer: 0, timeout: 20 } as const;
 

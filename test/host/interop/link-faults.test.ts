@@ -17,7 +17,7 @@ import {
   needsSiwRfc7306,
   RETRY_EXHAUSTED,
   retryExhaustionMs,
-  retryTimeClass,
+  retryTimersClass,
   SOAK_STREAM,
   scenarioWireKind,
   wireKindOf,
@@ -223,19 +223,18 @@ describe('faulty wire: the scenarios and their judgement', () => {
     ]);
   });
 
-  it('retry exhaustion: RETRY_EXC_ERR after (1 + retry_cnt) transport timers, nothing placed', () => {
+  it('retry exhaustion: RETRY_EXC_ERR after (1 + retry_cnt) transport timers, counted on the wire, nothing placed', () => {
     const lost = lostWireOf(RETRY_EXHAUSTED);
     if (lost === undefined) throw new Error('not a lost-wire scenario');
     expect(lost).toEqual({ retryCnt: 3, timeout: 14 });
-    // 4 x 4.096 us x 2^14 = 268.4 ms.
+    // 4 x 4.096 us x 2^14 = 268.4 ms: the note's "due after", never compared.
     expect(retryExhaustionMs(lost)).toBeCloseTo(268.435456, 5);
-    expect(retryTimeClass(lost, 280)).toBe('(1 + retry_cnt) x timeout');
-    expect(retryTimeClass(lost, 600)).toBe('(1 + retry_cnt) x timeout');
-    expect(retryTimeClass(lost, 140)).toBe('2.1 x timeout');
-    expect(retryTimeClass(lost, 254)).toBe('3.8 x timeout');
-    // Late is on time: a loaded emulated guest fires its timers late (issue 38); the
-    // number of transmissions is judged from the relay's count instead.
-    expect(retryTimeClass(lost, 2000)).toBe('(1 + retry_cnt) x timeout');
+    // The timers are counted, not timed (issue 38): each repeat on a silent wire is one,
+    // RETRY_EXC_ERR the last.
+    expect(retryTimersClass(lost, 'RETRY_EXC_ERR', 3)).toBe('(1 + retry_cnt) x timeout');
+    expect(retryTimersClass(lost, 'RETRY_EXC_ERR', 1)).toBe('2 x timeout');
+    expect(retryTimersClass(lost, 'RETRY_EXC_ERR', 4)).toBe('5 x timeout');
+    expect(retryTimersClass(lost, 'SUCCESS', 3)).toBe('3 x timeout');
     const fields = expectedLinkOutcome(RETRY_EXHAUSTED).fields;
     expect(fields).toMatchObject({
       post1: 'ok',
@@ -257,13 +256,18 @@ describe('faulty wire: the scenarios and their judgement', () => {
       responder: [],
       memory,
     });
-    const requests = capture([fetchAdd(0x12a5c3), fetchAdd(0x12a5c3)]);
-    const onTime = judgeLinkScenario(RETRY_EXHAUSTED, observed(290), requests, ENVIRONMENT);
-    expect(onTime.differences).toEqual([]);
-    expect(onTime.verdict).toBe('match');
-    expect(onTime.kernel?.note).toContain('completed after 290 ms, due after 268 ms');
-    const early = judgeLinkScenario(RETRY_EXHAUSTED, observed(70), requests, ENVIRONMENT);
-    expect(early.differences.map((d) => d.field)).toEqual(['requester.wc1.after']);
+    const sent = (times: number) =>
+      capture(Array.from({ length: times }, () => fetchAdd(0x12a5c3)));
+    // Four transmissions, however long the guest took: on time.
+    const slow = judgeLinkScenario(RETRY_EXHAUSTED, observed(2000), sent(4), ENVIRONMENT);
+    expect(slow.differences).toEqual([]);
+    expect(slow.verdict).toBe('match');
+    expect(slow.kernel?.note).toContain('completed after 2000 ms, due after 268 ms');
+    // Two transmissions, even at the due time: two timers short.
+    const short = judgeLinkScenario(RETRY_EXHAUSTED, observed(290), sent(2), ENVIRONMENT);
+    expect(short.differences.map((d) => [d.field, d.kernel])).toEqual([
+      ['requester.wc1.after', '2 x timeout'],
+    ]);
   });
 
   it('the faulty-wire scenarios: siw only where atomics or immediates need RFC 7306, the long ones by pattern', () => {

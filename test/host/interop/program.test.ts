@@ -39,7 +39,6 @@ function scriptedSide(calls: string[]): ImmediateSide {
           vendorErr: 0,
         },
         fetched: () => undefined,
-        elapsedMs: () => 0,
       },
     ],
     responder: [],
@@ -55,6 +54,10 @@ function scriptedSide(calls: string[]): ImmediateSide {
     nextCompletion: (side, timeoutMs) => {
       calls.push(`nextCompletion ${side} ${timeoutMs}`);
       return completions[side].shift();
+    },
+    timerOf: (side) => {
+      calls.push(`timerOf ${side}`);
+      return { timer: 'rnr-timer', evidence: 'rcvd_rnr_err +2' };
     },
     queryState: (side) => (side === 'requester' ? 'RTS' : 'ERR'),
     modify: () => 'EINVAL',
@@ -136,6 +139,28 @@ describe('the scenario interpreter', () => {
       'mem[8]': '0x0123456789abcdef',
     });
     expect(outcome.fields).not.toHaveProperty('wire');
+  });
+
+  it("asks the side for the timer class of a timed wait's completion, and of none that did not come", () => {
+    const calls: string[] = [];
+    const timed: Scenario = {
+      ...BASE,
+      program: [
+        { do: 'post-send', wrs: [{ kind: 'RDMA_WRITE', payload: 1n }] },
+        { do: 'wait', side: 'requester', count: 2, timed: true },
+      ],
+    };
+    const outcome = runProgramNow(timed, scriptedSide(calls));
+    expect(calls).toEqual([
+      'postSend requester 1 from 0',
+      `nextCompletion requester ${COMPLETION_TIMEOUT_MS}`,
+      'timerOf requester',
+      `nextCompletion requester ${GRACE_MS}`,
+    ]);
+    expect(outcome.fields['requester.wc1.timer']).toBe('rnr-timer');
+    expect(outcome.note).toBe('requester.wc1.timer: rcvd_rnr_err +2');
+    expect(outcome.fields['requester.wc2.status']).toBe('none');
+    expect(outcome.fields).not.toHaveProperty(['requester.wc2.timer']);
   });
 
   it('gives the same outcome through the asynchronous driver', async () => {
