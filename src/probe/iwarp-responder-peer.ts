@@ -18,7 +18,7 @@ import { answerLine } from '../judge/iwarp-answer.js';
 import { EventChannel } from '../verbs/cm.js';
 import type { Assertion } from './assertion.js';
 import { concatBytes, fpduOf, segmentWith } from './iwarp-packets.js';
-import { SIW_ADDRESS } from './siw-peer.js';
+import { SIW_ADDRESS, waitUntil } from './siw-peer.js';
 
 /** An assertion where the tester is the Responder and a verbs program on siw posts. */
 export interface IwarpResponderAssertion extends Assertion {
@@ -49,15 +49,6 @@ export interface RequesterObservation {
 
 const REMOTE_STAG = 0x4d3c2b1a;
 const REMOTE_OFFSET = 0x0123456789abcde8n;
-
-async function waitFor(check: () => boolean, ms: number): Promise<boolean> {
-  const deadline = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() > deadline) return false;
-    await new Promise((r) => setTimeout(r, 10));
-  }
-  return true;
-}
 
 /**
  * Runs one assertion; resolves with siw's side (observed), the engine's (expected) and
@@ -103,7 +94,7 @@ export async function runResponderAssertion(_assertion: IwarpResponderAssertion)
     socket.on('error', () => {});
     const bytes = () => new Uint8Array(Buffer.concat(chunks));
     let request: ReturnType<typeof decodeMpaFrame> | undefined;
-    await waitFor(() => {
+    await waitUntil(() => {
       request = decodeMpaFrame(bytes());
       return request.ok;
     }, 10_000);
@@ -137,7 +128,7 @@ export async function runResponderAssertion(_assertion: IwarpResponderAssertion)
     });
     // The Read Request: the first whole FPDU after siw's MPA Request.
     let sent: RdmapMessage[] = [];
-    await waitFor(() => {
+    await waitUntil(() => {
       const stream = decodeMpaStream(bytes().subarray(frameBytes), { negotiated });
       if (stream.ok)
         sent = stream.value.fpdus.flatMap((f) => (f.message.ok ? [f.message.value] : []));

@@ -96,7 +96,11 @@ function bytesOf(chunks: readonly Buffer[]): Uint8Array {
   return new Uint8Array(joined.buffer, joined.byteOffset, joined.byteLength);
 }
 
-async function waitUntil(check: () => boolean, ms: number): Promise<boolean> {
+/**
+ * Polls `check` every 10 ms until it holds (true) or `ms` pass (false): the tester's peers
+ * wait for socket events their own callbacks record.
+ */
+export async function waitUntil(check: () => boolean, ms: number): Promise<boolean> {
   const deadline = Date.now() + ms;
   while (!check()) {
     if (Date.now() > deadline) return false;
