@@ -30,7 +30,8 @@ const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
 /**
  * The unit tests of the two layers that never load the addon (pure TypeScript: bit
  * layouts, CRCs, bigint arithmetic, the RFC 7306 state machines), where a V8 difference
- * would show first. About 8 s of one core per version.
+ * would show first: 29 files, 316 tests, 6 s per version on the idle 2-core CI machine
+ * (18-20 s at load 13).
  */
 const UNIT_TESTS = ['test/host/engine', 'test/host/codec/iwarp', 'test/host/codec/roce'];
 
