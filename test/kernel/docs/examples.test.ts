@@ -3,20 +3,20 @@
  * `rdma-interop/verbs`, or are marked `device`), run on rxe0/siw0 in the guest. The host
  * project type-checks them (test/host/docs/examples.test.ts); here they are transpiled
  * and run, each checking its own results. The first verbs example is also plain JavaScript
- * (docs/verbs.md says so): it runs as written, untranspiled, on the lowest Node
- * engines.node claims and on Node 22, where regMr refuses and allocMr is the way.
+ * (docs/verbs.md says so): it runs as written, untranspiled, on the floor engines.node
+ * claims (a Node 22, where regMr refuses and allocMr is the way) and on the maintenance
+ * LTS (24); this file itself runs on CI's Node (26).
  */
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { cacheRoot } from '../../../src/runtime/paths.js';
+import { FLOOR, MAINTENANCE, nodeBinary } from '../../helpers/node-versions.js';
 import {
   allBlocks,
   EXAMPLES_DIR,
   KNOWN_BROKEN,
   needsDevices,
   ordinal,
-  ROOT,
   runModule,
   transpileBlock,
 } from '../../host/docs/examples.js';
@@ -41,20 +41,9 @@ describe('documentation examples on real devices', () => {
   }
 });
 
-/** The Node binaries set-up installs into the cache: engines.node's version and Node 22. */
+/** The other Node binaries set-up installs into the cache: the floor and the maintenance LTS. */
 function cachedNodes(): string[] {
-  const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
-    engines: { node: string };
-  };
-  const lowest = `node-v${pkg.engines.node.replace(/^>=\s*/, '')}`;
-  const node22 = readdirSync(cacheRoot()).find((d) => /^node-v22\.\d+\.\d+$/.test(d));
-  const nodes = [lowest, node22 ?? 'node-v22 (missing)'].map((d) =>
-    join(cacheRoot(), d, 'bin', 'node'),
-  );
-  for (const n of nodes)
-    if (!existsSync(n))
-      throw new Error(`${n} is missing: run bash scripts/setup.sh (scripts/ci/min-node.sh)`);
-  return nodes;
+  return [FLOOR, MAINTENANCE].map(nodeBinary);
 }
 
 describe('the first verbs example is plain JavaScript that runs on every supported Node', () => {
@@ -75,19 +64,17 @@ describe('the first verbs example is plain JavaScript that runs on every support
   );
 });
 
-describe('the verbs examples with `using` run as plain JavaScript on Node 24', () => {
+describe(`the verbs examples with \`using\` run as plain JavaScript on Node ${MAINTENANCE}`, () => {
   // Node 24 (V8 13.6) has explicit resource management: `using` needs no compiler there.
-  const node24 = join(cacheRoot(), 'node-v24.21.0', 'bin', 'node');
   const withUsing = deviceBlocks.filter((b) => /^\s*(await )?using /m.test(b.code));
   it('there are such examples', () => {
     expect(withUsing.length).toBeGreaterThan(0);
   });
   for (const block of withUsing) {
     it(`${ordinal(blocks, block)} as .mjs with \`using\` kept (${block.id})`, async () => {
-      expect(existsSync(node24), `${node24} (scripts/ci/min-node.sh 24.21.0)`).toBe(true);
       const file = await transpileBlock(block, join(EXAMPLES_DIR, 'node24'), 'esnext');
       expect(readFileSync(file, 'utf8')).toMatch(/^\s*(await )?using /m);
-      const r = runModule(file, node24, 240_000);
+      const r = runModule(file, nodeBinary(MAINTENANCE), 240_000);
       expect(r.signal, r.stderr).toBeNull();
       expect(r.status, r.stderr).toBe(0);
     }, 300_000);
