@@ -42,7 +42,7 @@ function explainsText(k: BehaviourRecord): string {
 }
 
 /** The record's rule, and what is unclear about its class where something is. */
-export function ruleText(k: BehaviourRecord): string {
+export function ruleText(k: Pick<BehaviourRecord, 'rule' | 'unclear'>): string {
   return k.unclear === undefined ? k.rule : `${k.rule} (unclear: ${k.unclear})`;
 }
 
