@@ -9,7 +9,7 @@
 import { type BehaviourRecord, RECORD_CLASSES, type RecordClass } from '../judge/record.js';
 import { RECORDS } from '../judge/records/index.js';
 import { compareToBound, inRange, rangeText, type VersionRange } from '../judge/version-range.js';
-import { KERNEL_LINES } from '../runtime/kernel-lines.js';
+import { KERNEL_LINES, kernelLine } from '../runtime/kernel-lines.js';
 import { DEFECT_FIXES, type DefectFix, type FixComponent } from './fixes.js';
 import type { RunSightings } from './results.js';
 
@@ -190,7 +190,8 @@ export interface FindingsOptions {
 export function findingsDocument(options: FindingsOptions = {}): FindingsDocument {
   const records = options.records ?? RECORDS;
   const fixes = options.fixes ?? DEFECT_FIXES;
-  const lines = options.lines ?? KERNEL_LINES.map((l) => l.line);
+  // A name that is no kernel line is refused (UnknownNameError), not shown as an empty column.
+  const lines = (options.lines ?? KERNEL_LINES.map((l) => l.line)).map((l) => kernelLine(l).line);
   const byId = new Map<string, BehaviourRecord[]>();
   for (const k of records) byId.set(k.id, [...(byId.get(k.id) ?? []), k]);
   const rows: (FindingRow & { readonly section: Section })[] = [...byId].map(([id, ks]) => {

@@ -7,6 +7,7 @@ import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { UnknownNameError } from '../../../src/errors.js';
 import type { DefectFix } from '../../../src/findings/fixes.js';
 import {
   componentOf,
@@ -123,6 +124,7 @@ describe('the findings document', () => {
     const one = findingsDocument({ lines: ['7.3'] });
     expect(one.lines).toEqual(['7.3']);
     expect(rows(one).every((r) => r.lines.length === 1 && r.lines[0]?.line === '7.3')).toBe(true);
+    expect(() => findingsDocument({ lines: ['6.2'] })).toThrow(UnknownNameError);
   });
 
   it('the page escapes what it shows and marks the defects still there', () => {
