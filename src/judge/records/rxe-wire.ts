@@ -53,7 +53,9 @@ export const RXE_WIRE_RECORDS: readonly BehaviourRecord[] = [
   {
     id: 'rxe-retry-cnt-7-is-infinite',
     class: 'defect',
-    rule: 'IBTA Vol. 1 §9.7.6.1.3 (transport timer: retry_cnt retries, then RETRY_EXC_ERR); ibv_modify_qp(3): only rnr_retry 7 means infinite',
+    rule: "IBTA Vol. 1 §9.7.6.1.3 (transport timer: retry_cnt bounds the retries, then RETRY_EXC_ERR; 7 means infinite only for rnr_retry, §9.7.5.2.8), as RDMAmojo's ibv_modify_qp page describes retry_cnt and rnr_retry; ibv_modify_qp(3) retry_cnt",
+    unclear:
+      'the IBTA clauses are cited from public sources, not read here; ibv_modify_qp(3) itself says only "Retry count"',
     provider: 'rxe',
     scope: ['roce-requester-no-answer-retry-7'],
     kernel: { from: '0' },
@@ -90,7 +92,7 @@ export const RXE_WIRE_RECORDS: readonly BehaviourRecord[] = [
   {
     id: 'rxe-read-response-too-long-is-loc-prot-err',
     class: 'defect',
-    rule: 'ibv_poll_cq(3): IBV_WC_LOC_PROT_ERR is for an SGE that references no valid MR, a response longer than the buffer is a length error (IBV_WC_LOC_LEN_ERR); IBTA Vol. 1 §9.7.6.1.4, §10.8.3',
+    rule: "ibv_poll_cq(3) statuses as RDMAmojo's ibv_poll_cq page, by the man page's author; the man page lists no status meanings: IBV_WC_LOC_PROT_ERR is for an SGE that references no valid MR, data too long for the buffer is a length error (IBV_WC_LOC_LEN_ERR); IBTA Vol. 1 §9.7.6.1.4, §10.8.3",
     unclear:
       'the IBTA clauses are cited from public sources, not read here; the same copy_data() cause as rxe-short-sge-is-protection-error',
     provider: 'rxe',

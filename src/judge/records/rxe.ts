@@ -161,7 +161,7 @@ export const RXE_RECORDS: readonly BehaviourRecord[] = [
   {
     id: 'rxe-short-sge-is-protection-error',
     class: 'defect',
-    rule: 'ibv_poll_cq(3): IBV_WC_LOC_LEN_ERR for an atomic whose local buffer is not 8 bytes; IBV_WC_LOC_PROT_ERR is for an SGE that references no valid MR',
+    rule: 'ibv_poll_cq(3) statuses as RDMAmojo\'s ibv_poll_cq page, by the man page\'s author; the man page lists no status meanings: IBV_WC_LOC_LEN_ERR for "an Atomic operation which its size is different than 8 bytes", IBV_WC_LOC_PROT_ERR for an SGE that references no valid MR',
     provider: 'rxe',
     kernel: SINCE_6_1,
     scope: ['rxe-atomic-short-sge-ex', 'rxe-atomic-no-sge-ex'],
@@ -176,7 +176,9 @@ export const RXE_RECORDS: readonly BehaviourRecord[] = [
   {
     id: 'rxe-no-retry-exhaustion-towards-err-qp',
     class: 'defect',
-    rule: 'IBTA Vol. 1 §9.7.6.1.3 (transport timer: retry_cnt retries, then RETRY_EXC_ERR); ibv_modify_qp(3): only rnr_retry 7 means infinite',
+    rule: "IBTA Vol. 1 §9.7.6.1.3 (transport timer: retry_cnt bounds the retries, then RETRY_EXC_ERR; 7 means infinite only for rnr_retry, §9.7.5.2.8), as RDMAmojo's ibv_modify_qp page describes retry_cnt and rnr_retry; ibv_modify_qp(3) retry_cnt",
+    unclear:
+      'the IBTA clauses are cited from public sources, not read here; ibv_modify_qp(3) itself says only "Retry count"',
     provider: 'rxe',
     kernel: SINCE_6_1,
     scope: [
@@ -207,7 +209,7 @@ export const RXE_RECORDS: readonly BehaviourRecord[] = [
   {
     id: 'rxe-qp-access-is-invalid-request',
     class: 'engine',
-    rule: 'ibv_poll_cq(3): IBV_WC_REM_INV_REQ_ERR covers "the operation is not supported by this receive queue (qp_access_flags in remote QP wasn\'t configured to support this operation)": rxe answers as the man page says, the engine\'s Remote Access Error is wrong',
+    rule: "ibv_poll_cq(3) statuses as RDMAmojo's ibv_poll_cq page, by the man page's author; the man page lists no status meanings: IBV_WC_REM_INV_REQ_ERR covers \"the operation is not supported by this receive queue (qp_access_flags in remote QP wasn't configured to support this operation)\": rxe answers so, the engine's Remote Access Error is wrong",
     unclear: 'IBTA Vol. 1 §9.7.5.2.8 and §10.6.3.3 are cited from public sources, not read here',
     provider: 'rxe',
     kernel: SINCE_6_1,
@@ -223,7 +225,7 @@ export const RXE_RECORDS: readonly BehaviourRecord[] = [
   {
     id: 'rxe-qp-flush-enable-is-invalid-request',
     class: 'engine',
-    rule: 'ibv_poll_cq(3): IBV_WC_REM_INV_REQ_ERR covers a responder QP whose qp_access_flags do not enable the operation (as rxe-qp-access-is-invalid-request)',
+    rule: "ibv_poll_cq(3) statuses as RDMAmojo's ibv_poll_cq page, by the man page's author; the man page lists no status meanings: IBV_WC_REM_INV_REQ_ERR covers a responder QP whose qp_access_flags do not enable the operation (as rxe-qp-access-is-invalid-request)",
     unclear: 'IBTA 1.5 Annex A19 is cited from public sources, not read here',
     provider: 'rxe',
     kernel: RXE_WITH_PLACEMENT,
@@ -239,7 +241,7 @@ export const RXE_RECORDS: readonly BehaviourRecord[] = [
   {
     id: 'rxe-grh-on-rc-receive',
     class: 'allowed',
-    rule: 'ibv_poll_cq(3): IBV_WC_GRH is an indicator for the Receive Work Completions of a UD QP; on an RC receive the flag means nothing, so its value is left to the provider',
+    rule: 'ibv_poll_cq(3): IBV_WC_GRH "GRH is present (valid only for UD QPs)": on an RC receive the flag means nothing, so its value is left to the provider',
     provider: 'rxe',
     kernel: SINCE_6_1,
     // Not the Send with Invalidate programs: their receive's flags are another record's.
@@ -259,7 +261,7 @@ export const RXE_RECORDS: readonly BehaviourRecord[] = [
     // back, whose flags a field glob over every completion would name without explaining.
     id: 'rxe-grh-on-srq-receive',
     class: 'allowed',
-    rule: 'ibv_poll_cq(3): IBV_WC_GRH is an indicator for the Receive Work Completions of a UD QP (as rxe-grh-on-rc-receive)',
+    rule: 'ibv_poll_cq(3): IBV_WC_GRH "GRH is present (valid only for UD QPs)" (as rxe-grh-on-rc-receive)',
     provider: 'rxe',
     kernel: SINCE_6_1,
     scope: ['rxe-srq-*'],
@@ -273,7 +275,7 @@ export const RXE_RECORDS: readonly BehaviourRecord[] = [
   {
     id: 'rxe-with-inv-reads-ip-csum-ok',
     class: 'defect',
-    rule: 'ibv_poll_cq(3): IBV_WC_WITH_INV is set for a receive of a Send with Invalidate (invalidated_rkey valid); IBTA 1.5 Vol. 1 §11.4.2.1',
+    rule: 'ibv_poll_cq(3): IBV_WC_WITH_INV "Invalidated RKey data value is valid" on the receive of a Send with Invalidate; IBTA 1.5 Vol. 1 §11.4.2.1',
     provider: 'rxe',
     kernel: SINCE_6_1,
     scope: ['rxe-mw2-send-with-inv*'],
@@ -317,7 +319,7 @@ export const RXE_RECORDS: readonly BehaviourRecord[] = [
   {
     id: 'rxe-send-cqe-with-imm',
     class: 'allowed',
-    rule: 'ibv_poll_cq(3): IBV_WC_WITH_IMM "is relevant for Receive Work Completions"; on a send completion the flag and imm_data are not defined',
+    rule: 'ibv_poll_cq(3): IBV_WC_WITH_IMM "Immediate data value is valid", which RDMAmojo\'s ibv_poll_cq page (by the man page\'s author) calls relevant for Receive Work Completions: on a send completion the flag and imm_data are not defined',
     unclear:
       'IBTA Vol. 1 §11.4.2.1 (which completion fields a send completion returns) is cited from public sources, not read here',
     provider: 'rxe',
