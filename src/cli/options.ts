@@ -68,6 +68,24 @@ export function kernelLineName(value: string): string {
   throw new InvalidArgumentError(`Expected a kernel line (${LINE_NAMES}).`);
 }
 
+/**
+ * `--kernels all` or `--kernels 6.1,7.3`: kernel lines, each once, in the order given
+ * (`findings`; run.ts and probe.ts keep their own copy of this parser for now).
+ */
+export function kernelLinesList(value: string): string[] {
+  if (value.trim() === 'all') return KERNEL_LINES.map((l) => l.line);
+  const names = value
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '');
+  const unknown = names.filter((n) => findKernelLine(n) === undefined);
+  if (names.length === 0 || unknown.length > 0)
+    throw new InvalidArgumentError(
+      `Unknown kernel line ${unknown.join(', ') || '(none)'}; the lines are ${LINE_NAMES} (or 'all').`,
+    );
+  return [...new Set(names)];
+}
+
 /** `--rdma-core`: `line`, `host`, or a version such as `56.1` (scripts/setup/rdma-core.sh). */
 export function rdmaCoreChoice(value: string): string {
   if (value === 'line' || value === 'host' || /^\d+(\.\d+)*$/.test(value)) return value;

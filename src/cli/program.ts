@@ -16,6 +16,7 @@ import { registerCompare } from './commands/compare.js';
 import { registerDecode } from './commands/decode.js';
 import { registerDevices } from './commands/devices.js';
 import { registerDocker } from './commands/docker.js';
+import { registerFindings } from './commands/findings.js';
 import { registerProbe } from './commands/probe.js';
 import { registerRun } from './commands/run.js';
 import { registerSetup } from './commands/setup.js';
@@ -44,6 +45,7 @@ export function buildProgram(): Command {
   registerProbe(program);
   registerDecode(program);
   registerCompare(program);
+  registerFindings(program);
   registerBench(program);
   registerVm(program);
   registerSetup(program);

@@ -77,7 +77,7 @@ export function renderMatrix(results: readonly ScenarioResult[]): string {
 function explanation(d: JudgedDifference): string {
   if (d.explainedBy === 'consequence') return 'after the refused post';
   if (d.explainedBy === undefined) return 'UNRECORDED';
-  return d.explainedBy.side === 'engine'
+  return d.explainedBy.class === 'engine'
     ? `[${d.explainedBy.id}, ENGINE GAP]`
     : `[${d.explainedBy.id}]`;
 }

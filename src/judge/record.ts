@@ -52,9 +52,29 @@ export function siwProvider(variant: 'stock' | 'rfc7306' | undefined): string {
   return variant === 'rfc7306' ? PATCHED_SIW_PROVIDER : 'siw';
 }
 
+/** The classes of recorded behaviour (issue 33), in the order the findings report lists them. */
+export const RECORD_CLASSES = ['defect', 'unimplemented', 'allowed', 'engine'] as const;
+export type RecordClass = (typeof RECORD_CLASSES)[number];
+
 export interface BehaviourRecord {
   /** Short name shown in reports, e.g. `libsiw-no-atomics`. */
   readonly id: string;
+  /**
+   * What the difference is (docs/findings.md defines each class with its rule): the
+   * device breaks a rule it means to follow (`defect`), it lacks a feature and refuses it
+   * cleanly (`unimplemented`), the spec leaves the answer to the implementation
+   * (`allowed`), or the engine is wrong or incomplete (`engine`: a bug of ours, flagged
+   * in the reports until the engine is fixed and the record deleted).
+   */
+  readonly class: RecordClass;
+  /**
+   * The rule the class rests on: the RFC section (RFC 5040, 5041, 5044, 7306), the IBTA
+   * Vol. 1 chapter and rule as public sources cite them, or the verbs man page
+   * (`ibv_post_send(3)`). For `allowed`, where the spec leaves the answer open.
+   */
+  readonly rule: string;
+  /** Where the evidence for the class is unclear: what is not established, and why. */
+  readonly unclear?: string;
   readonly provider: string;
   /**
    * Further providers it holds for: `siw+rfc7306` (siw-variant.ts) where the patched siw
@@ -100,11 +120,6 @@ export interface BehaviourRecord {
    * explains is reported as 'not affected' (probe/probe-report.ts).
    */
   readonly codeAbsent?: boolean;
-  /**
-   * `provider`: the device departs from the spec the engine follows. `engine`: a gap in
-   * the engine, recorded so the run stays green until it is fixed (reports flag it).
-   */
-  readonly side?: 'provider' | 'engine';
   /**
    * The side of a link pair whose provider shows it (link/sides.ts): the requester's
    * (default: its library and driver drive the program) or the responder's (what it

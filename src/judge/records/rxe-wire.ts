@@ -52,6 +52,10 @@ function oneRequestMore(added: (e: Answered, o: Answered) => boolean) {
 export const RXE_WIRE_RECORDS: readonly BehaviourRecord[] = [
   {
     id: 'rxe-retry-cnt-7-is-infinite',
+    class: 'defect',
+    rule: "IBTA Vol. 1 §9.7.6.1.3 (transport timer: retry_cnt bounds the retries, then RETRY_EXC_ERR; 7 means infinite only for rnr_retry, §9.7.5.2.8), as RDMAmojo's ibv_modify_qp page describes retry_cnt and rnr_retry; ibv_modify_qp(3) retry_cnt",
+    unclear:
+      'the IBTA clauses are cited from public sources, not read here; ibv_modify_qp(3) itself says only "Retry count"',
     provider: 'rxe',
     scope: ['roce-requester-no-answer-retry-7'],
     kernel: { from: '0' },
@@ -68,6 +72,10 @@ export const RXE_WIRE_RECORDS: readonly BehaviourRecord[] = [
   },
   {
     id: 'rxe-ghost-response-retries-read-or-atomic',
+    class: 'defect',
+    rule: 'IBTA Vol. 1 §9.7.6.1.3: a response whose PSN no outstanding request has (a ghost) is dropped',
+    unclear:
+      "rxe_comp.c check_psn reads an ACK past the oldest WQE as an implied NAK for a pending Read or Atomic; the IBTA clause on ghost responses is cited from the engine's reading (public sources), not read here",
     provider: 'rxe',
     scope: ['roce-requester-ghost-ack-outstanding'],
     kernel: { from: '0' },
@@ -83,6 +91,10 @@ export const RXE_WIRE_RECORDS: readonly BehaviourRecord[] = [
   },
   {
     id: 'rxe-read-response-too-long-is-loc-prot-err',
+    class: 'defect',
+    rule: "ibv_poll_cq(3) statuses as RDMAmojo's ibv_poll_cq page, by the man page's author; the man page lists no status meanings: IBV_WC_LOC_PROT_ERR is for an SGE that references no valid MR, data too long for the buffer is a length error (IBV_WC_LOC_LEN_ERR); IBTA Vol. 1 §9.7.6.1.4, §10.8.3",
+    unclear:
+      'the IBTA clauses are cited from public sources, not read here; the same copy_data() cause as rxe-short-sge-is-protection-error',
     provider: 'rxe',
     scope: ['roce-requester-read-response-too-long'],
     kernel: { from: '0' },
@@ -99,6 +111,10 @@ export const RXE_WIRE_RECORDS: readonly BehaviourRecord[] = [
   },
   {
     id: 'rxe-duplicate-read-without-resource-dropped',
+    class: 'allowed',
+    rule: "IBTA Vol. 1 §9.7.5.1.3 (duplicate Reads): a responder answers duplicates from the resources it keeps (max_dest_rd_atomic), rxe_resp.c drops the rest as the spec's Class D error",
+    unclear:
+      'whether a Read exactly 2^23 PSNs behind is still a duplicate the responder must execute again is not settled from the texts here',
     provider: 'rxe',
     scope: ['roce-responder-read-far-behind'],
     kernel: { from: '0' },
@@ -128,6 +144,9 @@ export const RXE_WIRE_RECORDS: readonly BehaviourRecord[] = [
   },
   {
     id: 'rxe-short-read-response-waits-for-the-rest',
+    class: 'defect',
+    rule: 'IBTA Vol. 1 §9.7.6.1.3 (the transport timer runs while a request is outstanding, so it completes, retried or in error); §9.7.6.1.4, §10.8.3 (a Read response shorter than the Read)',
+    unclear: 'the IBTA clauses are cited from public sources, not read here',
     provider: 'rxe',
     scope: ['roce-requester-read-response-too-short'],
     kernel: { from: '0' },

@@ -14,6 +14,10 @@ import { silentlyDropped } from './rxe-wire.js';
 export const RXE_RECORDS: readonly BehaviourRecord[] = [
   {
     id: 'rxe-no-atomic-write-before-6.2',
+    class: 'unimplemented',
+    rule: 'IBTA 1.5 Vol. 1 Annex A19 (ATOMIC WRITE, a 1.5 addition the 6.1 driver predates); ibv_wr_post(3) ibv_wr_atomic_write',
+    unclear:
+      'As a responder rxe before 6.2 drops the unknown opcode silently where IBTA Vol. 1 §9.7.5.2.2 asks for NAK Invalid Request; the requester side refuses cleanly (LOC_QP_OP_ERR)',
     provider: 'rxe',
     kernel: RXE_BEFORE_PLACEMENT,
     scope: [
@@ -53,6 +57,8 @@ export const RXE_RECORDS: readonly BehaviourRecord[] = [
   },
   {
     id: 'librxe-44-no-flush',
+    class: 'unimplemented',
+    rule: 'IBTA 1.5 Vol. 1 Annex A19 (FLUSH); ibv_wr_post(3) ibv_wr_flush (rdma-core 45 and later)',
     provider: 'rxe',
     kernel: SINCE_6_1,
     rdmaCore: RDMA_CORE_BEFORE_FLUSH,
@@ -69,6 +75,8 @@ export const RXE_RECORDS: readonly BehaviourRecord[] = [
   },
   {
     id: 'librxe-atomic-alignment',
+    class: 'allowed',
+    rule: 'ibv_post_send(3): a request the provider can tell is invalid while posting fails at once (EINVAL, bad_wr); IBTA Vol. 1 o9-21 makes the misaligned atomic invalid either way',
     provider: 'rxe',
     kernel: SINCE_6_1,
     rdmaCore: SINCE_RDMA_CORE_44,
@@ -83,6 +91,8 @@ export const RXE_RECORDS: readonly BehaviourRecord[] = [
   },
   {
     id: 'refused-post-keeps-rts',
+    class: 'allowed',
+    rule: 'ibv_post_send(3): a request refused at the post (bad_wr) is not posted, so nothing reaches the QP state (follows from librxe-atomic-alignment)',
     provider: 'rxe',
     kernel: SINCE_6_1,
     rdmaCore: SINCE_RDMA_CORE_44,
@@ -108,6 +118,8 @@ export const RXE_RECORDS: readonly BehaviourRecord[] = [
   },
   {
     id: 'librxe-atomic-sge-length',
+    class: 'allowed',
+    rule: 'ibv_post_send(3): a request the provider can tell is invalid while posting fails at once (EINVAL, bad_wr); IBTA Vol. 1 §10.7.3 (local errors)',
     provider: 'rxe',
     kernel: SINCE_6_1,
     rdmaCore: SINCE_RDMA_CORE_44,
@@ -122,6 +134,8 @@ export const RXE_RECORDS: readonly BehaviourRecord[] = [
   },
   {
     id: 'librxe-refused-sge-keeps-rts',
+    class: 'allowed',
+    rule: 'ibv_post_send(3): a request refused at the post is not posted (follows from librxe-atomic-sge-length)',
     provider: 'rxe',
     kernel: SINCE_6_1,
     rdmaCore: SINCE_RDMA_CORE_44,
@@ -146,6 +160,8 @@ export const RXE_RECORDS: readonly BehaviourRecord[] = [
   },
   {
     id: 'rxe-short-sge-is-protection-error',
+    class: 'defect',
+    rule: 'ibv_poll_cq(3) statuses as RDMAmojo\'s ibv_poll_cq page, by the man page\'s author; the man page lists no status meanings: IBV_WC_LOC_LEN_ERR for "an Atomic operation which its size is different than 8 bytes", IBV_WC_LOC_PROT_ERR for an SGE that references no valid MR',
     provider: 'rxe',
     kernel: SINCE_6_1,
     scope: ['rxe-atomic-short-sge-ex', 'rxe-atomic-no-sge-ex'],
@@ -159,6 +175,10 @@ export const RXE_RECORDS: readonly BehaviourRecord[] = [
   },
   {
     id: 'rxe-no-retry-exhaustion-towards-err-qp',
+    class: 'defect',
+    rule: "IBTA Vol. 1 §9.7.6.1.3 (transport timer: retry_cnt bounds the retries, then RETRY_EXC_ERR; 7 means infinite only for rnr_retry, §9.7.5.2.8), as RDMAmojo's ibv_modify_qp page describes retry_cnt and rnr_retry; ibv_modify_qp(3) retry_cnt",
+    unclear:
+      'the IBTA clauses are cited from public sources, not read here; ibv_modify_qp(3) itself says only "Retry count"',
     provider: 'rxe',
     kernel: SINCE_6_1,
     scope: [
@@ -188,6 +208,9 @@ export const RXE_RECORDS: readonly BehaviourRecord[] = [
   },
   {
     id: 'rxe-qp-access-is-invalid-request',
+    class: 'engine',
+    rule: "ibv_poll_cq(3) statuses as RDMAmojo's ibv_poll_cq page, by the man page's author; the man page lists no status meanings: IBV_WC_REM_INV_REQ_ERR covers \"the operation is not supported by this receive queue (qp_access_flags in remote QP wasn't configured to support this operation)\": rxe answers so, the engine's Remote Access Error is wrong",
+    unclear: 'IBTA Vol. 1 §9.7.5.2.8 and §10.6.3.3 are cited from public sources, not read here',
     provider: 'rxe',
     kernel: SINCE_6_1,
     scope: ['rxe-qp-no-atomic*', 'rxe-qp-atomic-removed*'],
@@ -201,6 +224,9 @@ export const RXE_RECORDS: readonly BehaviourRecord[] = [
   },
   {
     id: 'rxe-qp-flush-enable-is-invalid-request',
+    class: 'engine',
+    rule: "ibv_poll_cq(3) statuses as RDMAmojo's ibv_poll_cq page, by the man page's author; the man page lists no status meanings: IBV_WC_REM_INV_REQ_ERR covers a responder QP whose qp_access_flags do not enable the operation (as rxe-qp-access-is-invalid-request)",
+    unclear: 'IBTA 1.5 Annex A19 is cited from public sources, not read here',
     provider: 'rxe',
     kernel: RXE_WITH_PLACEMENT,
     scope: ['rxe-flush-qp-no-enable-ex'],
@@ -214,6 +240,8 @@ export const RXE_RECORDS: readonly BehaviourRecord[] = [
   },
   {
     id: 'rxe-grh-on-rc-receive',
+    class: 'allowed',
+    rule: 'ibv_poll_cq(3): IBV_WC_GRH "GRH is present (valid only for UD QPs)": on an RC receive the flag means nothing, so its value is left to the provider',
     provider: 'rxe',
     kernel: SINCE_6_1,
     // Not the Send with Invalidate programs: their receive's flags are another record's.
@@ -232,6 +260,8 @@ export const RXE_RECORDS: readonly BehaviourRecord[] = [
     // A record of its own: on the other programs a later responder completion is a Write
     // back, whose flags a field glob over every completion would name without explaining.
     id: 'rxe-grh-on-srq-receive',
+    class: 'allowed',
+    rule: 'ibv_poll_cq(3): IBV_WC_GRH "GRH is present (valid only for UD QPs)" (as rxe-grh-on-rc-receive)',
     provider: 'rxe',
     kernel: SINCE_6_1,
     scope: ['rxe-srq-*'],
@@ -244,6 +274,8 @@ export const RXE_RECORDS: readonly BehaviourRecord[] = [
   },
   {
     id: 'rxe-with-inv-reads-ip-csum-ok',
+    class: 'defect',
+    rule: 'ibv_poll_cq(3): IBV_WC_WITH_INV "Invalidated RKey data value is valid" on the receive of a Send with Invalidate; IBTA 1.5 Vol. 1 §11.4.2.1',
     provider: 'rxe',
     kernel: SINCE_6_1,
     scope: ['rxe-mw2-send-with-inv*'],
@@ -260,6 +292,8 @@ export const RXE_RECORDS: readonly BehaviourRecord[] = [
   },
   {
     id: 'rxe-mw-range-is-the-mr',
+    class: 'defect',
+    rule: "IBTA 1.5 Vol. 1 §10.6.7: a memory window grants remote access to its own range only; ibv_bind_mw(3): the window's addr and length bound the access",
     provider: 'rxe',
     kernel: SINCE_6_1,
     scope: ['rxe-mw2-outside-window*'],
@@ -284,6 +318,10 @@ export const RXE_RECORDS: readonly BehaviourRecord[] = [
   },
   {
     id: 'rxe-send-cqe-with-imm',
+    class: 'allowed',
+    rule: 'ibv_poll_cq(3): IBV_WC_WITH_IMM "Immediate data value is valid", which RDMAmojo\'s ibv_poll_cq page (by the man page\'s author) calls relevant for Receive Work Completions: on a send completion the flag and imm_data are not defined',
+    unclear:
+      'IBTA Vol. 1 §11.4.2.1 (which completion fields a send completion returns) is cited from public sources, not read here',
     provider: 'rxe',
     kernel: SINCE_6_1,
     scope: ['rxe-write-imm*', 'rxe-send-imm*', 'rxe-order-write-then-write-imm*'],

@@ -123,6 +123,8 @@ const OPCODE_TERMINATE =
 export const SIW_WIRE_RECORDS: readonly BehaviourRecord[] = [
   {
     id: 'siw-terminate-layout',
+    class: 'defect',
+    rule: 'RFC 5040 §4.8 (the Terminate Control field: Layer in the high nibble, then Error Type; the Hdrct bits announce the copied headers); RFC 7306 §8.1 (the Terminated DDP Header is included)',
     provider: 'siw',
     kernel: ANY_KERNEL,
     scope: [
@@ -139,6 +141,8 @@ export const SIW_WIRE_RECORDS: readonly BehaviourRecord[] = [
   },
   {
     id: 'siw-terminate-layout',
+    class: 'defect',
+    rule: 'RFC 5040 §4.8 (the Terminate Control field: Layer in the high nibble, then Error Type; the Hdrct bits announce the copied headers); RFC 7306 §8.1 (the Terminated DDP Header is included)',
     provider: 'siw',
     kernel: ANY_KERNEL,
     scope: ['siw-mpa-bad-crc'],
@@ -149,6 +153,10 @@ export const SIW_WIRE_RECORDS: readonly BehaviourRecord[] = [
   },
   {
     id: 'siw-opcode-terminate-no-header',
+    class: 'defect',
+    rule: 'RFC 7306 §8.1: for an error on an incoming message the Terminate MUST include the Terminated DDP Header; RFC 5040 §7',
+    unclear:
+      'RFC 7306 §8.1 states it for the messages RFC 7306 defines; for an opcode no RFC defines the copy rests on RFC 5040 §7, not read here',
     provider: 'siw+rfc7306',
     kernel: ANY_KERNEL,
     scope: ['siw-rdmap-unknown-opcode-first'],
@@ -157,6 +165,8 @@ export const SIW_WIRE_RECORDS: readonly BehaviourRecord[] = [
   },
   {
     id: 'siw-crc-checked-after-placement',
+    class: 'defect',
+    rule: 'RFC 5044 §7.2 (an FPDU whose CRC fails is not passed to DDP), §8',
     provider: 'siw',
     alsoFor: ['siw+rfc7306'],
     kernel: ANY_KERNEL,
@@ -174,6 +184,9 @@ export const SIW_WIRE_RECORDS: readonly BehaviourRecord[] = [
   },
   {
     id: 'siw-failed-send-completes-receive',
+    class: 'allowed',
+    rule: 'RFC 5040 §7 names no completion status for a receive the failing Send had begun to fill; ibv_poll_cq(3) lets a receive end in error',
+    unclear: 'whether the taken receive must be flushed instead is not stated in the texts here',
     provider: 'siw',
     alsoFor: ['siw+rfc7306'],
     kernel: ANY_KERNEL,
@@ -192,6 +205,10 @@ export const SIW_WIRE_RECORDS: readonly BehaviourRecord[] = [
   },
   {
     id: 'siw-access-is-ddp-invalid-stag',
+    class: 'defect',
+    rule: 'RFC 5040 §4.8: an access-rights failure on a tagged buffer is the RDMAP Remote Protection Error, Access Rights Violation (0x02)',
+    unclear:
+      'siw_qp.c siw_tagged_error chooses the DDP code on purpose ("RFC 5041 lacks an ecode for insufficient access permissions"); which layer reports it is not stated as a MUST in the texts here',
     provider: 'siw',
     alsoFor: ['siw+rfc7306'],
     kernel: ANY_KERNEL,
@@ -206,6 +223,8 @@ export const SIW_WIRE_RECORDS: readonly BehaviourRecord[] = [
   },
   {
     id: 'siw-mo-must-be-in-order',
+    class: 'allowed',
+    rule: 'RFC 5041 §7.2 lists both Untagged Buffer errors a Send beyond its buffer meets (0x04 Invalid MO, 0x05 message too long) and does not order the checks',
     provider: 'siw',
     alsoFor: ['siw+rfc7306'],
     kernel: ANY_KERNEL,
@@ -219,6 +238,8 @@ export const SIW_WIRE_RECORDS: readonly BehaviourRecord[] = [
   },
   {
     id: 'siw-short-ulpdu-is-llp-error',
+    class: 'allowed',
+    rule: "RFC 5044 §7.2 and RFC 5040 §4.8 name no error for a ULPDU shorter than its DDP header; the LLP code is siw's choice (on stock siw with the layout of siw-terminate-layout)",
     provider: 'siw+rfc7306',
     kernel: ANY_KERNEL,
     scope: ['siw-mpa-length-underflow', 'siw-rdmap-immediate-data-short'],
@@ -232,6 +253,8 @@ export const SIW_WIRE_RECORDS: readonly BehaviourRecord[] = [
   },
   {
     id: 'siw-short-ulpdu-is-llp-error',
+    class: 'allowed',
+    rule: "RFC 5044 §7.2 and RFC 5040 §4.8 name no error for a ULPDU shorter than its DDP header; the LLP code is siw's choice (on stock siw with the layout of siw-terminate-layout)",
     provider: 'siw',
     kernel: ANY_KERNEL,
     scope: ['siw-mpa-length-underflow'],
@@ -242,6 +265,8 @@ export const SIW_WIRE_RECORDS: readonly BehaviourRecord[] = [
   },
   {
     id: 'siw-reads-header-past-ulpdu-length',
+    class: 'allowed',
+    rule: 'RFC 5044 §7.1 (markers only where negotiated): a peer that sends them unasked breaks the stream, and which check the receiver fails first is not stated',
     provider: 'siw+rfc7306',
     kernel: ANY_KERNEL,
     scope: ['siw-mpa-markers-not-negotiated'],
@@ -255,6 +280,8 @@ export const SIW_WIRE_RECORDS: readonly BehaviourRecord[] = [
   },
   {
     id: 'siw-reads-header-past-ulpdu-length',
+    class: 'allowed',
+    rule: 'RFC 5044 §7.1 (markers only where negotiated): a peer that sends them unasked breaks the stream, and which check the receiver fails first is not stated',
     provider: 'siw',
     kernel: ANY_KERNEL,
     scope: ['siw-mpa-markers-not-negotiated'],
@@ -263,6 +290,9 @@ export const SIW_WIRE_RECORDS: readonly BehaviourRecord[] = [
   },
   {
     id: 'siw-unexpected-read-response-is-ddp-catastrophic',
+    class: 'allowed',
+    rule: 'RFC 5040 §7 (a Read Response with no outstanding Read is an error that ends the stream) names no single code for it',
+    unclear: "the engine's RDMAP Unexpected OpCode is its own reading",
     provider: 'siw',
     alsoFor: ['siw+rfc7306'],
     kernel: ANY_KERNEL,
@@ -275,6 +305,9 @@ export const SIW_WIRE_RECORDS: readonly BehaviourRecord[] = [
   },
   {
     id: 'siw-receive-space-short',
+    class: 'allowed',
+    rule: "RFC 5041 §7.2 (DDP Untagged Buffer Error 0x02, a message too long for the buffer): RFC 5044 does not say whether the receiver may act on the announced ULPDU Length before the FPDU's CRC",
+    unclear: 'RFC 5044 §7.2 read as "nothing before the CRC" would make it a defect',
     provider: 'siw',
     alsoFor: ['siw+rfc7306'],
     kernel: ANY_KERNEL,
@@ -294,6 +327,8 @@ export const SIW_WIRE_RECORDS: readonly BehaviourRecord[] = [
   },
   {
     id: 'siw-ddp-terminate-layout',
+    class: 'defect',
+    rule: 'RFC 5040 §4.8 (the Terminate Control field layout, the Hdrct bits, the copied DDP Segment Length)',
     provider: 'siw',
     kernel: ANY_KERNEL,
     scope: [
@@ -316,6 +351,10 @@ export const SIW_WIRE_RECORDS: readonly BehaviourRecord[] = [
   },
   {
     id: 'siw-terminate-flushes-requester',
+    class: 'allowed',
+    rule: "RFC 5040 §7 and RFC 7306 §8 define the Terminate on the wire, not the completion status a consumer sees for it; how an iWARP RNIC surfaces a received Terminate is the verbs interface's choice",
+    unclear:
+      'the engine models both readings (terminate-status.ts: reference and siw); no text here names a completion status',
     provider: 'siw',
     alsoFor: ['siw+rfc7306'],
     kernel: ANY_KERNEL,

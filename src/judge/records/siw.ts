@@ -12,6 +12,8 @@ import {
 export const SIW_RECORDS: readonly BehaviourRecord[] = [
   {
     id: 'libsiw-no-query-srq',
+    class: 'unimplemented',
+    rule: 'ibv_query_srq(3): the verb may be unsupported (EOPNOTSUPP); libsiw offers no query_srq',
     provider: 'siw',
     kernel: SINCE_6_1,
     rdmaCore: SINCE_RDMA_CORE_44,
@@ -26,6 +28,8 @@ export const SIW_RECORDS: readonly BehaviourRecord[] = [
   },
   {
     id: 'libsiw-no-atomics',
+    class: 'unimplemented',
+    rule: 'RFC 7306 §1.1 (an extension a peer may not implement); ibv_post_send(3) (EINVAL, bad_wr)',
     provider: 'siw',
     kernel: SINCE_6_1,
     rdmaCore: SINCE_RDMA_CORE_44,
@@ -49,6 +53,8 @@ export const SIW_RECORDS: readonly BehaviourRecord[] = [
   },
   {
     id: 'libsiw-no-atomics-later-post',
+    class: 'unimplemented',
+    rule: 'RFC 7306 §1.1; ibv_post_send(3) (EINVAL, bad_wr)',
     provider: 'siw',
     kernel: SINCE_6_1,
     rdmaCore: SINCE_RDMA_CORE_44,
@@ -63,6 +69,8 @@ export const SIW_RECORDS: readonly BehaviourRecord[] = [
   },
   {
     id: 'libsiw-refused-atomic-keeps-rts',
+    class: 'unimplemented',
+    rule: 'RFC 7306 §1.1; ibv_post_send(3): a refused request is not posted (follows from libsiw-no-atomics)',
     provider: 'siw',
     kernel: SINCE_6_1,
     rdmaCore: SINCE_RDMA_CORE_44,
@@ -82,6 +90,8 @@ export const SIW_RECORDS: readonly BehaviourRecord[] = [
   },
   {
     id: 'libsiw-refused-atomic-qps-stay-rts',
+    class: 'unimplemented',
+    rule: 'RFC 7306 §1.1; ibv_post_send(3): a refused request is not posted (follows from libsiw-no-atomics)',
     provider: 'siw',
     // From the kernel whose siw_query_qp reports the state at all (before it, the state
     // reads RESET: siw-query-qp-state).
@@ -97,6 +107,8 @@ export const SIW_RECORDS: readonly BehaviourRecord[] = [
   },
   {
     id: 'libsiw-concurrency-refused',
+    class: 'unimplemented',
+    rule: 'RFC 7306 §1.1; ibv_post_send(3) (EINVAL, bad_wr)',
     provider: 'siw',
     kernel: SINCE_6_1,
     rdmaCore: SINCE_RDMA_CORE_44,
@@ -110,6 +122,10 @@ export const SIW_RECORDS: readonly BehaviourRecord[] = [
   },
   {
     id: 'siw-send-without-receive-no-terminate',
+    class: 'defect',
+    rule: 'RFC 5041 §7.2 (no untagged buffer: a DDP error), RFC 5040 §7 (an error that ends the stream sends a Terminate)',
+    unclear:
+      'siw_proc_send does call siw_init_terminate; why the Terminate never reaches the wire was not traced (the reproducer must show it)',
     provider: 'siw',
     kernel: SINCE_6_1,
     scope: ['siw-send-no-recv'],
@@ -131,6 +147,8 @@ export const SIW_RECORDS: readonly BehaviourRecord[] = [
   },
   {
     id: 'libsiw-no-write-imm',
+    class: 'unimplemented',
+    rule: 'RFC 7306 §6 (Immediate Data: an extension a peer may not implement, §1.1); ibv_post_send(3) (EINVAL, bad_wr)',
     provider: 'siw',
     kernel: SINCE_6_1,
     rdmaCore: SINCE_RDMA_CORE_44,
@@ -144,6 +162,8 @@ export const SIW_RECORDS: readonly BehaviourRecord[] = [
   },
   {
     id: 'libsiw-list-refusal-lost',
+    class: 'defect',
+    rule: 'ibv_post_send(3): on failure it returns an errno and bad_wr names the first request not posted',
     provider: 'siw',
     kernel: SINCE_6_1,
     rdmaCore: SINCE_RDMA_CORE_44,
@@ -163,6 +183,8 @@ export const SIW_RECORDS: readonly BehaviourRecord[] = [
   },
   {
     id: 'libsiw-no-send-imm',
+    class: 'unimplemented',
+    rule: 'RFC 7306 §6 has Immediate Data, no Send with Immediate; ibv_post_send(3) (EINVAL, bad_wr)',
     provider: 'siw',
     // The patched libsiw (patches/rdma-core/) maps only RDMA Write with Immediate: measured
     // on 6.1.192 with rdma-core 56.1.
@@ -181,6 +203,10 @@ export const SIW_RECORDS: readonly BehaviourRecord[] = [
   // 6.1.192 with rdma-core 56.1 (`run --siw rfc7306`).
   {
     id: 'siw-terminate-flushes-requester',
+    class: 'allowed',
+    rule: "RFC 5040 §7 and RFC 7306 §8 define the Terminate on the wire, not the completion status a consumer sees for it; how an iWARP RNIC surfaces a received Terminate is the verbs interface's choice",
+    unclear:
+      'the engine models both readings (terminate-status.ts: reference and siw); no text here names a completion status',
     provider: 'siw+rfc7306',
     kernel: SINCE_6_1,
     scope: [
@@ -201,6 +227,10 @@ export const SIW_RECORDS: readonly BehaviourRecord[] = [
   },
   {
     id: 'siw-post-on-error-qp-no-completion',
+    class: 'defect',
+    rule: 'IBTA Vol. 1 §10.3.1 (a work request posted to a QP in the Error state completes with a flush error); ibv_post_send(3)',
+    unclear:
+      'measured on the patched siw only (stock libsiw refuses the atomics that put the QP in ERROR first); the path (siw_verbs.c siw_post_send on a QP in ERROR) is stock siw',
     provider: 'siw+rfc7306',
     kernel: SINCE_6_1,
     rdmaCore: { from: '56.1' },
@@ -222,6 +252,8 @@ export const SIW_RECORDS: readonly BehaviourRecord[] = [
   },
   {
     id: 'siw-atomic-response-local-error-terminates',
+    class: 'engine',
+    rule: 'RFC 5040 §7 (an error that ends the stream sends a Terminate), §4.8 (Local Catastrophic Error); RFC 7306 §8.1 (errors detected at the Local Peer)',
     provider: 'siw+rfc7306',
     kernel: SINCE_6_1,
     scope: ['siw-atomic-invalid-lkey'],
@@ -231,7 +263,6 @@ export const SIW_RECORDS: readonly BehaviourRecord[] = [
         'responder> atomic-response qn=3 msn=1 mo=0 L\n' +
         'requester> terminate qn=2 msn=1 mo=0 L layer=0 type=0 code=0xff hdrct=---',
     },
-    side: 'engine',
     why:
       'the Atomic Response cannot be placed (the local SGE names an lkey never issued): the ' +
       'patched siw_qp_rx.c siw_atomic_resp_complete completes the atomic with LOC_PROT_ERR (as ' +
@@ -242,6 +273,8 @@ export const SIW_RECORDS: readonly BehaviourRecord[] = [
   },
   {
     id: 'libsiw-rfc7306-atomic-sge-length',
+    class: 'allowed',
+    rule: 'ibv_post_send(3): a request the provider can tell is invalid while posting fails at once (EINVAL, bad_wr); IBTA Vol. 1 §10.7.3 (local errors)',
     provider: 'siw+rfc7306',
     kernel: SINCE_6_1,
     rdmaCore: { from: '56.1' },
@@ -257,6 +290,8 @@ export const SIW_RECORDS: readonly BehaviourRecord[] = [
   },
   {
     id: 'libsiw-rfc7306-refused-sge-keeps-rts',
+    class: 'allowed',
+    rule: 'ibv_post_send(3): a request refused at the post is not posted (follows from libsiw-rfc7306-atomic-sge-length)',
     provider: 'siw+rfc7306',
     kernel: SINCE_6_1,
     rdmaCore: { from: '56.1' },
@@ -282,6 +317,8 @@ export const SIW_RECORDS: readonly BehaviourRecord[] = [
   },
   {
     id: 'siw-qp-access-not-enforced-qps-stay-rts',
+    class: 'defect',
+    rule: "ibv_modify_qp(3) qp_access_flags (the QP's remote access enables); IBTA Vol. 1 §10.6.3.3 (follows from siw-qp-access-not-enforced)",
     provider: 'siw+rfc7306',
     // From the kernel whose siw_query_qp reports the state at all (before it, the state
     // reads RESET: siw-query-qp-state).
@@ -296,6 +333,8 @@ export const SIW_RECORDS: readonly BehaviourRecord[] = [
   },
   {
     id: 'libsiw-rfc7306-refused-sge-qps-stay-rts',
+    class: 'allowed',
+    rule: 'ibv_post_send(3): a request refused at the post is not posted (follows from libsiw-rfc7306-atomic-sge-length)',
     provider: 'siw+rfc7306',
     kernel: SIW_QUERY_QP_STATE_REPORTED,
     rdmaCore: { from: '56.1' },
@@ -309,11 +348,12 @@ export const SIW_RECORDS: readonly BehaviourRecord[] = [
   },
   {
     id: 'siw-atomic-response-local-error-responder-err',
+    class: 'engine',
+    rule: 'RFC 5040 §7 (a Terminate ends the stream: both QPs leave RTS), §4.8 (Local Catastrophic Error)',
     provider: 'siw+rfc7306',
     kernel: SIW_QUERY_QP_STATE_REPORTED,
     scope: ['siw-atomic-invalid-lkey'],
     observed: { 'q2.responder.state': 'ERR' },
-    side: 'engine',
     why:
       "the requester's Terminate (siw-atomic-response-local-error-terminates) ends the stream, so " +
       "siw's responder QP goes to ERR too, where the engine sends no Terminate and keeps it in " +
@@ -322,6 +362,10 @@ export const SIW_RECORDS: readonly BehaviourRecord[] = [
   },
   {
     id: 'siw-qp-access-not-enforced',
+    class: 'defect',
+    rule: "ibv_modify_qp(3) qp_access_flags (the QP's remote access enables); IBTA Vol. 1 §10.6.3.3; RFC 7306 §8.2 (an Atomic Request the peer may not execute is answered with a Terminate)",
+    unclear:
+      "the atomic enable is the patched siw's own (patches/siw/, ours); stock siw ignores the Read and Write enables too (siw_verbs.c siw_modify_qp)",
     provider: 'siw+rfc7306',
     kernel: SINCE_6_1,
     scope: ['siw-qp-atomic-removed'],
@@ -355,6 +399,8 @@ export const SIW_RECORDS: readonly BehaviourRecord[] = [
   // (rdma-core 56.1) and a stock 7.3.4 responder (rdma-core 56.1), both ways round.
   {
     id: 'siw-unexpected-opcode-terminate-layout',
+    class: 'defect',
+    rule: 'RFC 5040 §4.8 (the Terminate Control field: Layer in the high nibble, then Error Type, Error Code, Hdrct); RFC 7306 §8.1 (the Terminated DDP Header is included)',
     provider: 'siw',
     role: 'responder',
     peer: 'siw+rfc7306',
@@ -376,6 +422,9 @@ export const SIW_RECORDS: readonly BehaviourRecord[] = [
   },
   {
     id: 'siw-peer-terminate-flushes-requester',
+    class: 'allowed',
+    rule: "RFC 5040 §7, RFC 7306 §1.1: the Terminate on the wire is defined, the completion status a consumer sees for it is the verbs interface's choice (as siw-terminate-flushes-requester)",
+    unclear: 'no text here names a completion status',
     provider: 'siw+rfc7306',
     peer: 'siw',
     kernel: SINCE_6_1,
@@ -394,6 +443,8 @@ export const SIW_RECORDS: readonly BehaviourRecord[] = [
   // data changed past TCP. Measured on 6.1.0-56 (rdma-core 56.1), patched siw on both guests.
   {
     id: 'siw-crc-failed-write-placed',
+    class: 'defect',
+    rule: 'RFC 5044 §7.2 (an FPDU whose CRC fails is not passed to DDP), §8 (error handling)',
     provider: 'siw',
     alsoFor: ['siw+rfc7306'],
     role: 'responder',
@@ -410,6 +461,9 @@ export const SIW_RECORDS: readonly BehaviourRecord[] = [
   },
   {
     id: 'siw-dropped-stream-active-request-loc-qp-op-err',
+    class: 'allowed',
+    rule: 'RFC 5040 §5.4 (a terminated stream) names no completion status for the request in transmission; IBTA 1.5 Vol. 1 §10.3.1 flushes the requests not yet begun',
+    unclear: 'which request is active at the drop is timing',
     provider: 'siw',
     alsoFor: ['siw+rfc7306'],
     kernel: SINCE_6_1,
@@ -429,6 +483,8 @@ export const SIW_RECORDS: readonly BehaviourRecord[] = [
   },
   {
     id: 'siw-no-solicited-event',
+    class: 'defect',
+    rule: 'ibv_req_notify_cq(3) (solicited_only: the next solicited completion raises the event); IBTA 1.5 Vol. 1 §11.4.2.2; RFC 5040 §5.3 (Send with Solicited Event)',
     provider: 'siw',
     kernel: SINCE_6_1,
     scope: ['siw-solicited-event'],
@@ -442,6 +498,8 @@ export const SIW_RECORDS: readonly BehaviourRecord[] = [
   },
   {
     id: 'siw-query-qp-state',
+    class: 'defect',
+    rule: 'ibv_query_qp(3): attr->qp_state is the current QP state',
     provider: 'siw',
     // The patched siw (patches/siw/) leaves siw_query_qp as it is: measured on 6.1.192.
     alsoFor: ['siw+rfc7306'],

@@ -26,7 +26,6 @@ function holdsText(k: BehaviourRecord): string {
     ...(k.rdmaCore === undefined ? [] : [`rdma-core ${rangeText(k.rdmaCore)}`]),
     ...(k.role === undefined ? [] : [`${k.role} side`]),
     ...(k.peer === undefined ? [] : [`peer ${k.peer}`]),
-    ...(k.side === 'engine' ? ['engine gap'] : []),
   ];
   return parts.join('; ');
 }
@@ -42,15 +41,20 @@ function explainsText(k: BehaviourRecord): string {
   return parts.join('; ');
 }
 
+/** The record's rule, and what is unclear about its class where something is. */
+export function ruleText(k: Pick<BehaviourRecord, 'rule' | 'unclear'>): string {
+  return k.unclear === undefined ? k.rule : `${k.rule} (unclear: ${k.unclear})`;
+}
+
 /** The Markdown table of `records`, one row per record, in table order. */
 export function recordsTable(records: readonly BehaviourRecord[]): string {
   const rows = records.map(
     (k) =>
-      `| \`${k.id}\` | ${cell(holdsText(k))} | ${cell(k.scope.map((s) => `\`${s}\``).join(', '))} | ${cell(explainsText(k))} | ${cell(k.spec ?? '')} |`,
+      `| \`${k.id}\` | ${k.class} | ${cell(holdsText(k))} | ${cell(k.scope.map((s) => `\`${s}\``).join(', '))} | ${cell(explainsText(k))} | ${cell(ruleText(k))} | ${cell(k.spec ?? '')} |`,
   );
   return [
-    '| record | holds for | scope | explains | spec |',
-    '|---|---|---|---|---|',
+    '| record | class | holds for | scope | explains | rule | spec (the engine follows) |',
+    '|---|---|---|---|---|---|---|',
     ...rows,
   ].join('\n');
 }

@@ -558,6 +558,43 @@ const ENTRIES: Readonly<Record<string, Entry>> = {
       expect((await cli(['compare', ...REPORTS])).stdout).toMatch(/^# Interop results compared/);
     },
   },
+  'rdma-interop findings --kernels': {
+    effect: async () => {
+      const r = await cli(['findings', '--kernels', '7.3', '--format', 'json']);
+      expect(r.status, r.stderr).toBe(0);
+      expect((JSON.parse(r.stdout) as { lines: string[] }).lines).toEqual(['7.3']);
+    },
+  },
+  'rdma-interop findings --report': {
+    effect: async () => {
+      const out = join(emptyDir('findings'), 'out');
+      const r = await cli(['findings', '--report', out]);
+      expect(r.status, r.stderr).toBe(0);
+      expect(readFileSync(join(out, 'findings.md'), 'utf8')).toBe(r.stdout);
+      expect(existsSync(join(out, 'findings.html'))).toBe(true);
+    },
+  },
+  'rdma-interop findings --format': {
+    effect: async () => {
+      expect((await cli(['findings', '--format', 'html'])).stdout).toMatch(/^<!DOCTYPE html>/);
+      expect((await cli(['findings'])).stdout).toMatch(/^# findings: /);
+    },
+  },
+  'rdma-interop findings --results': {
+    effect: async () => {
+      // guest-6.1's run explained a difference by siw-query-qp-state.
+      const r = await cli(['findings', '--results', REPORTS[0] as string, '--format', 'md']);
+      expect(r.status, r.stderr).toBe(0);
+      expect(r.stdout).toMatch(/`siw-query-qp-state` .*\| present \(stock run: seen\) \|/);
+    },
+  },
+  'rdma-interop findings --fixed-results': {
+    effect: async () => {
+      const r = await cli(['findings', '--fixed-results', REPORTS[1] as string]);
+      expect(r.status, r.stderr).toBe(0);
+      expect(r.stdout).toMatch(/\| present \(fixed run: gone\) \|/);
+    },
+  },
   'rdma-interop wireshark-plugin --install': {
     effect: async () => {
       // Without it the plugin goes to stdout; with it, into the plugin folder (HOME's).
@@ -852,6 +889,11 @@ const VALUES: Readonly<Record<string, ValueCheck>> = {
   'rdma-interop vm --siw': { bad: 'patched' },
   'rdma-interop run --modules': { free: 'a directory: the runtime names what it lacks' },
   'rdma-interop compare --out': { free: 'a directory, created' },
+  'rdma-interop findings --kernels': { bad: '6.1,9.9' },
+  'rdma-interop findings --report': { free: 'a directory, created' },
+  'rdma-interop findings --format': { bad: 'pdf' },
+  'rdma-interop findings --results': { bad: 'no-such-directory' },
+  'rdma-interop findings --fixed-results': { bad: 'no-such-directory' },
   'rdma-interop wireshark-plugin --dir': { free: 'a directory, created' },
   'rdma-interop vm --rdma-core': { bad: 'newest' },
   'rdma-interop vm --timeout': { bad: '-1' },

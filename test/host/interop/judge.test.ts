@@ -155,6 +155,8 @@ describe('judging engine against device', () => {
 
   const refused: BehaviourRecord = {
     id: 'test-refusal',
+    class: 'allowed',
+    rule: 'ibv_post_send(3)',
     provider: 'rxe',
     kernel: { from: '6.1', before: '6.2' },
     scope: ['rxe-fetch-add'],
@@ -194,6 +196,8 @@ describe('judging engine against device', () => {
   it('a record whose pattern names the engine value too is not stale when the engine value shows', () => {
     const timing: BehaviourRecord = {
       id: 'test-timing',
+      class: 'allowed',
+      rule: 'ibv_post_send(3)',
       provider: 'rxe',
       kernel: { from: '6.1' },
       scope: ['rxe-fetch-add'],

@@ -94,6 +94,8 @@ describe('recorded behaviour keyed by the side it belongs to', () => {
   const device: Outcome = { fields: { wire: 'responder> terminate' } };
   const record: BehaviourRecord = {
     id: 'test-responder-terminates',
+    class: 'allowed',
+    rule: 'ibv_post_send(3)',
     provider: 'siw',
     role: 'responder',
     kernel: { from: '6.1' },

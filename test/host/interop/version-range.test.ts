@@ -39,6 +39,8 @@ describe('version ranges of recorded behaviour', () => {
   it('a record applies only inside both its kernel and rdma-core ranges', () => {
     const k: BehaviourRecord = {
       id: 'test',
+      class: 'allowed',
+      rule: 'ibv_post_send(3)',
       provider: 'rxe',
       kernel: { from: '6.2' },
       rdmaCore: { from: '45' },

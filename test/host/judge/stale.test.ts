@@ -41,6 +41,8 @@ describe('a record that stopped happening fails the run, in every runner', () =>
     if (scenario === undefined) throw new Error('no rxe-fetch-add');
     const record: BehaviourRecord = {
       id: 'test-stopped',
+      class: 'allowed',
+      rule: 'ibv_post_send(3)',
       provider: 'rxe',
       kernel: { from: '6.1' },
       scope: ['rxe-fetch-add'],
