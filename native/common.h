@@ -44,6 +44,9 @@ struct AddonData {
   std::map<std::type_index, Napi::FunctionReference> classes;
   /// How memory shared with JS is allocated (js_memory.h).
   MemoryPathState memoryPath;
+  /// node:worker_threads' markAsUntransferable, given by the TS layer
+  /// (setUntransferableMarker): called on every V8-allocated ArrayBuffer before JS sees it.
+  Napi::FunctionReference markUntransferable;
 };
 
 /// The symbolic name of an errno value ("EINVAL"), or "E<n>" when unknown.

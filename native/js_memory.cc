@@ -64,11 +64,21 @@ Napi::Value SetMemoryPath(const Napi::CallbackInfo &info) {
   return env.Undefined();
 }
 
+// setUntransferableMarker(markAsUntransferable): src/verbs/native.ts, once.
+Napi::Value SetUntransferableMarker(const Napi::CallbackInfo &info) {
+  Napi::Env env = info.Env();
+  if (!info[0].IsFunction()) ThrowArgument(env, "marker", "must be a function");
+  env.GetInstanceData<AddonData>()->markUntransferable = Napi::Persistent(info[0].As<Napi::Function>());
+  return env.Undefined();
+}
+
 }  // namespace
 
 void RegisterMemoryPath(Napi::Env env, Napi::Object exports) {
   exports.Set("memoryPath", Napi::Function::New(env, MemoryPathValue, "memoryPath"));
   exports.Set("setMemoryPath", Napi::Function::New(env, SetMemoryPath, "setMemoryPath"));
+  exports.Set("setUntransferableMarker",
+              Napi::Function::New(env, SetUntransferableMarker, "setUntransferableMarker"));
 }
 
 Napi::ArrayBuffer NewV8ArrayBuffer(Napi::Env env, size_t bytes, void **data) {
@@ -76,6 +86,8 @@ Napi::ArrayBuffer NewV8ArrayBuffer(Napi::Env env, size_t bytes, void **data) {
   // Zero-filled: napi_create_arraybuffer is v8::ArrayBuffer::New, which initialises.
   if (napi_create_arraybuffer(env, bytes, data, &ab) != napi_ok || *data == nullptr)
     ThrowVerbs(env, "napi_create_arraybuffer", "", ENOMEM);
+  Napi::FunctionReference &mark = env.GetInstanceData<AddonData>()->markUntransferable;
+  if (!mark.IsEmpty()) mark.Call({ab});  // a throw propagates: nothing was handed out yet
   return Napi::ArrayBuffer(env, ab);
 }
 

@@ -32,7 +32,8 @@ MemoryPathState &MemoryPathOf(Napi::Env env);
 /// Decides the path when the addon loads (the probe, the compile-time switch, the env var).
 void InitMemoryPath(Napi::Env env);
 
-/// memoryPath() -> { path, reason, externalAvailable } and setMemoryPath(path) on `exports`.
+/// memoryPath() -> { path, reason, externalAvailable }, setMemoryPath(path) and
+/// setUntransferableMarker(fn) on `exports`.
 void RegisterMemoryPath(Napi::Env env, Napi::Object exports);
 
 /// `bytes` zeroed bytes shared with JS, 8-byte aligned (what the blocks' fields need).
@@ -64,7 +65,9 @@ class SharedBlock {
   size_t bytes_ = 0;
 };
 
-/// A V8-allocated ArrayBuffer of `bytes` zeroed bytes (napi_create_arraybuffer).
+/// A V8-allocated ArrayBuffer of `bytes` zeroed bytes (napi_create_arraybuffer), marked
+/// untransferable when the TS layer gave the marker (a transfer list then copies it or
+/// throws DataCloneError instead of detaching it).
 Napi::ArrayBuffer NewV8ArrayBuffer(Napi::Env env, size_t bytes, void **data);
 
 #ifndef NODE_API_NO_EXTERNAL_BUFFERS_ALLOWED

@@ -712,6 +712,8 @@ export interface NativeAddon {
   memoryPath(): NativeMemoryPath;
   /** Chooses it for memory allocated from now on ('external' throws where unavailable). */
   setMemoryPath(path: NativeMemoryPathName): void;
+  /** What marks each V8-allocated ArrayBuffer untransferable (node:worker_threads'). */
+  setUntransferableMarker(mark: (buffer: ArrayBuffer) => void): void;
   /** rdma-core's version of the libibverbs this process loaded (`'44.0'`), or `''`. */
   libibverbsVersion(): string;
 }

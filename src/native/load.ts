@@ -11,6 +11,7 @@
  * `RDMA_INTEROP_ADDON=<file.node>` loads that file instead (the addon built without
  * external buffers, scripts/setup/no-external-addon.sh, which its kernel test runs on).
  */
+import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -94,6 +95,8 @@ export function loadAddonFrom(root: string, file?: string): NativeAddon {
   const require = createRequire(import.meta.url);
   const fail = (reason: AddonUnavailableReason, detail: string) =>
     new AddonUnavailableError(reason, root, detail, fixCommand(root));
+  if (file !== undefined && !existsSync(file))
+    throw fail('missing', `RDMA_INTEROP_ADDON names ${file}, which does not exist`);
   let path: string;
   try {
     path = file ?? resolveAddonFile(root);

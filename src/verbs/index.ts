@@ -73,6 +73,13 @@ export {
 } from './flush.js';
 export type { CloseOptions } from './lifetime.js';
 export {
+  type MemoryPath,
+  type MemoryPathInfo,
+  type MemoryPathReason,
+  memoryPath,
+  setMemoryPath,
+} from './memory-path.js';
+export {
   type Access,
   accessMaskOf,
   type Mr,
@@ -80,13 +87,6 @@ export {
   type RemoteRef,
   type Sge,
 } from './mr.js';
-export {
-  type MemoryPath,
-  type MemoryPathInfo,
-  type MemoryPathReason,
-  memoryPath,
-  setMemoryPath,
-} from './memory-path.js';
 export { incRkey, type Mw, type MwBind, type MwBindRequest } from './mw.js';
 export type { Ah, Pd, QpOptions } from './pd.js';
 export type { PreparedRecv } from './prepared-recv.js';
