@@ -226,7 +226,8 @@ export class Pd extends Resource<NativePd> {
     const mask = accessMaskOf(access);
     if (range !== undefined) checkRange(range, length);
     const lib = addon();
-    if (lib.memoryPath().path === 'v8') refuseUnprotectedV8Memory();
+    if (lib.memoryPath().path === 'v8' && transferIgnoresUntransferable())
+      refuseUnprotectedV8Memory();
     const native = new lib.NativeMr(this.native, length, mask, range?.offset, range?.length);
     const view = native.buffer;
     if (view === undefined) throw new VerbsArgumentError('length', 'the addon returned no buffer');
