@@ -1,4 +1,9 @@
 {
+  # no_external_buffers=1 (node-gyp rebuild --no_external_buffers=1, see
+  # scripts/setup/no-external-addon.sh): the addon compiled with node-addon-api's
+  # NODE_API_NO_EXTERNAL_BUFFERS_ALLOWED, as for a Node with the V8 sandbox: every piece of
+  # memory shared with JS is V8-allocated (native/js_memory.h).
+  "variables": {"no_external_buffers%": 0},
   "targets": [
     {
       "target_name": "rdma_interop",
@@ -21,7 +26,8 @@
         "native/crc32c.cc",
         "native/round_trip.cc",
         "native/round_trip_repeat.cc",
-        "native/flush.cc"
+        "native/flush.cc",
+        "native/js_memory.cc"
       ],
       "include_dirs": ["<!(node -p \"require('node-addon-api').include_dir\")"],
       # NODE_API_SWALLOW_UNTHROWABLE_EXCEPTIONS: a Napi::Error raised while the environment
@@ -33,7 +39,10 @@
       "cflags!": ["-fno-exceptions"],
       "cflags_cc!": ["-fno-exceptions", "-fno-rtti"],
       "cflags_cc": ["-std=c++17", "-fexceptions", "-Wall", "-Wextra", "-Wno-missing-field-initializers"],
-      "libraries": ["-libverbs", "-lrdmacm"]
+      "libraries": ["-libverbs", "-lrdmacm"],
+      "conditions": [
+        ["no_external_buffers==1", {"defines": ["NODE_API_NO_EXTERNAL_BUFFERS_ALLOWED"]}]
+      ]
     }
   ]
 }

@@ -7,9 +7,10 @@
 // tenth of a FetchAdd through postSend + pollUntil. A bound call reads its arguments as
 // plain doubles and touches no object: the round trip (round_trip.cc) was first to do so.
 //
-// Safety: the block is shared by the function's state and the ArrayBuffer JS sees, so
-// neither a detached ArrayBuffer nor a collected function leaves the other a dangling
-// pointer; what the state needs of its owner (a Qp's scratch vectors) it keeps alive with
+// Safety: the block is shared by the function's state and the ArrayBuffer JS sees (on the
+// external path co-owned, on the V8-allocated path held by reference and looked up at each
+// call, js_memory.h), so neither a detached ArrayBuffer nor a collected function leaves
+// the other a dangling pointer; what the state needs of its owner (a Qp's scratch vectors) it keeps alive with
 // a strong reference, dropped by the function's finalizer.
 #pragma once
 
@@ -18,21 +19,27 @@
 #include <vector>
 
 #include "common.h"
+#include "js_memory.h"
 
 namespace rdma_interop {
 
-/// Memory the addon owns, seen by JS as an ArrayBuffer (u32 words).
-using WordBlock = std::shared_ptr<std::vector<uint32_t>>;
-
-inline WordBlock NewWordBlock(size_t words) { return std::make_shared<std::vector<uint32_t>>(words, 0u); }
-
-/// An ArrayBuffer over `block` (it holds its own reference: freed when both are gone).
-inline Napi::ArrayBuffer WordBlockBuffer(Napi::Env env, const WordBlock &block) {
-  auto *ref = new WordBlock(block);
-  return Napi::ArrayBuffer::New(
-      env, block->data(), block->size() * sizeof(uint32_t),
-      [](Napi::Env, void *, WordBlock *r) { delete r; }, ref);
-}
+/// Memory shared with JS as an ArrayBuffer of u32 words (js_memory.h: external, or
+/// V8-allocated and looked up at each call).
+struct WordBlock {
+  SharedBlock memory;
+  size_t words = 0;
+  /// `words` zeroed words; the ArrayBuffer JS sees.
+  Napi::ArrayBuffer Create(Napi::Env env, size_t n) {
+    Napi::ArrayBuffer ab;
+    memory.Create(env, n * sizeof(uint32_t), &ab);
+    words = n;
+    return ab;
+  }
+  /// The words for this call (VerbsError EBADF from `call` once JS detached them).
+  uint32_t *Data(napi_env env, const char *call) const {
+    return static_cast<uint32_t *>(memory.Data(env, call));
+  }
+};
 
 /// A function calling `cb` with `state` as its data; the finalizer deletes the state.
 template <typename State>

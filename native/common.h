@@ -24,6 +24,17 @@ namespace rdma_interop {
 
 // ---------------------------------------------------------------- errors
 
+enum class MemoryPath { kExternal, kV8 };
+
+/// Which memory the addon shares with JS (js_memory.h), and why that one (exported with it:
+/// src/verbs/memory-path.ts).
+struct MemoryPathState {
+  MemoryPath path = MemoryPath::kExternal;
+  const char *reason = "default";
+  /// False once external buffers are known to be unavailable (compiled out or refused).
+  bool externalAvailable = true;
+};
+
 /// Per-environment state: the JS VerbsError constructor registered by the TS layer.
 struct AddonData {
   Napi::FunctionReference verbsErrorCtor;
@@ -31,6 +42,11 @@ struct AddonData {
   Napi::FunctionReference verbsArgumentErrorCtor;
   /// The constructor of each Resource class (resource.h), by its C++ type.
   std::map<std::type_index, Napi::FunctionReference> classes;
+  /// How memory shared with JS is allocated (js_memory.h).
+  MemoryPathState memoryPath;
+  /// node:worker_threads' markAsUntransferable, given by the TS layer
+  /// (setUntransferableMarker): called on every V8-allocated ArrayBuffer before JS sees it.
+  Napi::FunctionReference markUntransferable;
 };
 
 /// The symbolic name of an errno value ("EINVAL"), or "E<n>" when unknown.

@@ -125,9 +125,8 @@ class Cq : public Resource<Cq, CqHandle> {
     Napi::Env env = info.Env();
     auto state = std::make_unique<BoundPollState>();
     state->cq = Handle("ibv_poll_cq");
-    state->block = NewWordBlock(256 * kWcWords);
     Napi::Object out = Napi::Object::New(env);
-    out.Set("memory", WordBlockBuffer(env, state->block));
+    out.Set("memory", state->block.Create(env, 256 * kWcWords));
     out.Set("poll", BindCall(env, "poll", &BoundPollCall, std::move(state)));
     return out;
   }
@@ -135,7 +134,7 @@ class Cq : public Resource<Cq, CqHandle> {
   struct BoundPollState {
     CqPtr cq;
     WordBlock block;
-    void Finalize(napi_env) {}
+    void Finalize(napi_env) { block.memory.Release(); }
   };
 
   // poll(max, spinLimit, atLeast) -> n, bound to one CQ and its memory.
@@ -147,7 +146,8 @@ class Cq : public Resource<Cq, CqHandle> {
       if (max == 0) ThrowArgument(Napi::Env(env), "max", "must be at least 1");
       if (!s.cq->Live()) ThrowClosed(Napi::Env(env), "ibv_poll_cq", s.cq->device, "completion queue");
       napi_value out = nullptr;
-      int n = PollWords(Napi::Env(env), *s.cq, s.block->data(), max, spinLimit, atLeast);
+      uint32_t *words = s.block.Data(env, "ibv_poll_cq");
+      int n = PollWords(Napi::Env(env), *s.cq, words, max, spinLimit, atLeast);
       napi_create_uint32(env, static_cast<uint32_t>(n), &out);
       return out;
     });

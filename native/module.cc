@@ -3,11 +3,13 @@
 #include "common.h"
 #include "crc32c.h"
 #include "flush.h"
+#include "js_memory.h"
 
 namespace rdma_interop {
 
 Napi::Object Init(Napi::Env env, Napi::Object exports) {
   env.SetInstanceData(new AddonData());
+  InitMemoryPath(env);
   RegisterErrors(env, exports);
   for (Registrar registrar : Registrars()) registrar(env, exports);
   RegisterDevice(env, exports);
@@ -16,6 +18,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   RegisterRoundTrip(env, exports);
   RegisterCrc32c(env, exports);
   RegisterFlush(env, exports);
+  RegisterMemoryPath(env, exports);
   return exports;
 }
 

@@ -319,12 +319,11 @@ class Qp : public Resource<Qp, QpHandle> {
     if (words == 0) ThrowArgument(env, "words", "must be at least 1");
     auto state = std::make_unique<BoundPostState>();
     state->self = this;
-    state->block = NewWordBlock(words);
     // The scratch vectors the post uses are this object's: keep it while the function lives.
     if (napi_create_reference(env, info.This(), 1, &state->selfRef) != napi_ok)
       throw Napi::Error::New(env, "napi_create_reference failed");
     Napi::Object out = Napi::Object::New(env);
-    out.Set("memory", WordBlockBuffer(env, state->block));
+    out.Set("memory", state->block.Create(env, words));
     out.Set("post", BindCall(env, "post", &BoundPostCall, std::move(state)));
     return out;
   }
@@ -336,6 +335,7 @@ class Qp : public Resource<Qp, QpHandle> {
     void Finalize(napi_env env) {
       if (selfRef != nullptr) napi_delete_reference(env, selfRef);
       selfRef = nullptr;
+      block.memory.Release();
     }
   };
 
@@ -345,7 +345,7 @@ class Qp : public Resource<Qp, QpHandle> {
       uint32_t n = BoundU32(env, argv[0], "count", 0xffff);
       bool ex = false;
       if (napi_get_value_bool(env, argv[1], &ex) != napi_ok) ex = false;
-      s.self->PostPackedWords(Napi::Env(env), s.block->data(), s.block->size(), n, ex);
+      s.self->PostPackedWords(Napi::Env(env), s.block.Data(env, "ibv_post_send"), s.block.words, n, ex);
       return static_cast<napi_value>(nullptr);
     });
   }

@@ -77,6 +77,7 @@ int PollOnce(RoundTripState &s, CqHandle &cq, ibv_wc &out, bool *ownFailed) {
 
 uint32_t Run(Napi::Env env, RoundTripState &s) {
   CheckRunnable(env, s);
+  BlockScope scope(env, s);
   if (s.staleSignaled != 0) CollectStale(env, s);
   if (!s.awaiting) {
     ApplyBlock(env, s);
@@ -177,7 +178,7 @@ napi_value ReleaseCallback(napi_env env, napi_callback_info info) {
 // createRoundTrip(qp, wr, waitCq, waitQpNum, timeoutMs, signalEvery)
 //   wr: { wrId, opcode, sendFlags, sgList, immData?, remoteAddr?, rkey?, compareAdd?, swap? }
 //   waitQpNum: -1 to wait for the request's own completion, else a receive on that QP
-// -> { run(): number, release(): void, block: ArrayBuffer }
+// -> { run(): number, release(): void, block: ArrayBuffer } (block: js_memory.h's path)
 Napi::Value CreateRoundTrip(const Napi::CallbackInfo &info) {
   Napi::Env env = info.Env();
   auto s = std::make_shared<RoundTripState>();
@@ -236,16 +237,13 @@ Napi::Value CreateRoundTrip(const Napi::CallbackInfo &info) {
   else
     wr.wr.rdma.rkey = rkey;
 
-  s->block = std::make_shared<RoundTripBlock>();
-  s->block->compareAdd = ReadU64Prop(o, "compareAdd", 0);
-  s->block->swap = ReadU64Prop(o, "swap", 0);
-  s->block->remoteAddr = ReadU64Prop(o, "remoteAddr", 0);
-  s->block->immData = ReadU32Prop(o, "immData", 0);
-
-  auto *blockRef = new std::shared_ptr<RoundTripBlock>(s->block);
-  Napi::ArrayBuffer ab = Napi::ArrayBuffer::New(
-      env, s->block.get(), sizeof(RoundTripBlock),
-      [](Napi::Env, void *, std::shared_ptr<RoundTripBlock> *ref) { delete ref; }, blockRef);
+  Napi::ArrayBuffer ab;
+  s->memory.Create(env, sizeof(RoundTripBlock), &ab);
+  auto *block = new (s->memory.Data(env, "ibv_post_send")) RoundTripBlock();
+  block->compareAdd = ReadU64Prop(o, "compareAdd", 0);
+  block->swap = ReadU64Prop(o, "swap", 0);
+  block->remoteAddr = ReadU64Prop(o, "remoteAddr", 0);
+  block->immData = ReadU32Prop(o, "immData", 0);
 
   Napi::Object out = Napi::Object::New(env);
   out.Set("run", Bind(env, "run", RunCallback, s));

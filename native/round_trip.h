@@ -11,12 +11,14 @@
 
 #include "clock.h"
 #include "common.h"
+#include "js_memory.h"
 
 namespace rdma_interop {
 
 constexpr size_t kWcWords = wc_word::kCount;
 
-/// The memory shared with JS (an external ArrayBuffer). Offsets are part of the binding
+/// The memory shared with JS (js_memory.h: an external ArrayBuffer, or a V8-allocated one
+/// looked up at each call). Offsets are part of the binding
 /// (src/native/bindings.ts ROUND_TRIP_LAYOUT; a host test checks them against
 /// `roundTripLayout`).
 struct RoundTripBlock {
@@ -43,7 +45,10 @@ struct RoundTripState {
   uint32_t unsignaled = 0;
   ibv_send_wr wr{};
   std::vector<ibv_sge> sges;
-  std::shared_ptr<RoundTripBlock> block;
+  SharedBlock memory;  // the block JS sees
+  // The block for the call running now (BlockScope): on the V8-allocated path its address
+  // is looked up at every call, since JS may have detached the ArrayBuffer in between.
+  RoundTripBlock *block = nullptr;
   const FastClock &clock = FastClock::Get();
   int64_t timeoutTicks = 0;  // the round trip's timeout in clock ticks
   bool awaiting = false;  // posted, the awaited completion not seen yet
@@ -87,6 +92,16 @@ inline void ApplyBlock(Napi::Env env, RoundTripState &s) {
   }
   s.wr.imm_data = htonl(b.immData);
 }
+
+/// Resolves the block for one call (VerbsError EBADF once JS detached it) and forgets it
+/// when the call ends, however it ends.
+struct BlockScope {
+  RoundTripState &s;
+  BlockScope(Napi::Env env, RoundTripState &state) : s(state) {
+    s.block = static_cast<RoundTripBlock *>(s.memory.Data(env, "ibv_post_send"));
+  }
+  ~BlockScope() { s.block = nullptr; }
+};
 
 /// Clears `flag` when the scope ends, however it ends (a throw included).
 struct ClearOnExit {

@@ -55,6 +55,7 @@ void DrainAfterFailure(RoundTripState &s, CqHandle &cq) {
 
 uint32_t Repeat(Napi::Env env, RoundTripState &s, uint64_t count, uint32_t window, uint32_t batch) {
   CheckRunnable(env, s);
+  BlockScope scope(env, s);
   if (s.waitRecv)
     ThrowVerbs(env, "ibv_post_send", s.qp.device, EINVAL,
                "a round trip that waits for a receive (untilReceiveOn) does not repeat", 0);

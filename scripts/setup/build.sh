@@ -41,4 +41,6 @@ if [ -f binding.gyp ]; then
   fi
   npx node-gyp build "${gyp_args[@]}" --loglevel=warn -j 2
   step_done "addon build"
+  # The same addon without external buffers (issue 36), for its kernel test; cached.
+  bash scripts/setup/no-external-addon.sh
 fi

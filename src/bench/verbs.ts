@@ -38,6 +38,10 @@
  *   write-with-immediate, wait for the peer's (its receive completion). Also printed,
  *   without a target: both sides in one thread, where nothing overlaps.
  *
+ * - what memory without external buffers costs (issue 36, verbs/memory-path.ts): allocMr
+ *   + close, a round trip and postSend + pollUntil on V8-allocated memory against the same
+ *   on external buffers, in one process (anchor: the external path). No target.
+ *
  * The perftest-anchored figures are measured in ROUNDS alternating rounds (ours then its
  * anchor, anchor then ours in the next): the ratio is the median of the per-round ratios,
  * printed with their spread [min-max], so a loaded host moves both sides alike. Run it where rxe0 exists:
@@ -57,6 +61,7 @@ import {
   RATE_COUNT,
 } from './verbs/fetch-add.js';
 import { DEVICE, ITERATIONS, type Latency, loopback, WARMUP } from './verbs/loopback.js';
+import { runMemoryPathBenchmark } from './verbs/memory-path.js';
 import { medianRound, pair, type Round, spreadOf } from './verbs/rounds.js';
 import {
   SRQ_COUNT,
@@ -365,4 +370,5 @@ export async function runBenchmark(): Promise<void> {
     `bench verbs on ${DEVICE}, one guest boot (ratio = ours / anchor; latency: lower is better)`,
     figures,
   );
+  runMemoryPathBenchmark();
 }

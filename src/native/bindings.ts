@@ -147,11 +147,29 @@ export interface NativeMr {
   readonly addr: bigint;
   readonly length: number;
   /**
-   * The Buffer over the registered memory (undefined once closed): the Buffer given, or
-   * the addon's whole allocation (which a registered range may be a part of).
+   * The memory the registration lies in (undefined once closed): the Buffer given, or a
+   * Uint8Array over the addon's whole allocation (which a registered range may be a part
+   * of; src/verbs/pd.ts makes it a Buffer).
    */
-  readonly buffer: Buffer | undefined;
+  readonly buffer: Uint8Array | undefined;
+  /**
+   * Whose memory it is: `'user'` (the Buffer given), `'external'` (allocated by the addon,
+   * an external ArrayBuffer) or `'v8'` (allocated by V8, registered where it is):
+   * native/js_memory.h.
+   */
+  readonly memory: 'user' | NativeMemoryPathName;
   close(): void;
+}
+
+/** How the addon allocates memory it shares with JS (native/js_memory.h). */
+export type NativeMemoryPathName = 'external' | 'v8';
+
+/** What `memoryPath()` returns (native/js_memory.cc). */
+export interface NativeMemoryPath {
+  readonly path: NativeMemoryPathName;
+  /** Why: 'default', 'refused', 'compile-time', 'environment' or 'chosen'. */
+  readonly reason: string;
+  readonly externalAvailable: boolean;
 }
 
 /**
@@ -690,6 +708,12 @@ export interface NativeAddon {
    * (native/flush.h), C name -> value.
    */
   readonly rdmaCore45Constants: Readonly<Record<string, number>>;
+  /** How memory shared with JS is allocated now, and why (native/js_memory.h). */
+  memoryPath(): NativeMemoryPath;
+  /** Chooses it for memory allocated from now on ('external' throws where unavailable). */
+  setMemoryPath(path: NativeMemoryPathName): void;
+  /** What marks each V8-allocated ArrayBuffer untransferable (node:worker_threads'). */
+  setUntransferableMarker(mark: (buffer: ArrayBuffer) => void): void;
   /** rdma-core's version of the libibverbs this process loaded (`'44.0'`), or `''`. */
   libibverbsVersion(): string;
 }

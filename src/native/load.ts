@@ -7,7 +7,11 @@
  * (built by `npm pack`, shipped in the tarball; N-API, so one binary serves every Node
  * version). Whatever goes wrong surfaces as one {@link AddonUnavailableError} that names
  * the cause and the command that fixes it from where the package is.
+ *
+ * `RDMA_INTEROP_ADDON=<file.node>` loads that file instead (the addon built without
+ * external buffers, scripts/setup/no-external-addon.sh, which its kernel test runs on).
  */
+import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -83,26 +87,29 @@ export function resolveAddonFile(root: string): string {
 }
 
 /**
- * Loads the addon found under `root`, without caching (the test of the error paths uses
- * it on a directory of its own). Throws {@link AddonUnavailableError}, nothing else.
+ * Loads the addon found under `root` (or `file`, when given), without caching (the test of
+ * the error paths uses it on a directory of its own). Throws {@link AddonUnavailableError},
+ * nothing else.
  */
-export function loadAddonFrom(root: string): NativeAddon {
+export function loadAddonFrom(root: string, file?: string): NativeAddon {
   const require = createRequire(import.meta.url);
   const fail = (reason: AddonUnavailableReason, detail: string) =>
     new AddonUnavailableError(reason, root, detail, fixCommand(root));
-  let file: string;
+  if (file !== undefined && !existsSync(file))
+    throw fail('missing', `RDMA_INTEROP_ADDON names ${file}, which does not exist`);
+  let path: string;
   try {
-    file = resolveAddonFile(root);
+    path = file ?? resolveAddonFile(root);
   } catch (e) {
     throw fail('missing', e instanceof Error ? e.message : String(e));
   }
   let addon: unknown;
   try {
-    addon = require(file);
+    addon = require(path);
   } catch (e) {
     throw fail('load-failed', e instanceof Error ? e.message : String(e));
   }
-  if (!isAddon(addon)) throw fail('incompatible', `${file} lacks listDevices/setVerbsErrorClass`);
+  if (!isAddon(addon)) throw fail('incompatible', `${path} lacks listDevices/setVerbsErrorClass`);
   return addon;
 }
 
@@ -124,7 +131,8 @@ export function loadNative(
   argumentErrorClass?: VerbsArgumentErrorConstructor,
 ): NativeAddon {
   if (loaded !== undefined) return loaded;
-  const addon = loadAddonFrom(packageRoot());
+  const override = process.env.RDMA_INTEROP_ADDON;
+  const addon = loadAddonFrom(packageRoot(), override === '' ? undefined : override);
   addon.setVerbsErrorClass(errorClass, argumentErrorClass);
   loaded = addon;
   return addon;

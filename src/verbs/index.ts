@@ -73,6 +73,13 @@ export {
 } from './flush.js';
 export type { CloseOptions } from './lifetime.js';
 export {
+  type MemoryPath,
+  type MemoryPathInfo,
+  type MemoryPathReason,
+  memoryPath,
+  setMemoryPath,
+} from './memory-path.js';
+export {
   type Access,
   accessMaskOf,
   type Mr,

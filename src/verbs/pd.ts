@@ -141,6 +141,14 @@ function transferIgnoresUntransferable(): boolean {
   return transferIgnoresMark;
 }
 
+/** allocMr on V8's memory where nothing can keep JS from freeing it under the device. */
+function refuseUnprotectedV8Memory(): never {
+  throw new VerbsArgumentError(
+    'length',
+    "the addon allocates V8's memory here (no external buffers) and this Node's ArrayBuffer.prototype.transfer() can free it while registered (it ignores markAsUntransferable): no safe allocMr",
+  );
+}
+
 function count(name: string, v: number | undefined, fallback: number): number {
   const n = v ?? fallback;
   if (!Number.isInteger(n) || n < 0 || n > 0xffffffff)
@@ -199,22 +207,42 @@ export class Pd extends Resource<NativePd> {
   }
 
   /**
-   * Allocates `length` zeroed, page-aligned bytes owned by the addon and registers them,
-   * or only `range` of them: the bytes around a range stay readable and writable through
-   * `mr.allocation` but outside the MR (guard words a remote access must not reach).
-   * `mr.buffer` is the registered part. The registration and the Buffer co-own the
-   * memory, so no JS operation (a transfer, `ArrayBuffer.prototype.transfer()`, a
-   * detach) can free it while registered, on any Node version.
+   * Allocates `length` zeroed, page-aligned bytes and registers them, or only `range` of
+   * them: the bytes around a range stay readable and writable through `mr.allocation` but
+   * outside the MR (guard words a remote access must not reach). `mr.buffer` is the
+   * registered part. Where the memory comes from is {@link memoryPath}'s choice:
+   * - `'external'`: the addon allocates it and the registration and the Buffer co-own it,
+   *   so no JS operation (a transfer, `ArrayBuffer.prototype.transfer()`, a detach) can
+   *   free it while registered, on any Node version.
+   * - `'v8'` (a Node that refuses external buffers, or the addon built without them): V8
+   *   allocates it (a page more, so that `allocation` starts on a page) and it is
+   *   protected as {@link regMr}'s Buffer is: held until deregistered, its ArrayBuffer
+   *   marked untransferable; on a Node whose `ArrayBuffer.prototype.transfer()` ignores
+   *   that mark (22) this path refuses (VerbsArgumentError).
    */
   allocMr(length: number, access: readonly Access[], range?: RegisteredRange): Mr {
     if (!Number.isInteger(length) || length < 1 || length > 0xffffffff)
       throw new VerbsArgumentError('length', 'must be an integer in [1, 2^32 - 1]');
     const mask = accessMaskOf(access);
     if (range !== undefined) checkRange(range, length);
-    const native = new (addon().NativeMr)(this.native, length, mask, range?.offset, range?.length);
-    const allocation = native.buffer;
-    if (allocation === undefined)
-      throw new VerbsArgumentError('length', 'the addon returned no buffer');
+    const lib = addon();
+    if (lib.memoryPath().path === 'v8' && transferIgnoresUntransferable())
+      refuseUnprotectedV8Memory();
+    const native = new lib.NativeMr(this.native, length, mask, range?.offset, range?.length);
+    const view = native.buffer;
+    if (view === undefined) throw new VerbsArgumentError('length', 'the addon returned no buffer');
+    if (native.memory === 'v8') {
+      // Before any other JS sees it (the path may have changed at this very allocation:
+      // a Node that refuses external buffers only when asked).
+      if (transferIgnoresUntransferable()) {
+        native.close();
+        refuseUnprotectedV8Memory();
+      }
+      markAsUntransferable(view.buffer);
+    }
+    const allocation = Buffer.isBuffer(view)
+      ? view
+      : Buffer.from(view.buffer, view.byteOffset, view.byteLength);
     return new Mr(native, allocation, [...access], this, range);
   }
 

@@ -5,6 +5,8 @@ import {
   type DeviceInfo,
   type GidEntry,
   listDevices,
+  type MemoryPathInfo,
+  memoryPath,
   openDevice,
   type PortAttr,
   VerbsError,
@@ -145,6 +147,18 @@ export function renderDevices(rows: readonly DeviceRow[]): string {
   return `${table.toString()}\n`;
 }
 
+/**
+ * The line after the table: how the addon allocates the memory it shares with JS
+ * (issue 36: external buffers, or V8's memory where they are refused; docs/verbs.md).
+ */
+export function memoryPathLine(info: MemoryPathInfo): string {
+  const why =
+    info.path === 'v8' && info.externalAvailable
+      ? `${info.reason}; external available`
+      : info.reason;
+  return `addon memory: ${info.path === 'v8' ? 'V8-allocated (no external buffers)' : 'external buffers'} (${why})\n`;
+}
+
 /** What `devices` says on stderr (and exits 1) when there is no device to list. */
 export function noDevicesMessage(cliPath: string): string {
   return `no RDMA devices on this machine (the QEMU guest has rxe0 and siw0: rdma-interop vm -- node ${cliPath} devices)`;
@@ -168,7 +182,9 @@ export function registerDevices(program: Command): void {
         return;
       }
       process.stdout.write(
-        opts.json ? `${toJson(reportDevices(devices))}\n` : renderDevices(describeDevices(devices)),
+        opts.json
+          ? `${toJson(reportDevices(devices))}\n`
+          : renderDevices(describeDevices(devices)) + memoryPathLine(memoryPath()),
       );
     });
 }

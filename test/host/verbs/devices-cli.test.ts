@@ -1,5 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { describeDevices, renderDevices } from '../../../src/cli/commands/devices.js';
+import {
+  describeDevices,
+  memoryPathLine,
+  renderDevices,
+} from '../../../src/cli/commands/devices.js';
 
 describe('rdma-interop devices', () => {
   it('says so when there are no devices', () => {
@@ -43,5 +47,17 @@ describe('rdma-interop devices', () => {
     ]);
     for (const s of ['rxe0', 'InfiniBand', 'HCA', '128', 'ACTIVE Ethernet', '::ffff:192.0.2.1'])
       expect(text).toContain(s);
+  });
+
+  it('says after the table which memory the addon shares with JS (issue 36)', () => {
+    expect(memoryPathLine({ path: 'external', reason: 'default', externalAvailable: true })).toBe(
+      'addon memory: external buffers (default)\n',
+    );
+    expect(memoryPathLine({ path: 'v8', reason: 'refused', externalAvailable: false })).toBe(
+      'addon memory: V8-allocated (no external buffers) (refused)\n',
+    );
+    expect(memoryPathLine({ path: 'v8', reason: 'environment', externalAvailable: true })).toBe(
+      'addon memory: V8-allocated (no external buffers) (environment; external available)\n',
+    );
   });
 });
