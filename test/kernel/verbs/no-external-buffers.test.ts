@@ -18,6 +18,7 @@ import { tmpdir } from 'node:os';
 import { basename, join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { cacheRoot } from '../../../src/runtime/paths.js';
+import { FLOOR, nodeBinary } from '../../helpers/node-versions.js';
 
 const VARIANT = join(cacheRoot(), 'addon-no-external', 'build', 'Release', 'rdma_interop.node');
 const DIST = resolve('dist');
@@ -30,14 +31,10 @@ function variantEnv(): NodeJS.ProcessEnv {
   return env;
 }
 
-/** The Node 22 binary set-up installed (as node22.test.ts finds it). */
+/** The floor's binary (a Node 22 while engines.node says so), as node22.test.ts runs it. */
 function node22(): string {
-  const dir = readdirSync(cacheRoot()).find((name) => /^node-v22\.\d+\.\d+$/.test(name));
-  const binary = dir === undefined ? '' : join(cacheRoot(), dir, 'bin', 'node');
-  expect(existsSync(binary), `no Node 22 under ${cacheRoot()}: run bash scripts/setup.sh`).toBe(
-    true,
-  );
-  return binary;
+  expect(FLOOR.startsWith('22.'), `the floor ${FLOOR} is no longer a Node 22`).toBe(true);
+  return nodeBinary(FLOOR);
 }
 
 // Registers memory on V8's allocation, tries every transfer, collects, writes into it.
