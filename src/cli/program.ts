@@ -17,6 +17,7 @@ import { registerDecode } from './commands/decode.js';
 import { registerDevices } from './commands/devices.js';
 import { registerDocker } from './commands/docker.js';
 import { registerProbe } from './commands/probe.js';
+import { registerRdmaCoreTests } from './commands/rdma-core-tests.js';
 import { registerRun } from './commands/run.js';
 import { registerSetup } from './commands/setup.js';
 import { registerVm } from './commands/vm.js';
@@ -42,6 +43,7 @@ export function buildProgram(): Command {
   registerDevices(program);
   registerRun(program);
   registerProbe(program);
+  registerRdmaCoreTests(program);
   registerDecode(program);
   registerCompare(program);
   registerBench(program);
