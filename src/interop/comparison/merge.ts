@@ -111,6 +111,16 @@ function checkRuns(runs: unknown): void {
       requireObject('interop', `runs[${i}].scenarios[${j}].fields`, s.fields);
       requireObject('interop', `runs[${i}].scenarios[${j}].reasons`, s.reasons);
     });
+    // rdma-core's own tests (optional: suite reports have none).
+    if (r.rdmaCoreTests !== undefined)
+      requireArray('interop', `runs[${i}].rdmaCoreTests`, r.rdmaCoreTests).forEach((raw2, j) => {
+        const t = requireObject('interop', `runs[${i}].rdmaCoreTests[${j}]`, raw2) as Record<
+          string,
+          unknown
+        >;
+        for (const key of ['id', 'device', 'verdict'] as const)
+          requireString('interop', `runs[${i}].rdmaCoreTests[${j}].${key}`, t[key]);
+      });
     requireArray('interop', `runs[${i}].probes`, r.probes).forEach((raw2, j) => {
       const p = requireObject('interop', `runs[${i}].probes[${j}]`, raw2) as Record<
         string,

@@ -7,6 +7,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { ArgumentError } from '../../../src/errors.js';
 import {
   compareReports,
   readReports,
@@ -153,6 +154,15 @@ describe('compare: rdma-core tests x device x kernel line in one table', () => {
     );
     expect(md).toContain('| test_qp.QPTest.test_create_rc_qp | pass | pass | finding | finding |');
     expect(md).toContain('1 more tests skipped on every device and run.');
+  });
+
+  it('a run whose rdmaCoreTests are not tests is a typed error, not a TypeError', () => {
+    const [first] = runs;
+    if (first === undefined) throw new Error('no run');
+    for (const bad of ['x', [{ id: 1, device: 'rxe0', verdict: 'pass' }], [null]])
+      expect(() => compareReports([{ ...first, rdmaCoreTests: bad as unknown as [] }])).toThrow(
+        ArgumentError,
+      );
   });
 
   it('a suite report without rdmaCoreTests compares as before (no table)', () => {
