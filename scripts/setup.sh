@@ -56,6 +56,8 @@ if [ "${RDMA_INTEROP_SKIP_GUEST_ASSETS:-0}" != 1 ]; then
   bash scripts/setup/guest-assets.sh
   # the other kernel lines (6.12, 7.3) and their rdma-core, for the kernel matrix
   bash scripts/setup/kernel-matrix.sh
+  # pyverbs of rdma-core 56.1 for rdma-core's own tests (rdma-core-tests; 190 s once)
+  bash scripts/setup/pyverbs.sh 56.1 >/dev/null
   # The patched siw.ko (patches/siw/, RFC 7306) and its libsiw (patches/rdma-core/), for every
   # kernel line: the packet tester (`probe --kernels all --siw both`) and the mixed link pairs
   # run it on 6.1, 6.12 and 7.3 (6.12 and 7.3 together: 35 s with the sources downloaded).

@@ -20,6 +20,8 @@ runtime_packages=(
   # the other kernel lines (guest-assets.sh 6.12|7.3): zstd kernels, 7.3's gcc-14 build
   # root, and their rdma-core built from source (rdma-core.sh)
   zstd debootstrap cmake ninja-build pkg-config libnl-3-dev libnl-route-3-dev patch
+  # rdma-core's own tests (`rdma-interop rdma-core-tests`): pyverbs built by pyverbs.sh
+  cython3 python3-dev
   # what the guest uses from the host's root: the providers (librxe, libsiw) and tools
   rdma-core ibverbs-providers ibverbs-utils
 )

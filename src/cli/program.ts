@@ -18,6 +18,7 @@ import { registerDevices } from './commands/devices.js';
 import { registerDocker } from './commands/docker.js';
 import { registerFindings } from './commands/findings.js';
 import { registerProbe } from './commands/probe.js';
+import { registerRdmaCoreTests } from './commands/rdma-core-tests.js';
 import { registerRun } from './commands/run.js';
 import { registerSetup } from './commands/setup.js';
 import { registerVm } from './commands/vm.js';
@@ -43,6 +44,7 @@ export function buildProgram(): Command {
   registerDevices(program);
   registerRun(program);
   registerProbe(program);
+  registerRdmaCoreTests(program);
   registerDecode(program);
   registerCompare(program);
   registerFindings(program);

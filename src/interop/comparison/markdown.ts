@@ -10,6 +10,7 @@ import {
   requireObject,
   requireString,
 } from '../../arguments.js';
+import { renderTestsTable } from '../../rdma-core-tests/compare.js';
 import { ABSENT, type ComparedField, type Comparison } from './merge.js';
 
 function md(text: string): string {
@@ -103,5 +104,6 @@ export function renderComparisonMarkdown(c: Comparison): string {
       out.push(`| ${md(f.scenario)} | ${cells.join(' | ')} |`);
     }
   }
+  out.push(...renderTestsTable(c));
   return out.join('\n');
 }

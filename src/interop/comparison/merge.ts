@@ -8,6 +8,7 @@
  * have its device: rxe0's rows are not "changed" because a siw-only run lacks them.
  */
 import { requireArray, requireObject, requireString } from '../../arguments.js';
+import { TEST_FIELD } from '../../rdma-core-tests/compare.js';
 import type { ReportRun } from './read.js';
 
 /** Bumped on any incompatible change to comparison.json. */
@@ -56,6 +57,8 @@ function devicesOf(run: ReportRun): { name: string; provider: string }[] {
     if (typeof facts.name === 'string')
       providers.set(facts.name, typeof facts.provider === 'string' ? facts.provider : 'unknown');
   for (const s of run.scenarios) if (!providers.has(s.device)) providers.set(s.device, 'unknown');
+  for (const t of run.rdmaCoreTests ?? [])
+    if (!providers.has(t.device)) providers.set(t.device, 'unknown');
   // The wire probes talk to siw0 (probe/wire-probes.ts).
   if (run.probes.length > 0 && !providers.has('siw0')) providers.set('siw0', 'unknown');
   return [...providers].map(([name, provider]) => ({ name, provider }));
@@ -108,6 +111,16 @@ function checkRuns(runs: unknown): void {
       requireObject('interop', `runs[${i}].scenarios[${j}].fields`, s.fields);
       requireObject('interop', `runs[${i}].scenarios[${j}].reasons`, s.reasons);
     });
+    // rdma-core's own tests (optional: suite reports have none).
+    if (r.rdmaCoreTests !== undefined)
+      requireArray('interop', `runs[${i}].rdmaCoreTests`, r.rdmaCoreTests).forEach((raw2, j) => {
+        const t = requireObject('interop', `runs[${i}].rdmaCoreTests[${j}]`, raw2) as Record<
+          string,
+          unknown
+        >;
+        for (const key of ['id', 'device', 'verdict'] as const)
+          requireString('interop', `runs[${i}].rdmaCoreTests[${j}].${key}`, t[key]);
+      });
     requireArray('interop', `runs[${i}].probes`, r.probes).forEach((raw2, j) => {
       const p = requireObject('interop', `runs[${i}].probes[${j}]`, raw2) as Record<
         string,
@@ -168,6 +181,9 @@ export function compareReports(runs: readonly ReportRun[]): Comparison {
       put(p.id, 'siw0', 'verdict', label, p.verdict);
       put(p.id, 'siw0', 'answer', label, p.device);
     }
+    // rdma-core's own tests (rdma-core-tests/compare.ts renders their table).
+    for (const t of run.rdmaCoreTests ?? [])
+      put(t.id, t.device, TEST_FIELD, label, t.verdict, t.explainedBy);
   });
   const fields: ComparedField[] = [...rows.values()].map((row) => {
     const having = labels.filter((_, i) => runDevices[i]?.some((d) => d.name === row.device));

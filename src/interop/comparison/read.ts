@@ -10,6 +10,7 @@ import { dirname, join, relative, resolve } from 'node:path';
 import { requireArray, requireString } from '../../arguments.js';
 import { RdmaInteropError } from '../../errors.js';
 import { verdictFromFile } from '../../judge/verdict.js';
+import { type ReportTest, reportTestsOf } from '../../rdma-core-tests/compare.js';
 import { mergeShards } from './shards.js';
 
 /** One scenario's outcome on one device, as the comparison reads it. */
@@ -41,6 +42,8 @@ export interface ReportRun {
     readonly verdict: string;
     readonly device: string;
   }[];
+  /** rdma-core's own tests (`rdma-interop rdma-core-tests`): a third kind of result. */
+  readonly rdmaCoreTests?: readonly ReportTest[];
   /** `k/n` when the run is shard k of n (`run --shard`); shards.ts merges the parts. */
   readonly shard?: string;
   /** What the shard was split from (`shardSelection`: the filters, e.g. `device=rxe0`). */
@@ -133,6 +136,7 @@ export function reportRunOf(label: string, path: string, document: unknown): Rep
       : [],
     scenarios,
     probes,
+    ...(Array.isArray(d.rdmaCoreTests) ? { rdmaCoreTests: reportTestsOf(d) } : {}),
     ...(typeof d.shard === 'string' ? { shard: d.shard } : {}),
     ...(typeof d.shardSelection === 'string' ? { shardSelection: d.shardSelection } : {}),
   };

@@ -852,6 +852,47 @@ const ENTRIES: Readonly<Record<string, Entry>> = {
       } satisfies Entry,
     ]),
   ),
+  // rdma-core-tests: with an empty cache every option reaches the action, which stops
+  // at the first thing it needs (pyverbs.sh's build), exit 1, one line; the runs themselves
+  // are test/host/cli/rdma-core-tests.test.ts (--list on the real cache) and the kernel test.
+  ...Object.fromEntries(
+    (
+      [
+        '--kernel',
+        '--kernels',
+        '--device',
+        '--report',
+        '--filter',
+        '--list',
+        '--timeout',
+        '--cache-dir',
+      ] as const
+    ).map((option) => [
+      `rdma-interop rdma-core-tests ${option}`,
+      {
+        coveredBy:
+          'test/kernel/rdma-core-tests/rdma-core-tests.test.ts, test/host/cli/rdma-core-tests.test.ts',
+        accepted: async () => {
+          const value = {
+            '--kernel': ['6.12'],
+            '--kernels': ['all'],
+            '--device': ['siw0'],
+            '--report': [join(scratch, 'rct-report')],
+            '--filter': ['tests.test_qp.*'],
+            '--list': [],
+            '--timeout': ['60'],
+            '--cache-dir': [emptyDir('c')],
+          }[option];
+          const r = await cli(['rdma-core-tests', option, ...value]);
+          expect(r.status, r.stderr).toBe(1);
+          expect(r.stdout).toBe('');
+          expect(r.stderr).toMatch(
+            /^rdma-interop rdma-core-tests: error: \S+pyverbs-build: pyverbs 56\.1 is not built: run 'bash scripts\/setup\/pyverbs\.sh 56\.1'\n$/,
+          );
+        },
+      } satisfies Entry,
+    ]),
+  ),
 };
 
 /** docker with no engine (RDMA_INTEROP_DOCKERD names no program): refused at its start. */
@@ -911,6 +952,13 @@ const VALUES: Readonly<Record<string, ValueCheck>> = {
   'rdma-interop probe --shard': { bad: '0/5' },
   'rdma-interop probe --timeout': { bad: '0' },
   'rdma-interop probe --cache-dir': { free: 'a directory, created' },
+  'rdma-interop rdma-core-tests --kernel': { bad: '9.9' },
+  'rdma-interop rdma-core-tests --kernels': { bad: '6.1,9.9' },
+  'rdma-interop rdma-core-tests --device': { bad: 'mlx5_0' },
+  'rdma-interop rdma-core-tests --report': { free: 'a directory, created' },
+  'rdma-interop rdma-core-tests --filter': { bad: '' },
+  'rdma-interop rdma-core-tests --timeout': { bad: '0' },
+  'rdma-interop rdma-core-tests --cache-dir': { free: 'a directory, created' },
   'rdma-interop vm --memory': { bad: '1.5' },
   'rdma-interop vm --cpus': { bad: 'two' },
   'rdma-interop vm --accel': { bad: 'hvf' },
@@ -976,6 +1024,11 @@ const REFUSED: readonly (readonly [readonly string[], RegExp])[] = [
         new RegExp(`'--list' cannot be used with option '${option.split(' ')[0]}`),
       ] as const,
   ),
+  [['rdma-core-tests', '--list', '--report', 'r'], /'--list' cannot be used with option '--report/],
+  [
+    ['rdma-core-tests', '--kernels', '6.1', '--kernel', '6.12'],
+    /'--kernels <lines>' cannot be used with option '--kernel/,
+  ],
   [['docker', 'run', '--runtime', 'host', '--timeout', '5'], /--timeout is for the guest/],
   [['docker', 'run', '--runtime', 'host', '--handover', 'load'], /--handover is for the guest/],
   [

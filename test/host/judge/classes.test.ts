@@ -1,6 +1,7 @@
 /**
  * Issue 33: every record, in every table the runners judge by (the suite, the link and
- * the faulty wire: rxe.ts, siw.ts; the testers: rxe-wire.ts, siw-wire.ts), has a class
+ * the faulty wire: rxe.ts, siw.ts; the testers: rxe-wire.ts, siw-wire.ts; rdma-core's own
+ * tests: rdma-core-tests/records.ts), has a class
  * and a rule that cites a source; a record without one fails here (and is a type error).
  */
 import { describe, expect, it } from 'vitest';
@@ -17,6 +18,7 @@ import { RXE_RECORDS } from '../../../src/judge/records/rxe.js';
 import { RXE_WIRE_RECORDS } from '../../../src/judge/records/rxe-wire.js';
 import { SIW_RECORDS } from '../../../src/judge/records/siw.js';
 import { SIW_WIRE_RECORDS } from '../../../src/judge/records/siw-wire.js';
+import { RDMA_CORE_TEST_RECORDS } from '../../../src/rdma-core-tests/records.js';
 
 const TABLES: Readonly<Record<string, readonly BehaviourRecord[]>> = {
   RXE_RECORDS,
@@ -27,6 +29,7 @@ const TABLES: Readonly<Record<string, readonly BehaviourRecord[]>> = {
   KNOWN_BEHAVIOUR,
   ROCE_RECORDS,
   IWARP_RECORDS,
+  RDMA_CORE_TEST_RECORDS,
 };
 
 describe('every record is classed and cites its rule', () => {
