@@ -5,10 +5,10 @@
 #      (Debian bookworm, minbase: the release of the guest's root, so the container has
 #      the same rdma-core as a run directly in the guest) and cached:
 #        $RDMA_INTEROP_CACHE/docker/base/debian-bookworm-minbase.tar
-#      (Node 20 comes into the image from the npm registry: docker/install-node.sh)
+#      (Node 26 comes into the image from the npm registry: docker/install-node.sh)
 #      `rdma-interop docker build` imports it (`docker import`) into the project's own
 #      dockerd when no registry is reachable; a machine with a registry can build
-#      FROM node:20-bookworm-slim instead (docs/docker.md) and never needs this tar.
+#      FROM node:26-bookworm-slim instead (docs/docker.md) and never needs this tar.
 # dockerd itself is NOT started here: the CLI starts and stops its own (src/runtime/docker/).
 # RDMA_INTEROP_DEBIAN_MIRROR overrides the mirror (default: the first deb.debian.org-style
 # URI of this machine's apt sources, else http://deb.debian.org/debian).
