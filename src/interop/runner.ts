@@ -42,11 +42,21 @@ export interface ScenarioResult {
   readonly seconds: number;
   /** A link result: the sides it ran on (link/sides.ts), requester and responder. */
   readonly pair?: LinkPair;
+  /** Verdict `not-applicable`: what the device lacks (requirements.ts), e.g. `atomics`. */
+  readonly notApplicable?: readonly string[];
 }
 
-/** Passed: matched, or differed only as recorded (or, without `strict`, on an unrecorded device). */
+/**
+ * Passed: matched, or differed only as recorded (or, without `strict`, on an unrecorded
+ * device), or not applicable on the device (reported with what it lacks, not run).
+ */
 export function passed(verdict: Verdict, strict = false): boolean {
-  return verdict === 'match' || verdict === 'known' || (verdict === 'finding' && !strict);
+  return (
+    verdict === 'match' ||
+    verdict === 'known' ||
+    verdict === 'not-applicable' ||
+    (verdict === 'finding' && !strict)
+  );
 }
 
 /**

@@ -16,13 +16,14 @@ import { completionsOf, isOtherField, memoryOffsets, packetsOf } from './packets
 import { packetTimes } from './timing.js';
 
 /** The suite's verdicts, in the page's order (`kernel-crash` is the tester's alone). */
-const VERDICTS = ['match', 'known', 'finding', 'fail', 'not-run'] as const;
+const VERDICTS = ['match', 'known', 'finding', 'fail', 'not-run', 'not-applicable'] as const;
 const VERDICT_TEXT: Readonly<Record<string, string>> = {
   match: 'match',
   known: 'known',
   finding: 'finding',
   fail: 'FAIL',
   'not-run': 'NOT RUN',
+  'not-applicable': 'n/a',
 };
 
 /** The public RFC text of a section, for links from spec citations (IBTA is not public). */
