@@ -84,7 +84,9 @@ function addressesOf(netdev: string): string[] {
   const all = networkInterfaces()[netdev] ?? [];
   return [
     ...all.filter((a) => a.family === 'IPv4').map((a) => a.address),
-    ...all.filter((a) => a.family === 'IPv6' && !a.address.startsWith('fe80')).map((a) => a.address),
+    ...all
+      .filter((a) => a.family === 'IPv6' && !a.address.startsWith('fe80'))
+      .map((a) => a.address),
   ];
 }
 
@@ -112,10 +114,18 @@ export function probeDevice(name: string, choice: AddressChoice = {}): DeviceDes
     gids.find((g) => g.type === 'RoCEv2') ??
     gids[0];
   if (choice.gidIndex !== undefined && gid?.index !== choice.gidIndex)
-    throw new ArgumentError('interop', '--gid-index', `${name} has no GID at index ${choice.gidIndex}`);
+    throw new ArgumentError(
+      'interop',
+      '--gid-index',
+      `${name} has no GID at index ${choice.gidIndex}`,
+    );
   const address = wanted ?? gid?.ipv4 ?? (transport === 'iwarp' ? addresses[0] : gid?.text) ?? '';
   if (wanted !== undefined && transport !== 'ib' && !addresses.includes(wanted))
-    throw new ArgumentError('interop', '--address', `${wanted} is not an address of ${name}'s netdev ${netdev || '(none)'}`);
+    throw new ArgumentError(
+      'interop',
+      '--address',
+      `${wanted} is not an address of ${name}'s netdev ${netdev || '(none)'}`,
+    );
   const flags = attr.ex?.deviceCapFlagsEx ?? 0n;
   const bit = (n: number) => ((flags >> BigInt(n)) & 1n) === 1n;
   const has: Record<Capability, boolean> = {

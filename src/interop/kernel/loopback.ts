@@ -14,7 +14,7 @@ import type { Pd } from '../../verbs/pd.js';
 import type { Qp } from '../../verbs/qp.js';
 import type { Srq } from '../../verbs/srq.js';
 import type { QpCreateFlag } from '../operations.js';
-import { type Connection, type DeviceBinding, DEVICES, type DeviceName } from '../scenario.js';
+import { type Connection, DEVICES, type DeviceBinding, type DeviceName } from '../scenario.js';
 
 export interface LoopbackPair {
   readonly context: Context;
@@ -149,7 +149,8 @@ export async function connectLoopback(
 ): Promise<LoopbackPair> {
   const binding = bindingOf(device);
   const connect =
-    options.connect ?? (binding.provider === 'siw' || binding.provider.startsWith('siw+') ? 'rdma-cm' : 'by-hand');
+    options.connect ??
+    (binding.provider === 'siw' || binding.provider.startsWith('siw+') ? 'rdma-cm' : 'by-hand');
   return connect === 'by-hand'
     ? connectByHand(binding, options)
     : connectThroughCm(binding, options);
