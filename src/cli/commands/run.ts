@@ -1,4 +1,5 @@
 import { cpSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { isIP } from 'node:net';
 import { release, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { SingleBar } from 'cli-progress';
@@ -66,6 +67,13 @@ function parseGidIndex(value: string): number {
   if (!/^\d+$/.test(value) || n > 0xffff)
     throw new InvalidArgumentError('a GID index is an integer from 0 (ibv_devinfo -v lists them)');
   return n;
+}
+
+/** commander argument parser for `--address <ip>`: an IPv4 or IPv6 address. */
+function parseAddress(value: string): string {
+  if (isIP(value) === 0)
+    throw new InvalidArgumentError("an IPv4 or IPv6 address of the device's netdev (ip addr)");
+  return value;
 }
 
 /** True when every name given is a reference target: the scenarios can be chosen by name. */
@@ -181,23 +189,17 @@ async function runHere(
   }
   const available = hostRdmaDevices();
   const wanted = selectScenarios(options);
-  // The devices: those named, else every device here (a guest: rxe0 and siw0).
-  const named = options.device ?? available;
+  // The devices: those named, else every device here (a guest: rxe0 and siw0), else (none
+  // here) the reference targets the selection is for, which are then reported absent.
+  const named =
+    options.device ??
+    (available.length > 0 ? available : [...new Set(wanted.map((s) => s.device))]);
   const absent = named.filter((d) => !available.includes(d));
   if (absent.length > 0)
     process.stderr.write(
       `interop: no device ${absent.join(', ')} here; its scenarios are left out\n`,
     );
   const present = named.filter((d) => available.includes(d));
-  if ((options.address !== undefined || options.gidIndex !== undefined) && present.length !== 1) {
-    process.stderr.write(
-      errorLine(
-        'rdma-interop run',
-        '--address and --gid-index choose for one device: give one --device',
-      ),
-    );
-    return 2;
-  }
   const choice = {
     ...(options.address === undefined ? {} : { address: options.address }),
     ...(options.gidIndex === undefined ? {} : { gidIndex: options.gidIndex }),
@@ -423,6 +425,14 @@ function refuseIdleOptions(command: Command, options: RunOptions): void {
       command,
       '--json prints one document; --siw both makes two runs (use --report <dir> for both)',
     );
+  if (
+    (options.address !== undefined || options.gidIndex !== undefined) &&
+    options.device?.length !== 1
+  )
+    usageError(
+      command,
+      '--address and --gid-index choose the address of one device: give one --device',
+    );
   if (options.kernels !== undefined) {
     if (options.runtime === 'host')
       usageError(command, '--kernels boots a guest per kernel; it cannot run with --runtime host');
@@ -458,9 +468,11 @@ export function registerRun(program: Command): void {
         `only these devices, comma-separated: ${DEVICE_NAMES.join(', ')} or any device present (mlx5_0, irdma0...: probed, its scenarios chosen by transport and capability, docs/nic.md)`,
       ).argParser(parseDevices),
     )
-    .option(
-      '--address <ip>',
-      "with one --device: the address of its netdev to use (IPv4 or IPv6; default: its first RoCE v2 IPv4 GID's, an iWARP netdev's first IPv4)",
+    .addOption(
+      new Option(
+        '--address <ip>',
+        "with one --device: the address of its netdev to use (IPv4 or IPv6; default: its first RoCE v2 IPv4 GID's, an iWARP netdev's first IPv4)",
+      ).argParser(parseAddress),
     )
     .addOption(
       new Option(

@@ -45,8 +45,11 @@ function readSysfs(path: string): string | undefined {
  * device), by its transport: rdma_rxe speaks RoCE, siw iWARP (the kernel's two soft drivers).
  */
 export function kernelDriverOf(name: string, transport: TransportFamily, root = SYSFS): string {
-  const link = join(root, name, 'device', 'driver');
-  if (existsSync(link)) return basename(readlinkSync(link));
+  try {
+    return basename(readlinkSync(join(root, name, 'device', 'driver')));
+  } catch {
+    // no parent device: a soft device
+  }
   if (transport === 'roce') return 'rdma_rxe';
   if (transport === 'iwarp') return 'siw';
   return 'unknown';
