@@ -93,6 +93,16 @@ function addressesOf(netdev: string): string[] {
   ];
 }
 
+/** An IPv6 address in one canonical text (WHATWG URL host serialisation), others as given. */
+function ipv6Text(address: string): string {
+  if (!address.includes(':')) return address;
+  try {
+    return new URL(`http://[${address}]/`).hostname.slice(1, -1);
+  } catch {
+    return address;
+  }
+}
+
 /** Probes `name` (opened, queried, closed) into a description the runner binds scenarios to. */
 export function probeDevice(name: string, choice: AddressChoice = {}): DeviceDescription {
   const caps = probeCapabilities(name);
@@ -108,11 +118,12 @@ export function probeDevice(name: string, choice: AddressChoice = {}): DeviceDes
   // The GID: the one asked for, else the one whose address was asked for, else the first
   // RoCE v2 GID of an IPv4 address, else the first RoCE v2 one, else index 0.
   const wanted = choice.address;
+  const same = (g: { ipv4: string | undefined; text: string }) =>
+    wanted !== undefined && (g.ipv4 === wanted || ipv6Text(g.text) === ipv6Text(wanted));
   const gid =
     (choice.gidIndex === undefined ? undefined : gids.find((g) => g.index === choice.gidIndex)) ??
-    (wanted === undefined
-      ? undefined
-      : gids.find((g) => g.ipv4 === wanted || g.text === wanted.toLowerCase())) ??
+    gids.find((g) => g.type === 'RoCEv2' && same(g)) ??
+    gids.find(same) ??
     gids.find((g) => g.type === 'RoCEv2' && g.ipv4 !== undefined) ??
     gids.find((g) => g.type === 'RoCEv2') ??
     gids[0];
@@ -123,7 +134,7 @@ export function probeDevice(name: string, choice: AddressChoice = {}): DeviceDes
       `${name} has no GID at index ${choice.gidIndex}`,
     );
   const address = wanted ?? gid?.ipv4 ?? (transport === 'iwarp' ? addresses[0] : gid?.text) ?? '';
-  if (wanted !== undefined && transport !== 'ib' && !addresses.includes(wanted))
+  if (wanted !== undefined && transport !== 'ib' && !addresses.map(ipv6Text).includes(ipv6Text(wanted)))
     throw new ArgumentError(
       'interop',
       '--address',
