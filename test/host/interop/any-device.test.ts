@@ -264,5 +264,7 @@ describe('an mlx5-like RoCE device no record covers', () => {
     expect(junit).toMatch(/<failure[^>]*type="finding"/);
     const html = readFileSync(join(dir, 'report.html'), 'utf8');
     expect(html).toContain('v-not-applicable');
+    expect(html).toContain('<td>mlx5_0</td><td>mlx5_core</td><td>mlx5</td><td>0x15b3</td><td>4125</td><td>22.39.1002</td><td>103.1 Gbps</td><td>4096</td>');
+    expect(html).toContain('Not applicable on mlx5_0: it lacks atomic-write.');
   });
 });
