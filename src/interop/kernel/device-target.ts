@@ -40,18 +40,27 @@ function readSysfs(path: string): string | undefined {
 }
 
 /**
- * The kernel driver behind `name`: the driver of its parent device (a PCI function or an
- * auxiliary device: mlx5_ib, irdma, bnxt_re...), else, for a soft device (no parent
- * device), by its transport: rdma_rxe speaks RoCE, siw iWARP (the kernel's two soft drivers).
+ * The vendor ids the kernel's two soft drivers report (ibv_query_device): rxe's
+ * RXE_VENDOR_ID (drivers/infiniband/sw/rxe/rxe_param.h), siw's SIW_VENDOR_ID ("bmt",
+ * drivers/infiniband/sw/siw/siw.h). Either may sit on a NIC's netdev, whose parent device
+ * is then the NIC's: the vendor id, not the device link, says which driver it is.
  */
-export function kernelDriverOf(name: string, transport: TransportFamily, root = SYSFS): string {
+const SOFT_VENDOR_IDS: Readonly<Record<number, string>> = { 16777215: 'rdma_rxe', 6450548: 'siw' };
+
+/**
+ * The kernel driver behind `name`: rxe (its `parent` attribute, rxe_verbs.c) or siw by
+ * vendor id, else the driver of its parent device (a PCI function or an auxiliary device:
+ * mlx5_ib, irdma, bnxt_re...), else `unknown`.
+ */
+export function kernelDriverOf(name: string, vendorId: number, root = SYSFS): string {
+  if (existsSync(join(root, name, 'parent'))) return 'rdma_rxe';
+  const soft = SOFT_VENDOR_IDS[vendorId];
+  if (soft !== undefined) return soft;
   try {
     return basename(readlinkSync(join(root, name, 'device', 'driver')));
   } catch {
-    // no parent device: a soft device
+    // no parent device
   }
-  if (transport === 'roce') return 'rdma_rxe';
-  if (transport === 'iwarp') return 'siw';
   return 'unknown';
 }
 
@@ -111,7 +120,7 @@ export function probeDevice(name: string, choice: AddressChoice = {}): DeviceDes
   const port = context.queryPort(1);
   const transport: TransportFamily =
     caps.transport === 'iWARP' ? 'iwarp' : port.linkLayerName === 'InfiniBand' ? 'ib' : 'roce';
-  const kernelDriver = kernelDriverOf(name, transport);
+  const kernelDriver = kernelDriverOf(name, attr.vendorId);
   const gids = context.gidTable(1);
   const netdev = netdevOf(name);
   const addresses = addressesOf(netdev);
@@ -134,7 +143,11 @@ export function probeDevice(name: string, choice: AddressChoice = {}): DeviceDes
       `${name} has no GID at index ${choice.gidIndex}`,
     );
   const address = wanted ?? gid?.ipv4 ?? (transport === 'iwarp' ? addresses[0] : gid?.text) ?? '';
-  if (wanted !== undefined && transport !== 'ib' && !addresses.map(ipv6Text).includes(ipv6Text(wanted)))
+  if (
+    wanted !== undefined &&
+    transport !== 'ib' &&
+    !addresses.map(ipv6Text).includes(ipv6Text(wanted))
+  )
     throw new ArgumentError(
       'interop',
       '--address',

@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -119,13 +119,18 @@ describe('a device by what it is, not by its name', () => {
   const root = mkdtempSync(join(tmpdir(), 'sysfs-ib-'));
   afterAll(() => rmSync(root, { recursive: true, force: true }));
 
-  it('takes the kernel driver from the parent device, a soft device by transport', () => {
+  it('takes the kernel driver from the parent device, a soft device by its own marks', () => {
     mkdirSync(join(root, 'mlx5_0', 'device'), { recursive: true });
     symlinkSync('../../../bus/auxiliary/drivers/mlx5_ib', join(root, 'mlx5_0', 'device', 'driver'));
-    mkdirSync(join(root, 'lab_roce'));
-    expect(kernelDriverOf('mlx5_0', 'roce', root)).toBe('mlx5_ib');
-    expect(kernelDriverOf('lab_roce', 'roce', root)).toBe('rdma_rxe');
-    expect(kernelDriverOf('lab_iw', 'iwarp', root)).toBe('siw');
+    // rxe on a ConnectX netdev: its parent device is the NIC's, its `parent` file says rxe.
+    mkdirSync(join(root, 'lab_roce', 'device'), { recursive: true });
+    symlinkSync('../../../bus/pci/drivers/mlx5_core', join(root, 'lab_roce', 'device', 'driver'));
+    writeFileSync(join(root, 'lab_roce', 'parent'), 'ens1f0np0\n');
+    mkdirSync(join(root, 'lab_iw'));
+    expect(kernelDriverOf('mlx5_0', 0x15b3, root)).toBe('mlx5_ib');
+    expect(kernelDriverOf('lab_roce', 0x15b3, root)).toBe('rdma_rxe');
+    expect(kernelDriverOf('lab_iw', 0x626d74, root)).toBe('siw');
+    expect(kernelDriverOf('gone0', 0x8086, root)).toBe('unknown');
   });
 
   it('prints port speed as lanes times lane rate', () => {
@@ -264,7 +269,9 @@ describe('an mlx5-like RoCE device no record covers', () => {
     expect(junit).toMatch(/<failure[^>]*type="finding"/);
     const html = readFileSync(join(dir, 'report.html'), 'utf8');
     expect(html).toContain('v-not-applicable');
-    expect(html).toContain('<td>mlx5_0</td><td>mlx5_core</td><td>mlx5</td><td>0x15b3</td><td>4125</td><td>22.39.1002</td><td>103.1 Gbps</td><td>4096</td>');
+    expect(html).toContain(
+      '<td>mlx5_0</td><td>mlx5_core</td><td>mlx5</td><td>0x15b3</td><td>4125</td><td>22.39.1002</td><td>103.1 Gbps</td><td>4096</td>',
+    );
     expect(html).toContain('Not applicable on mlx5_0: it lacks atomic-write.');
   });
 });
