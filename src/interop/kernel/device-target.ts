@@ -121,7 +121,13 @@ export function probeDevice(name: string, choice: AddressChoice = {}): DeviceDes
   const transport: TransportFamily =
     caps.transport === 'iWARP' ? 'iwarp' : port.linkLayerName === 'InfiniBand' ? 'ib' : 'roce';
   const kernelDriver = kernelDriverOf(name, attr.vendorId);
-  const gids = context.gidTable(1);
+  // An iWARP device's table may be empty or refused (its address is its netdev's).
+  let gids: ReturnType<typeof context.gidTable> = [];
+  try {
+    gids = context.gidTable(1);
+  } catch {
+    gids = [];
+  }
   const netdev = netdevOf(name);
   const addresses = addressesOf(netdev);
   // The GID: the one asked for, else the one whose address was asked for, else the first
