@@ -2,6 +2,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSyn
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { compareReports, readReports } from '../../../src/interop/comparison/index.js';
 import {
   type DeviceDescription,
   deviceFactsOf,
@@ -267,6 +268,26 @@ describe('an mlx5-like RoCE device no record covers', () => {
     const junit = junitXml(results, true);
     expect(junit).toContain('<skipped');
     expect(junit).toMatch(/<failure[^>]*type="finding"/);
+    // compare: the mlx5_0 run lines up with an rxe0 run under the target rxe0.
+    const reference = await runScenarios(
+      picked.map((s) => ({ ...s, on: undefined })),
+      () => ({ provider: 'rxe', ...RUN }),
+      () => {},
+      () => {},
+      async (s) => expectedOutcome(s),
+    );
+    writeReport(join(dir, 'rxe0'), reference, { ...env, devices: [] }, false);
+    const comparison = compareReports(
+      readReports([join(dir, 'rxe0', 'results.json'), join(dir, 'results.json')]),
+    );
+    const verdicts = comparison.fields.filter(
+      (f) => f.field === 'verdict' && picked.some((s) => s.id === f.scenario),
+    );
+    expect(verdicts.map((f) => [f.scenario, f.device, Object.values(f.values)])).toEqual([
+      ['rxe-write', 'rxe0', ['match', 'match']],
+      ['rxe-fetch-add', 'rxe0', ['match', 'match']],
+      ['rxe-fetch-add-ex', 'rxe0', ['match', 'finding']],
+    ]);
     const html = readFileSync(join(dir, 'report.html'), 'utf8');
     expect(html).toContain('v-not-applicable');
     expect(html).toContain(
