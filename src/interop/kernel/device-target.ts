@@ -188,7 +188,8 @@ export function probeDevice(name: string, choice: AddressChoice = {}): DeviceDes
     vendorPartId: attr.vendorPartId,
     firmware: attr.fwVer,
     portSpeed: portSpeedText(port.activeSpeed, port.activeWidth),
-    activeMtu: port.activeMtuBytes ?? 0,
+    // Number(): the MTU name comes from an object key at run time (a string).
+    activeMtu: Number(port.activeMtuBytes ?? 0),
     netdev,
     address,
     gidIndex: gid?.index ?? 0,
