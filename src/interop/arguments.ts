@@ -23,6 +23,12 @@ export function requireScenario(scenario: unknown, field = 'scenario'): Scenario
   for (const key of ['id', 'name', 'title', 'family'] as const)
     requireString('interop', `${field}.${key}`, s[key]);
   requireName('interop', 'device', DEVICES, s.device, `${field}.device`);
+  if (s.on !== undefined) {
+    const on = requireObject('interop', `${field}.on`, s.on) as Readonly<Record<string, unknown>>;
+    for (const key of ['name', 'provider', 'address'] as const)
+      requireString('interop', `${field}.on.${key}`, on[key]);
+    requireInteger('interop', `${field}.on.gidIndex`, on.gidIndex, -1, 0xffff);
+  }
   requireName('interop', 'post path', { legacy: 0, ex: 0 }, s.postPath, `${field}.postPath`);
   if (s.connect !== undefined)
     requireName(

@@ -11,6 +11,7 @@ import { siwProvider } from '../judge/record.js';
 import { loadedSiwVariant } from '../runtime/siw-module.js';
 import { openDevice } from '../verbs/device.js';
 import { libibverbsVersion } from '../verbs/flush.js';
+import { type DeviceDescription, deviceFactsOf } from './device-description.js';
 import { DEVICES, type DeviceName } from './scenario.js';
 
 /** The device attributes a report shows (a subset of ibv_query_device). */
@@ -29,6 +30,21 @@ export interface DeviceFacts {
    * ibv_query_device_ex. rxe sets all three from kernel 6.2.
    */
   readonly placementCaps?: string;
+  /** Issue 37, from a probed device (device-description.ts): the kernel driver bound to it. */
+  readonly kernelDriver?: string;
+  /** PCI vendor id (`0x15b3`) and part id, from ibv_query_device. */
+  readonly vendorId?: string;
+  readonly vendorPartId?: number;
+  /** Port 1's active speed (`25.0 Gbps`) and MTU (bytes). */
+  readonly portSpeed?: string;
+  readonly activeMtu?: number;
+  /** How it was addressed: its netdev, the address rdma_cm uses, the GID index and GID. */
+  readonly netdev?: string;
+  readonly address?: string;
+  readonly gidIndex?: number;
+  readonly gid?: string;
+  /** What it offers (requirements.ts), comma-separated. */
+  readonly capabilities?: string;
 }
 
 /**
@@ -122,8 +138,31 @@ function deviceFacts(name: string): DeviceFacts | undefined {
   }
 }
 
-/** Collects the environment for `devices` (run where the devices are). */
-export function collectEnvironment(devices: readonly string[]): RunEnvironment {
+/** A probed device's facts (device-description.ts) with its ibv_query_device ones. */
+export function describedFacts(d: DeviceDescription): DeviceFacts {
+  const queried = deviceFacts(d.name);
+  return {
+    name: d.name,
+    provider: d.provider,
+    transport: d.transport,
+    firmware: d.firmware,
+    atomicCap: d.atomicCap,
+    maxQpRdAtom: queried?.maxQpRdAtom ?? 0,
+    maxQpInitRdAtom: queried?.maxQpInitRdAtom ?? 0,
+    maxQpWr: queried?.maxQpWr ?? 0,
+    placementCaps: queried?.placementCaps ?? 'unknown',
+    ...deviceFactsOf(d),
+  };
+}
+
+/**
+ * Collects the environment for `devices` (run where the devices are); a device with a
+ * description (probed, kernel/device-target.ts) reports its facts from it.
+ */
+export function collectEnvironment(
+  devices: readonly string[],
+  described: readonly DeviceDescription[] = [],
+): RunEnvironment {
   requireArray('interop', 'devices', devices).forEach((d, i) => {
     requireString('interop', `devices[${i}]`, d);
   });
@@ -132,18 +171,29 @@ export function collectEnvironment(devices: readonly string[]): RunEnvironment {
     kernel: release(),
     rdmaCore: rdmaCoreVersion(),
     node: process.version,
-    devices: devices.flatMap((d) => deviceFacts(d) ?? []),
+    devices: devices.flatMap((name) => {
+      const d = described.find((x) => x.name === name);
+      return d === undefined ? (deviceFacts(name) ?? []) : [describedFacts(d)];
+    }),
   };
 }
 
-/** The key recorded behaviour is looked up with, for one device. */
+/**
+ * The key recorded behaviour is looked up with, for one device: its provider as the run's
+ * facts say (probed from the device, not read from its name: issue 37), else by name.
+ */
 export function environmentFor(
-  run: Pick<RunEnvironment, 'kernel' | 'rdmaCore'>,
+  run: Pick<RunEnvironment, 'kernel' | 'rdmaCore'> & { readonly devices?: readonly DeviceFacts[] },
   device: string,
 ): Environment {
   requireObject('interop', 'run', run);
   requireString('interop', 'run.kernel', run.kernel);
   requireString('interop', 'run.rdmaCore', run.rdmaCore);
   requireString('interop', 'device', device);
-  return { provider: providerOf(device), kernel: run.kernel, rdmaCore: run.rdmaCore };
+  const facts = run.devices?.find((d) => d.name === device && d.kernelDriver !== undefined);
+  return {
+    provider: facts?.provider ?? providerOf(device),
+    kernel: run.kernel,
+    rdmaCore: run.rdmaCore,
+  };
 }

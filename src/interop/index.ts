@@ -33,6 +33,12 @@ export {
   renderComparisonMarkdown,
 } from './comparison/index.js';
 export {
+  type DeviceDescription,
+  deviceFactsOf,
+  PROVIDER_OF_DRIVER,
+  portSpeedText,
+} from './device-description.js';
+export {
   collectEnvironment,
   type DeviceFacts,
   environmentFor,
@@ -54,16 +60,34 @@ export {
 } from './report.js';
 export { junitXml, RESULTS_SCHEMA, resultsDocument, writeReport } from './report-files.js';
 export {
+  CAPABILITIES,
+  type Capability,
+  type DeviceOffer,
+  missingOf,
+  PROFILES,
+  type Requirements,
+  requirementsOf,
+  TRANSPORTS,
+  type TransportFamily,
+} from './requirements.js';
+export { notApplicableResult, planRun, type RunPlan } from './run-plan.js';
+export {
+  type Executor,
   type JudgedDifference,
   judge,
   passed,
+  runExitStatus,
   runScenario,
   runScenarios,
   type ScenarioResult,
 } from './runner.js';
 export {
+  addressOf,
+  bindScenario,
   DEVICES,
+  type DeviceBinding,
   type DeviceName,
+  deviceOf,
   type Operation,
   type Outcome,
   type Scenario,

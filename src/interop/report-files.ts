@@ -15,6 +15,7 @@ import { type PairGuest, sideText } from './link/sides.js';
 import { columnOf, differenceLines, renderMarkdown } from './report.js';
 import { memoryBefore, renderReportHtml, resultsEntryOf } from './report-html/index.js';
 import { passed, type ScenarioResult } from './runner.js';
+import { deviceOf } from './scenario.js';
 
 // The package is CommonJS whose module.exports is the builder itself (its typings say
 // `export default`, which an ESM default import would see as `.default`).
@@ -57,6 +58,7 @@ export function resultsDocument(
       finding: count('finding'),
       fail: count('fail'),
       'not-run': count('not-run'),
+      'not-applicable': count('not-applicable'),
       fieldsCompared: results.reduce(
         (n, r) =>
           n +
@@ -69,7 +71,10 @@ export function resultsDocument(
       name: r.scenario.name,
       family: r.scenario.family,
       title: r.scenario.title,
-      device: r.scenario.device,
+      device: deviceOf(r.scenario),
+      // The reference target a scenario bound to another device is written for (issue 37):
+      // compare lines its rows up with the target's own runs.
+      ...(deviceOf(r.scenario) === r.scenario.device ? {} : { target: r.scenario.device }),
       postApi: r.scenario.postPath === 'ex' ? 'ibv_wr_*' : 'ibv_post_send',
       verdict: r.verdict,
       ...(r.pair === undefined ? {} : { pair: r.pair }),
@@ -92,6 +97,7 @@ export function resultsDocument(
       })),
       stale: r.stale.map((s) => s.id),
       ...(r.error === undefined ? {} : { error: r.error }),
+      ...(r.notApplicable === undefined ? {} : { notApplicable: r.notApplicable }),
       ...(r.kernel?.pcap === undefined ? {} : { pcap: `pcap/${r.scenario.id}.pcap` }),
     })),
     findings: [
@@ -121,7 +127,7 @@ export function junitXml(results: readonly ScenarioResult[], strict: boolean): s
     }
     const test = suite
       .testCase()
-      .className(`interop.${r.scenario.device}.${r.scenario.postPath}`)
+      .className(`interop.${deviceOf(r.scenario)}.${r.scenario.postPath}`)
       .name(r.scenario.id)
       .time(r.seconds);
     if (r.pair !== undefined)
@@ -130,6 +136,8 @@ export function junitXml(results: readonly ScenarioResult[], strict: boolean): s
         .property('responder', sideText(r.pair.responder));
     const text = differenceLines(r).join('\n');
     if (r.verdict === 'not-run') test.error(r.error ?? 'not-run', 'not-run', text);
+    else if (r.verdict === 'not-applicable')
+      test.skipped().standardOutput(`not applicable: lacks ${(r.notApplicable ?? []).join(', ')}`);
     else if (!passed(r.verdict, strict)) test.failure(`${r.verdict}: ${text}`, r.verdict);
     else if (text !== '') test.standardOutput(text);
   }

@@ -12,7 +12,7 @@ import type { RunEnvironment } from './environment.js';
 import { PAIR_GUESTS, type PairGuest, pairText, sideText } from './link/sides.js';
 import type { JudgedDifference, ScenarioResult } from './runner.js';
 import { passed } from './runner.js';
-import type { Scenario } from './scenario.js';
+import { deviceOf, type Scenario } from './scenario.js';
 
 const VERDICT_CELL: Record<Verdict, string> = {
   match: 'match',
@@ -21,11 +21,12 @@ const VERDICT_CELL: Record<Verdict, string> = {
   fail: 'FAIL',
   'kernel-crash': 'CRASH',
   'not-run': 'NOT RUN',
+  'not-applicable': 'n/a',
 };
 
 /** A matrix column: one device through one post API. */
 export function columnOf(scenario: Scenario): string {
-  return `${scenario.device} ${scenario.postPath === 'ex' ? 'ibv_wr_*' : 'post_send'}`;
+  return `${deviceOf(scenario)} ${scenario.postPath === 'ex' ? 'ibv_wr_*' : 'post_send'}`;
 }
 
 interface Matrix {
@@ -129,6 +130,7 @@ const VERDICT_NAMES: Readonly<Record<Verdict, true>> = {
   fail: true,
   'kernel-crash': true,
   'not-run': true,
+  'not-applicable': true,
 };
 
 /** `N passed, N failed`. */
@@ -139,6 +141,25 @@ export function summaryLine(verdicts: readonly Verdict[], strict = false): strin
   requireBoolean('interop', 'strict', strict);
   const ok = verdicts.filter((v) => passed(v, strict)).length;
   return `${ok} passed, ${verdicts.length - ok} failed`;
+}
+
+/**
+ * Who made each device and how it is attached (issue 37): the kernel driver, vendor and
+ * part ids, firmware, port speed and MTU, netdev and GID; rows only for devices that have
+ * them (results written before issue 37 lack them).
+ */
+function deviceIdentityTable(devices: RunEnvironment['devices']): string[] {
+  const known = devices.filter((d) => d.kernelDriver !== undefined);
+  if (known.length === 0) return [];
+  return [
+    '| device | kernel driver | provider | vendor:part | firmware | port speed | MTU | netdev | address | GID index |',
+    '|---|---|---|---|---|---|---|---|---|---|',
+    ...known.map(
+      (d) =>
+        `| ${d.name} | ${d.kernelDriver} | ${d.provider} | ${d.vendorId}:${d.vendorPartId} | ${d.firmware} | ${d.portSpeed} | ${d.activeMtu} | ${d.netdev || '—'} | ${d.address} | ${d.gidIndex} |`,
+    ),
+    '',
+  ];
 }
 
 function mdEscape(text: string): string {
@@ -179,7 +200,7 @@ export function renderMarkdown(
       out.push(
         `| ${d.name} | ${d.provider} | ${d.transport} | ${d.atomicCap} | ${d.maxQpRdAtom} | ${d.maxQpInitRdAtom} |`,
       );
-    out.push('');
+    out.push('', ...deviceIdentityTable(env.devices));
   }
   out.push(
     `**${summaryLine(
@@ -216,6 +237,16 @@ export function renderMarkdown(
     for (const r of noted)
       out.push(
         `| ${r.scenario.id} | ${mdEscape(r.pair === undefined ? r.scenario.device : pairText(r.pair))} | ${mdEscape(r.kernel?.note ?? '')} |`,
+      );
+  }
+  const notApplicable = results.filter((r) => r.verdict === 'not-applicable');
+  if (notApplicable.length > 0) {
+    // Issue 37: a scenario a device cannot run is listed with what the device lacks.
+    out.push('', '## Not applicable', '');
+    out.push('| scenario | device | lacks |', '|---|---|---|');
+    for (const r of notApplicable)
+      out.push(
+        `| ${r.scenario.id} | ${deviceOf(r.scenario)} | ${mdEscape((r.notApplicable ?? []).join(', '))} |`,
       );
   }
   out.push('', '## Differences', '');

@@ -42,11 +42,21 @@ export interface ScenarioResult {
   readonly seconds: number;
   /** A link result: the sides it ran on (link/sides.ts), requester and responder. */
   readonly pair?: LinkPair;
+  /** Verdict `not-applicable`: what the device lacks (requirements.ts), e.g. `atomics`. */
+  readonly notApplicable?: readonly string[];
 }
 
-/** Passed: matched, or differed only as recorded (or, without `strict`, on an unrecorded device). */
+/**
+ * Passed: matched, or differed only as recorded (or, without `strict`, on an unrecorded
+ * device), or not applicable on the device (reported with what it lacks, not run).
+ */
 export function passed(verdict: Verdict, strict = false): boolean {
-  return verdict === 'match' || verdict === 'known' || (verdict === 'finding' && !strict);
+  return (
+    verdict === 'match' ||
+    verdict === 'known' ||
+    verdict === 'not-applicable' ||
+    (verdict === 'finding' && !strict)
+  );
 }
 
 /**
@@ -113,14 +123,31 @@ export function judge(
   return { verdict, differences, findings, stale };
 }
 
-/** Runs one scenario on both sides. */
-export async function runScenario(scenario: Scenario, env: Environment): Promise<ScenarioResult> {
+/** How a scenario runs on its device: kernel/execute.ts where the devices are. */
+export type Executor = (scenario: Scenario) => Promise<Outcome>;
+
+/**
+ * The exit status of a run of `results`: 0 when every result passed (`strict`: findings
+ * fail), else 1.
+ */
+export function runExitStatus(results: readonly ScenarioResult[], strict = false): 0 | 1 {
+  return results.every((r) => passed(r.verdict, strict)) ? 0 : 1;
+}
+
+/** Runs one scenario on both sides (`execute`: the device side; tests give their own). */
+export async function runScenario(
+  scenario: Scenario,
+  env: Environment,
+  execute: Executor = runOnKernel,
+): Promise<ScenarioResult> {
   requireScenario(scenario);
   requireEnvironment(env);
+  if (typeof execute !== 'function')
+    throw new ArgumentError('interop', 'execute', 'not a function');
   const started = performance.now();
   const engine = expectedOutcome(scenario);
   try {
-    const kernel = await runOnKernel(scenario);
+    const kernel = await execute(scenario);
     return {
       scenario,
       engine,
@@ -149,6 +176,7 @@ export async function runScenarios(
   environmentOf: (scenario: Scenario) => Environment,
   onResult: (result: ScenarioResult, index: number) => void = () => {},
   onStart: (scenario: Scenario, index: number) => void = () => {},
+  execute: Executor = runOnKernel,
 ): Promise<ScenarioResult[]> {
   // Every argument checked before the first scenario runs.
   requireArray('interop', 'scenarios', scenarios).forEach((s, i) => {
@@ -158,13 +186,14 @@ export async function runScenarios(
     ['environmentOf', environmentOf],
     ['onResult', onResult],
     ['onStart', onStart],
+    ['execute', execute],
   ] as const) {
     if (typeof fn !== 'function') throw new ArgumentError('interop', name, 'not a function');
   }
   const results: ScenarioResult[] = [];
   for (const [index, scenario] of scenarios.entries()) {
     onStart(scenario, index);
-    const result = await runScenario(scenario, environmentOf(scenario));
+    const result = await runScenario(scenario, environmentOf(scenario), execute);
     results.push(result);
     onResult(result, index);
   }

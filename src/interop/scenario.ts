@@ -8,8 +8,27 @@
 import type { Access } from '../verbs/mr.js';
 import type { OperandValues, OperationKind, ReceiveUse } from './operations.js';
 
-/** The soft devices the runtime creates (scripts/rdma-devices.sh). */
+/**
+ * The two reference targets the scenario table is written for: the soft devices the
+ * runtime creates (scripts/rdma-devices.sh). A scenario's `device` names its target (the
+ * transport and bring-up it is written for); it runs on any device that offers what it
+ * needs (requirements.ts), bound to it by {@link Scenario.on} (issue 37).
+ */
 export type DeviceName = 'rxe0' | 'siw0';
+
+/**
+ * The device a scenario is bound to, when it runs on one other than its reference target
+ * (or on the target by another address): its name, provider and how it is addressed.
+ */
+export interface DeviceBinding {
+  readonly name: string;
+  /** The provider (`rxe`, `siw`, `mlx5`...): which timer witness and QP rules apply. */
+  readonly provider: string;
+  /** The address rdma_cm binds and connects to (IPv4 or IPv6 text). */
+  readonly address: string;
+  /** The GID index a by-hand bring-up uses. */
+  readonly gidIndex: number;
+}
 
 /**
  * How a pair of QPs is brought up: `by-hand` (RESET→INIT→RTR→RTS with the RoCE v2 GID,
@@ -31,6 +50,26 @@ export const DEVICES = {
 >;
 
 export type Transport = (typeof DEVICES)[DeviceName]['transport'];
+
+/** The device `scenario` runs on: its binding's, else its reference target. */
+export function deviceOf(scenario: Pick<Scenario, 'device' | 'on'>): string {
+  return scenario.on?.name ?? scenario.device;
+}
+
+/** The address `scenario`'s device is reached at (rdma_cm). */
+export function addressOf(scenario: Pick<Scenario, 'device' | 'on'>): string {
+  return scenario.on?.address ?? DEVICES[scenario.device].address;
+}
+
+/** The provider of `scenario`'s device: its binding's, else the reference target's. */
+export function deviceProviderOf(scenario: Pick<Scenario, 'device' | 'on'>): string {
+  return scenario.on?.provider ?? DEVICES[scenario.device].provider;
+}
+
+/** `scenario` bound to `binding` (the same program, id and target). */
+export function bindScenario(scenario: Scenario, binding: DeviceBinding): Scenario {
+  return { ...scenario, on: binding };
+}
 
 /** How `scenario`'s pair is brought up: its own `connect`, or its device's. */
 export function connectionOf(scenario: Pick<Scenario, 'device' | 'connect'>): Connection {
@@ -195,7 +234,10 @@ export interface Scenario {
   readonly title: string;
   /** The family (docs/interop.md): `basic`, `atomics`, `atomic-errors`, `immediate`, ... */
   readonly family: string;
+  /** The reference target it is written for (its transport, bring-up and id prefix). */
   readonly device: DeviceName;
+  /** The device it runs on when not its reference target (run --device, issue 37). */
+  readonly on?: DeviceBinding;
   /** `legacy` = ibv_post_send, `ex` = the ibv_wr_* extended-QP API. */
   readonly postPath: 'legacy' | 'ex';
   /** How the pair is brought up; default the device's (DEVICES). */

@@ -12,9 +12,21 @@
  *   (stale), or a kernel that did not survive a hostile packet.
  * - `kernel-crash`: the guest died or logged an oops while it ran (the tester).
  * - `not-run`: it could not run here; the result's `error` or `note` says why.
+ * - `not-applicable`: the device lacks what the scenario needs (a capability, the post
+ *   API, the bring-up: interop/requirements.ts), and no record covers the scenario there;
+ *   the result's `notApplicable` names what is missing (issue 37). Not a failure: the
+ *   scenario is reported, not run, on a device that cannot run it.
  */
 
-export const VERDICTS = ['match', 'known', 'finding', 'fail', 'kernel-crash', 'not-run'] as const;
+export const VERDICTS = [
+  'match',
+  'known',
+  'finding',
+  'fail',
+  'kernel-crash',
+  'not-run',
+  'not-applicable',
+] as const;
 export type Verdict = (typeof VERDICTS)[number];
 
 /**

@@ -19,7 +19,12 @@ import type { SiwChoice } from './run-siw.js';
 /** `run`'s options as commander parses them. */
 export interface RunOptions {
   readonly runtime: Runtime;
-  readonly device?: DeviceName[];
+  /** Device names: the reference targets (rxe0, siw0) or any device present (issue 37). */
+  readonly device?: string[];
+  /** The address (IPv4/IPv6) of the one --device's netdev to use (issue 37). */
+  readonly address?: string;
+  /** The GID index of the one --device's port 1 to use (issue 37). */
+  readonly gidIndex?: number;
   readonly scenario?: string;
   readonly report?: string;
   readonly strict?: boolean;
@@ -45,6 +50,8 @@ const THIS_GUEST = { stays: 'sets up the guest this process boots' };
 export const RUN_FORWARDING = {
   runtime: { stays: "the run elsewhere is on that machine's devices: --runtime host" },
   device: 'forward',
+  address: 'forward',
+  gidIndex: 'forward',
   scenario: 'forward',
   // Replaced by the directory the run elsewhere writes (the guest's private share, copied
   // to <dir> afterwards; a pass's <dir> or <dir>/siw-rfc7306).

@@ -1,16 +1,20 @@
 import { cpSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { isIP } from 'node:net';
+import { release, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { SingleBar } from 'cli-progress';
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import picomatch from 'picomatch';
 import { compareReports, readReports, writeComparison } from '../../interop/comparison/index.js';
-import { collectEnvironment, environmentFor } from '../../interop/environment.js';
+import type { DeviceDescription } from '../../interop/device-description.js';
+import { collectEnvironment, environmentFor, rdmaCoreVersion } from '../../interop/environment.js';
+import { probeDevice } from '../../interop/kernel/device-target.js';
 import { renderFindings, renderReport, summaryLine } from '../../interop/report.js';
 import { resultsDocument, writeReport } from '../../interop/report-files.js';
 import { writeComparisonHtml } from '../../interop/report-html/index.js';
-import { passed, runScenarios } from '../../interop/runner.js';
-import { DEVICES, type DeviceName, type Scenario } from '../../interop/scenario.js';
+import { planRun } from '../../interop/run-plan.js';
+import { runExitStatus, runScenarios } from '../../interop/runner.js';
+import { DEVICES, type DeviceName, deviceOf, type Scenario } from '../../interop/scenario.js';
 import { SCENARIOS } from '../../interop/scenarios.js';
 import { usesRfc7306 } from '../../interop/siw-variant.js';
 import { markShard, type ShardOf, selectShard, shardLabel, withShard } from '../../judge/shard.js';
@@ -37,18 +41,44 @@ import { inPatchedPass, runPatchedPass, runStockPass, SIW_CHOICES } from './run-
 
 const DEVICE_NAMES = Object.keys(DEVICES) as DeviceName[];
 
-/** commander argument parser for `--device rxe0,siw0`. */
-function parseDevices(value: string): DeviceName[] {
+/** An RDMA device name as the kernel allows one (IB_DEVICE_NAME_MAX 64, no '/' or space). */
+const DEVICE_NAME = /^[A-Za-z0-9_.:-]{1,63}$/;
+
+/**
+ * commander argument parser for `--device rxe0,siw0` or any device present
+ * (`--device mlx5_0`, issue 37): a device of another name is probed where the suite runs.
+ */
+function parseDevices(value: string): string[] {
   const names = value
     .split(',')
     .map((s) => s.trim())
     .filter((s) => s !== '');
-  const unknown = names.filter((n) => !DEVICE_NAMES.includes(n as DeviceName));
-  if (names.length === 0 || unknown.length > 0)
+  const bad = names.filter((n) => !DEVICE_NAME.test(n));
+  if (names.length === 0 || bad.length > 0)
     throw new InvalidArgumentError(
-      `unknown device ${unknown.join(', ') || '(none)'}; the suite's devices are ${DEVICE_NAMES.join(', ')}`,
+      `bad device name ${bad.join(', ') || '(none)'}; give RDMA device names (rdma dev show), e.g. ${DEVICE_NAMES.join(', ')}`,
     );
-  return names as DeviceName[];
+  return [...new Set(names)];
+}
+
+/** commander argument parser for `--gid-index <n>`. */
+function parseGidIndex(value: string): number {
+  const n = Number(value);
+  if (!/^\d+$/.test(value) || n > 0xffff)
+    throw new InvalidArgumentError('a GID index is an integer from 0 (ibv_devinfo -v lists them)');
+  return n;
+}
+
+/** commander argument parser for `--address <ip>`: an IPv4 or IPv6 address. */
+function parseAddress(value: string): string {
+  if (isIP(value) === 0)
+    throw new InvalidArgumentError("an IPv4 or IPv6 address of the device's netdev (ip addr)");
+  return value;
+}
+
+/** True when every name given is a reference target: the scenarios can be chosen by name. */
+function byTargetName(device: readonly string[] | undefined): device is DeviceName[] {
+  return device?.every((d) => DEVICE_NAMES.includes(d as DeviceName)) === true;
 }
 
 /**
@@ -86,10 +116,14 @@ function selectUnsharded(
   if (options.link)
     return selectLinkScenarios({
       ...options,
+      // refuseIdleOptions: --link takes the reference targets only.
+      device: byTargetName(options.device) ? options.device : undefined,
       siw: options.siw === 'both' ? undefined : options.siw,
     });
   const match = options.scenario === undefined ? () => true : picomatch(options.scenario);
-  const onDevice = (d: DeviceName) => options.device === undefined || options.device.includes(d);
+  // A device of another name is chosen by transport once probed (run-plan.ts): every
+  // scenario stays selected here.
+  const onDevice = (d: DeviceName) => !byTargetName(options.device) || options.device.includes(d);
   // The patched siw pass (run-siw.ts): siw0's scenarios that post RFC 7306 operations.
   if (options.siw === 'rfc7306')
     return SCENARIOS.filter(
@@ -124,7 +158,7 @@ function progress(total: number): {
     });
     bar.start(total, 0, { device: '', scenario: '' });
     return {
-      start: (s, i) => bar.update(i, { device: s.device, scenario: s.id }),
+      start: (s, i) => bar.update(i, { device: deviceOf(s), scenario: s.id }),
       done: () => bar.increment(),
       stop: () => bar.stop(),
     };
@@ -155,15 +189,37 @@ async function runHere(
   }
   const available = hostRdmaDevices();
   const wanted = selectScenarios(options);
-  const scenarios = wanted.filter((s) => available.includes(s.device));
-  const missing = [
-    ...new Set(wanted.filter((s) => !available.includes(s.device)).map((s) => s.device)),
-  ];
-  if (missing.length > 0)
+  // The devices: those named, else every device here (a guest: rxe0 and siw0), else (none
+  // here) the reference targets the selection is for, which are then reported absent.
+  const named =
+    options.device ??
+    (available.length > 0 ? available : [...new Set(wanted.map((s) => s.device))]);
+  const absent = named.filter((d) => !available.includes(d));
+  if (absent.length > 0)
     process.stderr.write(
-      `interop: no device ${missing.join(', ')} here; its scenarios are left out\n`,
+      `interop: no device ${absent.join(', ')} here; its scenarios are left out\n`,
     );
-  if (scenarios.length === 0) {
+  const present = named.filter((d) => available.includes(d));
+  const choice = {
+    ...(options.address === undefined ? {} : { address: options.address }),
+    ...(options.gidIndex === undefined ? {} : { gidIndex: options.gidIndex }),
+  };
+  let described: DeviceDescription[];
+  try {
+    described = present.map((d) => probeDevice(d, choice));
+  } catch (error) {
+    process.stderr.write(
+      errorLine('rdma-interop run', error instanceof Error ? error.message : String(error)),
+    );
+    return 2;
+  }
+  const plan = planRun(wanted, described, { kernel: release(), rdmaCore: rdmaCoreVersion() });
+  const scenarios = plan.runs;
+  if (plan.otherTransport > 0 && options.device !== undefined)
+    process.stderr.write(
+      `interop: ${plan.otherTransport} selected scenarios are for a transport none of ${present.join(', ')} speaks\n`,
+    );
+  if (scenarios.length === 0 && plan.notApplicable.length === 0) {
     process.stderr.write(
       errorLine(
         'rdma-interop run',
@@ -172,20 +228,33 @@ async function runHere(
     );
     return 2;
   }
-  const env = collectEnvironment([...new Set(scenarios.map((s) => s.device))]);
+  const used = [
+    ...new Set([...scenarios, ...plan.notApplicable.map((r) => r.scenario)].map(deviceOf)),
+  ];
+  const env = collectEnvironment(
+    used,
+    described.filter((d) => used.includes(d.name)),
+  );
   process.stderr.write(
-    `interop: ${scenarios.length} scenarios on ${available.join(', ')} (kernel ${env.kernel}, rdma-core ${env.rdmaCore})\n`,
+    `interop: ${scenarios.length} scenarios on ${used.join(', ')}${plan.notApplicable.length === 0 ? '' : `, ${plan.notApplicable.length} not applicable`} (kernel ${env.kernel}, rdma-core ${env.rdmaCore})\n`,
   );
+  for (const d of described)
+    process.stderr.write(
+      `interop: ${d.name}: ${d.transport}, driver ${d.kernelDriver}, provider ${d.provider}, ${d.address} (GID ${d.gidIndex}), offers ${d.capabilities.join(',') || 'nothing'}\n`,
+    );
   const shown = progress(scenarios.length);
-  const results = await runScenarios(
-    scenarios,
-    (s) => environmentFor(env, s.device),
-    (result, index) =>
-      shown.done(
-        `  [${index + 1}/${scenarios.length}] ${result.scenario.device} ${result.scenario.id}: ${result.verdict} (${result.seconds.toFixed(2)} s)`,
-      ),
-    shown.start,
-  );
+  const results = [
+    ...(await runScenarios(
+      scenarios,
+      (s) => environmentFor(env, deviceOf(s)),
+      (result, index) =>
+        shown.done(
+          `  [${index + 1}/${scenarios.length}] ${deviceOf(result.scenario)} ${result.scenario.id}: ${result.verdict} (${result.seconds.toFixed(2)} s)`,
+        ),
+      shown.start,
+    )),
+    ...plan.notApplicable,
+  ];
   shown.stop();
   const strict = options.strict === true;
   if (options.json === true) {
@@ -209,7 +278,7 @@ async function runHere(
   (options.json === true ? process.stderr : process.stdout).write(
     `interop: ${summaryLine(verdicts, strict)}\n`,
   );
-  return verdicts.every((v) => passed(v, strict)) ? 0 : 1;
+  return runExitStatus(results, strict);
 }
 
 /** commander argument parser for `--kernels all` / `--kernels 6.1,7.3`. */
@@ -323,6 +392,16 @@ function refuseIdleOptions(command: Command, options: RunOptions): void {
       '--modules goes with --kernel <bzImage|build tree> of the one-guest suite (docs/kernel-developers.md)',
     );
   if (options.link) {
+    if (options.device !== undefined && !byTargetName(options.device))
+      usageError(
+        command,
+        `--link runs between the guests' own ${DEVICE_NAMES.join(' and ')}; a device of another name runs without --link`,
+      );
+    if (options.address !== undefined || options.gidIndex !== undefined)
+      usageError(
+        command,
+        "--address and --gid-index choose a device's address; --link uses the guests' own",
+      );
     if (options.runtime === 'host')
       usageError(
         command,
@@ -345,6 +424,14 @@ function refuseIdleOptions(command: Command, options: RunOptions): void {
     usageError(
       command,
       '--json prints one document; --siw both makes two runs (use --report <dir> for both)',
+    );
+  if (
+    (options.address !== undefined || options.gidIndex !== undefined) &&
+    options.device?.length !== 1
+  )
+    usageError(
+      command,
+      '--address and --gid-index choose the address of one device: give one --device',
     );
   if (options.kernels !== undefined) {
     if (options.runtime === 'host')
@@ -378,8 +465,20 @@ export function registerRun(program: Command): void {
     .addOption(
       new Option(
         '--device <names>',
-        `only these devices, comma-separated (${DEVICE_NAMES.join(', ')})`,
+        `only these devices, comma-separated: ${DEVICE_NAMES.join(', ')} or any device present (mlx5_0, irdma0...: probed, its scenarios chosen by transport and capability, docs/nic.md)`,
       ).argParser(parseDevices),
+    )
+    .addOption(
+      new Option(
+        '--address <ip>',
+        "with one --device: the address of its netdev to use (IPv4 or IPv6; default: its first RoCE v2 IPv4 GID's, an iWARP netdev's first IPv4)",
+      ).argParser(parseAddress),
+    )
+    .addOption(
+      new Option(
+        '--gid-index <n>',
+        'with one --device: the GID index of port 1 a by-hand bring-up uses (ibv_devinfo -v)',
+      ).argParser(parseGidIndex),
     )
     .option('--scenario <glob>', "only scenarios whose id matches the glob (e.g. 'rxe-*atomic*')")
     .option(
@@ -474,6 +573,7 @@ export function registerRun(program: Command): void {
       if (options.link) {
         process.exitCode = await runLink(scenarios, {
           ...options,
+          device: byTargetName(options.device) ? options.device : undefined,
           siw: options.siw === 'rfc7306' ? 'rfc7306' : 'stock',
         });
         return;

@@ -77,7 +77,7 @@ export async function runOnKernel(scenario: Scenario): Promise<Outcome> {
 async function runConnected(scenario: Scenario): Promise<Outcome> {
   let capture: Capture | undefined;
   const placementOps = createFlagsOf(scenario);
-  const pair = await connectLoopback(scenario.device, {
+  const pair = await connectLoopback(scenario.on ?? scenario.device, {
     extended: scenario.postPath === 'ex',
     connect: connectionOf(scenario),
     ...(Object.keys(placementOps).length === 0 ? {} : { placementOps }),

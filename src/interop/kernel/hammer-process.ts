@@ -41,16 +41,24 @@ export type HammerProcessResult =
   | { readonly post: string };
 
 async function main(): Promise<void> {
-  const [device = 'rxe0', psnText = '0', extended = 'legacy', connect = 'by-hand'] =
-    process.argv.slice(2);
+  const [
+    device = 'rxe0',
+    psnText = '0',
+    extended = 'legacy',
+    connect = 'by-hand',
+    addressArg = '',
+    gidIndexText = '-1',
+  ] = process.argv.slice(2);
+  const gidIndex = Number(gidIndexText);
   const psn = Number(psnText);
   // rdma_cm: connect to the suite's listener on the device's address first; its context
   // is the device's.
   const cm = connect.startsWith('rdma-cm:') ? new EventChannel() : undefined;
   const id = cm?.createId();
   if (id !== undefined) {
-    if (!(device in DEVICES)) throw new Error(`unknown device ${device}`);
-    const address = DEVICES[device as DeviceName].address;
+    // The suite passes the bound device's address; a reference target's is in DEVICES.
+    if (addressArg === '' && !(device in DEVICES)) throw new Error(`unknown device ${device}`);
+    const address = addressArg !== '' ? addressArg : DEVICES[device as DeviceName].address;
     await id.resolveAddr(address, Number(connect.slice('rdma-cm:'.length)), { src: address });
     await id.resolveRoute();
   }
@@ -73,7 +81,10 @@ async function main(): Promise<void> {
   if (next.done === true) throw new Error('the suite closed stdin before sending the job');
   const job = JSON.parse(next.value) as HammerJob;
   if (id === undefined) {
-    const gid = ctx.findGid();
+    const gid =
+      gidIndex < 0
+        ? ctx.findGid()
+        : (ctx.gidTable(1).find((g) => g.index === gidIndex) ?? ctx.findGid());
     connectRcByHand(qp, {
       sgidIndex: gid.index,
       remote: { qpNum: job.qpNum, psn: job.psn, gid: gid.gid },

@@ -11,7 +11,14 @@ import { fileURLToPath } from 'node:url';
 import { connectRcByHand } from '../../verbs/connect.js';
 import { VerbsError } from '../../verbs/errors.js';
 import type { Mr } from '../../verbs/mr.js';
-import { connectionOf, DEFAULT_TARGET, type Scenario, type Step } from '../scenario.js';
+import {
+  addressOf,
+  connectionOf,
+  DEFAULT_TARGET,
+  deviceOf,
+  type Scenario,
+  type Step,
+} from '../scenario.js';
 import type { HammerEndpoint, HammerJob, HammerProcessResult } from './hammer-process.js';
 import { HammerWindows } from './hammer-windows.js';
 import type { ExtraPair, LoopbackPair } from './loopback.js';
@@ -107,8 +114,18 @@ function startChild(args: {
   psn: number;
   postPath: string;
   connect: string;
+  address: string;
+  gidIndex: number;
 }): Child {
-  const argv = [childModulePath(), args.device, String(args.psn), args.postPath, args.connect];
+  const argv = [
+    childModulePath(),
+    args.device,
+    String(args.psn),
+    args.postPath,
+    args.connect,
+    args.address,
+    String(args.gidIndex),
+  ];
   const child = spawn(process.execPath, argv, { stdio: ['pipe', 'pipe', 'pipe'] });
   const stderr: string[] = [];
   child.stderr?.setEncoding('utf8').on('data', (s: string) => stderr.push(s));
@@ -151,11 +168,20 @@ async function hammerAcrossProcesses(
   const cq = pair.context.createCq({ cqe: 16 });
   const byHand = connectionOf(scenario) === 'by-hand';
   try {
-    const gid = byHand ? pair.context.findGid() : undefined;
+    // A bound device (scenario.on): its chosen GID; a reference target: its first RoCE v2 one.
+    const bound = scenario.on;
+    const gid = !byHand
+      ? undefined
+      : bound === undefined
+        ? pair.context.findGid()
+        : (pair.context.gidTable(1).find((g) => g.index === bound.gidIndex) ??
+          pair.context.findGid());
     for (let i = 0; i < step.qps; i++)
       children.push(
         startChild({
-          device: scenario.device,
+          device: deviceOf(scenario),
+          address: addressOf(scenario),
+          gidIndex: gid?.index ?? -1,
           psn: 0x100 * (i + 1),
           postPath: scenario.postPath,
           connect: byHand ? 'by-hand' : `rdma-cm:${pair.listenerPort}`,

@@ -14,7 +14,7 @@ import type { Pd } from '../../verbs/pd.js';
 import type { Qp } from '../../verbs/qp.js';
 import type { Srq } from '../../verbs/srq.js';
 import type { QpCreateFlag } from '../operations.js';
-import { type Connection, DEVICES, type DeviceName } from '../scenario.js';
+import { type Connection, DEVICES, type DeviceBinding, type DeviceName } from '../scenario.js';
 
 export interface LoopbackPair {
   readonly context: Context;
@@ -133,26 +133,43 @@ export interface PairOptions {
 /** The SRQ of a pair: enough receives for a scenario, one SGE each. */
 const SRQ_SIZE = { maxWr: 16, maxSge: 1 } as const;
 
-/** Connects a loopback pair on `device`. */
-export async function connectLoopback(
-  device: DeviceName,
-  options: PairOptions,
-): Promise<LoopbackPair> {
-  return (options.connect ?? DEVICES[device].connect) === 'by-hand'
-    ? connectByHand(device, options)
-    : connectThroughCm(device, options);
+/** A reference target, or the device a scenario is bound to (scenario.ts). */
+export type LoopbackDevice = DeviceName | DeviceBinding;
+
+function bindingOf(device: LoopbackDevice): DeviceBinding & { readonly target?: DeviceName } {
+  if (typeof device !== 'string') return device;
+  const d = DEVICES[device];
+  return { name: device, provider: d.provider, address: d.address, gidIndex: -1, target: device };
 }
 
-async function connectByHand(device: DeviceName, options: PairOptions): Promise<LoopbackPair> {
+/** Connects a loopback pair on `device`. */
+export async function connectLoopback(
+  device: LoopbackDevice,
+  options: PairOptions,
+): Promise<LoopbackPair> {
+  const binding = bindingOf(device);
+  const connect =
+    options.connect ??
+    (binding.provider === 'siw' || binding.provider.startsWith('siw+') ? 'rdma-cm' : 'by-hand');
+  return connect === 'by-hand'
+    ? connectByHand(binding, options)
+    : connectThroughCm(binding, options);
+}
+
+async function connectByHand(device: DeviceBinding, options: PairOptions): Promise<LoopbackPair> {
   const extended = options.extended;
-  const context = openDevice(device);
+  const context = openDevice(device.name);
   try {
     const base = pairBase(context);
     const { pd, requesterCq, responderCq } = base;
     const requester = pd.createQp({ sendCq: requesterCq, extended, ...options.placementOps });
     const srq = options.srq === true ? pd.createSrq(SRQ_SIZE) : undefined;
     const responder = pd.createQp({ sendCq: responderCq, ...(srq === undefined ? {} : { srq }) });
-    const gid = context.findGid();
+    // A reference target: its first RoCE v2 IPv4 GID, as before; a bound device: its GID.
+    const gid =
+      device.gidIndex < 0
+        ? context.findGid()
+        : (context.gidTable(1).find((g) => g.index === device.gidIndex) ?? context.findGid());
     connectPairByHand(requester, responder, gid, {
       maxDestRdAtomic: IRD_ORD,
       a: {
@@ -212,17 +229,20 @@ async function connectByHand(device: DeviceName, options: PairOptions): Promise<
 }
 
 /** libsiw implements no create_qp_ex: an extended QP on siw is a bring-up error. */
-function requireExtendedQps(device: DeviceName, extended: boolean): void {
-  if (extended && DEVICES[device].provider === 'siw')
+function requireExtendedQps(device: DeviceBinding, extended: boolean): void {
+  if (extended && device.provider.startsWith('siw'))
     throw new Error('siw has no extended QPs (libsiw implements no create_qp_ex)');
 }
 
-async function connectThroughCm(device: DeviceName, options: PairOptions): Promise<LoopbackPair> {
+async function connectThroughCm(
+  device: DeviceBinding,
+  options: PairOptions,
+): Promise<LoopbackPair> {
   const extended = options.extended;
   const initiatorDepth = options.initiatorDepth ?? IRD_ORD;
   const beforeConnect = options.beforeConnect ?? (async () => {});
   requireExtendedQps(device, extended);
-  const address = DEVICES[device].address;
+  const address = device.address;
   // The roots: the channel (its CM ids, each with its QP) and the CM's context (PD, CQs).
   const channel = new EventChannel();
   let context: Context | undefined;

@@ -5,7 +5,7 @@
  * completion.
  */
 import type { TimedCompletion } from '../program.js';
-import { DEVICES, type Scenario, type Side } from '../scenario.js';
+import { DEVICES, deviceOf, type Scenario, type Side } from '../scenario.js';
 import {
   countsMoved,
   hwCountersDir,
@@ -68,14 +68,17 @@ export const NO_TIMER_TRANSPORT: TimerWitness = {
 
 /** The witness of `scenario`'s device; `root` is sysfs's infiniband class (tests: a fake). */
 export function timerWitnessOf(
-  scenario: Pick<Scenario, 'device'>,
+  scenario: Pick<Scenario, 'device' | 'on'>,
   root?: string,
   clock?: ReaderClock,
 ): TimerWitness {
+  // By the reference target's transport (a device bound to it speaks the same one): RoCE
+  // keeps the timers and counts them in the port's hw_counters (rxe's names, hw-counters.ts;
+  // another RoCE provider's counters under other names read as not moved).
   const device = DEVICES[scenario.device];
   switch (device.provider) {
     case 'rxe':
-      return new CounterWitness(hwCountersDir(scenario.device, 1, root), clock);
+      return new CounterWitness(hwCountersDir(deviceOf(scenario), 1, root), clock);
     case 'siw':
       return NO_TIMER_TRANSPORT;
     default:

@@ -27,7 +27,7 @@ table { border-collapse: collapse; }
 .v { display: inline-block; min-width: 64px; padding: 1px 6px; border-radius: 3px;
   font-size: 12px; font-weight: 600; color: #fff; text-decoration: none; text-align: center; }
 .v-match { background: var(--ok); } .v-known { background: var(--known); }
-.v-finding { background: var(--finding); } .v-fail, .v-not-run { background: var(--bad); }
+.v-finding { background: var(--finding); } .v-fail, .v-not-run { background: var(--bad); } .v-not-applicable { background: transparent; color: inherit; border: 1px dashed currentColor; }
 details.result { border: 1px solid var(--line); border-radius: 4px; margin: 4px 0; }
 details.result > summary { cursor: pointer; padding: 4px 8px; background: var(--bg);
   list-style-position: inside; }

@@ -36,6 +36,10 @@ export interface ScenarioEntry {
   readonly device_fields: Readonly<Record<string, string>> | null;
   /** What the device's run noted beside its fields (not compared), when it noted anything. */
   readonly device_note?: string;
+  /** Verdict `not-applicable` (issue 37): what the device lacks. */
+  readonly notApplicable?: readonly string[];
+  /** A scenario bound to a device of another name: the reference target it is written for. */
+  readonly target?: string;
   readonly differences: readonly DifferenceEntry[];
   readonly stale: readonly string[];
   readonly error?: string;

@@ -16,13 +16,14 @@ import { completionsOf, isOtherField, memoryOffsets, packetsOf } from './packets
 import { packetTimes } from './timing.js';
 
 /** The suite's verdicts, in the page's order (`kernel-crash` is the tester's alone). */
-const VERDICTS = ['match', 'known', 'finding', 'fail', 'not-run'] as const;
+const VERDICTS = ['match', 'known', 'finding', 'fail', 'not-run', 'not-applicable'] as const;
 const VERDICT_TEXT: Readonly<Record<string, string>> = {
   match: 'match',
   known: 'known',
   finding: 'finding',
   fail: 'FAIL',
   'not-run': 'NOT RUN',
+  'not-applicable': 'n/a',
 };
 
 /** The public RFC text of a section, for links from spec citations (IBTA is not public). */
@@ -155,12 +156,16 @@ function resultBody(
             html`<tr><td colspan="3">recorded behaviour did not happen</td><td class="reason d-unrecorded"><code>${id}</code>: stale record</td></tr>`,
         )}</table>!${reasons.map((id) => html`<p class="why">!${reasonHtml({ field: '', engine: '', device: '', explainedBy: id }, findings)}</p>`)}`;
   const error = s.error === undefined ? '' : html`<p class="d-unrecorded">Error: ${s.error}</p>`;
+  const lacks =
+    s.notApplicable === undefined
+      ? ''
+      : html`<p class="why note">Not applicable on ${s.device}: it lacks ${s.notApplicable.join(', ')}.</p>`;
   // Not compared: repeats on the wire, the exact words of Reads judged by their window.
   const note =
     s.device_note === undefined
       ? ''
       : html`<p class="why note">${s.device} noted: ${s.device_note}</p>`;
-  return `${error}${note}${svg}<div class="tables">${memory}${otherTable}</div>${differences}`;
+  return `${error}${lacks}${note}${svg}<div class="tables">${memory}${otherTable}</div>${differences}`;
 }
 
 function anchorOf(run: RunInput, s: ScenarioEntry): string {
@@ -261,10 +266,33 @@ function probesHtml(runs: readonly RunInput[]): string {
   )}</table>`;
 }
 
+/** The device facts a probed device carries (issue 37), in the order report.md shows them. */
+const DEVICE_FACTS = [
+  ['kernelDriver', 'kernel driver'],
+  ['provider', 'provider'],
+  ['vendorId', 'vendor'],
+  ['vendorPartId', 'part'],
+  ['firmware', 'firmware'],
+  ['portSpeed', 'port speed'],
+  ['activeMtu', 'MTU'],
+  ['netdev', 'netdev'],
+  ['address', 'address'],
+  ['gidIndex', 'GID index'],
+  ['capabilities', 'capabilities'],
+] as const;
+
 function environmentHtml(run: RunInput, several: boolean): string {
   const e = run.results.environment;
   const devices = e.devices.map((d) => `${String(d.name)} (${String(d.provider)})`).join(', ');
-  return html`<p class="env">${several ? `kernel line ${run.line}: ` : ''}kernel ${e.kernel}, rdma-core ${e.rdmaCore}, Node ${e.node}${devices === '' ? '' : `; devices ${devices}`}</p>`;
+  const probed = e.devices.filter((d) => d.kernelDriver !== undefined);
+  const facts =
+    probed.length === 0
+      ? ''
+      : html`<table class="fields devices"><tr><th>device</th>!${DEVICE_FACTS.map(([, label]) => html`<th>${label}</th>`)}</tr>!${probed.map(
+          (d) =>
+            html`<tr><td>${String(d.name)}</td>!${DEVICE_FACTS.map(([key]) => html`<td>${String(d[key] ?? '—')}</td>`)}</tr>`,
+        )}</table>`;
+  return html`<p class="env">${several ? `kernel line ${run.line}: ` : ''}kernel ${e.kernel}, rdma-core ${e.rdmaCore}, Node ${e.node}${devices === '' ? '' : `; devices ${devices}`}</p>!${facts}`;
 }
 
 /** The page for one run or, with several runs and their comparison, for a kernel matrix. */

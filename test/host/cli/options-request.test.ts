@@ -62,6 +62,8 @@ function parseArgs(argv: readonly string[]): Record<string, unknown> {
 const GIVEN: Readonly<Record<string, readonly string[] | 'refused'>> = {
   'run runtime': ['--runtime', 'guest'],
   'run device': ['--device', 'rxe0,siw0'],
+  'run address': ['--device', 'lab_roce', '--address', 'fd37::1'],
+  'run gidIndex': ['--device', 'lab_roce', '--gid-index', '1'],
   'run scenario': ['--scenario', 'rxe-*atomic*'],
   'run report': ['--report', '/tmp/user-report'],
   'run strict': ['--strict'],

@@ -227,6 +227,21 @@ const ENTRIES: Readonly<Record<string, Entry>> = {
       for (const row of rows) expect(row.split('\t')[1]).toBe('siw0');
     },
   },
+  'rdma-interop run --address': {
+    effect: async () => {
+      // Listed with the device it is for; the address is checked where the device is.
+      const r = await cli(['run', '--list', '--device', 'lab_roce', '--address', 'fd37::1']);
+      expect(r.status).toBe(0);
+      expect(lines(r.stdout).length).toBe(SCENARIOS.length);
+    },
+  },
+  'rdma-interop run --gid-index': {
+    effect: async () => {
+      const r = await cli(['run', '--list', '--device', 'lab_roce', '--gid-index', '1']);
+      expect(r.status).toBe(0);
+      expect(lines(r.stdout).length).toBe(SCENARIOS.length);
+    },
+  },
   'rdma-interop run --scenario': {
     effect: async () => {
       const listed = scenarioIds(await cli(['run', '--list', '--scenario', 'rxe-*atomic*']));
@@ -905,7 +920,9 @@ async function expectNoEngine(args: readonly string[]): Promise<void> {
 /** Per validated option, a value it refuses; per free option, why any value goes. */
 const VALUES: Readonly<Record<string, ValueCheck>> = {
   'rdma-interop run --runtime': { bad: 'moon' },
-  'rdma-interop run --device': { bad: 'mlx5_0' },
+  'rdma-interop run --device': { bad: 'mlx5/0' },
+  'rdma-interop run --address': { bad: '192.0.2' },
+  'rdma-interop run --gid-index': { bad: '-1' },
   'rdma-interop run --scenario': { free: 'a glob; one that matches nothing is refused (exit 2)' },
   'rdma-interop run --report': { free: 'a directory, created' },
   'rdma-interop run --siw': { bad: 'patched' },
@@ -1042,7 +1059,12 @@ const REFUSED: readonly (readonly [readonly string[], RegExp])[] = [
   ],
   [['docker', 'run', '--', '--kernel', '7.3'], /--kernel picks the guest's kernel/],
   [['docker', 'run', '--', '--list'], /'--list' cannot be used with option '--runtime/],
-  [['docker', 'run', '--', '--device', 'mlx5_0'], /unknown device mlx5_0/],
+  [['docker', 'run', '--', '--device', 'mlx5/0'], /bad device name mlx5\/0/],
+  [['run', '--address', '192.0.2.1'], /--address and --gid-index choose the address of one device/],
+  [
+    ['run', '--device', 'rxe0,siw0', '--gid-index', '1'],
+    /--address and --gid-index choose the address of one device/,
+  ],
   [['docker', 'run', '--', '--help'], /the suite's options are in 'rdma-interop run --help'/],
 ];
 

@@ -70,9 +70,10 @@ describe('rdma-interop run --list', () => {
   });
 
   it('rejects an unknown device and an unknown runtime with usage errors', () => {
-    const device = run(['--device', 'mlx5_0']);
+    // Any device name goes (issue 37: probed where the suite runs); a malformed one does not.
+    const device = run(['--device', 'mlx5/0']);
     expect(device.status).toBe(2);
-    expect(device.stderr).toMatch(/unknown device mlx5_0; the suite's devices are rxe0, siw0/);
+    expect(device.stderr).toMatch(/bad device name mlx5\/0; give RDMA device names/);
     const runtime = run(['--runtime', 'moon']);
     expect(runtime.status).toBe(2);
     expect(runtime.stderr).toMatch(/Allowed choices are auto, host, guest/);
