@@ -206,7 +206,9 @@ export const FAILURE_TABLE: readonly FailureRow[] = [
     // rxe_resp.c check_op_valid -> check_qp_attr_access -> RESPST_ERR_UNSUPPORTED_OPCODE ->
     // do_class_ac_error(AETH_NAK_INVALID_REQ, IB_WC_REM_INV_REQ_ERR). iWARP has no QP
     // enables of its own (RFC 5040 §4.8 knows the STag's access rights only), so the
-    // Terminate is the access-rights one, as for the region.
+    // Terminate is the access-rights one, as for the region. This row comes after
+    // `access-rights`: a received Terminate with that code reads as it (terminate-status.ts
+    // takes the first row of a code).
     failure: 'qp-access-disabled',
     terminateCodeId: 'rdmap.protection.access-rights',
     source:
