@@ -28,6 +28,7 @@ export type EngineFailure =
   | 'invalid-stag'
   | 'stag-not-associated'
   | 'access-rights'
+  | 'qp-access-disabled'
   | 'to-wrap'
   | 'base-bounds'
   | 'ddp-invalid-stag'
@@ -38,7 +39,8 @@ export type EngineFailure =
   | 'misaligned-atomic'
   | 'malformed-segment'
   | 'unexpected-response'
-  | 'mpa-crc-error';
+  | 'mpa-crc-error'
+  | 'requester-local-error';
 
 /** One row: what the failure becomes on each transport, with its justification. */
 export interface FailureRow {
@@ -194,6 +196,29 @@ export const FAILURE_TABLE: readonly FailureRow[] = [
     roceRequesterStatus: 'REM_ACCESS_ERR',
   },
   {
+    // The responder QP's remote access enables (qp_access_flags), checked before the
+    // R_Key: IBTA 1.5 Vol. 1 §10.6.3.3 makes a remote access need the QP's enable as well
+    // as the region's right, and a request the QP does not enable is not a protection
+    // fault of the region but an operation this receive queue does not support: NAK
+    // Invalid Request (§9.7.5.2.8, Table 44; as public sources cite them), which the
+    // requester reports as REM_INV_REQ_ERR (RDMAmojo's ibv_poll_cq: "qp_access_flags in
+    // remote QP wasn't configured to support this operation"). rxe does so:
+    // rxe_resp.c check_op_valid -> check_qp_attr_access -> RESPST_ERR_UNSUPPORTED_OPCODE ->
+    // do_class_ac_error(AETH_NAK_INVALID_REQ, IB_WC_REM_INV_REQ_ERR). iWARP has no QP
+    // enables of its own (RFC 5040 §4.8 knows the STag's access rights only), so the
+    // Terminate is the access-rights one, as for the region. This row comes after
+    // `access-rights`: a received Terminate with that code reads as it (terminate-status.ts
+    // takes the first row of a code).
+    failure: 'qp-access-disabled',
+    terminateCodeId: 'rdmap.protection.access-rights',
+    source:
+      'IBTA 1.5 Vol. 1 §10.6.3.3 (QP remote access enables), §9.7.5.2.8 (NAK Invalid Request); rxe_resp.c check_op_valid (RESPST_ERR_UNSUPPORTED_OPCODE); on iWARP RFC 5040 §4.8 Remote Protection Error 0x02',
+    copiesDdpHeader: INCOMING.ddpHeader,
+    copiesRdmaHeader: INCOMING.rdmaHeader,
+    roceNak: 'INVALID_REQUEST',
+    roceRequesterStatus: 'REM_INV_REQ_ERR',
+  },
+  {
     failure: 'to-wrap',
     terminateCodeId: 'rdmap.protection.to-wrap',
     source: 'RFC 5040 §4.8 Remote Protection Error 0x04',
@@ -288,6 +313,24 @@ export const FAILURE_TABLE: readonly FailureRow[] = [
     copiesDdpHeader: false,
     copiesRdmaHeader: false,
     // RoCE's ICRC failure is a silent drop (IBTA Vol. 1 §9.8.2, as rxe_icrc.c does): no NAK.
+    roceNak: undefined,
+    roceRequesterStatus: undefined,
+  },
+  {
+    // Detected by the Requester, not the Responder: an Atomic Response whose original
+    // value cannot be placed (the local SGE's lkey or length is refused; the request
+    // completes with a local error). RFC 7306 §8.1: "The Local Peer MUST send a Terminate
+    // Message" for errors "not directly associated with an incoming Message" (item 1: no
+    // header copied: the Atomic Response itself is valid, the fault is the local work
+    // request's). RFC 5040 §4.8 Local Catastrophic Error, whose Error Code the IANA RDMAP
+    // Errors registry (RFC 6580) lists as 0x0/0x0/ALL: the codec's 0x00. RoCE sends
+    // nothing for a local error (IBTA 10.7.3: the WQE completes in error locally).
+    failure: 'requester-local-error',
+    terminateCodeId: 'rdmap.local-catastrophic',
+    source:
+      'RFC 7306 §8.1 item 1 (a Terminate for an error not tied to an incoming message, headers zero); RFC 5040 §4.8 Local Catastrophic Error; IBTA 10.7.3 (RoCE: a local error sends nothing)',
+    copiesDdpHeader: false,
+    copiesRdmaHeader: false,
     roceNak: undefined,
     roceRequesterStatus: undefined,
   },

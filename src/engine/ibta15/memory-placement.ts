@@ -10,8 +10,10 @@
  * enables; the NAK codes of §9.7.5.2.8 mapped to verbs statuses as for the other RC
  * operations, failure-table.ts):
  *   1. the responder QP's remote access enables: ATOMIC WRITE needs Remote Write, FLUSH
- *      the enable of its placement type (Global, Persistent). The engine treats a missing
- *      QP enable like a missing MR right (Remote Access Error), as it does for atomics;
+ *      the enable of its placement type (Global, Persistent). A missing QP enable is an
+ *      operation this QP does not support, NAK Invalid Request (REM_INV_REQ_ERR), not a
+ *      protection fault of the MR: rxe_resp.c check_op_valid -> check_qp_attr_access ->
+ *      RESPST_ERR_UNSUPPORTED_OPCODE, as for Reads, Writes and atomics;
  *   2. the R_Key: a key never issued, or an MR without the right (ATOMIC WRITE: Remote
  *      Write; FLUSH: FLUSH_GLOBAL / FLUSH_PERSISTENT for the placement asked), or a range
  *      outside the MR: NAK Remote Access Error (REM_ACCESS_ERR);
@@ -80,7 +82,7 @@ export interface PlacementOutcome {
 const FAILURE_OF_CHECK: Readonly<
   Record<NonNullable<PlacementOutcome['failedCheck']>, EngineFailure>
 > = {
-  'qp-enable': 'access-rights',
+  'qp-enable': 'qp-access-disabled',
   'r-key': 'access-rights',
   alignment: 'misaligned-atomic',
 };
@@ -114,7 +116,7 @@ export function executePlacement(
   region: PlacementRegion,
 ): PlacementOutcome {
   const right: AccessFlag = op.kind === 'ATOMIC_WRITE' ? 'REMOTE_WRITE' : flushRight(op.placement);
-  if (!region.qpAccess.includes(right)) return failed(region, 'REM_ACCESS_ERR', 'qp-enable');
+  if (!region.qpAccess.includes(right)) return failed(region, 'REM_INV_REQ_ERR', 'qp-enable');
   if (op.rkey === 'invalid' || !region.access.includes(right))
     return failed(region, 'REM_ACCESS_ERR', 'r-key');
   const span =

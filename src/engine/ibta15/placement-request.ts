@@ -13,8 +13,9 @@
  * data (rxe_comp.c check_ack accepts a read response for IB_WR_FLUSH) once every
  * earlier request is placed, which is why a FLUSH completing means the Writes before
  * it are placed (A19's ordering: a FLUSH waits for prior requests, as an RDMA Read
- * does). A failed check is a NAK: Remote Access Error, or Invalid Request for a
- * misaligned ATOMIC WRITE (failure-table.ts rows `access-rights`, `misaligned-atomic`).
+ * does). A failed check is a NAK: Invalid Request for a QP that does not enable the
+ * operation or a misaligned ATOMIC WRITE, Remote Access Error for the R_Key
+ * (failure-table.ts rows `qp-access-disabled`, `misaligned-atomic`, `access-rights`).
  */
 
 import { ACCESS_FLAGS, type AccessFlag } from '../../ibverbs/access-flags.js';
@@ -37,12 +38,13 @@ function accessNames(mask: number): AccessFlag[] {
 
 /**
  * Runs `wr` against `buffers` (the responder's regions; a successful ATOMIC WRITE
- * changes the live region). The responder QP's remote access enables are folded into
- * each region's access by the caller (expected.ts), so every enable is granted here.
+ * changes the live region) on a responder QP whose remote access enables are `qpAccess`
+ * (an ACCESS_FLAGS mask; default every enable).
  */
 export function runPlacementRequest(
   wr: PlacementRequest,
   buffers: TaggedBufferTable,
+  qpAccess: number = -1 >>> 0,
 ): PlacementResult {
   const region = buffers.get(wr.rkey);
   const offset = region === undefined ? 0 : Number(wr.remoteAddr - region.baseTaggedOffset);
@@ -65,7 +67,7 @@ export function runPlacementRequest(
   const out = executePlacement(op, {
     contents: region?.memory ?? new Uint8Array(0),
     access: accessNames(region?.access ?? 0),
-    qpAccess: accessNames(-1 >>> 0),
+    qpAccess: accessNames(qpAccess),
   });
   if (out.failure !== undefined || out.opcode === undefined)
     return { ok: false, failure: out.failure ?? 'access-rights' };

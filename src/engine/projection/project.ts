@@ -70,6 +70,12 @@ export interface VerbsScenario {
     readonly protectionDomain?: number;
     /** Memory windows bound over the buffers above before the first request. */
     readonly windows?: readonly ResponderWindow[];
+    /**
+     * The responder QP's remote access enables (`qp_access_flags`, an ACCESS_FLAGS mask;
+     * default every right). Checked apart from the regions' rights: a request the QP does
+     * not enable is the failure `qp-access-disabled` (RoCE: NAK Invalid Request).
+     */
+    readonly qpAccess?: number;
   };
   readonly requester?: {
     /** Default 16. */
@@ -146,6 +152,8 @@ interface EngineRun {
   readonly memory: Map<number, Uint8Array>;
   readonly unconsumedReceives: readonly ReceiveBuffer[];
   readonly requesterState: QpState;
+  /** The responder's stream ended by the requester's Terminate (RFC 5040 §7). */
+  readonly responderTerminated: boolean;
 }
 
 const PD = 1;
@@ -195,6 +203,9 @@ function checkScenario(scenario: VerbsScenario): void {
     });
   }
   if (ird !== undefined) requireInteger('engine', 'scenario.responder.ird', ird, 0, 0xffff);
+  const qpAccess = scenario.responder.qpAccess;
+  if (qpAccess !== undefined)
+    requireInteger('engine', 'scenario.responder.qpAccess', qpAccess, 0, 0xffff_ffff);
   const windows = scenario.responder.windows;
   if (windows !== undefined)
     requireArray('engine', 'scenario.responder.windows', windows).forEach((w, i) => {
@@ -257,6 +268,7 @@ function runEngine(
     supportsAtomics: capabilities.atomics,
     supportsImmediateData: capabilities.immediate,
     immediateCarrier: capabilities.immediateCarrier,
+    ...(scenario.responder.qpAccess === undefined ? {} : { qpAccess: scenario.responder.qpAccess }),
   });
   const receives = [...(scenario.responder.receives ?? [])];
   for (const r of receives) responder.postReceive(r);
@@ -267,6 +279,8 @@ function runEngine(
     localBuffers: local,
     stream: { streamId: REQUESTER_STREAM, protectionDomain: PD },
     terminateStatus: (t) => terminateStatus(t, statusModel),
+    // RFC 7306 §8.1 on iWARP; on RoCE a local error sends nothing (IBTA 10.7.3).
+    localErrorTerminates: !capabilities.placement,
   });
   const run: EngineRun = {
     requester: [],
@@ -281,6 +295,7 @@ function runEngine(
     memory: new Map(),
     unconsumedReceives: [],
     requesterState: 'RTS',
+    responderTerminated: false,
   };
   let failure: EngineFailure | undefined;
   let failedWrIndex: number | undefined;
@@ -347,7 +362,7 @@ function runEngine(
       // IBTA 1.5 Annex A19 on RoCE (not RFC 7306): executed at the responder in order
       // with the requests before it, which the engine has already placed.
       if (failure !== undefined) return;
-      const done = runPlacementRequest(wr, buffers);
+      const done = runPlacementRequest(wr, buffers, scenario.responder.qpAccess);
       if (done.ok) run.requester.push(done.completion);
       else {
         failure = done.failure;
@@ -378,6 +393,7 @@ function runEngine(
     terminate,
     unconsumedReceives: receives.slice(consumed),
     requesterState: requester.qpState,
+    responderTerminated: responder.peerTerminate !== undefined,
   };
 }
 
@@ -433,8 +449,10 @@ export function projectIwarp(scenario: VerbsScenario): TransportOutcome {
   const responderCompletions = run.responderCompletions.map(({ wrIndex, completion }) =>
     receiveCompletion(completion, scenario.workRequests[wrIndex]),
   );
-  // RFC 5040 §7: the Terminate ends the stream; remaining receives are flushed.
-  if (run.failure !== undefined)
+  // RFC 5040 §7: the Terminate (the responder's, or the requester's after a local error)
+  // ends the stream; remaining receives are flushed.
+  const ended = run.failure !== undefined || run.responderTerminated;
+  if (ended)
     for (const r of run.unconsumedReceives)
       responderCompletions.push(errorCompletion(r.id, 'WR_FLUSH_ERR'));
   return {
@@ -442,7 +460,7 @@ export function projectIwarp(scenario: VerbsScenario): TransportOutcome {
     requester: { completions: run.requester, qpState: run.requesterState },
     responder: {
       completions: responderCompletions,
-      qpState: run.failure === undefined ? 'RTS' : 'ERR',
+      qpState: ended ? 'ERR' : 'RTS',
     },
     notExpressible: run.notExpressible,
     invalid: run.invalid,

@@ -42,6 +42,13 @@ export interface RequesterOptions {
    * request in progress and WR_FLUSH_ERR for the rest.
    */
   readonly terminateStatus?: (terminate: Terminate) => WcStatus;
+  /**
+   * Whether a local error placing a response (an Atomic Response whose local SGE is
+   * refused) sends a Terminate to the peer: RFC 7306 §8.1 ("The Local Peer MUST send a
+   * Terminate Message"), default true. False for the RoCE projection, where a local error
+   * completes the WQE in error and sends nothing (IBTA 10.7.3).
+   */
+  readonly localErrorTerminates?: boolean;
 }
 
 /** One posted work request awaiting its completion. */
@@ -209,13 +216,20 @@ export class Requester {
 
   /**
    * A local error: the request completes with `status`, the QP goes to ERR and every
-   * other outstanding request is flushed (verbs: later posts flush too, see `post`).
+   * other outstanding request is flushed (verbs: later posts flush too, see `post`). On
+   * iWARP the stream ends with a Terminate (RFC 7306 §8.1: the Local Peer MUST send one;
+   * item 1's layout, no header copied, as the Atomic Response itself is valid: the
+   * fault is this side's work request). Its failure is the Requester's own, so the
+   * result's `failure` (a protocol error of the peer's message) stays undefined.
    */
   #localError(wr: WorkRequest, status: WcStatus): RequesterResult {
     this.#qpState = 'ERR';
     const rest = [...this.#inFlight.splice(0), ...this.#waiting.splice(0)];
+    const terminates = this.#options.localErrorTerminates !== false;
     return {
-      sent: [],
+      sent: terminates
+        ? [buildTerminate(this.profile, this.#outgoingQn2Msn++, 'requester-local-error', undefined)]
+        : [],
       completions: [
         errorCompletion(wr.wrId, status),
         ...rest.map((o) => errorCompletion(o.wr.wrId, 'WR_FLUSH_ERR')),

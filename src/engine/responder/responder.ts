@@ -39,6 +39,7 @@ import {
   profileOption,
 } from '../../codec/iwarp/profiles.js';
 import { decodeRdmapMessage } from '../../codec/iwarp/rdmap.js';
+import { ACCESS_FLAGS, type AccessFlag } from '../../ibverbs/access-flags.js';
 import { failureOfDecodeError } from '../errors/decode-failure.js';
 import { type EngineFailure, taggedAccessFailure } from '../errors/failure-table.js';
 import { buildTerminate } from '../errors/terminate.js';
@@ -71,6 +72,13 @@ export interface ResponderOptions {
    * any length (even none) completes it.
    */
   readonly immediateCarrier?: 'receive-buffer' | 'header';
+  /**
+   * The QP's remote access enables (`qp_access_flags`, an ACCESS_FLAGS mask; default every
+   * right). A request the QP does not enable fails before its STag is looked at
+   * (`qp-access-disabled`: IBTA 1.5 Vol. 1 §10.6.3.3; rxe_resp.c check_op_valid runs
+   * before check_rkey), not as the region's access-rights violation.
+   */
+  readonly qpAccess?: number;
   /**
    * When false, Read / Atomic Requests stay queued until `processRequests()`, so a test
    * can observe the IRD limit. Default true (processed as soon as Delivered).
@@ -286,7 +294,14 @@ export class Responder {
     'read-v2-response': () => 'unexpected-response',
   };
 
+  /** True when the QP does not enable `right` (see ResponderOptions.qpAccess). */
+  #qpDenies(right: AccessFlag): boolean {
+    const enabled = this.#options.qpAccess;
+    return enabled !== undefined && (enabled & ACCESS_FLAGS[right]) === 0;
+  }
+
   #write(message: RdmaWrite, out: Collector): EngineFailure | undefined {
+    if (this.#qpDenies('REMOTE_WRITE')) return 'qp-access-disabled';
     const { stag, taggedOffset } = message.ddp;
     const check = this.#options.buffers.check(
       this.#options.stream,
@@ -439,6 +454,7 @@ export class Responder {
   ): EngineFailure | undefined {
     const { buffers, stream } = this.#options;
     if (message.kind === 'atomic-request') {
+      if (this.#qpDenies('REMOTE_ATOMIC')) return 'qp-access-disabled';
       const check = buffers.check(
         stream,
         message.remoteSTag,
@@ -471,6 +487,7 @@ export class Responder {
       });
       return undefined;
     }
+    if (this.#qpDenies('REMOTE_READ')) return 'qp-access-disabled';
     const check = buffers.check(
       stream,
       message.sourceSTag,

@@ -40,16 +40,31 @@ function invalidRequest(rule: string): RcRefusal {
   return { rule, answer: 'nak', code: 'INVALID_REQUEST' };
 }
 
+/**
+ * A request the responder QP's remote access enables (`qp_access_flags`) do not allow:
+ * an operation this QP does not support, NAK Invalid Request, checked before the R_Key
+ * (IBTA 1.5 Vol. 1 §10.6.3.3; rxe_resp.c check_op_valid -> RESPST_ERR_UNSUPPORTED_OPCODE),
+ * not the region's Remote Access Error (failure-table.ts `qp-access-disabled`).
+ */
+const QP_ACCESS = invalidRequest('qp-access-disabled');
+
 /** One region and a receive queue (see the file comment). */
 export class RoceRegionSemantics implements RcSemantics {
   readonly #buffers = new TaggedBufferTable();
   readonly #region: TaggedBuffer;
   readonly #receives: number[];
   readonly #atomicWrite: boolean;
+  readonly #qpAccess: number;
   /** Where the Write in progress starts, as an offset into the region. */
   #writeStart = 0;
 
-  constructor(region: RoceRegion, receives: readonly number[], atomicWrite: boolean) {
+  /** `qpAccess`: the QP's remote access enables (default every one). */
+  constructor(
+    region: RoceRegion,
+    receives: readonly number[],
+    atomicWrite: boolean,
+    qpAccess: readonly AccessFlag[] = ['REMOTE_WRITE', 'REMOTE_READ', 'REMOTE_ATOMIC'],
+  ) {
     // register() copies `contents` (it may be a Buffer, whose slice() is a view).
     this.#region = this.#buffers.register({
       stag: region.rKey,
@@ -61,6 +76,11 @@ export class RoceRegionSemantics implements RcSemantics {
     });
     this.#receives = [...receives];
     this.#atomicWrite = atomicWrite;
+    this.#qpAccess = accessMask(qpAccess);
+  }
+
+  #qpDenies(right: AccessFlag): boolean {
+    return (this.#qpAccess & accessMask([right])) === 0;
   }
 
   get memory(): Uint8Array {
@@ -83,6 +103,7 @@ export class RoceRegionSemantics implements RcSemantics {
   }
 
   writeTarget(reth: Reth): RcRefusal | undefined {
+    if (this.#qpDenies('REMOTE_WRITE')) return QP_ACCESS;
     const start = this.#target(reth.virtualAddress, reth.rKey, reth.dmaLength, 'REMOTE_WRITE');
     if (start === undefined) return REMOTE_ACCESS;
     this.#writeStart = start;
@@ -103,6 +124,7 @@ export class RoceRegionSemantics implements RcSemantics {
   }
 
   read(reth: Reth): { readonly data: Uint8Array } | RcRefusal {
+    if (this.#qpDenies('REMOTE_READ')) return QP_ACCESS;
     const offset = this.#target(reth.virtualAddress, reth.rKey, reth.dmaLength, 'REMOTE_READ');
     if (offset === undefined) return REMOTE_ACCESS;
     return { data: this.#region.memory.subarray(offset, offset + reth.dmaLength) };
@@ -112,6 +134,7 @@ export class RoceRegionSemantics implements RcSemantics {
     kind: 'fetch-add' | 'cmp-swap',
     eth: AtomicEth,
   ): { readonly original: bigint } | RcRefusal {
+    if (this.#qpDenies('REMOTE_ATOMIC')) return QP_ACCESS;
     // o9-21: an Atomic's address is 8-byte aligned; checked before the R_Key.
     if (eth.virtualAddress % 8n !== 0n) return invalidRequest('atomic-misaligned');
     const offset = this.#target(eth.virtualAddress, eth.rKey, 8, 'REMOTE_ATOMIC');
@@ -136,6 +159,7 @@ export class RoceRegionSemantics implements RcSemantics {
   }
 
   atomicWrite(reth: Reth, payload: Uint8Array): RcRefusal | undefined {
+    if (this.#qpDenies('REMOTE_WRITE')) return QP_ACCESS;
     // oA19-28: exactly 8 bytes; o9-21: 8-byte aligned.
     if (reth.dmaLength !== 8 || payload.length !== 8) return invalidRequest('atomic-write-length');
     if (reth.virtualAddress % 8n !== 0n) return invalidRequest('atomic-misaligned');

@@ -20,6 +20,8 @@
  *     message: NAK Invalid Request;
  *   - length, §9.7.5.1.5 (C9-76): a payload over the PMTU, or a message whose payload (pad
  *     bytes removed, BTH PadCnt) differs from the RETH DMA length: NAK Invalid Request;
+ *   - the QP's remote access enables, §10.6.3.3, checked first: an operation they do not
+ *     allow is NAK Invalid Request (rxe_resp.c check_op_valid), not Remote Access Error;
  *   - R_Key and bounds, §9.7.5.2.8: NAK Remote Access Error; an Atomic that is not 8-byte
  *     aligned (o9-21): NAK Invalid Request;
  *   - ATOMIC WRITE (IBTA 1.5 Annex A19, oA19-28): exactly 8 bytes, 8-byte aligned; anything
@@ -42,6 +44,7 @@ import type { AethNakCodeName, AethSyndrome } from '../../codec/roce/aeth.js';
 import { bthOpcodeInfo } from '../../codec/roce/opcodes.js';
 import type { RocePacket } from '../../codec/roce/packet.js';
 import { ArgumentError } from '../../errors.js';
+import type { AccessFlag } from '../../ibverbs/access-flags.js';
 import { HALF_PSN_SPACE, PSN_SPACE, psnAdd, psnDistance } from './psn.js';
 import { ACK_SYNDROME, nakSyndrome, readResponseOpcode, rnrNakSyndrome } from './rc-answers.js';
 import { type RoceRegion, RoceRegionSemantics } from './rc-region.js';
@@ -103,6 +106,11 @@ export interface RoceRcResponderOptions extends RoceRcTransportOptions {
   readonly receives?: readonly number[];
   /** Whether the responder implements ATOMIC WRITE (IBTA 1.5). */
   readonly atomicWrite: boolean;
+  /**
+   * The QP's remote access enables (default Remote Write, Read and Atomic): a request they
+   * do not allow is NAK Invalid Request, before the R_Key is looked at (rc-region.ts).
+   */
+  readonly qpAccess?: readonly AccessFlag[];
 }
 
 /** One answer the responder sends (a packet, in the terms of the codec's decoder). */
@@ -170,7 +178,12 @@ export class RoceRcResponder {
     this.#o = options;
     if (semantics === undefined) {
       const o = options as RoceRcResponderOptions;
-      this.#region = new RoceRegionSemantics(o.region, o.receives ?? [], o.atomicWrite);
+      this.#region = new RoceRegionSemantics(
+        o.region,
+        o.receives ?? [],
+        o.atomicWrite,
+        ...(o.qpAccess === undefined ? [] : [o.qpAccess]),
+      );
       this.#semantics = this.#region;
     } else {
       this.#region = undefined;

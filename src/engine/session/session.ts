@@ -352,7 +352,10 @@ export class EngineSession {
     const { responder, requester } = this.#options;
     const qp = this.#frozenAccess ?? this.#qpAccess.responder;
     const gated = responder.qpGatedAccess ?? REMOTE_RIGHTS;
-    const denied = gated & ~qp;
+    // The QP's enables, kept apart from the regions' rights (a request the QP does not
+    // enable is NAK Invalid Request on RoCE, not the region's Remote Access Error); a
+    // right the QP does not gate is granted.
+    const qpAccess = (qp | ~gated) >>> 0;
     // A receive posted while the request met RNR NAKs counts if a retry finds it.
     const receives = this.#receives
       .filter(
@@ -361,7 +364,8 @@ export class EngineSession {
       .map(({ receive }) => ({ id: receive.id, length: receive.length }));
     return {
       responder: {
-        buffers: responder.buffers.map((b) => ({ ...b, access: b.access & ~denied })),
+        buffers: responder.buffers,
+        qpAccess,
         receives,
         ...(this.#windows.length === 0 ? {} : { windows: [...this.#windows] }),
         ...(responder.ird === undefined ? {} : { ird: responder.ird }),

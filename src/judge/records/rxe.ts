@@ -5,7 +5,6 @@ import {
   RXE_ATOMIC_WRITES,
   RXE_BEFORE_PLACEMENT,
   RXE_FLUSHES,
-  RXE_WITH_PLACEMENT,
   SINCE_6_1,
   SINCE_RDMA_CORE_44,
 } from './ranges.js';
@@ -205,38 +204,6 @@ export const RXE_RECORDS: readonly BehaviourRecord[] = [
       'roce-requester-no-answer-retry-7: 136 transmissions in 2.5 s under TCG, no completion; with retry_cnt 1: ' +
       '2 transmissions, then RETRY_EXC_ERR)',
     spec: 'IBTA 9.7.6.1.3 (transport timer), 10.3.1 (Error state)',
-  },
-  {
-    id: 'rxe-qp-access-is-invalid-request',
-    class: 'engine',
-    rule: "ibv_poll_cq(3) statuses as RDMAmojo's ibv_poll_cq page, by the man page's author; the man page lists no status meanings: IBV_WC_REM_INV_REQ_ERR covers \"the operation is not supported by this receive queue (qp_access_flags in remote QP wasn't configured to support this operation)\": rxe answers so, the engine's Remote Access Error is wrong",
-    unclear: 'IBTA Vol. 1 §9.7.5.2.8 and §10.6.3.3 are cited from public sources, not read here',
-    provider: 'rxe',
-    kernel: SINCE_6_1,
-    scope: ['rxe-qp-no-atomic*', 'rxe-qp-atomic-removed*'],
-    observed: { 'requester.wc1.status': 'REM_INV_REQ_ERR' },
-    why:
-      'rxe checks the QP access flags in check_op_valid (drivers/infiniband/sw/rxe/rxe_resp.c): an ' +
-      'atomic to a QP without IB_ACCESS_REMOTE_ATOMIC is RESPST_ERR_UNSUPPORTED_OPCODE, a NAK Invalid ' +
-      'Request (REM_INV_REQ_ERR); the engine treats the QP enable like the MR right, a Remote Access ' +
-      'Error (REM_ACCESS_ERR). Both QPs go to ERR either way',
-    spec: 'IBTA 9.7.5.2.8 (NAK codes), 10.6.3.3 (QP remote access enables)',
-  },
-  {
-    id: 'rxe-qp-flush-enable-is-invalid-request',
-    class: 'engine',
-    rule: "ibv_poll_cq(3) statuses as RDMAmojo's ibv_poll_cq page, by the man page's author; the man page lists no status meanings: IBV_WC_REM_INV_REQ_ERR covers a responder QP whose qp_access_flags do not enable the operation (as rxe-qp-access-is-invalid-request)",
-    unclear: 'IBTA 1.5 Annex A19 is cited from public sources, not read here',
-    provider: 'rxe',
-    kernel: RXE_WITH_PLACEMENT,
-    scope: ['rxe-flush-qp-no-enable-ex'],
-    observed: { 'requester.wc1.status': 'REM_INV_REQ_ERR' },
-    why:
-      "as for atomics (rxe-qp-access-is-invalid-request): rxe checks the responder QP's flush " +
-      'enables in check_qp_attr_access (rxe_resp.c, since the 6.2 RDMA FLUSH series): a FLUSH to a QP without IB_ACCESS_FLUSH_GLOBAL is ' +
-      'RESPST_ERR_UNSUPPORTED_OPCODE, a NAK Invalid Request (REM_INV_REQ_ERR); the engine treats ' +
-      'the QP enable like the MR right, a Remote Access Error (REM_ACCESS_ERR)',
-    spec: 'IBTA 1.5 Vol. 1 Annex A19 (FLUSH), 9.7.5.2.8 (NAK codes)',
   },
   {
     id: 'rxe-grh-on-rc-receive',

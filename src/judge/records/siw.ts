@@ -251,9 +251,11 @@ export const SIW_RECORDS: readonly BehaviourRecord[] = [
     spec: 'IBTA 10.3.1 (Error state: posted work requests complete in error)',
   },
   {
-    id: 'siw-atomic-response-local-error-terminates',
-    class: 'engine',
-    rule: 'RFC 5040 §7 (an error that ends the stream sends a Terminate), §4.8 (Local Catastrophic Error); RFC 7306 §8.1 (errors detected at the Local Peer)',
+    id: 'siw-local-catastrophic-error-code',
+    class: 'allowed',
+    rule: 'RFC 5040 §4.8 defines no Error Code under RDMAP Local Catastrophic Error: the IANA RDMAP Errors registry (RFC 6580) lists it as 0x0/0x0/ALL, so any code is conformant',
+    unclear:
+      "RFC 5040 §4.8 is read through the codec's table and the IANA registry, not quoted here; the code 0x00 the engine sends is the codec's one row for the type",
     provider: 'siw+rfc7306',
     kernel: SINCE_6_1,
     scope: ['siw-atomic-invalid-lkey'],
@@ -265,11 +267,12 @@ export const SIW_RECORDS: readonly BehaviourRecord[] = [
     },
     why:
       'the Atomic Response cannot be placed (the local SGE names an lkey never issued): the ' +
-      'patched siw_qp_rx.c siw_atomic_resp_complete completes the atomic with LOC_PROT_ERR (as ' +
-      'the engine does) and, as stock siw does for a Read Response it cannot place, terminates ' +
-      'the stream with RDMAP / Local Catastrophic / Unspecified; the engine ends the QP silently ' +
-      'and sends no Terminate, which RFC 5040 §7 asks for on an error that ends the stream',
-    spec: 'RFC 5040 §7, §4.8 (Local Catastrophic Error)',
+      'patched siw_qp_rx.c siw_atomic_resp_complete completes the atomic with LOC_PROT_ERR and ' +
+      'terminates the stream, as the engine does (RFC 7306 §8.1 item 1: no header copied), with ' +
+      'RDMAP / Local Catastrophic Error, but with Error Code 0xff (RDMAP_ECODE_UNSPECIFIED, the ' +
+      'code stock siw pairs with RDMAP_ETYPE_CATASTROPHIC: siw_qp.c siw_qp_modify, siw_qp_rx.c) ' +
+      'where the engine sends 0x00',
+    spec: 'RFC 5040 §4.8 (Local Catastrophic Error); RFC 7306 §8.1',
   },
   {
     id: 'libsiw-rfc7306-atomic-sge-length',
@@ -345,20 +348,6 @@ export const SIW_RECORDS: readonly BehaviourRecord[] = [
       'no error reached either QP: both stay in RTS where the engine, which sent it and failed ' +
       'the Atomic Response placement, has them in ERR; measured on 7.3.4 with rdma-core 56.1',
     spec: 'IBTA 10.7.3 (local errors)',
-  },
-  {
-    id: 'siw-atomic-response-local-error-responder-err',
-    class: 'engine',
-    rule: 'RFC 5040 §7 (a Terminate ends the stream: both QPs leave RTS), §4.8 (Local Catastrophic Error)',
-    provider: 'siw+rfc7306',
-    kernel: SIW_QUERY_QP_STATE_REPORTED,
-    scope: ['siw-atomic-invalid-lkey'],
-    observed: { 'q2.responder.state': 'ERR' },
-    why:
-      "the requester's Terminate (siw-atomic-response-local-error-terminates) ends the stream, so " +
-      "siw's responder QP goes to ERR too, where the engine sends no Terminate and keeps it in " +
-      'RTS; measured on 7.3.4 with the patched siw',
-    spec: 'RFC 5040 §7, §4.8 (Local Catastrophic Error)',
   },
   {
     id: 'siw-qp-access-not-enforced',

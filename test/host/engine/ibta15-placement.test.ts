@@ -102,10 +102,24 @@ describe('IBTA 1.5 ATOMIC WRITE and FLUSH in the engine', () => {
       expect(summary(c.op, c.region)).toBe(c.rxe);
     });
 
-  it("a FLUSH to a QP without the flush enable: the engine's Remote Access Error (rxe: Invalid Request)", () => {
+  it('a FLUSH to a QP without the flush enable is an Invalid Request, as rxe answers (check_op_valid)', () => {
     const r = region([...RW, 'FLUSH_GLOBAL'], RW);
-    expect(summary(flush('GLOBAL'), r)).toBe('REM_ACCESS_ERR - 0 0x123456789abcdef ERR');
-    expect(executePlacement(flush('GLOBAL'), r).failedCheck).toBe('qp-enable');
+    expect(summary(flush('GLOBAL'), r)).toBe('REM_INV_REQ_ERR - 0 0x123456789abcdef ERR');
+    const out = executePlacement(flush('GLOBAL'), r);
+    expect(out.failedCheck).toBe('qp-enable');
+    expect(out.failure).toBe('qp-access-disabled');
+  });
+
+  it('the QP enable is checked before the R_Key: an unknown key to a QP without the enable is an Invalid Request', () => {
+    const r = region([...RW, 'FLUSH_GLOBAL'], RW);
+    expect(summary({ ...flush('GLOBAL'), rkey: 'invalid' }, r)).toBe(
+      'REM_INV_REQ_ERR - 0 0x123456789abcdef ERR',
+    );
+    // With the enable, the same key is the MR's Remote Access Error.
+    const enabled = region([...RW, 'FLUSH_GLOBAL'], [...RW, 'FLUSH_GLOBAL']);
+    expect(summary({ ...flush('GLOBAL'), rkey: 'invalid' }, enabled)).toBe(
+      'REM_ACCESS_ERR - 0 0x123456789abcdef ERR',
+    );
   });
 
   it('ATOMIC WRITE past the end of the MR, or with an unknown key, is a Remote Access Error', () => {

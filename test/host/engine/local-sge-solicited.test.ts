@@ -90,16 +90,32 @@ describe('the requester local SGE of an atomic', () => {
     ['an SGE outside the buffer', { lkey: LKEY, addr: LOCAL_VA + 12n, length: 8 }, 'LOC_PROT_ERR'],
   ] as const) {
     it(`${name}: the responder executed it, the requester fails it (${status}), flushes the next, goes to ERR`, () => {
-      for (const outcome of [projectRoce(fetchAdds(sge)), projectIwarp(fetchAdds(sge))]) {
+      const roce = projectRoce(fetchAdds(sge));
+      const iwarp = projectIwarp(fetchAdds(sge));
+      for (const outcome of [roce, iwarp]) {
         expect(outcome.requester.completions.map((c) => [c.wrId, c.status])).toEqual([
           [1n, status],
           [2n, 'WR_FLUSH_ERR'],
         ]);
         expect(outcome.requester.qpState).toBe('ERR');
-        expect(outcome.responder.qpState).toBe('RTS');
         // IBTA 10.7.3: the error is local; the remote word changed once.
         expect(word(outcome.memory.get(RKEY))).toBe(ORIGINAL + ADD);
       }
+      // RoCE: nothing goes to the responder, which stays in RTS. iWARP: the requester's
+      // Terminate (RFC 7306 §8.1: the Local Peer MUST send one; item 1, no header copied)
+      // ends the stream, so the responder leaves RTS too (RFC 5040 §7).
+      expect(roce.responder.qpState).toBe('RTS');
+      expect(iwarp.responder.qpState).toBe('ERR');
+      expect(iwarp.failure).toBeUndefined();
+      const last = iwarp.iwarpWire.at(-1);
+      expect(last?.from).toBe('requester');
+      expect(last?.message).toMatchObject({
+        kind: 'terminate',
+        layer: 0,
+        errorType: 0,
+        ddpHeaderIncluded: false,
+        rdmaHeaderIncluded: false,
+      });
     });
   }
 });

@@ -71,6 +71,63 @@ describe('Requester (RFC 7306 §5.2)', () => {
     expect(r.sent[0]).toMatchObject({ kind: 'atomic-request', requestIdentifier: 2 });
   });
 
+  it('an Atomic Response whose local SGE is refused ends the stream with a Terminate (RFC 7306 §8.1 item 1)', () => {
+    const local = new TaggedBufferTable();
+    local.register({
+      stag: 0x42,
+      baseTaggedOffset: 0x1000n,
+      length: 16,
+      access: accessMask(['LOCAL_WRITE']),
+      protectionDomain: 1,
+    });
+    const response = makeAtomicResponse({
+      messageSequenceNumber: 1,
+      originalRequestIdentifier: 1,
+      originalRemoteDataValue: 0x0102030405060708n,
+    });
+    const withLkey = (localErrorTerminates?: boolean) => {
+      const requester = new Requester({
+        ord: 2,
+        localBuffers: local,
+        stream: { streamId: 1, protectionDomain: 1 },
+        ...(localErrorTerminates === undefined ? {} : { localErrorTerminates }),
+      });
+      posted(requester, {
+        opcode: 'ATOMIC_FETCH_AND_ADD',
+        wrId: 1n,
+        remoteAddr: 0x7f0000001000n,
+        rkey: 0x1234,
+        add: 1n,
+        local: { lkey: 0x43, addr: 0x1000n, length: 8 },
+      });
+      posted(requester, fetchAdd(2n, 2n));
+      return { requester, r: requester.receive(response) };
+    };
+    const { requester, r } = withLkey();
+    expect(r.completions).toMatchObject([
+      { wrId: 1n, status: 'LOC_PROT_ERR' },
+      { wrId: 2n, status: 'WR_FLUSH_ERR' },
+    ]);
+    expect(requester.qpState).toBe('ERR');
+    // RDMAP / Local Catastrophic Error, on QN 2, no header copied: the Atomic Response is
+    // valid, the fault is the local work request's.
+    expect(r.sent).toEqual([buildTerminate('rfc7306', 1, 'requester-local-error', undefined)]);
+    expect(r.sent[0]).toMatchObject({
+      kind: 'terminate',
+      layer: 0,
+      errorType: 0,
+      errorCode: 0,
+      ddpHeaderIncluded: false,
+      rdmaHeaderIncluded: false,
+      ddp: { queueNumber: 2, messageSequenceNumber: 1 },
+    });
+    expect(r.failure).toBeUndefined();
+    // The RoCE projection's requester: a local error sends nothing (IBTA 10.7.3).
+    const roce = withLkey(false).r;
+    expect(roce.sent).toEqual([]);
+    expect(roce.completions).toMatchObject([{ wrId: 1n, status: 'LOC_PROT_ERR' }, { wrId: 2n }]);
+  });
+
   it('[R7306-5.1-1] [R7306-5.2.2-7] [R7306-5.4-5] matches Atomic Responses on QN 3 by MSN and delivers the original value to the ULP', () => {
     const requester = new Requester({ ord: 4 });
     posted(requester, fetchAdd(10n, 1n));

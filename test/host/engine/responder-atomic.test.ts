@@ -187,6 +187,34 @@ describe('Responder: Atomic Requests (RFC 7306 §5)', () => {
     expect(noAtomic.word(0)).toBe(ORIGINAL);
   });
 
+  it('a QP without the remote enable refuses before the STag is looked at (qp-access-disabled), memory untouched', () => {
+    // iWARP has no QP enable of its own: the Terminate is the access-rights one.
+    const noAtomic = setup({
+      qpAccess: accessMask(['REMOTE_READ', 'REMOTE_WRITE']),
+      words: [ORIGINAL],
+    });
+    const r = noAtomic.responder.receive({ ...fetchAdd(1, 0n, ADD), remoteSTag: 0x0badbad0 });
+    expect(r.failure).toBe('qp-access-disabled');
+    expect(r.terminate).toMatchObject({ layer: 0, errorType: 1, errorCode: 0x02 });
+    expect(noAtomic.word(0)).toBe(ORIGINAL);
+    const noRead = setup({ qpAccess: accessMask(['REMOTE_ATOMIC']), words: [ORIGINAL] });
+    const read = noRead.responder.receive(
+      makeReadRequest({
+        messageSequenceNumber: 1,
+        sinkSTag: 0x99,
+        sinkTaggedOffset: 0n,
+        readSize: 8,
+        sourceSTag: STAG,
+        sourceTaggedOffset: BASE_TO,
+      }),
+    );
+    expect(read.failure).toBe('qp-access-disabled');
+    expect(read.sent.map((m) => m.kind)).toEqual(['terminate']);
+    // The enable given, the same atomic executes.
+    const enabled = setup({ qpAccess: accessMask(['REMOTE_ATOMIC']), words: [ORIGINAL] });
+    expect(enabled.responder.receive(fetchAdd(1, 0n, ADD)).outcome).toBe('accepted');
+  });
+
   it('TO wrap is detected on a buffer that ends at 2^64', () => {
     const { buffers, responder } = setup();
     buffers.register({

@@ -1,13 +1,16 @@
 import { describe, expect, it } from 'vitest';
 import { noAnswerOutcome } from '../../../src/engine/roce/rc-requester-retry.js';
 import { psnAdd, psnDistance, RoceRcResponder } from '../../../src/engine/roce/rc-responder.js';
+import type { AccessFlag } from '../../../src/ibverbs/access-flags.js';
 import { build } from '../../../src/probe/roce-packets.js';
 import { ROCE_RESPONDER_ASSERTIONS } from '../../../src/probe/roce-responder-assertions.js';
 
 const target = { qpn: 0x000017, va: 0x0000_7f00_1234_0000n, rKey: 0x00a1b2 };
 const PSN = 0xfffffe; // wraps: PSN arithmetic is modulo 2^24
 
-function responder(options: { receives?: number[]; atomicWrite?: boolean } = {}) {
+function responder(
+  options: { receives?: number[]; atomicWrite?: boolean; qpAccess?: readonly AccessFlag[] } = {},
+) {
   const contents = new Uint8Array(4096);
   contents.set([0x88, 0x77, 0x66, 0x55, 0x44, 0x33, 0x22, 0x11], 8);
   return new RoceRcResponder({
@@ -20,6 +23,7 @@ function responder(options: { receives?: number[]; atomicWrite?: boolean } = {})
     region: { virtualAddress: target.va, rKey: target.rKey, contents },
     receives: options.receives ?? [],
     atomicWrite: options.atomicWrite ?? true,
+    ...(options.qpAccess === undefined ? {} : { qpAccess: options.qpAccess }),
   });
 }
 
@@ -73,6 +77,26 @@ describe('the engine RoCE RC responder rules', () => {
     expect(step.answers[0]?.syndrome).toEqual({ kind: 'NAK', code: 'INVALID_REQUEST' });
     expect(r.memory).toEqual(before);
     expect(r.state).toBe('ERR');
+  });
+
+  it('a request the QP does not enable is an Invalid Request, before the R_Key (rxe check_op_valid)', () => {
+    const bad = { ...target, rKey: 0x00dead };
+    for (const [packet, qpAccess] of [
+      [build.fetchAdd(bad, PSN, 8, 1n), ['REMOTE_READ', 'REMOTE_WRITE']],
+      [build.write(bad, PSN, 0, DATA), ['REMOTE_READ', 'REMOTE_ATOMIC']],
+      [build.atomicWrite(bad, PSN, 8, DATA, 8), ['REMOTE_READ', 'REMOTE_ATOMIC']],
+    ] as const) {
+      const r = responder({ qpAccess });
+      const before = r.memory;
+      const step = r.receive(packet.decoded, true);
+      expect(step.rule).toBe('qp-access-disabled');
+      expect(step.answers[0]?.syndrome).toEqual({ kind: 'NAK', code: 'INVALID_REQUEST' });
+      expect(r.memory).toEqual(before);
+      expect(r.state).toBe('ERR');
+    }
+    // With the enables, the unknown R_Key is the region's Remote Access Error.
+    const step = responder().receive(build.fetchAdd(bad, PSN, 8, 1n).decoded, true);
+    expect(step.answers[0]?.syndrome).toEqual({ kind: 'NAK', code: 'REMOTE_ACCESS_ERROR' });
   });
 
   it('a Send with no receive gets an RNR NAK with min_rnr_timer and does not consume the PSN', () => {

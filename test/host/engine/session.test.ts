@@ -189,7 +189,8 @@ describe('engine session', () => {
         payload: new Uint8Array(8),
       },
     ]);
-    expect(session.poll('requester')).toMatchObject({ wrId: 0x81n, status: 'REM_ACCESS_ERR' });
+    // NAK Invalid Request, not the region's Remote Access Error (rxe_resp.c check_op_valid).
+    expect(session.poll('requester')).toMatchObject({ wrId: 0x81n, status: 'REM_INV_REQ_ERR' });
     expect(wordOf(session.memory('responder').get(RKEY), 8)).toBe(ORIGINAL);
   });
 

@@ -75,17 +75,35 @@ describe('the reference side of the scenarios (engine projection of the program)
     });
   });
 
-  it('access errors: the MR right, the QP enable (at bring-up or removed at RTS), the rkey, the bounds', () => {
-    for (const id of [
-      'rxe-no-remote-atomic',
-      'rxe-qp-no-atomic',
-      'rxe-qp-atomic-removed',
-      'rxe-atomic-invalid-rkey',
-      'rxe-atomic-past-end',
-    ])
+  it('access errors: the MR right, the rkey, the bounds are Remote Access Errors', () => {
+    for (const id of ['rxe-no-remote-atomic', 'rxe-atomic-invalid-rkey', 'rxe-atomic-past-end'])
       expect(expectedOutcome(scenario(id)).fields['requester.wc1.status'], id).toBe(
         'REM_ACCESS_ERR',
       );
+  });
+
+  it('the QP enable (at bring-up or removed at RTS, atomic or flush) is an Invalid Request, as rxe check_op_valid answers', () => {
+    for (const id of [
+      'rxe-qp-no-atomic',
+      'rxe-qp-atomic-removed',
+      'rxe-qp-no-atomic-ex',
+      'rxe-flush-qp-no-enable-ex',
+    ])
+      expect(expectedOutcome(scenario(id)).fields, id).toMatchObject({
+        'requester.wc1.status': 'REM_INV_REQ_ERR',
+        'q1.requester.state': 'ERR',
+        'q2.responder.state': 'ERR',
+      });
+  });
+
+  it('an Atomic Response the iWARP requester cannot place ends the stream with its Terminate (RFC 7306 §8.1 item 1)', () => {
+    const fields = expectedOutcome(scenario('siw-atomic-invalid-lkey')).fields;
+    expect(fields['requester.wc1.status']).toBe('LOC_PROT_ERR');
+    expect(fields.wire?.split('\n').at(-1)).toBe(
+      'requester> terminate qn=2 msn=1 mo=0 L layer=0 type=0 code=0x00 hdrct=---',
+    );
+    expect(fields['q2.responder.state']).toBe('ERR');
+    expect(fields['responder.wc2.status']).toBe('WR_FLUSH_ERR');
   });
 
   it('write with immediate: the responder sees the immediate in host and network order', () => {

@@ -66,9 +66,10 @@ describe('every record is classed and cites its rule', () => {
     ]);
   });
 
-  it('every class is used, and the defects include the ones issue 33 names', () => {
+  it('every class but engine is used, and the defects include the ones issue 33 names', () => {
     const used = new Set(RECORDS.map((k) => k.class));
-    expect([...RECORD_CLASSES].filter((c) => !used.has(c))).toEqual([]);
+    // `engine` records are bugs of ours, fixed in the engine (issue 33): none is the goal.
+    expect([...RECORD_CLASSES].filter((c) => c !== 'engine' && !used.has(c))).toEqual([]);
     const defects = new Set(RECORDS.filter((k) => k.class === 'defect').map((k) => k.id));
     for (const id of [
       'rxe-with-inv-reads-ip-csum-ok',
