@@ -76,7 +76,7 @@ export function registerDocker(program: Command): void {
     .description("build the project's image from docker/Dockerfile on the project's own dockerd")
     .option(
       '--base <image>',
-      'BASE_IMAGE build argument (default: a local Debian bookworm made by debootstrap; e.g. node:20-bookworm-slim where a registry is reachable)',
+      'BASE_IMAGE build argument (default: a local Debian bookworm made by debootstrap; e.g. node:26-bookworm-slim where a registry is reachable)',
     )
     .addOption(cacheDirOption())
     .action(async (opts: { base?: string }) => {

@@ -2,7 +2,7 @@
  * `rdma-interop docker build`: the project's image from docker/Dockerfile, on our own
  * dockerd. The base is a build argument: the local Debian bookworm imported from the
  * debootstrapped tar (scripts/setup/docker.sh) by default, since no registry may be
- * reachable; any image name otherwise (e.g. node:20-bookworm-slim where a registry is).
+ * reachable; any image name otherwise (e.g. node:26-bookworm-slim where a registry is).
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';

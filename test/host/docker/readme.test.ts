@@ -55,7 +55,7 @@ describe('the commands for both kinds of host', () => {
     (file) => {
       const code = shCode(file);
       // With RDMA devices: a registry's base, the privileged container, the device nodes only.
-      expect(code).toMatch(/^rdma-interop docker build --base node:20-bookworm-slim$/m);
+      expect(code).toMatch(/^rdma-interop docker build --base node:26-bookworm-slim$/m);
       expect(code).toMatch(/^rdma-interop docker run -- .*--report/m);
       expect(code).toMatch(/^rdma-interop docker run --mode devices -- /m);
       // Without: the local base's set-up, the build from it, the run (in the guest).
