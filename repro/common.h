@@ -108,11 +108,12 @@ static inline void make_side(struct pair *p, struct side *s, uint32_t max_send_w
 
 /*
  * connect_pair: two RC QPs on the device that owns `addr`, connected to each other by
- * librdmacm. retry_count (0..7) is the requester's retry_cnt. Before the connection,
+ * librdmacm. retry_count (0..7) is the requester's retry_cnt; ack_timeout, when not 0, its
+ * transport timer exponent (4.096 us * 2^ack_timeout). Before the connection,
  * `before_accept` (may be NULL) runs on the responder (to post receives).
  */
 static inline void connect_pair(struct pair *p, const char *default_addr, uint8_t retry_count,
-			 void (*before_accept)(struct pair *))
+				uint8_t ack_timeout, void (*before_accept)(struct pair *))
 {
 	const char *addr = getenv("REPRO_ADDR") ? getenv("REPRO_ADDR") : default_addr;
 	struct sockaddr_in sin = { .sin_family = AF_INET };
@@ -134,6 +135,9 @@ static inline void connect_pair(struct pair *p, const char *default_addr, uint8_
 	    rdma_resolve_addr(p->req.id, NULL, (struct sockaddr *)&sin, 2000))
 		fail_setup("rdma_resolve_addr", errno);
 	rdma_ack_cm_event(next_event(p->events, RDMA_CM_EVENT_ADDR_RESOLVED));
+	if (ack_timeout && rdma_set_option(p->req.id, RDMA_OPTION_ID, RDMA_OPTION_ID_ACK_TIMEOUT,
+					   &ack_timeout, sizeof(ack_timeout)))
+		fail_setup("rdma_set_option(ACK_TIMEOUT)", errno);
 	if (rdma_resolve_route(p->req.id, 2000))
 		fail_setup("rdma_resolve_route", errno);
 	rdma_ack_cm_event(next_event(p->events, RDMA_CM_EVENT_ROUTE_RESOLVED));

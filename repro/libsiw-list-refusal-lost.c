@@ -23,7 +23,7 @@ int main(void)
 	int rv, n = 0;
 
 	repro_name = "libsiw-list-refusal-lost";
-	connect_pair(&p, "198.51.100.1", 7, NULL);
+	connect_pair(&p, "198.51.100.1", 7, 0, NULL);
 	mr = reg(&p, buf, sizeof(buf), IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
 	smr = reg(&p, sbuf, sizeof(sbuf), 0);
 	sge = (struct ibv_sge){ (uintptr_t)sbuf, sizeof(sbuf), smr->lkey };

@@ -22,7 +22,7 @@ int main(void)
 	struct pair p;
 
 	repro_name = "rxe-mw-range-is-the-mr";
-	connect_pair(&p, "192.0.2.1", 7, NULL);
+	connect_pair(&p, "192.0.2.1", 7, 0, NULL);
 	mr = reg(&p, mem, sizeof(mem),
 		 IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_MW_BIND);
 	smr = reg(&p, sbuf, sizeof(sbuf), 0);

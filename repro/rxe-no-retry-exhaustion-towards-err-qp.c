@@ -22,13 +22,10 @@ int main(void)
 	struct pair p;
 
 	repro_name = "rxe-no-retry-exhaustion-towards-err-qp";
-	connect_pair(&p, "192.0.2.1", 7, NULL);
+	/* A short transport timer (4.096 us * 2^12 = 16.8 ms): 8 transmissions take < 1 s. */
+	connect_pair(&p, "192.0.2.1", 7, 12, NULL);
 	mr = reg(&p, buf, sizeof(buf), IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
 	smr = reg(&p, sbuf, sizeof(sbuf), 0);
-	/* A short transport timer (4.096 us * 2^12 = 16.8 ms): 8 transmissions take < 1 s. */
-	attr.timeout = 12;
-	if (ibv_modify_qp(p.req.qp, &attr, IBV_QP_TIMEOUT))
-		fail_setup("modify requester timeout", errno);
 	attr.qp_state = IBV_QPS_ERR;
 	if (ibv_modify_qp(p.resp.qp, &attr, IBV_QP_STATE))
 		fail_setup("modify responder to ERR", errno);

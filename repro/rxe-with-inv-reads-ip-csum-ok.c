@@ -33,7 +33,7 @@ int main(void)
 	int defect;
 
 	repro_name = "rxe-with-inv-reads-ip-csum-ok";
-	connect_pair(&p, "192.0.2.1", 7, NULL);
+	connect_pair(&p, "192.0.2.1", 7, 0, NULL);
 	rmr = reg(&p, rbuf, sizeof(rbuf), IBV_ACCESS_LOCAL_WRITE);
 	wmr = reg(&p, window, sizeof(window),
 		  IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_MW_BIND);

@@ -15,7 +15,7 @@ static struct ibv_mr *rmr;
 
 static void post_recv(struct pair *p)
 {
-	struct ibv_sge sge = { (uintptr_t)rbuf, sizeof(rbuf), rmr->lkey };
+	struct ibv_sge sge = { (uintptr_t)rbuf, sizeof(rbuf), 0 };
 	struct ibv_recv_wr wr = { .wr_id = 0x2e, .sg_list = &sge, .num_sge = 1 }, *bad;
 
 	rmr = reg(p, rbuf, sizeof(rbuf), IBV_ACCESS_LOCAL_WRITE);
@@ -40,7 +40,7 @@ int main(void)
 	int ready;
 
 	repro_name = "siw-no-solicited-event";
-	connect_pair(&p, "198.51.100.1", 7, post_recv);
+	connect_pair(&p, "198.51.100.1", 7, 0, post_recv);
 	smr = reg(&p, sbuf, sizeof(sbuf), 0);
 	sge = (struct ibv_sge){ (uintptr_t)sbuf, sizeof(sbuf), smr->lkey };
 	wr.wr_id = 0x1e;

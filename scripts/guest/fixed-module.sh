@@ -27,10 +27,25 @@ if [ "$want" = fixed ] && [ ! -f "$fixed" ]; then
   exit 1
 fi
 
+# The loaded module is told apart by its GNU build id (/sys/module/<m>/notes: the note's
+# last 20 bytes are the id): Debian's kernels set no srcversion, and the stock siw.ko is
+# built out of tree by the set-up too (so the O taint says nothing).
+build_id_of_fixed() { readelf -n "$fixed" 2>/dev/null | sed -n 's/.*Build ID: //p'; }
+build_id_loaded() {
+  local note="/sys/module/$module/notes/.note.gnu.build-id"
+  [ -r "$note" ] && od -An -tx1 -v "$note" | tr -d ' \n' | tail -c 40
+}
+# Where the build id cannot be read, the mark this script leaves when it loads the fixed one.
+mark="/run/rdma-interop-fixed-$module"
 loaded_kind() {
+  local id
   if [ ! -d "/sys/module/$module" ]; then
     echo none
-  elif [ -f "$fixed" ] && [ "$(cat "/sys/module/$module/srcversion" 2>/dev/null)" = "$(modinfo -F srcversion "$fixed")" ]; then
+  elif [ -e "/sys/module/$module/parameters/rfc7306" ]; then
+    echo rfc7306
+  elif id=$(build_id_loaded) && [ -n "$id" ]; then
+    if [ -f "$fixed" ] && [ "$id" = "$(build_id_of_fixed)" ]; then echo fixed; else echo stock; fi
+  elif [ -e "$mark" ]; then
     echo fixed
   else
     echo stock
@@ -54,6 +69,7 @@ if [ -e "/sys/class/infiniband/$dev" ]; then
   wait "$deleter"
 fi
 [ -d "/sys/module/$module" ] && rmmod "$module"
+rm -f "$mark"
 if [ "$want" = fixed ]; then
   # The dependencies (ib_core, ib_uverbs, udp_tunnel, ...) come from the kernel's own tree.
   modprobe --show-depends "$module" | sed -n 's/^insmod \([^ ]*\).*/\1/p' | grep -v "/$module\.ko" |
@@ -62,6 +78,7 @@ if [ "$want" = fixed ]; then
       [ -d "/sys/module/$name" ] || insmod "$dep"
     done
   insmod "$fixed"
+  touch "$mark"
 else
   modprobe "$module"
 fi

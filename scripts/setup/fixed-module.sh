@@ -151,7 +151,7 @@ build_line() {
     mkdir -p "$chroot_proc"
     mountpoint -q "$chroot_proc" || mount -t proc proc "$chroot_proc"
     local built_ok=1
-    chroot "$chroot_dir" make -s -C "/usr/src/linux-headers-$kver" M=/build-fixes/$driver "$config=m" \
+    chroot "$chroot_dir" make -s -C "/usr/src/linux-headers-$kver" M="/build-fixes/$driver" "$config=m" \
       CONFIG_DEBUG_INFO_BTF_MODULES= modules \
       >"$out/build.log" 2>&1 || built_ok=0
     umount "$chroot_proc"
