@@ -16,6 +16,14 @@ if [ "${RDMA_INTEROP_SIW:-stock}" = rfc7306 ]; then
   bash "$(dirname "$0")/guest/siw-module.sh" rfc7306 || log "warning: the patched siw.ko did not load"
 fi
 
+# RDMA_INTEROP_FIXES=1 (vm --fixes): rxe0 and siw0 on the fixed modules (patches/*-fixes,
+# issue 33), loaded before the modprobe below would load the stock ones.
+if [ "${RDMA_INTEROP_FIXES:-}" = 1 ]; then
+  for driver in rxe siw; do
+    bash "$(dirname "$0")/guest/fixed-module.sh" "$driver" fixed || log "warning: the fixed $driver module did not load"
+  done
+fi
+
 # modprobe: the modules may live in a non-standard root (the guest points /lib/modules at
 # the extracted Debian kernel; a container uses the host's /lib/modules).
 for m in rdma_rxe siw rdma_ucm ib_uverbs dummy; do

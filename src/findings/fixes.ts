@@ -21,4 +21,42 @@ export interface DefectFix {
   readonly fixedUpstream?: string;
 }
 
-export const DEFECT_FIXES: readonly DefectFix[] = [];
+// fixedUpstream stays unset while the newest source checked still has the
+// defect (Linux 7.3.4, rdma-core master v64.0-61, 2026-08-20).
+export const DEFECT_FIXES: readonly DefectFix[] = [
+  {
+    recordId: 'rxe-with-inv-reads-ip-csum-ok',
+    component: 'librxe',
+    reproducer: 'repro/rxe-with-inv-reads-ip-csum-ok.c',
+    patches: [
+      'patches/rdma-core-fixes/0001-providers-rxe-Report-IBV_WC_WITH_INV-for-a-Send-with.patch',
+    ],
+  },
+  {
+    recordId: 'rxe-mw-range-is-the-mr',
+    component: 'rxe',
+    reproducer: 'repro/rxe-mw-range-is-the-mr.c',
+    // patches/rxe-fixes/6.12/ holds the same change against 6.12's context.
+    patches: ['patches/rxe-fixes/0002-RDMA-rxe-Bound-an-access-through-a-memory-window-by-.patch'],
+  },
+  {
+    recordId: 'rxe-no-retry-exhaustion-towards-err-qp',
+    component: 'rxe',
+    reproducer: 'repro/rxe-no-retry-exhaustion-towards-err-qp.c',
+    patches: ['patches/rxe-fixes/0001-RDMA-rxe-Count-down-retry_cnt-7-like-any-other-retry.patch'],
+  },
+  {
+    recordId: 'libsiw-list-refusal-lost',
+    component: 'libsiw',
+    reproducer: 'repro/libsiw-list-refusal-lost.c',
+    patches: [
+      'patches/rdma-core-fixes/0002-providers-siw-Keep-the-error-of-a-refused-request-in.patch',
+    ],
+  },
+  {
+    recordId: 'siw-no-solicited-event',
+    component: 'siw',
+    reproducer: 'repro/siw-no-solicited-event.c',
+    patches: ['patches/siw-fixes/0001-RDMA-siw-Raise-the-solicited-event-of-a-receive-CQ.patch'],
+  },
+];

@@ -15,6 +15,7 @@ import {
 import { ArgumentError } from '../errors.js';
 import { findGuestAssets, type GuestAssets, selectKernel } from './assets.js';
 import { GuestRuntimeError } from './errors.js';
+import { fixesEnv } from './fixes-env.js';
 import { findKernelLine } from './kernel-lines.js';
 import { type Accelerator, chooseAccelerator } from './kvm.js';
 import { ownKernelOf, prepareOwnKernel } from './own-kernel.js';
@@ -84,6 +85,11 @@ export interface GuestRunOptions {
    * (siw-variant-env.ts). Default: as the forwarded `RDMA_INTEROP_SIW` says, else stock.
    */
   readonly siw?: SiwVariant;
+  /**
+   * rxe0 and siw0 on the fixed modules and the command on the fixed librxe/libsiw
+   * (fixes-env.ts, issue 33). Not with `siw: 'rfc7306'` (one siw module at a time).
+   */
+  readonly fixes?: boolean;
   /** The command's stdout, byte for byte (default: this process's stdout). */
   readonly onOutput?: (chunk: Buffer) => void;
   /** The command's stderr, byte for byte (default: this process's stderr). */
@@ -142,6 +148,7 @@ const GUEST_RUN_OPTIONS: readonly string[] = Object.keys({
   dataDisk: true,
   modules: true,
   siw: true,
+  fixes: true,
   retryHung: true,
 } satisfies Record<keyof GuestRunOptions, true>);
 
@@ -195,6 +202,15 @@ function checkGuestRunOptions(options: GuestRunOptions): void {
       options.siw,
       'options.siw',
     );
+  if (options.fixes !== undefined) {
+    requireBoolean('runtime', 'options.fixes', options.fixes);
+    if (options.fixes && options.siw === 'rfc7306')
+      throw new ArgumentError(
+        'runtime',
+        'options.fixes',
+        "not with siw 'rfc7306': siw0 runs on one module at a time",
+      );
+  }
   if (env !== undefined) {
     requireObject('runtime', 'options.env', env);
     for (const [name, value] of Object.entries(env))
@@ -247,6 +263,7 @@ export async function runInGuest(options: GuestRunOptions): Promise<BootResult> 
       ...(userspace === undefined ? {} : rdmaCoreEnv(userspace)),
       // After rdma-core's: the patched libsiw's own rdma-core build wins the library path.
       ...(options.siw === undefined ? {} : siwVariantEnv(options.siw, assets)),
+      ...(options.fixes === true ? fixesEnv(assets) : {}),
       ...options.env,
     },
   };

@@ -26,6 +26,7 @@ interface VmOptions {
   readonly share?: string;
   readonly modules?: string;
   readonly siw?: SiwVariant;
+  readonly fixes?: boolean;
 }
 
 /**
@@ -64,6 +65,10 @@ export function registerVm(program: Command): void {
       ).choices(SIW_VARIANTS),
     )
     .option(
+      '--fixes',
+      "rxe0 and siw0 on the project's fixed modules and the command on the fixed librxe/libsiw (patches/*-fixes, repro/README.md; built by scripts/setup/fixes.sh); not with --siw rfc7306",
+    )
+    .option(
       '--share <dir>',
       'writable directory shared with the guest at the same path (created if missing)',
     )
@@ -89,6 +94,7 @@ export function registerVm(program: Command): void {
           rdmaCore: opts.rdmaCore,
           ...(opts.share === undefined ? {} : { shareDir: opts.share }),
           ...(opts.siw === undefined ? {} : { siw: opts.siw }),
+          ...(opts.fixes === true ? { fixes: true } : {}),
           onOutput: (chunk) => {
             if (stdoutOpen) process.stdout.write(chunk);
           },

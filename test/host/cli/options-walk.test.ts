@@ -556,6 +556,16 @@ const ENTRIES: Readonly<Record<string, Entry>> = {
       );
     },
   },
+  'rdma-interop vm --fixes': {
+    effect: async () => {
+      // The fixed modules and rdma-core are looked for beside the kernel's assets (issue 33).
+      expectRuntimeStop(
+        await cli(['vm', '--kernel', fakeAssets(), '--fixes', '--', 'true']),
+        'rdma-interop vm',
+        /no fixed build for kernel .*rdma_rxe-fixes\.ko.* missing.*fixes\.sh/,
+      );
+    },
+  },
   'rdma-interop compare --out': {
     effect: async () => {
       const out = join(emptyDir('compare'), 'out');

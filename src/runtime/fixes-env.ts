@@ -1,0 +1,27 @@
+/**
+ * `vm --fixes`: the guest's rxe0 and siw0 on the fixed modules (patches/rxe-fixes,
+ * patches/siw-fixes; issue 33), loaded at device set-up when `RDMA_INTEROP_FIXES=1`
+ * (scripts/rdma-devices.sh -> scripts/guest/fixed-module.sh), and the command's
+ * `LD_LIBRARY_PATH` on rdma-core 56.1 built with patches/rdma-core-fixes (the fixed librxe
+ * and libsiw). All three live next to the kernel's guest assets as links that
+ * scripts/setup/fixes.sh makes (`rdma_rxe-fixes.ko`, `siw-fixes.ko`, `fixes-rdma-core`).
+ */
+import { existsSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import type { GuestAssets } from './assets.js';
+import { GuestRuntimeError } from './errors.js';
+
+/** The environment that puts rxe0, siw0 and their providers on the fixed build. */
+export function fixesEnv(assets: GuestAssets): Record<string, string> {
+  // modulesRoot is <assets dir>/root (assets.ts); the links sit in <assets dir>.
+  const dir = dirname(assets.modulesRoot);
+  const lib = join(dir, 'fixes-rdma-core', 'lib');
+  const wanted = [join(dir, 'rdma_rxe-fixes.ko'), join(dir, 'siw-fixes.ko'), lib];
+  const missing = wanted.filter((p) => !existsSync(p));
+  if (missing.length > 0)
+    throw new GuestRuntimeError(
+      'assets-missing',
+      `no fixed build for kernel ${assets.kernelRelease} (${missing.join(', ')} missing): build it with 'bash scripts/setup/fixes.sh <line>'`,
+    );
+  return { RDMA_INTEROP_FIXES: '1', LD_LIBRARY_PATH: lib };
+}
