@@ -32,12 +32,7 @@ export {
   readReports,
   renderComparisonMarkdown,
 } from './comparison/index.js';
-export {
-  type DeviceDescription,
-  deviceFactsOf,
-  PROVIDER_OF_DRIVER,
-  portSpeedText,
-} from './device-description.js';
+export type { DeviceDescription } from './device-description.js';
 export {
   collectEnvironment,
   type DeviceFacts,
@@ -70,24 +65,19 @@ export {
   TRANSPORTS,
   type TransportFamily,
 } from './requirements.js';
-export { notApplicableResult, planRun, type RunPlan } from './run-plan.js';
+export { planRun, type RunPlan } from './run-plan.js';
 export {
   type Executor,
   type JudgedDifference,
   judge,
   passed,
-  runExitStatus,
   runScenario,
   runScenarios,
   type ScenarioResult,
 } from './runner.js';
 export {
-  addressOf,
-  bindScenario,
   DEVICES,
-  type DeviceBinding,
   type DeviceName,
-  deviceOf,
   type Operation,
   type Outcome,
   type Scenario,

@@ -5,6 +5,8 @@
  * probed where it is (kernel/device-target.ts). A scenario whose need the device lacks is
  * reported `not-run` with the missing capabilities (`notApplicable`), never dropped.
  */
+import { requireArray, requireName, requireObject, requireString } from '../arguments.js';
+import { requireScenario } from './arguments.js';
 import { traitsOf } from './operations.js';
 import { connectionOf, DEVICES, type Scenario, workRequestsOf } from './scenario.js';
 
@@ -51,6 +53,7 @@ export interface DeviceOffer {
 
 /** The needs of `scenario`, from its device's transport, connection, post API and program. */
 export function requirementsOf(scenario: Scenario): Requirements {
+  requireScenario(scenario);
   const transport = DEVICES[scenario.device].transport;
   const needs = new Set<Capability>();
   if (connectionOf(scenario) === 'by-hand') needs.add('connect-by-hand');
@@ -75,9 +78,26 @@ export function requirementsOf(scenario: Scenario): Requirements {
  * nothing else is listed), else each missing capability. Empty: the scenario applies.
  */
 export function missingOf(needs: Requirements, device: DeviceOffer): string[] {
+  requireOffer(needs, 'needs');
+  requireOffer(device, 'device');
   if (needs.transport !== device.transport) return [`transport ${needs.transport}`];
   return needs.capabilities.filter((c) => !device.capabilities.includes(c));
 }
+
+/** `offer`'s transport and capabilities are known names (a typed error otherwise). */
+function requireOffer(offer: unknown, field: string): void {
+  const o = requireObject('interop', field, offer) as Readonly<Record<string, unknown>>;
+  if (field === 'device') requireString('interop', `${field}.name`, o.name);
+  requireName('interop', 'transport', TRANSPORT_NAMES, o.transport, `${field}.transport`);
+  for (const [i, c] of requireArray('interop', `${field}.capabilities`, o.capabilities).entries())
+    requireName('interop', 'capability', CAPABILITY_NAMES, c, `${field}.capabilities[${i}]`);
+}
+const TRANSPORT_NAMES: Readonly<Record<string, true>> = Object.fromEntries(
+  TRANSPORTS.map((t) => [t, true]),
+);
+const CAPABILITY_NAMES: Readonly<Record<string, true>> = Object.fromEntries(
+  CAPABILITIES.map((c) => [c, true]),
+);
 
 /**
  * The capability profiles the closing note of issue 37 counts scenarios for, as devices

@@ -179,7 +179,8 @@ describe('what runs saw (--results, --fixed-results)', () => {
       ['seen', 'not-run'],
     ]);
     expect(renderFindingsMarkdown(doc)).toContain(
-      '| present (stock run: not run; fixed run: not run) | present (stock run: seen; fixed run: gone) | present (stock run: seen; fixed run: not run) |',
+      // DEFECT_FIXES has the rxe patch for it: "fixed here" on every line it is present on.
+      '| present, fixed here (stock run: not run; fixed run: not run) | present, fixed here (stock run: seen; fixed run: gone) | present, fixed here (stock run: seen; fixed run: not run) |',
     );
   });
 
