@@ -74,6 +74,12 @@ export interface PairPlace {
   readonly connectMs?: number;
   /** The responder: how long it waits for the requester's connection and each scenario. */
   readonly serveMs?: number;
+  /**
+   * The requester across two hosts: rdma_cm binds its iWARP connections to this end's
+   * address (a host with several devices; two devices of one host: the route alone would
+   * pick the responder's own device for a local destination).
+   */
+  readonly bindSource?: boolean;
   /** The responder across two hosts: its environment, sent with each `ready`. */
   readonly environment?: RunEnvironment;
   /** The requester across two hosts: told the responder's environment when it comes. */
@@ -698,6 +704,11 @@ async function requestRxe(
   }
 }
 
+/** rdma_cm's source address for the requester's connections (PairPlace bindSource). */
+function sourceOf(place: PairPlace): { src?: string } {
+  return place.bindSource === true ? { src: place.addresses.siw0.me } : {};
+}
+
 async function requestSiw(
   scenario: Scenario,
   socket: Socket,
@@ -712,7 +723,7 @@ async function requestSiw(
     if (ready.environment !== undefined) place.onPeerEnvironment?.(ready.environment);
     channel = new EventChannel();
     const client = channel.createId();
-    await client.resolveAddr(ready.ip ?? place.addresses.siw0.peer, ready.port ?? 0);
+    await client.resolveAddr(ready.ip ?? place.addresses.siw0.peer, ready.port ?? 0, sourceOf(place));
     await client.resolveRoute();
     context = client.context();
     const pd = context.allocPd();
@@ -724,7 +735,7 @@ async function requestSiw(
     const extras: Qp[] = [];
     for (let i = 0; i < extraQpsOf(scenario); i++) {
       const more = channel.createId();
-      await more.resolveAddr(ready.ip ?? place.addresses.siw0.peer, ready.port ?? 0);
+      await more.resolveAddr(ready.ip ?? place.addresses.siw0.peer, ready.port ?? 0, sourceOf(place));
       await more.resolveRoute();
       extras.push(more.createQp(pd, { sendCq: cq }));
       await more.connect({ initiatorDepth: IRD_ORD, responderResources: IRD_ORD });

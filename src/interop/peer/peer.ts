@@ -223,6 +223,7 @@ export async function runPeer(options: PeerRunOptions): Promise<PeerRunResult> {
     const place: PairPlace = {
       ...placeOf(d, { listen: '', connect: host, port }, host),
       connectMs: (options.connectSeconds ?? 10) * 1000,
+      bindSource: true,
       onPeerEnvironment: (env) => {
         peerEnvironment = env;
       },
