@@ -253,9 +253,11 @@ export async function runPeer(options: PeerRunOptions): Promise<PeerRunResult> {
     const responderEnv = peerEnvironment ?? environment;
     const responderFacts = peerEnvironment?.devices[0];
     const environments = { A: environment, B: responderEnv };
+    // Each result names the device it ran on (results.json `device`, its target beside it).
+    const on = { name: d.name, provider: d.provider, address: d.address, gidIndex: d.gidIndex };
     const results = scenarios.map((scenario) =>
       judgeLinkScenario(
-        scenario,
+        { ...scenario, on },
         observed.find((o) => o.id === scenario.id),
         capture,
         environment,

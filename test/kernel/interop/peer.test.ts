@@ -137,6 +137,9 @@ interface ResultsScenario {
   readonly differences: readonly { field: string; device: string }[];
 }
 
+/** A --scenario glob of `ids` (picomatch takes a one-item brace literally). */
+const glob = (ids: readonly string[]) => (ids.length === 1 ? (ids[0] ?? '') : `{${ids.join(',')}}`);
+
 const scenarios = (file: string) =>
   (JSON.parse(readFileSync(file, 'utf8')) as { scenarios: ResultsScenario[] }).scenarios;
 
@@ -185,13 +188,17 @@ async function acrossPair(
       '--peer',
       `${pair.addresses[1]}:${port}`,
       '--scenario',
-      `{${ids.join(',')}}`,
+      glob(ids),
       '--report',
       dir,
     ],
     { encoding: 'utf8', timeout: 120_000 },
   );
-  return { run, served: await served, serveErr };
+  // A run that failed before it connected leaves the server waiting: not for its timeout.
+  const stop = setTimeout(() => server.kill(), 5000);
+  const status = await served;
+  clearTimeout(stop);
+  return { run, served: status, serveErr };
 }
 
 describe('run --peer: the link scenarios across two devices that do not share a netdev', () => {
@@ -208,9 +215,13 @@ describe('run --peer: the link scenarios across two devices that do not share a 
         expect(existsSync(join(dir, f)), f).toBe(true);
       const across = scenarios(join(dir, 'results.json'));
       const results = JSON.parse(readFileSync(join(dir, 'results.json'), 'utf8')) as {
-        environments?: Record<string, { devices: { name: string; provider: string }[] }>;
+        pair?: Record<string, { devices: { name: string; provider: string }[] }>;
+        scenarios: { device: string; target?: string; pair?: unknown }[];
       };
-      expect(results.environments?.B?.devices.map((d) => d.name)).toEqual([pair.devices[1]]);
+      expect(results.pair?.A?.devices.map((d) => d.name)).toEqual([pair.devices[0]]);
+      expect(results.pair?.B?.devices.map((d) => d.name)).toEqual([pair.devices[1]]);
+      for (const row of results.scenarios)
+        expect(row).toMatchObject({ device: pair.devices[0], target: `${pair.kind}0` });
       // The one-process run of the same operations, on the suite's own device (loopback).
       const loop = spawnSync(
         process.execPath,
@@ -221,7 +232,7 @@ describe('run --peer: the link scenarios across two devices that do not share a 
           'host',
           '--json',
           '--scenario',
-          `{${Object.values(pair.scenarios).join(',')}}`,
+          glob(Object.values(pair.scenarios)),
         ],
         { encoding: 'utf8', timeout: 120_000 },
       );
