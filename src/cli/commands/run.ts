@@ -534,8 +534,8 @@ export function registerRun(program: Command): void {
     )
     .addOption(
       new Option(
-        '--peer <host[:port]>',
-        "with one --device: run the link scenarios of its transport against 'rdma-interop peer serve' on <host> (default port 18515), for a device that cannot talk to itself (docs/nic.md)",
+        '--peer <host>',
+        "with one --device: run the link scenarios of its transport against 'rdma-interop peer serve' on <host> (a name or address; <host>:<port>, [<IPv6>]:<port>; default port 18515), for a device that cannot talk to itself (docs/nic.md)",
       )
         .argParser(parsePeerOption)
         .conflicts(['link', 'list', 'kernels']),

@@ -5,7 +5,7 @@
  * control channel (protocol.ts); siw QPs through rdma_cm across the iWARP link.
  */
 import { writeFileSync } from 'node:fs';
-import { connect as connectTcp, createServer, type Socket } from 'node:net';
+import { createServer, type Socket } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type CmId, EventChannel } from '../../verbs/cm.js';
 import type { WorkCompletion } from '../../verbs/completion.js';
@@ -16,7 +16,6 @@ import { closeQuietly } from '../../verbs/lifetime.js';
 import type { Mr } from '../../verbs/mr.js';
 import type { Pd } from '../../verbs/pd.js';
 import type { Qp } from '../../verbs/qp.js';
-import type { RunEnvironment } from '../environment.js';
 import { DeviceSide, requesterMemory } from '../kernel/device-side.js';
 import { traitsOf } from '../operations.js';
 import { type HammerObservation, planOf, runProgram } from '../program.js';
@@ -34,8 +33,8 @@ import {
 } from '../scenario.js';
 import { lostWireOf, writeStreamOf } from './fault-scenarios.js';
 import { hammerCqe, hammerStepOf, linkHammer } from './hammer.js';
+import { connectControl, LinkRefusedError, type PairPlace, pairPlace, sourceOf } from './place.js';
 import {
-  CONTROL_PORT,
   type ControlMessage,
   encodeMessage,
   type LinkCompletion,
@@ -50,64 +49,6 @@ import {
   linkScenarioById,
 } from './scenarios.js';
 import { requestStream, STREAM_DONE_TIMEOUT_MS, StreamReceiver } from './write-stream.js';
-
-/** The guests' addresses on each link (src/runtime/pair.ts PAIR_LINKS). */
-export const LINK_ADDRESSES = {
-  rxe0: ['192.0.2.1', '192.0.2.2'],
-  siw0: ['198.51.100.1', '198.51.100.2'],
-} as const;
-
-/**
- * Where one end of a link run is: the device it opens for each target of the link
- * scenarios (`rxe0`: RoCE, connected by hand; `siw0`: iWARP, through rdma_cm), its own
- * address on each and its partner's (the responder may not know it: ''), and the control
- * connection (the responder listens on it, the requester connects to it). In a guest pair
- * (pairPlace) the devices are the guests' rxe0 and siw0 on PAIR_LINKS; across two hosts
- * (`run --peer`, `peer serve`: src/interop/peer/) one device of the host, any name.
- */
-export interface PairPlace {
-  readonly devices: Readonly<Record<DeviceName, string>>;
-  readonly addresses: Readonly<Record<DeviceName, { readonly me: string; readonly peer: string }>>;
-  /** The control connection: the address this end listens on as the responder, the one it connects to as the requester. */
-  readonly control: { readonly listen: string; readonly connect: string; readonly port: number };
-  /** How long the requester keeps trying to reach the control port (a guest may boot later). */
-  readonly connectMs?: number;
-  /** The responder: how long it waits for the requester's connection and each scenario. */
-  readonly serveMs?: number;
-  /**
-   * The requester across two hosts: rdma_cm binds its iWARP connections to this end's
-   * address (a host with several devices; two devices of one host: the route alone would
-   * pick the responder's own device for a local destination).
-   */
-  readonly bindSource?: boolean;
-  /** The responder across two hosts: its environment, sent with each `ready`. */
-  readonly environment?: RunEnvironment;
-  /** The requester across two hosts: told the responder's environment when it comes. */
-  readonly onPeerEnvironment?: (environment: RunEnvironment) => void;
-}
-
-/** A is the first requester, B the first responder (run.ts); either serves either role. */
-export function pairPlace(guest: 'A' | 'B'): PairPlace {
-  const [me, peer] = guest === 'A' ? ([0, 1] as const) : ([1, 0] as const);
-  return {
-    devices: { rxe0: 'rxe0', siw0: 'siw0' },
-    addresses: {
-      rxe0: { me: LINK_ADDRESSES.rxe0[me], peer: LINK_ADDRESSES.rxe0[peer] },
-      siw0: { me: LINK_ADDRESSES.siw0[me], peer: LINK_ADDRESSES.siw0[peer] },
-    },
-    // The responder listens on its RoCE link address; the requester connects there.
-    control: {
-      listen: LINK_ADDRESSES.rxe0[me],
-      connect: LINK_ADDRESSES.rxe0[peer],
-      port: CONTROL_PORT,
-    },
-  };
-}
-
-/** The responder's refusal of a scenario its device cannot serve (`peer serve` on one device). */
-export class LinkRefusedError extends Error {
-  override readonly name = 'LinkRefusedError';
-}
 
 const IRD_ORD = 4;
 /**
@@ -174,8 +115,6 @@ function extraQpsOf(scenario: Scenario): number {
 }
 const COMPLETION_TIMEOUT_MS = 10_000;
 const MESSAGE_TIMEOUT_MS = 60_000;
-/** How long guest A keeps trying to reach guest B's control port (B may boot later). */
-const CONTROL_CONNECT_MS = 180_000;
 
 function completionOf(wc: WorkCompletion, fetched?: bigint, elapsedMs?: number): LinkCompletion {
   return {
@@ -476,22 +415,6 @@ async function respondSiw(
 
 // ---------------------------------------------------------------- guest A: the requester
 
-async function connectControl(place: PairPlace): Promise<Socket> {
-  const deadline = Date.now() + (place.connectMs ?? CONTROL_CONNECT_MS);
-  for (;;) {
-    try {
-      return await new Promise<Socket>((resolve, reject) => {
-        const socket = connectTcp(place.control.port, place.control.connect);
-        socket.once('connect', () => resolve(socket));
-        socket.once('error', reject);
-      });
-    } catch (error) {
-      if (Date.now() > deadline) throw error;
-      await sleep(250);
-    }
-  }
-}
-
 /**
  * The requester (guest A, or B when the roles swap): runs `ids` against its partner and
  * writes the observations to `outFile`.
@@ -704,11 +627,6 @@ async function requestRxe(
   }
 }
 
-/** rdma_cm's source address for the requester's connections (PairPlace bindSource). */
-function sourceOf(place: PairPlace): { src?: string } {
-  return place.bindSource === true ? { src: place.addresses.siw0.me } : {};
-}
-
 async function requestSiw(
   scenario: Scenario,
   socket: Socket,
@@ -723,7 +641,11 @@ async function requestSiw(
     if (ready.environment !== undefined) place.onPeerEnvironment?.(ready.environment);
     channel = new EventChannel();
     const client = channel.createId();
-    await client.resolveAddr(ready.ip ?? place.addresses.siw0.peer, ready.port ?? 0, sourceOf(place));
+    await client.resolveAddr(
+      ready.ip ?? place.addresses.siw0.peer,
+      ready.port ?? 0,
+      sourceOf(place),
+    );
     await client.resolveRoute();
     context = client.context();
     const pd = context.allocPd();
@@ -735,7 +657,11 @@ async function requestSiw(
     const extras: Qp[] = [];
     for (let i = 0; i < extraQpsOf(scenario); i++) {
       const more = channel.createId();
-      await more.resolveAddr(ready.ip ?? place.addresses.siw0.peer, ready.port ?? 0, sourceOf(place));
+      await more.resolveAddr(
+        ready.ip ?? place.addresses.siw0.peer,
+        ready.port ?? 0,
+        sourceOf(place),
+      );
       await more.resolveRoute();
       extras.push(more.createQp(pd, { sendCq: cq }));
       await more.connect({ initiatorDepth: IRD_ORD, responderResources: IRD_ORD });

@@ -19,8 +19,9 @@ import type { DeviceDescription } from '../device-description.js';
 import { collectEnvironment, type RunEnvironment } from '../environment.js';
 import { startTcpdump } from '../kernel/capture.js';
 import { probeDevice } from '../kernel/device-target.js';
-import { driveRequester, type PairPlace, serveResponder } from '../link/guest.js';
+import { driveRequester, serveResponder } from '../link/guest.js';
 import { decodeLinkCapture } from '../link/observed.js';
+import type { PairPlace } from '../link/place.js';
 import { CONTROL_PORT, type LinkObservation } from '../link/protocol.js';
 import { judgeLinkScenario } from '../link/run.js';
 import { LINK_SCENARIOS } from '../link/scenarios.js';
@@ -152,7 +153,7 @@ export interface PeerRunOptions {
   readonly gidIndex?: number;
   readonly peer: PeerAddress;
   readonly scenario?: string;
-  /** How long to keep trying the peer's control port (seconds; default 10). */
+  /** How long to keep trying the peer's control port (seconds; default 5). */
   readonly connectSeconds?: number;
   readonly onProgress?: (line: string) => void;
 }
@@ -222,7 +223,7 @@ export async function runPeer(options: PeerRunOptions): Promise<PeerRunResult> {
     const out = join(work, 'observations.json');
     const place: PairPlace = {
       ...placeOf(d, { listen: '', connect: host, port }, host),
-      connectMs: (options.connectSeconds ?? 10) * 1000,
+      connectMs: (options.connectSeconds ?? 5) * 1000,
       bindSource: true,
       onPeerEnvironment: (env) => {
         peerEnvironment = env;

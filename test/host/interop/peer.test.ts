@@ -4,8 +4,9 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ArgumentError } from '../../../src/errors.js';
 import type { RunEnvironment } from '../../../src/interop/environment.js';
-import { driveRequester, type PairPlace, serveResponder } from '../../../src/interop/link/guest.js';
+import { driveRequester, serveResponder } from '../../../src/interop/link/guest.js';
 import { decodeLinkCapture } from '../../../src/interop/link/observed.js';
+import type { PairPlace } from '../../../src/interop/link/place.js';
 import {
   CONTROL_PORT,
   ControlProtocolError,
