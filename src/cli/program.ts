@@ -17,6 +17,7 @@ import { registerDecode } from './commands/decode.js';
 import { registerDevices } from './commands/devices.js';
 import { registerDocker } from './commands/docker.js';
 import { registerFindings } from './commands/findings.js';
+import { registerPeer } from './commands/peer.js';
 import { registerProbe } from './commands/probe.js';
 import { registerRdmaCoreTests } from './commands/rdma-core-tests.js';
 import { registerRun } from './commands/run.js';
@@ -43,6 +44,7 @@ export function buildProgram(): Command {
 
   registerDevices(program);
   registerRun(program);
+  registerPeer(program);
   registerProbe(program);
   registerRdmaCoreTests(program);
   registerDecode(program);

@@ -66,7 +66,8 @@ export interface Polled {
 
 /** The class of timer a timed wait's completion came in, and what showed it. */
 export interface TimedCompletion {
-  readonly timer: TimerClass;
+  /** `not-measured`: the device keeps no evidence this project reads (timer-witness.ts). */
+  readonly timer: TimerClass | 'not-measured';
   /** The evidence, for the outcome's note (a device's counter deltas); not compared. */
   readonly evidence?: string;
 }

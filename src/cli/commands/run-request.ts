@@ -8,6 +8,7 @@
  * table says whether it goes along (test/host/cli/options-request.test.ts checks each).
  */
 import type { Command } from 'commander';
+import type { PeerAddress } from '../../interop/peer/peer.js';
 import type { DeviceName } from '../../interop/scenario.js';
 import { type Shard, shardLabel } from '../../judge/shard.js';
 import type { FaultSpec } from '../../runtime/faults/spec.js';
@@ -30,6 +31,8 @@ export interface RunOptions {
   readonly strict?: boolean;
   readonly list?: boolean;
   readonly link?: boolean;
+  /** The host serving the responder side (`peer serve`) of a two-host run (issue 37). */
+  readonly peer?: PeerAddress;
   readonly timeout: number;
   readonly kernel?: string;
   readonly modules?: string;
@@ -60,6 +63,7 @@ export const RUN_FORWARDING = {
   json: 'forward',
   list: { stays: 'lists the scenarios here and exits: nothing runs elsewhere' },
   link: { stays: 'boots its guest pair from this process (run-link.ts), no run elsewhere' },
+  peer: { stays: "drives the peer from this process, on this host's device (run-peer.ts)" },
   peerKernel: LINK_ONLY,
   peerSiw: LINK_ONLY,
   siw: 'forward',

@@ -36,6 +36,7 @@ import {
 } from '../options.js';
 import { shardOption } from '../shard-option.js';
 import { runLink, selectLinkScenarios } from './run-link.js';
+import { parsePeerOption, runAgainstPeer } from './run-peer.js';
 import { type RunOptions, runElsewhereArgs } from './run-request.js';
 import { inPatchedPass, runPatchedPass, runStockPass, SIW_CHOICES } from './run-siw.js';
 
@@ -61,8 +62,16 @@ function parseDevices(value: string): string[] {
   return [...new Set(names)];
 }
 
+/** commander argument parser for one device name (`peer serve --device`). */
+export function parseDeviceName(value: string): string {
+  const [name, ...more] = parseDevices(value);
+  if (name === undefined || more.length > 0)
+    throw new InvalidArgumentError('give one RDMA device name (rdma dev show)');
+  return name;
+}
+
 /** commander argument parser for `--gid-index <n>`. */
-function parseGidIndex(value: string): number {
+export function parseGidIndex(value: string): number {
   const n = Number(value);
   if (!/^\d+$/.test(value) || n > 0xffff)
     throw new InvalidArgumentError('a GID index is an integer from 0 (ibv_devinfo -v lists them)');
@@ -70,7 +79,7 @@ function parseGidIndex(value: string): number {
 }
 
 /** commander argument parser for `--address <ip>`: an IPv4 or IPv6 address. */
-function parseAddress(value: string): string {
+export function parseAddress(value: string): string {
   if (isIP(value) === 0)
     throw new InvalidArgumentError("an IPv4 or IPv6 address of the device's netdev (ip addr)");
   return value;
@@ -414,6 +423,25 @@ function refuseIdleOptions(command: Command, options: RunOptions): void {
       );
     return;
   }
+  if (options.peer !== undefined) {
+    if (options.device?.length !== 1)
+      usageError(
+        command,
+        '--peer runs one device of this host against the peer: give one --device',
+      );
+    for (const [name, flag] of [
+      ['kernel', '--kernel'],
+      ['kernels', '--kernels'],
+      ['modules', '--modules'],
+      ['shard', '--shard'],
+    ] as const)
+      if (options[name] !== undefined)
+        usageError(command, `${flag} is for a guest; --peer runs on this host's device`);
+    if (options.runtime === 'guest' || given('timeout') || given('cacheDir'))
+      usageError(command, "--peer runs on this host's device, never in a guest");
+    if (given('siw'))
+      usageError(command, "--peer runs on the siw each host has loaded; --siw sets up a guest's");
+  }
   for (const name of ['peerKernel', 'peerSiw'] as const)
     if (options[name] !== undefined)
       usageError(
@@ -504,6 +532,14 @@ export function registerRun(program: Command): void {
         'peerSiw',
       ]),
     )
+    .addOption(
+      new Option(
+        '--peer <host>',
+        "with one --device: run the link scenarios of its transport against 'rdma-interop peer serve' on <host> (a name or address; <host>:<port>, [<IPv6>]:<port>; default port 18515), for a device that cannot talk to itself (docs/nic.md)",
+      )
+        .argParser(parsePeerOption)
+        .conflicts(['link', 'list', 'kernels']),
+    )
     .option(
       '--link',
       'the wire scenarios across a link between two guests (RoCEv2 and iWARP frames captured and compared with the engine); --kernel and --siw set up guest A (the first requester)',
@@ -549,6 +585,11 @@ export function registerRun(program: Command): void {
     .addOption(shardOption('scenarios'))
     .action(async (options: RunOptions, command: Command) => {
       refuseIdleOptions(command, options);
+      const [device] = options.device ?? [];
+      if (options.peer !== undefined && device !== undefined) {
+        process.exitCode = await runAgainstPeer({ ...options, device, peer: options.peer });
+        return;
+      }
       const scenarios = selectScenarios(options);
       if (scenarios.length === 0)
         usageError(

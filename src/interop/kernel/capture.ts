@@ -27,15 +27,20 @@ export interface Capture {
 const READY_TIMEOUT_MS = 20_000;
 const SETTLE_MS = 300;
 
-/** Starts tcpdump on `lo` for TCP `port`; resolves once it is listening. */
-export async function startCapture(port: number): Promise<Capture> {
+/** A running tcpdump: `stop` ends it and hands back the pcap file's bytes. */
+export interface Tcpdump {
+  stop(): Promise<Uint8Array>;
+}
+
+/** Starts tcpdump on `iface` with `filter`; resolves once it is listening. */
+export async function startTcpdump(iface: string, filter: string): Promise<Tcpdump> {
   const dir = mkdtempSync(join(tmpdir(), 'rdma-interop-capture-'));
   const file = join(dir, 'capture.pcap');
   // --immediate-mode: hand each packet over at once (TPACKET_V3 otherwise holds packets in
   // a block until it fills or times out, and SIGINT can end tcpdump before they arrive).
   const tcpdump = spawn(
     'tcpdump',
-    ['-i', 'lo', '--immediate-mode', '-U', '-s', '0', '-w', file, `tcp port ${port}`],
+    ['-i', iface, '--immediate-mode', '-U', '-s', '0', '-w', file, filter],
     {
       stdio: ['ignore', 'ignore', 'pipe'],
     },
@@ -68,26 +73,36 @@ export async function startCapture(port: number): Promise<Capture> {
       tcpdump.kill('SIGINT');
       await exited;
       try {
-        const pcap = readFileSync(file);
-        const decoded = decodeCaptureMessages(pcap);
-        if (!decoded.ok) throw decoded.error;
-        for (const item of decoded.value.items) if (item.kind === 'problem') throw item.error;
-        const messages = decoded.value.items
-          .filter((i): i is FpduItem => i.kind === 'fpdu')
-          .flatMap((i) =>
-            i.fpdu.message.ok
-              ? [
-                  {
-                    from: i.direction === 'client-to-server' ? 'requester' : 'responder',
-                    message: i.fpdu.message.value,
-                  } as const,
-                ]
-              : [],
-          );
-        return { messages, pcap: new Uint8Array(pcap) };
+        return new Uint8Array(readFileSync(file));
       } finally {
         rmSync(dir, { recursive: true, force: true });
       }
+    },
+  };
+}
+
+/** Starts tcpdump on `lo` for TCP `port`; resolves once it is listening. */
+export async function startCapture(port: number): Promise<Capture> {
+  const tcpdump = await startTcpdump('lo', `tcp port ${port}`);
+  return {
+    stop: async () => {
+      const pcap = await tcpdump.stop();
+      const decoded = decodeCaptureMessages(pcap);
+      if (!decoded.ok) throw decoded.error;
+      for (const item of decoded.value.items) if (item.kind === 'problem') throw item.error;
+      const messages = decoded.value.items
+        .filter((i): i is FpduItem => i.kind === 'fpdu')
+        .flatMap((i) =>
+          i.fpdu.message.ok
+            ? [
+                {
+                  from: i.direction === 'client-to-server' ? 'requester' : 'responder',
+                  message: i.fpdu.message.value,
+                } as const,
+              ]
+            : [],
+        );
+      return { messages, pcap };
     },
   };
 }

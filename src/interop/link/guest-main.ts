@@ -8,7 +8,8 @@
  */
 import { writeFileSync } from 'node:fs';
 import { collectEnvironment } from '../environment.js';
-import { driveRequester, pairPlace, serveResponder } from './guest.js';
+import { driveRequester, serveResponder } from './guest.js';
+import { pairPlace } from './place.js';
 import { LINK_DIRECTIONS, type LinkDirection, linkFiles } from './sides.js';
 
 async function main(argv: readonly string[]): Promise<number> {

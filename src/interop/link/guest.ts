@@ -5,7 +5,7 @@
  * control channel (protocol.ts); siw QPs through rdma_cm across the iWARP link.
  */
 import { writeFileSync } from 'node:fs';
-import { connect as connectTcp, createServer, type Socket } from 'node:net';
+import { createServer, type Socket } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type CmId, EventChannel } from '../../verbs/cm.js';
 import type { WorkCompletion } from '../../verbs/completion.js';
@@ -20,6 +20,7 @@ import { DeviceSide, requesterMemory } from '../kernel/device-side.js';
 import { traitsOf } from '../operations.js';
 import { type HammerObservation, planOf, runProgram } from '../program.js';
 import {
+  type DeviceName,
   GUARD,
   initialBuffer,
   MR_LENGTH,
@@ -32,8 +33,8 @@ import {
 } from '../scenario.js';
 import { lostWireOf, writeStreamOf } from './fault-scenarios.js';
 import { hammerCqe, hammerStepOf, linkHammer } from './hammer.js';
+import { connectControl, LinkRefusedError, type PairPlace, pairPlace, sourceOf } from './place.js';
 import {
-  CONTROL_PORT,
   type ControlMessage,
   encodeMessage,
   type LinkCompletion,
@@ -48,23 +49,6 @@ import {
   linkScenarioById,
 } from './scenarios.js';
 import { requestStream, STREAM_DONE_TIMEOUT_MS, StreamReceiver } from './write-stream.js';
-
-/** The guests' addresses on each link (src/runtime/pair.ts PAIR_LINKS). */
-export const LINK_ADDRESSES = {
-  rxe0: ['192.0.2.1', '192.0.2.2'],
-  siw0: ['198.51.100.1', '198.51.100.2'],
-} as const;
-
-/** Which guest of the pair this is (0 = A, 1 = B), and its partner. */
-export interface PairPlace {
-  readonly me: 0 | 1;
-  readonly peer: 0 | 1;
-}
-
-/** A is the first requester, B the first responder (run.ts); either serves either role. */
-export function pairPlace(guest: 'A' | 'B'): PairPlace {
-  return guest === 'A' ? { me: 0, peer: 1 } : { me: 1, peer: 0 };
-}
 
 const IRD_ORD = 4;
 /**
@@ -131,8 +115,6 @@ function extraQpsOf(scenario: Scenario): number {
 }
 const COMPLETION_TIMEOUT_MS = 10_000;
 const MESSAGE_TIMEOUT_MS = 60_000;
-/** How long guest A keeps trying to reach guest B's control port (B may boot later). */
-const CONTROL_CONNECT_MS = 180_000;
 
 function completionOf(wc: WorkCompletion, fetched?: bigint, elapsedMs?: number): LinkCompletion {
   return {
@@ -166,6 +148,8 @@ async function expect<T extends ControlMessage['type']>(
   timeoutMs = MESSAGE_TIMEOUT_MS,
 ): Promise<Extract<ControlMessage, { type: T }>> {
   const message = await lines.next(timeoutMs);
+  if (message.type === 'refused' && type !== 'refused')
+    throw new LinkRefusedError(`the responder refused ${message.id}: ${message.reason}`);
   if (message.type !== type) throw new Error(`expected '${type}', got '${message.type}'`);
   return message as Extract<ControlMessage, { type: T }>;
 }
@@ -185,23 +169,52 @@ function receivesOf(scenario: Scenario): { at: number; length: number }[] {
 
 // ---------------------------------------------------------------- guest B: the responder
 
-/** The responder (guest B, or A when the roles swap): serves scenarios until the requester says `bye`. */
-export async function serveResponder(place: PairPlace = pairPlace('B')): Promise<void> {
+/**
+ * The responder (guest B, or A when the roles swap): serves scenarios until the requester
+ * says `bye`. `serves` says which targets this end has a device for (default: both); a
+ * setup for another is refused (a `refused` message), and the requester stops there.
+ */
+export async function serveResponder(
+  place: PairPlace = pairPlace('B'),
+  serves: readonly DeviceName[] = ['rxe0', 'siw0'],
+  onListening?: (port: number) => void,
+): Promise<void> {
   const server = createServer();
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(CONTROL_PORT, LINK_ADDRESSES.rxe0[place.me], () => resolve());
+    server.listen(place.control.port, place.control.listen, () => resolve());
   });
-  const socket = await new Promise<Socket>((resolve) => server.once('connection', resolve));
+  const address = server.address();
+  onListening?.(typeof address === 'object' && address !== null ? address.port : 0);
+  const waitMs = place.serveMs ?? 10 * MESSAGE_TIMEOUT_MS;
+  let timer: NodeJS.Timeout | undefined;
+  const socket = await new Promise<Socket>((resolve, reject) => {
+    timer = setTimeout(() => {
+      server.close();
+      reject(new Error(`no requester connected within ${Math.round(waitMs / 1000)} s`));
+    }, waitMs);
+    server.once('connection', resolve);
+  }).finally(() => clearTimeout(timer));
   server.close();
   const lines = new MessageLines();
   socket.on('data', (chunk: Buffer) => lines.push(chunk));
   try {
     for (;;) {
-      const message = await lines.next(10 * MESSAGE_TIMEOUT_MS);
+      const message = await lines.next(waitMs);
       if (message.type === 'bye') break;
       if (message.type !== 'setup') throw new Error(`expected 'setup', got '${message.type}'`);
-      const scenario = scenarioOf(message.id);
+      const scenario = linkScenarioById(message.id);
+      if (scenario === undefined || !serves.includes(scenario.device)) {
+        send(socket, {
+          type: 'refused',
+          id: message.id,
+          reason:
+            scenario === undefined
+              ? `${message.id} is no link scenario this end knows (another version of rdma-interop?)`
+              : `this end serves ${serves.map((d) => place.devices[d]).join(', ')}, no ${scenario.device === 'rxe0' ? 'RoCE' : 'iWARP'} device`,
+        });
+        continue;
+      }
       if (scenario.device === 'rxe0') {
         await respondRxe(scenario, message, socket, lines, place);
       } else {
@@ -318,13 +331,13 @@ async function respondRxe(
   lines: MessageLines,
   place: PairPlace,
 ): Promise<void> {
-  const context = openDevice('rxe0');
+  const context = openDevice(place.devices.rxe0);
   try {
     const pd = context.allocPd();
     const cq = context.createCq({ cqe: responderCqe(scenario) });
     const qp = pd.createQp({ sendCq: cq, ...responderQueues(scenario) });
     const { mr, buffer } = targetMemory(scenario, pd);
-    const gid = context.findGid({ ipv4: LINK_ADDRESSES.rxe0[place.me] });
+    const gid = context.findGid({ ipv4: place.addresses.rxe0.me });
     const at = (index: number) => ({ index, localPsn: LINK_RESPONDER_PSN, sgidIndex: gid.index });
     const side = { minRnrTimer: LINK_MIN_RNR_TIMER };
     const extras = (setup.extraQpNums ?? []).map((qpNum, i) => {
@@ -343,6 +356,7 @@ async function respondRxe(
       addr: mr.addr.toString(),
       rkey: mr.rkey,
       ...(extras.length === 0 ? {} : { extraQpNums: extras.map((q) => q.qpNum) }),
+      ...(place.environment === undefined ? {} : { environment: place.environment }),
     });
     await finish(scenario, socket, lines, cq, receives, buffer);
   } finally {
@@ -360,7 +374,7 @@ async function respondSiw(
   let context: Context | undefined;
   try {
     const listener = channel.createId();
-    listener.bindAddr(LINK_ADDRESSES.siw0[place.me], 0);
+    listener.bindAddr(place.addresses.siw0.me, 0);
     listener.listen();
     context = listener.context();
     const pd = context.allocPd();
@@ -370,8 +384,10 @@ async function respondSiw(
       type: 'ready',
       id: scenario.id,
       port: listener.localPort,
+      ip: place.addresses.siw0.me,
       addr: mr.addr.toString(),
       rkey: mr.rkey,
+      ...(place.environment === undefined ? {} : { environment: place.environment }),
     });
     const request = await listener.nextConnectRequest({ timeoutMs: MESSAGE_TIMEOUT_MS });
     const id: CmId = request.id;
@@ -398,22 +414,6 @@ async function respondSiw(
 }
 
 // ---------------------------------------------------------------- guest A: the requester
-
-async function connectControl(place: PairPlace): Promise<Socket> {
-  const deadline = Date.now() + CONTROL_CONNECT_MS;
-  for (;;) {
-    try {
-      return await new Promise<Socket>((resolve, reject) => {
-        const socket = connectTcp(CONTROL_PORT, LINK_ADDRESSES.rxe0[place.peer]);
-        socket.once('connect', () => resolve(socket));
-        socket.once('error', reject);
-      });
-    } catch (error) {
-      if (Date.now() > deadline) throw error;
-      await sleep(250);
-    }
-  }
-}
 
 /**
  * The requester (guest A, or B when the roles swap): runs `ids` against its partner and
@@ -573,7 +573,7 @@ async function requestRxe(
   lines: MessageLines,
   place: PairPlace,
 ): Promise<LinkObservation> {
-  const context = openDevice('rxe0');
+  const context = openDevice(place.devices.rxe0);
   try {
     const pd = context.allocPd();
     const cqe = requesterCqe(scenario);
@@ -581,7 +581,7 @@ async function requestRxe(
     const createQp = () => pd.createQp({ sendCq: cq, extended: scenario.postPath === 'ex' });
     const qp = createQp();
     const extras = Array.from({ length: extraQpsOf(scenario) }, createQp);
-    const gid = context.findGid({ ipv4: LINK_ADDRESSES.rxe0[place.me] });
+    const gid = context.findGid({ ipv4: place.addresses.rxe0.me });
     send(socket, {
       type: 'setup',
       id: scenario.id,
@@ -591,6 +591,7 @@ async function requestRxe(
       ...(extras.length === 0 ? {} : { extraQpNums: extras.map((q) => q.qpNum) }),
     });
     const ready = await expect(lines, 'ready');
+    if (ready.environment !== undefined) place.onPeerEnvironment?.(ready.environment);
     const lost = lostWireOf(scenario);
     const timeout = lost?.timeout ?? (isFaultProgram(scenario) ? HAMMER_ACK_TIMEOUT : ACK_TIMEOUT);
     const at = (index: number) => ({ index, localPsn: LINK_REQUESTER_PSN, sgidIndex: gid.index });
@@ -637,9 +638,14 @@ async function requestSiw(
   try {
     send(socket, { type: 'setup', id: scenario.id });
     const ready = await expect(lines, 'ready');
+    if (ready.environment !== undefined) place.onPeerEnvironment?.(ready.environment);
     channel = new EventChannel();
     const client = channel.createId();
-    await client.resolveAddr(LINK_ADDRESSES.siw0[place.peer], ready.port ?? 0);
+    await client.resolveAddr(
+      ready.ip ?? place.addresses.siw0.peer,
+      ready.port ?? 0,
+      sourceOf(place),
+    );
     await client.resolveRoute();
     context = client.context();
     const pd = context.allocPd();
@@ -651,7 +657,11 @@ async function requestSiw(
     const extras: Qp[] = [];
     for (let i = 0; i < extraQpsOf(scenario); i++) {
       const more = channel.createId();
-      await more.resolveAddr(LINK_ADDRESSES.siw0[place.peer], ready.port ?? 0);
+      await more.resolveAddr(
+        ready.ip ?? place.addresses.siw0.peer,
+        ready.port ?? 0,
+        sourceOf(place),
+      );
       await more.resolveRoute();
       extras.push(more.createQp(pd, { sendCq: cq }));
       await more.connect({ initiatorDepth: IRD_ORD, responderResources: IRD_ORD });

@@ -4,9 +4,11 @@
  * `setup` (its QP number and GID), B answers `ready` (its QP, or its rdma_cm port, and its
  * MR's address and rkey) once its receives are posted (siw: and `accepted` once its
  * rdma_cm accept returned); A posts and waits, then `done`;
- * B answers `finished` (its completions, its memory) and both tear down. bigints travel as
- * decimal strings.
+ * B answers `finished` (its completions, its memory) and both tear down; B answers a
+ * setup it has no device for with `refused`. bigints travel as decimal strings. The same
+ * protocol runs between two hosts (`run --peer`, `peer serve`: src/interop/peer/).
  */
+import type { RunEnvironment } from '../environment.js';
 import type { StreamRequesterObservation, StreamResponderObservation } from './write-stream.js';
 
 /** Guest B's control port on the link (any unprivileged port does). */
@@ -31,10 +33,17 @@ export interface ReadyMessage {
   readonly gid?: string;
   /** siw: the rdma_cm listener's port on B's iWARP address. */
   readonly port?: number;
+  /** siw: B's iWARP address (across two hosts the requester knows only the control host's). */
+  readonly ip?: string;
   readonly addr: string;
   readonly rkey: number;
   /** rxe, a hammer program: the responder QPs for the requester's further QPs, in order. */
   readonly extraQpNums?: readonly number[];
+  /**
+   * Across two hosts (`peer serve`): the responder's environment (kernel, rdma-core, its
+   * device's facts), which the requester's judge keys the responder's records on.
+   */
+  readonly environment?: RunEnvironment;
 }
 
 /**
@@ -79,6 +88,16 @@ export interface FinishedMessage {
   readonly stream?: StreamResponderObservation;
 }
 
+/**
+ * The responder cannot serve this scenario (`peer serve` has one device: a RoCE one
+ * refuses the iWARP scenarios and the other way round); the requester stops there.
+ */
+export interface RefusedMessage {
+  readonly type: 'refused';
+  readonly id: string;
+  readonly reason: string;
+}
+
 export interface ByeMessage {
   readonly type: 'bye';
 }
@@ -89,6 +108,7 @@ export type ControlMessage =
   | AcceptedMessage
   | DoneMessage
   | FinishedMessage
+  | RefusedMessage
   | ByeMessage;
 
 /** What guest A records of one scenario (share dir, `link-observations.json`). */
@@ -123,9 +143,16 @@ export interface LinkObservation {
   readonly error?: string;
 }
 
+/** The other end sent a line that is no control message (not an rdma-interop peer?). */
+export class ControlProtocolError extends Error {
+  override readonly name = 'ControlProtocolError';
+}
+
 /** Splits a byte stream into JSON messages, one per line. */
 export class MessageLines {
   #pending = '';
+  #failure: ControlProtocolError | undefined;
+  readonly #rejecters: ((error: Error) => void)[] = [];
   readonly #queue: ControlMessage[] = [];
   readonly #waiters: ((m: ControlMessage) => void)[] = [];
 
@@ -137,7 +164,19 @@ export class MessageLines {
       const line = this.#pending.slice(0, end);
       this.#pending = this.#pending.slice(end + 1);
       if (line.trim() === '') continue;
-      const message = JSON.parse(line) as ControlMessage;
+      let message: ControlMessage;
+      try {
+        message = JSON.parse(line) as ControlMessage;
+        if (typeof message !== 'object' || message === null || typeof message.type !== 'string')
+          throw new Error('no message type');
+      } catch {
+        this.#failure = new ControlProtocolError(
+          `the control connection sent ${JSON.stringify(line.slice(0, 60))}, no rdma-interop control message`,
+        );
+        for (const reject of this.#rejecters.splice(0)) reject(this.#failure);
+        this.#waiters.splice(0);
+        return;
+      }
       const waiter = this.#waiters.shift();
       if (waiter) waiter(message);
       else this.#queue.push(message);
@@ -148,17 +187,29 @@ export class MessageLines {
   next(timeoutMs: number): Promise<ControlMessage> {
     const queued = this.#queue.shift();
     if (queued) return Promise.resolve(queued);
+    if (this.#failure !== undefined) return Promise.reject(this.#failure);
     return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => {
+      const forget = () => {
         const at = this.#waiters.indexOf(waiter);
         if (at >= 0) this.#waiters.splice(at, 1);
+        const r = this.#rejecters.indexOf(rejecter);
+        if (r >= 0) this.#rejecters.splice(r, 1);
+      };
+      const timer = setTimeout(() => {
+        forget();
         reject(new Error(`no control message within ${timeoutMs} ms`));
       }, timeoutMs);
       const waiter = (m: ControlMessage) => {
         clearTimeout(timer);
+        forget();
         resolve(m);
       };
+      const rejecter = (error: Error) => {
+        clearTimeout(timer);
+        reject(error);
+      };
       this.#waiters.push(waiter);
+      this.#rejecters.push(rejecter);
     });
   }
 }

@@ -18,7 +18,13 @@ import { packageRoot } from '../../runtime/paths.js';
 import type { RunEnvironment } from '../environment.js';
 import { judge, type ScenarioResult } from '../runner.js';
 import type { Scenario } from '../scenario.js';
-import { decodeLinkCapture, type LinkCapture, observedLinkOutcome, qpPairsOf } from './observed.js';
+import {
+  decodeLinkCapture,
+  type LinkCapture,
+  type LinkPeers,
+  observedLinkOutcome,
+  qpPairsOf,
+} from './observed.js';
 import { expectedLinkOutcome } from './predict.js';
 import { CONTROL_PORT, type LinkObservation } from './protocol.js';
 import { withReadWindows } from './read-window.js';
@@ -91,6 +97,12 @@ export interface LinkRunResult {
 export interface LinkJudgeContext {
   readonly environments: Readonly<Record<PairGuest, RunEnvironment>>;
   readonly requester: PairGuest;
+  /**
+   * Across two hosts (`run --peer`): the device each side opened (default: the scenario's
+   * target, rxe0 or siw0) and their RoCE addresses (default: the guest pair's, PAIR_LINKS).
+   */
+  readonly devices?: Readonly<Record<PairGuest, string>>;
+  readonly peers?: LinkPeers;
 }
 
 /**
@@ -114,8 +126,18 @@ export function judgeLinkScenario(
   const requester = context.requester;
   const responder: PairGuest = requester === 'A' ? 'B' : 'A';
   const pair: LinkPair = {
-    requester: linkSide(requester, context.environments[requester], scenario.device),
-    responder: linkSide(responder, context.environments[responder], scenario.device),
+    requester: linkSide(
+      requester,
+      context.environments[requester],
+      scenario.device,
+      context.devices?.[requester],
+    ),
+    responder: linkSide(
+      responder,
+      context.environments[responder],
+      scenario.device,
+      context.devices?.[responder],
+    ),
   };
   const engine = withReadWindows(scenario, expectedLinkOutcome(withResponderOf(scenario, pair)));
   // The result carries the direction in its id (the report's rows, pcap and junit names).
@@ -141,9 +163,10 @@ export function judgeLinkScenario(
   const rxe = PAIR_LINKS.find((l) => l.device === 'rxe0') ?? PAIR_LINKS[0];
   const at = (guest: PairGuest) => (guest === 'A' ? 0 : 1);
   const peers =
-    rxe === undefined
+    context.peers ??
+    (rxe === undefined
       ? { requester: '', responder: '' }
-      : { requester: linkAddress(rxe, at(requester)), responder: linkAddress(rxe, at(responder)) };
+      : { requester: linkAddress(rxe, at(requester)), responder: linkAddress(rxe, at(responder)) });
   const kernel = withReadWindows(
     scenario,
     observedLinkOutcome(scenario, observation, capture, peers),

@@ -41,11 +41,18 @@ export interface LinkPair {
 }
 
 /**
- * The side `guest` of a run on `device`, from the environment that guest collected: the
- * provider as the guest saw it (siw0 on the patched module is `siw+rfc7306`).
+ * The side `guest` of a run on `device` (a link scenario's target, or across two hosts the
+ * device that side opened: `name`), from the environment that guest collected: the
+ * provider as the guest saw it (siw0 on the patched module is `siw+rfc7306`; a device of
+ * another name, its described provider: mlx5, irdma...).
  */
-export function linkSide(guest: PairGuest, env: RunEnvironment, device: DeviceName): LinkSide {
-  const facts = env.devices.find((d) => d.name === device);
+export function linkSide(
+  guest: PairGuest,
+  env: RunEnvironment,
+  device: DeviceName,
+  name: string = device,
+): LinkSide {
+  const facts = env.devices.find((d) => d.name === name);
   return {
     guest,
     provider: facts?.provider ?? DEVICES[device].provider,

@@ -70,6 +70,7 @@ const GIVEN: Readonly<Record<string, readonly string[] | 'refused'>> = {
   'run json': ['--json'],
   'run list': ['--list'],
   'run link': ['--link'],
+  'run peer': ['--device', 'lab_roce', '--peer', '192.0.2.9:4000'],
   'run peerKernel': ['--peer-kernel', '7.3'],
   'run peerSiw': ['--peer-siw', 'rfc7306'],
   'run siw': ['--siw', 'both'],

@@ -126,6 +126,14 @@ function expectRefused(r: Run, command: string, message: RegExp): void {
   expect(r.stderr).toMatch(new RegExp(`\\(see '${command} --help'\\)\\n$`));
 }
 
+/** A run on this host's device `device`, which is not here: exit 1, one error line naming it. */
+function expectDeviceMissing(r: Run, command: string, device: string): void {
+  expect(r.status, r.stderr).toBe(1);
+  expect(r.stdout).toBe('');
+  expect(r.stderr).toMatch(new RegExp(`^${command}: error: .*${device}`));
+  expect(r.stderr).not.toMatch(/\n\s+at /);
+}
+
 /** The runtime was reached and stopped before a boot: exit 125, its error line. */
 function expectRuntimeStop(r: Run, command: string, message: RegExp): void {
   expect(r.status, r.stderr).toBe(125);
@@ -301,6 +309,40 @@ const ENTRIES: Readonly<Record<string, Entry>> = {
       expect(scenarioIds(r)).toEqual(expect.arrayContaining(SCENARIOS.map((s) => s.id)));
     },
   },
+  'rdma-interop run --peer': {
+    coveredBy: 'test/kernel/interop/peer.test.ts, test/host/interop/peer.test.ts',
+    accepted: async () => {
+      // Unrefused: the run probes its device here (none of this name on this host).
+      const r = await cli(['run', '--device', 'lab_roce', '--peer', '192.0.2.9:4000']);
+      expectDeviceMissing(r, 'rdma-interop run', 'lab_roce');
+      expectRefused(
+        await cli(['run', '--peer', '192.0.2.9']),
+        'rdma-interop run',
+        /--peer runs one device of this host against the peer: give one --device/,
+      );
+    },
+  },
+  ...Object.fromEntries(
+    (
+      [
+        ['--device', []],
+        ['--address', ['--address', '192.0.2.1']],
+        ['--gid-index', ['--gid-index', '1']],
+        ['--listen', ['--listen', '127.0.0.1']],
+        ['--port', ['--port', '4000']],
+        ['--timeout', ['--timeout', '5']],
+      ] as const
+    ).map(([option, more]) => [
+      `rdma-interop peer serve ${option}`,
+      {
+        coveredBy: 'test/kernel/interop/peer.test.ts',
+        accepted: async () => {
+          const r = await cli(['peer', 'serve', '--device', 'lab_roce', ...more]);
+          expectDeviceMissing(r, 'rdma-interop peer', 'lab_roce');
+        },
+      } satisfies Entry,
+    ]),
+  ),
   'rdma-interop run --link': {
     effect: async () => {
       const listed = scenarioIds(await cli(['run', '--link', '--list']));
@@ -944,6 +986,13 @@ const VALUES: Readonly<Record<string, ValueCheck>> = {
   'rdma-interop run --peer-siw': { bad: 'patched' },
   'rdma-interop run --faults': { bad: 'drop=2' },
   'rdma-interop run --cache-dir': { free: 'a directory, created' },
+  'rdma-interop run --peer': { bad: 'lab-b:0' },
+  'rdma-interop peer serve --device': { bad: 'mlx5/0' },
+  'rdma-interop peer serve --address': { bad: '192.0.2' },
+  'rdma-interop peer serve --gid-index': { bad: '-1' },
+  'rdma-interop peer serve --listen': { bad: 'lab-b' },
+  'rdma-interop peer serve --port': { bad: '0' },
+  'rdma-interop peer serve --timeout': { bad: '0' },
   'rdma-interop decode --profile': { bad: 'rfc9999' },
   'rdma-interop decode --fields': { bad: 'frame.number,nope' },
   'rdma-interop decode --filter': { bad: 'infiniband.bth.opcode ==' },
@@ -1033,6 +1082,14 @@ const REFUSED: readonly (readonly [readonly string[], RegExp])[] = [
   [['run', '--runtime', 'host', '--timeout', '60'], /--timeout limits the guest/],
   [['run', '--runtime', 'host', '--cache-dir', '/tmp'], /--cache-dir holds the guest kernels/],
   [['run', '--json', '--siw', 'both'], /--json prints one document/],
+  [['run', '--device', 'a,b', '--peer', 'lab-b'], /--peer runs one device of this host/],
+  [['run', '--device', 'a', '--peer', 'lab-b', '--kernel', '6.1'], /--kernel is for a guest/],
+  [['run', '--device', 'a', '--peer', 'lab-b', '--link'], /cannot be used with option '--link'/],
+  [
+    ['run', '--device', 'a', '--peer', 'lab-b', '--runtime', 'guest'],
+    /--peer runs on this host's device/,
+  ],
+  [['run', '--device', 'a', '--peer', 'lab-b', '--siw', 'rfc7306'], /--siw sets up a guest's/],
   [['run', '--scenario', 'no-such-*'], /no scenario matches 'no-such-\*'/],
   ...[
     '--runtime guest',

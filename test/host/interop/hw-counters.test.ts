@@ -159,4 +159,30 @@ describe('rxe hw_counters', () => {
     const broken = timerWitnessOf({ device: 'rxe0' }, join(root, 'absent'));
     await expect(broken.mark('requester')).rejects.toThrow(HwCountersError);
   });
+
+  it('a device bound by run --device: rxe of any name reads its counters, another RoCE provider is not measured', async () => {
+    const bound = (name: string, provider: string) => ({
+      device: 'rxe0' as const,
+      on: { name, provider, address: '203.0.113.1', gidIndex: 1 },
+    });
+    // The fake root holds rxe0's counters only: lab_roce (rxe) reads its own, absent here.
+    await expect(
+      timerWitnessOf(bound('lab_roce', 'rxe'), root, fakeClock()).mark('requester'),
+    ).rejects.toThrow(HwCountersError);
+    const mlx5 = timerWitnessOf(bound('mlx5_0', 'mlx5'), root, fakeClock());
+    await mlx5.mark('requester');
+    writeCounts(plus({ rcvd_rnr_err: 2n }));
+    expect(await mlx5.classOf('requester')).toEqual({
+      timer: 'not-measured',
+      evidence: "mlx5: the timer witness reads rxe's hw_counters only (not measured)",
+    });
+    const irdma = timerWitnessOf(
+      {
+        device: 'siw0',
+        on: { name: 'irdma0', provider: 'irdma', address: '198.18.0.1', gidIndex: 0 },
+      },
+      root,
+    );
+    expect((await irdma.classOf('requester')).timer).toBe('no-timer');
+  });
 });
