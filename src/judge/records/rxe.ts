@@ -34,7 +34,9 @@ export const RXE_RECORDS: readonly BehaviourRecord[] = [
       'requester.wc2.{opcode,flags,fetched}': '—',
       'q1.requester.state': 'ERR',
       'q{2,4}.responder.state': 'RTS',
-      'responder.wc2.status': 'none',
+      // No completion: the Write retries for ever (rxe-no-retry-exhaustion-towards-err-qp);
+      // on the fixed rxe (patches/rxe-fixes/0001) its retries run out: RETRY_EXC_ERR.
+      'responder.wc2.status': /^(none|RETRY_EXC_ERR)$/,
       'responder.wc2.{wr,vendor_err}': '—',
       'mem[8]': '0x0123456789abcdef',
     },
@@ -221,6 +223,23 @@ export const RXE_RECORDS: readonly BehaviourRecord[] = [
       'rxe sets IB_WC_GRH on every receive completion of a RoCE QP, RC included (rxe_resp.c do_complete: ' +
       'wc_flags = IB_WC_GRH for RoCE), where the engine follows IBTA (a GRH flag only when a GRH was ' +
       'received into the buffer, which RC receives do not report)',
+    spec: 'IBTA 11.4.2.1 (ibv_wc wc_flags)',
+  },
+  {
+    // On stock these receives' flags are rxe-with-inv-reads-ip-csum-ok's (GRH|IP_CSUM_OK);
+    // on the fixed build (its librxe fix) WITH_INV shows and the GRH of
+    // rxe-grh-on-rc-receive stays.
+    id: 'rxe-grh-on-send-with-inv-receive',
+    class: 'allowed',
+    rule: 'ibv_poll_cq(3): IBV_WC_GRH "GRH is present (valid only for UD QPs)" (as rxe-grh-on-rc-receive)',
+    provider: 'rxe+fixes',
+    kernel: SINCE_6_1,
+    scope: ['rxe-mw2-send-with-inv*'],
+    observed: { 'responder.wc1.flags': 'GRH|WITH_INV' },
+    why:
+      'as rxe-grh-on-rc-receive, for the receive of a Send with Invalidate once librxe reports ' +
+      'IBV_WC_WITH_INV (patches/rdma-core-fixes/0001): rxe_resp.c do_complete still sets IB_WC_GRH ' +
+      'on the receive completion of a RoCE QP',
     spec: 'IBTA 11.4.2.1 (ibv_wc wc_flags)',
   },
   {
