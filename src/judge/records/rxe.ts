@@ -75,6 +75,35 @@ export const RXE_RECORDS: readonly BehaviourRecord[] = [
     spec: 'IBTA 1.5 Vol. 1 Annex A19 (FLUSH)',
   },
   {
+    id: 'rxe-no-flush-before-6.2',
+    class: 'unimplemented',
+    rule: 'IBTA 1.5 Vol. 1 Annex A19 (FLUSH, a 1.5 addition the 6.1 driver predates); ibv_reg_mr(3) (EINVAL for access flags the device does not support)',
+    provider: 'rxe',
+    kernel: RXE_BEFORE_PLACEMENT,
+    // rdma-core 45 and later have ibv_wr_flush: on 6.1 that is the fixed build's 56.1
+    // (patches/rdma-core-fixes); the line's own rdma-core 44 is librxe-44-no-flush's.
+    rdmaCore: { from: '45' },
+    scope: RXE_FLUSHES,
+    observed: {
+      bringup: 'EINVAL ibv_reg_mr',
+      // rxe-flush-no-right-ex registers no flush right: its FLUSH is posted, and the 6.1
+      // kernel completes the unknown opcode locally, as ATOMIC WRITE (rxe-no-atomic-write-
+      // before-6.2); the Write back to the requester in ERR then retries (for ever on stock,
+      // rxe-no-retry-exhaustion-towards-err-qp; RETRY_EXC_ERR on the fixed rxe).
+      'requester.wc1.status': 'LOC_QP_OP_ERR',
+      'responder.wc2.status': /^(none|RETRY_EXC_ERR)$/,
+      'q2.responder.state': 'RTS',
+    },
+    nothingHappened: true,
+    why:
+      'rxe before 6.2 has no FLUSH ("RDMA/rxe: Implement RC RDMA FLUSH service in requester ' +
+      'side", 6.2): rxe_reg_user_mr refuses the IBV_ACCESS_FLUSH_* rights it does not know ' +
+      '(ibv_reg_mr EINVAL, before anything is posted), and a FLUSH posted on an MR without them ' +
+      'completes locally with LOC_QP_OP_ERR, nothing reaching the responder. Measured on ' +
+      '6.1.192 with rdma-core 56.1 (the fixed build of issue 33)',
+    spec: 'IBTA 1.5 Vol. 1 Annex A19 (FLUSH)',
+  },
+  {
     id: 'librxe-atomic-alignment',
     class: 'allowed',
     rule: 'ibv_post_send(3): a request the provider can tell is invalid while posting fails at once (EINVAL, bad_wr); IBTA Vol. 1 o9-21 makes the misaligned atomic invalid either way',
