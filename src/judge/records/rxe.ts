@@ -92,7 +92,7 @@ export const RXE_RECORDS: readonly BehaviourRecord[] = [
       // rxe-no-retry-exhaustion-towards-err-qp; RETRY_EXC_ERR on the fixed rxe).
       'requester.wc1.status': 'LOC_QP_OP_ERR',
       'responder.wc2.status': /^(none|RETRY_EXC_ERR)$/,
-      'q2.responder.state': 'RTS',
+      'q{2,4}.responder.state': 'RTS',
     },
     nothingHappened: true,
     why:
