@@ -6,7 +6,8 @@
 #      the TypeScript build and the N-API addon (node-gyp, incremental)
 #   4. the guest kernel, modules, siw.ko and initramfs (guest-assets.sh), cached by version,
 #      for every kernel line (kernel-matrix.sh: 6.12, 7.3 and their rdma-core 56.1), and
-#      the patched siw (siw-patched.sh)
+#      the patched siw (siw-patched.sh), and the fixed build of issue 33 (fixes.sh) for the
+#      line the kernel tests' guest boots
 #   5. the container runtime: docker.io, debootstrap, the local base image (docker.sh)
 # Set RDMA_INTEROP_SKIP_GUEST_ASSETS=1 on a host that has its own RDMA devices.
 # Outside a git checkout this is `rdma-interop setup` (guest runtime only, user cache).
@@ -64,6 +65,14 @@ if [ "${RDMA_INTEROP_SKIP_GUEST_ASSETS:-0}" != 1 ]; then
   # RDMA_INTEROP_SIW_PATCHED_LINES="6.1" builds fewer.
   # shellcheck disable=SC2086 # a list of lines
   bash scripts/setup/siw-patched.sh ${RDMA_INTEROP_SIW_PATCHED_LINES:-}
+  # The fixed build of issue 33 (repro/README.md) for the line the kernel tests' guest boots
+  # (DEFAULT_KERNEL_LINE): the reproducers, rdma-core 56.1 with patches/rdma-core-fixes/, the
+  # fixed rdma_rxe.ko and siw.ko. The modules reuse the linux-source and headers siw-patched.sh
+  # just fetched (scripts/lib/kernel-module.sh): about 16 s for both on 6.1; the fixed rdma-core
+  # about 40 s, cold.
+  # shellcheck source=scripts/setup/kernel-lines.sh
+  source scripts/setup/kernel-lines.sh
+  bash scripts/setup/fixes.sh "$DEFAULT_KERNEL_LINE"
 fi
 
 # The container runtime (`rdma-interop docker`): docker.io, debootstrap, the local base.

@@ -28,6 +28,8 @@ export interface DevicesOrGuestOptions {
   readonly kernel?: string;
   /** With `kernel` a bzImage or build tree: its modules_install tree (runtime/own-kernel.ts). */
   readonly modules?: string;
+  /** rxe0 and siw0 on the fixed build, the command on the fixed providers (runtime/fixes-env.ts). */
+  readonly fixes?: boolean;
   /**
    * Stops the guest when aborted. SIGINT and SIGTERM always do (exit status 130, 143);
    * this is for a caller's own reasons on top of them.
@@ -86,6 +88,7 @@ export async function onDevicesOrGuest(
       ...(options.shareDir === undefined ? {} : { shareDir: options.shareDir }),
       ...(options.kernel === undefined ? {} : { kernel: options.kernel }),
       ...(options.modules === undefined ? {} : { modules: options.modules }),
+      ...(options.fixes === true ? { fixes: true } : {}),
     });
     return result.exitCode;
   } catch (error) {

@@ -6,7 +6,12 @@
  * --report`, stock and on the fixed build) add what was seen (results.ts). The rows open
  * with the defects still present upstream, as a conformance report opens with its issues.
  */
-import { type BehaviourRecord, RECORD_CLASSES, type RecordClass } from '../judge/record.js';
+import {
+  type BehaviourRecord,
+  coversScenario,
+  RECORD_CLASSES,
+  type RecordClass,
+} from '../judge/record.js';
 import { RECORDS } from '../judge/records/index.js';
 import { compareToBound, inRange, rangeText, type VersionRange } from '../judge/version-range.js';
 import { KERNEL_LINES, kernelLine } from '../runtime/kernel-lines.js';
@@ -44,6 +49,12 @@ export interface LineCell {
   readonly stockRun?: RunState;
   /** The run on the fixed build (`--fixed-results`), where given. */
   readonly fixedRun?: RunState;
+  /**
+   * The fix here is proven on this line: fixed here, and a run on the fixed build (a device
+   * keyed `rxe+fixes`/`siw+fixes`, `run --fixes`) ran a scenario in the record's scope and
+   * the record explained nothing there.
+   */
+  readonly proven?: boolean;
 }
 
 export interface FindingRow {
@@ -127,11 +138,12 @@ function patchLines(patches: readonly string[]): Set<string> | undefined {
 
 function lineCell(
   line: string,
-  ranges: readonly VersionRange[],
+  records: readonly BehaviourRecord[],
   fixes: readonly DefectFix[],
   runs: { readonly stock?: RunSightings; readonly fixed?: RunSightings },
   id: string,
 ): LineCell {
+  const ranges = records.map((k) => k.kernel);
   const present = ranges.some((r) => inRange(line, r));
   // A range that ends at or before the line: upstream changed the behaviour there.
   const ended = ranges.find((r) => r.before !== undefined && compareToBound(line, r.before) >= 0);
@@ -150,6 +162,11 @@ function lineCell(
   };
   const stockRun = runState(runs.stock);
   const fixedRun = runState(runs.fixed);
+  const scopeRan = [...(runs.fixed?.ran.get(line) ?? [])].some((r) =>
+    records.some((k) => coversScenario(k, r)),
+  );
+  const proven =
+    fixedHere && fixedRun === 'not-seen' && runs.fixed?.fixedBuild.has(line) === true && scopeRan;
   return {
     line,
     state,
@@ -158,6 +175,7 @@ function lineCell(
     fixedHere,
     ...(stockRun === undefined ? {} : { stockRun }),
     ...(fixedRun === undefined ? {} : { fixedRun }),
+    ...(runs.fixed === undefined || !fixedHere ? {} : { proven }),
   };
 }
 
@@ -212,7 +230,7 @@ export function findingsDocument(options: FindingsOptions = {}): FindingsDocumen
       ...(own[0] === undefined ? {} : { reproducer: own[0].reproducer }),
       patches: own.flatMap((f) => f.patches),
       lines: lines.map((line) =>
-        lineCell(line, ranges, own, { stock: options.stock, fixed: options.fixed }, id),
+        lineCell(line, ks, own, { stock: options.stock, fixed: options.fixed }, id),
       ),
     };
   });

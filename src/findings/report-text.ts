@@ -33,7 +33,9 @@ export function lineText(row: FindingRow, c: LineCell): string {
   const records =
     c.state === 'present'
       ? c.fixedHere
-        ? 'present, fixed here'
+        ? c.proven === true
+          ? 'present, fixed here: proven'
+          : 'present, fixed here'
         : 'present'
       : c.state === 'fixed-upstream'
         ? `${changed} in ${c.upstream ?? '?'}`

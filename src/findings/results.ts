@@ -9,6 +9,7 @@
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { RdmaInteropError } from '../errors.js';
+import { FIXES_SUFFIX } from '../judge/record.js';
 import { versionNumbers } from '../judge/version-range.js';
 import { KERNEL_LINES } from '../runtime/kernel-lines.js';
 
@@ -22,6 +23,18 @@ export class FindingsInputError extends RdmaInteropError {
 export interface RunSightings {
   readonly lines: ReadonlySet<string>;
   readonly seen: ReadonlyMap<string, ReadonlySet<string>>;
+  /** The scenario and assertion ids each line's runs ran (a record is gone only where its scope ran). */
+  readonly ran: ReadonlyMap<string, ReadonlySet<string>>;
+  /** The lines a run of which was on the fixed build (a device keyed `rxe+fixes`, `siw+fixes`). */
+  readonly fixedBuild: ReadonlySet<string>;
+}
+
+/** One results.json's part of a line: the record ids seen, the ids run, the build. */
+interface LineSighting {
+  readonly line: string;
+  readonly ids: string[];
+  readonly ran: string[];
+  readonly fixedBuild: boolean;
 }
 
 /** The kernel line of a release (`6.12.95+deb12-amd64` -> `6.12`), or undefined. */
@@ -50,7 +63,7 @@ const isObject = (v: unknown): v is Readonly<Record<string, unknown>> =>
 const array = (v: unknown): readonly unknown[] => (Array.isArray(v) ? v : []);
 
 /** The (line, record id) pairs of one results.json document. */
-function sightingsOf(file: string, document: unknown): { line: string; ids: string[] }[] {
+function sightingsOf(file: string, document: unknown): LineSighting[] {
   if (!isObject(document)) throw new FindingsInputError(`${file}: not a results document`);
   const lineOf = (release: unknown): string => {
     const line = typeof release === 'string' ? lineOfRelease(release) : undefined;
@@ -62,13 +75,16 @@ function sightingsOf(file: string, document: unknown): { line: string; ids: stri
   };
   if (Array.isArray(document.assertions)) {
     // The tester's: each assertion names its kernel release.
-    const out = new Map<string, string[]>();
+    const out = new Map<string, { ids: string[]; ran: string[] }>();
     for (const a of array(document.assertions)) {
       if (!isObject(a)) continue;
       const line = lineOf(a.kernel);
-      out.set(line, [...(out.get(line) ?? []), ...(typeof a.known === 'string' ? [a.known] : [])]);
+      const part = out.get(line) ?? { ids: [], ran: [] };
+      if (typeof a.known === 'string') part.ids.push(a.known);
+      if (typeof a.id === 'string') part.ran.push(a.id);
+      out.set(line, part);
     }
-    return [...out].map(([line, ids]) => ({ line, ids }));
+    return [...out].map(([line, part]) => ({ line, ...part, fixedBuild: false }));
   }
   if (!isObject(document.environment) || !Array.isArray(document.scenarios))
     throw new FindingsInputError(`${file}: neither a run's nor a probe's results.json`);
@@ -86,7 +102,15 @@ function sightingsOf(file: string, document: unknown): { line: string; ids: stri
   const findings = array(document.findings).flatMap((f) =>
     isObject(f) && typeof f.id === 'string' ? [f.id] : [],
   );
-  return [{ line: lineOf(document.environment.kernel), ids: [...ids, ...findings] }];
+  const ran = array(document.scenarios).flatMap((s) =>
+    isObject(s) && typeof s.id === 'string' ? [s.id] : [],
+  );
+  const fixedBuild = array(document.environment.devices).some(
+    (d) => isObject(d) && typeof d.provider === 'string' && d.provider.endsWith(FIXES_SUFFIX),
+  );
+  return [
+    { line: lineOf(document.environment.kernel), ids: [...ids, ...findings], ran, fixedBuild },
+  ];
 }
 
 /** What the runs under `dir` saw (`--results`, `--fixed-results`). */
@@ -97,6 +121,8 @@ export function readSightings(dir: string): RunSightings {
   if (files.length === 0)
     throw new FindingsInputError(`${dir}: no results.json in it (a run's or probe's --report)`);
   const seen = new Map<string, Set<string>>();
+  const ran = new Map<string, Set<string>>();
+  const fixedBuild = new Set<string>();
   for (const file of files) {
     let document: unknown;
     try {
@@ -104,8 +130,11 @@ export function readSightings(dir: string): RunSightings {
     } catch (error) {
       throw new FindingsInputError(`${file}: ${(error as Error).message}`);
     }
-    for (const { line, ids } of sightingsOf(file, document))
-      seen.set(line, new Set([...(seen.get(line) ?? []), ...ids]));
+    for (const part of sightingsOf(file, document)) {
+      seen.set(part.line, new Set([...(seen.get(part.line) ?? []), ...part.ids]));
+      ran.set(part.line, new Set([...(ran.get(part.line) ?? []), ...part.ran]));
+      if (part.fixedBuild) fixedBuild.add(part.line);
+    }
   }
-  return { lines: new Set(seen.keys()), seen };
+  return { lines: new Set(seen.keys()), seen, ran, fixedBuild };
 }

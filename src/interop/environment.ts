@@ -7,11 +7,10 @@ import { execFileSync } from 'node:child_process';
 import { hostname, release } from 'node:os';
 import { requireArray, requireObject, requireString } from '../arguments.js';
 import type { Environment } from '../judge/record.js';
-import { siwProvider } from '../judge/record.js';
-import { loadedSiwVariant } from '../runtime/siw-module.js';
 import { openDevice } from '../verbs/device.js';
 import { libibverbsVersion } from '../verbs/flush.js';
 import { type DeviceDescription, deviceFactsOf } from './device-description.js';
+import { providerKey } from './provider-key.js';
 import { DEVICES, type DeviceName } from './scenario.js';
 
 /** The device attributes a report shows (a subset of ibv_query_device). */
@@ -106,11 +105,12 @@ export function rdmaCoreVersion(): string {
 
 /**
  * The provider behind a device: the suite's own soft devices by name (siw0 on the patched
- * module: `siw+rfc7306`, siw-variant.ts), else the name's stem.
+ * module: `siw+rfc7306`, siw-variant.ts; rxe0 and siw0 on the fixed build: `rxe+fixes`,
+ * `siw+fixes`, provider-key.ts), else the name's stem.
  */
 export function providerOf(device: string): string {
-  if (device === 'siw0') return siwProvider(loadedSiwVariant());
-  return device in DEVICES ? DEVICES[device as DeviceName].provider : device.replace(/_?\d+$/, '');
+  if (device in DEVICES) return providerKey(DEVICES[device as DeviceName].provider);
+  return device.replace(/_?\d+$/, '');
 }
 
 /** The device's attributes, or undefined when it cannot be opened. */

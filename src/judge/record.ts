@@ -14,6 +14,7 @@
 
 import picomatch from 'picomatch';
 import { requireObject, requireString } from '../arguments.js';
+import { DEFECT_FIXES } from '../findings/fixes.js';
 import type { IwarpExpectation } from './iwarp-answer.js';
 import { inRange, type VersionRange } from './version-range.js';
 
@@ -50,6 +51,34 @@ export const PATCHED_SIW_PROVIDER = 'siw+rfc7306';
 /** siw's provider key for records: `siw+rfc7306` on the patched module. */
 export function siwProvider(variant: 'stock' | 'rfc7306' | undefined): string {
   return variant === 'rfc7306' ? PATCHED_SIW_PROVIDER : 'siw';
+}
+
+/**
+ * The provider keys of rxe0 and siw0 on the fixed build (issue 33): the fixed modules
+ * (patches/rxe-fixes, patches/siw-fixes) and the fixed librxe/libsiw (rdma-core 56.1 with
+ * patches/rdma-core-fixes), as `vm --fixes` and `run --fixes` set them up
+ * (runtime/fixes-env.ts).
+ */
+export const FIXES_SUFFIX = '+fixes';
+
+/** The provider key on the fixed build: `rxe+fixes`, `siw+fixes`. */
+export function fixedProvider(provider: string): string {
+  return `${provider}${FIXES_SUFFIX}`;
+}
+
+/**
+ * The records the fixed build fixes: findings/fixes.ts DEFECT_FIXES, the one list. On a
+ * fixed provider every record of its stock provider holds but these, so the fixed
+ * defects' results turn `match` and nothing else changes.
+ */
+const FIXED_RECORD_IDS: ReadonlySet<string> = new Set(DEFECT_FIXES.map((f) => f.recordId));
+
+/** True when `k` holds for `provider`: its own, one it names in alsoFor, or (fixed build) its stock one unless fixed. */
+export function holdsForProvider(k: BehaviourRecord, provider: string): boolean {
+  if (k.provider === provider || k.alsoFor?.includes(provider) === true) return true;
+  if (!provider.endsWith(FIXES_SUFFIX)) return false;
+  const stock = provider.slice(0, -FIXES_SUFFIX.length);
+  return k.provider === stock && !FIXED_RECORD_IDS.has(k.id);
 }
 
 /** The classes of recorded behaviour (issue 33), in the order the findings report lists them. */
@@ -144,7 +173,7 @@ export function appliesIn(k: BehaviourRecord, env: Environment): boolean {
   requireObject('interop', 'k', k);
   requireEnvironment(env);
   return (
-    (k.provider === env.provider || k.alsoFor?.includes(env.provider) === true) &&
+    holdsForProvider(k, env.provider) &&
     inRange(env.kernel, k.kernel) &&
     (k.rdmaCore === undefined || inRange(env.rdmaCore, k.rdmaCore))
   );

@@ -11,6 +11,14 @@ import { dirname, join } from 'node:path';
 import type { GuestAssets } from './assets.js';
 import { GuestRuntimeError } from './errors.js';
 
+/** Set to `1` in the command's environment on the fixed build (and read by rdma-devices.sh). */
+export const FIXES_ENV = 'RDMA_INTEROP_FIXES';
+
+/** True when this process runs on the fixed build: its guest was set up with fixesEnv. */
+export function onFixedBuild(env: NodeJS.ProcessEnv = process.env): boolean {
+  return env[FIXES_ENV] === '1';
+}
+
 /** The environment that puts rxe0, siw0 and their providers on the fixed build. */
 export function fixesEnv(assets: GuestAssets): Record<string, string> {
   // modulesRoot is <assets dir>/root (assets.ts); the links sit in <assets dir>.
@@ -23,5 +31,5 @@ export function fixesEnv(assets: GuestAssets): Record<string, string> {
       'assets-missing',
       `no fixed build for kernel ${assets.kernelRelease} (${missing.join(', ')} missing): build it with 'bash scripts/setup/fixes.sh <line>'`,
     );
-  return { RDMA_INTEROP_FIXES: '1', LD_LIBRARY_PATH: lib };
+  return { [FIXES_ENV]: '1', LD_LIBRARY_PATH: lib };
 }

@@ -38,6 +38,8 @@ export interface RunOptions {
   readonly modules?: string;
   readonly kernels?: string[];
   readonly siw?: SiwChoice;
+  /** rxe0 and siw0 on the fixed build of issue 33 (runtime/fixes-env.ts). */
+  readonly fixes?: boolean;
   readonly peerKernel?: string;
   readonly peerSiw?: SiwVariant;
   readonly json?: boolean;
@@ -67,6 +69,9 @@ export const RUN_FORWARDING = {
   peerKernel: LINK_ONLY,
   peerSiw: LINK_ONLY,
   siw: 'forward',
+  // The guest is set up on the fixed build from here (runInGuest `fixes`); the run there
+  // gets --fixes too and checks its devices are on it (RDMA_INTEROP_FIXES=1).
+  fixes: 'forward',
   faults: LINK_ONLY,
   // Each run elsewhere (the guest's, a siw pass) selects the same part (judge/shard.ts).
   shard: 'forward',

@@ -19,6 +19,7 @@ import { SCENARIOS } from '../../interop/scenarios.js';
 import { usesRfc7306 } from '../../interop/siw-variant.js';
 import { markShard, type ShardOf, selectShard, shardLabel, withShard } from '../../judge/shard.js';
 import { WIRE_PROBES } from '../../probe/wire-probes.js';
+import { FIXES_ENV, onFixedBuild } from '../../runtime/fixes-env.js';
 import { hostRdmaDevices, KERNEL_LINES } from '../../runtime/index.js';
 import { findKernelLine } from '../../runtime/kernel-lines.js';
 import { SIW_VARIANTS } from '../../runtime/siw-variant-env.js';
@@ -331,6 +332,7 @@ async function runOnce(
         ...(share === undefined ? {} : { shareDir: share }),
         ...(kernel === undefined ? {} : { kernel }),
         ...(options.modules === undefined ? {} : { modules: options.modules }),
+        ...(options.fixes === true ? { fixes: true } : {}),
       },
       () => runHere(command, options, share === undefined ? undefined : join(share, 'report')),
     );
@@ -395,6 +397,7 @@ function refuseIdleOptions(command: Command, options: RunOptions): void {
   const given = (name: string) => command.getOptionValueSource(name) === 'cli';
   if (options.faults !== undefined && !options.link)
     usageError(command, '--faults sets the wire between the two guests of --link');
+  refuseIdleFixes(command, options);
   if (options.modules !== undefined && (options.kernel === undefined || options.link))
     usageError(
       command,
@@ -482,6 +485,35 @@ function refuseIdleOptions(command: Command, options: RunOptions): void {
         );
 }
 
+/**
+ * `--fixes`: one guest on the fixed build. siw0 runs one module at a time (the fixed stock
+ * siw here, the RFC 7306 one for --siw rfc7306); the link's guests are set up by --siw and
+ * --peer-siw. On this host's devices (the guest's own run gets --fixes forwarded) it holds
+ * only where they are on the fixed build, as RDMA_INTEROP_FIXES=1 says (runtime/fixes-env.ts).
+ */
+function refuseIdleFixes(command: Command, options: RunOptions): void {
+  if (options.fixes !== true) return;
+  if (options.siw !== undefined && options.siw !== 'stock')
+    usageError(
+      command,
+      `--fixes runs siw0 on the fixed stock siw; --siw ${options.siw} on the RFC 7306 one (one siw module at a time)`,
+    );
+  if (options.link)
+    usageError(
+      command,
+      "--fixes sets up one guest; --link's guests run stock siw or --siw/--peer-siw",
+    );
+  const where =
+    options.kernel !== undefined || options.kernels !== undefined
+      ? 'guest'
+      : resolveRuntime(options.runtime);
+  if (where === 'host' && !onFixedBuild())
+    usageError(
+      command,
+      `--fixes on this host's devices: they are not on the fixed build (${FIXES_ENV} is not 1); use --runtime guest`,
+    );
+}
+
 /** `rdma-interop run`: the interop suite on the default runtime. */
 export function registerRun(program: Command): void {
   program
@@ -530,6 +562,7 @@ export function registerRun(program: Command): void {
         'cacheDir',
         'peerKernel',
         'peerSiw',
+        'fixes',
       ]),
     )
     .addOption(
@@ -563,6 +596,10 @@ export function registerRun(program: Command): void {
       )
         .choices([...SIW_CHOICES])
         .default('stock'),
+    )
+    .option(
+      '--fixes',
+      "rxe0 and siw0 on the project's fixed modules and providers (patches/*-fixes, repro/README.md; built by scripts/setup/fixes.sh), keyed rxe+fixes and siw+fixes: the defects they fix (findings/fixes.ts) turn match, every other record holds as on stock; not with --siw rfc7306|both",
     )
     .addOption(
       new Option(

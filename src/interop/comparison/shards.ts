@@ -9,15 +9,20 @@
  * The merged run lists its scenarios and probes in the unsharded order: a shard's i-th
  * item (scenarios, then probes) was the selection's item i*n + k - 1 (judge/shard.ts).
  */
+import { FIXES_SUFFIX, PATCHED_SIW_PROVIDER } from '../../judge/record.js';
 import { type Shard, unshardedPosition } from '../../judge/shard.js';
 import { ReportInputError, type ReportRun } from './read.js';
 
 /** `k/n` as results.json records it. */
 const SHARD = /^(\d+)\/(\d+)$/;
 
-/** The siw variant a run's siw0 ran on, from its device facts (a part may lack siw0). */
+/**
+ * The build a run's soft devices ran on, from their device facts (a part may lack siw0):
+ * the patched siw, the fixed build of issue 33 (`rxe+fixes`, `siw+fixes`), or stock.
+ */
 function siwVariantOf(run: ReportRun): string {
-  return run.devices.some((d) => d.provider === 'siw+rfc7306') ? 'rfc7306' : 'stock';
+  if (run.devices.some((d) => d.provider === PATCHED_SIW_PROVIDER)) return 'rfc7306';
+  return run.devices.some((d) => String(d.provider).endsWith(FIXES_SUFFIX)) ? 'fixes' : 'stock';
 }
 
 /**

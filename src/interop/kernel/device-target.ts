@@ -9,8 +9,6 @@ import { existsSync, readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { networkInterfaces } from 'node:os';
 import { basename, join } from 'node:path';
 import { ArgumentError } from '../../errors.js';
-import { siwProvider } from '../../judge/record.js';
-import { loadedSiwVariant } from '../../runtime/siw-module.js';
 import { openDevice } from '../../verbs/device.js';
 import { probeCapabilities } from '../../verbs/probe.js';
 import {
@@ -19,6 +17,7 @@ import {
   portSpeedText,
 } from '../device-description.js';
 import { PLACEMENT_CAP_BITS } from '../environment.js';
+import { providerKey } from '../provider-key.js';
 import type { Capability, TransportFamily } from '../requirements.js';
 
 const SYSFS = '/sys/class/infiniband';
@@ -64,10 +63,12 @@ export function kernelDriverOf(name: string, vendorId: number, root = SYSFS): st
   return 'unknown';
 }
 
-/** The provider records key on, for `driver` (siw on the patched module: `siw+rfc7306`). */
+/**
+ * The provider records key on, for `driver` (siw on the patched module: `siw+rfc7306`; rxe
+ * and siw on the fixed build: `rxe+fixes`, `siw+fixes`; provider-key.ts).
+ */
 export function providerOfDriver(driver: string): string {
-  const provider = PROVIDER_OF_DRIVER[driver] ?? driver;
-  return provider === 'siw' ? siwProvider(loadedSiwVariant()) : provider;
+  return providerKey(PROVIDER_OF_DRIVER[driver] ?? driver);
 }
 
 /** The netdev of port 1: sysfs's GID attributes, else `rdma link show`. */

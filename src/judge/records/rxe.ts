@@ -34,7 +34,9 @@ export const RXE_RECORDS: readonly BehaviourRecord[] = [
       'requester.wc2.{opcode,flags,fetched}': '—',
       'q1.requester.state': 'ERR',
       'q{2,4}.responder.state': 'RTS',
-      'responder.wc2.status': 'none',
+      // No completion: the Write retries for ever (rxe-no-retry-exhaustion-towards-err-qp);
+      // on the fixed rxe (patches/rxe-fixes/0001) its retries run out: RETRY_EXC_ERR.
+      'responder.wc2.status': /^(none|RETRY_EXC_ERR)$/,
       'responder.wc2.{wr,vendor_err}': '—',
       'mem[8]': '0x0123456789abcdef',
     },
@@ -70,6 +72,35 @@ export const RXE_RECORDS: readonly BehaviourRecord[] = [
       'posted and memory is untouched. The 6.1 kernel would refuse anyway: no flush MR rights ' +
       '(ibv_reg_mr EINVAL) and no FLUSH opcode before 6.2 ("RDMA/rxe: Implement RC RDMA FLUSH ' +
       'service in requester side")',
+    spec: 'IBTA 1.5 Vol. 1 Annex A19 (FLUSH)',
+  },
+  {
+    id: 'rxe-no-flush-before-6.2',
+    class: 'unimplemented',
+    rule: 'IBTA 1.5 Vol. 1 Annex A19 (FLUSH, a 1.5 addition the 6.1 driver predates); ibv_reg_mr(3) (EINVAL for access flags the device does not support)',
+    provider: 'rxe',
+    kernel: RXE_BEFORE_PLACEMENT,
+    // rdma-core 45 and later have ibv_wr_flush: on 6.1 that is the fixed build's 56.1
+    // (patches/rdma-core-fixes); the line's own rdma-core 44 is librxe-44-no-flush's.
+    rdmaCore: { from: '45' },
+    scope: RXE_FLUSHES,
+    observed: {
+      bringup: 'EINVAL ibv_reg_mr',
+      // rxe-flush-no-right-ex registers no flush right: its FLUSH is posted, and the 6.1
+      // kernel completes the unknown opcode locally, as ATOMIC WRITE (rxe-no-atomic-write-
+      // before-6.2); the Write back to the requester in ERR then retries (for ever on stock,
+      // rxe-no-retry-exhaustion-towards-err-qp; RETRY_EXC_ERR on the fixed rxe).
+      'requester.wc1.status': 'LOC_QP_OP_ERR',
+      'responder.wc2.status': /^(none|RETRY_EXC_ERR)$/,
+      'q{2,4}.responder.state': 'RTS',
+    },
+    nothingHappened: true,
+    why:
+      'rxe before 6.2 has no FLUSH ("RDMA/rxe: Implement RC RDMA FLUSH service in requester ' +
+      'side", 6.2): rxe_reg_user_mr refuses the IBV_ACCESS_FLUSH_* rights it does not know ' +
+      '(ibv_reg_mr EINVAL, before anything is posted), and a FLUSH posted on an MR without them ' +
+      'completes locally with LOC_QP_OP_ERR, nothing reaching the responder. Measured on ' +
+      '6.1.192 with rdma-core 56.1 (the fixed build of issue 33)',
     spec: 'IBTA 1.5 Vol. 1 Annex A19 (FLUSH)',
   },
   {
@@ -221,6 +252,23 @@ export const RXE_RECORDS: readonly BehaviourRecord[] = [
       'rxe sets IB_WC_GRH on every receive completion of a RoCE QP, RC included (rxe_resp.c do_complete: ' +
       'wc_flags = IB_WC_GRH for RoCE), where the engine follows IBTA (a GRH flag only when a GRH was ' +
       'received into the buffer, which RC receives do not report)',
+    spec: 'IBTA 11.4.2.1 (ibv_wc wc_flags)',
+  },
+  {
+    // On stock these receives' flags are rxe-with-inv-reads-ip-csum-ok's (GRH|IP_CSUM_OK);
+    // on the fixed build (its librxe fix) WITH_INV shows and the GRH of
+    // rxe-grh-on-rc-receive stays.
+    id: 'rxe-grh-on-send-with-inv-receive',
+    class: 'allowed',
+    rule: 'ibv_poll_cq(3): IBV_WC_GRH "GRH is present (valid only for UD QPs)" (as rxe-grh-on-rc-receive)',
+    provider: 'rxe+fixes',
+    kernel: SINCE_6_1,
+    scope: ['rxe-mw2-send-with-inv*'],
+    observed: { 'responder.wc1.flags': 'GRH|WITH_INV' },
+    why:
+      'as rxe-grh-on-rc-receive, for the receive of a Send with Invalidate once librxe reports ' +
+      'IBV_WC_WITH_INV (patches/rdma-core-fixes/0001): rxe_resp.c do_complete still sets IB_WC_GRH ' +
+      'on the receive completion of a RoCE QP',
     spec: 'IBTA 11.4.2.1 (ibv_wc wc_flags)',
   },
   {

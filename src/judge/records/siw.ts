@@ -182,6 +182,30 @@ export const SIW_RECORDS: readonly BehaviourRecord[] = [
     spec: 'ibv_post_send(3): on failure returns an errno and bad_wr names the first request not posted',
   },
   {
+    // On the fixed build (patches/rdma-core-fixes/0002) the refusal libsiw-list-refusal-lost
+    // dropped is reported: what shows is the opcode libsiw does not carry.
+    id: 'libsiw-list-refusal-reported',
+    class: 'unimplemented',
+    rule: 'RFC 7306 §5, §6 (Atomic Operations and Immediate Data: extensions a peer may not implement, §1.1); ibv_post_send(3) (EINVAL, bad_wr names the first request not posted)',
+    provider: 'siw+fixes',
+    kernel: SINCE_6_1,
+    rdmaCore: SINCE_RDMA_CORE_44,
+    scope: ['siw-order-write-then-write-imm', 'siw-order-send-then-atomic'],
+    // The first request of the list is posted and reaches the wire; the second is refused.
+    observed: {
+      post1: 'EINVAL',
+      'post1.bad_wr': 'wr2',
+      wire: /^requester> (rdma-write|send) [^\n]*$/,
+    },
+    nothingHappened: true,
+    why:
+      'libsiw maps RDMA_WRITE_WITH_IMM and ATOMIC_* to an unsupported opcode (libsiw-no-write-imm, ' +
+      'libsiw-no-atomics; rdma-core providers/siw/siw.c siw_post_send); with the list refusal kept ' +
+      '(patches/rdma-core-fixes/0002) ibv_post_send returns -EINVAL with bad_wr = the second ' +
+      'request, after the first was posted',
+    spec: 'ibv_post_send(3): on failure returns an errno and bad_wr names the first request not posted',
+  },
+  {
     id: 'libsiw-no-send-imm',
     class: 'unimplemented',
     rule: 'RFC 7306 §6 has Immediate Data, no Send with Immediate; ibv_post_send(3) (EINVAL, bad_wr)',

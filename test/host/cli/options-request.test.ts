@@ -74,6 +74,7 @@ const GIVEN: Readonly<Record<string, readonly string[] | 'refused'>> = {
   'run peerKernel': ['--peer-kernel', '7.3'],
   'run peerSiw': ['--peer-siw', 'rfc7306'],
   'run siw': ['--siw', 'both'],
+  'run fixes': ['--fixes'],
   'run faults': ['--faults', 'drop=0.5,seed=3'],
   'run timeout': ['--timeout', '60'],
   'run kernel': ['--kernel', '7.3'],

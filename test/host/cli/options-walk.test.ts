@@ -608,6 +608,21 @@ const ENTRIES: Readonly<Record<string, Entry>> = {
       );
     },
   },
+  'rdma-interop run --fixes': {
+    effect: async () => {
+      // The guest is set up on the fixed build: its modules and rdma-core are looked for
+      // beside the kernel's assets (issue 33), as for vm --fixes.
+      expectRuntimeStop(
+        await cli(['run', '--kernel', fakeAssets(), '--fixes']),
+        'rdma-interop run',
+        /no fixed build for kernel .*rdma_rxe-fixes\.ko.* missing.*fixes\.sh/,
+      );
+      // One siw module at a time: the RFC 7306 one is refused with it.
+      const both = await cli(['run', '--fixes', '--siw', 'rfc7306']);
+      expect(both.status).toBe(2);
+      expect(both.stderr).toMatch(/--fixes runs siw0 on the fixed stock siw/);
+    },
+  },
   'rdma-interop compare --out': {
     effect: async () => {
       const out = join(emptyDir('compare'), 'out');

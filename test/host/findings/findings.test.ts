@@ -178,10 +178,46 @@ describe('what runs saw (--results, --fixed-results)', () => {
       ['seen', 'not-seen'],
       ['seen', 'not-run'],
     ]);
+    // DEFECT_FIXES fixes it here; the fixed 6.12 run's devices are not keyed +fixes: not proven.
+    expect(r.lines.map((c) => c.proven)).toEqual([false, false, false]);
     expect(renderFindingsMarkdown(doc)).toContain(
       // DEFECT_FIXES has the rxe patch for it: "fixed here" on every line it is present on.
       '| present, fixed here (stock run: not run; fixed run: not run) | present, fixed here (stock run: seen; fixed run: gone) | present, fixed here (stock run: seen; fixed run: not run) |',
     );
+  });
+
+  it('a fix here is proven where a run on the fixed build ran its scope and the record is gone', () => {
+    const root = mkdtempSync(join(tmpdir(), 'findings-'));
+    const onFixes = (kernel: string, scenario: string) => ({
+      ...suiteResults(kernel, 'rxe-grh-on-rc-receive'),
+      environment: {
+        host: 'g',
+        kernel,
+        rdmaCore: '56.1',
+        node: 'v26',
+        devices: [{ name: 'rxe0', provider: 'rxe+fixes' }],
+      },
+      scenarios: [{ id: scenario, differences: [] }],
+    });
+    write(join(root, 'stock', '6.1'), suiteResults('6.1.0-57-amd64', 'rxe-mw-range-is-the-mr'));
+    write(join(root, 'fixed', '6.1'), onFixes('6.1.0-57-amd64', 'rxe-mw2-outside-window'));
+    // On 7.3 the fixed run ran none of the record's scenarios: nothing is proven there.
+    write(join(root, 'fixed', '7.3'), onFixes('7.3.4+deb13-amd64', 'rxe-send'));
+    const doc = findingsDocument({
+      stock: readSightings(join(root, 'stock')),
+      fixed: readSightings(join(root, 'fixed')),
+    });
+    const r = row(doc, 'rxe-mw-range-is-the-mr');
+    expect(r.lines.map((c) => [c.fixedRun, c.proven])).toEqual([
+      ['not-seen', true],
+      ['not-run', false],
+      ['not-seen', false],
+    ]);
+    expect(renderFindingsMarkdown(doc)).toContain(
+      '| present, fixed here: proven (stock run: seen; fixed run: gone) | present, fixed here (stock run: not run; fixed run: not run) | present, fixed here (stock run: not run; fixed run: gone) |',
+    );
+    // A record DEFECT_FIXES does not list is never proven fixed.
+    expect(row(doc, 'rxe-grh-on-rc-receive').lines.every((c) => c.proven === undefined)).toBe(true);
   });
 
   it("reads the tester's results.json too (assertions[].known)", () => {
