@@ -60,7 +60,9 @@ interface Held {
 export class FaultPipeline {
   readonly counts: FaultCounts = zeroCounts();
   readonly #held: Held[] = [];
-  readonly #timers = new Set<NodeJS.Timeout>();
+  /** Delayed frames in departure order (non-decreasing), and the one timer of the head. */
+  readonly #delayed: { readonly departure: number; readonly frame: Uint8Array }[] = [];
+  #delayTimer: NodeJS.Timeout | undefined;
   #lastDeparture = 0;
   #closed = false;
 
@@ -142,11 +144,30 @@ export class FaultPipeline {
     const now = performance.now();
     const departure = Math.max(this.#lastDeparture, now + spec.delayMs + extra);
     this.#lastDeparture = departure;
-    const timer = setTimeout(() => {
-      this.#timers.delete(timer);
-      this.#send(frame);
-    }, departure - now);
-    this.#timers.add(timer);
+    this.#delayed.push({ departure, frame });
+    if (this.#delayTimer === undefined) this.#armDelay(now);
+  }
+
+  /**
+   * One timer, for the head of the queue: a timer per frame does not keep the order, since
+   * Node counts each timeout from the event loop's cached time, not from the moment the
+   * frame was pushed, so under load a later frame's shorter timeout fired first (seen in a
+   * loaded host test run: frame 9 left after frame 10).
+   */
+  #armDelay(now: number): void {
+    const head = this.#delayed[0];
+    if (head === undefined) return;
+    this.#delayTimer = setTimeout(() => this.#departDelayed(), Math.max(1, head.departure - now));
+  }
+
+  #departDelayed(): void {
+    this.#delayTimer = undefined;
+    const now = performance.now();
+    while (this.#delayed.length > 0 && (this.#delayed[0]?.departure ?? Infinity) <= now) {
+      const next = this.#delayed.shift();
+      if (next !== undefined) this.#send(next.frame);
+    }
+    this.#armDelay(now);
   }
 
   #send(frame: Uint8Array): void {
@@ -159,7 +180,8 @@ export class FaultPipeline {
   close(): void {
     this.#closed = true;
     for (const held of this.#held.splice(0)) clearTimeout(held.timer);
-    for (const timer of this.#timers) clearTimeout(timer);
-    this.#timers.clear();
+    clearTimeout(this.#delayTimer);
+    this.#delayTimer = undefined;
+    this.#delayed.length = 0;
   }
 }
