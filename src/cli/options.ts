@@ -70,7 +70,7 @@ export function kernelLineName(value: string): string {
 
 /**
  * `--kernels all` or `--kernels 6.1,7.3`: kernel lines, each once, in the order given
- * (`findings`; run.ts and probe.ts keep their own copy of this parser for now).
+ * (`run`, `probe`, `rdma-core-tests` and `findings` share this one parser).
  */
 export function kernelLinesList(value: string): string[] {
   if (value.trim() === 'all') return KERNEL_LINES.map((l) => l.line);

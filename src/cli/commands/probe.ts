@@ -34,12 +34,12 @@ import {
   hostRdmaDevices,
   KERNEL_LINES,
 } from '../../runtime/index.js';
-import { findKernelLine } from '../../runtime/kernel-lines.js';
 import { reportGuestFailure, resolveRuntime } from '../devices-or-guest.js';
 import { usageError } from '../errors.js';
 import {
   cacheDirOption,
   kernelLineName,
+  kernelLinesList,
   positiveInteger,
   type Runtime,
   runtimeOption,
@@ -104,17 +104,6 @@ function parseDevices(value: string): string[] {
       `unknown device ${unknown.join(', ') || '(none)'}; the tester's devices are ${PROBE_DEVICES.join(', ')}`,
     );
   return names;
-}
-
-function parseKernelLines(value: string): string[] {
-  if (value.trim() === 'all') return KERNEL_LINES.map((l) => l.line);
-  const names = value.split(',').map((s) => s.trim());
-  const unknown = names.filter((n) => findKernelLine(n) === undefined);
-  if (names.length === 0 || unknown.length > 0)
-    throw new InvalidArgumentError(
-      `unknown kernel line ${unknown.join(', ') || '(none)'}; the lines are ${KERNEL_LINES.map((l) => l.line).join(', ')} (or 'all')`,
-    );
-  return [...new Set(names)];
 }
 
 function parseSeed(value: string): number {
@@ -189,7 +178,7 @@ export function registerProbe(program: Command): void {
     .addOption(new Option('--kernel <line>', 'the guest kernel line').argParser(kernelLineName))
     .addOption(
       new Option('--kernels <lines>', "several kernel lines, a guest each ('all' or e.g. 6.1,7.3)")
-        .argParser(parseKernelLines)
+        .argParser(kernelLinesList)
         .conflicts(['kernel']),
     )
     .addOption(
