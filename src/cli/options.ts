@@ -86,6 +86,29 @@ export function kernelLinesList(value: string): string[] {
   return [...new Set(names)];
 }
 
+/**
+ * `--device rxe0,siw0` where only a fixed set of devices exists (`probe`, `rdma-core-tests`):
+ * a commander argument parser for those names, each once, in the order given. `whose` names
+ * the set in the error ("the guest's").
+ */
+export function deviceListParser(
+  devices: readonly string[],
+  whose: string,
+): (value: string) => string[] {
+  return (value) => {
+    const names = value
+      .split(',')
+      .map((s) => s.trim())
+      .filter((s) => s !== '');
+    const unknown = names.filter((n) => !devices.includes(n));
+    if (names.length === 0 || unknown.length > 0)
+      throw new InvalidArgumentError(
+        `unknown device ${unknown.join(', ') || '(none)'}; ${whose} devices are ${devices.join(', ')}`,
+      );
+    return [...new Set(names)];
+  };
+}
+
 /** `--rdma-core`: `line`, `host`, or a version such as `56.1` (scripts/setup/rdma-core.sh). */
 export function rdmaCoreChoice(value: string): string {
   if (value === 'line' || value === 'host' || /^\d+(\.\d+)*$/.test(value)) return value;

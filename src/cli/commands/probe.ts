@@ -38,6 +38,7 @@ import { reportGuestFailure, resolveRuntime } from '../devices-or-guest.js';
 import { usageError } from '../errors.js';
 import {
   cacheDirOption,
+  deviceListParser,
   kernelLineName,
   kernelLinesList,
   positiveInteger,
@@ -92,19 +93,6 @@ export const PROBE_FORWARDING = {
  * rxe device (rxe_t, on a veth whose far end it owns), which the results name.
  */
 const PROBE_DEVICES = ['rxe0', 'siw0'] as const;
-
-function parseDevices(value: string): string[] {
-  const names = value
-    .split(',')
-    .map((s) => s.trim())
-    .filter((s) => s !== '');
-  const unknown = names.filter((n) => !(PROBE_DEVICES as readonly string[]).includes(n));
-  if (names.length === 0 || unknown.length > 0)
-    throw new InvalidArgumentError(
-      `unknown device ${unknown.join(', ') || '(none)'}; the tester's devices are ${PROBE_DEVICES.join(', ')}`,
-    );
-  return names;
-}
 
 function parseSeed(value: string): number {
   const n = Number(value);
@@ -172,7 +160,7 @@ export function registerProbe(program: Command): void {
       new Option(
         '--device <names>',
         `only these devices, comma-separated (${PROBE_DEVICES.join(', ')})`,
-      ).argParser(parseDevices),
+      ).argParser(deviceListParser(PROBE_DEVICES, "the tester's")),
     )
     .option('--assertion <glob>', "only assertions whose id matches the glob (e.g. 'siw-mpa-*')")
     .addOption(new Option('--kernel <line>', 'the guest kernel line').argParser(kernelLineName))

@@ -14,7 +14,13 @@ import { TEST_DEVICES, testPaths } from '../../rdma-core-tests/runner-command.js
 import { abortOnSignals, GuestRuntimeError, KERNEL_LINES } from '../../runtime/index.js';
 import { reportGuestFailure } from '../devices-or-guest.js';
 import { usageError } from '../errors.js';
-import { cacheDirOption, kernelLineName, kernelLinesList, timeoutOption } from '../options.js';
+import {
+  cacheDirOption,
+  deviceListParser,
+  kernelLineName,
+  kernelLinesList,
+  timeoutOption,
+} from '../options.js';
 
 interface RdmaCoreTestsOptions {
   readonly kernel?: string;
@@ -25,20 +31,6 @@ interface RdmaCoreTestsOptions {
   readonly list?: boolean;
   readonly timeout: number;
   readonly cacheDir?: string;
-}
-
-/** `--device rxe0,siw0`: the guest's devices only. */
-export function parseTestDevices(value: string): string[] {
-  const names = value
-    .split(',')
-    .map((s) => s.trim())
-    .filter((s) => s !== '');
-  const unknown = names.filter((n) => !(TEST_DEVICES as readonly string[]).includes(n));
-  if (names.length === 0 || unknown.length > 0)
-    throw new InvalidArgumentError(
-      `unknown device ${unknown.join(', ') || '(none)'}; the guest's devices are ${TEST_DEVICES.join(', ')}`,
-    );
-  return [...new Set(names)];
 }
 
 /** `--filter <glob>`, repeatable: a unittest id glob (fnmatch), e.g. 'tests.test_qp.*'. */
@@ -84,7 +76,7 @@ export function registerRdmaCoreTests(program: Command): void {
     )
     .addOption(
       new Option('--device <names>', `the devices, comma-separated (${TEST_DEVICES.join(', ')})`)
-        .argParser(parseTestDevices)
+        .argParser(deviceListParser(TEST_DEVICES, "the guest's"))
         .default([...TEST_DEVICES], TEST_DEVICES.join(',')),
     )
     .option(
