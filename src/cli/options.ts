@@ -70,7 +70,7 @@ export function kernelLineName(value: string): string {
 
 /**
  * `--kernels all` or `--kernels 6.1,7.3`: kernel lines, each once, in the order given
- * (`findings`; run.ts and probe.ts keep their own copy of this parser for now).
+ * (`run`, `probe`, `rdma-core-tests` and `findings` share this one parser).
  */
 export function kernelLinesList(value: string): string[] {
   if (value.trim() === 'all') return KERNEL_LINES.map((l) => l.line);
@@ -84,6 +84,29 @@ export function kernelLinesList(value: string): string[] {
       `Unknown kernel line ${unknown.join(', ') || '(none)'}; the lines are ${LINE_NAMES} (or 'all').`,
     );
   return [...new Set(names)];
+}
+
+/**
+ * `--device rxe0,siw0` where only a fixed set of devices exists (`probe`, `rdma-core-tests`):
+ * a commander argument parser for those names, each once, in the order given. `whose` names
+ * the set in the error ("the guest's").
+ */
+export function deviceListParser(
+  devices: readonly string[],
+  whose: string,
+): (value: string) => string[] {
+  return (value) => {
+    const names = value
+      .split(',')
+      .map((s) => s.trim())
+      .filter((s) => s !== '');
+    const unknown = names.filter((n) => !devices.includes(n));
+    if (names.length === 0 || unknown.length > 0)
+      throw new InvalidArgumentError(
+        `unknown device ${unknown.join(', ') || '(none)'}; ${whose} devices are ${devices.join(', ')}`,
+      );
+    return [...new Set(names)];
+  };
 }
 
 /** `--rdma-core`: `line`, `host`, or a version such as `56.1` (scripts/setup/rdma-core.sh). */

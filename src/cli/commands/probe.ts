@@ -34,12 +34,13 @@ import {
   hostRdmaDevices,
   KERNEL_LINES,
 } from '../../runtime/index.js';
-import { findKernelLine } from '../../runtime/kernel-lines.js';
 import { reportGuestFailure, resolveRuntime } from '../devices-or-guest.js';
 import { usageError } from '../errors.js';
 import {
   cacheDirOption,
+  deviceListParser,
   kernelLineName,
+  kernelLinesList,
   positiveInteger,
   type Runtime,
   runtimeOption,
@@ -92,30 +93,6 @@ export const PROBE_FORWARDING = {
  * rxe device (rxe_t, on a veth whose far end it owns), which the results name.
  */
 const PROBE_DEVICES = ['rxe0', 'siw0'] as const;
-
-function parseDevices(value: string): string[] {
-  const names = value
-    .split(',')
-    .map((s) => s.trim())
-    .filter((s) => s !== '');
-  const unknown = names.filter((n) => !(PROBE_DEVICES as readonly string[]).includes(n));
-  if (names.length === 0 || unknown.length > 0)
-    throw new InvalidArgumentError(
-      `unknown device ${unknown.join(', ') || '(none)'}; the tester's devices are ${PROBE_DEVICES.join(', ')}`,
-    );
-  return names;
-}
-
-function parseKernelLines(value: string): string[] {
-  if (value.trim() === 'all') return KERNEL_LINES.map((l) => l.line);
-  const names = value.split(',').map((s) => s.trim());
-  const unknown = names.filter((n) => findKernelLine(n) === undefined);
-  if (names.length === 0 || unknown.length > 0)
-    throw new InvalidArgumentError(
-      `unknown kernel line ${unknown.join(', ') || '(none)'}; the lines are ${KERNEL_LINES.map((l) => l.line).join(', ')} (or 'all')`,
-    );
-  return [...new Set(names)];
-}
 
 function parseSeed(value: string): number {
   const n = Number(value);
@@ -183,13 +160,13 @@ export function registerProbe(program: Command): void {
       new Option(
         '--device <names>',
         `only these devices, comma-separated (${PROBE_DEVICES.join(', ')})`,
-      ).argParser(parseDevices),
+      ).argParser(deviceListParser(PROBE_DEVICES, "the tester's")),
     )
     .option('--assertion <glob>', "only assertions whose id matches the glob (e.g. 'siw-mpa-*')")
     .addOption(new Option('--kernel <line>', 'the guest kernel line').argParser(kernelLineName))
     .addOption(
       new Option('--kernels <lines>', "several kernel lines, a guest each ('all' or e.g. 6.1,7.3)")
-        .argParser(parseKernelLines)
+        .argParser(kernelLinesList)
         .conflicts(['kernel']),
     )
     .addOption(

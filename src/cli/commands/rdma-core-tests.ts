@@ -12,10 +12,15 @@ import { type TestRun, verdictCounts, writeTestReport } from '../../rdma-core-te
 import { listTests, runTestsInGuest } from '../../rdma-core-tests/run.js';
 import { TEST_DEVICES, testPaths } from '../../rdma-core-tests/runner-command.js';
 import { abortOnSignals, GuestRuntimeError, KERNEL_LINES } from '../../runtime/index.js';
-import { findKernelLine } from '../../runtime/kernel-lines.js';
 import { reportGuestFailure } from '../devices-or-guest.js';
 import { usageError } from '../errors.js';
-import { cacheDirOption, kernelLineName, timeoutOption } from '../options.js';
+import {
+  cacheDirOption,
+  deviceListParser,
+  kernelLineName,
+  kernelLinesList,
+  timeoutOption,
+} from '../options.js';
 
 interface RdmaCoreTestsOptions {
   readonly kernel?: string;
@@ -26,32 +31,6 @@ interface RdmaCoreTestsOptions {
   readonly list?: boolean;
   readonly timeout: number;
   readonly cacheDir?: string;
-}
-
-/** `--device rxe0,siw0`: the guest's devices only. */
-export function parseTestDevices(value: string): string[] {
-  const names = value
-    .split(',')
-    .map((s) => s.trim())
-    .filter((s) => s !== '');
-  const unknown = names.filter((n) => !(TEST_DEVICES as readonly string[]).includes(n));
-  if (names.length === 0 || unknown.length > 0)
-    throw new InvalidArgumentError(
-      `unknown device ${unknown.join(', ') || '(none)'}; the guest's devices are ${TEST_DEVICES.join(', ')}`,
-    );
-  return [...new Set(names)];
-}
-
-/** `--kernels all` or a comma list of lines. */
-export function parseTestKernelLines(value: string): string[] {
-  if (value.trim() === 'all') return KERNEL_LINES.map((l) => l.line);
-  const names = value.split(',').map((s) => s.trim());
-  const unknown = names.filter((n) => findKernelLine(n) === undefined);
-  if (names.length === 0 || unknown.length > 0)
-    throw new InvalidArgumentError(
-      `unknown kernel line ${unknown.join(', ') || '(none)'}; the lines are ${KERNEL_LINES.map((l) => l.line).join(', ')} (or 'all')`,
-    );
-  return [...new Set(names)];
 }
 
 /** `--filter <glob>`, repeatable: a unittest id glob (fnmatch), e.g. 'tests.test_qp.*'. */
@@ -92,12 +71,12 @@ export function registerRdmaCoreTests(program: Command): void {
     .addOption(new Option('--kernel <line>', 'the guest kernel line').argParser(kernelLineName))
     .addOption(
       new Option('--kernels <lines>', "several kernel lines, a guest each ('all' or e.g. 6.1,7.3)")
-        .argParser(parseTestKernelLines)
+        .argParser(kernelLinesList)
         .conflicts(['kernel']),
     )
     .addOption(
       new Option('--device <names>', `the devices, comma-separated (${TEST_DEVICES.join(', ')})`)
-        .argParser(parseTestDevices)
+        .argParser(deviceListParser(TEST_DEVICES, "the guest's"))
         .default([...TEST_DEVICES], TEST_DEVICES.join(',')),
     )
     .option(

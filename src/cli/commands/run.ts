@@ -20,8 +20,7 @@ import { usesRfc7306 } from '../../interop/siw-variant.js';
 import { markShard, type ShardOf, selectShard, shardLabel, withShard } from '../../judge/shard.js';
 import { WIRE_PROBES } from '../../probe/wire-probes.js';
 import { FIXES_ENV, onFixedBuild } from '../../runtime/fixes-env.js';
-import { hostRdmaDevices, KERNEL_LINES } from '../../runtime/index.js';
-import { findKernelLine } from '../../runtime/kernel-lines.js';
+import { hostRdmaDevices } from '../../runtime/index.js';
 import { SIW_VARIANTS } from '../../runtime/siw-variant-env.js';
 import { onDevicesOrGuest, resolveRuntime } from '../devices-or-guest.js';
 import { errorLine, usageError } from '../errors.js';
@@ -30,6 +29,7 @@ import {
   faultsValue,
   JSON_HELP,
   kernelChoice,
+  kernelLinesList,
   kernelOption,
   modulesOption,
   runtimeOption,
@@ -289,21 +289,6 @@ async function runHere(
     `interop: ${summaryLine(verdicts, strict)}\n`,
   );
   return runExitStatus(results, strict);
-}
-
-/** commander argument parser for `--kernels all` / `--kernels 6.1,7.3`. */
-function parseKernelLines(value: string): string[] {
-  if (value.trim() === 'all') return KERNEL_LINES.map((l) => l.line);
-  const names = value
-    .split(',')
-    .map((s) => s.trim())
-    .filter((s) => s !== '');
-  const unknown = names.filter((n) => findKernelLine(n) === undefined);
-  if (names.length === 0 || unknown.length > 0)
-    throw new InvalidArgumentError(
-      `unknown kernel line ${unknown.join(', ') || '(none)'}; the lines are ${KERNEL_LINES.map((l) => l.line).join(', ')} (or 'all')`,
-    );
-  return [...new Set(names)];
 }
 
 /**
@@ -615,7 +600,7 @@ export function registerRun(program: Command): void {
         '--kernels <lines>',
         "run on several kernel lines, one guest each ('all' or e.g. 6.1,7.3); with --report: <dir>/<line>/ per kernel plus comparison.md and comparison.json",
       )
-        .argParser(parseKernelLines)
+        .argParser(kernelLinesList)
         .conflicts(['kernel', 'link', 'json', 'peerKernel', 'peerSiw']),
     )
     .addOption(cacheDirOption())

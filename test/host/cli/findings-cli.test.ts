@@ -3,25 +3,14 @@
  * HTML and JSON on request, the three files with --report, and every bad value a one-line
  * usage error (exit 2) or, for a directory it cannot read, a one-line error (exit 1).
  */
-import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-
-const CLI = join(process.cwd(), 'dist', 'cli', 'main.js');
+import { rdmaInterop } from './run-cli.js';
 
 function findings(args: string[]): { status: number; stdout: string; stderr: string } {
-  try {
-    const stdout = execFileSync(process.execPath, [CLI, 'findings', ...args], {
-      encoding: 'utf8',
-      stdio: 'pipe',
-    });
-    return { status: 0, stdout, stderr: '' };
-  } catch (e) {
-    const failure = e as { status: number; stdout: string; stderr: string };
-    return { status: failure.status, stdout: failure.stdout, stderr: failure.stderr };
-  }
+  return rdmaInterop(['findings', ...args]);
 }
 
 describe('rdma-interop findings', () => {

@@ -38,7 +38,7 @@ describe('rdma-core-tests: usage errors, exit 2, one line, nothing started', () 
     ],
     [
       ['--kernels', '6.1,5.10'],
-      /unknown kernel line 5\.10; the lines are 6\.1, 6\.12, 7\.3 \(or 'all'\)/,
+      /Unknown kernel line 5\.10; the lines are 6\.1, 6\.12, 7\.3 \(or 'all'\)\./,
     ],
     [
       ['--kernels', 'all', '--kernel', '6.1'],

@@ -1,6 +1,6 @@
 /**
  * The harness of the `rdma-interop run` host tests (run-list.test.ts, and
- * test/host/interop/link-cli.test.ts): the built CLI as a child process, and its
+ * test/host/interop/link-cli.test.ts; findings-cli.test.ts uses rdmaInterop): the built CLI as a child process, and its
  * tab-separated `--list` rows.
  */
 import { execFileSync } from 'node:child_process';
@@ -9,10 +9,10 @@ import type { Scenario } from '../../../src/interop/scenario.js';
 
 const CLI = join(process.cwd(), 'dist', 'cli', 'main.js');
 
-/** `rdma-interop run <args>`: exit status and both streams. */
-export function runCli(args: string[]): { status: number; stdout: string; stderr: string } {
+/** `rdma-interop <args>` (any command, e.g. `findings`): exit status and both streams. */
+export function rdmaInterop(args: string[]): { status: number; stdout: string; stderr: string } {
   try {
-    const stdout = execFileSync(process.execPath, [CLI, 'run', ...args], {
+    const stdout = execFileSync(process.execPath, [CLI, ...args], {
       encoding: 'utf8',
       stdio: 'pipe',
     });
@@ -21,6 +21,11 @@ export function runCli(args: string[]): { status: number; stdout: string; stderr
     const failure = e as { status: number; stdout: string; stderr: string };
     return { status: failure.status, stdout: failure.stdout, stderr: failure.stderr };
   }
+}
+
+/** `rdma-interop run <args>`: exit status and both streams. */
+export function runCli(args: string[]): { status: number; stdout: string; stderr: string } {
+  return rdmaInterop(['run', ...args]);
 }
 
 /** The `--list` output as rows of tab-separated cells. */
