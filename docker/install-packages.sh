@@ -12,8 +12,10 @@ case "$stage" in
     ;;
   runtime)
     # rdma-core: the verbs/rdma_cm libraries and the rxe/siw providers; iproute2 for
-    # `rdma` and the dummy netdevs; kmod for modprobe; tcpdump for the suite's captures.
-    packages=(rdma-core ibverbs-providers libibverbs1 librdmacm1 ibverbs-utils iproute2 kmod tcpdump)
+    # `rdma` and the dummy netdevs; kmod for modprobe; tcpdump for the suite's captures;
+    # libatomic1, which Node 26's binary links (the build stage has it through g++; a
+    # bookworm minbase runtime without it failed: "libatomic.so.1: cannot open shared object").
+    packages=(rdma-core ibverbs-providers libibverbs1 librdmacm1 ibverbs-utils iproute2 kmod tcpdump libatomic1)
     ;;
   *)
     echo "install-packages.sh: unknown stage '$stage' (build|runtime)" >&2
