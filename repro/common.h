@@ -79,9 +79,16 @@ static inline struct rdma_cm_event *next_event(struct rdma_event_channel *ch,
 	return ev;
 }
 
+/*
+ * When not 0, the QPs are created with ibv_create_qp_ex semantics and these send ops
+ * (IBV_QP_EX_WITH_*), for the extended post API (ibv_wr_*(3)), which posts what the
+ * provider's ibv_post_send checks would refuse.
+ */
+static uint64_t repro_send_ops_flags;
+
 static inline void make_side(struct pair *p, struct side *s, uint32_t max_send_wr)
 {
-	struct ibv_qp_init_attr attr = { 0 };
+	struct ibv_qp_init_attr_ex attr = { 0 };
 
 	if (!p->pd) {
 		p->pd = ibv_alloc_pd(s->id->verbs);
@@ -101,8 +108,14 @@ static inline void make_side(struct pair *p, struct side *s, uint32_t max_send_w
 	attr.cap.max_recv_wr = 8;
 	attr.cap.max_send_sge = 1;
 	attr.cap.max_recv_sge = 1;
-	if (rdma_create_qp(s->id, p->pd, &attr))
-		fail_setup("rdma_create_qp", errno);
+	attr.pd = p->pd;
+	attr.comp_mask = IBV_QP_INIT_ATTR_PD;
+	if (repro_send_ops_flags) {
+		attr.comp_mask |= IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
+		attr.send_ops_flags = repro_send_ops_flags;
+	}
+	if (rdma_create_qp_ex(s->id, &attr))
+		fail_setup("rdma_create_qp_ex", errno);
 	s->qp = s->id->qp;
 }
 

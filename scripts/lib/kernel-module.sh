@@ -31,13 +31,15 @@ kmod_line() {
 
 # kmod_series_of PATCH_DIR LINE: the series for LINE, in order, one path a line: every
 # PATCH_DIR/*.patch but the cover letter (git format-patch --cover-letter carries no diff),
-# each replaced by PATCH_DIR/<LINE>/<same name> where the line needs other context.
+# each replaced by PATCH_DIR/<LINE>/<same name> where the line needs other context, and
+# left out where PATCH_DIR/<LINE>/<same name>.upstream says the line has the fix already.
 kmod_series_of() {
   local dir=$1 line=$2 p name
   for p in "$dir"/*.patch; do
     [ -f "$p" ] || continue
     name=$(basename "$p")
     [ "$name" != 0000-cover-letter.patch ] || continue
+    [ ! -f "$dir/$line/$name.upstream" ] || continue
     if [ -f "$dir/$line/$name" ]; then echo "$dir/$line/$name"; else echo "$p"; fi
   done
 }

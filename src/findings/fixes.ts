@@ -19,6 +19,16 @@ export interface DefectFix {
   readonly patches: readonly string[];
   /** Upstream state, when known: the version or commit that fixed it, else undefined (still present). */
   readonly fixedUpstream?: string;
+  /**
+   * Further defect records of the same cause that the same patches fix, which the
+   * reproducer does not exercise (they need a peer on the wire: the RoCE tester's).
+   */
+  readonly alsoFixes?: readonly string[];
+  /**
+   * The suite scenarios the kernel test of the fixed build runs for this fix, when the
+   * record's scope is wider than a CI run can afford (default: the record's scope).
+   */
+  readonly suiteScope?: readonly string[];
 }
 
 // fixedUpstream stays unset while the newest source checked still has the
@@ -59,4 +69,28 @@ export const DEFECT_FIXES: readonly DefectFix[] = [
     reproducer: 'repro/siw-no-solicited-event.c',
     patches: ['patches/siw-fixes/0001-RDMA-siw-Raise-the-solicited-event-of-a-receive-CQ.patch'],
   },
+  {
+    recordId: 'rxe-short-sge-is-protection-error',
+    component: 'rxe',
+    reproducer: 'repro/rxe-short-sge-is-protection-error.c',
+    patches: ['patches/rxe-fixes/0003-RDMA-rxe-Report-a-response-too-long-for-the-scatter-.patch'],
+    // do_read() has the same copy_data() status; the patch fixes both.
+    alsoFixes: ['rxe-read-response-too-long-is-loc-prot-err'],
+  },
+  {
+    recordId: 'siw-query-qp-state',
+    component: 'siw',
+    reproducer: 'repro/siw-query-qp-state.c',
+    // For the lines before the change upstream (6.1 here); patches/siw-fixes/<line>/
+    // <name>.upstream leaves it out of the later lines' series.
+    patches: ['patches/siw-fixes/0002-RDMA-siw-Report-the-QP-state-in-siw_query_qp.patch'],
+    fixedUpstream: '6.8 (siw_query_qp reports qp_state; 6.12.95 and 7.3.4 measured)',
+    // Its scope is every siw scenario: one the suite test runs anyway shows the state.
+    suiteScope: ['siw-solicited-event'],
+  },
 ];
+
+/** Every record id the fixed build fixes: each fix's record and those of the same cause. */
+export const FIXED_RECORD_IDS: ReadonlySet<string> = new Set(
+  DEFECT_FIXES.flatMap((f) => [f.recordId, ...(f.alsoFixes ?? [])]),
+);

@@ -214,7 +214,9 @@ export function findingsDocument(options: FindingsOptions = {}): FindingsDocumen
   for (const k of records) byId.set(k.id, [...(byId.get(k.id) ?? []), k]);
   const rows: (FindingRow & { readonly section: Section })[] = [...byId].map(([id, ks]) => {
     const first = ks[0] as BehaviourRecord;
-    const own = fixes.filter((f) => f.recordId === id);
+    // Its own fix, or one whose patches fix it too (alsoFixes: no reproducer of its own).
+    const own = fixes.filter((f) => f.recordId === id || f.alsoFixes?.includes(id) === true);
+    const reproducer = fixes.find((f) => f.recordId === id)?.reproducer;
     const ranges = ks.map((k) => k.kernel);
     return {
       section: sectionOf(first, ranges, own),
@@ -227,7 +229,7 @@ export function findingsDocument(options: FindingsOptions = {}): FindingsDocumen
       sources: sourcesOfAll(ks.map((k) => k.why)),
       kernels: [...new Set(ranges.map(rangeText))],
       why: first.why,
-      ...(own[0] === undefined ? {} : { reproducer: own[0].reproducer }),
+      ...(reproducer === undefined ? {} : { reproducer }),
       patches: own.flatMap((f) => f.patches),
       lines: lines.map((line) =>
         lineCell(line, ks, own, { stock: options.stock, fixed: options.fixed }, id),

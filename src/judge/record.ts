@@ -14,7 +14,7 @@
 
 import picomatch from 'picomatch';
 import { requireObject, requireString } from '../arguments.js';
-import { DEFECT_FIXES } from '../findings/fixes.js';
+import { FIXED_RECORD_IDS } from '../findings/fixes.js';
 import type { IwarpExpectation } from './iwarp-answer.js';
 import { inRange, type VersionRange } from './version-range.js';
 
@@ -67,13 +67,10 @@ export function fixedProvider(provider: string): string {
 }
 
 /**
- * The records the fixed build fixes: findings/fixes.ts DEFECT_FIXES, the one list. On a
- * fixed provider every record of its stock provider holds but these, so the fixed
- * defects' results turn `match` and nothing else changes.
+ * True when `k` holds for `provider`: its own, one it names in alsoFor, or (fixed build)
+ * its stock one unless findings/fixes.ts FIXED_RECORD_IDS (DEFECT_FIXES, the one list)
+ * names it, so the fixed defects' results turn `match` and nothing else changes.
  */
-const FIXED_RECORD_IDS: ReadonlySet<string> = new Set(DEFECT_FIXES.map((f) => f.recordId));
-
-/** True when `k` holds for `provider`: its own, one it names in alsoFor, or (fixed build) its stock one unless fixed. */
 export function holdsForProvider(k: BehaviourRecord, provider: string): boolean {
   if (k.provider === provider || k.alsoFor?.includes(provider) === true) return true;
   if (!provider.endsWith(FIXES_SUFFIX)) return false;

@@ -106,6 +106,23 @@ export const SIW_RECORDS: readonly BehaviourRecord[] = [
     spec: 'RFC 7306 §8, RFC 5040 §7 (Terminate ends the stream)',
   },
   {
+    // The fixed build before 6.8 reports the state too (patches/siw-fixes/0002 fixes
+    // siw-query-qp-state), so libsiw-refused-atomic-qps-stay-rts shows there too.
+    id: 'libsiw-refused-atomic-qps-stay-rts-fixed-query',
+    class: 'unimplemented',
+    rule: 'RFC 7306 §1.1; ibv_post_send(3): a refused request is not posted (follows from libsiw-no-atomics)',
+    provider: 'siw+fixes',
+    kernel: SIW_QUERY_QP_STATE_UNSET,
+    rdmaCore: SINCE_RDMA_CORE_44,
+    scope: SIW_ATOMIC_ERRORS,
+    observed: { 'q*.*.state': 'RTS' },
+    why:
+      'as on 6.8 and later: libsiw refused the failing atomic at the post, so no error reached ' +
+      'either QP and both stay in RTS, which siw_query_qp reports once patches/siw-fixes/0002 ' +
+      'fills qp_state',
+    spec: 'RFC 7306 §8, RFC 5040 §7 (Terminate ends the stream)',
+  },
+  {
     id: 'libsiw-concurrency-refused',
     class: 'unimplemented',
     rule: 'RFC 7306 §1.1; ibv_post_send(3) (EINVAL, bad_wr)',

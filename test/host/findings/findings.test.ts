@@ -60,9 +60,19 @@ describe('the findings document', () => {
   it('a defect whose range ends is fixed upstream from that version', () => {
     expect(sectionOf(doc, 'siw-query-qp-state')).toBe('defects fixed upstream');
     expect(row(doc, 'siw-query-qp-state').lines).toEqual([
-      { line: '6.1', state: 'present', fixedHere: false },
-      { line: '6.12', state: 'fixed-upstream', upstream: '6.8', fixedHere: false },
-      { line: '7.3', state: 'fixed-upstream', upstream: '6.8', fixedHere: false },
+      { line: '6.1', state: 'present', fixedHere: true },
+      {
+        line: '6.12',
+        state: 'fixed-upstream',
+        upstream: '6.8 (siw_query_qp reports qp_state; 6.12.95 and 7.3.4 measured)',
+        fixedHere: false,
+      },
+      {
+        line: '7.3',
+        state: 'fixed-upstream',
+        upstream: '6.8 (siw_query_qp reports qp_state; 6.12.95 and 7.3.4 measured)',
+        fixedHere: false,
+      },
     ]);
     // Not a defect: the range starting later reads "not recorded" before it.
     expect(row(doc, 'libsiw-refused-atomic-qps-stay-rts').lines[0]).toEqual({

@@ -5,7 +5,8 @@ import { DEFECT_FIXES } from '../../../src/findings/fixes.js';
 
 // The files behind DEFECT_FIXES (issue 33): every reproducer and patch it names exists, every
 // reproducer in repro/ is named by exactly one entry, and a kernel line's own variant of a
-// patch (patches/<driver>-fixes/<line>/) replaces a patch of the series by the same name.
+// patch (patches/<driver>-fixes/<line>/) replaces a patch of the series by the same name, or
+// leaves it out (<same name>.upstream: the line has the fix upstream, the file says where).
 
 const root = join(import.meta.dirname, '..', '..', '..');
 const PATCH_DIRS = ['patches/rxe-fixes', 'patches/siw-fixes', 'patches/rdma-core-fixes'];
@@ -35,10 +36,33 @@ describe('DEFECT_FIXES and the files it names', () => {
       for (const entry of readdirSync(join(root, dir))) {
         const line = join(root, dir, entry);
         if (!statSync(line).isDirectory()) continue;
-        for (const p of readdirSync(line)) if (!series.has(p)) strays.push(`${dir}/${entry}/${p}`);
+        for (const p of readdirSync(line))
+          if (!series.has(p.replace(/\.upstream$/, ''))) strays.push(`${dir}/${entry}/${p}`);
       }
     }
     expect(strays).toEqual([]);
+  });
+
+  it('leaves a patch out of a line only with a reason, where a record ends before that line', () => {
+    const markers = PATCH_DIRS.flatMap((dir) =>
+      readdirSync(join(root, dir))
+        .filter((e) => statSync(join(root, dir, e)).isDirectory())
+        .flatMap((line) =>
+          readdirSync(join(root, dir, line))
+            .filter((p) => p.endsWith('.upstream'))
+            .map((p) => ({
+              path: `${dir}/${line}/${p}`,
+              line,
+              patch: `${dir}/${p.replace(/\.upstream$/, '')}`,
+            })),
+        ),
+    );
+    expect(markers.length).toBeGreaterThan(0);
+    for (const m of markers) {
+      expect(readFileSync(join(root, m.path), 'utf8').trim(), m.path).toMatch(/upstream/);
+      const fix = DEFECT_FIXES.find((f) => f.patches.includes(m.patch));
+      expect(fix?.fixedUpstream, m.path).toBeDefined();
+    }
   });
 
   it('carries a Signed-off-by in every patch, and the kernel ones a subsystem prefix', () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { DEFECT_FIXES } from '../../../src/findings/fixes.js';
+import { DEFECT_FIXES, FIXED_RECORD_IDS } from '../../../src/findings/fixes.js';
 import { providerKey } from '../../../src/interop/provider-key.js';
 import { appliesIn, fixedProvider } from '../../../src/judge/record.js';
 import { RECORDS } from '../../../src/judge/records/index.js';
@@ -8,7 +8,7 @@ import { FIXES_ENV, onFixedBuild } from '../../../src/runtime/fixes-env.js';
 // The records on the fixed build (issue 33): on rxe+fixes and siw+fixes every record of the
 // stock provider holds but those DEFECT_FIXES lists, so only the fixed defects' results
 // change (to match) between a stock run and `run --fixes`.
-const FIXED = new Set(DEFECT_FIXES.map((f) => f.recordId));
+const FIXED = FIXED_RECORD_IDS;
 const KERNELS = ['6.1.0-57-amd64', '6.12.95+deb12-amd64', '7.3.4+deb13-amd64'];
 const RDMA_CORES = ['44.0', '56.1'];
 

@@ -1,7 +1,7 @@
 import { execFileSync, spawnSync } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEFECT_FIXES } from '../../../src/findings/fixes.js';
+import { DEFECT_FIXES, FIXED_RECORD_IDS } from '../../../src/findings/fixes.js';
 import { RECORDS } from '../../../src/judge/records/index.js';
 import { FIXES_ENV } from '../../../src/runtime/fixes-env.js';
 
@@ -14,8 +14,16 @@ import { FIXES_ENV } from '../../../src/runtime/fixes-env.js';
 
 const root = process.env.RDMA_INTEROP_ROOT ?? process.cwd();
 const modulesRoot = process.env.MODULES_ROOT ?? '';
-const FIXED = new Set(DEFECT_FIXES.map((f) => f.recordId));
-const SCOPES = [...new Set(RECORDS.filter((k) => FIXED.has(k.id)).flatMap((k) => k.scope))];
+const FIXED = FIXED_RECORD_IDS;
+// Each fix's suite scenarios: its suiteScope, else its record's scope (the tester's
+// records of alsoFixes have no suite scenario).
+const SCOPES = [
+  ...new Set(
+    DEFECT_FIXES.flatMap(
+      (f) => f.suiteScope ?? RECORDS.filter((k) => k.id === f.recordId).flatMap((k) => k.scope),
+    ),
+  ),
+];
 
 interface Difference {
   readonly field: string;
@@ -95,7 +103,7 @@ describe('run --fixes: the fixed defects turn match, every other record still ho
         .map((d) => `${s.id} ${d.field}: ${d.explainedBy}`),
     );
     expect(byFixed).toEqual([]);
-    for (const id of ['rxe-mw2-outside-window', 'siw-solicited-event'])
+    for (const id of ['rxe-mw2-outside-window', 'siw-solicited-event', 'rxe-atomic-short-sge-ex'])
       expect(scenarios.find((s) => s.id === id)?.verdict, id).toBe('match');
   });
 });
