@@ -1,13 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { DEFECT_FIXES, FIXED_RECORD_IDS } from '../../../src/findings/fixes.js';
+import { FIXED_RECORD_IDS } from '../../../src/findings/fixes.js';
 import { providerKey } from '../../../src/interop/provider-key.js';
 import { appliesIn, fixedProvider } from '../../../src/judge/record.js';
 import { RECORDS } from '../../../src/judge/records/index.js';
 import { FIXES_ENV, onFixedBuild } from '../../../src/runtime/fixes-env.js';
 
 // The records on the fixed build (issue 33): on rxe+fixes and siw+fixes every record of the
-// stock provider holds but those DEFECT_FIXES lists, so only the fixed defects' results
-// change (to match) between a stock run and `run --fixes`.
+// stock provider holds but those FIXED_RECORD_IDS lists (DEFECT_FIXES and their alsoFixes),
+// so only the fixed defects' results change (to match) between a stock run and `run --fixes`.
 const FIXED = FIXED_RECORD_IDS;
 const KERNELS = ['6.1.0-57-amd64', '6.12.95+deb12-amd64', '7.3.4+deb13-amd64'];
 const RDMA_CORES = ['44.0', '56.1'];
