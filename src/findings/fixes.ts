@@ -88,6 +88,19 @@ export const DEFECT_FIXES: readonly DefectFix[] = [
     // Its scope is every siw scenario: one the suite test runs anyway shows the state.
     suiteScope: ['siw-solicited-event'],
   },
+  {
+    // Recorded on the patched siw (siw+rfc7306), the one whose suite reaches a QP in ERROR
+    // (a Terminate); the path, siw_post_send on a user mapped SQ, is stock siw's, which the
+    // reproducer shows.
+    recordId: 'siw-post-on-error-qp-no-completion',
+    component: 'siw',
+    reproducer: 'repro/siw-post-on-error-qp-no-completion.c',
+    patches: [
+      'patches/siw-fixes/0003-RDMA-siw-Flush-a-request-posted-to-a-user-mapped-SQ-.patch',
+    ],
+    // No stock-siw scenario shows it: its record's scope is the patched siw's.
+    suiteScope: [],
+  },
 ];
 
 /** Every record id the fixed build fixes: each fix's record and those of the same cause. */
