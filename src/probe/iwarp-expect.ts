@@ -12,12 +12,13 @@ import { receiveMpaStream } from '../engine/responder/mpa-receiver.js';
 import { Responder } from '../engine/responder/responder.js';
 import { answerLine, type IwarpAnswer, type IwarpExpectation } from '../judge/iwarp-answer.js';
 import { recordsInScope, testerVerdictOf } from '../judge/judge.js';
-import { type BehaviourRecord, siwProvider } from '../judge/record.js';
+import type { BehaviourRecord } from '../judge/record.js';
 import { IWARP_RECORDS } from '../judge/records/index.js';
 import { accessMaskOf } from '../verbs/mr.js';
 import type { AssertionVerdict } from './assertion.js';
 import type { IwarpAssertion } from './iwarp-assertions.js';
 import { SIW_BUFFER_BYTES, type SiwTarget } from './siw-peer.js';
+import { testerSiwProvider } from './tester-provider.js';
 
 export type SiwVariant = 'stock' | 'rfc7306';
 
@@ -105,7 +106,7 @@ export function judgeIwarp(
 ): { verdict: AssertionVerdict; known: readonly BehaviourRecord[] } {
   const same = (a: IwarpAnswer, b: IwarpAnswer): boolean =>
     a.receive === b.receive && a.memory === b.memory && a.wire.join('\n') === b.wire.join('\n');
-  const env = { provider: siwProvider(variant), kernel, rdmaCore: 'unknown' };
+  const env = { provider: testerSiwProvider(variant), kernel, rdmaCore: 'unknown' };
   // Every record in scope applies, in table order: siw's answer is the engine's, derived.
   const records = recordsInScope(known, assertion.id, env).filter((k) => k.derive !== undefined);
   const derived = records.reduce((d, k) => k.derive?.(d) ?? d, {

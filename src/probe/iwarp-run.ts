@@ -10,7 +10,7 @@ import { release } from 'node:os';
 import { makeRdmaWrite } from '../codec/iwarp/build.js';
 import { answerLine, type IwarpAnswer, undecodableLine } from '../judge/iwarp-answer.js';
 import { judgeFields, recordsInScope, testerVerdictOf } from '../judge/judge.js';
-import { type BehaviourRecord, explainsField, siwProvider } from '../judge/record.js';
+import { type BehaviourRecord, explainsField } from '../judge/record.js';
 import { IWARP_RECORDS } from '../judge/records/index.js';
 import {
   type Assertion,
@@ -31,6 +31,7 @@ import {
 import { type IwarpResponderAssertion, runResponderAssertion } from './iwarp-responder-peer.js';
 import { probeSiwWith } from './siw-peer.js';
 import { checkSurvival, KernelLog } from './survival.js';
+import { testerSiwProvider } from './tester-provider.js';
 
 /**
  * One line of the results file: guest-runner.ts's lines, the `starting` line also naming
@@ -212,7 +213,7 @@ export function judgeResponder(
   const differences = Object.keys({ ...expected, ...observed })
     .filter((field) => observed[field] !== expected[field])
     .map((field) => ({ field, device: observed[field] ?? '' }));
-  const env = { provider: siwProvider(variant), kernel, rdmaCore: 'unknown' };
+  const env = { provider: testerSiwProvider(variant), kernel, rdmaCore: 'unknown' };
   const recorded = recordsInScope(records, id, env).filter((k) => k.observed !== undefined);
   const { explaining, stale } = judgeFields(recorded, differences, observed);
   const unexplained = differences.filter(

@@ -111,6 +111,8 @@ export interface HostProbeOptions {
   readonly signal: AbortSignal;
   /** Where the guest's pcaps go, each named `<line>-<attempt>-<file>`; dropped when omitted. */
   readonly pcapDir?: string;
+  /** rxe and siw0 on the fixed build of issue 33 (runtime/fixes-env.ts): `probe --fixes`. */
+  readonly fixes?: boolean;
 }
 
 /** Copies the pcaps a guest wrote beside its results file into `to`. */
@@ -143,6 +145,7 @@ export async function probeKernelLine(
         timeoutSeconds: options.timeoutSeconds,
         setup: 'if-missing',
         signal: options.signal,
+        ...(options.fixes === true ? { fixes: true } : {}),
         env: { [PROBE_RESULTS_ENV]: file, [PROBE_AFTER_ENV]: after ?? '' },
         onProgress: (l) => options.onProgress(`[vm ${options.line}] ${l}`),
       });

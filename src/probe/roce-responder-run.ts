@@ -21,6 +21,7 @@ import { answerJson, datagramJson } from './roce-packets.js';
 import type { RoceResponderAssertion } from './roce-responder-assertions.js';
 import { ROCE_TESTBED, type RoceDeviceSide, type RoceWire, TESTER_QPN } from './roce-testbed.js';
 import { checkSurvival, type KernelLog } from './survival.js';
+import { testerRxeProvider } from './tester-provider.js';
 
 /** The tester's first PSN and the device's (24-bit, not palindromes). */
 export const TESTER_PSN = 0x00a5c3;
@@ -242,7 +243,7 @@ export function judgeRoce(
 
 /** Where the RoCE tester's records hold: rxe on the guest's kernel. */
 export function roceEnvironment(kernel: string): Environment {
-  return { provider: 'rxe', kernel, rdmaCore: 'unknown' };
+  return { provider: testerRxeProvider(), kernel, rdmaCore: 'unknown' };
 }
 
 /** The record that explains rxe's `observed` for this assertion where it differs, if any. */

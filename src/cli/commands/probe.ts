@@ -28,6 +28,7 @@ import {
   renderProbeMarkdown,
   writeProbeReport,
 } from '../../probe/probe-report.js';
+import { FIXES_ENV, onFixedBuild } from '../../runtime/fixes-env.js';
 import {
   abortOnSignals,
   GuestRuntimeError,
@@ -63,6 +64,7 @@ interface ProbeOptions {
   readonly timeout: number;
   readonly cacheDir?: string;
   readonly shard?: Shard;
+  readonly fixes?: boolean;
 }
 
 const THIS_HOST = { stays: 'the guests are booted and the report written by this process' };
@@ -86,6 +88,8 @@ export const PROBE_FORWARDING = {
   // The guest's probe selects the same part (judge/shard.ts).
   shard: 'forward',
   cacheDir: CACHE_DIR_STAYS,
+  // The guest is set up on the fixed build here (probeKernelLine); its probe checks it is.
+  fixes: 'forward',
 } as const satisfies Readonly<Record<keyof ProbeOptions, Forwarding>>;
 
 /**
@@ -194,7 +198,16 @@ export function registerProbe(program: Command): void {
     .addOption(cacheDirOption())
     // The fuzz is not split: n shards would send it n times over.
     .addOption(shardOption('(assertion, pass) pairs').conflicts(['fuzz']))
+    .option(
+      '--fixes',
+      "rxe and siw0 on the project's fixed modules and providers (patches/*-fixes, docs/findings.md), judged as rxe+fixes and siw+fixes: the fixed defects' records stop applying; not with --siw rfc7306|both",
+    )
     .action(async (options: ProbeOptions, command: Command) => {
+      if (options.fixes === true && options.siw !== 'stock')
+        usageError(
+          command,
+          `--fixes runs siw0 on the fixed stock siw; --siw ${options.siw} needs the RFC 7306 one (one siw module at a time)`,
+        );
       const pairs = selectAssertions({
         siw: options.siw,
         ...(options.device === undefined ? {} : { devices: options.device }),
@@ -215,6 +228,11 @@ export function registerProbe(program: Command): void {
       }
       const here = options.kernel === undefined && options.kernels === undefined;
       if (here && resolveRuntime(options.runtime) === 'host') {
+        if (options.fixes === true && !onFixedBuild())
+          usageError(
+            command,
+            `--fixes on this host's devices: they are not on the fixed build (${FIXES_ENV} is not 1); use --runtime guest`,
+          );
         const wantsSiw = options.device === undefined || options.device.includes('siw0');
         if (wantsSiw && !hostRdmaDevices().includes('siw0'))
           usageError(command, 'no siw0 here: run with --runtime guest');
@@ -248,6 +266,7 @@ export function registerProbe(program: Command): void {
             timeoutSeconds: options.timeout,
             guestArgs: [process.argv[1] ?? '', ...probeGuestArgs(command, options)],
             signal: interrupt.signal,
+            ...(options.fixes === true ? { fixes: true } : {}),
             onProgress: (l) => process.stderr.write(`${l}\n`),
             ...(options.report === undefined
               ? {}

@@ -623,6 +623,18 @@ const ENTRIES: Readonly<Record<string, Entry>> = {
       expect(both.stderr).toMatch(/--fixes runs siw0 on the fixed stock siw/);
     },
   },
+  'rdma-interop probe --fixes': {
+    effect: async () => {
+      // One siw module at a time, as run --fixes; on this host's devices only where they
+      // are on the fixed build (RDMA_INTEROP_FIXES=1).
+      const rfc = await cli(['probe', '--fixes', '--siw', 'rfc7306']);
+      expect(rfc.status).toBe(2);
+      expect(rfc.stderr).toMatch(/--fixes runs siw0 on the fixed stock siw/);
+      const here = await cli(['probe', '--runtime', 'host', '--fixes'], { RDMA_INTEROP_FIXES: '' });
+      expect(here.status).toBe(2);
+      expect(here.stderr).toMatch(/not on the fixed build/);
+    },
+  },
   'rdma-interop compare --out': {
     effect: async () => {
       const out = join(emptyDir('compare'), 'out');
@@ -667,7 +679,9 @@ const ENTRIES: Readonly<Record<string, Entry>> = {
       // guest-6.1's run explained a difference by siw-query-qp-state.
       const r = await cli(['findings', '--results', REPORTS[0] as string, '--format', 'md']);
       expect(r.status, r.stderr).toBe(0);
-      expect(r.stdout).toMatch(/`siw-query-qp-state` .*\| present \(stock run: seen\) \|/);
+      expect(r.stdout).toMatch(
+        /`siw-query-qp-state` .*\| present, fixed here \(stock run: seen\) \|/,
+      );
     },
   },
   'rdma-interop findings --fixed-results': {
