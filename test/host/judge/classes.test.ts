@@ -87,5 +87,8 @@ describe('every record is classed and cites its rule', () => {
   it('every fix names a defect record (findings/fixes.ts)', () => {
     const defects = new Set(RECORDS.filter((k) => k.class === 'defect').map((k) => k.id));
     expect(DEFECT_FIXES.filter((f) => !defects.has(f.recordId)).map((f) => f.recordId)).toEqual([]);
+    const also = DEFECT_FIXES.flatMap((f) => f.alsoFixes ?? []);
+    expect(also.length).toBeGreaterThan(0);
+    expect(also.filter((id) => !defects.has(id))).toEqual([]);
   });
 });
