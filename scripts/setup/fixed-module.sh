@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# fixed-module.sh rxe|siw [LINE...]: builds the fixed driver module (the line's own rxe or
-# siw source with patches/<driver>-fixes/*.patch, issue 33) for each kernel line whose guest
+# fixed-module.sh rxe|siw|siw-rfc7306 [LINE...]: builds the fixed driver module (the line's
+# own rxe or siw source with patches/<driver>-fixes/*.patch, issue 33; siw-rfc7306: the
+# RFC 7306 series patches/siw/ first, then patches/siw-fixes/) for each kernel line whose guest
 # assets exist (default: RDMA_INTEROP_KERNEL_LINES, else every line of kernel-lines.sh):
 #   $RDMA_INTEROP_CACHE/<driver>-fixes/<kver>/<module>.ko  the build, keyed by kernel + patches
 #   $RDMA_INTEROP_CACHE/guest/<kver>/<module>-fixes.ko      link the guest loads it by
@@ -22,14 +23,24 @@ source "$(dirname "$0")/kernel-lines.sh"
 source "$(dirname "$0")/../lib/kernel-module.sh"
 
 driver=${1:-}
+# siw-rfc7306: the RFC 7306 series (patches/siw/) and then the fixes on the same source, for
+# --fixes with --siw rfc7306 (docs/findings.md): siw.ko as <cache>/siw-rfc7306-fixes/,
+# linked as siw-rfc7306-fixes.ko; the uapi header the series changes comes from the tree.
+series_dirs=("$RDMA_INTEROP_ROOT/patches/$driver-fixes")
+uapi=""
 case "$driver" in
-  rxe) module=rdma_rxe ;;
-  siw) module=siw ;;
-  *) die "usage: fixed-module.sh rxe|siw [LINE...]" ;;
+  rxe) module=rdma_rxe kind=rxe ;;
+  siw) module=siw kind=siw ;;
+  siw-rfc7306)
+    module=siw kind=siw uapi=include/uapi/rdma/siw-abi.h
+    series_dirs=("$RDMA_INTEROP_ROOT/patches/siw" "$RDMA_INTEROP_ROOT/patches/siw-fixes")
+    ;;
+  *) die "usage: fixed-module.sh rxe|siw|siw-rfc7306 [LINE...]" ;;
 esac
 shift
 guest_cache="$RDMA_INTEROP_CACHE/guest"
-patch_dir="$RDMA_INTEROP_ROOT/patches/$driver-fixes"
+link_name=$module-fixes.ko
+[ "$driver" != siw-rfc7306 ] || link_name=siw-rfc7306-fixes.ko
 # Bump when the recipe (scripts/lib/kernel-module.sh) changes what is built.
 recipe=1
 started=$(date +%s.%N)
@@ -42,24 +53,26 @@ fi
 trap kmod_cleanup EXIT
 
 build_line() {
-  local line=$1 out key patches=() line_started
+  local line=$1 out key patches=() line_started dir
   if ! kmod_line "$line"; then
     note "no guest assets for kernel line $line: no fixed $module.ko for it"
     return 0
   fi
   out="$RDMA_INTEROP_CACHE/$driver-fixes/$kmod_kver"
-  mapfile -t patches < <(kmod_series_of "$patch_dir" "$line")
+  for dir in "${series_dirs[@]}"; do
+    mapfile -t -O "${#patches[@]}" patches < <(kmod_series_of "$dir" "$line")
+  done
   key=$( { echo "$kmod_pkg_version recipe-$recipe $kmod_compiler"; cat "${patches[@]}" /dev/null; } | sha256sum | cut -c1-16)
   if [ "$(cat "$out/.complete" 2>/dev/null)" = "$key" ] && [ -f "$out/$module.ko" ]; then
-    ln -sfn "$out/$module.ko" "$guest_cache/$kmod_kver/$module-fixes.ko"
-    note "fixed $module.ko for $kmod_kver (line $line): cached"
+    ln -sfn "$out/$module.ko" "$guest_cache/$kmod_kver/$link_name"
+    note "fixed $module.ko ($driver) for $kmod_kver (line $line): cached"
     return 0
   fi
   line_started=$(date +%s.%N)
   rm -f "$out/.complete"
-  kmod_build "$line" "$driver" "$out" "" "${patches[@]}"
+  kmod_build "$line" "$kind" "$out" "$uapi" "${patches[@]}"
   echo "$key" >"$out/.complete"
-  ln -sfn "$out/$module.ko" "$guest_cache/$kmod_kver/$module-fixes.ko"
+  ln -sfn "$out/$module.ko" "$guest_cache/$kmod_kver/$link_name"
   note "fixed $module.ko for $kmod_kver (line $line) ready in $out ($(elapsed "$line_started" "$(date +%s.%N)") s)"
 }
 
