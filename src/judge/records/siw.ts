@@ -271,7 +271,7 @@ export const SIW_RECORDS: readonly BehaviourRecord[] = [
     class: 'defect',
     rule: 'IBTA Vol. 1 §10.3.1 (a work request posted to a QP in the Error state completes with a flush error); ibv_post_send(3)',
     unclear:
-      'measured on the patched siw only (stock libsiw refuses the atomics that put the QP in ERROR first); the path (siw_verbs.c siw_post_send on a QP in ERROR) is stock siw',
+      'the suite measures it on the patched siw only (stock libsiw refuses the atomics that put the QP in ERROR first); the path (siw_verbs.c siw_post_send on a QP in ERROR) is stock siw, where repro/siw-post-on-error-qp-no-completion.c shows it (a QP moved to ERR with ibv_modify_qp)',
     provider: 'siw+rfc7306',
     kernel: SINCE_6_1,
     rdmaCore: { from: '56.1' },
