@@ -159,7 +159,9 @@ export const SIW_RECORDS: readonly BehaviourRecord[] = [
       'no buffer), -ENOENT) puts no Terminate on the wire in the capture, and the RDMA Write the ' +
       'responder posts afterwards gets no completion within 2 s (the engine: flushed). The ' +
       "requester's Send completed SUCCESS on both (RFC 5040 §5.5: completed once sent); why siw's " +
-      'Terminate never shows was not traced further',
+      'Terminate never shows was not traced further. The Write that never completes is ' +
+      'siw-post-on-error-qp-no-completion (the QP is in ERROR): on the fixed build ' +
+      '(patches/siw-fixes/0003) it completes WR_FLUSH_ERR as in the engine, and only the wire differs',
     spec: 'RFC 5041 §7.2, RFC 5040 §7',
   },
   {
