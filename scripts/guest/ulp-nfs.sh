@@ -1,6 +1,7 @@
 #!/bin/bash
-# ulp-nfs.sh ADDRESS TAG MIB FILES: NFS over RDMA over the RDMA device that owns ADDRESS, in the
-# guest (issue 35). The kernel's NFS server (knfsd) with its RDMA listener (`rdma 20049` into
+# ulp-nfs.sh ADDRESS TAG MIB FILES [TRANSPORT]: NFS over RDMA over the RDMA device that owns
+# ADDRESS, in the guest (issue 35); TRANSPORT tcp (default rdma) mounts over TCP port 2049
+# instead, the speed reference. The kernel's NFS server (knfsd) with its RDMA listener (`rdma 20049` into
 # /proc/fs/nfsd/portlist, Documentation/filesystems/nfs/nfs-rdma.rst), NFSv4 only (no
 # rpcbind: rpc.mountd -N 2 -N 3 answers only the kernel's export upcalls), exporting a
 # tmpfs; the kernel's client mounted with proto=rdma,port=20049. Data: one MIB MiB file and
@@ -9,7 +10,8 @@
 # nfs-common) come from Debian, unpacked by scripts/setup/ulp-packages.sh into $ULP_ROOT.
 # Prints `ulp KEY VALUE` lines (src/ulp/script-output.ts); exits non-zero with `ulp error`.
 set -uo pipefail
-address=$1 tag=$2 mib=${3:-8} files=${4:-64}
+address=$1 tag=$2 mib=${3:-8} files=${4:-64} transport=${5:-rdma}
+case "$transport" in rdma) port=20049 ;; tcp) port=2049 ;; *) echo "ulp error unknown transport $transport"; exit 1 ;; esac
 : "${ULP_ROOT:?ULP_ROOT (the unpacked packages) is not set}"
 export LD_LIBRARY_PATH="$ULP_ROOT/usr/lib/x86_64-linux-gnu:$ULP_ROOT/lib/x86_64-linux-gnu"
 # One export for every run of a boot: a tmpfs as the NFSv4 pseudo-root (fsid=0), since the
@@ -40,15 +42,20 @@ mountpoint -q /run/rpc_pipefs || mount -t rpc_pipefs sunrpc /run/rpc_pipefs 2>/d
 # exportfs and rpc.mountd keep their tables here (absent: nfs-common is not installed).
 touch /etc/exports /var/lib/nfs/etab /var/lib/nfs/rmtab
 # The server, once per boot: NFSv4 only, a short grace period ended at once (no client
-# has state to reclaim), the RDMA listener, then threads. Never a second "rdma 20049" into
-# portlist: on 6.1 that write fails (EADDRNOTAVAIL), and nfsd's clean-up then closes the
-# listener already there, which oopses in __svc_rdma_free (docs/ulp.md, seen 2026-12-05).
-if ! grep -q '^rdma ' /proc/fs/nfsd/portlist; then
+# has state to reclaim), the listener, then threads. Each listener is added once: a second
+# "rdma 20049" into portlist fails on 6.1 (EADDRNOTAVAIL), and nfsd's clean-up then closes
+# the RDMA listener already there, which oopses in __svc_rdma_free (docs/ulp.md).
+started=$(cat /proc/fs/nfsd/threads 2>/dev/null || echo 0)
+if [ "$started" = 0 ]; then
   echo "-2 -3 +4 +4.1 +4.2" >/proc/fs/nfsd/versions 2>/dev/null
   echo 10 >/proc/fs/nfsd/nfsv4leasetime 2>/dev/null
   echo 10 >/proc/fs/nfsd/nfsv4gracetime 2>/dev/null
-  echo "rdma 20049" >/proc/fs/nfsd/portlist 2>"$work/portlist" ||
-    fail "the RDMA listener (rdma 20049 into portlist) was refused: $(cat "$work/portlist") $(dmesg | tail -n 3 | tr '\n' ' ')"
+fi
+if ! grep -q "^$transport " /proc/fs/nfsd/portlist; then
+  echo "$transport $port" >/proc/fs/nfsd/portlist 2>"$work/portlist" ||
+    fail "the $transport listener ($transport $port into portlist) was refused: $(cat "$work/portlist") $(dmesg | tail -n 3 | tr '\n' ' ')"
+fi
+if [ "$started" = 0 ]; then
   echo 4 >/proc/fs/nfsd/threads || fail "cannot start nfsd threads: $(dmesg | tail -n 3 | tr '\n' ' ')"
   "$ULP_ROOT/usr/sbin/rpc.mountd" -N 2 -N 3 >"$work/mountd" 2>&1 ||
     fail "rpc.mountd: $(cat "$work/mountd")"
@@ -61,8 +68,8 @@ rm -rf "${export:?}/$tag"
 mkdir -p "$export/$tag"
 
 mount_rdma() {
-  "$ULP_ROOT/sbin/mount.nfs4" "$address:/$tag" "$mnt" -o "proto=rdma,port=20049,vers=4.1" 2>"$work/mount" ||
-    fail "mount -o proto=rdma $address:/$tag: $(cat "$work/mount") $(dmesg | tail -n 3 | tr '\n' ' ')"
+  "$ULP_ROOT/sbin/mount.nfs4" "$address:/$tag" "$mnt" -o "proto=$transport,port=$port,vers=4.1" 2>"$work/mount" ||
+    fail "mount -o proto=$transport $address:/$tag: $(cat "$work/mount") $(dmesg | tail -n 3 | tr '\n' ' ')"
 }
 t0=$(now)
 mount_rdma
@@ -97,7 +104,7 @@ got=$(tree_sum "$mnt")
 t2=$(now)
 say large-read-seconds "$(seconds "$t0" "$t1")"
 say small-read-seconds "$(seconds "$t1" "$t2")"
-[ "$got" = "$want" ] || fail "read back over RDMA differs: wrote $want, read $got"
+[ "$got" = "$want" ] || fail "read back over $transport differs: wrote $want, read $got"
 say sha256 "$got_large"
 umount "$mnt" || fail "umount failed"
 rm -rf "${export:?}/$tag"

@@ -1,6 +1,7 @@
 #!/bin/bash
-# ulp-nvme.sh ADDRESS TAG MIB: NVMe over Fabrics over the RDMA device that owns ADDRESS, in the
-# guest (issue 35). The kernel's nvmet-rdma target, configured through configfs
+# ulp-nvme.sh ADDRESS TAG MIB FILES [TRANSPORT]: NVMe over Fabrics over the RDMA device that owns
+# ADDRESS, in the guest (issue 35); TRANSPORT tcp (default rdma) runs NVMe/TCP instead, the
+# speed reference. FILES is unused (the NFS script's argument; the 4 KiB blocks are fixed). The kernel's nvmet-rdma target, configured through configfs
 # (Documentation/nvme/ and drivers/nvme/target/configfs.c), backed by a memory-backed
 # null_blk (its writes are kept, so what is read back is what was written), and the
 # kernel's nvme-rdma host connected with `nvme connect -t rdma` (nvme-cli from Debian,
@@ -9,7 +10,8 @@
 # Prints `ulp KEY VALUE` lines (src/ulp/script-output.ts reads them); exits non-zero on
 # the first failure with `ulp error TEXT`.
 set -uo pipefail
-address=$1 tag=$2 mib=${3:-8}
+address=$1 tag=$2 mib=${3:-8} transport=${5:-rdma}
+case "$transport" in rdma | tcp) ;; *) echo "ulp error unknown transport $transport"; exit 1 ;; esac
 : "${ULP_ROOT:?ULP_ROOT (the unpacked packages) is not set}"
 export LD_LIBRARY_PATH="$ULP_ROOT/usr/lib/x86_64-linux-gnu:$ULP_ROOT/lib/x86_64-linux-gnu"
 nvme="$ULP_ROOT/usr/sbin/nvme"
@@ -35,7 +37,7 @@ cleanup() {
 trap cleanup EXIT
 
 mountpoint -q /sys/kernel/config || mount -t configfs none /sys/kernel/config || fail "cannot mount configfs"
-for m in nvmet nvmet-rdma nvme-rdma; do
+for m in nvmet "nvmet-$transport" "nvme-$transport"; do
   modprobe "$m" 2>"$work/modprobe" || fail "modprobe $m: $(cat "$work/modprobe")"
 done
 # null_blk: one memory-backed device of 1 GiB (pages are allocated on write).
@@ -52,18 +54,18 @@ mkdir "$cfg/subsystems/$nqn/namespaces/1"
 echo -n /dev/nullb0 >"$cfg/subsystems/$nqn/namespaces/1/device_path"
 echo 1 >"$cfg/subsystems/$nqn/namespaces/1/enable" || fail "cannot enable the namespace"
 mkdir "$cfg/ports/$port_id"
-echo rdma >"$cfg/ports/$port_id/addr_trtype"
+echo "$transport" >"$cfg/ports/$port_id/addr_trtype"
 echo ipv4 >"$cfg/ports/$port_id/addr_adrfam"
 echo "$address" >"$cfg/ports/$port_id/addr_traddr"
 echo 4420 >"$cfg/ports/$port_id/addr_trsvcid"
 ln -s "$cfg/subsystems/$nqn" "$cfg/ports/$port_id/subsystems/$nqn" 2>"$work/link" ||
-  fail "the rdma port on $address:4420 was refused: $(cat "$work/link") $(dmesg | tail -n 3 | tr '\n' ' ')"
-say target "$nqn on rdma $address:4420"
+  fail "the $transport port on $address:4420 was refused: $(cat "$work/link") $(dmesg | tail -n 3 | tr '\n' ' ')"
+say target "$nqn on $transport $address:4420"
 
 # The host.
 t0=$(now)
-"$nvme" connect -t rdma -a "$address" -s 4420 -n "$nqn" -q "$hostnqn" >"$work/connect" 2>&1 ||
-  fail "nvme connect -t rdma -a $address: $(tr '\n' ' ' <"$work/connect") $(dmesg | tail -n 3 | tr '\n' ' ')"
+"$nvme" connect -t "$transport" -a "$address" -s 4420 -n "$nqn" -q "$hostnqn" >"$work/connect" 2>&1 ||
+  fail "nvme connect -t $transport -a $address: $(tr '\n' ' ' <"$work/connect") $(dmesg | tail -n 3 | tr '\n' ' ')"
 say connect-seconds "$(seconds "$t0" "$(now)")"
 # The namespace's block device: under the subsystem (native multipath, Debian's default)
 # or under the controller.

@@ -6,10 +6,11 @@
 #   $RDMA_INTEROP_CACHE/ulp/root/       the unpacked packages (usr/sbin/nvme, sbin/rpc.nfsd ...)
 #   $RDMA_INTEROP_CACHE/ulp/debs/       the .deb files
 #   $RDMA_INTEROP_CACHE/ulp/.complete   the recipe and the groups unpacked
-# GROUP (default: nvme nfs):
+# GROUP (default: all three):
 #   nvme   nvme-cli and libnvme1 (`nvme connect -t rdma`)
 #   nfs    nfs-kernel-server, nfs-common, rpcbind and their libraries missing on a minimal
 #          host (rpc.nfsd, exportfs, rpc.mountd, mount.nfs)
+#   iser   open-iscsi and its libraries (iscsid, iscsiadm)
 # The guest's programs find the libraries with LD_LIBRARY_PATH=<root>/usr/lib/x86_64-linux-gnu:
 # <root>/lib/x86_64-linux-gnu (src/ulp/tools.ts). A warm run (the stamp matches) is offline.
 # Prints the root directory on its last stdout line.
@@ -18,7 +19,7 @@ set -euo pipefail
 source "$(dirname "$0")/../lib/common.sh"
 
 groups=("$@")
-[ ${#groups[@]} -gt 0 ] || groups=(nvme nfs)
+[ ${#groups[@]} -gt 0 ] || groups=(nvme nfs iser)
 packages=()
 for group in "${groups[@]}"; do
   case "$group" in
@@ -26,7 +27,8 @@ for group in "${groups[@]}"; do
   # libnfsidmap1, libwrap0 and keyutils are what nfs-common and rpcbind need beyond the
   # host's libraries (libtirpc3, libevent, libkrb5 are part of a bookworm host).
   nfs) packages+=(nfs-kernel-server nfs-common rpcbind libnfsidmap1 libwrap0 keyutils) ;;
-  *) die "unknown group '$group' (known: nvme nfs)" ;;
+  iser) packages+=(open-iscsi libisns0 libopeniscsiusr) ;;
+  *) die "unknown group '$group' (known: nvme nfs iser)" ;;
   esac
 done
 
@@ -58,7 +60,7 @@ for deb in "$dir"/debs/*.deb; do dpkg-deb -x "$deb" "$dir/root"; done
 
 # Every program the guest runs must resolve its libraries from the host's or the unpacked ones.
 libs="$dir/root/usr/lib/x86_64-linux-gnu:$dir/root/lib/x86_64-linux-gnu"
-for program in usr/sbin/nvme usr/sbin/rpc.nfsd usr/sbin/exportfs usr/sbin/rpc.mountd sbin/mount.nfs sbin/rpcbind; do
+for program in usr/sbin/nvme usr/sbin/rpc.nfsd usr/sbin/exportfs usr/sbin/rpc.mountd sbin/mount.nfs sbin/rpcbind sbin/iscsiadm sbin/iscsid; do
   [ -e "$dir/root/$program" ] || continue
   missing=$(LD_LIBRARY_PATH=$libs ldd "$dir/root/$program" 2>/dev/null | grep 'not found' || true)
   [ -z "$missing" ] || die "$program lacks libraries: $missing"

@@ -17,6 +17,7 @@ import {
   NOT_IMPLEMENTED_REASON,
   parseScriptOutput,
   RXE_NO_WIRE_REASON,
+  TCP_NO_WIRE_REASON,
   ULP_DEVICES,
   ULP_WORKLOADS,
   type UlpDeviceName,
@@ -141,7 +142,14 @@ export async function runWorkloadHere(
   try {
     const r = await run(
       'bash',
-      [join(packageRoot(), spec.script), address, device, String(sizes.mib), String(sizes.files)],
+      [
+        join(packageRoot(), spec.script),
+        address,
+        device,
+        String(sizes.mib),
+        String(sizes.files),
+        transport === 'tcp' ? 'tcp' : 'rdma',
+      ],
       {
         env: { ...process.env, ULP_ROOT: ulpToolsRoot() },
         timeout: SCRIPT_TIMEOUT_MS,
@@ -173,7 +181,14 @@ export async function runWorkloadHere(
   const wire =
     pcap !== undefined
       ? judgeCapture(pcap)
-      : { notCaptured: transport === 'roce' ? RXE_NO_WIRE_REASON : (captureError ?? 'no capture') };
+      : {
+          notCaptured:
+            transport === 'roce'
+              ? RXE_NO_WIRE_REASON
+              : transport === 'tcp'
+                ? TCP_NO_WIRE_REASON
+                : (captureError ?? 'no capture'),
+        };
   if (failure === undefined && facts.verified !== 'yes') failure = 'the data was not verified';
   if (failure === undefined && dmesgTrouble.length > 0)
     failure = `dmesg: ${dmesgTrouble.length} line(s) of trouble`;

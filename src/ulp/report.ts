@@ -99,6 +99,19 @@ export function ulpMarkdown(runs: readonly UlpLineRun[]): string {
       );
   for (const run of runs)
     if (run.failure !== undefined) out.push('', `**${run.line}: ${md(run.failure)}**`);
+  out.push(
+    '',
+    '## Speed, a reference (TCG guest; a table, not a target)',
+    '',
+    '| line | workload | device | large write MB/s | large read MB/s | 4 KiB write s | 4 KiB read s |',
+    '|---|---|---|---|---|---|---|',
+  );
+  for (const run of runs)
+    for (const r of run.results)
+      if (r.outcome === 'passed')
+        out.push(
+          `| ${run.line} | ${r.workload} | ${r.device} | ${throughput(r.facts, 'large-write') ?? ''} | ${throughput(r.facts, 'large-read') ?? ''} | ${r.facts['small-write-seconds'] ?? ''} | ${r.facts['small-read-seconds'] ?? ''} |`,
+        );
   out.push('', '## The wire per capture', '');
   for (const run of runs)
     for (const r of run.results) {

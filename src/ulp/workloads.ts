@@ -21,10 +21,10 @@ export const ULP_WORKLOADS = {
     implemented: true,
   },
   iser: {
-    title: 'iSER (LIO ib_isert target, open-iscsi iser initiator)',
-    script: undefined,
+    title: 'iSER (LIO target with an iSER portal on a RAM disk, open-iscsi with the iser interface)',
+    script: 'scripts/guest/ulp-iser.sh',
     port: 3260,
-    implemented: false,
+    implemented: true,
   },
   smb: {
     title: 'SMB Direct (ksmbd, cifs rdma)',
@@ -39,16 +39,26 @@ export const ULP_WORKLOAD_NAMES = Object.keys(ULP_WORKLOADS) as UlpWorkloadName[
 
 /** Why a workload is not run (reported as such, never skipped silently). */
 export const NOT_IMPLEMENTED_REASON =
-  'not implemented yet in this project (issue 35: iSER and SMB Direct follow NVMe-oF and NFS)';
+  'not implemented yet in this project (issue 35: SMB Direct follows NVMe-oF, NFS and iSER)';
 
-/** The guest's RDMA devices and the address of the netdev each sits on (rdma-devices.sh). */
+/**
+ * The guest's RDMA devices and the address of the netdev each sits on (rdma-devices.sh),
+ * and `tcp`: the same ULP over TCP (NVMe/TCP, NFS over TCP) on rxe0's address, the speed
+ * reference of the issue (a table, not a target).
+ */
 export const ULP_DEVICES = {
   rxe0: { address: '192.0.2.1', transport: 'roce' },
   siw0: { address: '198.51.100.1', transport: 'iwarp' },
+  tcp: { address: '192.0.2.1', transport: 'tcp' },
 } as const;
 
 export type UlpDeviceName = keyof typeof ULP_DEVICES;
 export const ULP_DEVICE_NAMES = Object.keys(ULP_DEVICES) as UlpDeviceName[];
+/** What `ulp` runs on unless told otherwise: the two soft RDMA devices. */
+export const DEFAULT_ULP_DEVICES: readonly UlpDeviceName[] = ['rxe0', 'siw0'];
+
+/** Why the TCP reference has no judged wire. */
+export const TCP_NO_WIRE_REASON = 'not judged: the TCP speed reference carries no RDMA';
 
 /** Why a device's wire is not captured in one guest. */
 export const RXE_NO_WIRE_REASON =

@@ -14,6 +14,7 @@ import { writeUlpReport } from '../../ulp/report.js';
 import { runUlpInGuest, type UlpLineRun } from '../../ulp/run.js';
 import {
   DEFAULT_SIZES,
+  DEFAULT_ULP_DEVICES,
   ULP_DEVICE_NAMES,
   ULP_WORKLOAD_NAMES,
   type UlpDeviceName,
@@ -63,10 +64,10 @@ export function registerUlp(program: Command): void {
     .addOption(
       new Option(
         '--device <names>',
-        `the devices, comma-separated (${ULP_DEVICE_NAMES.join(', ')})`,
+        `the devices, comma-separated (${ULP_DEVICE_NAMES.join(', ')}; tcp: the same ULP over TCP, the speed reference)`,
       )
         .argParser(deviceListParser(ULP_DEVICE_NAMES, "the guest's"))
-        .default([...ULP_DEVICE_NAMES], ULP_DEVICE_NAMES.join(',')),
+        .default([...DEFAULT_ULP_DEVICES], DEFAULT_ULP_DEVICES.join(',')),
     )
     .addOption(new Option('--kernel <line>', 'the guest kernel line').argParser(kernelLineName))
     .addOption(
