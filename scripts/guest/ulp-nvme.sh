@@ -16,7 +16,12 @@ case "$transport" in rdma | tcp) ;; *) echo "ulp error unknown transport $transp
 export LD_LIBRARY_PATH="$ULP_ROOT/usr/lib/x86_64-linux-gnu:$ULP_ROOT/lib/x86_64-linux-gnu"
 nvme="$ULP_ROOT/usr/sbin/nvme"
 nqn="nqn.2026-12.org.rdma-interop:ulp-$tag"
-hostnqn="nqn.2014-08.org.nvmexpress:uuid:$(cat /proc/sys/kernel/random/uuid)"
+# One host identity per boot, its NQN naming its host ID: from 6.12 on, nvme-fabrics refuses
+# a connect whose host ID it has seen with another host NQN ("found same hostid ... but
+# different hostnqn"), and nvme-cli's default host ID comes from the machine (DMI).
+[ -s /run/ulp-nvme-hostid ] || cat /proc/sys/kernel/random/uuid >/run/ulp-nvme-hostid
+hostid=$(cat /run/ulp-nvme-hostid)
+hostnqn="nqn.2014-08.org.nvmexpress:uuid:$hostid"
 cfg=/sys/kernel/config/nvmet
 port_id=$((RANDOM % 1000 + 1))
 work=$(mktemp -d /tmp/ulp-nvme.XXXXXX)
@@ -64,7 +69,7 @@ say target "$nqn on $transport $address:4420"
 
 # The host.
 t0=$(now)
-"$nvme" connect -t "$transport" -a "$address" -s 4420 -n "$nqn" -q "$hostnqn" >"$work/connect" 2>&1 ||
+"$nvme" connect -t "$transport" -a "$address" -s 4420 -n "$nqn" -q "$hostnqn" -I "$hostid" >"$work/connect" 2>&1 ||
   fail "nvme connect -t $transport -a $address: $(tr '\n' ' ' <"$work/connect") $(dmesg | tail -n 3 | tr '\n' ' ')"
 say connect-seconds "$(seconds "$t0" "$(now)")"
 # The namespace's block device: under the subsystem (native multipath, Debian's default)
@@ -82,7 +87,6 @@ for _ in $(seq 100); do
 done
 [ -n "$disk" ] || fail "no block device for $nqn after connect"
 say disk "$disk"
-say queues "$(ls -d /sys/class/nvme/*/ 2>/dev/null | wc -l)"
 
 # I/O with verification: large blocks (RDMA Read by the target for writes, RDMA Write for
 # reads), then small ones (4 KiB, within the inline data the host may send in the command

@@ -48,6 +48,15 @@ fi
 started=$(date +%s.%N)
 rm -rf "$dir/debs" "$dir/root"
 mkdir -p "$dir/debs" "$dir/root"
+# No package lists yet (a fresh container whose packages were all present): fetch them once,
+# as guest-assets.sh does.
+candidate=$(apt-cache policy nvme-cli 2>/dev/null | sed -n 's/ *Candidate: //p')
+if [ -z "$candidate" ] || [ "$candidate" = "(none)" ]; then
+  [ "$(id -u)" -eq 0 ] || die "apt has no package lists for nvme-cli: run 'sudo apt-get update', then this again"
+  step "apt-get update (to find the ULP tools)"
+  apt-get update -qq
+  step_done "apt-get update"
+fi
 step "downloading ${packages[*]} (the host suite's packages)"
 (
   cd "$dir/debs"

@@ -47,6 +47,20 @@ async function dmesgLines(): Promise<string[]> {
   }
 }
 
+/** Of `modules`, those this kernel has but built without RDMA (they depend on no RDMA core). */
+async function withoutRdma(modules: readonly string[]): Promise<string[]> {
+  const out: string[] = [];
+  for (const m of modules) {
+    try {
+      const r = await run('modinfo', ['-F', 'depends', m]);
+      if (!/\b(rdma_cm|ib_core)\b/.test(r.stdout)) out.push(m);
+    } catch {
+      out.push(`${m} (absent)`);
+    }
+  }
+  return out;
+}
+
 interface RunningCapture {
   stop(): Promise<Uint8Array | undefined>;
 }
@@ -109,13 +123,18 @@ export async function runWorkloadHere(
 ): Promise<WorkloadResult> {
   const spec = ULP_WORKLOADS[workload];
   const base = { workload, device, kernel: o.kernel, facts: {}, dmesgTrouble: [], seconds: 0 };
-  if (spec.script === undefined)
+  if (spec.script === undefined) {
+    const missing = 'rdmaModules' in spec ? await withoutRdma(spec.rdmaModules) : [];
     return {
       ...base,
       outcome: 'not-run',
-      reason: NOT_IMPLEMENTED_REASON,
+      reason:
+        missing.length > 0
+          ? `this kernel builds ${missing.join(' and ')} without RDMA (modinfo: no rdma_cm or ib_core among its dependencies)`
+          : NOT_IMPLEMENTED_REASON,
       wire: { notCaptured: 'not run' },
     };
+  }
   if (!existsSync(join(ulpToolsRoot(), 'usr', 'sbin')))
     return {
       ...base,
@@ -189,6 +208,17 @@ export async function runWorkloadHere(
                 ? TCP_NO_WIRE_REASON
                 : (captureError ?? 'no capture'),
         };
+  // The script found the workload impossible on this device (its reason, its evidence).
+  if (failure === undefined && facts['not-run'] !== undefined)
+    return {
+      ...base,
+      outcome: 'not-run',
+      reason: facts['not-run'],
+      facts,
+      dmesgTrouble,
+      seconds,
+      wire: { notCaptured: 'not run' },
+    };
   if (failure === undefined && facts.verified !== 'yes') failure = 'the data was not verified';
   if (failure === undefined && dmesgTrouble.length > 0)
     failure = `dmesg: ${dmesgTrouble.length} line(s) of trouble`;

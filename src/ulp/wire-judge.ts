@@ -99,8 +99,19 @@ interface DirectionState {
   readonly open: Map<number, boolean>;
   /** STags this side used toward the other (Read Request source, Write sink). */
   readonly used: Set<number>;
-  /** STags this side invalidated on the other side. */
-  readonly invalidated: Set<number>;
+  /**
+   * STags this side invalidated on the other side, each with its index's key epoch at the
+   * time (see `keyEpoch`).
+   */
+  readonly invalidated: Map<number, number>;
+  /**
+   * Per STag index (the upper 24 bits), how often the key (the low 8 bits) changed in this
+   * side's uses: a fast registration of the same MR must change the key (ib_inc_rkey), so
+   * an invalidated STag back after its index moved to another key is a re-registration
+   * that wrapped the key, legal; back with no other key between, it is a use after
+   * invalidation.
+   */
+  readonly keyEpoch: Map<number, { key: number; epoch: number }>;
   outstandingReads: number;
   /** The other side's IRD, from the MPA exchange (undefined: not advertised). */
   peerIrd: number | undefined;
@@ -111,7 +122,8 @@ function newDirection(): DirectionState {
     nextMsn: new Map(),
     open: new Map(),
     used: new Set(),
-    invalidated: new Set(),
+    invalidated: new Map(),
+    keyEpoch: new Map(),
     outstandingReads: 0,
     peerIrd: undefined,
   };
@@ -289,18 +301,37 @@ export function judgeCapture(pcap: Uint8Array): WireJudgement {
           frame,
           detail: `Send with Invalidate names STag ${hex(s)}, never used by its sender on this connection`,
         });
-      me.invalidated.add(s);
+      me.invalidated.set(s, noteKey(me, s));
       me.used.delete(s);
     }
   }
 
+  /** Records `stag`'s key for its index; returns the index's key epoch. */
+  function noteKey(me: DirectionState, stag: number): number {
+    const index = stag >>> 8;
+    const key = stag & 0xff;
+    const seen = me.keyEpoch.get(index);
+    if (seen === undefined) {
+      me.keyEpoch.set(index, { key, epoch: 0 });
+      return 0;
+    }
+    if (seen.key !== key) {
+      seen.key = key;
+      seen.epoch++;
+    }
+    return seen.epoch;
+  }
+
   function useStag(me: DirectionState, stag: number, frame: number, what: string): void {
-    if (me.invalidated.has(stag)) {
-      violations.push({
-        rule: 'stag-after-invalidate',
-        frame,
-        detail: `${what} STag ${hex(stag)} after its sender invalidated it (a legal reuse only if the 8-bit key wrapped through 256 registrations)`,
-      });
+    const at = me.invalidated.get(stag);
+    const epoch = noteKey(me, stag);
+    if (at !== undefined) {
+      if (epoch === at)
+        violations.push({
+          rule: 'stag-after-invalidate',
+          frame,
+          detail: `${what} STag ${hex(stag)} after its sender invalidated it, with no re-registration (another key of the index) seen between`,
+        });
       me.invalidated.delete(stag);
     }
     me.used.add(stag);

@@ -21,7 +21,8 @@ export const ULP_WORKLOADS = {
     implemented: true,
   },
   iser: {
-    title: 'iSER (LIO target with an iSER portal on a RAM disk, open-iscsi with the iser interface)',
+    title:
+      'iSER (LIO target with an iSER portal on a RAM disk, open-iscsi with the iser interface)',
     script: 'scripts/guest/ulp-iser.sh',
     port: 3260,
     implemented: true,
@@ -29,6 +30,12 @@ export const ULP_WORKLOADS = {
   smb: {
     title: 'SMB Direct (ksmbd, cifs rdma)',
     script: undefined,
+    /**
+     * Modules that must link the RDMA core for the workload to exist at all: Debian builds
+     * neither CONFIG_CIFS_SMB_DIRECT nor CONFIG_SMB_SERVER_SMBDIRECT (7.3's config says
+     * "is not set"; 6.1's cifs.ko logs "CONFIG_CIFS_SMB_DIRECT is not enabled").
+     */
+    rdmaModules: ['cifs', 'ksmbd'],
     port: 5445,
     implemented: false,
   },

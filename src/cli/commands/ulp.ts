@@ -1,6 +1,6 @@
 /**
- * `rdma-interop ulp`: the kernel's own RDMA users (NVMe over Fabrics, NFS over RDMA; iSER
- * and SMB Direct reported as not run yet) on rxe0 and siw0 in the guest, per kernel line,
+ * `rdma-interop ulp`: the kernel's own RDMA users (NVMe over Fabrics, NFS over RDMA, iSER;
+ * SMB Direct reported as not run yet) on rxe0 and siw0 in the guest, per kernel line,
  * their data verified, dmesg checked and siw0's wire decoded and judged (issue 35;
  * docs/ulp.md). The Debian tools are unpacked first by scripts/setup/ulp-packages.sh.
  */
@@ -54,7 +54,7 @@ export function registerUlp(program: Command): void {
   program
     .command('ulp')
     .description(
-      "the kernel's own RDMA users (NVMe-oF, NFS over RDMA) on rxe0 and siw0 in the guest: data verified, dmesg checked, siw0's wire decoded and judged",
+      "the kernel's own RDMA users (NVMe-oF, NFS over RDMA, iSER) on rxe0 and siw0 in the guest: data verified, dmesg checked, siw0's wire decoded and judged",
     )
     .addOption(
       new Option('--workload <name>', `a workload or 'all' (${ULP_WORKLOAD_NAMES.join(', ')})`)

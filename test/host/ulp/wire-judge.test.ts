@@ -151,6 +151,27 @@ describe('the ULP wire judge', () => {
     expect(j.terminates[0]).toMatchObject({ layer: 1, errorType: 2, errorCode: 3 });
   });
 
+  it('an invalidated STag back after its MR was re-registered with other keys is no violation', () => {
+    const write = (stag: number) => makeRdmaWrite({ stag, taggedOffset: 0n, payload: bytes(8) });
+    const invalidate = (msn: number, stag: number) =>
+      makeSend({
+        kind: 'send-invalidate',
+        messageSequenceNumber: msn,
+        payload: bytes(8),
+        invalidateSTag: stag,
+      });
+    // Index 0x497b9d, keys 0x01 then 0x02 then 0x01 again (the 8-bit key wrapped).
+    const toHost = [
+      write(0x497b9d01),
+      invalidate(1, 0x497b9d01),
+      write(0x497b9d02),
+      invalidate(2, 0x497b9d02),
+      write(0x497b9d01),
+      invalidate(3, 0x497b9d01),
+    ];
+    expect(judgeCapture(capture([], toHost)).violations).toEqual([]);
+  });
+
   it('a file that is no capture is one undecodable entry with the reason', () => {
     const j = judgeCapture(Uint8Array.of(1, 2, 3, 4));
     expect(j.undecodable).toHaveLength(1);

@@ -10,17 +10,28 @@
  * scripts/setup/ulp-packages.sh (run by scripts/test.sh before the kernel stage).
  * `npm run ulp` runs the same on every kernel line with the report.
  */
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runWorkloadHere } from '../../../src/ulp/guest-run.js';
 import type { UlpDeviceName, UlpWorkloadName } from '../../../src/ulp/workloads.js';
+import { diffWithTshark } from '../../helpers/tshark-diff.js';
 
 const SIZES = { mib: 8, files: 64 };
+const dir = mkdtempSync(join(tmpdir(), 'ulp-kernel-'));
+const captures: string[] = [];
 
 describe("the kernel's RDMA users (NVMe-oF, NFS over RDMA) on this kernel", () => {
   for (const workload of ['nvme', 'nfs'] as const satisfies readonly UlpWorkloadName[])
     for (const device of ['siw0', 'rxe0'] as const satisfies readonly UlpDeviceName[])
       it(`${workload} on ${device}: data verified, dmesg clean, wire judged`, async () => {
-        const r = await runWorkloadHere(workload, device, { kernel: 'this', sizes: SIZES });
+        const r = await runWorkloadHere(workload, device, {
+          kernel: 'this',
+          sizes: SIZES,
+          pcapDir: dir,
+        });
+        if (r.pcap !== undefined) captures.push(join(dir, r.pcap));
         process.stderr.write(
           `ulp ${workload} ${device}: ${r.outcome} in ${r.seconds} s${r.reason ? ` (${r.reason})` : ''}; wire: ${
             'notCaptured' in r.wire
@@ -48,4 +59,16 @@ describe("the kernel's RDMA users (NVMe-oF, NFS over RDMA) on this kernel", () =
         expect(r.wire.opcodes['send-invalidate'] ?? 0).toBeGreaterThan(0);
         expect(r.wire.mpaCrc.invalid).toBe(0);
       }, 300_000);
+
+  // `decode --fields` prints what `tshark -T fields` prints, frame by frame, for siw0's
+  // NVMe and NFS captures (one tshark run over the merged files).
+  it('decode agrees with tshark on the ULP captures', () => {
+    expect(captures).toHaveLength(2);
+    const cli = join(process.env.RDMA_INTEROP_ROOT ?? process.cwd(), 'dist/cli/main.js');
+    const diffs = diffWithTshark(captures, dir, cli);
+    for (const d of diffs) expect(d.ours, d.merged).toBe(d.theirs);
+    process.stderr.write(
+      `ulp tshark diff: ${diffs.reduce((n, d) => n + d.frames, 0)} frames, ${diffs.reduce((n, d) => n + d.values, 0)} values agree\n`,
+    );
+  }, 300_000);
 });
