@@ -7,8 +7,13 @@
 import { execFile } from 'node:child_process';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
-import { type Command, Option } from 'commander';
-import { abortOnSignals, GuestRuntimeError, KERNEL_LINES } from '../../runtime/index.js';
+import { type Command, InvalidArgumentError, Option } from 'commander';
+import {
+  abortOnSignals,
+  findGuestAssets,
+  GuestRuntimeError,
+  KERNEL_LINES,
+} from '../../runtime/index.js';
 import { cacheRoot, packageRoot } from '../../runtime/paths.js';
 import { writeUlpReport } from '../../ulp/report.js';
 import { runUlpInGuest, type UlpLineRun } from '../../ulp/run.js';
@@ -44,9 +49,11 @@ interface UlpOptions {
   readonly cacheDir?: string;
 }
 
-function positiveInteger(value: string): number {
+/** `--mib` and `--files`: a whole number 1-1024 (the guest's 2 GiB and tmpfs bound them). */
+function sizeArgument(value: string): number {
   const n = Number(value);
-  if (!Number.isInteger(n) || n < 1 || n > 1024) throw new Error('Expected an integer 1-1024.');
+  if (!/^\d+$/.test(value) || n < 1 || n > 1024)
+    throw new InvalidArgumentError('Expected a whole number from 1 to 1024.');
   return n;
 }
 
@@ -81,7 +88,7 @@ export function registerUlp(program: Command): void {
     )
     .addOption(
       new Option('--mib <n>', 'MiB of the large transfer per workload')
-        .argParser(positiveInteger)
+        .argParser(sizeArgument)
         .default(DEFAULT_SIZES.mib),
     )
     .addOption(
@@ -89,7 +96,7 @@ export function registerUlp(program: Command): void {
         '--files <n>',
         'small files (NFS) per workload; 4 KiB blocks are fixed at 256 (NVMe)',
       )
-        .argParser(positiveInteger)
+        .argParser(sizeArgument)
         .default(DEFAULT_SIZES.files),
     )
     .addOption(timeoutOption('limit per guest (boot + workloads)', 1200))
@@ -101,6 +108,15 @@ export function registerUlp(program: Command): void {
           : [options.workload as UlpWorkloadName];
       const devices = options.device as UlpDeviceName[];
       const lines = options.kernels ?? [options.kernel ?? KERNEL_LINES[0]?.line ?? '6.1'];
+      // Every line's guest first (no set-up of the tools for a run that cannot boot), then
+      // the tools.
+      try {
+        for (const line of lines) findGuestAssets(line);
+      } catch (error) {
+        if (!(error instanceof GuestRuntimeError)) throw error;
+        process.exitCode = reportGuestFailure(error, undefined, 'rdma-interop ulp');
+        return;
+      }
       try {
         process.stderr.write('ulp: the Debian tools (scripts/setup/ulp-packages.sh)\n');
         await run('bash', [join(packageRoot(), 'scripts', 'setup', 'ulp-packages.sh')], {
