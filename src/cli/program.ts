@@ -22,6 +22,7 @@ import { registerProbe } from './commands/probe.js';
 import { registerRdmaCoreTests } from './commands/rdma-core-tests.js';
 import { registerRun } from './commands/run.js';
 import { registerSetup } from './commands/setup.js';
+import { registerUlp } from './commands/ulp.js';
 import { registerVm } from './commands/vm.js';
 import { registerWiresharkPlugin } from './commands/wireshark-plugin.js';
 import { commandName } from './errors.js';
@@ -47,6 +48,7 @@ export function buildProgram(): Command {
   registerPeer(program);
   registerProbe(program);
   registerRdmaCoreTests(program);
+  registerUlp(program);
   registerDecode(program);
   registerCompare(program);
   registerFindings(program);

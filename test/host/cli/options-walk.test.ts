@@ -989,6 +989,45 @@ const ENTRIES: Readonly<Record<string, Entry>> = {
       } satisfies Entry,
     ]),
   ),
+  // ulp: with an empty cache every option reaches the action, which stops at the first
+  // line's missing guest assets (before the tools' set-up), exit 125, one line; the runs
+  // themselves are test/kernel/ulp/ulp.test.ts and `npm run ulp`.
+  ...Object.fromEntries(
+    (
+      [
+        '--workload',
+        '--device',
+        '--kernel',
+        '--kernels',
+        '--report',
+        '--mib',
+        '--files',
+        '--timeout',
+        '--cache-dir',
+      ] as const
+    ).map((option) => [
+      `rdma-interop ulp ${option}`,
+      {
+        coveredBy: 'test/kernel/ulp/ulp.test.ts, npm run ulp',
+        accepted: async () => {
+          const value = {
+            '--workload': ['nfs'],
+            '--device': ['siw0'],
+            '--kernel': ['6.12'],
+            '--kernels': ['all'],
+            '--report': [join(scratch, 'ulp-report')],
+            '--mib': ['2'],
+            '--files': ['8'],
+            '--timeout': ['60'],
+            '--cache-dir': [emptyDir('c')],
+          }[option];
+          const args = ['ulp', option, ...value];
+          if (option !== '--cache-dir') args.push('--cache-dir', emptyDir('c'));
+          expectRuntimeStop(await cli(args, NO_SETUP), 'rdma-interop ulp', /no guest kernel/);
+        },
+      } satisfies Entry,
+    ]),
+  ),
 };
 
 /** docker with no engine (RDMA_INTEROP_DOCKERD names no program): refused at its start. */
@@ -1064,6 +1103,15 @@ const VALUES: Readonly<Record<string, ValueCheck>> = {
   'rdma-interop rdma-core-tests --filter': { bad: '' },
   'rdma-interop rdma-core-tests --timeout': { bad: '0' },
   'rdma-interop rdma-core-tests --cache-dir': { free: 'a directory, created' },
+  'rdma-interop ulp --workload': { bad: 'afs' },
+  'rdma-interop ulp --device': { bad: 'mlx5_0' },
+  'rdma-interop ulp --kernel': { bad: '9.9' },
+  'rdma-interop ulp --kernels': { bad: '6.1,9.9' },
+  'rdma-interop ulp --report': { free: 'a directory, created' },
+  'rdma-interop ulp --mib': { bad: '0' },
+  'rdma-interop ulp --files': { bad: '2000' },
+  'rdma-interop ulp --timeout': { bad: '0' },
+  'rdma-interop ulp --cache-dir': { free: 'a directory, created' },
   'rdma-interop vm --memory': { bad: '1.5' },
   'rdma-interop vm --cpus': { bad: 'two' },
   'rdma-interop vm --accel': { bad: 'hvf' },
