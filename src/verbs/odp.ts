@@ -15,6 +15,13 @@
  * a Receive or RDMA Write into it is refused as for any MR without that right. And, as
  * for every MR, REMOTE_WRITE or REMOTE_ATOMIC without LOCAL_WRITE is EINVAL
  * (ib_check_mr_access).
+ *
+ * A defect of Linux 7.3.4 (measured, kernel test missing-verbs.test.ts): rxe_odp.c
+ * __rxe_odp_mr_copy copies to and from the base of the kmap'd page (lines 207-210) and
+ * never adds the in-page offset it computed, so an RDMA Write at offset 100 of an ODP MR
+ * lands at the start of that page, which for a Buffer that does not start on a page is
+ * memory outside the MR. Register ODP memory page-aligned (`pd.allocMr(length, [...,
+ * 'ON_DEMAND'])`) and expect misplaced bytes at in-page offsets on that line.
  */
 import {
   flagNamesOf,
