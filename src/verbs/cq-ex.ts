@@ -5,6 +5,11 @@
  * {@link Cq} (QPs use it, `poll`, `pollUntil` and `next()` work on it as on any CQ:
  * librxe polls one queue either way); {@link CqEx.pollEx} adds the extended poll.
  *
+ * Polling cost (rxe0, Linux 7.3, TCG guest, two runs of one boot, medians): an empty
+ * `pollEx(16)` 6.8-6.9 us against 1.1 us for `poll(16)` (a bound call, native/bound_call.h);
+ * draining 64 completions 214-223 us against 180-224 us. The extended poll is not cheaper
+ * here: rxe's ibv_poll_cq copies little, and each ibv_wc_read_* is a call of its own.
+ *
  * On rxe: created with the standard fields; librxe refuses the timestamps
  * (providers/rxe/rxe.c rxe_create_cq_ex, RXE_SUP_WC_EX_FLAGS: EOPNOTSUPP). On siw:
  * EOPNOTSUPP (libsiw has no create_cq_ex). Both refusals carry their cause.
