@@ -186,6 +186,14 @@ class Children {
     if (!placed) kept.push_back(entry);
     entries_.swap(kept);
   }
+  /// Forgets `child` (one that moved to another parent: an MR that ibv_rereg_mr moved
+  /// to another PD, mr_rereg.cc).
+  void Remove(const ResourceHandle *child) {
+    std::vector<Entry> kept;
+    for (auto &e : entries_)
+      if (auto c = e.child.lock(); c && c.get() != child) kept.push_back(e);
+    entries_.swap(kept);
+  }
   bool AnyLive() const;
   /// Releases every live child in order; the first error stops (the rest stays, as it was).
   int ReleaseAll() const;
@@ -277,6 +285,9 @@ using CompChannelPtr = std::shared_ptr<CompChannelHandle>;
 struct CqHandle : ResourceHandle {
   static constexpr Rank kRank = Rank::kCq;
   ibv_cq *cq = nullptr;
+  /// Set when made by ibv_create_cq_ex (cq_ext.cc); `cq` is then ibv_cq_ex_to_cq(ex).
+  ibv_cq_ex *ex = nullptr;
+  uint64_t wcFlags = 0;  // the IBV_WC_EX_WITH_* flags it was made with
   CompChannelPtr channel;  // may be null
   ContextPtr ctx;
   unsigned unacked = 0;  // completion events read but not yet acknowledged
@@ -291,6 +302,7 @@ struct CqHandle : ResourceHandle {
     int ret = ibv_destroy_cq(cq);
     if (ret != 0) return ret;
     cq = nullptr;
+    ex = nullptr;
     if (channel && channel->channel != nullptr) {
       ibv_destroy_comp_channel(channel->channel);
       channel->channel = nullptr;

@@ -37,6 +37,7 @@ class Cq : public Resource<Cq, CqHandle> {
 
   // new NativeCq(context, cqe, withChannel)
   explicit Cq(const Napi::CallbackInfo &info) : Resource(info) {
+    if (Adopted(info)) return;  // ibv_create_cq_ex's (cq_ext.cc)
     Napi::Env env = info.Env();
     ContextPtr ctx = ContextFromJs(info[0], "ibv_create_cq");
     uint32_t cqe = ReadU32(info[1], "cqe", 0x7fffffff);
@@ -237,5 +238,6 @@ class Cq : public Resource<Cq, CqHandle> {
 }  // namespace
 
 CqPtr CqFromJs(const Napi::Value &v, const char *call) { return Cq::FromJs(v, call); }
+Napi::Object NewCqObject(Napi::Env env, const CqPtr &cq) { return Cq::Adopt(env, cq); }
 
 }  // namespace rdma_interop

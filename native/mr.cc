@@ -24,40 +24,13 @@
 #include <cstdlib>
 
 #include "js_memory.h"
+#include "mr_handle.h"
 #include "resource.h"
 
 namespace rdma_interop {
 
 namespace {
 
-/// Page-aligned memory allocated by the addon (the device pins whole pages anyway).
-struct OwnedMemory {
-  void *data = nullptr;
-  size_t length = 0;
-  ~OwnedMemory() { std::free(data); }
-};
-using MemoryPtr = std::shared_ptr<OwnedMemory>;
-
-struct MrHandle : ResourceHandle {
-  static constexpr Rank kRank = Rank::kMr;
-  ibv_mr *mr = nullptr;
-  PdPtr pd;
-  MemoryPtr memory;  // set for addon-owned memory; released after the deregistration
-  /// Deregisters and forgets the range in the PD's table; on failure the registration
-  /// (and so the range and the memory) stays.
-  int Deregister() {
-    if (mr == nullptr) return 0;
-    uint32_t lkey = mr->lkey;
-    int ret = ibv_dereg_mr(mr);
-    if (ret != 0) return ret;
-    mr = nullptr;
-    pd->mrs.erase(lkey);
-    return 0;
-  }
-  int Destroy() override { return Deregister(); }
-  bool Live() const override { return mr != nullptr; }
-  ~MrHandle() override { Deregister(); }
-};
 
 constexpr size_t kMaxOwnedLength = size_t{1} << 40;
 
@@ -73,6 +46,7 @@ class Mr : public Resource<Mr, MrHandle> {
         InstanceAccessor<&Mr::Length>("length"),
         InstanceAccessor<&Mr::BufferOf>("buffer"),
         InstanceAccessor<&Mr::MemoryOf>("memory"),
+        InstanceMethod<&Mr::Rereg>("rereg"),
     };
   }
 
@@ -168,6 +142,23 @@ class Mr : public Resource<Mr, MrHandle> {
     std::memset(memory->data, 0, length);
     memory->length = length;
     return memory;
+  }
+
+  // rereg(flags, pd, buffer, access) -> { lkey, rkey, addr, length }: ibv_rereg_mr
+  // (mr_rereg.cc). A new translation's Buffer is held from now on, the old memory let go.
+  Napi::Value Rereg(const Napi::CallbackInfo &info) {
+    Napi::Object view;
+    Napi::Object out = RereqMr(info, Handle("ibv_rereg_mr"), &view);
+    if (!view.IsEmpty()) {
+      buffer_ = Napi::Persistent(view);
+      memory_ = false;
+      v8Allocated_ = false;
+    }
+    lkey_ = out.Get("lkey").As<Napi::Number>().Uint32Value();
+    rkey_ = out.Get("rkey").As<Napi::Number>().Uint32Value();
+    addr_ = reinterpret_cast<uintptr_t>(handle_->mr->addr);
+    length_ = handle_->mr->length;
+    return out;
   }
 
   // 'user' (regMr's Buffer), 'external' or 'v8' (allocMr: js_memory.h's paths).

@@ -3,6 +3,8 @@
 #pragma once
 
 #include <memory>
+#include <utility>
+#include <vector>
 
 #include "common.h"
 
@@ -17,9 +19,15 @@ struct QpHandle : ResourceHandle {
   CqPtr sendCq, recvCq;
   CmIdPtr cmId;  // set when rdma_cm owns the QP (destroyed with rdma_destroy_qp)
   SrqPtr srq;    // set when it receives through an SRQ
+  /// The multicast groups it is attached to (verbs_ext.cc): detached before the QP is
+  /// destroyed, which uverbs refuses (EBUSY) while any is attached (uverbs_std_types.c
+  /// uverbs_free_qp).
+  std::vector<std::pair<ibv_gid, uint16_t>> mcast;
   int Destroy() override {
     if (qp == nullptr) return 0;
     int ret = 0;
+    for (auto &group : mcast) ibv_detach_mcast(qp, &group.first, group.second);
+    mcast.clear();
     if (cmId) {
       rdma_destroy_qp(cmId->id);
       cmId->hasQp = false;

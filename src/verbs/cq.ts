@@ -8,6 +8,7 @@ import { WC_STATUS } from '../ibverbs/index.js';
 import { type NativeCq, type NativeFdWatcher, WC_LAYOUT, WC_WORDS } from '../native/bindings.js';
 import { VerbsAsyncEventError } from './async-events.js';
 import { completionAt, type WorkCompletion } from './completion.js';
+import { resizeCq } from './cq-resize.js';
 import type { Context } from './device.js';
 import { VerbsArgumentError, VerbsError } from './errors.js';
 import { Resource } from './lifetime.js';
@@ -132,6 +133,18 @@ export class Cq extends Resource<NativeCq> {
   /** @internal */
   detach(qpNum: number): void {
     this.#sinks.delete(qpNum);
+  }
+  /** @internal retires `wc` in its QP (a completion polled another way: cq-ex.ts). */
+  retire(wc: WorkCompletion): void {
+    this.#sinkOf(wc.qpNum)?.retire(wc);
+  }
+
+  /**
+   * `ibv_resize_cq`: asks for room for `cqe` completions; returns the entries granted
+   * (`cqe` from now on), at least as many as asked. EOPNOTSUPP on siw (src/verbs/cq-resize.ts).
+   */
+  resize(cqe: number): number {
+    return resizeCq(this, cqe);
   }
 
   // The QP that completions of `qpNum` retire in (undefined: none attached, or

@@ -53,6 +53,13 @@ export {
 } from './connect.js';
 export type { CompletionSink, Cq, NextOptions, WaitOptions } from './cq.js';
 export {
+  type CompletionEx,
+  type CompletionTimestamp,
+  type CqEx,
+  type CqExOptions,
+  createCqEx,
+} from './cq-ex.js';
+export {
   type Context,
   type DeviceAttr,
   type DeviceInfo,
@@ -87,7 +94,16 @@ export {
   type RemoteRef,
   type Sge,
 } from './mr.js';
+export type { ReregChanges } from './mr-rereg.js';
+export {
+  attachMcast,
+  detachMcast,
+  type McastGid,
+  MULTICAST_QPN,
+  mcastGidBytes,
+} from './multicast.js';
 export { incRkey, type Mw, type MwBind, type MwBindRequest } from './mw.js';
+export { type OdpCaps, OdpUnsupportedError, queryOdpCaps, regOdpMr } from './odp.js';
 export type { Ah, Pd, QpOptions } from './pd.js';
 export type { PreparedRecv } from './prepared-recv.js';
 export type { PreparedSend } from './prepared-send.js';

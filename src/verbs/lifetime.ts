@@ -66,6 +66,12 @@ export class Children<T extends Closable> {
     else this.#refs.splice(at, 0, entry);
   }
 
+  /** Forgets `child` (one that moved to another parent). */
+  remove(child: T): void {
+    const at = this.#refs.findIndex((e) => e.ref.deref() === child);
+    if (at >= 0) this.#refs.splice(at, 1);
+  }
+
   /** Closes every reachable, open child, in order. */
   closeAll(): void {
     for (const entry of [...this.#refs]) {
@@ -127,6 +133,15 @@ export abstract class Resource<N extends NativeResource = NativeResource> implem
   /** Same as {@link close}. */
   [Symbol.dispose](): void {
     this.close();
+  }
+
+  /**
+   * This object moves from parent `from` to parent `to` (an MR that `ibv_rereg_mr` moved to
+   * another PD): `to`'s close closes it from now on, `from`'s no longer.
+   */
+  protected reparent(from: Resource, to: Resource, kind: ChildKind): void {
+    if (#children in from) from.#children.remove(this);
+    if (#children in to) to.#children.add(this, kind);
   }
 
   /** Throws when this object may not close now, children or not (before any closes). */

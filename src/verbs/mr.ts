@@ -8,6 +8,7 @@ import { ACCESS_FLAGS, type AccessFlag } from '../ibverbs/index.js';
 import type { NativeMr } from '../native/bindings.js';
 import { VerbsArgumentError } from './errors.js';
 import { Resource } from './lifetime.js';
+import { type ReregChanges, reregMr } from './mr-rereg.js';
 import type { Pd } from './pd.js';
 
 /** An access flag name (the C name without `IBV_ACCESS_`), e.g. `'REMOTE_ATOMIC'`. */
@@ -58,26 +59,19 @@ export interface RegisteredRange {
  * released only after the deregistration.
  */
 export class Mr extends Resource<NativeMr> {
-  /** The registered memory (`length` bytes at `addr`). */
-  readonly buffer: Buffer;
-  /**
-   * The whole memory the registration lies in: the Buffer given to `regMr`, or everything
-   * `allocMr` allocated (`buffer` starts at {@link allocationOffset} in it).
-   */
-  readonly allocation: Buffer;
-  /** Where {@link buffer} starts in {@link allocation} (0 unless `allocMr` got a range). */
-  readonly allocationOffset: number;
-  /** The access flags it was registered with. */
-  readonly access: readonly Access[];
-  /** The protection domain (kept reachable, and with it the device, while this MR lives). */
-  readonly pd: Pd;
+  #buffer: Buffer;
+  #allocation: Buffer;
+  #allocationOffset: number;
+  #access: readonly Access[];
+  #pd: Pd;
   #closed = false;
-  // Fixed at registration: read once, since every SGE posted reads them and each native
-  // getter is an N-API call (four per SGE cost a few microseconds per post under TCG).
-  readonly #lkey: number;
-  readonly #rkey: number;
-  readonly #addr: bigint;
-  readonly #length: number;
+  // Fixed at registration (and at each rereg): read once, since every SGE posted reads them
+  // and each native getter is an N-API call (four per SGE cost a few microseconds per post
+  // under TCG).
+  #lkey: number;
+  #rkey: number;
+  #addr: bigint;
+  #length: number;
 
   /** @internal use `Pd.regMr` or `Pd.allocMr` */
   constructor(
@@ -88,18 +82,68 @@ export class Mr extends Resource<NativeMr> {
     range?: RegisteredRange,
   ) {
     super(native, 'Mr', [pd]);
-    this.allocation = allocation;
-    this.allocationOffset = range?.offset ?? 0;
-    this.buffer =
+    this.#allocation = allocation;
+    this.#allocationOffset = range?.offset ?? 0;
+    this.#buffer =
       range === undefined
         ? allocation
         : allocation.subarray(range.offset, range.offset + range.length);
-    this.access = access;
-    this.pd = pd;
+    this.#access = access;
+    this.#pd = pd;
     this.#lkey = native.lkey;
     this.#rkey = native.rkey;
     this.#addr = native.addr;
     this.#length = native.length;
+  }
+
+  /** The registered memory (`length` bytes at `addr`). */
+  get buffer(): Buffer {
+    return this.#buffer;
+  }
+  /**
+   * The whole memory the registration lies in: the Buffer given to `regMr` (or to
+   * {@link rereg}), or everything `allocMr` allocated (`buffer` starts at
+   * {@link allocationOffset} in it).
+   */
+  get allocation(): Buffer {
+    return this.#allocation;
+  }
+  /** Where {@link buffer} starts in {@link allocation} (0 unless `allocMr` got a range). */
+  get allocationOffset(): number {
+    return this.#allocationOffset;
+  }
+  /** The access flags it was registered (or last re-registered) with. */
+  get access(): readonly Access[] {
+    return this.#access;
+  }
+  /** The protection domain (kept reachable, and with it the device, while this MR lives). */
+  get pd(): Pd {
+    return this.#pd;
+  }
+
+  /**
+   * `ibv_rereg_mr`: changes this MR's memory (`buffer`), its protection domain (`pd`)
+   * and its access flags (`access`) in place, whichever are given (at least one). Its
+   * keys may change: read `lkey` and `rkey` again. On failure (VerbsError; EOPNOTSUPP
+   * from a provider without it, librxe and libsiw among them) nothing changed. After a PD
+   * change, the new PD's close closes this MR, the old one's no longer.
+   */
+  rereg(changes: ReregChanges): void {
+    const done = reregMr(this, changes, accessMaskOf);
+    if (done.pd !== undefined) {
+      this.reparent(this.#pd, done.pd, 'Mr');
+      this.#pd = done.pd;
+    }
+    if (done.buffer !== undefined) {
+      this.#buffer = done.buffer;
+      this.#allocation = done.buffer;
+      this.#allocationOffset = 0;
+    }
+    if (done.access !== undefined) this.#access = done.access;
+    this.#lkey = done.native.lkey;
+    this.#rkey = done.native.rkey;
+    this.#addr = done.native.addr;
+    this.#length = done.native.length;
   }
 
   /** Local key. */

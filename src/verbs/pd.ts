@@ -20,6 +20,7 @@ import { withProviderCause } from './provider-causes.js';
 import { Qp } from './qp.js';
 import { type AddressVector, nativeAv } from './qp-attr.js';
 import { Srq, type SrqOptions, srqInitOf } from './srq.js';
+import { transferIgnoresUntransferable } from './untransferable.js';
 
 /**
  * An address handle (`ibv_ah`): the destination of UD sends. `close()` is
@@ -114,31 +115,6 @@ export function checkQpOptions(pd: Pd, options: QpOptions): Srq | undefined {
   if (srq.pd !== pd)
     throw new VerbsArgumentError('srq', 'the SRQ belongs to another protection domain');
   return srq;
-}
-
-let transferIgnoresMark: boolean | undefined;
-
-/**
- * Whether `ArrayBuffer.prototype.transfer()` (Node >= 21) can detach an ArrayBuffer
- * marked untransferable on this Node: V8 honoured Node's detach key there only late
- * (nodejs/node#61362). Probed once on a throwaway buffer.
- */
-function transferIgnoresUntransferable(): boolean {
-  if (transferIgnoresMark !== undefined) return transferIgnoresMark;
-  const transfer = (ArrayBuffer.prototype as { transfer?: (this: ArrayBuffer) => ArrayBuffer })
-    .transfer;
-  transferIgnoresMark = false;
-  if (typeof transfer === 'function') {
-    const probe = new ArrayBuffer(8);
-    markAsUntransferable(probe);
-    try {
-      transfer.call(probe);
-      transferIgnoresMark = probe.byteLength === 0;
-    } catch {
-      // refused: the mark holds
-    }
-  }
-  return transferIgnoresMark;
 }
 
 /** allocMr on V8's memory where nothing can keep JS from freeing it under the device. */

@@ -28,6 +28,36 @@ const PROVIDER_CAUSES: readonly ProviderCause[] = [
     cause:
       'libsiw implements no ibv_query_srq (providers/siw/siw.c: siw_context_ops sets no query_srq)',
   },
+  {
+    call: 'ibv_rereg_mr',
+    device: /^rxe/,
+    cause:
+      'librxe implements no rereg_mr (rdma-core 44.0 and 56.1 providers/rxe/rxe.c: rxe_ctx_ops sets none), so libibverbs/dummy_ops.c rereg_mr answers before the kernel, whose rxe_rereg_user_mr (6.12 and later) would change the PD and access flags',
+  },
+  {
+    call: 'ibv_rereg_mr',
+    device: /^siw/,
+    cause:
+      'siw has no MR re-registration: libsiw sets no rereg_mr (providers/siw/siw.c siw_context_ops) and drivers/infiniband/sw/siw no rereg_user_mr',
+  },
+  {
+    call: 'ibv_resize_cq',
+    device: /^siw/,
+    cause:
+      'libsiw implements no ibv_resize_cq (providers/siw/siw.c: siw_context_ops sets no resize_cq, so libibverbs/dummy_ops.c resize_cq answers), and drivers/infiniband/sw/siw sets no resize_cq either',
+  },
+  {
+    call: 'ibv_create_cq_ex',
+    device: /^siw/,
+    cause:
+      'libsiw implements no ibv_create_cq_ex (providers/siw/siw.c: siw_context_ops sets no create_cq_ex, so libibverbs/dummy_ops.c create_cq_ex answers)',
+  },
+  {
+    call: 'ibv_create_cq_ex',
+    device: /^rxe/,
+    cause:
+      'librxe refuses any completion field beyond the standard ones (providers/rxe/rxe.c rxe_create_cq_ex: wc_flags & ~RXE_SUP_WC_EX_FLAGS -> EOPNOTSUPP): no completion timestamps',
+  },
 ];
 
 /**
