@@ -53,7 +53,12 @@ export interface PingPongOptions {
 
 export interface PingPongResult {
   readonly usecPerIter: number;
-  /** The last message received (a copy). */
+  /** The first message received (a copy). */
+  readonly firstReceived: Buffer;
+  /**
+   * The last message received (a copy). The C example sends from the buffer it receives
+   * into, so from its second message on it echoes what this side sent.
+   */
   readonly received: Buffer;
   readonly sends: number;
   readonly receives: number;
@@ -115,6 +120,7 @@ export async function rcPingPong(o: PingPongOptions): Promise<PingPongResult> {
     }
     const send = { opcode: 'SEND' as const, sgList: [sendMr.sge()] };
     const state = { pending: RECV, scnt: 0, rcnt: 0 };
+    const first = Buffer.alloc(o.size);
     const start = performance.now();
     if (o.server !== undefined) {
       qp.postSend(send);
@@ -129,7 +135,7 @@ export async function rcPingPong(o: PingPongOptions): Promise<PingPongResult> {
       } else if (wc.opcode === 'RECV') {
         if (wc.byteLen !== o.size)
           throw new Error(`a message of ${wc.byteLen} bytes, not ${o.size}`);
-        state.rcnt++;
+        if (state.rcnt++ === 0) recvMr.buffer.copy(first);
         qp.postRecv(recv);
         state.pending &= ~RECV;
       } else throw new Error(`an unexpected completion: ${wc.opcode}`);
@@ -144,7 +150,13 @@ export async function rcPingPong(o: PingPongOptions): Promise<PingPongResult> {
     else await eventLoop(cq, state, o.iters, onCompletion);
     const usec = (performance.now() - start) * 1000;
     const received = Buffer.from(recvMr.buffer);
-    return { usecPerIter: usec / o.iters, received, sends: state.scnt, receives: state.rcnt };
+    return {
+      usecPerIter: usec / o.iters,
+      firstReceived: first,
+      received,
+      sends: state.scnt,
+      receives: state.rcnt,
+    };
   } finally {
     ctx.close();
   }
