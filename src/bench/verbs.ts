@@ -38,6 +38,11 @@
  *   write-with-immediate, wait for the peer's (its receive completion). Also printed,
  *   without a target: both sides in one thread, where nothing overlaps.
  *
+ * - Send/Receive ping-pong, 64 B and 4 KiB, busy poll and with completion events (issue 34,
+ *   verbs/send-recv.ts): the wrapper's ping-pong as docs/verbs.md teaches it, as the client
+ *   of rdma-core's `ibv_rc_pingpong`, against `ibv_rc_pingpong` with itself (`-e` for
+ *   events): us per exchange, target <= 1.5x.
+ *
  * - what memory without external buffers costs (issue 36, verbs/memory-path.ts): allocMr
  *   + close, a round trip and postSend + pollUntil on V8-allocated memory against the same
  *   on external buffers, in one process (anchor: the external path). No target.
@@ -63,6 +68,7 @@ import {
 import { DEVICE, ITERATIONS, type Latency, loopback, WARMUP } from './verbs/loopback.js';
 import { runMemoryPathBenchmark } from './verbs/memory-path.js';
 import { medianRound, pair, type Round, spreadOf } from './verbs/rounds.js';
+import { sendRecvFigures, sendRecvRound, warmSendRecv } from './verbs/send-recv.js';
 import {
   SRQ_COUNT,
   SRQ_DEPTH,
@@ -117,6 +123,7 @@ export async function runBenchmark(): Promise<void> {
   const imm: Round<Latency>[] = [];
   const rate: Round<number>[] = [];
   const srqRate: Round<{ threads: number; prepared: number; lists: number }>[] = [];
+  const sendRecv: Round<number>[][] = [];
   let immOneThread: Latency;
   let pyPair: { ours: Latency; py: Latency | undefined };
   try {
@@ -125,6 +132,7 @@ export async function runBenchmark(): Promise<void> {
       await fetchAddLatencyEvents(p);
       await pingPong.measure(ITERATIONS + WARMUP + 1);
     }
+    await warmSendRecv(2);
     for (let r = 0; r < ROUNDS; r++) {
       const port = 18515 + 100 * r;
       // Odd rounds measure the anchor first: a load change inside a round then favours
@@ -209,6 +217,7 @@ export async function runBenchmark(): Promise<void> {
           (m, cols) => m.threads / column(cols, 'MsgRate'),
         ),
       );
+      sendRecv.push(await sendRecvRound(r, anchorFirst));
     }
     immOneThread = writeImmLatency(p);
     pyPair = { ours: fetchAddLatencyGeneral(p, 'clock'), py: pyverbsFetchAdd() };
@@ -362,6 +371,7 @@ export async function runBenchmark(): Promise<void> {
       p99: immOneThread.p99,
       ...writeLat,
     }),
+    ...sendRecvFigures(sendRecv, suite),
   ];
   if (figures.some((f) => Number.isNaN(f.anchor)))
     process.stdout.write(`  (an anchor was not measured; raw output:)\n${rawOutputs.join('\n')}\n`);

@@ -84,10 +84,6 @@ function recvName(): string {
   return 'wr';
 }
 
-function recvEntry(p: PackedRecv): InFlight {
-  return { wrId: p.wrId, signaled: true, keep: p.keep };
-}
-
 function indexOfWrId(queue: readonly InFlight[], wrId: bigint): number {
   for (let i = 0; i < queue.length; i++) if (queue[i]?.wrId === wrId) return i;
   return -1;
@@ -410,21 +406,29 @@ export class Qp extends Resource<NativeQp> implements CompletionSink {
         this.#device,
         'the QP receives through its SRQ: post to srq.postRecv',
       );
-    const list = Array.isArray(wrs) ? (wrs as readonly RecvWr[]) : [wrs as RecvWr];
-    const packed = this.#recvPacker.pack(list, recvName, this.#takeWrId);
     const rq = this.#recvQueue;
+    if (!Array.isArray(wrs)) {
+      // One request (a receive reposted per message): no list made around it, and its
+      // packed record is its in-flight entry. A refusal posted nothing.
+      const one = this.#recvPacker.packOne(wrs as RecvWr, recvName, this.#takeWrId);
+      this.#recvPacker.post(this.native, 1);
+      rq.push(one);
+      return [one.wrId];
+    }
+    const packed = this.#recvPacker.pack(wrs as readonly RecvWr[], recvName, this.#takeWrId);
     try {
       this.#recvPacker.post(this.native, packed.length);
     } catch (e) {
       // The requests before the refused one were posted: track them.
       const posted = e instanceof VerbsError ? (e.badWrIndex ?? 0) : 0;
-      for (let i = 0; i < posted; i++) rq.push(recvEntry(packed[i] as PackedRecv));
+      for (let i = 0; i < posted; i++) rq.push(packed[i] as PackedRecv);
       throw e;
     }
-    const ids: bigint[] = [];
-    for (const p of packed) {
-      rq.push(recvEntry(p));
-      ids.push(p.wrId);
+    const ids: bigint[] = new Array(packed.length);
+    for (let i = 0; i < packed.length; i++) {
+      const p = packed[i] as PackedRecv;
+      rq.push(p);
+      ids[i] = p.wrId;
     }
     return ids;
   }

@@ -12,15 +12,43 @@ import { WordMemory } from './send-packer.js';
 import { KeepList, type MutableSge, sgeInto, u64 } from './sge.js';
 import type { RecvWr } from './wr.js';
 
-/** A packed receive: its wrId and what it keeps alive until its completion. */
+/**
+ * A packed receive: its wrId and what it keeps alive until its completion. It is also
+ * the queue's in-flight record as it is (`signaled`: a receive always completes), so
+ * posting makes no second object per request.
+ */
 export interface PackedRecv {
   readonly wrId: bigint;
+  readonly signaled: true;
   readonly keep: readonly Resource[];
 }
 
 /** What the packed form posts to (`NativeQp` or `NativeSrq`). */
 interface RecvTarget {
   postRecvPacked(words: Uint32Array, count: number): void;
+}
+
+const NO_SGES: readonly never[] = [];
+
+/** The words request i takes, after checking its shape (nothing is packed before all pass). */
+function wordsOf(
+  wr: RecvWr | undefined,
+  i: number,
+  name: (i: number) => string,
+  maxSge: number,
+): number {
+  if (typeof wr !== 'object' || wr === null)
+    throw new VerbsArgumentError(name(i), 'a receive request must be an object');
+  const sgList = wr.sgList;
+  if (sgList !== undefined && !Array.isArray(sgList))
+    throw new VerbsArgumentError(`${name(i)}.sgList`, 'must be an array');
+  const count = sgList?.length ?? 0;
+  if (count > maxSge)
+    throw new VerbsArgumentError(
+      `${name(i)}.sgList`,
+      `${count} SGEs, more than the SRQ's max_sge (${maxSge})`,
+    );
+  return RECV_WORDS + count * SEND_SGE_WORDS;
 }
 
 const L = RECV_LAYOUT;
@@ -45,31 +73,46 @@ export class RecvPacker {
     maxSge = Number.POSITIVE_INFINITY,
   ): PackedRecv[] {
     let words = 0;
-    for (let i = 0; i < list.length; i++) {
-      const wr = list[i];
-      if (typeof wr !== 'object' || wr === null)
-        throw new VerbsArgumentError(name(i), 'a receive request must be an object');
-      const sgList = wr.sgList;
-      if (sgList !== undefined && !Array.isArray(sgList))
-        throw new VerbsArgumentError(`${name(i)}.sgList`, 'must be an array');
-      const count = sgList?.length ?? 0;
-      if (count > maxSge)
-        throw new VerbsArgumentError(
-          `${name(i)}.sgList`,
-          `${count} SGEs, more than the SRQ's max_sge (${maxSge})`,
-        );
-      words += RECV_WORDS + count * SEND_SGE_WORDS;
-    }
+    for (let i = 0; i < list.length; i++) words += wordsOf(list[i], i, name, maxSge);
     this.#memory.reserve(words);
-    const { u32, u64: u64w } = this.#memory;
     const out: PackedRecv[] = new Array(list.length);
     let at = 0;
     for (let i = 0; i < list.length; i++) {
-      const wr = list[i] as RecvWr;
-      const sgList = wr.sgList ?? [];
-      const keep = this.#keep;
-      const base = at;
-      at += RECV_WORDS;
+      const packed = this.#write(list[i] as RecvWr, i, at, name, nextWrId);
+      out[i] = packed;
+      at += RECV_WORDS + (list[i]?.sgList?.length ?? 0) * SEND_SGE_WORDS;
+    }
+    return out;
+  }
+
+  /**
+   * `pack([wr])` without the lists (the everyday repost of one receive): the same checks,
+   * one packed record made.
+   */
+  packOne(
+    wr: RecvWr,
+    name: (i: number) => string,
+    nextWrId: () => bigint,
+    maxSge = Number.POSITIVE_INFINITY,
+  ): PackedRecv {
+    this.#memory.reserve(wordsOf(wr, 0, name, maxSge));
+    return this.#write(wr, 0, 0, name, nextWrId);
+  }
+
+  // Writes checked request `wr` (request i of its list) at word `at`.
+  #write(
+    wr: RecvWr,
+    i: number,
+    at: number,
+    name: (i: number) => string,
+    nextWrId: () => bigint,
+  ): PackedRecv {
+    const { u32, u64: u64w } = this.#memory;
+    const sgList = wr.sgList ?? NO_SGES;
+    const keep = this.#keep;
+    const base = at;
+    at += RECV_WORDS;
+    try {
       for (let k = 0; k < sgList.length; k++) {
         const sge = this.#sge;
         sgeInto(sgList[k], k, keep, false, sge);
@@ -78,12 +121,14 @@ export class RecvPacker {
         u32[at + S.sgeLkey] = sge.lkey;
         at += SEND_SGE_WORDS;
       }
-      const wrId = wr.wrId === undefined ? nextWrId() : u64(`${name(i)}.wrId`, wr.wrId);
-      u64w[(base + L.wrId) / 2] = wrId;
-      u32[base + L.numSge] = sgList.length;
-      out[i] = { wrId, keep: keep.take() };
+    } catch (e) {
+      keep.take(); // a refused request keeps nothing
+      throw e;
     }
-    return out;
+    const wrId = wr.wrId === undefined ? nextWrId() : u64(`${name(i)}.wrId`, wr.wrId);
+    u64w[(base + L.wrId) / 2] = wrId;
+    u32[base + L.numSge] = sgList.length;
+    return { wrId, signaled: true, keep: keep.take() };
   }
 
   /** Rewrites the wrId of packed request 0 at word `at` (a prepared receive's first). */

@@ -1,0 +1,107 @@
+/**
+ * The Send/Receive ping-pong figures (issue 34): `ibv_rc_pingpong` against itself (the
+ * anchor) and the wrapper's ping-pong (peer.ts) against `ibv_rc_pingpong`, each as the
+ * client, the figure being the client's `usec/iter` (from its first post to its last
+ * completion, over `iters` exchanges), busy poll or with completion events (`-e`).
+ *
+ * Run directly (`node dist/bench/rc-pingpong/measure.js <size> <iters> <poll|events>
+ * [rounds]`) it prints both, for profiling in the guest.
+ */
+import { openDevice } from '../../verbs/index.js';
+import { rcPingPongArgs, startExample, usecPerIter } from './c-example.js';
+import { rcPingPong, type WaitMode } from './peer.js';
+
+export const RC_PINGPONG = 'ibv_rc_pingpong';
+
+/** The RoCEv2 GID index of `device` (the one the wrapper's side uses too). */
+export function roceGidIndex(device: string): number {
+  const ctx = openDevice(device);
+  try {
+    return ctx.findGid({ type: 'RoCEv2' }).index;
+  } finally {
+    ctx.close();
+  }
+}
+
+export interface PingPongCase {
+  readonly device: string;
+  readonly size: number;
+  readonly iters: number;
+  readonly mode: WaitMode;
+  readonly port: number;
+}
+
+/** `ibv_rc_pingpong` against itself: the client's usec/iter (NaN when a side failed). */
+export async function cWithC(c: PingPongCase, gidIndex: number): Promise<number> {
+  const common = { ...c, gidIndex, events: c.mode === 'events' };
+  const server = startExample(RC_PINGPONG, rcPingPongArgs(common));
+  // The client retries nothing: give the server time to listen (under TCG, a second).
+  await new Promise((r) => setTimeout(r, 1500));
+  const client = startExample(RC_PINGPONG, rcPingPongArgs({ ...common, server: '127.0.0.1' }));
+  const [s, k] = await Promise.all([server.done, client.done]);
+  if (s.code !== 0 || k.code !== 0) {
+    process.stderr.write(`ibv_rc_pingpong pair failed: ${s.err}${k.err}\n`);
+    return Number.NaN;
+  }
+  return usecPerIter(k.out);
+}
+
+/** The wrapper's ping-pong as the client of `ibv_rc_pingpong`: its usec/iter. */
+export async function nodeWithC(c: PingPongCase, gidIndex: number): Promise<number> {
+  const server = startExample(
+    RC_PINGPONG,
+    rcPingPongArgs({ ...c, gidIndex, events: c.mode === 'events' }),
+  );
+  try {
+    const r = await rcPingPong({ ...c, server: '127.0.0.1' });
+    const s = await server.done;
+    if (s.code !== 0) throw new Error(`ibv_rc_pingpong server failed: ${s.err}`);
+    for (let i = 0; i < c.size; i++)
+      if (r.received[i] !== 0x7b) throw new Error(`byte ${i} of the last message is not 0x7b`);
+    return r.usecPerIter;
+  } catch (e) {
+    server.child.kill();
+    throw e;
+  }
+}
+
+/** The profile: where the time of an exchange goes (us per exchange). */
+async function profileRun(c: PingPongCase, gidIndex: number): Promise<void> {
+  const acc = new Float64Array(4);
+  const server = startExample(RC_PINGPONG, rcPingPongArgs({ ...c, gidIndex, events: false }));
+  const r = await rcPingPong({ ...c, server: '127.0.0.1', profile: acc });
+  await server.done;
+  const per = Array.from(acc, (v) => (v / c.iters).toFixed(2));
+  const rest = r.usecPerIter - acc.reduce((a, b) => a + b, 0) / c.iters;
+  process.stdout.write(
+    `profile size ${c.size}: ${r.usecPerIter.toFixed(2)} us/exchange = postSend ${per[0]} + postRecv ${per[1]} + poll to Send wc ${per[2]} + poll to Recv wc ${per[3]} + rest ${rest.toFixed(2)}\n`,
+  );
+}
+
+async function main(): Promise<void> {
+  if (process.argv[2] === 'profile') {
+    const [, size = '64', iters = '3000', rounds = '4'] = process.argv.slice(2);
+    const gid = roceGidIndex('rxe0');
+    for (let r = 0; r < Number(rounds); r++)
+      await profileRun(
+        { device: 'rxe0', size: Number(size), iters: Number(iters), mode: 'poll', port: 19500 + r },
+        gid,
+      );
+    return;
+  }
+  const [size = '64', iters = '2000', mode = 'poll', rounds = '3', device = 'rxe0'] =
+    process.argv.slice(2);
+  const m = mode === 'events' ? 'events' : 'poll';
+  const gid = roceGidIndex(device);
+  let port = 19000;
+  for (let r = 0; r < Number(rounds); r++) {
+    const c: PingPongCase = { device, size: Number(size), iters: Number(iters), mode: m, port };
+    const node = await nodeWithC({ ...c, port: port++ }, gid);
+    const cc = await cWithC({ ...c, port: port++ }, gid);
+    process.stdout.write(
+      `size ${size} ${m}: node-with-C ${node.toFixed(2)} us, C-with-C ${cc.toFixed(2)} us, ratio ${(node / cc).toFixed(2)}\n`,
+    );
+  }
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) await main();
