@@ -16,6 +16,7 @@ import type { Mr } from '../verbs/mr.js';
 import type { Qp } from '../verbs/qp.js';
 import type { Assertion, AssertionResult, JsonValue, Survival } from './assertion.js';
 import { survivalFailed } from './assertion.js';
+import { oracleNote, survivalOracles } from './oracles/survival-oracles.js';
 import { DEVICE_ADDRESS } from './roce-datagram.js';
 import { answerJson, datagramJson } from './roce-packets.js';
 import type { RoceResponderAssertion } from './roce-responder-assertions.js';
@@ -217,7 +218,11 @@ export function judgeRoce(
     ...(survival === undefined ? {} : { survival }),
   };
   if (survival !== undefined && survivalFailed(survival))
-    return { ...common, verdict: 'fail', note: 'the kernel did not survive (survival)' };
+    return {
+      ...common,
+      verdict: 'fail',
+      note: oracleNote('the kernel did not survive', survivalOracles(survival)),
+    };
   const differs = !isDeepStrictEqual(expected, observed);
   const recorded = recordsInScope(ROCE_RECORDS, assertion.id, roceEnvironment(env.kernel));
   const explaining = differs ? recorded.filter((k) => k.matches?.(expected, observed)) : [];
@@ -235,7 +240,9 @@ export function judgeRoce(
     ...common,
     verdict: 'fail',
     note: differs
-      ? 'the device differs from the engine, and no known behaviour explains it'
+      ? oracleNote('the device differs from the engine, and no known behaviour explains it', [
+          'engine-expectation',
+        ])
       : `the device did what the engine predicts, but a record in scope did not happen (stale): ${stale.map((k) => k.id).join(', ')}`,
   };
 }

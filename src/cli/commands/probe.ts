@@ -135,6 +135,7 @@ function finish(
       results,
       kernels,
       new Set(RECORDS.filter((k) => k.codeAbsent === true).map((k) => k.id)),
+      new Set(RECORDS.filter((k) => k.lacksFix === true).map((k) => k.id)),
     ),
     fuzz,
   };
