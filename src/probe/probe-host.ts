@@ -99,6 +99,21 @@ export const PROBE_RESULTS_ENV = 'RDMA_INTEROP_PROBE_RESULTS';
 /** Where the guest's probe resumes: skip up to and including this `variant/id`. */
 export const PROBE_AFTER_ENV = 'RDMA_INTEROP_PROBE_AFTER';
 
+/**
+ * KFENCE sampled densely in the probe's guests (issue 32): one sampled allocation every
+ * millisecond instead of Debian's default, so that an out-of-bounds access or a
+ * use-after-free in rxe or siw lands in a guarded object more often and is reported
+ * ("BUG: KFENCE:", the kernel-log/kfence oracle). Debian's 6.12 and 7.3 kernels have
+ * CONFIG_KFENCE (measured: "kfence: initialized - using 2097152 bytes for 255 objects" on
+ * 7.3.4); 6.1.0-57 has none, and ignores the parameter.
+ * RDMA_INTEROP_PROBE_KFENCE=0 leaves the kernel's default (to measure the cost).
+ */
+export const PROBE_KERNEL_ARGS: readonly string[] = ['kfence.sample_interval=1'];
+
+function probeKernelArgs(): readonly string[] {
+  return process.env.RDMA_INTEROP_PROBE_KFENCE === '0' ? [] : PROBE_KERNEL_ARGS;
+}
+
 /** How many fresh guests one kernel line may take after crashes. */
 const MAX_RESTARTS = 6;
 
@@ -109,6 +124,8 @@ export interface HostProbeOptions {
   readonly guestArgs: readonly string[];
   readonly onProgress: (line: string) => void;
   readonly signal: AbortSignal;
+  /** More environment for the guest's probe (probe --benchmark: the module variant). */
+  readonly env?: Readonly<Record<string, string>>;
   /** Where the guest's pcaps go, each named `<line>-<attempt>-<file>`; dropped when omitted. */
   readonly pcapDir?: string;
 }
@@ -143,7 +160,8 @@ export async function probeKernelLine(
         timeoutSeconds: options.timeoutSeconds,
         setup: 'if-missing',
         signal: options.signal,
-        env: { [PROBE_RESULTS_ENV]: file, [PROBE_AFTER_ENV]: after ?? '' },
+        extraKernelArgs: probeKernelArgs(),
+        env: { ...options.env, [PROBE_RESULTS_ENV]: file, [PROBE_AFTER_ENV]: after ?? '' },
         onProgress: (l) => options.onProgress(`[vm ${options.line}] ${l}`),
       });
     } catch (error) {

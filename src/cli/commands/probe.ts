@@ -5,6 +5,7 @@
  * check, and a guest that dies under one is recorded as `kernel-crash` and replaced.
  * docs/probe.md says how to use it.
  */
+
 import { join, resolve } from 'node:path';
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import { RECORDS } from '../../judge/records/index.js';
@@ -48,6 +49,7 @@ import {
 } from '../options.js';
 import { CACHE_DIR_STAYS, type Forwarding, forwardedOptions, requestArgs } from '../request.js';
 import { shardOption } from '../shard-option.js';
+import { BENCHMARK_DEFAULT_FUZZ, runBenchmarkCommand } from './probe-benchmark.js';
 
 interface ProbeOptions {
   readonly runtime: Runtime;
@@ -63,6 +65,7 @@ interface ProbeOptions {
   readonly timeout: number;
   readonly cacheDir?: string;
   readonly shard?: Shard;
+  readonly benchmark?: boolean;
 }
 
 const THIS_HOST = { stays: 'the guests are booted and the report written by this process' };
@@ -86,6 +89,7 @@ export const PROBE_FORWARDING = {
   // The guest's probe selects the same part (judge/shard.ts).
   shard: 'forward',
   cacheDir: CACHE_DIR_STAYS,
+  benchmark: { stays: 'the benchmark boots a guest per module variant from here' },
 } as const satisfies Readonly<Record<keyof ProbeOptions, Forwarding>>;
 
 /**
@@ -195,7 +199,44 @@ export function registerProbe(program: Command): void {
     .addOption(cacheDirOption())
     // The fuzz is not split: n shards would send it n times over.
     .addOption(shardOption('(assertion, pass) pairs').conflicts(['fuzz']))
+    .addOption(
+      new Option(
+        '--benchmark',
+        `the assertions and the fuzz (default --fuzz ${BENCHMARK_DEFAULT_FUZZ}) against module variants with one 2026 receive-path fix each taken back out (scripts/setup/benchmark-modules.sh), and the unmodified modules; writes benchmark.json and benchmark.md into --report (default out/benchmark)`,
+      ).conflicts(['list', 'shard', 'assertion', 'runtime']),
+    )
     .action(async (options: ProbeOptions, command: Command) => {
+      if (options.benchmark) {
+        const fuzz = options.fuzz ?? BENCHMARK_DEFAULT_FUZZ;
+        const interrupt = abortOnSignals();
+        try {
+          process.exitCode = await runBenchmarkCommand({
+            lines: options.kernels ?? [options.kernel ?? KERNEL_LINES[0]!.line],
+            ...(options.device === undefined ? {} : { devices: options.device }),
+            fuzz,
+            seed: options.seed,
+            timeoutSeconds: options.timeout,
+            report: options.report ?? join('out', 'benchmark'),
+            guestArgs: (device) => [
+              process.argv[1] ?? '',
+              ...probeGuestArgs(command, {
+                ...options,
+                benchmark: false,
+                fuzz,
+                siw: 'stock',
+                ...(device === undefined ? {} : { device: [device] }),
+              }),
+            ],
+            signal: interrupt.signal,
+          });
+        } catch (error) {
+          if (!(error instanceof GuestRuntimeError)) throw error;
+          process.exitCode = reportGuestFailure(error, interrupt.received(), 'rdma-interop probe');
+        } finally {
+          interrupt.dispose();
+        }
+        return;
+      }
       const pairs = selectAssertions({
         siw: options.siw,
         ...(options.device === undefined ? {} : { devices: options.device }),
