@@ -16,6 +16,7 @@ import type { Mr } from '../verbs/mr.js';
 import type { Qp } from '../verbs/qp.js';
 import type { Assertion, AssertionResult, JsonValue, Survival } from './assertion.js';
 import { survivalFailed } from './assertion.js';
+import { foreignWords } from './oracles/foreign-bytes.js';
 import { oracleNote, survivalOracles } from './oracles/survival-oracles.js';
 import { DEVICE_ADDRESS } from './roce-datagram.js';
 import { answerJson, datagramJson } from './roce-packets.js';
@@ -242,6 +243,7 @@ export function judgeRoce(
     note: differs
       ? oracleNote('the device differs from the engine, and no known behaviour explains it', [
           'engine-expectation',
+          ...(foreignWords(expected, observed).length > 0 ? ['kernel-memory'] : []),
         ])
       : `the device did what the engine predicts, but a record in scope did not happen (stale): ${stale.map((k) => k.id).join(', ')}`,
   };

@@ -9,6 +9,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { AssertionResult } from '../assertion.js';
 import type { FuzzSummary } from '../fuzz-loop.js';
+import { foreignWords } from '../oracles/foreign-bytes.js';
 import { oracleNote, survivalOracles } from '../oracles/survival-oracles.js';
 import { assertionPassed, type ProbeKernel } from '../probe-report.js';
 import {
@@ -60,7 +61,10 @@ export function oracleOf(r: AssertionResult): string {
   const fired = r.survival === undefined ? [] : survivalOracles(r.survival);
   const guards = (r.observed as { guardsIntact?: boolean } | null)?.guardsIntact === false;
   const all = [...(guards ? ['guard-words'] : []), ...fired];
-  return all.length > 0 ? all.join(', ') : 'engine-expectation';
+  if (all.length > 0) return all.join(', ');
+  return foreignWords(r.expected, r.observed).length > 0
+    ? 'engine-expectation, kernel-memory'
+    : 'engine-expectation';
 }
 
 /** A line's false alarms: every baseline result that did not pass, every fuzz finding. */

@@ -10,6 +10,7 @@ import { RoceRcResponder } from '../../../src/engine/roce/rc-responder.js';
 import { IWARP_RECORDS } from '../../../src/judge/records/index.js';
 import { IWARP_ASSERTIONS } from '../../../src/probe/iwarp-assertions.js';
 import { engineIwarpAnswer, judgeIwarp } from '../../../src/probe/iwarp-expect.js';
+import { foreignWords } from '../../../src/probe/oracles/foreign-bytes.js';
 import { KERNEL_TROUBLE, kernelLogOracleOf } from '../../../src/probe/oracles/kernel-log.js';
 import { survivalOracles } from '../../../src/probe/oracles/survival-oracles.js';
 import { ROCE_RESPONDER_ASSERTIONS } from '../../../src/probe/roce-responder-assertions.js';
@@ -170,5 +171,21 @@ describe('the kernel-log oracles name what fired', () => {
       }),
     ).toEqual(['kernel-log/kfence', 'kernel-log/warning', 'device-works']);
     expect(survivalOracles({ dmesg: [], deviceWorks: true, guestUp: true })).toEqual([]);
+  });
+});
+
+describe('the kernel-memory oracle', () => {
+  it('names 8-byte words the device carried that the engine never had; zeros and test data are not', () => {
+    const expected = {
+      answers: [{ payload: '1122334455667788a1b2c3d4e5f60718' }],
+      memory: '00'.repeat(16),
+    };
+    expect(
+      foreignWords(expected, {
+        answers: [{ payload: '1122334455667788a1b2c3d4e5f60718' }],
+        memory: `${'00'.repeat(8)}ffff8881234a5c00`,
+      }),
+    ).toEqual(['ffff8881234a5c00']);
+    expect(foreignWords(expected, { memory: `a1b2c3d4e5f60718${'00'.repeat(8)}` })).toEqual([]);
   });
 });
