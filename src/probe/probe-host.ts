@@ -22,6 +22,7 @@ import { GuestRuntimeError, runInGuest } from '../runtime/index.js';
 import type { AssertionResult, ProbePass } from './assertion.js';
 import type { FuzzSummary } from './fuzz-loop.js';
 import type { ResultLine } from './iwarp-run.js';
+import { KERNEL_TROUBLE, kernelLogOracles } from './oracles/kernel-log.js';
 import { ALL_ASSERTIONS, PROBE_DEVICE_OF, pcapDirOf, resumeKey } from './probe-guest.js';
 import type { ProbeKernel } from './probe-report.js';
 import { ROCE_TESTBED } from './roce-testbed.js';
@@ -124,6 +125,12 @@ export interface HostProbeOptions {
   readonly guestArgs: readonly string[];
   readonly onProgress: (line: string) => void;
   readonly signal: AbortSignal;
+  /**
+   * probe --benchmark: the first crash ends the line (its first detection is all it needs;
+   * a variant that crashes every assertion would take a guest each). A crash outside an
+   * assertion (in the fuzz) is then kept as a fuzz finding of device `guest`.
+   */
+  readonly stopAtFirstCrash?: boolean;
   /** More environment for the guest's probe (probe --benchmark: the module variant). */
   readonly env?: Readonly<Record<string, string>>;
   /** Where the guest's pcaps go, each named `<line>-<attempt>-<file>`; dropped when omitted. */
@@ -137,6 +144,32 @@ function keepPcaps(results: string, to: string, prefix: string): void {
   mkdirSync(to, { recursive: true });
   for (const name of readdirSync(from))
     copyFileSync(join(from, name), join(to, `${prefix}-${name}`));
+}
+
+/** A guest that died after the assertions, in the fuzz, as a finding (probe --benchmark). */
+function guestDiedInFuzz(tail: string): FuzzSummary {
+  const lines = tail.split('\n');
+  return {
+    kernel: '',
+    device: 'guest',
+    seed: 0,
+    packets: 0,
+    batches: 0,
+    findings: [
+      {
+        seed: 0,
+        index: 0,
+        mutation: 'the fuzz (the guest died before its summary)',
+        why: lines
+          .filter((l) => KERNEL_TROUBLE.test(l))
+          .slice(0, 3)
+          .join(' | '),
+        oracles: ['guest-up', ...kernelLogOracles(lines)],
+        bytes: '',
+        minimized: '',
+      },
+    ],
+  };
 }
 
 /** One kernel line: results (crashes included), fuzz summaries, and the kernel release. */
@@ -179,6 +212,10 @@ export async function probeKernelLine(
     const seen = parsed.results.find((r) => r.kernel !== '');
     if (seen !== undefined) kernelRelease = seen.kernel;
     if (crash === undefined) break;
+    if (options.stopAtFirstCrash === true && parsed.unfinished === undefined) {
+      fuzz.push(guestDiedInFuzz(crash.tail));
+      break;
+    }
     // The guest failed outside any assertion (assets, boot, set-up, the fuzz): the
     // runtime's own error, for the command to report.
     if (parsed.unfinished === undefined) throw crash.error;
@@ -195,6 +232,7 @@ export async function probeKernelLine(
       `probe: kernel-crash in ${parsed.unfinished.id} on ${options.line}: going on in a fresh guest`,
     );
     after = resumeKey(parsed.unfinished.variant, parsed.unfinished.id);
+    if (options.stopAtFirstCrash === true) break;
   }
   // Crash records carry the line name until a result tells the release.
   const fixed = results.map((r) =>

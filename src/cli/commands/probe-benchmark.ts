@@ -66,11 +66,12 @@ export async function runBenchmarkCommand(o: BenchmarkCliOptions): Promise<numbe
       },
     },
     bugs,
+    devices,
   );
   const dir = resolve(o.report);
   mkdirSync(dir, { recursive: true });
   writeFileSync(join(dir, 'benchmark.json'), `${JSON.stringify(doc, null, 1)}\n`);
-  const table = benchmarkTable(doc);
+  const table = benchmarkTable([doc]);
   writeFileSync(join(dir, 'benchmark.md'), `${table}\n`);
   process.stdout.write(`${table}\n`);
   return Object.values(doc.falseAlarms).some((a) => a.length > 0) ? 1 : 0;

@@ -50,6 +50,8 @@ export interface BenchmarkDocument {
   readonly schema: typeof BENCHMARK_SCHEMA;
   readonly fuzz: number;
   readonly seed: number;
+  /** The devices probed (both when absent). */
+  readonly devices?: readonly string[];
   readonly rows: readonly BenchmarkRow[];
   /** Per line: the baseline's results that did not pass, and its fuzz findings. */
   readonly falseAlarms: Readonly<Record<string, readonly string[]>>;
@@ -106,7 +108,9 @@ export function judgeVariant(
       inputsToDetection: at + 1,
     };
   const device = benchmarkDevice(bug.driver) === 'rxe0' ? 'rxe_t' : 'siw0';
-  const fuzz = variant.fuzz.find((f) => f.device === device && f.findings.length > 0);
+  const fuzz = variant.fuzz.find(
+    (f) => (f.device === device || f.device === 'guest') && f.findings.length > 0,
+  );
   const first = fuzz?.findings[0];
   if (fuzz !== undefined && first !== undefined)
     return {
@@ -151,6 +155,7 @@ export async function runBenchmark(
   seed: number,
   runner: BenchmarkRunner,
   bugs: readonly BenchmarkBug[] = BENCHMARK_BUGS,
+  devices?: readonly string[],
 ): Promise<BenchmarkDocument> {
   const rows: BenchmarkRow[] = [];
   const falseAlarms: Record<string, string[]> = {};
@@ -185,5 +190,12 @@ export async function runBenchmark(
       rows.push(row);
     }
   }
-  return { schema: BENCHMARK_SCHEMA, fuzz, seed, rows, falseAlarms };
+  return {
+    schema: BENCHMARK_SCHEMA,
+    fuzz,
+    seed,
+    ...(devices === undefined ? {} : { devices }),
+    rows,
+    falseAlarms,
+  };
 }
