@@ -73,6 +73,10 @@ if [ "${RDMA_INTEROP_SKIP_GUEST_ASSETS:-0}" != 1 ]; then
   # shellcheck source=scripts/setup/kernel-lines.sh
   source scripts/setup/kernel-lines.sh
   bash scripts/setup/fixes.sh "$DEFAULT_KERNEL_LINE"
+  # The user-space tools of the kernel's own RDMA users (issue 35: nvme-cli, the NFS server
+  # and client programs, open-iscsi), unpacked from Debian's packages into the cache for the
+  # guest: test/kernel/ulp/ and `rdma-interop ulp` (3.4 s cold, 0.1 s warm).
+  bash scripts/setup/ulp-packages.sh >/dev/null
 fi
 
 # The container runtime (`rdma-interop docker`): docker.io, debootstrap, the local base.

@@ -95,9 +95,7 @@ export const DEFECT_FIXES: readonly DefectFix[] = [
     recordId: 'siw-post-on-error-qp-no-completion',
     component: 'siw',
     reproducer: 'repro/siw-post-on-error-qp-no-completion.c',
-    patches: [
-      'patches/siw-fixes/0003-RDMA-siw-Flush-a-request-posted-to-a-user-mapped-SQ-.patch',
-    ],
+    patches: ['patches/siw-fixes/0003-RDMA-siw-Flush-a-request-posted-to-a-user-mapped-SQ-.patch'],
     // No stock-siw scenario shows it: its record's scope is the patched siw's.
     suiteScope: [],
   },

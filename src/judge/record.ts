@@ -147,6 +147,11 @@ export interface BehaviourRecord {
    */
   readonly codeAbsent?: boolean;
   /**
+   * These kernels lack a public fix the assertion reproduces (a `defect` record of the bug
+   * itself): a regression assertion it explains is reported as 'lacks the fix'.
+   */
+  readonly lacksFix?: boolean;
+  /**
    * The side of a link pair whose provider shows it (link/sides.ts): the requester's
    * (default: its library and driver drive the program) or the responder's (what it
    * answers on the wire). The one-guest suite has the same provider on both sides.

@@ -6,6 +6,7 @@
  * still works). Only the packets and how one is sent differ per device.
  */
 import { release } from 'node:os';
+import { kernelLogOracles } from './oracles/kernel-log.js';
 import type { KernelLog } from './survival.js';
 
 /** A small seeded generator (mulberry32): the same seed gives the same packets. */
@@ -71,6 +72,11 @@ export interface FuzzFinding {
   readonly mutation: string;
   /** What was wrong: guard words changed, kernel log lines, device broken. */
   readonly why: string;
+  /**
+   * The oracles that fired (issue 32): `guard-words` (the per-packet region check),
+   * `harness` (the sender itself failed), `kernel-log/<name>`, `device-works`.
+   */
+  readonly oracles?: readonly string[];
   /** The bytes sent (hex; for siw those after the MPA exchange), as sent and minimized. */
   readonly bytes: string;
   readonly minimized: string;
@@ -164,6 +170,7 @@ export async function runFuzzBatches(
           index,
           mutation: d.mutation(index),
           why: outcome.wrong,
+          oracles: [outcome.sent.length === 0 ? 'harness' : 'guard-words'],
           bytes: hex(outcome.sent),
           minimized: hex(outcome.sent.length === 0 ? outcome.sent : await d.minimize(outcome.sent)),
         });
@@ -179,6 +186,7 @@ export async function runFuzzBatches(
         index: sentInBatch[sentInBatch.length - 1]?.index ?? start,
         mutation: `batch ${start}-${end - 1}`,
         why: [...problems, ...(works ? [] : [d.broken])].join(' | '),
+        oracles: [...kernelLogOracles(problems), ...(works ? [] : ['device-works'])],
         bytes: all,
         minimized: all,
       });

@@ -41,6 +41,12 @@ export interface IwarpAssertion extends Assertion {
   readonly setup: IwarpSetup;
   /** The bytes after the MPA exchange, built with the negotiated settings. */
   readonly stream: (target: SiwTarget, negotiated: MpaNegotiated) => Uint8Array;
+  /**
+   * Stream offsets where the tester cuts `stream` into TCP segments of their own; the
+   * engine reads the same bytes as one stream (RFC 5044 §4: FPDUs are not aligned to TCP
+   * segments, so a cut changes nothing the receiver may answer).
+   */
+  readonly splits?: (target: SiwTarget, negotiated: MpaNegotiated) => readonly number[];
 }
 
 /** Well-formed FPDUs carrying `messages`, back to back from stream position 0. */
@@ -80,6 +86,13 @@ export const SIW_2026_FIXES = {
     cve: 'CVE-2026-23242',
     commit: '14ab3da122bd18920ad57428f6cf4fade8385142',
   },
+  fragmentedHeader: {
+    title:
+      'RDMA/siw: siw_get_hdr() copies the rest of a header split across TCP segments from where it stopped',
+    // 6.12.95 copies `hdrlen - MIN_DDP_HDR` bytes once the first 16 are in, whatever was
+    // already received (siw_qp_rx.c:1073): a header cut after byte 16 takes payload bytes
+    // into the header; 6.1.192 and 7.3.4 copy `hdrlen - srx->fpdu_part_rcvd`.
+  },
   mpaLengthUnderflow: {
     title: 'RDMA/siw: Reject MPA FPDU length underflow before signed receive math',
     // Sent to linux-rdma on 2026-05-13 (<20260513175325.2042630-1-michael.bommarito@gmail.com>),
@@ -87,6 +100,39 @@ export const SIW_2026_FIXES = {
     commit: 'c7c0c0f4379dedec12d24dbb9dded5d2db7fd9f2',
   },
 } as const;
+
+/**
+ * siw's untagged DDP + RDMAP header with the MPA ULPDU Length before it (struct iwarp_send
+ * in siw's iwarp.h: 2 + 2 + 4 + 4 + 4 + 4 bytes).
+ */
+const SEND_HEADER_BYTES = 20;
+/** Bytes of Send data in each segment of the split Send (20 segments fill 60 of 64 bytes). */
+const SPLIT_PIECE = 3;
+const SPLIT_DATA = Uint8Array.from(
+  { length: SEND_HEADER_BYTES * SPLIT_PIECE },
+  (_, i) => (0x5a + 37 * i) & 0xff,
+);
+
+/** One Send in 20 DDP segments; FPDU k (from 1) is to be cut after its byte k. */
+function splitSend(n: MpaNegotiated): { stream: Uint8Array; splits: number[] } {
+  const parts: Uint8Array[] = [];
+  const splits: number[] = [];
+  let position = 0;
+  for (let k = 1; k <= SEND_HEADER_BYTES; k++) {
+    const offset = (k - 1) * SPLIT_PIECE;
+    const segment = makeSend({
+      messageSequenceNumber: 1,
+      payload: SPLIT_DATA.subarray(offset, offset + SPLIT_PIECE),
+      messageOffset: offset,
+      last: k === SEND_HEADER_BYTES,
+    });
+    const fpdu = fpduOf(segmentWith(segment), n, {}, position);
+    splits.push(position + k);
+    parts.push(fpdu);
+    position += fpdu.length;
+  }
+  return { stream: concatBytes(parts), splits };
+}
 
 /** The assertions written for the tester (malformed MPA, DDP and RDMAP errors). */
 const TESTER_ASSERTIONS: readonly IwarpAssertion[] = [
@@ -102,6 +148,19 @@ const TESTER_ASSERTIONS: readonly IwarpAssertion[] = [
     regression: SIW_2026_FIXES.mpaLengthUnderflow,
     stream: (t, n) =>
       concatBytes([fpduOf(segmentWith(write(t)), n, { ulpduLength: 4 }), segmentWith(write(t))]),
+  },
+  {
+    id: 'siw-mpa-header-split',
+    spec: 'RFC 5044 §4 (FPDUs are not aligned to TCP segments), RFC 5041 §5.3, §8 (untagged segments by MO)',
+    provider: 'siw',
+    testerRole: 'requester',
+    title:
+      'one Send in 20 DDP segments, the header of segment k cut into two TCP segments after its byte k (every offset of the header)',
+    hostile: true,
+    setup: RECEIVE,
+    regression: SIW_2026_FIXES.fragmentedHeader,
+    stream: (_t, n) => splitSend(n).stream,
+    splits: (_t, n) => splitSend(n).splits,
   },
   {
     id: 'siw-mpa-length-over-buffer',

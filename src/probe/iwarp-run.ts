@@ -29,6 +29,7 @@ import {
   type SiwVariant,
 } from './iwarp-expect.js';
 import { type IwarpResponderAssertion, runResponderAssertion } from './iwarp-responder-peer.js';
+import { oracleNote, survivalOracles } from './oracles/survival-oracles.js';
 import { probeSiwWith } from './siw-peer.js';
 import { checkSurvival, KernelLog } from './survival.js';
 import { testerSiwProvider } from './tester-provider.js';
@@ -155,6 +156,7 @@ export async function runIwarpAssertion(
       ...(assertion.setup.ird === undefined ? {} : { ird: assertion.setup.ird }),
       ...(assertion.setup.mpaCrc === undefined ? {} : { mpaCrc: assertion.setup.mpaCrc }),
       stream: assertion.stream,
+      ...(assertion.splits === undefined ? {} : { splits: assertion.splits }),
     });
     const engine = engineIwarpAnswer(assertion, siw.target, siw.negotiated, variant);
     const observed = observedAnswer(siw);
@@ -172,7 +174,11 @@ export async function runIwarpAssertion(
     const hurt = !siw.guardsIntact || (alive !== undefined && survivalFailed(alive));
     const notes = [
       siw.closedBySiw ? 'siw closed the connection' : 'siw kept the connection open',
-      ...(siw.guardsIntact ? [] : ['GUARD WORDS OUTSIDE THE MR CHANGED']),
+      ...(siw.guardsIntact ? [] : ['GUARD WORDS OUTSIDE THE MR CHANGED (oracle: guard-words)']),
+      ...(alive !== undefined && survivalFailed(alive)
+        ? [oracleNote('the kernel did not survive', survivalOracles(alive))]
+        : []),
+      ...(judged.verdict === 'fail' ? ['oracle: engine-expectation'] : []),
       ...(siw.decodeError === undefined ? [] : [`siw's answer stops decoding: ${siw.decodeError}`]),
       ...judged.known.map((k) => `${k.id}: ${k.why}`),
     ];
@@ -239,6 +245,7 @@ export async function runIwarpResponderAssertion(
     const alive = await survival(log);
     const judged = judgeResponder(assertion.id, variant, kernel, run);
     const hurt = survivalFailed(alive);
+    const oracles = hurt ? oracleNote('the kernel did not survive', survivalOracles(alive)) : '';
     return {
       ...base,
       verdict: hurt ? 'fail' : judged.verdict,
@@ -254,6 +261,7 @@ export async function runIwarpResponderAssertion(
       },
       survival: alive,
       ...(judged.known === undefined ? {} : { known: judged.known.id, note: judged.known.why }),
+      ...(hurt ? { note: oracles } : {}),
     };
   } catch (error) {
     return threw(base, await survival(log), error);

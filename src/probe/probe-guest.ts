@@ -6,6 +6,7 @@
  * own: the patched libsiw must be loaded from a process's start, and siw0 cannot be
  * reloaded while a process holds a verbs context on it (run-siw.ts says why).
  */
+
 import { spawnSync } from 'node:child_process';
 import { appendFileSync, existsSync, mkdirSync } from 'node:fs';
 import { release } from 'node:os';
@@ -20,6 +21,7 @@ import {
 } from '../runtime/siw-module.js';
 import type { SiwVariant } from '../runtime/siw-variant-env.js';
 import type { AssertionResult, ProbePass } from './assertion.js';
+import { loadBenchmarkModule } from './benchmark/guest-module.js';
 import { runAssertions } from './guest-runner.js';
 import { IWARP_ASSERTIONS } from './iwarp-assertions.js';
 import { fuzzSiw } from './iwarp-fuzz.js';
@@ -215,6 +217,9 @@ export async function runProbeInGuest(
 ): Promise<number> {
   const child = process.env[CHILD_ENV] as ProbePass | undefined;
   if (child !== undefined) return runVariantHere(options, child, onLine);
+  // probe --benchmark: the variant module first, before any QP is open (issue 32).
+  const variantModule = loadBenchmarkModule();
+  if (variantModule !== undefined) onLine(`probe: benchmark variant ${variantModule} loaded`);
   let status = 0;
   const before = loadedSiwVariant() ?? 'stock';
   for (const variant of passesOf(options)) {

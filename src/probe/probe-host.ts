@@ -22,6 +22,7 @@ import { GuestRuntimeError, runInGuest } from '../runtime/index.js';
 import type { AssertionResult, ProbePass } from './assertion.js';
 import type { FuzzSummary } from './fuzz-loop.js';
 import type { ResultLine } from './iwarp-run.js';
+import { KERNEL_TROUBLE, kernelLogOracles } from './oracles/kernel-log.js';
 import { ALL_ASSERTIONS, PROBE_DEVICE_OF, pcapDirOf, resumeKey } from './probe-guest.js';
 import type { ProbeKernel } from './probe-report.js';
 import { ROCE_TESTBED } from './roce-testbed.js';
@@ -99,6 +100,21 @@ export const PROBE_RESULTS_ENV = 'RDMA_INTEROP_PROBE_RESULTS';
 /** Where the guest's probe resumes: skip up to and including this `variant/id`. */
 export const PROBE_AFTER_ENV = 'RDMA_INTEROP_PROBE_AFTER';
 
+/**
+ * KFENCE sampled densely in the probe's guests (issue 32): one sampled allocation every
+ * millisecond instead of Debian's default, so that an out-of-bounds access or a
+ * use-after-free in rxe or siw lands in a guarded object more often and is reported
+ * ("BUG: KFENCE:", the kernel-log/kfence oracle). Debian's 6.12 and 7.3 kernels have
+ * CONFIG_KFENCE (measured: "kfence: initialized - using 2097152 bytes for 255 objects" on
+ * 7.3.4); 6.1.0-57 has none, and ignores the parameter.
+ * RDMA_INTEROP_PROBE_KFENCE=0 leaves the kernel's default (to measure the cost).
+ */
+export const PROBE_KERNEL_ARGS: readonly string[] = ['kfence.sample_interval=1'];
+
+function probeKernelArgs(): readonly string[] {
+  return process.env.RDMA_INTEROP_PROBE_KFENCE === '0' ? [] : PROBE_KERNEL_ARGS;
+}
+
 /** How many fresh guests one kernel line may take after crashes. */
 const MAX_RESTARTS = 6;
 
@@ -109,6 +125,14 @@ export interface HostProbeOptions {
   readonly guestArgs: readonly string[];
   readonly onProgress: (line: string) => void;
   readonly signal: AbortSignal;
+  /**
+   * probe --benchmark: the first crash ends the line (its first detection is all it needs;
+   * a variant that crashes every assertion would take a guest each). A crash outside an
+   * assertion (in the fuzz) is then kept as a fuzz finding of device `guest`.
+   */
+  readonly stopAtFirstCrash?: boolean;
+  /** More environment for the guest's probe (probe --benchmark: the module variant). */
+  readonly env?: Readonly<Record<string, string>>;
   /** Where the guest's pcaps go, each named `<line>-<attempt>-<file>`; dropped when omitted. */
   readonly pcapDir?: string;
   /** rxe and siw0 on the fixed build of issue 33 (runtime/fixes-env.ts): `probe --fixes`. */
@@ -122,6 +146,32 @@ function keepPcaps(results: string, to: string, prefix: string): void {
   mkdirSync(to, { recursive: true });
   for (const name of readdirSync(from))
     copyFileSync(join(from, name), join(to, `${prefix}-${name}`));
+}
+
+/** A guest that died after the assertions, in the fuzz, as a finding (probe --benchmark). */
+function guestDiedInFuzz(tail: string): FuzzSummary {
+  const lines = tail.split('\n');
+  return {
+    kernel: '',
+    device: 'guest',
+    seed: 0,
+    packets: 0,
+    batches: 0,
+    findings: [
+      {
+        seed: 0,
+        index: 0,
+        mutation: 'the fuzz (the guest died before its summary)',
+        why: lines
+          .filter((l) => KERNEL_TROUBLE.test(l))
+          .slice(0, 3)
+          .join(' | '),
+        oracles: ['guest-up', ...kernelLogOracles(lines)],
+        bytes: '',
+        minimized: '',
+      },
+    ],
+  };
 }
 
 /** One kernel line: results (crashes included), fuzz summaries, and the kernel release. */
@@ -146,7 +196,8 @@ export async function probeKernelLine(
         setup: 'if-missing',
         signal: options.signal,
         ...(options.fixes === true ? { fixes: true } : {}),
-        env: { [PROBE_RESULTS_ENV]: file, [PROBE_AFTER_ENV]: after ?? '' },
+        extraKernelArgs: probeKernelArgs(),
+        env: { ...options.env, [PROBE_RESULTS_ENV]: file, [PROBE_AFTER_ENV]: after ?? '' },
         onProgress: (l) => options.onProgress(`[vm ${options.line}] ${l}`),
       });
     } catch (error) {
@@ -164,6 +215,10 @@ export async function probeKernelLine(
     const seen = parsed.results.find((r) => r.kernel !== '');
     if (seen !== undefined) kernelRelease = seen.kernel;
     if (crash === undefined) break;
+    if (options.stopAtFirstCrash === true && parsed.unfinished === undefined) {
+      fuzz.push(guestDiedInFuzz(crash.tail));
+      break;
+    }
     // The guest failed outside any assertion (assets, boot, set-up, the fuzz): the
     // runtime's own error, for the command to report.
     if (parsed.unfinished === undefined) throw crash.error;
@@ -180,6 +235,7 @@ export async function probeKernelLine(
       `probe: kernel-crash in ${parsed.unfinished.id} on ${options.line}: going on in a fresh guest`,
     );
     after = resumeKey(parsed.unfinished.variant, parsed.unfinished.id);
+    if (options.stopAtFirstCrash === true) break;
   }
   // Crash records carry the line name until a result tells the release.
   const fixed = results.map((r) =>

@@ -72,6 +72,7 @@ export function observeFixes(
   results: readonly AssertionResult[],
   kernels: readonly ProbeKernel[],
   codeAbsent: ReadonlySet<string> = new Set(),
+  lacksFix: ReadonlySet<string> = new Set(),
 ): FixObservation[] {
   return regressions.map((a) => {
     const byKernel: Record<string, FixSeen> = {};
@@ -82,7 +83,7 @@ export function observeFixes(
       byKernel[k.line] =
         rows.length === 0
           ? 'not run'
-          : rows.some(hurt)
+          : rows.some((r) => hurt(r) || (r.known !== undefined && lacksFix.has(r.known)))
             ? 'lacks the fix'
             : rows.every((r) => r.known !== undefined && codeAbsent.has(r.known))
               ? 'not affected'

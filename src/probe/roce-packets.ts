@@ -191,7 +191,8 @@ function syndromeText(s: AethSyndrome | undefined): string | null {
   if (s === undefined) return null;
   switch (s.kind) {
     case 'ACK':
-      return 'ACK';
+      // The credit count is compared too (issue 32): an ACK's every field.
+      return `ACK credits ${s.creditCount}`;
     case 'RNR_NAK':
       return `RNR_NAK timer ${s.timer}`;
     case 'NAK':
@@ -199,12 +200,58 @@ function syndromeText(s: AethSyndrome | undefined): string | null {
   }
 }
 
+/**
+ * The BTH fields of a response besides opcode, PSN and DestQP, as one line (issue 32: every
+ * header field compared): SE, M, TVer, P_Key, FECN/BECN, the reserved bits, A and PadCnt.
+ */
+function responseBthLine(b: {
+  solicitedEvent: boolean;
+  migrationRequest: boolean;
+  padCount: number;
+  transportVersion: number;
+  partitionKey: number;
+  fecn: boolean;
+  becn: boolean;
+  reserved6: number;
+  ackRequest: boolean;
+  reserved7: number;
+}): string {
+  const bit = (v: boolean): number => (v ? 1 : 0);
+  return [
+    `se ${bit(b.solicitedEvent)}`,
+    `m ${bit(b.migrationRequest)}`,
+    `pad ${b.padCount}`,
+    `tver ${b.transportVersion}`,
+    `pkey ${b.partitionKey.toString(16)}`,
+    `fecn ${bit(b.fecn)} becn ${bit(b.becn)} resv6 ${b.reserved6}`,
+    `a ${bit(b.ackRequest)} resv7 ${b.reserved7}`,
+  ].join(' ');
+}
+
+/** The tester's P_Key (rawBth, makeBth's default), which a response carries back. */
+const TESTER_PKEY = 0xffff;
+
 /** An answer in the form results compare. */
 export function answerJson(a: RoceAnswer, destinationQp: number): JsonValue {
+  const payloadBytes = a.payloadHex === undefined ? 0 : a.payloadHex.length / 2;
   return {
     opcode: a.opcode,
     psn: a.psn,
     destinationQp,
+    // IBTA Vol. 1 §9.2: a response has SE, M and A clear, TVer 0, the request's P_Key, the
+    // reserved bits 0 and the PadCnt that rounds its payload to 4 bytes.
+    bth: responseBthLine({
+      solicitedEvent: false,
+      migrationRequest: false,
+      padCount: (4 - (payloadBytes % 4)) % 4,
+      transportVersion: 0,
+      partitionKey: TESTER_PKEY,
+      fecn: false,
+      becn: false,
+      reserved6: 0,
+      ackRequest: false,
+      reserved7: 0,
+    }),
     syndrome: syndromeText(a.syndrome),
     ...(a.payloadHex === undefined ? {} : { payload: a.payloadHex }),
     ...(a.originalRemoteData === undefined
@@ -227,6 +274,7 @@ export function datagramJson(datagram: Uint8Array): JsonValue {
     opcode: p.opcode.name,
     psn: p.bth.psn,
     destinationQp: p.bth.destinationQp,
+    bth: responseBthLine(p.bth),
     syndrome: syndromeText(p.aethSyndrome),
   };
   if (p.opcode.hasPayload) out.payload = Buffer.from(p.payload).toString('hex');

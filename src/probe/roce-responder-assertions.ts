@@ -82,6 +82,21 @@ const PSN_HALF = 0x80_0000;
 
 const base = { provider: 'rxe', testerRole: 'requester' } as const;
 
+/** 2^64: an address this close below it plus a DMA Length wraps to a small u64. */
+const WRAP_VA = 1n << 64n;
+
+/**
+ * The rxe receive-path fix of 2026 the VA-wrap rows reproduce: `mr_check_range()` (rxe_mr.c)
+ * compared `iova + length` with the region's end in u64, so an address plus length that
+ * wraps passed (6.12.95 still has that form); 7.3.4 compares `iova - mr->ibmr.iova` with
+ * `mr->ibmr.length - length` instead.
+ */
+export const RXE_2026_FIXES = {
+  mrCheckRangeOverflow: {
+    title: 'RDMA/rxe: mr_check_range() integer overflow (an iova + length that wraps 2^64 passed)',
+  },
+} as const;
+
 export const ROCE_RESPONDER_ASSERTIONS: readonly RoceResponderAssertion[] = [
   {
     ...base,
@@ -343,6 +358,36 @@ export const ROCE_RESPONDER_ASSERTIONS: readonly RoceResponderAssertion[] = [
     title: 'an ATOMIC WRITE at an address that is not 8-byte aligned is refused',
     hostile: true,
     steps: (c) => [[build.atomicWrite(c, c.psn, 4, DATA_A.subarray(0, 8), 8)]],
+  },
+  {
+    ...base,
+    id: 'roce-responder-va-wrap-write',
+    spec: 'IBTA Vol. 1 §9.4.3 (RETH), C9-88 (the range lies within the region), §9.7.5.2.4 (remote access error)',
+    title:
+      'a Write whose VA + DMA Length wraps past 2^64 is NAKed (remote access error), nothing placed',
+    hostile: true,
+    regression: RXE_2026_FIXES.mrCheckRangeOverflow,
+    steps: (c) => [[build.write({ ...c, va: WRAP_VA - 16n }, c.psn, 0, DATA_A)]],
+  },
+  {
+    ...base,
+    id: 'roce-responder-va-wrap-read',
+    spec: 'IBTA Vol. 1 §9.4.4 (RDMA READ), C9-88, §9.7.5.2.4 (remote access error)',
+    title:
+      'a Read whose VA + DMA Length wraps past 2^64 is NAKed (remote access error), nothing read',
+    hostile: true,
+    regression: RXE_2026_FIXES.mrCheckRangeOverflow,
+    steps: (c) => [[build.read({ ...c, va: WRAP_VA - 16n }, c.psn, 0, 64)]],
+  },
+  {
+    ...base,
+    id: 'roce-responder-va-wrap-atomic',
+    spec: 'IBTA Vol. 1 §9.4.5 (ATOMIC), C9-88, §9.7.5.2.4 (remote access error)',
+    title:
+      'a FetchAdd at VA 2^64 - 8 (its 8 bytes end exactly at the wrap) is NAKed, memory unchanged',
+    hostile: true,
+    regression: RXE_2026_FIXES.mrCheckRangeOverflow,
+    steps: (c) => [[build.fetchAdd({ ...c, va: WRAP_VA - 8n }, c.psn, 0, ADD)]],
   },
   {
     ...base,

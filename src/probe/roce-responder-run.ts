@@ -16,6 +16,8 @@ import type { Mr } from '../verbs/mr.js';
 import type { Qp } from '../verbs/qp.js';
 import type { Assertion, AssertionResult, JsonValue, Survival } from './assertion.js';
 import { survivalFailed } from './assertion.js';
+import { foreignWords } from './oracles/foreign-bytes.js';
+import { oracleNote, survivalOracles } from './oracles/survival-oracles.js';
 import { DEVICE_ADDRESS } from './roce-datagram.js';
 import { answerJson, datagramJson } from './roce-packets.js';
 import type { RoceResponderAssertion } from './roce-responder-assertions.js';
@@ -218,7 +220,11 @@ export function judgeRoce(
     ...(survival === undefined ? {} : { survival }),
   };
   if (survival !== undefined && survivalFailed(survival))
-    return { ...common, verdict: 'fail', note: 'the kernel did not survive (survival)' };
+    return {
+      ...common,
+      verdict: 'fail',
+      note: oracleNote('the kernel did not survive', survivalOracles(survival)),
+    };
   const differs = !isDeepStrictEqual(expected, observed);
   const recorded = recordsInScope(ROCE_RECORDS, assertion.id, roceEnvironment(env.kernel));
   const explaining = differs ? recorded.filter((k) => k.matches?.(expected, observed)) : [];
@@ -236,7 +242,10 @@ export function judgeRoce(
     ...common,
     verdict: 'fail',
     note: differs
-      ? 'the device differs from the engine, and no known behaviour explains it'
+      ? oracleNote('the device differs from the engine, and no known behaviour explains it', [
+          'engine-expectation',
+          ...(foreignWords(expected, observed).length > 0 ? ['kernel-memory'] : []),
+        ])
       : `the device did what the engine predicts, but a record in scope did not happen (stale): ${stale.map((k) => k.id).join(', ')}`,
   };
 }

@@ -56,6 +56,12 @@ export interface SiwProbeSetup {
    * broken, by the caller with the negotiated settings).
    */
   readonly stream?: (target: SiwTarget, negotiated: MpaNegotiated) => Uint8Array;
+  /**
+   * Stream offsets where the tester cuts the bytes into TCP segments of their own (each
+   * write waits for the one before and a pause, with Nagle off): siw's receive actor is
+   * called per skb (tcp_read_sock), so a header cut here reaches siw_get_hdr() in pieces.
+   */
+  readonly splits?: (target: SiwTarget, negotiated: MpaNegotiated) => readonly number[];
   /** Whether our MPA Request asks for CRCs (RFC 5044 §7.1: then both directions use them). */
   readonly mpaCrc?: boolean;
   /** How long siw gets to answer, in ms (default 3000; it runs under TCG in the guest). */
@@ -136,6 +142,30 @@ function listenOnSomePort(channel: EventChannel): CmId {
   }
 }
 
+/** The pause between two segments of a split stream (siw reads each in softirq at once). */
+const SEGMENT_PAUSE_MS = 5;
+
+/** Writes `wire` cut at `splits` (stream offsets), one TCP segment per piece. */
+async function writeInSegments(
+  socket: Socket,
+  wire: Uint8Array,
+  splits: readonly number[],
+): Promise<void> {
+  if (splits.length === 0) {
+    socket.write(wire);
+    return;
+  }
+  socket.setNoDelay(true);
+  const cuts = [...new Set(splits.filter((o) => o > 0 && o < wire.length))].sort((a, b) => a - b);
+  let from = 0;
+  for (const to of [...cuts, wire.length]) {
+    const piece = wire.subarray(from, to);
+    await new Promise<void>((resolve) => socket.write(piece, () => resolve()));
+    await new Promise((resolve) => setTimeout(resolve, SEGMENT_PAUSE_MS));
+    from = to;
+  }
+}
+
 /** Connects to a fresh siw QP set up as `setup` says, sends its messages, returns siw's answer. */
 export async function probeSiwWith(setup: SiwProbeSetup): Promise<SiwAnswer> {
   // The roots: the channel (its CM ids, the accepted one with its QP) and the CM's context
@@ -208,7 +238,7 @@ export async function probeSiwWith(setup: SiwProbeSetup): Promise<SiwAnswer> {
       if (fpdus.length === 0) throw new Error('the probe did not encode');
       wire = Buffer.concat(fpdus);
     }
-    socket.write(wire);
+    await writeInSegments(socket, wire, setup.splits?.(target, negotiated) ?? []);
 
     await waitUntil(() => closedBySiw, setup.answerWaitMs ?? ANSWER_WAIT_MS);
     const completion = cq.poll(1)[0];

@@ -5,9 +5,10 @@
  */
 import { execFileSync } from 'node:child_process';
 import type { Survival } from './assertion.js';
+import { KERNEL_TROUBLE } from './oracles/kernel-log.js';
 
-/** dmesg lines that mean the kernel hit a bug (BUG/Oops/KASAN/WARNING/GPF/RIP). */
-export const KERNEL_TROUBLE = /BUG|Oops|KASAN|WARNING|general protection|RIP:/;
+/** dmesg lines that mean the kernel hit a bug: the named oracles of oracles/kernel-log.ts. */
+export { KERNEL_TROUBLE };
 
 /** Reads the kernel log; lines already seen are skipped on the next call. */
 export class KernelLog {

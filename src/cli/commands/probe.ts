@@ -5,6 +5,7 @@
  * check, and a guest that dies under one is recorded as `kernel-crash` and replaced.
  * docs/probe.md says how to use it.
  */
+
 import { join, resolve } from 'node:path';
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import { RECORDS } from '../../judge/records/index.js';
@@ -49,6 +50,7 @@ import {
 } from '../options.js';
 import { CACHE_DIR_STAYS, type Forwarding, forwardedOptions, requestArgs } from '../request.js';
 import { shardOption } from '../shard-option.js';
+import { BENCHMARK_DEFAULT_FUZZ, runBenchmarkCommand } from './probe-benchmark.js';
 
 interface ProbeOptions {
   readonly runtime: Runtime;
@@ -65,6 +67,7 @@ interface ProbeOptions {
   readonly cacheDir?: string;
   readonly shard?: Shard;
   readonly fixes?: boolean;
+  readonly benchmark?: boolean;
 }
 
 const THIS_HOST = { stays: 'the guests are booted and the report written by this process' };
@@ -90,6 +93,7 @@ export const PROBE_FORWARDING = {
   cacheDir: CACHE_DIR_STAYS,
   // The guest is set up on the fixed build here (probeKernelLine); its probe checks it is.
   fixes: 'forward',
+  benchmark: { stays: 'the benchmark boots a guest per module variant from here' },
 } as const satisfies Readonly<Record<keyof ProbeOptions, Forwarding>>;
 
 /**
@@ -139,6 +143,7 @@ function finish(
       results,
       kernels,
       new Set(RECORDS.filter((k) => k.codeAbsent === true).map((k) => k.id)),
+      new Set(RECORDS.filter((k) => k.lacksFix === true).map((k) => k.id)),
     ),
     fuzz,
   };
@@ -202,12 +207,49 @@ export function registerProbe(program: Command): void {
       '--fixes',
       "rxe and siw0 on the project's fixed modules and providers (patches/*-fixes, docs/findings.md), judged as rxe+fixes and siw+fixes: the fixed defects' records stop applying; not with --siw rfc7306|both",
     )
+    .addOption(
+      new Option(
+        '--benchmark',
+        `the assertions and the fuzz (default --fuzz ${BENCHMARK_DEFAULT_FUZZ}) against module variants with one 2026 receive-path fix each taken back out (scripts/setup/benchmark-modules.sh), and the unmodified modules; writes benchmark.json and benchmark.md into --report (default out/benchmark)`,
+      ).conflicts(['list', 'shard', 'assertion', 'runtime', 'fixes']),
+    )
     .action(async (options: ProbeOptions, command: Command) => {
       if (options.fixes === true && options.siw !== 'stock')
         usageError(
           command,
           `--fixes runs siw0 on the fixed stock siw; --siw ${options.siw} needs the RFC 7306 one (one siw module at a time)`,
         );
+      if (options.benchmark) {
+        const fuzz = options.fuzz ?? BENCHMARK_DEFAULT_FUZZ;
+        const interrupt = abortOnSignals();
+        try {
+          process.exitCode = await runBenchmarkCommand({
+            lines: options.kernels ?? [options.kernel ?? KERNEL_LINES[0]!.line],
+            ...(options.device === undefined ? {} : { devices: options.device }),
+            fuzz,
+            seed: options.seed,
+            timeoutSeconds: options.timeout,
+            report: options.report ?? join('out', 'benchmark'),
+            guestArgs: (device) => [
+              process.argv[1] ?? '',
+              ...probeGuestArgs(command, {
+                ...options,
+                benchmark: false,
+                fuzz,
+                siw: 'stock',
+                ...(device === undefined ? {} : { device: [device] }),
+              }),
+            ],
+            signal: interrupt.signal,
+          });
+        } catch (error) {
+          if (!(error instanceof GuestRuntimeError)) throw error;
+          process.exitCode = reportGuestFailure(error, interrupt.received(), 'rdma-interop probe');
+        } finally {
+          interrupt.dispose();
+        }
+        return;
+      }
       const pairs = selectAssertions({
         siw: options.siw,
         ...(options.device === undefined ? {} : { devices: options.device }),

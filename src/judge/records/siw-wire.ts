@@ -120,6 +120,43 @@ const OPCODE_TERMINATE =
   'Unexpected OpCode (siw_qp_rx.c siw_get_hdr, as RFC 7306 §1.1 says), but siw_send_terminate ' +
   'copies no header for it, where RFC 7306 §8.1 asks for the DDP header';
 
+/**
+ * siw-split-header-takes-payload-byte (6.12): the first 16 segments (data 0-47) placed; the
+ * 17th, cut after header byte 17, loses its first data byte to the header and places the
+ * other two at MO 48; the Terminate siw then sends for the misframed 18th (measured on
+ * 6.12.95: Layer DDP, Untagged Buffer, Invalid MO, its header copied one byte late).
+ */
+const SPLIT_HEADER_PLACED = 48;
+const SPLIT_HEADER_TERMINATE_DDP = '014300000000000000000000000100000033';
+/** The patched siw's Terminate (RFC 5040 layout), and the stock siw's as it decodes. */
+const SPLIT_HEADER_TERMINATE = {
+  patched: `responder> terminate qn=2 msn=1 mo=0 L layer=1 type=2 code=0x04 hdrct=MD- seglen=21 ddp=${SPLIT_HEADER_TERMINATE_DDP}`,
+  stock:
+    'responder> undecodable ulpdu=414700000000000000020000000100000000210403000003' +
+    `${SPLIT_HEADER_TERMINATE_DDP} (rdmap.terminate at offset 22: bad-length: 20 bytes after ` +
+    'the Terminate header that no Hdrct bit announces)',
+} as const;
+
+const splitHeaderTakesPayloadByte =
+  (terminate: string) =>
+  (d: IwarpExpectation): IwarpExpectation => {
+    const engine = Buffer.from(d.answer.memory, 'hex');
+    const memory = new Uint8Array(engine.length);
+    memory.set(engine.subarray(0, SPLIT_HEADER_PLACED));
+    memory.set(
+      engine.subarray(SPLIT_HEADER_PLACED + 1, SPLIT_HEADER_PLACED + 3),
+      SPLIT_HEADER_PLACED,
+    );
+    return {
+      answer: {
+        wire: [terminate],
+        receive: 'error GENERAL_ERR',
+        memory: Buffer.from(memory).toString('hex'),
+      },
+      terminates: d.terminates,
+    };
+  };
+
 export const SIW_WIRE_RECORDS: readonly BehaviourRecord[] = [
   {
     id: 'siw-terminate-layout',
@@ -362,5 +399,36 @@ export const SIW_WIRE_RECORDS: readonly BehaviourRecord[] = [
     scope: ['siw-requester-terminate-on-read'],
     observed: { status: 'WR_FLUSH_ERR' },
     why: 'siw_proc_terminate only logs the Terminate and returns -ECONNRESET; siw_sq_flush completes the ORQ entry with SIW_WC_WR_FLUSH_ERR (terminate-status.ts, siw model)',
+  },
+  {
+    id: 'siw-split-header-takes-payload-byte',
+    class: 'defect',
+    rule: 'RFC 5044 §4: FPDUs are not aligned to TCP segments; a receiver reassembles a header whatever the segment boundaries (RFC 5041 §5.3: the MO places each segment)',
+    provider: 'siw',
+    // Debian's 6.12.95 still has the form the 2026 fix replaced; 6.1.192 and 7.3.4 do not.
+    kernel: { from: '6.12', before: '6.13' },
+    scope: ['siw-mpa-header-split'],
+    lacksFix: true,
+    derive: splitHeaderTakesPayloadByte(SPLIT_HEADER_TERMINATE.stock),
+    why:
+      'siw_get_hdr (siw_qp_rx.c:1073 in 6.12.95) copies `hdrlen - MIN_DDP_HDR` more header ' +
+      'bytes once the first 16 are in, whatever part of the header an earlier segment brought: ' +
+      "a Send header (20 bytes with the MPA length) cut after byte 17 takes the segment's first " +
+      'data byte as header byte 21; its other two bytes land at MO 48, the stream is one byte ' +
+      'off, and the next header read gives DDP / Untagged Buffer / Invalid MO (0x04); the ' +
+      'receive completes GENERAL_ERR. Cuts after bytes 1-16 are whole; 6.1.192 and 7.3.4 copy ' +
+      '`hdrlen - srx->fpdu_part_rcvd`. Observed on 6.12.95, stock and patched siw (2026-12-05)',
+  },
+  {
+    id: 'siw-split-header-takes-payload-byte',
+    class: 'defect',
+    rule: 'RFC 5044 §4: FPDUs are not aligned to TCP segments; a receiver reassembles a header whatever the segment boundaries (RFC 5041 §5.3: the MO places each segment)',
+    provider: 'siw+rfc7306',
+    // Debian's 6.12.95 still has the form the 2026 fix replaced; 6.1.192 and 7.3.4 do not.
+    kernel: { from: '6.12', before: '6.13' },
+    scope: ['siw-mpa-header-split'],
+    lacksFix: true,
+    derive: splitHeaderTakesPayloadByte(SPLIT_HEADER_TERMINATE.patched),
+    why: 'as on the stock siw (siw_get_hdr, 6.12.95); the Terminate in the RFC 5040 layout (patches/siw/0001)',
   },
 ];

@@ -96,6 +96,7 @@ const GIVEN: Readonly<Record<string, readonly string[] | 'refused'>> = {
   'probe cacheDir': ['--cache-dir', '/tmp/user-cache'],
   'probe shard': ['--shard', '2/3'],
   'probe fixes': ['--fixes'],
+  'probe benchmark': ['--benchmark'],
   'bench report': ['--report', '/tmp/user-figures.json'],
   'bench json': 'refused',
   'bench summary': ['--no-summary'],

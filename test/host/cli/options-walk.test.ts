@@ -892,6 +892,7 @@ const ENTRIES: Readonly<Record<string, Entry>> = {
       const listed = ids(await cli(['probe', '--list', '--assertion', 'siw-mpa-*']));
       expect(listed).toEqual([
         'siw-mpa-length-underflow',
+        'siw-mpa-header-split',
         'siw-mpa-length-over-buffer',
         'siw-mpa-markers-not-negotiated',
         'siw-mpa-bad-crc',
@@ -913,6 +914,13 @@ const ENTRIES: Readonly<Record<string, Entry>> = {
       expect(rows.some((r) => r.startsWith('siw-rfc7306-fetch-add\t'))).toBe(true);
       // --siw picks siw0's module; rxe0's rows are listed as they are.
       expect([...new Set(rows.map((row) => row.split('\t')[1]))]).toEqual(['rxe', 'siw+rfc7306']);
+    },
+  },
+  'rdma-interop probe --benchmark': {
+    effect: async () => {
+      // Refused with what it cannot mean (a listing, a part of the assertions); no guest.
+      expect((await cli(['probe', '--benchmark', '--list'])).status).toBe(2);
+      expect((await cli(['probe', '--benchmark', '--assertion', 'siw-*'])).status).toBe(2);
     },
   },
   'rdma-interop probe --list': {

@@ -339,6 +339,7 @@ describe('the host side of probe', () => {
     );
     expect(fixes.map((f) => [f.assertion, f.kernels])).toEqual([
       ['siw-mpa-length-underflow', { '6.1': 'lacks the fix', '7.3': 'has the fix' }],
+      ['siw-mpa-header-split', { '6.1': 'not run', '7.3': 'not run' }],
       ['siw-rdmap-unknown-opcode-first', { '6.1': 'lacks the fix', '7.3': 'not run' }],
     ]);
     const doc = { schema: PROBE_SCHEMA, kernels, assertions: results, fixes, fuzz: [] } as const;

@@ -7,7 +7,7 @@
  * frame decoded, MSNs in order, no Read beyond the IRD, every invalidation naming an STag
  * its sender used, none used after its invalidation. rxe's wire never reaches a netdev in
  * one guest (kernel-runtime.md): the result says so. The Debian tools come from
- * scripts/setup/ulp-packages.sh (run by scripts/test.sh before the kernel stage).
+ * scripts/setup/ulp-packages.sh (run by scripts/setup.sh, which scripts/test.sh runs first).
  * `npm run ulp` runs the same on every kernel line with the report.
  */
 import { mkdtempSync } from 'node:fs';

@@ -1,0 +1,201 @@
+/**
+ * `probe --benchmark` (issue 32): per kernel line, the tester's assertions and a fixed fuzz
+ * budget against the unmodified modules (the baseline: every result there that fails is a
+ * false alarm) and against each module variant with one 2026 fix taken back out. A bug is
+ * detected when its variant gives a result the baseline did not: an assertion that fails
+ * or crashes where the baseline's passed, or a fuzz finding.
+ */
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import type { AssertionResult } from '../assertion.js';
+import type { FuzzSummary } from '../fuzz-loop.js';
+import { foreignWords } from '../oracles/foreign-bytes.js';
+import { oracleNote, survivalOracles } from '../oracles/survival-oracles.js';
+import { assertionPassed, type ProbeKernel } from '../probe-report.js';
+import {
+  BENCHMARK_BUGS,
+  BENCHMARK_MODULE_ENV,
+  type BenchmarkBug,
+  benchmarkDevice,
+} from './bugs.js';
+
+export const BENCHMARK_SCHEMA = 'rdma-interop/benchmark@1';
+
+/** One line's run of one module set, as probeKernelLine returns it, with its wall time. */
+export interface ModuleRun {
+  readonly kernel: ProbeKernel;
+  readonly results: readonly AssertionResult[];
+  readonly fuzz: readonly FuzzSummary[];
+  readonly seconds: number;
+}
+
+/** How a variant showed its bug, or that it did not. */
+export interface BenchmarkRow {
+  readonly bug: string;
+  readonly title: string;
+  readonly cve?: string;
+  readonly line: string;
+  /** not-applicable: the fix is not in the line's source (patches/reverted-2026/<line>/not-applicable.txt). */
+  readonly outcome: 'detected' | 'not detected' | 'not applicable' | 'not built';
+  /** The assertion or fuzz input that detected it. */
+  readonly by?: string;
+  readonly oracle?: string;
+  /** Assertions run (in order) plus fuzz packets sent until the detecting one, inclusive. */
+  readonly inputsToDetection?: number;
+  /** The variant's whole guest run, boot included (results carry no per-assertion time). */
+  readonly guestSeconds?: number;
+}
+
+export interface BenchmarkDocument {
+  readonly schema: typeof BENCHMARK_SCHEMA;
+  readonly fuzz: number;
+  readonly seed: number;
+  /** The devices probed (both when absent). */
+  readonly devices?: readonly string[];
+  readonly rows: readonly BenchmarkRow[];
+  /** Per line: the baseline's results that did not pass, and its fuzz findings. */
+  readonly falseAlarms: Readonly<Record<string, readonly string[]>>;
+}
+
+/** Why a result hurt: the oracle names (probe/oracles). */
+export function oracleOf(r: AssertionResult): string {
+  if (r.verdict === 'kernel-crash') return 'guest-up';
+  const fired = r.survival === undefined ? [] : survivalOracles(r.survival);
+  const guards = (r.observed as { guardsIntact?: boolean } | null)?.guardsIntact === false;
+  const all = [...(guards ? ['guard-words'] : []), ...fired];
+  if (all.length > 0) return all.join(', ');
+  return foreignWords(r.expected, r.observed).length > 0
+    ? 'engine-expectation, kernel-memory'
+    : 'engine-expectation';
+}
+
+/** A line's false alarms: every baseline result that did not pass, every fuzz finding. */
+export function falseAlarmsOf(baseline: ModuleRun): string[] {
+  return [
+    ...baseline.results
+      .filter((r) => !assertionPassed(r) && r.verdict !== 'not-run')
+      .map((r) => oracleNote(`${r.id}: ${r.verdict}`, [oracleOf(r)])),
+    ...baseline.fuzz.flatMap((f) =>
+      f.findings.map((x) => `fuzz ${f.device} #${x.index}: ${x.why}`),
+    ),
+  ];
+}
+
+/** The row of `bug` on `line` from its variant's run, judged against the baseline's. */
+export function judgeVariant(
+  bug: BenchmarkBug,
+  line: string,
+  baseline: ModuleRun,
+  variant: ModuleRun,
+): BenchmarkRow {
+  const head = {
+    bug: bug.id,
+    title: bug.title,
+    ...(bug.cve === undefined ? {} : { cve: bug.cve }),
+    line,
+    guestSeconds: Math.round(variant.seconds),
+  };
+  const passedBefore = new Set(baseline.results.filter(assertionPassed).map((r) => r.id));
+  const results = variant.results.filter((r) => r.verdict !== 'not-run');
+  const at = results.findIndex((r) => !assertionPassed(r) && passedBefore.has(r.id));
+  const hit = results[at];
+  if (hit !== undefined)
+    return {
+      ...head,
+      outcome: 'detected',
+      by: hit.id,
+      oracle: oracleOf(hit),
+      inputsToDetection: at + 1,
+    };
+  const device = benchmarkDevice(bug.driver) === 'rxe0' ? 'rxe_t' : 'siw0';
+  const fuzz = variant.fuzz.find(
+    (f) => (f.device === device || f.device === 'guest') && f.findings.length > 0,
+  );
+  const first = fuzz?.findings[0];
+  if (fuzz !== undefined && first !== undefined)
+    return {
+      ...head,
+      outcome: 'detected',
+      by: `fuzz #${first.index} (${first.mutation}, seed ${first.seed})`,
+      oracle: (first.oracles ?? []).join(', ') || 'fuzz',
+      inputsToDetection: results.length + first.index + 1,
+    };
+  return { ...head, outcome: 'not detected' };
+}
+
+/** Where the set-up left a line's variant of `bug` (scripts/setup/benchmark-modules.sh). */
+export function variantModulePath(cache: string, kver: string, bug: BenchmarkBug): string {
+  return join(cache, 'guest', kver, 'benchmark', `${bug.id}.ko`);
+}
+
+/** Whether the line's source has the fix at all (a patch was written for it). */
+export function revertPatchExists(root: string, line: string, bug: BenchmarkBug): boolean {
+  return existsSync(join(root, 'patches', 'reverted-2026', line, `${bug.id}.patch`));
+}
+
+/** What a benchmark needs from its caller: one guest run per module set. */
+export interface BenchmarkRunner {
+  /** The kernel version directory of a line's guest (`6.1.0-57-amd64`), if set up. */
+  kver(line: string): string | undefined;
+  /** Runs the probe on `line` for `device` (all devices when undefined), with `env`. */
+  run(
+    line: string,
+    device: 'rxe0' | 'siw0' | undefined,
+    env: Readonly<Record<string, string>>,
+  ): Promise<ModuleRun>;
+  readonly cache: string;
+  readonly root: string;
+  progress(line: string): void;
+}
+
+/** The benchmark over `lines` (every bug, every line). */
+export async function runBenchmark(
+  lines: readonly string[],
+  fuzz: number,
+  seed: number,
+  runner: BenchmarkRunner,
+  bugs: readonly BenchmarkBug[] = BENCHMARK_BUGS,
+  devices?: readonly string[],
+): Promise<BenchmarkDocument> {
+  const rows: BenchmarkRow[] = [];
+  const falseAlarms: Record<string, string[]> = {};
+  for (const line of lines) {
+    const kver = runner.kver(line);
+    runner.progress(`benchmark ${line}: the unmodified modules (baseline)`);
+    const baseline = await runner.run(line, undefined, {});
+    falseAlarms[line] = falseAlarmsOf(baseline);
+    for (const bug of bugs) {
+      const head = {
+        bug: bug.id,
+        title: bug.title,
+        ...(bug.cve === undefined ? {} : { cve: bug.cve }),
+        line,
+      };
+      if (!revertPatchExists(runner.root, line, bug)) {
+        rows.push({ ...head, outcome: 'not applicable' });
+        continue;
+      }
+      if (kver === undefined || !existsSync(variantModulePath(runner.cache, kver, bug))) {
+        rows.push({ ...head, outcome: 'not built' });
+        continue;
+      }
+      runner.progress(`benchmark ${line}: ${bug.id}`);
+      const variant = await runner.run(line, benchmarkDevice(bug.driver), {
+        [BENCHMARK_MODULE_ENV]: `${bug.driver}:${bug.id}`,
+      });
+      const row = judgeVariant(bug, line, baseline, variant);
+      runner.progress(
+        `benchmark ${line}: ${bug.id} ${row.outcome}${row.by === undefined ? '' : ` by ${row.by} (${row.oracle})`}`,
+      );
+      rows.push(row);
+    }
+  }
+  return {
+    schema: BENCHMARK_SCHEMA,
+    fuzz,
+    seed,
+    ...(devices === undefined ? {} : { devices }),
+    rows,
+    falseAlarms,
+  };
+}

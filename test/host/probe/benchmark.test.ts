@@ -1,0 +1,145 @@
+/**
+ * The benchmark of issue 32 on the host: the revert patches per line (written by
+ * patches/reverted-2026/revert.py from the line's linux-source; where a line's source lacks
+ * the fix there is no patch and not-applicable.txt says so), the judgement of a variant's
+ * run against the baseline.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import type { AssertionResult } from '../../../src/probe/assertion.js';
+import { BENCHMARK_BUGS } from '../../../src/probe/benchmark/bugs.js';
+import { falseAlarmsOf, judgeVariant, type ModuleRun } from '../../../src/probe/benchmark/run.js';
+import { benchmarkTable } from '../../../src/probe/benchmark/table.js';
+import { ROOT } from '../docs/examples.js';
+
+const PATCHES = join(ROOT, 'patches', 'reverted-2026');
+
+describe('the revert patches (patches/reverted-2026)', () => {
+  it('name each bug per line, or say why the line has none', () => {
+    const table = ['6.1', '6.12', '7.3'].map((line) => {
+      const notApplicable = readFileSync(join(PATCHES, line, 'not-applicable.txt'), 'utf8');
+      return BENCHMARK_BUGS.map((b) => {
+        const patch = existsSync(join(PATCHES, line, `${b.id}.patch`));
+        expect(patch).toBe(!notApplicable.includes(`${b.id}:`));
+        return patch ? 'p' : '-';
+      }).join('');
+    });
+    // siw-null-rx-fpdu, siw-mpa-underflow, siw-header-split, rxe-unknown-opcode-icrc,
+    // rxe-atomic-write-zero-length, rxe-mr-check-range: 6.1 has no ATOMIC WRITE and a
+    // mr_check_range() that never wrapped; 6.12.95 lacks the header-split and the
+    // mr_check_range() fixes (the tester shows the first: siw-split-header-takes-payload-byte).
+    expect(table).toEqual(['pppp--', 'pp-pp-', 'pppppp']);
+  });
+
+  it('each patch changes only its driver', () => {
+    for (const line of ['6.1', '6.12', '7.3'])
+      for (const b of BENCHMARK_BUGS) {
+        const file = join(PATCHES, line, `${b.id}.patch`);
+        if (!existsSync(file)) continue;
+        const paths = readFileSync(file, 'utf8').match(/^\+\+\+ b\/(\S+)/gm) ?? [];
+        expect(paths.length).toBe(1);
+        expect(paths[0]).toContain(`drivers/infiniband/sw/${b.driver}/`);
+      }
+  });
+});
+
+const result = (id: string, verdict: AssertionResult['verdict'], dmesg: string[] = []) =>
+  ({
+    id,
+    spec: '',
+    device: 'siw0',
+    provider: 'siw',
+    kernel: '7.3.4+deb13-amd64',
+    topology: 'requester',
+    verdict,
+    expected: null,
+    observed: null,
+    ...(dmesg.length === 0 ? {} : { survival: { dmesg, deviceWorks: true, guestUp: true } }),
+  }) as AssertionResult;
+
+const run = (results: AssertionResult[]): ModuleRun => ({
+  kernel: { line: '7.3', release: '7.3.4+deb13-amd64' },
+  results,
+  fuzz: [],
+  seconds: 61.4,
+});
+
+describe('a variant judged against the baseline', () => {
+  const bug = BENCHMARK_BUGS.find((b) => b.id === 'siw-mpa-underflow');
+  if (bug === undefined) throw new Error('no bug');
+  const baseline = run([
+    result('siw-mpa-bad-crc', 'known'),
+    result('siw-mpa-length-underflow', 'known'),
+  ]);
+
+  it('the first result that fails where the baseline passed detects it, with its oracle', () => {
+    const row = judgeVariant(
+      bug,
+      '7.3',
+      baseline,
+      run([
+        result('siw-mpa-bad-crc', 'known'),
+        result('siw-mpa-length-underflow', 'fail', [
+          'BUG: unable to handle page fault for address',
+        ]),
+      ]),
+    );
+    expect(row).toMatchObject({
+      outcome: 'detected',
+      by: 'siw-mpa-length-underflow',
+      oracle: 'kernel-log/bug',
+      inputsToDetection: 2,
+      guestSeconds: 61,
+    });
+    expect(
+      judgeVariant(bug, '7.3', baseline, run([result('siw-mpa-length-underflow', 'kernel-crash')]))
+        .oracle,
+    ).toBe('guest-up');
+  });
+
+  it('nothing new: not detected; a baseline failure is a false alarm, never a detection', () => {
+    const failing = run([result('siw-mpa-bad-crc', 'fail')]);
+    expect(judgeVariant(bug, '7.3', failing, failing).outcome).toBe('not detected');
+    expect(falseAlarmsOf(failing)).toEqual(['siw-mpa-bad-crc: fail (oracle: engine-expectation)']);
+    expect(falseAlarmsOf(baseline)).toEqual([]);
+  });
+});
+
+describe('the benchmark table', () => {
+  it('a row per bug and line, then the false alarms per run', () => {
+    const table = benchmarkTable([
+      {
+        schema: 'rdma-interop/benchmark@1',
+        fuzz: 40,
+        seed: 1,
+        devices: ['siw0'],
+        rows: [
+          {
+            bug: 'siw-null-rx-fpdu',
+            title: 'siw: NULL dereference on a bad first header',
+            cve: 'CVE-2026-23242',
+            line: '7.3',
+            outcome: 'detected',
+            by: 'siw-mpa-markers-not-negotiated',
+            oracle: 'guest-up',
+            inputsToDetection: 4,
+            guestSeconds: 83,
+          },
+          {
+            bug: 'siw-header-split',
+            title: 'siw: fragmented header copies',
+            line: '6.12',
+            outcome: 'not applicable',
+          },
+        ],
+        falseAlarms: { '7.3': [] },
+      },
+    ]).split('\n');
+    expect(table.slice(2)).toEqual([
+      '| siw: NULL dereference on a bad first header (CVE-2026-23242) | 7.3 | detected | `siw-mpa-markers-not-negotiated` | guest-up | 4 inputs; run 83 s |',
+      "| siw: fragmented header copies | 6.12 | not applicable | the fix is not in this line's source |  |  |",
+      '| false alarms on the unmodified modules | 7.3 (siw0) | 0 |  | | fuzz 40 a device, seed 1 |',
+    ]);
+  });
+});
