@@ -11,6 +11,12 @@ import { appendFileSync, existsSync, mkdirSync } from 'node:fs';
 import { release } from 'node:os';
 import { dirname, join } from 'node:path';
 import picomatch from 'picomatch';
+import {
+  COVERAGE_ENV,
+  type FunctionRecording,
+  markCoveragePhase,
+  startFunctionCoverage,
+} from '../coverage/ftrace.js';
 import { type Shard, selectShard } from '../judge/shard.js';
 import {
   loadedSiwVariant,
@@ -107,6 +113,8 @@ export interface GuestProbeOptions extends ProbeSelection {
   readonly after?: string;
   readonly fuzz?: number;
   readonly seed: number;
+  /** `--coverage`: record the functions of rxe, siw and the core each phase entered. */
+  readonly coverage?: boolean;
   /** The CLI's own path and the args that select (for the child processes). */
   readonly childArgs: readonly string[];
 }
@@ -141,6 +149,7 @@ async function runRocePass(
 ): Promise<{ results: AssertionResult[]; findings: number }> {
   const tester = await openRoceTester();
   try {
+    markCoveragePhase('tester');
     const results = await runAssertions(
       tester.assertions.filter((a) => ids.has(a.id)),
       {
@@ -150,6 +159,7 @@ async function runRocePass(
       },
     );
     if (options.fuzz === undefined) return { results, findings: 0 };
+    markCoveragePhase('fuzz');
     const summary = await fuzzRxe(tester.env, options.fuzz, options.seed, 25, onLine);
     const line: ResultLine = { kind: 'fuzz', summary };
     appendFileSync(options.results, `${JSON.stringify(line)}\n`);
@@ -185,6 +195,7 @@ export async function runVariantHere(
   mkdirSync(dir, { recursive: true });
   const capture = await startSiwCapture(join(dir, siwPcapName(variant)), onLine);
   try {
+    markCoveragePhase('tester');
     const results = await runIwarpAssertions(
       SIW_ASSERTIONS.filter((a) => ids.has(a.id)),
       variant,
@@ -193,6 +204,7 @@ export async function runVariantHere(
     );
     let findings = 0;
     if (options.fuzz !== undefined && variant === 'stock') {
+      markCoveragePhase('fuzz');
       const summary = await fuzzSiw(options.fuzz, options.seed, 25, onLine);
       const line: ResultLine = { kind: 'fuzz', summary };
       appendFileSync(options.results, `${JSON.stringify(line)}\n`);
@@ -217,11 +229,18 @@ export async function runProbeInGuest(
   if (child !== undefined) return runVariantHere(options, child, onLine);
   let status = 0;
   const before = loadedSiwVariant() ?? 'stock';
+  const recording: FunctionRecording | undefined = options.coverage
+    ? startFunctionCoverage(join(dirname(options.results), 'coverage-functions.txt'))
+    : undefined;
   for (const variant of passesOf(options)) {
     const pairs = selectAssertions(options).filter((p) => p.variant === variant);
     const fuzzes = options.fuzz !== undefined && (variant === 'stock' || variant === 'rxe');
     if (pairs.length === 0 && !fuzzes) continue;
-    const env: NodeJS.ProcessEnv = { ...process.env, [CHILD_ENV]: variant };
+    const env: NodeJS.ProcessEnv = {
+      ...process.env,
+      [CHILD_ENV]: variant,
+      ...(recording === undefined ? {} : { [COVERAGE_ENV]: '1' }),
+    };
     if (variant === 'rfc7306') {
       const lib = patchedLibraryPath();
       if (!existsSync(lib)) {
@@ -235,9 +254,16 @@ export async function runProbeInGuest(
       env.LD_LIBRARY_PATH = lib;
       env[PATCHED_PASS_ENV] = 'rfc7306';
     }
-    if (variant !== 'rxe' && loadedSiwVariant() !== variant) switchSiwModule(variant);
+    if (variant !== 'rxe' && loadedSiwVariant() !== variant) {
+      switchSiwModule(variant);
+      recording?.refilter();
+    }
     const run = spawnSync(process.execPath, [...options.childArgs], { env, stdio: 'inherit' });
     status = Math.max(status, run.status ?? 1);
+  }
+  if (recording !== undefined) {
+    const line: ResultLine = { kind: 'coverage', coverage: await recording.stop() };
+    appendFileSync(options.results, `${JSON.stringify(line)}\n`);
   }
   if (loadedSiwVariant() !== before) switchSiwModule(before);
   return status;

@@ -17,6 +17,7 @@ import {
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { RawFunctionCoverage } from '../coverage/ftrace.js';
 import { verdictFromFile } from '../judge/verdict.js';
 import { GuestRuntimeError, runInGuest } from '../runtime/index.js';
 import type { AssertionResult, ProbePass } from './assertion.js';
@@ -30,6 +31,8 @@ import { ROCE_TESTBED } from './roce-testbed.js';
 export interface ParsedResults {
   readonly results: AssertionResult[];
   readonly fuzz: FuzzSummary[];
+  /** `--coverage`: what each guest recorded. */
+  readonly coverage: RawFunctionCoverage[];
   /** The `variant/id` started last and never finished, if any. */
   readonly unfinished: { variant: ProbePass; id: string } | undefined;
 }
@@ -38,6 +41,7 @@ export interface ParsedResults {
 export function parseResultLines(text: string): ParsedResults {
   const results: AssertionResult[] = [];
   const fuzz: FuzzSummary[] = [];
+  const coverage: RawFunctionCoverage[] = [];
   let open: { variant: ProbePass; id: string } | undefined;
   for (const raw of text.split('\n')) {
     if (raw.trim() === '') continue;
@@ -63,9 +67,12 @@ export function parseResultLines(text: string): ParsedResults {
       case 'fuzz':
         fuzz.push(line.summary);
         break;
+      case 'coverage':
+        coverage.push(line.coverage);
+        break;
     }
   }
-  return { results, fuzz, unfinished: open };
+  return { results, fuzz, coverage, unfinished: open };
 }
 
 /** The `kernel-crash` record of an assertion that a guest died under. */
@@ -123,11 +130,15 @@ function keepPcaps(results: string, to: string, prefix: string): void {
 }
 
 /** One kernel line: results (crashes included), fuzz summaries, and the kernel release. */
-export async function probeKernelLine(
-  options: HostProbeOptions,
-): Promise<{ kernel: ProbeKernel; results: AssertionResult[]; fuzz: FuzzSummary[] }> {
+export async function probeKernelLine(options: HostProbeOptions): Promise<{
+  kernel: ProbeKernel;
+  results: AssertionResult[];
+  fuzz: FuzzSummary[];
+  coverage: RawFunctionCoverage[];
+}> {
   const results: AssertionResult[] = [];
   const fuzz: FuzzSummary[] = [];
+  const coverage: RawFunctionCoverage[] = [];
   let after: string | undefined;
   let kernelRelease = options.line;
   for (let attempt = 0; attempt <= MAX_RESTARTS; attempt++) {
@@ -152,14 +163,16 @@ export async function probeKernelLine(
     }
     const parsed = existsSync(file)
       ? parseResultLines(readFileSync(file, 'utf8'))
-      : { results: [], fuzz: [], unfinished: undefined };
+      : { results: [], fuzz: [], coverage: [], unfinished: undefined };
     if (options.pcapDir !== undefined)
       keepPcaps(file, options.pcapDir, attempt === 0 ? options.line : `${options.line}-${attempt}`);
     rmSync(share, { recursive: true, force: true });
     results.push(...parsed.results);
     fuzz.push(...parsed.fuzz);
+    coverage.push(...parsed.coverage);
     const seen = parsed.results.find((r) => r.kernel !== '');
     if (seen !== undefined) kernelRelease = seen.kernel;
+    else if (parsed.coverage[0] !== undefined) kernelRelease = parsed.coverage[0].kernel;
     if (crash === undefined) break;
     // The guest failed outside any assertion (assets, boot, set-up, the fuzz): the
     // runtime's own error, for the command to report.
@@ -182,5 +195,10 @@ export async function probeKernelLine(
   const fixed = results.map((r) =>
     r.kernel === options.line ? { ...r, kernel: kernelRelease } : r,
   );
-  return { kernel: { line: options.line, release: kernelRelease }, results: fixed, fuzz };
+  return {
+    kernel: { line: options.line, release: kernelRelease },
+    results: fixed,
+    fuzz,
+    coverage,
+  };
 }

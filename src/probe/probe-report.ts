@@ -8,6 +8,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import type { Builder } from 'junit-report-builder';
+import { type FunctionCoverage, renderFunctionCoverage } from '../coverage/functions.js';
 import type { AssertionResult } from './assertion.js';
 import type { FuzzSummary } from './fuzz-loop.js';
 
@@ -45,6 +46,8 @@ export interface ProbeDocument {
   readonly assertions: readonly AssertionResult[];
   readonly fixes: readonly FixObservation[];
   readonly fuzz: readonly FuzzSummary[];
+  /** `--coverage`: per kernel, the functions each phase entered (coverage/functions.ts). */
+  readonly coverage?: readonly FunctionCoverage[];
 }
 
 /** Whether an assertion's verdict lets the run pass. */
@@ -167,6 +170,8 @@ export function renderProbeMarkdown(doc: ProbeDocument): string {
         `- ${lineOf(f.kernel)} ${f.device}: seed ${f.seed}, ${f.packets} packets in ${f.batches} batches, ${f.findings.length} findings`,
       );
   }
+  if (doc.coverage !== undefined && doc.coverage.length > 0)
+    out.push('', renderFunctionCoverage(doc.coverage, lineOf));
   return `${out.join('\n')}\n`;
 }
 

@@ -7,6 +7,13 @@
  */
 import { join, resolve } from 'node:path';
 import { type Command, InvalidArgumentError, Option } from 'commander';
+import type { RawFunctionCoverage } from '../../coverage/ftrace.js';
+import {
+  buildFunctionCoverage,
+  type FunctionCoverage,
+  mergeFunctionCoverage,
+} from '../../coverage/functions.js';
+import { functionFiles } from '../../coverage/source-map.js';
 import { RECORDS } from '../../judge/records/index.js';
 import { type Shard, shardLabel } from '../../judge/shard.js';
 import type { AssertionResult } from '../../probe/assertion.js';
@@ -63,6 +70,7 @@ interface ProbeOptions {
   readonly timeout: number;
   readonly cacheDir?: string;
   readonly shard?: Shard;
+  readonly coverage?: boolean;
 }
 
 const THIS_HOST = { stays: 'the guests are booted and the report written by this process' };
@@ -86,6 +94,7 @@ export const PROBE_FORWARDING = {
   // The guest's probe selects the same part (judge/shard.ts).
   shard: 'forward',
   cacheDir: CACHE_DIR_STAYS,
+  coverage: 'forward',
 } as const satisfies Readonly<Record<keyof ProbeOptions, Forwarding>>;
 
 /**
@@ -117,12 +126,18 @@ export function probeGuestArgs(command: Command, options: ProbeOptions): string[
   ];
 }
 
+/** A line's recordings (one per guest it took) as results.json carries them, merged. */
+function coverageOf(raw: readonly RawFunctionCoverage[]): FunctionCoverage[] {
+  return mergeFunctionCoverage(raw.map((r) => buildFunctionCoverage(r, functionFiles(r.kernel))));
+}
+
 /** The report and the exit status of a finished run. */
 function finish(
   options: ProbeOptions,
   kernels: readonly ProbeKernel[],
   results: readonly AssertionResult[],
   fuzz: readonly FuzzSummary[],
+  coverage: readonly FunctionCoverage[] = [],
 ): number {
   const doc: ProbeDocument = {
     schema: PROBE_SCHEMA,
@@ -137,6 +152,7 @@ function finish(
       new Set(RECORDS.filter((k) => k.codeAbsent === true).map((k) => k.id)),
     ),
     fuzz,
+    ...(coverage.length === 0 ? {} : { coverage }),
   };
   process.stdout.write(renderProbeMarkdown(doc));
   if (options.report !== undefined) writeProbeReport(resolve(options.report), doc);
@@ -190,6 +206,10 @@ export function registerProbe(program: Command): void {
       ).argParser(positiveInteger),
     )
     .addOption(new Option('--seed <n>', 'the fuzz seed').argParser(parseSeed).default(1))
+    .option(
+      '--coverage',
+      'record which functions of rdma_rxe, siw, ib_core and ib_uverbs the assertions and the fuzz entered (ftrace; docs/coverage.md)',
+    )
     .addOption(timeoutOption('limit per guest (boot + assertions)', 900))
     .addOption(cacheDirOption())
     // The fuzz is not split: n shards would send it n times over.
@@ -239,6 +259,7 @@ export function registerProbe(program: Command): void {
       const kernels: ProbeKernel[] = [];
       const results: AssertionResult[] = [];
       const fuzz: FuzzSummary[] = [];
+      const coverage: FunctionCoverage[] = [];
       const interrupt = abortOnSignals();
       try {
         for (const line of lines) {
@@ -256,6 +277,7 @@ export function registerProbe(program: Command): void {
           kernels.push(run.kernel);
           results.push(...run.results);
           fuzz.push(...run.fuzz);
+          coverage.push(...coverageOf(run.coverage));
         }
       } catch (error) {
         if (!(error instanceof GuestRuntimeError)) throw error;
@@ -264,6 +286,6 @@ export function registerProbe(program: Command): void {
       } finally {
         interrupt.dispose();
       }
-      process.exitCode = finish(options, kernels, results, fuzz);
+      process.exitCode = finish(options, kernels, results, fuzz, coverage);
     });
 }

@@ -288,6 +288,28 @@ const ENTRIES: Readonly<Record<string, Entry>> = {
         /no guest kernel at/,
       ),
   },
+  'rdma-interop run --coverage': {
+    coveredBy: 'test/kernel/coverage/functions.test.ts (the suite with ftrace in the guest)',
+    accepted: async () =>
+      expectRuntimeStop(
+        await cli(['run', '--coverage', '--kernel', emptyDir('k')]),
+        'rdma-interop run',
+        /no guest kernel at/,
+      ),
+  },
+  'rdma-interop probe --coverage': {
+    coveredBy:
+      'test/kernel/coverage/functions.test.ts, test/host/interop/probe-kernels.test.ts (guests)',
+    accepted: async () =>
+      expectRuntimeStop(
+        await cli(
+          ['probe', '--runtime', 'guest', '--coverage', '--cache-dir', emptyDir('c')],
+          NO_SETUP,
+        ),
+        'rdma-interop probe',
+        /no guest assets/,
+      ),
+  },
   'rdma-interop run --json': {
     effect: async () => {
       const json = JSON.parse(

@@ -1,0 +1,189 @@
+/**
+ * Function coverage on a stock kernel (issue 32), where the devices are (root in the guest):
+ * the ftrace function tracer, filtered to the RDMA modules with `:mod:<name>`
+ * (Documentation/trace/ftrace.rst, "Filter commands"), records every entry into one of
+ * their traceable functions, in softirq too (where rxe's and siw's receive paths run, and
+ * where KCOV records nothing). A reader process drains `trace_pipe` through awk, which keeps
+ * each (phase, function) once, so the ring buffer never fills however long the run. Phases
+ * are `trace_marker` writes (`markCoveragePhase`), ordered with the function events
+ * because trace_pipe merges the per-CPU buffers by timestamp.
+ *
+ * Debian's 6.1, 6.12 and 7.3 kernels have the function tracer and dynamic ftrace (7.3's
+ * config says so; 6.1's and 6.12's tracefs list `function` in available_tracers, measured);
+ * none has the function profiler, KCOV or GCOV.
+ */
+import { spawn, spawnSync } from 'node:child_process';
+import { appendFileSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { release } from 'node:os';
+import { setTimeout as sleep } from 'node:timers/promises';
+
+/** Set to `1` in the processes of a run that records coverage (the phase markers). */
+export const COVERAGE_ENV = 'RDMA_INTEROP_COVERAGE';
+
+/** The modules whose functions are recorded: the two drivers, then the core they call. */
+export const COVERED_MODULES = ['rdma_rxe', 'siw', 'ib_core', 'ib_uverbs'] as const;
+export type CoveredModule = (typeof COVERED_MODULES)[number];
+
+/** What a run was doing when a function was entered. */
+export const COVERAGE_PHASES = ['setup', 'suite', 'tester', 'fuzz'] as const;
+export type CoveragePhase = (typeof COVERAGE_PHASES)[number];
+
+const TRACEFS = '/sys/kernel/tracing';
+const MARK = 'rdma-interop-phase';
+
+/** What the guest measured: per module its traceable functions, per phase those entered. */
+export interface RawFunctionCoverage {
+  readonly kernel: string;
+  readonly method: 'ftrace-function';
+  /** module -> every function of it ftrace can trace (available_filter_functions). */
+  readonly traceable: Readonly<Record<string, readonly string[]>>;
+  /** phase -> functions entered during it (of the covered modules). */
+  readonly entered: Readonly<Record<string, readonly string[]>>;
+  /** Events the ring buffer dropped before the reader drained them (0: nothing lost). */
+  readonly lost: number;
+  /** Seconds between start and stop. */
+  readonly seconds: number;
+}
+
+/** A running recording. */
+export interface FunctionRecording {
+  /** Re-applies the module filters (after a module of them was unloaded and loaded again). */
+  refilter(): void;
+  /** Stops tracing, drains the reader and returns what was entered. */
+  stop(): Promise<RawFunctionCoverage>;
+}
+
+function tracefs(file: string): string {
+  return `${TRACEFS}/${file}`;
+}
+
+function write(file: string, text: string, append = false): void {
+  if (append) appendFileSync(tracefs(file), text);
+  else writeFileSync(tracefs(file), text);
+}
+
+/** Writes a phase marker when this run records coverage; nothing otherwise. */
+export function markCoveragePhase(phase: CoveragePhase): void {
+  if (process.env[COVERAGE_ENV] !== '1') return;
+  try {
+    write('trace_marker', `${MARK} ${phase}\n`, true);
+  } catch {
+    // A marker that cannot be written leaves the functions under the previous phase.
+  }
+}
+
+/** module -> its traceable functions, from `available_filter_functions` ("name [module]"). */
+export function parseFilterFunctions(text: string): Record<string, string[]> {
+  const out: Record<string, Set<string>> = {};
+  for (const line of text.split('\n')) {
+    const m = /^(\S+) \[(\S+)\]$/.exec(line.trim());
+    if (m === null) continue;
+    const [, name, mod] = m as unknown as [string, string, string];
+    if (!(COVERED_MODULES as readonly string[]).includes(mod)) continue;
+    const set = out[mod] ?? new Set<string>();
+    set.add(name);
+    out[mod] = set;
+  }
+  return Object.fromEntries(Object.entries(out).map(([k, v]) => [k, [...v].sort()]));
+}
+
+/** phase -> functions, from the reader's output lines ("phase function"). */
+export function parseEntered(text: string): Record<string, string[]> {
+  const out: Record<string, Set<string>> = {};
+  for (const line of text.split('\n')) {
+    const [phase, fn] = line.trim().split(' ');
+    if (phase === undefined || fn === undefined || fn === '') continue;
+    const set = out[phase] ?? new Set<string>();
+    set.add(fn);
+    out[phase] = set;
+  }
+  return Object.fromEntries(Object.entries(out).map(([k, v]) => [k, [...v].sort()]));
+}
+
+/** The awk program the reader runs: one output line per new (phase, function). */
+const READER = `BEGIN { p = "setup" } /${MARK} / { p = $NF; next } { k = p " " $NF; if (!(k in s)) { s[k] = 1; print k; fflush() } }`;
+
+function lostEvents(): { overrun: number; entries: number } {
+  let overrun = 0;
+  let entries = 0;
+  for (let cpu = 0; existsSync(tracefs(`per_cpu/cpu${cpu}`)); cpu++) {
+    const stats = readFileSync(tracefs(`per_cpu/cpu${cpu}/stats`), 'utf8');
+    overrun += Number(/^overrun: (\d+)/m.exec(stats)?.[1] ?? 0);
+    entries += Number(/^entries: (\d+)/m.exec(stats)?.[1] ?? 0);
+  }
+  return { overrun, entries };
+}
+
+/**
+ * Starts recording the functions of COVERED_MODULES that run enters, into `outFile` (the
+ * reader's output). Throws when this kernel has no function tracer.
+ */
+export function startFunctionCoverage(outFile: string): FunctionRecording {
+  if (!existsSync(tracefs('trace'))) {
+    spawnSync('mount', ['-t', 'tracefs', 'nodev', TRACEFS], { stdio: 'ignore' });
+  }
+  const tracers = readFileSync(tracefs('available_tracers'), 'utf8').split(/\s+/);
+  if (!tracers.includes('function'))
+    throw new Error(`kernel ${release()} has no function tracer (available: ${tracers.join(' ')})`);
+  const began = Date.now();
+  write('tracing_on', '0');
+  write('current_tracer', 'nop');
+  const refilter = () => {
+    write('set_ftrace_filter', COVERED_MODULES.map((m) => `:mod:${m}`).join('\n'));
+  };
+  refilter();
+  for (const option of ['noprint-parent', 'norecord-cmd', 'noirq-info'])
+    try {
+      write('trace_options', option);
+    } catch {
+      // An option this kernel lacks only costs a wider line.
+    }
+  write('buffer_size_kb', '4096');
+  write('trace', '');
+  writeFileSync(outFile, '');
+  const reader = spawn(
+    'sh',
+    ['-c', `exec awk '${READER}' ${tracefs('trace_pipe')} >> ${outFile}`],
+    {
+      stdio: 'ignore',
+      detached: true,
+    },
+  );
+  reader.unref();
+  write('current_tracer', 'function');
+  write('tracing_on', '1');
+  return {
+    refilter,
+    async stop() {
+      write('tracing_on', '0');
+      // The reader drains what is left; entries count down to 0 (or stop moving).
+      let last = -1;
+      for (let i = 0; i < 100; i++) {
+        const { entries } = lostEvents();
+        if (entries === 0 || entries === last) break;
+        last = entries;
+        await sleep(100);
+      }
+      await sleep(200);
+      const { overrun } = lostEvents();
+      if (reader.pid !== undefined)
+        try {
+          process.kill(reader.pid, 'SIGTERM');
+        } catch {
+          // already gone
+        }
+      write('current_tracer', 'nop');
+      write('set_ftrace_filter', '');
+      return {
+        kernel: release(),
+        method: 'ftrace-function',
+        traceable: parseFilterFunctions(
+          readFileSync(tracefs('available_filter_functions'), 'utf8'),
+        ),
+        entered: parseEntered(readFileSync(outFile, 'utf8')),
+        lost: overrun,
+        seconds: (Date.now() - began) / 1000,
+      };
+    },
+  };
+}
