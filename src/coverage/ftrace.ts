@@ -16,6 +16,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { appendFileSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { release } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { snapshotBlocks } from './blocks.js';
 
 /** Set to `1` in the processes of a run that records coverage (the phase markers). */
 export const COVERAGE_ENV = 'RDMA_INTEROP_COVERAGE';
@@ -25,7 +26,11 @@ export const COVERED_MODULES = ['rdma_rxe', 'siw', 'ib_core', 'ib_uverbs'] as co
 export type CoveredModule = (typeof COVERED_MODULES)[number];
 
 /** What a run was doing when a function was entered. */
-export const COVERAGE_PHASES = ['setup', 'suite', 'tester', 'fuzz'] as const;
+export const COVERAGE_PHASES = ['setup', 'suite', 'tester', 'fuzz', 'guided'] as const;
+
+/** What `--coverage` records: functions (ftrace, stock modules) or blocks (trace-pc builds). */
+export const COVERAGE_KINDS = ['functions', 'blocks'] as const;
+export type CoverageKind = (typeof COVERAGE_KINDS)[number];
 export type CoveragePhase = (typeof COVERAGE_PHASES)[number];
 
 const TRACEFS = '/sys/kernel/tracing';
@@ -62,8 +67,12 @@ function write(file: string, text: string, append = false): void {
   else writeFileSync(tracefs(file), text);
 }
 
-/** Writes a phase marker when this run records coverage; nothing otherwise. */
+/**
+ * Marks the start of a phase: a trace marker when this run records functions, a snapshot of
+ * the collector when it records blocks (blocks.ts); nothing otherwise.
+ */
 export function markCoveragePhase(phase: CoveragePhase): void {
+  snapshotBlocks(phase);
   if (process.env[COVERAGE_ENV] !== '1') return;
   try {
     write('trace_marker', `${MARK} ${phase}\n`, true);

@@ -126,7 +126,7 @@ export function mergeFunctionCoverage(all: readonly FunctionCoverage[]): Functio
 
 /** The phases a coverage set names, in run order. */
 function phasesIn(all: readonly FunctionCoverage[]): string[] {
-  const order = ['setup', 'suite', 'tester', 'fuzz'];
+  const order = ['setup', 'suite', 'tester', 'fuzz', 'guided'];
   const seen = new Set(all.flatMap((c) => c.modules.flatMap((m) => Object.keys(m.entered))));
   seen.delete('all');
   return [...order.filter((p) => seen.has(p)), ...[...seen].filter((p) => !order.includes(p))];

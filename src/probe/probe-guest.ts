@@ -12,11 +12,20 @@ import { release } from 'node:os';
 import { dirname, join } from 'node:path';
 import picomatch from 'picomatch';
 import {
+  BLOCKS_ENV,
+  type BlockSnapshot,
+  dumpBlocks,
+  loadCoverageModules,
+  readSnapshots,
+} from '../coverage/blocks.js';
+import {
   COVERAGE_ENV,
+  type CoverageKind,
   type FunctionRecording,
   markCoveragePhase,
   startFunctionCoverage,
 } from '../coverage/ftrace.js';
+import { FUNCTIONS_FEEDBACK_ENV, guidedFuzzRxe } from '../coverage/guided-roce.js';
 import { type Shard, selectShard } from '../judge/shard.js';
 import {
   loadedSiwVariant,
@@ -114,7 +123,9 @@ export interface GuestProbeOptions extends ProbeSelection {
   readonly fuzz?: number;
   readonly seed: number;
   /** `--coverage`: record the functions of rxe, siw and the core each phase entered. */
-  readonly coverage?: boolean;
+  readonly coverage?: CoverageKind;
+  /** `--guided <n>`: that many coverage-guided sequences to rxe (coverage/guided-roce.ts). */
+  readonly guided?: number;
   /** The CLI's own path and the args that select (for the child processes). */
   readonly childArgs: readonly string[];
 }
@@ -158,12 +169,22 @@ async function runRocePass(
         onResult: (r) => onLine(`probe: ${r.id} (rxe): ${r.verdict}`),
       },
     );
-    if (options.fuzz === undefined) return { results, findings: 0 };
-    markCoveragePhase('fuzz');
-    const summary = await fuzzRxe(tester.env, options.fuzz, options.seed, 25, onLine);
-    const line: ResultLine = { kind: 'fuzz', summary };
-    appendFileSync(options.results, `${JSON.stringify(line)}\n`);
-    return { results, findings: summary.findings.length };
+    let findings = 0;
+    if (options.fuzz !== undefined) {
+      markCoveragePhase('fuzz');
+      const summary = await fuzzRxe(tester.env, options.fuzz, options.seed, 25, onLine);
+      const line: ResultLine = { kind: 'fuzz', summary };
+      appendFileSync(options.results, `${JSON.stringify(line)}\n`);
+      findings += summary.findings.length;
+    }
+    if (options.guided !== undefined) {
+      markCoveragePhase('guided');
+      const summary = await guidedFuzzRxe(tester.env, options.guided, options.seed, 25, onLine);
+      const line: ResultLine = { kind: 'fuzz', summary };
+      appendFileSync(options.results, `${JSON.stringify(line)}\n`);
+      findings += summary.findings.length;
+    }
+    return { results, findings };
   } finally {
     const dir = pcapDirOf(options.results);
     mkdirSync(dir, { recursive: true });
@@ -229,17 +250,27 @@ export async function runProbeInGuest(
   if (child !== undefined) return runVariantHere(options, child, onLine);
   let status = 0;
   const before = loadedSiwVariant() ?? 'stock';
-  const recording: FunctionRecording | undefined = options.coverage
-    ? startFunctionCoverage(join(dirname(options.results), 'coverage-functions.txt'))
-    : undefined;
+  const functionsFile = join(dirname(options.results), 'coverage-functions.txt');
+  const recording: FunctionRecording | undefined =
+    options.coverage === 'functions' ? startFunctionCoverage(functionsFile) : undefined;
+  const snapshots =
+    options.coverage === 'blocks'
+      ? join(dirname(options.results), 'coverage-blocks.jsonl')
+      : undefined;
+  if (snapshots !== undefined) loadCoverageModules();
   for (const variant of passesOf(options)) {
     const pairs = selectAssertions(options).filter((p) => p.variant === variant);
-    const fuzzes = options.fuzz !== undefined && (variant === 'stock' || variant === 'rxe');
+    const fuzzes =
+      (options.fuzz !== undefined && (variant === 'stock' || variant === 'rxe')) ||
+      (options.guided !== undefined && variant === 'rxe');
     if (pairs.length === 0 && !fuzzes) continue;
     const env: NodeJS.ProcessEnv = {
       ...process.env,
       [CHILD_ENV]: variant,
-      ...(recording === undefined ? {} : { [COVERAGE_ENV]: '1' }),
+      ...(recording === undefined
+        ? {}
+        : { [COVERAGE_ENV]: '1', [FUNCTIONS_FEEDBACK_ENV]: functionsFile }),
+      ...(snapshots === undefined ? {} : { [BLOCKS_ENV]: snapshots }),
     };
     if (variant === 'rfc7306') {
       const lib = patchedLibraryPath();
@@ -263,6 +294,15 @@ export async function runProbeInGuest(
   }
   if (recording !== undefined) {
     const line: ResultLine = { kind: 'coverage', coverage: await recording.stop() };
+    appendFileSync(options.results, `${JSON.stringify(line)}\n`);
+  }
+  if (snapshots !== undefined) {
+    const end: BlockSnapshot = { before: 'end', blocks: dumpBlocks() };
+    const line: ResultLine = {
+      kind: 'blocks',
+      kernel: release(),
+      snapshots: [...readSnapshots(snapshots), end],
+    };
     appendFileSync(options.results, `${JSON.stringify(line)}\n`);
   }
   if (loadedSiwVariant() !== before) switchSiwModule(before);

@@ -17,6 +17,7 @@ import {
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { BlockSnapshot } from '../coverage/blocks.js';
 import type { RawFunctionCoverage } from '../coverage/ftrace.js';
 import { verdictFromFile } from '../judge/verdict.js';
 import { GuestRuntimeError, runInGuest } from '../runtime/index.js';
@@ -33,6 +34,8 @@ export interface ParsedResults {
   readonly fuzz: FuzzSummary[];
   /** `--coverage`: what each guest recorded. */
   readonly coverage: RawFunctionCoverage[];
+  /** `--coverage blocks`: each guest's snapshots. */
+  readonly blocks: { kernel: string; snapshots: BlockSnapshot[] }[];
   /** The `variant/id` started last and never finished, if any. */
   readonly unfinished: { variant: ProbePass; id: string } | undefined;
 }
@@ -42,6 +45,7 @@ export function parseResultLines(text: string): ParsedResults {
   const results: AssertionResult[] = [];
   const fuzz: FuzzSummary[] = [];
   const coverage: RawFunctionCoverage[] = [];
+  const blocks: { kernel: string; snapshots: BlockSnapshot[] }[] = [];
   let open: { variant: ProbePass; id: string } | undefined;
   for (const raw of text.split('\n')) {
     if (raw.trim() === '') continue;
@@ -70,9 +74,12 @@ export function parseResultLines(text: string): ParsedResults {
       case 'coverage':
         coverage.push(line.coverage);
         break;
+      case 'blocks':
+        blocks.push({ kernel: line.kernel, snapshots: line.snapshots });
+        break;
     }
   }
-  return { results, fuzz, coverage, unfinished: open };
+  return { results, fuzz, coverage, blocks, unfinished: open };
 }
 
 /** The `kernel-crash` record of an assertion that a guest died under. */
@@ -135,10 +142,12 @@ export async function probeKernelLine(options: HostProbeOptions): Promise<{
   results: AssertionResult[];
   fuzz: FuzzSummary[];
   coverage: RawFunctionCoverage[];
+  blocks: { kernel: string; snapshots: BlockSnapshot[] }[];
 }> {
   const results: AssertionResult[] = [];
   const fuzz: FuzzSummary[] = [];
   const coverage: RawFunctionCoverage[] = [];
+  const blocks: { kernel: string; snapshots: BlockSnapshot[] }[] = [];
   let after: string | undefined;
   let kernelRelease = options.line;
   for (let attempt = 0; attempt <= MAX_RESTARTS; attempt++) {
@@ -163,13 +172,14 @@ export async function probeKernelLine(options: HostProbeOptions): Promise<{
     }
     const parsed = existsSync(file)
       ? parseResultLines(readFileSync(file, 'utf8'))
-      : { results: [], fuzz: [], coverage: [], unfinished: undefined };
+      : { results: [], fuzz: [], coverage: [], blocks: [], unfinished: undefined };
     if (options.pcapDir !== undefined)
       keepPcaps(file, options.pcapDir, attempt === 0 ? options.line : `${options.line}-${attempt}`);
     rmSync(share, { recursive: true, force: true });
     results.push(...parsed.results);
     fuzz.push(...parsed.fuzz);
     coverage.push(...parsed.coverage);
+    blocks.push(...parsed.blocks);
     const seen = parsed.results.find((r) => r.kernel !== '');
     if (seen !== undefined) kernelRelease = seen.kernel;
     else if (parsed.coverage[0] !== undefined) kernelRelease = parsed.coverage[0].kernel;
@@ -200,5 +210,6 @@ export async function probeKernelLine(options: HostProbeOptions): Promise<{
     results: fixed,
     fuzz,
     coverage,
+    blocks,
   };
 }

@@ -7,7 +7,18 @@
  */
 import { join, resolve } from 'node:path';
 import { type Command, InvalidArgumentError, Option } from 'commander';
-import type { RawFunctionCoverage } from '../../coverage/ftrace.js';
+import {
+  type BlockCoverage,
+  type BlockSnapshot,
+  blockSites,
+  buildBlockCoverage,
+  coverageModulesDir,
+} from '../../coverage/blocks.js';
+import {
+  COVERAGE_KINDS,
+  type CoverageKind,
+  type RawFunctionCoverage,
+} from '../../coverage/ftrace.js';
 import {
   buildFunctionCoverage,
   type FunctionCoverage,
@@ -70,7 +81,8 @@ interface ProbeOptions {
   readonly timeout: number;
   readonly cacheDir?: string;
   readonly shard?: Shard;
-  readonly coverage?: boolean;
+  readonly coverage?: CoverageKind;
+  readonly guided?: number;
 }
 
 const THIS_HOST = { stays: 'the guests are booted and the report written by this process' };
@@ -95,6 +107,7 @@ export const PROBE_FORWARDING = {
   shard: 'forward',
   cacheDir: CACHE_DIR_STAYS,
   coverage: 'forward',
+  guided: 'forward',
 } as const satisfies Readonly<Record<keyof ProbeOptions, Forwarding>>;
 
 /**
@@ -131,6 +144,15 @@ function coverageOf(raw: readonly RawFunctionCoverage[]): FunctionCoverage[] {
   return mergeFunctionCoverage(raw.map((r) => buildFunctionCoverage(r, functionFiles(r.kernel))));
 }
 
+/** A line's block snapshots (one list per guest it took), mapped to source lines. */
+function blocksOf(raw: readonly { kernel: string; snapshots: BlockSnapshot[] }[]): BlockCoverage[] {
+  return raw.map((r) =>
+    buildBlockCoverage(r.kernel, r.snapshots, (module) =>
+      blockSites(join(coverageModulesDir(r.kernel), `${module}.ko`)),
+    ),
+  );
+}
+
 /** The report and the exit status of a finished run. */
 function finish(
   options: ProbeOptions,
@@ -138,6 +160,7 @@ function finish(
   results: readonly AssertionResult[],
   fuzz: readonly FuzzSummary[],
   coverage: readonly FunctionCoverage[] = [],
+  blocks: readonly BlockCoverage[] = [],
 ): number {
   const doc: ProbeDocument = {
     schema: PROBE_SCHEMA,
@@ -153,6 +176,7 @@ function finish(
     ),
     fuzz,
     ...(coverage.length === 0 ? {} : { coverage }),
+    ...(blocks.length === 0 ? {} : { blocks }),
   };
   process.stdout.write(renderProbeMarkdown(doc));
   if (options.report !== undefined) writeProbeReport(resolve(options.report), doc);
@@ -197,6 +221,7 @@ export function registerProbe(program: Command): void {
         'kernels',
         'kernel',
         'fuzz',
+        'guided',
       ]),
     )
     .addOption(
@@ -206,14 +231,24 @@ export function registerProbe(program: Command): void {
       ).argParser(positiveInteger),
     )
     .addOption(new Option('--seed <n>', 'the fuzz seed').argParser(parseSeed).default(1))
-    .option(
-      '--coverage',
-      'record which functions of rdma_rxe, siw, ib_core and ib_uverbs the assertions and the fuzz entered (ftrace; docs/coverage.md)',
+    .addOption(
+      new Option(
+        '--coverage [kind]',
+        "record what the assertions and the fuzz reached: 'functions' of rdma_rxe, siw, ib_core and ib_uverbs (ftrace, the stock modules), or 'blocks' of rxe and siw (the trace-pc builds of scripts/setup/coverage-modules.sh; --siw stock) (docs/coverage.md)",
+      )
+        .choices([...COVERAGE_KINDS])
+        .preset('functions'),
+    )
+    .addOption(
+      new Option(
+        '--guided <inputs>',
+        'also send <inputs> coverage-guided packet sequences to rxe0 (a corpus kept by --coverage feedback; docs/coverage.md)',
+      ).argParser(positiveInteger),
     )
     .addOption(timeoutOption('limit per guest (boot + assertions)', 900))
     .addOption(cacheDirOption())
     // The fuzz is not split: n shards would send it n times over.
-    .addOption(shardOption('(assertion, pass) pairs').conflicts(['fuzz']))
+    .addOption(shardOption('(assertion, pass) pairs').conflicts(['fuzz', 'guided']))
     .action(async (options: ProbeOptions, command: Command) => {
       const pairs = selectAssertions({
         siw: options.siw,
@@ -221,10 +256,16 @@ export function registerProbe(program: Command): void {
         ...(options.assertion === undefined ? {} : { assertion: options.assertion }),
         ...(options.shard === undefined ? {} : { shard: options.shard }),
       });
-      if (pairs.length === 0 && options.fuzz === undefined)
+      if (pairs.length === 0 && options.fuzz === undefined && options.guided === undefined)
         usageError(
           command,
           `no assertion matches${options.assertion === undefined ? '' : ` '${options.assertion}'`}${options.device === undefined ? '' : ` on ${options.device.join(',')}`}`,
+        );
+      // The trace-pc builds replace the stock siw; the patched one would replace them.
+      if (options.coverage === 'blocks' && options.siw !== 'stock')
+        usageError(
+          command,
+          '--coverage blocks runs siw0 on its trace-pc build of the stock siw: use --siw stock',
         );
       if (options.list) {
         for (const { assertion, variant } of pairs)
@@ -260,6 +301,7 @@ export function registerProbe(program: Command): void {
       const results: AssertionResult[] = [];
       const fuzz: FuzzSummary[] = [];
       const coverage: FunctionCoverage[] = [];
+      const blocks: BlockCoverage[] = [];
       const interrupt = abortOnSignals();
       try {
         for (const line of lines) {
@@ -278,6 +320,7 @@ export function registerProbe(program: Command): void {
           results.push(...run.results);
           fuzz.push(...run.fuzz);
           coverage.push(...coverageOf(run.coverage));
+          blocks.push(...blocksOf(run.blocks));
         }
       } catch (error) {
         if (!(error instanceof GuestRuntimeError)) throw error;
@@ -286,6 +329,6 @@ export function registerProbe(program: Command): void {
       } finally {
         interrupt.dispose();
       }
-      process.exitCode = finish(options, kernels, results, fuzz, coverage);
+      process.exitCode = finish(options, kernels, results, fuzz, coverage, blocks);
     });
 }

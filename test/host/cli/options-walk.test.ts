@@ -933,7 +933,16 @@ const ENTRIES: Readonly<Record<string, Entry>> = {
   },
   ...Object.fromEntries(
     (
-      ['--kernel', '--kernels', '--report', '--fuzz', '--seed', '--timeout', '--cache-dir'] as const
+      [
+        '--kernel',
+        '--kernels',
+        '--report',
+        '--fuzz',
+        '--guided',
+        '--seed',
+        '--timeout',
+        '--cache-dir',
+      ] as const
     ).map((option) => [
       `rdma-interop probe ${option}`,
       {
@@ -944,6 +953,7 @@ const ENTRIES: Readonly<Record<string, Entry>> = {
             '--kernels': '6.1',
             '--report': join(scratch, 'probe-report'),
             '--fuzz': '3',
+            '--guided': '3',
             '--seed': '7',
             '--timeout': '60',
             '--cache-dir': emptyDir('c'),
