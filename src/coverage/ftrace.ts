@@ -4,26 +4,35 @@
  * (Documentation/trace/ftrace.rst, "Filter commands"), records every entry into one of
  * their traceable functions, in softirq too (where rxe's and siw's receive paths run, and
  * where KCOV records nothing). A reader process drains `trace_pipe` through awk, which keeps
- * each (phase, function) once, so the ring buffer never fills however long the run. Phases
- * are `trace_marker` writes (`markCoveragePhase`), ordered with the function events
- * because trace_pipe merges the per-CPU buffers by timestamp.
+ * each (phase, function) once and takes the function out of the filter (`!name`) as soon as
+ * it has been seen: only first entries are traced, so the ring buffer does not overrun
+ * (without this, the 6.1 suite lost 724,855 events: the reader under TCG cannot keep up with
+ * every call). A never-called sentinel stays in the filter, since an empty filter would
+ * trace every kernel function. Phases are `trace_marker` writes (`markCoveragePhase`): the
+ * reader puts the modules back into the filter and acknowledges in its output, and the
+ * writer waits for that before the phase runs.
  *
  * Debian's 6.1, 6.12 and 7.3 kernels have the function tracer and dynamic ftrace (7.3's
  * config says so; 6.1's and 6.12's tracefs list `function` in available_tracers, measured);
  * none has the function profiler, KCOV or GCOV.
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { appendFileSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, openSync, readFileSync, writeFileSync } from 'node:fs';
 import { release } from 'node:os';
+import { dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { fileURLToPath } from 'node:url';
 import { snapshotBlocks } from './blocks.js';
 
 /** Set to `1` in the processes of a run that records coverage (the phase markers). */
 export const COVERAGE_ENV = 'RDMA_INTEROP_COVERAGE';
+/** The reader's output file, for the phase handshake and the guided fuzz's feedback. */
+export const FUNCTIONS_FILE_ENV = 'RDMA_INTEROP_COVERAGE_FUNCTIONS_FILE';
 
-/** The modules whose functions are recorded: the two drivers, then the core they call. */
-export const COVERED_MODULES = ['rdma_rxe', 'siw', 'ib_core', 'ib_uverbs'] as const;
-export type CoveredModule = (typeof COVERED_MODULES)[number];
+import { COVERED_MODULES } from './ftrace-modules.js';
+import { PHASE_MARK } from './ftrace-reader.js';
+
+export { COVERED_MODULES, type CoveredModule } from './ftrace-modules.js';
 
 /** What a run was doing when a function was entered. */
 export const COVERAGE_PHASES = ['setup', 'suite', 'tester', 'fuzz', 'guided'] as const;
@@ -34,7 +43,7 @@ export type CoverageKind = (typeof COVERAGE_KINDS)[number];
 export type CoveragePhase = (typeof COVERAGE_PHASES)[number];
 
 const TRACEFS = '/sys/kernel/tracing';
-const MARK = 'rdma-interop-phase';
+const MARK = PHASE_MARK;
 
 /** What the guest measured: per module its traceable functions, per phase those entered. */
 export interface RawFunctionCoverage {
@@ -74,12 +83,25 @@ function write(file: string, text: string, append = false): void {
 export function markCoveragePhase(phase: CoveragePhase): void {
   snapshotBlocks(phase);
   if (process.env[COVERAGE_ENV] !== '1') return;
+  const token = `${process.pid}.${Date.now()}`;
   try {
-    write('trace_marker', `${MARK} ${phase}\n`, true);
+    write('trace_marker', `${MARK} ${phase} ${token}\n`, true);
   } catch {
     // A marker that cannot be written leaves the functions under the previous phase.
+    return;
+  }
+  const file = process.env[FUNCTIONS_FILE_ENV];
+  if (file === undefined) return;
+  // The reader's acknowledgement: the filter holds every function again (at most 10 s).
+  const nap = new Int32Array(new SharedArrayBuffer(4));
+  for (let i = 0; i < 200; i++) {
+    if (existsSync(file) && readFileSync(file, 'utf8').includes(`#ack ${token}\n`)) return;
+    Atomics.wait(nap, 0, 0, 50);
   }
 }
+
+/** Functions that run never enters: one stays in the filter (see the header). */
+const SENTINELS = ['__x64_sys_swapon', '__x64_sys_acct', '__x64_sys_kexec_load'];
 
 /** module -> its traceable functions, from `available_filter_functions` ("name [module]"). */
 export function parseFilterFunctions(text: string): Record<string, string[]> {
@@ -100,6 +122,7 @@ export function parseFilterFunctions(text: string): Record<string, string[]> {
 export function parseEntered(text: string): Record<string, string[]> {
   const out: Record<string, Set<string>> = {};
   for (const line of text.split('\n')) {
+    if (line.startsWith('#')) continue;
     const [phase, fn] = line.trim().split(' ');
     if (phase === undefined || fn === undefined || fn === '') continue;
     const set = out[phase] ?? new Set<string>();
@@ -108,9 +131,6 @@ export function parseEntered(text: string): Record<string, string[]> {
   }
   return Object.fromEntries(Object.entries(out).map(([k, v]) => [k, [...v].sort()]));
 }
-
-/** The awk program the reader runs: one output line per new (phase, function). */
-const READER = `BEGIN { p = "setup" } /${MARK} / { p = $NF; next } { k = p " " $NF; if (!(k in s)) { s[k] = 1; print k; fflush() } }`;
 
 function lostEvents(): { overrun: number; entries: number } {
   let overrun = 0;
@@ -137,8 +157,12 @@ export function startFunctionCoverage(outFile: string): FunctionRecording {
   const began = Date.now();
   write('tracing_on', '0');
   write('current_tracer', 'nop');
+  const available = readFileSync(tracefs('available_filter_functions'), 'utf8');
+  const sentinel = SENTINELS.find((f) => new RegExp(`^${f}$`, 'm').test(available));
+  if (sentinel === undefined)
+    throw new Error(`kernel ${release()} traces none of ${SENTINELS.join(', ')} (the sentinel)`);
   const refilter = () => {
-    write('set_ftrace_filter', COVERED_MODULES.map((m) => `:mod:${m}`).join('\n'));
+    write('set_ftrace_filter', [...COVERED_MODULES.map((m) => `:mod:${m}`), sentinel].join('\n'));
   };
   refilter();
   for (const option of ['noprint-parent', 'norecord-cmd', 'noirq-info'])
@@ -151,16 +175,20 @@ export function startFunctionCoverage(outFile: string): FunctionRecording {
   write('trace', '');
   writeFileSync(outFile, '');
   const reader = spawn(
-    'sh',
-    ['-c', `exec awk '${READER}' ${tracefs('trace_pipe')} >> ${outFile}`],
-    {
-      stdio: 'ignore',
-      detached: true,
-    },
+    process.execPath,
+    [join(dirname(fileURLToPath(import.meta.url)), 'ftrace-reader.js'), outFile, sentinel],
+    { stdio: ['ignore', 'ignore', openSync(`${outFile}.log`, 'w')], detached: true },
   );
   reader.unref();
+  // Tracing starts once the reader reads (node starts in 1.5 s under TCG; at most 20 s).
+  const nap = new Int32Array(new SharedArrayBuffer(4));
+  for (let i = 0; i < 400 && !readFileSync(outFile, 'utf8').includes('#ready\n'); i++)
+    Atomics.wait(nap, 0, 0, 50);
   write('current_tracer', 'function');
   write('tracing_on', '1');
+  // This process's children (probe's passes) mark their phases and read the feedback.
+  process.env[COVERAGE_ENV] = '1';
+  process.env[FUNCTIONS_FILE_ENV] = outFile;
   return {
     refilter,
     async stop() {

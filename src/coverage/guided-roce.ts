@@ -24,6 +24,7 @@ import {
 } from '../probe/roce-responder-run.js';
 import { ROCE_TESTBED } from '../probe/roce-testbed.js';
 import type { Mr } from '../verbs/mr.js';
+import { FUNCTIONS_FILE_ENV } from './ftrace.js';
 import {
   applyStep,
   GUIDED_BASES,
@@ -35,16 +36,19 @@ import {
 } from './guided-input.js';
 
 const COUNT_FILE = '/sys/kernel/debug/rdma_cov/count';
-/** Set by probe-guest.ts to the ftrace reader's output when functions are recorded. */
-export const FUNCTIONS_FEEDBACK_ENV = 'RDMA_INTEROP_COVERAGE_FUNCTIONS_FILE';
 
 /** The feedback now: blocks, else functions, else undefined. */
 export function coverageFeedback(): { kind: 'blocks' | 'functions'; value: number } | undefined {
   if (existsSync(COUNT_FILE))
     return { kind: 'blocks', value: Number(readFileSync(COUNT_FILE, 'utf8').trim()) };
-  const file = process.env[FUNCTIONS_FEEDBACK_ENV];
+  const file = process.env[FUNCTIONS_FILE_ENV];
   if (file !== undefined && existsSync(file))
-    return { kind: 'functions', value: readFileSync(file, 'utf8').split('\n').length - 1 };
+    return {
+      kind: 'functions',
+      value: readFileSync(file, 'utf8')
+        .split('\n')
+        .filter((l) => l !== '' && !l.startsWith('#')).length,
+    };
   return undefined;
 }
 

@@ -6,7 +6,7 @@
 import { appendFileSync, existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { release } from 'node:os';
 import { join } from 'node:path';
-import { COVERAGE_ENV, markCoveragePhase, startFunctionCoverage } from './ftrace.js';
+import { markCoveragePhase, startFunctionCoverage } from './ftrace.js';
 import {
   buildFunctionCoverage,
   type FunctionCoverage,
@@ -18,7 +18,6 @@ import { functionFiles } from './source-map.js';
 /** Records the suite's functions (`run --coverage`, in the guest); stop() gives the record. */
 export function startSuiteCoverage(): { stop(): Promise<FunctionCoverage> } {
   const recording = startFunctionCoverage(join('/tmp', `rdma-interop-coverage-${process.pid}.txt`));
-  process.env[COVERAGE_ENV] = '1';
   markCoveragePhase('suite');
   return {
     async stop() {

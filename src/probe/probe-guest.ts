@@ -21,11 +21,12 @@ import {
 import {
   COVERAGE_ENV,
   type CoverageKind,
+  FUNCTIONS_FILE_ENV,
   type FunctionRecording,
   markCoveragePhase,
   startFunctionCoverage,
 } from '../coverage/ftrace.js';
-import { FUNCTIONS_FEEDBACK_ENV, guidedFuzzRxe } from '../coverage/guided-roce.js';
+import { guidedFuzzRxe } from '../coverage/guided-roce.js';
 import { type Shard, selectShard } from '../judge/shard.js';
 import {
   loadedSiwVariant,
@@ -269,7 +270,7 @@ export async function runProbeInGuest(
       [CHILD_ENV]: variant,
       ...(recording === undefined
         ? {}
-        : { [COVERAGE_ENV]: '1', [FUNCTIONS_FEEDBACK_ENV]: functionsFile }),
+        : { [COVERAGE_ENV]: '1', [FUNCTIONS_FILE_ENV]: functionsFile }),
       ...(snapshots === undefined ? {} : { [BLOCKS_ENV]: snapshots }),
     };
     if (variant === 'rfc7306') {

@@ -11,6 +11,7 @@ import {
   parseFilterFunctions,
   type RawFunctionCoverage,
 } from '../../../src/coverage/ftrace.js';
+import { readTraceLine } from '../../../src/coverage/ftrace-reader.js';
 import {
   buildFunctionCoverage,
   mergeFunctionCoverage,
@@ -162,5 +163,30 @@ describe('the coverage record', () => {
       /\| 6\.1 \| rdma_rxe \| 3 \| 2 \(66\.7 %\) \| 1 \(33\.3 %\) \| 2 \(66\.7 %\) \|/,
     );
     expect(md).toMatch(/\| rxe_resp\.c \| 0\/1 \| rxe_responder \|/);
+  });
+});
+
+describe('the ftrace reader', () => {
+  it('tells function entries, phase markers and headers apart', () => {
+    expect(
+      readTraceLine('     ibv_devinfo-223     [001] .....     6.852062: rxe_alloc_ucontext'),
+    ).toEqual({ kind: 'function', name: 'rxe_alloc_ucontext' });
+    expect(readTraceLine('  <idle>-0 [000] ..s1. 12.5: check_type_state.isra.0')).toEqual({
+      kind: 'function',
+      name: 'check_type_state.isra.0',
+    });
+    expect(
+      readTraceLine(
+        '  node-300 [000] ..... 12.3: tracing_mark_write: rdma-interop-phase tester 300.17',
+      ),
+    ).toEqual({ kind: 'phase', phase: 'tester', token: '300.17' });
+    expect(readTraceLine('# tracer: function')).toEqual({ kind: 'none' });
+    expect(readTraceLine('')).toEqual({ kind: 'none' });
+  });
+  it('leaves the reader acknowledgements out of the entered functions', () => {
+    expect(parseEntered('#ready\nsetup rxe_add\n#ack 1.2\ntester rxe_rcv\n')).toEqual({
+      setup: ['rxe_add'],
+      tester: ['rxe_rcv'],
+    });
   });
 });
