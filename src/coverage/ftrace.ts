@@ -173,6 +173,9 @@ export function startFunctionCoverage(outFile: string): FunctionRecording {
     }
   write('buffer_size_kb', '4096');
   write('trace', '');
+  // The tracer is set before the reader opens trace_pipe: 6.12 and later refuse a tracer
+  // change while it is open (EBUSY); tracing_on stays 0 until the reader reads.
+  write('current_tracer', 'function');
   writeFileSync(outFile, '');
   const reader = spawn(
     process.execPath,
@@ -184,7 +187,6 @@ export function startFunctionCoverage(outFile: string): FunctionRecording {
   const nap = new Int32Array(new SharedArrayBuffer(4));
   for (let i = 0; i < 400 && !readFileSync(outFile, 'utf8').includes('#ready\n'); i++)
     Atomics.wait(nap, 0, 0, 50);
-  write('current_tracer', 'function');
   write('tracing_on', '1');
   // This process's children (probe's passes) mark their phases and read the feedback.
   process.env[COVERAGE_ENV] = '1';
@@ -206,11 +208,20 @@ export function startFunctionCoverage(outFile: string): FunctionRecording {
       if (reader.pid !== undefined)
         try {
           process.kill(reader.pid, 'SIGTERM');
+          // trace_pipe must be closed before the tracer can change (at most 5 s).
+          for (let i = 0; i < 50; i++) {
+            process.kill(reader.pid, 0);
+            await sleep(100);
+          }
         } catch {
-          // already gone
+          // gone
         }
-      write('current_tracer', 'nop');
-      write('set_ftrace_filter', '');
+      try {
+        write('current_tracer', 'nop');
+        write('set_ftrace_filter', '');
+      } catch {
+        // Left tracing nothing (tracing_on is 0): the guest is thrown away after the run.
+      }
       return {
         kernel: release(),
         method: 'ftrace-function',
