@@ -13,6 +13,7 @@ import {
   mergeFunctionCoverage,
   renderFunctionCoverage,
 } from './functions.js';
+import { writeCoverageHtml } from './html.js';
 import { functionFiles } from './source-map.js';
 
 /** Records the suite's functions (`run --coverage`, in the guest); stop() gives the record. */
@@ -34,6 +35,7 @@ export function attachCoverage(dir: string, coverage: readonly FunctionCoverage[
   writeFileSync(results, `${JSON.stringify({ ...doc, coverage }, null, 2)}\n`);
   const md = join(dir, 'report.md');
   if (existsSync(md)) appendFileSync(md, `\n${renderFunctionCoverage(coverage)}`);
+  writeCoverageHtml(dir, coverage);
 }
 
 /** The coverage records of a report directory or results.json (none when it has none). */

@@ -24,6 +24,7 @@ import {
   type FunctionCoverage,
   mergeFunctionCoverage,
 } from '../../coverage/functions.js';
+import { writeCoverageHtml } from '../../coverage/html.js';
 import { functionFiles } from '../../coverage/source-map.js';
 import { RECORDS } from '../../judge/records/index.js';
 import { type Shard, shardLabel } from '../../judge/shard.js';
@@ -179,7 +180,10 @@ function finish(
     ...(blocks.length === 0 ? {} : { blocks }),
   };
   process.stdout.write(renderProbeMarkdown(doc));
-  if (options.report !== undefined) writeProbeReport(resolve(options.report), doc);
+  if (options.report !== undefined) {
+    writeProbeReport(resolve(options.report), doc);
+    writeCoverageHtml(resolve(options.report), coverage, blocks);
+  }
   const failed = results.filter((r) => !assertionPassed(r) && r.verdict !== 'not-run');
   const findings = fuzz.reduce((n, f) => n + f.findings.length, 0);
   process.stdout.write(

@@ -2,7 +2,7 @@
  * Issue 32: function coverage from its raw ftrace form to results.json's record, the
  * function -> file mapping by source, the merge `compare` does, and report.md's section.
  */
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -18,6 +18,7 @@ import {
   NO_SOURCE,
   renderFunctionCoverage,
 } from '../../../src/coverage/functions.js';
+import { writeCoverageHtml } from '../../../src/coverage/html.js';
 import { renderMergedCoverage } from '../../../src/coverage/report-files.js';
 import {
   baseName,
@@ -188,5 +189,25 @@ describe('the ftrace reader', () => {
       setup: ['rxe_add'],
       tester: ['rxe_rcv'],
     });
+  });
+});
+
+describe('coverage.html', () => {
+  it('lists each function with its phases and links from report.html', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'coverage-html-'));
+    try {
+      writeFileSync(join(dir, 'report.html'), '<html><body><h1>run</h1></body></html>');
+      writeCoverageHtml(dir, [buildFunctionCoverage(RAW, FILES)]);
+      const page = readFileSync(join(dir, 'coverage.html'), 'utf8');
+      expect(page).toContain('<li class="hit">rxe_rcv (tester, fuzz)</li>');
+      expect(page).toContain('<li class="miss">rxe_responder</li>');
+      expect(page).toContain('rdma_rxe: 2 of 3 traceable functions entered');
+      const report = readFileSync(join(dir, 'report.html'), 'utf8');
+      expect(report).toContain('<a href="coverage.html">');
+      writeCoverageHtml(dir, [buildFunctionCoverage(RAW, FILES)]);
+      expect(readFileSync(join(dir, 'report.html'), 'utf8')).toBe(report);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
