@@ -121,6 +121,7 @@ export const MUTATIONS = [
   'length-near-2^32',
   'psn-near-wrap',
   'reserved-opcode',
+  'any-opcode',
   'icrc',
   'duplicate',
   'swap',
@@ -186,6 +187,12 @@ export function mutateOnce(
       return withStep({
         ...step,
         edits: [...step.edits, { at: 0, bytes: [pick(random, RESERVED_OPCODES)] }],
+      });
+    case 'any-opcode':
+      // Another transport's opcode (UC, UD, RD, CNP, XRC) on an RC QP, or any other.
+      return withStep({
+        ...step,
+        edits: [...step.edits, { at: 0, bytes: [Math.floor(random() * 256)] }],
       });
     case 'icrc':
       return withStep({
