@@ -55,11 +55,12 @@ describe('function coverage on the stock kernel (ftrace)', () => {
     expect(c.lost).toBe(0);
     const rxe = c.modules.find((m) => m.module === 'rdma_rxe');
     const siw = c.modules.find((m) => m.module === 'siw');
-    // rxe's receive entry and responder; siw's TCP receive upcall and its FPDU processing.
-    expect(entered(rxe, 'suite')).toEqual(expect.arrayContaining(['rxe_rcv', 'rxe_responder']));
-    expect(entered(siw, 'suite')).toEqual(expect.arrayContaining(['siw_tcp_rx_data']));
+    // rxe's receive entry and its responder (rxe_responder to 6.1, rxe_receiver from 6.12);
+    // siw's TCP receive upcall.
+    expect(entered(rxe, 'suite')).toContain('rxe_rcv');
+    expect(entered(rxe, 'suite').filter((fn) => fileOf(rxe, fn) === 'rxe_resp.c')).not.toEqual([]);
+    expect(entered(siw, 'suite')).toContain('siw_tcp_rx_data');
     expect(fileOf(rxe, 'rxe_rcv')).toBe('rxe_recv.c');
-    expect(fileOf(rxe, 'rxe_responder')).toBe('rxe_resp.c');
     expect(fileOf(siw, 'siw_tcp_rx_data')).toBe('siw_qp_rx.c');
     expect(readFileSync(join(report, 'report.md'), 'utf8')).toMatch(/## Function coverage/);
   }, 180_000);
@@ -91,9 +92,7 @@ describe('function coverage on the stock kernel (ftrace)', () => {
     expect(raw).toHaveLength(1);
     const cov = raw[0] as RawFunctionCoverage;
     expect(cov.lost).toBe(0);
-    expect(cov.entered.tester).toEqual(
-      expect.arrayContaining(['rxe_rcv', 'rxe_responder', 'siw_tcp_rx_data']),
-    );
+    expect(cov.entered.tester).toEqual(expect.arrayContaining(['rxe_rcv', 'siw_tcp_rx_data']));
     expect(cov.traceable.rdma_rxe).toEqual(expect.arrayContaining(['rxe_rcv']));
     expect(cov.traceable.siw).toEqual(expect.arrayContaining(['siw_tcp_rx_data']));
   }, 180_000);
