@@ -26,7 +26,7 @@ import type { ProbeDocument } from '../../../src/probe/probe-report.js';
 /** Packets per kernel line in CI (about a quarter of a second each under TCG). */
 const FUZZ_IN_CI = 25;
 /** Guided sequences to rxe per kernel line in CI (src/coverage/guided-roce.ts). */
-const GUIDED_IN_CI = 50;
+const GUIDED_IN_CI = 30;
 /** Each pcap stays small enough to keep with the report. */
 const PCAP_LIMIT = 2 * 1024 * 1024;
 /** Assertions per column (rxe 40, siw0 stock 16, siw0 patched 24), from the selection. */

@@ -3,6 +3,8 @@
  * project's guest. The suite's scenarios must enter rxe's and siw's receive paths in the
  * `suite` phase; the tester's assertions must enter rxe's responder and siw's FPDU receive
  * path in the `tester` phase; each record maps the drivers' functions to their source files.
+ * Measured on 7.3 (2026-12-05, with 6 scenarios and 4 assertions): 86.6 s, the suite pass
+ * 35 s and the tester pass 49 s; trimmed since to 3 scenarios and 2 assertions.
  */
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -40,7 +42,7 @@ describe('function coverage on the stock kernel (ftrace)', () => {
         'host',
         '--coverage',
         '--scenario',
-        '{rxe-write,rxe-send,rxe-fetch-add,siw-write,siw-send,siw-read}',
+        '{rxe-write,rxe-fetch-add,siw-write}',
         '--report',
         report,
       ],
@@ -76,7 +78,7 @@ describe('function coverage on the stock kernel (ftrace)', () => {
         'host',
         '--coverage',
         '--assertion',
-        '{roce-responder-write-acknowledged,roce-responder-unknown-opcode,siw-mpa-bad-crc,siw-ddp-invalid-stag}',
+        '{roce-responder-write-acknowledged,siw-ddp-invalid-stag}',
       ],
       {
         encoding: 'utf8',
