@@ -1071,6 +1071,8 @@ const VALUES: Readonly<Record<string, ValueCheck>> = {
   'rdma-interop probe --siw': { bad: 'patched' },
   'rdma-interop probe --report': { free: 'a directory, created' },
   'rdma-interop probe --fuzz': { bad: '0' },
+  'rdma-interop probe --guided': { bad: '0' },
+  'rdma-interop probe --coverage': { bad: 'lines' },
   'rdma-interop probe --seed': { bad: '-1' },
   'rdma-interop probe --shard': { bad: '0/5' },
   'rdma-interop probe --timeout': { bad: '0' },
@@ -1249,7 +1251,10 @@ describe('option values: checked by commander before any work', () => {
       expectRefused(
         r,
         commandName(command),
-        new RegExp(`option '${option.flags}' argument '${check.bad}' is invalid`),
+        // Flags are escaped: an optional value (`--coverage [kind]`) has regex brackets.
+        new RegExp(
+          `option '${option.flags.replace(/[[\]]/g, '\\$&')}' argument '${check.bad}' is invalid`,
+        ),
       );
     },
   );
