@@ -5,9 +5,12 @@
  * known, preceded by a `starting` line, so that the host can name the assertion a crashed
  * guest was running (tester-framework.md, guest-runner).
  */
+
 import { appendFileSync } from 'node:fs';
 import { release } from 'node:os';
 import { makeRdmaWrite } from '../codec/iwarp/build.js';
+import type { BlockSnapshot } from '../coverage/blocks.js';
+import type { RawFunctionCoverage } from '../coverage/ftrace.js';
 import { answerLine, type IwarpAnswer, undecodableLine } from '../judge/iwarp-answer.js';
 import { judgeFields, recordsInScope, testerVerdictOf } from '../judge/judge.js';
 import { type BehaviourRecord, explainsField } from '../judge/record.js';
@@ -46,7 +49,11 @@ export type ResultLine =
       readonly variant: ProbePass;
     }
   | { readonly kind: 'result'; readonly result: AssertionResult }
-  | { readonly kind: 'fuzz'; readonly summary: FuzzSummary };
+  | { readonly kind: 'fuzz'; readonly summary: FuzzSummary }
+  /** `probe --coverage`: the functions the pass entered (coverage/ftrace.ts). */
+  | { readonly kind: 'coverage'; readonly coverage: RawFunctionCoverage }
+  /** `probe --coverage blocks`: the collector's snapshots, one before each phase (blocks.ts). */
+  | { readonly kind: 'blocks'; readonly kernel: string; readonly snapshots: BlockSnapshot[] };
 
 const hex = (bytes: Uint8Array): string => Buffer.from(bytes).toString('hex');
 

@@ -12,6 +12,22 @@ import { appendFileSync, existsSync, mkdirSync } from 'node:fs';
 import { release } from 'node:os';
 import { dirname, join } from 'node:path';
 import picomatch from 'picomatch';
+import {
+  BLOCKS_ENV,
+  type BlockSnapshot,
+  dumpBlocks,
+  loadCoverageModules,
+  readSnapshots,
+} from '../coverage/blocks.js';
+import {
+  COVERAGE_ENV,
+  type CoverageKind,
+  FUNCTIONS_FILE_ENV,
+  type FunctionRecording,
+  markCoveragePhase,
+  startFunctionCoverage,
+} from '../coverage/ftrace.js';
+import { guidedFuzzRxe } from '../coverage/guided-roce.js';
 import { type Shard, selectShard } from '../judge/shard.js';
 import {
   loadedSiwVariant,
@@ -109,6 +125,10 @@ export interface GuestProbeOptions extends ProbeSelection {
   readonly after?: string;
   readonly fuzz?: number;
   readonly seed: number;
+  /** `--coverage`: record the functions of rxe, siw and the core each phase entered. */
+  readonly coverage?: CoverageKind;
+  /** `--guided <n>`: that many coverage-guided sequences to rxe (coverage/guided-roce.ts). */
+  readonly guided?: number;
   /** The CLI's own path and the args that select (for the child processes). */
   readonly childArgs: readonly string[];
 }
@@ -143,6 +163,7 @@ async function runRocePass(
 ): Promise<{ results: AssertionResult[]; findings: number }> {
   const tester = await openRoceTester();
   try {
+    markCoveragePhase('tester');
     const results = await runAssertions(
       tester.assertions.filter((a) => ids.has(a.id)),
       {
@@ -151,11 +172,22 @@ async function runRocePass(
         onResult: (r) => onLine(`probe: ${r.id} (rxe): ${r.verdict}`),
       },
     );
-    if (options.fuzz === undefined) return { results, findings: 0 };
-    const summary = await fuzzRxe(tester.env, options.fuzz, options.seed, 25, onLine);
-    const line: ResultLine = { kind: 'fuzz', summary };
-    appendFileSync(options.results, `${JSON.stringify(line)}\n`);
-    return { results, findings: summary.findings.length };
+    let findings = 0;
+    if (options.fuzz !== undefined) {
+      markCoveragePhase('fuzz');
+      const summary = await fuzzRxe(tester.env, options.fuzz, options.seed, 25, onLine);
+      const line: ResultLine = { kind: 'fuzz', summary };
+      appendFileSync(options.results, `${JSON.stringify(line)}\n`);
+      findings += summary.findings.length;
+    }
+    if (options.guided !== undefined) {
+      markCoveragePhase('guided');
+      const summary = await guidedFuzzRxe(tester.env, options.guided, options.seed, 25, onLine);
+      const line: ResultLine = { kind: 'fuzz', summary };
+      appendFileSync(options.results, `${JSON.stringify(line)}\n`);
+      findings += summary.findings.length;
+    }
+    return { results, findings };
   } finally {
     const dir = pcapDirOf(options.results);
     mkdirSync(dir, { recursive: true });
@@ -187,6 +219,7 @@ export async function runVariantHere(
   mkdirSync(dir, { recursive: true });
   const capture = await startSiwCapture(join(dir, siwPcapName(variant)), onLine);
   try {
+    markCoveragePhase('tester');
     const results = await runIwarpAssertions(
       SIW_ASSERTIONS.filter((a) => ids.has(a.id)),
       variant,
@@ -195,6 +228,7 @@ export async function runVariantHere(
     );
     let findings = 0;
     if (options.fuzz !== undefined && variant === 'stock') {
+      markCoveragePhase('fuzz');
       const summary = await fuzzSiw(options.fuzz, options.seed, 25, onLine);
       const line: ResultLine = { kind: 'fuzz', summary };
       appendFileSync(options.results, `${JSON.stringify(line)}\n`);
@@ -222,11 +256,28 @@ export async function runProbeInGuest(
   if (variantModule !== undefined) onLine(`probe: benchmark variant ${variantModule} loaded`);
   let status = 0;
   const before = loadedSiwVariant() ?? 'stock';
+  const functionsFile = join(dirname(options.results), 'coverage-functions.txt');
+  const recording: FunctionRecording | undefined =
+    options.coverage === 'functions' ? startFunctionCoverage(functionsFile) : undefined;
+  const snapshots =
+    options.coverage === 'blocks'
+      ? join(dirname(options.results), 'coverage-blocks.jsonl')
+      : undefined;
+  if (snapshots !== undefined) loadCoverageModules();
   for (const variant of passesOf(options)) {
     const pairs = selectAssertions(options).filter((p) => p.variant === variant);
-    const fuzzes = options.fuzz !== undefined && (variant === 'stock' || variant === 'rxe');
+    const fuzzes =
+      (options.fuzz !== undefined && (variant === 'stock' || variant === 'rxe')) ||
+      (options.guided !== undefined && variant === 'rxe');
     if (pairs.length === 0 && !fuzzes) continue;
-    const env: NodeJS.ProcessEnv = { ...process.env, [CHILD_ENV]: variant };
+    const env: NodeJS.ProcessEnv = {
+      ...process.env,
+      [CHILD_ENV]: variant,
+      ...(recording === undefined
+        ? {}
+        : { [COVERAGE_ENV]: '1', [FUNCTIONS_FILE_ENV]: functionsFile }),
+      ...(snapshots === undefined ? {} : { [BLOCKS_ENV]: snapshots }),
+    };
     if (variant === 'rfc7306') {
       const lib = patchedLibraryPath();
       if (!existsSync(lib)) {
@@ -240,9 +291,25 @@ export async function runProbeInGuest(
       env.LD_LIBRARY_PATH = lib;
       env[PATCHED_PASS_ENV] = 'rfc7306';
     }
-    if (variant !== 'rxe' && loadedSiwVariant() !== variant) switchSiwModule(variant);
+    if (variant !== 'rxe' && loadedSiwVariant() !== variant) {
+      switchSiwModule(variant);
+      recording?.refilter();
+    }
     const run = spawnSync(process.execPath, [...options.childArgs], { env, stdio: 'inherit' });
     status = Math.max(status, run.status ?? 1);
+  }
+  if (recording !== undefined) {
+    const line: ResultLine = { kind: 'coverage', coverage: await recording.stop() };
+    appendFileSync(options.results, `${JSON.stringify(line)}\n`);
+  }
+  if (snapshots !== undefined) {
+    const end: BlockSnapshot = { before: 'end', blocks: dumpBlocks() };
+    const line: ResultLine = {
+      kind: 'blocks',
+      kernel: release(),
+      snapshots: [...readSnapshots(snapshots), end],
+    };
+    appendFileSync(options.results, `${JSON.stringify(line)}\n`);
   }
   if (loadedSiwVariant() !== before) switchSiwModule(before);
   return status;

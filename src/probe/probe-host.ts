@@ -17,6 +17,8 @@ import {
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { BlockSnapshot } from '../coverage/blocks.js';
+import type { RawFunctionCoverage } from '../coverage/ftrace.js';
 import { verdictFromFile } from '../judge/verdict.js';
 import { GuestRuntimeError, runInGuest } from '../runtime/index.js';
 import type { AssertionResult, ProbePass } from './assertion.js';
@@ -31,6 +33,10 @@ import { ROCE_TESTBED } from './roce-testbed.js';
 export interface ParsedResults {
   readonly results: AssertionResult[];
   readonly fuzz: FuzzSummary[];
+  /** `--coverage`: what each guest recorded. */
+  readonly coverage: RawFunctionCoverage[];
+  /** `--coverage blocks`: each guest's snapshots. */
+  readonly blocks: { kernel: string; snapshots: BlockSnapshot[] }[];
   /** The `variant/id` started last and never finished, if any. */
   readonly unfinished: { variant: ProbePass; id: string } | undefined;
 }
@@ -39,6 +45,8 @@ export interface ParsedResults {
 export function parseResultLines(text: string): ParsedResults {
   const results: AssertionResult[] = [];
   const fuzz: FuzzSummary[] = [];
+  const coverage: RawFunctionCoverage[] = [];
+  const blocks: { kernel: string; snapshots: BlockSnapshot[] }[] = [];
   let open: { variant: ProbePass; id: string } | undefined;
   for (const raw of text.split('\n')) {
     if (raw.trim() === '') continue;
@@ -64,9 +72,15 @@ export function parseResultLines(text: string): ParsedResults {
       case 'fuzz':
         fuzz.push(line.summary);
         break;
+      case 'coverage':
+        coverage.push(line.coverage);
+        break;
+      case 'blocks':
+        blocks.push({ kernel: line.kernel, snapshots: line.snapshots });
+        break;
     }
   }
-  return { results, fuzz, unfinished: open };
+  return { results, fuzz, coverage, blocks, unfinished: open };
 }
 
 /** The `kernel-crash` record of an assertion that a guest died under. */
@@ -175,11 +189,17 @@ function guestDiedInFuzz(tail: string): FuzzSummary {
 }
 
 /** One kernel line: results (crashes included), fuzz summaries, and the kernel release. */
-export async function probeKernelLine(
-  options: HostProbeOptions,
-): Promise<{ kernel: ProbeKernel; results: AssertionResult[]; fuzz: FuzzSummary[] }> {
+export async function probeKernelLine(options: HostProbeOptions): Promise<{
+  kernel: ProbeKernel;
+  results: AssertionResult[];
+  fuzz: FuzzSummary[];
+  coverage: RawFunctionCoverage[];
+  blocks: { kernel: string; snapshots: BlockSnapshot[] }[];
+}> {
   const results: AssertionResult[] = [];
   const fuzz: FuzzSummary[] = [];
+  const coverage: RawFunctionCoverage[] = [];
+  const blocks: { kernel: string; snapshots: BlockSnapshot[] }[] = [];
   let after: string | undefined;
   let kernelRelease = options.line;
   for (let attempt = 0; attempt <= MAX_RESTARTS; attempt++) {
@@ -206,14 +226,17 @@ export async function probeKernelLine(
     }
     const parsed = existsSync(file)
       ? parseResultLines(readFileSync(file, 'utf8'))
-      : { results: [], fuzz: [], unfinished: undefined };
+      : { results: [], fuzz: [], coverage: [], blocks: [], unfinished: undefined };
     if (options.pcapDir !== undefined)
       keepPcaps(file, options.pcapDir, attempt === 0 ? options.line : `${options.line}-${attempt}`);
     rmSync(share, { recursive: true, force: true });
     results.push(...parsed.results);
     fuzz.push(...parsed.fuzz);
+    coverage.push(...parsed.coverage);
+    blocks.push(...parsed.blocks);
     const seen = parsed.results.find((r) => r.kernel !== '');
     if (seen !== undefined) kernelRelease = seen.kernel;
+    else if (parsed.coverage[0] !== undefined) kernelRelease = parsed.coverage[0].kernel;
     if (crash === undefined) break;
     if (options.stopAtFirstCrash === true && parsed.unfinished === undefined) {
       fuzz.push(guestDiedInFuzz(crash.tail));
@@ -241,5 +264,11 @@ export async function probeKernelLine(
   const fixed = results.map((r) =>
     r.kernel === options.line ? { ...r, kernel: kernelRelease } : r,
   );
-  return { kernel: { line: options.line, release: kernelRelease }, results: fixed, fuzz };
+  return {
+    kernel: { line: options.line, release: kernelRelease },
+    results: fixed,
+    fuzz,
+    coverage,
+    blocks,
+  };
 }

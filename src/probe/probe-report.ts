@@ -8,6 +8,9 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import type { Builder } from 'junit-report-builder';
+import { type BlockCoverage, renderBlockCoverage } from '../coverage/blocks.js';
+import { type FunctionCoverage, renderFunctionCoverage } from '../coverage/functions.js';
+import type { GuidedSummary } from '../coverage/guided-roce.js';
 import type { AssertionResult } from './assertion.js';
 import type { FuzzSummary } from './fuzz-loop.js';
 
@@ -45,6 +48,10 @@ export interface ProbeDocument {
   readonly assertions: readonly AssertionResult[];
   readonly fixes: readonly FixObservation[];
   readonly fuzz: readonly FuzzSummary[];
+  /** `--coverage`: per kernel, the functions each phase entered (coverage/functions.ts). */
+  readonly coverage?: readonly FunctionCoverage[];
+  /** `--coverage blocks`: per kernel, the blocks of rxe and siw each phase first reached. */
+  readonly blocks?: readonly BlockCoverage[];
 }
 
 /** Whether an assertion's verdict lets the run pass. */
@@ -103,6 +110,21 @@ function cell(r: AssertionResult | undefined): string {
   if (r === undefined) return '';
   if (r.verdict === 'known') return `known (${r.known ?? '?'})`;
   return r.verdict;
+}
+
+/** A guided campaign's own figures (coverage/guided-roce.ts), when the summary is one. */
+function guidedOf(f: FuzzSummary): GuidedSummary['guided'] | undefined {
+  return 'guided' in f ? (f as GuidedSummary).guided : undefined;
+}
+
+function guidedText(f: FuzzSummary): string {
+  const g = guidedOf(f);
+  if (g === undefined) return '';
+  const kept = Object.entries(g.kept)
+    .filter(([, n]) => n > 0)
+    .map(([m, n]) => `${m} ${n}`)
+    .join(', ');
+  return `; feedback ${g.feedback} ${g.coverageStart} -> ${g.coverageEnd}, corpus ${g.seeds} seeds + ${g.corpus - g.seeds} kept${kept === '' ? '' : ` (${kept})`}`;
 }
 
 /** report.md. */
@@ -165,9 +187,13 @@ export function renderProbeMarkdown(doc: ProbeDocument): string {
     out.push('', '## Fuzz', '');
     for (const f of doc.fuzz)
       out.push(
-        `- ${lineOf(f.kernel)} ${f.device}: seed ${f.seed}, ${f.packets} packets in ${f.batches} batches, ${f.findings.length} findings`,
+        `- ${lineOf(f.kernel)} ${f.device}: seed ${f.seed}, ${f.packets} ${guidedOf(f) === undefined ? 'packets' : 'guided sequences'} in ${f.batches} batches, ${f.findings.length} findings${guidedText(f)}`,
       );
   }
+  if (doc.coverage !== undefined && doc.coverage.length > 0)
+    out.push('', renderFunctionCoverage(doc.coverage, lineOf));
+  if (doc.blocks !== undefined && doc.blocks.length > 0)
+    out.push('', renderBlockCoverage(doc.blocks));
   return `${out.join('\n')}\n`;
 }
 

@@ -1,4 +1,7 @@
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import type { Command } from 'commander';
+import { readCoverage, renderMergedCoverage } from '../../coverage/report-files.js';
 import { compareReports, readReports, writeComparison } from '../../interop/comparison/index.js';
 import { renderComparisonMarkdown } from '../../interop/comparison/markdown.js';
 import { writeComparedRunsHtml } from '../../interop/report-html/compared-runs.js';
@@ -41,10 +44,13 @@ export function registerCompare(program: Command): void {
             `compare: comparison.html leaves out ${html.left.length} of ${runs.length} runs: ${html.left.join('; ')}\n`,
           );
       }
+      const coverage = renderMergedCoverage(reports.flatMap(readCoverage));
+      if (options.out !== undefined && coverage !== '')
+        writeFileSync(join(options.out, 'coverage.md'), coverage);
       process.stdout.write(
         options.json === true
           ? `${JSON.stringify(comparison, null, 2)}\n`
-          : `${renderComparisonMarkdown(comparison)}\n`,
+          : `${renderComparisonMarkdown(comparison)}\n${coverage === '' ? '' : `\n${coverage}`}`,
       );
     });
 }

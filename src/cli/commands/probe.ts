@@ -8,6 +8,25 @@
 
 import { join, resolve } from 'node:path';
 import { type Command, InvalidArgumentError, Option } from 'commander';
+import {
+  type BlockCoverage,
+  type BlockSnapshot,
+  blockSites,
+  buildBlockCoverage,
+  coverageModulesDir,
+} from '../../coverage/blocks.js';
+import {
+  COVERAGE_KINDS,
+  type CoverageKind,
+  type RawFunctionCoverage,
+} from '../../coverage/ftrace.js';
+import {
+  buildFunctionCoverage,
+  type FunctionCoverage,
+  mergeFunctionCoverage,
+} from '../../coverage/functions.js';
+import { writeCoverageHtml } from '../../coverage/html.js';
+import { functionFiles } from '../../coverage/source-map.js';
 import { RECORDS } from '../../judge/records/index.js';
 import { type Shard, shardLabel } from '../../judge/shard.js';
 import type { AssertionResult } from '../../probe/assertion.js';
@@ -68,6 +87,8 @@ interface ProbeOptions {
   readonly shard?: Shard;
   readonly fixes?: boolean;
   readonly benchmark?: boolean;
+  readonly coverage?: CoverageKind;
+  readonly guided?: number;
 }
 
 const THIS_HOST = { stays: 'the guests are booted and the report written by this process' };
@@ -94,6 +115,8 @@ export const PROBE_FORWARDING = {
   // The guest is set up on the fixed build here (probeKernelLine); its probe checks it is.
   fixes: 'forward',
   benchmark: { stays: 'the benchmark boots a guest per module variant from here' },
+  coverage: 'forward',
+  guided: 'forward',
 } as const satisfies Readonly<Record<keyof ProbeOptions, Forwarding>>;
 
 /**
@@ -125,12 +148,28 @@ export function probeGuestArgs(command: Command, options: ProbeOptions): string[
   ];
 }
 
+/** A line's recordings (one per guest it took) as results.json carries them, merged. */
+function coverageOf(raw: readonly RawFunctionCoverage[]): FunctionCoverage[] {
+  return mergeFunctionCoverage(raw.map((r) => buildFunctionCoverage(r, functionFiles(r.kernel))));
+}
+
+/** A line's block snapshots (one list per guest it took), mapped to source lines. */
+function blocksOf(raw: readonly { kernel: string; snapshots: BlockSnapshot[] }[]): BlockCoverage[] {
+  return raw.map((r) =>
+    buildBlockCoverage(r.kernel, r.snapshots, (module) =>
+      blockSites(join(coverageModulesDir(r.kernel), `${module}.ko`)),
+    ),
+  );
+}
+
 /** The report and the exit status of a finished run. */
 function finish(
   options: ProbeOptions,
   kernels: readonly ProbeKernel[],
   results: readonly AssertionResult[],
   fuzz: readonly FuzzSummary[],
+  coverage: readonly FunctionCoverage[] = [],
+  blocks: readonly BlockCoverage[] = [],
 ): number {
   const doc: ProbeDocument = {
     schema: PROBE_SCHEMA,
@@ -146,9 +185,14 @@ function finish(
       new Set(RECORDS.filter((k) => k.lacksFix === true).map((k) => k.id)),
     ),
     fuzz,
+    ...(coverage.length === 0 ? {} : { coverage }),
+    ...(blocks.length === 0 ? {} : { blocks }),
   };
   process.stdout.write(renderProbeMarkdown(doc));
-  if (options.report !== undefined) writeProbeReport(resolve(options.report), doc);
+  if (options.report !== undefined) {
+    writeProbeReport(resolve(options.report), doc);
+    writeCoverageHtml(resolve(options.report), coverage, blocks);
+  }
   const failed = results.filter((r) => !assertionPassed(r) && r.verdict !== 'not-run');
   const findings = fuzz.reduce((n, f) => n + f.findings.length, 0);
   process.stdout.write(
@@ -190,6 +234,7 @@ export function registerProbe(program: Command): void {
         'kernels',
         'kernel',
         'fuzz',
+        'guided',
       ]),
     )
     .addOption(
@@ -199,10 +244,24 @@ export function registerProbe(program: Command): void {
       ).argParser(positiveInteger),
     )
     .addOption(new Option('--seed <n>', 'the fuzz seed').argParser(parseSeed).default(1))
+    .addOption(
+      new Option(
+        '--coverage [kind]',
+        "record what the assertions and the fuzz reached: 'functions' of rdma_rxe, siw, ib_core and ib_uverbs (ftrace, the stock modules), or 'blocks' of rxe and siw (the trace-pc builds of scripts/setup/coverage-modules.sh; --siw stock) (docs/coverage.md)",
+      )
+        .choices([...COVERAGE_KINDS])
+        .preset('functions'),
+    )
+    .addOption(
+      new Option(
+        '--guided <inputs>',
+        'also send <inputs> coverage-guided packet sequences to rxe0 (a corpus kept by --coverage feedback; docs/coverage.md)',
+      ).argParser(positiveInteger),
+    )
     .addOption(timeoutOption('limit per guest (boot + assertions)', 900))
     .addOption(cacheDirOption())
     // The fuzz is not split: n shards would send it n times over.
-    .addOption(shardOption('(assertion, pass) pairs').conflicts(['fuzz']))
+    .addOption(shardOption('(assertion, pass) pairs').conflicts(['fuzz', 'guided']))
     .option(
       '--fixes',
       "rxe and siw0 on the project's fixed modules and providers (patches/*-fixes, docs/findings.md), judged as rxe+fixes and siw+fixes: the fixed defects' records stop applying; not with --siw rfc7306|both",
@@ -256,10 +315,22 @@ export function registerProbe(program: Command): void {
         ...(options.assertion === undefined ? {} : { assertion: options.assertion }),
         ...(options.shard === undefined ? {} : { shard: options.shard }),
       });
-      if (pairs.length === 0 && options.fuzz === undefined)
+      if (pairs.length === 0 && options.fuzz === undefined && options.guided === undefined)
         usageError(
           command,
           `no assertion matches${options.assertion === undefined ? '' : ` '${options.assertion}'`}${options.device === undefined ? '' : ` on ${options.device.join(',')}`}`,
+        );
+      // The trace-pc builds replace the stock siw; the patched one would replace them.
+      if (options.coverage === 'blocks' && options.siw !== 'stock')
+        usageError(
+          command,
+          '--coverage blocks runs siw0 on its trace-pc build of the stock siw: use --siw stock',
+        );
+      // Both load modules of their own build: the trace-pc one or the fixed one, not both.
+      if (options.coverage === 'blocks' && options.fixes === true)
+        usageError(
+          command,
+          '--coverage blocks loads the trace-pc builds of the stock modules; --fixes loads the fixed ones: one at a time',
         );
       if (options.list) {
         for (const { assertion, variant } of pairs)
@@ -299,6 +370,8 @@ export function registerProbe(program: Command): void {
       const kernels: ProbeKernel[] = [];
       const results: AssertionResult[] = [];
       const fuzz: FuzzSummary[] = [];
+      const coverage: FunctionCoverage[] = [];
+      const blocks: BlockCoverage[] = [];
       const interrupt = abortOnSignals();
       try {
         for (const line of lines) {
@@ -317,6 +390,8 @@ export function registerProbe(program: Command): void {
           kernels.push(run.kernel);
           results.push(...run.results);
           fuzz.push(...run.fuzz);
+          coverage.push(...coverageOf(run.coverage));
+          blocks.push(...blocksOf(run.blocks));
         }
       } catch (error) {
         if (!(error instanceof GuestRuntimeError)) throw error;
@@ -325,6 +400,6 @@ export function registerProbe(program: Command): void {
       } finally {
         interrupt.dispose();
       }
-      process.exitCode = finish(options, kernels, results, fuzz);
+      process.exitCode = finish(options, kernels, results, fuzz, coverage, blocks);
     });
 }

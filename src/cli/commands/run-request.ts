@@ -46,6 +46,8 @@ export interface RunOptions {
   readonly faults?: FaultSpec;
   readonly shard?: Shard;
   readonly cacheDir?: string;
+  /** Record the functions of rxe, siw and the core the suite entered (coverage/ftrace.ts). */
+  readonly coverage?: boolean;
 }
 
 const LINK_ONLY = { stays: 'with --link only, which boots its guest pair from this process' };
@@ -80,6 +82,7 @@ export const RUN_FORWARDING = {
   modules: THIS_GUEST,
   kernels: { stays: 'a guest per kernel line, each booted from this process' },
   cacheDir: CACHE_DIR_STAYS,
+  coverage: 'forward',
 } as const satisfies Readonly<Record<keyof RunOptions, Forwarding>>;
 
 /** What one run elsewhere decides for itself, over the forwarded options. */

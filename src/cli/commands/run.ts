@@ -5,6 +5,7 @@ import { join, resolve } from 'node:path';
 import { SingleBar } from 'cli-progress';
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import picomatch from 'picomatch';
+import { attachCoverage, startSuiteCoverage } from '../../coverage/report-files.js';
 import { compareReports, readReports, writeComparison } from '../../interop/comparison/index.js';
 import type { DeviceDescription } from '../../interop/device-description.js';
 import { collectEnvironment, environmentFor, rdmaCoreVersion } from '../../interop/environment.js';
@@ -252,6 +253,7 @@ async function runHere(
     process.stderr.write(
       `interop: ${d.name}: ${d.transport}, driver ${d.kernelDriver}, provider ${d.provider}, ${d.address} (GID ${d.gidIndex}), offers ${d.capabilities.join(',') || 'nothing'}\n`,
     );
+  const recording = options.coverage === true ? startSuiteCoverage() : undefined;
   const shown = progress(scenarios.length);
   const results = [
     ...(await runScenarios(
@@ -266,6 +268,7 @@ async function runHere(
     ...plan.notApplicable,
   ];
   shown.stop();
+  const coverage = await recording?.stop();
   const strict = options.strict === true;
   if (options.json === true) {
     // The document results.json holds (report-files.ts), on stdout instead of the text.
@@ -280,6 +283,7 @@ async function runHere(
   }
   if (reportDir !== undefined) {
     writeReport(reportDir, results, env, strict);
+    if (coverage !== undefined) attachCoverage(reportDir, [coverage]);
     const of = shardOf(options);
     if (of !== undefined) markShard(reportDir, of);
   }
@@ -529,6 +533,10 @@ export function registerRun(program: Command): void {
     .option(
       '--report <dir>',
       'write results.json, junit.xml, report.md, report.html and the pcaps into <dir>',
+    )
+    .option(
+      '--coverage',
+      'record which functions of rdma_rxe, siw and the core the suite entered (ftrace)',
     )
     .option('--strict', 'fail on differences the records do not cover (devices without records)')
     .option(

@@ -288,6 +288,28 @@ const ENTRIES: Readonly<Record<string, Entry>> = {
         /no guest kernel at/,
       ),
   },
+  'rdma-interop run --coverage': {
+    coveredBy: 'test/kernel/coverage/functions.test.ts (the suite with ftrace in the guest)',
+    accepted: async () =>
+      expectRuntimeStop(
+        await cli(['run', '--coverage', '--kernel', emptyDir('k')]),
+        'rdma-interop run',
+        /no guest kernel at/,
+      ),
+  },
+  'rdma-interop probe --coverage': {
+    coveredBy:
+      'test/kernel/coverage/functions.test.ts, test/host/interop/probe-kernels.test.ts (guests)',
+    accepted: async () =>
+      expectRuntimeStop(
+        await cli(
+          ['probe', '--runtime', 'guest', '--coverage', '--cache-dir', emptyDir('c')],
+          NO_SETUP,
+        ),
+        'rdma-interop probe',
+        /no guest assets/,
+      ),
+  },
   'rdma-interop run --json': {
     effect: async () => {
       const json = JSON.parse(
@@ -933,7 +955,16 @@ const ENTRIES: Readonly<Record<string, Entry>> = {
   },
   ...Object.fromEntries(
     (
-      ['--kernel', '--kernels', '--report', '--fuzz', '--seed', '--timeout', '--cache-dir'] as const
+      [
+        '--kernel',
+        '--kernels',
+        '--report',
+        '--fuzz',
+        '--guided',
+        '--seed',
+        '--timeout',
+        '--cache-dir',
+      ] as const
     ).map((option) => [
       `rdma-interop probe ${option}`,
       {
@@ -944,6 +975,7 @@ const ENTRIES: Readonly<Record<string, Entry>> = {
             '--kernels': '6.1',
             '--report': join(scratch, 'probe-report'),
             '--fuzz': '3',
+            '--guided': '3',
             '--seed': '7',
             '--timeout': '60',
             '--cache-dir': emptyDir('c'),
@@ -1100,6 +1132,8 @@ const VALUES: Readonly<Record<string, ValueCheck>> = {
   'rdma-interop probe --siw': { bad: 'patched' },
   'rdma-interop probe --report': { free: 'a directory, created' },
   'rdma-interop probe --fuzz': { bad: '0' },
+  'rdma-interop probe --guided': { bad: '0' },
+  'rdma-interop probe --coverage': { bad: 'lines' },
   'rdma-interop probe --seed': { bad: '-1' },
   'rdma-interop probe --shard': { bad: '0/5' },
   'rdma-interop probe --timeout': { bad: '0' },
@@ -1287,7 +1321,10 @@ describe('option values: checked by commander before any work', () => {
       expectRefused(
         r,
         commandName(command),
-        new RegExp(`option '${option.flags}' argument '${check.bad}' is invalid`),
+        // Flags are escaped: an optional value (`--coverage [kind]`) has regex brackets.
+        new RegExp(
+          `option '${option.flags.replace(/[[\]]/g, '\\$&')}' argument '${check.bad}' is invalid`,
+        ),
       );
     },
   );

@@ -53,6 +53,7 @@ const RULES: readonly [RegExp, string][] = [
     /^scripts\/(guest|setup|lib)\/[^/]+$|^scripts\/rdma-devices\.sh$/,
     'guest assets and boot (runtime)',
   ],
+  [/^scripts\/coverage\/rdma_cov\.c$/, 'the block-coverage collector coverage-modules.sh builds'],
 ];
 
 describe('npm pack contents', () => {
