@@ -2,10 +2,7 @@
  * Issue 21, CI: `rdma-interop probe` on every kernel line (6.1, 6.12, 7.3; one guest
  * each): the RoCE tester against rxe, and siw0 on the stock and the patched siw (the
  * set-up builds the patched one for every line), plus a bounded fuzz of FUZZ_IN_CI packets
- * per line (seed 1), to rxe and to siw0, and a bounded coverage-guided campaign of
- * GUIDED_IN_CI packet sequences to rxe per line, guided by function coverage (issue 32:
- * `--coverage`, ftrace), whose figures the report carries per line, phase, file and
- * function. `npm run fuzz:wire` runs 10^5. Every result must pass or be a
+ * per line (seed 1), to rxe and to siw0. `npm run fuzz:wire` runs 10^5. Every result must pass or be a
  * recorded behaviour, no fuzz packet may hurt siw, the report must say for each line
  * whether it has each 2026 fix (rxe's two and siw's two), and it keeps the pcaps (rxe_t's
  * packets, siw0's TCP streams on each build), each readable by `rdma-interop decode`.
@@ -18,15 +15,12 @@ import { spawnSync } from 'node:child_process';
 import { mkdirSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { GuidedSummary } from '../../../src/coverage/guided-roce.js';
 import type { ProbePass } from '../../../src/probe/assertion.js';
 import { selectAssertions } from '../../../src/probe/probe-guest.js';
 import type { ProbeDocument } from '../../../src/probe/probe-report.js';
 
 /** Packets per kernel line in CI (about a quarter of a second each under TCG). */
-const FUZZ_IN_CI = 25;
-/** Guided sequences to rxe per kernel line in CI (src/coverage/guided-roce.ts). */
-const GUIDED_IN_CI = 30;
+const FUZZ_IN_CI = 40;
 /** Each pcap stays small enough to keep with the report. */
 const PCAP_LIMIT = 2 * 1024 * 1024;
 /** Assertions per column (rxe 40, siw0 stock 16, siw0 patched 24), from the selection. */
@@ -56,9 +50,6 @@ describe('probe on every kernel line', () => {
           'both',
           '--fuzz',
           String(FUZZ_IN_CI),
-          '--guided',
-          String(GUIDED_IN_CI),
-          '--coverage',
           '--seed',
           '1',
           '--report',
@@ -96,30 +87,8 @@ describe('probe on every kernel line', () => {
           k.line,
         ).toEqual([
           ['rxe_t', FUZZ_IN_CI, 0],
-          ['rxe_t', GUIDED_IN_CI, 0],
           ['siw0', FUZZ_IN_CI, 0],
         ]);
-        // The guided campaign ran on function feedback and kept what found new functions.
-        const guided = (fuzz[1] as GuidedSummary).guided;
-        expect(guided.feedback, k.line).toBe('functions');
-        expect(guided.corpus, k.line).toBeGreaterThanOrEqual(guided.seeds);
-        expect(guided.corpus - guided.seeds, k.line).toBe(guided.added.length);
-        // Function coverage: every phase entered rxe's receive path, nothing was lost.
-        const coverage = doc.coverage?.find((c) => c.kernel === k.release);
-        expect(coverage?.lost, k.line).toBe(0);
-        const rxe = coverage?.modules.find((m) => m.module === 'rdma_rxe');
-        const siw = coverage?.modules.find((m) => m.module === 'siw');
-        const entered = (phase: string) =>
-          (rxe?.files ?? []).flatMap((f) =>
-            f.functions.filter((fn) => fn.phases.includes(phase)).map((fn) => fn.name),
-          );
-        for (const phase of ['tester', 'fuzz', 'guided'])
-          expect(entered(phase), `${k.line} ${phase}`).toContain('rxe_rcv');
-        expect(
-          rxe?.files.find((f) => f.file === 'rxe_recv.c'),
-          k.line,
-        ).toBeDefined();
-        expect(siw?.entered.tester ?? 0, k.line).toBeGreaterThan(0);
       }
       expect(doc.fixes.map((f) => f.assertion.split('-')[0]).sort()).toEqual([
         'roce',
@@ -152,9 +121,6 @@ describe('probe on every kernel line', () => {
         );
       }
       expect(readFileSync(join(report, 'report.md'), 'utf8')).toMatch(/## 2026 fixes, as observed/);
-      expect(readFileSync(join(report, 'report.md'), 'utf8')).toMatch(
-        /## Function coverage \(ftrace\)/,
-      );
     },
     30 * 60_000,
   );
