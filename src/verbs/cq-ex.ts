@@ -21,7 +21,7 @@ import { completionAt, type WorkCompletion } from './completion.js';
 import { Cq } from './cq.js';
 import type { Context } from './device.js';
 import { VerbsArgumentError } from './errors.js';
-import { verbsExt } from './ext-native.js';
+import { verbsExt, wrapperObject } from './ext-native.js';
 import { withProviderCause } from './provider-causes.js';
 
 /** A completion timestamp an extended CQ can carry. */
@@ -100,6 +100,7 @@ export class CqEx extends Cq {
 
 /** `ibv_create_cq_ex` on `context`: an extended CQ (see {@link CqEx}). */
 export function createCqEx(context: Context, options: CqExOptions = {}): CqEx {
+  wrapperObject<Context>(context, 'context', 'a Context (openDevice)');
   if (typeof options !== 'object' || options === null)
     throw new VerbsArgumentError('options', 'must be { cqe?, channel?, timestamps? }');
   const cqe = options.cqe ?? 256;

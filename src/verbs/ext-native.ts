@@ -3,6 +3,7 @@
  * cq_ext.cc, verbs_ext.cc), typed here beside the main bindings (src/native/bindings.ts).
  */
 import type { NativeContext, NativeCq, NativeMr, NativePd, NativeQp } from '../native/bindings.js';
+import { VerbsArgumentError } from './errors.js';
 import { addon } from './native.js';
 
 /** What `NativeMr.rereg` answers: the MR's keys and range after the change. */
@@ -45,4 +46,15 @@ export interface NativeVerbsExt {
 /** @internal the addon, with the functions above. */
 export function verbsExt(): NativeVerbsExt {
   return addon() as unknown as NativeVerbsExt;
+}
+
+/**
+ * `value` when it is one of the wrapper's objects (it carries a native handle), else a
+ * typed error naming `argument` and what it must be: the new verbs' entry points take their
+ * objects from plain JavaScript too (test/host/package/misuse.test.ts).
+ */
+export function wrapperObject<T extends object>(value: unknown, argument: string, what: string): T {
+  if (typeof value !== 'object' || value === null || !('native' in value))
+    throw new VerbsArgumentError(argument, `must be ${what}`);
+  return value as T;
 }

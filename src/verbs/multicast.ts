@@ -10,7 +10,7 @@
  */
 import { isIPv4 } from 'node:net';
 import { VerbsArgumentError } from './errors.js';
-import { verbsExt } from './ext-native.js';
+import { verbsExt, wrapperObject } from './ext-native.js';
 import type { Qp } from './qp.js';
 
 /** The QPN a UD Send to a multicast group is addressed to (IBTA 1.5 section 10.5). */
@@ -44,10 +44,12 @@ function checkLid(lid: number): number {
 
 /** `ibv_attach_mcast`: `qp` (UD) receives what is sent to group `gid` (`lid` 0 on RoCE). */
 export function attachMcast(qp: Qp, gid: McastGid, lid = 0): void {
-  verbsExt().attachMcast(qp.native, mcastGidBytes(gid), checkLid(lid));
+  const q = wrapperObject<Qp>(qp, 'qp', 'a UD Qp (pd.createQp)');
+  verbsExt().attachMcast(q.native, mcastGidBytes(gid), checkLid(lid));
 }
 
 /** `ibv_detach_mcast`: `qp` no longer receives group `gid`'s Sends. */
 export function detachMcast(qp: Qp, gid: McastGid, lid = 0): void {
-  verbsExt().detachMcast(qp.native, mcastGidBytes(gid), checkLid(lid));
+  const q = wrapperObject<Qp>(qp, 'qp', 'a UD Qp (pd.createQp)');
+  verbsExt().detachMcast(q.native, mcastGidBytes(gid), checkLid(lid));
 }

@@ -31,7 +31,7 @@ import {
 } from '../ibverbs/ext-constants.js';
 import type { Context } from './device.js';
 import { VerbsArgumentError, VerbsError } from './errors.js';
-import { verbsExt } from './ext-native.js';
+import { verbsExt, wrapperObject } from './ext-native.js';
 import { type Access, accessMaskOf, type Mr } from './mr.js';
 import type { Pd } from './pd.js';
 
@@ -57,7 +57,9 @@ export class OdpUnsupportedError extends VerbsError {
 
 /** `ibv_query_device_ex`'s ODP capabilities (all false when the device has no query_device_ex). */
 export function queryOdpCaps(context: Context): OdpCaps {
-  const caps = verbsExt().queryOdpCaps(context.native);
+  const caps = verbsExt().queryOdpCaps(
+    wrapperObject<Context>(context, 'context', 'a Context (openDevice)').native,
+  );
   const general = Number(caps?.generalCaps ?? 0n);
   return {
     supported: (general & ODP_GENERAL_CAPS.SUPPORT) !== 0,
@@ -73,6 +75,7 @@ export function queryOdpCaps(context: Context): OdpCaps {
  * that the device has ODP (OdpUnsupportedError, EOPNOTSUPP, otherwise).
  */
 export function regOdpMr(pd: Pd, buffer: Buffer, access: readonly Access[]): Mr {
+  wrapperObject<Pd>(pd, 'pd', 'a Pd (context.allocPd)');
   if (!Buffer.isBuffer(buffer)) throw new VerbsArgumentError('buffer', 'regOdpMr needs a Buffer');
   accessMaskOf(access); // unknown names first
   if (pd.closed)

@@ -24,6 +24,8 @@ vi.mock('../../../src/probe/probe-host.js', async (original) => ({
       kernel: { line: options.line, release: 'test', rdmaCore: 'test' },
       results: [],
       fuzz: [],
+      coverage: [],
+      blocks: [],
     };
   },
 }));
