@@ -19,10 +19,8 @@ tpg="$T/iscsi/$iqn/tpgt_1"
 backstore="$T/core/rd_mcp_1/ulp-$tag"
 work=$(mktemp -d /tmp/ulp-iser.XXXXXX)
 
-say() { echo "ulp $*"; }
-fail() { say error "$*"; exit 1; }
-now() { date +%s.%N; }
-seconds() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", b - a }'; }
+# shellcheck source=scripts/guest/ulp-common.sh
+source "$(dirname "$0")/ulp-common.sh"
 
 cleanup() {
   "$iscsiadm" -m node -T "$iqn" -u >/dev/null 2>&1
@@ -97,30 +95,6 @@ done
 [ -n "$disk" ] || fail "no block device for $iqn after login"
 say disk "$disk"
 
-head -c "$((mib * 1048576))" /dev/urandom >"$work/pattern"
-want=$(sha256sum <"$work/pattern" | cut -d' ' -f1)
-t0=$(now)
-dd if="$work/pattern" of="$disk" bs=1M oflag=direct status=none 2>"$work/dd" || fail "write: $(cat "$work/dd")"
-t1=$(now)
-got=$(dd if="$disk" bs=1M count="$mib" iflag=direct status=none 2>"$work/dd" | sha256sum | cut -d' ' -f1)
-t2=$(now)
-[ "$got" = "$want" ] || fail "large blocks read back differ: wrote $want, read $got"
-say large-bytes "$((mib * 1048576))"
-say large-write-seconds "$(seconds "$t0" "$t1")"
-say large-read-seconds "$(seconds "$t1" "$t2")"
-small=256
-head -c "$((small * 4096))" /dev/urandom >"$work/small"
-want_small=$(sha256sum <"$work/small" | cut -d' ' -f1)
-t0=$(now)
-dd if="$work/small" of="$disk" bs=4k seek=$((mib * 256)) oflag=direct status=none 2>"$work/dd" ||
-  fail "small write: $(cat "$work/dd")"
-t1=$(now)
-got=$(dd if="$disk" bs=4k skip=$((mib * 256)) count="$small" iflag=direct status=none | sha256sum | cut -d' ' -f1)
-t2=$(now)
-[ "$got" = "$want_small" ] || fail "4 KiB blocks read back differ: wrote $want_small, read $got"
-say small-ios "$small"
-say small-write-seconds "$(seconds "$t0" "$t1")"
-say small-read-seconds "$(seconds "$t1" "$t2")"
-say sha256 "$want"
+verified_block_io "$disk" "$mib" "$work"
 "$iscsiadm" -m node -T "$iqn" -u >"$work/logout" 2>&1 || fail "logout: $(cat "$work/logout")"
 say verified yes

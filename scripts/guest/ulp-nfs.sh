@@ -20,10 +20,8 @@ export LD_LIBRARY_PATH="$ULP_ROOT/usr/lib/x86_64-linux-gnu:$ULP_ROOT/lib/x86_64-
 export=/srv/ulp-nfs mnt=/mnt/ulp-nfs-$tag
 work=$(mktemp -d /tmp/ulp-nfs.XXXXXX)
 
-say() { echo "ulp $*"; }
-fail() { say error "$*"; exit 1; }
-now() { date +%s.%N; }
-seconds() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", b - a }'; }
+# shellcheck source=scripts/guest/ulp-common.sh
+source "$(dirname "$0")/ulp-common.sh"
 tree_sum() { (cd "$1" && find . -type f -print0 | sort -z | xargs -0 sha256sum | sha256sum | cut -d' ' -f1); }
 
 cleanup() {
