@@ -4,7 +4,7 @@
  * set-up builds the patched one for every line), plus a bounded fuzz of FUZZ_IN_CI packets
  * per line (seed 1), to rxe and to siw0. `npm run fuzz:wire` runs 10^5. Every result must pass or be a
  * recorded behaviour, no fuzz packet may hurt siw, the report must say for each line
- * whether it has each 2026 fix (rxe's two and siw's two), and it keeps the pcaps (rxe_t's
+ * whether it has each 2026 fix (rxe's five rows and siw's three), and it keeps the pcaps (rxe_t's
  * packets, siw0's TCP streams on each build), each readable by `rdma-interop decode`.
  * This run replaces the kernel test of the RoCE tester (it ran the same 6.1 assertions).
  * Measured on 2026-11-25: 257 s at load 1-2; CI on 2026-11-28 (37 RoCE assertions a line):
@@ -90,9 +90,21 @@ describe('probe on every kernel line', () => {
           ['siw0', FUZZ_IN_CI, 0],
         ]);
       }
+      // One row per assertion that names a 2026 fix (rxe 5, siw 3 since issue 32 added the
+      // address-wrap and split-header rows), whichever variants ran it.
+      const regressions = new Set(
+        selectAssertions({ siw: 'both' })
+          .filter((p) => p.assertion.regression !== undefined)
+          .map((p) => p.assertion.id),
+      );
+      expect(doc.fixes.map((f) => f.assertion).sort()).toEqual([...regressions].sort());
       expect(doc.fixes.map((f) => f.assertion.split('-')[0]).sort()).toEqual([
         'roce',
         'roce',
+        'roce',
+        'roce',
+        'roce',
+        'siw',
         'siw',
         'siw',
       ]);
