@@ -173,6 +173,34 @@ kmod_build() {
   step_done "$module.ko"
 }
 
+# kmod_build_cached LINE DRIVER OUT UAPI RECIPE LINK LABEL [PATCH...]: kmod_build, skipped
+# when OUT/.complete holds this build's key (the kernel package, the caller's RECIPE number,
+# the compiler and the patches' text); then LINK (the path the guest loads) points at
+# OUT/<module>.ko. LABEL names the build in the progress lines. Shared by siw-patched.sh,
+# fixed-module.sh and benchmark-modules.sh.
+kmod_build_cached() {
+  local line=$1 driver=$2 out=$3 uapi=$4 recipe=$5 link=$6 label=$7 module key started
+  shift 7
+  case "$driver" in
+    rxe) module=rdma_rxe ;;
+    siw) module=siw ;;
+    *) die "kmod_build_cached: unknown driver '$driver'" ;;
+  esac
+  key=$( { echo "$kmod_pkg_version recipe-$recipe $kmod_compiler"; cat "$@" /dev/null; } | sha256sum | cut -c1-16)
+  mkdir -p "$(dirname "$link")"
+  if [ "$(cat "$out/.complete" 2>/dev/null)" = "$key" ] && [ -f "$out/$module.ko" ]; then
+    ln -sfn "$out/$module.ko" "$link"
+    note "$label for $kmod_kver (line $line): cached"
+    return 0
+  fi
+  started=$(date +%s.%N)
+  rm -f "$out/.complete"
+  kmod_build "$line" "$driver" "$out" "$uapi" "$@"
+  echo "$key" >"$out/.complete"
+  ln -sfn "$out/$module.ko" "$link"
+  note "$label for $kmod_kver (line $line) ready in $out ($(elapsed "$started" "$(date +%s.%N)") s)"
+}
+
 # kmod_cleanup: for the caller's EXIT trap, a build root's /proc left mounted by a failure.
 kmod_chroot_proc=""
 kmod_cleanup() {

@@ -29,27 +29,15 @@ fi
 trap kmod_cleanup EXIT
 
 build_variant() {
-  local line=$1 patch=$2 bug driver module out key variant_started
+  local line=$1 patch=$2 bug driver
   bug=$(basename "$patch" .patch)
   case "$bug" in
-    rxe-*) driver=rxe module=rdma_rxe ;;
-    siw-*) driver=siw module=siw ;;
+    rxe-*) driver=rxe ;;
+    siw-*) driver=siw ;;
     *) die "benchmark-modules.sh: $patch names no driver (rxe-* or siw-*)" ;;
   esac
-  out="$RDMA_INTEROP_CACHE/benchmark-modules/$kmod_kver/$bug"
-  key=$( { echo "$kmod_pkg_version recipe-$recipe $kmod_compiler"; cat "$patch"; } | sha256sum | cut -c1-16)
-  mkdir -p "$guest_cache/$kmod_kver/benchmark"
-  if [ "$(cat "$out/.complete" 2>/dev/null)" = "$key" ] && [ -f "$out/$module.ko" ]; then
-    ln -sfn "$out/$module.ko" "$guest_cache/$kmod_kver/benchmark/$bug.ko"
-    note "benchmark $bug for $kmod_kver (line $line): cached"
-    return 0
-  fi
-  variant_started=$(date +%s.%N)
-  rm -f "$out/.complete"
-  kmod_build "$line" "$driver" "$out" "" "$patch"
-  echo "$key" >"$out/.complete"
-  ln -sfn "$out/$module.ko" "$guest_cache/$kmod_kver/benchmark/$bug.ko"
-  note "benchmark $bug for $kmod_kver (line $line) built in $(elapsed "$variant_started" "$(date +%s.%N)") s"
+  kmod_build_cached "$line" "$driver" "$RDMA_INTEROP_CACHE/benchmark-modules/$kmod_kver/$bug" "" \
+    "$recipe" "$guest_cache/$kmod_kver/benchmark/$bug.ko" "benchmark $bug" "$patch"
 }
 
 mkdir -p "$RDMA_INTEROP_CACHE/benchmark-modules"

@@ -53,7 +53,7 @@ fi
 trap kmod_cleanup EXIT
 
 build_line() {
-  local line=$1 out key patches=() line_started dir
+  local line=$1 out patches=() dir
   if ! kmod_line "$line"; then
     note "no guest assets for kernel line $line: no fixed $module.ko for it"
     return 0
@@ -62,18 +62,8 @@ build_line() {
   for dir in "${series_dirs[@]}"; do
     mapfile -t -O "${#patches[@]}" patches < <(kmod_series_of "$dir" "$line")
   done
-  key=$( { echo "$kmod_pkg_version recipe-$recipe $kmod_compiler"; cat "${patches[@]}" /dev/null; } | sha256sum | cut -c1-16)
-  if [ "$(cat "$out/.complete" 2>/dev/null)" = "$key" ] && [ -f "$out/$module.ko" ]; then
-    ln -sfn "$out/$module.ko" "$guest_cache/$kmod_kver/$link_name"
-    note "fixed $module.ko ($driver) for $kmod_kver (line $line): cached"
-    return 0
-  fi
-  line_started=$(date +%s.%N)
-  rm -f "$out/.complete"
-  kmod_build "$line" "$kind" "$out" "$uapi" "${patches[@]}"
-  echo "$key" >"$out/.complete"
-  ln -sfn "$out/$module.ko" "$guest_cache/$kmod_kver/$link_name"
-  note "fixed $module.ko for $kmod_kver (line $line) ready in $out ($(elapsed "$line_started" "$(date +%s.%N)") s)"
+  kmod_build_cached "$line" "$kind" "$out" "$uapi" "$recipe" \
+    "$guest_cache/$kmod_kver/$link_name" "fixed $module.ko ($driver)" "${patches[@]}"
 }
 
 mkdir -p "$RDMA_INTEROP_CACHE/$driver-fixes"

@@ -44,7 +44,7 @@ trap kmod_cleanup EXIT
 
 # build_line LINE: the patched siw.ko of one line, cached.
 build_line() {
-  local line=$1 out key patches=() line_started
+  local line=$1 out patches=()
   if ! kmod_line "$line"; then
     note "no guest assets for kernel line $line: no patched siw.ko for it (scripts/setup/guest-assets.sh $line)"
     return 0
@@ -53,18 +53,8 @@ build_line() {
   mkdir -p "$out"
   ln -sfn "$rdma_core" "$guest_cache/$kmod_kver/siw-rfc7306-rdma-core"
   mapfile -t patches < <(kmod_series_of "$patch_dir" "$line")
-  key=$( { echo "$kmod_pkg_version recipe-$recipe $kmod_compiler"; cat "${patches[@]}"; } | sha256sum | cut -c1-16)
-  if [ "$(cat "$out/.complete" 2>/dev/null)" = "$key" ] && [ -f "$out/siw.ko" ]; then
-    ln -sfn "$out/siw.ko" "$guest_cache/$kmod_kver/siw-rfc7306.ko"
-    note "patched siw.ko for $kmod_kver (line $line): cached"
-    return 0
-  fi
-  line_started=$(date +%s.%N)
-  rm -f "$out/.complete"
-  kmod_build "$line" siw "$out" include/uapi/rdma/siw-abi.h "${patches[@]}"
-  echo "$key" >"$out/.complete"
-  ln -sfn "$out/siw.ko" "$guest_cache/$kmod_kver/siw-rfc7306.ko"
-  note "patched siw.ko for $kmod_kver (line $line) ready in $out ($(elapsed "$line_started" "$(date +%s.%N)") s)"
+  kmod_build_cached "$line" siw "$out" include/uapi/rdma/siw-abi.h "$recipe" \
+    "$guest_cache/$kmod_kver/siw-rfc7306.ko" "patched siw.ko" "${patches[@]}"
 }
 
 # One build at a time per cache.
