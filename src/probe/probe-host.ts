@@ -25,6 +25,7 @@ import type { AssertionResult, ProbePass } from './assertion.js';
 import type { FuzzSummary } from './fuzz-loop.js';
 import type { ResultLine } from './iwarp-run.js';
 import { KERNEL_TROUBLE, kernelLogOracles } from './oracles/kernel-log.js';
+import type { ResourceCheck } from './oracles/resource-count.js';
 import { ALL_ASSERTIONS, PROBE_DEVICE_OF, pcapDirOf, resumeKey } from './probe-guest.js';
 import type { ProbeKernel } from './probe-report.js';
 import { ROCE_TESTBED } from './roce-testbed.js';
@@ -37,6 +38,8 @@ export interface ParsedResults {
   readonly coverage: RawFunctionCoverage[];
   /** `--coverage blocks`: each guest's snapshots. */
   readonly blocks: { kernel: string; snapshots: BlockSnapshot[] }[];
+  /** The resource-count oracle's counts around each pass. */
+  readonly resources: ResourceCheck[];
   /** The `variant/id` started last and never finished, if any. */
   readonly unfinished: { variant: ProbePass; id: string } | undefined;
 }
@@ -47,6 +50,7 @@ export function parseResultLines(text: string): ParsedResults {
   const fuzz: FuzzSummary[] = [];
   const coverage: RawFunctionCoverage[] = [];
   const blocks: { kernel: string; snapshots: BlockSnapshot[] }[] = [];
+  const resources: ResourceCheck[] = [];
   let open: { variant: ProbePass; id: string } | undefined;
   for (const raw of text.split('\n')) {
     if (raw.trim() === '') continue;
@@ -78,9 +82,12 @@ export function parseResultLines(text: string): ParsedResults {
       case 'blocks':
         blocks.push({ kernel: line.kernel, snapshots: line.snapshots });
         break;
+      case 'resources':
+        resources.push(line.check);
+        break;
     }
   }
-  return { results, fuzz, coverage, blocks, unfinished: open };
+  return { results, fuzz, coverage, blocks, resources, unfinished: open };
 }
 
 /** The `kernel-crash` record of an assertion that a guest died under. */
@@ -147,6 +154,8 @@ export interface HostProbeOptions {
   readonly stopAtFirstCrash?: boolean;
   /** More environment for the guest's probe (probe --benchmark: the module variant). */
   readonly env?: Readonly<Record<string, string>>;
+  /** The guest's stderr (its progress lines); the terminal's stderr when omitted. */
+  readonly onGuestStderr?: (chunk: Buffer) => void;
   /** Where the guest's pcaps go, each named `<line>-<attempt>-<file>`; dropped when omitted. */
   readonly pcapDir?: string;
   /** rxe and siw0 on the fixed build of issue 33 (runtime/fixes-env.ts): `probe --fixes`. */
@@ -195,11 +204,13 @@ export async function probeKernelLine(options: HostProbeOptions): Promise<{
   fuzz: FuzzSummary[];
   coverage: RawFunctionCoverage[];
   blocks: { kernel: string; snapshots: BlockSnapshot[] }[];
+  resources: ResourceCheck[];
 }> {
   const results: AssertionResult[] = [];
   const fuzz: FuzzSummary[] = [];
   const coverage: RawFunctionCoverage[] = [];
   const blocks: { kernel: string; snapshots: BlockSnapshot[] }[] = [];
+  const resources: ResourceCheck[] = [];
   let after: string | undefined;
   let kernelRelease = options.line;
   for (let attempt = 0; attempt <= MAX_RESTARTS; attempt++) {
@@ -217,6 +228,7 @@ export async function probeKernelLine(options: HostProbeOptions): Promise<{
         signal: options.signal,
         ...(options.fixes === true ? { fixes: true } : {}),
         extraKernelArgs: probeKernelArgs(),
+        ...(options.onGuestStderr === undefined ? {} : { onErrorOutput: options.onGuestStderr }),
         env: { ...options.env, [PROBE_RESULTS_ENV]: file, [PROBE_AFTER_ENV]: after ?? '' },
         onProgress: (l) => options.onProgress(`[vm ${options.line}] ${l}`),
       });
@@ -226,7 +238,7 @@ export async function probeKernelLine(options: HostProbeOptions): Promise<{
     }
     const parsed = existsSync(file)
       ? parseResultLines(readFileSync(file, 'utf8'))
-      : { results: [], fuzz: [], coverage: [], blocks: [], unfinished: undefined };
+      : { results: [], fuzz: [], coverage: [], blocks: [], resources: [], unfinished: undefined };
     if (options.pcapDir !== undefined)
       keepPcaps(file, options.pcapDir, attempt === 0 ? options.line : `${options.line}-${attempt}`);
     rmSync(share, { recursive: true, force: true });
@@ -234,6 +246,7 @@ export async function probeKernelLine(options: HostProbeOptions): Promise<{
     fuzz.push(...parsed.fuzz);
     coverage.push(...parsed.coverage);
     blocks.push(...parsed.blocks);
+    resources.push(...parsed.resources);
     const seen = parsed.results.find((r) => r.kernel !== '');
     if (seen !== undefined) kernelRelease = seen.kernel;
     else if (parsed.coverage[0] !== undefined) kernelRelease = parsed.coverage[0].kernel;
@@ -270,5 +283,6 @@ export async function probeKernelLine(options: HostProbeOptions): Promise<{
     fuzz,
     coverage,
     blocks,
+    resources,
   };
 }

@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import type { AssertionResult } from '../assertion.js';
 import type { FuzzSummary } from '../fuzz-loop.js';
 import { foreignWords } from '../oracles/foreign-bytes.js';
+import type { ResourceCheck } from '../oracles/resource-count.js';
 import { oracleNote, survivalOracles } from '../oracles/survival-oracles.js';
 import { assertionPassed, type ProbeKernel } from '../probe-report.js';
 import {
@@ -18,6 +19,8 @@ import {
   type BenchmarkBug,
   benchmarkDevice,
 } from './bugs.js';
+import { benchmarkStopEnv } from './stop.js';
+import type { Timeline } from './timeline.js';
 
 export const BENCHMARK_SCHEMA = 'rdma-interop/benchmark@1';
 
@@ -27,6 +30,10 @@ export interface ModuleRun {
   readonly results: readonly AssertionResult[];
   readonly fuzz: readonly FuzzSummary[];
   readonly seconds: number;
+  /** The resource-count oracle's counts around each pass (absent: not counted). */
+  readonly resources?: readonly ResourceCheck[];
+  /** When each result came, after the variant loaded (timeline.ts); absent: not stamped. */
+  readonly timeline?: Timeline;
 }
 
 /** How a variant showed its bug, or that it did not. */
@@ -42,6 +49,11 @@ export interface BenchmarkRow {
   readonly oracle?: string;
   /** Assertions run (in order) plus fuzz packets sent until the detecting one, inclusive. */
   readonly inputsToDetection?: number;
+  /**
+   * Guest seconds from the variant's loading to the detecting result; for a fuzz
+   * detection, to the run's last line (an upper bound: the fuzz reports at its end).
+   */
+  readonly secondsToDetection?: number;
   /** The variant's whole guest run, boot included (results carry no per-assertion time). */
   readonly guestSeconds?: number;
 }
@@ -78,6 +90,9 @@ export function falseAlarmsOf(baseline: ModuleRun): string[] {
     ...baseline.fuzz.flatMap((f) =>
       f.findings.map((x) => `fuzz ${f.device} #${x.index}: ${x.why}`),
     ),
+    ...(baseline.resources ?? [])
+      .filter((c) => c.grew.length > 0)
+      .map((c) => `${c.pass}: ${c.grew.join(', ')} (oracle: resource-count)`),
   ];
 }
 
@@ -99,6 +114,7 @@ export function judgeVariant(
   const results = variant.results.filter((r) => r.verdict !== 'not-run');
   const at = results.findIndex((r) => !assertionPassed(r) && passedBefore.has(r.id));
   const hit = results[at];
+  const seconds = (s: number | undefined) => (s === undefined ? {} : { secondsToDetection: s });
   if (hit !== undefined)
     return {
       ...head,
@@ -106,6 +122,8 @@ export function judgeVariant(
       by: hit.id,
       oracle: oracleOf(hit),
       inputsToDetection: at + 1,
+      // A crash has no result line of its own: the guest's end is when it showed.
+      ...seconds(variant.timeline?.results[hit.id] ?? variant.timeline?.end),
     };
   const device = benchmarkDevice(bug.driver) === 'rxe0' ? 'rxe_t' : 'siw0';
   const fuzz = variant.fuzz.find(
@@ -119,6 +137,19 @@ export function judgeVariant(
       by: `fuzz #${first.index} (${first.mutation}, seed ${first.seed})`,
       oracle: (first.oracles ?? []).join(', ') || 'fuzz',
       inputsToDetection: results.length + first.index + 1,
+      ...seconds(variant.timeline?.end),
+    };
+  // A leak that logged nothing: counted after the assertions and the fuzz, so every input
+  // of the pass came before it.
+  const leak = (variant.resources ?? []).find((c) => c.grew.length > 0);
+  if (leak !== undefined)
+    return {
+      ...head,
+      outcome: 'detected',
+      by: `the pass's counts (${leak.grew.join(', ')})`,
+      oracle: 'resource-count',
+      inputsToDetection: results.length + variant.fuzz.reduce((n, f) => n + f.packets, 0),
+      ...seconds(variant.timeline?.end),
     };
   return { ...head, outcome: 'not detected' };
 }
@@ -164,6 +195,7 @@ export async function runBenchmark(
     runner.progress(`benchmark ${line}: the unmodified modules (baseline)`);
     const baseline = await runner.run(line, undefined, {});
     falseAlarms[line] = falseAlarmsOf(baseline);
+    const stop = benchmarkStopEnv(baseline.results.filter(assertionPassed).map((r) => r.id));
     for (const bug of bugs) {
       const head = {
         bug: bug.id,
@@ -182,6 +214,7 @@ export async function runBenchmark(
       runner.progress(`benchmark ${line}: ${bug.id}`);
       const variant = await runner.run(line, benchmarkDevice(bug.driver), {
         [BENCHMARK_MODULE_ENV]: `${bug.driver}:${bug.id}`,
+        ...stop,
       });
       const row = judgeVariant(bug, line, baseline, variant);
       runner.progress(

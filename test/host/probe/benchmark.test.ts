@@ -10,7 +10,13 @@ import { describe, expect, it } from 'vitest';
 import type { AssertionResult } from '../../../src/probe/assertion.js';
 import { BENCHMARK_BUGS } from '../../../src/probe/benchmark/bugs.js';
 import { falseAlarmsOf, judgeVariant, type ModuleRun } from '../../../src/probe/benchmark/run.js';
+import {
+  BENCHMARK_STOP_ENV,
+  benchmarkStop,
+  benchmarkStopEnv,
+} from '../../../src/probe/benchmark/stop.js';
 import { benchmarkTable } from '../../../src/probe/benchmark/table.js';
+import { TimelineRecorder } from '../../../src/probe/benchmark/timeline.js';
 import { ROOT } from '../docs/examples.js';
 
 const PATCHES = join(ROOT, 'patches', 'reverted-2026');
@@ -103,6 +109,84 @@ describe('a variant judged against the baseline', () => {
     expect(judgeVariant(bug, '7.3', failing, failing).outcome).toBe('not detected');
     expect(falseAlarmsOf(failing)).toEqual(['siw-mpa-bad-crc: fail (oracle: engine-expectation)']);
     expect(falseAlarmsOf(baseline)).toEqual([]);
+  });
+});
+
+describe('a variant stops at its first detection', () => {
+  const stop = benchmarkStop(benchmarkStopEnv(['siw-mpa-bad-crc', 'siw-probe-send']));
+  if (stop === undefined) throw new Error('no stop');
+
+  it('at a result that did not pass where the baseline passed, not elsewhere', () => {
+    expect(stop(result('siw-mpa-bad-crc', 'fail'))).toBe(true);
+    expect(stop(result('siw-probe-send', 'kernel-crash'))).toBe(true);
+    expect(stop(result('siw-mpa-bad-crc', 'known'))).toBe(false);
+    expect(stop(result('siw-mpa-bad-crc', 'not-run'))).toBe(false);
+    // Failing on the baseline too: a false alarm there, not a detection.
+    expect(stop(result('siw-mpa-length-underflow', 'fail'))).toBe(false);
+  });
+
+  it('outside a benchmark variant nothing stops', () => {
+    expect(benchmarkStop({})).toBeUndefined();
+    expect(benchmarkStop({ [BENCHMARK_STOP_ENV]: '' })).toBeUndefined();
+  });
+});
+
+describe('time to detection', () => {
+  it('counts from the variant loading to the result line, across cut chunks', () => {
+    const t = new TimelineRecorder(100);
+    t.chunk('[vm 7.3] booting\nprobe: benchmark variant siw-null', 104);
+    t.chunk('-rx-fpdu loaded\nprobe: siw-mpa-bad-crc (stock): kno', 131.25);
+    t.chunk('wn\nprobe: siw-mpa-bad-crc (stock): fail\n', 140);
+    t.chunk('probe: siw-mpa-markers-not-negotiated (stock): kernel-crash\n', 152.5);
+    // The load line ended in the second chunk (131.25); the id's first answer counts.
+    expect(t.timeline()).toEqual({
+      results: { 'siw-mpa-bad-crc': 8.8, 'siw-mpa-markers-not-negotiated': 21.3 },
+      end: 21.3,
+    });
+  });
+
+  it('the detecting row carries it; a crash with no result line, the run end', () => {
+    const bug = BENCHMARK_BUGS.find((b) => b.id === 'siw-null-rx-fpdu');
+    if (bug === undefined) throw new Error('no bug');
+    const baseline = run([result('siw-mpa-bad-crc', 'known')]);
+    const timeline = { results: { 'siw-mpa-bad-crc': 12.5 }, end: 30.1 };
+    const failed = { ...run([result('siw-mpa-bad-crc', 'fail')]), timeline };
+    expect(judgeVariant(bug, '7.3', baseline, failed).secondsToDetection).toBe(12.5);
+    const crashed = {
+      ...run([result('siw-mpa-bad-crc', 'kernel-crash')]),
+      timeline: { results: {}, end: 30.1 },
+    };
+    expect(judgeVariant(bug, '7.3', baseline, crashed).secondsToDetection).toBe(30.1);
+  });
+});
+
+describe('the resource-count oracle in the benchmark', () => {
+  const bug = BENCHMARK_BUGS.find((b) => b.id === 'rxe-unknown-opcode-icrc');
+  if (bug === undefined) throw new Error('no bug');
+  const check = (grew: string[]) => ({ pass: 'rxe', before: {}, after: {}, grew });
+  const quiet = run([result('roce-responder-write-acknowledged', 'match')]);
+
+  it('a leak that logged nothing detects a bug the answers did not, after every input', () => {
+    const variant = {
+      ...quiet,
+      fuzz: [{ kernel: '', device: 'rxe_t', seed: 1, packets: 40, batches: 2, findings: [] }],
+      resources: [check(['rdma/rxe_t/qp 17 -> 18'])],
+    };
+    expect(judgeVariant(bug, '7.3', quiet, variant)).toMatchObject({
+      outcome: 'detected',
+      by: "the pass's counts (rdma/rxe_t/qp 17 -> 18)",
+      oracle: 'resource-count',
+      inputsToDetection: 41,
+    });
+    expect(judgeVariant(bug, '7.3', quiet, { ...variant, resources: [check([])] }).outcome).toBe(
+      'not detected',
+    );
+  });
+
+  it('growth on the unmodified modules is a false alarm', () => {
+    expect(
+      falseAlarmsOf({ ...quiet, resources: [check(['slab/skbuff_head_cache 900 -> 2000'])] }),
+    ).toEqual(['rxe: slab/skbuff_head_cache 900 -> 2000 (oracle: resource-count)']);
   });
 });
 
