@@ -267,11 +267,16 @@ export async function probeKernelLine(options: HostProbeOptions): Promise<{
         crash.failure,
       ),
     );
+    if (options.stopAtFirstCrash === true) {
+      options.onProgress(
+        `probe: kernel-crash in ${parsed.unfinished.id} on ${options.line}: stopping there`,
+      );
+      break;
+    }
     options.onProgress(
       `probe: kernel-crash in ${parsed.unfinished.id} on ${options.line}: going on in a fresh guest`,
     );
     after = resumeKey(parsed.unfinished.variant, parsed.unfinished.id);
-    if (options.stopAtFirstCrash === true) break;
   }
   // Crash records carry the line name until a result tells the release.
   const fixed = results.map((r) =>

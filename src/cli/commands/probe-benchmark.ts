@@ -34,8 +34,12 @@ export async function runBenchmarkCommand(o: BenchmarkCliOptions): Promise<numbe
   const cache = cacheRoot();
   const progress = (l: string) => process.stderr.write(`${l}\n`);
   const devices = o.devices;
+  // RDMA_INTEROP_BENCHMARK_BUGS=<id,...>: only these variants (to measure one again).
+  const chosen = process.env.RDMA_INTEROP_BENCHMARK_BUGS?.split(',').filter((x) => x !== '');
   const bugs = BENCHMARK_BUGS.filter(
-    (b) => devices === undefined || devices.includes(benchmarkDevice(b.driver)),
+    (b) =>
+      (devices === undefined || devices.includes(benchmarkDevice(b.driver))) &&
+      (chosen === undefined || chosen.length === 0 || chosen.includes(b.id)),
   );
   const only = devices?.length === 1 ? (devices[0] as 'rxe0' | 'siw0') : undefined;
   const doc = await runBenchmark(
@@ -53,13 +57,13 @@ export async function runBenchmarkCommand(o: BenchmarkCliOptions): Promise<numbe
           return undefined;
         }
       },
-      run: async (line, device, env) => {
+      run: async (line, device, env, timeoutSeconds) => {
         const now = () => performance.now() / 1000;
         const started = now();
         const timeline = new TimelineRecorder(started);
         const run = await probeKernelLine({
           line,
-          timeoutSeconds: o.timeoutSeconds,
+          timeoutSeconds: Math.min(o.timeoutSeconds, timeoutSeconds ?? o.timeoutSeconds),
           guestArgs: o.guestArgs(device ?? only),
           signal: o.signal,
           env,
@@ -72,6 +76,7 @@ export async function runBenchmarkCommand(o: BenchmarkCliOptions): Promise<numbe
             timeline.chunk(chunk.toString(), now());
           },
         });
+        timeline.finish(now());
         return { ...run, seconds: now() - started, timeline: timeline.timeline() };
       },
     },

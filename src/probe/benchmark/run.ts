@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import type { AssertionResult } from '../assertion.js';
 import type { FuzzSummary } from '../fuzz-loop.js';
 import { foreignWords } from '../oracles/foreign-bytes.js';
+import { kernelLogOracles } from '../oracles/kernel-log.js';
 import type { ResourceCheck } from '../oracles/resource-count.js';
 import { oracleNote, survivalOracles } from '../oracles/survival-oracles.js';
 import { assertionPassed, type ProbeKernel } from '../probe-report.js';
@@ -47,6 +48,8 @@ export interface BenchmarkRow {
   /** The assertion or fuzz input that detected it. */
   readonly by?: string;
   readonly oracle?: string;
+  /** The detecting result's note (what differed), cut to 400 characters. */
+  readonly note?: string;
   /** Assertions run (in order) plus fuzz packets sent until the detecting one, inclusive. */
   readonly inputsToDetection?: number;
   /**
@@ -67,11 +70,19 @@ export interface BenchmarkDocument {
   readonly rows: readonly BenchmarkRow[];
   /** Per line: the baseline's results that did not pass, and its fuzz findings. */
   readonly falseAlarms: Readonly<Record<string, readonly string[]>>;
+  /** Per line: the baseline's guest run in seconds, boot included. */
+  readonly baselineSeconds?: Readonly<Record<string, number>>;
+  /** Per line: the resource-count oracle's growth lists per pass of the baseline. */
+  readonly baselineCounts?: Readonly<Record<string, readonly ResourceCheck[]>>;
 }
 
 /** Why a result hurt: the oracle names (probe/oracles). */
 export function oracleOf(r: AssertionResult): string {
-  if (r.verdict === 'kernel-crash') return 'guest-up';
+  if (r.verdict === 'kernel-crash') {
+    // The console's last lines say what the kernel reported before the guest died or hung.
+    const tail = (r.observed as { consoleTail?: string } | null)?.consoleTail ?? '';
+    return ['guest-up', ...kernelLogOracles(tail.split('\n'))].join(', ');
+  }
   const fired = r.survival === undefined ? [] : survivalOracles(r.survival);
   const guards = (r.observed as { guardsIntact?: boolean } | null)?.guardsIntact === false;
   const all = [...(guards ? ['guard-words'] : []), ...fired];
@@ -121,6 +132,7 @@ export function judgeVariant(
       outcome: 'detected',
       by: hit.id,
       oracle: oracleOf(hit),
+      ...(hit.note === undefined ? {} : { note: hit.note.slice(0, 400) }),
       inputsToDetection: at + 1,
       // A crash has no result line of its own: the guest's end is when it showed.
       ...seconds(variant.timeline?.results[hit.id] ?? variant.timeline?.end),
@@ -136,6 +148,7 @@ export function judgeVariant(
       outcome: 'detected',
       by: `fuzz #${first.index} (${first.mutation}, seed ${first.seed})`,
       oracle: (first.oracles ?? []).join(', ') || 'fuzz',
+      note: `${first.why}`.slice(0, 400),
       inputsToDetection: results.length + first.index + 1,
       ...seconds(variant.timeline?.end),
     };
@@ -154,6 +167,16 @@ export function judgeVariant(
   return { ...head, outcome: 'not detected' };
 }
 
+/**
+ * A variant's guest limit: twice the line's baseline run (which ran every assertion of both
+ * devices and both fuzz budgets), at least 180 s. A variant still running then is hung: on
+ * 7.3, rxe-mr-check-range's general protection fault in rxe_mr_copy (a work item) left the
+ * tester waiting until the guest's 900 s limit.
+ */
+export function variantTimeout(baselineSeconds: number): number {
+  return Math.max(180, Math.ceil(2 * baselineSeconds));
+}
+
 /** Where the set-up left a line's variant of `bug` (scripts/setup/benchmark-modules.sh). */
 export function variantModulePath(cache: string, kver: string, bug: BenchmarkBug): string {
   return join(cache, 'guest', kver, 'benchmark', `${bug.id}.ko`);
@@ -168,11 +191,15 @@ export function revertPatchExists(root: string, line: string, bug: BenchmarkBug)
 export interface BenchmarkRunner {
   /** The kernel version directory of a line's guest (`6.1.0-57-amd64`), if set up. */
   kver(line: string): string | undefined;
-  /** Runs the probe on `line` for `device` (all devices when undefined), with `env`. */
+  /**
+   * Runs the probe on `line` for `device` (all devices when undefined), with `env`; a guest
+   * still running after `timeoutSeconds` (when given) is stopped (a hang: a crash record).
+   */
   run(
     line: string,
     device: 'rxe0' | 'siw0' | undefined,
     env: Readonly<Record<string, string>>,
+    timeoutSeconds?: number,
   ): Promise<ModuleRun>;
   readonly cache: string;
   readonly root: string;
@@ -190,11 +217,15 @@ export async function runBenchmark(
 ): Promise<BenchmarkDocument> {
   const rows: BenchmarkRow[] = [];
   const falseAlarms: Record<string, string[]> = {};
+  const baselineSeconds: Record<string, number> = {};
+  const baselineCounts: Record<string, readonly ResourceCheck[]> = {};
   for (const line of lines) {
     const kver = runner.kver(line);
     runner.progress(`benchmark ${line}: the unmodified modules (baseline)`);
     const baseline = await runner.run(line, undefined, {});
     falseAlarms[line] = falseAlarmsOf(baseline);
+    baselineSeconds[line] = Math.round(baseline.seconds);
+    if (baseline.resources !== undefined) baselineCounts[line] = baseline.resources;
     const stop = benchmarkStopEnv(baseline.results.filter(assertionPassed).map((r) => r.id));
     for (const bug of bugs) {
       const head = {
@@ -212,10 +243,15 @@ export async function runBenchmark(
         continue;
       }
       runner.progress(`benchmark ${line}: ${bug.id}`);
-      const variant = await runner.run(line, benchmarkDevice(bug.driver), {
-        [BENCHMARK_MODULE_ENV]: `${bug.driver}:${bug.id}`,
-        ...stop,
-      });
+      const variant = await runner.run(
+        line,
+        benchmarkDevice(bug.driver),
+        {
+          [BENCHMARK_MODULE_ENV]: `${bug.driver}:${bug.id}`,
+          ...stop,
+        },
+        variantTimeout(baseline.seconds),
+      );
       const row = judgeVariant(bug, line, baseline, variant);
       runner.progress(
         `benchmark ${line}: ${bug.id} ${row.outcome}${row.by === undefined ? '' : ` by ${row.by} (${row.oracle})`}`,
@@ -230,5 +266,7 @@ export async function runBenchmark(
     ...(devices === undefined ? {} : { devices }),
     rows,
     falseAlarms,
+    baselineSeconds,
+    ...(Object.keys(baselineCounts).length === 0 ? {} : { baselineCounts }),
   };
 }

@@ -45,6 +45,11 @@ export class TimelineRecorder {
     if (id !== undefined && this.at[id] === undefined) this.at[id] = seconds - this.origin;
   }
 
+  /** The run ended (the guest exited, died or was stopped) at `seconds`. */
+  finish(seconds: number): void {
+    this.last = seconds;
+  }
+
   timeline(): Timeline {
     const round = (s: number) => Math.round(s * 10) / 10;
     return {

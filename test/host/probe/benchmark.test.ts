@@ -102,6 +102,13 @@ describe('a variant judged against the baseline', () => {
       judgeVariant(bug, '7.3', baseline, run([result('siw-mpa-length-underflow', 'kernel-crash')]))
         .oracle,
     ).toBe('guest-up');
+    const crashed = {
+      ...result('siw-mpa-length-underflow', 'kernel-crash'),
+      observed: { consoleTail: 'Oops: general protection fault\nRIP: 0010:memcpy_orig+0x9d' },
+    };
+    expect(judgeVariant(bug, '7.3', baseline, run([crashed])).oracle).toBe(
+      'guest-up, kernel-log/general-protection, kernel-log/rip',
+    );
   });
 
   it('nothing new: not detected; a baseline failure is a false alarm, never a detection', () => {
