@@ -12,7 +12,8 @@ function cost(r: BenchmarkRow): string {
   const run = r.guestSeconds === undefined ? '' : `run ${r.guestSeconds} s`;
   if (r.outcome !== 'detected') return run;
   const after = r.secondsToDetection === undefined ? '' : `, ${r.secondsToDetection} s`;
-  return `${r.inputsToDetection} inputs${after}; ${run}`;
+  const n = r.inputsToDetection ?? 0;
+  return `${n} input${n === 1 ? '' : 's'}${after}; ${run}`;
 }
 
 /** One table over several runs (e.g. one per device), rows in run order. */
@@ -31,7 +32,9 @@ export function benchmarkTable(docs: readonly BenchmarkDocument[]): string {
   const alarms = docs.flatMap((doc) =>
     Object.entries(doc.falseAlarms).map(([at, list]) => {
       const line = doc.devices === undefined ? at : `${at} (${doc.devices.join(', ')})`;
-      return `| false alarms on the unmodified modules | ${line} | ${list.length} | ${list.join('; ')} | | fuzz ${doc.fuzz} a device, seed ${doc.seed} |`;
+      const took = doc.baselineSeconds?.[at];
+      const run = took === undefined ? '' : `; baseline run ${took} s`;
+      return `| false alarms on the unmodified modules | ${line} | ${list.length} | ${list.join('; ')} | | fuzz ${doc.fuzz} a device, seed ${doc.seed}${run} |`;
     }),
   );
   return [
