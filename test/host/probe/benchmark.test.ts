@@ -9,7 +9,12 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { AssertionResult } from '../../../src/probe/assertion.js';
 import { BENCHMARK_BUGS } from '../../../src/probe/benchmark/bugs.js';
-import { falseAlarmsOf, judgeVariant, type ModuleRun } from '../../../src/probe/benchmark/run.js';
+import {
+  falseAlarmsOf,
+  judgeVariant,
+  type ModuleRun,
+  oracleOf,
+} from '../../../src/probe/benchmark/run.js';
 import {
   BENCHMARK_STOP_ENV,
   benchmarkStop,
@@ -116,6 +121,21 @@ describe('a variant judged against the baseline', () => {
     expect(judgeVariant(bug, '7.3', failing, failing).outcome).toBe('not detected');
     expect(falseAlarmsOf(failing)).toEqual(['siw-mpa-bad-crc: fail (oracle: engine-expectation)']);
     expect(falseAlarmsOf(baseline)).toEqual([]);
+  });
+});
+
+describe('the kernel-memory oracle in the benchmark', () => {
+  const leak = (provider: 'rxe' | 'siw') =>
+    ({
+      ...result('x', 'fail'),
+      provider,
+      expected: { memory: '1122334455667788' },
+      observed: { memory: '1122334455667788a5a5a5a5deadbeef' },
+    }) as AssertionResult;
+
+  it('names words from nowhere on rxe, never on siw (its Terminates echo the tester)', () => {
+    expect(oracleOf(leak('rxe'))).toBe('engine-expectation, kernel-memory');
+    expect(oracleOf(leak('siw'))).toBe('engine-expectation');
   });
 });
 
