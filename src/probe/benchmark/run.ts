@@ -11,7 +11,7 @@ import type { AssertionResult } from '../assertion.js';
 import type { FuzzSummary } from '../fuzz-loop.js';
 import { foreignWords } from '../oracles/foreign-bytes.js';
 import { kernelLogOracles } from '../oracles/kernel-log.js';
-import type { ResourceCheck } from '../oracles/resource-count.js';
+import { type ResourceCheck, resourceGrowth } from '../oracles/resource-count.js';
 import { oracleNote, survivalOracles } from '../oracles/survival-oracles.js';
 import { assertionPassed, type ProbeKernel } from '../probe-report.js';
 import {
@@ -76,6 +76,11 @@ export interface BenchmarkDocument {
   readonly baselineCounts?: Readonly<Record<string, readonly ResourceCheck[]>>;
 }
 
+/** A pass's growth judged here from its two counts (the guest's list is what it judged then). */
+function grewOf(c: ResourceCheck): string[] {
+  return resourceGrowth(c.before, c.after);
+}
+
 /** Why a result hurt: the oracle names (probe/oracles). */
 export function oracleOf(r: AssertionResult): string {
   if (r.verdict === 'kernel-crash') {
@@ -105,6 +110,7 @@ export function falseAlarmsOf(baseline: ModuleRun): string[] {
       f.findings.map((x) => `fuzz ${f.device} #${x.index}: ${x.why}`),
     ),
     ...(baseline.resources ?? [])
+      .map((c) => ({ pass: c.pass, grew: grewOf(c) }))
       .filter((c) => c.grew.length > 0)
       .map((c) => `${c.pass}: ${c.grew.join(', ')} (oracle: resource-count)`),
   ];
@@ -157,12 +163,12 @@ export function judgeVariant(
     };
   // A leak that logged nothing: counted after the assertions and the fuzz, so every input
   // of the pass came before it.
-  const leak = (variant.resources ?? []).find((c) => c.grew.length > 0);
+  const leak = (variant.resources ?? []).map(grewOf).find((g) => g.length > 0);
   if (leak !== undefined)
     return {
       ...head,
       outcome: 'detected',
-      by: `the pass's counts (${leak.grew.join(', ')})`,
+      by: `the pass's counts (${leak.join(', ')})`,
       oracle: 'resource-count',
       inputsToDetection: results.length + variant.fuzz.reduce((n, f) => n + f.packets, 0),
       ...seconds(variant.timeline?.end),

@@ -72,10 +72,19 @@ export function parseSlabinfo(
   return out;
 }
 
+/**
+ * Objects a pass's own process keeps for its life: a device context (ctx) the tester or the
+ * siw peer opens once and holds until it exits. Measured: stock siw0 on 6.12, baseline
+ * `rdma/siw0/ctx 0 -> 1` and no other growth. Leaks show in the objects each assertion makes
+ * and destroys (qp, cq, mr, pd, srq, cm_id).
+ */
+export const PROCESS_LIFETIME_OBJECTS: ReadonlySet<string> = new Set(['ctx']);
+
 /** What grew between two counts: `<key> <before> -> <after>`, in key order. */
 export function resourceGrowth(before: ResourceCounts, after: ResourceCounts): string[] {
   const grew: string[] = [];
   for (const key of Object.keys(after).sort()) {
+    if (key.startsWith('rdma/') && PROCESS_LIFETIME_OBJECTS.has(key.split('/')[2] ?? '')) continue;
     const now = after[key] as number;
     const then = before[key];
     // A device or cache that appeared between the counts was not counted before: no finding.

@@ -190,14 +190,20 @@ describe('time to detection', () => {
 describe('the resource-count oracle in the benchmark', () => {
   const bug = BENCHMARK_BUGS.find((b) => b.id === 'rxe-unknown-opcode-icrc');
   if (bug === undefined) throw new Error('no bug');
-  const check = (grew: string[]) => ({ pass: 'rxe', before: {}, after: {}, grew });
+  // The host judges from the two counts; the guest's own list is not trusted.
+  const check = (key: string, then: number, now: number) => ({
+    pass: 'rxe',
+    before: { [key]: then, 'rdma/rxe_t/ctx': 1 },
+    after: { [key]: now, 'rdma/rxe_t/ctx': 2 },
+    grew: [],
+  });
   const quiet = run([result('roce-responder-write-acknowledged', 'match')]);
 
   it('a leak that logged nothing detects a bug the answers did not, after every input', () => {
     const variant = {
       ...quiet,
       fuzz: [{ kernel: '', device: 'rxe_t', seed: 1, packets: 40, batches: 2, findings: [] }],
-      resources: [check(['rdma/rxe_t/qp 17 -> 18'])],
+      resources: [check('rdma/rxe_t/qp', 17, 18)],
     };
     expect(judgeVariant(bug, '7.3', quiet, variant)).toMatchObject({
       outcome: 'detected',
@@ -205,14 +211,15 @@ describe('the resource-count oracle in the benchmark', () => {
       oracle: 'resource-count',
       inputsToDetection: 41,
     });
-    expect(judgeVariant(bug, '7.3', quiet, { ...variant, resources: [check([])] }).outcome).toBe(
-      'not detected',
-    );
+    expect(
+      judgeVariant(bug, '7.3', quiet, { ...variant, resources: [check('rdma/rxe_t/qp', 17, 17)] })
+        .outcome,
+    ).toBe('not detected');
   });
 
   it('growth on the unmodified modules is a false alarm', () => {
     expect(
-      falseAlarmsOf({ ...quiet, resources: [check(['slab/skbuff_head_cache 900 -> 2000'])] }),
+      falseAlarmsOf({ ...quiet, resources: [check('slab/skbuff_head_cache', 900, 2000)] }),
     ).toEqual(['rxe: slab/skbuff_head_cache 900 -> 2000 (oracle: resource-count)']);
   });
 });

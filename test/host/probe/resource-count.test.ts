@@ -55,6 +55,13 @@ describe('growth', () => {
     expect(resourceGrowth(before, before)).toEqual([]);
   });
 
+  it("a process's device context is not growth: the pass holds it for its life", () => {
+    expect(resourceGrowth(before, { ...before, 'rdma/siw0/ctx': 1 })).toEqual([]);
+    expect(resourceGrowth(before, { ...before, 'rdma/siw0/pd': 1 })).toEqual([
+      'rdma/siw0/pd 0 -> 1',
+    ]);
+  });
+
   it('a device or cache that appeared between the counts is not growth', () => {
     expect(resourceGrowth(before, { ...before, 'rdma/rxe9/qp': 4 })).toEqual([]);
   });
