@@ -23,6 +23,8 @@ const SLAB = [
   'skbuff_head_cache   1203   1344    256   16    1 : tunables    0    0    0 : slabdata     84     84      0',
   'kmalloc-256         2210   2336    256   16    1 : tunables    0    0    0 : slabdata    146    146      0',
   'ib_mad_cache           7     28    144   28    1 : tunables    0    0    0 : slabdata      1      1      0',
+  'ip_fib_trie          170    170     48   85    1 : tunables    0    0    0 : slabdata      2      2      0',
+  'rdma_rxe_pool          3     16    256   16    1 : tunables    0    0    0 : slabdata      1      1      0',
 ].join('\n');
 
 describe('parsing the counts', () => {
@@ -39,6 +41,7 @@ describe('parsing the counts', () => {
     expect(parseSlabinfo(SLAB)).toEqual({
       'slab/skbuff_head_cache': 1203,
       'slab/ib_mad_cache': 7,
+      'slab/rdma_rxe_pool': 3,
     });
   });
 });
