@@ -50,6 +50,8 @@ export interface BenchmarkRow {
   readonly oracle?: string;
   /** The detecting result's note (what differed), cut to 400 characters. */
   readonly note?: string;
+  /** The detecting assertion's expected and observed answers, as JSON cut to 1500 characters each. */
+  readonly answers?: { readonly expected: string; readonly observed: string };
   /** Assertions run (in order) plus fuzz packets sent until the detecting one, inclusive. */
   readonly inputsToDetection?: number;
   /**
@@ -142,6 +144,14 @@ export function judgeVariant(
       by: hit.id,
       oracle: oracleOf(hit),
       ...(hit.note === undefined ? {} : { note: hit.note.slice(0, 400) }),
+      ...(hit.verdict === 'kernel-crash'
+        ? {}
+        : {
+            answers: {
+              expected: JSON.stringify(hit.expected).slice(0, 1500),
+              observed: JSON.stringify(hit.observed).slice(0, 1500),
+            },
+          }),
       inputsToDetection: at + 1,
       // A crash has no result line of its own: the guest's end is when it showed.
       ...seconds(variant.timeline?.results[hit.id] ?? variant.timeline?.end),
