@@ -97,6 +97,8 @@ export function crashResult(
   kernel: string,
   consoleTail: string,
   failure: string,
+  /** probe --benchmark: the line ended here (no fresh guest). */
+  stopped = false,
 ): AssertionResult {
   const assertion = ALL_ASSERTIONS.find((a) => a.id === id);
   const provider = variant === 'rxe' ? 'rxe' : 'siw';
@@ -112,7 +114,7 @@ export function crashResult(
     expected: null,
     observed: { consoleTail },
     survival: { dmesg: [], deviceWorks: false, guestUp: false },
-    note: `the guest died during this assertion (${failure}); the run went on in a fresh guest`,
+    note: `the guest died during this assertion (${failure}); ${stopped ? 'the run stopped there' : 'the run went on in a fresh guest'}`,
   };
 }
 
@@ -265,6 +267,7 @@ export async function probeKernelLine(options: HostProbeOptions): Promise<{
         kernelRelease,
         crash.tail,
         crash.failure,
+        options.stopAtFirstCrash === true,
       ),
     );
     if (options.stopAtFirstCrash === true) {

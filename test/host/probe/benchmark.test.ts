@@ -14,6 +14,7 @@ import {
   judgeVariant,
   type ModuleRun,
   oracleOf,
+  variantTimeout,
 } from '../../../src/probe/benchmark/run.js';
 import {
   BENCHMARK_STOP_ENV,
@@ -184,6 +185,13 @@ describe('time to detection', () => {
       timeline: { results: {}, end: 30.1 },
     };
     expect(judgeVariant(bug, '7.3', baseline, crashed).secondsToDetection).toBe(30.1);
+  });
+});
+
+describe("a variant's guest limit", () => {
+  it('is twice the baseline run, at least 180 s (7.3: baseline 72 s, the hung variant stopped at 180 s)', () => {
+    expect(variantTimeout(72.4)).toBe(180);
+    expect(variantTimeout(127.3)).toBe(255);
   });
 });
 
