@@ -6,7 +6,7 @@
  */
 import { mkdirSync, readlinkSync, writeFileSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
-import { BENCHMARK_BUGS, benchmarkDevice } from '../../probe/benchmark/bugs.js';
+import { selectBenchmarkBugs } from '../../probe/benchmark/bugs.js';
 import { runBenchmark } from '../../probe/benchmark/run.js';
 import { benchmarkTable, CI_BUDGET } from '../../probe/benchmark/table.js';
 import { TimelineRecorder } from '../../probe/benchmark/timeline.js';
@@ -34,13 +34,7 @@ export async function runBenchmarkCommand(o: BenchmarkCliOptions): Promise<numbe
   const cache = cacheRoot();
   const progress = (l: string) => process.stderr.write(`${l}\n`);
   const devices = o.devices;
-  // RDMA_INTEROP_BENCHMARK_BUGS=<id,...>: only these variants (to measure one again).
-  const chosen = process.env.RDMA_INTEROP_BENCHMARK_BUGS?.split(',').filter((x) => x !== '');
-  const bugs = BENCHMARK_BUGS.filter(
-    (b) =>
-      (devices === undefined || devices.includes(benchmarkDevice(b.driver))) &&
-      (chosen === undefined || chosen.length === 0 || chosen.includes(b.id)),
-  );
+  const bugs = selectBenchmarkBugs(devices);
   const only = devices?.length === 1 ? (devices[0] as 'rxe0' | 'siw0') : undefined;
   const doc = await runBenchmark(
     o.lines,

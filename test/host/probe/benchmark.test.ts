@@ -7,8 +7,13 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { UnknownNameError } from '../../../src/errors.js';
 import type { AssertionResult } from '../../../src/probe/assertion.js';
-import { BENCHMARK_BUGS } from '../../../src/probe/benchmark/bugs.js';
+import {
+  BENCHMARK_BUGS,
+  BENCHMARK_BUGS_ENV,
+  selectBenchmarkBugs,
+} from '../../../src/probe/benchmark/bugs.js';
 import {
   falseAlarmsOf,
   judgeVariant,
@@ -185,6 +190,21 @@ describe('time to detection', () => {
       timeline: { results: {}, end: 30.1 },
     };
     expect(judgeVariant(bug, '7.3', baseline, crashed).secondsToDetection).toBe(30.1);
+  });
+});
+
+describe('which variants a run measures', () => {
+  it("a device's bugs, narrowed by RDMA_INTEROP_BENCHMARK_BUGS; an unknown id is refused", () => {
+    const ids = (devices?: string[], env: NodeJS.ProcessEnv = {}) =>
+      selectBenchmarkBugs(devices, env).map((b) => b.id);
+    expect(ids(['siw0'])).toEqual(['siw-null-rx-fpdu', 'siw-mpa-underflow', 'siw-header-split']);
+    expect(ids(undefined, { [BENCHMARK_BUGS_ENV]: 'rxe-mr-check-range,siw-header-split' })).toEqual(
+      ['siw-header-split', 'rxe-mr-check-range'],
+    );
+    expect(ids(['rxe0'], { [BENCHMARK_BUGS_ENV]: 'siw-header-split' })).toEqual([]);
+    expect(() => ids(undefined, { [BENCHMARK_BUGS_ENV]: 'rxe-mr-check-rang' })).toThrow(
+      UnknownNameError,
+    );
   });
 });
 
