@@ -32,6 +32,8 @@ export interface GuestRunOptions {
   readonly variant?: ProbePass;
   /** Called after each result (progress). */
   readonly onResult?: (result: AssertionResult) => void;
+  /** Ends the run after a result it returns true for (probe --benchmark, benchmark/stop.ts). */
+  readonly stopWhen?: (result: AssertionResult) => boolean;
 }
 
 /** Runs `assertions` in order; a thrown error becomes a `fail` with the message as note. */
@@ -76,6 +78,7 @@ export async function runAssertions(
     write({ kind: 'result', result });
     options.onResult?.(result);
     results.push(result);
+    if (options.stopWhen?.(result) === true) break;
   }
   return results;
 }

@@ -32,6 +32,7 @@ import {
   type SiwVariant,
 } from './iwarp-expect.js';
 import { type IwarpResponderAssertion, runResponderAssertion } from './iwarp-responder-peer.js';
+import type { ResourceCheck } from './oracles/resource-count.js';
 import { oracleNote, survivalOracles } from './oracles/survival-oracles.js';
 import { probeSiwWith } from './siw-peer.js';
 import { checkSurvival, KernelLog } from './survival.js';
@@ -53,7 +54,9 @@ export type ResultLine =
   /** `probe --coverage`: the functions the pass entered (coverage/ftrace.ts). */
   | { readonly kind: 'coverage'; readonly coverage: RawFunctionCoverage }
   /** `probe --coverage blocks`: the collector's snapshots, one before each phase (blocks.ts). */
-  | { readonly kind: 'blocks'; readonly kernel: string; readonly snapshots: BlockSnapshot[] };
+  | { readonly kind: 'blocks'; readonly kernel: string; readonly snapshots: BlockSnapshot[] }
+  /** The resource-count oracle's counts around a pass (oracles/resource-count.ts). */
+  | { readonly kind: 'resources'; readonly check: ResourceCheck };
 
 const hex = (bytes: Uint8Array): string => Buffer.from(bytes).toString('hex');
 
@@ -284,6 +287,7 @@ export async function runIwarpAssertions(
   variant: SiwVariant,
   file: string | undefined,
   onResult: (result: AssertionResult) => void = () => {},
+  stopWhen: (result: AssertionResult) => boolean = () => false,
 ): Promise<AssertionResult[]> {
   const write = (line: ResultLine) => {
     if (file !== undefined) appendFileSync(file, `${JSON.stringify(line)}\n`);
@@ -298,6 +302,7 @@ export async function runIwarpAssertions(
     write({ kind: 'result', result });
     results.push(result);
     onResult(result);
+    if (stopWhen(result)) break;
   }
   return results;
 }

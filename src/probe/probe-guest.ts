@@ -38,11 +38,13 @@ import {
 import type { SiwVariant } from '../runtime/siw-variant-env.js';
 import type { AssertionResult, ProbePass } from './assertion.js';
 import { loadBenchmarkModule } from './benchmark/guest-module.js';
+import { benchmarkStop } from './benchmark/stop.js';
 import { runAssertions } from './guest-runner.js';
 import { IWARP_ASSERTIONS } from './iwarp-assertions.js';
 import { fuzzSiw } from './iwarp-fuzz.js';
 import { IWARP_RESPONDER_ASSERTIONS } from './iwarp-responder-peer.js';
 import { type AnyIwarpAssertion, type ResultLine, runIwarpAssertions } from './iwarp-run.js';
+import { startResourceCheck } from './oracles/resource-count.js';
 import { fuzzRxe } from './roce-fuzz.js';
 import { openRoceTester, ROCE_ASSERTIONS } from './roce-tester.js';
 import { siwPcapName, startSiwCapture } from './siw-capture.js';
@@ -162,6 +164,10 @@ async function runRocePass(
   onLine: (line: string) => void,
 ): Promise<{ results: AssertionResult[]; findings: number }> {
   const tester = await openRoceTester();
+  const stop = benchmarkStop();
+  // The resource-count oracle: rxe_t's objects and the slabs, before and after (the tester's
+  // context, PD and CQ open at both ends).
+  const recount = startResourceCheck('rxe');
   try {
     markCoveragePhase('tester');
     const results = await runAssertions(
@@ -170,8 +176,11 @@ async function runRocePass(
         resultsFile: options.results,
         variant: 'rxe',
         onResult: (r) => onLine(`probe: ${r.id} (rxe): ${r.verdict}`),
+        ...(stop === undefined ? {} : { stopWhen: stop }),
       },
     );
+    // probe --benchmark: a variant detected by an assertion needs no fuzz.
+    if (stop !== undefined && results.some(stop)) return { results, findings: 0 };
     let findings = 0;
     if (options.fuzz !== undefined) {
       markCoveragePhase('fuzz');
@@ -187,6 +196,12 @@ async function runRocePass(
       appendFileSync(options.results, `${JSON.stringify(line)}\n`);
       findings += summary.findings.length;
     }
+    const check = recount();
+    appendFileSync(
+      options.results,
+      `${JSON.stringify({ kind: 'resources', check } satisfies ResultLine)}\n`,
+    );
+    if (check.grew.length > 0) onLine(`probe: resource-count (rxe): ${check.grew.join('; ')}`);
     return { results, findings };
   } finally {
     const dir = pcapDirOf(options.results);
@@ -220,19 +235,32 @@ export async function runVariantHere(
   const capture = await startSiwCapture(join(dir, siwPcapName(variant)), onLine);
   try {
     markCoveragePhase('tester');
+    const stop = benchmarkStop();
+    const recount = startResourceCheck(variant);
     const results = await runIwarpAssertions(
       SIW_ASSERTIONS.filter((a) => ids.has(a.id)),
       variant,
       options.results,
       (r) => onLine(`probe: ${r.id} (${variant}): ${r.verdict}`),
+      stop,
     );
     let findings = 0;
-    if (options.fuzz !== undefined && variant === 'stock') {
+    const detected = stop !== undefined && results.some(stop);
+    if (options.fuzz !== undefined && variant === 'stock' && !detected) {
       markCoveragePhase('fuzz');
       const summary = await fuzzSiw(options.fuzz, options.seed, 25, onLine);
       const line: ResultLine = { kind: 'fuzz', summary };
       appendFileSync(options.results, `${JSON.stringify(line)}\n`);
       findings = summary.findings.length;
+    }
+    if (!detected) {
+      const check = recount();
+      appendFileSync(
+        options.results,
+        `${JSON.stringify({ kind: 'resources', check } satisfies ResultLine)}\n`,
+      );
+      if (check.grew.length > 0)
+        onLine(`probe: resource-count (${variant}): ${check.grew.join('; ')}`);
     }
     const ok = results.every((r) => r.verdict === 'match' || r.verdict === 'known');
     return ok && findings === 0 ? 0 : 1;

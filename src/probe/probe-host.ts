@@ -25,6 +25,7 @@ import type { AssertionResult, ProbePass } from './assertion.js';
 import type { FuzzSummary } from './fuzz-loop.js';
 import type { ResultLine } from './iwarp-run.js';
 import { KERNEL_TROUBLE, kernelLogOracles } from './oracles/kernel-log.js';
+import type { ResourceCheck } from './oracles/resource-count.js';
 import { ALL_ASSERTIONS, PROBE_DEVICE_OF, pcapDirOf, resumeKey } from './probe-guest.js';
 import type { ProbeKernel } from './probe-report.js';
 import { ROCE_TESTBED } from './roce-testbed.js';
@@ -37,6 +38,8 @@ export interface ParsedResults {
   readonly coverage: RawFunctionCoverage[];
   /** `--coverage blocks`: each guest's snapshots. */
   readonly blocks: { kernel: string; snapshots: BlockSnapshot[] }[];
+  /** The resource-count oracle's counts around each pass. */
+  readonly resources: ResourceCheck[];
   /** The `variant/id` started last and never finished, if any. */
   readonly unfinished: { variant: ProbePass; id: string } | undefined;
 }
@@ -47,6 +50,7 @@ export function parseResultLines(text: string): ParsedResults {
   const fuzz: FuzzSummary[] = [];
   const coverage: RawFunctionCoverage[] = [];
   const blocks: { kernel: string; snapshots: BlockSnapshot[] }[] = [];
+  const resources: ResourceCheck[] = [];
   let open: { variant: ProbePass; id: string } | undefined;
   for (const raw of text.split('\n')) {
     if (raw.trim() === '') continue;
@@ -78,9 +82,12 @@ export function parseResultLines(text: string): ParsedResults {
       case 'blocks':
         blocks.push({ kernel: line.kernel, snapshots: line.snapshots });
         break;
+      case 'resources':
+        resources.push(line.check);
+        break;
     }
   }
-  return { results, fuzz, coverage, blocks, unfinished: open };
+  return { results, fuzz, coverage, blocks, resources, unfinished: open };
 }
 
 /** The `kernel-crash` record of an assertion that a guest died under. */
@@ -90,6 +97,8 @@ export function crashResult(
   kernel: string,
   consoleTail: string,
   failure: string,
+  /** probe --benchmark: the line ended here (no fresh guest). */
+  stopped = false,
 ): AssertionResult {
   const assertion = ALL_ASSERTIONS.find((a) => a.id === id);
   const provider = variant === 'rxe' ? 'rxe' : 'siw';
@@ -105,7 +114,7 @@ export function crashResult(
     expected: null,
     observed: { consoleTail },
     survival: { dmesg: [], deviceWorks: false, guestUp: false },
-    note: `the guest died during this assertion (${failure}); the run went on in a fresh guest`,
+    note: `the guest died during this assertion (${failure}); ${stopped ? 'the run stopped there' : 'the run went on in a fresh guest'}`,
   };
 }
 
@@ -147,6 +156,8 @@ export interface HostProbeOptions {
   readonly stopAtFirstCrash?: boolean;
   /** More environment for the guest's probe (probe --benchmark: the module variant). */
   readonly env?: Readonly<Record<string, string>>;
+  /** The guest's stderr (its progress lines); the terminal's stderr when omitted. */
+  readonly onGuestStderr?: (chunk: Buffer) => void;
   /** Where the guest's pcaps go, each named `<line>-<attempt>-<file>`; dropped when omitted. */
   readonly pcapDir?: string;
   /** rxe and siw0 on the fixed build of issue 33 (runtime/fixes-env.ts): `probe --fixes`. */
@@ -195,11 +206,13 @@ export async function probeKernelLine(options: HostProbeOptions): Promise<{
   fuzz: FuzzSummary[];
   coverage: RawFunctionCoverage[];
   blocks: { kernel: string; snapshots: BlockSnapshot[] }[];
+  resources: ResourceCheck[];
 }> {
   const results: AssertionResult[] = [];
   const fuzz: FuzzSummary[] = [];
   const coverage: RawFunctionCoverage[] = [];
   const blocks: { kernel: string; snapshots: BlockSnapshot[] }[] = [];
+  const resources: ResourceCheck[] = [];
   let after: string | undefined;
   let kernelRelease = options.line;
   for (let attempt = 0; attempt <= MAX_RESTARTS; attempt++) {
@@ -217,6 +230,7 @@ export async function probeKernelLine(options: HostProbeOptions): Promise<{
         signal: options.signal,
         ...(options.fixes === true ? { fixes: true } : {}),
         extraKernelArgs: probeKernelArgs(),
+        ...(options.onGuestStderr === undefined ? {} : { onErrorOutput: options.onGuestStderr }),
         env: { ...options.env, [PROBE_RESULTS_ENV]: file, [PROBE_AFTER_ENV]: after ?? '' },
         onProgress: (l) => options.onProgress(`[vm ${options.line}] ${l}`),
       });
@@ -226,7 +240,7 @@ export async function probeKernelLine(options: HostProbeOptions): Promise<{
     }
     const parsed = existsSync(file)
       ? parseResultLines(readFileSync(file, 'utf8'))
-      : { results: [], fuzz: [], coverage: [], blocks: [], unfinished: undefined };
+      : { results: [], fuzz: [], coverage: [], blocks: [], resources: [], unfinished: undefined };
     if (options.pcapDir !== undefined)
       keepPcaps(file, options.pcapDir, attempt === 0 ? options.line : `${options.line}-${attempt}`);
     rmSync(share, { recursive: true, force: true });
@@ -234,6 +248,7 @@ export async function probeKernelLine(options: HostProbeOptions): Promise<{
     fuzz.push(...parsed.fuzz);
     coverage.push(...parsed.coverage);
     blocks.push(...parsed.blocks);
+    resources.push(...parsed.resources);
     const seen = parsed.results.find((r) => r.kernel !== '');
     if (seen !== undefined) kernelRelease = seen.kernel;
     else if (parsed.coverage[0] !== undefined) kernelRelease = parsed.coverage[0].kernel;
@@ -252,13 +267,19 @@ export async function probeKernelLine(options: HostProbeOptions): Promise<{
         kernelRelease,
         crash.tail,
         crash.failure,
+        options.stopAtFirstCrash === true,
       ),
     );
+    if (options.stopAtFirstCrash === true) {
+      options.onProgress(
+        `probe: kernel-crash in ${parsed.unfinished.id} on ${options.line}: stopping there`,
+      );
+      break;
+    }
     options.onProgress(
       `probe: kernel-crash in ${parsed.unfinished.id} on ${options.line}: going on in a fresh guest`,
     );
     after = resumeKey(parsed.unfinished.variant, parsed.unfinished.id);
-    if (options.stopAtFirstCrash === true) break;
   }
   // Crash records carry the line name until a result tells the release.
   const fixed = results.map((r) =>
@@ -270,5 +291,6 @@ export async function probeKernelLine(options: HostProbeOptions): Promise<{
     fuzz,
     coverage,
     blocks,
+    resources,
   };
 }

@@ -6,14 +6,15 @@
  */
 import { mkdirSync, readlinkSync, writeFileSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
-import { BENCHMARK_BUGS, benchmarkDevice } from '../../probe/benchmark/bugs.js';
+import { selectBenchmarkBugs } from '../../probe/benchmark/bugs.js';
 import { runBenchmark } from '../../probe/benchmark/run.js';
-import { benchmarkTable } from '../../probe/benchmark/table.js';
+import { benchmarkTable, CI_BUDGET } from '../../probe/benchmark/table.js';
+import { TimelineRecorder } from '../../probe/benchmark/timeline.js';
 import { probeKernelLine } from '../../probe/probe-host.js';
 import { cacheRoot, packageRoot } from '../../runtime/paths.js';
 
 /** The fuzz budget per variant when --fuzz is not given (the CI host test's, per device). */
-export const BENCHMARK_DEFAULT_FUZZ = 40;
+export const BENCHMARK_DEFAULT_FUZZ = CI_BUDGET.fuzz;
 
 export interface BenchmarkCliOptions {
   readonly lines: readonly string[];
@@ -33,9 +34,7 @@ export async function runBenchmarkCommand(o: BenchmarkCliOptions): Promise<numbe
   const cache = cacheRoot();
   const progress = (l: string) => process.stderr.write(`${l}\n`);
   const devices = o.devices;
-  const bugs = BENCHMARK_BUGS.filter(
-    (b) => devices === undefined || devices.includes(benchmarkDevice(b.driver)),
-  );
+  const bugs = selectBenchmarkBugs(devices);
   const only = devices?.length === 1 ? (devices[0] as 'rxe0' | 'siw0') : undefined;
   const doc = await runBenchmark(
     o.lines,
@@ -52,17 +51,27 @@ export async function runBenchmarkCommand(o: BenchmarkCliOptions): Promise<numbe
           return undefined;
         }
       },
-      run: async (line, device, env) => {
-        const started = performance.now();
+      run: async (line, device, env, timeoutSeconds) => {
+        const now = () => performance.now() / 1000;
+        const started = now();
+        const timeline = new TimelineRecorder(started);
         const run = await probeKernelLine({
           line,
-          timeoutSeconds: o.timeoutSeconds,
+          timeoutSeconds: Math.min(o.timeoutSeconds, timeoutSeconds ?? o.timeoutSeconds),
           guestArgs: o.guestArgs(device ?? only),
           signal: o.signal,
           env,
+          // A variant (device set) ends at its first crash; the baseline goes on (every
+          // crash there is a false alarm to count).
+          ...(device === undefined ? {} : { stopAtFirstCrash: true }),
           onProgress: progress,
+          onGuestStderr: (chunk) => {
+            process.stderr.write(chunk);
+            timeline.chunk(chunk.toString(), now());
+          },
         });
-        return { ...run, seconds: (performance.now() - started) / 1000 };
+        timeline.finish(now());
+        return { ...run, seconds: now() - started, timeline: timeline.timeline() };
       },
     },
     bugs,

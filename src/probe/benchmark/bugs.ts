@@ -1,3 +1,5 @@
+import { UnknownNameError } from '../../errors.js';
+
 /**
  * The benchmark's bugs (issue 32): each 2026 receive-path fix of rxe and siw the project
  * can name from public sources, taken back out by patches/reverted-2026/<line>/<id>.patch
@@ -63,3 +65,31 @@ export function benchmarkDevice(driver: BenchmarkBug['driver']): 'rxe0' | 'siw0'
 
 /** The guest environment variable naming the module variant to load: `<driver>:<bug id>`. */
 export const BENCHMARK_MODULE_ENV = 'RDMA_INTEROP_BENCHMARK_MODULE';
+
+/** `RDMA_INTEROP_BENCHMARK_BUGS=<id,...>`: only these variants (to measure one again). */
+export const BENCHMARK_BUGS_ENV = 'RDMA_INTEROP_BENCHMARK_BUGS';
+
+/**
+ * The bugs a run measures: those of `devices` (all when undefined), narrowed to the ids the
+ * environment names. An id that names no bug is refused, before any guest boots.
+ */
+export function selectBenchmarkBugs(
+  devices: readonly string[] | undefined,
+  env: NodeJS.ProcessEnv = process.env,
+): BenchmarkBug[] {
+  const chosen = (env[BENCHMARK_BUGS_ENV] ?? '').split(',').filter((x) => x !== '');
+  for (const id of chosen)
+    if (!BENCHMARK_BUGS.some((b) => b.id === id))
+      throw new UnknownNameError(
+        'cli',
+        'benchmark bug',
+        id,
+        BENCHMARK_BUGS.map((b) => b.id),
+        BENCHMARK_BUGS_ENV,
+      );
+  return BENCHMARK_BUGS.filter(
+    (b) =>
+      (devices === undefined || devices.includes(benchmarkDevice(b.driver))) &&
+      (chosen.length === 0 || chosen.includes(b.id)),
+  );
+}

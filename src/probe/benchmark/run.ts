@@ -10,6 +10,8 @@ import { join } from 'node:path';
 import type { AssertionResult } from '../assertion.js';
 import type { FuzzSummary } from '../fuzz-loop.js';
 import { foreignWords } from '../oracles/foreign-bytes.js';
+import { kernelLogOracles } from '../oracles/kernel-log.js';
+import { type ResourceCheck, resourceGrowth } from '../oracles/resource-count.js';
 import { oracleNote, survivalOracles } from '../oracles/survival-oracles.js';
 import { assertionPassed, type ProbeKernel } from '../probe-report.js';
 import {
@@ -18,6 +20,8 @@ import {
   type BenchmarkBug,
   benchmarkDevice,
 } from './bugs.js';
+import { benchmarkStopEnv } from './stop.js';
+import type { Timeline } from './timeline.js';
 
 export const BENCHMARK_SCHEMA = 'rdma-interop/benchmark@1';
 
@@ -27,6 +31,10 @@ export interface ModuleRun {
   readonly results: readonly AssertionResult[];
   readonly fuzz: readonly FuzzSummary[];
   readonly seconds: number;
+  /** The resource-count oracle's counts around each pass (absent: not counted). */
+  readonly resources?: readonly ResourceCheck[];
+  /** When each result came, after the variant loaded (timeline.ts); absent: not stamped. */
+  readonly timeline?: Timeline;
 }
 
 /** How a variant showed its bug, or that it did not. */
@@ -40,8 +48,17 @@ export interface BenchmarkRow {
   /** The assertion or fuzz input that detected it. */
   readonly by?: string;
   readonly oracle?: string;
+  /** The detecting result's note (what differed), cut to 400 characters. */
+  readonly note?: string;
+  /** The detecting assertion's expected and observed answers, as JSON cut to 1500 characters each. */
+  readonly answers?: { readonly expected: string; readonly observed: string };
   /** Assertions run (in order) plus fuzz packets sent until the detecting one, inclusive. */
   readonly inputsToDetection?: number;
+  /**
+   * Guest seconds from the variant's loading to the detecting result; for a fuzz
+   * detection, to the run's last line (an upper bound: the fuzz reports at its end).
+   */
+  readonly secondsToDetection?: number;
   /** The variant's whole guest run, boot included (results carry no per-assertion time). */
   readonly guestSeconds?: number;
 }
@@ -55,16 +72,32 @@ export interface BenchmarkDocument {
   readonly rows: readonly BenchmarkRow[];
   /** Per line: the baseline's results that did not pass, and its fuzz findings. */
   readonly falseAlarms: Readonly<Record<string, readonly string[]>>;
+  /** Per line: the baseline's guest run in seconds, boot included. */
+  readonly baselineSeconds?: Readonly<Record<string, number>>;
+  /** Per line: the resource-count oracle's growth lists per pass of the baseline. */
+  readonly baselineCounts?: Readonly<Record<string, readonly ResourceCheck[]>>;
+}
+
+/** A pass's growth judged here from its two counts (the guest's list is what it judged then). */
+function grewOf(c: ResourceCheck): string[] {
+  return resourceGrowth(c.before, c.after);
 }
 
 /** Why a result hurt: the oracle names (probe/oracles). */
 export function oracleOf(r: AssertionResult): string {
-  if (r.verdict === 'kernel-crash') return 'guest-up';
+  if (r.verdict === 'kernel-crash') {
+    // The console's last lines say what the kernel reported before the guest died or hung.
+    const tail = (r.observed as { consoleTail?: string } | null)?.consoleTail ?? '';
+    return ['guest-up', ...kernelLogOracles(tail.split('\n'))].join(', ');
+  }
   const fired = r.survival === undefined ? [] : survivalOracles(r.survival);
   const guards = (r.observed as { guardsIntact?: boolean } | null)?.guardsIntact === false;
   const all = [...(guards ? ['guard-words'] : []), ...fired];
   if (all.length > 0) return all.join(', ');
-  return foreignWords(r.expected, r.observed).length > 0
+  // rxe's comparison carries the request and the region (roce-responder-run.ts names the
+  // same oracle); siw's answers echo the tester's own headers in a Terminate, which the
+  // engine's answer to a well-formed stream never holds: there the words prove nothing.
+  return r.provider === 'rxe' && foreignWords(r.expected, r.observed).length > 0
     ? 'engine-expectation, kernel-memory'
     : 'engine-expectation';
 }
@@ -78,6 +111,10 @@ export function falseAlarmsOf(baseline: ModuleRun): string[] {
     ...baseline.fuzz.flatMap((f) =>
       f.findings.map((x) => `fuzz ${f.device} #${x.index}: ${x.why}`),
     ),
+    ...(baseline.resources ?? [])
+      .map((c) => ({ pass: c.pass, grew: grewOf(c) }))
+      .filter((c) => c.grew.length > 0)
+      .map((c) => `${c.pass}: ${c.grew.join(', ')} (oracle: resource-count)`),
   ];
 }
 
@@ -99,13 +136,25 @@ export function judgeVariant(
   const results = variant.results.filter((r) => r.verdict !== 'not-run');
   const at = results.findIndex((r) => !assertionPassed(r) && passedBefore.has(r.id));
   const hit = results[at];
+  const seconds = (s: number | undefined) => (s === undefined ? {} : { secondsToDetection: s });
   if (hit !== undefined)
     return {
       ...head,
       outcome: 'detected',
       by: hit.id,
       oracle: oracleOf(hit),
+      ...(hit.note === undefined ? {} : { note: hit.note.slice(0, 400) }),
+      ...(hit.verdict === 'kernel-crash'
+        ? {}
+        : {
+            answers: {
+              expected: JSON.stringify(hit.expected).slice(0, 1500),
+              observed: JSON.stringify(hit.observed).slice(0, 1500),
+            },
+          }),
       inputsToDetection: at + 1,
+      // A crash has no result line of its own: the guest's end is when it showed.
+      ...seconds(variant.timeline?.results[hit.id] ?? variant.timeline?.end),
     };
   const device = benchmarkDevice(bug.driver) === 'rxe0' ? 'rxe_t' : 'siw0';
   const fuzz = variant.fuzz.find(
@@ -118,9 +167,33 @@ export function judgeVariant(
       outcome: 'detected',
       by: `fuzz #${first.index} (${first.mutation}, seed ${first.seed})`,
       oracle: (first.oracles ?? []).join(', ') || 'fuzz',
+      note: `${first.why}`.slice(0, 400),
       inputsToDetection: results.length + first.index + 1,
+      ...seconds(variant.timeline?.end),
+    };
+  // A leak that logged nothing: counted after the assertions and the fuzz, so every input
+  // of the pass came before it.
+  const leak = (variant.resources ?? []).map(grewOf).find((g) => g.length > 0);
+  if (leak !== undefined)
+    return {
+      ...head,
+      outcome: 'detected',
+      by: `the pass's counts (${leak.join(', ')})`,
+      oracle: 'resource-count',
+      inputsToDetection: results.length + variant.fuzz.reduce((n, f) => n + f.packets, 0),
+      ...seconds(variant.timeline?.end),
     };
   return { ...head, outcome: 'not detected' };
+}
+
+/**
+ * A variant's guest limit: twice the line's baseline run (which ran every assertion of both
+ * devices and both fuzz budgets), at least 180 s. A variant still running then is hung: on
+ * 7.3, rxe-mr-check-range's general protection fault in rxe_mr_copy (a work item) left the
+ * tester waiting until the guest's 900 s limit.
+ */
+export function variantTimeout(baselineSeconds: number): number {
+  return Math.max(180, Math.ceil(2 * baselineSeconds));
 }
 
 /** Where the set-up left a line's variant of `bug` (scripts/setup/benchmark-modules.sh). */
@@ -137,11 +210,15 @@ export function revertPatchExists(root: string, line: string, bug: BenchmarkBug)
 export interface BenchmarkRunner {
   /** The kernel version directory of a line's guest (`6.1.0-57-amd64`), if set up. */
   kver(line: string): string | undefined;
-  /** Runs the probe on `line` for `device` (all devices when undefined), with `env`. */
+  /**
+   * Runs the probe on `line` for `device` (all devices when undefined), with `env`; a guest
+   * still running after `timeoutSeconds` (when given) is stopped (a hang: a crash record).
+   */
   run(
     line: string,
     device: 'rxe0' | 'siw0' | undefined,
     env: Readonly<Record<string, string>>,
+    timeoutSeconds?: number,
   ): Promise<ModuleRun>;
   readonly cache: string;
   readonly root: string;
@@ -159,11 +236,16 @@ export async function runBenchmark(
 ): Promise<BenchmarkDocument> {
   const rows: BenchmarkRow[] = [];
   const falseAlarms: Record<string, string[]> = {};
+  const baselineSeconds: Record<string, number> = {};
+  const baselineCounts: Record<string, readonly ResourceCheck[]> = {};
   for (const line of lines) {
     const kver = runner.kver(line);
     runner.progress(`benchmark ${line}: the unmodified modules (baseline)`);
     const baseline = await runner.run(line, undefined, {});
     falseAlarms[line] = falseAlarmsOf(baseline);
+    baselineSeconds[line] = Math.round(baseline.seconds);
+    if (baseline.resources !== undefined) baselineCounts[line] = baseline.resources;
+    const stop = benchmarkStopEnv(baseline.results.filter(assertionPassed).map((r) => r.id));
     for (const bug of bugs) {
       const head = {
         bug: bug.id,
@@ -180,9 +262,15 @@ export async function runBenchmark(
         continue;
       }
       runner.progress(`benchmark ${line}: ${bug.id}`);
-      const variant = await runner.run(line, benchmarkDevice(bug.driver), {
-        [BENCHMARK_MODULE_ENV]: `${bug.driver}:${bug.id}`,
-      });
+      const variant = await runner.run(
+        line,
+        benchmarkDevice(bug.driver),
+        {
+          [BENCHMARK_MODULE_ENV]: `${bug.driver}:${bug.id}`,
+          ...stop,
+        },
+        variantTimeout(baseline.seconds),
+      );
       const row = judgeVariant(bug, line, baseline, variant);
       runner.progress(
         `benchmark ${line}: ${bug.id} ${row.outcome}${row.by === undefined ? '' : ` by ${row.by} (${row.oracle})`}`,
@@ -197,5 +285,7 @@ export async function runBenchmark(
     ...(devices === undefined ? {} : { devices }),
     rows,
     falseAlarms,
+    baselineSeconds,
+    ...(Object.keys(baselineCounts).length === 0 ? {} : { baselineCounts }),
   };
 }
