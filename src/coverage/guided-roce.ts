@@ -13,7 +13,15 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { release } from 'node:os';
 import { ICRC_LENGTH } from '../codec/roce/packet.js';
-import { type FuzzFinding, type FuzzSummary, seededRandom } from '../probe/fuzz-loop.js';
+import { minimizeSequence } from '../fuzz/minimize.js';
+import {
+  type FindingMinimization,
+  type FuzzFinding,
+  type FuzzLoopOptions,
+  type FuzzSummary,
+  seededRandom,
+} from '../probe/fuzz-loop.js';
+import { kernelLogOracles } from '../probe/oracles/kernel-log.js';
 import { rawTesterDatagram } from '../probe/roce-datagram.js';
 import { build, type RoceTarget } from '../probe/roce-packets.js';
 import {
@@ -34,6 +42,7 @@ import {
   type MutationName,
   mutate,
 } from './guided-input.js';
+import { guidedStepReductions } from './guided-minimize.js';
 
 const COUNT_FILE = '/sys/kernel/debug/rdma_cov/count';
 
@@ -140,6 +149,73 @@ async function sendInput(
   }
 }
 
+/** The oracle a per-sequence check names: the guard region, or the tester itself. */
+const sequenceOracle = (wrong: string): string =>
+  wrong.startsWith('the tester failed') ? 'harness' : 'guard-words';
+
+/**
+ * A sequence that fired a per-sequence oracle reduced (fuzz/minimize.ts): steps dropped, then
+ * each step's changes; the predicate replays the candidate through `sendInput` (a fresh QP,
+ * the same send path as the campaign) and asks for the same oracle.
+ */
+async function minimizeGuidedInput(
+  env: RoceRunEnvironment,
+  guard: Mr,
+  input: GuidedInput,
+  oracle: string,
+  budget: number,
+): Promise<FindingMinimization> {
+  const r = await minimizeSequence(
+    input.steps,
+    async (steps) => {
+      let wrong: string | undefined;
+      try {
+        wrong = await sendInput(env, guard, { startPsn: input.startPsn, steps });
+      } catch (error) {
+        wrong = `the tester failed: ${error instanceof Error ? error.message : String(error)}`;
+      }
+      return wrong !== undefined && sequenceOracle(wrong) === oracle;
+    },
+    { budget, reduceItem: guidedStepReductions },
+  );
+  return {
+    oracle,
+    originalLength: input.steps.length,
+    sequence: { kind: 'guided', inputs: [{ startPsn: input.startPsn, steps: r.minimal }] },
+    calls: r.calls,
+    exhausted: r.exhausted,
+  };
+}
+
+/**
+ * A batch that fired a kernel-log oracle reduced to the sequences that still fire it: the
+ * predicate replays them (sendInput each) and reads the kernel log for the same oracle.
+ */
+async function minimizeGuidedBatch(
+  env: RoceRunEnvironment,
+  guard: Mr,
+  inputs: readonly GuidedInput[],
+  oracle: string,
+  budget: number,
+): Promise<FindingMinimization> {
+  const r = await minimizeSequence(
+    inputs,
+    async (candidate) => {
+      env.log.mark();
+      for (const input of candidate) await sendInput(env, guard, input).catch(() => undefined);
+      return kernelLogOracles(env.log.troubleSinceLastCheck()).includes(oracle);
+    },
+    { budget },
+  );
+  return {
+    oracle,
+    originalLength: inputs.length,
+    sequence: { kind: 'guided', inputs: r.minimal },
+    calls: r.calls,
+    exhausted: r.exhausted,
+  };
+}
+
 /** What a guided campaign did, beside the fuzz summary's fields. */
 export interface GuidedSummary extends FuzzSummary {
   readonly guided: {
@@ -158,7 +234,8 @@ export interface GuidedSummary extends FuzzSummary {
 
 /**
  * Runs `count` guided inputs of `seed` against rxe_t: the seeds first (each once), then
- * mutated corpus entries; `onProgress` gets a line per batch.
+ * mutated corpus entries; `onProgress` gets a line per batch; `options.minimizeBudget`
+ * minimizes each finding (predicate calls per finding; the calls send to rxe_t too).
  */
 export async function guidedFuzzRxe(
   env: RoceRunEnvironment,
@@ -166,6 +243,7 @@ export async function guidedFuzzRxe(
   seed: number,
   batch = 25,
   onProgress: (line: string) => void = () => {},
+  options: FuzzLoopOptions = {},
 ): Promise<GuidedSummary> {
   const random = seededRandom(seed ^ 0x5bd1e995);
   const seeds = guidedSeeds(0x00a5c3);
@@ -198,15 +276,25 @@ export async function guidedFuzzRxe(
         } catch (error) {
           wrong = `the tester failed: ${error instanceof Error ? error.message : String(error)}`;
         }
-        if (wrong !== undefined)
+        if (wrong !== undefined) {
+          const oracle = sequenceOracle(wrong);
+          const minimization =
+            options.minimizeBudget === undefined
+              ? undefined
+              : await minimizeGuidedInput(env, guard, input, oracle, options.minimizeBudget);
+          const smallest =
+            minimization?.sequence.kind === 'guided' ? minimization.sequence.inputs[0] : undefined;
           findings.push({
             seed,
             index,
             mutation: applied.join('+') || 'seed',
             why: wrong,
+            oracles: [oracle],
             bytes: JSON.stringify(input),
-            minimized: JSON.stringify(input),
+            minimized: JSON.stringify(smallest ?? input),
+            ...(minimization === undefined ? {} : { minimization }),
           });
+        }
         const now = coverageFeedback()?.value ?? last;
         if (now > last && index >= seeds.length) {
           corpus.push(input);
@@ -219,6 +307,13 @@ export async function guidedFuzzRxe(
       const problems = env.log.troubleSinceLastCheck();
       const works = await loopbackFetchAdd(env.device).catch(() => false);
       if (problems.length > 0 || !works) {
+        const oracles = [...kernelLogOracles(problems), ...(works ? [] : ['device-works'])];
+        const oracle = oracles[0];
+        // A broken device cannot replay; a kernel-log oracle can.
+        const minimization =
+          options.minimizeBudget !== undefined && works && oracle?.startsWith('kernel-log/')
+            ? await minimizeGuidedBatch(env, guard, inBatch, oracle, options.minimizeBudget)
+            : undefined;
         findings.push({
           seed,
           index: to - 1,
@@ -226,8 +321,12 @@ export async function guidedFuzzRxe(
           why: [...problems, ...(works ? [] : ['rxe_t no longer completes a FetchAdd'])].join(
             ' | ',
           ),
+          oracles,
           bytes: JSON.stringify(inBatch),
-          minimized: JSON.stringify(inBatch),
+          minimized: JSON.stringify(
+            minimization?.sequence.kind === 'guided' ? minimization.sequence.inputs : inBatch,
+          ),
+          ...(minimization === undefined ? {} : { minimization }),
         });
         if (!works) break;
       }

@@ -6,6 +6,8 @@
  * still works). Only the packets and how one is sent differ per device.
  */
 import { release } from 'node:os';
+import type { FindingSequence } from '../fuzz/finding-file.js';
+import { minimizeSequence } from '../fuzz/minimize.js';
 import { kernelLogOracles } from './oracles/kernel-log.js';
 import type { KernelLog } from './survival.js';
 
@@ -80,6 +82,19 @@ export interface FuzzFinding {
   /** The bytes sent (hex; for siw those after the MPA exchange), as sent and minimized. */
   readonly bytes: string;
   readonly minimized: string;
+  /**
+   * With a minimize budget (fuzz/minimize.ts): the shortest sequence found that still fired
+   * `oracle`, the original's length and the predicate calls made (a finding file's fields).
+   */
+  readonly minimization?: FindingMinimization;
+}
+
+export interface FindingMinimization {
+  readonly oracle: string;
+  readonly originalLength: number;
+  readonly sequence: FindingSequence;
+  readonly calls: number;
+  readonly exhausted: boolean;
 }
 
 export interface FuzzSummary {
@@ -139,6 +154,38 @@ export interface FuzzDevice {
   stillWorks(): Promise<boolean>;
 }
 
+/**
+ * The batch that fired a kernel-log oracle reduced to the packets that still fire it: the
+ * predicate replays packets by index through the device's own send path (the same seed and
+ * index give the same packet, on a fresh QP) and reads the kernel log for the same oracle.
+ */
+export async function minimizeBatch(
+  d: FuzzDevice,
+  indices: readonly number[],
+  oracle: string,
+  budget: number,
+): Promise<{ indices: readonly number[]; calls: number; exhausted: boolean }> {
+  const r = await minimizeSequence(
+    indices,
+    async (candidate) => {
+      d.log.mark();
+      for (const index of candidate) await d.send(index).catch(() => undefined);
+      return kernelLogOracles(d.log.troubleSinceLastCheck()).includes(oracle);
+    },
+    { budget },
+  );
+  return { indices: r.minimal, calls: r.calls, exhausted: r.exhausted };
+}
+
+/** Options of the batch loop. */
+export interface FuzzLoopOptions {
+  /**
+   * Predicate calls per finding for minimizing a batch that fired a kernel-log oracle
+   * (undefined: no minimizing; the guest runner passes `minimize`).
+   */
+  readonly minimizeBudget?: number;
+}
+
 /** Runs packets 0..count-1 in batches of `batch`; `onProgress` gets a line per batch. */
 export async function runFuzzBatches(
   d: FuzzDevice,
@@ -146,6 +193,7 @@ export async function runFuzzBatches(
   seed: number,
   batch: number,
   onProgress: (line: string) => void,
+  options: FuzzLoopOptions = {},
 ): Promise<FuzzSummary> {
   const findings: FuzzFinding[] = [];
   let batches = 0;
@@ -181,14 +229,44 @@ export async function runFuzzBatches(
     if (problems.length > 0 || !works) {
       // The batch hurt the kernel: its packets are the reproducer (the batch is small).
       const all = sentInBatch.map((p) => hex(p.bytes)).join(',');
+      const oracles = [...kernelLogOracles(problems), ...(works ? [] : ['device-works'])];
+      const oracle = oracles[0];
+      // A broken device cannot replay; a kernel-log oracle can.
+      const minimized =
+        options.minimizeBudget !== undefined && works && oracle?.startsWith('kernel-log/')
+          ? await minimizeBatch(
+              d,
+              sentInBatch.map((p) => p.index),
+              oracle,
+              options.minimizeBudget,
+            )
+          : undefined;
+      const kept =
+        minimized === undefined
+          ? sentInBatch
+          : sentInBatch.filter((p) => minimized.indices.includes(p.index));
       findings.push({
         seed,
         index: sentInBatch[sentInBatch.length - 1]?.index ?? start,
         mutation: `batch ${start}-${end - 1}`,
         why: [...problems, ...(works ? [] : [d.broken])].join(' | '),
-        oracles: [...kernelLogOracles(problems), ...(works ? [] : ['device-works'])],
+        oracles,
         bytes: all,
-        minimized: all,
+        minimized: kept.map((p) => hex(p.bytes)).join(','),
+        ...(minimized === undefined || oracle === undefined
+          ? {}
+          : {
+              minimization: {
+                oracle,
+                originalLength: sentInBatch.length,
+                sequence: {
+                  kind: 'packets',
+                  packets: kept.filter((p) => p.bytes.length > 0).map((p) => hex(p.bytes)),
+                },
+                calls: minimized.calls,
+                exhausted: minimized.exhausted,
+              },
+            }),
       });
       if (!works) break;
     }

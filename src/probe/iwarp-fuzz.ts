@@ -20,6 +20,7 @@ import {
 import { layoutField, MPA_FPDU_LAYOUT } from '../codec/iwarp/layouts.js';
 import type { MpaNegotiated, RdmapMessage } from '../codec/iwarp/messages.js';
 import {
+  type FuzzLoopOptions,
   type FuzzOutcome,
   type FuzzSummary,
   fieldValue,
@@ -147,13 +148,14 @@ async function sendOne(
 
 /**
  * Runs `count` packets of `seed` against siw0 in batches of `batch`; `onProgress` gets
- * a line per batch.
+ * a line per batch; `options.minimizeBudget` minimizes a batch that fired a kernel-log oracle.
  */
 export function fuzzSiw(
   count: number,
   seed: number,
   batch = 25,
   onProgress: (line: string) => void = () => {},
+  options: FuzzLoopOptions = {},
 ): Promise<FuzzSummary> {
   return runFuzzBatches(
     {
@@ -177,5 +179,6 @@ export function fuzzSiw(
     seed,
     batch,
     onProgress,
+    options,
   );
 }

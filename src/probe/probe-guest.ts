@@ -39,6 +39,7 @@ import type { SiwVariant } from '../runtime/siw-variant-env.js';
 import type { AssertionResult, ProbePass } from './assertion.js';
 import { loadBenchmarkModule } from './benchmark/guest-module.js';
 import { benchmarkStop } from './benchmark/stop.js';
+import type { FuzzLoopOptions } from './fuzz-loop.js';
 import { runAssertions } from './guest-runner.js';
 import { IWARP_ASSERTIONS } from './iwarp-assertions.js';
 import { fuzzSiw } from './iwarp-fuzz.js';
@@ -131,11 +132,17 @@ export interface GuestProbeOptions extends ProbeSelection {
   readonly coverage?: CoverageKind;
   /** `--guided <n>`: that many coverage-guided sequences to rxe (coverage/guided-roce.ts). */
   readonly guided?: number;
+  /** `--minimize <calls>`: replays per fuzz finding for its minimizing (fuzz/minimize.ts). */
+  readonly minimize?: number;
   /** The CLI's own path and the args that select (for the child processes). */
   readonly childArgs: readonly string[];
 }
 
 const CHILD_ENV = 'RDMA_INTEROP_PROBE_VARIANT';
+
+/** The fuzz loops' minimizing option from `--minimize`. */
+const minimizeOptions = (o: GuestProbeOptions): FuzzLoopOptions =>
+  o.minimize === undefined ? {} : { minimizeBudget: o.minimize };
 
 function notRun(pairs: readonly SelectedAssertion[], note: string): AssertionResult[] {
   return pairs.map(({ assertion, variant }) => ({
@@ -184,14 +191,28 @@ async function runRocePass(
     let findings = 0;
     if (options.fuzz !== undefined) {
       markCoveragePhase('fuzz');
-      const summary = await fuzzRxe(tester.env, options.fuzz, options.seed, 25, onLine);
+      const summary = await fuzzRxe(
+        tester.env,
+        options.fuzz,
+        options.seed,
+        25,
+        onLine,
+        minimizeOptions(options),
+      );
       const line: ResultLine = { kind: 'fuzz', summary };
       appendFileSync(options.results, `${JSON.stringify(line)}\n`);
       findings += summary.findings.length;
     }
     if (options.guided !== undefined) {
       markCoveragePhase('guided');
-      const summary = await guidedFuzzRxe(tester.env, options.guided, options.seed, 25, onLine);
+      const summary = await guidedFuzzRxe(
+        tester.env,
+        options.guided,
+        options.seed,
+        25,
+        onLine,
+        minimizeOptions(options),
+      );
       const line: ResultLine = { kind: 'fuzz', summary };
       appendFileSync(options.results, `${JSON.stringify(line)}\n`);
       findings += summary.findings.length;
@@ -248,7 +269,13 @@ export async function runVariantHere(
     const detected = stop !== undefined && results.some(stop);
     if (options.fuzz !== undefined && variant === 'stock' && !detected) {
       markCoveragePhase('fuzz');
-      const summary = await fuzzSiw(options.fuzz, options.seed, 25, onLine);
+      const summary = await fuzzSiw(
+        options.fuzz,
+        options.seed,
+        25,
+        onLine,
+        minimizeOptions(options),
+      );
       const line: ResultLine = { kind: 'fuzz', summary };
       appendFileSync(options.results, `${JSON.stringify(line)}\n`);
       findings = summary.findings.length;

@@ -12,6 +12,7 @@ import { type BlockCoverage, renderBlockCoverage } from '../coverage/blocks.js';
 import { type FunctionCoverage, renderFunctionCoverage } from '../coverage/functions.js';
 import type { GuidedSummary } from '../coverage/guided-roce.js';
 import type { AssertionResult } from './assertion.js';
+import { writeFindingFiles } from './finding-files.js';
 import type { FuzzSummary } from './fuzz-loop.js';
 
 // The package is CommonJS whose module.exports is the builder itself (report-files.ts).
@@ -228,10 +229,11 @@ export function renderProbeJunit(doc: ProbeDocument): string {
   return builder.build();
 }
 
-/** Writes results.json, junit.xml and report.md into `dir`. */
+/** Writes results.json, junit.xml, report.md and findings/*.json (one per fuzz finding) into `dir`. */
 export function writeProbeReport(dir: string, doc: ProbeDocument): void {
   mkdirSync(dir, { recursive: true });
   writeFileSync(join(dir, 'results.json'), `${JSON.stringify(doc, null, 2)}\n`);
   writeFileSync(join(dir, 'junit.xml'), renderProbeJunit(doc));
   writeFileSync(join(dir, 'report.md'), renderProbeMarkdown(doc));
+  writeFindingFiles(dir, doc.fuzz);
 }

@@ -18,6 +18,7 @@ import { bthOpcodeInfo, type ExtensionHeader } from '../codec/roce/opcodes.js';
 import { decodeRocePacket, encodeRocePacket, ICRC_LENGTH } from '../codec/roce/packet.js';
 import type { Mr } from '../verbs/mr.js';
 import {
+  type FuzzLoopOptions,
   type FuzzOutcome,
   type FuzzSummary,
   fieldValue,
@@ -193,6 +194,7 @@ export async function fuzzRxe(
   seed: number,
   batch = 25,
   onProgress: (line: string) => void = () => {},
+  options: FuzzLoopOptions = {},
 ): Promise<FuzzSummary> {
   const guard = env.device.pd.allocMr(GUARD_LENGTH, ['LOCAL_WRITE']);
   try {
@@ -221,6 +223,7 @@ export async function fuzzRxe(
       seed,
       batch,
       onProgress,
+      options,
     );
   } finally {
     guard.close();

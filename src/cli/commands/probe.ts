@@ -89,6 +89,7 @@ interface ProbeOptions {
   readonly benchmark?: boolean;
   readonly coverage?: CoverageKind;
   readonly guided?: number;
+  readonly minimize?: number;
 }
 
 const THIS_HOST = { stays: 'the guests are booted and the report written by this process' };
@@ -117,6 +118,7 @@ export const PROBE_FORWARDING = {
   benchmark: { stays: 'the benchmark boots a guest per module variant from here' },
   coverage: 'forward',
   guided: 'forward',
+  minimize: 'forward',
 } as const satisfies Readonly<Record<keyof ProbeOptions, Forwarding>>;
 
 /**
@@ -256,6 +258,12 @@ export function registerProbe(program: Command): void {
       new Option(
         '--guided <inputs>',
         'also send <inputs> coverage-guided packet sequences to rxe0 (a corpus kept by --coverage feedback; docs/coverage.md)',
+      ).argParser(positiveInteger),
+    )
+    .addOption(
+      new Option(
+        '--minimize <calls>',
+        'minimize each fuzz finding by replaying it on the device, at most <calls> replays per finding; the report gets findings/*.json (docs/coverage.md)',
       ).argParser(positiveInteger),
     )
     .addOption(timeoutOption('limit per guest (boot + assertions)', 900))

@@ -93,6 +93,7 @@ const GIVEN: Readonly<Record<string, readonly string[] | 'refused'>> = {
   'probe list': ['--list'],
   'probe fuzz': ['--fuzz', '3'],
   'probe guided': ['--guided', '3'],
+  'probe minimize': ['--minimize', '20'],
   'probe coverage': ['--coverage', 'blocks'],
   'probe seed': ['--seed', '7'],
   'probe timeout': ['--timeout', '60'],

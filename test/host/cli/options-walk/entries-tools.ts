@@ -316,6 +316,15 @@ export const TOOL_ENTRIES: Readonly<Record<string, Entry>> = {
       expect(rows.map((r) => r[0])).toContain('roce-responder-duplicate-atomic');
     },
   },
+  'rdma-interop probe --minimize': {
+    coveredBy:
+      'test/host/fuzz/minimize.test.ts and finding-file.test.ts (the minimizer, the finding files); the replay on a device runs in a guest only',
+    accepted: async () => {
+      const args = ['probe', '--runtime', 'guest', '--fuzz', '3', '--minimize', '20'];
+      args.push('--cache-dir', emptyDir('c'));
+      expectRuntimeStop(await cli(args, NO_SETUP), 'rdma-interop probe', /no guest assets/);
+    },
+  },
   ...Object.fromEntries(
     (
       [

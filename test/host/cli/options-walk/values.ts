@@ -57,6 +57,7 @@ export const VALUES: Readonly<Record<string, ValueCheck>> = {
   'rdma-interop probe --report': { free: 'a directory, created' },
   'rdma-interop probe --fuzz': { bad: '0' },
   'rdma-interop probe --guided': { bad: '0' },
+  'rdma-interop probe --minimize': { bad: '0' },
   'rdma-interop probe --coverage': { bad: 'lines' },
   'rdma-interop probe --seed': { bad: '-1' },
   'rdma-interop probe --shard': { bad: '0/5' },
