@@ -276,6 +276,10 @@ export async function guidedFuzzRxe(
         } catch (error) {
           wrong = `the tester failed: ${error instanceof Error ? error.message : String(error)}`;
         }
+        // The feedback of this input alone, read before any minimizing replays add to it.
+        const now = coverageFeedback()?.value ?? last;
+        const grew = now > last && index >= seeds.length;
+        last = Math.max(last, now);
         if (wrong !== undefined) {
           const oracle = sequenceOracle(wrong);
           const minimization =
@@ -294,14 +298,14 @@ export async function guidedFuzzRxe(
             minimized: JSON.stringify(smallest ?? input),
             ...(minimization === undefined ? {} : { minimization }),
           });
+          // What the replays reached is no later input's gain.
+          last = Math.max(last, coverageFeedback()?.value ?? last);
         }
-        const now = coverageFeedback()?.value ?? last;
-        if (now > last && index >= seeds.length) {
+        if (grew) {
           corpus.push(input);
           added.push(input);
           for (const m of new Set(applied)) kept[m] = (kept[m] ?? 0) + 1;
         }
-        last = Math.max(last, now);
       }
       batches++;
       const problems = env.log.troubleSinceLastCheck();
@@ -328,6 +332,7 @@ export async function guidedFuzzRxe(
           ),
           ...(minimization === undefined ? {} : { minimization }),
         });
+        last = Math.max(last, coverageFeedback()?.value ?? last);
         if (!works) break;
       }
       onProgress(
