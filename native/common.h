@@ -114,11 +114,15 @@ enum : size_t {
 }  // namespace wc_word
 
 // ---------------------------------------------------------------- packed send requests
-// NativeQp.postPacked reads send requests from u32 words the TS layer wrote (no property
-// reads through N-API per post): per request kCount header words at these indices, the
-// 64-bit fields as native-endian u64 at even indices (a BigUint64Array over the same
-// memory writes them), then kNumSge SGEs of sge_word::kCount words each. The addon
-// exports the table (sendLayout); a host test checks SEND_LAYOUT in bindings.ts against it.
+// The one form of a send request the addon reads (postSend, boundPost, prepare, a round
+// trip): u32 words the TS layer wrote (no property read through N-API per field), per
+// request kCount header words at these indices, the 64-bit fields as native-endian u64 at
+// even indices (a BigUint64Array over the same memory writes them), then kNumSge SGEs of
+// sge_word::kCount words each. The objects a request names (a UD destination's AH, a
+// BIND_MW's window and MR) travel beside the words in a JS array: kHandle is the index
+// of the request's first one plus 1 (0: none), the AH alone or the MW then the MR. The
+// addon exports the table (sendLayout); a host test checks SEND_LAYOUT in
+// src/native/request-layout.ts against it.
 namespace send_word {
 enum : size_t {
   kWrId = 0,
@@ -134,13 +138,21 @@ enum : size_t {
   kRkey,
   kFlushType,
   kFlushLevel,
-  kCount = 20,  // even: the next request's u64 fields stay 8-byte aligned
+  kInvalidateRkey,  // LOCAL_INV / SEND_WITH_INV
+  kBindAddr = 20,   // BIND_MW: ibv_mw_bind_info's addr, length, access and the new rkey
+  kBindLength = 22,
+  kBindAccess = 24,
+  kBindRkey,
+  kRemoteQpn,  // UD destination (with its AH among the handles)
+  kRemoteQkey,
+  kHandle,  // first handle's index + 1, 0: none
+  kCount = 30,  // even: the next request's u64 fields stay 8-byte aligned
 };
 }  // namespace send_word
 namespace sge_word {
 enum : size_t { kAddr = 0, kLength = 2, kLkey = 3, kCount = 4 };
 }  // namespace sge_word
-// Receive requests packed the same way (NativeQp/NativeSrq.postRecvPacked): per request
+// Receive requests packed the same way (NativeQp/NativeSrq.postRecv): per request
 // its wrId and SGE count, then kNumSge SGEs of sge_word::kCount words each.
 namespace recv_word {
 enum : size_t { kWrId = 0, kNumSge = 2, kCount = 4 };

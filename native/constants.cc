@@ -1,7 +1,7 @@
 // The libibverbs / librdmacm constants the TypeScript tables name, read from
 // <infiniband/verbs.h> and <rdma/rdma_cma.h> at compile time, and the completion layout
 // NativeCq.poll writes. Exported as `constants` (C name -> value, grouped by the TS
-// table that names them), `wcLayout` and `sendLayout` (what NativeQp.postPacked reads);
+// table that names them), `wcLayout` and `sendLayout` (what NativeQp.postSend reads);
 // test/host/verbs/constants.test.ts checks every TS table against them, so a wrong hand-copied value fails a test instead of a run.
 // (Names newer than the oldest supported rdma-core, e.g. the FLUSH ones, are absent and
 // listed by that test.)
@@ -316,6 +316,14 @@ Napi::Object SendLayout(Napi::Env env) {
   o.Set("rkey", static_cast<double>(send_word::kRkey));
   o.Set("flushType", static_cast<double>(send_word::kFlushType));
   o.Set("flushLevel", static_cast<double>(send_word::kFlushLevel));
+  o.Set("invalidateRkey", static_cast<double>(send_word::kInvalidateRkey));
+  o.Set("bindAddr", static_cast<double>(send_word::kBindAddr));
+  o.Set("bindLength", static_cast<double>(send_word::kBindLength));
+  o.Set("bindAccess", static_cast<double>(send_word::kBindAccess));
+  o.Set("bindRkey", static_cast<double>(send_word::kBindRkey));
+  o.Set("remoteQpn", static_cast<double>(send_word::kRemoteQpn));
+  o.Set("remoteQkey", static_cast<double>(send_word::kRemoteQkey));
+  o.Set("handle", static_cast<double>(send_word::kHandle));
   o.Set("words", static_cast<double>(send_word::kCount));
   o.Set("sgeAddr", static_cast<double>(sge_word::kAddr));
   o.Set("sgeLength", static_cast<double>(sge_word::kLength));

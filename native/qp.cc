@@ -23,6 +23,20 @@ constexpr uint64_t kRcSendOps = IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_
                                 IBV_QP_EX_WITH_RDMA_READ | IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP |
                                 IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD;
 
+// { mr, addr, length, access } -> ibv_mw_bind_info (ibv_bind_mw of a type 1 window, a verb
+// of its own rather than a work request); `keep` holds the MR until posted.
+void ReadBindInfo(Napi::Env env, const Napi::Value &v, ibv_mw_bind_info &out,
+                  std::vector<std::shared_ptr<ResourceHandle>> &keep) {
+  if (!v.IsObject()) ThrowArgument(env, "bind", "must be { mr, addr, length, access }");
+  Napi::Object o = v.As<Napi::Object>();
+  MrRef mr = MrRefFromJs(o.Get("mr"), "ibv_bind_mw");
+  keep.push_back(mr.owner);
+  out.mr = mr.mr;
+  out.addr = ReadU64(o.Get("addr"), "bind.addr");
+  out.length = ReadU64(o.Get("length"), "bind.length");
+  out.mw_access_flags = ReadU32(o.Get("access"), "bind.access");
+}
+
 class Qp : public Resource<Qp, QpHandle> {
  public:
   static constexpr ResourceTraits kTraits{"NativeQp", "qp", "queue pair", "ibv_destroy_qp", ""};
@@ -32,11 +46,8 @@ class Qp : public Resource<Qp, QpHandle> {
         InstanceMethod<&Qp::Modify>("modify"),
         InstanceMethod<&Qp::Query>("query"),
         InstanceMethod<&Qp::PostSend>("postSend"),
-        InstanceMethod<&Qp::PostSendEx>("postSendEx"),
-        InstanceMethod<&Qp::PostPacked>("postPacked"),
         InstanceMethod<&Qp::BoundPost>("boundPost"),
         InstanceMethod<&Qp::PostRecv>("postRecv"),
-        InstanceMethod<&Qp::PostRecvPacked>("postRecvPacked"),
         InstanceMethod<&Qp::BindMw>("bindMw"),
         InstanceMethod<&Qp::Prepare>("prepare"),
         InstanceMethod<&Qp::PostPrepared>("postPrepared"),
@@ -244,27 +255,18 @@ class Qp : public Resource<Qp, QpHandle> {
     return Napi::Number::New(env, mw->mw->rkey);
   }
 
-  // postSend(wrs): one ibv_post_send for the whole chain (one doorbell). Throws a
-  // VerbsError whose message names the index of the refused request; the requests
-  // before it were posted (that is what the verbs contract says).
-  Napi::Value PostSend(const Napi::CallbackInfo &info) {
-    Napi::Env env = info.Env();
-    auto h = Handle("ibv_post_send");
-    SendChain chain;
-    chain.Parse(env, info[0]);
-    PostSendChain(env, *h, device_, chain);
-    return env.Undefined();
-  }
-
-  // prepare(wrs) -> id: parses a chain once; postPrepared(id) posts it again and again
-  // with no per-post argument reading (the hot loop of a benchmark or a poller).
+  // prepare(words, count, handles) -> id: parses a packed list once (send_word, common.h)
+  // and builds its ibv_post_send chain; postPrepared(id) posts it again and again with no
+  // per-post argument reading (the hot loop of a benchmark or a poller).
   Napi::Value Prepare(const Napi::CallbackInfo &info) {
     Napi::Env env = info.Env();
     Handle("ibv_post_send");
-    auto chain = std::make_unique<SendChain>();
-    chain->Parse(env, info[0]);
+    auto words = WordsArgument(env, info[0], "prepare");
+    auto list = std::make_unique<SendList>();
+    list->Parse(env, words.Data(), words.ElementLength(), ReadU32(info[1], "count", 0xffff), info[2]);
+    list->BuildChain();
     uint32_t id = nextPrepared_++;
-    prepared_.emplace(id, std::move(chain));
+    prepared_.emplace(id, std::move(list));
     return Napi::Number::New(env, id);
   }
 
@@ -282,34 +284,19 @@ class Qp : public Resource<Qp, QpHandle> {
     return info.Env().Undefined();
   }
 
-  // postSendEx(wrs): the ibv_wr_* path (ibv_wr_start .. ibv_wr_complete), extended QPs only.
-  Napi::Value PostSendEx(const Napi::CallbackInfo &info) {
+  // postSend(words, count, handles, ex): `count` requests packed by the TS layer (send_word
+  // / sge_word, common.h) into `words`, the objects they name in `handles`, posted with one
+  // doorbell through ibv_post_send or, with `ex`, the ibv_wr_* path. No N-API property read
+  // and, once the scratch list has grown, no allocation per post.
+  Napi::Value PostSend(const Napi::CallbackInfo &info) {
     Napi::Env env = info.Env();
-    auto h = Handle("ibv_wr_complete");
-    if (h->qpx == nullptr)
-      ThrowVerbs(env, "ibv_wr_start", device_, EOPNOTSUPP, "the QP was not created as extended");
-    // Parse everything first so a bad argument never leaves a half-built batch.
-    std::vector<ExRequest> ps;
-    ParseExRequests(env, info[0], ps);
-    PostExRequests(env, *h, device_, ps, static_cast<uint32_t>(ps.size()));
+    bool ex = info[3].IsBoolean() && info[3].As<Napi::Boolean>().Value();
+    auto words = WordsArgument(env, info[0], "postSend");
+    PostPackedWords(env, words.Data(), words.ElementLength(), ReadU32(info[1], "count", 0xffff), info[2], ex);
     return env.Undefined();
   }
 
-  // postPacked(words, count, ex): `count` requests packed by the TS layer (send_word /
-  // sge_word, common.h) into `words`, posted with one doorbell through ibv_post_send or,
-  // with `ex`, the ibv_wr_* path. The hot path of Qp.postSend: no N-API property read
-  // and, once the scratch vectors have grown, no allocation per post.
-  Napi::Value PostPacked(const Napi::CallbackInfo &info) {
-    Napi::Env env = info.Env();
-    bool ex = info[2].IsBoolean() && info[2].As<Napi::Boolean>().Value();
-    if (!info[0].IsTypedArray() || info[0].As<Napi::TypedArray>().TypedArrayType() != napi_uint32_array)
-      ThrowArgument(env, "words", "postPacked needs a Uint32Array");
-    auto words = info[0].As<Napi::Uint32Array>();
-    PostPackedWords(env, words.Data(), words.ElementLength(), ReadU32(info[1], "count", 0xffff), ex);
-    return env.Undefined();
-  }
-
-  // boundPost(words) -> { memory, post(count, ex) }: postPacked as a bound call
+  // boundPost(words) -> { memory, post(count, ex, handles) }: postSend as a bound call
   // (bound_call.h) reading requests from `words` u32 of memory the addon owns (`memory`).
   // Qp.postSend packs into it; a packing that needs more asks for a larger one.
   Napi::Value BoundPost(const Napi::CallbackInfo &info) {
@@ -339,25 +326,26 @@ class Qp : public Resource<Qp, QpHandle> {
     }
   };
 
-  // post(count, ex), bound to one QP and its memory.
+  // post(count, ex, handles), bound to one QP and its memory.
   static napi_value BoundPostCall(napi_env env, napi_callback_info info) {
-    return RunBound<BoundPostState, 2>(env, info, [env](BoundPostState &s, napi_value *argv) {
+    return RunBound<BoundPostState, 3>(env, info, [env](BoundPostState &s, napi_value *argv) {
       uint32_t n = BoundU32(env, argv[0], "count", 0xffff);
       bool ex = false;
       if (napi_get_value_bool(env, argv[1], &ex) != napi_ok) ex = false;
-      s.self->PostPackedWords(Napi::Env(env), s.block.Data(env, "ibv_post_send"), s.block.words, n, ex);
+      Napi::Value handles = argv[2] != nullptr ? Napi::Value(env, argv[2]) : Napi::Env(env).Undefined();
+      s.self->PostPackedWords(Napi::Env(env), s.block.Data(env, "ibv_post_send"), s.block.words, n, handles, ex);
       return static_cast<napi_value>(nullptr);
     });
   }
 
-  // The body of postPacked: `n` requests from `w` (`len` words), the post's time stamp
+  // The body of postSend: `n` requests from `w` (`len` words), the post's time stamp
   // written after them when there is room.
-  void PostPackedWords(Napi::Env env, uint32_t *w, size_t len, uint32_t n, bool ex) {
+  void PostPackedWords(Napi::Env env, uint32_t *w, size_t len, uint32_t n, const Napi::Value &handles, bool ex) {
     auto h = Handle(ex ? "ibv_wr_complete" : "ibv_post_send");
     if (ex && h->qpx == nullptr)
       ThrowVerbs(env, "ibv_wr_start", device_, EOPNOTSUPP, "the QP was not created as extended");
     // Read and check every request before posting any (nothing half-applied on bad input).
-    size_t at = UnpackSendWords(env, w, len, n, ex, scratch_, exScratch_);
+    size_t at = scratch_.Parse(env, w, len, n, handles);
     // The two words after the last request, when the array has them, take the post's
     // time stamp (f64 microseconds, FastClock: the TSC, as a round trip's postedAt and
     // perftest's post stamps), written just before the doorbell.
@@ -366,27 +354,21 @@ class Qp : public Resource<Qp, QpHandle> {
       double us = clock.Microseconds(clock.Ticks());
       std::memcpy(w + at, &us, sizeof us);
     }
+    // The scratch list keeps no window, MR or AH alive past the post, however it ends.
+    struct ForgetOnExit {
+      SendList &list;
+      ~ForgetOnExit() { list.Forget(); }
+    } forget{scratch_};
     if (ex) {
-      PostExRequests(env, *h, device_, exScratch_, n);
+      PostExRequests(env, *h, device_, scratch_);
     } else {
-      scratch_.Link();
+      scratch_.BuildChain();
       PostSendChain(env, *h, device_, scratch_);
     }
   }
 
+  // postRecv(words, count): `count` receive requests packed as recv_word (common.h).
   Napi::Value PostRecv(const Napi::CallbackInfo &info) {
-    Napi::Env env = info.Env();
-    auto h = Handle("ibv_post_recv");
-    RecvChain chain;
-    chain.Parse(env, info[0]);
-    if (chain.wrs.empty()) return env.Undefined();
-    ibv_recv_wr *bad = nullptr;
-    chain.Check(env, "ibv_post_recv", device_, ibv_post_recv(h->qp, chain.wrs.data(), &bad), bad);
-    return env.Undefined();
-  }
-
-  // postRecvPacked(words, count): Qp.postRecv's hot path, as postPacked is postSend's.
-  Napi::Value PostRecvPacked(const Napi::CallbackInfo &info) {
     Napi::Env env = info.Env();
     auto h = Handle("ibv_post_recv");
     recvScratch_.PostPacked(env, info, "ibv_post_recv", device_, [&](ibv_recv_wr *first, ibv_recv_wr **bad) {
@@ -395,11 +377,10 @@ class Qp : public Resource<Qp, QpHandle> {
     return env.Undefined();
   }
 
-  std::map<uint32_t, std::unique_ptr<SendChain>> prepared_;
+  std::map<uint32_t, std::unique_ptr<SendList>> prepared_;
   RecvChain recvScratch_;
-  // postPacked's reused requests (legacy chain, ibv_wr_* list): no allocation per post.
-  SendChain scratch_;
-  std::vector<ExRequest> exScratch_;
+  // postSend's reused requests (either back end): no allocation per post.
+  SendList scratch_;
   uint32_t nextPrepared_ = 1;
   uint32_t qpNum_ = 0;
   ibv_qp_cap cap_{};

@@ -10,14 +10,14 @@
 
 namespace rdma_interop {
 
-/// One ibv_post_send for `chain`. A refusal throws a VerbsError naming the refused
-/// request; the requests before it were posted (the verbs contract), also when this
-/// layer refuses an inline request the provider would read from a wrong address.
-void PostSendChain(Napi::Env env, const QpHandle &h, const std::string &device, SendChain &chain);
+/// Back end 1: one ibv_post_send for the chain `list.BuildChain()` made. A refusal throws
+/// a VerbsError naming the refused request; the requests before it were posted (the
+/// verbs contract), also when this layer refuses an inline request the provider would
+/// read from a wrong address.
+void PostSendChain(Napi::Env env, const QpHandle &h, const std::string &device, SendList &list);
 
-/// The first `n` requests of `ps` through ibv_wr_start .. ibv_wr_complete (extended
-/// QPs only): all or nothing, every request checked before the list is started.
-void PostExRequests(Napi::Env env, const QpHandle &h, const std::string &device,
-                    std::vector<ExRequest> &ps, uint32_t n);
+/// Back end 2: the parsed requests of `list` through ibv_wr_start .. ibv_wr_complete
+/// (extended QPs only): all or nothing, every request checked before the list is started.
+void PostExRequests(Napi::Env env, const QpHandle &h, const std::string &device, SendList &list);
 
 }  // namespace rdma_interop

@@ -14,6 +14,7 @@
 // trip's own go to the CQ's stash, which NativeCq.poll returns first: nothing is lost on a
 // CQ shared with other QPs or other round trips.
 #include "round_trip.h"
+#include "work_request.h"
 #include "wc_words.h"
 
 namespace rdma_interop {
@@ -176,15 +177,21 @@ napi_value ReleaseCallback(napi_env env, napi_callback_info info) {
 }
 
 // createRoundTrip(qp, wr, waitCq, waitQpNum, timeoutMs, signalEvery)
-//   wr: { wrId, opcode, sendFlags, sgList, immData?, remoteAddr?, rkey?, compareAdd?, swap? }
+//   words: the request packed as send_word (common.h), naming no handle (no UD, no window)
 //   waitQpNum: -1 to wait for the request's own completion, else a receive on that QP
 // -> { run(): number, release(): void, block: ArrayBuffer } (block: js_memory.h's path)
 Napi::Value CreateRoundTrip(const Napi::CallbackInfo &info) {
   Napi::Env env = info.Env();
   auto s = std::make_shared<RoundTripState>();
   s->qp = QpRefFromJs(info[0], "ibv_post_send");
-  if (!info[1].IsObject()) ThrowArgument(env, "wr", "the work request must be an object");
-  Napi::Object o = info[1].As<Napi::Object>();
+  // The request packed as every send request is (send_word, common.h): one of them, no handles.
+  auto words = WordsArgument(env, info[1], "createRoundTrip");
+  if (words.ElementLength() > send_word::kHandle && words.Data()[send_word::kHandle] != 0)
+    ThrowVerbs(env, "ibv_post_send", s->qp.device, EOPNOTSUPP,
+               "a round trip posts RC send, RDMA and atomic opcodes only (no UD destination)", 0);
+  SendList list;
+  list.Parse(env, words.Data(), words.ElementLength(), 1, env.Undefined());
+  const SendRequest &p = list.reqs[0];
   s->waitCq = CqFromJs(info[2], "ibv_poll_cq");
   if (!info[3].IsNumber()) ThrowArgument(env, "waitQpNum", "must be a number");
   double waitQp = info[3].As<Napi::Number>().DoubleValue();
@@ -194,10 +201,7 @@ Napi::Value CreateRoundTrip(const Napi::CallbackInfo &info) {
   s->signalEvery = ReadU32(info[5], "signalEvery", 65536);
   if (s->signalEvery == 0) ThrowArgument(env, "signalEvery", "must be at least 1");
 
-  ibv_send_wr &wr = s->wr;
-  wr.wr_id = ReadU64(o.Get("wrId"), "wrId");
-  wr.opcode = static_cast<ibv_wr_opcode>(ReadU32(o.Get("opcode"), "opcode", 255));
-  switch (wr.opcode) {
+  switch (p.opcode) {
     case IBV_WR_RDMA_WRITE:
     case IBV_WR_RDMA_WRITE_WITH_IMM:
     case IBV_WR_SEND:
@@ -209,41 +213,26 @@ Napi::Value CreateRoundTrip(const Napi::CallbackInfo &info) {
       ThrowVerbs(env, "ibv_post_send", s->qp.device, EOPNOTSUPP,
                  "a round trip posts RC send, RDMA and atomic opcodes only", 0);
   }
-  wr.send_flags = ReadU32Prop(o, "sendFlags", 0);
-  Napi::Value sgl = o.Get("sgList");
-  if (!sgl.IsArray()) ThrowArgument(env, "sgList", "must be an array");
-  Napi::Array arr = sgl.As<Napi::Array>();
-  for (uint32_t i = 0; i < arr.Length(); i++) {
-    Napi::Value e = arr.Get(i);
-    if (!e.IsObject()) ThrowArgument(env, "sgList", "an SGE must be an object");
-    Napi::Object so = e.As<Napi::Object>();
-    ibv_sge sge{};
-    sge.addr = ReadU64(so.Get("addr"), "sge.addr");
-    sge.length = ReadU32(so.Get("length"), "sge.length");
-    sge.lkey = ReadU32(so.Get("lkey"), "sge.lkey");
-    s->sges.push_back(sge);
-  }
   // Checked now too, so a wrong SGE is refused at prepare time, not at the first run.
   size_t bad = 0;
-  if (!InlineSgesRegistered(*s->qp.pd, s->sges, &bad))
+  if (!InlineSgesRegistered(*s->qp.pd, p.sges, &bad))
     ThrowVerbs(env, "ibv_post_send", s->qp.device, EINVAL,
                "sgList[" + std::to_string(bad) + "] is not inside a live MR of the QP's PD", 0);
+  // Back end 1's fill of the one request, kept on the state's own SGE list.
+  list.BuildChain();
+  s->sges = p.sges;
+  ibv_send_wr &wr = s->wr;
+  wr = list.wrs[0];
   wr.sg_list = s->sges.empty() ? nullptr : s->sges.data();
-  wr.num_sge = static_cast<int>(s->sges.size());
   wr.next = nullptr;
-  uint32_t rkey = ReadU32Prop(o, "rkey", 0);
-  if (wr.opcode == IBV_WR_ATOMIC_FETCH_AND_ADD || wr.opcode == IBV_WR_ATOMIC_CMP_AND_SWP)
-    wr.wr.atomic.rkey = rkey;
-  else
-    wr.wr.rdma.rkey = rkey;
 
   Napi::ArrayBuffer ab;
   s->memory.Create(env, sizeof(RoundTripBlock), &ab);
   auto *block = new (s->memory.Data(env, "ibv_post_send")) RoundTripBlock();
-  block->compareAdd = ReadU64Prop(o, "compareAdd", 0);
-  block->swap = ReadU64Prop(o, "swap", 0);
-  block->remoteAddr = ReadU64Prop(o, "remoteAddr", 0);
-  block->immData = ReadU32Prop(o, "immData", 0);
+  block->compareAdd = p.compareAdd;
+  block->swap = p.swap;
+  block->remoteAddr = p.remoteAddr;
+  block->immData = p.imm;
 
   Napi::Object out = Napi::Object::New(env);
   out.Set("run", Bind(env, "run", RunCallback, s));

@@ -24,7 +24,6 @@ class Srq : public Resource<Srq, SrqHandle> {
   static Properties Methods() {
     return {
         InstanceMethod<&Srq::PostRecv>("postRecv"),
-        InstanceMethod<&Srq::PostRecvPacked>("postRecvPacked"),
         InstanceMethod<&Srq::PostRecvCopies>("postRecvCopies"),
         InstanceMethod<&Srq::Modify>("modify"),
         InstanceMethod<&Srq::Query>("query"),
@@ -58,22 +57,9 @@ class Srq : public Resource<Srq, SrqHandle> {
   Napi::Value Key(const Napi::CallbackInfo &info) { return U64(info.Env(), key_); }
   Napi::Value Attr(const Napi::CallbackInfo &info) { return SrqAttrObject(info.Env(), granted_); }
 
-  // postRecv(wrs): one ibv_post_srq_recv for the list; the VerbsError names the refused one.
-  Napi::Value PostRecv(const Napi::CallbackInfo &info) {
-    Napi::Env env = info.Env();
-    auto h = Handle("ibv_post_srq_recv");
-    RecvChain chain;
-    chain.Parse(env, info[0]);
-    if (chain.wrs.empty()) return env.Undefined();
-    ibv_recv_wr *bad = nullptr;
-    chain.Check(env, "ibv_post_srq_recv", device_, ibv_post_srq_recv(h->srq, chain.wrs.data(), &bad),
-                bad);
-    return env.Undefined();
-  }
-
-  // postRecvPacked(words, count): Srq.postRecv's hot path (recv_word, common.h): no N-API
+  // postRecv(words, count): `count` receives packed as recv_word (common.h): no N-API
   // property read per request and, once the chain has grown, no allocation.
-  Napi::Value PostRecvPacked(const Napi::CallbackInfo &info) {
+  Napi::Value PostRecv(const Napi::CallbackInfo &info) {
     Napi::Env env = info.Env();
     auto h = Handle("ibv_post_srq_recv");
     scratch_.PostPacked(env, info, "ibv_post_srq_recv", device_, [&](ibv_recv_wr *first, ibv_recv_wr **bad) {

@@ -20,6 +20,7 @@ function fieldRank(field: string): number {
   switch (key.kind) {
     case 'post':
     case 'modify':
+    case 'rereg':
       return 0;
     case 'completion':
       return key.side === 'requester' ? 1 : 2;

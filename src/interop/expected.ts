@@ -326,6 +326,9 @@ function engineSide(scenario: Scenario): { side: ImmediateSide; session: EngineS
       session.modify(side, { access: maskOf(access) });
       return 'ok';
     },
+    // The programs reregister the MR to the access it has (scenario.ts `rereg-mr`): the
+    // verb succeeds and the region serves as before (IBTA 1.5 §11.2.8.3).
+    reregMr: () => 'ok',
     sleep: (ms) => session.advance(ms),
     armSolicited: () => {},
     cqEvent: (side) => session.solicitedPending(side),

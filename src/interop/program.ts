@@ -131,6 +131,8 @@ export interface ProgramSide {
   localInvalidate(side: Side, index: number): Maybe<WindowStepResult>;
   /** Arms the SRQ's limit: `ok` or the errno's name. */
   srqLimit(limit: number): Maybe<string>;
+  /** Reregisters the responder's MR with `access`: `ok` or the errno's name. */
+  reregMr(access: readonly Access[]): Maybe<string>;
   /**
    * Whether SRQ_LIMIT_REACHED came within `timeoutMs`, and the srq_limit read after it
    * (a number, or the errno's name of a refused ibv_query_srq).
@@ -220,6 +222,7 @@ function* interpret(scenario: Scenario): Generator<Ask, Outcome, unknown> {
   let windowRequests = 0;
   let srqLimitStep = 0;
   let srqEventStep = 0;
+  let reregStep = 0;
   const windowStep = { bind: 0, inv: 0 };
   const windowFields = (name: WindowStep, result: WindowStepResult): void => {
     const n = ++windowStep[name];
@@ -345,6 +348,11 @@ function* interpret(scenario: Scenario): Generator<Ask, Outcome, unknown> {
         fields[fieldName({ kind: 'srq-event', n, limit: true })] = seen.limit;
         break;
       }
+      case 'rereg-mr':
+        fields[fieldName({ kind: 'rereg', n: ++reregStep })] = yield* ask((s) =>
+          s.reregMr(step.access),
+        );
+        break;
       default:
         return unknownStep(step);
     }

@@ -211,6 +211,13 @@ export type Step =
    */
   | { readonly do: 'srq-event'; readonly timeoutMs: number }
   /**
+   * ibv_rereg_mr(IBV_REREG_MR_CHANGE_ACCESS) of the responder's MR to `access` (IBTA 1.5
+   * §11.2.8.3 Reregister Memory Region; ibv_rereg_mr(3)); `reregN` = the call's result
+   * (`ok` or the errno's name). The MR keeps its rkey only where the verb says so: the
+   * programs reregister to the access the MR already has.
+   */
+  | { readonly do: 'rereg-mr'; readonly access: readonly Access[] }
+  /**
    * Concurrency: `qps` further requester QPs (each connected to its own responder QP in
    * the same PD) each post `count` FetchAdd(`add`) to the target word, all at once, and
    * wait for every completion. `across: 'processes'` puts each requester QP in a process

@@ -9,6 +9,7 @@ import { IBTA15, IBTA15_TARGETS } from './scenarios/ibta15.js';
 import { MEMORY_WINDOWS, WINDOW_TARGETS } from './scenarios/memory-windows.js';
 import { ATOMIC_ERRORS, ATOMICS, BASIC, IMMEDIATE } from './scenarios/one-request.js';
 import { CONCURRENCY, ORDERING } from './scenarios/ordering.js';
+import { REREG, REREG_TARGETS } from './scenarios/rereg.js';
 import { RNR } from './scenarios/rnr.js';
 import { SOLICITED } from './scenarios/solicited.js';
 import { SRQ } from './scenarios/srq.js';
@@ -41,4 +42,5 @@ export const SCENARIOS: readonly Scenario[] = [
   ...family('rdma-cm', RXE_CM_TARGETS, RDMA_CM),
   ...family('memory-windows', WINDOW_TARGETS, MEMORY_WINDOWS),
   ...family('srq', EVERY_TARGET, SRQ),
+  ...family('rereg', REREG_TARGETS, REREG),
 ].sort((a, b) => (a.device === b.device ? 0 : a.device === 'rxe0' ? -1 : 1));

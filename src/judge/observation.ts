@@ -109,6 +109,8 @@ export type FieldKey =
       readonly n: number;
       readonly status?: true;
     }
+  /** `reregN`: ibv_rereg_mr of the responder's MR. */
+  | { readonly kind: 'rereg'; readonly n: number }
   /** `srqLimitN`: arming the SRQ limit. */
   | { readonly kind: 'srq-limit'; readonly n: number }
   /** `srqEventN`: whether the limit event came; `.limit`: srq_limit read after it. */
@@ -170,6 +172,8 @@ export function fieldName(key: FieldKey): string {
       return `hammer${counter(key.n)}.${member(HAMMER_PARTS, key.part, 'key.part')}`;
     case 'window':
       return `${member(WINDOW_STEPS, key.step, 'key.step')}${counter(key.n)}${flag(key.status, 'status') ? '.status' : ''}`;
+    case 'rereg':
+      return `rereg${counter(key.n)}`;
     case 'srq-limit':
       return `srqLimit${counter(key.n)}`;
     case 'srq-event':
@@ -231,7 +235,9 @@ const LANE = '(requester|responder)';
 const COMPLETION = new RegExp(`^${LANE}\\.wc${N}\\.(\\w+)$`);
 const STATE = new RegExp(`^q${N}\\.${LANE}\\.state$`);
 const EVENT = new RegExp(`^event${N}\\.${LANE}$`);
-const COUNTED = new RegExp(`^(post|modify|hammer|bind|inv|srqLimit|srqEvent)${N}(?:\\.(\\w+))?$`);
+const COUNTED = new RegExp(
+  `^(post|modify|rereg|hammer|bind|inv|srqLimit|srqEvent)${N}(?:\\.(\\w+))?$`,
+);
 const MEMORY = /^mem\[(0|-?[1-9]\d*)\]$/;
 const PACKET = new RegExp(`^wire\\.(req|resp)${N}\\.(\\w+)$`);
 const STREAM = /^stream\.(\w+)$/;
@@ -283,6 +289,8 @@ function countedKey(step: string, n: number, sub: string | undefined): FieldKey 
       );
     case 'modify':
       return only({ kind: 'modify', n }, undefined);
+    case 'rereg':
+      return only({ kind: 'rereg', n }, undefined);
     case 'srqLimit':
       return only({ kind: 'srq-limit', n }, undefined);
     case 'srqEvent':
@@ -349,6 +357,7 @@ const FIELD_KINDS = Object.keys({
   completion: true,
   state: true,
   modify: true,
+  rereg: true,
   event: true,
   hammer: true,
   window: true,

@@ -5,6 +5,8 @@
  * own one native handle each and add validation, in-flight tracking and async waiting.
  */
 
+import type { RECV_LAYOUT, SEND_LAYOUT, SEND_SGE_LAYOUT } from './request-layout.js';
+
 /** One entry of `ibv_get_device_list()`. */
 export interface NativeDeviceInfo {
   readonly name: string;
@@ -197,42 +199,6 @@ export const WC_LAYOUT = {
 /** u32 words per completion in `NativeCq.poll`'s output (must match native/cq.cc). */
 export const WC_WORDS = 14;
 
-/**
- * A send request as `NativeQp.postPacked` reads it (native/common.h send_word): u32 word
- * indices of its header, 64-bit fields native-endian at even indices (written through a
- * BigUint64Array at index / 2), then `numSge` SGEs of SEND_SGE_WORDS words each.
- */
-export const SEND_LAYOUT = {
-  wrId: 0,
-  remoteAddr: 2,
-  compareAdd: 4,
-  swap: 6,
-  atomicValue: 8,
-  flushLength: 10,
-  opcode: 12,
-  sendFlags: 13,
-  numSge: 14,
-  immData: 15,
-  rkey: 16,
-  flushType: 17,
-  flushLevel: 18,
-} as const;
-
-/** u32 words of a packed request's header (even: the next one's u64 fields stay aligned). */
-export const SEND_WORDS = 20;
-
-/** An SGE of a packed send request: word indices and size. */
-export const SEND_SGE_LAYOUT = { sgeAddr: 0, sgeLength: 2, sgeLkey: 3 } as const;
-export const SEND_SGE_WORDS = 4;
-
-/**
- * A receive request as `postRecvPacked` reads it (native/common.h recv_word): its wrId
- * (u64, native-endian) and SGE count, then `numSge` SGEs laid out as SEND_SGE_LAYOUT.
- */
-export const RECV_LAYOUT = { wrId: 0, numSge: 2 } as const;
-/** u32 words of a packed receive's header (even: u64 fields stay 8-byte aligned). */
-export const RECV_WORDS = 4;
-
 /** `ibv_cq`, optionally with its own non-blocking completion channel. */
 /** {@link NativeCq.boundPoll}: the CQ's poll into the addon's memory. */
 export interface BoundPoll {
@@ -250,8 +216,8 @@ export interface BoundPoll {
 export interface BoundPost {
   /** The packed requests (SEND_LAYOUT), then the post's time stamp. */
   readonly memory: ArrayBuffer;
-  /** As `NativeQp.postPacked(new Uint32Array(memory), count, ex)`. */
-  post(count: number, ex: boolean): void;
+  /** As `NativeQp.postSend(new Uint32Array(memory), count, handles, ex)`. */
+  post(count: number, ex: boolean, handles?: readonly NativeHandle[]): void;
 }
 
 export interface NativeCq {
@@ -302,10 +268,8 @@ export interface NativeSrq {
   readonly attr: NativeSrqAttr;
   /** With `cascade`, live children (its QPs) are released first; without, EBUSY. */
   close(cascade?: boolean): void;
-  /** `ibv_post_srq_recv` of the whole list (one call). */
-  postRecv(wrs: NativeRecvWr[]): void;
-  /** `ibv_post_srq_recv` of `count` requests packed in `words` (RECV_LAYOUT). */
-  postRecvPacked(words: Uint32Array, count: number): void;
+  /** `ibv_post_srq_recv` of `count` requests packed in `words` (RECV_LAYOUT), one call. */
+  postRecv(words: Uint32Array, count: number): void;
   /**
    * `ibv_post_srq_recv` of the one request packed in `words`, `count` times (1 to 65535)
    * in one list, wrIds counting up from its own.
@@ -336,54 +300,13 @@ export interface NativeMwBindInfo {
   access: number;
 }
 
-/** `struct ibv_sge`. */
-export interface NativeSge {
-  addr: bigint;
-  length: number;
-  lkey: number;
-}
-
-/** A send work request (legacy `ibv_send_wr` or one `ibv_wr_*` call). */
-export interface NativeSendWr {
-  wrId: bigint;
-  /** `enum ibv_wr_opcode`. */
-  opcode: number;
-  sendFlags: number;
-  sgList: NativeSge[];
-  /** The 32-bit immediate value as the wire carries it (the addon applies htonl). */
-  immData?: number;
-  remoteAddr?: bigint;
-  rkey?: number;
-  compareAdd?: bigint;
-  swap?: bigint;
-  /** ATOMIC_WRITE payload (extended path only). */
-  atomicValue?: bigint;
-  /** FLUSH (extended path, rdma-core >= 45): length, placement type, selectivity level. */
-  flushLength?: bigint;
-  flushType?: number;
-  flushLevel?: number;
-  /** LOCAL_INV, SEND_WITH_INV: the rkey to invalidate. */
-  invalidateRkey?: number;
-  /** BIND_MW: the type 2 window, the rkey it gets and where it goes. */
-  mw?: NativeMw;
-  bindRkey?: number;
-  bindInfo?: NativeMwBindInfo;
-  /** UD: the destination's address handle, QPN and Q_Key (legacy path). */
-  ah?: NativeAh;
-  remoteQpn?: number;
-  remoteQkey?: number;
-}
+/** What a packed send request may name beside its words (SEND_LAYOUT.handle). */
+export type NativeHandle = NativeAh | NativeMw | NativeMr;
 
 /** `ibv_ah`: a UD destination. */
 export interface NativeAh {
   readonly closed: boolean;
   close(): void;
-}
-
-/** An `ibv_recv_wr`. */
-export interface NativeRecvWr {
-  wrId: bigint;
-  sgList: NativeSge[];
 }
 
 /** `struct ibv_qp_init_attr(_ex)` as the addon reads it. */
@@ -507,29 +430,25 @@ export interface NativeQp {
   close(): void;
   modify(attr: NativeQpAttr, mask: number): void;
   query(): NativeQpQuery;
-  postSend(wrs: NativeSendWr[]): void;
-  postSendEx(wrs: NativeSendWr[]): void;
   /**
-   * Posts `count` requests packed in `words` (SEND_LAYOUT) with one doorbell: through
-   * `ibv_post_send`, or with `ex` the `ibv_wr_*` path. No UD destination.
+   * Posts `count` requests packed in `words` (SEND_LAYOUT), the objects they name in
+   * `handles`, with one doorbell: through `ibv_post_send`, or with `ex` the `ibv_wr_*` path.
    */
-  postPacked(words: Uint32Array, count: number, ex: boolean): void;
+  postSend(words: Uint32Array, count: number, handles: readonly NativeHandle[], ex: boolean): void;
   /**
-   * `postPacked` as a bound call (native/bound_call.h) over `words` u32 of memory the addon
-   * owns: pack into `memory`, then `post(count, ex)`. One N-API step per post, not the
-   * checked method call's dozen.
+   * `postSend` as a bound call (native/bound_call.h) over `words` u32 of memory the addon
+   * owns: pack into `memory`, then `post(count, ex, handles)`. One N-API step per post.
    */
   boundPost(words: number): BoundPost;
-  postRecv(wrs: NativeRecvWr[]): void;
   /** `ibv_post_recv` of `count` requests packed in `words` (RECV_LAYOUT). */
-  postRecvPacked(words: Uint32Array, count: number): void;
+  postRecv(words: Uint32Array, count: number): void;
   /**
    * `ibv_bind_mw` of a type 1 window (one send-queue request `wrId`, `sendFlags`);
    * returns the window's new rkey.
    */
   bindMw(mw: NativeMw, wrId: bigint, sendFlags: number, info: NativeMwBindInfo): number;
-  /** Parses a legacy send chain once; returns its id for `postPrepared`. */
-  prepare(wrs: NativeSendWr[]): number;
+  /** Parses a packed list once as a legacy chain; returns its id for `postPrepared`. */
+  prepare(words: Uint32Array, count: number, handles: readonly NativeHandle[]): number;
   /** `ibv_post_send` of a prepared chain (no argument reading). */
   postPrepared(id: number): void;
   /** Forgets a prepared chain. */
@@ -688,7 +607,7 @@ export interface NativeAddon {
    */
   createRoundTrip(
     qp: NativeQp,
-    wr: NativeSendWr,
+    words: Uint32Array,
     waitCq: NativeCq,
     waitQpNum: number,
     timeoutMs: number,
@@ -697,11 +616,11 @@ export interface NativeAddon {
   readonly roundTripLayout: Readonly<Record<keyof typeof ROUND_TRIP_LAYOUT, number>>;
   /** The completion layout NativeCq.poll writes: WC_LAYOUT's indices plus `words`. */
   readonly wcLayout: Readonly<Record<keyof typeof WC_LAYOUT | 'words', number>>;
-  /** What NativeQp.postPacked reads: SEND_LAYOUT and SEND_SGE_LAYOUT, with their sizes. */
+  /** What NativeQp.postSend reads: SEND_LAYOUT and SEND_SGE_LAYOUT, with their sizes. */
   readonly sendLayout: Readonly<
     Record<keyof typeof SEND_LAYOUT | keyof typeof SEND_SGE_LAYOUT | 'words' | 'sgeWords', number>
   >;
-  /** What postRecvPacked reads: RECV_LAYOUT with its size (the SGEs as sendLayout's). */
+  /** What postRecv reads: RECV_LAYOUT with its size (the SGEs as sendLayout's). */
   readonly recvLayout: Readonly<Record<keyof typeof RECV_LAYOUT | 'words', number>>;
   /**
    * The rdma-core >= 45 FLUSH names the addon uses although its headers (44) lack them

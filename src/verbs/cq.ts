@@ -13,7 +13,7 @@ import type { Context } from './device.js';
 import { VerbsArgumentError, VerbsError } from './errors.js';
 import { Resource } from './lifetime.js';
 import { addon } from './native.js';
-import { VerbsCompletionError } from './round-trip.js';
+import { VerbsCompletionError } from './requests/round-trip.js';
 import { onNextTurn, type Pending, type WaitOptions, waitFor } from './wait.js';
 
 export type { WaitOptions } from './wait.js';

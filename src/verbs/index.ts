@@ -105,18 +105,17 @@ export {
 export { incRkey, type Mw, type MwBind, type MwBindRequest } from './mw.js';
 export { type OdpCaps, OdpUnsupportedError, queryOdpCaps, regOdpMr } from './odp.js';
 export type { Ah, Pd, QpOptions } from './pd.js';
-export type { PreparedRecv } from './prepared-recv.js';
-export type { PreparedSend } from './prepared-send.js';
 export { type DeviceCapabilities, probeCapabilities } from './probe.js';
 export type { Qp, QpInfo } from './qp.js';
 export type { AddressVector, Grh, QpAttr, QpStateName } from './qp-attr.js';
+export type { PreparedRecv } from './requests/prepared-recv.js';
+export type { PreparedSend } from './requests/prepared-send.js';
 export {
   type RepeatOptions,
   type RoundTrip,
   type RoundTripOptions,
   VerbsCompletionError,
-} from './round-trip.js';
-export type { Srq, SrqAttr, SrqModify, SrqOptions } from './srq.js';
+} from './requests/round-trip.js';
 export type {
   MwBindOptions,
   PostPath,
@@ -125,4 +124,5 @@ export type {
   SendOpcode,
   SendWr,
   UdDestination,
-} from './wr.js';
+} from './requests/wr.js';
+export type { Srq, SrqAttr, SrqModify, SrqOptions } from './srq.js';

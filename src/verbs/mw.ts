@@ -15,7 +15,7 @@ import { VerbsArgumentError, VerbsError } from './errors.js';
 import { Resource } from './lifetime.js';
 import { type Access, accessMaskOf, type Mr } from './mr.js';
 import type { Pd } from './pd.js';
-import type { KeepSink } from './sge.js';
+import type { KeepSink } from './requests/sge.js';
 
 /** Where a window goes: a range of an MR registered with `MW_BIND`, and its access. */
 export interface MwBind {

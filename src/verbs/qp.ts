@@ -15,12 +15,7 @@ import {
   SEND_FLAGS,
 } from '../ibverbs/constants.js';
 import { ACCESS_FLAGS, QP_STATE, WC_OPCODE } from '../ibverbs/index.js';
-import type {
-  NativeAhAttrQuery,
-  NativeQp,
-  NativeQpQuery,
-  NativeSendWr,
-} from '../native/bindings.js';
+import type { NativeAhAttrQuery, NativeQp, NativeQpQuery } from '../native/bindings.js';
 import type { CmId } from './cm.js';
 import { type WorkCompletion, wrIdOf } from './completion.js';
 import type { CompletionSink, Cq } from './cq.js';
@@ -29,19 +24,26 @@ import { Resource } from './lifetime.js';
 import type { Access } from './mr.js';
 import { type Mw, nativeBindInfo } from './mw.js';
 import type { Pd } from './pd.js';
-import { PreparedSend } from './prepared-send.js';
 import { type AddressVector, type QpAttr, type QpStateName, toNativeQpAttr } from './qp-attr.js';
-import { type PackedRecv, RecvPacker } from './recv-packer.js';
-import { RoundTrip, type RoundTripOptions } from './round-trip.js';
-import { SendPacker } from './send-packer.js';
-import { applyBinds, blankSendWr, checkMw, refuseBindMw, toNativeSend } from './send-wr.js';
-import { KeepList, SgeScratch, u64 } from './sge.js';
+import { PreparedSend } from './requests/prepared-send.js';
+import { type PackedRecv, RecvPacker } from './requests/recv-packer.js';
+import { RoundTrip, type RoundTripOptions } from './requests/round-trip.js';
+import { packSendList, SendPacker } from './requests/send-packer.js';
+import {
+  applyBinds,
+  blankSendWr,
+  checkMw,
+  type NativeSendWr,
+  refuseBindMw,
+  toNativeSend,
+} from './requests/send-wr.js';
+import { KeepList, SgeScratch, u64 } from './requests/sge.js';
+import type { InFlight, MwBindOptions, PostPath, RecvWr, SendWr } from './requests/wr.js';
 import type { Srq } from './srq.js';
-import type { InFlight, MwBindOptions, PostPath, RecvWr, SendWr } from './wr.js';
 
-export type { PreparedSend } from './prepared-send.js';
-// The request types moved to wr.ts; named here too for the importers of this module.
-export type { PostPath, RawSge, SendWr } from './wr.js';
+export type { PreparedSend } from './requests/prepared-send.js';
+// The request types live in requests/wr.ts; named here too for the importers of this module.
+export type { PostPath, RawSge, SendWr } from './requests/wr.js';
 
 /**
  * `ibv_query_qp` with every attribute, raw (as `struct ibv_qp_attr` and
@@ -290,11 +292,8 @@ export class Qp extends Resource<NativeQp> implements CompletionSink {
     this.#checkUnsignaled(entries);
     const usePath = path ?? (this.extended ? 'ex' : 'legacy');
     try {
-      // The packed form (no N-API property read per field) takes every opcode it knows;
-      // a UD destination or another opcode goes through the object form.
-      if (this.#packer.pack(natives)) this.#packer.post(usePath === 'ex');
-      else if (usePath === 'ex') this.native.postSendEx(natives);
-      else this.native.postSend(natives);
+      this.#packer.pack(natives);
+      this.#packer.post(usePath === 'ex');
     } catch (e) {
       // ibv_post_send names the refused request; those before it are on the wire. The
       // ibv_wr_* path posts all or nothing (ibv_wr_complete), so nothing is tracked.
@@ -345,9 +344,8 @@ export class Qp extends Resource<NativeQp> implements CompletionSink {
     const run = this.#runAfter(this.#unsignaledRun, entry.signaled);
     const usePath = path ?? (this.#extended ? 'ex' : 'legacy');
     try {
-      if (this.#packer.pack1(native)) this.#packer.post(usePath === 'ex');
-      else if (usePath === 'ex') this.native.postSendEx([native]);
-      else this.native.postSend([native]);
+      this.#packer.pack1(native);
+      this.#packer.post(usePath === 'ex');
     } finally {
       // The scratch must not keep a window or an address handle reachable.
       if (native.mw !== undefined || native.ah !== undefined || native.bindInfo !== undefined) {
@@ -371,7 +369,8 @@ export class Qp extends Resource<NativeQp> implements CompletionSink {
   prepare(wrs: SendWr | readonly SendWr[]): PreparedSend {
     refuseBindMw(wrs);
     const { natives, entries } = this.#toNativeList(wrs);
-    const id = this.native.prepare(natives);
+    const { words, handles } = packSendList(natives);
+    const id = this.native.prepare(words, natives.length, handles);
     return new PreparedSend(this, id, entries, (e) => this.track(e));
   }
 

@@ -13,11 +13,11 @@ import { wrIdOf } from './completion.js';
 import { VerbsArgumentError, VerbsError } from './errors.js';
 import { Resource } from './lifetime.js';
 import type { Pd } from './pd.js';
-import { PreparedRecv, type RecvRunSink } from './prepared-recv.js';
 import { withProviderCause } from './provider-causes.js';
-import { type PackedRecv, RecvPacker } from './recv-packer.js';
+import { PreparedRecv, type RecvRunSink } from './requests/prepared-recv.js';
+import { type PackedRecv, RecvPacker } from './requests/recv-packer.js';
+import type { RecvWr } from './requests/wr.js';
 import { type Pending, type WaitOptions, waitFor } from './wait.js';
-import type { RecvWr } from './wr.js';
 
 /** Options of {@link Pd.createSrq} (`struct ibv_srq_init_attr`). */
 export interface SrqOptions {

@@ -429,6 +429,11 @@ export class DeviceSide implements ProgramSide {
     return srq;
   }
 
+  reregMr(access: readonly Access[]): string {
+    const mr = this.#responder('rereg-mr').mr;
+    return tryVerbs(() => mr.rereg({ access }));
+  }
+
   srqLimit(limit: number): string {
     const srq = this.#srq('srq-limit');
     const result = tryVerbs(() => {

@@ -4,6 +4,7 @@
  * records in it (it decides which record a difference names, and the order of findings).
  */
 import type { BehaviourRecord } from '../record.js';
+import { REREG_RXE_RECORDS, REREG_SIW_RECORDS } from './rereg.js';
 import { RXE_RECORDS } from './rxe.js';
 import { RXE_WIRE_RECORDS } from './rxe-wire.js';
 import { SIW_RECORDS } from './siw.js';
@@ -12,7 +13,9 @@ import { SIW_WIRE_RECORDS } from './siw-wire.js';
 /** Every record: the suite's (rxe.ts, siw.ts) and the tester's (rxe-wire.ts, siw-wire.ts). */
 export const RECORDS: readonly BehaviourRecord[] = [
   ...RXE_RECORDS,
+  ...REREG_RXE_RECORDS,
   ...SIW_RECORDS,
+  ...REREG_SIW_RECORDS,
   ...RXE_WIRE_RECORDS,
   ...SIW_WIRE_RECORDS,
 ];
@@ -22,9 +25,12 @@ export const RECORDS: readonly BehaviourRecord[] = [
  * globs. (A provider with records on a kernel is a recorded device there: `finding`
  * becomes `fail`; the tester's records, open from kernel 0, do not make it one.)
  */
-export const KNOWN_BEHAVIOUR: readonly BehaviourRecord[] = [...RXE_RECORDS, ...SIW_RECORDS].filter(
-  (k) => k.observed !== undefined,
-);
+export const KNOWN_BEHAVIOUR: readonly BehaviourRecord[] = [
+  ...RXE_RECORDS,
+  ...REREG_RXE_RECORDS,
+  ...SIW_RECORDS,
+  ...REREG_SIW_RECORDS,
+].filter((k) => k.observed !== undefined);
 
 /** The records the RoCE tester judges by (a predicate over its JSON). */
 export const ROCE_RECORDS: readonly BehaviourRecord[] = RECORDS.filter(

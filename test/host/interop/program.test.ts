@@ -86,6 +86,11 @@ function scriptedSide(calls: string[]): ImmediateSide {
       calls.push(`srqLimit ${limit}`);
       return 'ok';
     },
+    // The first reregistration is refused, the second succeeds.
+    reregMr: (access) => {
+      calls.push(`reregMr ${access.join('|')}`);
+      return calls.filter((c) => c.startsWith('reregMr')).length === 1 ? 'EOPNOTSUPP' : 'ok';
+    },
     // The event comes at the first wait only; the limit then reads 0 (disarmed).
     srqEvent: (timeoutMs) => {
       calls.push(`srqEvent ${timeoutMs}`);
@@ -254,6 +259,23 @@ describe('the scenario interpreter', () => {
       srqEvent2: 'none',
       'srqEvent2.limit': 'EOPNOTSUPP',
     });
+  });
+
+  it('numbers the rereg-mr steps and reports what each reregistration answered', () => {
+    const calls: string[] = [];
+    const scenario: Scenario = {
+      ...BASE,
+      program: [
+        { do: 'rereg-mr', access: ['LOCAL_WRITE', 'REMOTE_WRITE'] },
+        { do: 'rereg-mr', access: ['LOCAL_WRITE'] },
+      ],
+    };
+    const outcome = runProgramNow(scenario, scriptedSide(calls));
+    expect(calls.filter((c) => c.startsWith('rereg'))).toEqual([
+      'reregMr LOCAL_WRITE|REMOTE_WRITE',
+      'reregMr LOCAL_WRITE',
+    ]);
+    expect(outcome.fields).toMatchObject({ rereg1: 'EOPNOTSUPP', rereg2: 'ok' });
   });
 
   it('refuses a step kind it does not know, with a typed error', () => {

@@ -14,6 +14,7 @@ import {
   RECORDS,
   ROCE_RECORDS,
 } from '../../../src/judge/records/index.js';
+import { REREG_RXE_RECORDS, REREG_SIW_RECORDS } from '../../../src/judge/records/rereg.js';
 import { RXE_RECORDS } from '../../../src/judge/records/rxe.js';
 import { RXE_WIRE_RECORDS } from '../../../src/judge/records/rxe-wire.js';
 import { SIW_RECORDS } from '../../../src/judge/records/siw.js';
@@ -23,6 +24,8 @@ import { RDMA_CORE_TEST_RECORDS } from '../../../src/rdma-core-tests/records.js'
 const TABLES: Readonly<Record<string, readonly BehaviourRecord[]>> = {
   RXE_RECORDS,
   SIW_RECORDS,
+  REREG_RXE_RECORDS,
+  REREG_SIW_RECORDS,
   RXE_WIRE_RECORDS,
   SIW_WIRE_RECORDS,
   RECORDS,
@@ -41,7 +44,12 @@ describe('every record is classed and cites its rule', () => {
 
   it('RECORDS holds every table, so the check above saw every record', () => {
     expect(RECORDS.length).toBe(
-      RXE_RECORDS.length + SIW_RECORDS.length + RXE_WIRE_RECORDS.length + SIW_WIRE_RECORDS.length,
+      RXE_RECORDS.length +
+        SIW_RECORDS.length +
+        REREG_RXE_RECORDS.length +
+        REREG_SIW_RECORDS.length +
+        RXE_WIRE_RECORDS.length +
+        SIW_WIRE_RECORDS.length,
     );
   });
 

@@ -78,6 +78,7 @@ describe('observation field names (judge/observation.ts)', () => {
       'packet',
       'packet-count',
       'post',
+      'rereg',
       'srq-event',
       'srq-limit',
       'state',

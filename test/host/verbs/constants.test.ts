@@ -33,17 +33,15 @@ import {
   WC_STATUS,
   WR_OPCODE,
 } from '../../../src/ibverbs/index.js';
+import { ROUND_TRIP_LAYOUT, WC_LAYOUT, WC_WORDS } from '../../../src/native/bindings.js';
 import {
   RECV_LAYOUT,
   RECV_WORDS,
-  ROUND_TRIP_LAYOUT,
   SEND_LAYOUT,
   SEND_SGE_LAYOUT,
   SEND_SGE_WORDS,
   SEND_WORDS,
-  WC_LAYOUT,
-  WC_WORDS,
-} from '../../../src/native/bindings.js';
+} from '../../../src/native/request-layout.js';
 import { addon } from '../../../src/verbs/native.js';
 
 // Names newer than the rdma-core headers the addon is built against (rdma-core 44 has
@@ -136,25 +134,37 @@ describe('TypeScript tables against the headers the addon was built with', () =>
     expect(layout).toEqual({ ...WC_LAYOUT });
   });
 
-  it('SEND_LAYOUT and SEND_SGE_LAYOUT are what NativeQp.postPacked reads', () => {
+  it('SEND_LAYOUT and SEND_SGE_LAYOUT are what NativeQp.postSend reads', () => {
     const { words, sgeWords, ...layout } = addon().sendLayout;
     expect(words).toBe(SEND_WORDS);
     expect(sgeWords).toBe(SEND_SGE_WORDS);
     expect(layout).toEqual({ ...SEND_LAYOUT, ...SEND_SGE_LAYOUT });
     // u64 fields sit at even words (a BigUint64Array writes them at index / 2)
-    for (const k of [
+    const wide = [
       'wrId',
       'remoteAddr',
       'compareAdd',
       'swap',
       'atomicValue',
       'flushLength',
-    ] as const)
-      expect(SEND_LAYOUT[k] % 2).toBe(0);
+      'bindAddr',
+      'bindLength',
+    ] as const;
+    for (const k of wide) expect(SEND_LAYOUT[k] % 2).toBe(0);
     expect(SEND_WORDS % 2).toBe(0);
+    // Every header word is one field's (u64 fields take two): none overlaps another.
+    const taken = new Set<number>();
+    for (const [k, at] of Object.entries(SEND_LAYOUT)) {
+      const u64 = (wide as readonly string[]).includes(k);
+      for (const w of u64 ? [at, at + 1] : [at]) {
+        expect(taken.has(w)).toBe(false);
+        expect(w).toBeLessThan(SEND_WORDS);
+        taken.add(w);
+      }
+    }
   });
 
-  it('RECV_LAYOUT and RECV_WORDS are what postRecvPacked reads (SGEs as postPacked)', () => {
+  it('RECV_LAYOUT and RECV_WORDS are what postRecv reads (SGEs as postSend)', () => {
     const { words, ...layout } = addon().recvLayout;
     expect(words).toBe(RECV_WORDS);
     expect(layout).toEqual({ ...RECV_LAYOUT });

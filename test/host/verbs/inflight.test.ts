@@ -3,18 +3,18 @@ import { describe, expect, it } from 'vitest';
 import {
   type NativeCq,
   type NativeQp,
-  type NativeRecvWr,
-  type NativeSendWr,
   type NativeSrq,
+  WC_LAYOUT,
+  WC_WORDS,
+} from '../../../src/native/bindings.js';
+import {
   RECV_LAYOUT,
   RECV_WORDS,
   SEND_LAYOUT,
   SEND_SGE_LAYOUT,
   SEND_SGE_WORDS,
   SEND_WORDS,
-  WC_LAYOUT,
-  WC_WORDS,
-} from '../../../src/native/bindings.js';
+} from '../../../src/native/request-layout.js';
 import { Cq } from '../../../src/verbs/cq.js';
 import type { Context } from '../../../src/verbs/device.js';
 import {
@@ -26,6 +26,7 @@ import {
 import { Mr } from '../../../src/verbs/mr.js';
 import type { Pd } from '../../../src/verbs/pd.js';
 import { Qp } from '../../../src/verbs/qp.js';
+import type { NativeSendWr } from '../../../src/verbs/requests/send-wr.js';
 import { Srq } from '../../../src/verbs/srq.js';
 
 // The context and PD as a CQ and a QP use them (no device on the host).
@@ -84,7 +85,7 @@ function scriptedCq(queue: ScriptedWc[]): NativeCq {
   return cq;
 }
 
-/** Reads packed requests back as native/qp.cc PostPacked does (SEND_LAYOUT). */
+/** Reads packed requests back as native/work_request.cc SendList::Parse does (SEND_LAYOUT). */
 function unpack(words: Uint32Array, count: number): NativeSendWr[] {
   const u64 = new BigUint64Array(words.buffer, words.byteOffset);
   const L = SEND_LAYOUT;
@@ -136,16 +137,13 @@ function scriptedQp(qpNum: number, refuseAt?: number): NativeQp & { posted: Nati
     query: () => {
       throw new Error('not scripted');
     },
-    postSend: refuse,
-    postSendEx: refuse,
-    postPacked: (words: Uint32Array, count: number) => refuse(unpack(words, count)),
+    postSend: (words: Uint32Array, count: number) => refuse(unpack(words, count)),
     boundPost(size: number) {
       const memory = new ArrayBuffer(size * 4);
       const words = new Uint32Array(memory);
       return { memory, post: (count: number) => refuse(unpack(words, count)) };
     },
-    postRecv(_wrs: NativeRecvWr[]) {},
-    postRecvPacked(_words: Uint32Array, _count: number) {},
+    postRecv(_words: Uint32Array, _count: number) {},
     bindMw: () => {
       throw new Error('not scripted');
     },
@@ -326,7 +324,7 @@ describe('in-flight tracking', () => {
 
   it('tracks the receives before a refused one, from badWrIndex', () => {
     const { qp, native, mr } = fixture();
-    native.postRecvPacked = () => {
+    native.postRecv = () => {
       throw new VerbsError('ENOMEM', 12, 'ibv_post_recv', 'fake0', 'refused', 3);
     };
     const wr = { sgList: [mr.sge(0, 8)] };
@@ -339,7 +337,7 @@ describe('in-flight tracking', () => {
   it('packs receives as native/qp.cc RecvChain::Unpack reads them (RECV_LAYOUT)', () => {
     const { qp, native, mr } = fixture();
     const seen: { wrId: bigint; sges: { addr: bigint; length: number; lkey: number }[] }[] = [];
-    native.postRecvPacked = (words: Uint32Array, count: number) => {
+    native.postRecv = (words: Uint32Array, count: number) => {
       const u64 = new BigUint64Array(words.buffer, words.byteOffset);
       let at = 0;
       for (let i = 0; i < count; i++) {
@@ -492,7 +490,6 @@ describe('prepared SRQ receives (issue 23)', () => {
         attr: { maxWr: 64, maxSge: 1, srqLimit: 0 },
         close() {},
         postRecv() {},
-        postRecvPacked() {},
         postRecvCopies(words: Uint32Array, count: number) {
           const first = new BigUint64Array(words.buffer, words.byteOffset, 1)[0] ?? 0n;
           calls.push({ first, count });

@@ -10,10 +10,11 @@ import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 
 const VERBS = resolve('dist/verbs/index.js');
+const PACKER = resolve('dist/verbs/requests/send-packer.js');
 
 const CHILD = `
-const [verbsPath, path] = process.argv.slice(1);
-import(verbsPath).then((v) => {
+const [verbsPath, path, packerPath] = process.argv.slice(1);
+Promise.all([import(verbsPath), import(packerPath)]).then(([v, { packSendList }]) => {
   const ctx = v.openDevice('rxe0');
   const gid = ctx.findGid({ type: 'RoCEv2', ipv4: '192.0.2.1' });
   const pd = ctx.allocPd();
@@ -32,7 +33,11 @@ import(verbsPath).then((v) => {
   report('wrapper', () => a.postSend({ opcode: 'RDMA_WRITE', inline: true, sgList: [raw], remote: dst.remote() }, path));
   const nativeWr = (sge) => ({ wrId: 9n, opcode: 0, sendFlags: 2 | 8, sgList: [sge], remoteAddr: dst.addr, rkey: dst.rkey });
   const good = { addr: src.addr, length: src.length, lkey: src.lkey };
-  const post = (wrs) => (path === 'ex' ? a.native.postSendEx(wrs) : a.native.postSend(wrs));
+  // The addon's one request form: the words a list packs into (native/common.h send_word).
+  const post = (wrs) => {
+    const { words, handles } = packSendList(wrs);
+    a.native.postSend(words, wrs.length, handles, path === 'ex');
+  };
   report('native', () => post([nativeWr(good), nativeWr(raw)]));
   report('past-end', () => post([nativeWr({ ...good, length: src.length + 4096 })]));
   report('good', () => post([nativeWr(good)]));
@@ -44,7 +49,7 @@ import(verbsPath).then((v) => {
 `;
 
 function runChild(path: 'legacy' | 'ex') {
-  return spawnSync(process.execPath, ['-e', CHILD, VERBS, path], {
+  return spawnSync(process.execPath, ['-e', CHILD, VERBS, path, PACKER], {
     encoding: 'utf8',
     timeout: 60_000,
   });

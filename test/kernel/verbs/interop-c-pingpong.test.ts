@@ -9,8 +9,13 @@
  *   trip through C;
  * - the C client with `-c` sends its 0x7b-filled buffer with 0 at every page start: the
  *   wrapper's server checks every byte.
- * siw0 is left out: `ibv_rc_pingpong` connects by hand (ibv_modify_qp to RTR/RTS), which
- * siw refuses (its QPs reach RTS only through rdma_cm / iw_cm; docs/verbs.md).
+ * siw0 is left out, and with it the whole pingpong family: every one connects by hand
+ * (ibv_modify_qp to RTR/RTS after its TCP exchange), and siw moves a QP to RTS only with
+ * the socket iw_cm hands it (siw_qp.c siw_qp_nextstate_from_idle: "no socket", -EINVAL; line
+ * 647 on 6.1, 651 on 6.12, 619 on 7.3); ibv_ud_pingpong and ibv_uc_pingpong fail earlier,
+ * siw creating RC QPs only (siw_verbs.c siw_create_qp: qp_type != IB_QPT_RC -> EOPNOTSUPP,
+ * line 320 on 6.1, 334 on 6.12 and 7.3), as does ibv_xsrq_pingpong (XRC). The rdma_cm
+ * exchange with rdma-core's `rping` runs on both devices: interop-rping.test.ts.
  */
 import { describe, expect, it } from 'vitest';
 import {

@@ -318,10 +318,12 @@ describe('misuse of the verbs wrapper on rxe0', () => {
     expect(refusal(() => new native.NativeContext(5 as never))).toBe('VerbsArgumentError name');
     expect(refusal(() => new native.NativeAh(pd, 5 as never))).toBe('VerbsArgumentError attr');
     expect(refusal(() => lo.a.native.modify(5 as never, 0))).toBe('VerbsArgumentError attr');
-    expect(refusal(() => lo.a.native.postRecv('x' as never))).toBe('VerbsArgumentError wrs');
-    expect(refusal(() => lo.a.native.postRecv([7 as never]))).toBe('VerbsArgumentError wrs[0]');
-    expect(refusal(() => lo.a.native.postRecv([{ wrId: 1 } as never]))).toBe(
-      'VerbsArgumentError wrId',
+    expect(refusal(() => lo.a.native.postRecv('x' as never, 1))).toBe('VerbsArgumentError words');
+    expect(refusal(() => lo.a.native.postRecv(new Uint32Array(2), 1))).toBe(
+      'VerbsArgumentError words',
+    );
+    expect(refusal(() => lo.a.native.postRecv(new Uint32Array(4), 65536))).toBe(
+      'VerbsArgumentError count',
     );
     // The wrapper checks a range before the addon does, with the same field names.
     expect(refusal(() => lo.pd.allocMr(16, [], { offset: 8, length: 16 }))).toBe(

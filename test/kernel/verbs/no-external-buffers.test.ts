@@ -42,6 +42,7 @@ const MISUSE = `
 const [dist] = process.argv.slice(1);
 const v = await import(dist + '/verbs/index.js');
 const { addon } = await import(dist + '/verbs/native.js');
+const { packSendList } = await import(dist + '/verbs/requests/send-packer.js');
 const { MessageChannel } = await import('node:worker_threads');
 const out = { path: v.memoryPath() };
 const ctx = v.openDevice('rxe0');
@@ -102,7 +103,7 @@ const wr = scratch === undefined
   ? { wrId: 7n, opcode: 2, sendFlags: 0, sgList: [] }
   : { wrId: 7n, opcode: 0, sendFlags: 0, sgList: [{ addr: scratch.addr, length: 8, lkey: scratch.lkey }],
       rkey: scratch.rkey, remoteAddr: scratch.addr };
-const rt = addon().createRoundTrip(a.native, wr, cq.native, -1, 2000, 1);
+const rt = addon().createRoundTrip(a.native, packSendList([wr]).words, cq.native, -1, 2000, 1);
 out.roundTrip = scratch === undefined ? 'not run' : rt.run();
 const detach = (name, memory) => {
   try { memory.transfer(); return name + ':' + (memory.byteLength === 0 ? 'detached' : 'kept'); }

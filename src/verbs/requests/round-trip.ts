@@ -13,19 +13,16 @@
  * The addon re-checks on every run that the QP, the CQs and the MRs are live.
  */
 import { endianness } from 'node:os';
-import { nameOf } from '../ibverbs/constants.js';
-import { WC_STATUS, type WcStatus } from '../ibverbs/index.js';
-import {
-  type NativeRoundTrip,
-  type NativeSendWr,
-  ROUND_TRIP_LAYOUT,
-  WC_LAYOUT,
-} from '../native/bindings.js';
-import { decodeWorkCompletion, toWorkCompletion, type WorkCompletion } from './completion.js';
-import { VerbsArgumentError, VerbsError } from './errors.js';
-import type { Mr } from './mr.js';
-import { addon } from './native.js';
-import type { Qp } from './qp.js';
+import { nameOf } from '../../ibverbs/constants.js';
+import { WC_STATUS, type WcStatus } from '../../ibverbs/index.js';
+import { type NativeRoundTrip, ROUND_TRIP_LAYOUT, WC_LAYOUT } from '../../native/bindings.js';
+import { decodeWorkCompletion, toWorkCompletion, type WorkCompletion } from '../completion.js';
+import { VerbsArgumentError, VerbsError } from '../errors.js';
+import type { Mr } from '../mr.js';
+import { addon } from '../native.js';
+import type { Qp } from '../qp.js';
+import { packSendList } from './send-packer.js';
+import type { NativeSendWr } from './send-wr.js';
 import { u64 } from './sge.js';
 import type { SendWr } from './wr.js';
 
@@ -145,7 +142,7 @@ export class RoundTrip {
     const signalEvery = Math.max(1, Math.min(64, Math.floor(depth / 2)));
     this.#native = addon().createRoundTrip(
       qp.native,
-      toNative,
+      packSendList([toNative]).words,
       peer !== undefined ? peer.recvCq.native : qp.sendCq.native,
       peer !== undefined ? peer.qpNum : -1,
       timeoutMs,

@@ -1,13 +1,18 @@
 /**
  * The packed form of `Qp.postRecv`'s and `Srq.postRecv`'s requests, as send-packer.ts is
  * `postSend`'s: checked receive requests written into one reused block of memory
- * (RECV_LAYOUT) that `postRecvPacked` reads with no N-API property read per request (six
+ * (RECV_LAYOUT) that `postRecv` reads with no N-API property read per request (six
  * per one-SGE receive in the object form: most of a receive's cost under emulation).
  */
 
-import { RECV_LAYOUT, RECV_WORDS, SEND_SGE_LAYOUT, SEND_SGE_WORDS } from '../native/bindings.js';
-import { VerbsArgumentError } from './errors.js';
-import type { Resource } from './lifetime.js';
+import {
+  RECV_LAYOUT,
+  RECV_WORDS,
+  SEND_SGE_LAYOUT,
+  SEND_SGE_WORDS,
+} from '../../native/request-layout.js';
+import { VerbsArgumentError } from '../errors.js';
+import type { Resource } from '../lifetime.js';
 import { WordMemory } from './send-packer.js';
 import { KeepList, type MutableSge, sgeInto, u64 } from './sge.js';
 import type { RecvWr } from './wr.js';
@@ -25,7 +30,7 @@ export interface PackedRecv {
 
 /** What the packed form posts to (`NativeQp` or `NativeSrq`). */
 interface RecvTarget {
-  postRecvPacked(words: Uint32Array, count: number): void;
+  postRecv(words: Uint32Array, count: number): void;
 }
 
 const NO_SGES: readonly never[] = [];
@@ -146,6 +151,6 @@ export class RecvPacker {
 
   /** Posts what `pack` packed last: `count` requests, one doorbell. */
   post(target: RecvTarget, count: number): void {
-    target.postRecvPacked(this.#memory.u32, count);
+    target.postRecv(this.#memory.u32, count);
   }
 }

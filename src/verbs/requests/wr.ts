@@ -4,12 +4,12 @@
  * and packing for the addon are in sge.ts and send-wr.ts.
  */
 
-import type { WrOpcode } from '../ibverbs/index.js';
-import type { FlushSpec } from './flush.js';
-import type { Resource } from './lifetime.js';
-import type { RemoteRef, Sge } from './mr.js';
-import type { Mw, MwBind, MwBindRequest } from './mw.js';
-import type { Ah } from './pd.js';
+import type { WrOpcode } from '../../ibverbs/index.js';
+import type { FlushSpec } from '../flush.js';
+import type { Resource } from '../lifetime.js';
+import type { RemoteRef, Sge } from '../mr.js';
+import type { Mw, MwBind, MwBindRequest } from '../mw.js';
+import type { Ah } from '../pd.js';
 
 /** A work-request opcode name (the C name without `IBV_WR_`), e.g. `'ATOMIC_FETCH_AND_ADD'`. */
 export type SendOpcode = WrOpcode;

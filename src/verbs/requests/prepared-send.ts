@@ -1,7 +1,7 @@
 /** A send list parsed once by the addon (`Qp.prepare`) and posted again and again. */
 
-import { VerbsError } from './errors.js';
-import type { Qp } from './qp.js';
+import { VerbsError } from '../errors.js';
+import type { Qp } from '../qp.js';
 import type { InFlight } from './wr.js';
 
 /** A send list parsed once by {@link Qp.prepare}; `post()` rings one doorbell for it. */

@@ -3,11 +3,17 @@
  * every SGE inside its MR, the MR open and kept alive while the request is in flight.
  */
 
-import type { NativeSge } from '../native/bindings.js';
-import { VerbsArgumentError, VerbsError } from './errors.js';
-import type { Resource } from './lifetime.js';
-import type { Sge } from './mr.js';
+import { VerbsArgumentError, VerbsError } from '../errors.js';
+import type { Resource } from '../lifetime.js';
+import type { Sge } from '../mr.js';
 import type { RawSge } from './wr.js';
+
+/** `struct ibv_sge`, checked (packed as SEND_SGE_LAYOUT). */
+export interface NativeSge {
+  addr: bigint;
+  length: number;
+  lkey: number;
+}
 
 const U64_MAX = (1n << 64n) - 1n;
 

@@ -5,10 +5,10 @@
  * queue full, as perftest's `ib_send_bw --use-srq` server reposts the same request.
  */
 
-import { describeValue } from '../arguments.js';
-import type { NativeSrq } from '../native/bindings.js';
-import { VerbsArgumentError, VerbsError } from './errors.js';
-import type { Resource } from './lifetime.js';
+import { describeValue } from '../../arguments.js';
+import type { NativeSrq } from '../../native/bindings.js';
+import { VerbsArgumentError, VerbsError } from '../errors.js';
+import type { Resource } from '../lifetime.js';
 import { RecvPacker } from './recv-packer.js';
 import type { RecvWr } from './wr.js';
 

@@ -4,15 +4,49 @@
  * destination, each refused with a typed error before anything is posted.
  */
 
-import { describeValue } from '../arguments.js';
-import { SEND_FLAGS } from '../ibverbs/constants.js';
-import { WR_OPCODE } from '../ibverbs/index.js';
-import type { NativeSendWr } from '../native/bindings.js';
-import { VerbsArgumentError, VerbsError } from './errors.js';
-import { FLUSH_PLACEMENT, FLUSH_SELECTIVITY } from './flush.js';
-import { incRkey, type Mw, nativeBindInfo } from './mw.js';
-import { type KeepSink, nativeSges, type SgeScratch, u32, u64 } from './sge.js';
+import { describeValue } from '../../arguments.js';
+import { SEND_FLAGS } from '../../ibverbs/constants.js';
+import { WR_OPCODE } from '../../ibverbs/index.js';
+import type { NativeAh, NativeMw, NativeMwBindInfo } from '../../native/bindings.js';
+import { VerbsArgumentError, VerbsError } from '../errors.js';
+import { FLUSH_PLACEMENT, FLUSH_SELECTIVITY } from '../flush.js';
+import { incRkey, type Mw, nativeBindInfo } from '../mw.js';
+import { type KeepSink, type NativeSge, nativeSges, type SgeScratch, u32, u64 } from './sge.js';
 import type { SendWr } from './wr.js';
+
+/**
+ * A send request checked for the addon, every field present (undefined: absent), as
+ * send-packer.ts packs it into SEND_LAYOUT's words (the one form the addon reads).
+ */
+export interface NativeSendWr {
+  wrId: bigint;
+  /** `enum ibv_wr_opcode`. */
+  opcode: number;
+  sendFlags: number;
+  sgList: NativeSge[];
+  /** The 32-bit immediate value as the wire carries it (the addon applies htonl). */
+  immData?: number | undefined;
+  remoteAddr?: bigint | undefined;
+  rkey?: number | undefined;
+  compareAdd?: bigint | undefined;
+  swap?: bigint | undefined;
+  /** ATOMIC_WRITE payload (extended path only). */
+  atomicValue?: bigint | undefined;
+  /** FLUSH (extended path, rdma-core >= 45): length, placement type, selectivity level. */
+  flushLength?: bigint | undefined;
+  flushType?: number | undefined;
+  flushLevel?: number | undefined;
+  /** LOCAL_INV, SEND_WITH_INV: the rkey to invalidate. */
+  invalidateRkey?: number | undefined;
+  /** BIND_MW: the type 2 window, the rkey it gets and where it goes. */
+  mw?: NativeMw | undefined;
+  bindRkey?: number | undefined;
+  bindInfo?: NativeMwBindInfo | undefined;
+  /** UD: the destination's address handle, QPN and Q_Key. */
+  ah?: NativeAh | undefined;
+  remoteQpn?: number | undefined;
+  remoteQkey?: number | undefined;
+}
 
 /** `enum ibv_wr_opcode` by name, own names only. */
 const SEND_OPCODE_CODES: ReadonlyMap<string, number> = new Map(Object.entries(WR_OPCODE));
