@@ -99,6 +99,18 @@ export const DEFECT_FIXES: readonly DefectFix[] = [
     // No stock-siw scenario shows it: its record's scope is the patched siw's.
     suiteScope: [],
   },
+  {
+    recordId: 'rxe-odp-copy-ignores-page-offset',
+    component: 'rxe',
+    reproducer: 'repro/rxe-odp-copy-ignores-page-offset.c',
+    // 7.3 only: rxe has no ODP on 6.1 and 6.12 (the reproducer exits 0 there: nothing to
+    // reproduce), so the patch sits in the 7.3 directory alone (fixed-module.sh adds it).
+    patches: [
+      'patches/rxe-fixes/7.3/0004-RDMA-rxe-Copy-ODP-data-at-the-iova-s-offset-in-the-p.patch',
+    ],
+    // No suite scenario posts to an ODP MR.
+    suiteScope: [],
+  },
 ];
 
 /** Every record id the fixed build fixes: each fix's record and those of the same cause. */
