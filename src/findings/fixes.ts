@@ -54,6 +54,10 @@ export const DEFECT_FIXES: readonly DefectFix[] = [
     component: 'rxe',
     reproducer: 'repro/rxe-no-retry-exhaustion-towards-err-qp.c',
     patches: ['patches/rxe-fixes/0001-RDMA-rxe-Count-down-retry_cnt-7-like-any-other-retry.patch'],
+    // The RoCE tester's record of the same cause (its requester QP towards a peer that never
+    // answers): `probe --fixes` saw it go stale on every line (8 transmissions, then
+    // RETRY_EXC_ERR and the QP in ERR, as the engine predicts).
+    alsoFixes: ['rxe-retry-cnt-7-is-infinite'],
   },
   {
     recordId: 'libsiw-list-refusal-lost',
