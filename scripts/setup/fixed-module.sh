@@ -7,7 +7,8 @@
 #   $RDMA_INTEROP_CACHE/guest/<kver>/<module>-fixes.ko      link the guest loads it by
 #                                                         (scripts/guest/fixed-module.sh)
 # <module> is rdma_rxe or siw. A line may replace one patch by
-# patches/<driver>-fixes/<line>/<same name> (as patches/siw/ does). The build is
+# patches/<driver>-fixes/<line>/<same name> (as patches/siw/ does), and add its own after the
+# series (a name only its directory has: a fix of code only that line has). The build is
 # scripts/lib/kernel-module.sh's, shared with siw-patched.sh: the line's linux-source and
 # headers are fetched once per kernel version into the cache (linux-src/<pkg version>/, also
 # the pristine source and checkpatch.pl the patches are written against). The stock module
@@ -53,7 +54,7 @@ fi
 trap kmod_cleanup EXIT
 
 build_line() {
-  local line=$1 out patches=() dir
+  local line=$1 out patches=() dir p
   if ! kmod_line "$line"; then
     note "no guest assets for kernel line $line: no fixed $module.ko for it"
     return 0
@@ -61,6 +62,10 @@ build_line() {
   out="$RDMA_INTEROP_CACHE/$driver-fixes/$kmod_kver"
   for dir in "${series_dirs[@]}"; do
     mapfile -t -O "${#patches[@]}" patches < <(kmod_series_of "$dir" "$line")
+    # Then the line's own fixes, for code only that line has (rxe ODP: 7.3), in name order.
+    for p in "$dir/$line"/*.patch; do
+      [ -f "$p" ] && [ ! -e "$dir/$(basename "$p")" ] && patches+=("$p")
+    done
   done
   kmod_build_cached "$line" "$kind" "$out" "$uapi" "$recipe" \
     "$guest_cache/$kmod_kver/$link_name" "fixed $module.ko ($driver)" "${patches[@]}"

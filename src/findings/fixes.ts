@@ -54,6 +54,10 @@ export const DEFECT_FIXES: readonly DefectFix[] = [
     component: 'rxe',
     reproducer: 'repro/rxe-no-retry-exhaustion-towards-err-qp.c',
     patches: ['patches/rxe-fixes/0001-RDMA-rxe-Count-down-retry_cnt-7-like-any-other-retry.patch'],
+    // The RoCE tester's record of the same cause (its requester QP towards a peer that never
+    // answers): `probe --fixes` saw it go stale on every line (8 transmissions, then
+    // RETRY_EXC_ERR and the QP in ERR, as the engine predicts).
+    alsoFixes: ['rxe-retry-cnt-7-is-infinite'],
   },
   {
     recordId: 'libsiw-list-refusal-lost',
@@ -97,6 +101,18 @@ export const DEFECT_FIXES: readonly DefectFix[] = [
     reproducer: 'repro/siw-post-on-error-qp-no-completion.c',
     patches: ['patches/siw-fixes/0003-RDMA-siw-Flush-a-request-posted-to-a-user-mapped-SQ-.patch'],
     // No stock-siw scenario shows it: its record's scope is the patched siw's.
+    suiteScope: [],
+  },
+  {
+    recordId: 'rxe-odp-copy-ignores-page-offset',
+    component: 'rxe',
+    reproducer: 'repro/rxe-odp-copy-ignores-page-offset.c',
+    // 7.3 only: rxe has no ODP on 6.1 and 6.12 (the reproducer exits 0 there: nothing to
+    // reproduce), so the patch sits in the 7.3 directory alone (fixed-module.sh adds it).
+    patches: [
+      'patches/rxe-fixes/7.3/0004-RDMA-rxe-Copy-ODP-data-at-the-iova-s-offset-in-the-p.patch',
+    ],
+    // No suite scenario posts to an ODP MR.
     suiteScope: [],
   },
 ];

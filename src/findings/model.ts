@@ -9,6 +9,7 @@
 import {
   type BehaviourRecord,
   coversScenario,
+  FIXES_SUFFIX,
   RECORD_CLASSES,
   type RecordClass,
 } from '../judge/record.js';
@@ -179,6 +180,11 @@ function lineCell(
   };
 }
 
+/** True when every provider key is a fixed build's (`rxe+fixes`, `siw+rfc7306+fixes`). */
+export function onFixedBuildOnly(providers: readonly string[]): boolean {
+  return providers.length > 0 && providers.every((p) => p.endsWith(FIXES_SUFFIX));
+}
+
 /**
  * A defect is still present upstream when one of its ranges is open-ended (the newest
  * kernels measured still show it) and no fix records an upstream change.
@@ -189,6 +195,9 @@ function sectionOf(
   fixes: readonly DefectFix[],
 ): Section {
   if (k.class !== 'defect') return k.class;
+  // A defect recorded on a fixed build only (`siw+rfc7306+fixes`) is how its cause, still
+  // upstream, shows there; the end of its range is where the stock record takes over.
+  if (onFixedBuildOnly([k.provider, ...(k.alsoFor ?? [])])) return 'defects present upstream';
   const upstreamFixed = fixes.some((f) => f.fixedUpstream !== undefined);
   return ranges.some((r) => r.before === undefined) && !upstreamFixed
     ? 'defects present upstream'

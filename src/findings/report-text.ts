@@ -3,7 +3,13 @@
  * means, each section's heading, and a row's per-line cell.
  */
 import type { RecordClass } from '../judge/record.js';
-import type { FindingRow, LineCell, RunState, Section } from './model.js';
+import {
+  type FindingRow,
+  type LineCell,
+  onFixedBuildOnly,
+  type RunState,
+  type Section,
+} from './model.js';
 
 /** The class definitions (docs/findings.md gives each with its rule). */
 export const CLASS_TEXT: Readonly<Record<RecordClass, string>> = {
@@ -29,7 +35,11 @@ const RUN_TEXT: Readonly<Record<RunState, string>> = {
 
 /** One kernel line of a row: what the records say, then what the runs saw. */
 export function lineText(row: FindingRow, c: LineCell): string {
-  const changed = row.class === 'defect' ? 'fixed upstream' : 'changed upstream';
+  // A fixed build's record ends where the stock one takes over: upstream changed, not fixed.
+  const changed =
+    row.class === 'defect' && !onFixedBuildOnly(row.providers)
+      ? 'fixed upstream'
+      : 'changed upstream';
   const records =
     c.state === 'present'
       ? c.fixedHere

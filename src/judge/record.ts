@@ -61,21 +61,28 @@ export function siwProvider(variant: 'stock' | 'rfc7306' | undefined): string {
  */
 export const FIXES_SUFFIX = '+fixes';
 
-/** The provider key on the fixed build: `rxe+fixes`, `siw+fixes`. */
+/**
+ * The provider key on the fixed build: `rxe+fixes`, `siw+fixes`, and `siw+rfc7306+fixes`
+ * (the RFC 7306 series with the fixes on top).
+ */
 export function fixedProvider(provider: string): string {
   return `${provider}${FIXES_SUFFIX}`;
 }
 
 /**
  * True when `k` holds for `provider`: its own, one it names in alsoFor, or (fixed build)
- * its stock one unless findings/fixes.ts FIXED_RECORD_IDS (DEFECT_FIXES, the one list)
- * names it, so the fixed defects' results turn `match` and nothing else changes.
+ * one it holds for on the build without the fixes (`siw` for `siw+fixes`, its own or
+ * alsoFor `siw+rfc7306` for `siw+rfc7306+fixes`) unless findings/fixes.ts FIXED_RECORD_IDS
+ * (DEFECT_FIXES, the one list) names it, so the fixed defects' results turn `match` and
+ * nothing else changes.
  */
 export function holdsForProvider(k: BehaviourRecord, provider: string): boolean {
   if (k.provider === provider || k.alsoFor?.includes(provider) === true) return true;
   if (!provider.endsWith(FIXES_SUFFIX)) return false;
-  const stock = provider.slice(0, -FIXES_SUFFIX.length);
-  return k.provider === stock && !FIXED_RECORD_IDS.has(k.id);
+  const unfixed = provider.slice(0, -FIXES_SUFFIX.length);
+  return (
+    (k.provider === unfixed || k.alsoFor?.includes(unfixed) === true) && !FIXED_RECORD_IDS.has(k.id)
+  );
 }
 
 /** The classes of recorded behaviour (issue 33), in the order the findings report lists them. */

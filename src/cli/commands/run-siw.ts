@@ -6,6 +6,7 @@
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
+import { combinedLibraryPath, onFixedBuild, switchFixedSiw } from '../../runtime/fixes-env.js';
 import { hostRdmaDevices } from '../../runtime/index.js';
 import {
   loadedSiwVariant,
@@ -40,6 +41,44 @@ export function runStockPass(args: readonly string[]): number {
 }
 
 /**
+ * The patched pass's siw on this build: the RFC 7306 series (siw-module.sh, keyed
+ * `siw+rfc7306`) or, on the fixed build (`run --fixes`), the series with the fixes on top
+ * (scripts/guest/fixed-module.sh `siw rfc7306-fixed`, keyed `siw+rfc7306+fixes`), each with
+ * its own rdma-core build; and how siw0 goes back to the module it ran on before.
+ */
+function patchedBuild(): {
+  readonly key: string;
+  readonly lib: string;
+  readonly builtBy: string;
+  readonly load: () => void;
+  readonly restore: () => string;
+} {
+  if (!onFixedBuild()) {
+    const before = loadedSiwVariant() ?? 'stock';
+    return {
+      key: 'siw+rfc7306',
+      lib: patchedLibraryPath(),
+      builtBy: 'scripts/setup/siw-patched.sh',
+      load: () => switchSiwModule('rfc7306'),
+      restore: () => {
+        switchSiwModule(before);
+        return before;
+      },
+    };
+  }
+  return {
+    key: 'siw+rfc7306+fixes',
+    lib: combinedLibraryPath(),
+    builtBy: 'scripts/setup/fixes.sh',
+    load: () => switchFixedSiw('rfc7306-fixed'),
+    restore: () => {
+      switchFixedSiw('fixed');
+      return 'fixed';
+    },
+  };
+}
+
+/**
  * Runs the patched pass where the devices are (root in the guest); resolves with its exit
  * status. `args`: the pass's `run` (run-request.ts `runElsewhereArgs`: siw0, --siw rfc7306).
  */
@@ -48,20 +87,20 @@ export function runPatchedPass(args: readonly string[]): number {
     process.stderr.write(errorLine(RUN, 'no siw0 here: the patched siw pass is left out'));
     return 2;
   }
-  const lib = patchedLibraryPath();
+  const build = patchedBuild();
+  const lib = build.lib;
   if (!existsSync(lib)) {
     process.stderr.write(
       errorLine(
         RUN,
-        `no patched libsiw at ${lib} (scripts/setup/siw-patched.sh builds it): the patched siw pass cannot run`,
+        `no patched libsiw at ${lib} (${build.builtBy} builds it): the patched siw pass cannot run`,
       ),
     );
     return 2;
   }
-  const before = loadedSiwVariant() ?? 'stock';
-  process.stderr.write('interop: siw0 on the patched siw (siw+rfc7306)\n');
+  process.stderr.write(`interop: siw0 on the patched siw (${build.key})\n`);
   try {
-    switchSiwModule('rfc7306');
+    build.load();
   } catch (error) {
     process.stderr.write(
       errorLine(
@@ -78,7 +117,6 @@ export function runPatchedPass(args: readonly string[]): number {
     });
     return child.status ?? 1;
   } finally {
-    switchSiwModule(before);
-    process.stderr.write(`interop: siw0 back on the ${before} siw\n`);
+    process.stderr.write(`interop: siw0 back on the ${build.restore()} siw\n`);
   }
 }

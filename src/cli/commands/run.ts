@@ -475,18 +475,13 @@ function refuseIdleOptions(command: Command, options: RunOptions): void {
 }
 
 /**
- * `--fixes`: one guest on the fixed build. siw0 runs one module at a time (the fixed stock
- * siw here, the RFC 7306 one for --siw rfc7306); the link's guests are set up by --siw and
- * --peer-siw. On this host's devices (the guest's own run gets --fixes forwarded) it holds
+ * `--fixes`: one guest on the fixed build. With --siw rfc7306 (or both) the patched pass
+ * runs on the RFC 7306 series with the fixes on top, keyed `siw+rfc7306+fixes`
+ * (run-siw.ts); the link's guests are set up by --siw and --peer-siw. On this host's devices (the guest's own run gets --fixes forwarded) it holds
  * only where they are on the fixed build, as RDMA_INTEROP_FIXES=1 says (runtime/fixes-env.ts).
  */
 function refuseIdleFixes(command: Command, options: RunOptions): void {
   if (options.fixes !== true) return;
-  if (options.siw !== undefined && options.siw !== 'stock')
-    usageError(
-      command,
-      `--fixes runs siw0 on the fixed stock siw; --siw ${options.siw} on the RFC 7306 one (one siw module at a time)`,
-    );
   if (options.link)
     usageError(
       command,
@@ -592,7 +587,7 @@ export function registerRun(program: Command): void {
     )
     .option(
       '--fixes',
-      "rxe0 and siw0 on the project's fixed modules and providers (patches/*-fixes, repro/README.md; built by scripts/setup/fixes.sh), keyed rxe+fixes and siw+fixes: the defects they fix (findings/fixes.ts) turn match, every other record holds as on stock; not with --siw rfc7306|both",
+      "rxe0 and siw0 on the project's fixed modules and providers (patches/*-fixes, repro/README.md; built by scripts/setup/fixes.sh), keyed rxe+fixes and siw+fixes: the defects they fix (findings/fixes.ts) turn match, every other record holds as on stock; with --siw rfc7306|both the patched pass runs on the RFC 7306 series with the fixes on top, keyed siw+rfc7306+fixes",
     )
     .addOption(
       new Option(

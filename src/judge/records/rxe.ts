@@ -351,4 +351,24 @@ export const RXE_RECORDS: readonly BehaviourRecord[] = [
       'libibverbs the flag says imm_data is valid, which is meant for the receive side',
     spec: 'ibv_poll_cq(3): IBV_WC_WITH_IMM',
   },
+  {
+    // No suite scenario or tester assertion posts to an ODP MR (the suite's MRs are pinned):
+    // test/kernel/verbs/missing-verbs.test.ts asserts it on 7.3, repro/ reproduces it.
+    id: 'rxe-odp-copy-ignores-page-offset',
+    class: 'defect',
+    rule: 'ibv_post_send(3): wr.rdma.remote_addr is the remote address the RDMA Write places its data at (an ODP MR, ibv_reg_mr(3) IBV_ACCESS_ON_DEMAND, is addressed as any other); IBTA Vol. 1 §9.4.3 (the RETH virtual address)',
+    unclear:
+      'the first upstream version with rxe ODP is not checked here: 6.1 and 6.12 have no rxe_odp.c, 7.3.4 has it with this copy',
+    provider: 'rxe',
+    // rxe has no ODP on 6.1 and 6.12 (no rxe_odp.c: ibv_reg_mr with ON_DEMAND is refused).
+    kernel: { from: '7.3' },
+    scope: [],
+    why:
+      "rxe_odp.c __rxe_odp_mr_copy computes the iova's offset in its page " +
+      "(rxe_odp_iova_to_page_offset) but copies to or from the kmap'd page's base (dest = " +
+      'user_va), and never advances addr: a Write at page offset 100 of an ODP MR lands at ' +
+      'offset 0, and a copy across a page boundary repeats its first bytes on the next page; ' +
+      'the non-ODP copy (rxe_mr.c rxe_mr_copy_xarray) adds the offset',
+    spec: 'IBTA 9.4.3 (RETH: the virtual address the data goes to)',
+  },
 ];

@@ -393,6 +393,38 @@ export const SIW_RECORDS: readonly BehaviourRecord[] = [
     spec: 'IBTA 10.7.3 (local errors)',
   },
   {
+    // The RFC 7306 series on top of the fixes (run --fixes --siw rfc7306) before 6.8 reports
+    // the state too (patches/siw-fixes/0002 fixes siw-query-qp-state), so the two records
+    // above show there as on 6.8 and later.
+    id: 'siw-qp-access-not-enforced-qps-stay-rts-fixed-query',
+    class: 'defect',
+    rule: "ibv_modify_qp(3) qp_access_flags (the QP's remote access enables); IBTA Vol. 1 §10.6.3.3 (follows from siw-qp-access-not-enforced)",
+    provider: 'siw+rfc7306+fixes',
+    kernel: SIW_QUERY_QP_STATE_UNSET,
+    scope: ['siw-qp-atomic-removed'],
+    observed: { 'q*.*.state': 'RTS' },
+    why:
+      'as on 6.8 and later (siw-qp-access-not-enforced-qps-stay-rts): both FetchAdds execute, ' +
+      'so every QP stays in RTS, which siw_query_qp reports once patches/siw-fixes/0002 fills ' +
+      'qp_state; measured on 6.1.0-57 with the RFC 7306 series and the fixes',
+    spec: 'IBTA 10.6.3.3 (QP remote access enables); RFC 5040 §7 (Terminate ends the stream)',
+  },
+  {
+    id: 'libsiw-rfc7306-refused-sge-qps-stay-rts-fixed-query',
+    class: 'allowed',
+    rule: 'ibv_post_send(3): a request refused at the post is not posted (follows from libsiw-rfc7306-atomic-sge-length)',
+    provider: 'siw+rfc7306+fixes',
+    kernel: SIW_QUERY_QP_STATE_UNSET,
+    rdmaCore: { from: '56.1' },
+    scope: ['siw-atomic-short-sge', 'siw-atomic-no-sge'],
+    observed: { 'q*.*.state': 'RTS' },
+    why:
+      'as on 6.8 and later (libsiw-rfc7306-refused-sge-qps-stay-rts): the refused atomic sent ' +
+      'nothing, so both QPs stay in RTS, which siw_query_qp reports once patches/siw-fixes/0002 ' +
+      'fills qp_state; measured on 6.1.0-57 with the RFC 7306 series and the fixes',
+    spec: 'IBTA 10.7.3 (local errors)',
+  },
+  {
     id: 'siw-qp-access-not-enforced',
     class: 'defect',
     rule: "ibv_modify_qp(3) qp_access_flags (the QP's remote access enables); IBTA Vol. 1 §10.6.3.3; RFC 7306 §8.2 (an Atomic Request the peer may not execute is answered with a Terminate)",

@@ -14,11 +14,13 @@ import {
   type FindingRow,
   type FindingsDocument,
   findingsDocument,
+  onFixedBuildOnly,
   SECTIONS,
   sourcesOf,
 } from '../../../src/findings/model.js';
 import { renderFindingsHtml } from '../../../src/findings/report-html.js';
 import { renderFindingsMarkdown } from '../../../src/findings/report-md.js';
+import { lineText } from '../../../src/findings/report-text.js';
 import { FindingsInputError, lineOfRelease, readSightings } from '../../../src/findings/results.js';
 import { RECORDS } from '../../../src/judge/records/index.js';
 
@@ -81,6 +83,21 @@ describe('the findings document', () => {
       from: '6.8',
       fixedHere: false,
     });
+  });
+
+  it("a defect recorded on a fixed build only is its cause's, still upstream: changed, not fixed", () => {
+    // siw+rfc7306+fixes before 6.8: the fixed siw_query_qp shows the QPs that
+    // siw-qp-access-not-enforced leaves in RTS; from 6.8 the stock record takes over.
+    const id = 'siw-qp-access-not-enforced-qps-stay-rts-fixed-query';
+    expect(onFixedBuildOnly(['siw+rfc7306+fixes'])).toBe(true);
+    expect(onFixedBuildOnly(['siw', 'siw+fixes'])).toBe(false);
+    expect(sectionOf(doc, id)).toBe('defects present upstream');
+    const r = row(doc, id);
+    expect(r.lines.map((c) => lineText(r, c))).toEqual([
+      'present',
+      'changed upstream in 6.8',
+      'changed upstream in 6.8',
+    ]);
   });
 
   it('the component: the userspace provider or the kernel driver', () => {

@@ -54,6 +54,34 @@ describe('the fixed build: rxe+fixes and siw+fixes', () => {
         expect(appliesIn(k, { provider: 'siw+fixes', kernel, rdmaCore: '56.1' })).toBe(false);
   });
 
+  it('siw+rfc7306+fixes: every record of the patched siw holds but the fixed defects', () => {
+    // run --fixes --siw rfc7306: the RFC 7306 series with the fixes on top. Besides, only the
+    // records of that key itself: what the fixed siw_query_qp shows before 6.8.
+    const combined = fixedProvider('siw+rfc7306');
+    expect(combined).toBe('siw+rfc7306+fixes');
+    let held = 0;
+    for (const k of RECORDS)
+      for (const kernel of KERNELS)
+        for (const rdmaCore of RDMA_CORES) {
+          const onPatched = appliesIn(k, { provider: 'siw+rfc7306', kernel, rdmaCore });
+          const onCombined = appliesIn(k, { provider: combined, kernel, rdmaCore });
+          if (k.provider === combined) {
+            // Before 6.8 only (siw_query_qp reports the state from there on, stock or not).
+            if (onCombined) expect(kernel, k.id).toMatch(/^6\.1\./);
+            continue;
+          }
+          expect(onCombined, `${k.id} on ${kernel}, rdma-core ${rdmaCore}`).toBe(
+            onPatched && !FIXED.has(k.id),
+          );
+          if (onCombined) held++;
+        }
+    expect(held).toBeGreaterThan(20);
+    // siw-post-on-error-qp-no-completion is the patched siw's record and a fixed defect.
+    const postOnError = RECORDS.find((k) => k.id === 'siw-post-on-error-qp-no-completion');
+    expect(postOnError?.provider).toBe('siw+rfc7306');
+    expect(FIXED.has('siw-post-on-error-qp-no-completion')).toBe(true);
+  });
+
   it('keys rxe and siw +fixes where the guest was set up on the fixed build, nothing else', () => {
     const before = process.env[FIXES_ENV];
     try {
