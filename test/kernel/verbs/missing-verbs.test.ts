@@ -255,7 +255,9 @@ describe(`on-demand paging MRs (line ${LINE})`, () => {
     expect(cq.pollUntil(1)[0]?.status).toBe('SUCCESS');
     // Linux 7.3.4 rxe_odp.c __rxe_odp_mr_copy copies to the kmap'd page's base
     // (dest = user_va, lines 207-210) and never adds the in-page offset it computed: the
-    // bytes asked for at offset 100 land at offset 0.
+    // bytes asked for at offset 100 land at offset 0: the defect
+    // rxe-odp-copy-ignores-page-offset (src/judge/records/rxe.ts; repro/
+    // rxe-odp-copy-ignores-page-offset.c; patches/rxe-fixes/7.3/0004).
     expect(writable.buffer.indexOf('odp-7e3a')).toBe(0);
     expect(writable.buffer.subarray(100, 108).every((b) => b === 0)).toBe(true);
     // the write-permission rule: no write right, no write (the pages fault in read-only)
