@@ -13,6 +13,7 @@ import { figure, printFigures } from '../report.js';
 import { openSrqRateSides } from '../srq-rate.js';
 import { openWriteImmPingPong } from '../write-imm-pingpong.js';
 import { anchor, rejected } from './anchor.js';
+import { cqExPollFigure } from './cq-ex-poll.js';
 import { DEVICE, ITERATIONS, type Latency, WARMUP } from './loopback.js';
 import { medianRound, pair, type Round, spreadOf } from './rounds.js';
 import { sendRecvFigures, sendRecvRound, warmSendRecv } from './send-recv.js';
@@ -113,6 +114,7 @@ async function main(): Promise<void> {
       target: { op: '>=', ratio: 1 },
     }),
     ...sendRecvFigures(sendRecv, suite),
+    cqExPollFigure(suite),
   ]);
 }
 
