@@ -52,8 +52,11 @@ export interface ExchangeOptions {
   /** How long one busy `run()` / `receive()` polls before VerbsError ETIMEDOUT (default 5000 ms). */
   readonly timeoutMs?: number;
   /**
-   * One signaled send every this many (default 1: every send signaled and its
-   * completion awaited, as `ibv_rc_pingpong`); at most the send queue's depth.
+   * One signaled send every this many, at most the send queue's depth; the others are
+   * unsignaled (a failed one still completes, with its error). Default as a round trip's
+   * (`untilReceiveOn`): half the send queue's depth, at most 64, at least 1 (a queue of
+   * one: every send signaled and awaited, as `ibv_rc_pingpong`). A send completion is
+   * what else a step waits for: on events, each one can cost a wake-up of its own.
    */
   readonly signalEvery?: number;
 }
@@ -114,7 +117,7 @@ export function prepareExchange(
   if (!Number.isInteger(timeoutMs) || timeoutMs < 1 || timeoutMs > 0xffffffff)
     throw new VerbsArgumentError('timeoutMs', 'must be an integer in [1, 2^32 - 1]');
   const depth = qp.native.cap.maxSendWr;
-  const signalEvery = options.signalEvery ?? 1;
+  const signalEvery = options.signalEvery ?? Math.max(1, Math.min(64, Math.floor(depth / 2)));
   if (!Number.isInteger(signalEvery) || signalEvery < 1 || signalEvery > depth)
     throw new VerbsArgumentError(
       'signalEvery',

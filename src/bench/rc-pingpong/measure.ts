@@ -112,9 +112,9 @@ async function eventsProfile(size: number, iters: number, rounds: number): Promi
   for (let r = 0; r < rounds; r++) {
     const parts: string[] = [];
     for (const [label, extra] of [
-      ['exchange', {}],
-      ['exchange no-timeout', { waitTimeoutMs: 0 }],
-      ['exchange signalEvery 2', { signalEvery: 2 }],
+      ['exchange every send signaled', { signalEvery: 1 }],
+      ['exchange signalEvery 8 (its default here)', {}],
+      ['exchange signalEvery 8, no timeout', { waitTimeoutMs: 0 }],
     ] as const) {
       const server = startExample(
         RC_PINGPONG,

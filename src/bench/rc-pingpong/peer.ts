@@ -41,7 +41,7 @@ export interface PingPongOptions {
   readonly mode: WaitMode;
   /** The loop's form (default `everyday`). */
   readonly form?: LoopForm;
-  /** `exchange`: one signaled send every this many (default 1, as rc_pingpong). */
+  /** `exchange`: one signaled send every this many (default: the exchange's own, 8 here). */
   readonly signalEvery?: number;
   /** The timeout of each wait (default 60000 ms; 0: none). */
   readonly waitTimeoutMs?: number;
@@ -91,9 +91,10 @@ export async function rcPingPong(o: PingPongOptions): Promise<PingPongResult> {
     const gid = ctx.findGid({ type: 'RoCEv2' });
     const pd = ctx.allocPd();
     const cq = ctx.createCq({ cqe: rxDepth + 1, channel: o.mode === 'events' });
-    // (rc_pingpong's send queue holds one request; an exchange with unsignaled sends needs
-    // room for the run between two signaled ones.)
-    const maxSendWr = o.form === 'exchange' ? (o.signalEvery ?? 1) : 1;
+    // rc_pingpong's send queue holds one request, every Send signaled. The exchange's
+    // holds 16: it signals one Send in 8 (its default, half the depth), as perftest
+    // moderates its completions; on events a Send completion can cost a wake-up.
+    const maxSendWr = o.form === 'exchange' ? Math.max(16, o.signalEvery ?? 1) : 1;
     const qp = pd.createQp({ sendCq: cq, recvCq: cq, maxSendWr, maxRecvWr: rxDepth });
     // Separate send and receive memory (the example shares one buffer), so that what
     // arrives can be checked against what was sent.
@@ -126,7 +127,10 @@ export async function rcPingPong(o: PingPongOptions): Promise<PingPongResult> {
         exchange = prepareExchange(
           qp,
           { send, recv },
-          { timeoutMs: 60_000, signalEvery: o.signalEvery ?? 1 },
+          {
+            timeoutMs: 60_000,
+            ...(o.signalEvery === undefined ? {} : { signalEvery: o.signalEvery }),
+          },
         );
         exchange.postReceives(rxDepth);
       } else qp.postRecv(Array.from({ length: rxDepth }, () => recv));
