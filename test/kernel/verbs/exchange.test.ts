@@ -3,19 +3,15 @@
  * against rdma-core's `ibv_rc_pingpong` in both roles, busy-polling and on events, with
  * the data checked both ways (as interop-c-pingpong.test.ts checks the everyday loop);
  * in loopback with immediates, a receive posted earlier with postRecv, and a QP in error.
- * (Speed is measured by `npm run bench`, never here.)
+ * (docs/verbs.md's example runs in test/kernel/docs/examples.test.ts, as every device
+ * example; it passed here too, verbatim, in the guest run of 2026-12-05. Speed is measured
+ * by `npm run bench`, never here.)
  */
-import assert from 'node:assert/strict';
 import { afterEach, describe, expect, it } from 'vitest';
 import { rcPingPongArgs, startExample } from '../../../src/bench/rc-pingpong/c-example.js';
 import { RC_PINGPONG, roceGidIndex } from '../../../src/bench/rc-pingpong/measure.js';
 import { rcPingPong } from '../../../src/bench/rc-pingpong/peer.js';
-import {
-  connectPairByHand,
-  openDevice,
-  prepareExchange,
-  VerbsCompletionError,
-} from '../../../src/verbs/index.js';
+import { prepareExchange, VerbsCompletionError } from '../../../src/verbs/index.js';
 import { channelPair } from './exchange-fixture.js';
 
 const DEVICE = 'rxe0';
@@ -176,46 +172,5 @@ describe('prepared exchanges on rxe0', () => {
     // queue is empty (a third would time out).
     expect(() => ex.receive()).toThrow(VerbsCompletionError);
     expect(p.cqA.poll(8)).toEqual([]);
-  });
-
-  // docs/verbs.md "Messaging": the example verbatim (its imports above).
-  it('the docs example: a ping-pong of exchanges on events in one thread', async () => {
-    using ctx = openDevice('rxe0');
-    const gid = ctx.findGid({ type: 'RoCEv2', ipv4: '192.0.2.1' });
-    using pd = ctx.allocPd();
-    using cqA = ctx.createCq({ cqe: 64 }); // with a channel (the default): async steps need one
-    using cqB = ctx.createCq({ cqe: 64 });
-    using a = pd.createQp({ sendCq: cqA, maxSendWr: 4, maxRecvWr: 8 });
-    using b = pd.createQp({ sendCq: cqB, maxSendWr: 4, maxRecvWr: 8 });
-    connectPairByHand(a, b, gid, { aPsn: 100, bPsn: 200 });
-
-    using memA = pd.allocMr(128, ['LOCAL_WRITE']); // bytes 0-63 sent, 64-127 received
-    using memB = pd.allocMr(128, ['LOCAL_WRITE']);
-    using ping = prepareExchange(a, {
-      send: { opcode: 'SEND_WITH_IMM', sgList: [memA.sge(0, 64)], immData: 1 },
-      recv: { sgList: [memA.sge(64, 64)] },
-    });
-    using pong = prepareExchange(b, {
-      send: { opcode: 'SEND', sgList: [memB.sge(0, 64)] },
-      recv: { sgList: [memB.sge(64, 64)] },
-    });
-    ping.postReceives(4);
-    pong.postReceives(4);
-    for (let i = 0; i < 10; i++) {
-      memA.buffer.fill(i, 0, 64);
-      ping.sendImmData = 0x01020304 + i;
-      // Both sides in one thread: each waits on events while the other runs.
-      const question = pong.receiveAsync({ timeoutMs: 5000 });
-      const answer = ping.runAsync({ timeoutMs: 5000 }); // repost, send, wait: one call
-      await question;
-      assert.equal(pong.byteLen, 64);
-      assert.equal(pong.immData, 0x01020304 + i);
-      assert.ok(memB.buffer.subarray(64).equals(Buffer.alloc(64, i)));
-      memB.buffer.fill(0xf0 + i, 0, 64);
-      pong.send(); // repost, send, busy-poll its completion: one call
-      await answer;
-      assert.equal(ping.immData, undefined); // a plain SEND
-      assert.ok(memA.buffer.subarray(64).equals(Buffer.alloc(64, 0xf0 + i)));
-    }
   });
 });
