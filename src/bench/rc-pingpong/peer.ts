@@ -160,6 +160,7 @@ export async function rcPingPong(o: PingPongOptions): Promise<PingPongResult> {
         usecPerIter: usec / o.iters,
         firstReceived: first,
         received: Buffer.from(recvMr.buffer),
+        wakeUps: exchange.wakeUps,
         ...r,
       };
     }
