@@ -234,7 +234,17 @@ export class Exchange {
   }
 
   #async(flags: number, options: WaitOptions): Promise<void> {
+    // Everything is checked before the step posts: a refusal leaves nothing half-done.
+    const timeoutMs = options?.timeoutMs;
     try {
+      if (typeof options !== 'object' || options === null)
+        throw new VerbsArgumentError('options', 'must be an object');
+      if (
+        timeoutMs !== undefined &&
+        (!Number.isInteger(timeoutMs) || timeoutMs < 1 || timeoutMs > MAX_DELAY)
+      )
+        throw new VerbsArgumentError('timeoutMs', `must be an integer in [1, ${MAX_DELAY}]`);
+      if (options.signal?.aborted) return Promise.reject(options.signal.reason);
       this.#idle();
       if (this.#qp.sendCq !== this.#qp.recvCq || !this.#qp.recvCq.hasChannel)
         throw new VerbsArgumentError(
@@ -249,14 +259,6 @@ export class Exchange {
     } catch (e) {
       return Promise.reject(e);
     }
-    const timeoutMs = options.timeoutMs;
-    if (
-      timeoutMs !== undefined &&
-      (!Number.isInteger(timeoutMs) || timeoutMs < 1 || timeoutMs > MAX_DELAY)
-    )
-      return Promise.reject(
-        new VerbsArgumentError('timeoutMs', `must be an integer in [1, ${MAX_DELAY}]`),
-      );
     this.#waiting = true;
     // The timeout is this exchange's own timer, re-armed per wait (below); the signal
     // goes through the wrapper's one wait.

@@ -105,7 +105,7 @@ describe('exchange misuse on rxe0', () => {
     expect(errnoOf(() => prepareExchange(viaSrq, requests))).toBe('argument');
   });
 
-  it('released, MR closed, QP closed: EBADF; a step while an async one waits: EBUSY; a busy step times out', async () => {
+  it('released, MR closed, QP closed: EBADF; a step while an async one waits: EBUSY; timeouts and aborts leave nothing busy', async () => {
     const p = channelPair();
     cleanups.push(() => p.close());
     const mr = p.pd.allocMr(64, ['LOCAL_WRITE']);
@@ -133,6 +133,20 @@ describe('exchange misuse on rxe0', () => {
     await expect(pending).rejects.toMatchObject({ code: 'ETIMEDOUT' });
     // Nothing came: a busy wait times out too, and the wait stays (no second receive posted).
     expect(errnoOf(() => waiting.receive())).toBe('ETIMEDOUT');
+
+    // An aborted signal or a wrong timeout refuses the step before it posts; an abort
+    // during the wait ends it; neither leaves the exchange busy.
+    const signalled = make();
+    cleanups.push(() => signalled.release());
+    await expect(signalled.runAsync({ signal: AbortSignal.abort('stop') })).rejects.toBe('stop');
+    await expect(signalled.runAsync({ timeoutMs: 0 })).rejects.toBeInstanceOf(VerbsArgumentError);
+    await expect(signalled.runAsync(null as never)).rejects.toBeInstanceOf(VerbsArgumentError);
+    signalled.postReceives(1);
+    const controller = new AbortController();
+    const aborted = signalled.receiveAsync({ signal: controller.signal });
+    controller.abort('enough');
+    await expect(aborted).rejects.toBe('enough');
+    expect(errnoOf(() => signalled.postReceives(1))).toBeUndefined();
 
     const onOther = make(other);
     cleanups.push(() => onOther.release());
