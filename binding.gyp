@@ -29,6 +29,7 @@
         "native/crc32c.cc",
         "native/round_trip.cc",
         "native/round_trip_repeat.cc",
+        "native/exchange.cc",
         "native/flush.cc",
         "native/js_memory.cc"
       ],

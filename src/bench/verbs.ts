@@ -39,9 +39,14 @@
  *   without a target: both sides in one thread, where nothing overlaps.
  *
  * - Send/Receive ping-pong, 64 B and 4 KiB, busy poll and with completion events (issue 34,
- *   verbs/send-recv.ts): the wrapper's ping-pong as docs/verbs.md teaches it, as the client
- *   of rdma-core's `ibv_rc_pingpong`, against `ibv_rc_pingpong` with itself (`-e` for
- *   events): us per exchange, target <= 1.5x.
+ *   verbs/send-recv.ts): the wrapper's ping-pong as the client of rdma-core's
+ *   `ibv_rc_pingpong`, against `ibv_rc_pingpong` with itself (`-e` for events), us per
+ *   exchange: through a prepared exchange (`run()` / `await runAsync()`), target <= 1.5x;
+ *   as the verbs are first taught (postRecv, postSend, pollUntil / cq.next) beside it,
+ *   without a target. `node dist/bench/verbs/messaging-run.js [rounds]` measures the
+ *   messaging figures alone.
+ * - whether the extended CQ polls cheaper (issue 34, verbs/cq-ex-poll.ts): an empty
+ *   `pollEx(16)` against an empty `poll(16)`, us per call. No target.
  *
  * - what memory without external buffers costs (issue 36, verbs/memory-path.ts): allocMr
  *   + close, a round trip and postSend + pollUntil on V8-allocated memory against the same
@@ -57,6 +62,7 @@ import { column, implausibleLatency, implausibleRate } from './perftest-plausibi
 import { figure, printFigures } from './report.js';
 import { openSrqRateSides, type SrqRateSides } from './srq-rate.js';
 import { anchor, rawOutputs, rejected } from './verbs/anchor.js';
+import { cqExPollFigure } from './verbs/cq-ex-poll.js';
 import {
   fetchAddLatencyEvents,
   fetchAddLatencyGeneral,
@@ -372,6 +378,7 @@ export async function runBenchmark(): Promise<void> {
       ...writeLat,
     }),
     ...sendRecvFigures(sendRecv, suite),
+    cqExPollFigure(suite),
   ];
   if (figures.some((f) => Number.isNaN(f.anchor)))
     process.stdout.write(`  (an anchor was not measured; raw output:)\n${rawOutputs.join('\n')}\n`);

@@ -70,6 +70,12 @@ export {
 } from './device.js';
 export { isVerbsError, VerbsArgumentError, VerbsError } from './errors.js';
 export {
+  type Exchange,
+  type ExchangeOptions,
+  type ExchangeRequests,
+  prepareExchange,
+} from './exchange.js';
+export {
   FLUSH_PLACEMENT,
   FLUSH_SELECTIVITY,
   type FlushPlacement,

@@ -5,11 +5,14 @@
  * completion, over `iters` exchanges), busy poll or with completion events (`-e`).
  *
  * Run directly (`node dist/bench/rc-pingpong/measure.js <size> <iters> <poll|events>
- * [rounds]`) it prints both, for profiling in the guest.
+ * [rounds] [device] [exchange|everyday]`) it prints both forms and the C pair (or the one
+ * form named), for profiling in the guest; `profile <size> <iters> [rounds]` times each
+ * call of the everyday loop, `events-profile <size> <iters> [rounds]` the event forms.
  */
+import { performance } from 'node:perf_hooks';
 import { openDevice } from '../../verbs/index.js';
 import { rcPingPongArgs, startExample, usecPerIter } from './c-example.js';
-import { rcPingPong, type WaitMode } from './peer.js';
+import { type LoopForm, rcPingPong, type WaitMode } from './peer.js';
 
 export const RC_PINGPONG = 'ibv_rc_pingpong';
 
@@ -29,6 +32,8 @@ export interface PingPongCase {
   readonly iters: number;
   readonly mode: WaitMode;
   readonly port: number;
+  /** The wrapper's loop (default `everyday`: postRecv, postSend, pollUntil / cq.next). */
+  readonly form?: LoopForm;
 }
 
 /** `ibv_rc_pingpong` against itself: the client's usec/iter (NaN when a side failed). */
@@ -65,6 +70,23 @@ export async function nodeWithC(c: PingPongCase, gidIndex: number): Promise<numb
   }
 }
 
+/**
+ * What one N-API crossing costs here: an empty `cq.poll(1)` (one bound call, nothing
+ * polled) timed over `n` calls, in us per call.
+ */
+function crossingCost(device: string, n: number): number {
+  const ctx = openDevice(device);
+  try {
+    const cq = ctx.createCq({ cqe: 4 });
+    for (let i = 0; i < n; i++) cq.poll(1);
+    const t0 = performance.now();
+    for (let i = 0; i < n; i++) cq.poll(1);
+    return ((performance.now() - t0) * 1000) / n;
+  } finally {
+    ctx.close();
+  }
+}
+
 /** The profile: where the time of an exchange goes (us per exchange). */
 async function profileRun(c: PingPongCase, gidIndex: number): Promise<void> {
   const acc = new Float64Array(4);
@@ -78,28 +100,90 @@ async function profileRun(c: PingPongCase, gidIndex: number): Promise<void> {
   );
 }
 
+/**
+ * The event path's profile: the exchange on events with every send signaled and one in
+ * two, with and without a timeout per wait, the everyday loop, and `ibv_rc_pingpong -e`:
+ * us per exchange and the channel's wake-ups per exchange.
+ */
+async function eventsProfile(size: number, iters: number, rounds: number): Promise<void> {
+  const gid = roceGidIndex('rxe0');
+  let port = 19700;
+  const base = { device: 'rxe0', size, iters, mode: 'events' as const };
+  for (let r = 0; r < rounds; r++) {
+    const parts: string[] = [];
+    for (const [label, extra] of [
+      ['exchange every send signaled', { signalEvery: 1 }],
+      ['exchange signalEvery 8 (its default here)', {}],
+      ['exchange signalEvery 8, no timeout', { waitTimeoutMs: 0 }],
+    ] as const) {
+      const server = startExample(
+        RC_PINGPONG,
+        rcPingPongArgs({ ...base, gidIndex: gid, port, events: true }),
+      );
+      const res = await rcPingPong({
+        ...base,
+        ...extra,
+        form: 'exchange',
+        port: port++,
+        server: '127.0.0.1',
+      });
+      await server.done;
+      parts.push(
+        `${label} ${res.usecPerIter.toFixed(1)} us (${((res.wakeUps ?? 0) / iters).toFixed(2)} wake-ups)`,
+      );
+    }
+    const everyday = await nodeWithC({ ...base, port: port++ }, gid);
+    const cc = await cWithC({ ...base, port: port++ }, gid);
+    process.stdout.write(
+      `events ${size} B: ${parts.join(', ')}, everyday ${everyday.toFixed(1)} us, C -e pair ${cc.toFixed(1)} us\n`,
+    );
+  }
+}
+
 async function main(): Promise<void> {
+  if (process.argv[2] === 'events-profile') {
+    const [, size = '64', iters = '500', rounds = '3'] = process.argv.slice(2);
+    await eventsProfile(Number(size), Number(iters), Number(rounds));
+    return;
+  }
   if (process.argv[2] === 'profile') {
     const [, size = '64', iters = '3000', rounds = '4'] = process.argv.slice(2);
     const gid = roceGidIndex('rxe0');
-    for (let r = 0; r < Number(rounds); r++)
-      await profileRun(
-        { device: 'rxe0', size: Number(size), iters: Number(iters), mode: 'poll', port: 19500 + r },
-        gid,
+    for (let r = 0; r < Number(rounds); r++) {
+      const c: PingPongCase = {
+        device: 'rxe0',
+        size: Number(size),
+        iters: Number(iters),
+        mode: 'poll',
+        port: 19500 + 3 * r,
+      };
+      await profileRun(c, gid);
+      const ex = await nodeWithC({ ...c, form: 'exchange', port: c.port + 1 }, gid);
+      const cc = await cWithC({ ...c, port: c.port + 2 }, gid);
+      process.stdout.write(
+        `profile size ${size}: exchange.run() ${ex.toFixed(2)} us/exchange (one native call); ibv_rc_pingpong pair ${cc.toFixed(2)}; one N-API crossing (empty cq.poll) ${crossingCost('rxe0', 5000).toFixed(2)} us\n`,
       );
+    }
     return;
   }
-  const [size = '64', iters = '2000', mode = 'poll', rounds = '3', device = 'rxe0'] =
+  const [size = '64', iters = '2000', mode = 'poll', rounds = '3', device = 'rxe0', only] =
     process.argv.slice(2);
   const m = mode === 'events' ? 'events' : 'poll';
   const gid = roceGidIndex(device);
   let port = 19000;
   for (let r = 0; r < Number(rounds); r++) {
     const c: PingPongCase = { device, size: Number(size), iters: Number(iters), mode: m, port };
+    if (only === 'exchange' || only === 'everyday') {
+      // One form alone (for `perf record` of it): its us per exchange.
+      const us = await nodeWithC({ ...c, form: only, port: port++ }, gid);
+      process.stdout.write(`size ${size} ${m}: ${only} ${us.toFixed(2)} us\n`);
+      continue;
+    }
     const node = await nodeWithC({ ...c, port: port++ }, gid);
+    const ex = await nodeWithC({ ...c, form: 'exchange', port: port++ }, gid);
     const cc = await cWithC({ ...c, port: port++ }, gid);
     process.stdout.write(
-      `size ${size} ${m}: node-with-C ${node.toFixed(2)} us, C-with-C ${cc.toFixed(2)} us, ratio ${(node / cc).toFixed(2)}\n`,
+      `size ${size} ${m}: everyday ${node.toFixed(2)} us (${(node / cc).toFixed(2)}x), exchange ${ex.toFixed(2)} us (${(ex / cc).toFixed(2)}x), C-with-C ${cc.toFixed(2)} us\n`,
     );
   }
 }

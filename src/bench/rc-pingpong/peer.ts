@@ -14,7 +14,9 @@ import { performance } from 'node:perf_hooks';
 import {
   type Cq,
   connectRcByHand,
+  type Exchange,
   openDevice,
+  prepareExchange,
   type Qp,
   type RecvWr,
   type SendWr,
@@ -23,6 +25,12 @@ import {
 import { clientExchange, listenExchange, type PingPongDest } from './exchange.js';
 
 export type WaitMode = 'poll' | 'events';
+/**
+ * How the loop is written: `everyday` as docs/verbs.md teaches the verbs (postRecv,
+ * postSend, pollUntil / cq.next), `exchange` with a prepared exchange (src/verbs/exchange.ts:
+ * one native call per step).
+ */
+export type LoopForm = 'everyday' | 'exchange';
 
 export interface PingPongOptions {
   readonly device: string;
@@ -31,6 +39,12 @@ export interface PingPongOptions {
   /** Exchanges (the example's `-n`). */
   readonly iters: number;
   readonly mode: WaitMode;
+  /** The loop's form (default `everyday`). */
+  readonly form?: LoopForm;
+  /** `exchange`: one signaled send every this many (default: the exchange's own, 8 here). */
+  readonly signalEvery?: number;
+  /** The timeout of each wait (default 60000 ms; 0: none). */
+  readonly waitTimeoutMs?: number;
   /** The TCP port of the exchange (`-p`). */
   readonly port: number;
   /** Client: the server's host; server: undefined (then `listening` is told the port). */
@@ -62,6 +76,8 @@ export interface PingPongResult {
   readonly received: Buffer;
   readonly sends: number;
   readonly receives: number;
+  /** `exchange` on events: how often the channel woke the loop up. */
+  readonly wakeUps?: number;
 }
 
 const SEND = 1;
@@ -75,7 +91,11 @@ export async function rcPingPong(o: PingPongOptions): Promise<PingPongResult> {
     const gid = ctx.findGid({ type: 'RoCEv2' });
     const pd = ctx.allocPd();
     const cq = ctx.createCq({ cqe: rxDepth + 1, channel: o.mode === 'events' });
-    const qp = pd.createQp({ sendCq: cq, recvCq: cq, maxSendWr: 1, maxRecvWr: rxDepth });
+    // rc_pingpong's send queue holds one request, every Send signaled. The exchange's
+    // holds 16: it signals one Send in 8 (its default, half the depth), as perftest
+    // moderates its completions; on events a Send completion can cost a wake-up.
+    const maxSendWr = o.form === 'exchange' ? Math.max(16, o.signalEvery ?? 1) : 1;
+    const qp = pd.createQp({ sendCq: cq, recvCq: cq, maxSendWr, maxRecvWr: rxDepth });
     // Separate send and receive memory (the example shares one buffer), so that what
     // arrives can be checked against what was sent.
     const sendMr = pd.allocMr(o.size, ['LOCAL_WRITE']);
@@ -83,6 +103,8 @@ export async function rcPingPong(o: PingPongOptions): Promise<PingPongResult> {
     sendMr.buffer.fill(o.fill ?? 0x7b);
     if (o.zeroPageStarts === true) for (let i = 0; i < o.size; i += 4096) sendMr.buffer[i] = 0;
     const recv = { sgList: [recvMr.sge()] };
+    const send = { opcode: 'SEND' as const, sgList: [sendMr.sge()] };
+    let exchange: Exchange | undefined;
     const psn = Math.floor(Math.random() * 0x1000000);
     const mine: PingPongDest = { lid: 0, qpn: qp.qpNum, psn, gid: gid.gid };
     const connect = (peer: PingPongDest) => {
@@ -101,7 +123,17 @@ export async function rcPingPong(o: PingPongOptions): Promise<PingPongResult> {
       });
       // (rxe refuses receives on a QP in RESET: posted once it is connected, before this
       // side's address goes to the peer, as rc_pingpong posts them in INIT.)
-      qp.postRecv(Array.from({ length: rxDepth }, () => recv));
+      if (o.form === 'exchange') {
+        exchange = prepareExchange(
+          qp,
+          { send, recv },
+          {
+            timeoutMs: 60_000,
+            ...(o.signalEvery === undefined ? {} : { signalEvery: o.signalEvery }),
+          },
+        );
+        exchange.postReceives(rxDepth);
+      } else qp.postRecv(Array.from({ length: rxDepth }, () => recv));
     };
     if (o.server === undefined) {
       const server = await listenExchange(o.port);
@@ -118,10 +150,20 @@ export async function rcPingPong(o: PingPongOptions): Promise<PingPongResult> {
       const [peer] = await clientExchange(o.server, o.port, [mine]);
       connect(peer as PingPongDest);
     }
-    const send = { opcode: 'SEND' as const, sgList: [sendMr.sge()] };
     const state = { pending: RECV, scnt: 0, rcnt: 0 };
     const first = Buffer.alloc(o.size);
     const start = performance.now();
+    if (exchange !== undefined) {
+      const r = await exchangeLoop(exchange, o, recvMr.buffer, first);
+      const usec = (performance.now() - start) * 1000;
+      return {
+        usecPerIter: usec / o.iters,
+        firstReceived: first,
+        received: Buffer.from(recvMr.buffer),
+        wakeUps: exchange.wakeUps,
+        ...r,
+      };
+    }
     if (o.server !== undefined) {
       qp.postSend(send);
       state.pending |= SEND;
@@ -147,7 +189,14 @@ export async function rcPingPong(o: PingPongOptions): Promise<PingPongResult> {
     if (o.profile !== undefined) {
       profiledLoop(o.profile, cq, qp, send, recv, state, o.iters, o.size);
     } else if (o.mode === 'poll') busyLoop(cq, state, o.iters, onCompletion);
-    else await eventLoop(cq, state, o.iters, onCompletion);
+    else
+      await eventLoop(
+        cq,
+        state,
+        o.iters,
+        onCompletion,
+        o.waitTimeoutMs === 0 ? {} : { timeoutMs: o.waitTimeoutMs ?? 60_000 },
+      );
     const usec = (performance.now() - start) * 1000;
     const received = Buffer.from(recvMr.buffer);
     return {
@@ -160,6 +209,53 @@ export async function rcPingPong(o: PingPongOptions): Promise<PingPongResult> {
   } finally {
     ctx.close();
   }
+}
+
+/**
+ * The loop with a prepared exchange: the client sends first (each step: send, wait for
+ * the answer); the server waits for the first message, answers and waits `iters - 1`
+ * times, then sends its last answer alone. Every message's length is checked.
+ */
+async function exchangeLoop(
+  ex: Exchange,
+  o: PingPongOptions,
+  landed: Buffer,
+  first: Buffer,
+): Promise<{ sends: number; receives: number }> {
+  const events = o.mode === 'events';
+  const wait = o.waitTimeoutMs === 0 ? {} : { timeoutMs: o.waitTimeoutMs ?? 60_000 };
+  let sends = 0;
+  let receives = 0;
+  const check = () => {
+    if (ex.byteLen !== o.size) throw new Error(`a message of ${ex.byteLen} bytes, not ${o.size}`);
+    if (receives++ === 0) landed.copy(first);
+  };
+  if (o.server === undefined) {
+    if (events) await ex.receiveAsync(wait);
+    else ex.receive();
+    check();
+    for (let i = 1; i < o.iters; i++) {
+      if (events) await ex.runAsync(wait);
+      else ex.run();
+      sends++;
+      check();
+    }
+    ex.send();
+    sends++;
+  } else if (events) {
+    for (let i = 0; i < o.iters; i++) {
+      await ex.runAsync(wait);
+      sends++;
+      check();
+    }
+  } else {
+    for (let i = 0; i < o.iters; i++) {
+      ex.run();
+      sends++;
+      check();
+    }
+  }
+  return { sends, receives };
 }
 
 interface Counts {
@@ -176,8 +272,9 @@ async function eventLoop(
   s: Counts,
   iters: number,
   on: (wc: WorkCompletion) => void,
+  wait: { timeoutMs?: number },
 ): Promise<void> {
-  while (s.rcnt < iters || s.scnt < iters) on(await cq.next({ timeoutMs: 60_000 }));
+  while (s.rcnt < iters || s.scnt < iters) on(await cq.next(wait));
 }
 
 /** busyLoop with each call timed (PingPongOptions.profile). */
