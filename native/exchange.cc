@@ -6,8 +6,9 @@
 // postSend, pollUntil twice) cost more than the exchange they carry.
 //
 // The send request and the receive request are parsed once, by the parsers every post
-// uses (work_request.h: SendChain::Parse of the checked JS request, RecvChain::Unpack of
-// the words Qp.postRecv's packer writes); each call then posts copies of them. The
+// uses (work_request.h: SendList::Parse of the send words the TS layer's packSendList
+// writes, RecvChain::Unpack of the receive words its RecvPacker writes); each call then
+// posts copies of them. The
 // receive completion comes back in memory shared with JS (wc_words.h layout), so no
 // object crosses N-API per exchange.
 //
@@ -61,7 +62,7 @@ struct ExchangeBlock {
 
 struct ExchangeState {
   QpRef qp;
-  SendChain send;   // one request, linked
+  SendList send;    // one request, its chain built
   RecvChain recv;   // one request: the template of every receive posted
   std::vector<ibv_recv_wr> reposts;  // copies of the template, linked for one post
   uint64_t sendTag = 0;
@@ -90,7 +91,7 @@ void CheckUsable(Napi::Env env, const ExchangeState &s) {
   if (s.qp.sendCq->cq == nullptr || s.qp.recvCq->cq == nullptr)
     ThrowBadf(env, s, "ibv_poll_cq", "completion queue is closed");
   size_t bad = 0;
-  if (!InlineSgesRegistered(*s.qp.pd, s.send.sges[0], &bad))
+  if (!InlineSgesRegistered(*s.qp.pd, s.send.reqs[0].sges, &bad))
     ThrowBadf(env, s, "ibv_post_send", "send sgList[" + std::to_string(bad) + "] is not inside a live MR of the QP's PD");
   if (!InlineSgesRegistered(*s.qp.pd, s.recv.sges[0], &bad))
     ThrowBadf(env, s, "ibv_post_recv", "recv sgList[" + std::to_string(bad) + "] is not inside a live MR of the QP's PD");
@@ -329,19 +330,20 @@ napi_value ExchangeCall(napi_env env, napi_callback_info info) {
   });
 }
 
-// createExchange(qp, sendWr, recvWords, timeoutMs, signalEvery)
-//   sendWr: a checked NativeSendWr (SEND, SEND_WITH_IMM or RDMA_WRITE_WITH_IMM, RC)
+// createExchange(qp, sendWords, sendHandles, recvWords, timeoutMs, signalEvery)
+//   sendWords, sendHandles: one checked send request as packSendList packs it (send_word;
+//   SEND, SEND_WITH_IMM or RDMA_WRITE_WITH_IMM, RC)
 //   recvWords: one receive request packed by the TS layer's RecvPacker (recv_word)
 // -> { call(op, arg): number, memory: ArrayBuffer }
 Napi::Value CreateExchange(const Napi::CallbackInfo &info) {
   Napi::Env env = info.Env();
   auto s = std::make_unique<ExchangeState>();
   s->qp = QpRefFromJs(info[0], "ibv_post_send");
-  if (!info[1].IsObject()) ThrowArgument(env, "send", "the work request must be an object");
-  Napi::Array list = Napi::Array::New(env, 1);
-  list.Set(0u, info[1]);
-  s->send.Parse(env, list);
-  s->send.Link();
+  if (!info[1].IsTypedArray() || info[1].As<Napi::TypedArray>().TypedArrayType() != napi_uint32_array)
+    ThrowArgument(env, "send", "the packed request must be a Uint32Array");
+  Napi::Uint32Array words = info[1].As<Napi::Uint32Array>();
+  s->send.Parse(env, words.Data(), words.ElementLength(), 1, info[2]);
+  s->send.BuildChain();
   const ibv_send_wr &wr = s->send.wrs[0];
   switch (wr.opcode) {
     case IBV_WR_SEND:
@@ -351,14 +353,14 @@ Napi::Value CreateExchange(const Napi::CallbackInfo &info) {
       ThrowVerbs(env, "ibv_post_send", s->qp.device, EOPNOTSUPP,
                  "an exchange sends SEND, SEND_WITH_IMM or RDMA_WRITE_WITH_IMM (what makes a receive completion)", 0);
   }
-  if (!s->send.ahs.empty() || !s->send.keep.empty())
+  if (s->send.reqs[0].ah || s->send.reqs[0].mw)
     ThrowArgument(env, "send", "an exchange is for connected QPs, without windows to bind");
-  s->recv.Unpack(env, info[2], Napi::Number::New(env, 1));
+  s->recv.Unpack(env, info[3], Napi::Number::New(env, 1));
   s->sendTag = wr.wr_id;
   s->recvTag = s->recv.wrs[0].wr_id;
   if (s->sendTag == s->recvTag) ThrowArgument(env, "wrId", "the send and the receive need different wrIds");
-  s->timeoutTicks = s->clock.TicksIn(static_cast<int64_t>(ReadU32(info[3], "timeoutMs")) * 1000000);
-  s->signalEvery = ReadU32(info[4], "signalEvery", 65536);
+  s->timeoutTicks = s->clock.TicksIn(static_cast<int64_t>(ReadU32(info[4], "timeoutMs")) * 1000000);
+  s->signalEvery = ReadU32(info[5], "signalEvery", 65536);
   if (s->signalEvery == 0) ThrowArgument(env, "signalEvery", "must be at least 1");
   CheckUsable(env, *s);
 

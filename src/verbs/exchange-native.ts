@@ -2,7 +2,7 @@
  * @internal The addon's Send/Receive exchange (native/exchange.cc), typed here beside the
  * main bindings (src/native/bindings.ts), as ext-native.ts types the verbs of issue 34.
  */
-import type { NativeQp, NativeSendWr } from '../native/bindings.js';
+import type { NativeHandle, NativeQp } from '../native/bindings.js';
 import { addon } from './native.js';
 
 /** The operations of the exchange's one bound call (native/exchange.cc `Op`). */
@@ -40,7 +40,8 @@ export interface NativeExchange {
 export interface NativeExchangeAddon {
   createExchange(
     qp: NativeQp,
-    send: NativeSendWr,
+    sendWords: Uint32Array,
+    sendHandles: readonly NativeHandle[],
     recvWords: Uint32Array,
     timeoutMs: number,
     signalEvery: number,

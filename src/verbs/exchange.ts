@@ -32,12 +32,13 @@ import { wrapperObject } from './ext-native.js';
 import type { Resource } from './lifetime.js';
 import { addon } from './native.js';
 import type { Qp } from './qp.js';
-import { RecvPacker } from './recv-packer.js';
-import { VerbsCompletionError } from './round-trip.js';
-import { refuseBindMw, toNativeSend } from './send-wr.js';
-import { KeepList } from './sge.js';
+import { RecvPacker } from './requests/recv-packer.js';
+import { VerbsCompletionError } from './requests/round-trip.js';
+import { packSendList } from './requests/send-packer.js';
+import { refuseBindMw, toNativeSend } from './requests/send-wr.js';
+import { KeepList } from './requests/sge.js';
+import type { RecvWr, SendWr } from './requests/wr.js';
 import { onNextTurn, type WaitOptions, waitFor } from './wait.js';
-import type { RecvWr, SendWr } from './wr.js';
 
 /** The two requests of an exchange (neither with a `wrId`: the exchange numbers them). */
 export interface ExchangeRequests {
@@ -131,11 +132,19 @@ export function prepareExchange(
   const sendKeep = keep.take();
   const packer = new RecvPacker();
   const packed = packer.packOne(recv, recvName, () => tag + 1n);
+  const packedSend = packSendList([native]);
   let made: NativeExchange | undefined;
   packer.post(
     {
-      postRecvPacked: (words: Uint32Array) => {
-        made = exchangeAddon().createExchange(qp.native, native, words, timeoutMs, signalEvery);
+      postRecv: (words: Uint32Array) => {
+        made = exchangeAddon().createExchange(
+          qp.native,
+          packedSend.words,
+          packedSend.handles,
+          words,
+          timeoutMs,
+          signalEvery,
+        );
       },
     },
     1,

@@ -25,7 +25,7 @@ describe('prepared exchange layout', () => {
 
   it('createExchange refuses what is not a Qp as a typed error', () => {
     const words = new Uint32Array(8);
-    expect(() => exchangeAddon().createExchange({} as never, {} as never, words, 1000, 1)).toThrow(
+    expect(() => exchangeAddon().createExchange({} as never, words, [], words, 1000, 1)).toThrow(
       VerbsArgumentError,
     );
     let thrown: unknown;
