@@ -15,17 +15,23 @@
  *    earlier (RFC 5040 §6.8: an invalidated STag is not valid until re-registered; a fast
  *    registration changes the 8-bit key, so the same 32-bit value back means reuse unless the
  *    key wrapped, which the detail says).
+ * On RoCEv2 (roce-rules.ts): the PSN order of every requester flow, Reads within the
+ * responder resources of the CM exchange, and the same two STag rules on Send with
+ * Invalidate (IETH) against the R_Keys of Read Requests and Writes (RETH).
  * The ordering checker (src/engine/ordering) needs the ULP's issue order of its work
  * requests, which no capture carries; `judgeCapture` therefore applies the wire's own
  * order rules above and says so in `notes`.
  */
 import { decodeCaptureMessages } from '../codec/capture/decode-capture.js';
 import type { RdmapMessage } from '../codec/iwarp/messages.js';
+import type { RocePacket } from '../codec/roce/packet.js';
+import { type RoceRuleCounts, RoceRules } from './roce-rules.js';
 
 /** One broken rule, at a frame (1-based, as tshark counts). */
 export interface WireViolation {
   readonly rule:
     | 'msn-order'
+    | 'psn-order'
     | 'read-beyond-ird'
     | 'invalidate-unused-stag'
     | 'stag-after-invalidate'
@@ -71,7 +77,18 @@ export interface WireJudgement {
   /** NAKs (RoCE AETH syndromes other than ACK): none are decodable on iWARP. */
   readonly naks: number;
   readonly violations: readonly WireViolation[];
+  /** RoCEv2 only: retransmissions, relay gaps, the most Reads outstanding, CM messages read. */
+  readonly roce?: RoceRuleCounts;
   readonly notes: readonly string[];
+}
+
+/** Options of {@link judgeCapture}. */
+export interface JudgeOptions {
+  /**
+   * Source addresses whose packets crossed the fault relay before this capture: their PSN
+   * gaps are the relay's drops, counted apart (roce-rules.ts).
+   */
+  readonly afterRelay?: ReadonlySet<string>;
 }
 
 const SIZE_CLASSES = [0, 64, 512, 4096, 65536] as const;
@@ -132,7 +149,7 @@ function newDirection(): DirectionState {
 const hex = (v: number): string => `0x${v.toString(16).padStart(8, '0')}`;
 
 /** Decodes and judges one capture file's bytes. */
-export function judgeCapture(pcap: Uint8Array): WireJudgement {
+export function judgeCapture(pcap: Uint8Array, options: JudgeOptions = {}): WireJudgement {
   const decoded = decodeCaptureMessages(pcap);
   if (!decoded.ok)
     return {
@@ -180,6 +197,22 @@ export function judgeCapture(pcap: Uint8Array): WireJudgement {
     }
     return s;
   };
+  let sawRoce = false;
+  let ruleFrame = 0;
+  const roceRules = new RoceRules(
+    (rule, detail) => violations.push({ rule, frame: ruleFrame, detail }),
+    options.afterRelay,
+  );
+  /** RoCE flows (source>destination/QP) for the STag rules. */
+  const flows = new Map<string, DirectionState>();
+  const flowSide = (key: string): DirectionState => {
+    let s = flows.get(key);
+    if (s === undefined) {
+      s = newDirection();
+      flows.set(key, s);
+    }
+    return s;
+  };
   const other = (d: string): string =>
     d === 'client-to-server' ? 'server-to-client' : 'client-to-server';
 
@@ -211,6 +244,17 @@ export function judgeCapture(pcap: Uint8Array): WireJudgement {
           violations.push({ rule: 'icrc-invalid', frame, detail: `${p.opcode.name}` });
         }
         if (p.aethSyndrome !== undefined && p.aethSyndrome.kind !== 'ACK') naks++;
+        sawRoce = true;
+        const ip = item.frame.network?.header;
+        if (ip !== undefined) {
+          ruleFrame = frame;
+          if (roceRules.onPacket(ip.source, ip.destination, p) === 'new')
+            judgeRoceStags(
+              p,
+              frame,
+              flowSide(`${ip.source}>${ip.destination}/${p.bth.destinationQp}`),
+            );
+        }
         break;
       }
       case 'fpdu': {
@@ -290,20 +334,32 @@ export function judgeCapture(pcap: Uint8Array): WireJudgement {
       default:
         break;
     }
-    if (
-      'invalidateSTag' in m &&
-      (m.kind === 'send-invalidate' || m.kind === 'send-se-invalidate')
-    ) {
-      const s = m.invalidateSTag;
-      if (!me.used.has(s))
-        violations.push({
-          rule: 'invalidate-unused-stag',
-          frame,
-          detail: `Send with Invalidate names STag ${hex(s)}, never used by its sender on this connection`,
-        });
-      me.invalidated.set(s, noteKey(me, s));
-      me.used.delete(s);
-    }
+    if ('invalidateSTag' in m && (m.kind === 'send-invalidate' || m.kind === 'send-se-invalidate'))
+      invalidate(me, m.invalidateSTag, frame);
+  }
+
+  /** A Send with Invalidate naming `s`, from the side `me`. */
+  function invalidate(me: DirectionState, s: number, frame: number): void {
+    if (!me.used.has(s))
+      violations.push({
+        rule: 'invalidate-unused-stag',
+        frame,
+        detail: `Send with Invalidate names STag ${hex(s)}, never used by its sender on this connection`,
+      });
+    me.invalidated.set(s, noteKey(me, s));
+    me.used.delete(s);
+  }
+
+  /** RoCE: RETH R_Keys of Reads and Writes are used STags; IETH R_Keys are invalidations. */
+  function judgeRoceStags(p: RocePacket, frame: number, me: DirectionState): void {
+    const op = p.opcode.operation;
+    const reth = p.headers.RETH;
+    if (reth !== undefined && op === 'RDMA_READ_REQUEST')
+      useStag(me, reth.rKey, frame, 'Read Request R_Key');
+    else if (reth !== undefined && op.startsWith('RDMA_WRITE'))
+      useStag(me, reth.rKey, frame, 'RDMA Write R_Key');
+    const ieth = p.headers.IETH;
+    if (ieth !== undefined) invalidate(me, ieth.rKey, frame);
   }
 
   /** Records `stag`'s key for its index; returns the index's key epoch. */
@@ -351,6 +407,7 @@ export function judgeCapture(pcap: Uint8Array): WireJudgement {
     terminates,
     naks,
     violations,
+    ...(sawRoce ? { roce: { ...roceRules.counts } } : {}),
     notes: [
       'ordering checker: not applied to a capture (it judges a ULP issue order, which the wire does not carry); the MSN order of every queue is judged instead',
     ],
