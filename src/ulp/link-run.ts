@@ -184,7 +184,13 @@ export async function runUlpOnLink(o: UlpLinkOptions): Promise<UlpLineRun> {
         if (cut === undefined)
           wire = { notCaptured: `no markers of ${key} in the ${ra.device} link capture` };
         else {
-          wire = judgeCapture(cut.pcap);
+          // Guest A's side of the relay: B's packets arrive after its drops.
+          wire = judgeCapture(
+            cut.pcap,
+            o.faults === undefined
+              ? {}
+              : { afterRelay: new Set([ULP_PAIR_ADDRESSES[ra.device].B]) },
+          );
           if (o.pcapDir !== undefined) {
             mkdirSync(o.pcapDir, { recursive: true });
             pcap = `${line.replace(/[^A-Za-z0-9.=-]+/g, '_')}-${key}.pcap`;
