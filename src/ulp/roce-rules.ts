@@ -5,8 +5,11 @@
  *    packet; an RDMA Read Request reserves one PSN per response packet, so the next request
  *    may jump by up to its response count, bounded here by the smallest path MTU, 256).
  *    A PSN behind the expected one is a retransmission or a duplicate (counted, legal); one
- *    ahead is a gap: a violation, unless the packet crossed the fault relay before the
- *    capture (its drops make gaps) - then it is counted as such.
+ *    ahead is a gap. A gap the sender fills later (a packet with the skipped PSN comes
+ *    after it: go-back-N, IBTA §9.7.5.1) was lost on the link before the capture point
+ *    (the emulated link drops datagrams under load; the capture is guest A's NIC) and is
+ *    counted as such; a gap never filled is a violation, unless the packet crossed the
+ *    fault relay before the capture (its drops make gaps): then it is counted apart.
  *  - `read-beyond-ird`: no more RDMA Read Requests outstanding on a QP than the responder
  *    resources its peer gave in the CM REQ or REP (IBTA §12.7.29-30, Tables 106 and 110;
  *    offsets as include/rdma/ibta_vol1_c12.h: REQ local QPN at 32, responder resources at
@@ -72,6 +75,8 @@ export interface RoceRuleCounts {
   repeats: number;
   /** PSN gaps in packets that crossed the fault relay before the capture (its drops). */
   gapsAfterRelay: number;
+  /** PSN gaps the sender filled later: packets lost on the link before the capture. */
+  gapsFilled: number;
   /** The most Reads outstanding on one QP. */
   maxOutstandingReads: number;
   /** CM REQ/REP messages read (their responder resources bound the Reads). */
@@ -85,21 +90,28 @@ export class RoceRules {
   readonly counts: RoceRuleCounts = {
     repeats: 0,
     gapsAfterRelay: 0,
+    gapsFilled: 0,
     maxOutstandingReads: 0,
     cmMessages: 0,
   };
   readonly #flows = new Map<string, Flow>();
+  /** Gaps not yet filled: flow -> skipped PSN -> the gap's frame and detail. */
+  readonly #gaps = new Map<string, Map<number, { frame: number; detail: string }>>();
   /** `<address>/<qpn>` -> responder resources that QP's owner advertised. */
   readonly #resources = new Map<string, number>();
 
   constructor(
-    private readonly report: (rule: 'psn-order' | 'read-beyond-ird', detail: string) => void,
+    private readonly report: (
+      rule: 'psn-order' | 'read-beyond-ird',
+      detail: string,
+      frame?: number,
+    ) => void,
     /** Source addresses whose packets crossed the fault relay before this capture. */
     private readonly afterRelay: ReadonlySet<string> = new Set(),
   ) {}
 
   /** Judges one packet; says whether a request packet is new (for the STag rules). */
-  onPacket(source: string, destination: string, p: RocePacket): PacketNovelty {
+  onPacket(source: string, destination: string, p: RocePacket, frame = 0): PacketNovelty {
     const op = p.opcode;
     if (op.transport === 'UD') {
       const cm = p.bth.destinationQp === 1 ? cmResources(p.payload) : undefined;
@@ -133,20 +145,32 @@ export class RoceRules {
     // New packets land in [next - slack, next]; behind that is a repeat, beyond it a gap.
     if (d < -flow.slack) {
       this.counts.repeats++;
+      const gaps = this.#gaps.get(key);
+      if (gaps?.delete(psn) === true) this.counts.gapsFilled++;
       return 'repeat';
     }
     if (d > 0) {
       if (this.afterRelay.has(source)) this.counts.gapsAfterRelay++;
-      else
-        this.report(
-          'psn-order',
-          `${key}: PSN ${psn}, expected ${flow.next}${flow.slack > 0 ? ` (or up to ${flow.slack} before, after a Read)` : ''} (a gap)`,
-        );
+      else {
+        const gaps = this.#gaps.get(key) ?? new Map<number, { frame: number; detail: string }>();
+        this.#gaps.set(key, gaps);
+        gaps.set(flow.next, {
+          frame,
+          detail: `${key}: PSN ${psn}, expected ${flow.next}${flow.slack > 0 ? ` (or up to ${flow.slack} before, after a Read)` : ''} (a gap never filled)`,
+        });
+      }
     }
     flow.next = (psn + span) % PSN_MOD;
     flow.slack = isRead ? span - 1 : 0;
     if (isRead) this.#read(key, destination, p.bth.destinationQp, psn, span);
     return 'new';
+  }
+
+  /** Reports the gaps no later packet filled; call once, after the last packet. */
+  finish(): void {
+    for (const gaps of this.#gaps.values())
+      for (const g of gaps.values()) this.report('psn-order', g.detail, g.frame);
+    this.#gaps.clear();
   }
 
   #read(key: string, destination: string, qpn: number, start: number, span: number): void {

@@ -22,7 +22,11 @@
  * requests, which no capture carries; `judgeCapture` therefore applies the wire's own
  * order rules above and says so in `notes`.
  */
-import { decodeCaptureMessages } from '../codec/capture/decode-capture.js';
+import {
+  type CaptureItem,
+  decodeCaptureMessages,
+  type FpduItem,
+} from '../codec/capture/decode-capture.js';
 import type { RdmapMessage } from '../codec/iwarp/messages.js';
 import type { RocePacket } from '../codec/roce/packet.js';
 import { type RoceRuleCounts, RoceRules } from './roce-rules.js';
@@ -148,6 +152,42 @@ function newDirection(): DirectionState {
 
 const hex = (v: number): string => `0x${v.toString(16).padStart(8, '0')}`;
 
+/**
+ * The items with each iWARP direction's FPDUs in TCP sequence order. The codec lists an
+ * FPDU at the frame that completed it, so a segment lost before the capture point and
+ * retransmitted later puts its FPDUs after later ones of the same stream; the receiver
+ * reads the stream in order, and the MSN and STag rules judge that order. Each direction's
+ * FPDUs keep the slots they had in capture order (the interleaving of the two directions).
+ */
+export function inStreamOrder(items: readonly CaptureItem[]): CaptureItem[] {
+  const byDirection = new Map<string, FpduItem[]>();
+  for (const item of items)
+    if (item.kind === 'fpdu') {
+      const key = `${item.connection}/${item.direction}`;
+      const list = byDirection.get(key) ?? [];
+      byDirection.set(key, list);
+      list.push(item);
+    }
+  const sorted = new Map<string, FpduItem[]>();
+  for (const [key, list] of byDirection) {
+    const first = list[0]?.fpdu.sequence ?? 0;
+    sorted.set(
+      key,
+      [...list].sort(
+        (a, b) => ((a.fpdu.sequence - first) >>> 0) - ((b.fpdu.sequence - first) >>> 0),
+      ),
+    );
+  }
+  const next = new Map<string, number>();
+  return items.map((item) => {
+    if (item.kind !== 'fpdu') return item;
+    const key = `${item.connection}/${item.direction}`;
+    const i = next.get(key) ?? 0;
+    next.set(key, i + 1);
+    return sorted.get(key)?.[i] ?? item;
+  });
+}
+
 /** Decodes and judges one capture file's bytes. */
 export function judgeCapture(pcap: Uint8Array, options: JudgeOptions = {}): WireJudgement {
   const decoded = decodeCaptureMessages(pcap);
@@ -200,7 +240,7 @@ export function judgeCapture(pcap: Uint8Array, options: JudgeOptions = {}): Wire
   let sawRoce = false;
   let ruleFrame = 0;
   const roceRules = new RoceRules(
-    (rule, detail) => violations.push({ rule, frame: ruleFrame, detail }),
+    (rule, detail, at) => violations.push({ rule, frame: at ?? ruleFrame, detail }),
     options.afterRelay,
   );
   /** RoCE flows (source>destination/QP) for the STag rules. */
@@ -216,7 +256,7 @@ export function judgeCapture(pcap: Uint8Array, options: JudgeOptions = {}): Wire
   const other = (d: string): string =>
     d === 'client-to-server' ? 'server-to-client' : 'client-to-server';
 
-  for (const item of capture.items) {
+  for (const item of inStreamOrder(capture.items)) {
     const frame = item.frameIndex + 1;
     switch (item.kind) {
       case 'problem':
@@ -248,7 +288,7 @@ export function judgeCapture(pcap: Uint8Array, options: JudgeOptions = {}): Wire
         const ip = item.frame.network?.header;
         if (ip !== undefined) {
           ruleFrame = frame;
-          if (roceRules.onPacket(ip.source, ip.destination, p) === 'new')
+          if (roceRules.onPacket(ip.source, ip.destination, p, frame) === 'new')
             judgeRoceStags(
               p,
               frame,
@@ -393,6 +433,8 @@ export function judgeCapture(pcap: Uint8Array, options: JudgeOptions = {}): Wire
     me.used.add(stag);
   }
 
+  roceRules.finish();
+  violations.sort((a, b) => a.frame - b.frame);
   return {
     frames: capture.frameCount,
     otherFrames: capture.otherFrames,

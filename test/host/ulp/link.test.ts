@@ -131,9 +131,17 @@ describe('the RoCEv2 rules of a ULP capture', () => {
     ];
     const clean = judgeCapture(pcap(frames));
     expect(clean.violations).toEqual([
-      { rule: 'psn-order', frame: 4, detail: `${A}>${B}/17: PSN 103, expected 102 (a gap)` },
+      {
+        rule: 'psn-order',
+        frame: 4,
+        detail: `${A}>${B}/17: PSN 103, expected 102 (a gap never filled)`,
+      },
     ]);
     expect(clean.roce).toMatchObject({ repeats: 1, gapsAfterRelay: 0 });
+    // The sender goes back to the skipped PSN: lost before the capture, not skipped.
+    const filled = judgeCapture(pcap([...frames, roce(A, B, 'RC_SEND_ONLY', 0x11, 102)]));
+    expect(filled.violations).toEqual([]);
+    expect(filled.roce).toMatchObject({ repeats: 2, gapsFilled: 1 });
     const relayed = judgeCapture(pcap(frames), { afterRelay: new Set([A]) });
     expect(relayed.violations).toEqual([]);
     expect(relayed.roce).toMatchObject({ repeats: 1, gapsAfterRelay: 1 });
