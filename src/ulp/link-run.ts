@@ -63,16 +63,22 @@ export function mergeSides(
   sides: NonNullable<WorkloadResult['link']>,
 ): WorkloadResult {
   const targetFacts = Object.fromEntries(
-    Object.entries(b?.facts ?? {}).map(([k, v]) => [`target-${k}`, v]),
+    Object.entries(b?.facts ?? {}).map(([k, v]) => [k.startsWith('target') ? k : `target-${k}`, v]),
   );
-  const reasons = [
-    a.outcome === 'passed' ? undefined : a.reason && `initiator (A): ${a.reason}`,
-    b === undefined
-      ? 'target (B): no entry'
-      : b.outcome === 'passed'
-        ? undefined
-        : b.reason && `target (B): ${b.reason}`,
-  ].filter((r): r is string => r !== undefined && r !== '');
+  // Both sides skipped it for the same reason (a workload the link does not run): say it once.
+  const same = b !== undefined && a.outcome === b.outcome && a.reason === b.reason;
+  const reasons =
+    same && a.reason !== undefined
+      ? [a.reason]
+      : [
+          a.outcome === 'passed' ? undefined : a.reason && `initiator (A): ${a.reason}`,
+          b === undefined
+            ? 'target (B): no entry'
+            : b.outcome === 'passed'
+              ? undefined
+              : b.reason && `target (B): ${b.reason}`,
+        ];
+  const said = reasons.filter((r): r is string => r !== undefined && r !== '');
   const outcome =
     a.outcome === 'failed' || b?.outcome === 'failed' || b === undefined
       ? 'failed'
@@ -83,7 +89,7 @@ export function mergeSides(
     ...a,
     kernel: b === undefined || b.kernel === a.kernel ? a.kernel : `${a.kernel} / ${b.kernel}`,
     outcome,
-    ...(reasons.length === 0 ? {} : { reason: reasons.join('; ') }),
+    ...(said.length === 0 ? {} : { reason: said.join('; ') }),
     facts: { ...a.facts, ...targetFacts },
     dmesgTrouble: [
       ...a.dmesgTrouble.map((l) => `[A] ${l}`),

@@ -239,6 +239,10 @@ describe('mergeSides', () => {
     const m = mergeSides(base, b, { notCaptured: 'x' }, sides);
     expect(m).toMatchObject({ outcome: 'passed', kernel: '6.1.0-44-amd64 / 7.3.4-amd64' });
     expect(m.facts).toEqual({ verified: 'yes', sha256: 'ab12', 'target-server-verified': 'yes' });
+    expect(
+      mergeSides(base, { ...b, facts: { 'target-served': 'yes' } }, { notCaptured: 'x' }, sides)
+        .facts['target-served'],
+    ).toBe('yes');
     expect(m.reason).toBeUndefined();
     expect(m.link).toEqual(sides);
   });
@@ -254,6 +258,10 @@ describe('mergeSides', () => {
     expect(m.outcome).toBe('failed');
     expect(m.reason).toBe("target (B): the server's copy differs from what the client wrote");
     expect(m.dmesgTrouble).toEqual(['[B] BUG: kernel NULL pointer dereference']);
+    const skipped = { ...base, outcome: 'not-run' as const, reason: 'not across the link yet' };
+    expect(mergeSides(skipped, skipped, { notCaptured: 'x' }, sides).reason).toBe(
+      'not across the link yet',
+    );
     expect(mergeSides(base, undefined, { notCaptured: 'x' }, sides)).toMatchObject({
       outcome: 'failed',
       reason: 'target (B): no entry',
