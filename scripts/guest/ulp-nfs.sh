@@ -115,9 +115,13 @@ else
   [ "$(tree_sum "$export/$tag")" = "$want" ] || fail "the server's copy differs from what the client wrote"
   say server-verified yes
 fi
-# A fresh mount so that reads cross the wire, not the client's page cache.
+# A fresh mount so that reads cross the wire, not the client's page cache. The phases say
+# where a run that hangs stopped (its output so far is kept).
+say phase unmounting
 umount "$mnt" || fail "umount failed"
+say phase remounting
 mount_rdma
+say phase reading
 t0=$(now)
 got_large=$(sha256sum <"$mnt/large" | cut -d' ' -f1)
 t1=$(now)

@@ -233,10 +233,14 @@ export function registerUlp(program: Command): void {
       }
       for (const r of runs) {
         if (r.failure !== undefined) process.stdout.write(`ulp: ${r.line}: ${r.failure}\n`);
-        for (const w of r.results)
+        for (const w of r.results) {
           process.stdout.write(
             `ulp: ${r.line} ${w.workload} ${w.device}: ${w.outcome}${w.reason === undefined ? '' : ` (${w.reason})`}\n`,
           );
+          // A failure's dmesg trouble (hung tasks, oopses), the first lines.
+          if (w.outcome === 'failed')
+            for (const l of w.dmesgTrouble.slice(0, 8)) process.stdout.write(`  dmesg: ${l}\n`);
+        }
       }
       const bad = runs.some(
         (r) => r.failure !== undefined || r.results.some((w) => w.outcome === 'failed'),
