@@ -288,7 +288,12 @@ export function judgeCapture(pcap: Uint8Array, options: JudgeOptions = {}): Wire
         const ip = item.frame.network?.header;
         if (ip !== undefined) {
           ruleFrame = frame;
-          if (roceRules.onPacket(ip.source, ip.destination, p, frame) === 'new')
+          // Packets that crossed the fault relay before this capture come in the relay's
+          // order, some first copies lost: their STag uses and invalidations are not judged.
+          if (
+            roceRules.onPacket(ip.source, ip.destination, p, frame) === 'new' &&
+            options.afterRelay?.has(ip.source) !== true
+          )
             judgeRoceStags(
               p,
               frame,
