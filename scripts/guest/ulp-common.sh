@@ -1,7 +1,26 @@
 #!/bin/bash
 # ulp-common.sh: what the ULP workload scripts share (sourced by ulp-nvme.sh, ulp-nfs.sh and
 # ulp-iser.sh): their `ulp KEY VALUE` output (src/ulp/script-output.ts reads it), the
-# first failure as `ulp error TEXT`, timing, and the verified I/O of a block device.
+# first failure as `ulp error TEXT`, timing, the verified I/O of a block device, and the
+# two-guest roles.
+
+# The two-guest link (src/ulp/link-main.ts): ULP_ROLE `target` sets up the target on ADDRESS
+# (this guest's link address) and serves until ULP_SYNC.done appears in the share both
+# guests mount; `initiator` connects to ADDRESS (the other guest's); `both` (default) is the
+# one-guest run.
+role=${ULP_ROLE:-both}
+case "$role" in both | target | initiator) ;; *) echo "ulp error unknown role $role"; exit 1 ;; esac
+# serve_until_done: the target is up; tell the initiator's guest, wait until it is done.
+serve_until_done() {
+  : "${ULP_SYNC:?ULP_SYNC, the sync path of the link, is not set}"
+  touch "$ULP_SYNC.ready"
+  local _
+  for _ in $(seq 6000); do
+    [ -e "$ULP_SYNC.done" ] && return 0
+    sleep 0.1
+  done
+  fail "the initiator did not finish within 600 s (no $ULP_SYNC.done)"
+}
 
 say() { echo "ulp $*"; }
 fail() { say error "$*"; exit 1; }

@@ -8,7 +8,8 @@
 # unpacked by scripts/setup/ulp-packages.sh into $ULP_ROOT). I/O: MIB MiB of random data
 # written with O_DIRECT in 1 MiB and 4 KiB blocks, read back, compared by SHA-256.
 # Prints `ulp KEY VALUE` lines (src/ulp/script-output.ts reads them); exits non-zero on
-# the first failure with `ulp error TEXT`.
+# the first failure with `ulp error TEXT`. ULP_ROLE (ulp-common.sh) splits target and host
+# across the two-guest link.
 set -uo pipefail
 address=$1 tag=$2 mib=${3:-8} transport=${5:-rdma}
 case "$transport" in rdma | tcp) ;; *) echo "ulp error unknown transport $transport"; exit 1 ;; esac
@@ -40,30 +41,40 @@ cleanup() {
 trap cleanup EXIT
 
 mountpoint -q /sys/kernel/config || mount -t configfs none /sys/kernel/config || fail "cannot mount configfs"
-for m in nvmet "nvmet-$transport" "nvme-$transport"; do
+modules=(nvmet "nvmet-$transport" "nvme-$transport")
+[ "$role" = target ] && modules=(nvmet "nvmet-$transport")
+[ "$role" = initiator ] && modules=("nvme-$transport")
+for m in "${modules[@]}"; do
   modprobe "$m" 2>"$work/modprobe" || fail "modprobe $m: $(cat "$work/modprobe")"
 done
 # null_blk: one memory-backed device of 1 GiB (pages are allocated on write).
-if [ ! -b /dev/nullb0 ]; then
+if [ "$role" != initiator ] && [ ! -b /dev/nullb0 ]; then
   modprobe null_blk nr_devices=1 gb=1 memory_backed=1 2>"$work/modprobe" ||
     fail "modprobe null_blk: $(cat "$work/modprobe")"
 fi
-[ -b /dev/nullb0 ] || fail "null_blk made no /dev/nullb0"
+[ "$role" = initiator ] || [ -b /dev/nullb0 ] || fail "null_blk made no /dev/nullb0"
 
 # The target.
-mkdir "$cfg/subsystems/$nqn" || fail "cannot create the subsystem in configfs"
-echo 1 >"$cfg/subsystems/$nqn/attr_allow_any_host"
-mkdir "$cfg/subsystems/$nqn/namespaces/1"
-echo -n /dev/nullb0 >"$cfg/subsystems/$nqn/namespaces/1/device_path"
-echo 1 >"$cfg/subsystems/$nqn/namespaces/1/enable" || fail "cannot enable the namespace"
-mkdir "$cfg/ports/$port_id"
-echo "$transport" >"$cfg/ports/$port_id/addr_trtype"
-echo ipv4 >"$cfg/ports/$port_id/addr_adrfam"
-echo "$address" >"$cfg/ports/$port_id/addr_traddr"
-echo 4420 >"$cfg/ports/$port_id/addr_trsvcid"
-ln -s "$cfg/subsystems/$nqn" "$cfg/ports/$port_id/subsystems/$nqn" 2>"$work/link" ||
-  fail "the $transport port on $address:4420 was refused: $(cat "$work/link") $(dmesg | tail -n 3 | tr '\n' ' ')"
-say target "$nqn on $transport $address:4420"
+if [ "$role" != initiator ]; then
+  mkdir "$cfg/subsystems/$nqn" || fail "cannot create the subsystem in configfs"
+  echo 1 >"$cfg/subsystems/$nqn/attr_allow_any_host"
+  mkdir "$cfg/subsystems/$nqn/namespaces/1"
+  echo -n /dev/nullb0 >"$cfg/subsystems/$nqn/namespaces/1/device_path"
+  echo 1 >"$cfg/subsystems/$nqn/namespaces/1/enable" || fail "cannot enable the namespace"
+  mkdir "$cfg/ports/$port_id"
+  echo "$transport" >"$cfg/ports/$port_id/addr_trtype"
+  echo ipv4 >"$cfg/ports/$port_id/addr_adrfam"
+  echo "$address" >"$cfg/ports/$port_id/addr_traddr"
+  echo 4420 >"$cfg/ports/$port_id/addr_trsvcid"
+  ln -s "$cfg/subsystems/$nqn" "$cfg/ports/$port_id/subsystems/$nqn" 2>"$work/link" ||
+    fail "the $transport port on $address:4420 was refused: $(cat "$work/link") $(dmesg | tail -n 3 | tr '\n' ' ')"
+  say target "$nqn on $transport $address:4420"
+fi
+if [ "$role" = target ]; then
+  serve_until_done
+  say target-served yes
+  exit 0
+fi
 
 # The host.
 t0=$(now)

@@ -113,7 +113,20 @@ export interface RunHereOptions {
   readonly pcapDir?: string;
   readonly pcapPrefix?: string;
   readonly onLine?: (line: string) => void;
+  /**
+   * One side of the two-guest link (src/ulp/link-main.ts): the role this guest plays, the
+   * address the script uses (the target's own, or the target's for the initiator) and the
+   * sync path in the share both guests mount. The link is captured on the host, not here.
+   */
+  readonly link?: {
+    readonly role: 'target' | 'initiator';
+    readonly address: string;
+    readonly sync: string;
+  };
 }
+
+/** The wire of a link run until the host judges its own capture (src/ulp/link-run.ts). */
+export const LINK_WIRE_PENDING = 'captured on the link by the host';
 
 /** Runs one workload on one device of this machine and judges it. */
 export async function runWorkloadHere(
@@ -142,13 +155,14 @@ export async function runWorkloadHere(
       reason: `the Debian tools are not unpacked in ${ulpToolsRoot()} (run scripts/setup/ulp-packages.sh)`,
       wire: { notCaptured: 'not run' },
     };
-  const { address, transport } = ULP_DEVICES[device];
+  const { transport } = ULP_DEVICES[device];
+  const address = o.link?.address ?? ULP_DEVICES[device].address;
   const sizes = o.sizes ?? DEFAULT_SIZES;
   const before = (await dmesgLines()).length;
   const capFile = join('/dev/shm', `ulp-${workload}-${device}-${process.pid}.pcap`);
   let capture: RunningCapture | undefined;
   let captureError: string | undefined;
-  if (transport === 'iwarp') {
+  if (transport === 'iwarp' && o.link === undefined) {
     try {
       capture = await startLoopbackCapture(capFile, `host ${address} and tcp port ${spec.port}`);
     } catch (e) {
@@ -170,7 +184,11 @@ export async function runWorkloadHere(
         transport === 'tcp' ? 'tcp' : 'rdma',
       ],
       {
-        env: { ...process.env, ULP_ROOT: ulpToolsRoot() },
+        env: {
+          ...process.env,
+          ULP_ROOT: ulpToolsRoot(),
+          ...(o.link === undefined ? {} : { ULP_ROLE: o.link.role, ULP_SYNC: o.link.sync }),
+        },
         timeout: SCRIPT_TIMEOUT_MS,
         killSignal: 'SIGKILL',
         maxBuffer: 4 * 1024 * 1024,
@@ -202,11 +220,13 @@ export async function runWorkloadHere(
       ? judgeCapture(pcap)
       : {
           notCaptured:
-            transport === 'roce'
-              ? RXE_NO_WIRE_REASON
-              : transport === 'tcp'
-                ? TCP_NO_WIRE_REASON
-                : (captureError ?? 'no capture'),
+            transport === 'tcp'
+              ? TCP_NO_WIRE_REASON
+              : o.link !== undefined
+                ? LINK_WIRE_PENDING
+                : transport === 'roce'
+                  ? RXE_NO_WIRE_REASON
+                  : (captureError ?? 'no capture'),
         };
   // The script found the workload impossible on this device (its reason, its evidence).
   if (failure === undefined && facts['not-run'] !== undefined)
@@ -219,7 +239,11 @@ export async function runWorkloadHere(
       seconds,
       wire: { notCaptured: 'not run' },
     };
-  if (failure === undefined && facts.verified !== 'yes') failure = 'the data was not verified';
+  // A target across the link verifies nothing itself but its served run (NFS: its copy).
+  if (failure === undefined && o.link?.role === 'target') {
+    if (facts['target-served'] !== 'yes') failure = 'the target did not finish serving';
+  } else if (failure === undefined && facts.verified !== 'yes')
+    failure = 'the data was not verified';
   if (failure === undefined && dmesgTrouble.length > 0)
     failure = `dmesg: ${dmesgTrouble.length} line(s) of trouble`;
   const reason =

@@ -84,6 +84,13 @@ function speedText(r: WorkloadResult): string {
   return parts.join(', ');
 }
 
+/** What the fault relay did on a link, both ways. */
+function relayText(c: NonNullable<NonNullable<WorkloadResult['link']>['relay']>): string {
+  const way = (n: string, f: (typeof c)['aToB']) =>
+    `${n} ${f.frames} frames, ${f.dropped} dropped, ${f.duplicated} duplicated, ${f.reordered} reordered`;
+  return `${way('A to B', c.aToB)}; ${way('B to A', c.bToA)}`;
+}
+
 /** report.md. */
 export function ulpMarkdown(runs: readonly UlpLineRun[]): string {
   const out = [
@@ -136,6 +143,16 @@ export function ulpMarkdown(runs: readonly UlpLineRun[]): string {
         r.wire.violations.length === 0
           ? 'No protocol rule broken (MSN order, Reads within the IRD, invalidations of used STags, no STag used after its invalidation).'
           : `Violations: ${r.wire.violations.map((v) => `${v.rule} at frame ${v.frame}: ${md(v.detail)}`).join('; ')}.`,
+        ...(r.wire.roce === undefined
+          ? []
+          : [
+              `RoCE: ${r.wire.roce.repeats} repeated packets (retransmissions, duplicates), ${r.wire.roce.gapsFilled} PSN gaps filled later (lost before the capture), ${r.wire.roce.gapsAfterRelay} gaps after the relay, at most ${r.wire.roce.maxOutstandingReads} Reads outstanding on a QP, ${r.wire.roce.cmMessages} CM REQ/REP read.`,
+            ]),
+        ...(r.link?.relay === undefined
+          ? []
+          : [
+              `Relay (${r.link.faults ?? ''}, the whole boot on this link): ${relayText(r.link.relay)}.`,
+            ]),
         `Terminates: ${r.wire.terminates.length === 0 ? 'none' : r.wire.terminates.map((t) => `frame ${t.frame} layer ${t.layer} type ${t.errorType} code ${t.errorCode}`).join('; ')}. NAKs: ${r.wire.naks}.`,
         ...r.wire.notes.map((n) => `Note: ${n}.`),
         '',

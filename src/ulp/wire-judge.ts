@@ -15,17 +15,27 @@
  *    earlier (RFC 5040 §6.8: an invalidated STag is not valid until re-registered; a fast
  *    registration changes the 8-bit key, so the same 32-bit value back means reuse unless the
  *    key wrapped, which the detail says).
+ * On RoCEv2 (roce-rules.ts): the PSN order of every requester flow, Reads within the
+ * responder resources of the CM exchange, and the same two STag rules on Send with
+ * Invalidate (IETH) against the R_Keys of Read Requests and Writes (RETH).
  * The ordering checker (src/engine/ordering) needs the ULP's issue order of its work
  * requests, which no capture carries; `judgeCapture` therefore applies the wire's own
  * order rules above and says so in `notes`.
  */
-import { decodeCaptureMessages } from '../codec/capture/decode-capture.js';
+import {
+  type CaptureItem,
+  decodeCaptureMessages,
+  type FpduItem,
+} from '../codec/capture/decode-capture.js';
 import type { RdmapMessage } from '../codec/iwarp/messages.js';
+import type { RocePacket } from '../codec/roce/packet.js';
+import { type RoceRuleCounts, RoceRules } from './roce-rules.js';
 
 /** One broken rule, at a frame (1-based, as tshark counts). */
 export interface WireViolation {
   readonly rule:
     | 'msn-order'
+    | 'psn-order'
     | 'read-beyond-ird'
     | 'invalidate-unused-stag'
     | 'stag-after-invalidate'
@@ -71,7 +81,18 @@ export interface WireJudgement {
   /** NAKs (RoCE AETH syndromes other than ACK): none are decodable on iWARP. */
   readonly naks: number;
   readonly violations: readonly WireViolation[];
+  /** RoCEv2 only: retransmissions, relay gaps, the most Reads outstanding, CM messages read. */
+  readonly roce?: RoceRuleCounts;
   readonly notes: readonly string[];
+}
+
+/** Options of {@link judgeCapture}. */
+export interface JudgeOptions {
+  /**
+   * Source addresses whose packets crossed the fault relay before this capture: their PSN
+   * gaps are the relay's drops, counted apart (roce-rules.ts).
+   */
+  readonly afterRelay?: ReadonlySet<string>;
 }
 
 const SIZE_CLASSES = [0, 64, 512, 4096, 65536] as const;
@@ -131,8 +152,44 @@ function newDirection(): DirectionState {
 
 const hex = (v: number): string => `0x${v.toString(16).padStart(8, '0')}`;
 
+/**
+ * The items with each iWARP direction's FPDUs in TCP sequence order. The codec lists an
+ * FPDU at the frame that completed it, so a segment lost before the capture point and
+ * retransmitted later puts its FPDUs after later ones of the same stream; the receiver
+ * reads the stream in order, and the MSN and STag rules judge that order. Each direction's
+ * FPDUs keep the slots they had in capture order (the interleaving of the two directions).
+ */
+export function inStreamOrder(items: readonly CaptureItem[]): CaptureItem[] {
+  const byDirection = new Map<string, FpduItem[]>();
+  for (const item of items)
+    if (item.kind === 'fpdu') {
+      const key = `${item.connection}/${item.direction}`;
+      const list = byDirection.get(key) ?? [];
+      byDirection.set(key, list);
+      list.push(item);
+    }
+  const sorted = new Map<string, FpduItem[]>();
+  for (const [key, list] of byDirection) {
+    const first = list[0]?.fpdu.sequence ?? 0;
+    sorted.set(
+      key,
+      [...list].sort(
+        (a, b) => ((a.fpdu.sequence - first) >>> 0) - ((b.fpdu.sequence - first) >>> 0),
+      ),
+    );
+  }
+  const next = new Map<string, number>();
+  return items.map((item) => {
+    if (item.kind !== 'fpdu') return item;
+    const key = `${item.connection}/${item.direction}`;
+    const i = next.get(key) ?? 0;
+    next.set(key, i + 1);
+    return sorted.get(key)?.[i] ?? item;
+  });
+}
+
 /** Decodes and judges one capture file's bytes. */
-export function judgeCapture(pcap: Uint8Array): WireJudgement {
+export function judgeCapture(pcap: Uint8Array, options: JudgeOptions = {}): WireJudgement {
   const decoded = decodeCaptureMessages(pcap);
   if (!decoded.ok)
     return {
@@ -180,10 +237,26 @@ export function judgeCapture(pcap: Uint8Array): WireJudgement {
     }
     return s;
   };
+  let sawRoce = false;
+  let ruleFrame = 0;
+  const roceRules = new RoceRules(
+    (rule, detail, at) => violations.push({ rule, frame: at ?? ruleFrame, detail }),
+    options.afterRelay,
+  );
+  /** RoCE flows (source>destination/QP) for the STag rules. */
+  const flows = new Map<string, DirectionState>();
+  const flowSide = (key: string): DirectionState => {
+    let s = flows.get(key);
+    if (s === undefined) {
+      s = newDirection();
+      flows.set(key, s);
+    }
+    return s;
+  };
   const other = (d: string): string =>
     d === 'client-to-server' ? 'server-to-client' : 'client-to-server';
 
-  for (const item of capture.items) {
+  for (const item of inStreamOrder(capture.items)) {
     const frame = item.frameIndex + 1;
     switch (item.kind) {
       case 'problem':
@@ -211,6 +284,22 @@ export function judgeCapture(pcap: Uint8Array): WireJudgement {
           violations.push({ rule: 'icrc-invalid', frame, detail: `${p.opcode.name}` });
         }
         if (p.aethSyndrome !== undefined && p.aethSyndrome.kind !== 'ACK') naks++;
+        sawRoce = true;
+        const ip = item.frame.network?.header;
+        if (ip !== undefined) {
+          ruleFrame = frame;
+          // Packets that crossed the fault relay before this capture come in the relay's
+          // order, some first copies lost: their STag uses and invalidations are not judged.
+          if (
+            roceRules.onPacket(ip.source, ip.destination, p, frame) === 'new' &&
+            options.afterRelay?.has(ip.source) !== true
+          )
+            judgeRoceStags(
+              p,
+              frame,
+              flowSide(`${ip.source}>${ip.destination}/${p.bth.destinationQp}`),
+            );
+        }
         break;
       }
       case 'fpdu': {
@@ -290,20 +379,32 @@ export function judgeCapture(pcap: Uint8Array): WireJudgement {
       default:
         break;
     }
-    if (
-      'invalidateSTag' in m &&
-      (m.kind === 'send-invalidate' || m.kind === 'send-se-invalidate')
-    ) {
-      const s = m.invalidateSTag;
-      if (!me.used.has(s))
-        violations.push({
-          rule: 'invalidate-unused-stag',
-          frame,
-          detail: `Send with Invalidate names STag ${hex(s)}, never used by its sender on this connection`,
-        });
-      me.invalidated.set(s, noteKey(me, s));
-      me.used.delete(s);
-    }
+    if ('invalidateSTag' in m && (m.kind === 'send-invalidate' || m.kind === 'send-se-invalidate'))
+      invalidate(me, m.invalidateSTag, frame);
+  }
+
+  /** A Send with Invalidate naming `s`, from the side `me`. */
+  function invalidate(me: DirectionState, s: number, frame: number): void {
+    if (!me.used.has(s))
+      violations.push({
+        rule: 'invalidate-unused-stag',
+        frame,
+        detail: `Send with Invalidate names STag ${hex(s)}, never used by its sender on this connection`,
+      });
+    me.invalidated.set(s, noteKey(me, s));
+    me.used.delete(s);
+  }
+
+  /** RoCE: RETH R_Keys of Reads and Writes are used STags; IETH R_Keys are invalidations. */
+  function judgeRoceStags(p: RocePacket, frame: number, me: DirectionState): void {
+    const op = p.opcode.operation;
+    const reth = p.headers.RETH;
+    if (reth !== undefined && op === 'RDMA_READ_REQUEST')
+      useStag(me, reth.rKey, frame, 'Read Request R_Key');
+    else if (reth !== undefined && op.startsWith('RDMA_WRITE'))
+      useStag(me, reth.rKey, frame, 'RDMA Write R_Key');
+    const ieth = p.headers.IETH;
+    if (ieth !== undefined) invalidate(me, ieth.rKey, frame);
   }
 
   /** Records `stag`'s key for its index; returns the index's key epoch. */
@@ -337,6 +438,8 @@ export function judgeCapture(pcap: Uint8Array): WireJudgement {
     me.used.add(stag);
   }
 
+  roceRules.finish();
+  violations.sort((a, b) => a.frame - b.frame);
   return {
     frames: capture.frameCount,
     otherFrames: capture.otherFrames,
@@ -351,6 +454,7 @@ export function judgeCapture(pcap: Uint8Array): WireJudgement {
     terminates,
     naks,
     violations,
+    ...(sawRoce ? { roce: { ...roceRules.counts } } : {}),
     notes: [
       'ordering checker: not applied to a capture (it judges a ULP issue order, which the wire does not carry); the MSN order of every queue is judged instead',
     ],

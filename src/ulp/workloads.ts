@@ -3,6 +3,7 @@
  * and the result of one run. One place for these facts: the guest runner, the CLI, the
  * report and the tests read them from here.
  */
+import type { LinkFaultCounts } from '../runtime/faults/relay.js';
 import type { WireJudgement } from './wire-judge.js';
 
 /** The workloads, with how each is set up and what it needs. */
@@ -69,7 +70,7 @@ export const TCP_NO_WIRE_REASON = 'not judged: the TCP speed reference carries n
 
 /** Why a device's wire is not captured in one guest. */
 export const RXE_NO_WIRE_REASON =
-  'not captured: rxe delivers traffic between QPs of one guest internally, never through a netdev (kernel-runtime.md); the two-guest link (--link) is not done for ULPs yet';
+  'not captured: rxe delivers traffic between QPs of one guest internally, never through a netdev (kernel-runtime.md); `ulp --link` captures it between two guests';
 
 /** Sizes of one run: the large transfer (MiB) and the number of 4 KiB files or blocks. */
 export interface UlpSizes {
@@ -100,7 +101,22 @@ export interface WorkloadResult {
   readonly wire: WireJudgement | { readonly notCaptured: string };
   /** The capture's file name in the report directory. */
   readonly pcap?: string;
+  /** Across the two-guest link: who played which side, and the faulty wire's work. */
+  readonly link?: UlpLinkFacts;
 }
+
+/** A link run's sides (target in guest B, initiator in guest A) and its wire. */
+export interface UlpLinkFacts {
+  readonly initiator: { readonly kernel: string; readonly siw: string };
+  readonly target: { readonly kernel: string; readonly siw: string };
+  /** The `--faults` text, when the wire was faulty. */
+  readonly faults?: string;
+  /** What the relay did on this device's link during the whole boot (every workload on it). */
+  readonly relay?: LinkFaultCounts;
+}
+
+/** Workloads the two-guest link runs (target and initiator split by ULP_ROLE). */
+export const ULP_LINK_WORKLOADS: readonly UlpWorkloadName[] = ['nvme', 'nfs'];
 
 /** Reads a workload script's `ulp KEY VALUE` lines; `error` is the failure's text. */
 export function parseScriptOutput(stdout: string): Record<string, string> {

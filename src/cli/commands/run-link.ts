@@ -48,7 +48,7 @@ export interface LinkCliOptions {
 }
 
 /** What one guest boots. */
-interface LinkGuestKernel {
+export interface LinkGuestKernel {
   readonly kernelDir: string;
   readonly env: Record<string, string>;
   readonly release: string;
@@ -61,7 +61,7 @@ interface LinkGuestKernel {
  * rdma-core and then, for the patched siw, its module and libsiw (whose rdma-core wins the
  * library path), as `vm --kernel --siw` does (runtime/index.ts `runInGuest`).
  */
-function linkKernel(kernel: string | undefined, siw: SiwVariant): LinkGuestKernel {
+export function linkKernel(kernel: string | undefined, siw: SiwVariant): LinkGuestKernel {
   const name = kernel ?? DEFAULT_KERNEL_LINE;
   const assets = findGuestAssets(name);
   const selected = selectKernel(name);

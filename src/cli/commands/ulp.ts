@@ -8,6 +8,7 @@ import { execFile } from 'node:child_process';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { type Command, InvalidArgumentError, Option } from 'commander';
+import type { FaultSpec } from '../../runtime/faults/spec.js';
 import {
   abortOnSignals,
   findGuestAssets,
@@ -15,6 +16,8 @@ import {
   KERNEL_LINES,
 } from '../../runtime/index.js';
 import { cacheRoot, packageRoot } from '../../runtime/paths.js';
+import { SIW_VARIANTS, type SiwVariant } from '../../runtime/siw-variant-env.js';
+import { runUlpOnLink } from '../../ulp/link-run.js';
 import { writeUlpReport } from '../../ulp/report.js';
 import { runUlpInGuest, type UlpLineRun } from '../../ulp/run.js';
 import {
@@ -30,10 +33,13 @@ import { usageError } from '../errors.js';
 import {
   cacheDirOption,
   deviceListParser,
+  faultsValue,
+  kernelChoice,
   kernelLineName,
   kernelLinesList,
   timeoutOption,
 } from '../options.js';
+import { linkKernel } from './run-link.js';
 
 const run = promisify(execFile);
 
@@ -47,6 +53,11 @@ interface UlpOptions {
   readonly files: number;
   readonly timeout: number;
   readonly cacheDir?: string;
+  readonly link?: boolean;
+  readonly peerKernel?: string;
+  readonly siw?: SiwVariant;
+  readonly peerSiw?: SiwVariant;
+  readonly faults?: FaultSpec;
 }
 
 /** `--mib` and `--files`: a whole number 1-1024 (the guest's 2 GiB and tmpfs bound them). */
@@ -99,6 +110,32 @@ export function registerUlp(program: Command): void {
         .argParser(sizeArgument)
         .default(DEFAULT_SIZES.files),
     )
+    .option(
+      '--link',
+      "across the two-guest link: each workload's target in guest B, its initiator in guest A (nvme and nfs), rxe0's RoCEv2 and siw0's iWARP captured on the link and judged; --kernel and --siw set up A",
+    )
+    .addOption(
+      new Option(
+        '--peer-kernel <line|dir>',
+        "with --link: guest B's (the targets') kernel line or assets directory (default: --kernel's)",
+      ).argParser(kernelChoice),
+    )
+    .addOption(
+      new Option('--siw <variant>', "with --link: guest A's siw (default stock)").choices([
+        ...SIW_VARIANTS,
+      ]),
+    )
+    .addOption(
+      new Option('--peer-siw <variant>', "with --link: guest B's siw (default: --siw's)").choices([
+        ...SIW_VARIANTS,
+      ]),
+    )
+    .addOption(
+      new Option(
+        '--faults <spec>',
+        'with --link: a seeded fault relay between the guests (drop=0.01,dup=0.01,reorder=8,seed=7; docs/faulty-wire.md)',
+      ).argParser(faultsValue),
+    )
     .addOption(timeoutOption('limit per guest (boot + workloads)', 1200))
     .addOption(cacheDirOption())
     .action(async (options: UlpOptions, command: Command) => {
@@ -108,6 +145,20 @@ export function registerUlp(program: Command): void {
           : [options.workload as UlpWorkloadName];
       const devices = options.device as UlpDeviceName[];
       const lines = options.kernels ?? [options.kernel ?? KERNEL_LINES[0]?.line ?? '6.1'];
+      if (!options.link)
+        for (const [flag, value] of [
+          ['--peer-kernel', options.peerKernel],
+          ['--siw', options.siw],
+          ['--peer-siw', options.peerSiw],
+          ['--faults', options.faults],
+        ] as const)
+          if (value !== undefined) usageError(command, `${flag} sets up the guest pair of --link`);
+      if (options.link && options.kernels !== undefined)
+        usageError(
+          command,
+          '--link boots one pair: --kernel (A) and --peer-kernel (B), not --kernels',
+        );
+      if (options.link) lines.push(options.peerKernel ?? lines[0] ?? '6.1');
       // Every line's guest first (no set-up of the tools for a run that cannot boot), then
       // the tools.
       try {
@@ -132,7 +183,29 @@ export function registerUlp(program: Command): void {
       const runs: UlpLineRun[] = [];
       const report = options.report === undefined ? undefined : resolve(options.report);
       try {
-        for (const line of lines) {
+        if (options.link) {
+          const a = linkKernel(lines[0], options.siw ?? 'stock');
+          const b = linkKernel(lines[1], options.peerSiw ?? options.siw ?? 'stock');
+          process.stderr.write(
+            `ulp: link, initiators in A (${a.release}, siw ${a.siw}), targets in B (${b.release}, siw ${b.siw}): ${workloads.join(', ')} on ${devices.join(', ')}\n`,
+          );
+          runs.push(
+            await runUlpOnLink({
+              initiator: { kernelDir: a.kernelDir, siw: a.siw, env: a.env },
+              target: { kernelDir: b.kernelDir, siw: b.siw, env: b.env },
+              workloads,
+              devices,
+              sizes: { mib: options.mib, files: options.files },
+              timeoutSeconds: options.timeout,
+              signal: interrupt.signal,
+              onProgress: (l) => process.stderr.write(`${l}\n`),
+              ...(options.faults === undefined ? {} : { faults: options.faults }),
+              ...(report === undefined ? {} : { pcapDir: report }),
+            }),
+          );
+          if (report !== undefined) writeUlpReport(report, runs);
+        }
+        for (const line of options.link ? [] : lines) {
           process.stderr.write(
             `ulp: kernel line ${line}: ${workloads.join(', ')} on ${devices.join(', ')}\n`,
           );
@@ -160,10 +233,14 @@ export function registerUlp(program: Command): void {
       }
       for (const r of runs) {
         if (r.failure !== undefined) process.stdout.write(`ulp: ${r.line}: ${r.failure}\n`);
-        for (const w of r.results)
+        for (const w of r.results) {
           process.stdout.write(
             `ulp: ${r.line} ${w.workload} ${w.device}: ${w.outcome}${w.reason === undefined ? '' : ` (${w.reason})`}\n`,
           );
+          // A failure's dmesg trouble (hung tasks, oopses), the first lines.
+          if (w.outcome === 'failed')
+            for (const l of w.dmesgTrouble.slice(0, 8)) process.stdout.write(`  dmesg: ${l}\n`);
+        }
       }
       const bad = runs.some(
         (r) => r.failure !== undefined || r.results.some((w) => w.outcome === 'failed'),

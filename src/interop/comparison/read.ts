@@ -12,6 +12,7 @@ import { RdmaInteropError } from '../../errors.js';
 import { verdictFromFile } from '../../judge/verdict.js';
 import { type ReportTest, reportTestsOf } from '../../rdma-core-tests/compare.js';
 import { mergeShards } from './shards.js';
+import { ulpWorkloadsByLine } from './ulp-workloads.js';
 
 /** One scenario's outcome on one device, as the comparison reads it. */
 export interface ReportScenario {
@@ -144,14 +145,23 @@ export function reportRunOf(label: string, path: string, document: unknown): Rep
   };
 }
 
-function readResults(label: string, file: string): ReportRun {
+function readResults(label: string, file: string): ReportRun[] {
   let document: unknown;
   try {
     document = JSON.parse(readFileSync(file, 'utf8'));
   } catch (e) {
     throw new ReportInputError(label, `cannot read ${file}: ${(e as Error).message}`);
   }
-  return reportRunOf(label, file, document);
+  const run = reportRunOf(label, file, document);
+  // A `ulp` report: a run per kernel line (or link pair), its workloads as rows.
+  const lines = ulpWorkloadsByLine(document as Record<string, unknown>);
+  if (lines.size === 0) return [run];
+  return [...lines].map(([line, { kernel, rows }]) => ({
+    ...run,
+    label: lines.size === 1 ? label : `${label}/${line}`,
+    kernel,
+    scenarios: [...run.scenarios, ...rows],
+  }));
 }
 
 /** The results.json files at or below `dir` (itself, then its direct subdirectories). */
@@ -183,11 +193,11 @@ function readRuns(paths: readonly string[]): ReportRun[] {
     if (!existsSync(path)) throw new ReportInputError(given, 'no such file or directory');
     // A results.json names its run by its directory, as a report directory does.
     if (statSync(path).isFile())
-      return [readResults(given.replace(/(^|\/)results\.json$/, '') || '.', path)];
+      return readResults(given.replace(/(^|\/)results\.json$/, '') || '.', path);
     const files = resultsFilesIn(path);
     if (files.length === 0)
       throw new ReportInputError(given, 'holds no results.json (a --report directory?)');
-    return files.map((file) => {
+    return files.flatMap((file) => {
       const sub = relative(path, dirname(file));
       return readResults(sub === '' ? given : `${given.replace(/\/$/, '')}/${sub}`, file);
     });

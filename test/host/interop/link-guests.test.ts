@@ -5,16 +5,19 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decodeCaptureMessages, type RoceItem } from '../../../src/codec/capture/index.js';
 import { LINK_SCENARIOS } from '../../../src/interop/link/scenarios.js';
+import type { WorkloadResult } from '../../../src/ulp/workloads.js';
 import { TSHARK_AVAILABLE } from '../../helpers/tshark.js';
+import { diffWithTshark } from '../../helpers/tshark-diff.js';
 import {
   comparePluginWithDecode,
   pluginColumns,
   writePlugin,
 } from '../../helpers/wireshark-plugin.js';
 
-// Boots the real guest pair once (TCG: about 100 s for the 19 link scenarios on a quiet
-// 2-core host) through the CLI, as a user would, and checks the report it writes: the
-// verdicts, exact wire values, and the per-scenario pcaps decoded again here with the codec.
+// Boots the real guest pair (TCG: about 100 s for the 19 link scenarios on a quiet 2-core
+// host) through the CLI, as a user would, and checks the report it writes: the verdicts,
+// exact wire values, and the per-scenario pcaps decoded again here with the codec. A
+// second pair runs `ulp --link` (the last describe).
 
 const CLI = join(process.cwd(), 'dist', 'cli', 'main.js');
 const WORD = '0x0123456789abcdef';
@@ -48,29 +51,29 @@ function roceItems(id: string): RoceItem[] {
   return decoded.value.items.filter((i): i is RoceItem => i.kind === 'roce');
 }
 
-beforeAll(async () => {
-  reportDir = mkdtempSync(join(tmpdir(), 'rdma-interop-link-report-'));
-  const child = spawn(process.execPath, [CLI, 'run', '--link', '--report', reportDir], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  child.stdout.on('data', (c: Buffer) => {
-    output += c.toString();
-  });
-  child.stderr.on('data', (c: Buffer) => {
-    output += c.toString();
-  });
-  status = await new Promise<number | null>((resolve) => child.on('close', resolve));
-  const results = join(reportDir, 'results.json');
-  if (existsSync(results))
-    scenarios = (JSON.parse(readFileSync(results, 'utf8')) as { scenarios: ScenarioEntry[] })
-      .scenarios;
-}, 600_000);
-
-afterAll(() => {
-  if (reportDir !== '') rmSync(reportDir, { recursive: true, force: true });
-});
-
 describe('run --link: two guests, RoCEv2 and iWARP on a real link', () => {
+  beforeAll(async () => {
+    reportDir = mkdtempSync(join(tmpdir(), 'rdma-interop-link-report-'));
+    const child = spawn(process.execPath, [CLI, 'run', '--link', '--report', reportDir], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    child.stdout.on('data', (c: Buffer) => {
+      output += c.toString();
+    });
+    child.stderr.on('data', (c: Buffer) => {
+      output += c.toString();
+    });
+    status = await new Promise<number | null>((resolve) => child.on('close', resolve));
+    const results = join(reportDir, 'results.json');
+    if (existsSync(results))
+      scenarios = (JSON.parse(readFileSync(results, 'utf8')) as { scenarios: ScenarioEntry[] })
+        .scenarios;
+  }, 600_000);
+
+  afterAll(() => {
+    if (reportDir !== '') rmSync(reportDir, { recursive: true, force: true });
+  });
+
   it('runs every link scenario and passes (matches, or recorded siw behaviour)', () => {
     // First the scenarios that did not pass, with their error: the most useful failure text.
     const failing = scenarios
@@ -176,6 +179,102 @@ describe('run --link: two guests, RoCEv2 and iWARP on a real link', () => {
       // response): stock libsiw refuses the atomics and immediates before the wire. CI's
       // run compared 5.
       expect(siw.frames).toBeGreaterThanOrEqual(5);
+    },
+  );
+});
+
+// `ulp --link` (issue 35, docs/ulp.md) in a second pair boot: the kernel's NVMe-oF and NFS
+// over RDMA on rxe0, target in guest B and initiator in guest A, small sizes. rxe0's RoCEv2
+// crosses a wire only here (one guest delivers it internally): every frame decoded, the
+// ICRC of every packet, no protocol rule broken, decode as tshark. siw0's ULP wire is
+// judged in the kernel stage (test/kernel/ulp/ulp.test.ts, one guest, on lo).
+describe('ulp --link: NVMe-oF and NFS over RDMA on rxe0 across the link, the wire judged', () => {
+  let dir = '';
+  let code: number | null = null;
+  let log = '';
+  let workloads: (WorkloadResult & { line: string })[] = [];
+  const row = (workload: string, device: string) => {
+    const found = workloads.find((w) => w.workload === workload && w.device === device);
+    if (found === undefined) throw new Error(`${workload} ${device} missing from results.json`);
+    return found;
+  };
+
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'rdma-interop-ulp-link-'));
+    const args = [
+      'ulp',
+      '--link',
+      '--device',
+      'rxe0',
+      '--mib',
+      '2',
+      '--files',
+      '16',
+      '--report',
+      dir,
+    ];
+    const child = spawn(process.execPath, [CLI, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    child.stdout.on('data', (c: Buffer) => {
+      log += c.toString();
+    });
+    child.stderr.on('data', (c: Buffer) => {
+      log += c.toString();
+    });
+    code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+    const results = join(dir, 'results.json');
+    if (existsSync(results))
+      workloads = (JSON.parse(readFileSync(results, 'utf8')) as { workloads: typeof workloads })
+        .workloads;
+  }, 600_000);
+
+  afterAll(() => {
+    if (dir !== '') rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('NVMe and NFS pass on rxe0, the data verified on both sides; iSER and SMB say why not', () => {
+    const shown = workloads.map((w) => [w.workload, w.device, w.outcome, w.reason ?? '']);
+    // On failure: the log's end, and each entry's facts and dmesg trouble.
+    const why = `${log.slice(-3000)}\n${JSON.stringify(workloads.map((w) => [w.workload, w.facts, w.dmesgTrouble]))}`;
+    expect(
+      shown.filter(([, , o]) => o !== 'not-run'),
+      why,
+    ).toEqual([
+      ['nvme', 'rxe0', 'passed', ''],
+      ['nfs', 'rxe0', 'passed', ''],
+    ]);
+    expect(code).toBe(0);
+    for (const w of ['nvme', 'nfs']) {
+      expect(row(w, 'rxe0').facts.verified).toBe('yes');
+      expect(row(w, 'rxe0').facts['target-served']).toBe('yes');
+      expect(row(w, 'rxe0').dmesgTrouble).toEqual([]);
+    }
+    expect(row('nfs', 'rxe0').facts['target-server-verified']).toBe('yes');
+    expect(row('iser', 'rxe0').reason).toMatch(/^not across the link yet/);
+  });
+
+  it('the wire: every frame decoded, every ICRC valid, no rule broken, Sends with Invalidate', () => {
+    for (const w of ['nvme', 'nfs']) {
+      const wire = row(w, 'rxe0').wire;
+      if ('notCaptured' in wire) throw new Error(`${w} rxe0: ${wire.notCaptured}`);
+      expect(wire.undecodable).toEqual([]);
+      expect(wire.violations).toEqual([]);
+      expect(wire.terminates).toEqual([]);
+      expect(wire.messages).toBeGreaterThan(100);
+      expect(wire.icrc).toEqual({ valid: wire.messages, invalid: 0, unchecked: 0 });
+      expect(wire.opcodes.RC_SEND_ONLY_WITH_INVALIDATE ?? 0).toBeGreaterThan(0);
+      expect(wire.opcodes.RC_RDMA_READ_REQUEST ?? 0).toBeGreaterThan(0);
+      // The CM REQ and REP were read: their responder resources bound the Reads.
+      expect(wire.roce?.cmMessages ?? 0).toBeGreaterThanOrEqual(2);
+    }
+  });
+
+  it.skipIf(!TSHARK_AVAILABLE)(
+    "decode agrees with tshark on rxe0's captures, frame by frame",
+    () => {
+      const pcaps = ['nvme', 'nfs'].map((w) => join(dir, row(w, 'rxe0').pcap ?? ''));
+      const diffs = diffWithTshark(pcaps, dir, CLI);
+      for (const d of diffs) expect(d.ours, d.merged).toBe(d.theirs);
+      expect(diffs.reduce((n, d) => n + d.frames, 0)).toBeGreaterThan(1000);
     },
   );
 });

@@ -27,7 +27,11 @@ import { makeTempDir, TcpConversation } from '../../helpers/pcap.js';
 const IRD = 2;
 
 /** One iWARP connection: the host (client) and the target (server), MPA v2 with IRD/ORD. */
-function capture(toTarget: RdmapMessage[], toHost: RdmapMessage[]): Uint8Array {
+function capture(
+  toTarget: RdmapMessage[],
+  toHost: RdmapMessage[],
+  order: (frames: Uint8Array[]) => Uint8Array[] = (f) => f,
+): Uint8Array {
   const enhancedParameters = {
     ird: IRD,
     ord: IRD,
@@ -55,7 +59,10 @@ function capture(toTarget: RdmapMessage[], toHost: RdmapMessage[]): Uint8Array {
   for (const f of server.fpdus) tcp.send('server', f);
   return encodePcap(
     { linkType: LinkType.ETHERNET, precision: 'nano' },
-    tcp.frames().map((data, i) => ({ timestampNs: 1_764_000_000_000_000_000n + BigInt(i), data })),
+    order(tcp.frames()).map((data, i) => ({
+      timestampNs: 1_764_000_000_000_000_000n + BigInt(i),
+      data,
+    })),
   );
 }
 
@@ -104,6 +111,27 @@ describe('the ULP wire judge', () => {
     expect(j.sizes['rdma-write']).toEqual({ '513-4096': 1 });
     expect(j.mpaCrc).toEqual({ valid: 0, invalid: 0, notInUse: 5 });
     expect(j.terminates).toEqual([]);
+  });
+
+  it('FPDUs are judged in TCP sequence order: a segment that arrives late breaks no MSN', () => {
+    const sends = [1, 2, 3].map((msn) =>
+      makeSend({ messageSequenceNumber: msn, payload: bytes(32) }),
+    );
+    // The last two segments swapped, as a segment lost before the capture point and
+    // retransmitted after the next one shows up.
+    const late = capture([], sends, (f) => [...f.slice(0, -2), f.at(-1), f.at(-2)] as Uint8Array[]);
+    const j = judgeCapture(late);
+    expect(j.undecodable).toEqual([]);
+    expect(j.messages).toBe(3);
+    expect(j.violations).toEqual([]);
+    // The same MSNs in stream order but sent 1, 3, 2: a real gap, still found.
+    const wrong = [1, 3, 2].map((msn) =>
+      makeSend({ messageSequenceNumber: msn, payload: bytes(32) }),
+    );
+    expect(judgeCapture(capture([], wrong)).violations.map((v) => v.detail)).toEqual([
+      'queue 0: MSN 3, expected 2',
+      'queue 0: MSN 2, expected 4',
+    ]);
   });
 
   it('each broken rule is reported once, at its frame', () => {
