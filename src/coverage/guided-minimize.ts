@@ -1,5 +1,5 @@
 /**
- * How a guided finding is reduced (issue 32): the minimizer (fuzz/minimize.ts) drops steps of
+ * How a guided finding is reduced (issue 32): the minimizer (probe/minimize.ts) drops steps of
  * a sequence, then each step's changes through `guidedStepReductions`: an edit dropped or
  * narrowed by a byte at either end, the cut and the extension removed (or the extension
  * halved), and the ICRC made right again. Every

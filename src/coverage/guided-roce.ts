@@ -13,7 +13,6 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { release } from 'node:os';
 import { ICRC_LENGTH } from '../codec/roce/packet.js';
-import { minimizeSequence } from '../fuzz/minimize.js';
 import {
   type FindingMinimization,
   type FuzzFinding,
@@ -21,6 +20,7 @@ import {
   type FuzzSummary,
   seededRandom,
 } from '../probe/fuzz-loop.js';
+import { minimizeSequence } from '../probe/minimize.js';
 import { kernelLogOracles } from '../probe/oracles/kernel-log.js';
 import { rawTesterDatagram } from '../probe/roce-datagram.js';
 import { build, type RoceTarget } from '../probe/roce-packets.js';
@@ -154,7 +154,7 @@ const sequenceOracle = (wrong: string): string =>
   wrong.startsWith('the tester failed') ? 'harness' : 'guard-words';
 
 /**
- * A sequence that fired a per-sequence oracle reduced (fuzz/minimize.ts): steps dropped, then
+ * A sequence that fired a per-sequence oracle reduced (probe/minimize.ts): steps dropped, then
  * each step's changes; the predicate replays the candidate through `sendInput` (a fresh QP,
  * the same send path as the campaign) and asks for the same oracle.
  */

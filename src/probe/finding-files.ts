@@ -1,5 +1,5 @@
 /**
- * The finding files of a probe run (fuzz/finding-file.ts): one per fuzz finding, written into
+ * The finding files of a probe run (probe/finding-file.ts): one per fuzz finding, written into
  * the report's `findings/` folder beside results.json. A minimized finding carries its
  * minimized sequence; one that was not minimized (no --minimize, a broken device) carries the
  * sequence as found, with 0 calls.
@@ -12,7 +12,7 @@ import {
   kernelLineOf,
   toolVersion,
   writeFindingFile,
-} from '../fuzz/finding-file.js';
+} from './finding-file.js';
 import type { FuzzFinding, FuzzSummary } from './fuzz-loop.js';
 
 /** The sequence as found: guided inputs (JSON, one or a batch) or packets (hex, comma-joined). */

@@ -6,8 +6,8 @@
  * still works). Only the packets and how one is sent differ per device.
  */
 import { release } from 'node:os';
-import type { FindingSequence } from '../fuzz/finding-file.js';
-import { minimizeSequence } from '../fuzz/minimize.js';
+import type { FindingSequence } from './finding-file.js';
+import { minimizeSequence } from './minimize.js';
 import { kernelLogOracles } from './oracles/kernel-log.js';
 import type { KernelLog } from './survival.js';
 
@@ -83,7 +83,7 @@ export interface FuzzFinding {
   readonly bytes: string;
   readonly minimized: string;
   /**
-   * With a minimize budget (fuzz/minimize.ts): the shortest sequence found that still fired
+   * With a minimize budget (probe/minimize.ts): the shortest sequence found that still fired
    * `oracle`, the original's length and the predicate calls made (a finding file's fields).
    */
   readonly minimization?: FindingMinimization;

@@ -132,7 +132,7 @@ export interface GuestProbeOptions extends ProbeSelection {
   readonly coverage?: CoverageKind;
   /** `--guided <n>`: that many coverage-guided sequences to rxe (coverage/guided-roce.ts). */
   readonly guided?: number;
-  /** `--minimize <calls>`: replays per fuzz finding for its minimizing (fuzz/minimize.ts). */
+  /** `--minimize <calls>`: replays per fuzz finding for its minimizing (probe/minimize.ts). */
   readonly minimize?: number;
   /** The CLI's own path and the args that select (for the child processes). */
   readonly childArgs: readonly string[];

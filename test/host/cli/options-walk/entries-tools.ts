@@ -318,7 +318,7 @@ export const TOOL_ENTRIES: Readonly<Record<string, Entry>> = {
   },
   'rdma-interop probe --minimize': {
     coveredBy:
-      'test/host/fuzz/minimize.test.ts and finding-file.test.ts (the minimizer, the finding files); the replay on a device runs in a guest only',
+      'test/host/probe/minimize.test.ts and finding-file.test.ts (the minimizer, the finding files); the replay on a device runs in a guest only',
     accepted: async () => {
       const args = ['probe', '--runtime', 'guest', '--fuzz', '3', '--minimize', '20'];
       args.push('--cache-dir', emptyDir('c'));
@@ -416,6 +416,11 @@ export const TOOL_ENTRIES: Readonly<Record<string, Entry>> = {
         '--files',
         '--timeout',
         '--cache-dir',
+        '--link',
+        '--peer-kernel',
+        '--siw',
+        '--peer-siw',
+        '--faults',
       ] as const
     ).map((option) => [
       `rdma-interop ulp ${option}`,
@@ -432,8 +437,16 @@ export const TOOL_ENTRIES: Readonly<Record<string, Entry>> = {
             '--files': ['8'],
             '--timeout': ['60'],
             '--cache-dir': [emptyDir('c')],
+            '--link': [],
+            '--peer-kernel': ['7.3'],
+            '--siw': ['rfc7306'],
+            '--peer-siw': ['rfc7306'],
+            '--faults': ['drop=0.01'],
           }[option];
           const args = ['ulp', option, ...value];
+          // The pair's options act with --link only (refused without it: usage error).
+          if (['--peer-kernel', '--siw', '--peer-siw', '--faults'].includes(option))
+            args.push('--link');
           if (option !== '--cache-dir') args.push('--cache-dir', emptyDir('c'));
           expectRuntimeStop(await cli(args, NO_SETUP), 'rdma-interop ulp', /no guest kernel/);
         },

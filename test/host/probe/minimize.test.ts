@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { GuidedStep } from '../../../src/coverage/guided-input.js';
 import { guidedStepReductions } from '../../../src/coverage/guided-minimize.js';
-import { MinimizeError, minimizeSequence } from '../../../src/fuzz/minimize.js';
+import { MinimizeError, minimizeSequence } from '../../../src/probe/minimize.js';
 
 const range = (n: number): number[] => Array.from({ length: n }, (_, i) => i);
 

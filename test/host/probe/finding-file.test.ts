@@ -14,7 +14,7 @@ import {
   replayableInput,
   toolVersion,
   writeFindingFile,
-} from '../../../src/fuzz/finding-file.js';
+} from '../../../src/probe/finding-file.js';
 import { findingFilesOf, writeFindingFiles } from '../../../src/probe/finding-files.js';
 import type { FuzzSummary } from '../../../src/probe/fuzz-loop.js';
 
