@@ -76,6 +76,7 @@ import { runMemoryPathBenchmark } from './verbs/memory-path.js';
 import { medianRound, pair, type Round, spreadOf } from './verbs/rounds.js';
 import { sendRecvFigures, sendRecvRound, warmSendRecv } from './verbs/send-recv.js';
 import {
+  SRQ_ANCHOR_ARGS,
   SRQ_COUNT,
   SRQ_DEPTH,
   SRQ_DOORBELL,
@@ -205,21 +206,7 @@ export async function runBenchmark(): Promise<void> {
             prepared: srqReceiveRate(p, 'prepared'),
             lists: srqReceiveRate(p, 'lists'),
           }),
-          () =>
-            anchor(
-              'ib_send_bw',
-              [
-                '--use-srq',
-                '-s',
-                String(SRQ_MESSAGE),
-                '-n',
-                String(SRQ_COUNT),
-                '-l',
-                String(SRQ_DOORBELL),
-              ],
-              port + 4,
-              implausibleRate,
-            ),
+          () => anchor('ib_send_bw', [...SRQ_ANCHOR_ARGS], port + 4, implausibleRate),
           (m, cols) => m.threads / column(cols, 'MsgRate'),
         ),
       );

@@ -18,6 +18,7 @@ import { DEVICE, ITERATIONS, type Latency, WARMUP } from './loopback.js';
 import { medianRound, pair, type Round, spreadOf } from './rounds.js';
 import { sendRecvFigures, sendRecvRound, warmSendRecv } from './send-recv.js';
 import {
+  SRQ_ANCHOR_ARGS,
   SRQ_COUNT,
   SRQ_DEPTH,
   SRQ_DOORBELL,
@@ -57,21 +58,7 @@ async function main(): Promise<void> {
         await pair(
           anchorFirst,
           () => srqSides.measure(r === 0 ? SRQ_FIRST_STREAMS : SRQ_STREAMS),
-          () =>
-            anchor(
-              'ib_send_bw',
-              [
-                '--use-srq',
-                '-s',
-                String(SRQ_MESSAGE),
-                '-n',
-                String(SRQ_COUNT),
-                '-l',
-                String(SRQ_DOORBELL),
-              ],
-              port + 4,
-              implausibleRate,
-            ),
+          () => anchor('ib_send_bw', [...SRQ_ANCHOR_ARGS], port + 4, implausibleRate),
           (m, cols) => m / column(cols, 'MsgRate'),
         ),
       );

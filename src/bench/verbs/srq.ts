@@ -29,6 +29,17 @@ export const SRQ_MESSAGE = 8;
  */
 export const SRQ_DOORBELL = 16;
 
+/** ib_send_bw's arguments for the same stream (the SRQ receive rate's anchor). */
+export const SRQ_ANCHOR_ARGS: readonly string[] = [
+  '--use-srq',
+  '-s',
+  String(SRQ_MESSAGE),
+  '-n',
+  String(SRQ_COUNT),
+  '-l',
+  String(SRQ_DOORBELL),
+];
+
 /**
  * Streams of SRQ_COUNT Sends per measurement of the threaded SRQ rate, the last one
  * measured: the sides live across the rounds (srq-rate.ts), so only the first round warms
