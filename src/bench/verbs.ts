@@ -85,7 +85,7 @@ import {
   SRQ_STREAMS,
   srqReceiveRate,
 } from './verbs/srq.js';
-import { writeImmLatency, writeImmLatencyThreads } from './verbs/write-imm.js';
+import { writeImmLatency, writeImmRound } from './verbs/write-imm.js';
 import { openWriteImmPingPong } from './write-imm-pingpong.js';
 
 /** The columns of perftest's result line (tests read them from this module). */
@@ -176,14 +176,7 @@ export async function runBenchmark(): Promise<void> {
           (l, cols) => l.median / column(cols, 't_typical'),
         ),
       );
-      imm.push(
-        await pair(
-          anchorFirst,
-          () => writeImmLatencyThreads(pingPong),
-          () => anchor('ib_write_lat', ['-n', String(ITERATIONS)], port + 1, implausibleLatency),
-          (w, cols) => w.median / column(cols, 't_typical'),
-        ),
-      );
+      imm.push(await writeImmRound(pingPong, anchorFirst, port + 1));
       rate.push(
         await pair(
           anchorFirst,

@@ -8,7 +8,7 @@
  * this is a development tool, run in the guest:
  * `node dist/bench/verbs/messaging-run.js [rounds (default 3)]`.
  */
-import { column, implausibleLatency, implausibleRate } from '../perftest-plausibility.js';
+import { column, implausibleRate } from '../perftest-plausibility.js';
 import { figure, printFigures } from '../report.js';
 import { openSrqRateSides } from '../srq-rate.js';
 import { openWriteImmPingPong } from '../write-imm-pingpong.js';
@@ -26,7 +26,7 @@ import {
   SRQ_MESSAGE,
   SRQ_STREAMS,
 } from './srq.js';
-import { writeImmLatencyThreads } from './write-imm.js';
+import { writeImmRound } from './write-imm.js';
 
 async function main(): Promise<void> {
   const rounds = Number(process.argv[2] ?? 3);
@@ -46,14 +46,7 @@ async function main(): Promise<void> {
     for (let r = 0; r < rounds; r++) {
       const port = 18515 + 100 * r;
       const anchorFirst = r % 2 === 1;
-      imm.push(
-        await pair(
-          anchorFirst,
-          () => writeImmLatencyThreads(pingPong),
-          () => anchor('ib_write_lat', ['-n', String(ITERATIONS)], port + 1, implausibleLatency),
-          (w, cols) => w.median / column(cols, 't_typical'),
-        ),
-      );
+      imm.push(await writeImmRound(pingPong, anchorFirst, port + 1));
       srq.push(
         await pair(
           anchorFirst,

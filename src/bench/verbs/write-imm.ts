@@ -2,8 +2,11 @@
  * The write-with-immediate ping-pong, in one thread and a thread per side.
  */
 import type { Mr } from '../../verbs/index.js';
+import { column, implausibleLatency } from '../perftest-plausibility.js';
 import type { PingPongSides } from '../write-imm-pingpong.js';
+import { anchor } from './anchor.js';
 import { ITERATIONS, type Latency, latencyOf, type Pair, samplesOf, WARMUP } from './loopback.js';
+import { pair, type Round } from './rounds.js';
 
 /**
  * Write-with-immediate ping-pong through round trips (each `run()` ends at the peer's
@@ -51,5 +54,22 @@ export async function writeImmLatencyThreads(sides: PingPongSides): Promise<Late
       stamps.map((us) => us / 1000),
       0.5,
     ),
+  );
+}
+
+/**
+ * One round of the write-with-immediate figure: the threaded ping-pong against
+ * `ib_write_lat` on `port`, in the order `anchorFirst` says, the ratio of the typical times.
+ */
+export function writeImmRound(
+  sides: PingPongSides,
+  anchorFirst: boolean,
+  port: number,
+): Promise<Round<Latency>> {
+  return pair(
+    anchorFirst,
+    () => writeImmLatencyThreads(sides),
+    () => anchor('ib_write_lat', ['-n', String(ITERATIONS)], port, implausibleLatency),
+    (w, cols) => w.median / column(cols, 't_typical'),
   );
 }
