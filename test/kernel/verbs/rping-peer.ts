@@ -16,6 +16,7 @@ import {
   type CmId,
   EventChannel,
   type Mr,
+  type Pd,
   type Qp,
   VerbsError,
   type WorkCompletion,
@@ -54,6 +55,25 @@ interface Side {
   readonly recv: Mr;
   readonly send: Mr;
   readonly early: WorkCompletion[];
+}
+
+/**
+ * One end's PD, CQ and QP on `id`, with the registered buffers of rping's info message
+ * (rping.c struct rping_rdma_info), and one receive for it posted.
+ */
+function openSide(id: CmId): { side: Side; pd: Pd } {
+  const pd = id.context().allocPd();
+  const cq = id.context().createCq({ cqe: 16 });
+  const qp = id.createQp(pd, { sendCq: cq, maxSendWr: 8, maxRecvWr: 8 });
+  const side: Side = {
+    qp,
+    cq,
+    recv: pd.allocMr(INFO_BYTES, ['LOCAL_WRITE']),
+    send: pd.allocMr(INFO_BYTES, []),
+    early: [],
+  };
+  qp.postRecv({ sgList: [side.recv.sge(0, INFO_BYTES)] });
+  return { side, pd };
 }
 
 /**
@@ -147,20 +167,11 @@ async function connected(
       const id = channel.createId();
       await id.resolveAddr(o.address, o.port, { src: o.address });
       await id.resolveRoute();
-      const pd = id.context().allocPd();
-      const cq = id.context().createCq({ cqe: 16 });
-      const qp = id.createQp(pd, { sendCq: cq, maxSendWr: 8, maxRecvWr: 8 });
-      const side: Side = {
-        qp,
-        cq,
-        recv: pd.allocMr(INFO_BYTES, ['LOCAL_WRITE']),
-        send: pd.allocMr(INFO_BYTES, []),
-        early: [],
-      };
+      const { side, pd } = openSide(id);
+      const { qp, cq } = side;
       // The server reads the start buffer and writes the sink (rping.c rping_setup_buffers).
       const start = pd.allocMr(o.size, ['LOCAL_WRITE', 'REMOTE_READ', 'REMOTE_WRITE']);
       const sink = pd.allocMr(o.size, ['LOCAL_WRITE', 'REMOTE_READ', 'REMOTE_WRITE']);
-      qp.postRecv({ sgList: [side.recv.sge(0, INFO_BYTES)] });
       try {
         // rping.c rping_init_conn_param: one RDMA Read each way.
         await id.connect({ initiatorDepth: 1, responderResources: 1 });
@@ -197,18 +208,9 @@ export async function rpingServer(o: {
     o.started();
     const request = await listener.nextConnectRequest({ timeoutMs: TIMEOUT_MS });
     const id = request.id;
-    const pd = id.context().allocPd();
-    const cq = id.context().createCq({ cqe: 16 });
-    const qp = id.createQp(pd, { sendCq: cq, maxSendWr: 8, maxRecvWr: 8 });
-    const side: Side = {
-      qp,
-      cq,
-      recv: pd.allocMr(INFO_BYTES, ['LOCAL_WRITE']),
-      send: pd.allocMr(INFO_BYTES, []),
-      early: [],
-    };
-    made.push(pd, cq, side.recv, side.send);
-    qp.postRecv({ sgList: [side.recv.sge(0, INFO_BYTES)] });
+    const { side, pd } = openSide(id);
+    const { qp } = side;
+    made.push(pd, side.cq, side.recv, side.send);
     await id.accept({ initiatorDepth: 1, responderResources: 1 });
     let sink: Mr | undefined;
     const data: Buffer[] = [];
