@@ -182,6 +182,16 @@ export function registerUlp(program: Command): void {
       const interrupt = abortOnSignals();
       const runs: UlpLineRun[] = [];
       const report = options.report === undefined ? undefined : resolve(options.report);
+      // What every guest run takes, one guest per line or one link pair.
+      const common = {
+        workloads,
+        devices,
+        sizes: { mib: options.mib, files: options.files },
+        timeoutSeconds: options.timeout,
+        signal: interrupt.signal,
+        onProgress: (l: string) => process.stderr.write(`${l}\n`),
+        ...(report === undefined ? {} : { pcapDir: report }),
+      };
       try {
         if (options.link) {
           const a = linkKernel(lines[0], options.siw ?? 'stock');
@@ -193,35 +203,19 @@ export function registerUlp(program: Command): void {
             await runUlpOnLink({
               initiator: { kernelDir: a.kernelDir, siw: a.siw, env: a.env },
               target: { kernelDir: b.kernelDir, siw: b.siw, env: b.env },
-              workloads,
-              devices,
-              sizes: { mib: options.mib, files: options.files },
-              timeoutSeconds: options.timeout,
-              signal: interrupt.signal,
-              onProgress: (l) => process.stderr.write(`${l}\n`),
+              ...common,
               ...(options.faults === undefined ? {} : { faults: options.faults }),
-              ...(report === undefined ? {} : { pcapDir: report }),
             }),
           );
           if (report !== undefined) writeUlpReport(report, runs);
-        }
-        for (const line of options.link ? [] : lines) {
-          process.stderr.write(
-            `ulp: kernel line ${line}: ${workloads.join(', ')} on ${devices.join(', ')}\n`,
-          );
-          runs.push(
-            await runUlpInGuest({
-              line,
-              workloads,
-              devices,
-              sizes: { mib: options.mib, files: options.files },
-              timeoutSeconds: options.timeout,
-              signal: interrupt.signal,
-              onProgress: (l) => process.stderr.write(`${l}\n`),
-              ...(report === undefined ? {} : { pcapDir: report }),
-            }),
-          );
-          if (report !== undefined) writeUlpReport(report, runs);
+        } else {
+          for (const line of lines) {
+            process.stderr.write(
+              `ulp: kernel line ${line}: ${workloads.join(', ')} on ${devices.join(', ')}\n`,
+            );
+            runs.push(await runUlpInGuest({ line, ...common }));
+            if (report !== undefined) writeUlpReport(report, runs);
+          }
         }
       } catch (error) {
         if (!(error instanceof GuestRuntimeError)) throw error;
