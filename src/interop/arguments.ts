@@ -41,10 +41,12 @@ export function requireScenario(scenario: unknown, field = 'scenario'): Scenario
   requireBigint('interop', `${field}.initial`, s.initial, 0n, 0xffff_ffff_ffff_ffffn);
   requireArray('interop', `${field}.remoteAccess`, s.remoteAccess);
   let window: number | undefined;
+  if (s.ud !== undefined) requireBoolean('interop', `${field}.ud`, s.ud);
   requireArray('interop', `${field}.program`, s.program).forEach((step, i) => {
     const st = requireObject('interop', `${field}.program[${i}]`, step) as Readonly<
       Record<string, unknown>
     >;
+    requireUdStep(s.ud === true, s.srq === true, st, `${field}.program[${i}]`);
     if (st.do === 'bind-mw')
       window ??= requireInteger('interop', `${field}.program[${i}].type`, st.type, 1, 2);
     // The SRQ steps and the second QP need the scenario's SRQ (its second responder QP).
@@ -68,6 +70,65 @@ export function requireScenario(scenario: unknown, field = 'scenario'): Scenario
   });
   requireBoolean('interop', `${field}.captureWire`, s.captureWire);
   return scenario as Scenario;
+}
+
+/** The steps a UD program (scenario.ts `ud`) may have: multicast, Sends, receives, waits. */
+const UD_STEPS: Readonly<Record<string, true>> = {
+  'attach-mcast': true,
+  'detach-mcast': true,
+  'post-send': true,
+  'post-recv': true,
+  wait: true,
+  query: true,
+  sleep: true,
+};
+const UD_KINDS: Readonly<Record<string, true>> = { SEND: true, SEND_WITH_IMM: true };
+const QPS = { first: 0, second: 0 } as const;
+const MCAST_TARGETS = { g1: 0, g2: 0, unicast: 0 } as const;
+
+/**
+ * A step's multicast parts: the group an attach or detach names, the receiving QP a UD
+ * program's receive or wait names, the group a UD Send goes to; and what a UD program
+ * cannot do (RDMA, windows, an SRQ, a post on the responder).
+ */
+function requireUdStep(
+  ud: boolean,
+  srq: boolean,
+  st: Readonly<Record<string, unknown>>,
+  at: string,
+): void {
+  const refuse = (why: string) => new ArgumentError('interop', at, why);
+  if (st.do === 'attach-mcast' || st.do === 'detach-mcast')
+    requireName('interop', 'multicast group', MCAST_TARGETS, st.group, `${at}.group`);
+  if (
+    (st.do === 'post-recv' || st.do === 'wait' || String(st.do).endsWith('-mcast')) &&
+    st.qp !== undefined
+  ) {
+    requireName('interop', 'QP', QPS, st.qp, `${at}.qp`);
+    if (!ud && st.do !== 'post-send')
+      throw refuse(`${String(st.do)} names a receiving QP: only a ud scenario has two`);
+  }
+  if (!ud) {
+    if (
+      st.do === 'post-send' &&
+      Array.isArray(st.wrs) &&
+      st.wrs.some((wr) => wr?.group !== undefined)
+    )
+      throw refuse('a Send to a multicast group needs ud: true');
+    return;
+  }
+  if (srq) throw refuse('a ud scenario has no SRQ');
+  if (UD_STEPS[String(st.do)] !== true) throw refuse(`a ud program has no ${String(st.do)} step`);
+  if (st.do !== 'post-send') return;
+  if (st.side === 'responder' || st.qp !== undefined)
+    throw refuse('a ud program posts on its requester QP only');
+  requireArray('interop', `${at}.wrs`, st.wrs).forEach((wr, j) => {
+    const w = requireObject('interop', `${at}.wrs[${j}]`, wr) as Readonly<Record<string, unknown>>;
+    if (UD_KINDS[String(w.kind)] !== true)
+      throw refuse(`a ud program sends SEND or SEND_WITH_IMM only, not ${String(w.kind)}`);
+    if (w.group !== undefined)
+      requireName('interop', 'multicast group', { g1: 0, g2: 0 }, w.group, `${at}.wrs[${j}].group`);
+  });
 }
 
 /** A run's environment: strings and a list of device facts. */

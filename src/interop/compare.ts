@@ -21,6 +21,7 @@ function fieldRank(field: string): number {
     case 'post':
     case 'modify':
     case 'rereg':
+    case 'mcast':
       return 0;
     case 'completion':
       return key.side === 'requester' ? 1 : 2;

@@ -45,6 +45,7 @@ import {
   wordAt,
   wrIdOf,
 } from './scenario.js';
+import { rcMembership, udEngineSide } from './ud-engine-side.js';
 
 /** The engine's stand-ins for what the kernel assigns (any values do; these are fixed). */
 const REMOTE_STAG = 0x1a2b3c4d;
@@ -329,6 +330,8 @@ function engineSide(scenario: Scenario): { side: ImmediateSide; session: EngineS
     // The programs reregister the MR to the access it has (scenario.ts `rereg-mr`): the
     // verb succeeds and the region serves as before (IBTA 1.5 §11.2.8.3).
     reregMr: () => 'ok',
+    // An RC QP joins no multicast group (IBTA 1.5 §11.3); `ud` programs run udEngineSide.
+    mcast: (step) => rcMembership(scenario, step),
     sleep: (ms) => session.advance(ms),
     armSolicited: () => {},
     cqEvent: (side) => session.solicitedPending(side),
@@ -400,5 +403,6 @@ function windowName(rkey: number): string {
 /** What the reference engine says a verbs program sees for `scenario`. */
 export function expectedOutcome(scenario: Scenario): Outcome {
   requireScenario(scenario);
+  if (scenario.ud === true) return runProgramNow(scenario, udEngineSide(scenario));
   return runProgramNow(scenario, engineSide(scenario).side);
 }

@@ -30,6 +30,11 @@ export interface ObservedCompletion {
    * given only for the responder in a scenario with an SRQ.
    */
   readonly qp?: RequesterQp;
+  /**
+   * A UD receive's sender (ibv_wc.src_qp): `requester` for the program's requester QP,
+   * else its hex; given only for the responder in a `ud` scenario.
+   */
+  readonly srcQp?: string;
   /** The local 8 bytes after a successful fetching operation (Read data, atomic original). */
   readonly fetched: bigint | undefined;
 }
@@ -43,7 +48,7 @@ type CommonCompletion = Pick<
 /** A completion as a side polled it: the common fields, then the side's own. */
 export function observedCompletion(
   wc: CommonCompletion,
-  own: Pick<ObservedCompletion, 'imm' | 'immRaw' | 'vendorErr' | 'invalidated' | 'qp'>,
+  own: Pick<ObservedCompletion, 'imm' | 'immRaw' | 'vendorErr' | 'invalidated' | 'qp' | 'srcQp'>,
 ): Omit<ObservedCompletion, 'fetched'> {
   const { wrId, status, opcode, byteLen, flags } = wc;
   return { wrId, status, opcode, byteLen, flags, ...own };
@@ -81,6 +86,7 @@ export function completionFields(
     put('imm_raw', formatValue(wc.immRaw));
   }
   if (wc.invalidated !== undefined) put('inv_rkey', wc.invalidated);
+  if (wc.srcQp !== undefined) put('src_qp', wc.srcQp);
   if (side === 'requester' && traits?.fetches) put('fetched', formatValue(wc.fetched));
   return fields;
 }

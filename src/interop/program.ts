@@ -2,6 +2,7 @@
  * The one interpreter of a scenario's program. It owns the step switch, the counters,
  * which observation fields a step writes (`postN`, `side.wcN.*`, `qN.side.state`,
  * `modifyN`, `hammerN.*`, `eventN.side`, `bindN`, `invN`, `srqLimitN`, `srqEventN`,
+ * `attachN`, `detachN`,
  * `mem[*]`, `ordering`, `wire`: their names are keys of judge/observation.ts) and the
  * wait accounting; a
  * {@link ProgramSide} does the steps: the engine (expected.ts, one engine-session call a step)
@@ -84,6 +85,7 @@ export interface HammerObservation {
 
 export type HammerStep = Extract<Step, { do: 'hammer' }>;
 export type BindMwStep = Extract<Step, { do: 'bind-mw' }>;
+export type McastStepOf = Extract<Step, { do: 'attach-mcast' | 'detach-mcast' }>;
 
 /** What a memory-window step (`bind-mw`, `local-invalidate`) observed. */
 export interface WindowStepResult {
@@ -105,10 +107,16 @@ export interface ProgramSide {
     first: number,
     qp: RequesterQp,
   ): Maybe<PostResult>;
-  /** Posts the `index`-th receive on the responder, for a Send or a write-with-immediate. */
-  postRecv(index: number, use: ReceiveUse): Maybe<void>;
-  /** The side's next completion, or undefined when none comes within `timeoutMs`. */
-  nextCompletion(side: Side, timeoutMs: number): Maybe<Polled | undefined>;
+  /**
+   * Posts the `index`-th receive on the responder, for a Send or a write-with-immediate
+   * (a `ud` scenario: on its receiving QP `qp`).
+   */
+  postRecv(index: number, use: ReceiveUse, qp: RequesterQp): Maybe<void>;
+  /**
+   * The side's next completion, or undefined when none comes within `timeoutMs` (a `ud`
+   * scenario's responder: from receiving QP `qp`'s CQ).
+   */
+  nextCompletion(side: Side, timeoutMs: number, qp: RequesterQp): Maybe<Polled | undefined>;
   /**
    * The class of timer (rnr-timing.ts) the completion `side` just polled came in, counted
    * from the side's last post (a `timed` wait): the engine from its own clock, a device
@@ -133,6 +141,8 @@ export interface ProgramSide {
   srqLimit(limit: number): Maybe<string>;
   /** Reregisters the responder's MR with `access`: `ok` or the errno's name. */
   reregMr(access: readonly Access[]): Maybe<string>;
+  /** ibv_attach_mcast / ibv_detach_mcast of the responder's QP: `ok` or the errno's name. */
+  mcast(step: McastStepOf): Maybe<string>;
   /**
    * Whether SRQ_LIMIT_REACHED came within `timeoutMs`, and the srq_limit read after it
    * (a number, or the errno's name of a refused ibv_query_srq).
@@ -223,6 +233,7 @@ function* interpret(scenario: Scenario): Generator<Ask, Outcome, unknown> {
   let srqLimitStep = 0;
   let srqEventStep = 0;
   let reregStep = 0;
+  const mcastStep = { attach: 0, detach: 0 };
   const windowStep = { bind: 0, inv: 0 };
   const windowFields = (name: WindowStep, result: WindowStepResult): void => {
     const n = ++windowStep[name];
@@ -254,18 +265,23 @@ function* interpret(scenario: Scenario): Generator<Ask, Outcome, unknown> {
         break;
       }
       case 'post-recv':
-        yield* ask((s) => s.postRecv(received++, step.for));
+        yield* ask((s) => s.postRecv(received++, step.for, step.qp ?? 'first'));
         break;
       case 'wait':
         for (let k = 0; k < step.count; k++) {
           const n = ++taken[step.side];
+          // A UD Send to a group consumes a receive on every member: any receive may come.
           const producible =
             step.side === 'requester'
               ? accepted
-              : Math.min(received, acceptedConsumers) + responderAccepted;
+              : scenario.ud === true
+                ? received
+                : Math.min(received, acceptedConsumers) + responderAccepted;
           const timeout =
             gotten[step.side] >= producible ? GRACE_MS : (step.timeoutMs ?? COMPLETION_TIMEOUT_MS);
-          const polled = yield* ask((s) => s.nextCompletion(step.side, timeout));
+          const polled = yield* ask((s) =>
+            s.nextCompletion(step.side, timeout, step.qp ?? 'first'),
+          );
           if (polled === undefined) {
             Object.assign(fields, missingCompletionField(step.side, n));
             // Later completions of this wait cannot come either.
@@ -346,6 +362,13 @@ function* interpret(scenario: Scenario): Generator<Ask, Outcome, unknown> {
         const seen = yield* ask((s) => s.srqEvent(step.timeoutMs));
         fields[fieldName({ kind: 'srq-event', n })] = seen.reached ? 'limit-reached' : 'none';
         fields[fieldName({ kind: 'srq-event', n, limit: true })] = seen.limit;
+        break;
+      }
+      case 'attach-mcast':
+      case 'detach-mcast': {
+        const name = step.do === 'attach-mcast' ? 'attach' : 'detach';
+        const n = ++mcastStep[name];
+        fields[fieldName({ kind: 'mcast', step: name, n })] = yield* ask((s) => s.mcast(step));
         break;
       }
       case 'rereg-mr':

@@ -59,10 +59,15 @@ export function requirementsOf(scenario: Scenario): Requirements {
   if (connectionOf(scenario) === 'by-hand') needs.add('connect-by-hand');
   if (scenario.postPath === 'ex') needs.add('ibv-wr');
   if (scenario.srq === true) needs.add('srq');
+  // UD multicast on RoCE needs UD QPs. iWARP defines no datagram service at all (RFC 5040
+  // runs over a reliable LLP): there the programs run to show the refusal, a record.
+  if (scenario.ud === true && transport !== 'iwarp') needs.add('ud');
   for (const wr of workRequestsOf(scenario)) {
     const traits = traitsOf(wr.kind);
     if (traits.atomic) needs.add('atomics');
-    if (/WITH_IMM/.test(wr.kind) && transport === 'iwarp') needs.add('immediate');
+    // RFC 7306 §6 immediates are RC messages: a UD program's refusal comes before them.
+    if (/WITH_IMM/.test(wr.kind) && transport === 'iwarp' && scenario.ud !== true)
+      needs.add('immediate');
     if (traits.createFlag === 'atomicWrite') needs.add('atomic-write');
     if (traits.createFlag === 'flush') needs.add('flush');
   }

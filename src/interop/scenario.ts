@@ -120,6 +120,48 @@ export interface Operation extends OperandValues {
   readonly local?: 'valid' | 'invalid-lkey' | 'short' | 'none';
   /** IBV_SEND_SOLICITED. */
   readonly solicited?: boolean;
+  /**
+   * A scenario with `ud`: the multicast group the UD Send is addressed to (with the
+   * multicast QPN 0xFFFFFF, IBTA 1.5 §10.5); default `g1`.
+   */
+  readonly group?: McastGroup;
+}
+
+/**
+ * The multicast groups a `ud` scenario uses: IPv4 groups as RoCE v2 maps them into GIDs
+ * (::ffff:239.1.34.1 and ::ffff:239.1.34.2; kernel/ud-pair.ts joins them on the device's
+ * netdev).
+ */
+export const MCAST_GROUPS = { g1: '239.1.34.1', g2: '239.1.34.2' } as const;
+export type McastGroup = keyof typeof MCAST_GROUPS;
+
+/**
+ * What an attach or detach names: a group, or `unicast`: the device's own address as a
+ * GID (::ffff:a.b.c.d), which is no multicast GID (IBTA 1.5 §11.3: refused).
+ */
+export type McastTarget = McastGroup | 'unicast';
+
+/**
+ * The 16 bytes of `target`'s GID for `scenario`'s device: an IPv4-mapped address either
+ * way (a device bound by an IPv6 address has no IPv4 unicast GID: `unicast` then maps
+ * the reference target's address, which is no multicast GID either).
+ */
+export function mcastGidOf(
+  scenario: Pick<Scenario, 'device' | 'on'>,
+  target: McastTarget,
+): Uint8Array {
+  const own = addressOf(scenario);
+  const ipv4 =
+    target !== 'unicast'
+      ? MCAST_GROUPS[target]
+      : own.includes(':')
+        ? DEVICES[scenario.device].address
+        : own;
+  const gid = new Uint8Array(16);
+  gid[10] = 0xff;
+  gid[11] = 0xff;
+  gid.set(ipv4.split('.').map(Number), 12);
+  return gid;
 }
 
 /** One step of a scenario's program. */
@@ -144,7 +186,12 @@ export type Step =
    * write-with-immediate consumes on the transport (none on RoCE, 8 bytes on iWARP). In a
    * scenario with `srq` it is posted to the SRQ (ibv_post_srq_recv).
    */
-  | { readonly do: 'post-recv'; readonly for: ReceiveUse }
+  | {
+      readonly do: 'post-recv';
+      readonly for: ReceiveUse;
+      /** A `ud` scenario: which receiving QP the receive goes to; default `first`. */
+      readonly qp?: RequesterQp;
+    }
   /**
    * Polls `count` completions from the side's CQ (fewer if `timeoutMs` passes). `timed`:
    * also report the class of timer each completion came in (`wcN.timer`, rnr-timing.ts),
@@ -157,6 +204,8 @@ export type Step =
       readonly count: number;
       readonly timeoutMs?: number;
       readonly timed?: boolean;
+      /** A `ud` scenario's responder: which receiving QP's CQ; default `first`. */
+      readonly qp?: RequesterQp;
     }
   /** ibv_query_qp on one side: its state. */
   | { readonly do: 'query'; readonly side: Side }
@@ -218,6 +267,14 @@ export type Step =
    */
   | { readonly do: 'rereg-mr'; readonly access: readonly Access[] }
   /**
+   * ibv_attach_mcast (IBTA 1.5 §11.3): the responder's QP (in a `ud` scenario the
+   * receiving QP `qp`, default `first`; otherwise the responder's RC QP) joins `group`.
+   * `attachN` = the call's result (`ok` or the errno's name).
+   */
+  | { readonly do: 'attach-mcast'; readonly group: McastTarget; readonly qp?: RequesterQp }
+  /** ibv_detach_mcast (IBTA 1.5 §11.3), as `attach-mcast`: `detachN` = the call's result. */
+  | { readonly do: 'detach-mcast'; readonly group: McastTarget; readonly qp?: RequesterQp }
+  /**
    * Concurrency: `qps` further requester QPs (each connected to its own responder QP in
    * the same PD) each post `count` FetchAdd(`add`) to the target word, all at once, and
    * wait for every completion. `across: 'processes'` puts each requester QP in a process
@@ -277,6 +334,14 @@ export interface Scenario {
    * posts on `qp: 'second'`. Every responder completion then names its QP (`.qp`).
    */
   readonly srq?: boolean;
+  /**
+   * UD multicast (issue 34): the requester is a UD QP sending to multicast groups through
+   * an address handle per group, the responder two UD QPs (`first`, `second`), each with
+   * a CQ of its own, that receive what the groups they attached to get (IBTA 1.5 §10.5,
+   * §11.3). Receives take the 40-byte GRH into a scratch buffer and the payload into the
+   * responder's MR: the first QP's at offset 0, the second's at 16 (UD_RECEIVE_AT).
+   */
+  readonly ud?: boolean;
   readonly program: readonly Step[];
   /**
    * Capture the connection and compare the messages on the wire too. Only siw traffic is
@@ -339,6 +404,11 @@ export function receiveSgeOf(
     ? { at: IMMEDIATE_RECEIVE_OFFSET, length: writeImmediateReceiveLength(device) }
     : { at: DEFAULT_TARGET, length: 8 };
 }
+
+/** Where each receiving QP's payload lands in the responder's MR (a `ud` scenario). */
+export const UD_RECEIVE_AT: Readonly<Record<RequesterQp, number>> = { first: 0, second: 16 };
+/** Bytes of payload a UD receive takes (the GRH aside): a 16-byte Send fits. */
+export const UD_RECEIVE_LENGTH = 16;
 
 /** The MR offsets whose words are observed after the program (guards included). */
 export function watchedOffsets(scenario: Scenario): number[] {

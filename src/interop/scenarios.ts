@@ -7,6 +7,7 @@ import type { Scenario } from './scenario.js';
 import { EVERY_TARGET, family, type Row, RXE_CM_TARGETS } from './scenarios/family.js';
 import { IBTA15, IBTA15_TARGETS } from './scenarios/ibta15.js';
 import { MEMORY_WINDOWS, WINDOW_TARGETS } from './scenarios/memory-windows.js';
+import { MULTICAST, MULTICAST_TARGETS } from './scenarios/multicast.js';
 import { ATOMIC_ERRORS, ATOMICS, BASIC, IMMEDIATE } from './scenarios/one-request.js';
 import { CONCURRENCY, ORDERING } from './scenarios/ordering.js';
 import { REREG, REREG_TARGETS } from './scenarios/rereg.js';
@@ -43,4 +44,5 @@ export const SCENARIOS: readonly Scenario[] = [
   ...family('memory-windows', WINDOW_TARGETS, MEMORY_WINDOWS),
   ...family('srq', EVERY_TARGET, SRQ),
   ...family('rereg', REREG_TARGETS, REREG),
+  ...family('multicast', MULTICAST_TARGETS, MULTICAST),
 ].sort((a, b) => (a.device === b.device ? 0 : a.device === 'rxe0' ? -1 : 1));

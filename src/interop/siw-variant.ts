@@ -9,9 +9,11 @@ import type { Scenario } from './scenario.js';
 /**
  * The scenarios the patched pass runs: those whose program posts an RFC 7306 operation
  * (an atomic, a write or send with immediate) or hammers a word with FetchAdds. The others
- * take the same code paths in the patched siw as in the stock one.
+ * take the same code paths in the patched siw as in the stock one (a UD program among them).
  */
 export function usesRfc7306(scenario: Scenario): boolean {
+  // A UD program (multicast) is refused at siw's bring-up, before any RFC 7306 message.
+  if (scenario.ud === true) return false;
   return scenario.program.some(
     (step) =>
       step.do === 'hammer' ||

@@ -35,6 +35,8 @@ export const COMPLETION_PARTS = [
   'imm',
   'imm_raw',
   'inv_rkey',
+  /** A UD receive's sender (ibv_wc.src_qp), named `requester` for the program's own. */
+  'src_qp',
   'fetched',
   /** A timed wait's class (rnr-timing.ts). */
   'timer',
@@ -77,6 +79,9 @@ export type PacketPart = (typeof PACKET_PARTS)[number];
 /** A RoCEv2 packet's direction: a request (`req`) or a response (`resp`). */
 export type PacketDirection = 'req' | 'resp';
 
+/** The multicast steps: `attach-mcast` (`attachN`) and `detach-mcast` (`detachN`). */
+export type McastStep = 'attach' | 'detach';
+
 /** The memory-window steps: `bind-mw` (`bindN`) and `local-invalidate` (`invN`). */
 export type WindowStep = 'bind' | 'inv';
 
@@ -111,6 +116,8 @@ export type FieldKey =
     }
   /** `reregN`: ibv_rereg_mr of the responder's MR. */
   | { readonly kind: 'rereg'; readonly n: number }
+  /** `attachN` / `detachN`: ibv_attach_mcast / ibv_detach_mcast's result. */
+  | { readonly kind: 'mcast'; readonly step: McastStep; readonly n: number }
   /** `srqLimitN`: arming the SRQ limit. */
   | { readonly kind: 'srq-limit'; readonly n: number }
   /** `srqEventN`: whether the limit event came; `.limit`: srq_limit read after it. */
@@ -174,6 +181,8 @@ export function fieldName(key: FieldKey): string {
       return `${member(WINDOW_STEPS, key.step, 'key.step')}${counter(key.n)}${flag(key.status, 'status') ? '.status' : ''}`;
     case 'rereg':
       return `rereg${counter(key.n)}`;
+    case 'mcast':
+      return `${member(MCAST_STEPS, key.step, 'key.step')}${counter(key.n)}`;
     case 'srq-limit':
       return `srqLimit${counter(key.n)}`;
     case 'srq-event':
@@ -236,7 +245,7 @@ const COMPLETION = new RegExp(`^${LANE}\\.wc${N}\\.(\\w+)$`);
 const STATE = new RegExp(`^q${N}\\.${LANE}\\.state$`);
 const EVENT = new RegExp(`^event${N}\\.${LANE}$`);
 const COUNTED = new RegExp(
-  `^(post|modify|rereg|hammer|bind|inv|srqLimit|srqEvent)${N}(?:\\.(\\w+))?$`,
+  `^(post|modify|rereg|attach|detach|hammer|bind|inv|srqLimit|srqEvent)${N}(?:\\.(\\w+))?$`,
 );
 const MEMORY = /^mem\[(0|-?[1-9]\d*)\]$/;
 const PACKET = new RegExp(`^wire\\.(req|resp)${N}\\.(\\w+)$`);
@@ -291,6 +300,9 @@ function countedKey(step: string, n: number, sub: string | undefined): FieldKey 
       return only({ kind: 'modify', n }, undefined);
     case 'rereg':
       return only({ kind: 'rereg', n }, undefined);
+    case 'attach':
+    case 'detach':
+      return only({ kind: 'mcast', step, n }, undefined);
     case 'srqLimit':
       return only({ kind: 'srq-limit', n }, undefined);
     case 'srqEvent':
@@ -320,6 +332,7 @@ function oneOf<T extends string>(list: readonly T[], value: string | undefined):
 const LANES: readonly Lane[] = ['requester', 'responder'];
 const DIRECTIONS: readonly PacketDirection[] = ['req', 'resp'];
 const WINDOW_STEPS: readonly WindowStep[] = ['bind', 'inv'];
+const MCAST_STEPS: readonly McastStep[] = ['attach', 'detach'];
 
 function counter(n: number): number {
   if (!Number.isSafeInteger(n) || n < 1)
@@ -358,6 +371,7 @@ const FIELD_KINDS = Object.keys({
   state: true,
   modify: true,
   rereg: true,
+  mcast: true,
   event: true,
   hammer: true,
   window: true,

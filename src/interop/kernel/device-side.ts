@@ -9,6 +9,7 @@ import type { WorkCompletion } from '../../verbs/completion.js';
 import type { Cq } from '../../verbs/cq.js';
 import { VerbsError } from '../../verbs/errors.js';
 import type { Access, Mr, RemoteRef } from '../../verbs/mr.js';
+import { attachMcast, detachMcast } from '../../verbs/multicast.js';
 import type { Mw } from '../../verbs/mw.js';
 import type { PostPath, Qp, RawSge, SendWr } from '../../verbs/qp.js';
 import type { Srq } from '../../verbs/srq.js';
@@ -20,6 +21,7 @@ import {
   COMPLETION_TIMEOUT_MS,
   type HammerObservation,
   type HammerStep,
+  type McastStepOf,
   type Polled,
   type PostResult,
   type ProgramPlan,
@@ -30,6 +32,7 @@ import {
 import {
   DEFAULT_TARGET,
   LOCAL_SLOT,
+  mcastGidOf,
   type Operation,
   payloadBytes,
   type RequesterQp,
@@ -38,10 +41,14 @@ import {
   responderWrIdOf,
   type Scenario,
   type Side,
+  UD_RECEIVE_AT,
+  UD_RECEIVE_LENGTH,
   windowWrIdOf,
   wrIdOf,
 } from '../scenario.js';
+import { srcQpName } from '../ud-engine-side.js';
 import { NO_TIMER_TRANSPORT, type TimerWitness, timerWitnessOf } from './timer-witness.js';
+import type { UdPair } from './ud-pair.js';
 
 /**
  * The verbs SendWr for `op`, the `index`-th work request of the program; `window` is the
@@ -158,6 +165,11 @@ export interface DeviceSideOptions {
   };
   /** The requester's second QP, on the requester's CQ (`qp: 'second'`). */
   readonly secondRequester?: Qp;
+  /**
+   * A `ud` scenario's pair (kernel/ud-pair.ts): Sends go to the operation's group, and
+   * the responder's receives, waits and attaches are those of its receiving QPs.
+   */
+  readonly ud?: UdPair;
   /** The concurrency step (kernel/hammer.ts), where the side can run it. */
   readonly hammer?: (step: HammerStep) => Promise<HammerObservation>;
   /** Stops the capture and gives the program's messages as lines, if captured. */
@@ -256,7 +268,11 @@ export class DeviceSide implements ProgramSide {
           }
         : {
             qp: qp === 'second' ? this.#secondRequester() : this.#options.requester.qp,
-            wrs: wrs.map((op, i) => sendWrOf(op, first + i, local, remote, this.#window)),
+            wrs: wrs.map((op, i) => {
+              const wr = sendWrOf(op, first + i, local, remote, this.#window);
+              const ud = this.#options.ud;
+              return ud === undefined ? wr : { ...wr, ud: ud.destinationOf(op.group ?? 'g1') };
+            }),
             path: scenario.postPath,
           };
     this.#lastPost[side] = performance.now();
@@ -276,7 +292,17 @@ export class DeviceSide implements ProgramSide {
     return result;
   }
 
-  postRecv(index: number, use: ReceiveUse): void {
+  postRecv(index: number, use: ReceiveUse, qp: RequesterQp = 'first'): void {
+    const ud = this.#options.ud;
+    if (ud !== undefined) {
+      // The GRH into the scratch buffer, the payload into the receiving QP's MR slot.
+      const { mr } = this.#responder('post-recv');
+      ud.receivers[qp].qp.postRecv({
+        wrId: recvIdOf(index),
+        sgList: [ud.grh.sge(0, 40), mr.sge(UD_RECEIVE_AT[qp], UD_RECEIVE_LENGTH)],
+      });
+      return;
+    }
     const responder = this.#options.responder;
     // On the link the responder's guest posts the program's receives (link/guest.ts).
     if (responder === undefined) return;
@@ -289,8 +315,14 @@ export class DeviceSide implements ProgramSide {
     else responder.srq.postRecv(wr);
   }
 
-  async nextCompletion(side: Side, timeoutMs: number): Promise<Polled | undefined> {
-    const wc = this.#woke[side].shift() ?? (await pollOne(this.#end(side).cq, timeoutMs));
+  async nextCompletion(
+    side: Side,
+    timeoutMs: number,
+    qp: RequesterQp = 'first',
+  ): Promise<Polled | undefined> {
+    const ud = this.#options.ud;
+    const cq = ud !== undefined && side === 'responder' ? ud.receivers[qp].cq : this.#end(side).cq;
+    const wc = this.#woke[side].shift() ?? (await pollOne(cq, timeoutMs));
     if (wc === undefined) return undefined;
     const elapsed = performance.now() - this.#lastPost[side];
     const entry: PolledCompletion = { wc, elapsedMs: elapsed };
@@ -314,6 +346,9 @@ export class DeviceSide implements ProgramSide {
               ? 'window'
               : formatValue(wc.immDataRaw)
             : undefined,
+        ...(this.#options.ud !== undefined && side === 'responder'
+          ? { srcQp: srcQpName(wc.srcQp, this.#options.requester.qp.qpNum) }
+          : {}),
       }),
       fetched: (index) => {
         entry.fetched = local.buffer.readBigUInt64LE(LOCAL_SLOT * index);
@@ -427,6 +462,16 @@ export class DeviceSide implements ProgramSide {
     const srq = this.#responder(what).srq;
     if (srq === undefined) throw new Error(`${what}: the responder has no SRQ`);
     return srq;
+  }
+
+  mcast(step: McastStepOf): string {
+    const { scenario, ud } = this.#options;
+    const qp = ud === undefined ? this.#responder(step.do).qp : ud.receivers[step.qp ?? 'first'].qp;
+    const gid = Buffer.from(mcastGidOf(scenario, step.group));
+    return tryVerbs(() => {
+      if (step.do === 'attach-mcast') attachMcast(qp, gid);
+      else detachMcast(qp, gid);
+    });
   }
 
   reregMr(access: readonly Access[]): string {

@@ -28,6 +28,7 @@ import { type Capture, startCapture } from './capture.js';
 import { DeviceSide, requesterMemory } from './device-side.js';
 import { hammer } from './hammer.js';
 import { connectLoopback, type LoopbackPair } from './loopback.js';
+import { connectUdPair } from './ud-pair.js';
 
 /**
  * The requester QP's creation flags for the operations the scenario posts (IBTA 1.5
@@ -66,11 +67,39 @@ function refusedBringUp(scenario: Scenario, error: VerbsError): Outcome {
  */
 export async function runOnKernel(scenario: Scenario): Promise<Outcome> {
   try {
-    return await runConnected(scenario);
+    return await (scenario.ud === true ? runUd(scenario) : runConnected(scenario));
   } catch (error) {
-    if (error instanceof VerbsError && Object.keys(createFlagsOf(scenario)).length > 0)
-      return refusedBringUp(scenario, error);
+    // A UD bring-up refused (siw has RC QPs only) is the scenario's outcome too.
+    const refusable = Object.keys(createFlagsOf(scenario)).length > 0 || scenario.ud === true;
+    if (error instanceof VerbsError && refusable) return refusedBringUp(scenario, error);
     throw error;
+  }
+}
+
+/** A `ud` scenario: its program on the device's UD pair (kernel/ud-pair.ts). */
+async function runUd(scenario: Scenario): Promise<Outcome> {
+  const pair = await connectUdPair(scenario.on ?? scenario.device);
+  try {
+    const initial = initialBuffer(scenario);
+    const remoteMr = pair.allocateMemory(initial.length, scenario.remoteAccess, {
+      offset: GUARD,
+      length: MR_LENGTH,
+    });
+    remoteMr.allocation.set(initial);
+    const plan = planOf(scenario);
+    const localMr = requesterMemory(plan, pair.allocateMemory, ['LOCAL_WRITE']);
+    const side = new DeviceSide({
+      scenario,
+      plan,
+      requester: { qp: pair.requester, cq: pair.requesterCq },
+      local: localMr,
+      remote: remoteMr,
+      responder: { ...pair.receivers.first, mr: remoteMr },
+      ud: pair,
+    });
+    return await runProgram(scenario, side);
+  } finally {
+    await pair.close();
   }
 }
 

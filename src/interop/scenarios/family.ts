@@ -126,6 +126,8 @@ export interface Row extends QpAttributes {
   readonly capture?: boolean;
   /** The responder QPs receive through an SRQ (scenario.ts `srq`). */
   readonly srq?: boolean;
+  /** UD multicast: a UD requester and two UD receiving QPs (scenario.ts `ud`). */
+  readonly ud?: boolean;
 }
 
 export function family(name: string, targets: readonly Target[], rows: readonly Row[]): Scenario[] {
@@ -149,6 +151,7 @@ export function family(name: string, targets: readonly Target[], rows: readonly 
           : { responderQpAccess: row.responderQpAccess }),
         ...qpAttributesOf(row),
         ...(row.srq === true ? { srq: true } : {}),
+        ...(row.ud === true ? { ud: true } : {}),
         program: row.program,
         // Only siw traffic can be captured: rxe loops QP-to-QP traffic back internally.
         captureWire: t.device === 'siw0' && (row.capture ?? true),

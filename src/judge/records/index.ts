@@ -4,6 +4,7 @@
  * records in it (it decides which record a difference names, and the order of findings).
  */
 import type { BehaviourRecord } from '../record.js';
+import { MULTICAST_SIW_RECORDS } from './multicast.js';
 import { REREG_RXE_RECORDS, REREG_SIW_RECORDS } from './rereg.js';
 import { RXE_RECORDS } from './rxe.js';
 import { RXE_WIRE_RECORDS } from './rxe-wire.js';
@@ -16,6 +17,7 @@ export const RECORDS: readonly BehaviourRecord[] = [
   ...REREG_RXE_RECORDS,
   ...SIW_RECORDS,
   ...REREG_SIW_RECORDS,
+  ...MULTICAST_SIW_RECORDS,
   ...RXE_WIRE_RECORDS,
   ...SIW_WIRE_RECORDS,
 ];
@@ -30,6 +32,7 @@ export const KNOWN_BEHAVIOUR: readonly BehaviourRecord[] = [
   ...REREG_RXE_RECORDS,
   ...SIW_RECORDS,
   ...REREG_SIW_RECORDS,
+  ...MULTICAST_SIW_RECORDS,
 ].filter((k) => k.observed !== undefined);
 
 /** The records the RoCE tester judges by (a predicate over its JSON). */

@@ -48,11 +48,11 @@ function scriptedSide(calls: string[]): ImmediateSide {
       calls.push(`postSend ${side} ${wrs.length} from ${first}`);
       return wrs.length > 1 ? { result: 'EINVAL', badWr: 1 } : { result: 'ok' };
     },
-    postRecv: (index, use) => {
-      calls.push(`postRecv ${index} ${use}`);
+    postRecv: (index, use, qp) => {
+      calls.push(`postRecv ${index} ${use}${qp === 'first' ? '' : ` ${qp}`}`);
     },
-    nextCompletion: (side, timeoutMs) => {
-      calls.push(`nextCompletion ${side} ${timeoutMs}`);
+    nextCompletion: (side, timeoutMs, qp) => {
+      calls.push(`nextCompletion ${side} ${timeoutMs}${qp === 'first' ? '' : ` ${qp}`}`);
       return completions[side].shift();
     },
     timerOf: (side) => {
@@ -90,6 +90,11 @@ function scriptedSide(calls: string[]): ImmediateSide {
     reregMr: (access) => {
       calls.push(`reregMr ${access.join('|')}`);
       return calls.filter((c) => c.startsWith('reregMr')).length === 1 ? 'EOPNOTSUPP' : 'ok';
+    },
+    // Attaches succeed, detaches are refused.
+    mcast: (step) => {
+      calls.push(`${step.do} ${step.group} ${step.qp ?? 'first'}`);
+      return step.do === 'attach-mcast' ? 'ok' : 'EINVAL';
     },
     // The event comes at the first wait only; the limit then reads 0 (disarmed).
     srqEvent: (timeoutMs) => {
@@ -276,6 +281,38 @@ describe('the scenario interpreter', () => {
       'reregMr LOCAL_WRITE',
     ]);
     expect(outcome.fields).toMatchObject({ rereg1: 'EOPNOTSUPP', rereg2: 'ok' });
+  });
+
+  it('numbers attaches and detaches apart, and a UD program receives and waits on the QP a step names', () => {
+    const calls: string[] = [];
+    const scenario: Scenario = {
+      ...BASE,
+      ud: true,
+      program: [
+        { do: 'attach-mcast', group: 'g1', qp: 'second' },
+        { do: 'attach-mcast', group: 'unicast' },
+        { do: 'detach-mcast', group: 'g2' },
+        { do: 'post-recv', for: 'send', qp: 'second' },
+        { do: 'post-recv', for: 'send' },
+        { do: 'wait', side: 'responder', count: 1, qp: 'second' },
+      ],
+    };
+    const outcome = runProgramNow(scenario, scriptedSide(calls));
+    expect(calls).toEqual([
+      'attach-mcast g1 second',
+      'attach-mcast unicast first',
+      'detach-mcast g2 first',
+      'postRecv 0 send second',
+      'postRecv 1 send',
+      // No Send was posted, but a UD program counts every receive as one that may come.
+      `nextCompletion responder ${COMPLETION_TIMEOUT_MS} second`,
+    ]);
+    expect(outcome.fields).toMatchObject({
+      attach1: 'ok',
+      attach2: 'ok',
+      detach1: 'EINVAL',
+      'responder.wc1.status': 'none',
+    });
   });
 
   it('refuses a step kind it does not know, with a typed error', () => {

@@ -14,6 +14,7 @@ import {
   RECORDS,
   ROCE_RECORDS,
 } from '../../../src/judge/records/index.js';
+import { MULTICAST_SIW_RECORDS } from '../../../src/judge/records/multicast.js';
 import { REREG_RXE_RECORDS, REREG_SIW_RECORDS } from '../../../src/judge/records/rereg.js';
 import { RXE_RECORDS } from '../../../src/judge/records/rxe.js';
 import { RXE_WIRE_RECORDS } from '../../../src/judge/records/rxe-wire.js';
@@ -26,6 +27,7 @@ const TABLES: Readonly<Record<string, readonly BehaviourRecord[]>> = {
   SIW_RECORDS,
   REREG_RXE_RECORDS,
   REREG_SIW_RECORDS,
+  MULTICAST_SIW_RECORDS,
   RXE_WIRE_RECORDS,
   SIW_WIRE_RECORDS,
   RECORDS,
@@ -48,6 +50,7 @@ describe('every record is classed and cites its rule', () => {
         SIW_RECORDS.length +
         REREG_RXE_RECORDS.length +
         REREG_SIW_RECORDS.length +
+        MULTICAST_SIW_RECORDS.length +
         RXE_WIRE_RECORDS.length +
         SIW_WIRE_RECORDS.length,
     );

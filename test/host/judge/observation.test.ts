@@ -72,6 +72,7 @@ describe('observation field names (judge/observation.ts)', () => {
       'completion',
       'event',
       'hammer',
+      'mcast',
       'memory',
       'modify',
       'ordering',
