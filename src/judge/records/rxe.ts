@@ -339,7 +339,13 @@ export const RXE_RECORDS: readonly BehaviourRecord[] = [
       'IBTA Vol. 1 §11.4.2.1 (which completion fields a send completion returns) is cited from public sources, not read here',
     provider: 'rxe',
     kernel: SINCE_6_1,
-    scope: ['rxe-write-imm*', 'rxe-send-imm*', 'rxe-order-write-then-write-imm*'],
+    // make_send_cqe does not look at the QP type: the UD Send with Immediate too.
+    scope: [
+      'rxe-write-imm*',
+      'rxe-send-imm*',
+      'rxe-order-write-then-write-imm*',
+      'rxe-mcast-send-imm',
+    ],
     observed: {
       'requester.wc*.flags': 'WITH_IMM',
       'requester.wc*.imm': '0',
