@@ -105,7 +105,7 @@ function requireUdStep(
     st.qp !== undefined
   ) {
     requireName('interop', 'QP', QPS, st.qp, `${at}.qp`);
-    if (!ud && st.do !== 'post-send')
+    if (!ud)
       throw refuse(`${String(st.do)} names a receiving QP: only a ud scenario has two`);
   }
   if (!ud) {
