@@ -105,8 +105,7 @@ function requireUdStep(
     st.qp !== undefined
   ) {
     requireName('interop', 'QP', QPS, st.qp, `${at}.qp`);
-    if (!ud)
-      throw refuse(`${String(st.do)} names a receiving QP: only a ud scenario has two`);
+    if (!ud) throw refuse(`${String(st.do)} names a receiving QP: only a ud scenario has two`);
   }
   if (!ud) {
     if (
