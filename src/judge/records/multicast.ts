@@ -1,7 +1,8 @@
 /**
  * Where UD multicast is refused (the `multicast` scenario family,
  * src/interop/scenarios/multicast.ts): on siw, which has neither UD QPs nor a multicast
- * attach. rxe matches the engine (measured on 6.1.192: no record).
+ * attach. rxe matches the engine (measured on 6.1.192 / rdma-core 44 and 7.3.4 / rdma-core
+ * 56.1, `run --scenario '*-mcast-*'`): no record of its own.
  */
 import type { BehaviourRecord } from '../record.js';
 import { SINCE_6_1, SINCE_RDMA_CORE_44 } from './ranges.js';
@@ -34,7 +35,7 @@ export const MULTICAST_SIW_RECORDS: readonly BehaviourRecord[] = [
       '-EOPNOTSUPP, "only RC QP\'s supported"), which libsiw reaches unchecked (rdma-core ' +
       'providers/siw/siw.c siw_create_qp: ibv_cmd_create_qp); so the UD requester QP of the ' +
       "pair is refused first, nothing is attached, sent or received, and the responder's " +
-      'memory stays as it was',
+      'memory stays as it was (measured on 6.1.192 / rdma-core 44 and 7.3.4 / rdma-core 56.1)',
     spec: 'IBTA 1.5 Vol. 1 §10.5 (multicast), §11.3 (Attach QP to Multicast Group)',
   },
   {
@@ -53,7 +54,7 @@ export const MULTICAST_SIW_RECORDS: readonly BehaviourRecord[] = [
       '56.1 line 101: return EOPNOTSUPP) before the kernel, where siw has no attach_mcast either ' +
       '(ib_attach_mcast, drivers/infiniband/core/verbs.c: -EOPNOTSUPP before the QP type ' +
       "check that gives the engine's EINVAL); the RC QP is unchanged and the Send after it " +
-      'completes as the engine predicts',
+      'completes as the engine predicts (measured on 6.1.192 / rdma-core 44 and 7.3.4 / 56.1)',
     spec: 'IBTA 1.5 Vol. 1 §11.3 (Attach QP to Multicast Group: UD QPs only)',
   },
 ];
