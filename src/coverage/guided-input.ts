@@ -5,12 +5,21 @@
  * roce-fuzz.ts's bases) at a PSN offset from the sequence's start PSN, then byte edits over
  * its transport headers (a field of the BTH or of an extension header, by the codec's
  * layouts), an optional cut and extension, and an ICRC XOR mask (0: the ICRC recomputed and
- * right; else deliberately wrong). The mutator draws everything from one seeded generator,
- * so a campaign is the same given its seed and the same feedback.
+ * right; else deliberately wrong). The QP a sequence goes to is described by its set-up
+ * (`GuidedSetup`: RC, UC or UD, the state it is left in, receives posted or not, an SRQ, its
+ * IRD, a multicast group, packets from another address): what rxe's receive checks
+ * (rxe_recv.c) and responder (rxe_resp.c) branch on beside the packet itself. The mutator
+ * draws everything from one seeded generator, so a campaign is the same given its seed and
+ * the same feedback.
  */
 import { BTH_LENGTH } from '../codec/roce/bth.js';
 import { EXTENSION_HEADER_LAYOUT } from '../codec/roce/headers.js';
-import { BthOpcode, bthOpcodeInfo, type ExtensionHeader } from '../codec/roce/opcodes.js';
+import {
+  type BthOpcode,
+  bthOpcodeByName,
+  bthOpcodeInfo,
+  type ExtensionHeader,
+} from '../codec/roce/opcodes.js';
 
 /** The base requests, by index (the order guided-roce.ts builds them in). */
 export const GUIDED_BASES = [
@@ -23,7 +32,56 @@ export const GUIDED_BASES = [
   'RC_RDMA_WRITE_MIDDLE',
   'RC_RDMA_WRITE_LAST',
   'RC_COMPARE_SWAP',
-] as const satisfies readonly (keyof typeof BthOpcode)[];
+  // Added for the receive paths of rxe_resp.c / rxe_recv.c the nine above never reach.
+  'RC_SEND_ONLY_WITH_INVALIDATE',
+  'RC_SEND_FIRST',
+  'RC_SEND_LAST_WITH_IMMEDIATE',
+  'RC_ACKNOWLEDGE',
+  'RC_ATOMIC_WRITE',
+  'RC_FLUSH',
+  'UC_SEND_ONLY',
+  'UC_RDMA_WRITE_ONLY',
+  'UD_SEND_ONLY',
+  'UD_SEND_ONLY_WITH_IMMEDIATE',
+] as const satisfies readonly (keyof typeof BthOpcode | `UC_${'SEND_ONLY' | 'RDMA_WRITE_ONLY'}`)[];
+
+/** A base's opcode value (the codec's table knows the UC names BthOpcode leaves out). */
+export function baseOpcode(base: number): number {
+  return bthOpcodeByName(GUIDED_BASES[base] ?? GUIDED_BASES[0]);
+}
+
+/** The index of a base by name. */
+export function baseIndex(name: (typeof GUIDED_BASES)[number]): number {
+  return GUIDED_BASES.indexOf(name);
+}
+
+/** QP types a sequence may be sent to. */
+export const SETUP_TYPES = ['RC', 'UC', 'UD'] as const;
+/**
+ * The state the QP is left in before the sequence (RTS: connected; the others are what
+ * check_type_state() and the responder turn away, IBTA Vol. 1 §10.3.1).
+ */
+export const SETUP_STATES = ['RESET', 'INIT', 'RTR', 'RTS', 'SQD', 'ERR'] as const;
+
+/** The QP a sequence is sent to; each field left out is the RC default. */
+export interface GuidedSetup {
+  /** Default RC. */
+  readonly type?: (typeof SETUP_TYPES)[number];
+  /** Default RTS. */
+  readonly state?: (typeof SETUP_STATES)[number];
+  /** Receives posted before the sequence (default 4; 0: an RNR NAK for a Send). */
+  readonly recvs?: number;
+  /** The receives come from a shared receive queue. */
+  readonly srq?: boolean;
+  /** The QP's max_dest_rd_atomic (IRD; default 16): 1 runs the responder out of resources. */
+  readonly maxDestRdAtomic?: number;
+  /** Packets come from another IPv4 address than the one the QP is connected to. */
+  readonly otherSource?: boolean;
+  /** (UD) the QP is attached to a multicast group and the steps go to it (QPN 0xffffff). */
+  readonly multicast?: boolean;
+  /** The QP grants no remote access (only LOCAL_WRITE): RDMA and atomics are refused. */
+  readonly noRemoteAccess?: boolean;
+}
 
 /** Bytes written over the transport at an offset (before the ICRC is computed). */
 export interface ByteEdit {
@@ -43,23 +101,58 @@ export interface GuidedStep {
   readonly extra?: readonly number[];
   /** XOR over the right ICRC: 0 keeps it right. */
   readonly icrcXor: number;
+  /**
+   * Where in the QP's memory the request points (bytes from its start; default: the
+   * base's own, 0 or 8): unaligned for atomics, or past the end of the memory.
+   */
+  readonly offset?: number;
+  /** Payload bytes of a base that carries one (default: the base's own, 8 or one MTU). */
+  readonly payload?: number;
 }
 
 export interface GuidedInput {
   /** The tester's start PSN the QP is connected with (near 2^24: the sequence wraps). */
   readonly startPsn: number;
   readonly steps: readonly GuidedStep[];
+  /** The QP the sequence goes to (left out: RC, connected, 4 receives). */
+  readonly setup?: GuidedSetup;
 }
 
-/** The seeds: each base alone, and the multi-packet sequences the assertions send. */
+/** The QP type a base's opcode belongs to (IBTA Vol. 1 Table 38: the opcode's top 3 bits). */
+export function baseType(base: number): (typeof SETUP_TYPES)[number] {
+  const name = GUIDED_BASES[base] ?? GUIDED_BASES[0];
+  return name.startsWith('UC_') ? 'UC' : name.startsWith('UD_') ? 'UD' : 'RC';
+}
+
+/**
+ * The seeds: each base alone (on a QP of its type), the multi-packet sequences the
+ * assertions send, then set-ups aimed at the responder's and the receive checks' other
+ * branches: QPs in every state, no receive posted (RNR), an SRQ, IRD 1 with more Reads
+ * outstanding, duplicate Reads and atomics (the replay paths), unaligned atomics, access
+ * past the memory, packets from another address, and UD multicast.
+ */
 export function guidedSeeds(startPsn: number): GuidedInput[] {
-  const step = (base: number, psnOffset: number): GuidedStep => ({
+  const step = (base: number, psnOffset: number, offset?: number): GuidedStep => ({
     base,
     psnOffset,
     edits: [],
     icrcXor: 0,
+    ...(offset === undefined ? {} : { offset }),
   });
-  const single = GUIDED_BASES.map((_, i) => ({ startPsn, steps: [step(i, 0)] }));
+  const b = baseIndex;
+  const single = GUIDED_BASES.map((_, i) => {
+    const type = baseType(i);
+    return { startPsn, steps: [step(i, 0)], ...(type === 'RC' ? {} : { setup: { type } }) };
+  });
+  const on = (setup: GuidedSetup, ...steps: GuidedStep[]): GuidedInput => ({
+    startPsn,
+    steps,
+    setup,
+  });
+  const write = step(b('RC_RDMA_WRITE_ONLY'), 0);
+  const send = step(b('RC_SEND_ONLY'), 0);
+  const read = (psn: number) => step(b('RC_RDMA_READ_REQUEST'), psn);
+  const fetchAdd = (psn: number, offset?: number) => step(b('RC_FETCH_ADD'), psn, offset);
   return [
     ...single,
     // A duplicate Write, a Write then a Read, two FetchAdds, First-Middle-Last.
@@ -67,6 +160,60 @@ export function guidedSeeds(startPsn: number): GuidedInput[] {
     { startPsn, steps: [step(0, 0), step(2, 1)] },
     { startPsn, steps: [step(3, 0), step(3, 1)] },
     { startPsn, steps: [step(5, 0), step(6, 1), step(7, 2)] },
+    // Send First-Last, and a Send Last with no First before it.
+    {
+      startPsn,
+      steps: [step(b('RC_SEND_FIRST'), 0), step(b('RC_SEND_LAST_WITH_IMMEDIATE'), 1)],
+    },
+    // Duplicates: a Read and an atomic replayed (rxe_resp.c's duplicate_request()).
+    { startPsn, steps: [read(0), read(0)] },
+    { startPsn, steps: [read(0), step(0, 1), read(0)] },
+    { startPsn, steps: [fetchAdd(0), fetchAdd(0)] },
+    { startPsn, steps: [fetchAdd(0), step(0, 1), fetchAdd(0)] },
+    // Unaligned atomics, and requests past the end of the memory.
+    { startPsn, steps: [fetchAdd(0, 4)] },
+    { startPsn, steps: [step(b('RC_COMPARE_SWAP'), 0, 1)] },
+    { startPsn, steps: [step(0, 0, 4 * 4096 - 4)] },
+    { startPsn, steps: [step(b('RC_RDMA_READ_REQUEST'), 0, 4 * 4096)] },
+    // Payloads the lengths checks refuse: an Only over the MTU, a First short of it, an
+    // empty Last, a Send bigger than the receive buffer.
+    { startPsn, steps: [{ ...send, payload: 1025 }] },
+    { startPsn, steps: [{ ...send, payload: 300 }] },
+    { startPsn, steps: [{ ...step(b('RC_SEND_FIRST'), 0), payload: 100 }] },
+    {
+      startPsn,
+      steps: [
+        step(b('RC_SEND_FIRST'), 0),
+        { ...step(b('RC_SEND_LAST_WITH_IMMEDIATE'), 1), payload: 0 },
+      ],
+    },
+    on({ type: 'UD' }, { ...step(b('UD_SEND_ONLY'), 0), payload: 217 }),
+    // A QP that grants no remote access: Write, Read, atomic, FLUSH refused.
+    on(
+      { noRemoteAccess: true },
+      write,
+      read(1),
+      fetchAdd(2),
+      step(b('RC_FLUSH'), 3),
+      step(b('RC_ATOMIC_WRITE'), 4),
+    ),
+    // A QP in each state but RTS receiving a Write, a Read and an ACK.
+    ...(['RESET', 'INIT', 'RTR', 'SQD', 'ERR'] as const).map((state) =>
+      on({ state }, write, read(1), step(b('RC_ACKNOWLEDGE'), 2)),
+    ),
+    // No receive posted (RNR NAK), an SRQ with and without receives.
+    on({ recvs: 0 }, send),
+    on({ srq: true }, send, step(b('RC_SEND_FIRST'), 1), step(b('RC_SEND_LAST_WITH_IMMEDIATE'), 2)),
+    on({ srq: true, recvs: 0 }, send),
+    // IRD 1: more Reads and atomics outstanding than the responder keeps.
+    on({ maxDestRdAtomic: 1 }, read(0), read(1), fetchAdd(2), read(3)),
+    // A valid Write and Send from an address the QP is not connected to.
+    on({ otherSource: true }, write, step(b('RC_SEND_ONLY'), 1)),
+    // UC and UD on QPs of the other types, and in the wrong state.
+    on({ type: 'UC', state: 'INIT' }, step(b('UC_SEND_ONLY'), 0)),
+    on({ type: 'UD', recvs: 0 }, step(b('UD_SEND_ONLY'), 0)),
+    on({ type: 'UD', multicast: true }, step(b('UD_SEND_ONLY'), 0)),
+    on({ type: 'UD', multicast: true }, step(b('UD_SEND_ONLY_WITH_IMMEDIATE'), 0)),
   ];
 }
 
@@ -89,8 +236,7 @@ const BTH_SLOTS: readonly FieldSlot[] = [
 
 /** The slots of a base opcode: the BTH's, then its extension headers' fields. */
 export function fieldSlots(base: number): FieldSlot[] {
-  const name = GUIDED_BASES[base] ?? GUIDED_BASES[0];
-  const headers = (bthOpcodeInfo(BthOpcode[name])?.headers ?? []) as ExtensionHeader[];
+  const headers = (bthOpcodeInfo(baseOpcode(base))?.headers ?? []) as ExtensionHeader[];
   const slots = [...BTH_SLOTS];
   let at = BTH_LENGTH;
   for (const h of headers) {
@@ -130,6 +276,16 @@ export const MUTATIONS = [
   'extend',
   'insert',
   'psn-offset',
+  'offset',
+  'qp-type',
+  'qp-state',
+  'qp-recvs',
+  'qp-srq',
+  'qp-ird',
+  'other-source',
+  'multicast',
+  'qp-access',
+  'payload-length',
 ] as const;
 export type MutationName = (typeof MUTATIONS)[number];
 
@@ -236,7 +392,38 @@ export function mutateOnce(
         ...step,
         psnOffset: pick(random, [step.psnOffset + 1, step.psnOffset - 1, 0x800000, 0xffffff]),
       });
+    case 'offset':
+      // Unaligned (atomics need 8-byte alignment), at the memory's end, or past it.
+      return withStep({ ...step, offset: pick(random, [1, 4, 12, 4093, 4 * 4096 - 4, 4 * 4096]) });
+    case 'qp-type':
+      return withSetup(input, { type: pick(random, SETUP_TYPES) });
+    case 'qp-state':
+      return withSetup(input, { state: pick(random, SETUP_STATES) });
+    case 'qp-recvs':
+      return withSetup(input, { recvs: pick(random, [0, 1, 4]) });
+    case 'qp-srq':
+      return withSetup(input, { srq: !(input.setup?.srq ?? false) });
+    case 'qp-ird':
+      return withSetup(input, { maxDestRdAtomic: pick(random, [1, 2, 16]) });
+    case 'other-source':
+      return withSetup(input, { otherSource: !(input.setup?.otherSource ?? false) });
+    case 'qp-access':
+      return withSetup(input, { noRemoteAccess: !(input.setup?.noRemoteAccess ?? false) });
+    case 'payload-length':
+      // Around the path MTU (1024) and the receive buffers (256 bytes; a UD one holds the
+      // 40-byte GRH first): rxe_resp.c's check_length() and the receive copy.
+      return withStep({
+        ...step,
+        payload: pick(random, [0, 1, 216, 217, 256, 1023, 1024, 1025, 1400]),
+      });
+    case 'multicast':
+      return withSetup(input, { type: 'UD', multicast: !(input.setup?.multicast ?? false) });
   }
+}
+
+/** `input` with some set-up fields replaced. */
+function withSetup(input: GuidedInput, change: GuidedSetup): GuidedInput {
+  return { ...input, setup: { ...input.setup, ...change } };
 }
 
 /** Several mutations (1-4) of a corpus entry; the names of those applied. */

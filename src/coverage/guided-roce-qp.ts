@@ -1,0 +1,148 @@
+/**
+ * The QP a guided sequence goes to (guided-input.ts's `GuidedSetup`), on rxe_t: RC, UC or
+ * UD, brought through RESET -> INIT -> RTR -> RTS only as far as the set-up's state (then
+ * SQD or ERR from RTS), with receives posted on it or on an SRQ, its IRD, and for UD a
+ * multicast group. These are what rxe_recv.c's check_type_state(), check_addr() and
+ * check_keys() and rxe_resp.c's state, resource and RNR branches look at beside the packet.
+ * The attributes per transition are those ibv_modify_qp requires of each type (IBTA Vol. 1
+ * §11.2.5.2, Table 93; rdma-core's ibv_modify_qp(3)): UC has no IRD, RNR timer or timeouts,
+ * UD has a Q_Key and no peer.
+ */
+import type { DatagramOptions } from '../probe/roce-datagram.js';
+import { TESTER_ADDRESS } from '../probe/roce-datagram.js';
+import {
+  DEVICE_PSN,
+  ROCE_TESTER_MTU,
+  type RoceRunEnvironment,
+} from '../probe/roce-responder-run.js';
+import { mappedGid, ROCE_TESTBED, TESTER_QPN } from '../probe/roce-testbed.js';
+import type { Mr } from '../verbs/mr.js';
+import { attachMcast, MULTICAST_QPN } from '../verbs/multicast.js';
+import type { Qp } from '../verbs/qp.js';
+import type { Srq } from '../verbs/srq.js';
+import type { GuidedSetup } from './guided-input.js';
+
+/** The Q_Key of the guided fuzz's UD QPs and of its UD packets' DETH. */
+export const GUIDED_QKEY = 0x1d2c3b4a;
+/** The IPv4 multicast group a UD set-up joins (RFC 5771 administratively scoped). */
+export const GUIDED_MULTICAST_ADDRESS = ROCE_TESTBED.multicastGroup;
+/** The address "another connection" sends from: on the tester's subnet, not the tester. */
+export const OTHER_SOURCE_ADDRESS = '203.0.113.77';
+/** The memory each sequence targets (bytes). */
+export const GUIDED_MR_LENGTH = 4 * 4096;
+
+/** A set-up made: the QP, its memory, where packets go and how they are sent. */
+export interface GuidedQp {
+  readonly qp: Qp;
+  readonly mr: Mr;
+  /** The QPN the steps name (the multicast QPN for a multicast set-up). */
+  readonly qpn: number;
+  /** Source and destination addresses of the steps' IPv4 packets. */
+  readonly datagram: DatagramOptions;
+  close(): void;
+}
+
+const ORDER = ['RESET', 'INIT', 'RTR', 'RTS'] as const;
+
+/** Brings `qp` of `type` from RESET to `state` facing the tester. */
+function bringTo(env: RoceRunEnvironment, qp: Qp, setup: GuidedSetup, startPsn: number): void {
+  const type = setup.type ?? 'RC';
+  const state = setup.state ?? 'RTS';
+  const until = state === 'SQD' || state === 'ERR' ? 3 : ORDER.indexOf(state);
+  const av = {
+    port: 1,
+    grh: { dgid: mappedGid(TESTER_ADDRESS), sgidIndex: env.device.sgidIndex, hopLimit: 64 },
+  };
+  for (let k = 1; k <= until; k++) {
+    const to = ORDER[k] as (typeof ORDER)[number];
+    if (to === 'INIT')
+      qp.modify(
+        type === 'UD'
+          ? { state: to, pkeyIndex: 0, port: 1, qkey: GUIDED_QKEY }
+          : {
+              state: to,
+              pkeyIndex: 0,
+              port: 1,
+              access:
+                type === 'UC'
+                  ? ['LOCAL_WRITE', 'REMOTE_WRITE']
+                  : ['LOCAL_WRITE', 'REMOTE_WRITE', 'REMOTE_READ', 'REMOTE_ATOMIC'],
+            },
+      );
+    else if (to === 'RTR')
+      qp.modify(
+        type === 'UD'
+          ? { state: to }
+          : {
+              state: to,
+              pathMtu: ROCE_TESTER_MTU,
+              destQpNum: TESTER_QPN,
+              rqPsn: startPsn,
+              av,
+              ...(type === 'RC'
+                ? { maxDestRdAtomic: setup.maxDestRdAtomic ?? 16, minRnrTimer: 12 }
+                : {}),
+            },
+      );
+    else
+      qp.modify(
+        type === 'RC'
+          ? { state: to, sqPsn: DEVICE_PSN, maxRdAtomic: 16, timeout: 10, retryCnt: 1, rnrRetry: 0 }
+          : { state: to, sqPsn: DEVICE_PSN },
+      );
+  }
+  if (state === 'SQD' || state === 'ERR') qp.modify({ state });
+}
+
+/** Creates and brings up the QP of `setup` for a sequence starting at `startPsn`. */
+export function openGuidedQp(
+  env: RoceRunEnvironment,
+  setup: GuidedSetup,
+  startPsn: number,
+): GuidedQp {
+  const type = setup.type ?? 'RC';
+  const srq: Srq | undefined = setup.srq
+    ? env.device.pd.createSrq({ maxWr: 8, maxSge: 1 })
+    : undefined;
+  let qp: Qp | undefined;
+  const mr = env.device.allocateMemory(GUIDED_MR_LENGTH);
+  try {
+    qp = env.device.pd.createQp({
+      sendCq: env.device.cq,
+      type,
+      ...(srq === undefined ? {} : { srq }),
+    });
+    bringTo(env, qp, setup, startPsn);
+    const multicast = type === 'UD' && setup.multicast === true;
+    if (multicast) attachMcast(qp, mappedGid(GUIDED_MULTICAST_ADDRESS));
+    const recvs = setup.recvs ?? 4;
+    // Receives need INIT at least (ibv_post_recv on a RESET QP fails); a UD receive's
+    // first 40 bytes hold the GRH.
+    if (setup.state !== 'RESET' || srq !== undefined)
+      for (let i = 0; i < recvs; i++) {
+        const wr = { wrId: BigInt(i + 1), sgList: [mr.sge(i * 256, 256)] };
+        if (srq !== undefined) srq.postRecv(wr);
+        else qp.postRecv(wr);
+      }
+    const made = qp;
+    return {
+      qp: made,
+      mr,
+      qpn: multicast ? MULTICAST_QPN : made.qpNum,
+      datagram: {
+        ...(setup.otherSource ? { source: OTHER_SOURCE_ADDRESS } : {}),
+        ...(multicast ? { destination: GUIDED_MULTICAST_ADDRESS } : {}),
+      },
+      close() {
+        made.close();
+        srq?.close();
+        mr.close();
+      },
+    };
+  } catch (error) {
+    qp?.close();
+    srq?.close();
+    mr.close();
+    throw error;
+  }
+}
