@@ -81,6 +81,15 @@ export interface GuidedSetup {
   readonly multicast?: boolean;
   /** The QP grants no remote access (only LOCAL_WRITE): RDMA and atomics are refused. */
   readonly noRemoteAccess?: boolean;
+  /**
+   * (RC in RTS) the steps name a type 1 memory window bound over the memory, not the MR's
+   * own R_Key (rxe_resp.c's rxe_lookup_mw() paths; IBTA §10.6.7).
+   */
+  readonly window?: boolean;
+  /** (UD) the steps go to QP1, the kernel's GSI QP, with the GSI Q_Key (IBTA §13.5.1). */
+  readonly gsi?: boolean;
+  /** (SRQ) the SRQ's limit is armed at 2 (IBV_EVENT_SRQ_LIMIT_REACHED when it falls below). */
+  readonly srqLimit?: boolean;
 }
 
 /** Bytes written over the transport at an offset (before the ICRC is computed). */
@@ -106,7 +115,10 @@ export interface GuidedStep {
    * base's own, 0 or 8): unaligned for atomics, or past the end of the memory.
    */
   readonly offset?: number;
-  /** Payload bytes of a base that carries one (default: the base's own, 8 or one MTU). */
+  /**
+   * Payload bytes of a base that carries one (default: the base's own, 8 or one MTU); for
+   * a Read Request, the DMA length it asks for (default 64).
+   */
   readonly payload?: number;
 }
 
@@ -214,6 +226,46 @@ export function guidedSeeds(startPsn: number): GuidedInput[] {
     on({ type: 'UD', recvs: 0 }, step(b('UD_SEND_ONLY'), 0)),
     on({ type: 'UD', multicast: true }, step(b('UD_SEND_ONLY'), 0)),
     on({ type: 'UD', multicast: true }, step(b('UD_SEND_ONLY_WITH_IMMEDIATE'), 0)),
+    on({ type: 'UD', gsi: true }, step(b('UD_SEND_ONLY'), 0)),
+    on({ type: 'UD', gsi: true }, step(b('UD_SEND_ONLY_WITH_IMMEDIATE'), 0)),
+    // UC multi-packet messages (check_op_seq()'s UC states) and their errors: a First
+    // without its Last, a Last alone, on a QP with and without an SRQ (class D1/E).
+    on({ type: 'UC' }, ...[step(5, 0), step(6, 1), step(7, 2)].map(asUc)),
+    on(
+      { type: 'UC' },
+      ...[step(b('RC_SEND_FIRST'), 0), step(b('RC_SEND_LAST_WITH_IMMEDIATE'), 1)].map(asUc),
+    ),
+    on({ type: 'UC' }, ...[step(b('RC_SEND_FIRST'), 0), step(b('RC_SEND_ONLY'), 1)].map(asUc)),
+    on({ type: 'UC' }, ...[step(5, 0), step(0, 1)].map(asUc)),
+    on(
+      { type: 'UC', srq: true },
+      ...[step(b('RC_SEND_FIRST'), 0), step(b('RC_SEND_ONLY'), 1)].map(asUc),
+    ),
+    on({ type: 'UC', srq: true }, asUc({ ...send, payload: 300 })),
+    on({ type: 'UC', noRemoteAccess: true }, asUc(write)),
+    on({ type: 'UC' }, asUc(write), asUc({ ...step(0, 3) })),
+    // A Read of 3 packets answered, then asked again from its second packet (the replay
+    // of a Read in progress) and from its first.
+    {
+      startPsn,
+      steps: [
+        { ...read(0), payload: 3000 },
+        { ...read(1), offset: 1024, payload: 1976 },
+        { ...read(0), payload: 3000 },
+      ],
+    },
+    // A memory window's R_Key: Write, Read, atomic, and a Send invalidating it.
+    on(
+      { window: true },
+      write,
+      read(1),
+      fetchAdd(2),
+      step(b('RC_SEND_ONLY_WITH_INVALIDATE'), 3),
+      step(0, 4),
+    ),
+    // An SRQ with its limit armed, a Send too long for its receive.
+    on({ srq: true, srqLimit: true, recvs: 2 }, send, step(b('RC_SEND_ONLY'), 1)),
+    on({ srq: true }, { ...send, payload: 300 }),
   ];
 }
 
@@ -286,6 +338,9 @@ export const MUTATIONS = [
   'multicast',
   'qp-access',
   'payload-length',
+  'window',
+  'gsi',
+  'uc-opcodes',
 ] as const;
 export type MutationName = (typeof MUTATIONS)[number];
 
@@ -416,9 +471,26 @@ export function mutateOnce(
         ...step,
         payload: pick(random, [0, 1, 216, 217, 256, 1023, 1024, 1025, 1400]),
       });
+    case 'window':
+      return withSetup(input, { window: !(input.setup?.window ?? false) });
+    case 'gsi':
+      return withSetup(input, { type: 'UD', gsi: !(input.setup?.gsi ?? false) });
+    case 'uc-opcodes':
+      return { ...input, setup: { ...input.setup, type: 'UC' }, steps: steps.map(asUc) };
     case 'multicast':
       return withSetup(input, { type: 'UD', multicast: !(input.setup?.multicast ?? false) });
   }
+}
+
+/**
+ * A step with its opcode moved to the UC transport (IBTA Table 38: 0x20 | the RC operation,
+ * the same headers) as a byte edit, for the RC operations UC has (Sends and Writes); others
+ * are left as they are.
+ */
+export function asUc(step: GuidedStep): GuidedStep {
+  const op = baseOpcode(step.base);
+  if (op > 0x0b) return step;
+  return { ...step, edits: [...step.edits, { at: 0, bytes: [0x20 | op] }] };
 }
 
 /** `input` with some set-up fields replaced. */

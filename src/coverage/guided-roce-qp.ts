@@ -28,6 +28,8 @@ export const GUIDED_QKEY = 0x1d2c3b4a;
 export const GUIDED_MULTICAST_ADDRESS = ROCE_TESTBED.multicastGroup;
 /** The address "another connection" sends from: on the tester's subnet, not the tester. */
 export const OTHER_SOURCE_ADDRESS = '203.0.113.77';
+/** The GSI QP's Q_Key (IBTA §13.5.1; rxe_recv.c check_keys()). */
+export const GSI_QKEY = 0x80010000;
 /** The memory each sequence targets (bytes). */
 export const GUIDED_MR_LENGTH = 4 * 4096;
 
@@ -35,8 +37,12 @@ export const GUIDED_MR_LENGTH = 4 * 4096;
 export interface GuidedQp {
   readonly qp: Qp;
   readonly mr: Mr;
-  /** The QPN the steps name (the multicast QPN for a multicast set-up). */
+  /** The QPN the steps name (the multicast QPN for a multicast set-up, 1 for the GSI QP). */
   readonly qpn: number;
+  /** The R_Key the steps name (the window's, for a window set-up). */
+  readonly rKey: number;
+  /** The Q_Key a UD step's DETH carries. */
+  readonly qkey: number;
   /** Source and destination addresses of the steps' IPv4 packets. */
   readonly datagram: DatagramOptions;
   close(): void;
@@ -63,8 +69,9 @@ function bringTo(env: RoceRunEnvironment, qp: Qp, setup: GuidedSetup, startPsn: 
               state: to,
               pkeyIndex: 0,
               port: 1,
-              access:
-                type === 'UC'
+              access: setup.noRemoteAccess
+                ? ['LOCAL_WRITE']
+                : type === 'UC'
                   ? ['LOCAL_WRITE', 'REMOTE_WRITE']
                   : ['LOCAL_WRITE', 'REMOTE_WRITE', 'REMOTE_READ', 'REMOTE_ATOMIC'],
             },
@@ -101,20 +108,50 @@ export function openGuidedQp(
   startPsn: number,
 ): GuidedQp {
   const type = setup.type ?? 'RC';
-  const srq: Srq | undefined = setup.srq
-    ? env.device.pd.createSrq({ maxWr: 8, maxSge: 1 })
-    : undefined;
-  let qp: Qp | undefined;
-  const mr = env.device.allocateMemory(GUIDED_MR_LENGTH);
+  const opened: { close(): void }[] = [];
+  const keep = <T extends { close(): void }>(r: T): T => {
+    opened.unshift(r);
+    return r;
+  };
+  const closeAll = () => {
+    for (const r of opened.splice(0)) r.close();
+  };
   try {
-    qp = env.device.pd.createQp({
-      sendCq: env.device.cq,
-      type,
-      ...(srq === undefined ? {} : { srq }),
-    });
+    const window = setup.window === true && type === 'RC' && (setup.state ?? 'RTS') === 'RTS';
+    const mr = keep(
+      env.device.pd.allocMr(GUIDED_MR_LENGTH, [
+        'LOCAL_WRITE',
+        'REMOTE_WRITE',
+        'REMOTE_READ',
+        'REMOTE_ATOMIC',
+        ...(window ? (['MW_BIND'] as const) : []),
+      ]),
+    );
+    const srq: Srq | undefined = setup.srq
+      ? keep(env.device.pd.createSrq({ maxWr: 8, maxSge: 1 }))
+      : undefined;
+    const qp = keep(
+      env.device.pd.createQp({
+        sendCq: env.device.cq,
+        type,
+        ...(srq === undefined ? {} : { srq }),
+      }),
+    );
     bringTo(env, qp, setup, startPsn);
-    const multicast = type === 'UD' && setup.multicast === true;
-    if (multicast) attachMcast(qp, mappedGid(GUIDED_MULTICAST_ADDRESS));
+    let rKey = mr.rkey;
+    if (window) {
+      const mw = keep(env.device.pd.allocMw(1));
+      rKey = qp.bindMw(mw, { mr, access: ['REMOTE_WRITE', 'REMOTE_READ', 'REMOTE_ATOMIC'] });
+    }
+    const multicast = type === 'UD' && setup.multicast === true && setup.gsi !== true;
+    if (multicast) {
+      // Two QPs in the group: rxe_rcv_mcast_pkt() clones the packet for all but the last.
+      attachMcast(qp, mappedGid(GUIDED_MULTICAST_ADDRESS));
+      const other = keep(env.device.pd.createQp({ sendCq: env.device.cq, type: 'UD' }));
+      bringTo(env, other, { type: 'UD' }, startPsn);
+      attachMcast(other, mappedGid(GUIDED_MULTICAST_ADDRESS));
+      other.postRecv({ wrId: 99n, sgList: [mr.sge(GUIDED_MR_LENGTH - 512, 512)] });
+    }
     const recvs = setup.recvs ?? 4;
     // Receives need INIT at least (ibv_post_recv on a RESET QP fails); a UD receive's
     // first 40 bytes hold the GRH.
@@ -124,25 +161,22 @@ export function openGuidedQp(
         if (srq !== undefined) srq.postRecv(wr);
         else qp.postRecv(wr);
       }
-    const made = qp;
+    if (srq !== undefined && setup.srqLimit) srq.modify({ limit: 2 });
+    const gsi = type === 'UD' && setup.gsi === true;
     return {
-      qp: made,
+      qp,
       mr,
-      qpn: multicast ? MULTICAST_QPN : made.qpNum,
+      qpn: multicast ? MULTICAST_QPN : gsi ? 1 : qp.qpNum,
+      rKey,
+      qkey: gsi ? GSI_QKEY : GUIDED_QKEY,
       datagram: {
         ...(setup.otherSource ? { source: OTHER_SOURCE_ADDRESS } : {}),
         ...(multicast ? { destination: GUIDED_MULTICAST_ADDRESS } : {}),
       },
-      close() {
-        made.close();
-        srq?.close();
-        mr.close();
-      },
+      close: closeAll,
     };
   } catch (error) {
-    qp?.close();
-    srq?.close();
-    mr.close();
+    closeAll();
     throw error;
   }
 }

@@ -74,6 +74,12 @@ const IMMEDIATE = 0x5e6f7a8b;
 /** FETH (IBTA 1.5 FLUSH): selectivity level 1 (the whole region), placement type 1 (global). */
 const FETH_WHOLE_REGION_GLOBAL = 0x11;
 
+/** Where a sequence goes: the QP, its memory's address and R_Key, and a UD Q_Key. */
+export interface GuidedTarget extends RoceTarget {
+  /** The DETH's Q_Key (default GUIDED_QKEY). */
+  readonly qkey?: number;
+}
+
 /** A payload of `length` bytes (the base's own when undefined). */
 function payloadOf(length: number | undefined, own: Uint8Array): Uint8Array {
   return length === undefined ? own : new Uint8Array(length).fill(0x6b);
@@ -86,7 +92,7 @@ function payloadOf(length: number | undefined, own: Uint8Array): Uint8Array {
  */
 function baseTransport(
   base: number,
-  t: RoceTarget,
+  t: GuidedTarget,
   psn: number,
   step: Pick<GuidedStep, 'offset' | 'payload'> = {},
 ): Uint8Array {
@@ -134,7 +140,7 @@ function baseTransport(
       }).datagram;
       break;
     case 'RC_RDMA_READ_REQUEST':
-      datagram = build.read(t, psn, at(0), 64).datagram;
+      datagram = build.read(t, psn, at(0), step.payload ?? 64).datagram;
       break;
     case 'RC_FETCH_ADD':
       datagram = build.fetchAdd(t, psn, at(8), 0x0102030405060708n).datagram;
@@ -185,7 +191,7 @@ function baseTransport(
       datagram = buildTesterDatagram(
         fields(
           {
-            DETH: { qKey: GUIDED_QKEY, reserved: 0, sourceQp: TESTER_QPN },
+            DETH: { qKey: t.qkey ?? GUIDED_QKEY, reserved: 0, sourceQp: TESTER_QPN },
             ...(name === 'UD_SEND_ONLY' ? {} : { ImmDt: { immediateData: IMMEDIATE } }),
           },
           payloadOf(step.payload, PAYLOAD),
@@ -202,7 +208,7 @@ function baseTransport(
  */
 export function inputDatagrams(
   input: GuidedInput,
-  t: RoceTarget,
+  t: GuidedTarget,
   options: DatagramOptions = {},
 ): Uint8Array[] {
   return input.steps.map((s) => {
@@ -238,7 +244,7 @@ async function sendInput(
   }
   try {
     env.wire.clear();
-    const target = { qpn: made.qpn, va: made.mr.addr, rKey: made.mr.rkey };
+    const target = { qpn: made.qpn, va: made.mr.addr, rKey: made.rKey, qkey: made.qkey };
     for (const d of inputDatagrams(input, target, made.datagram)) env.wire.send(d, made.datagram);
     await env.wire.collect(input.steps.length, 40, 10);
     while (env.device.cq.poll(16).length > 0);
