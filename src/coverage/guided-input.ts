@@ -130,6 +130,19 @@ export interface GuidedInput {
   readonly setup?: GuidedSetup;
 }
 
+/** The bases of the first campaigns (RC requests on a connected RC QP). */
+const CORE_BASES = 9;
+/**
+ * The seeds a campaign of `count` inputs starts with: every seed when the budget is at
+ * least twice their number, else the core ones (guidedSeeds' first CORE_SEED_COUNT), so a
+ * short campaign (CI's) still spends most of its budget on mutations.
+ */
+export const CORE_SEED_COUNT = CORE_BASES + 4;
+export function seedsFor(count: number, startPsn: number): GuidedInput[] {
+  const all = guidedSeeds(startPsn);
+  return count >= 2 * all.length ? all : all.slice(0, CORE_SEED_COUNT);
+}
+
 /** The QP type a base's opcode belongs to (IBTA Vol. 1 Table 38: the opcode's top 3 bits). */
 export function baseType(base: number): (typeof SETUP_TYPES)[number] {
   const name = GUIDED_BASES[base] ?? GUIDED_BASES[0];
@@ -166,12 +179,15 @@ export function guidedSeeds(startPsn: number): GuidedInput[] {
   const read = (psn: number) => step(b('RC_RDMA_READ_REQUEST'), psn);
   const fetchAdd = (psn: number, offset?: number) => step(b('RC_FETCH_ADD'), psn, offset);
   return [
-    ...single,
-    // A duplicate Write, a Write then a Read, two FetchAdds, First-Middle-Last.
+    // The core seeds: the first nine bases alone, then a duplicate Write, a Write then a
+    // Read, two FetchAdds, First-Middle-Last.
+    ...single.slice(0, CORE_BASES),
     { startPsn, steps: [step(0, 0), step(0, 0)] },
     { startPsn, steps: [step(0, 0), step(2, 1)] },
     { startPsn, steps: [step(3, 0), step(3, 1)] },
     { startPsn, steps: [step(5, 0), step(6, 1), step(7, 2)] },
+    // The set-up seeds: the other bases alone, then the sequences aimed at branches.
+    ...single.slice(CORE_BASES),
     // Send First-Last, and a Send Last with no First before it.
     {
       startPsn,

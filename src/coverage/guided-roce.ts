@@ -43,10 +43,10 @@ import {
   GUIDED_BASES,
   type GuidedInput,
   type GuidedStep,
-  guidedSeeds,
   MUTATIONS,
   type MutationName,
   mutate,
+  seedsFor,
 } from './guided-input.js';
 import { guidedStepReductions } from './guided-minimize.js';
 import { GUIDED_QKEY, type GuidedQp, openGuidedQp } from './guided-roce-qp.js';
@@ -359,7 +359,7 @@ export async function guidedFuzzRxe(
   options: FuzzLoopOptions = {},
 ): Promise<GuidedSummary> {
   const random = seededRandom(seed ^ 0x5bd1e995);
-  const seeds = guidedSeeds(0x00a5c3);
+  const seeds = seedsFor(count, 0x00a5c3);
   const corpus: GuidedInput[] = [...seeds];
   const added: GuidedInput[] = [];
   const kept: Record<string, number> = Object.fromEntries(MUTATIONS.map((m) => [m, 0]));

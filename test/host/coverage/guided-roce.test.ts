@@ -12,6 +12,7 @@ import {
   baseIndex,
   baseOpcode,
   baseType,
+  CORE_SEED_COUNT,
   GUIDED_BASES,
   type GuidedInput,
   type GuidedSetup,
@@ -21,6 +22,7 @@ import {
   mutateOnce,
   SETUP_STATES,
   SETUP_TYPES,
+  seedsFor,
 } from '../../../src/coverage/guided-input.js';
 import { inputDatagrams } from '../../../src/coverage/guided-roce.js';
 import {
@@ -159,6 +161,15 @@ describe('the guided seeds', () => {
         (s) => s.steps.length === 2 && s.steps.every((x) => x.base === fa && x.psnOffset === 0),
       ),
     ).toBe(true);
+  });
+
+  it('start a short campaign with the core seeds and a long one with all', () => {
+    expect(CORE_SEED_COUNT).toBe(13);
+    expect(seedsFor(30, START)).toEqual(seeds.slice(0, 13));
+    expect(seedsFor(2 * seeds.length - 1, START)).toHaveLength(13);
+    expect(seedsFor(2 * seeds.length, START)).toEqual(seeds);
+    expect(seeds.slice(0, 13).every((s) => s.setup === undefined)).toBe(true);
+    expect(seeds.slice(0, 9).map((s) => s.steps[0]?.base)).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8]);
   });
 
   it('are plain data: JSON round trips them', () => {
