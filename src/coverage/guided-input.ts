@@ -90,6 +90,11 @@ export interface GuidedSetup {
   readonly gsi?: boolean;
   /** (SRQ) the SRQ's limit is armed at 2 (IBV_EVENT_SRQ_LIMIT_REACHED when it falls below). */
   readonly srqLimit?: boolean;
+  /**
+   * The QP grants FLUSH (global and persistent) and the memory global visibility (IBTA 1.5
+   * FLUSH; rxe 6.2 and later; older lines refuse the set-up).
+   */
+  readonly flush?: boolean;
 }
 
 /** Bytes written over the transport at an offset (before the ICRC is computed). */
@@ -279,6 +284,15 @@ export function guidedSeeds(startPsn: number): GuidedInput[] {
       step(b('RC_SEND_ONLY_WITH_INVALIDATE'), 3),
       step(0, 4),
     ),
+    // FLUSH granted: the whole region, a range (FETH selectivity 0), persistence the
+    // memory does not grant, and the same FLUSH again (its replay).
+    on(
+      { flush: true },
+      step(b('RC_FLUSH'), 0),
+      { ...step(b('RC_FLUSH'), 1), edits: [{ at: 15, bytes: [0x01] }] },
+      { ...step(b('RC_FLUSH'), 2), edits: [{ at: 15, bytes: [0x12] }] },
+      step(b('RC_FLUSH'), 0),
+    ),
     // An SRQ with its limit armed, a Send too long for its receive.
     on({ srq: true, srqLimit: true, recvs: 2 }, send, step(b('RC_SEND_ONLY'), 1)),
     on({ srq: true }, { ...send, payload: 300 }),
@@ -357,6 +371,7 @@ export const MUTATIONS = [
   'window',
   'gsi',
   'uc-opcodes',
+  'flush',
 ] as const;
 export type MutationName = (typeof MUTATIONS)[number];
 
@@ -491,6 +506,8 @@ export function mutateOnce(
       return withSetup(input, { window: !(input.setup?.window ?? false) });
     case 'gsi':
       return withSetup(input, { type: 'UD', gsi: !(input.setup?.gsi ?? false) });
+    case 'flush':
+      return withSetup(input, { flush: !(input.setup?.flush ?? false) });
     case 'uc-opcodes':
       return { ...input, setup: { ...input.setup, type: 'UC' }, steps: steps.map(asUc) };
     case 'multicast':

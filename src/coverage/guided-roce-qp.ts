@@ -73,7 +73,13 @@ function bringTo(env: RoceRunEnvironment, qp: Qp, setup: GuidedSetup, startPsn: 
                 ? ['LOCAL_WRITE']
                 : type === 'UC'
                   ? ['LOCAL_WRITE', 'REMOTE_WRITE']
-                  : ['LOCAL_WRITE', 'REMOTE_WRITE', 'REMOTE_READ', 'REMOTE_ATOMIC'],
+                  : [
+                      'LOCAL_WRITE',
+                      'REMOTE_WRITE',
+                      'REMOTE_READ',
+                      'REMOTE_ATOMIC',
+                      ...(setup.flush ? (['FLUSH_GLOBAL', 'FLUSH_PERSISTENT'] as const) : []),
+                    ],
             },
       );
     else if (to === 'RTR')
@@ -125,6 +131,8 @@ export function openGuidedQp(
         'REMOTE_READ',
         'REMOTE_ATOMIC',
         ...(window ? (['MW_BIND'] as const) : []),
+        // Global visibility only: rxe refuses FLUSH_PERSISTENT on memory that is not pmem.
+        ...(setup.flush ? (['FLUSH_GLOBAL'] as const) : []),
       ]),
     );
     const srq: Srq | undefined = setup.srq

@@ -73,6 +73,9 @@ describe('the guided bases', () => {
     expect(ud.headers.DETH?.qKey).toBe(GSI_QKEY);
     const inv = decoded(inputDatagrams(one(baseIndex('RC_SEND_ONLY_WITH_INVALIDATE')), TARGET)[0]!);
     expect(inv.headers.IETH?.rKey).toBe(0x1a2b3c4d);
+    const flush = guidedSeeds(START).find((x) => x.setup?.flush === true) as GuidedInput;
+    const feth = inputDatagrams(flush, TARGET).map((d) => decoded(d).headers.FETH?.value);
+    expect(feth).toEqual([0x11, 0x01, 0x12, 0x11]);
   });
 
   it('point at the step offset and carry the step payload (a Read: its DMA length)', () => {
@@ -142,6 +145,7 @@ describe('the guided seeds', () => {
     expect(has((s) => s.gsi === true && s.type === 'UD')).toBe(true);
     expect(has((s) => s.window === true)).toBe(true);
     expect(has((s) => s.noRemoteAccess === true && s.type === 'UC')).toBe(true);
+    expect(has((s) => s.flush === true)).toBe(true);
   });
 
   it('replay a Read from its second packet and an atomic at its own PSN', () => {
