@@ -71,6 +71,14 @@ export interface GuidedSetup {
   readonly state?: (typeof SETUP_STATES)[number];
   /** Receives posted before the sequence (default 4; 0: an RNR NAK for a Send). */
   readonly recvs?: number;
+  /** Bytes of each receive (default 2048: a Send First and its Last fit; 256 is short). */
+  readonly recvBytes?: number;
+  /**
+   * The state the QP is moved to once the sequence is sent, before it is destroyed: ERR
+   * flushes what is posted and in progress, RESET drains the responder (rxe_resp.c's
+   * flush and drain paths).
+   */
+  readonly after?: 'RESET' | 'ERR';
   /** The receives come from a shared receive queue. */
   readonly srq?: boolean;
   /** The QP's max_dest_rd_atomic (IRD; default 16): 1 runs the responder out of resources. */
@@ -134,6 +142,9 @@ export interface GuidedInput {
   /** The QP the sequence goes to (left out: RC, connected, 4 receives). */
   readonly setup?: GuidedSetup;
 }
+
+/** An edit setting a RETH's R_Key (bytes 20-23 of the transport) to 0: no such key. */
+const RKEY_ZERO: ByteEdit = { at: 20, bytes: [0, 0, 0, 0] };
 
 /** The bases of the first campaigns (RC requests on a connected RC QP). */
 const CORE_BASES = 9;
@@ -211,7 +222,7 @@ export function guidedSeeds(startPsn: number): GuidedInput[] {
     // Payloads the lengths checks refuse: an Only over the MTU, a First short of it, an
     // empty Last, a Send bigger than the receive buffer.
     { startPsn, steps: [{ ...send, payload: 1025 }] },
-    { startPsn, steps: [{ ...send, payload: 300 }] },
+    on({ recvBytes: 256 }, { ...send, payload: 300 }),
     { startPsn, steps: [{ ...step(b('RC_SEND_FIRST'), 0), payload: 100 }] },
     {
       startPsn,
@@ -220,7 +231,7 @@ export function guidedSeeds(startPsn: number): GuidedInput[] {
         { ...step(b('RC_SEND_LAST_WITH_IMMEDIATE'), 1), payload: 0 },
       ],
     },
-    on({ type: 'UD' }, { ...step(b('UD_SEND_ONLY'), 0), payload: 217 }),
+    on({ type: 'UD', recvBytes: 256 }, { ...step(b('UD_SEND_ONLY'), 0), payload: 217 }),
     // A QP that grants no remote access: Write, Read, atomic, FLUSH refused.
     on(
       { noRemoteAccess: true },
@@ -262,7 +273,11 @@ export function guidedSeeds(startPsn: number): GuidedInput[] {
       { type: 'UC', srq: true },
       ...[step(b('RC_SEND_FIRST'), 0), step(b('RC_SEND_ONLY'), 1)].map(asUc),
     ),
-    on({ type: 'UC', srq: true }, asUc({ ...send, payload: 300 })),
+    on({ type: 'UC', srq: true, recvBytes: 256 }, asUc({ ...send, payload: 300 })),
+    on({ type: 'UC', srq: true }, asUc({ ...send, payload: 1025 })),
+    // A UC Write naming an R_Key that does not exist (class D with an SRQ, E without).
+    on({ type: 'UC' }, { ...asUc(write), edits: [...asUc(write).edits, RKEY_ZERO] }),
+    on({ type: 'UC', srq: true }, { ...asUc(write), edits: [...asUc(write).edits, RKEY_ZERO] }),
     on({ type: 'UC', noRemoteAccess: true }, asUc(write)),
     on({ type: 'UC' }, asUc(write), asUc({ ...step(0, 3) })),
     // A Read of 3 packets answered, then asked again from its second packet (the replay
@@ -295,7 +310,12 @@ export function guidedSeeds(startPsn: number): GuidedInput[] {
     ),
     // An SRQ with its limit armed, a Send too long for its receive.
     on({ srq: true, srqLimit: true, recvs: 2 }, send, step(b('RC_SEND_ONLY'), 1)),
-    on({ srq: true }, { ...send, payload: 300 }),
+    on({ srq: true, recvBytes: 256 }, { ...send, payload: 300 }),
+    // The QP moved to ERR or RESET with a message in progress and packets behind it.
+    on({ after: 'ERR' }, step(b('RC_SEND_FIRST'), 0), write, read(2)),
+    on({ after: 'RESET' }, step(b('RC_SEND_FIRST'), 0), write, read(2)),
+    on({ type: 'UC', after: 'ERR' }, asUc(step(b('RC_SEND_FIRST'), 0))),
+    on({ srq: true, after: 'ERR' }, step(b('RC_SEND_FIRST'), 0)),
   ];
 }
 
@@ -372,6 +392,8 @@ export const MUTATIONS = [
   'gsi',
   'uc-opcodes',
   'flush',
+  'recv-bytes',
+  'qp-after',
 ] as const;
 export type MutationName = (typeof MUTATIONS)[number];
 
@@ -506,6 +528,10 @@ export function mutateOnce(
       return withSetup(input, { window: !(input.setup?.window ?? false) });
     case 'gsi':
       return withSetup(input, { type: 'UD', gsi: !(input.setup?.gsi ?? false) });
+    case 'recv-bytes':
+      return withSetup(input, { recvBytes: pick(random, [64, 256, 2048]) });
+    case 'qp-after':
+      return withSetup(input, { after: pick(random, ['RESET', 'ERR'] as const) });
     case 'flush':
       return withSetup(input, { flush: !(input.setup?.flush ?? false) });
     case 'uc-opcodes':

@@ -45,6 +45,8 @@ export interface GuidedQp {
   readonly qkey: number;
   /** Source and destination addresses of the steps' IPv4 packets. */
   readonly datagram: DatagramOptions;
+  /** Moves the QP to the set-up's `after` state, if any (once the sequence is sent). */
+  after(): void;
   close(): void;
 }
 
@@ -161,11 +163,12 @@ export function openGuidedQp(
       other.postRecv({ wrId: 99n, sgList: [mr.sge(GUIDED_MR_LENGTH - 512, 512)] });
     }
     const recvs = setup.recvs ?? 4;
+    const bytes = setup.recvBytes ?? 2048;
     // Receives need INIT at least (ibv_post_recv on a RESET QP fails); a UD receive's
     // first 40 bytes hold the GRH.
     if (setup.state !== 'RESET' || srq !== undefined)
       for (let i = 0; i < recvs; i++) {
-        const wr = { wrId: BigInt(i + 1), sgList: [mr.sge(i * 256, 256)] };
+        const wr = { wrId: BigInt(i + 1), sgList: [mr.sge(i * bytes, bytes)] };
         if (srq !== undefined) srq.postRecv(wr);
         else qp.postRecv(wr);
       }
@@ -182,6 +185,14 @@ export function openGuidedQp(
         ...(multicast ? { destination: GUIDED_MULTICAST_ADDRESS } : {}),
       },
       close: closeAll,
+      after() {
+        if (setup.after === undefined) return;
+        try {
+          qp.modify({ state: setup.after });
+        } catch {
+          // A QP in a state that cannot go there (RESET already, say): nothing to do.
+        }
+      },
     };
   } catch (error) {
     closeAll();

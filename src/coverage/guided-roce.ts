@@ -247,6 +247,7 @@ async function sendInput(
     const target = { qpn: made.qpn, va: made.mr.addr, rKey: made.rKey, qkey: made.qkey };
     for (const d of inputDatagrams(input, target, made.datagram)) env.wire.send(d, made.datagram);
     await env.wire.collect(input.steps.length, 40, 10);
+    made.after();
     while (env.device.cq.poll(16).length > 0);
     if (guard.buffer.every((b, i) => b === guardByte(i))) return undefined;
     fillGuard(guard);

@@ -146,6 +146,20 @@ describe('the guided seeds', () => {
     expect(has((s) => s.window === true)).toBe(true);
     expect(has((s) => s.noRemoteAccess === true && s.type === 'UC')).toBe(true);
     expect(has((s) => s.flush === true)).toBe(true);
+    expect(has((s) => s.after === 'ERR') && has((s) => s.after === 'RESET')).toBe(true);
+    expect(has((s) => s.recvBytes === 256 && s.type === 'UD')).toBe(true);
+  });
+
+  it('name a UC Write R_Key that does not exist, with and without an SRQ', () => {
+    const zeroKey = (s: GuidedInput) =>
+      s.setup?.type === 'UC' &&
+      s.steps[0]?.edits.some((e) => e.at === 20 && e.bytes.join() === '0,0,0,0') === true;
+    const uc = seeds.filter(zeroKey);
+    expect(uc.map((s) => s.setup?.srq === true)).toEqual([false, true]);
+    const [d] = inputDatagrams(uc[0] as GuidedInput, TARGET);
+    const p = decoded(d as Uint8Array);
+    expect(p.bth.opcode).toBe(0x2a);
+    expect(p.headers.RETH?.rKey).toBe(0);
   });
 
   it('replay a Read from its second packet and an atomic at its own PSN', () => {
@@ -194,6 +208,8 @@ describe('the set-up mutations', () => {
     expect(mutateOnce(base, r, 'gsi').setup).toEqual({ type: 'UD', gsi: true });
     expect(SETUP_STATES).toContain(mutateOnce(base, r, 'qp-state').setup?.state);
     expect([1, 2, 16]).toContain(mutateOnce(base, r, 'qp-ird').setup?.maxDestRdAtomic);
+    expect(['RESET', 'ERR']).toContain(mutateOnce(base, r, 'qp-after').setup?.after);
+    expect([64, 256, 2048]).toContain(mutateOnce(base, r, 'recv-bytes').setup?.recvBytes);
   });
 
   it('move every step to UC with uc-opcodes, and change a step offset or payload', () => {
