@@ -103,6 +103,11 @@ export interface GuidedSetup {
    * FLUSH; rxe 6.2 and later; older lines refuse the set-up).
    */
   readonly flush?: boolean;
+  /**
+   * The memory is registered on demand (ON_DEMAND: rxe_odp.c's atomic and copy paths;
+   * lines whose rxe has no ODP refuse the set-up).
+   */
+  readonly odp?: boolean;
 }
 
 /** Bytes written over the transport at an offset (before the ICRC is computed). */
@@ -308,6 +313,22 @@ export function guidedSeeds(startPsn: number): GuidedInput[] {
       { ...step(b('RC_FLUSH'), 2), edits: [{ at: 15, bytes: [0x12] }] },
       step(b('RC_FLUSH'), 0),
     ),
+    // A 3-packet Read through the window, asked again from its second packet (the replay
+    // rechecks the window: rxe_recheck_mr()).
+    on(
+      { window: true },
+      { ...read(0), payload: 3000 },
+      { ...read(1), offset: 1024, payload: 1976 },
+    ),
+    // Memory registered on demand: Write, Read, atomics, ATOMIC WRITE.
+    on(
+      { odp: true },
+      write,
+      read(1),
+      fetchAdd(2),
+      step(b('RC_COMPARE_SWAP'), 3),
+      step(b('RC_ATOMIC_WRITE'), 4),
+    ),
     // An SRQ with its limit armed, a Send too long for its receive.
     on({ srq: true, srqLimit: true, recvs: 2 }, send, step(b('RC_SEND_ONLY'), 1)),
     on({ srq: true, recvBytes: 256 }, { ...send, payload: 300 }),
@@ -394,6 +415,7 @@ export const MUTATIONS = [
   'flush',
   'recv-bytes',
   'qp-after',
+  'odp',
 ] as const;
 export type MutationName = (typeof MUTATIONS)[number];
 
@@ -528,6 +550,8 @@ export function mutateOnce(
       return withSetup(input, { window: !(input.setup?.window ?? false) });
     case 'gsi':
       return withSetup(input, { type: 'UD', gsi: !(input.setup?.gsi ?? false) });
+    case 'odp':
+      return withSetup(input, { odp: !(input.setup?.odp ?? false) });
     case 'recv-bytes':
       return withSetup(input, { recvBytes: pick(random, [64, 256, 2048]) });
     case 'qp-after':

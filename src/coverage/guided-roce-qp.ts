@@ -135,6 +135,7 @@ export function openGuidedQp(
         ...(window ? (['MW_BIND'] as const) : []),
         // Global visibility only: rxe refuses FLUSH_PERSISTENT on memory that is not pmem.
         ...(setup.flush ? (['FLUSH_GLOBAL'] as const) : []),
+        ...(setup.odp ? (['ON_DEMAND'] as const) : []),
       ]),
     );
     const srq: Srq | undefined = setup.srq

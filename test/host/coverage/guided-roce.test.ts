@@ -146,6 +146,7 @@ describe('the guided seeds', () => {
     expect(has((s) => s.window === true)).toBe(true);
     expect(has((s) => s.noRemoteAccess === true && s.type === 'UC')).toBe(true);
     expect(has((s) => s.flush === true)).toBe(true);
+    expect(has((s) => s.odp === true)).toBe(true);
     expect(has((s) => s.after === 'ERR') && has((s) => s.after === 'RESET')).toBe(true);
     expect(has((s) => s.recvBytes === 256 && s.type === 'UD')).toBe(true);
   });
@@ -210,6 +211,7 @@ describe('the set-up mutations', () => {
     expect([1, 2, 16]).toContain(mutateOnce(base, r, 'qp-ird').setup?.maxDestRdAtomic);
     expect(['RESET', 'ERR']).toContain(mutateOnce(base, r, 'qp-after').setup?.after);
     expect([64, 256, 2048]).toContain(mutateOnce(base, r, 'recv-bytes').setup?.recvBytes);
+    expect(mutateOnce(base, r, 'odp').setup).toEqual({ odp: true });
   });
 
   it('move every step to UC with uc-opcodes, and change a step offset or payload', () => {
