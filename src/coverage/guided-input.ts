@@ -138,6 +138,13 @@ export interface GuidedStep {
    * a Read Request, the DMA length it asks for (default 64).
    */
   readonly payload?: number;
+  /**
+   * The ICRC computed the way rxe checks a FLUSH: rxe_opcode.c's IB_OPCODE_RC_FLUSH entry
+   * has no [RXE_PAYLOAD] offset, so payload_addr()/payload_size() make rxe_icrc_check()
+   * hash the BTH, FETH and RETH a second time after the headers (6.12, 7.3): a FLUSH with
+   * the ICRC of IBTA §7.8 is dropped unanswered. Default false: the standard ICRC.
+   */
+  readonly rxeFlushIcrc?: boolean;
 }
 
 export interface GuidedInput {
@@ -313,6 +320,18 @@ export function guidedSeeds(startPsn: number): GuidedInput[] {
       { ...step(b('RC_FLUSH'), 2), edits: [{ at: 15, bytes: [0x12] }] },
       step(b('RC_FLUSH'), 0),
     ),
+    // The same with the ICRC rxe accepts for a FLUSH, and a FLUSH to a QP that does not
+    // grant it.
+    on(
+      { flush: true },
+      ...[
+        step(b('RC_FLUSH'), 0),
+        { ...step(b('RC_FLUSH'), 1), edits: [{ at: 15, bytes: [0x01] }] },
+        { ...step(b('RC_FLUSH'), 2), edits: [{ at: 15, bytes: [0x12] }] },
+        step(b('RC_FLUSH'), 0),
+      ].map((x) => ({ ...x, rxeFlushIcrc: true })),
+    ),
+    { startPsn, steps: [{ ...step(b('RC_FLUSH'), 0), rxeFlushIcrc: true }] },
     // A 3-packet Read through the window, asked again from its second packet (the replay
     // rechecks the window: rxe_recheck_mr()).
     on(
@@ -416,6 +435,7 @@ export const MUTATIONS = [
   'recv-bytes',
   'qp-after',
   'odp',
+  'rxe-flush-icrc',
 ] as const;
 export type MutationName = (typeof MUTATIONS)[number];
 
@@ -550,6 +570,8 @@ export function mutateOnce(
       return withSetup(input, { window: !(input.setup?.window ?? false) });
     case 'gsi':
       return withSetup(input, { type: 'UD', gsi: !(input.setup?.gsi ?? false) });
+    case 'rxe-flush-icrc':
+      return withStep({ ...step, rxeFlushIcrc: !(step.rxeFlushIcrc ?? false) });
     case 'odp':
       return withSetup(input, { odp: !(input.setup?.odp ?? false) });
     case 'recv-bytes':

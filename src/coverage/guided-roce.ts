@@ -12,6 +12,7 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { release } from 'node:os';
+import { computeRoceIcrc } from '../codec/roce/icrc.js';
 import { BthOpcode } from '../codec/roce/opcodes.js';
 import { ICRC_LENGTH, type RocePacketFields } from '../codec/roce/packet.js';
 import {
@@ -27,6 +28,7 @@ import {
   buildTesterDatagram,
   type DatagramOptions,
   rawTesterDatagram,
+  testerIpPacket,
 } from '../probe/roce-datagram.js';
 import { build, type RoceTarget } from '../probe/roce-packets.js';
 import {
@@ -203,6 +205,30 @@ function baseTransport(
 }
 
 /**
+ * A datagram whose ICRC covers the transport twice (the second time unmasked), as
+ * rxe_icrc_check() computes it for an opcode with no payload offset in rxe_opcode.c (the
+ * FLUSH of 6.12 and 7.3; guided-input.ts's `rxeFlushIcrc`).
+ */
+export function headersTwiceDatagram(
+  transport: Uint8Array,
+  options: DatagramOptions = {},
+): Uint8Array {
+  const datagram = new Uint8Array(transport.length + ICRC_LENGTH);
+  datagram.set(transport, 0);
+  const packet = testerIpPacket(datagram, options);
+  const headers = packet.length - datagram.length;
+  const covered = new Uint8Array(headers + 2 * transport.length);
+  covered.set(packet.subarray(0, headers + transport.length), 0);
+  covered.set(transport, headers + transport.length);
+  const icrc = (computeRoceIcrc(covered, IPV4_HEADER_LENGTH) ^ (options.icrcXor ?? 0)) >>> 0;
+  new DataView(datagram.buffer).setUint32(transport.length, icrc, true);
+  return datagram;
+}
+
+/** Bytes of the tester's IPv4 header (no options). */
+const IPV4_HEADER_LENGTH = 20;
+
+/**
  * The datagrams of an input for a target; `options` are the IPv4 addresses they are sent
  * with (the set-up's: another source, a multicast destination), which the ICRC covers.
  */
@@ -213,10 +239,10 @@ export function inputDatagrams(
 ): Uint8Array[] {
   return input.steps.map((s) => {
     const psn = (input.startPsn + s.psnOffset) & 0xffffff;
-    return rawTesterDatagram(applyStep(baseTransport(s.base, t, psn, s), s), {
-      ...options,
-      icrcXor: s.icrcXor,
-    });
+    const transport = applyStep(baseTransport(s.base, t, psn, s), s);
+    return s.rxeFlushIcrc === true
+      ? headersTwiceDatagram(transport, { ...options, icrcXor: s.icrcXor })
+      : rawTesterDatagram(transport, { ...options, icrcXor: s.icrcXor });
   });
 }
 

@@ -24,7 +24,7 @@ import {
   SETUP_TYPES,
   seedsFor,
 } from '../../../src/coverage/guided-input.js';
-import { inputDatagrams } from '../../../src/coverage/guided-roce.js';
+import { headersTwiceDatagram, inputDatagrams } from '../../../src/coverage/guided-roce.js';
 import {
   GSI_QKEY,
   GUIDED_MULTICAST_ADDRESS,
@@ -111,6 +111,31 @@ describe('the guided bases', () => {
   });
 });
 
+describe('headersTwiceDatagram (the ICRC rxe checks a FLUSH with)', () => {
+  it('covers the transport a second time, unmasked, after the standard ICRC input', () => {
+    const flush = one(baseIndex('RC_FLUSH'));
+    const standard = inputDatagrams(flush, TARGET)[0]!;
+    const rxe = inputDatagrams(
+      { ...flush, steps: [{ ...flush.steps[0]!, rxeFlushIcrc: true }] },
+      TARGET,
+    )[0]!;
+    expect(Buffer.from(rxe.subarray(0, -4))).toEqual(Buffer.from(standard.subarray(0, -4)));
+    expect(Buffer.from(rxe.subarray(-4))).not.toEqual(Buffer.from(standard.subarray(-4)));
+    // BTH byte 4 (resv8a) is masked in the standard ICRC only: changing it keeps the
+    // standard ICRC and changes the one that also hashes the raw BTH.
+    const t = Uint8Array.from(standard.subarray(0, -4));
+    const t2 = Uint8Array.from(t);
+    t2[4] = 0x5a;
+    expect(Buffer.from(rawTesterDatagram(t2).subarray(-4))).toEqual(
+      Buffer.from(rawTesterDatagram(t).subarray(-4)),
+    );
+    expect(Buffer.from(headersTwiceDatagram(t2).subarray(-4))).not.toEqual(
+      Buffer.from(headersTwiceDatagram(t).subarray(-4)),
+    );
+    expect(Buffer.from(headersTwiceDatagram(t))).toEqual(Buffer.from(rxe));
+  });
+});
+
 describe('asUc', () => {
   it('moves Sends and Writes to the UC opcode and leaves Reads and atomics', () => {
     const first = asUc(one(baseIndex('RC_SEND_FIRST')).steps[0]!);
@@ -147,6 +172,7 @@ describe('the guided seeds', () => {
     expect(has((s) => s.noRemoteAccess === true && s.type === 'UC')).toBe(true);
     expect(has((s) => s.flush === true)).toBe(true);
     expect(has((s) => s.odp === true)).toBe(true);
+    expect(seeds.some((s) => s.steps.some((x) => x.rxeFlushIcrc === true))).toBe(true);
     expect(has((s) => s.after === 'ERR') && has((s) => s.after === 'RESET')).toBe(true);
     expect(has((s) => s.recvBytes === 256 && s.type === 'UD')).toBe(true);
   });
