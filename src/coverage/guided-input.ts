@@ -5,12 +5,21 @@
  * roce-fuzz.ts's bases) at a PSN offset from the sequence's start PSN, then byte edits over
  * its transport headers (a field of the BTH or of an extension header, by the codec's
  * layouts), an optional cut and extension, and an ICRC XOR mask (0: the ICRC recomputed and
- * right; else deliberately wrong). The mutator draws everything from one seeded generator,
- * so a campaign is the same given its seed and the same feedback.
+ * right; else deliberately wrong). The QP a sequence goes to is described by its set-up
+ * (`GuidedSetup`: RC, UC or UD, the state it is left in, receives posted or not, an SRQ, its
+ * IRD, a multicast group, packets from another address): what rxe's receive checks
+ * (rxe_recv.c) and responder (rxe_resp.c) branch on beside the packet itself. The mutator
+ * draws everything from one seeded generator, so a campaign is the same given its seed and
+ * the same feedback.
  */
 import { BTH_LENGTH } from '../codec/roce/bth.js';
 import { EXTENSION_HEADER_LAYOUT } from '../codec/roce/headers.js';
-import { BthOpcode, bthOpcodeInfo, type ExtensionHeader } from '../codec/roce/opcodes.js';
+import {
+  type BthOpcode,
+  bthOpcodeByName,
+  bthOpcodeInfo,
+  type ExtensionHeader,
+} from '../codec/roce/opcodes.js';
 
 /** The base requests, by index (the order guided-roce.ts builds them in). */
 export const GUIDED_BASES = [
@@ -23,7 +32,83 @@ export const GUIDED_BASES = [
   'RC_RDMA_WRITE_MIDDLE',
   'RC_RDMA_WRITE_LAST',
   'RC_COMPARE_SWAP',
-] as const satisfies readonly (keyof typeof BthOpcode)[];
+  // Added for the receive paths of rxe_resp.c / rxe_recv.c the nine above never reach.
+  'RC_SEND_ONLY_WITH_INVALIDATE',
+  'RC_SEND_FIRST',
+  'RC_SEND_LAST_WITH_IMMEDIATE',
+  'RC_ACKNOWLEDGE',
+  'RC_ATOMIC_WRITE',
+  'RC_FLUSH',
+  'UC_SEND_ONLY',
+  'UC_RDMA_WRITE_ONLY',
+  'UD_SEND_ONLY',
+  'UD_SEND_ONLY_WITH_IMMEDIATE',
+] as const satisfies readonly (keyof typeof BthOpcode | `UC_${'SEND_ONLY' | 'RDMA_WRITE_ONLY'}`)[];
+
+/** A base's opcode value (the codec's table knows the UC names BthOpcode leaves out). */
+export function baseOpcode(base: number): number {
+  return bthOpcodeByName(GUIDED_BASES[base] ?? GUIDED_BASES[0]);
+}
+
+/** The index of a base by name. */
+export function baseIndex(name: (typeof GUIDED_BASES)[number]): number {
+  return GUIDED_BASES.indexOf(name);
+}
+
+/** QP types a sequence may be sent to. */
+export const SETUP_TYPES = ['RC', 'UC', 'UD'] as const;
+/**
+ * The state the QP is left in before the sequence (RTS: connected; the others are what
+ * check_type_state() and the responder turn away, IBTA Vol. 1 §10.3.1).
+ */
+export const SETUP_STATES = ['RESET', 'INIT', 'RTR', 'RTS', 'SQD', 'ERR'] as const;
+
+/** The QP a sequence is sent to; each field left out is the RC default. */
+export interface GuidedSetup {
+  /** Default RC. */
+  readonly type?: (typeof SETUP_TYPES)[number];
+  /** Default RTS. */
+  readonly state?: (typeof SETUP_STATES)[number];
+  /** Receives posted before the sequence (default 4; 0: an RNR NAK for a Send). */
+  readonly recvs?: number;
+  /** Bytes of each receive (default 2048: a Send First and its Last fit; 256 is short). */
+  readonly recvBytes?: number;
+  /**
+   * The state the QP is moved to once the sequence is sent, before it is destroyed: ERR
+   * flushes what is posted and in progress, RESET drains the responder (rxe_resp.c's
+   * flush and drain paths).
+   */
+  readonly after?: 'RESET' | 'ERR';
+  /** The receives come from a shared receive queue. */
+  readonly srq?: boolean;
+  /** The QP's max_dest_rd_atomic (IRD; default 16): 1 runs the responder out of resources. */
+  readonly maxDestRdAtomic?: number;
+  /** Packets come from another IPv4 address than the one the QP is connected to. */
+  readonly otherSource?: boolean;
+  /** (UD) the QP is attached to a multicast group and the steps go to it (QPN 0xffffff). */
+  readonly multicast?: boolean;
+  /** The QP grants no remote access (only LOCAL_WRITE): RDMA and atomics are refused. */
+  readonly noRemoteAccess?: boolean;
+  /**
+   * (RC in RTS) the steps name a type 1 memory window bound over the memory, not the MR's
+   * own R_Key (rxe_resp.c's rxe_lookup_mw() paths; IBTA §10.6.7).
+   */
+  readonly window?: boolean;
+  /** (UD) the steps go to QP1, the kernel's GSI QP, with the GSI Q_Key (IBTA §13.5.1). */
+  readonly gsi?: boolean;
+  /** (SRQ) the SRQ's limit is armed at 2 (IBV_EVENT_SRQ_LIMIT_REACHED when it falls below). */
+  readonly srqLimit?: boolean;
+  /**
+   * The QP grants FLUSH (global and persistent) and the memory global visibility (IBTA 1.5
+   * FLUSH; rxe 6.2 and later; older lines refuse the set-up).
+   */
+  readonly flush?: boolean;
+  /**
+   * The memory is registered on demand (ON_DEMAND: rxe_odp.c's atomic and copy paths;
+   * lines whose rxe has no ODP refuse the set-up).
+   */
+  readonly odp?: boolean;
+}
 
 /** Bytes written over the transport at an offset (before the ICRC is computed). */
 export interface ByteEdit {
@@ -43,30 +128,234 @@ export interface GuidedStep {
   readonly extra?: readonly number[];
   /** XOR over the right ICRC: 0 keeps it right. */
   readonly icrcXor: number;
+  /**
+   * Where in the QP's memory the request points (bytes from its start; default: the
+   * base's own, 0 or 8): unaligned for atomics, or past the end of the memory.
+   */
+  readonly offset?: number;
+  /**
+   * Payload bytes of a base that carries one (default: the base's own, 8 or one MTU); for
+   * a Read Request, the DMA length it asks for (default 64).
+   */
+  readonly payload?: number;
+  /**
+   * The ICRC computed the way rxe checks a FLUSH: rxe_opcode.c's IB_OPCODE_RC_FLUSH entry
+   * has no [RXE_PAYLOAD] offset, so payload_addr()/payload_size() make rxe_icrc_check()
+   * hash the BTH, FETH and RETH a second time after the headers (6.12, 7.3): a FLUSH with
+   * the ICRC of IBTA §7.8 is dropped unanswered. Default false: the standard ICRC.
+   */
+  readonly rxeFlushIcrc?: boolean;
 }
 
 export interface GuidedInput {
   /** The tester's start PSN the QP is connected with (near 2^24: the sequence wraps). */
   readonly startPsn: number;
   readonly steps: readonly GuidedStep[];
+  /** The QP the sequence goes to (left out: RC, connected, 4 receives). */
+  readonly setup?: GuidedSetup;
 }
 
-/** The seeds: each base alone, and the multi-packet sequences the assertions send. */
+/** An edit setting a RETH's R_Key (bytes 20-23 of the transport) to 0: no such key. */
+const RKEY_ZERO: ByteEdit = { at: 20, bytes: [0, 0, 0, 0] };
+
+/** The bases of the first campaigns (RC requests on a connected RC QP). */
+const CORE_BASES = 9;
+/**
+ * The seeds a campaign of `count` inputs starts with: every seed when the budget is at
+ * least twice their number, else the core ones (guidedSeeds' first CORE_SEED_COUNT), so a
+ * short campaign (CI's) still spends most of its budget on mutations.
+ */
+export const CORE_SEED_COUNT = CORE_BASES + 4;
+export function seedsFor(count: number, startPsn: number): GuidedInput[] {
+  const all = guidedSeeds(startPsn);
+  return count >= 2 * all.length ? all : all.slice(0, CORE_SEED_COUNT);
+}
+
+/** The QP type a base's opcode belongs to (IBTA Vol. 1 Table 38: the opcode's top 3 bits). */
+export function baseType(base: number): (typeof SETUP_TYPES)[number] {
+  const name = GUIDED_BASES[base] ?? GUIDED_BASES[0];
+  return name.startsWith('UC_') ? 'UC' : name.startsWith('UD_') ? 'UD' : 'RC';
+}
+
+/**
+ * The seeds: each base alone (on a QP of its type), the multi-packet sequences the
+ * assertions send, then set-ups aimed at the responder's and the receive checks' other
+ * branches: QPs in every state, no receive posted (RNR), an SRQ, IRD 1 with more Reads
+ * outstanding, duplicate Reads and atomics (the replay paths), unaligned atomics, access
+ * past the memory, packets from another address, and UD multicast.
+ */
 export function guidedSeeds(startPsn: number): GuidedInput[] {
-  const step = (base: number, psnOffset: number): GuidedStep => ({
+  const step = (base: number, psnOffset: number, offset?: number): GuidedStep => ({
     base,
     psnOffset,
     edits: [],
     icrcXor: 0,
+    ...(offset === undefined ? {} : { offset }),
   });
-  const single = GUIDED_BASES.map((_, i) => ({ startPsn, steps: [step(i, 0)] }));
+  const b = baseIndex;
+  const single = GUIDED_BASES.map((_, i) => {
+    const type = baseType(i);
+    return { startPsn, steps: [step(i, 0)], ...(type === 'RC' ? {} : { setup: { type } }) };
+  });
+  const on = (setup: GuidedSetup, ...steps: GuidedStep[]): GuidedInput => ({
+    startPsn,
+    steps,
+    setup,
+  });
+  const write = step(b('RC_RDMA_WRITE_ONLY'), 0);
+  const send = step(b('RC_SEND_ONLY'), 0);
+  const read = (psn: number) => step(b('RC_RDMA_READ_REQUEST'), psn);
+  const fetchAdd = (psn: number, offset?: number) => step(b('RC_FETCH_ADD'), psn, offset);
   return [
-    ...single,
-    // A duplicate Write, a Write then a Read, two FetchAdds, First-Middle-Last.
+    // The core seeds: the first nine bases alone, then a duplicate Write, a Write then a
+    // Read, two FetchAdds, First-Middle-Last.
+    ...single.slice(0, CORE_BASES),
     { startPsn, steps: [step(0, 0), step(0, 0)] },
     { startPsn, steps: [step(0, 0), step(2, 1)] },
     { startPsn, steps: [step(3, 0), step(3, 1)] },
     { startPsn, steps: [step(5, 0), step(6, 1), step(7, 2)] },
+    // The set-up seeds: the other bases alone, then the sequences aimed at branches.
+    ...single.slice(CORE_BASES),
+    // Send First-Last, and a Send Last with no First before it.
+    {
+      startPsn,
+      steps: [step(b('RC_SEND_FIRST'), 0), step(b('RC_SEND_LAST_WITH_IMMEDIATE'), 1)],
+    },
+    // Duplicates: a Read and an atomic replayed (rxe_resp.c's duplicate_request()).
+    { startPsn, steps: [read(0), read(0)] },
+    { startPsn, steps: [read(0), step(0, 1), read(0)] },
+    { startPsn, steps: [fetchAdd(0), fetchAdd(0)] },
+    { startPsn, steps: [fetchAdd(0), step(0, 1), fetchAdd(0)] },
+    // Unaligned atomics, and requests past the end of the memory.
+    { startPsn, steps: [fetchAdd(0, 4)] },
+    { startPsn, steps: [step(b('RC_COMPARE_SWAP'), 0, 1)] },
+    { startPsn, steps: [step(0, 0, 4 * 4096 - 4)] },
+    { startPsn, steps: [step(b('RC_RDMA_READ_REQUEST'), 0, 4 * 4096)] },
+    // Payloads the lengths checks refuse: an Only over the MTU, a First short of it, an
+    // empty Last, a Send bigger than the receive buffer.
+    { startPsn, steps: [{ ...send, payload: 1025 }] },
+    on({ recvBytes: 256 }, { ...send, payload: 300 }),
+    { startPsn, steps: [{ ...step(b('RC_SEND_FIRST'), 0), payload: 100 }] },
+    {
+      startPsn,
+      steps: [
+        step(b('RC_SEND_FIRST'), 0),
+        { ...step(b('RC_SEND_LAST_WITH_IMMEDIATE'), 1), payload: 0 },
+      ],
+    },
+    on({ type: 'UD', recvBytes: 256 }, { ...step(b('UD_SEND_ONLY'), 0), payload: 217 }),
+    // A QP that grants no remote access: Write, Read, atomic, FLUSH refused.
+    on(
+      { noRemoteAccess: true },
+      write,
+      read(1),
+      fetchAdd(2),
+      step(b('RC_FLUSH'), 3),
+      step(b('RC_ATOMIC_WRITE'), 4),
+    ),
+    // A QP in each state but RTS receiving a Write, a Read and an ACK.
+    ...(['RESET', 'INIT', 'RTR', 'SQD', 'ERR'] as const).map((state) =>
+      on({ state }, write, read(1), step(b('RC_ACKNOWLEDGE'), 2)),
+    ),
+    // No receive posted (RNR NAK), an SRQ with and without receives.
+    on({ recvs: 0 }, send),
+    on({ srq: true }, send, step(b('RC_SEND_FIRST'), 1), step(b('RC_SEND_LAST_WITH_IMMEDIATE'), 2)),
+    on({ srq: true, recvs: 0 }, send),
+    // IRD 1: more Reads and atomics outstanding than the responder keeps.
+    on({ maxDestRdAtomic: 1 }, read(0), read(1), fetchAdd(2), read(3)),
+    // A valid Write and Send from an address the QP is not connected to.
+    on({ otherSource: true }, write, step(b('RC_SEND_ONLY'), 1)),
+    // UC and UD on QPs of the other types, and in the wrong state.
+    on({ type: 'UC', state: 'INIT' }, step(b('UC_SEND_ONLY'), 0)),
+    on({ type: 'UD', recvs: 0 }, step(b('UD_SEND_ONLY'), 0)),
+    on({ type: 'UD', multicast: true }, step(b('UD_SEND_ONLY'), 0)),
+    on({ type: 'UD', multicast: true }, step(b('UD_SEND_ONLY_WITH_IMMEDIATE'), 0)),
+    on({ type: 'UD', gsi: true }, step(b('UD_SEND_ONLY'), 0)),
+    on({ type: 'UD', gsi: true }, step(b('UD_SEND_ONLY_WITH_IMMEDIATE'), 0)),
+    // UC multi-packet messages (check_op_seq()'s UC states) and their errors: a First
+    // without its Last, a Last alone, on a QP with and without an SRQ (class D1/E).
+    on({ type: 'UC' }, ...[step(5, 0), step(6, 1), step(7, 2)].map(asUc)),
+    on(
+      { type: 'UC' },
+      ...[step(b('RC_SEND_FIRST'), 0), step(b('RC_SEND_LAST_WITH_IMMEDIATE'), 1)].map(asUc),
+    ),
+    on({ type: 'UC' }, ...[step(b('RC_SEND_FIRST'), 0), step(b('RC_SEND_ONLY'), 1)].map(asUc)),
+    on({ type: 'UC' }, ...[step(5, 0), step(0, 1)].map(asUc)),
+    on(
+      { type: 'UC', srq: true },
+      ...[step(b('RC_SEND_FIRST'), 0), step(b('RC_SEND_ONLY'), 1)].map(asUc),
+    ),
+    on({ type: 'UC', srq: true, recvBytes: 256 }, asUc({ ...send, payload: 300 })),
+    on({ type: 'UC', srq: true }, asUc({ ...send, payload: 1025 })),
+    // A UC Write naming an R_Key that does not exist (class D with an SRQ, E without).
+    on({ type: 'UC' }, { ...asUc(write), edits: [...asUc(write).edits, RKEY_ZERO] }),
+    on({ type: 'UC', srq: true }, { ...asUc(write), edits: [...asUc(write).edits, RKEY_ZERO] }),
+    on({ type: 'UC', noRemoteAccess: true }, asUc(write)),
+    on({ type: 'UC' }, asUc(write), asUc({ ...step(0, 3) })),
+    // A Read of 3 packets answered, then asked again from its second packet (the replay
+    // of a Read in progress) and from its first.
+    {
+      startPsn,
+      steps: [
+        { ...read(0), payload: 3000 },
+        { ...read(1), offset: 1024, payload: 1976 },
+        { ...read(0), payload: 3000 },
+      ],
+    },
+    // A memory window's R_Key: Write, Read, atomic, and a Send invalidating it.
+    on(
+      { window: true },
+      write,
+      read(1),
+      fetchAdd(2),
+      step(b('RC_SEND_ONLY_WITH_INVALIDATE'), 3),
+      step(0, 4),
+    ),
+    // FLUSH granted: the whole region, a range (FETH selectivity 0), persistence the
+    // memory does not grant, and the same FLUSH again (its replay).
+    on(
+      { flush: true },
+      step(b('RC_FLUSH'), 0),
+      { ...step(b('RC_FLUSH'), 1), edits: [{ at: 15, bytes: [0x01] }] },
+      { ...step(b('RC_FLUSH'), 2), edits: [{ at: 15, bytes: [0x12] }] },
+      step(b('RC_FLUSH'), 0),
+    ),
+    // The same with the ICRC rxe accepts for a FLUSH, and a FLUSH to a QP that does not
+    // grant it.
+    on(
+      { flush: true },
+      ...[
+        step(b('RC_FLUSH'), 0),
+        { ...step(b('RC_FLUSH'), 1), edits: [{ at: 15, bytes: [0x01] }] },
+        { ...step(b('RC_FLUSH'), 2), edits: [{ at: 15, bytes: [0x12] }] },
+        step(b('RC_FLUSH'), 0),
+      ].map((x) => ({ ...x, rxeFlushIcrc: true })),
+    ),
+    { startPsn, steps: [{ ...step(b('RC_FLUSH'), 0), rxeFlushIcrc: true }] },
+    // A 3-packet Read through the window, asked again from its second packet (the replay
+    // rechecks the window: rxe_recheck_mr()).
+    on(
+      { window: true },
+      { ...read(0), payload: 3000 },
+      { ...read(1), offset: 1024, payload: 1976 },
+    ),
+    // Memory registered on demand: Write, Read, atomics, ATOMIC WRITE.
+    on(
+      { odp: true },
+      write,
+      read(1),
+      fetchAdd(2),
+      step(b('RC_COMPARE_SWAP'), 3),
+      step(b('RC_ATOMIC_WRITE'), 4),
+    ),
+    // An SRQ with its limit armed, a Send too long for its receive.
+    on({ srq: true, srqLimit: true, recvs: 2 }, send, step(b('RC_SEND_ONLY'), 1)),
+    on({ srq: true, recvBytes: 256 }, { ...send, payload: 300 }),
+    // The QP moved to ERR or RESET with a message in progress and packets behind it.
+    on({ after: 'ERR' }, step(b('RC_SEND_FIRST'), 0), write, read(2)),
+    on({ after: 'RESET' }, step(b('RC_SEND_FIRST'), 0), write, read(2)),
+    on({ type: 'UC', after: 'ERR' }, asUc(step(b('RC_SEND_FIRST'), 0))),
+    on({ srq: true, after: 'ERR' }, step(b('RC_SEND_FIRST'), 0)),
   ];
 }
 
@@ -89,8 +378,7 @@ const BTH_SLOTS: readonly FieldSlot[] = [
 
 /** The slots of a base opcode: the BTH's, then its extension headers' fields. */
 export function fieldSlots(base: number): FieldSlot[] {
-  const name = GUIDED_BASES[base] ?? GUIDED_BASES[0];
-  const headers = (bthOpcodeInfo(BthOpcode[name])?.headers ?? []) as ExtensionHeader[];
+  const headers = (bthOpcodeInfo(baseOpcode(base))?.headers ?? []) as ExtensionHeader[];
   const slots = [...BTH_SLOTS];
   let at = BTH_LENGTH;
   for (const h of headers) {
@@ -130,6 +418,24 @@ export const MUTATIONS = [
   'extend',
   'insert',
   'psn-offset',
+  'offset',
+  'qp-type',
+  'qp-state',
+  'qp-recvs',
+  'qp-srq',
+  'qp-ird',
+  'other-source',
+  'multicast',
+  'qp-access',
+  'payload-length',
+  'window',
+  'gsi',
+  'uc-opcodes',
+  'flush',
+  'recv-bytes',
+  'qp-after',
+  'odp',
+  'rxe-flush-icrc',
 ] as const;
 export type MutationName = (typeof MUTATIONS)[number];
 
@@ -236,7 +542,65 @@ export function mutateOnce(
         ...step,
         psnOffset: pick(random, [step.psnOffset + 1, step.psnOffset - 1, 0x800000, 0xffffff]),
       });
+    case 'offset':
+      // Unaligned (atomics need 8-byte alignment), at the memory's end, or past it.
+      return withStep({ ...step, offset: pick(random, [1, 4, 12, 4093, 4 * 4096 - 4, 4 * 4096]) });
+    case 'qp-type':
+      return withSetup(input, { type: pick(random, SETUP_TYPES) });
+    case 'qp-state':
+      return withSetup(input, { state: pick(random, SETUP_STATES) });
+    case 'qp-recvs':
+      return withSetup(input, { recvs: pick(random, [0, 1, 4]) });
+    case 'qp-srq':
+      return withSetup(input, { srq: !(input.setup?.srq ?? false) });
+    case 'qp-ird':
+      return withSetup(input, { maxDestRdAtomic: pick(random, [1, 2, 16]) });
+    case 'other-source':
+      return withSetup(input, { otherSource: !(input.setup?.otherSource ?? false) });
+    case 'qp-access':
+      return withSetup(input, { noRemoteAccess: !(input.setup?.noRemoteAccess ?? false) });
+    case 'payload-length':
+      // Around the path MTU (1024) and the receive buffers (256 bytes; a UD one holds the
+      // 40-byte GRH first): rxe_resp.c's check_length() and the receive copy.
+      return withStep({
+        ...step,
+        payload: pick(random, [0, 1, 216, 217, 256, 1023, 1024, 1025, 1400]),
+      });
+    case 'window':
+      return withSetup(input, { window: !(input.setup?.window ?? false) });
+    case 'gsi':
+      return withSetup(input, { type: 'UD', gsi: !(input.setup?.gsi ?? false) });
+    case 'rxe-flush-icrc':
+      return withStep({ ...step, rxeFlushIcrc: !(step.rxeFlushIcrc ?? false) });
+    case 'odp':
+      return withSetup(input, { odp: !(input.setup?.odp ?? false) });
+    case 'recv-bytes':
+      return withSetup(input, { recvBytes: pick(random, [64, 256, 2048]) });
+    case 'qp-after':
+      return withSetup(input, { after: pick(random, ['RESET', 'ERR'] as const) });
+    case 'flush':
+      return withSetup(input, { flush: !(input.setup?.flush ?? false) });
+    case 'uc-opcodes':
+      return { ...input, setup: { ...input.setup, type: 'UC' }, steps: steps.map(asUc) };
+    case 'multicast':
+      return withSetup(input, { type: 'UD', multicast: !(input.setup?.multicast ?? false) });
   }
+}
+
+/**
+ * A step with its opcode moved to the UC transport (IBTA Table 38: 0x20 | the RC operation,
+ * the same headers) as a byte edit, for the RC operations UC has (Sends and Writes); others
+ * are left as they are.
+ */
+export function asUc(step: GuidedStep): GuidedStep {
+  const op = baseOpcode(step.base);
+  if (op > 0x0b) return step;
+  return { ...step, edits: [...step.edits, { at: 0, bytes: [0x20 | op] }] };
+}
+
+/** `input` with some set-up fields replaced. */
+function withSetup(input: GuidedInput, change: GuidedSetup): GuidedInput {
+  return { ...input, setup: { ...input.setup, ...change } };
 }
 
 /** Several mutations (1-4) of a corpus entry; the names of those applied. */

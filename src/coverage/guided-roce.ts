@@ -12,7 +12,9 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { release } from 'node:os';
-import { ICRC_LENGTH } from '../codec/roce/packet.js';
+import { computeRoceIcrc } from '../codec/roce/icrc.js';
+import { BthOpcode } from '../codec/roce/opcodes.js';
+import { ICRC_LENGTH, type RocePacketFields } from '../codec/roce/packet.js';
 import {
   type FindingMinimization,
   type FuzzFinding,
@@ -22,27 +24,34 @@ import {
 } from '../probe/fuzz-loop.js';
 import { minimizeSequence } from '../probe/minimize.js';
 import { kernelLogOracles } from '../probe/oracles/kernel-log.js';
-import { rawTesterDatagram } from '../probe/roce-datagram.js';
+import {
+  buildTesterDatagram,
+  type DatagramOptions,
+  rawTesterDatagram,
+  testerIpPacket,
+} from '../probe/roce-datagram.js';
 import { build, type RoceTarget } from '../probe/roce-packets.js';
 import {
-  DEVICE_PSN,
   loopbackFetchAdd,
   ROCE_TESTER_MTU,
   type RoceRunEnvironment,
 } from '../probe/roce-responder-run.js';
-import { ROCE_TESTBED } from '../probe/roce-testbed.js';
+import { ROCE_TESTBED, TESTER_QPN } from '../probe/roce-testbed.js';
 import type { Mr } from '../verbs/mr.js';
 import { FUNCTIONS_FILE_ENV } from './ftrace.js';
 import {
   applyStep,
+  baseOpcode,
   GUIDED_BASES,
   type GuidedInput,
-  guidedSeeds,
+  type GuidedStep,
   MUTATIONS,
   type MutationName,
   mutate,
+  seedsFor,
 } from './guided-input.js';
 import { guidedStepReductions } from './guided-minimize.js';
+import { GUIDED_QKEY, type GuidedQp, openGuidedQp } from './guided-roce-qp.js';
 
 const COUNT_FILE = '/sys/kernel/debug/rdma_cov/count';
 
@@ -62,53 +71,178 @@ export function coverageFeedback(): { kind: 'blocks' | 'functions'; value: numbe
 }
 
 const PAYLOAD = Uint8Array.of(0x88, 0x77, 0x66, 0x55, 0x44, 0x33, 0x22, 0x11);
-const MR_LENGTH = 4 * 4096;
+/** The immediate data of the UD and Send-Last bases (not a byte palindrome). */
+const IMMEDIATE = 0x5e6f7a8b;
+/** FETH (IBTA 1.5 FLUSH): selectivity level 1 (the whole region), placement type 1 (global). */
+const FETH_WHOLE_REGION_GLOBAL = 0x11;
 
-/** A base request's transport bytes (no ICRC) for a target at `psn`. */
-function baseTransport(base: number, t: RoceTarget, psn: number): Uint8Array {
+/** Where a sequence goes: the QP, its memory's address and R_Key, and a UD Q_Key. */
+export interface GuidedTarget extends RoceTarget {
+  /** The DETH's Q_Key (default GUIDED_QKEY). */
+  readonly qkey?: number;
+}
+
+/** A payload of `length` bytes (the base's own when undefined). */
+function payloadOf(length: number | undefined, own: Uint8Array): Uint8Array {
+  return length === undefined ? own : new Uint8Array(length).fill(0x6b);
+}
+
+/**
+ * A base request's transport bytes (no ICRC) for a target at `psn`: the request points at
+ * `offset` into the target memory (the base's own offset when the step gives none) and
+ * carries `payload` bytes (likewise).
+ */
+function baseTransport(
+  base: number,
+  t: GuidedTarget,
+  psn: number,
+  step: Pick<GuidedStep, 'offset' | 'payload'> = {},
+): Uint8Array {
   const name = GUIDED_BASES[base] ?? GUIDED_BASES[0];
   const full = new Uint8Array(ROCE_TESTER_MTU).fill(0x5a);
   const total = 2 * ROCE_TESTER_MTU + PAYLOAD.length;
+  const at = (own: number) => step.offset ?? own;
+  const fields = (headers: RocePacketFields['headers'], payload: Uint8Array): RocePacketFields => ({
+    bth: { opcode: baseOpcode(base), destinationQp: t.qpn, psn, ackRequest: true },
+    headers,
+    payload,
+  });
   let datagram: Uint8Array;
   switch (name) {
     case 'RC_RDMA_WRITE_ONLY':
     case 'RC_RDMA_WRITE_ONLY_WITH_IMMEDIATE':
-      datagram = build.write(t, psn, 0, PAYLOAD, { opcode: name }).datagram;
-      break;
-    case 'RC_RDMA_WRITE_FIRST':
-      datagram = build.write(t, psn, 0, full, { opcode: name, dmaLength: total }).datagram;
-      break;
-    case 'RC_RDMA_WRITE_MIDDLE':
-      datagram = build.write(t, psn, 0, full, { opcode: name }).datagram;
-      break;
     case 'RC_RDMA_WRITE_LAST':
-      datagram = build.write(t, psn, 0, PAYLOAD, { opcode: name }).datagram;
+      datagram = build.write(t, psn, at(0), payloadOf(step.payload, PAYLOAD), {
+        opcode: name,
+      }).datagram;
       break;
-    case 'RC_RDMA_READ_REQUEST':
-      datagram = build.read(t, psn, 0, 64).datagram;
-      break;
-    case 'RC_FETCH_ADD':
-      datagram = build.fetchAdd(t, psn, 8, 0x0102030405060708n).datagram;
-      break;
-    case 'RC_COMPARE_SWAP': {
-      // The same AtomicETH as FetchAdd (IBTA §9.3.4): only the opcode differs.
-      const d = Uint8Array.from(build.fetchAdd(t, psn, 8, 0x0102030405060708n).datagram);
-      d[0] = 0x13;
+    case 'UC_RDMA_WRITE_ONLY':
+    case 'UC_SEND_ONLY': {
+      // The RC request with the UC opcode (IBTA Table 38: the same headers, 0x20 | the RC
+      // operation).
+      const rc = name === 'UC_SEND_ONLY' ? 'RC_SEND_ONLY' : 'RC_RDMA_WRITE_ONLY';
+      const d = Uint8Array.from(
+        rc === 'RC_SEND_ONLY'
+          ? build.send(t, psn, payloadOf(step.payload, PAYLOAD), rc).datagram
+          : build.write(t, psn, at(0), payloadOf(step.payload, PAYLOAD), { opcode: rc }).datagram,
+      );
+      d[0] = baseOpcode(base);
       datagram = d;
       break;
     }
+    case 'RC_RDMA_WRITE_FIRST':
+      datagram = build.write(t, psn, at(0), payloadOf(step.payload, full), {
+        opcode: name,
+        dmaLength: total,
+      }).datagram;
+      break;
+    case 'RC_RDMA_WRITE_MIDDLE':
+      datagram = build.write(t, psn, at(0), payloadOf(step.payload, full), {
+        opcode: name,
+      }).datagram;
+      break;
+    case 'RC_RDMA_READ_REQUEST':
+      datagram = build.read(t, psn, at(0), step.payload ?? 64).datagram;
+      break;
+    case 'RC_FETCH_ADD':
+      datagram = build.fetchAdd(t, psn, at(8), 0x0102030405060708n).datagram;
+      break;
+    case 'RC_COMPARE_SWAP': {
+      // The same AtomicETH as FetchAdd (IBTA §9.3.4): only the opcode differs.
+      const d = Uint8Array.from(build.fetchAdd(t, psn, at(8), 0x0102030405060708n).datagram);
+      d[0] = BthOpcode.RC_COMPARE_SWAP;
+      datagram = d;
+      break;
+    }
+    case 'RC_ATOMIC_WRITE':
+      datagram = build.atomicWrite(t, psn, at(8), payloadOf(step.payload, PAYLOAD), 8).datagram;
+      break;
     case 'RC_SEND_ONLY':
-      datagram = build.send(t, psn, PAYLOAD).datagram;
+      datagram = build.send(t, psn, payloadOf(step.payload, PAYLOAD), name).datagram;
+      break;
+    case 'RC_SEND_FIRST':
+      datagram = build.send(t, psn, payloadOf(step.payload, full), name).datagram;
+      break;
+    case 'RC_SEND_LAST_WITH_IMMEDIATE':
+      datagram = buildTesterDatagram(
+        fields({ ImmDt: { immediateData: IMMEDIATE } }, payloadOf(step.payload, PAYLOAD)),
+      );
+      break;
+    case 'RC_SEND_ONLY_WITH_INVALIDATE':
+      // Invalidates the target memory's own R_Key (IBTA §9.3.8; rxe_resp.c invalidate_rkey()).
+      datagram = buildTesterDatagram(
+        fields({ IETH: { rKey: t.rKey } }, payloadOf(step.payload, PAYLOAD)),
+      );
+      break;
+    case 'RC_FLUSH':
+      datagram = buildTesterDatagram(
+        fields(
+          {
+            FETH: { value: FETH_WHOLE_REGION_GLOBAL },
+            RETH: { virtualAddress: t.va + BigInt(at(0)), rKey: t.rKey, dmaLength: 64 },
+          },
+          new Uint8Array(0),
+        ),
+      );
+      break;
+    case 'RC_ACKNOWLEDGE':
+      datagram = build.ack(t, psn, { kind: 'ACK', creditCount: 31 }).datagram;
+      break;
+    case 'UD_SEND_ONLY':
+    case 'UD_SEND_ONLY_WITH_IMMEDIATE':
+      datagram = buildTesterDatagram(
+        fields(
+          {
+            DETH: { qKey: t.qkey ?? GUIDED_QKEY, reserved: 0, sourceQp: TESTER_QPN },
+            ...(name === 'UD_SEND_ONLY' ? {} : { ImmDt: { immediateData: IMMEDIATE } }),
+          },
+          payloadOf(step.payload, PAYLOAD),
+        ),
+      );
       break;
   }
   return datagram.subarray(0, datagram.length - ICRC_LENGTH);
 }
 
-/** The datagrams of an input for a target. */
-export function inputDatagrams(input: GuidedInput, t: RoceTarget): Uint8Array[] {
+/**
+ * A datagram whose ICRC covers the transport twice (the second time unmasked), as
+ * rxe_icrc_check() computes it for an opcode with no payload offset in rxe_opcode.c (the
+ * FLUSH of 6.12 and 7.3; guided-input.ts's `rxeFlushIcrc`).
+ */
+export function headersTwiceDatagram(
+  transport: Uint8Array,
+  options: DatagramOptions = {},
+): Uint8Array {
+  const datagram = new Uint8Array(transport.length + ICRC_LENGTH);
+  datagram.set(transport, 0);
+  const packet = testerIpPacket(datagram, options);
+  const headers = packet.length - datagram.length;
+  const covered = new Uint8Array(headers + 2 * transport.length);
+  covered.set(packet.subarray(0, headers + transport.length), 0);
+  covered.set(transport, headers + transport.length);
+  const icrc = (computeRoceIcrc(covered, IPV4_HEADER_LENGTH) ^ (options.icrcXor ?? 0)) >>> 0;
+  new DataView(datagram.buffer).setUint32(transport.length, icrc, true);
+  return datagram;
+}
+
+/** Bytes of the tester's IPv4 header (no options). */
+const IPV4_HEADER_LENGTH = 20;
+
+/**
+ * The datagrams of an input for a target; `options` are the IPv4 addresses they are sent
+ * with (the set-up's: another source, a multicast destination), which the ICRC covers.
+ */
+export function inputDatagrams(
+  input: GuidedInput,
+  t: GuidedTarget,
+  options: DatagramOptions = {},
+): Uint8Array[] {
   return input.steps.map((s) => {
     const psn = (input.startPsn + s.psnOffset) & 0xffffff;
-    return rawTesterDatagram(applyStep(baseTransport(s.base, t, psn), s), { icrcXor: s.icrcXor });
+    const transport = applyStep(baseTransport(s.base, t, psn, s), s);
+    return s.rxeFlushIcrc === true
+      ? headersTwiceDatagram(transport, { ...options, icrcXor: s.icrcXor })
+      : rawTesterDatagram(transport, { ...options, icrcXor: s.icrcXor });
   });
 }
 
@@ -119,33 +253,34 @@ function fillGuard(guard: Mr): void {
   });
 }
 
-/** Sends an input to a fresh QP; what looked wrong, if anything. */
+/** A set-up the device refused (ibv_modify_qp, ibv_create_srq ...): no input was sent. */
+class SetupRefused extends Error {}
+
+/** Sends an input to a fresh QP of its set-up; what looked wrong, if anything. */
 async function sendInput(
   env: RoceRunEnvironment,
   guard: Mr,
   input: GuidedInput,
 ): Promise<string | undefined> {
-  const qp = env.device.createQp();
-  const mr = env.device.allocateMemory(MR_LENGTH);
+  let made: GuidedQp;
   try {
-    env.device.connect(
-      qp,
-      { tester: input.startPsn, device: DEVICE_PSN },
-      { mtu: ROCE_TESTER_MTU, maxDestRdAtomic: 16, retryCnt: 1, rnrRetry: 0, timeout: 10 },
-    );
-    for (let i = 0; i < 4; i++)
-      qp.postRecv({ wrId: BigInt(i + 1), sgList: [mr.sge(i * 256, 256)] });
+    made = openGuidedQp(env, input.setup ?? {}, input.startPsn);
+  } catch (error) {
+    throw new SetupRefused(error instanceof Error ? error.message : String(error));
+  }
+  try {
     env.wire.clear();
-    for (const d of inputDatagrams(input, { qpn: qp.qpNum, va: mr.addr, rKey: mr.rkey }))
-      env.wire.send(d);
+    const target = { qpn: made.qpn, va: made.mr.addr, rKey: made.rKey, qkey: made.qkey };
+    for (const d of inputDatagrams(input, target, made.datagram)) env.wire.send(d, made.datagram);
     await env.wire.collect(input.steps.length, 40, 10);
+    made.after();
     while (env.device.cq.poll(16).length > 0);
     if (guard.buffer.every((b, i) => b === guardByte(i))) return undefined;
     fillGuard(guard);
     return 'the guard region (no remote rights) changed';
   } finally {
-    qp.close();
-    mr.close();
+    made.close();
+    while (env.device.cq.poll(16).length > 0);
   }
 }
 
@@ -170,8 +305,9 @@ async function minimizeGuidedInput(
     async (steps) => {
       let wrong: string | undefined;
       try {
-        wrong = await sendInput(env, guard, { startPsn: input.startPsn, steps });
+        wrong = await sendInput(env, guard, { ...input, steps });
       } catch (error) {
+        if (error instanceof SetupRefused) return false;
         wrong = `the tester failed: ${error instanceof Error ? error.message : String(error)}`;
       }
       return wrong !== undefined && sequenceOracle(wrong) === oracle;
@@ -181,7 +317,7 @@ async function minimizeGuidedInput(
   return {
     oracle,
     originalLength: input.steps.length,
-    sequence: { kind: 'guided', inputs: [{ startPsn: input.startPsn, steps: r.minimal }] },
+    sequence: { kind: 'guided', inputs: [{ ...input, steps: r.minimal }] },
     calls: r.calls,
     exhausted: r.exhausted,
   };
@@ -229,6 +365,10 @@ export interface GuidedSummary extends FuzzSummary {
     readonly kept: Readonly<Record<string, number>>;
     /** The corpus entries the campaign added, as data (replayable). */
     readonly added: readonly GuidedInput[];
+    /** Inputs not sent because the device refused their QP set-up (ibv_modify_qp ...). */
+    readonly setupRefused?: number;
+    /** The first such refusal's message. */
+    readonly firstRefusal?: string;
   };
 }
 
@@ -246,7 +386,7 @@ export async function guidedFuzzRxe(
   options: FuzzLoopOptions = {},
 ): Promise<GuidedSummary> {
   const random = seededRandom(seed ^ 0x5bd1e995);
-  const seeds = guidedSeeds(0x00a5c3);
+  const seeds = seedsFor(count, 0x00a5c3);
   const corpus: GuidedInput[] = [...seeds];
   const added: GuidedInput[] = [];
   const kept: Record<string, number> = Object.fromEntries(MUTATIONS.map((m) => [m, 0]));
@@ -254,6 +394,7 @@ export async function guidedFuzzRxe(
   const start = coverageFeedback();
   let last = start?.value ?? 0;
   let batches = 0;
+  const refused: { count: number; first?: string } = { count: 0 };
   const guard = env.device.pd.allocMr(4096, ['LOCAL_WRITE']);
   try {
     fillGuard(guard);
@@ -274,6 +415,12 @@ export async function guidedFuzzRxe(
         try {
           wrong = await sendInput(env, guard, input);
         } catch (error) {
+          if (error instanceof SetupRefused) {
+            // Not an input the device saw: counted, never kept, never a finding.
+            refused.count++;
+            refused.first ??= error.message;
+            continue;
+          }
           wrong = `the tester failed: ${error instanceof Error ? error.message : String(error)}`;
         }
         // The feedback of this input alone, read before any minimizing replays add to it.
@@ -358,6 +505,8 @@ export async function guidedFuzzRxe(
       coverageEnd: last,
       kept,
       added,
+      setupRefused: refused.count,
+      ...(refused.first === undefined ? {} : { firstRefusal: refused.first }),
     },
   };
 }

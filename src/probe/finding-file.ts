@@ -164,6 +164,7 @@ export function replayableInput(
       return {
         kind: 'guided',
         inputs: s.inputs.map((i) => ({
+          ...(i.setup === undefined ? {} : { setup: { ...i.setup } }),
           startPsn: i.startPsn,
           steps: i.steps.map(
             (st): GuidedStep => ({ ...st, edits: st.edits.map((e) => ({ ...e })) }),

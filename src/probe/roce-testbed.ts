@@ -18,7 +18,12 @@ import { type Context, openDevice } from '../verbs/device.js';
 import type { Mr } from '../verbs/mr.js';
 import type { Pd } from '../verbs/pd.js';
 import type { Qp } from '../verbs/qp.js';
-import { DEVICE_ADDRESS, TESTER_ADDRESS, testerIpPacket } from './roce-datagram.js';
+import {
+  type DatagramOptions,
+  DEVICE_ADDRESS,
+  TESTER_ADDRESS,
+  testerIpPacket,
+} from './roce-datagram.js';
 
 /** Names the testbed creates (idempotently). */
 export const ROCE_TESTBED = {
@@ -27,6 +32,13 @@ export const ROCE_TESTBED = {
   testerNetdev: 'vroce1',
   device: 'rxe_t',
   prefix: 24,
+  /**
+   * An IPv4 multicast group the device's netdev joins (an `autojoin` address): rxe attaches
+   * a UD QP to the group's GID but joins it only at the link layer, and IPv4 delivers a
+   * multicast datagram to UDP only on an interface that joined the group (the guided fuzz's
+   * multicast set-up, coverage/guided-roce-qp.ts).
+   */
+  multicastGroup: '239.77.3.9',
 } as const;
 
 /** The QPN the tester plays (any 24-bit value; rxe does not check that it exists). */
@@ -79,6 +91,7 @@ export function setUpRoceTestbed(): void {
     ]);
   run('ip', ['addr', 'replace', `${DEVICE_ADDRESS}/${t.prefix}`, 'dev', t.deviceNetdev]);
   run('ip', ['link', 'set', t.deviceNetdev, 'up']);
+  tryRun('ip', ['addr', 'replace', `${t.multicastGroup}/32`, 'dev', t.deviceNetdev, 'autojoin']);
   run('ip', [
     '-n',
     t.namespace,
@@ -156,9 +169,16 @@ export class RoceWire {
     });
   }
 
-  /** Sends one datagram (the UDP payload) to the device, in the IPv4 packet its ICRC covers. */
-  send(datagram: Uint8Array): void {
-    const packet = testerIpPacket(datagram);
+  /**
+   * Sends one datagram (the UDP payload) to the device, in the IPv4 packet its ICRC covers;
+   * `addresses` put another source or destination in that packet's header (the relay's raw
+   * socket sends it as it is, routed towards the device).
+   */
+  send(
+    datagram: Uint8Array,
+    addresses: Pick<DatagramOptions, 'source' | 'destination'> = {},
+  ): void {
+    const packet = testerIpPacket(datagram, addresses);
     this.#capture.push({ timestampNs: nowNs(), data: packet });
     this.#child.stdin!.write(`${Buffer.from(packet).toString('hex')}\n`);
   }
