@@ -66,6 +66,12 @@ export interface SiwProbeSetup {
   readonly mpaCrc?: boolean;
   /** How long siw gets to answer, in ms (default 3000; it runs under TCG in the guest). */
   readonly answerWaitMs?: number;
+  /**
+   * The siw QP first posts an RDMA Read of this many bytes into the MR's start (from any
+   * STag of ours), and the stream goes out once siw's Read Request has: Read Responses then
+   * meet an ORQ entry (the guided fuzz, issue 32).
+   */
+  readonly postRead?: { readonly bytes: number; readonly stag: number; readonly offset: bigint };
 }
 
 export interface SiwAnswer {
@@ -127,7 +133,7 @@ export function probeSiw(probe: RdmapMessage): Promise<SiwAnswer> {
  * connection), the bind fails and rdma_listen() answers EADDRINUSE (seen once in 40 fuzz
  * packets on 6.12, 2026-11-28). Such an id is closed and another port tried.
  */
-function listenOnSomePort(channel: EventChannel): CmId {
+export function listenOnSomePort(channel: EventChannel): CmId {
   for (let attempt = 1; ; attempt++) {
     const id = channel.createId();
     try {
@@ -229,6 +235,17 @@ export async function probeSiwWith(setup: SiwProbeSetup): Promise<SiwAnswer> {
     const replyFrame = reply.value.frame;
     const target: SiwTarget = { stag: mr.rkey, address: mr.addr };
     const negotiated = negotiateMpa(request, replyFrame);
+    if (setup.postRead !== undefined) {
+      const { bytes, stag, offset } = setup.postRead;
+      const before = bytesOf(chunks).length;
+      qp.postSend({
+        opcode: 'RDMA_READ',
+        sgList: [mr.sge(0, bytes)],
+        remote: { addr: offset, rkey: stag },
+      });
+      // siw's Read Request (an FPDU after its MPA Reply) is out: its ORQ entry is in place.
+      await waitUntil(() => bytesOf(chunks).length > before, 2000);
+    }
     let wire: Uint8Array;
     if (setup.stream !== undefined) wire = setup.stream(target, negotiated);
     else {

@@ -1,0 +1,338 @@
+/**
+ * The coverage-guided wire fuzz of siw (issue 32), in the guest against siw0: a corpus of
+ * FPDU sequences (guided-siw-input.ts), seeded with the iWARP assertions' well-formed
+ * messages; each round takes a corpus entry (seeded draw), applies 1-4 mutations, sends the
+ * sequence on one fresh siw connection (siw-peer.ts: TCP, MPA, then the FPDUs, cut into TCP
+ * segments where the input says), and keeps it when the feedback grew (guided-roce.ts's
+ * `coverageFeedback`: the trace-pc collector's block count, else the functions ftrace saw).
+ * The oracles are iwarp-fuzz.ts's: the guard words around the MR after each sequence; after
+ * each batch the kernel log and whether siw still places a well-formed Write. An input that
+ * asks for MPA markers gets siw's MPA Reply instead; the expectation there is defined (siw
+ * does not implement markers and rejects, siw_cm.c siw_proc_mpareq; RFC 5044 §7.1.2 lets a
+ * responder reject), and an answer that is no MPA Reply at all is a finding.
+ */
+import { connect } from 'node:net';
+import { release } from 'node:os';
+import { decodeMpaFrame, encodeMpaFrame, makeMpaFrame } from '../codec/iwarp/mpa-frames.js';
+import {
+  type FindingMinimization,
+  type FuzzFinding,
+  type FuzzLoopOptions,
+  type FuzzSummary,
+  seededRandom,
+} from '../probe/fuzz-loop.js';
+import { siwStillWorks } from '../probe/iwarp-run.js';
+import { minimizeSequence } from '../probe/minimize.js';
+import { kernelLogOracles } from '../probe/oracles/kernel-log.js';
+import { listenOnSomePort, probeSiwWith, SIW_ADDRESS, waitUntil } from '../probe/siw-peer.js';
+import { KernelLog } from '../probe/survival.js';
+import { EventChannel } from '../verbs/cm.js';
+import { closeQuietly } from '../verbs/lifetime.js';
+import { coverageFeedback } from './guided-roce.js';
+import {
+  mutateSiw,
+  PEER_READ_OFFSET,
+  PEER_READ_STAG,
+  READ_BYTES,
+  SIW_MUTATIONS,
+  type SiwGuidedInput,
+  type SiwMutationName,
+  siwGuidedSeeds,
+  siwInputStream,
+  siwStepReductions,
+} from './guided-siw-input.js';
+
+const DEVICE = 'siw0';
+const ACCESS = ['LOCAL_WRITE', 'REMOTE_WRITE', 'REMOTE_READ'] as const;
+
+/** What siw answered an MPA Request that asks for markers. */
+export type MarkersAnswer = 'rejected' | 'accepted' | 'no-reply' | 'undecodable';
+
+/** Sends an MPA Request asking for markers (and CRCs if `crc`); siw's MPA Reply, read. */
+async function markersAnswer(crc: boolean): Promise<MarkersAnswer> {
+  const channel = new EventChannel();
+  const socket = connect({ host: SIW_ADDRESS, port: listenOnSomePort(channel).localPort });
+  try {
+    const chunks: Buffer[] = [];
+    socket.on('data', (c: Buffer) => chunks.push(c));
+    socket.on('error', () => {});
+    await new Promise<void>((resolve, reject) => {
+      socket.once('connect', resolve);
+      socket.once('error', reject);
+    });
+    const request = makeMpaFrame('mpa-request', {
+      markers: true,
+      crc,
+      enhancedParameters: {
+        ird: 4,
+        ord: 4,
+        peerToPeer: false,
+        sendRtr: false,
+        writeRtr: false,
+        readRtr: false,
+      },
+    });
+    socket.write(encodeMpaFrame(request));
+    let answer: MarkersAnswer = 'no-reply';
+    await waitUntil(() => {
+      const bytes = Buffer.concat(chunks);
+      if (bytes.length === 0) return false;
+      const frame = decodeMpaFrame(new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.length));
+      if (!frame.ok) {
+        answer = 'undecodable';
+        return bytes.length >= 20;
+      }
+      answer =
+        frame.value.frame.kind !== 'mpa-reply'
+          ? 'undecodable'
+          : frame.value.frame.reject
+            ? 'rejected'
+            : 'accepted';
+      return true;
+    }, 1500);
+    return answer;
+  } finally {
+    socket.destroy();
+    closeQuietly(channel);
+  }
+}
+
+/** Sends an input on a fresh siw connection; what looked wrong, if anything. */
+async function sendInput(
+  input: SiwGuidedInput,
+  markers: Record<MarkersAnswer, number>,
+): Promise<string | undefined> {
+  if (input.markers) {
+    const answer = await markersAnswer(input.mpaCrc);
+    markers[answer]++;
+    return answer === 'undecodable'
+      ? 'siw answered an MPA Request asking for markers with no well-formed MPA Reply'
+      : undefined;
+  }
+  const answer = await probeSiwWith({
+    access: ACCESS,
+    postReceive: input.postReceive,
+    mpaCrc: input.mpaCrc,
+    answerWaitMs: 250,
+    ...(input.postRead
+      ? { postRead: { bytes: READ_BYTES, stag: PEER_READ_STAG, offset: PEER_READ_OFFSET } }
+      : {}),
+    stream: (t, n) => siwInputStream(input, t, n).stream,
+    splits: (t, n) => siwInputStream(input, t, n).splits,
+  });
+  return answer.guardsIntact ? undefined : 'guard words outside the MR changed';
+}
+
+/** The oracle a per-sequence check names. */
+const sequenceOracle = (wrong: string): string =>
+  wrong.startsWith('the tester failed')
+    ? 'harness'
+    : wrong.startsWith('siw answered an MPA Request')
+      ? 'engine-expectation'
+      : 'guard-words';
+
+async function tryInput(
+  input: SiwGuidedInput,
+  markers: Record<MarkersAnswer, number>,
+): Promise<string | undefined> {
+  try {
+    return await sendInput(input, markers);
+  } catch (error) {
+    return `the tester failed: ${error instanceof Error ? error.message : String(error)}`;
+  }
+}
+
+/** An input that fired a per-sequence oracle, reduced (steps dropped, then each step's changes). */
+async function minimizeSiwInput(
+  input: SiwGuidedInput,
+  oracle: string,
+  budget: number,
+  markers: Record<MarkersAnswer, number>,
+): Promise<FindingMinimization> {
+  const r = await minimizeSequence(
+    input.steps,
+    async (steps) => {
+      const wrong = await tryInput({ ...input, steps }, markers);
+      return wrong !== undefined && sequenceOracle(wrong) === oracle;
+    },
+    { budget, reduceItem: siwStepReductions },
+  );
+  return {
+    oracle,
+    originalLength: input.steps.length,
+    sequence: { kind: 'guided-siw', inputs: [{ ...input, steps: r.minimal }] },
+    calls: r.calls,
+    exhausted: r.exhausted,
+  };
+}
+
+/** A batch that fired a kernel-log oracle, reduced to the inputs that still fire it. */
+async function minimizeSiwBatch(
+  log: KernelLog,
+  inputs: readonly SiwGuidedInput[],
+  oracle: string,
+  budget: number,
+  markers: Record<MarkersAnswer, number>,
+): Promise<FindingMinimization> {
+  const r = await minimizeSequence(
+    inputs,
+    async (candidate) => {
+      log.mark();
+      for (const input of candidate) await tryInput(input, markers);
+      return kernelLogOracles(log.troubleSinceLastCheck()).includes(oracle);
+    },
+    { budget },
+  );
+  return {
+    oracle,
+    originalLength: inputs.length,
+    sequence: { kind: 'guided-siw', inputs: r.minimal },
+    calls: r.calls,
+    exhausted: r.exhausted,
+  };
+}
+
+/** What a siw guided campaign did, beside the fuzz summary's fields. */
+export interface SiwGuidedSummary extends FuzzSummary {
+  readonly guided: {
+    /** Which campaign: the finding files' sequence kind follows from it. */
+    readonly inputKind: 'siw';
+    readonly feedback: 'blocks' | 'functions' | 'none';
+    readonly inputs: number;
+    readonly seeds: number;
+    readonly corpus: number;
+    readonly coverageStart: number;
+    readonly coverageEnd: number;
+    readonly kept: Readonly<Record<string, number>>;
+    readonly added: readonly SiwGuidedInput[];
+    /** siw's answers to the MPA Requests that asked for markers. */
+    readonly markers: Readonly<Record<MarkersAnswer, number>>;
+  };
+}
+
+/**
+ * Runs `count` guided inputs of `seed` against siw0: the seeds first (each once), then
+ * mutated corpus entries; `onProgress` gets a line per batch; `options.minimizeBudget`
+ * minimizes each finding (predicate calls per finding, each a fresh connection to siw0).
+ */
+export async function guidedFuzzSiw(
+  count: number,
+  seed: number,
+  batch = 25,
+  onProgress: (line: string) => void = () => {},
+  options: FuzzLoopOptions = {},
+): Promise<SiwGuidedSummary> {
+  const random = seededRandom(seed ^ 0x27d4eb2f);
+  const seeds = siwGuidedSeeds();
+  const corpus: SiwGuidedInput[] = [...seeds];
+  const added: SiwGuidedInput[] = [];
+  const kept: Record<string, number> = Object.fromEntries(SIW_MUTATIONS.map((m) => [m, 0]));
+  const markers: Record<MarkersAnswer, number> = {
+    rejected: 0,
+    accepted: 0,
+    'no-reply': 0,
+    undecodable: 0,
+  };
+  const findings: FuzzFinding[] = [];
+  const log = new KernelLog();
+  const start = coverageFeedback();
+  let last = start?.value ?? 0;
+  let batches = 0;
+  for (let from = 0; from < count; from += batch) {
+    log.mark();
+    const to = Math.min(count, from + batch);
+    const inBatch: SiwGuidedInput[] = [];
+    for (let index = from; index < to; index++) {
+      let input: SiwGuidedInput;
+      let applied: SiwMutationName[] = [];
+      if (index < seeds.length) input = seeds[index] as SiwGuidedInput;
+      else {
+        const parent = corpus[Math.floor(random() * corpus.length)] as SiwGuidedInput;
+        ({ input, applied } = mutateSiw(parent, random));
+      }
+      inBatch.push(input);
+      const wrong = await tryInput(input, markers);
+      // The feedback of this input alone, read before any minimizing replays add to it.
+      const now = coverageFeedback()?.value ?? last;
+      const grew = now > last && index >= seeds.length;
+      last = Math.max(last, now);
+      if (wrong !== undefined) {
+        const oracle = sequenceOracle(wrong);
+        const minimization =
+          options.minimizeBudget === undefined || input.steps.length === 0
+            ? undefined
+            : await minimizeSiwInput(input, oracle, options.minimizeBudget, markers);
+        const smallest =
+          minimization?.sequence.kind === 'guided-siw'
+            ? minimization.sequence.inputs[0]
+            : undefined;
+        findings.push({
+          seed,
+          index,
+          mutation: applied.join('+') || 'seed',
+          why: wrong,
+          oracles: [oracle],
+          bytes: JSON.stringify(input),
+          minimized: JSON.stringify(smallest ?? input),
+          ...(minimization === undefined ? {} : { minimization }),
+        });
+        last = Math.max(last, coverageFeedback()?.value ?? last);
+      }
+      if (grew) {
+        corpus.push(input);
+        added.push(input);
+        for (const m of new Set(applied)) kept[m] = (kept[m] ?? 0) + 1;
+      }
+    }
+    batches++;
+    const problems = log.troubleSinceLastCheck();
+    const works = await siwStillWorks();
+    if (problems.length > 0 || !works) {
+      const oracles = [...kernelLogOracles(problems), ...(works ? [] : ['device-works'])];
+      const oracle = oracles[0];
+      const minimization =
+        options.minimizeBudget !== undefined && works && oracle?.startsWith('kernel-log/')
+          ? await minimizeSiwBatch(log, inBatch, oracle, options.minimizeBudget, markers)
+          : undefined;
+      findings.push({
+        seed,
+        index: to - 1,
+        mutation: `batch ${from}-${to - 1}`,
+        why: [...problems, ...(works ? [] : ['siw no longer places a well-formed Write'])].join(
+          ' | ',
+        ),
+        oracles,
+        bytes: JSON.stringify(inBatch),
+        minimized: JSON.stringify(
+          minimization?.sequence.kind === 'guided-siw' ? minimization.sequence.inputs : inBatch,
+        ),
+        ...(minimization === undefined ? {} : { minimization }),
+      });
+      last = Math.max(last, coverageFeedback()?.value ?? last);
+      if (!works) break;
+    }
+    onProgress(
+      `guided fuzz ${DEVICE}: ${to}/${count} inputs, corpus ${corpus.length}, coverage ${last}, ${findings.length} findings`,
+    );
+  }
+  return {
+    kernel: release(),
+    device: DEVICE,
+    seed,
+    packets: count,
+    batches,
+    findings,
+    guided: {
+      inputKind: 'siw',
+      feedback: start?.kind ?? 'none',
+      inputs: count,
+      seeds: seeds.length,
+      corpus: corpus.length,
+      coverageStart: start?.value ?? 0,
+      coverageEnd: last,
+      kept,
+      added,
+      markers,
+    },
+  };
+}
