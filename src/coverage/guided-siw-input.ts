@@ -95,6 +95,8 @@ export interface SiwGuidedInput {
   readonly postReceive: boolean;
   /** The siw QP posts an RDMA Read of READ_BYTES first (its ORQ then holds an entry). */
   readonly postRead: boolean;
+  /** The siw QP receives from an SRQ (limit armed at 1) instead of its own queue. */
+  readonly srq: boolean;
   readonly steps: readonly SiwGuidedStep[];
 }
 
@@ -120,7 +122,7 @@ const baseIndex = (name: SiwGuidedBase): number => SIW_GUIDED_BASES.indexOf(name
 /**
  * The seeds: each base alone on a connection with a receive and the siw QP's own Read, and
  * the multi-FPDU sequences the assertions send (a two-segment Send and Write, the Read
- * answered in two Responses, a Write then a Read Request), plus the same with CRCs.
+ * answered in two Responses, a Write then a Read Request), two with CRCs, a Send to an SRQ.
  */
 export function siwGuidedSeeds(): SiwGuidedInput[] {
   const input = (names: readonly SiwGuidedBase[], mpaCrc = false): SiwGuidedInput => ({
@@ -128,6 +130,7 @@ export function siwGuidedSeeds(): SiwGuidedInput[] {
     markers: false,
     postReceive: true,
     postRead: true,
+    srq: false,
     steps: names.map((n) => bare(baseIndex(n))),
   });
   return [
@@ -138,6 +141,7 @@ export function siwGuidedSeeds(): SiwGuidedInput[] {
     input(['write', 'read-request']),
     input(['send', 'write', 'read-response-not-last', 'read-response'], true),
     input(['send-not-last', 'send'], true),
+    { ...input(['send']), srq: true },
   ];
 }
 
@@ -342,6 +346,7 @@ export const SIW_MUTATIONS = [
   'markers',
   'post-receive',
   'post-read',
+  'srq',
   'split-header',
   'split-anywhere',
   'duplicate',
@@ -452,6 +457,8 @@ export function mutateSiwOnce(
       return { ...input, postReceive: !input.postReceive };
     case 'post-read':
       return { ...input, postRead: !input.postRead };
+    case 'srq':
+      return { ...input, srq: !input.srq };
     case 'split-header':
     case 'split-anywhere': {
       const span = kind === 'split-header' ? headerBytes(step.base) : headerBytes(step.base) + 16;

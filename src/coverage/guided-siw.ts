@@ -11,6 +11,7 @@
  * does not implement markers and rejects, siw_cm.c siw_proc_mpareq; RFC 5044 §7.1.2 lets a
  * responder reject), and an answer that is no MPA Reply at all is a finding.
  */
+import { existsSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { release } from 'node:os';
 import { decodeMpaFrame, encodeMpaFrame, makeMpaFrame } from '../codec/iwarp/mpa-frames.js';
@@ -44,6 +45,23 @@ import {
 
 const DEVICE = 'siw0';
 const ACCESS = ['LOCAL_WRITE', 'REMOTE_WRITE', 'REMOTE_READ'] as const;
+
+const DYNAMIC_DEBUG = '/sys/kernel/debug/dynamic_debug/control';
+
+/**
+ * Turns siw's debug messages on or off (dynamic debug): with them on, the siw_dbg_qp() sites
+ * of the receive path run (their blocks count, their format arguments are read) and go to the
+ * kernel log only (the guest boots with loglevel=4). False when the guest has no control file.
+ */
+export function siwDebugMessages(on: boolean): boolean {
+  if (!existsSync(DYNAMIC_DEBUG)) return false;
+  try {
+    writeFileSync(DYNAMIC_DEBUG, `module siw ${on ? '+p' : '-p'}\n`);
+    return true;
+  } catch {
+    return false;
+  }
+}
 
 /** What siw answered an MPA Request that asks for markers. */
 export type MarkersAnswer = 'rejected' | 'accepted' | 'no-reply' | 'undecodable';
@@ -112,6 +130,7 @@ async function sendInput(
   const answer = await probeSiwWith({
     access: ACCESS,
     postReceive: input.postReceive,
+    srq: input.srq,
     mpaCrc: input.mpaCrc,
     answerWaitMs: 250,
     ...(input.postRead
@@ -207,6 +226,8 @@ export interface SiwGuidedSummary extends FuzzSummary {
     readonly added: readonly SiwGuidedInput[];
     /** siw's answers to the MPA Requests that asked for markers. */
     readonly markers: Readonly<Record<MarkersAnswer, number>>;
+    /** Whether siw's debug messages were on (dynamic debug) during the campaign. */
+    readonly debugMessages: boolean;
   };
 }
 
@@ -238,82 +259,87 @@ export async function guidedFuzzSiw(
   const start = coverageFeedback();
   let last = start?.value ?? 0;
   let batches = 0;
-  for (let from = 0; from < count; from += batch) {
-    log.mark();
-    const to = Math.min(count, from + batch);
-    const inBatch: SiwGuidedInput[] = [];
-    for (let index = from; index < to; index++) {
-      let input: SiwGuidedInput;
-      let applied: SiwMutationName[] = [];
-      if (index < seeds.length) input = seeds[index] as SiwGuidedInput;
-      else {
-        const parent = corpus[Math.floor(random() * corpus.length)] as SiwGuidedInput;
-        ({ input, applied } = mutateSiw(parent, random));
+  const debugMessages = siwDebugMessages(true);
+  try {
+    for (let from = 0; from < count; from += batch) {
+      log.mark();
+      const to = Math.min(count, from + batch);
+      const inBatch: SiwGuidedInput[] = [];
+      for (let index = from; index < to; index++) {
+        let input: SiwGuidedInput;
+        let applied: SiwMutationName[] = [];
+        if (index < seeds.length) input = seeds[index] as SiwGuidedInput;
+        else {
+          const parent = corpus[Math.floor(random() * corpus.length)] as SiwGuidedInput;
+          ({ input, applied } = mutateSiw(parent, random));
+        }
+        inBatch.push(input);
+        const wrong = await tryInput(input, markers);
+        // The feedback of this input alone, read before any minimizing replays add to it.
+        const now = coverageFeedback()?.value ?? last;
+        const grew = now > last && index >= seeds.length;
+        last = Math.max(last, now);
+        if (wrong !== undefined) {
+          const oracle = sequenceOracle(wrong);
+          const minimization =
+            options.minimizeBudget === undefined || input.steps.length === 0
+              ? undefined
+              : await minimizeSiwInput(input, oracle, options.minimizeBudget, markers);
+          const smallest =
+            minimization?.sequence.kind === 'guided-siw'
+              ? minimization.sequence.inputs[0]
+              : undefined;
+          findings.push({
+            seed,
+            index,
+            mutation: applied.join('+') || 'seed',
+            why: wrong,
+            oracles: [oracle],
+            bytes: JSON.stringify(input),
+            minimized: JSON.stringify(smallest ?? input),
+            ...(minimization === undefined ? {} : { minimization }),
+          });
+          last = Math.max(last, coverageFeedback()?.value ?? last);
+        }
+        if (grew) {
+          corpus.push(input);
+          added.push(input);
+          for (const m of new Set(applied)) kept[m] = (kept[m] ?? 0) + 1;
+        }
       }
-      inBatch.push(input);
-      const wrong = await tryInput(input, markers);
-      // The feedback of this input alone, read before any minimizing replays add to it.
-      const now = coverageFeedback()?.value ?? last;
-      const grew = now > last && index >= seeds.length;
-      last = Math.max(last, now);
-      if (wrong !== undefined) {
-        const oracle = sequenceOracle(wrong);
+      batches++;
+      const problems = log.troubleSinceLastCheck();
+      const works = await siwStillWorks();
+      if (problems.length > 0 || !works) {
+        const oracles = [...kernelLogOracles(problems), ...(works ? [] : ['device-works'])];
+        const oracle = oracles[0];
         const minimization =
-          options.minimizeBudget === undefined || input.steps.length === 0
-            ? undefined
-            : await minimizeSiwInput(input, oracle, options.minimizeBudget, markers);
-        const smallest =
-          minimization?.sequence.kind === 'guided-siw'
-            ? minimization.sequence.inputs[0]
+          options.minimizeBudget !== undefined && works && oracle?.startsWith('kernel-log/')
+            ? await minimizeSiwBatch(log, inBatch, oracle, options.minimizeBudget, markers)
             : undefined;
         findings.push({
           seed,
-          index,
-          mutation: applied.join('+') || 'seed',
-          why: wrong,
-          oracles: [oracle],
-          bytes: JSON.stringify(input),
-          minimized: JSON.stringify(smallest ?? input),
+          index: to - 1,
+          mutation: `batch ${from}-${to - 1}`,
+          why: [...problems, ...(works ? [] : ['siw no longer places a well-formed Write'])].join(
+            ' | ',
+          ),
+          oracles,
+          bytes: JSON.stringify(inBatch),
+          minimized: JSON.stringify(
+            minimization?.sequence.kind === 'guided-siw' ? minimization.sequence.inputs : inBatch,
+          ),
           ...(minimization === undefined ? {} : { minimization }),
         });
         last = Math.max(last, coverageFeedback()?.value ?? last);
+        if (!works) break;
       }
-      if (grew) {
-        corpus.push(input);
-        added.push(input);
-        for (const m of new Set(applied)) kept[m] = (kept[m] ?? 0) + 1;
-      }
+      onProgress(
+        `guided fuzz ${DEVICE}: ${to}/${count} inputs, corpus ${corpus.length}, coverage ${last}, ${findings.length} findings`,
+      );
     }
-    batches++;
-    const problems = log.troubleSinceLastCheck();
-    const works = await siwStillWorks();
-    if (problems.length > 0 || !works) {
-      const oracles = [...kernelLogOracles(problems), ...(works ? [] : ['device-works'])];
-      const oracle = oracles[0];
-      const minimization =
-        options.minimizeBudget !== undefined && works && oracle?.startsWith('kernel-log/')
-          ? await minimizeSiwBatch(log, inBatch, oracle, options.minimizeBudget, markers)
-          : undefined;
-      findings.push({
-        seed,
-        index: to - 1,
-        mutation: `batch ${from}-${to - 1}`,
-        why: [...problems, ...(works ? [] : ['siw no longer places a well-formed Write'])].join(
-          ' | ',
-        ),
-        oracles,
-        bytes: JSON.stringify(inBatch),
-        minimized: JSON.stringify(
-          minimization?.sequence.kind === 'guided-siw' ? minimization.sequence.inputs : inBatch,
-        ),
-        ...(minimization === undefined ? {} : { minimization }),
-      });
-      last = Math.max(last, coverageFeedback()?.value ?? last);
-      if (!works) break;
-    }
-    onProgress(
-      `guided fuzz ${DEVICE}: ${to}/${count} inputs, corpus ${corpus.length}, coverage ${last}, ${findings.length} findings`,
-    );
+  } finally {
+    if (debugMessages) siwDebugMessages(false);
   }
   return {
     kernel: release(),
@@ -333,6 +359,7 @@ export async function guidedFuzzSiw(
       kept,
       added,
       markers,
+      debugMessages,
     },
   };
 }

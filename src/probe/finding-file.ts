@@ -109,7 +109,7 @@ function checkSiwInputs(inputs: Json): string | undefined {
   if (!Array.isArray(inputs) || inputs.length === 0) return 'inputs is empty';
   for (const i of inputs) {
     if (!isObject(i) || !Array.isArray(i.steps)) return 'a siw input needs steps';
-    for (const k of ['mpaCrc', 'markers', 'postReceive', 'postRead'] as const)
+    for (const k of ['mpaCrc', 'markers', 'postReceive', 'postRead', 'srq'] as const)
       if (typeof i[k] !== 'boolean') return `a siw input needs ${k} (true or false)`;
     for (const s of i.steps) {
       const wrong = checkSiwStep(s);

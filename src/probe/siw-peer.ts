@@ -72,6 +72,11 @@ export interface SiwProbeSetup {
    * meet an ORQ entry (the guided fuzz, issue 32).
    */
   readonly postRead?: { readonly bytes: number; readonly stag: number; readonly offset: bigint };
+  /**
+   * The QP receives from a shared receive queue (its receive, if any, posted there, and the
+   * SRQ limit armed at 1): siw_qp_rx.c siw_rqe_get()'s SRQ branch (the guided fuzz).
+   */
+  readonly srq?: boolean;
 }
 
 export interface SiwAnswer {
@@ -213,7 +218,8 @@ export async function probeSiwWith(setup: SiwProbeSetup): Promise<SiwAnswer> {
     context = id.context();
     const pd = context.allocPd();
     const cq = context.createCq({ cqe: 8 });
-    const qp = id.createQp(pd, { sendCq: cq });
+    const srq = setup.srq === true ? pd.createSrq({ maxWr: 4, maxSge: 1 }) : undefined;
+    const qp = id.createQp(pd, { sendCq: cq, ...(srq === undefined ? {} : { srq }) });
     const mr = pd.allocMr(SIW_BUFFER_BYTES + 2 * SIW_GUARD_BYTES, [...setup.access], {
       offset: SIW_GUARD_BYTES,
       length: SIW_BUFFER_BYTES,
@@ -222,7 +228,12 @@ export async function probeSiwWith(setup: SiwProbeSetup): Promise<SiwAnswer> {
     const buffer = mr.buffer;
     buffer.fill(0);
     if (setup.initial !== undefined) buffer.set(setup.initial);
-    if (setup.postReceive) qp.postRecv({ sgList: [mr.sge(0, SIW_BUFFER_BYTES)] });
+    if (setup.postReceive) {
+      const receive = { sgList: [mr.sge(0, SIW_BUFFER_BYTES)] };
+      if (srq === undefined) qp.postRecv(receive);
+      else srq.postRecv(receive);
+    }
+    srq?.modify({ limit: 1 });
     await id.accept({ responderResources: setup.ird ?? 4, initiatorDepth: 4 });
 
     // The MPA Reply: decode it as soon as it is whole, then speak RDMAP.

@@ -40,6 +40,7 @@ const inputOf = (bases: readonly number[]): SiwGuidedInput => ({
   markers: false,
   postReceive: true,
   postRead: true,
+  srq: false,
   steps: bases.map(step),
 });
 const baseOf = (name: (typeof SIW_GUIDED_BASES)[number]) => SIW_GUIDED_BASES.indexOf(name);
@@ -71,6 +72,7 @@ describe('siw guided inputs: the seeds', () => {
       SIW_GUIDED_BASES.map((_, i) => [i]),
     );
     expect(seeds.filter((s) => s.mpaCrc)).toHaveLength(2);
+    expect(seeds.filter((s) => s.srq).map((s) => s.steps)).toEqual([[step(baseOf('send'))]]);
     expect(seeds.every((s) => !s.markers && s.postRead && s.postReceive)).toBe(true);
   });
 
@@ -262,6 +264,7 @@ describe('siw guided inputs: in a finding file', () => {
     markers: false,
     postReceive: false,
     postRead: true,
+    srq: true,
     steps: [
       {
         base: baseOf('read-response-not-last'),
