@@ -33,6 +33,7 @@ import {
   type HeaderField,
   type HeaderLayout,
   READ_REQUEST_LAYOUT,
+  TERMINATE_LAYOUT,
 } from '../codec/iwarp/layouts.js';
 import type { MpaNegotiated, RdmapMessage } from '../codec/iwarp/messages.js';
 import {
@@ -57,8 +58,10 @@ export const SIW_GUIDED_BASES = [
   'read-response-not-last',
   'terminate',
   'terminate-bare',
+  'terminate-siw-bits',
   'immediate-data',
   'atomic-fetch-add',
+  'send-full',
 ] as const;
 export type SiwGuidedBase = (typeof SIW_GUIDED_BASES)[number];
 
@@ -113,6 +116,10 @@ export const PEER_READ_STAG = 0x4d3c2b1a;
 export const PEER_READ_OFFSET = 0x0123456789abcde8n;
 
 const PAYLOAD = Uint8Array.of(0x88, 0x77, 0x66, 0x55, 0x44, 0x33, 0x22, 0x11);
+/** A Send that fills the receive (siw-peer's 64-byte MR) to its last byte. */
+const FULL_PAYLOAD = Uint8Array.from({ length: 64 }, (_, i) => (0x31 + 7 * i) & 0xff);
+/** Where the stock siw reads the Terminate's M, D and R bits (terminateReserved's bits 8-10). */
+export const SIW_READS_MDR_AT = 0x700;
 /** Most steps an input holds. */
 export const MAX_STEPS = 8;
 
@@ -180,7 +187,7 @@ export function stepMessages(input: SiwGuidedInput, t: SiwGuidedTarget): RdmapMe
     m: make({ stag: t.stag, taggedOffset: t.address + at, payload: PAYLOAD, last }),
     next: last ? 0n : at + BigInt(PAYLOAD.length),
   });
-  const terminate = (withHeaders: boolean): RdmapMessage => {
+  const terminate = (withHeaders: boolean, reserved = 0): RdmapMessage => {
     // RFC 5040 §4.8: a Terminate naming a Read Request copies its DDP and RDMA headers.
     const offending = segmentWith(
       makeReadRequest({
@@ -193,13 +200,14 @@ export function stepMessages(input: SiwGuidedInput, t: SiwGuidedTarget): RdmapMe
       }),
     );
     const headers = withHeaders ? terminatedHeadersOf(offending) : undefined;
-    return makeTerminate({
+    const m = makeTerminate({
       messageSequenceNumber: termMsn++,
       layer: 1,
       errorType: 0,
       errorCode: 0,
       ...(headers === undefined ? {} : { headers }),
     });
+    return reserved === 0 ? m : { ...m, terminateReserved: reserved };
   };
   const write = (last: boolean): RdmapMessage => {
     const r = tagged(makeRdmaWrite, writeAt, last);
@@ -233,8 +241,13 @@ export function stepMessages(input: SiwGuidedInput, t: SiwGuidedTarget): RdmapMe
     'read-response-not-last': () => response(false),
     terminate: () => terminate(true),
     'terminate-bare': () => terminate(false),
+    // The stock siw's little-endian bitfields (iwarp.h struct iwarp_terminate) read M, D and
+    // R from bits 8-10 of the Terminate control word, RFC 5040 §4.8's reserved bits: set
+    // there, siw_proc_terminate() copies the terminated headers.
+    'terminate-siw-bits': () => terminate(true, SIW_READS_MDR_AT),
     'immediate-data': () =>
       makeImmediateData({ messageSequenceNumber: sendMsn++, immediateData: 0x0123456789abcdefn }),
+    'send-full': () => ({ ...send('send', true), payload: FULL_PAYLOAD }) as RdmapMessage,
     'atomic-fetch-add': () =>
       makeAtomicRequest({
         operation: 'fetch-add',
@@ -255,11 +268,19 @@ function headerOf(
 ): { layout: HeaderLayout; at: number } | undefined {
   const ddp = segmentLayout(segment);
   if (header === 'ddp') return { layout: ddp, at: 0 };
-  // Only the untagged Read Request carries the RDMA header edits name (RFC 5040 §4.4).
+  // The RDMA headers edits name: the Read Request's (RFC 5040 §4.4) and the Terminate's
+  // control word (§4.8), after the untagged DDP header; the opcode says which.
   if (ddp !== DDP_UNTAGGED_LAYOUT) return undefined;
-  if (segment.length < ddp.length + READ_REQUEST_LAYOUT.length) return undefined;
-  return { layout: READ_REQUEST_LAYOUT, at: ddp.length };
+  const layout = RDMA_HEADER_OF[(segment[1] ?? 0) & 0x0f];
+  if (layout === undefined || segment.length < ddp.length + layout.length) return undefined;
+  return { layout, at: ddp.length };
 }
+
+/** RDMAP opcode (RFC 5040 §4.2: the control octet's low nibble) -> its RDMA header. */
+const RDMA_HEADER_OF: Readonly<Record<number, HeaderLayout>> = {
+  1: READ_REQUEST_LAYOUT,
+  7: TERMINATE_LAYOUT,
+};
 
 /** A step's DDP segment: its message encoded, its edits applied, its extra bytes added. */
 export function stepSegment(message: RdmapMessage, step: SiwGuidedStep): Uint8Array {
@@ -322,11 +343,14 @@ export function fieldsOf(base: number): { header: SiwFieldEdit['header']; field:
     header: 'ddp' as const,
     field,
   }));
-  if (name !== 'read-request') return ddp;
-  return [
-    ...ddp,
-    ...READ_REQUEST_LAYOUT.fields.map((field) => ({ header: 'rdma' as const, field })),
-  ];
+  const rdma =
+    name === 'read-request'
+      ? READ_REQUEST_LAYOUT
+      : name.startsWith('terminate')
+        ? TERMINATE_LAYOUT
+        : undefined;
+  if (rdma === undefined) return ddp;
+  return [...ddp, ...rdma.fields.map((field) => ({ header: 'rdma' as const, field }))];
 }
 
 /** The mutations, by name (the report counts which ones the corpus kept). */
@@ -381,7 +405,13 @@ const headerBytes = (base: number): number => {
     name.startsWith('write') || name.startsWith('read-response')
       ? DDP_TAGGED_LAYOUT.length
       : DDP_UNTAGGED_LAYOUT.length;
-  return 2 + ddp + (name === 'read-request' ? READ_REQUEST_LAYOUT.length : 0);
+  const rdma =
+    name === 'read-request'
+      ? READ_REQUEST_LAYOUT.length
+      : name.startsWith('terminate')
+        ? TERMINATE_LAYOUT.length
+        : 0;
+  return 2 + ddp + rdma;
 };
 
 /** One mutation of `input` (nothing is changed in place). */

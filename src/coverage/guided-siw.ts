@@ -134,7 +134,14 @@ async function sendInput(
     mpaCrc: input.mpaCrc,
     answerWaitMs: 250,
     ...(input.postRead
-      ? { postRead: { bytes: READ_BYTES, stag: PEER_READ_STAG, offset: PEER_READ_OFFSET } }
+      ? {
+          postRead: {
+            bytes: READ_BYTES,
+            stag: PEER_READ_STAG,
+            offset: PEER_READ_OFFSET,
+            fencedSend: true,
+          },
+        }
       : {}),
     stream: (t, n) => siwInputStream(input, t, n).stream,
     splits: (t, n) => siwInputStream(input, t, n).splits,

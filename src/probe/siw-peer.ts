@@ -71,7 +71,13 @@ export interface SiwProbeSetup {
    * STag of ours), and the stream goes out once siw's Read Request has: Read Responses then
    * meet an ORQ entry (the guided fuzz, issue 32).
    */
-  readonly postRead?: { readonly bytes: number; readonly stag: number; readonly offset: bigint };
+  readonly postRead?: {
+    readonly bytes: number;
+    readonly stag: number;
+    readonly offset: bigint;
+    /** A fenced Send after the Read (siw holds it until the Read completes: orq_fence). */
+    readonly fencedSend?: boolean;
+  };
   /**
    * The QP receives from a shared receive queue (its receive, if any, posted there, and the
    * SRQ limit armed at 1): siw_qp_rx.c siw_rqe_get()'s SRQ branch (the guided fuzz).
@@ -247,13 +253,14 @@ export async function probeSiwWith(setup: SiwProbeSetup): Promise<SiwAnswer> {
     const target: SiwTarget = { stag: mr.rkey, address: mr.addr };
     const negotiated = negotiateMpa(request, replyFrame);
     if (setup.postRead !== undefined) {
-      const { bytes, stag, offset } = setup.postRead;
+      const { bytes, stag, offset, fencedSend } = setup.postRead;
       const before = bytesOf(chunks).length;
       qp.postSend({
         opcode: 'RDMA_READ',
         sgList: [mr.sge(0, bytes)],
         remote: { addr: offset, rkey: stag },
       });
+      if (fencedSend === true) qp.postSend({ opcode: 'SEND', sgList: [mr.sge(0, 8)], fence: true });
       // siw's Read Request (an FPDU after its MPA Reply) is out: its ORQ entry is in place.
       await waitUntil(() => bytesOf(chunks).length > before, 2000);
     }

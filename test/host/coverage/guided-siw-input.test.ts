@@ -94,6 +94,8 @@ describe('siw guided inputs: the seeds', () => {
             'read-response-not-last': 'rdma-read-response',
             'read-request': 'rdma-read-request',
             'terminate-bare': 'terminate',
+            'terminate-siw-bits': 'terminate',
+            'send-full': 'send',
             'atomic-fetch-add': 'atomic-request',
           };
           expect(k).toBe(expected[name] ?? name);
@@ -229,6 +231,22 @@ describe('siw guided inputs: the mutations', () => {
     expect(BigInt(t?.value ?? '0')).toBeGreaterThanOrEqual(2n ** 64n - 16n);
     const [m] = decoded(siwInputStream(to, target, plain).stream, plain);
     expect(m?.ddp).toMatchObject({ taggedOffset: BigInt(t?.value ?? '0') });
+  });
+
+  it('terminate-siw-bits sets the bits the stock siw reads as M, D and R beside the RFC ones', () => {
+    const { stream } = siwInputStream(inputOf([baseOf('terminate-siw-bits')]), target, plain);
+    // 2 (ULPDU Length) + 18 (untagged DDP) + 2: the Hdrct byte, RFC M D R (0xe0) and siw's (0x07).
+    expect(stream[22]).toBe(0xe7);
+    const edited: SiwGuidedInput = {
+      ...inputOf([baseOf('terminate-bare')]),
+      steps: [
+        {
+          ...step(baseOf('terminate-bare')),
+          edits: [{ header: 'rdma', field: 'errorCode', value: '193' }],
+        },
+      ],
+    };
+    expect(siwInputStream(edited, target, plain).stream[21]).toBe(193);
   });
 
   it('reductions each change fewer things than the step they come from', () => {
