@@ -8,6 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { layoutField, MPA_FPDU_LAYOUT } from '../../../src/codec/iwarp/layouts.js';
 import type { MpaNegotiated, RdmapMessage } from '../../../src/codec/iwarp/messages.js';
 import { decodeMpaStream } from '../../../src/codec/iwarp/stream.js';
+import type { SiwGuidedSummary } from '../../../src/coverage/guided-siw.js';
 import {
   MAX_STEPS,
   mutateSiw,
@@ -29,6 +30,7 @@ import {
   parseFindingFile,
   replayableInput,
 } from '../../../src/probe/finding-file.js';
+import { findingFilesOf } from '../../../src/probe/finding-files.js';
 import { seededRandom } from '../../../src/probe/fuzz-loop.js';
 
 const target = { stag: 0x5a3c2d01, address: 0x00007f3a12345678n };
@@ -306,6 +308,44 @@ describe('siw guided inputs: in a finding file', () => {
     minimize: { calls: 9, exhausted: false },
     toolVersion: '0.1.0',
   };
+
+  it('is what the findings of a siw campaign summary become (findingFilesOf)', () => {
+    const summary: SiwGuidedSummary = {
+      kernel: '6.1.0-57-amd64',
+      device: 'siw0',
+      seed: 0x2b4d6f81,
+      packets: 30,
+      batches: 2,
+      findings: [
+        {
+          seed: 0x2b4d6f81,
+          index: 23,
+          mutation: 'split-header+crc',
+          why: 'guard words outside the MR changed',
+          oracles: ['guard-words'],
+          bytes: JSON.stringify(input),
+          minimized: JSON.stringify(input),
+        },
+      ],
+      guided: {
+        inputKind: 'siw',
+        feedback: 'blocks',
+        inputs: 30,
+        seeds: 23,
+        corpus: 24,
+        coverageStart: 1331,
+        coverageEnd: 1504,
+        kept: {},
+        added: [],
+        markers: { rejected: 1, accepted: 0, 'no-reply': 0, undecodable: 0 },
+        debugMessages: true,
+      },
+    };
+    const [f] = findingFilesOf(summary);
+    expect(f?.sequence).toEqual({ kind: 'guided-siw', inputs: [input] });
+    expect(f?.kernelLine).toBe('6.1');
+    expect(parseFindingFile(findingFileText(f as FindingFile)).sequence.kind).toBe('guided-siw');
+  });
 
   it('reads back as the same replayable input', () => {
     const back = parseFindingFile(findingFileText(file), 'f.json');
