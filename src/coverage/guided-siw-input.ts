@@ -129,7 +129,8 @@ const baseIndex = (name: SiwGuidedBase): number => SIW_GUIDED_BASES.indexOf(name
 /**
  * The seeds: each base alone on a connection with a receive and the siw QP's own Read, and
  * the multi-FPDU sequences the assertions send (a two-segment Send and Write, the Read
- * answered in two Responses, a Write then a Read Request), two with CRCs, a Send to an SRQ.
+ * answered in two Responses, a Write then a Read Request), a Send with Invalidate before a
+ * Send or the Read Responses, two with CRCs, a Send to an SRQ.
  */
 export function siwGuidedSeeds(): SiwGuidedInput[] {
   const input = (names: readonly SiwGuidedBase[], mpaCrc = false): SiwGuidedInput => ({
@@ -146,6 +147,9 @@ export function siwGuidedSeeds(): SiwGuidedInput[] {
     input(['write-not-last', 'write']),
     input(['read-response-not-last', 'read-response']),
     input(['write', 'read-request']),
+    // The region invalidated, then a Send and Read Responses that need it.
+    input(['send-invalidate', 'send']),
+    input(['send-invalidate', 'read-response-not-last', 'read-response']),
     input(['send', 'write', 'read-response-not-last', 'read-response'], true),
     input(['send-not-last', 'send'], true),
     { ...input(['send']), srq: true },

@@ -130,6 +130,8 @@ async function sendInput(
   const answer = await probeSiwWith({
     access: ACCESS,
     postReceive: input.postReceive,
+    // Two receives: a Send after a Send with Invalidate meets the invalidated region.
+    receives: 2,
     srq: input.srq,
     mpaCrc: input.mpaCrc,
     answerWaitMs: 250,

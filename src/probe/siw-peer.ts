@@ -47,6 +47,8 @@ export interface SiwProbeSetup {
   readonly initial?: Uint8Array;
   /** Whether the QP gets one receive (the whole MR) before the probe. */
   readonly postReceive: boolean;
+  /** How many such receives (default 1; the guided fuzz posts 2). */
+  readonly receives?: number;
   /** The IRD siw accepts with (responder resources; default 4). */
   readonly ird?: number;
   /** The messages, sent back to back in one TCP write after the MPA exchange. */
@@ -236,8 +238,9 @@ export async function probeSiwWith(setup: SiwProbeSetup): Promise<SiwAnswer> {
     if (setup.initial !== undefined) buffer.set(setup.initial);
     if (setup.postReceive) {
       const receive = { sgList: [mr.sge(0, SIW_BUFFER_BYTES)] };
-      if (srq === undefined) qp.postRecv(receive);
-      else srq.postRecv(receive);
+      for (let i = 0; i < (setup.receives ?? 1); i++)
+        if (srq === undefined) qp.postRecv(receive);
+        else srq.postRecv(receive);
     }
     srq?.modify({ limit: 1 });
     await id.accept({ responderResources: setup.ird ?? 4, initiatorDepth: 4 });
