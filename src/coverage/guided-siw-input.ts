@@ -92,8 +92,14 @@ export interface SiwGuidedStep {
 export interface SiwGuidedInput {
   /** The MPA Request asks for CRCs (siw then uses and checks them). */
   readonly mpaCrc: boolean;
-  /** The MPA Request asks for markers (siw rejects: siw_cm.c siw_proc_mpareq). */
-  readonly markers: boolean;
+  /**
+   * How the connection is made: `accept` (the steps follow), or a handshake that ends it:
+   * `markers` (the MPA Request asks for markers; siw rejects, siw_cm.c siw_proc_mpareq),
+   * `early-data` (the steps written with the MPA Request, before siw's MPA Reply:
+   * siw_recv_mpa_rr's "peer sent extra data"), `reject` (our listener rejects the connect
+   * request: siw_reject sends an MPA Reply with the Reject bit).
+   */
+  readonly handshake: SiwHandshake;
   /** The siw QP has a receive posted before the steps. */
   readonly postReceive: boolean;
   /** The siw QP posts an RDMA Read of READ_BYTES first (its ORQ then holds an entry). */
@@ -102,6 +108,9 @@ export interface SiwGuidedInput {
   readonly srq: boolean;
   readonly steps: readonly SiwGuidedStep[];
 }
+
+export const SIW_HANDSHAKES = ['accept', 'markers', 'early-data', 'reject'] as const;
+export type SiwHandshake = (typeof SIW_HANDSHAKES)[number];
 
 /** Where a step's message points: the siw MR as registered. */
 export interface SiwGuidedTarget {
@@ -130,12 +139,13 @@ const baseIndex = (name: SiwGuidedBase): number => SIW_GUIDED_BASES.indexOf(name
  * The seeds: each base alone on a connection with a receive and the siw QP's own Read, and
  * the multi-FPDU sequences the assertions send (a two-segment Send and Write, the Read
  * answered in two Responses, a Write then a Read Request), a Send with Invalidate before a
- * Send or the Read Responses, two with CRCs, a Send to an SRQ.
+ * Send or the Read Responses, two with CRCs, a Send to an SRQ, and each handshake that ends
+ * the connection once.
  */
 export function siwGuidedSeeds(): SiwGuidedInput[] {
   const input = (names: readonly SiwGuidedBase[], mpaCrc = false): SiwGuidedInput => ({
     mpaCrc,
-    markers: false,
+    handshake: 'accept',
     postReceive: true,
     postRead: true,
     srq: false,
@@ -153,6 +163,10 @@ export function siwGuidedSeeds(): SiwGuidedInput[] {
     input(['send', 'write', 'read-response-not-last', 'read-response'], true),
     input(['send-not-last', 'send'], true),
     { ...input(['send']), srq: true },
+    ...SIW_HANDSHAKES.filter((h) => h !== 'accept').map((handshake) => ({
+      ...input(['send']),
+      handshake,
+    })),
   ];
 }
 
@@ -371,7 +385,7 @@ export const SIW_MUTATIONS = [
   'stale-stag',
   'crc',
   'crc-mode',
-  'markers',
+  'handshake',
   'post-receive',
   'post-read',
   'srq',
@@ -485,8 +499,11 @@ export function mutateSiwOnce(
       });
     case 'crc-mode':
       return { ...input, mpaCrc: !input.mpaCrc };
-    case 'markers':
-      return { ...input, markers: !input.markers };
+    case 'handshake':
+      return {
+        ...input,
+        handshake: input.handshake === 'accept' ? pick(random, SIW_HANDSHAKES) : 'accept',
+      };
     case 'post-receive':
       return { ...input, postReceive: !input.postReceive };
     case 'post-read':
@@ -534,12 +551,12 @@ export function mutateSiwOnce(
 }
 
 /**
- * Draws a mutation name. `markers` is rare (an input that asks for markers never reaches
- * FPDUs, since siw rejects the connection), the rest equally likely.
+ * Draws a mutation name. `handshake` is rare (an input whose handshake ends the connection
+ * never reaches siw's FPDU receive path), the rest equally likely.
  */
 function drawMutation(random: () => number): SiwMutationName {
   const kind = pick(random, SIW_MUTATIONS);
-  return kind === 'markers' && random() < 0.75 ? 'field' : kind;
+  return kind === 'handshake' && random() < 0.75 ? 'field' : kind;
 }
 
 /** Several mutations (1-4) of a corpus entry, and their names. */

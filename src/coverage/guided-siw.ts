@@ -6,10 +6,9 @@
  * segments where the input says), and keeps it when the feedback grew (guided-roce.ts's
  * `coverageFeedback`: the trace-pc collector's block count, else the functions ftrace saw).
  * The oracles are iwarp-fuzz.ts's: the guard words around the MR after each sequence; after
- * each batch the kernel log and whether siw still places a well-formed Write. An input that
- * asks for MPA markers gets siw's MPA Reply instead; the expectation there is defined (siw
- * does not implement markers and rejects, siw_cm.c siw_proc_mpareq; RFC 5044 §7.1.2 lets a
- * responder reject), and an answer that is no MPA Reply at all is a finding.
+ * each batch the kernel log and whether siw still places a well-formed Write. An input whose
+ * handshake ends the connection (markers asked for, data before siw's MPA Reply, our reject)
+ * gets siw's MPA Reply instead, compared with the answer defined for it (handshakeWrong).
  */
 import { existsSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
@@ -63,13 +62,18 @@ export function siwDebugMessages(on: boolean): boolean {
   }
 }
 
-/** What siw answered an MPA Request that asks for markers. */
-export type MarkersAnswer = 'rejected' | 'accepted' | 'no-reply' | 'undecodable';
+/** What siw answered a handshake that ends the connection. */
+export type HandshakeAnswer = 'rejected' | 'accepted' | 'no-reply' | 'undecodable';
 
-/** Sends an MPA Request asking for markers (and CRCs if `crc`); siw's MPA Reply, read. */
-async function markersAnswer(crc: boolean): Promise<MarkersAnswer> {
+/**
+ * A handshake that ends the connection (SiwGuidedInput.handshake): the MPA Request (asking
+ * for markers with `markers`; followed at once by the steps' bytes with `early-data`), and for
+ * `reject` our listener's reject of the connect request; then siw's MPA Reply, read.
+ */
+async function handshakeAnswer(input: SiwGuidedInput): Promise<HandshakeAnswer> {
   const channel = new EventChannel();
-  const socket = connect({ host: SIW_ADDRESS, port: listenOnSomePort(channel).localPort });
+  const listener = listenOnSomePort(channel);
+  const socket = connect({ host: SIW_ADDRESS, port: listener.localPort });
   try {
     const chunks: Buffer[] = [];
     socket.on('data', (c: Buffer) => chunks.push(c));
@@ -79,8 +83,8 @@ async function markersAnswer(crc: boolean): Promise<MarkersAnswer> {
       socket.once('error', reject);
     });
     const request = makeMpaFrame('mpa-request', {
-      markers: true,
-      crc,
+      markers: input.handshake === 'markers',
+      crc: input.mpaCrc,
       enhancedParameters: {
         ird: 4,
         ord: 4,
@@ -90,22 +94,27 @@ async function markersAnswer(crc: boolean): Promise<MarkersAnswer> {
         readRtr: false,
       },
     });
-    socket.write(encodeMpaFrame(request));
-    let answer: MarkersAnswer = 'no-reply';
+    const frame = encodeMpaFrame(request);
+    if (input.handshake === 'early-data') {
+      const target = { stag: 0, address: 0n };
+      const { stream } = siwInputStream(input, target, { crc: input.mpaCrc, markers: false });
+      socket.write(Buffer.concat([frame, stream]));
+    } else socket.write(frame);
+    if (input.handshake === 'reject') {
+      const request_ = await listener.nextConnectRequest({ timeoutMs: 5000 });
+      request_.id.reject();
+    }
+    let answer: HandshakeAnswer = 'no-reply';
     await waitUntil(() => {
       const bytes = Buffer.concat(chunks);
       if (bytes.length === 0) return false;
-      const frame = decodeMpaFrame(new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.length));
-      if (!frame.ok) {
+      const decoded = decodeMpaFrame(new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.length));
+      if (!decoded.ok) {
         answer = 'undecodable';
         return bytes.length >= 20;
       }
-      answer =
-        frame.value.frame.kind !== 'mpa-reply'
-          ? 'undecodable'
-          : frame.value.frame.reject
-            ? 'rejected'
-            : 'accepted';
+      const f = decoded.value.frame;
+      answer = f.kind !== 'mpa-reply' ? 'undecodable' : f.reject ? 'rejected' : 'accepted';
       return true;
     }, 1500);
     return answer;
@@ -115,17 +124,31 @@ async function markersAnswer(crc: boolean): Promise<MarkersAnswer> {
   }
 }
 
+/**
+ * The answer each handshake has where it is defined: siw rejects markers (siw_proc_mpareq:
+ * "MPA Markers: currently not supported"; RFC 5044 §7.1.2 lets a responder reject) and our
+ * reject reaches the wire as an MPA Reply with the Reject bit (RFC 5044 §7.1.2). Early data
+ * has none defined (RFC 5044 §7.1: the Initiator sends FPDUs only after the Reply; siw's
+ * siw_recv_mpa_rr drops such a connection), so only an undecodable answer counts there.
+ */
+function handshakeWrong(input: SiwGuidedInput, answer: HandshakeAnswer): string | undefined {
+  if (answer === 'undecodable')
+    return `siw answered the ${input.handshake} handshake with no well-formed MPA Reply`;
+  if ((input.handshake === 'markers' || input.handshake === 'reject') && answer === 'accepted')
+    return `siw accepted the ${input.handshake} handshake (expected an MPA Reply with the Reject bit)`;
+  return undefined;
+}
+
 /** Sends an input on a fresh siw connection; what looked wrong, if anything. */
 async function sendInput(
   input: SiwGuidedInput,
-  markers: Record<MarkersAnswer, number>,
+  handshakes: Record<string, number>,
 ): Promise<string | undefined> {
-  if (input.markers) {
-    const answer = await markersAnswer(input.mpaCrc);
-    markers[answer]++;
-    return answer === 'undecodable'
-      ? 'siw answered an MPA Request asking for markers with no well-formed MPA Reply'
-      : undefined;
+  if (input.handshake !== 'accept') {
+    const answer = await handshakeAnswer(input);
+    const key = `${input.handshake} ${answer}`;
+    handshakes[key] = (handshakes[key] ?? 0) + 1;
+    return handshakeWrong(input, answer);
   }
   const answer = await probeSiwWith({
     access: ACCESS,
@@ -155,16 +178,16 @@ async function sendInput(
 const sequenceOracle = (wrong: string): string =>
   wrong.startsWith('the tester failed')
     ? 'harness'
-    : wrong.startsWith('siw answered an MPA Request')
+    : wrong.startsWith('siw answered the') || wrong.startsWith('siw accepted the')
       ? 'engine-expectation'
       : 'guard-words';
 
 async function tryInput(
   input: SiwGuidedInput,
-  markers: Record<MarkersAnswer, number>,
+  handshakes: Record<string, number>,
 ): Promise<string | undefined> {
   try {
-    return await sendInput(input, markers);
+    return await sendInput(input, handshakes);
   } catch (error) {
     return `the tester failed: ${error instanceof Error ? error.message : String(error)}`;
   }
@@ -175,12 +198,12 @@ async function minimizeSiwInput(
   input: SiwGuidedInput,
   oracle: string,
   budget: number,
-  markers: Record<MarkersAnswer, number>,
+  handshakes: Record<string, number>,
 ): Promise<FindingMinimization> {
   const r = await minimizeSequence(
     input.steps,
     async (steps) => {
-      const wrong = await tryInput({ ...input, steps }, markers);
+      const wrong = await tryInput({ ...input, steps }, handshakes);
       return wrong !== undefined && sequenceOracle(wrong) === oracle;
     },
     { budget, reduceItem: siwStepReductions },
@@ -200,13 +223,13 @@ async function minimizeSiwBatch(
   inputs: readonly SiwGuidedInput[],
   oracle: string,
   budget: number,
-  markers: Record<MarkersAnswer, number>,
+  handshakes: Record<string, number>,
 ): Promise<FindingMinimization> {
   const r = await minimizeSequence(
     inputs,
     async (candidate) => {
       log.mark();
-      for (const input of candidate) await tryInput(input, markers);
+      for (const input of candidate) await tryInput(input, handshakes);
       return kernelLogOracles(log.troubleSinceLastCheck()).includes(oracle);
     },
     { budget },
@@ -233,8 +256,8 @@ export interface SiwGuidedSummary extends FuzzSummary {
     readonly coverageEnd: number;
     readonly kept: Readonly<Record<string, number>>;
     readonly added: readonly SiwGuidedInput[];
-    /** siw's answers to the MPA Requests that asked for markers. */
-    readonly markers: Readonly<Record<MarkersAnswer, number>>;
+    /** `<handshake> <answer>` -> inputs (the handshakes that end the connection). */
+    readonly handshakes: Readonly<Record<string, number>>;
     /** Whether siw's debug messages were on (dynamic debug) during the campaign. */
     readonly debugMessages: boolean;
   };
@@ -257,7 +280,7 @@ export async function guidedFuzzSiw(
   const corpus: SiwGuidedInput[] = [...seeds];
   const added: SiwGuidedInput[] = [];
   const kept: Record<string, number> = Object.fromEntries(SIW_MUTATIONS.map((m) => [m, 0]));
-  const markers: Record<MarkersAnswer, number> = {
+  const handshakes: Record<string, number> = {
     rejected: 0,
     accepted: 0,
     'no-reply': 0,
@@ -283,7 +306,7 @@ export async function guidedFuzzSiw(
           ({ input, applied } = mutateSiw(parent, random));
         }
         inBatch.push(input);
-        const wrong = await tryInput(input, markers);
+        const wrong = await tryInput(input, handshakes);
         // The feedback of this input alone, read before any minimizing replays add to it.
         const now = coverageFeedback()?.value ?? last;
         const grew = now > last && index >= seeds.length;
@@ -293,7 +316,7 @@ export async function guidedFuzzSiw(
           const minimization =
             options.minimizeBudget === undefined || input.steps.length === 0
               ? undefined
-              : await minimizeSiwInput(input, oracle, options.minimizeBudget, markers);
+              : await minimizeSiwInput(input, oracle, options.minimizeBudget, handshakes);
           const smallest =
             minimization?.sequence.kind === 'guided-siw'
               ? minimization.sequence.inputs[0]
@@ -324,7 +347,7 @@ export async function guidedFuzzSiw(
         const oracle = oracles[0];
         const minimization =
           options.minimizeBudget !== undefined && works && oracle?.startsWith('kernel-log/')
-            ? await minimizeSiwBatch(log, inBatch, oracle, options.minimizeBudget, markers)
+            ? await minimizeSiwBatch(log, inBatch, oracle, options.minimizeBudget, handshakes)
             : undefined;
         findings.push({
           seed,
@@ -367,7 +390,7 @@ export async function guidedFuzzSiw(
       coverageEnd: last,
       kept,
       added,
-      markers,
+      handshakes,
       debugMessages,
     },
   };

@@ -8,7 +8,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import type { GuidedInput, GuidedStep } from '../coverage/guided-input.js';
-import type { SiwGuidedInput } from '../coverage/guided-siw-input.js';
+import { SIW_HANDSHAKES, type SiwGuidedInput } from '../coverage/guided-siw-input.js';
 
 export const FINDING_FORMAT = 'rdma-interop-finding/1';
 
@@ -109,8 +109,10 @@ function checkSiwInputs(inputs: Json): string | undefined {
   if (!Array.isArray(inputs) || inputs.length === 0) return 'inputs is empty';
   for (const i of inputs) {
     if (!isObject(i) || !Array.isArray(i.steps)) return 'a siw input needs steps';
-    for (const k of ['mpaCrc', 'markers', 'postReceive', 'postRead', 'srq'] as const)
+    for (const k of ['mpaCrc', 'postReceive', 'postRead', 'srq'] as const)
       if (typeof i[k] !== 'boolean') return `a siw input needs ${k} (true or false)`;
+    if (!(SIW_HANDSHAKES as readonly Json[]).includes(i.handshake))
+      return `a siw input needs handshake (${SIW_HANDSHAKES.join(', ')})`;
     for (const s of i.steps) {
       const wrong = checkSiwStep(s);
       if (wrong !== undefined) return wrong;

@@ -39,7 +39,7 @@ const withCrc: MpaNegotiated = { crc: true, markers: false };
 const step = (base: number): SiwGuidedStep => ({ base, edits: [], ulpduDelta: 0, crcXor: 0 });
 const inputOf = (bases: readonly number[]): SiwGuidedInput => ({
   mpaCrc: false,
-  markers: false,
+  handshake: 'accept',
   postReceive: true,
   postRead: true,
   srq: false,
@@ -75,7 +75,12 @@ describe('siw guided inputs: the seeds', () => {
     );
     expect(seeds.filter((s) => s.mpaCrc)).toHaveLength(2);
     expect(seeds.filter((s) => s.srq).map((s) => s.steps)).toEqual([[step(baseOf('send'))]]);
-    expect(seeds.every((s) => !s.markers && s.postRead && s.postReceive)).toBe(true);
+    expect(seeds.every((s) => s.postRead && s.postReceive)).toBe(true);
+    expect(seeds.filter((s) => s.handshake !== 'accept').map((s) => s.handshake)).toEqual([
+      'markers',
+      'early-data',
+      'reject',
+    ]);
   });
 
   it('build FPDUs the codec decodes into the messages named, in both CRC modes', () => {
@@ -281,7 +286,7 @@ describe('siw guided inputs: the mutations', () => {
 describe('siw guided inputs: in a finding file', () => {
   const input: SiwGuidedInput = {
     mpaCrc: true,
-    markers: false,
+    handshake: 'accept',
     postReceive: false,
     postRead: true,
     srq: true,
@@ -337,7 +342,7 @@ describe('siw guided inputs: in a finding file', () => {
         coverageEnd: 1504,
         kept: {},
         added: [],
-        markers: { rejected: 1, accepted: 0, 'no-reply': 0, undecodable: 0 },
+        handshakes: { 'markers rejected': 1 },
         debugMessages: true,
       },
     };
