@@ -162,11 +162,58 @@ export function siwGuidedSeeds(): SiwGuidedInput[] {
     input(['send-invalidate', 'read-response-not-last', 'read-response']),
     input(['send', 'write', 'read-response-not-last', 'read-response'], true),
     input(['send-not-last', 'send'], true),
-    { ...input(['send']), srq: true },
+    // Two Sends to the SRQ: the second leaves fewer receives than the armed limit.
+    { ...input(['send', 'send']), srq: true },
+    ...aimedSeeds(input),
     ...SIW_HANDSHAKES.filter((h) => h !== 'accept').map((handshake) => ({
       ...input(['send']),
       handshake,
     })),
+  ];
+}
+
+/** A step with edits (values decimal, as the edits hold them). */
+const edited = (
+  name: SiwGuidedBase,
+  edits: readonly (readonly [SiwFieldEdit['header'], string, bigint])[],
+  more: Partial<SiwGuidedStep> = {},
+): SiwGuidedStep => ({
+  ...bare(baseIndex(name)),
+  edits: edits.map(([header, field, value]) => ({ header, field, value: value.toString() })),
+  ...more,
+});
+
+/**
+ * Seeds aimed at siw_qp_rx.c blocks that 200 guided inputs of seed 1 did not reach on 6.1
+ * (2026-12-05): TCP segments ending inside a payload (siw_proc_send/_write/_rresp's -EAGAIN,
+ * SIW_GET_DATA_MORE), a Read Request whose MSN is not the next (siw_init_rresp), a Terminate
+ * with M and D but no R where siw reads them, CRC with pad bytes (siw_get_trailer), a Send
+ * with Invalidate naming an STag siw has not got (siw_rdmap_complete's Terminate), and a
+ * Write's second segment at another offset (siw_write_check_ntoh).
+ */
+function aimedSeeds(
+  input: (names: readonly SiwGuidedBase[], mpaCrc?: boolean) => SiwGuidedInput,
+): SiwGuidedInput[] {
+  const base = input([]);
+  const of = (steps: SiwGuidedStep[], mpaCrc = false): SiwGuidedInput => ({
+    ...base,
+    mpaCrc,
+    steps,
+  });
+  return [
+    // 2 + 18 (untagged) + 4 payload bytes; 2 + 14 (tagged) + 4.
+    of([
+      { ...bare(baseIndex('send')), splits: [24] },
+      { ...bare(baseIndex('write-not-last')), splits: [20] },
+      { ...bare(baseIndex('write')), splits: [20] },
+      { ...bare(baseIndex('read-response-not-last')), splits: [20] },
+      { ...bare(baseIndex('read-response')), splits: [20] },
+    ]),
+    of([edited('read-request', [['ddp', 'messageSequenceNumber', 0xffffffffn]])]),
+    of([edited('terminate-siw-bits', [['rdma', 'terminateReserved', 0x300n]])]),
+    of([edited('send', [], { extra: [0xa5] })], true),
+    of([edited('send-invalidate', [['ddp', 'invalidateSTag', 0x12345600n]])]),
+    of([bare(baseIndex('write-not-last')), edited('write', [['ddp', 'taggedOffset', 0n]])]),
   ];
 }
 
