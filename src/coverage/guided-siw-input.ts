@@ -62,6 +62,7 @@ export const SIW_GUIDED_BASES = [
   'immediate-data',
   'atomic-fetch-add',
   'send-full',
+  'read-request-full',
 ] as const;
 export type SiwGuidedBase = (typeof SIW_GUIDED_BASES)[number];
 
@@ -302,6 +303,17 @@ export function stepMessages(input: SiwGuidedInput, t: SiwGuidedTarget): RdmapMe
         sourceSTag: t.stag,
         sourceTaggedOffset: t.address,
       }),
+    // The whole region: siw's Read Response is then longer than the payload it builds
+    // inline with its header (siw_qp_tx.c MAX_HDR_INLINE), so siw_tx_hdt() sends it.
+    'read-request-full': () =>
+      makeReadRequest({
+        messageSequenceNumber: readMsn++,
+        sinkSTag: PEER_READ_STAG,
+        sinkTaggedOffset: PEER_READ_OFFSET,
+        readSize: FULL_PAYLOAD.length,
+        sourceSTag: t.stag,
+        sourceTaggedOffset: t.address,
+      }),
     'read-response': () => response(true),
     'read-response-not-last': () => response(false),
     terminate: () => terminate(true),
@@ -408,12 +420,11 @@ export function fieldsOf(base: number): { header: SiwFieldEdit['header']; field:
     header: 'ddp' as const,
     field,
   }));
-  const rdma =
-    name === 'read-request'
-      ? READ_REQUEST_LAYOUT
-      : name.startsWith('terminate')
-        ? TERMINATE_LAYOUT
-        : undefined;
+  const rdma = name.startsWith('read-request')
+    ? READ_REQUEST_LAYOUT
+    : name.startsWith('terminate')
+      ? TERMINATE_LAYOUT
+      : undefined;
   if (rdma === undefined) return ddp;
   return [...ddp, ...rdma.fields.map((field) => ({ header: 'rdma' as const, field }))];
 }
@@ -470,12 +481,11 @@ const headerBytes = (base: number): number => {
     name.startsWith('write') || name.startsWith('read-response')
       ? DDP_TAGGED_LAYOUT.length
       : DDP_UNTAGGED_LAYOUT.length;
-  const rdma =
-    name === 'read-request'
-      ? READ_REQUEST_LAYOUT.length
-      : name.startsWith('terminate')
-        ? TERMINATE_LAYOUT.length
-        : 0;
+  const rdma = name.startsWith('read-request')
+    ? READ_REQUEST_LAYOUT.length
+    : name.startsWith('terminate')
+      ? TERMINATE_LAYOUT.length
+      : 0;
   return 2 + ddp + rdma;
 };
 

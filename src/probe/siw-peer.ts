@@ -263,7 +263,8 @@ export async function probeSiwWith(setup: SiwProbeSetup): Promise<SiwAnswer> {
         sgList: [mr.sge(0, bytes)],
         remote: { addr: offset, rkey: stag },
       });
-      if (fencedSend === true) qp.postSend({ opcode: 'SEND', sgList: [mr.sge(0, 8)], fence: true });
+      if (fencedSend === true)
+        qp.postSend({ opcode: 'SEND', sgList: [mr.sge(0, SIW_BUFFER_BYTES)], fence: true });
       // siw's Read Request (an FPDU after its MPA Reply) is out: its ORQ entry is in place.
       await waitUntil(() => bytesOf(chunks).length > before, 2000);
     }

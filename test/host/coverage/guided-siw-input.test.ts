@@ -101,6 +101,7 @@ describe('siw guided inputs: the seeds', () => {
             'read-response': 'rdma-read-response',
             'read-response-not-last': 'rdma-read-response',
             'read-request': 'rdma-read-request',
+            'read-request-full': 'rdma-read-request',
             'terminate-bare': 'terminate',
             'terminate-siw-bits': 'terminate',
             'send-full': 'send',
