@@ -280,12 +280,7 @@ export async function guidedFuzzSiw(
   const corpus: SiwGuidedInput[] = [...seeds];
   const added: SiwGuidedInput[] = [];
   const kept: Record<string, number> = Object.fromEntries(SIW_MUTATIONS.map((m) => [m, 0]));
-  const handshakes: Record<string, number> = {
-    rejected: 0,
-    accepted: 0,
-    'no-reply': 0,
-    undecodable: 0,
-  };
+  const handshakes: Record<string, number> = {};
   const findings: FuzzFinding[] = [];
   const log = new KernelLog();
   const start = coverageFeedback();
