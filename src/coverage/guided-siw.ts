@@ -165,6 +165,7 @@ async function sendInput(
             stag: PEER_READ_STAG,
             offset: PEER_READ_OFFSET,
             fencedSend: true,
+            writeAndInvalidate: true,
           },
         }
       : {}),

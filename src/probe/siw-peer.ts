@@ -79,6 +79,11 @@ export interface SiwProbeSetup {
     readonly offset: bigint;
     /** A fenced Send after the Read (siw holds it until the Read completes: orq_fence). */
     readonly fencedSend?: boolean;
+    /**
+     * Before the Read, an RDMA Write of the whole region to the same STag and, after the
+     * fenced Send, a Send with Invalidate of it: siw's transmit path for more opcodes.
+     */
+    readonly writeAndInvalidate?: boolean;
   };
   /**
    * The QP receives from a shared receive queue (its receive, if any, posted there, and the
@@ -256,8 +261,11 @@ export async function probeSiwWith(setup: SiwProbeSetup): Promise<SiwAnswer> {
     const target: SiwTarget = { stag: mr.rkey, address: mr.addr };
     const negotiated = negotiateMpa(request, replyFrame);
     if (setup.postRead !== undefined) {
-      const { bytes, stag, offset, fencedSend } = setup.postRead;
+      const { bytes, stag, offset, fencedSend, writeAndInvalidate } = setup.postRead;
       const before = bytesOf(chunks).length;
+      const remote = { addr: offset, rkey: stag };
+      if (writeAndInvalidate === true)
+        qp.postSend({ opcode: 'RDMA_WRITE', sgList: [mr.sge(0, SIW_BUFFER_BYTES)], remote });
       qp.postSend({
         opcode: 'RDMA_READ',
         sgList: [mr.sge(0, bytes)],
@@ -265,8 +273,12 @@ export async function probeSiwWith(setup: SiwProbeSetup): Promise<SiwAnswer> {
       });
       if (fencedSend === true)
         qp.postSend({ opcode: 'SEND', sgList: [mr.sge(0, SIW_BUFFER_BYTES)], fence: true });
+      if (writeAndInvalidate === true)
+        qp.postSend({ opcode: 'SEND_WITH_INV', sgList: [mr.sge(0, 8)], invalidateRkey: stag });
       // siw's Read Request (an FPDU after its MPA Reply) is out: its ORQ entry is in place.
-      await waitUntil(() => bytesOf(chunks).length > before, 2000);
+      // FPDUs (RFC 5044 §4): 2 + 46 + 4 for the Read Request; 2 + 14 + 64 + 4 for the Write.
+      const expected = 52 + (writeAndInvalidate === true ? 84 : 0);
+      await waitUntil(() => bytesOf(chunks).length >= before + expected, 2000);
     }
     let wire: Uint8Array;
     if (setup.stream !== undefined) wire = setup.stream(target, negotiated);
