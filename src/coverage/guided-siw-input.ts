@@ -632,6 +632,19 @@ export function mutateSiw(
   return { input: out, applied };
 }
 
+/**
+ * The campaign's next input after the seeds: a corpus entry drawn, then mutated (1-4
+ * mutations). The only draws a round makes, so a campaign is the same given its seed and
+ * the same corpus growth (the feedback).
+ */
+export function drawSiwInput(
+  corpus: readonly SiwGuidedInput[],
+  random: () => number,
+): { input: SiwGuidedInput; applied: SiwMutationName[] } {
+  const parent = corpus[Math.floor(random() * corpus.length)] as SiwGuidedInput;
+  return mutateSiw(parent, random);
+}
+
 /** Smaller versions of a step for the minimizer (probe/minimize.ts), the most reduced first. */
 export function siwStepReductions(step: SiwGuidedStep): SiwGuidedStep[] {
   const out: SiwGuidedStep[] = [];

@@ -30,7 +30,7 @@ import { EventChannel } from '../verbs/cm.js';
 import { closeQuietly } from '../verbs/lifetime.js';
 import { coverageFeedback } from './guided-roce.js';
 import {
-  mutateSiw,
+  drawSiwInput,
   PEER_READ_OFFSET,
   PEER_READ_STAG,
   READ_BYTES,
@@ -298,8 +298,7 @@ export async function guidedFuzzSiw(
         let applied: SiwMutationName[] = [];
         if (index < seeds.length) input = seeds[index] as SiwGuidedInput;
         else {
-          const parent = corpus[Math.floor(random() * corpus.length)] as SiwGuidedInput;
-          ({ input, applied } = mutateSiw(parent, random));
+          ({ input, applied } = drawSiwInput(corpus, random));
         }
         inBatch.push(input);
         const wrong = await tryInput(input, handshakes);

@@ -10,8 +10,8 @@ import type { MpaNegotiated, RdmapMessage } from '../../../src/codec/iwarp/messa
 import { decodeMpaStream } from '../../../src/codec/iwarp/stream.js';
 import type { SiwGuidedSummary } from '../../../src/coverage/guided-siw.js';
 import {
+  drawSiwInput,
   MAX_STEPS,
-  mutateSiw,
   mutateSiwOnce,
   SIW_GUIDED_BASES,
   SIW_MUTATIONS,
@@ -57,13 +57,14 @@ function decoded(stream: Uint8Array, n: MpaNegotiated): RdmapMessage[] {
   });
 }
 
-/** The campaign's first `n` mutated inputs of `seed` from the seeds (no feedback: none kept). */
-function draws(seed: number, n: number): string[] {
-  const random = seededRandom(seed ^ 0x27d4eb2f);
+/** The first `n` mutated inputs of `seed`, the corpus growing by every `keep`-th (feedback). */
+function draws(seed: number, n: number, keep = 3): string[] {
+  const random = seededRandom(seed);
   const corpus = siwGuidedSeeds();
-  return Array.from({ length: n }, () => {
-    const parent = corpus[Math.floor(random() * corpus.length)] as SiwGuidedInput;
-    return JSON.stringify(mutateSiw(parent, random));
+  return Array.from({ length: n }, (_, i) => {
+    const { input } = drawSiwInput(corpus, random);
+    if (i % keep === 0) corpus.push(input);
+    return JSON.stringify(input);
   });
 }
 
@@ -161,9 +162,13 @@ describe('siw guided inputs: the seeds', () => {
 });
 
 describe('siw guided inputs: the mutations', () => {
-  it('are the same for a seed and differ between seeds', () => {
-    expect(draws(1, 40)).toEqual(draws(1, 40));
-    expect(draws(1, 40)).not.toEqual(draws(2, 40));
+  it('are the same for a seed and the same feedback, and differ otherwise', () => {
+    expect(draws(1, 60)).toEqual(draws(1, 60));
+    expect(draws(1, 60)).not.toEqual(draws(2, 60));
+    // Other feedback (another corpus growth) leaves the draws before it as they were.
+    const other = draws(1, 60, 4);
+    expect(other.slice(0, 2)).toEqual(draws(1, 60).slice(0, 2));
+    expect(other).not.toEqual(draws(1, 60));
   });
 
   it('each keep an input that builds, with splits inside the stream and at most 8 steps', () => {
