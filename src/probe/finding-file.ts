@@ -8,12 +8,17 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import type { GuidedInput, GuidedStep } from '../coverage/guided-input.js';
+import { SIW_HANDSHAKES, type SiwGuidedInput } from '../coverage/guided-siw-input.js';
 
 export const FINDING_FORMAT = 'rdma-interop-finding/1';
 
-/** The minimized sequence: guided inputs (one per sequence sent) or the packets' bytes. */
+/**
+ * The minimized sequence: guided inputs (one per sequence sent: rxe's, or siw's FPDU
+ * sequences, coverage/guided-siw-input.ts) or the packets' bytes.
+ */
 export type FindingSequence =
   | { readonly kind: 'guided'; readonly inputs: readonly GuidedInput[] }
+  | { readonly kind: 'guided-siw'; readonly inputs: readonly SiwGuidedInput[] }
   | { readonly kind: 'packets'; readonly packets: readonly string[] };
 
 export interface FindingFile {
@@ -76,6 +81,46 @@ function checkStep(s: Json): string | undefined {
   return undefined;
 }
 
+const isSmallInt = (v: Json): boolean => typeof v === 'number' && Number.isSafeInteger(v);
+
+function checkSiwStep(s: Json): string | undefined {
+  if (!isObject(s)) return 'a step is not an object';
+  if (!isInt(s.base) || !isSmallInt(s.ulpduDelta) || !isInt(s.crcXor, 0xffffffff))
+    return 'a siw step needs base, ulpduDelta and crcXor (0 to 2^32-1)';
+  if (!Array.isArray(s.edits)) return 'a step needs edits';
+  for (const e of s.edits)
+    if (
+      !isObject(e) ||
+      (e.header !== 'ddp' && e.header !== 'rdma') ||
+      typeof e.field !== 'string' ||
+      typeof e.value !== 'string' ||
+      !/^\d{1,20}$/.test(e.value)
+    )
+      return 'a siw edit needs header (ddp or rdma), field and a decimal value';
+  if (s.cut !== undefined && !isInt(s.cut)) return 'cut is not a non-negative integer';
+  if (s.extra !== undefined && (!Array.isArray(s.extra) || !s.extra.every(isByte)))
+    return 'extra is not a list of bytes';
+  if (s.splits !== undefined && (!Array.isArray(s.splits) || !s.splits.every((x) => isInt(x))))
+    return 'splits is not a list of offsets';
+  return undefined;
+}
+
+function checkSiwInputs(inputs: Json): string | undefined {
+  if (!Array.isArray(inputs) || inputs.length === 0) return 'inputs is empty';
+  for (const i of inputs) {
+    if (!isObject(i) || !Array.isArray(i.steps)) return 'a siw input needs steps';
+    for (const k of ['mpaCrc', 'postReceive', 'postRead', 'srq'] as const)
+      if (typeof i[k] !== 'boolean') return `a siw input needs ${k} (true or false)`;
+    if (!(SIW_HANDSHAKES as readonly Json[]).includes(i.handshake))
+      return `a siw input needs handshake (${SIW_HANDSHAKES.join(', ')})`;
+    for (const s of i.steps) {
+      const wrong = checkSiwStep(s);
+      if (wrong !== undefined) return wrong;
+    }
+  }
+  return undefined;
+}
+
 function checkSequence(v: Json): string | undefined {
   if (!isObject(v)) return 'sequence is not an object';
   if (v.kind === 'packets') {
@@ -97,7 +142,8 @@ function checkSequence(v: Json): string | undefined {
     }
     return undefined;
   }
-  return `unknown sequence kind ${JSON.stringify(v.kind)} (guided or packets)`;
+  if (v.kind === 'guided-siw') return checkSiwInputs(v.inputs);
+  return `unknown sequence kind ${JSON.stringify(v.kind)} (guided, guided-siw or packets)`;
 }
 
 /** Parses and checks a finding file's text; `source` names it in errors. */
@@ -154,10 +200,13 @@ export function readFindingFile(path: string): FindingFile {
   return parseFindingFile(text, path);
 }
 
-/** The replayable input of a finding: guided inputs, or the packets as bytes. */
+/** The replayable input of a finding: guided inputs (rxe's or siw's), or the packets as bytes. */
 export function replayableInput(
   f: FindingFile,
-): { kind: 'guided'; inputs: GuidedInput[] } | { kind: 'packets'; packets: Uint8Array[] } {
+):
+  | { kind: 'guided'; inputs: GuidedInput[] }
+  | { kind: 'guided-siw'; inputs: SiwGuidedInput[] }
+  | { kind: 'packets'; packets: Uint8Array[] } {
   const s = f.sequence;
   switch (s.kind) {
     case 'guided':
@@ -169,6 +218,14 @@ export function replayableInput(
           steps: i.steps.map(
             (st): GuidedStep => ({ ...st, edits: st.edits.map((e) => ({ ...e })) }),
           ),
+        })),
+      };
+    case 'guided-siw':
+      return {
+        kind: 'guided-siw',
+        inputs: s.inputs.map((i) => ({
+          ...i,
+          steps: i.steps.map((st) => ({ ...st, edits: st.edits.map((e) => ({ ...e })) })),
         })),
       };
     case 'packets':

@@ -5,6 +5,7 @@
  * sequence as found, with 0 calls.
  */
 import type { GuidedSummary } from '../coverage/guided-roce.js';
+import type { SiwGuidedSummary } from '../coverage/guided-siw.js';
 import {
   FINDING_FORMAT,
   type FindingFile,
@@ -17,7 +18,15 @@ import type { FuzzFinding, FuzzSummary } from './fuzz-loop.js';
 
 /** The sequence as found: guided inputs (JSON, one or a batch) or packets (hex, comma-joined). */
 function foundSequence(summary: FuzzSummary, f: FuzzFinding): FindingSequence | undefined {
-  if ((summary as Partial<GuidedSummary>).guided !== undefined) {
+  const guided = (summary as Partial<SiwGuidedSummary>).guided;
+  if (guided?.inputKind === 'siw') {
+    const parsed = JSON.parse(f.bytes) as unknown;
+    const inputs = (
+      Array.isArray(parsed) ? parsed : [parsed]
+    ) as SiwGuidedSummary['guided']['added'];
+    return inputs.length === 0 ? undefined : { kind: 'guided-siw', inputs };
+  }
+  if (guided !== undefined) {
     const parsed = JSON.parse(f.bytes) as unknown;
     const inputs = (Array.isArray(parsed) ? parsed : [parsed]) as GuidedSummary['guided']['added'];
     return inputs.length === 0 ? undefined : { kind: 'guided', inputs };
@@ -38,9 +47,9 @@ export function findingFilesOf(summary: FuzzSummary): FindingFile[] {
       m?.originalLength ??
       (found === undefined
         ? 0
-        : found.kind === 'guided'
-          ? found.inputs.length
-          : found.packets.length);
+        : found.kind === 'packets'
+          ? found.packets.length
+          : found.inputs.length);
     out.push({
       format: FINDING_FORMAT,
       kernelLine: kernelLineOf(summary.kernel),

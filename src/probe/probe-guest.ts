@@ -28,6 +28,7 @@ import {
   startFunctionCoverage,
 } from '../coverage/ftrace.js';
 import { guidedFuzzRxe } from '../coverage/guided-roce.js';
+import { guidedFuzzSiw } from '../coverage/guided-siw.js';
 import { type Shard, selectShard } from '../judge/shard.js';
 import {
   loadedSiwVariant,
@@ -279,6 +280,20 @@ export async function runVariantHere(
       const line: ResultLine = { kind: 'fuzz', summary };
       appendFileSync(options.results, `${JSON.stringify(line)}\n`);
       findings = summary.findings.length;
+    }
+    // The siw guided campaign (coverage/guided-siw.ts), on the stock siw like the fuzz.
+    if (options.guided !== undefined && variant === 'stock' && !detected) {
+      markCoveragePhase('guided');
+      const summary = await guidedFuzzSiw(
+        options.guided,
+        options.seed,
+        25,
+        onLine,
+        minimizeOptions(options),
+      );
+      const line: ResultLine = { kind: 'fuzz', summary };
+      appendFileSync(options.results, `${JSON.stringify(line)}\n`);
+      findings += summary.findings.length;
     }
     if (!detected) {
       const check = recount();

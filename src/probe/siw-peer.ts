@@ -47,6 +47,8 @@ export interface SiwProbeSetup {
   readonly initial?: Uint8Array;
   /** Whether the QP gets one receive (the whole MR) before the probe. */
   readonly postReceive: boolean;
+  /** How many such receives (default 1; the guided fuzz posts 2). */
+  readonly receives?: number;
   /** The IRD siw accepts with (responder resources; default 4). */
   readonly ird?: number;
   /** The messages, sent back to back in one TCP write after the MPA exchange. */
@@ -66,6 +68,28 @@ export interface SiwProbeSetup {
   readonly mpaCrc?: boolean;
   /** How long siw gets to answer, in ms (default 3000; it runs under TCG in the guest). */
   readonly answerWaitMs?: number;
+  /**
+   * The siw QP first posts an RDMA Read of this many bytes into the MR's start (from any
+   * STag of ours), and the stream goes out once siw's Read Request has: Read Responses then
+   * meet an ORQ entry (the guided fuzz, issue 32).
+   */
+  readonly postRead?: {
+    readonly bytes: number;
+    readonly stag: number;
+    readonly offset: bigint;
+    /** A fenced Send after the Read (siw holds it until the Read completes: orq_fence). */
+    readonly fencedSend?: boolean;
+    /**
+     * Before the Read, an RDMA Write of the whole region to the same STag and, after the
+     * fenced Send, a Send with Invalidate of it: siw's transmit path for more opcodes.
+     */
+    readonly writeAndInvalidate?: boolean;
+  };
+  /**
+   * The QP receives from a shared receive queue (its receive, if any, posted there, and the
+   * SRQ limit armed at 1): siw_qp_rx.c siw_rqe_get()'s SRQ branch (the guided fuzz).
+   */
+  readonly srq?: boolean;
 }
 
 export interface SiwAnswer {
@@ -127,7 +151,7 @@ export function probeSiw(probe: RdmapMessage): Promise<SiwAnswer> {
  * connection), the bind fails and rdma_listen() answers EADDRINUSE (seen once in 40 fuzz
  * packets on 6.12, 2026-11-28). Such an id is closed and another port tried.
  */
-function listenOnSomePort(channel: EventChannel): CmId {
+export function listenOnSomePort(channel: EventChannel): CmId {
   for (let attempt = 1; ; attempt++) {
     const id = channel.createId();
     try {
@@ -207,7 +231,8 @@ export async function probeSiwWith(setup: SiwProbeSetup): Promise<SiwAnswer> {
     context = id.context();
     const pd = context.allocPd();
     const cq = context.createCq({ cqe: 8 });
-    const qp = id.createQp(pd, { sendCq: cq });
+    const srq = setup.srq === true ? pd.createSrq({ maxWr: 4, maxSge: 1 }) : undefined;
+    const qp = id.createQp(pd, { sendCq: cq, ...(srq === undefined ? {} : { srq }) });
     const mr = pd.allocMr(SIW_BUFFER_BYTES + 2 * SIW_GUARD_BYTES, [...setup.access], {
       offset: SIW_GUARD_BYTES,
       length: SIW_BUFFER_BYTES,
@@ -216,7 +241,13 @@ export async function probeSiwWith(setup: SiwProbeSetup): Promise<SiwAnswer> {
     const buffer = mr.buffer;
     buffer.fill(0);
     if (setup.initial !== undefined) buffer.set(setup.initial);
-    if (setup.postReceive) qp.postRecv({ sgList: [mr.sge(0, SIW_BUFFER_BYTES)] });
+    if (setup.postReceive) {
+      const receive = { sgList: [mr.sge(0, SIW_BUFFER_BYTES)] };
+      for (let i = 0; i < (setup.receives ?? 1); i++)
+        if (srq === undefined) qp.postRecv(receive);
+        else srq.postRecv(receive);
+    }
+    srq?.modify({ limit: 1 });
     await id.accept({ responderResources: setup.ird ?? 4, initiatorDepth: 4 });
 
     // The MPA Reply: decode it as soon as it is whole, then speak RDMAP.
@@ -229,6 +260,26 @@ export async function probeSiwWith(setup: SiwProbeSetup): Promise<SiwAnswer> {
     const replyFrame = reply.value.frame;
     const target: SiwTarget = { stag: mr.rkey, address: mr.addr };
     const negotiated = negotiateMpa(request, replyFrame);
+    if (setup.postRead !== undefined) {
+      const { bytes, stag, offset, fencedSend, writeAndInvalidate } = setup.postRead;
+      const before = bytesOf(chunks).length;
+      const remote = { addr: offset, rkey: stag };
+      if (writeAndInvalidate === true)
+        qp.postSend({ opcode: 'RDMA_WRITE', sgList: [mr.sge(0, SIW_BUFFER_BYTES)], remote });
+      qp.postSend({
+        opcode: 'RDMA_READ',
+        sgList: [mr.sge(0, bytes)],
+        remote: { addr: offset, rkey: stag },
+      });
+      if (fencedSend === true)
+        qp.postSend({ opcode: 'SEND', sgList: [mr.sge(0, SIW_BUFFER_BYTES)], fence: true });
+      if (writeAndInvalidate === true)
+        qp.postSend({ opcode: 'SEND_WITH_INV', sgList: [mr.sge(0, 8)], invalidateRkey: stag });
+      // siw's Read Request (an FPDU after its MPA Reply) is out: its ORQ entry is in place.
+      // FPDUs (RFC 5044 §4): 2 + 46 + 4 for the Read Request; 2 + 14 + 64 + 4 for the Write.
+      const expected = 52 + (writeAndInvalidate === true ? 84 : 0);
+      await waitUntil(() => bytesOf(chunks).length >= before + expected, 2000);
+    }
     let wire: Uint8Array;
     if (setup.stream !== undefined) wire = setup.stream(target, negotiated);
     else {

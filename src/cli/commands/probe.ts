@@ -257,7 +257,7 @@ export function registerProbe(program: Command): void {
     .addOption(
       new Option(
         '--guided <inputs>',
-        'also send <inputs> coverage-guided packet sequences to rxe0 (a corpus kept by --coverage feedback; docs/coverage.md)',
+        'also send <inputs> coverage-guided packet sequences to rxe_t and <inputs> FPDU sequences to the stock siw0 (a corpus kept by --coverage feedback; docs/coverage.md)',
       ).argParser(positiveInteger),
     )
     .addOption(
