@@ -107,11 +107,17 @@ describe('what a scenario needs (read from its program)', () => {
     const roce = SCENARIOS.filter((s) => requirementsOf(s).transport === 'roce').length;
     const iwarp = SCENARIOS.length - roce;
     console.log(`scenarios per profile: ${JSON.stringify(counts)} (RoCE ${roce}, iWARP ${iwarp})`);
+    // iWARP has no datagram service: the UD multicast programs need 'ud' there too (siw0
+    // runs them only through its records).
+    const iwarpUd = SCENARIOS.filter(
+      (s) => s.device === 'siw0' && requirementsOf(s).capabilities.includes('ud'),
+    ).length;
+    expect(iwarpUd).toBe(4);
     expect(counts['roce-atomics']).toBe(roce);
-    expect(counts['iwarp-rfc7306']).toBe(iwarp);
+    expect(counts['iwarp-rfc7306']).toBe(iwarp - iwarpUd);
     expect(counts['roce-no-atomics']).toBeLessThan(roce);
     expect(counts.iwarp).toBe(
-      iwarp - SCENARIOS.filter(usesRfc7306).filter((s) => s.device === 'siw0').length,
+      iwarp - iwarpUd - SCENARIOS.filter(usesRfc7306).filter((s) => s.device === 'siw0').length,
     );
   });
 });
@@ -150,13 +156,26 @@ describe('a device by what it is, not by its name', () => {
     expect(plan.otherTransport).toBe(SCENARIOS.length - siw.length);
   });
 
-  it('an unrecorded iWARP device without RFC 7306: those scenarios are not applicable', () => {
+  it("siw's records make its UD programs run (the refusal checked), without 'ud' offered", () => {
+    const ud = SCENARIOS.filter(
+      (s) => s.device === 'siw0' && requirementsOf(s).capabilities.includes('ud'),
+    );
+    const plan = planRun(ud, [LAB_IW], RUN);
+    expect(plan.notApplicable).toEqual([]);
+    expect(plan.runs.map((s) => s.id)).toEqual(ud.map((s) => s.id));
+  });
+
+  it('an unrecorded iWARP device without RFC 7306: those scenarios and UD are not applicable', () => {
     const plan = planRun(SCENARIOS, [{ ...LAB_IW, provider: 'irdma' }], RUN, []);
-    const rfc7306 = SCENARIOS.filter((s) => s.device === 'siw0' && usesRfc7306(s));
-    expect(plan.notApplicable.map((r) => r.scenario.id)).toEqual(rfc7306.map((s) => s.id));
+    const ud = (s: (typeof SCENARIOS)[number]) => requirementsOf(s).capabilities.includes('ud');
+    const lacking = SCENARIOS.filter((s) => s.device === 'siw0' && (usesRfc7306(s) || ud(s)));
+    expect(plan.notApplicable.map((r) => r.scenario.id)).toEqual(lacking.map((s) => s.id));
     for (const r of plan.notApplicable) {
       expect(r.verdict).toBe('not-applicable');
-      expect(r.notApplicable?.every((m) => m === 'atomics' || m === 'immediate')).toBe(true);
+      expect(r.notApplicable).toEqual(ud(r.scenario) ? ['ud'] : expect.arrayContaining([]));
+      expect(
+        r.notApplicable?.every((m) => m === 'atomics' || m === 'immediate' || m === 'ud'),
+      ).toBe(true);
     }
   });
 });
