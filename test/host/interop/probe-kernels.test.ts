@@ -15,12 +15,21 @@ import { spawnSync } from 'node:child_process';
 import { mkdirSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import type { GuidedSummary } from '../../../src/coverage/guided-roce.js';
 import type { ProbePass } from '../../../src/probe/assertion.js';
 import { selectAssertions } from '../../../src/probe/probe-guest.js';
 import type { ProbeDocument } from '../../../src/probe/probe-report.js';
 
 /** Packets per kernel line in CI (about a quarter of a second each under TCG). */
 const FUZZ_IN_CI = 40;
+/**
+ * Coverage-guided sequences to rxe per kernel line in CI (src/coverage/guided-roce.ts): the
+ * 13 seeds, then mutated corpus entries; the feedback is rdma_rxe's function coverage,
+ * recorded for this phase alone (probe-guest.ts, startGuidedFeedback).
+ */
+const GUIDED_IN_CI = 30;
+/** The probe passes whose resources are counted per line: rxe, stock and patched siw0. */
+const COUNTED_PASSES = ['rxe', 'stock', 'rfc7306'];
 /** Each pcap stays small enough to keep with the report. */
 const PCAP_LIMIT = 2 * 1024 * 1024;
 /** Assertions per column (rxe 40, siw0 stock 16, siw0 patched 24), from the selection. */
@@ -50,6 +59,8 @@ describe('probe on every kernel line', () => {
           'both',
           '--fuzz',
           String(FUZZ_IN_CI),
+          '--guided',
+          String(GUIDED_IN_CI),
           '--seed',
           '1',
           '--report',
@@ -87,8 +98,43 @@ describe('probe on every kernel line', () => {
           k.line,
         ).toEqual([
           ['rxe_t', FUZZ_IN_CI, 0],
+          ['rxe_t', GUIDED_IN_CI, 0],
           ['siw0', FUZZ_IN_CI, 0],
         ]);
+        // The guided campaign ran on live function feedback and kept inputs that reached
+        // functions the seeds did not.
+        const guided = (fuzz[1] as GuidedSummary).guided;
+        expect(guided.feedback, k.line).toBe('functions');
+        expect(guided.inputs, k.line).toBe(GUIDED_IN_CI);
+        expect(guided.coverageEnd, k.line).toBeGreaterThan(0);
+        expect(guided.corpus, k.line).toBeGreaterThan(guided.seeds);
+        expect(guided.corpus - guided.seeds, k.line).toBe(guided.added.length);
+        // Its recording: rdma_rxe alone, the guided phase alone, nothing lost.
+        const coverage = doc.coverage?.filter((c) => c.kernel === k.release) ?? [];
+        expect(
+          coverage.map((c) => c.modules.map((m) => m.module)),
+          k.line,
+        ).toEqual([['rdma_rxe']]);
+        const rxe = coverage[0]?.modules[0];
+        expect(coverage[0]?.lost, k.line).toBe(0);
+        expect(Object.keys(rxe?.entered ?? {}).sort(), k.line).toEqual(['all', 'guided']);
+        expect(rxe?.entered.guided ?? 0, k.line).toBeGreaterThan(0);
+        expect(
+          rxe?.files
+            .flatMap((f) => f.functions.filter((fn) => fn.phases.includes('guided')))
+            .map((fn) => fn.name),
+          k.line,
+        ).toContain('rxe_rcv');
+        // The resource-count oracle, judged: every pass counted, none grew.
+        const counted = (doc.resources ?? []).filter((r) => r.kernel === k.release);
+        expect(
+          counted.map((r) => r.pass),
+          k.line,
+        ).toEqual(COUNTED_PASSES);
+        expect(
+          counted.flatMap((r) => r.grew),
+          k.line,
+        ).toEqual([]);
       }
       // One row per assertion that names a 2026 fix (rxe 5, siw 3 since issue 32 added the
       // address-wrap and split-header rows), whichever variants ran it.
