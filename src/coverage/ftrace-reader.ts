@@ -15,8 +15,9 @@
  * by its name: a name is matched against every ftrace record (45,091 on 6.12, each looked
  * up in kallsyms), which under TCG costs about 70 ms a name (measured on 6.12.95: removing
  * 50 names 3.5 s, 1,189 names 101.6 s in one write), while an index goes straight to its
- * record (Documentation/trace/ftrace.rst, set_ftrace_filter: "the index of the function
- * in available_filter_functions"; kernel/trace/ftrace.c add_rec_by_index). The name cost is
+ * record (kernel/trace/ftrace.c add_rec_by_index, since f79b3f338564 "ftrace: Allow
+ * enabling of filters via index of available_filter_functions"; a `!` before it
+ * clears, as before a name). The name cost is
  * what made the hand-over to a new phase wait behind the removals of the phase before.
  */
 import { appendFileSync, createReadStream, readFileSync } from 'node:fs';

@@ -32,7 +32,7 @@ import {
 } from '../probe/roce-responder-run.js';
 import { ROCE_TESTBED } from '../probe/roce-testbed.js';
 import type { Mr } from '../verbs/mr.js';
-import { FUNCTIONS_FILE_ENV, syncFunctionFeedback } from './ftrace.js';
+import { FUNCTIONS_FILE_ENV, readOutput, syncFunctionFeedback } from './ftrace.js';
 import {
   applyStep,
   GUIDED_BASES,
@@ -56,7 +56,7 @@ export function coverageFeedback(): { kind: 'blocks' | 'functions'; value: numbe
   syncFunctionFeedback();
   return {
     kind: 'functions',
-    value: readFileSync(file, 'utf8')
+    value: readOutput(file)
       .split('\n')
       .filter((l) => l !== '' && !l.startsWith('#')).length,
   };

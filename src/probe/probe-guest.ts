@@ -9,7 +9,7 @@
 
 import { spawnSync } from 'node:child_process';
 import { appendFileSync, existsSync, mkdirSync } from 'node:fs';
-import { release } from 'node:os';
+import { release, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import picomatch from 'picomatch';
 import {
@@ -40,7 +40,7 @@ import type { SiwVariant } from '../runtime/siw-variant-env.js';
 import type { AssertionResult, ProbePass } from './assertion.js';
 import { loadBenchmarkModule } from './benchmark/guest-module.js';
 import { benchmarkStop } from './benchmark/stop.js';
-import type { FuzzLoopOptions } from './fuzz-loop.js';
+import type { FuzzLoopOptions, FuzzSummary } from './fuzz-loop.js';
 import { runAssertions } from './guest-runner.js';
 import { IWARP_ASSERTIONS } from './iwarp-assertions.js';
 import { fuzzSiw } from './iwarp-fuzz.js';
@@ -48,6 +48,7 @@ import { IWARP_RESPONDER_ASSERTIONS } from './iwarp-responder-peer.js';
 import { type AnyIwarpAssertion, type ResultLine, runIwarpAssertions } from './iwarp-run.js';
 import { startResourceCheck } from './oracles/resource-count.js';
 import { fuzzRxe } from './roce-fuzz.js';
+import { ROCE_TESTBED } from './roce-testbed.js';
 import { openRoceTester, ROCE_ASSERTIONS } from './roce-tester.js';
 import { siwPcapName, startSiwCapture } from './siw-capture.js';
 
@@ -176,8 +177,9 @@ function startGuidedFeedback(
   if (options.coverage !== undefined) return async () => {};
   let recording: FunctionRecording;
   try {
+    // In the guest's own /tmp, not the 9p share (ftrace.ts readOutput says why).
     recording = startFunctionCoverage(
-      join(dirname(options.results), `guided-functions-${modules.join('-')}.txt`),
+      join(tmpdir(), `rdma-interop-guided-${modules.join('-')}-${process.pid}.txt`),
       { modules, phase: 'guided' },
     );
   } catch (error) {
@@ -189,6 +191,32 @@ function startGuidedFeedback(
   return async () => {
     const line: ResultLine = { kind: 'coverage', coverage: await recording.stop() };
     appendFileSync(options.results, `${JSON.stringify(line)}\n`);
+  };
+}
+
+/** A campaign that threw, as a summary with one `harness` finding carrying the error. */
+function harnessFailure(device: string, options: GuestProbeOptions, error: unknown): FuzzSummary {
+  const why =
+    error instanceof Error
+      ? (error.stack ?? error.message).split('\n').slice(0, 6).join(' | ')
+      : String(error);
+  return {
+    kernel: release(),
+    device,
+    seed: options.seed,
+    packets: 0,
+    batches: 0,
+    findings: [
+      {
+        seed: options.seed,
+        index: 0,
+        mutation: 'the campaign',
+        why: `the campaign failed: ${why}`,
+        oracles: ['harness'],
+        bytes: '',
+        minimized: '',
+      },
+    ],
   };
 }
 
@@ -238,7 +266,7 @@ async function runRocePass(
     if (options.guided !== undefined) {
       markCoveragePhase('guided');
       const stopFeedback = startGuidedFeedback(options, ['rdma_rxe'], onLine);
-      let summary: Awaited<ReturnType<typeof guidedFuzzRxe>>;
+      let summary: FuzzSummary;
       try {
         summary = await guidedFuzzRxe(
           tester.env,
@@ -248,6 +276,11 @@ async function runRocePass(
           onLine,
           minimizeOptions(options),
         );
+      } catch (error) {
+        // The campaign itself failed: a finding of the harness, so that the run fails with
+        // the reason instead of losing the summary and the pass's resource counts.
+        summary = harnessFailure(ROCE_TESTBED.device, options, error);
+        onLine(`probe: guided fuzz failed: ${summary.findings[0]?.why ?? ''}`);
       } finally {
         await stopFeedback();
       }
@@ -354,7 +387,8 @@ export async function runProbeInGuest(
   if (variantModule !== undefined) onLine(`probe: benchmark variant ${variantModule} loaded`);
   let status = 0;
   const before = loadedSiwVariant() ?? 'stock';
-  const functionsFile = join(dirname(options.results), 'coverage-functions.txt');
+  // In the guest's own /tmp, not the 9p share (ftrace.ts readOutput says why).
+  const functionsFile = join(tmpdir(), `rdma-interop-coverage-functions-${process.pid}.txt`);
   const recording: FunctionRecording | undefined =
     options.coverage === 'functions' ? startFunctionCoverage(functionsFile) : undefined;
   const snapshots =
