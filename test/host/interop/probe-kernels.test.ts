@@ -15,7 +15,10 @@
  * Measured on 2026-11-25: 257 s at load 1-2; CI on 2026-11-28 (37 RoCE assertions a line):
  * 395.8 s at load 2-3; h-probe2 (40 RoCE assertions a line, siw0 captured): 454.0 s at load
  * 0.8-2.5 (docs/figures.md). The last cold CI before the guided campaign (2026-12-05): 349 s.
-FINAL_FIGURES_PLACEHOLDER
+ * With GUIDED_IN_CI = 100 (2026-12-05, shared machine): 476 s, passed; the guided phases'
+ * recordings 7.9 s (6.1), 10.5 s (6.12), 8.4 s (7.3), 26.9 s in all (what the campaign
+ * adds); each kept 2 inputs beyond its 13 seeds, 87/82/80 rdma_rxe functions, 0 lost, 0
+ * findings, 0 resource leaks. The form without it, run meanwhile: 369 s (docs/probe.md).
  */
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
