@@ -29,8 +29,8 @@ export const COVERAGE_ENV = 'RDMA_INTEROP_COVERAGE';
 /** The reader's output file, for the phase handshake and the guided fuzz's feedback. */
 export const FUNCTIONS_FILE_ENV = 'RDMA_INTEROP_COVERAGE_FUNCTIONS_FILE';
 
-import { COVERED_MODULES } from './ftrace-modules.js';
-import { PHASE_MARK } from './ftrace-reader.js';
+import { COVERED_MODULES, type CoveredModule } from './ftrace-modules.js';
+import { moduleFilterLines, PHASE_MARK, REMAP_MARK, SYNC_MARK } from './ftrace-reader.js';
 
 export { COVERED_MODULES, type CoveredModule } from './ftrace-modules.js';
 
@@ -61,7 +61,10 @@ export interface RawFunctionCoverage {
 
 /** A running recording. */
 export interface FunctionRecording {
-  /** Re-applies the module filters (after a module of them was unloaded and loaded again). */
+  /**
+   * After a module of them was unloaded and loaded again: the reader reads the function
+   * indexes again and puts the modules back into the filter (acknowledged, at most 60 s).
+   */
   refilter(): void;
   /** Stops tracing, drains the reader and returns what was entered. */
   stop(): Promise<RawFunctionCoverage>;
@@ -77,43 +80,92 @@ function write(file: string, text: string, append = false): void {
 }
 
 /**
+ * Writes a marker for the reader and waits for its acknowledgement (`#ack <token>` in the
+ * reader's output, written once everything traced before the marker is in the output),
+ * polling every `pollMs`, at most `limitMs`. False: no acknowledgement in time (or this
+ * process records nothing).
+ */
+function markAndWait(
+  mark: string,
+  words: readonly string[],
+  pollMs: number,
+  limitMs: number,
+): boolean {
+  if (process.env[COVERAGE_ENV] !== '1') return false;
+  markCount += 1;
+  const token = `${process.pid}.${Date.now()}.${markCount}`;
+  try {
+    write('trace_marker', `${[mark, ...words, token].join(' ')}\n`, true);
+  } catch {
+    // A marker that cannot be written: the reader goes on as before.
+    return false;
+  }
+  const file = process.env[FUNCTIONS_FILE_ENV];
+  if (file === undefined) return false;
+  const nap = new Int32Array(new SharedArrayBuffer(4));
+  for (const end = Date.now() + limitMs; Date.now() < end; Atomics.wait(nap, 0, 0, pollMs))
+    if (readOutput(file).includes(`#ack ${token}\n`)) return true;
+  return false;
+}
+
+/**
+ * The reader's output as far as it is written ('' while it cannot be read). The file is
+ * read while the reader appends to it: on a 9p share 7.3's client failed such a read with
+ * ENODATA (which ended a guided campaign), so the output lives in the guest's own /tmp and
+ * a failed read counts as not yet written.
+ */
+export function readOutput(file: string): string {
+  try {
+    return readFileSync(file, 'utf8');
+  } catch {
+    return '';
+  }
+}
+let markCount = 0;
+
+/**
  * Marks the start of a phase: a trace marker when this run records functions, a snapshot of
- * the collector when it records blocks (blocks.ts); nothing otherwise.
+ * the collector when it records blocks (blocks.ts); nothing otherwise. The phase begins once
+ * the reader has put the modules back into the filter. That wait was up to 60 s because the
+ * reader first wrote the previous phase's removals by name (70 ms each under TCG:
+ * ftrace-reader.ts); by index, the hand-over takes well under a second.
  */
 export function markCoveragePhase(phase: CoveragePhase): void {
   snapshotBlocks(phase);
-  if (process.env[COVERAGE_ENV] !== '1') return;
-  const token = `${process.pid}.${Date.now()}`;
-  try {
-    write('trace_marker', `${MARK} ${phase} ${token}\n`, true);
-  } catch {
-    // A marker that cannot be written leaves the functions under the previous phase.
-    return;
-  }
-  const file = process.env[FUNCTIONS_FILE_ENV];
-  if (file === undefined) return;
-  // The reader's acknowledgement: the filter holds every function again. Putting four
-  // modules back is a round of code patching that took more than 10 s under TCG (a 6.12
-  // probe's guided phase began before it and recorded only the functions never seen
-  // before): wait up to 60 s.
-  const nap = new Int32Array(new SharedArrayBuffer(4));
-  for (let i = 0; i < 1200; i++) {
-    if (existsSync(file) && readFileSync(file, 'utf8').includes(`#ack ${token}\n`)) return;
-    Atomics.wait(nap, 0, 0, 50);
-  }
+  const recording = process.env[COVERAGE_ENV] === '1';
+  if (recording && !markAndWait(MARK, [phase], 20, 60_000))
+    process.stderr.write(
+      `coverage: the ftrace reader did not acknowledge phase ${phase} within 60 s: its first entries may be credited to the phase before\n`,
+    );
+}
+
+/**
+ * The guided fuzz's feedback point: returns once the reader has written every function
+ * entered before this call (at most 10 s; false if it did not answer). Without it the
+ * reader, which lags behind trace_pipe under TCG, credited an input's new functions to a
+ * later input.
+ */
+export function syncFunctionFeedback(): boolean {
+  return markAndWait(SYNC_MARK, [], 5, 10_000);
 }
 
 /** Functions that run never enters: one stays in the filter (see the header). */
 const SENTINELS = ['__x64_sys_swapon', '__x64_sys_acct', '__x64_sys_kexec_load'];
 
-/** module -> its traceable functions, from `available_filter_functions` ("name [module]"). */
-export function parseFilterFunctions(text: string): Record<string, string[]> {
+/**
+ * module -> its traceable functions, from `available_filter_functions` ("name [module]"),
+ * for `modules` (every covered module by default).
+ */
+export function parseFilterFunctions(
+  text: string,
+  modules: readonly string[] = COVERED_MODULES,
+): Record<string, string[]> {
   const out: Record<string, Set<string>> = {};
   for (const line of text.split('\n')) {
     const m = /^(\S+) \[(\S+)\]$/.exec(line.trim());
     if (m === null) continue;
     const [, name, mod] = m as unknown as [string, string, string];
-    if (!(COVERED_MODULES as readonly string[]).includes(mod)) continue;
+    if (!modules.includes(mod)) continue;
     const set = out[mod] ?? new Set<string>();
     set.add(name);
     out[mod] = set;
@@ -148,11 +200,23 @@ function lostEvents(): { overrun: number; entries: number } {
   return { overrun, entries };
 }
 
+/** What a recording covers and the phase it starts in. */
+export interface FunctionRecordingOptions {
+  /** The modules whose functions are recorded (COVERED_MODULES by default). */
+  readonly modules?: readonly CoveredModule[];
+  /** The phase of the first entries, before any mark ('setup' by default). */
+  readonly phase?: CoveragePhase;
+}
+
 /**
- * Starts recording the functions of COVERED_MODULES that run enters, into `outFile` (the
+ * Starts recording the functions of `options.modules` that run enters, into `outFile` (the
  * reader's output). Throws when this kernel has no function tracer.
  */
-export function startFunctionCoverage(outFile: string): FunctionRecording {
+export function startFunctionCoverage(
+  outFile: string,
+  options: FunctionRecordingOptions = {},
+): FunctionRecording {
+  const modules = options.modules ?? COVERED_MODULES;
   if (!existsSync(tracefs('trace'))) {
     spawnSync('mount', ['-t', 'tracefs', 'nodev', TRACEFS], { stdio: 'ignore' });
   }
@@ -166,10 +230,7 @@ export function startFunctionCoverage(outFile: string): FunctionRecording {
   const sentinel = SENTINELS.find((f) => new RegExp(`^${f}$`, 'm').test(available));
   if (sentinel === undefined)
     throw new Error(`kernel ${release()} traces none of ${SENTINELS.join(', ')} (the sentinel)`);
-  const refilter = () => {
-    write('set_ftrace_filter', [...COVERED_MODULES.map((m) => `:mod:${m}`), sentinel].join('\n'));
-  };
-  refilter();
+  write('set_ftrace_filter', [...moduleFilterLines(modules), sentinel].join('\n'));
   for (const option of ['noprint-parent', 'norecord-cmd', 'noirq-info'])
     try {
       write('trace_options', option);
@@ -184,20 +245,28 @@ export function startFunctionCoverage(outFile: string): FunctionRecording {
   writeFileSync(outFile, '');
   const reader = spawn(
     process.execPath,
-    [join(dirname(fileURLToPath(import.meta.url)), 'ftrace-reader.js'), outFile, sentinel],
+    [
+      join(dirname(fileURLToPath(import.meta.url)), 'ftrace-reader.js'),
+      outFile,
+      sentinel,
+      modules.join(','),
+      options.phase ?? 'setup',
+    ],
     { stdio: ['ignore', 'ignore', openSync(`${outFile}.log`, 'w')], detached: true },
   );
   reader.unref();
   // Tracing starts once the reader reads (node starts in 1.5 s under TCG; at most 20 s).
   const nap = new Int32Array(new SharedArrayBuffer(4));
-  for (let i = 0; i < 400 && !readFileSync(outFile, 'utf8').includes('#ready\n'); i++)
+  for (let i = 0; i < 400 && !readOutput(outFile).includes('#ready\n'); i++)
     Atomics.wait(nap, 0, 0, 50);
   write('tracing_on', '1');
   // This process's children (probe's passes) mark their phases and read the feedback.
   process.env[COVERAGE_ENV] = '1';
   process.env[FUNCTIONS_FILE_ENV] = outFile;
   return {
-    refilter,
+    refilter() {
+      markAndWait(REMAP_MARK, [], 20, 60_000);
+    },
     async stop() {
       // A last mark, then tracing off: once the reader acknowledges the mark it has written
       // every entry before it (it lags behind trace_pipe under TCG: without this, a short
@@ -205,9 +274,9 @@ export function startFunctionCoverage(outFile: string): FunctionRecording {
       const token = `${process.pid}.end.${Date.now()}`;
       write('trace_marker', `${MARK} end ${token}\n`, true);
       write('tracing_on', '0');
-      for (let i = 0; i < 600; i++) {
-        if (readFileSync(outFile, 'utf8').includes(`#ack ${token}\n`)) break;
-        await sleep(100);
+      for (let i = 0; i < 3000; i++) {
+        if (readOutput(outFile).includes(`#ack ${token}\n`)) break;
+        await sleep(20);
       }
       const { overrun } = lostEvents();
       if (reader.pid !== undefined)
@@ -227,13 +296,17 @@ export function startFunctionCoverage(outFile: string): FunctionRecording {
       } catch {
         // Left tracing nothing (tracing_on is 0): the guest is thrown away after the run.
       }
+      // Later phase marks of this process record nothing.
+      delete process.env[COVERAGE_ENV];
+      delete process.env[FUNCTIONS_FILE_ENV];
       return {
         kernel: release(),
         method: 'ftrace-function',
         traceable: parseFilterFunctions(
           readFileSync(tracefs('available_filter_functions'), 'utf8'),
+          modules,
         ),
-        entered: parseEntered(readFileSync(outFile, 'utf8')),
+        entered: parseEntered(readOutput(outFile)),
         lost: overrun,
         seconds: (Date.now() - began) / 1000,
       };

@@ -38,7 +38,7 @@ import {
 } from '../probe/roce-responder-run.js';
 import { ROCE_TESTBED, TESTER_QPN } from '../probe/roce-testbed.js';
 import type { Mr } from '../verbs/mr.js';
-import { FUNCTIONS_FILE_ENV } from './ftrace.js';
+import { FUNCTIONS_FILE_ENV, readOutput, syncFunctionFeedback } from './ftrace.js';
 import {
   applyStep,
   baseOpcode,
@@ -60,14 +60,15 @@ export function coverageFeedback(): { kind: 'blocks' | 'functions'; value: numbe
   if (existsSync(COUNT_FILE))
     return { kind: 'blocks', value: Number(readFileSync(COUNT_FILE, 'utf8').trim()) };
   const file = process.env[FUNCTIONS_FILE_ENV];
-  if (file !== undefined && existsSync(file))
-    return {
-      kind: 'functions',
-      value: readFileSync(file, 'utf8')
-        .split('\n')
-        .filter((l) => l !== '' && !l.startsWith('#')).length,
-    };
-  return undefined;
+  if (file === undefined || !existsSync(file)) return undefined;
+  // The reader lags behind the trace under TCG: wait until it has written what came before.
+  syncFunctionFeedback();
+  return {
+    kind: 'functions',
+    value: readOutput(file)
+      .split('\n')
+      .filter((l) => l !== '' && !l.startsWith('#')).length,
+  };
 }
 
 const PAYLOAD = Uint8Array.of(0x88, 0x77, 0x66, 0x55, 0x44, 0x33, 0x22, 0x11);

@@ -9,7 +9,7 @@
 
 import { spawnSync } from 'node:child_process';
 import { appendFileSync, existsSync, mkdirSync } from 'node:fs';
-import { release } from 'node:os';
+import { release, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import picomatch from 'picomatch';
 import {
@@ -22,6 +22,7 @@ import {
 import {
   COVERAGE_ENV,
   type CoverageKind,
+  type CoveredModule,
   FUNCTIONS_FILE_ENV,
   type FunctionRecording,
   markCoveragePhase,
@@ -40,7 +41,7 @@ import type { SiwVariant } from '../runtime/siw-variant-env.js';
 import type { AssertionResult, ProbePass } from './assertion.js';
 import { loadBenchmarkModule } from './benchmark/guest-module.js';
 import { benchmarkStop } from './benchmark/stop.js';
-import type { FuzzLoopOptions } from './fuzz-loop.js';
+import type { FuzzLoopOptions, FuzzSummary } from './fuzz-loop.js';
 import { runAssertions } from './guest-runner.js';
 import { IWARP_ASSERTIONS } from './iwarp-assertions.js';
 import { fuzzSiw } from './iwarp-fuzz.js';
@@ -48,6 +49,7 @@ import { IWARP_RESPONDER_ASSERTIONS } from './iwarp-responder-peer.js';
 import { type AnyIwarpAssertion, type ResultLine, runIwarpAssertions } from './iwarp-run.js';
 import { startResourceCheck } from './oracles/resource-count.js';
 import { fuzzRxe } from './roce-fuzz.js';
+import { ROCE_TESTBED } from './roce-testbed.js';
 import { openRoceTester, ROCE_ASSERTIONS } from './roce-tester.js';
 import { siwPcapName, startSiwCapture } from './siw-capture.js';
 
@@ -162,6 +164,64 @@ function notRun(pairs: readonly SelectedAssertion[], note: string): AssertionRes
 }
 
 /**
+ * `--guided` without `--coverage` (CI's form): the campaign's feedback is the function
+ * coverage of `modules` recorded for the guided phase alone, so nothing else of the run is
+ * traced (the tester and the one-field fuzz run untraced, the filter holds one module).
+ * Resolves with the function that stops it and appends its coverage line (a no-op when the
+ * kernel has no function tracer: the campaign then keeps nothing, and says so).
+ */
+function startGuidedFeedback(
+  options: GuestProbeOptions,
+  modules: readonly CoveredModule[],
+  onLine: (line: string) => void,
+): () => Promise<void> {
+  if (options.coverage !== undefined) return async () => {};
+  let recording: FunctionRecording;
+  try {
+    // In the guest's own /tmp, not the 9p share (ftrace.ts readOutput says why).
+    recording = startFunctionCoverage(
+      join(tmpdir(), `rdma-interop-guided-${modules.join('-')}-${process.pid}.txt`),
+      { modules, phase: 'guided' },
+    );
+  } catch (error) {
+    onLine(
+      `probe: no function feedback for the guided fuzz (${error instanceof Error ? error.message : String(error)})`,
+    );
+    return async () => {};
+  }
+  return async () => {
+    const line: ResultLine = { kind: 'coverage', coverage: await recording.stop() };
+    appendFileSync(options.results, `${JSON.stringify(line)}\n`);
+  };
+}
+
+/** A campaign that threw, as a summary with one `harness` finding carrying the error. */
+function harnessFailure(device: string, options: GuestProbeOptions, error: unknown): FuzzSummary {
+  const why =
+    error instanceof Error
+      ? (error.stack ?? error.message).split('\n').slice(0, 6).join(' | ')
+      : String(error);
+  return {
+    kernel: release(),
+    device,
+    seed: options.seed,
+    packets: 0,
+    batches: 0,
+    findings: [
+      {
+        seed: options.seed,
+        index: 0,
+        mutation: 'the campaign',
+        why: `the campaign failed: ${why}`,
+        oracles: ['harness'],
+        bytes: '',
+        minimized: '',
+      },
+    ],
+  };
+}
+
+/**
  * The RoCE pass: the RoCE tester's testbed (veth, namespace, rxe_t) and its selected
  * assertions, each result a line of the results file; every packet the tester sent and
  * received goes into `pcaps/rxe_t.pcap` beside it.
@@ -206,14 +266,25 @@ async function runRocePass(
     }
     if (options.guided !== undefined) {
       markCoveragePhase('guided');
-      const summary = await guidedFuzzRxe(
-        tester.env,
-        options.guided,
-        options.seed,
-        25,
-        onLine,
-        minimizeOptions(options),
-      );
+      const stopFeedback = startGuidedFeedback(options, ['rdma_rxe'], onLine);
+      let summary: FuzzSummary;
+      try {
+        summary = await guidedFuzzRxe(
+          tester.env,
+          options.guided,
+          options.seed,
+          25,
+          onLine,
+          minimizeOptions(options),
+        );
+      } catch (error) {
+        // The campaign itself failed: a finding of the harness, so that the run fails with
+        // the reason instead of losing the summary and the pass's resource counts.
+        summary = harnessFailure(ROCE_TESTBED.device, options, error);
+        onLine(`probe: guided fuzz failed: ${summary.findings[0]?.why ?? ''}`);
+      } finally {
+        await stopFeedback();
+      }
       const line: ResultLine = { kind: 'fuzz', summary };
       appendFileSync(options.results, `${JSON.stringify(line)}\n`);
       findings += summary.findings.length;
@@ -224,7 +295,7 @@ async function runRocePass(
       `${JSON.stringify({ kind: 'resources', check } satisfies ResultLine)}\n`,
     );
     if (check.grew.length > 0) onLine(`probe: resource-count (rxe): ${check.grew.join('; ')}`);
-    return { results, findings };
+    return { results, findings: findings + (check.grew.length > 0 ? 1 : 0) };
   } finally {
     const dir = pcapDirOf(options.results);
     mkdirSync(dir, { recursive: true });
@@ -281,16 +352,26 @@ export async function runVariantHere(
       appendFileSync(options.results, `${JSON.stringify(line)}\n`);
       findings = summary.findings.length;
     }
-    // The siw guided campaign (coverage/guided-siw.ts), on the stock siw like the fuzz.
+    // The siw guided campaign (coverage/guided-siw.ts), on the stock siw after its fuzz,
+    // with siw's function coverage as its feedback when --coverage is not on.
     if (options.guided !== undefined && variant === 'stock' && !detected) {
       markCoveragePhase('guided');
-      const summary = await guidedFuzzSiw(
-        options.guided,
-        options.seed,
-        25,
-        onLine,
-        minimizeOptions(options),
-      );
+      const stopFeedback = startGuidedFeedback(options, ['siw'], onLine);
+      let summary: FuzzSummary;
+      try {
+        summary = await guidedFuzzSiw(
+          options.guided,
+          options.seed,
+          25,
+          onLine,
+          minimizeOptions(options),
+        );
+      } catch (error) {
+        summary = harnessFailure('siw0', options, error);
+        onLine(`probe: siw guided fuzz failed: ${summary.findings[0]?.why ?? ''}`);
+      } finally {
+        await stopFeedback();
+      }
       const line: ResultLine = { kind: 'fuzz', summary };
       appendFileSync(options.results, `${JSON.stringify(line)}\n`);
       findings += summary.findings.length;
@@ -301,8 +382,10 @@ export async function runVariantHere(
         options.results,
         `${JSON.stringify({ kind: 'resources', check } satisfies ResultLine)}\n`,
       );
-      if (check.grew.length > 0)
+      if (check.grew.length > 0) {
         onLine(`probe: resource-count (${variant}): ${check.grew.join('; ')}`);
+        findings += 1;
+      }
     }
     const ok = results.every((r) => r.verdict === 'match' || r.verdict === 'known');
     return ok && findings === 0 ? 0 : 1;
@@ -326,7 +409,8 @@ export async function runProbeInGuest(
   if (variantModule !== undefined) onLine(`probe: benchmark variant ${variantModule} loaded`);
   let status = 0;
   const before = loadedSiwVariant() ?? 'stock';
-  const functionsFile = join(dirname(options.results), 'coverage-functions.txt');
+  // In the guest's own /tmp, not the 9p share (ftrace.ts readOutput says why).
+  const functionsFile = join(tmpdir(), `rdma-interop-coverage-functions-${process.pid}.txt`);
   const recording: FunctionRecording | undefined =
     options.coverage === 'functions' ? startFunctionCoverage(functionsFile) : undefined;
   const snapshots =
@@ -338,7 +422,7 @@ export async function runProbeInGuest(
     const pairs = selectAssertions(options).filter((p) => p.variant === variant);
     const fuzzes =
       (options.fuzz !== undefined && (variant === 'stock' || variant === 'rxe')) ||
-      (options.guided !== undefined && variant === 'rxe');
+      (options.guided !== undefined && (variant === 'stock' || variant === 'rxe'));
     if (pairs.length === 0 && !fuzzes) continue;
     const env: NodeJS.ProcessEnv = {
       ...process.env,

@@ -14,6 +14,7 @@ import type { GuidedSummary } from '../coverage/guided-roce.js';
 import type { AssertionResult } from './assertion.js';
 import { writeFindingFiles } from './finding-files.js';
 import type { FuzzSummary } from './fuzz-loop.js';
+import { type ResourceJudgement, resourceLeaks } from './oracles/resource-count.js';
 
 // The package is CommonJS whose module.exports is the builder itself (report-files.ts).
 const junit = createRequire(import.meta.url)('junit-report-builder') as Builder;
@@ -53,6 +54,11 @@ export interface ProbeDocument {
   readonly coverage?: readonly FunctionCoverage[];
   /** `--coverage blocks`: per kernel, the blocks of rxe and siw each phase first reached. */
   readonly blocks?: readonly BlockCoverage[];
+  /**
+   * The resource-count oracle: per kernel and pass, the counts before the assertions and
+   * after the fuzz, judged (oracles/resource-count.ts); a pass that grew is a finding.
+   */
+  readonly resources?: readonly ResourceJudgement[];
 }
 
 /** Whether an assertion's verdict lets the run pass. */
@@ -191,6 +197,15 @@ export function renderProbeMarkdown(doc: ProbeDocument): string {
         `- ${lineOf(f.kernel)} ${f.device}: seed ${f.seed}, ${f.packets} ${guidedOf(f) === undefined ? 'packets' : 'guided sequences'} in ${f.batches} batches, ${f.findings.length} findings${guidedText(f)}`,
       );
   }
+  if (doc.resources !== undefined && doc.resources.length > 0) {
+    const leaks = resourceLeaks(doc.resources, lineOf);
+    out.push('', '## Resource counts', '');
+    out.push(
+      `Per pass, \`rdma resource\` and the RDMA and socket-buffer slabs before the assertions and after the fuzz (oracle resource-count): ${doc.resources.length} passes, ${leaks.length} grew.`,
+      '',
+    );
+    for (const leak of leaks) out.push(`- ${leak}`);
+  }
   if (doc.coverage !== undefined && doc.coverage.length > 0)
     out.push('', renderFunctionCoverage(doc.coverage, lineOf));
   if (doc.blocks !== undefined && doc.blocks.length > 0)
@@ -225,6 +240,11 @@ export function renderProbeJunit(doc: ProbeDocument): string {
     const test = suite.testCase().className('probe.fuzz').name(`seed ${f.seed}`);
     if (f.findings.length > 0)
       test.failure(`${f.findings.length} findings: ${JSON.stringify(f.findings)}`, 'finding');
+  }
+  for (const j of doc.resources ?? []) {
+    const suite = builder.testSuite().name(`resources ${lineOf(j.kernel)}`);
+    const test = suite.testCase().className('probe.resources').name(j.pass);
+    if (j.grew.length > 0) test.failure(`grew: ${j.grew.join(', ')}`, 'resource-count');
   }
   return builder.build();
 }

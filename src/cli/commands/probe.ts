@@ -32,6 +32,11 @@ import { type Shard, shardLabel } from '../../judge/shard.js';
 import type { AssertionResult } from '../../probe/assertion.js';
 import type { FuzzSummary } from '../../probe/fuzz-loop.js';
 import {
+  judgeResources,
+  type ResourceJudgement,
+  resourceLeaks,
+} from '../../probe/oracles/resource-count.js';
+import {
   ALL_ASSERTIONS,
   runProbeInGuest,
   SIW_CHOICES,
@@ -172,6 +177,7 @@ function finish(
   fuzz: readonly FuzzSummary[],
   coverage: readonly FunctionCoverage[] = [],
   blocks: readonly BlockCoverage[] = [],
+  resources: readonly ResourceJudgement[] = [],
 ): number {
   const doc: ProbeDocument = {
     schema: PROBE_SCHEMA,
@@ -189,6 +195,7 @@ function finish(
     fuzz,
     ...(coverage.length === 0 ? {} : { coverage }),
     ...(blocks.length === 0 ? {} : { blocks }),
+    ...(resources.length === 0 ? {} : { resources }),
   };
   process.stdout.write(renderProbeMarkdown(doc));
   if (options.report !== undefined) {
@@ -197,10 +204,16 @@ function finish(
   }
   const failed = results.filter((r) => !assertionPassed(r) && r.verdict !== 'not-run');
   const findings = fuzz.reduce((n, f) => n + f.findings.length, 0);
-  process.stdout.write(
-    `probe: ${results.length} results, ${failed.length} failed or crashed, ${findings} fuzz findings\n`,
+  // A pass whose RDMA objects (or, past the tolerance, slabs) grew is a finding (issue 32).
+  const leaks = resourceLeaks(
+    resources,
+    (release) => kernels.find((k) => k.release === release)?.line ?? release,
   );
-  return failed.length === 0 && findings === 0 ? 0 : 1;
+  for (const leak of leaks) process.stdout.write(`probe: ${leak}\n`);
+  process.stdout.write(
+    `probe: ${results.length} results, ${failed.length} failed or crashed, ${findings} fuzz findings, ${leaks.length} resource leaks\n`,
+  );
+  return failed.length === 0 && findings === 0 && leaks.length === 0 ? 0 : 1;
 }
 
 /** `rdma-interop probe`. */
@@ -380,6 +393,7 @@ export function registerProbe(program: Command): void {
       const fuzz: FuzzSummary[] = [];
       const coverage: FunctionCoverage[] = [];
       const blocks: BlockCoverage[] = [];
+      const resources: ResourceJudgement[] = [];
       const interrupt = abortOnSignals();
       try {
         for (const line of lines) {
@@ -400,6 +414,7 @@ export function registerProbe(program: Command): void {
           fuzz.push(...run.fuzz);
           coverage.push(...coverageOf(run.coverage));
           blocks.push(...blocksOf(run.blocks));
+          resources.push(...judgeResources(run.kernel.release, run.resources));
         }
       } catch (error) {
         if (!(error instanceof GuestRuntimeError)) throw error;
@@ -408,6 +423,6 @@ export function registerProbe(program: Command): void {
       } finally {
         interrupt.dispose();
       }
-      process.exitCode = finish(options, kernels, results, fuzz, coverage, blocks);
+      process.exitCode = finish(options, kernels, results, fuzz, coverage, blocks, resources);
     });
 }
