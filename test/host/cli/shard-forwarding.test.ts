@@ -26,6 +26,7 @@ vi.mock('../../../src/probe/probe-host.js', async (original) => ({
       fuzz: [],
       coverage: [],
       blocks: [],
+      resources: [],
     };
   },
 }));
