@@ -30,6 +30,7 @@
         "native/round_trip.cc",
         "native/round_trip_repeat.cc",
         "native/exchange.cc",
+        "native/recv_refill.cc",
         "native/flush.cc",
         "native/js_memory.cc"
       ],

@@ -5,10 +5,12 @@
  * `{ streams }` message runs that many streams of `count` Sends, the last one measured.
  *
  * - the receiver: a QP that receives through an SRQ of depth `depth`, filled before the
- *   first run (perftest's server posts its rx-depth first), then `pollUntilCount` of the
- *   receive completions (counted and retired, no completion objects) in batches of REFILL
- *   and the refill of what each batch consumed with one `PreparedRecv.post` (perftest's
- *   server reposts each completed receive);
+ *   first run (perftest's server posts its rx-depth first), then one
+ *   `RecvRefill.repostUntil` per run: in one native call, receive completions taken up to
+ *   REFILL per poll and as many receives posted again after each poll (perftest's server
+ *   polls up to 16 and reposts each completed receive). Until 2026-12-05 the receiver
+ *   looped in JavaScript, `pollUntilCount(16)` then `PreparedRecv.post(16)`: two
+ *   crossings per 16 receives;
  * - the sender: `count` 8-byte Sends per stream, each a `RoundTrip.repeat` (window 128,
  *   `batch` per doorbell; perftest's client: tx-depth 128, post_list `batch`), its rate
  *   from the measured stream's first post to its last completion (the addon's TSC stamps),
@@ -21,6 +23,7 @@
  * SRQ (RNR NAKs, each a retry timer). perftest's C needs no warm-up and has none.
  */
 import { workerData } from 'node:worker_threads';
+import { prepareRecvRefill } from '../verbs/index.js';
 import { connectToPeer, openSide, type PeerQp, SPIN_LIMIT } from './side-common.js';
 
 export interface SrqSideConfig {
@@ -46,7 +49,7 @@ export interface SrqSideResult {
   readonly mpps: number | undefined;
 }
 
-/** Receive completions polled per batch, and reposted per refill. */
+/** Receive completions one poll takes at most, reposted together (perftest's CTX_POLL_BATCH). */
 const REFILL = 16;
 
 function side(config: SrqSideConfig): void {
@@ -60,7 +63,7 @@ function side(config: SrqSideConfig): void {
   const self: PeerQp = { qpNum: qp.qpNum, psn, gid: gid.gid };
   port.once('message', (start: { peer: PeerQp }) => {
     connectToPeer(qp, start.peer, psn, gid.index);
-    const recv = srq?.prepareRecv({ sgList: [mr.sge()] });
+    const recv = srq && prepareRecvRefill(srq, cq, { sgList: [mr.sge()] });
     recv?.post(config.depth);
     const send = receiver ? undefined : qp.prepareRoundTrip({ opcode: 'SEND', sgList: [mr.sge()] });
     const stream = { window: 128, batch: config.batch };
@@ -75,14 +78,9 @@ function side(config: SrqSideConfig): void {
       }
       let result: SrqSideResult = { mpps: undefined };
       if (recv !== undefined) {
-        // Every receive is reposted (the SRQ stays at its depth across runs).
-        const total = run.streams * config.count;
-        for (let received = 0; received < total; received += REFILL) {
-          const n = Math.min(REFILL, total - received);
-          // Counted, not decoded: a failed receive throws (VerbsCompletionError).
-          cq.pollUntilCount(n, SPIN_LIMIT);
-          recv.post(n);
-        }
+        // Every receive is reposted (the SRQ stays at its depth across runs); a failed
+        // receive throws (VerbsCompletionError).
+        recv.repostUntil(run.streams * config.count, { batch: REFILL, spinLimit: SPIN_LIMIT });
       } else if (send !== undefined) {
         for (let s = 0; s < run.streams; s++) send.repeat(config.count, stream);
         const seconds = (send.completedAt - send.postedAt) / 1e6;

@@ -1,7 +1,7 @@
 /**
  * The SRQ receive rate with one side per thread, as `ib_send_bw --use-srq` runs one side
- * per process: the receiver (an SRQ kept full with `PreparedRecv.post`, its completions
- * counted with `pollUntilCount`) and the sender (`repeat` streams) each in its own worker
+ * per process: the receiver (an SRQ kept full by a `RecvRefill`: completions taken and
+ * receives reposted in one native call per run) and the sender (`repeat` streams) each in its own worker
  * (srq-rate-side.ts), with its own context, busy-polling on its own CPU, so the
  * receiver's polling and reposting overlap the sender's posts as perftest's server's do
  * its client's. The sides are opened once and measured every round: each measurement

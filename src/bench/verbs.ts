@@ -19,8 +19,9 @@
  *   128 outstanding, 16 per doorbell, one signaled each); anchor `ib_atomic_bw` MsgRate
  *   (-n 3200, its tx-depth 128). Both with the device's maximum outstanding atomics. Target >= 1x.
  * - receive message rate through an SRQ (issue 23): 8-byte Sends into a QP that receives
- *   through an SRQ of perftest's rx-depth, kept full with `PreparedRecv.post` refills and
- *   `pollUntilCount`, the Sends a `repeat` stream; a thread per side (srq-rate.ts), as
+ *   through an SRQ of perftest's rx-depth, kept full by a receive refill
+ *   (`prepareRecvRefill` + `repostUntil`: each poll's receive completions taken and as many
+ *   receives reposted in the same native call), the Sends a `repeat` stream; a thread per side (srq-rate.ts), as
  *   `ib_send_bw --use-srq -s 8` runs a process per side, its sender 16 per doorbell as ours
  *   (`-l 16`, see SRQ_DOORBELL), both sides opened once for all rounds and warmed up in
  *   the first (SRQ_FIRST_STREAMS): anchor its MsgRate, target >= 1x.
@@ -309,7 +310,7 @@ export async function runBenchmark(): Promise<void> {
     }),
     figure({
       suite,
-      name: 'SRQ receive rate, 8-byte Sends, a thread per side (as ib_send_bw): prepareRecv refills + pollUntilCount, repeat stream',
+      name: 'SRQ receive rate, 8-byte Sends, a thread per side (as ib_send_bw): RecvRefill.repostUntil (poll + repost in one call), repeat stream',
       unit: 'Mpps',
       value: ours.srqRate.ours.threads,
       anchorName: 'ib_send_bw --use-srq',

@@ -114,6 +114,11 @@ export type { Ah, Pd, QpOptions } from './pd.js';
 export { type DeviceCapabilities, probeCapabilities } from './probe.js';
 export type { Qp, QpInfo } from './qp.js';
 export type { AddressVector, Grh, QpAttr, QpStateName } from './qp-attr.js';
+export {
+  prepareRecvRefill,
+  type RecvRefill,
+  type RepostUntilOptions,
+} from './recv-refill.js';
 export type { PreparedRecv } from './requests/prepared-recv.js';
 export type { PreparedSend } from './requests/prepared-send.js';
 export {

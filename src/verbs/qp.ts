@@ -149,6 +149,7 @@ export class Qp extends Resource<NativeQp> implements CompletionSink {
     sendCq.attach(native.qpNum, this);
     recvCq.attach(native.qpNum, this);
     pd.context.trackQp(this);
+    srq?.attachQp(this);
   }
 
   /** The QP number. */

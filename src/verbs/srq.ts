@@ -10,6 +10,7 @@ import { SRQ_ATTR_MASK } from '../ibverbs/constants.js';
 import type { NativeSrq } from '../native/bindings.js';
 import type { AsyncEvent } from './async-events.js';
 import { wrIdOf } from './completion.js';
+import type { Cq } from './cq.js';
 import { VerbsArgumentError, VerbsError } from './errors.js';
 import { Resource } from './lifetime.js';
 import type { Pd } from './pd.js';
@@ -86,6 +87,22 @@ interface RecvRun {
   readonly keep: readonly Resource[];
 }
 
+/**
+ * What the SRQ knows of a receive refill (recv-refill.ts) posting to it: the receives it
+ * holds, and a completion of one of them that another poll took.
+ */
+export interface RefillSink {
+  readonly outstanding: number;
+  /** @internal true if `wrId` is one of the refill's (then no longer outstanding). */
+  retireElsewhere(wrId: bigint): boolean;
+}
+
+/** The QPs of an SRQ as a refill's check sees them. */
+interface SrqQp {
+  readonly closed: boolean;
+  readonly recvCq: Cq;
+}
+
 /** 2^32, to put a wrId together from its halves as a number. */
 const HIGH_WORD = 0x1_0000_0000;
 
@@ -110,6 +127,10 @@ export class Srq extends Resource<NativeSrq> implements RecvRunSink {
   #unclaimedLimit: AsyncEvent | undefined;
   #nextWrId = 1n;
   readonly #packer = new RecvPacker();
+  // The refills posting here (they keep their MRs: kept reachable while this SRQ is),
+  // and the QPs receiving through it (weakly).
+  readonly #refills = new Set<RefillSink>();
+  readonly #qps: WeakRef<SrqQp>[] = [];
   readonly #takeWrId = (): bigint => this.#nextWrId++;
 
   /** @internal use `Pd.createSrq` */
@@ -134,7 +155,29 @@ export class Srq extends Resource<NativeSrq> implements RecvRunSink {
   }
   /** Receives posted whose completions were not polled yet. */
   get inFlight(): number {
-    return this.#posted.length + this.#runsLeft;
+    let n = this.#posted.length + this.#runsLeft;
+    for (const r of this.#refills) n += r.outstanding;
+    return n;
+  }
+
+  /** @internal a QP receives through this SRQ. */
+  attachQp(qp: SrqQp): void {
+    for (let i = this.#qps.length - 1; i >= 0; i--)
+      if (this.#qps[i]?.deref() === undefined) this.#qps.splice(i, 1);
+    this.#qps.push(new WeakRef(qp));
+  }
+
+  /** @internal true when an open QP of this SRQ has `cq` as its receive CQ. */
+  receivesOn(cq: Cq): boolean {
+    return this.#qps.some((r) => {
+      const qp = r.deref();
+      return qp !== undefined && !qp.closed && qp.recvCq === cq;
+    });
+  }
+
+  /** @internal a receive refill posts here. */
+  trackRefill(refill: RefillSink): void {
+    this.#refills.add(refill);
   }
 
   /** @internal the device name (for messages). */
@@ -280,7 +323,7 @@ export class Srq extends Resource<NativeSrq> implements RecvRunSink {
     const posted = this.#posted;
     let i = 0;
     while (i < posted.length && (posted[i] as PackedRecv).wrId !== wrId) i++;
-    if (i === posted.length) return this.#retireFromRun(wrId);
+    if (i === posted.length) return this.#retireFromRun(wrId) || this.#retireFromRefill(wrId);
     if (i === 0) posted.shift();
     else posted.splice(i, 1);
     return true;
@@ -313,6 +356,12 @@ export class Srq extends Resource<NativeSrq> implements RecvRunSink {
     }
   }
 
+  // A refill's receive that another poll took (cq.poll after the refill stopped).
+  #retireFromRefill(wrId: bigint): boolean {
+    for (const r of this.#refills) if (r.retireElsewhere(wrId)) return true;
+    return false;
+  }
+
   // A receive of a prepared receive's run (runs complete in posting order, mostly the
   // first; comparisons only: no bigint made per completion).
   #retireFromRun(wrId: bigint): boolean {
@@ -330,6 +379,7 @@ export class Srq extends Resource<NativeSrq> implements RecvRunSink {
     this.#posted.length = 0;
     this.#runs.length = 0;
     this.#runsLeft = 0;
+    this.#refills.clear();
     this.#unclaimedLimit = undefined;
     this.pd.context.untrackSrq(this.#key);
     const err = new VerbsError(
