@@ -53,10 +53,10 @@ function oneRequestMore(added: (e: Answered, o: Answered) => boolean) {
 const FLUSH_ASSERTION = 'roce-responder-flush-acknowledged';
 
 /**
- * One step, which the engine answers with one `opcode` and rxe leaves unanswered: memory,
- * completions as predicted, QP still in RTS.
+ * One step, which the engine answers with one `opcode` (its QP then in `expectedState`) and
+ * rxe leaves unanswered: memory, completions as predicted, QP still in RTS.
  */
-function oneAnswerDropped(opcode: string, syndrome: RegExp) {
+function oneAnswerDropped(opcode: string, syndrome: RegExp, expectedState: string) {
   const dropped = silentlyDropped('RTS');
   return (expected: JsonValue, observed: JsonValue): boolean => {
     const e = expected as unknown as Steps;
@@ -65,7 +65,7 @@ function oneAnswerDropped(opcode: string, syndrome: RegExp) {
     return (
       answer?.opcode === opcode &&
       syndrome.test(String(answer.syndrome)) &&
-      e.qpState === 'RTS' &&
+      e.qpState === expectedState &&
       dropped(expected, observed)
     );
   };
@@ -93,7 +93,7 @@ export const RXE_WIRE_RECORDS: readonly BehaviourRecord[] = [
       'same offsets), is accepted, so FLUSH works rxe to rxe and never between rxe and a standard ' +
       'RoCEv2 peer. Measured on 6.12.95 and 7.3.4 (2026-12-05)',
     spec: 'IBTA 1.5 Vol. 1 Annex A19 (FLUSH); Vol. 1 Annex A17.3.3 (ICRC)',
-    matches: oneAnswerDropped('RC_RDMA_READ_RESPONSE_ONLY', /^ACK /),
+    matches: oneAnswerDropped('RC_RDMA_READ_RESPONSE_ONLY', /^ACK /, 'RTS'),
   },
   {
     id: 'rxe-no-flush-opcode-before-6.2',
@@ -108,10 +108,11 @@ export const RXE_WIRE_RECORDS: readonly BehaviourRecord[] = [
       'rxe before 6.2 has no FLUSH ("RDMA/rxe: Implement RC RDMA FLUSH service in requester ' +
       'side", 6.2): 6.1.192\'s rxe_opcode.c has no IB_OPCODE_RC_FLUSH (0x1C) entry, so rxe_recv.c ' +
       'rxe_rcv()\'s "!rxe_opcode[pkt->opcode].mask" test drops the packet (no NAK, QP in RTS, ' +
-      'memory untouched), where the engine answers an operation the responder does not support ' +
-      '(no FLUSH right: the MR cannot be registered with one there) with NAK Invalid Request',
+      'memory untouched), measured on 6.1.192 (2026-12-05), where the engine answers an operation the responder does not support ' +
+      '(no FLUSH right: the MR cannot be registered with one there) with NAK Invalid Request, its QP then in ERR',
     spec: 'IBTA 1.5 Vol. 1 Annex A19 (FLUSH); Vol. 1 §9.7.5.2.2 (Invalid Request)',
-    matches: oneAnswerDropped('RC_ACKNOWLEDGE', /^NAK INVALID_REQUEST$/),
+    // The engine's NAK Invalid Request moves its QP to ERR; rxe's stays in RTS.
+    matches: oneAnswerDropped('RC_ACKNOWLEDGE', /^NAK INVALID_REQUEST$/, 'ERR'),
     codeAbsent: true,
   },
   {

@@ -172,13 +172,16 @@ describe('a FLUSH with the standard ICRC (IBTA 1.5 Annex A19)', () => {
     expect(roceRecordFor(id, '6.1.0-56-amd64', expected, dropped)).toBeUndefined();
   });
 
-  it('rxe 6.1 dropping the unknown opcode is its own record', () => {
-    const expected = { steps: [step([invalid])], qpState: 'RTS' };
+  it('rxe 6.1 dropping the unknown opcode is its own record (measured 2026-12-05)', () => {
+    // The engine's NAK Invalid Request leaves its QP in ERR; rxe 6.1's stays in RTS.
+    const expected = { steps: [step([invalid])], qpState: 'ERR' };
     expect(roceRecordFor(id, '6.1.0-56-amd64', expected, dropped)?.id).toBe(
       'rxe-no-flush-opcode-before-6.2',
     );
     expect(roceRecordFor(id, '6.12.95+deb12-amd64', expected, dropped)).toBeUndefined();
     const answered = { steps: [step([flushAck])], qpState: 'RTS' };
     expect(roceRecordFor(id, '6.1.0-56-amd64', expected, answered)).toBeUndefined();
+    const inErr = { ...dropped, qpState: 'ERR' };
+    expect(roceRecordFor(id, '6.1.0-56-amd64', expected, inErr)).toBeUndefined();
   });
 });
