@@ -27,6 +27,9 @@ export interface TesterPacket {
   readonly icrcValid: boolean;
 }
 
+/** FETH: selectivity level 0 (bits 5-4, memory range), placement type 1 (bits 3-0, global). */
+const FETH_RANGE_GLOBAL = 0x01;
+
 /** The immediate value the tester's packets carry (not a byte palindrome). */
 const IMMEDIATE = 0x1234abcd;
 
@@ -127,6 +130,20 @@ export const build = {
         payload: data,
       },
     );
+  },
+  /**
+   * A FLUSH (IBTA 1.5 Annex A19) of `length` bytes at `offset`: FETH selectivity level 0
+   * (memory range) and placement type 1 (global visibility), rxe_hdr.h's FETH_SEL / FETH_PLT
+   * bits, with the standard ICRC.
+   */
+  flush(t: RoceTarget, psn: number, offset: number, length: number): TesterPacket {
+    return packet(`RC_FLUSH psn ${psn} +${offset} ${length} bytes, range, global`, {
+      bth: bth('RC_FLUSH', t, psn),
+      headers: {
+        FETH: { value: FETH_RANGE_GLOBAL },
+        RETH: { virtualAddress: t.va + BigInt(offset), rKey: t.rKey, dmaLength: length },
+      },
+    });
   },
   send(
     t: RoceTarget,

@@ -18,6 +18,11 @@ export interface RoceQpSetup {
   readonly minRnrTimer?: number;
   /** The responder's max_dest_rd_atomic (saved Read and Atomic results); default 16. */
   readonly maxDestRdAtomic?: number;
+  /**
+   * Register the MR and the QP with FLUSH_GLOBAL (IBTA 1.5 FLUSH), where the line has it
+   * (rxe from 6.2); default not.
+   */
+  readonly flush?: boolean;
 }
 
 /** What a step's builder gets: the target, the tester's first PSN. */
@@ -358,6 +363,16 @@ export const ROCE_RESPONDER_ASSERTIONS: readonly RoceResponderAssertion[] = [
     title: 'an ATOMIC WRITE at an address that is not 8-byte aligned is refused',
     hostile: true,
     steps: (c) => [[build.atomicWrite(c, c.psn, 4, DATA_A.subarray(0, 8), 8)]],
+  },
+  {
+    ...base,
+    id: 'roce-responder-flush-acknowledged',
+    spec: 'IBTA 1.5 Annex A19 (FLUSH: FETH, RETH; answered by an RDMA READ Response without data), Vol. 1 Annex A17.3.3 (ICRC)',
+    title:
+      'a FLUSH (memory range, global visibility) with the standard ICRC to an MR with the FLUSH right is acknowledged, memory unchanged',
+    hostile: false,
+    setup: { flush: true },
+    steps: (c) => [[build.flush(c, c.psn, 0, 16)]],
   },
   {
     ...base,

@@ -103,8 +103,14 @@ export async function runRoceResponderAssertion(
   const setup = assertion.setup ?? {};
   const minRnrTimer = setup.minRnrTimer ?? 14;
   const maxDestRdAtomic = setup.maxDestRdAtomic ?? 16;
+  // FLUSH needs the FLUSH_GLOBAL right on the MR and the QP (rxe_resp.c check_op_valid and
+  // check_rkey); rxe before 6.2 refuses the right (ibv_reg_mr EINVAL), so there it is not asked.
+  const flush = setup.flush === true && rxeHasAtomicWrite(env.kernel);
+  const rights = ['LOCAL_WRITE', 'REMOTE_WRITE', 'REMOTE_READ', 'REMOTE_ATOMIC'] as const;
   const qp = env.device.createQp();
-  const mr = env.device.allocateMemory(REGION_LENGTH);
+  const mr = flush
+    ? env.device.pd.allocMr(REGION_LENGTH, [...rights, 'FLUSH_GLOBAL'])
+    : env.device.allocateMemory(REGION_LENGTH);
   try {
     fillPattern(mr.buffer);
     const state = setup.state ?? 'RTS';
@@ -126,6 +132,7 @@ export async function runRoceResponderAssertion(
           retryCnt: 1,
           rnrRetry: 0,
           timeout: 10,
+          ...(flush ? { access: [...rights, 'FLUSH_GLOBAL'] as const } : {}),
         },
       );
     if (state === 'ERR') qp.modify({ state: 'ERR' });
@@ -147,6 +154,7 @@ export async function runRoceResponderAssertion(
       },
       receives,
       atomicWrite: rxeHasAtomicWrite(env.kernel),
+      flush,
       state: state === 'RTS' ? 'RTS' : state,
     });
     const steps = assertion.steps({ qpn: qp.qpNum, va: mr.addr, rKey: mr.rkey, psn: TESTER_PSN });

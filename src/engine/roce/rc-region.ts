@@ -27,6 +27,8 @@ export interface RoceRegion {
  * byte order of the little-endian hosts rxe runs on.
  */
 const REGION_ACCESS = accessMask(['LOCAL_WRITE', 'REMOTE_WRITE', 'REMOTE_READ', 'REMOTE_ATOMIC']);
+/** The same with the FLUSH right of IBTA 1.5 Annex A19 (placement type global visibility). */
+const REGION_ACCESS_FLUSH = REGION_ACCESS | accessMask(['FLUSH_GLOBAL']);
 const REGION_PD = 1;
 const STREAM = { streamId: 1, protectionDomain: REGION_PD } as const;
 
@@ -55,28 +57,34 @@ export class RoceRegionSemantics implements RcSemantics {
   readonly #receives: number[];
   readonly #atomicWrite: boolean;
   readonly #qpAccess: number;
+  readonly #flush: boolean;
   /** Where the Write in progress starts, as an offset into the region. */
   #writeStart = 0;
 
-  /** `qpAccess`: the QP's remote access enables (default every one). */
+  /**
+   * `qpAccess`: the QP's remote access enables (default every one); `flush`: the region and
+   * the QP grant FLUSH_GLOBAL (an rxe from 6.2 registered so), else FLUSH is unsupported.
+   */
   constructor(
     region: RoceRegion,
     receives: readonly number[],
     atomicWrite: boolean,
     qpAccess: readonly AccessFlag[] = ['REMOTE_WRITE', 'REMOTE_READ', 'REMOTE_ATOMIC'],
+    flush = false,
   ) {
     // register() copies `contents` (it may be a Buffer, whose slice() is a view).
     this.#region = this.#buffers.register({
       stag: region.rKey,
       baseTaggedOffset: region.virtualAddress,
       length: region.contents.length,
-      access: REGION_ACCESS,
+      access: flush ? REGION_ACCESS_FLUSH : REGION_ACCESS,
       protectionDomain: REGION_PD,
       contents: region.contents,
     });
     this.#receives = [...receives];
     this.#atomicWrite = atomicWrite;
     this.#qpAccess = accessMask(qpAccess);
+    this.#flush = flush;
   }
 
   #qpDenies(right: AccessFlag): boolean {
@@ -169,8 +177,16 @@ export class RoceRegionSemantics implements RcSemantics {
     return undefined;
   }
 
-  /** The tester's device is not asked to FLUSH: answered like any unsupported opcode. */
-  flush(_reth: Reth): RcRefusal | undefined {
-    return invalidRequest('unsupported-opcode');
+  /**
+   * FLUSH (IBTA 1.5 Annex A19) with selectivity "memory range" and placement type global
+   * visibility, the form the tester sends: without the FLUSH right on the QP it is an
+   * unsupported operation (rxe_resp.c check_op_valid: NAK Invalid Request); else the R_Key,
+   * the region's FLUSH_GLOBAL right and the range are checked as for any access (rxe_resp.c
+   * check_rkey), and nothing in memory changes.
+   */
+  flush(reth: Reth): RcRefusal | undefined {
+    if (!this.#flush) return invalidRequest('unsupported-opcode');
+    const at = this.#target(reth.virtualAddress, reth.rKey, reth.dmaLength, 'FLUSH_GLOBAL');
+    return at === undefined ? REMOTE_ACCESS : undefined;
   }
 }

@@ -111,6 +111,8 @@ export interface RoceRcResponderOptions extends RoceRcTransportOptions {
    * do not allow is NAK Invalid Request, before the R_Key is looked at (rc-region.ts).
    */
   readonly qpAccess?: readonly AccessFlag[];
+  /** Whether the QP and the region grant FLUSH_GLOBAL (IBTA 1.5 FLUSH); default not. */
+  readonly flush?: boolean;
 }
 
 /** One answer the responder sends (a packet, in the terms of the codec's decoder). */
@@ -182,7 +184,8 @@ export class RoceRcResponder {
         o.region,
         o.receives ?? [],
         o.atomicWrite,
-        ...(o.qpAccess === undefined ? [] : [o.qpAccess]),
+        o.qpAccess,
+        o.flush ?? false,
       );
       this.#semantics = this.#region;
     } else {

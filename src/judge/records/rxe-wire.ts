@@ -8,6 +8,7 @@
  * the suite records too, is in rxe.ts.
  */
 import type { BehaviourRecord, JsonValue } from '../record.js';
+import { RXE_BEFORE_PLACEMENT, RXE_WITH_PLACEMENT } from './ranges.js';
 
 type Step = { answers: JsonValue[]; memory: JsonValue; completions: JsonValue[] };
 type Steps = { steps: Step[]; qpState: string };
@@ -48,8 +49,72 @@ function oneRequestMore(added: (e: Answered, o: Answered) => boolean) {
   );
 }
 
+/** The tester's one FLUSH (roce-responder-flush-acknowledged). */
+const FLUSH_ASSERTION = 'roce-responder-flush-acknowledged';
+
+/**
+ * One step, which the engine answers with one `opcode` (its QP then in `expectedState`) and
+ * rxe leaves unanswered: memory, completions as predicted, QP still in RTS.
+ */
+function oneAnswerDropped(opcode: string, syndrome: RegExp, expectedState: string) {
+  const dropped = silentlyDropped('RTS');
+  return (expected: JsonValue, observed: JsonValue): boolean => {
+    const e = expected as unknown as Steps;
+    const answers = e.steps.length === 1 ? e.steps[0]?.answers : undefined;
+    const answer = answers?.length === 1 ? (answers[0] as Record<string, JsonValue>) : undefined;
+    return (
+      answer?.opcode === opcode &&
+      syndrome.test(String(answer.syndrome)) &&
+      e.qpState === expectedState &&
+      dropped(expected, observed)
+    );
+  };
+}
+
 /** The RoCE tester's records of rxe (the suite's are in rxe.ts). */
 export const RXE_WIRE_RECORDS: readonly BehaviourRecord[] = [
+  {
+    id: 'rxe-flush-icrc-hashes-headers-twice',
+    class: 'defect',
+    rule: 'IBTA 1.5 Vol. 1 Annex A19 (FLUSH: BTH, FETH, RETH and no payload, answered by an RDMA READ Response without data); Vol. 1 Annex A17.3.3 (the ICRC covers the packet once)',
+    unclear:
+      "the IBTA clauses are cited from public sources, not read here; rxe-to-rxe FLUSH works because rxe's requester computes the ICRC the same way",
+    provider: 'rxe',
+    scope: [FLUSH_ASSERTION],
+    kernel: RXE_WITH_PLACEMENT,
+    why:
+      "rxe_opcode.c's IB_OPCODE_RC_FLUSH entry (6.12.95, 7.3.4: lines 393-403) gives offsets for " +
+      'RXE_BTH, RXE_FETH and RXE_RETH but none for RXE_PAYLOAD (IB_OPCODE_RC_ATOMIC_WRITE, right ' +
+      'after it, has one), so payload_addr() (rxe_hdr.h) points at the BTH and payload_size() ' +
+      'covers BTH + FETH + RETH; rxe_icrc_check() (rxe_icrc.c) hashes the headers (rxe_icrc_hdr) ' +
+      'and then that "payload", the 32 header bytes a second time. A FLUSH with the standard ICRC ' +
+      'fails the check and rxe_rcv drops it: no ACK, no NAK, QP in RTS, memory untouched. Only an ' +
+      "ICRC computed over the headers twice, what rxe's own requester sends (rxe_icrc_generate, " +
+      'same offsets), is accepted, so FLUSH works rxe to rxe and never between rxe and a standard ' +
+      'RoCEv2 peer. Measured on 6.12.95 and 7.3.4 (2026-12-05)',
+    spec: 'IBTA 1.5 Vol. 1 Annex A19 (FLUSH); Vol. 1 Annex A17.3.3 (ICRC)',
+    matches: oneAnswerDropped('RC_RDMA_READ_RESPONSE_ONLY', /^ACK /, 'RTS'),
+  },
+  {
+    id: 'rxe-no-flush-opcode-before-6.2',
+    class: 'unimplemented',
+    rule: 'IBTA 1.5 Vol. 1 Annex A19 (FLUSH, a 1.5 addition the 6.1 driver predates)',
+    unclear:
+      'rxe before 6.2 drops the unknown opcode silently where IBTA Vol. 1 §9.7.5.2.2 asks for NAK Invalid Request (as rxe-no-atomic-write-before-6.2)',
+    provider: 'rxe',
+    scope: [FLUSH_ASSERTION],
+    kernel: RXE_BEFORE_PLACEMENT,
+    why:
+      'rxe before 6.2 has no FLUSH ("RDMA/rxe: Implement RC RDMA FLUSH service in requester ' +
+      'side", 6.2): 6.1.192\'s rxe_opcode.c has no IB_OPCODE_RC_FLUSH (0x1C) entry, so rxe_recv.c ' +
+      'rxe_rcv()\'s "!rxe_opcode[pkt->opcode].mask" test drops the packet (no NAK, QP in RTS, ' +
+      'memory untouched), measured on 6.1.192 (2026-12-05), where the engine answers an operation the responder does not support ' +
+      '(no FLUSH right: the MR cannot be registered with one there) with NAK Invalid Request, its QP then in ERR',
+    spec: 'IBTA 1.5 Vol. 1 Annex A19 (FLUSH); Vol. 1 §9.7.5.2.2 (Invalid Request)',
+    // The engine's NAK Invalid Request moves its QP to ERR; rxe's stays in RTS.
+    matches: oneAnswerDropped('RC_ACKNOWLEDGE', /^NAK INVALID_REQUEST$/, 'ERR'),
+    codeAbsent: true,
+  },
   {
     id: 'rxe-retry-cnt-7-is-infinite',
     class: 'defect',

@@ -111,3 +111,77 @@ describe('a Read response shorter than the Read', () => {
     expect(roceRecordFor(id, '6.1.0-56-amd64', expected, resent)).toBeUndefined();
   });
 });
+
+describe('a FLUSH with the standard ICRC (IBTA 1.5 Annex A19)', () => {
+  const id = 'roce-responder-flush-acknowledged';
+  const step = (answers: { opcode: string; syndrome: string }[]) => ({
+    sent: ['x'],
+    rules: ['r'],
+    answers,
+    completions: [],
+    memory: '1122',
+  });
+  const flushAck = { opcode: 'RC_RDMA_READ_RESPONSE_ONLY', syndrome: 'ACK credits 31' };
+  const invalid = { opcode: 'RC_ACKNOWLEDGE', syndrome: 'NAK INVALID_REQUEST' };
+  const dropped = { steps: [step([])], qpState: 'RTS' };
+
+  it('is acknowledged by an empty Read Response where the MR and QP grant FLUSH_GLOBAL', () => {
+    const assertion = ROCE_RESPONDER_ASSERTIONS.find((a) => a.id === id);
+    if (assertion === undefined) throw new Error(`no assertion ${id}`);
+    expect(assertion.setup?.flush).toBe(true);
+    const responder = (flush: boolean) =>
+      new RoceRcResponder({
+        qpn: CONTEXT.qpn,
+        requesterQpn: 0x0c0ffe,
+        expectedPsn: CONTEXT.psn,
+        mtu: 1024,
+        minRnrTimer: 14,
+        maxDestRdAtomic: 16,
+        region: { virtualAddress: CONTEXT.va, rKey: CONTEXT.rKey, contents: new Uint8Array(64) },
+        atomicWrite: flush,
+        flush,
+      });
+    const [packet] = assertion.steps(CONTEXT).flat();
+    expect(packet?.decoded?.headers.FETH).toEqual({ value: 0x01 });
+    const granted = responder(true).receive(packet?.decoded, true);
+    expect([granted.rule, granted.answers.map((a) => `${a.opcode} ${a.syndrome.kind}`)]).toEqual([
+      'flush',
+      ['RC_RDMA_READ_RESPONSE_ONLY ACK'],
+    ]);
+    const refused = responder(false).receive(packet?.decoded, true);
+    expect(refused.answers.map((a) => a.syndrome)).toEqual([
+      { kind: 'NAK', code: 'INVALID_REQUEST' },
+    ]);
+  });
+
+  it('rxe from 6.2 dropping it is the ICRC defect; nothing else is', () => {
+    const expected = { steps: [step([flushAck])], qpState: 'RTS' };
+    for (const kernel of ['6.12.95+deb12-amd64', '7.3.4+deb13-amd64'])
+      expect(roceRecordFor(id, kernel, expected, dropped)?.id).toBe(
+        'rxe-flush-icrc-hashes-headers-twice',
+      );
+    // A NAK, a changed memory or a QP in ERR is not this record.
+    const nak = { steps: [step([invalid])], qpState: 'RTS' };
+    expect(roceRecordFor(id, '6.12.95+deb12-amd64', expected, nak)).toBeUndefined();
+    const placed = { steps: [{ ...step([]), memory: 'ffff' }], qpState: 'RTS' };
+    expect(roceRecordFor(id, '6.12.95+deb12-amd64', expected, placed)).toBeUndefined();
+    expect(
+      roceRecordFor(id, '6.12.95+deb12-amd64', expected, { ...dropped, qpState: 'ERR' }),
+    ).toBeUndefined();
+    // Not on 6.1, whose engine expectation is a NAK (no FLUSH right there).
+    expect(roceRecordFor(id, '6.1.0-56-amd64', expected, dropped)).toBeUndefined();
+  });
+
+  it('rxe 6.1 dropping the unknown opcode is its own record (measured 2026-12-05)', () => {
+    // The engine's NAK Invalid Request leaves its QP in ERR; rxe 6.1's stays in RTS.
+    const expected = { steps: [step([invalid])], qpState: 'ERR' };
+    expect(roceRecordFor(id, '6.1.0-56-amd64', expected, dropped)?.id).toBe(
+      'rxe-no-flush-opcode-before-6.2',
+    );
+    expect(roceRecordFor(id, '6.12.95+deb12-amd64', expected, dropped)).toBeUndefined();
+    const answered = { steps: [step([flushAck])], qpState: 'RTS' };
+    expect(roceRecordFor(id, '6.1.0-56-amd64', expected, answered)).toBeUndefined();
+    const inErr = { ...dropped, qpState: 'ERR' };
+    expect(roceRecordFor(id, '6.1.0-56-amd64', expected, inErr)).toBeUndefined();
+  });
+});
