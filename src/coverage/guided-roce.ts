@@ -1,23 +1,9 @@
-/**
- * The coverage-guided wire fuzz of rxe (issue 32), in the guest on the RoCE tester's testbed:
- * a corpus of packet sequences (guided-input.ts), seeded with the tester's own requests;
- * each round takes a corpus entry (seeded draw), applies 1-4 mutations, sends the sequence
- * to a fresh QP (connected at the sequence's start PSN), and keeps it in the corpus when the
- * feedback grew: the number of distinct blocks the trace-pc collector holds
- * (`/sys/kernel/debug/rdma_cov/count`, `--coverage blocks`), else the number of distinct
- * functions the ftrace reader wrote (`--coverage functions`); with neither, nothing is kept
- * and the campaign mutates the seeds only. The oracles are roce-fuzz.ts's: the guard MR
- * (no remote rights) unchanged after each sequence, and after each batch the kernel log and
- * a loopback FetchAdd on rxe_t.
- */
-import { existsSync, readFileSync } from 'node:fs';
 import { release } from 'node:os';
 import { computeRoceIcrc } from '../codec/roce/icrc.js';
 import { BthOpcode } from '../codec/roce/opcodes.js';
 import { ICRC_LENGTH, type RocePacketFields } from '../codec/roce/packet.js';
 import {
   type FindingMinimization,
-  type FuzzFinding,
   type FuzzLoopOptions,
   type FuzzSummary,
   seededRandom,
@@ -38,7 +24,7 @@ import {
 } from '../probe/roce-responder-run.js';
 import { ROCE_TESTBED, TESTER_QPN } from '../probe/roce-testbed.js';
 import type { Mr } from '../verbs/mr.js';
-import { FUNCTIONS_FILE_ENV, readOutput, syncFunctionFeedback } from './ftrace.js';
+import { type GuidedRun, runGuidedCampaign } from './guided-campaign.js';
 import {
   applyStep,
   baseOpcode,
@@ -46,30 +32,14 @@ import {
   type GuidedInput,
   type GuidedStep,
   MUTATIONS,
-  type MutationName,
   mutate,
   seedsFor,
 } from './guided-input.js';
 import { guidedStepReductions } from './guided-minimize.js';
 import { GUIDED_QKEY, type GuidedQp, openGuidedQp } from './guided-roce-qp.js';
 
-const COUNT_FILE = '/sys/kernel/debug/rdma_cov/count';
-
-/** The feedback now: blocks, else functions, else undefined. */
-export function coverageFeedback(): { kind: 'blocks' | 'functions'; value: number } | undefined {
-  if (existsSync(COUNT_FILE))
-    return { kind: 'blocks', value: Number(readFileSync(COUNT_FILE, 'utf8').trim()) };
-  const file = process.env[FUNCTIONS_FILE_ENV];
-  if (file === undefined || !existsSync(file)) return undefined;
-  // The reader lags behind the trace under TCG: wait until it has written what came before.
-  syncFunctionFeedback();
-  return {
-    kind: 'functions',
-    value: readOutput(file)
-      .split('\n')
-      .filter((l) => l !== '' && !l.startsWith('#')).length,
-  };
-}
+// The feedback both campaigns read lives with their shared loop; kept importable from here.
+export { coverageFeedback } from './guided-campaign.js';
 
 const PAYLOAD = Uint8Array.of(0x88, 0x77, 0x66, 0x55, 0x44, 0x33, 0x22, 0x11);
 /** The immediate data of the UD and Send-Last bases (not a byte palindrome). */
@@ -388,105 +358,35 @@ export async function guidedFuzzRxe(
 ): Promise<GuidedSummary> {
   const random = seededRandom(seed ^ 0x5bd1e995);
   const seeds = seedsFor(count, 0x00a5c3);
-  const corpus: GuidedInput[] = [...seeds];
-  const added: GuidedInput[] = [];
-  const kept: Record<string, number> = Object.fromEntries(MUTATIONS.map((m) => [m, 0]));
-  const findings: FuzzFinding[] = [];
-  const start = coverageFeedback();
-  let last = start?.value ?? 0;
-  let batches = 0;
-  const refused: { count: number; first?: string } = { count: 0 };
   const guard = env.device.pd.allocMr(4096, ['LOCAL_WRITE']);
+  let run: GuidedRun<GuidedInput>;
   try {
     fillGuard(guard);
-    for (let from = 0; from < count; from += batch) {
-      env.log.mark();
-      const to = Math.min(count, from + batch);
-      const inBatch: GuidedInput[] = [];
-      for (let index = from; index < to; index++) {
-        let input: GuidedInput;
-        let applied: MutationName[] = [];
-        if (index < seeds.length) input = seeds[index] as GuidedInput;
-        else {
-          const parent = corpus[Math.floor(random() * corpus.length)] as GuidedInput;
-          ({ input, applied } = mutate(parent, random));
-        }
-        inBatch.push(input);
-        let wrong: string | undefined;
-        try {
-          wrong = await sendInput(env, guard, input);
-        } catch (error) {
-          if (error instanceof SetupRefused) {
-            // Not an input the device saw: counted, never kept, never a finding.
-            refused.count++;
-            refused.first ??= error.message;
-            continue;
-          }
-          wrong = `the tester failed: ${error instanceof Error ? error.message : String(error)}`;
-        }
-        // The feedback of this input alone, read before any minimizing replays add to it.
-        const now = coverageFeedback()?.value ?? last;
-        const grew = now > last && index >= seeds.length;
-        last = Math.max(last, now);
-        if (wrong !== undefined) {
-          const oracle = sequenceOracle(wrong);
-          const minimization =
-            options.minimizeBudget === undefined
-              ? undefined
-              : await minimizeGuidedInput(env, guard, input, oracle, options.minimizeBudget);
-          const smallest =
-            minimization?.sequence.kind === 'guided' ? minimization.sequence.inputs[0] : undefined;
-          findings.push({
-            seed,
-            index,
-            mutation: applied.join('+') || 'seed',
-            why: wrong,
-            oracles: [oracle],
-            bytes: JSON.stringify(input),
-            minimized: JSON.stringify(smallest ?? input),
-            ...(minimization === undefined ? {} : { minimization }),
-          });
-          // What the replays reached is no later input's gain.
-          last = Math.max(last, coverageFeedback()?.value ?? last);
-        }
-        if (grew) {
-          corpus.push(input);
-          added.push(input);
-          for (const m of new Set(applied)) kept[m] = (kept[m] ?? 0) + 1;
-        }
-      }
-      batches++;
-      const problems = env.log.troubleSinceLastCheck();
-      const works = await loopbackFetchAdd(env.device).catch(() => false);
-      if (problems.length > 0 || !works) {
-        const oracles = [...kernelLogOracles(problems), ...(works ? [] : ['device-works'])];
-        const oracle = oracles[0];
-        // A broken device cannot replay; a kernel-log oracle can.
-        const minimization =
-          options.minimizeBudget !== undefined && works && oracle?.startsWith('kernel-log/')
-            ? await minimizeGuidedBatch(env, guard, inBatch, oracle, options.minimizeBudget)
-            : undefined;
-        findings.push({
-          seed,
-          index: to - 1,
-          mutation: `batch ${from}-${to - 1}`,
-          why: [...problems, ...(works ? [] : ['rxe_t no longer completes a FetchAdd'])].join(
-            ' | ',
-          ),
-          oracles,
-          bytes: JSON.stringify(inBatch),
-          minimized: JSON.stringify(
-            minimization?.sequence.kind === 'guided' ? minimization.sequence.inputs : inBatch,
-          ),
-          ...(minimization === undefined ? {} : { minimization }),
-        });
-        last = Math.max(last, coverageFeedback()?.value ?? last);
-        if (!works) break;
-      }
-      onProgress(
-        `guided fuzz ${ROCE_TESTBED.device}: ${to}/${count} inputs, corpus ${corpus.length}, coverage ${last}, ${findings.length} findings`,
-      );
-    }
+    run = await runGuidedCampaign<GuidedInput>(
+      {
+        device: ROCE_TESTBED.device,
+        kind: 'guided',
+        seeds,
+        mutations: MUTATIONS,
+        log: env.log,
+        draw: (corpus) =>
+          mutate(corpus[Math.floor(random() * corpus.length)] as GuidedInput, random),
+        send: (input) => sendInput(env, guard, input),
+        refusal: (error) => (error instanceof SetupRefused ? error.message : undefined),
+        oracle: sequenceOracle,
+        minimizeInput: (input, oracle, budget) =>
+          minimizeGuidedInput(env, guard, input, oracle, budget),
+        minimizeBatch: (inputs, oracle, budget) =>
+          minimizeGuidedBatch(env, guard, inputs, oracle, budget),
+        works: () => loopbackFetchAdd(env.device),
+        broken: 'rxe_t no longer completes a FetchAdd',
+      },
+      count,
+      seed,
+      batch,
+      onProgress,
+      options,
+    );
   } finally {
     guard.close();
   }
@@ -495,19 +395,19 @@ export async function guidedFuzzRxe(
     device: ROCE_TESTBED.device,
     seed,
     packets: count,
-    batches,
-    findings,
+    batches: run.batches,
+    findings: run.findings,
     guided: {
-      feedback: start?.kind ?? 'none',
+      feedback: run.feedback,
       inputs: count,
       seeds: seeds.length,
-      corpus: corpus.length,
-      coverageStart: start?.value ?? 0,
-      coverageEnd: last,
-      kept,
-      added,
-      setupRefused: refused.count,
-      ...(refused.first === undefined ? {} : { firstRefusal: refused.first }),
+      corpus: run.corpus,
+      coverageStart: run.coverageStart,
+      coverageEnd: run.coverageEnd,
+      kept: run.kept,
+      added: run.added,
+      setupRefused: run.refused,
+      ...(run.firstRefusal === undefined ? {} : { firstRefusal: run.firstRefusal }),
     },
   };
 }

@@ -16,7 +16,6 @@ import { release } from 'node:os';
 import { decodeMpaFrame, encodeMpaFrame, makeMpaFrame } from '../codec/iwarp/mpa-frames.js';
 import {
   type FindingMinimization,
-  type FuzzFinding,
   type FuzzLoopOptions,
   type FuzzSummary,
   seededRandom,
@@ -28,7 +27,7 @@ import { listenOnSomePort, probeSiwWith, SIW_ADDRESS, waitUntil } from '../probe
 import { KernelLog } from '../probe/survival.js';
 import { EventChannel } from '../verbs/cm.js';
 import { closeQuietly } from '../verbs/lifetime.js';
-import { coverageFeedback } from './guided-roce.js';
+import { type GuidedRun, runGuidedCampaign } from './guided-campaign.js';
 import {
   drawSiwInput,
   PEER_READ_OFFSET,
@@ -36,7 +35,6 @@ import {
   READ_BYTES,
   SIW_MUTATIONS,
   type SiwGuidedInput,
-  type SiwMutationName,
   siwGuidedSeeds,
   siwInputStream,
   siwStepReductions,
@@ -278,93 +276,36 @@ export async function guidedFuzzSiw(
 ): Promise<SiwGuidedSummary> {
   const random = seededRandom(seed ^ 0x27d4eb2f);
   const seeds = siwGuidedSeeds();
-  const corpus: SiwGuidedInput[] = [...seeds];
-  const added: SiwGuidedInput[] = [];
-  const kept: Record<string, number> = Object.fromEntries(SIW_MUTATIONS.map((m) => [m, 0]));
   const handshakes: Record<string, number> = {};
-  const findings: FuzzFinding[] = [];
   const log = new KernelLog();
-  const start = coverageFeedback();
-  let last = start?.value ?? 0;
-  let batches = 0;
   const debugMessages = siwDebugMessages(true);
+  let run: GuidedRun<SiwGuidedInput>;
   try {
-    for (let from = 0; from < count; from += batch) {
-      log.mark();
-      const to = Math.min(count, from + batch);
-      const inBatch: SiwGuidedInput[] = [];
-      for (let index = from; index < to; index++) {
-        let input: SiwGuidedInput;
-        let applied: SiwMutationName[] = [];
-        if (index < seeds.length) input = seeds[index] as SiwGuidedInput;
-        else {
-          ({ input, applied } = drawSiwInput(corpus, random));
-        }
-        inBatch.push(input);
-        const wrong = await tryInput(input, handshakes);
-        // The feedback of this input alone, read before any minimizing replays add to it.
-        const now = coverageFeedback()?.value ?? last;
-        const grew = now > last && index >= seeds.length;
-        last = Math.max(last, now);
-        if (wrong !== undefined) {
-          const oracle = sequenceOracle(wrong);
-          const minimization =
-            options.minimizeBudget === undefined || input.steps.length === 0
-              ? undefined
-              : await minimizeSiwInput(input, oracle, options.minimizeBudget, handshakes);
-          const smallest =
-            minimization?.sequence.kind === 'guided-siw'
-              ? minimization.sequence.inputs[0]
-              : undefined;
-          findings.push({
-            seed,
-            index,
-            mutation: applied.join('+') || 'seed',
-            why: wrong,
-            oracles: [oracle],
-            bytes: JSON.stringify(input),
-            minimized: JSON.stringify(smallest ?? input),
-            ...(minimization === undefined ? {} : { minimization }),
-          });
-          last = Math.max(last, coverageFeedback()?.value ?? last);
-        }
-        if (grew) {
-          corpus.push(input);
-          added.push(input);
-          for (const m of new Set(applied)) kept[m] = (kept[m] ?? 0) + 1;
-        }
-      }
-      batches++;
-      const problems = log.troubleSinceLastCheck();
-      const works = await siwStillWorks();
-      if (problems.length > 0 || !works) {
-        const oracles = [...kernelLogOracles(problems), ...(works ? [] : ['device-works'])];
-        const oracle = oracles[0];
-        const minimization =
-          options.minimizeBudget !== undefined && works && oracle?.startsWith('kernel-log/')
-            ? await minimizeSiwBatch(log, inBatch, oracle, options.minimizeBudget, handshakes)
-            : undefined;
-        findings.push({
-          seed,
-          index: to - 1,
-          mutation: `batch ${from}-${to - 1}`,
-          why: [...problems, ...(works ? [] : ['siw no longer places a well-formed Write'])].join(
-            ' | ',
-          ),
-          oracles,
-          bytes: JSON.stringify(inBatch),
-          minimized: JSON.stringify(
-            minimization?.sequence.kind === 'guided-siw' ? minimization.sequence.inputs : inBatch,
-          ),
-          ...(minimization === undefined ? {} : { minimization }),
-        });
-        last = Math.max(last, coverageFeedback()?.value ?? last);
-        if (!works) break;
-      }
-      onProgress(
-        `guided fuzz ${DEVICE}: ${to}/${count} inputs, corpus ${corpus.length}, coverage ${last}, ${findings.length} findings`,
-      );
-    }
+    run = await runGuidedCampaign<SiwGuidedInput>(
+      {
+        device: DEVICE,
+        kind: 'guided-siw',
+        seeds,
+        mutations: SIW_MUTATIONS,
+        log,
+        draw: (corpus) => drawSiwInput(corpus, random),
+        send: (input) => sendInput(input, handshakes),
+        oracle: sequenceOracle,
+        minimizeInput: async (input, oracle, budget) =>
+          input.steps.length === 0
+            ? undefined
+            : minimizeSiwInput(input, oracle, budget, handshakes),
+        minimizeBatch: (inputs, oracle, budget) =>
+          minimizeSiwBatch(log, inputs, oracle, budget, handshakes),
+        works: siwStillWorks,
+        broken: 'siw no longer places a well-formed Write',
+      },
+      count,
+      seed,
+      batch,
+      onProgress,
+      options,
+    );
   } finally {
     if (debugMessages) siwDebugMessages(false);
   }
@@ -373,18 +314,18 @@ export async function guidedFuzzSiw(
     device: DEVICE,
     seed,
     packets: count,
-    batches,
-    findings,
+    batches: run.batches,
+    findings: run.findings,
     guided: {
       inputKind: 'siw',
-      feedback: start?.kind ?? 'none',
+      feedback: run.feedback,
       inputs: count,
       seeds: seeds.length,
-      corpus: corpus.length,
-      coverageStart: start?.value ?? 0,
-      coverageEnd: last,
-      kept,
-      added,
+      corpus: run.corpus,
+      coverageStart: run.coverageStart,
+      coverageEnd: run.coverageEnd,
+      kept: run.kept,
+      added: run.added,
       handshakes,
       debugMessages,
     },

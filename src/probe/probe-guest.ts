@@ -195,6 +195,35 @@ function startGuidedFeedback(
   };
 }
 
+/**
+ * One guided campaign in its own `guided` phase, on its module's function feedback: its
+ * summary appended as a `fuzz` line; a campaign that throws becomes a `harness` finding, so
+ * that the run fails with the reason instead of losing the summary and the pass's resource
+ * counts. Resolves with the findings it adds.
+ */
+async function runGuidedPhase(
+  options: GuestProbeOptions,
+  module: CoveredModule,
+  device: string,
+  onLine: (line: string) => void,
+  campaign: () => Promise<FuzzSummary>,
+): Promise<number> {
+  markCoveragePhase('guided');
+  const stopFeedback = startGuidedFeedback(options, [module], onLine);
+  let summary: FuzzSummary;
+  try {
+    summary = await campaign();
+  } catch (error) {
+    summary = harnessFailure(device, options, error);
+    onLine(`probe: guided fuzz of ${device} failed: ${summary.findings[0]?.why ?? ''}`);
+  } finally {
+    await stopFeedback();
+  }
+  const line: ResultLine = { kind: 'fuzz', summary };
+  appendFileSync(options.results, `${JSON.stringify(line)}\n`);
+  return summary.findings.length;
+}
+
 /** A campaign that threw, as a summary with one `harness` finding carrying the error. */
 function harnessFailure(device: string, options: GuestProbeOptions, error: unknown): FuzzSummary {
   const why =
@@ -265,29 +294,10 @@ async function runRocePass(
       findings += summary.findings.length;
     }
     if (options.guided !== undefined) {
-      markCoveragePhase('guided');
-      const stopFeedback = startGuidedFeedback(options, ['rdma_rxe'], onLine);
-      let summary: FuzzSummary;
-      try {
-        summary = await guidedFuzzRxe(
-          tester.env,
-          options.guided,
-          options.seed,
-          25,
-          onLine,
-          minimizeOptions(options),
-        );
-      } catch (error) {
-        // The campaign itself failed: a finding of the harness, so that the run fails with
-        // the reason instead of losing the summary and the pass's resource counts.
-        summary = harnessFailure(ROCE_TESTBED.device, options, error);
-        onLine(`probe: guided fuzz failed: ${summary.findings[0]?.why ?? ''}`);
-      } finally {
-        await stopFeedback();
-      }
-      const line: ResultLine = { kind: 'fuzz', summary };
-      appendFileSync(options.results, `${JSON.stringify(line)}\n`);
-      findings += summary.findings.length;
+      const guided = options.guided;
+      findings += await runGuidedPhase(options, 'rdma_rxe', ROCE_TESTBED.device, onLine, () =>
+        guidedFuzzRxe(tester.env, guided, options.seed, 25, onLine, minimizeOptions(options)),
+      );
     }
     const check = recount();
     appendFileSync(
@@ -355,26 +365,10 @@ export async function runVariantHere(
     // The siw guided campaign (coverage/guided-siw.ts), on the stock siw after its fuzz,
     // with siw's function coverage as its feedback when --coverage is not on.
     if (options.guided !== undefined && variant === 'stock' && !detected) {
-      markCoveragePhase('guided');
-      const stopFeedback = startGuidedFeedback(options, ['siw'], onLine);
-      let summary: FuzzSummary;
-      try {
-        summary = await guidedFuzzSiw(
-          options.guided,
-          options.seed,
-          25,
-          onLine,
-          minimizeOptions(options),
-        );
-      } catch (error) {
-        summary = harnessFailure('siw0', options, error);
-        onLine(`probe: siw guided fuzz failed: ${summary.findings[0]?.why ?? ''}`);
-      } finally {
-        await stopFeedback();
-      }
-      const line: ResultLine = { kind: 'fuzz', summary };
-      appendFileSync(options.results, `${JSON.stringify(line)}\n`);
-      findings += summary.findings.length;
+      const guided = options.guided;
+      findings += await runGuidedPhase(options, 'siw', 'siw0', onLine, () =>
+        guidedFuzzSiw(guided, options.seed, 25, onLine, minimizeOptions(options)),
+      );
     }
     if (!detected) {
       const check = recount();
