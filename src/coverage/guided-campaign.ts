@@ -7,7 +7,13 @@
  * `options.minimizeBudget` replays (probe/minimize.ts) by the campaign's minimizers.
  */
 import { existsSync, readFileSync } from 'node:fs';
-import type { FindingMinimization, FuzzFinding, FuzzLoopOptions } from '../probe/fuzz-loop.js';
+import type { FindingSequence } from '../probe/finding-file.js';
+import {
+  type FindingMinimization,
+  type FuzzFinding,
+  type FuzzLoopOptions,
+  minimizeLogBatch,
+} from '../probe/fuzz-loop.js';
 import { kernelLogOracles } from '../probe/oracles/kernel-log.js';
 import type { KernelLog } from '../probe/survival.js';
 import { FUNCTIONS_FILE_ENV, readOutput, syncFunctionFeedback } from './ftrace.js';
@@ -34,8 +40,8 @@ export function coverageFeedback(): { kind: 'blocks' | 'functions'; value: numbe
 export interface GuidedTarget<I> {
   /** The device the progress lines and findings name. */
   readonly device: string;
-  /** The finding files' sequence kind for this campaign's inputs. */
-  readonly kind: 'guided' | 'guided-siw';
+  /** The finding files' sequence of these inputs (its kind names the campaign). */
+  sequence(inputs: readonly I[]): FindingSequence;
   readonly seeds: readonly I[];
   /** Every mutation the draw may apply (the `kept` counts start at 0 for each). */
   readonly mutations: readonly string[];
@@ -50,8 +56,6 @@ export interface GuidedTarget<I> {
   oracle(wrong: string): string;
   /** An input that fired `oracle`, reduced (undefined: not reducible). */
   minimizeInput(input: I, oracle: string, budget: number): Promise<FindingMinimization | undefined>;
-  /** A batch that fired a kernel-log `oracle`, reduced to the inputs that still fire it. */
-  minimizeBatch(inputs: readonly I[], oracle: string, budget: number): Promise<FindingMinimization>;
   /** After each batch: the device still does a well-formed operation. */
   works(): Promise<boolean>;
   /** The finding's words when it does not. */
@@ -77,12 +81,29 @@ export interface GuidedRun<I> {
 /** The inputs a minimization kept, when it is of this campaign's kind. */
 function minimizedInputs(
   m: FindingMinimization | undefined,
-  kind: GuidedTarget<unknown>['kind'],
+  kind: FindingSequence['kind'],
 ): readonly unknown[] | undefined {
   const sequence = m?.sequence;
   return sequence !== undefined && sequence.kind === kind && 'inputs' in sequence
     ? sequence.inputs
     : undefined;
+}
+
+/** A batch that fired a kernel-log `oracle`, reduced to the inputs that still fire it. */
+async function minimizeGuidedBatch<I>(
+  t: GuidedTarget<I>,
+  inputs: readonly I[],
+  oracle: string,
+  budget: number,
+): Promise<FindingMinimization> {
+  const r = await minimizeLogBatch(t.log, inputs, (input) => t.send(input), oracle, budget);
+  return {
+    oracle,
+    originalLength: inputs.length,
+    sequence: t.sequence(r.minimal),
+    calls: r.calls,
+    exhausted: r.exhausted,
+  };
 }
 
 /** Runs `count` inputs of `t` (seed `seed` for the findings), `batch` per kernel-log check. */
@@ -94,6 +115,7 @@ export async function runGuidedCampaign<I>(
   onProgress: (line: string) => void,
   options: FuzzLoopOptions,
 ): Promise<GuidedRun<I>> {
+  const kind = t.sequence([]).kind;
   const corpus: I[] = [...t.seeds];
   const added: I[] = [];
   const kept: Record<string, number> = Object.fromEntries(t.mutations.map((m) => [m, 0]));
@@ -143,7 +165,7 @@ export async function runGuidedCampaign<I>(
           why: wrong,
           oracles: [oracle],
           bytes: JSON.stringify(input),
-          minimized: JSON.stringify(minimizedInputs(minimization, t.kind)?.[0] ?? input),
+          minimized: JSON.stringify(minimizedInputs(minimization, kind)?.[0] ?? input),
           ...(minimization === undefined ? {} : { minimization }),
         });
         // What the replays reached is no later input's gain.
@@ -164,7 +186,7 @@ export async function runGuidedCampaign<I>(
       // A broken device cannot replay; a kernel-log oracle can.
       const minimization =
         options.minimizeBudget !== undefined && works && oracle?.startsWith('kernel-log/')
-          ? await t.minimizeBatch(inBatch, oracle, options.minimizeBudget)
+          ? await minimizeGuidedBatch(t, inBatch, oracle, options.minimizeBudget)
           : undefined;
       findings.push({
         seed,
@@ -173,7 +195,7 @@ export async function runGuidedCampaign<I>(
         why: [...problems, ...(works ? [] : [t.broken])].join(' | '),
         oracles,
         bytes: JSON.stringify(inBatch),
-        minimized: JSON.stringify(minimizedInputs(minimization, t.kind) ?? inBatch),
+        minimized: JSON.stringify(minimizedInputs(minimization, kind) ?? inBatch),
         ...(minimization === undefined ? {} : { minimization }),
       });
       last = Math.max(last, coverageFeedback()?.value ?? last);

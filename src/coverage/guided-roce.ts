@@ -9,7 +9,6 @@ import {
   seededRandom,
 } from '../probe/fuzz-loop.js';
 import { minimizeSequence } from '../probe/minimize.js';
-import { kernelLogOracles } from '../probe/oracles/kernel-log.js';
 import {
   buildTesterDatagram,
   type DatagramOptions,
@@ -294,35 +293,6 @@ async function minimizeGuidedInput(
   };
 }
 
-/**
- * A batch that fired a kernel-log oracle reduced to the sequences that still fire it: the
- * predicate replays them (sendInput each) and reads the kernel log for the same oracle.
- */
-async function minimizeGuidedBatch(
-  env: RoceRunEnvironment,
-  guard: Mr,
-  inputs: readonly GuidedInput[],
-  oracle: string,
-  budget: number,
-): Promise<FindingMinimization> {
-  const r = await minimizeSequence(
-    inputs,
-    async (candidate) => {
-      env.log.mark();
-      for (const input of candidate) await sendInput(env, guard, input).catch(() => undefined);
-      return kernelLogOracles(env.log.troubleSinceLastCheck()).includes(oracle);
-    },
-    { budget },
-  );
-  return {
-    oracle,
-    originalLength: inputs.length,
-    sequence: { kind: 'guided', inputs: r.minimal },
-    calls: r.calls,
-    exhausted: r.exhausted,
-  };
-}
-
 /** What a guided campaign did, beside the fuzz summary's fields. */
 export interface GuidedSummary extends FuzzSummary {
   readonly guided: {
@@ -365,7 +335,7 @@ export async function guidedFuzzRxe(
     run = await runGuidedCampaign<GuidedInput>(
       {
         device: ROCE_TESTBED.device,
-        kind: 'guided',
+        sequence: (inputs) => ({ kind: 'guided', inputs }),
         seeds,
         mutations: MUTATIONS,
         log: env.log,
@@ -376,8 +346,6 @@ export async function guidedFuzzRxe(
         oracle: sequenceOracle,
         minimizeInput: (input, oracle, budget) =>
           minimizeGuidedInput(env, guard, input, oracle, budget),
-        minimizeBatch: (inputs, oracle, budget) =>
-          minimizeGuidedBatch(env, guard, inputs, oracle, budget),
         works: () => loopbackFetchAdd(env.device),
         broken: 'rxe_t no longer completes a FetchAdd',
       },

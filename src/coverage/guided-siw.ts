@@ -22,7 +22,6 @@ import {
 } from '../probe/fuzz-loop.js';
 import { siwStillWorks } from '../probe/iwarp-run.js';
 import { minimizeSequence } from '../probe/minimize.js';
-import { kernelLogOracles } from '../probe/oracles/kernel-log.js';
 import { listenOnSomePort, probeSiwWith, SIW_ADDRESS, waitUntil } from '../probe/siw-peer.js';
 import { KernelLog } from '../probe/survival.js';
 import { EventChannel } from '../verbs/cm.js';
@@ -216,32 +215,6 @@ async function minimizeSiwInput(
   };
 }
 
-/** A batch that fired a kernel-log oracle, reduced to the inputs that still fire it. */
-async function minimizeSiwBatch(
-  log: KernelLog,
-  inputs: readonly SiwGuidedInput[],
-  oracle: string,
-  budget: number,
-  handshakes: Record<string, number>,
-): Promise<FindingMinimization> {
-  const r = await minimizeSequence(
-    inputs,
-    async (candidate) => {
-      log.mark();
-      for (const input of candidate) await tryInput(input, handshakes);
-      return kernelLogOracles(log.troubleSinceLastCheck()).includes(oracle);
-    },
-    { budget },
-  );
-  return {
-    oracle,
-    originalLength: inputs.length,
-    sequence: { kind: 'guided-siw', inputs: r.minimal },
-    calls: r.calls,
-    exhausted: r.exhausted,
-  };
-}
-
 /** What a siw guided campaign did, beside the fuzz summary's fields. */
 export interface SiwGuidedSummary extends FuzzSummary {
   readonly guided: {
@@ -284,7 +257,7 @@ export async function guidedFuzzSiw(
     run = await runGuidedCampaign<SiwGuidedInput>(
       {
         device: DEVICE,
-        kind: 'guided-siw',
+        sequence: (inputs) => ({ kind: 'guided-siw', inputs }),
         seeds,
         mutations: SIW_MUTATIONS,
         log,
@@ -295,8 +268,6 @@ export async function guidedFuzzSiw(
           input.steps.length === 0
             ? undefined
             : minimizeSiwInput(input, oracle, budget, handshakes),
-        minimizeBatch: (inputs, oracle, budget) =>
-          minimizeSiwBatch(log, inputs, oracle, budget, handshakes),
         works: siwStillWorks,
         broken: 'siw no longer places a well-formed Write',
       },

@@ -7,7 +7,7 @@
  */
 import { release } from 'node:os';
 import type { FindingSequence } from './finding-file.js';
-import { minimizeSequence } from './minimize.js';
+import { type MinimizeResult, minimizeSequence } from './minimize.js';
 import { kernelLogOracles } from './oracles/kernel-log.js';
 import type { KernelLog } from './survival.js';
 
@@ -165,16 +165,32 @@ export async function minimizeBatch(
   oracle: string,
   budget: number,
 ): Promise<{ indices: readonly number[]; calls: number; exhausted: boolean }> {
-  const r = await minimizeSequence(
-    indices,
+  const r = await minimizeLogBatch(d.log, indices, (index) => d.send(index), oracle, budget);
+  return { indices: r.minimal, calls: r.calls, exhausted: r.exhausted };
+}
+
+/**
+ * A batch that fired the kernel-log `oracle` reduced to the items that still fire it: the
+ * predicate replays a candidate through `send` (its failures ignored: only the log counts)
+ * and reads the kernel log for the same oracle. The one-field fuzz replays packets by
+ * index, the guided campaigns (coverage/guided-campaign.ts) their inputs.
+ */
+export async function minimizeLogBatch<T>(
+  log: KernelLog,
+  items: readonly T[],
+  send: (item: T) => Promise<unknown>,
+  oracle: string,
+  budget: number,
+): Promise<MinimizeResult<T>> {
+  return minimizeSequence(
+    items,
     async (candidate) => {
-      d.log.mark();
-      for (const index of candidate) await d.send(index).catch(() => undefined);
-      return kernelLogOracles(d.log.troubleSinceLastCheck()).includes(oracle);
+      log.mark();
+      for (const item of candidate) await send(item).catch(() => undefined);
+      return kernelLogOracles(log.troubleSinceLastCheck()).includes(oracle);
     },
     { budget },
   );
-  return { indices: r.minimal, calls: r.calls, exhausted: r.exhausted };
 }
 
 /** Options of the batch loop. */
