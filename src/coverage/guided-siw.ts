@@ -22,7 +22,13 @@ import {
 } from '../probe/fuzz-loop.js';
 import { siwStillWorks } from '../probe/iwarp-run.js';
 import { minimizeSequence } from '../probe/minimize.js';
-import { listenOnSomePort, probeSiwWith, SIW_ADDRESS, waitUntil } from '../probe/siw-peer.js';
+import {
+  listenOnSomePort,
+  PEER_ENHANCED_PARAMETERS,
+  probeSiwWith,
+  SIW_ADDRESS,
+  waitUntil,
+} from '../probe/siw-peer.js';
 import { KernelLog } from '../probe/survival.js';
 import { EventChannel } from '../verbs/cm.js';
 import { closeQuietly } from '../verbs/lifetime.js';
@@ -82,14 +88,7 @@ async function handshakeAnswer(input: SiwGuidedInput): Promise<HandshakeAnswer> 
     const request = makeMpaFrame('mpa-request', {
       markers: input.handshake === 'markers',
       crc: input.mpaCrc,
-      enhancedParameters: {
-        ird: 4,
-        ord: 4,
-        peerToPeer: false,
-        sendRtr: false,
-        writeRtr: false,
-        readRtr: false,
-      },
+      enhancedParameters: PEER_ENHANCED_PARAMETERS,
     });
     const frame = encodeMpaFrame(request);
     if (input.handshake === 'early-data') {

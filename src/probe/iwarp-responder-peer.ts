@@ -18,7 +18,7 @@ import { answerLine } from '../judge/iwarp-answer.js';
 import { EventChannel } from '../verbs/cm.js';
 import type { Assertion } from './assertion.js';
 import { concatBytes, fpduOf, segmentWith } from './iwarp-packets.js';
-import { SIW_ADDRESS, waitUntil } from './siw-peer.js';
+import { PEER_ENHANCED_PARAMETERS, SIW_ADDRESS, waitUntil } from './siw-peer.js';
 
 /** An assertion where the tester is the Responder and a verbs program on siw posts. */
 export interface IwarpResponderAssertion extends Assertion {
@@ -106,14 +106,7 @@ export async function runResponderAssertion(_assertion: IwarpResponderAssertion)
       ...(requestFrame.enhancedParameters === undefined
         ? {}
         : {
-            enhancedParameters: {
-              ird: 4,
-              ord: 4,
-              peerToPeer: false,
-              sendRtr: false,
-              writeRtr: false,
-              readRtr: false,
-            },
+            enhancedParameters: PEER_ENHANCED_PARAMETERS,
           }),
     });
     const frameBytes = request.value.length;

@@ -17,6 +17,19 @@ import { closeQuietly } from '../verbs/lifetime.js';
 import type { Access as AccessFlag } from '../verbs/mr.js';
 
 /** siw0's address (scripts/rdma-devices.sh). */
+/**
+ * The RFC 6581 enhanced MPA parameters this project's iWARP peers send (as siw's own
+ * initiator does): IRD and ORD 4, not peer-to-peer, so siw needs no RTR message.
+ */
+export const PEER_ENHANCED_PARAMETERS = {
+  ird: 4,
+  ord: 4,
+  peerToPeer: false,
+  sendRtr: false,
+  writeRtr: false,
+  readRtr: false,
+} as const;
+
 export const SIW_ADDRESS = '198.51.100.1';
 /** How long siw gets to answer (it runs under TCG in the guest). */
 const ANSWER_WAIT_MS = 3000;
@@ -215,14 +228,7 @@ export async function probeSiwWith(setup: SiwProbeSetup): Promise<SiwAnswer> {
     // markers, not peer-to-peer: siw then needs no RTR message.
     const request = makeMpaFrame('mpa-request', {
       crc: setup.mpaCrc ?? false,
-      enhancedParameters: {
-        ird: 4,
-        ord: 4,
-        peerToPeer: false,
-        sendRtr: false,
-        writeRtr: false,
-        readRtr: false,
-      },
+      enhancedParameters: PEER_ENHANCED_PARAMETERS,
     });
     socket.write(encodeMpaFrame(request));
 
