@@ -62,6 +62,7 @@ import { listDevices } from '../verbs/index.js';
 import { column, implausibleLatency, implausibleRate } from './perftest-plausibility.js';
 import { figure, printFigures } from './report.js';
 import { openSrqRateSides, type SrqRateSides } from './srq-rate.js';
+import { startStallWatch, watchedStep } from './stall/stall-watch.js';
 import { anchor, rawOutputs, rejected } from './verbs/anchor.js';
 import { cqExPollFigure } from './verbs/cq-ex-poll.js';
 import {
@@ -107,6 +108,12 @@ const ROUNDS = 5;
  */
 const JIT_WARMUP = 6000;
 
+/**
+ * The limit of one in-process step (a figure's loop, its warm-up), past which the stall
+ * watch prints what every process waits in: TCG at host load 1 takes 1 to 10 s for each.
+ */
+const STEP_LIMIT_MS = 120_000;
+
 /** Measures ours, pyverbs and perftest in this boot; prints (and records) the figures. */
 export async function runBenchmark(): Promise<void> {
   if (!listDevices().some((d) => d.name === DEVICE)) {
@@ -118,6 +125,11 @@ export async function runBenchmark(): Promise<void> {
   // Each figure and its anchor are measured back to back, ROUNDS times, and the round with
   // the median ratio is reported: on a shared, loaded host the load changes within seconds,
   // and a change landing between a figure and its anchor would otherwise decide the ratio.
+  // Every step named as it starts, and one that hangs named with the kernel waits of its
+  // processes (s43: a run hung with the guest idle and nothing said which wait).
+  const watch = startStallWatch({ prefix: 'bench verbs' });
+  const step = <T>(label: string, run: () => T | Promise<T>) =>
+    watchedStep(label, STEP_LIMIT_MS, run);
   const p = loopback();
   const srqSides: SrqRateSides = await openSrqRateSides(DEVICE, {
     count: SRQ_COUNT,
@@ -135,13 +147,15 @@ export async function runBenchmark(): Promise<void> {
   let immOneThread: Latency;
   let pyPair: { ours: Latency; py: Latency | undefined };
   try {
-    for (let done = 0; done < JIT_WARMUP; done += ITERATIONS + WARMUP) {
-      fetchAddLatencyGeneral(p, 'post');
-      await fetchAddLatencyEvents(p);
-      await pingPong.measure(ITERATIONS + WARMUP + 1);
-    }
+    for (let done = 0; done < JIT_WARMUP; done += ITERATIONS + WARMUP)
+      await step(`JIT warm-up, ${done} of ${JIT_WARMUP} iterations`, async () => {
+        fetchAddLatencyGeneral(p, 'post');
+        await fetchAddLatencyEvents(p);
+        await pingPong.measure(ITERATIONS + WARMUP + 1);
+      });
     await warmSendRecv(2);
     for (let r = 0; r < ROUNDS; r++) {
+      process.stderr.write(`bench verbs: round ${r + 1} of ${ROUNDS}\n`);
       const port = 18515 + 100 * r;
       // Odd rounds measure the anchor first: a load change inside a round then favours
       // neither side over the run.
@@ -149,10 +163,11 @@ export async function runBenchmark(): Promise<void> {
       lat.push(
         await pair(
           anchorFirst,
-          () => ({
-            roundTrip: fetchAddLatencyRoundTrip(p),
-            general: fetchAddLatencyGeneral(p, 'post'),
-          }),
+          () =>
+            step('FetchAdd round trip and postSend + pollUntil', () => ({
+              roundTrip: fetchAddLatencyRoundTrip(p),
+              general: fetchAddLatencyGeneral(p, 'post'),
+            })),
           () =>
             anchor(
               'ib_atomic_lat',
@@ -166,7 +181,7 @@ export async function runBenchmark(): Promise<void> {
       events.push(
         await pair(
           anchorFirst,
-          () => fetchAddLatencyEvents(p),
+          () => step('FetchAdd postSend + await cq.next()', () => fetchAddLatencyEvents(p)),
           () =>
             anchor(
               'ib_atomic_lat',
@@ -181,7 +196,7 @@ export async function runBenchmark(): Promise<void> {
       rate.push(
         await pair(
           anchorFirst,
-          () => fetchAddRate(p),
+          () => step('FetchAdd rate', () => fetchAddRate(p)),
           () =>
             anchor(
               'ib_atomic_bw',
@@ -195,23 +210,30 @@ export async function runBenchmark(): Promise<void> {
       srqRate.push(
         await pair(
           anchorFirst,
-          async () => ({
-            threads: await srqSides.measure(r === 0 ? SRQ_FIRST_STREAMS : SRQ_STREAMS),
-            prepared: srqReceiveRate(p, 'prepared'),
-            lists: srqReceiveRate(p, 'lists'),
-          }),
+          () =>
+            step('SRQ receive rate', async () => ({
+              threads: await srqSides.measure(r === 0 ? SRQ_FIRST_STREAMS : SRQ_STREAMS),
+              prepared: srqReceiveRate(p, 'prepared'),
+              lists: srqReceiveRate(p, 'lists'),
+            })),
           () => anchor('ib_send_bw', [...SRQ_ANCHOR_ARGS], port + 4, implausibleRate),
           (m, cols) => m.threads / column(cols, 'MsgRate'),
         ),
       );
       sendRecv.push(await sendRecvRound(r, anchorFirst));
     }
-    immOneThread = writeImmLatency(p);
-    pyPair = { ours: fetchAddLatencyGeneral(p, 'clock'), py: pyverbsFetchAdd() };
+    immOneThread = await step('write-with-imm in one thread', () => writeImmLatency(p));
+    pyPair = {
+      ours: await step('FetchAdd postSend + pollUntil, clock stamps', () =>
+        fetchAddLatencyGeneral(p, 'clock'),
+      ),
+      py: await pyverbsFetchAdd(),
+    };
   } finally {
     await srqSides.close();
     await pingPong.close();
     p.close();
+    await watch.close();
   }
   // The general loop's ratio per round, against the round's own ib_atomic_lat.
   const generalRounds = lat.map((r) => ({
@@ -364,6 +386,10 @@ export async function runBenchmark(): Promise<void> {
   if (figures.some((f) => Number.isNaN(f.anchor)))
     process.stdout.write(`  (an anchor was not measured; raw output:)\n${rawOutputs.join('\n')}\n`);
   for (const line of rejected) process.stdout.write(`  implausible anchor run: ${line}\n`);
+  for (const stall of watch.stalls)
+    process.stdout.write(
+      `  stalled step: ${stall.label} (${(stall.elapsedMs / 1000).toFixed(0)} s): ${stall.processes.join(' | ')}\n`,
+    );
   printFigures(
     `bench verbs on ${DEVICE}, one guest boot (ratio = ours / anchor; latency: lower is better)`,
     figures,

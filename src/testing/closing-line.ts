@@ -23,6 +23,30 @@
 export interface AssertionResult {
   readonly fullName: string;
   readonly status: string;
+  /** What failed (vitest: the assertion's message and stack, ANSI-coloured). */
+  readonly failureMessages?: readonly string[];
+}
+
+/** How much of a failure's message the closing lines carry. */
+export const FAILURE_EXCERPT = 1500;
+
+/**
+ * The start of a failed test's first message, colour codes and stack frames left out and
+ * indented under its FAILED line: CI keeps only the tail of a run's output, where the
+ * closing lines are, and a failure there must say what failed (s43's CI said only which
+ * test, and its assertion message was cut off with the log above).
+ */
+export function failureExcerpt(messages: readonly string[] | undefined): string {
+  const text = (messages?.[0] ?? '')
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: ANSI colour codes
+    .replace(/\u001b\[[0-9;]*m/g, '')
+    .split('\n')
+    .filter((l) => !/^\s+at /.test(l))
+    .join('\n')
+    .trim();
+  if (text === '') return '';
+  const cut = text.length > FAILURE_EXCERPT ? `${text.slice(0, FAILURE_EXCERPT)} [...]` : text;
+  return `\n${cut.replace(/^/gm, '    ')}`;
 }
 /** One test file as vitest's JSON reporter writes it. */
 export interface FileResult {
@@ -180,7 +204,8 @@ export function closingLine(
       for (const test of result.assertionResults) {
         const where = `${label}: ${test.fullName}`;
         if (test.status === 'passed') passed += 1;
-        else if (test.status === 'failed') fail(`${label}: FAILED ${test.fullName}`);
+        else if (test.status === 'failed')
+          fail(`${label}: FAILED ${test.fullName}${failureExcerpt(test.failureMessages)}`);
         else if (test.status === 'todo') {
           notRun += 1;
           notes.push(`${label}: NOT RUN ${test.fullName}`);

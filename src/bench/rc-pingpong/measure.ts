@@ -11,6 +11,7 @@
  */
 import { performance } from 'node:perf_hooks';
 import { openDevice } from '../../verbs/index.js';
+import { watchedStep } from '../stall/stall-watch.js';
 import { rcPingPongArgs, startExample, usecPerIter } from './c-example.js';
 import { type LoopForm, rcPingPong, type WaitMode } from './peer.js';
 
@@ -36,8 +37,23 @@ export interface PingPongCase {
   readonly form?: LoopForm;
 }
 
+/**
+ * How long one ping-pong (its C sides and the wrapper's) may run before the stall watch
+ * kills its C programs (TCG, host load 1: 1 to 5 s each).
+ */
+const PINGPONG_LIMIT_MS = 90_000;
+
+const caseLabel = (c: PingPongCase) =>
+  `${c.size} B, ${c.mode}, ${c.iters} iterations, port ${c.port}`;
+
 /** `ibv_rc_pingpong` against itself: the client's usec/iter (NaN when a side failed). */
-export async function cWithC(c: PingPongCase, gidIndex: number): Promise<number> {
+export function cWithC(c: PingPongCase, gidIndex: number): Promise<number> {
+  return watchedStep(`ibv_rc_pingpong pair (${caseLabel(c)})`, PINGPONG_LIMIT_MS, () =>
+    cPair(c, gidIndex),
+  );
+}
+
+async function cPair(c: PingPongCase, gidIndex: number): Promise<number> {
   const common = { ...c, gidIndex, events: c.mode === 'events' };
   const server = startExample(RC_PINGPONG, rcPingPongArgs(common));
   // The client retries nothing: give the server time to listen (under TCG, a second).
@@ -60,38 +76,55 @@ export async function cWithC(c: PingPongCase, gidIndex: number): Promise<number>
  */
 const SERVER_EXIT_GRACE_MS = 20_000;
 
-/** The wrapper's ping-pong as the client of `ibv_rc_pingpong`: its usec/iter (NaN when
- * the C server did not exit after the last exchange). */
-export async function nodeWithC(c: PingPongCase, gidIndex: number): Promise<number> {
+/**
+ * The wrapper's ping-pong as the client of `ibv_rc_pingpong`: its usec/iter (NaN when
+ * the C server did not exit after the last exchange, or was killed by the stall watch).
+ */
+export function nodeWithC(c: PingPongCase, gidIndex: number): Promise<number> {
+  return watchedStep(
+    `${c.form ?? 'everyday'} loop, client of ibv_rc_pingpong (${caseLabel(c)})`,
+    PINGPONG_LIMIT_MS,
+    () => nodeClient(c, gidIndex),
+  );
+}
+
+async function nodeClient(c: PingPongCase, gidIndex: number): Promise<number> {
   const server = startExample(
     RC_PINGPONG,
     rcPingPongArgs({ ...c, gidIndex, events: c.mode === 'events' }),
   );
+  const notMeasured = (why: string) => {
+    server.child.kill('SIGKILL');
+    process.stderr.write(
+      `ibv_rc_pingpong server (${caseLabel(c)}), ${c.form ?? 'everyday'} client: ${why}: this figure not measured\n`,
+    );
+    return Number.NaN;
+  };
+  let r: Awaited<ReturnType<typeof rcPingPong>>;
   try {
-    const r = await rcPingPong({ ...c, server: '127.0.0.1' });
-    let grace: NodeJS.Timeout | undefined;
-    const s = await Promise.race([
-      server.done,
-      new Promise<undefined>((resolve) => {
-        grace = setTimeout(() => resolve(undefined), SERVER_EXIT_GRACE_MS);
-      }),
-    ]);
-    clearTimeout(grace);
-    if (s === undefined) {
-      server.child.kill('SIGKILL');
-      process.stderr.write(
-        `ibv_rc_pingpong server (${c.size} B, ${c.mode}, ${c.iters} iterations) still running ${SERVER_EXIT_GRACE_MS / 1000} s after the Node client's last exchange: killed, this figure not measured\n`,
-      );
-      return Number.NaN;
-    }
-    if (s.code !== 0) throw new Error(`ibv_rc_pingpong server failed: ${s.err}`);
-    for (let i = 0; i < c.size; i++)
-      if (r.received[i] !== 0x7b) throw new Error(`byte ${i} of the last message is not 0x7b`);
-    return r.usecPerIter;
+    r = await rcPingPong({ ...c, server: '127.0.0.1' });
   } catch (e) {
-    server.child.kill();
-    throw e;
+    // A wait of ours that timed out, or a server the stall watch killed: a figure not
+    // measured, with its reason, rather than the end of every other figure.
+    return notMeasured(e instanceof Error ? e.message : String(e));
   }
+  let grace: NodeJS.Timeout | undefined;
+  const s = await Promise.race([
+    server.done,
+    new Promise<undefined>((resolve) => {
+      grace = setTimeout(() => resolve(undefined), SERVER_EXIT_GRACE_MS);
+    }),
+  ]);
+  clearTimeout(grace);
+  if (s === undefined)
+    return notMeasured(
+      `still running ${SERVER_EXIT_GRACE_MS / 1000} s after the Node client's last exchange: killed`,
+    );
+  if (s.code !== 0) return notMeasured(`exited ${s.code ?? 'on a signal'}: ${s.err.trim()}`);
+  // The data is the wrapper's correctness, not a measurement: a wrong byte ends the run.
+  for (let i = 0; i < c.size; i++)
+    if (r.received[i] !== 0x7b) throw new Error(`byte ${i} of the last message is not 0x7b`);
+  return r.usecPerIter;
 }
 
 /**

@@ -4,12 +4,25 @@
  */
 import { spawn } from 'node:child_process';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { watchedStep } from '../stall/stall-watch.js';
 import { DEVICE } from './loopback.js';
 
 export const rawOutputs: string[] = [];
 
+/**
+ * How long one perftest pair may run (TCG, host load 1: 2 to 10 s; the stall watch kills
+ * a pair past it, which anchor() then re-runs as a failed run).
+ */
+const PERFTEST_LIMIT_MS = 90_000;
+
 /** Runs a perftest server and client on DEVICE: the client's stdout ('' if it failed). */
-async function perftest(tool: string, args: string[], port: number): Promise<string> {
+function perftest(tool: string, args: string[], port: number): Promise<string> {
+  return watchedStep(`${tool} ${args.join(' ')} (port ${port})`, PERFTEST_LIMIT_MS, () =>
+    perftestPair(tool, args, port),
+  );
+}
+
+async function perftestPair(tool: string, args: string[], port: number): Promise<string> {
   const common = ['-d', DEVICE, '-x', '1', '-F', '-p', String(port), ...args];
   const server = spawn(tool, common, { stdio: ['ignore', 'pipe', 'pipe'] });
   await sleep(1500);

@@ -5,6 +5,7 @@
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import type { Mr, SendWr } from '../../verbs/index.js';
+import { watchedStep } from '../stall/stall-watch.js';
 import { rawOutputs } from './anchor.js';
 import {
   DEVICE,
@@ -136,7 +137,12 @@ const PYVERBS_SCRIPT = fileURLToPath(
 );
 
 /** The same FetchAdd loop in pyverbs (python3-pyverbs), or undefined when absent. */
-export function pyverbsFetchAdd(): (Latency & { error?: string }) | undefined {
+export function pyverbsFetchAdd(): Promise<(Latency & { error?: string }) | undefined> {
+  // Bounded by spawnSync's own timeout; the step names it as it runs.
+  return watchedStep('pyverbs FetchAdd loop', 310_000, pyverbsRun);
+}
+
+function pyverbsRun(): (Latency & { error?: string }) | undefined {
   const r = spawnSync('/usr/bin/python3', [PYVERBS_SCRIPT, DEVICE, String(ITERATIONS)], {
     encoding: 'utf8',
     timeout: 300_000,

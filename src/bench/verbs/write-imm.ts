@@ -3,6 +3,7 @@
  */
 import type { Mr } from '../../verbs/index.js';
 import { column, implausibleLatency } from '../perftest-plausibility.js';
+import { watchedStep } from '../stall/stall-watch.js';
 import type { PingPongSides } from '../write-imm-pingpong.js';
 import { anchor } from './anchor.js';
 import { ITERATIONS, type Latency, latencyOf, type Pair, samplesOf, WARMUP } from './loopback.js';
@@ -68,7 +69,10 @@ export function writeImmRound(
 ): Promise<Round<Latency>> {
   return pair(
     anchorFirst,
-    () => writeImmLatencyThreads(sides),
+    () =>
+      watchedStep('write-with-imm ping-pong, a thread per side', 120_000, () =>
+        writeImmLatencyThreads(sides),
+      ),
     () => anchor('ib_write_lat', ['-n', String(ITERATIONS)], port, implausibleLatency),
     (w, cols) => w.median / column(cols, 't_typical'),
   );

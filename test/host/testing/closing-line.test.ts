@@ -12,6 +12,7 @@ import {
   closingLine,
   countsOf,
   type ExpectedSkip,
+  FAILURE_EXCERPT,
   type LabelledReport,
   SKIP_CONDITIONS,
   testPath,
@@ -141,6 +142,42 @@ describe('the closing line of npm test (issue 38)', () => {
     expect(
       closingLine(reports, [], counts('fewer.fixture.ts', 3), NO_DEVICES, partial).failed,
     ).toBe(1);
+  });
+
+  it("carries the start of a failed test's message, without colours or stack frames", () => {
+    const failedWith = (message: string): VitestReport => ({
+      testResults: [
+        {
+          name: '/r/test/host/a.test.ts',
+          status: 'failed',
+          assertionResults: [{ fullName: 'a fails', status: 'failed', failureMessages: [message] }],
+        },
+      ],
+    });
+    const judge = (message: string) =>
+      closingLine(
+        [{ label: 'host-guests', file: 'h.json', report: failedWith(message) }],
+        [],
+        { 'test/host/a.test.ts': 1 },
+        NO_DEVICES,
+      ).lines;
+    expect(
+      judge(
+        "AssertionError: 6.12 rxe: expected [ \u001b[32m'roce-x: differs'\u001b[39m ] to deeply equal []\n    at probe-kernels.test.ts:112:9\n    at run (vitest.mjs:1:1)",
+      ),
+    ).toEqual([
+      "host-guests: FAILED a fails\n    AssertionError: 6.12 rxe: expected [ 'roce-x: differs' ] to deeply equal []",
+    ]);
+    const long = judge(`E: ${'x'.repeat(FAILURE_EXCERPT + 100)}`)[0] ?? '';
+    expect(long.endsWith(`${'x'.repeat(FAILURE_EXCERPT - 3)} [...]`)).toBe(true);
+    expect(
+      closingLine(
+        [{ label: 'host', file: 'h.json', report: failedWith('') }],
+        [],
+        { 'test/host/a.test.ts': 1 },
+        NO_DEVICES,
+      ).lines,
+    ).toEqual(['host: FAILED a fails']);
   });
 
   it('counts the committed tests of a project left out (RDMA_INTEROP_SKIP_KERNEL_TESTS) as not run', () => {
