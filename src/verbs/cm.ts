@@ -195,7 +195,7 @@ export class CmId extends Resource<NativeCmId> {
     }
     return waitFor<CmEvent>(
       options,
-      { call: 'rdma_get_cm_event', device: undefined, what: accept.join('/') },
+      { call: 'rdma_get_cm_event', device: undefined, what: accept.join('/'), owner: this },
       (pending) => {
         const waiter: CmWaiter = { accept, fail, ...pending };
         this.#waiters.push(waiter);

@@ -283,7 +283,7 @@ export class Cq extends Resource<NativeCq> {
       );
     return waitFor<WorkCompletion>(
       options,
-      { call: 'ibv_get_cq_event', device: this.#device, what: 'completion' },
+      { call: 'ibv_get_cq_event', device: this.#device, what: 'completion', owner: this },
       (pending) => {
         this.#waiters.push(pending);
         if (solicitedOnly) this.#solicitedOnly.add(pending);

@@ -273,7 +273,12 @@ export class Exchange {
     // goes through the wrapper's one wait.
     return waitFor<undefined>(
       options.signal === undefined ? {} : { signal: options.signal },
-      { call: 'ibv_get_cq_event', device: this.#qp.device, what: 'receive completion' },
+      {
+        call: 'ibv_get_cq_event',
+        device: this.#qp.device,
+        what: 'receive completion',
+        owner: this,
+      },
       (pending) => {
         this.#pending = pending;
         this.#watch();

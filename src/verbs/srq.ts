@@ -296,7 +296,7 @@ export class Srq extends Resource<NativeSrq> implements RecvRunSink {
     const context = this.pd.context;
     return waitFor<AsyncEvent>(
       options,
-      { call: 'ibv_get_async_event', device: this.#device, what: 'SRQ_LIMIT_REACHED' },
+      { call: 'ibv_get_async_event', device: this.#device, what: 'SRQ_LIMIT_REACHED', owner: this },
       (pending) => {
         this.#limitWaiters.push(pending);
         context.watchAsyncEvents(1);

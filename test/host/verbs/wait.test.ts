@@ -1,9 +1,9 @@
 import { spawnSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { VerbsError } from '../../../src/verbs/errors.js';
-import { onNextTurn, type Pending, waitFor } from '../../../src/verbs/wait.js';
+import { onNextTurn, type Pending, pendingWaitOwners, waitFor } from '../../../src/verbs/wait.js';
 
-const timeoutError = { call: 'test_wait', device: undefined, what: 'event' };
+const timeoutError = { call: 'test_wait', device: undefined, what: 'event', owner: {} };
 
 /** An event source that records how often it was hooked and unhooked. */
 function source<T>() {
@@ -26,6 +26,60 @@ describe('waitFor (the wrapper’s one way to wait on the event loop)', () => {
     s.state.pending?.reject(new Error('late')); // ignored: already settled
     await expect(waiting).resolves.toBe(0x1234abcd);
     expect(s.state).toMatchObject({ hooked: 1, unhooked: 1 });
+  });
+
+  it('holds its owner while the wait is pending, and only then', async () => {
+    const owner = {};
+    const s = source<number>();
+    const before = pendingWaitOwners();
+    const waiting = waitFor({}, { ...timeoutError, owner }, s.register);
+    expect(pendingWaitOwners()).toBe(before + 1);
+    s.state.pending?.resolve(0x51f2_0a37);
+    await expect(waiting).resolves.toBe(0x51f2_0a37);
+    expect(pendingWaitOwners()).toBe(before);
+    // A registration that throws releases it too.
+    await expect(
+      waitFor({}, { ...timeoutError, owner }, () => {
+        throw new Error('arm failed');
+      }),
+    ).rejects.toThrow('arm failed');
+    expect(pendingWaitOwners()).toBe(before);
+  });
+
+  it('keeps an owner reachable only through its own wait alive across garbage collections', () => {
+    // As an exchange or a CQ: the event source (here an interval, a root) holds the owner
+    // weakly and settles the owner's pending wait; the awaiting function holds the owner.
+    // Without the hold, V8 collects the owner, its wait and the awaiting frame, and the
+    // process exits 13 (unsettled top-level await) with the wait never ended.
+    // (The source is made in a function of its own: closures made in one function share
+    // its context, and the interval's would then hold the owner.)
+    const script = `import { waitFor } from './dist/verbs/wait.js';
+function startSource(ref) {
+  let ticks = 0;
+  const source = setInterval(() => {
+    globalThis.gc();
+    if (++ticks < 20) return;
+    clearInterval(source);
+    const o = ref.deref();
+    if (o === undefined) console.log('collected');
+    else o.pending.resolve('ended');
+  }, 5);
+}
+function start() {
+  const owner = { pending: undefined };
+  startSource(new WeakRef(owner));
+  return waitFor({}, { call: 'test_wait', device: undefined, what: 'event', owner }, (p) => {
+    owner.pending = p;
+    return () => {};
+  });
+}
+console.log(await start());`;
+    const run = spawnSync(process.execPath, ['--expose-gc', '--input-type=module', '-e', script], {
+      encoding: 'utf8',
+      timeout: 30_000,
+    });
+    expect(run.stdout.trim(), run.stderr).toBe('ended');
+    expect(run.status).toBe(0);
   });
 
   it('unhooks once when the source settles during registration', async () => {
