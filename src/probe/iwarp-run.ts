@@ -67,10 +67,13 @@ export async function siwStillWorks(): Promise<boolean> {
     const answer = await probeSiwWith({
       access: ['LOCAL_WRITE', 'REMOTE_WRITE'],
       postReceive: false,
-      answerWaitMs: 300,
+      // Until the bytes are placed (TCG at load 1: tens of ms), not a fixed 300 ms that a
+      // loaded host could exceed and so call a working siw hurt.
+      answerWaitMs: 5000,
+      doneWhen: (memory) => hex(memory.subarray(0, 8)) === hex(payload),
       messages: (t) => [makeRdmaWrite({ stag: t.stag, taggedOffset: t.address, payload })],
     });
-    // siw places the Write without answering; wait until the bytes are there.
+    // siw places the Write without answering.
     return hex(answer.memory.subarray(0, 8)) === hex(payload) && answer.sent.length === 0;
   } catch {
     return false;

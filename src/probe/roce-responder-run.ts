@@ -71,15 +71,22 @@ function memoryJson(bytes: Uint8Array, reference?: Uint8Array): JsonValue {
   return rest ? shown : `${shown} (and bytes ${SHOWN_LENGTH}-${COMPARED_LENGTH - 1} differ)`;
 }
 
-/** Completions of `qpNum` until `waitMs` passed or `want` of them arrived. */
+/**
+ * Completions of `qpNum`: until `want` of them arrived (or `waitMs` passed), then `settleMs`
+ * more for any beyond them. The wait ends on what arrived, not on a clock: under TCG on a
+ * loaded host a completion can take far longer than on hardware, and a fixed window would
+ * judge the host's load (a too-short one read "no completion").
+ */
 async function pollFor(
   cq: Cq,
   qpNum: number,
   waitMs: number,
   want = Number.POSITIVE_INFINITY,
+  settleMs = 0,
 ): Promise<JsonValue[]> {
   const out: JsonValue[] = [];
-  const deadline = Date.now() + waitMs;
+  let deadline = Date.now() + waitMs;
+  let settling = false;
   for (;;) {
     for (const wc of cq.poll(16))
       if (wc.qpNum === qpNum)
@@ -89,11 +96,18 @@ async function pollFor(
           byteLen: wc.byteLen,
           immData: wc.immData === undefined ? null : `0x${wc.immData.toString(16)}`,
         });
-    if (out.length >= want || Date.now() >= deadline) break;
+    if (!settling && out.length >= want) {
+      settling = true;
+      deadline = Date.now() + settleMs;
+    }
+    if (Date.now() >= deadline) break;
     await new Promise((resolve) => setTimeout(resolve, 10));
   }
   return out;
 }
+
+/** How long the completions beyond the expected ones are waited for. */
+const EXTRA_COMPLETIONS_MS = 50;
 
 /** Runs one assertion; the caller owns the testbed. */
 export async function runRoceResponderAssertion(
@@ -191,7 +205,13 @@ export async function runRoceResponderAssertion(
         sent: labels,
         rules,
         answers: got.map(datagramJson),
-        completions: await pollFor(env.device.cq, qp.qpNum, completions.length > 0 ? 200 : 0),
+        completions: await pollFor(
+          env.device.cq,
+          qp.qpNum,
+          completions.length > 0 ? ANSWER_TIMEOUT_MS : 0,
+          completions.length,
+          EXTRA_COMPLETIONS_MS,
+        ),
         memory: memoryJson(deviceMemory, modelMemory),
       });
     }

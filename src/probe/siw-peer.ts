@@ -82,6 +82,12 @@ export interface SiwProbeSetup {
   /** How long siw gets to answer, in ms (default 3000; it runs under TCG in the guest). */
   readonly answerWaitMs?: number;
   /**
+   * Ends the wait for siw's answer early once the QP's memory region holds what the
+   * caller waits for (a Write that siw places without answering), so that the wait is for
+   * an outcome, not a clock.
+   */
+  readonly doneWhen?: (memory: Uint8Array) => boolean;
+  /**
    * The siw QP first posts an RDMA Read of this many bytes into the MR's start (from any
    * STag of ours), and the stream goes out once siw's Read Request has: Read Responses then
    * meet an ORQ entry (the guided fuzz, issue 32).
@@ -297,7 +303,11 @@ export async function probeSiwWith(setup: SiwProbeSetup): Promise<SiwAnswer> {
     }
     await writeInSegments(socket, wire, setup.splits?.(target, negotiated) ?? []);
 
-    await waitUntil(() => closedBySiw, setup.answerWaitMs ?? ANSWER_WAIT_MS);
+    const doneWhen = setup.doneWhen;
+    await waitUntil(
+      () => closedBySiw || (doneWhen !== undefined && doneWhen(buffer)),
+      setup.answerWaitMs ?? ANSWER_WAIT_MS,
+    );
     const completion = cq.poll(1)[0];
     const stream = decodeMpaStream(bytesOf(chunks));
     if (!stream.ok) throw stream.error;
