@@ -87,6 +87,11 @@ export interface FuzzFinding {
    * `oracle`, the original's length and the predicate calls made (a finding file's fields).
    */
   readonly minimization?: FindingMinimization;
+  /**
+   * The recorded kernel defect that explains it (judge/records/kernel-findings.ts), set by
+   * the host when it judges the run; an explained finding does not fail it.
+   */
+  readonly record?: string;
 }
 
 export interface FindingMinimization {

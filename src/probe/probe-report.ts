@@ -194,7 +194,11 @@ export function renderProbeMarkdown(doc: ProbeDocument): string {
     out.push('', '## Fuzz', '');
     for (const f of doc.fuzz)
       out.push(
-        `- ${lineOf(f.kernel)} ${f.device}: seed ${f.seed}, ${f.packets} ${guidedOf(f) === undefined ? 'packets' : 'guided sequences'} in ${f.batches} batches, ${f.findings.length} findings${guidedText(f)}`,
+        `- ${lineOf(f.kernel)} ${f.device}: seed ${f.seed}, ${f.packets} ${guidedOf(f) === undefined ? 'packets' : 'guided sequences'} in ${f.batches} batches, ${f.findings.length} findings${explainedText(f)}${guidedText(f)}`,
+        ...f.findings.map(
+          (x) =>
+            `  - ${x.record === undefined ? 'unexplained' : `recorded (${x.record})`}: ${x.why}`,
+        ),
       );
   }
   if (doc.resources !== undefined && doc.resources.length > 0) {
@@ -211,6 +215,12 @@ export function renderProbeMarkdown(doc: ProbeDocument): string {
   if (doc.blocks !== undefined && doc.blocks.length > 0)
     out.push('', renderBlockCoverage(doc.blocks));
   return `${out.join('\n')}\n`;
+}
+
+/** ` (n explained by records)` when some findings name a recorded kernel defect. */
+function explainedText(f: FuzzSummary): string {
+  const n = f.findings.filter((x) => x.record !== undefined).length;
+  return n === 0 ? '' : ` (${n} explained by a record)`;
 }
 
 /** junit.xml: a suite per column, a case per assertion. */
@@ -238,8 +248,11 @@ export function renderProbeJunit(doc: ProbeDocument): string {
   for (const f of doc.fuzz) {
     const suite = builder.testSuite().name(`fuzz ${lineOf(f.kernel)} ${f.device}`);
     const test = suite.testCase().className('probe.fuzz').name(`seed ${f.seed}`);
-    if (f.findings.length > 0)
-      test.failure(`${f.findings.length} findings: ${JSON.stringify(f.findings)}`, 'finding');
+    const unexplained = f.findings.filter((x) => x.record === undefined);
+    if (unexplained.length > 0)
+      test.failure(`${unexplained.length} findings: ${JSON.stringify(unexplained)}`, 'finding');
+    else if (f.findings.length > 0)
+      test.standardOutput(`recorded kernel defects: ${JSON.stringify(f.findings)}`);
   }
   for (const j of doc.resources ?? []) {
     const suite = builder.testSuite().name(`resources ${lineOf(j.kernel)}`);

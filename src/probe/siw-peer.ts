@@ -305,7 +305,7 @@ export async function probeSiwWith(setup: SiwProbeSetup): Promise<SiwAnswer> {
 
     const doneWhen = setup.doneWhen;
     await waitUntil(
-      () => closedBySiw || (doneWhen !== undefined && doneWhen(buffer)),
+      () => closedBySiw || doneWhen?.(buffer) === true,
       setup.answerWaitMs ?? ANSWER_WAIT_MS,
     );
     const completion = cq.poll(1)[0];

@@ -28,6 +28,7 @@ import {
 import { writeCoverageHtml } from '../../coverage/html.js';
 import { functionFiles } from '../../coverage/source-map.js';
 import { RECORDS } from '../../judge/records/index.js';
+import { explainFinding } from '../../judge/records/kernel-findings.js';
 import { type Shard, shardLabel } from '../../judge/shard.js';
 import type { AssertionResult } from '../../probe/assertion.js';
 import type { FuzzSummary } from '../../probe/fuzz-loop.js';
@@ -174,11 +175,19 @@ function finish(
   options: ProbeOptions,
   kernels: readonly ProbeKernel[],
   results: readonly AssertionResult[],
-  fuzz: readonly FuzzSummary[],
+  rawFuzz: readonly FuzzSummary[],
   coverage: readonly FunctionCoverage[] = [],
   blocks: readonly BlockCoverage[] = [],
   resources: readonly ResourceJudgement[] = [],
 ): number {
+  // Each finding a recorded kernel defect explains carries the record's id.
+  const fuzz = rawFuzz.map((f) => ({
+    ...f,
+    findings: f.findings.map((x) => {
+      const record = explainFinding(f.kernel, f.device, x);
+      return record === undefined ? x : { ...x, record: record.id };
+    }),
+  }));
   const doc: ProbeDocument = {
     schema: PROBE_SCHEMA,
     kernels,
@@ -203,7 +212,14 @@ function finish(
     writeCoverageHtml(resolve(options.report), coverage, blocks);
   }
   const failed = results.filter((r) => !assertionPassed(r) && r.verdict !== 'not-run');
-  const findings = fuzz.reduce((n, f) => n + f.findings.length, 0);
+  const found = fuzz.flatMap((f) => f.findings.map((x) => ({ f, x })));
+  for (const { f, x } of found)
+    if (x.record !== undefined)
+      process.stdout.write(
+        `probe: fuzz ${f.device} on ${f.kernel}: a recorded kernel defect, ${x.record}: ${x.why}\n`,
+      );
+  const findings = found.filter(({ x }) => x.record === undefined).length;
+  const known = found.length - findings;
   // A pass whose RDMA objects (or, past the tolerance, slabs) grew is a finding (issue 32).
   const leaks = resourceLeaks(
     resources,
@@ -211,7 +227,7 @@ function finish(
   );
   for (const leak of leaks) process.stdout.write(`probe: ${leak}\n`);
   process.stdout.write(
-    `probe: ${results.length} results, ${failed.length} failed or crashed, ${findings} fuzz findings, ${leaks.length} resource leaks\n`,
+    `probe: ${results.length} results, ${failed.length} failed or crashed, ${findings} fuzz findings${known > 0 ? ` (and ${known} explained by a record)` : ''}, ${leaks.length} resource leaks\n`,
   );
   return failed.length === 0 && findings === 0 && leaks.length === 0 ? 0 : 1;
 }
