@@ -214,10 +214,9 @@ function finish(
   const failed = results.filter((r) => !assertionPassed(r) && r.verdict !== 'not-run');
   const found = fuzz.flatMap((f) => f.findings.map((x) => ({ f, x })));
   for (const { f, x } of found)
-    if (x.record !== undefined)
-      process.stdout.write(
-        `probe: fuzz ${f.device} on ${f.kernel}: a recorded kernel defect, ${x.record}: ${x.why}\n`,
-      );
+    process.stdout.write(
+      `probe: fuzz ${f.device} on ${f.kernel}: ${x.record === undefined ? `an unexplained finding (${(x.oracles ?? []).join(', ') || 'no oracle named'})` : `a recorded kernel defect, ${x.record}`}: ${x.why}\n`,
+    );
   const findings = found.filter(({ x }) => x.record === undefined).length;
   const known = found.length - findings;
   // A pass whose RDMA objects (or, past the tolerance, slabs) grew is a finding (issue 32).
