@@ -44,14 +44,15 @@ export const KERNEL_FINDING_RECORDS: readonly FindingRecord[] = [
       '(siw_qp.c 168-171: siw_cep_put(qp->cep)); the handler then goes on with the endpoint ' +
       '(siw_cep_set_inuse, cep->qp = NULL, cep->sock read and cleared before sock_release). ' +
       "6.1.192 and 7.3.4 read cep->sock once at the start of the release ('struct socket *s = " +
-      "cep->sock'), an upstream change 6.12.95 lacks. Seen once: KFENCE " +
+      "cep->sock'), an upstream change 6.12.95 lacks. Seen twice: KFENCE " +
       "'use-after-free write in siw_cm_work_handler+0x5b9/0xeb0 [siw]' on 6.12.95 during the " +
-      'siw guided campaign (seed 1, inputs 75-99; cold CI run of 2026-12-05)',
+      'siw guided campaign (seed 1, inputs 75-99), in both cold CI runs of 2026-12-05; never ' +
+      'on 6.1.192 or 7.3.4',
     unclear:
       "which write it was: Debian's siw.ko has no debug information to map +0x5b9 to a line, " +
       'the batch was not reduced (the minimizer replays kernel-log batches only with a budget), ' +
-      "and whether 6.1.192's and 7.3.4's change removes it; KFENCE samples, so one run in " +
-      'several shows it',
+      "and whether 6.1.192's and 7.3.4's change removes it; KFENCE samples, and two runs on " +
+      'this host before them did not show it',
   },
 ];
 
