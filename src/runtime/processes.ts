@@ -12,20 +12,28 @@ export interface ProcessIdentity {
   readonly startTicks: string;
 }
 
-/** The identity of a live process, or undefined when no such pid exists now. */
-export function processIdentity(pid: number): ProcessIdentity | undefined {
+/**
+ * The fields of a /proc stat file after the command, `entry` being `<pid>` or
+ * `<pid>/task/<tid>` (undefined when it is gone). The command name (field 2) is in
+ * parentheses and may itself contain spaces and parentheses: the fields after it start
+ * after the LAST ')'. Index 0 is field 3 (state), 1 field 4 (ppid), 19 field 22
+ * (starttime).
+ */
+export function statFields(entry: string): string[] | undefined {
   let stat: string;
   try {
-    stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
   } catch {
     return undefined;
   }
-  // The command name (field 2) is in parentheses and may itself contain spaces and
-  // parentheses: the fields after it start after the LAST ')'.
-  const rest = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  // rest[0] is field 3 (state), so field 22 is rest[19].
-  const startTicks = rest[19];
-  if (startTicks === undefined || rest[0] === 'Z') return undefined;
+  return stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+}
+
+/** The identity of a live process, or undefined when no such pid exists now. */
+export function processIdentity(pid: number): ProcessIdentity | undefined {
+  const rest = statFields(String(pid));
+  const startTicks = rest?.[19];
+  if (startTicks === undefined || rest?.[0] === 'Z') return undefined;
   return { pid, startTicks };
 }
 
@@ -44,15 +52,18 @@ export function processArgv(pid: number): string[] {
   }
 }
 
+/** The pid of every process visible in /proc. */
+export function processIds(): number[] {
+  return readdirSync('/proc')
+    .filter((name) => /^[0-9]+$/.test(name))
+    .map(Number);
+}
+
 /** Pids of every process visible in /proc whose argument vector satisfies `match`. */
 export function findProcesses(match: (argv: readonly string[]) => boolean): number[] {
-  const found: number[] = [];
-  for (const name of readdirSync('/proc')) {
-    if (!/^[0-9]+$/.test(name)) continue;
-    const pid = Number(name);
-    if (pid === process.pid) continue;
+  return processIds().filter((pid) => {
+    if (pid === process.pid) return false;
     const argv = processArgv(pid);
-    if (argv.length > 0 && match(argv)) found.push(pid);
-  }
-  return found;
+    return argv.length > 0 && match(argv);
+  });
 }

@@ -6,6 +6,7 @@
  * `ep_poll`, ...) instead of a guest going quiet.
  */
 import { readdirSync, readFileSync } from 'node:fs';
+import { processArgv, processIds, statFields } from '../../runtime/processes.js';
 
 /** One thread of a process: its name, state letter and where it sleeps in the kernel. */
 export interface ThreadState {
@@ -34,32 +35,13 @@ function readOr(path: string, otherwise: string): string {
   }
 }
 
-/**
- * The fields of a stat line after the command (which may hold spaces and parentheses: it
- * ends at the last ')'), so that index 0 is proc(5)'s field 3 (state), 1 is field 4 (ppid).
- */
-function statFields(stat: string): string[] {
-  return stat
-    .slice(stat.lastIndexOf(')') + 2)
-    .trim()
-    .split(' ');
-}
-
-/** The parent of `pid` (undefined when it is gone). */
-function parentOf(pid: number): number | undefined {
-  const stat = readOr(`/proc/${pid}/stat`, '');
-  return stat === '' ? undefined : Number(statFields(stat)[1]);
-}
-
 /** Every live descendant of `root`, parents before their children. */
 export function descendants(root: number): number[] {
   const children = new Map<number, number[]>();
-  for (const name of readdirSync('/proc')) {
-    if (!/^\d+$/.test(name)) continue;
-    const pid = Number(name);
-    const ppid = parentOf(pid);
+  for (const pid of processIds()) {
+    const ppid = statFields(String(pid))?.[1];
     if (ppid === undefined) continue;
-    children.set(ppid, [...(children.get(ppid) ?? []), pid]);
+    children.set(Number(ppid), [...(children.get(Number(ppid)) ?? []), pid]);
   }
   const out: number[] = [];
   const walk = (pid: number) => {
@@ -83,14 +65,13 @@ export function processState(pid: number): ProcessState | undefined {
   } catch {
     return undefined;
   }
-  const command = readOr(`/proc/${pid}/cmdline`, '').split('\0').filter(Boolean).join(' ');
+  const command = processArgv(pid).join(' ');
   const threads = tids.map((t): ThreadState => {
     const base = `/proc/${pid}/task/${t}`;
-    const stat = readOr(`${base}/stat`, '');
     return {
       tid: Number(t),
       comm: readOr(`${base}/comm`, '?').trim(),
-      state: stat === '' ? '?' : (statFields(stat)[0] ?? '?'),
+      state: statFields(`${pid}/task/${t}`)?.[0] ?? '?',
       wchan: readOr(`${base}/wchan`, '?').trim(),
       stack: readOr(`${base}/stack`, '')
         .split('\n')

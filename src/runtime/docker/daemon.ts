@@ -29,6 +29,7 @@ import {
   type ProcessIdentity,
   processArgv,
   processIdentity,
+  statFields,
 } from '../processes.js';
 import { type DockerPaths, dockerPaths } from './paths.js';
 
@@ -178,12 +179,7 @@ async function waitGone(pid: number, ms: number): Promise<boolean> {
 }
 
 function readState(pid: number): string | undefined {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[0];
-  } catch {
-    return undefined;
-  }
+  return statFields(String(pid))?.[0];
 }
 
 function kill(pid: number, signal: NodeJS.Signals): void {
