@@ -16,7 +16,6 @@ import { VerbsError } from '../verbs/errors.js';
 import { closeQuietly } from '../verbs/lifetime.js';
 import type { Access as AccessFlag } from '../verbs/mr.js';
 
-/** siw0's address (scripts/rdma-devices.sh). */
 /**
  * The RFC 6581 enhanced MPA parameters this project's iWARP peers send (as siw's own
  * initiator does): IRD and ORD 4, not peer-to-peer, so siw needs no RTR message.
@@ -30,6 +29,7 @@ export const PEER_ENHANCED_PARAMETERS = {
   readRtr: false,
 } as const;
 
+/** siw0's address (scripts/rdma-devices.sh). */
 export const SIW_ADDRESS = '198.51.100.1';
 /** How long siw gets to answer (it runs under TCG in the guest). */
 const ANSWER_WAIT_MS = 3000;

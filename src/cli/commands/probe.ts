@@ -28,7 +28,7 @@ import {
 import { writeCoverageHtml } from '../../coverage/html.js';
 import { functionFiles } from '../../coverage/source-map.js';
 import { RECORDS } from '../../judge/records/index.js';
-import { explainFinding } from '../../judge/records/kernel-findings.js';
+import { explainFinding, findingRecordText } from '../../judge/records/kernel-findings.js';
 import { type Shard, shardLabel } from '../../judge/shard.js';
 import type { AssertionResult } from '../../probe/assertion.js';
 import type { FuzzSummary } from '../../probe/fuzz-loop.js';
@@ -181,10 +181,14 @@ function finish(
   resources: readonly ResourceJudgement[] = [],
 ): number {
   // Each finding a recorded kernel defect explains carries the record's id.
+  const lines: string[] = [];
   const fuzz = rawFuzz.map((f) => ({
     ...f,
     findings: f.findings.map((x) => {
       const record = explainFinding(f.kernel, f.device, x);
+      lines.push(
+        `probe: fuzz ${f.device} on ${f.kernel}: ${record === undefined ? `an unexplained finding (${(x.oracles ?? []).join(', ') || 'no oracle named'})` : `a recorded kernel defect, ${findingRecordText(record)}`}: ${x.why}\n`,
+      );
       return record === undefined ? x : { ...x, record: record.id };
     }),
   }));
@@ -212,12 +216,9 @@ function finish(
     writeCoverageHtml(resolve(options.report), coverage, blocks);
   }
   const failed = results.filter((r) => !assertionPassed(r) && r.verdict !== 'not-run');
-  const found = fuzz.flatMap((f) => f.findings.map((x) => ({ f, x })));
-  for (const { f, x } of found)
-    process.stdout.write(
-      `probe: fuzz ${f.device} on ${f.kernel}: ${x.record === undefined ? `an unexplained finding (${(x.oracles ?? []).join(', ') || 'no oracle named'})` : `a recorded kernel defect, ${x.record}`}: ${x.why}\n`,
-    );
-  const findings = found.filter(({ x }) => x.record === undefined).length;
+  for (const line of lines) process.stdout.write(line);
+  const found = fuzz.flatMap((f) => f.findings);
+  const findings = found.filter((x) => x.record === undefined).length;
   const known = found.length - findings;
   // A pass whose RDMA objects (or, past the tolerance, slabs) grew is a finding (issue 32).
   const leaks = resourceLeaks(
